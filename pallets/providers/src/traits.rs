@@ -1,0 +1,127 @@
+//! How other pallets (jobs, the off-chain worker's reports) use the registry.
+
+use grid_primitives::provider::{Capabilities, PeerIdBytes};
+use polkadot_sdk::polkadot_sdk_frame::prelude::*;
+
+use crate::{health, stake, BalanceOf, Config, Error, Pallet, Providers, SlashReason};
+
+/// Read access and job membership.
+pub trait ProviderRegistry<AccountId, Balance> {
+	/// Whether `who` is registered with at least `min_stake` active stake.
+	fn is_eligible(who: &AccountId, min_stake: Balance) -> bool;
+	/// Active stake of `who` (zero when unregistered).
+	fn active_stake(who: &AccountId) -> Balance;
+	/// Declared capabilities of `who`.
+	fn capabilities(who: &AccountId) -> Option<Capabilities>;
+	/// The libp2p identity bound to `who`.
+	fn peer_id(who: &AccountId) -> Option<PeerIdBytes>;
+	/// Health score of `who` (zero when unregistered).
+	fn health_score(who: &AccountId) -> Perbill;
+	/// `who` joined a job: it cannot deregister or drop below the minimum stake until it
+	/// leaves.
+	fn note_joined_job(who: &AccountId) -> DispatchResult;
+	/// `who` left (or finished) a job.
+	fn note_left_job(who: &AccountId);
+}
+
+/// Writes to the health record.
+pub trait ProviderHealth<AccountId> {
+	/// `who` delivered a paid round.
+	fn round_delivered(who: &AccountId);
+	/// `who` was in a round and did not deliver.
+	fn round_missed(who: &AccountId);
+	/// A fraud challenge against `who` was decided against it.
+	fn challenge_lost(who: &AccountId);
+	/// A validator probed `who`'s endpoint.
+	fn probed(who: &AccountId, ok: bool, latency_ms: u32);
+}
+
+/// Slashing with evidence checked by the caller.
+pub trait ProviderSlashing<AccountId, Balance> {
+	/// Takes up to `amount` of `who`'s held stake (active first, then unbonding). Each
+	/// `(recipient, share)` gets `share` of what was taken; the rest is burned. Emits
+	/// `Slashed`. Returns the amount taken.
+	fn slash(
+		who: &AccountId,
+		amount: Balance,
+		reason: SlashReason,
+		recipients: &[(AccountId, Perbill)],
+	) -> Balance;
+}
+
+impl<T: Config> ProviderRegistry<T::AccountId, BalanceOf<T>> for Pallet<T> {
+	fn is_eligible(who: &T::AccountId, min_stake: BalanceOf<T>) -> bool {
+		Providers::<T>::get(who)
+			.is_some_and(|p| p.stake >= min_stake.max(<T as Config>::MinStake::get()))
+	}
+
+	fn active_stake(who: &T::AccountId) -> BalanceOf<T> {
+		Providers::<T>::get(who).map(|p| p.stake).unwrap_or_default()
+	}
+
+	fn capabilities(who: &T::AccountId) -> Option<Capabilities> {
+		Providers::<T>::get(who).map(|p| p.capabilities)
+	}
+
+	fn peer_id(who: &T::AccountId) -> Option<PeerIdBytes> {
+		Providers::<T>::get(who).map(|p| p.peer_id)
+	}
+
+	fn health_score(who: &T::AccountId) -> Perbill {
+		Pallet::<T>::view_of(who).map(|v| v.score).unwrap_or_default()
+	}
+
+	fn note_joined_job(who: &T::AccountId) -> DispatchResult {
+		Providers::<T>::try_mutate(who, |maybe| {
+			let provider = maybe.as_mut().ok_or(Error::<T>::NotRegistered)?;
+			provider.active_jobs = provider.active_jobs.saturating_add(1);
+			Ok(())
+		})
+	}
+
+	fn note_left_job(who: &T::AccountId) {
+		Providers::<T>::mutate(who, |maybe| {
+			if let Some(provider) = maybe {
+				provider.active_jobs = provider.active_jobs.saturating_sub(1);
+			}
+		})
+	}
+}
+
+impl<T: Config> ProviderHealth<T::AccountId> for Pallet<T> {
+	fn round_delivered(who: &T::AccountId) {
+		health::update::<T>(who, |h| h.rounds_delivered = h.rounds_delivered.saturating_add(1));
+	}
+
+	fn round_missed(who: &T::AccountId) {
+		health::update::<T>(who, |h| h.rounds_missed = h.rounds_missed.saturating_add(1));
+	}
+
+	fn challenge_lost(who: &T::AccountId) {
+		health::update::<T>(who, |h| h.challenges_lost = h.challenges_lost.saturating_add(1));
+	}
+
+	fn probed(who: &T::AccountId, ok: bool, latency_ms: u32) {
+		health::record_probe::<T>(who, ok, latency_ms);
+	}
+}
+
+impl<T: Config> ProviderSlashing<T::AccountId, BalanceOf<T>> for Pallet<T> {
+	fn slash(
+		who: &T::AccountId,
+		amount: BalanceOf<T>,
+		reason: SlashReason,
+		recipients: &[(T::AccountId, Perbill)],
+	) -> BalanceOf<T> {
+		let (taken, to_recipients) = stake::slash::<T>(who, amount, recipients);
+		if !taken.is_zero() {
+			Pallet::<T>::deposit_event(crate::Event::Slashed {
+				who: who.clone(),
+				reason,
+				amount: taken,
+				to_recipients,
+			});
+		}
+		taken
+	}
+}

@@ -1,0 +1,139 @@
+//! Storage and event types of the provider registry.
+
+use codec::{Decode, DecodeWithMemTracking, Encode, MaxEncodedLen};
+use grid_primitives::provider::{Capabilities, Endpoint, Multiaddrs, PeerIdBytes};
+use polkadot_sdk::polkadot_sdk_frame::prelude::*;
+use scale_info::TypeInfo;
+
+/// Stake that stops counting towards admission and waits out the unbonding period. It stays
+/// on hold (and slashable) until `unlock_at`.
+#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, MaxEncodedLen, TypeInfo)]
+pub struct UnbondingChunk<Balance, BlockNumber> {
+	/// Amount waiting.
+	pub amount: Balance,
+	/// First block at which `withdraw_unbonded` releases it.
+	pub unlock_at: BlockNumber,
+}
+
+/// A registered provider.
+#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, MaxEncodedLen, TypeInfo)]
+#[scale_info(skip_type_params(MaxChunks))]
+pub struct Provider<Balance, BlockNumber, MaxChunks: Get<u32>> {
+	/// Active stake: counts for admission and reward weight. On hold.
+	pub stake: Balance,
+	/// Stake on its way out. Also on hold.
+	pub unbonding: BoundedVec<UnbondingChunk<Balance, BlockNumber>, MaxChunks>,
+	/// Declared hardware.
+	pub capabilities: Capabilities,
+	/// libp2p identity, proven by a signature of its key over this account.
+	pub peer_id: PeerIdBytes,
+	/// Where trainers dial it.
+	pub multiaddrs: Multiaddrs,
+	/// HTTP endpoint validators probe.
+	pub endpoint: Endpoint,
+	/// Block of registration.
+	pub registered_at: BlockNumber,
+	/// Jobs it currently takes part in (maintained by the jobs pallet).
+	pub active_jobs: u32,
+}
+
+impl<Balance: AtLeast32BitUnsigned + Copy, BlockNumber, MaxChunks: Get<u32>>
+	Provider<Balance, BlockNumber, MaxChunks>
+{
+	/// Everything held for this provider: active stake plus unbonding chunks.
+	pub fn total_held(&self) -> Balance {
+		self.unbonding.iter().fold(self.stake, |sum, chunk| sum.saturating_add(chunk.amount))
+	}
+}
+
+/// The result of one probe of a provider's endpoint by a validator.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub struct Probe<BlockNumber> {
+	/// Block the probe was recorded in.
+	pub at: BlockNumber,
+	/// Whether the endpoint answered correctly.
+	pub ok: bool,
+	/// Round-trip time in milliseconds (meaningful when `ok`).
+	pub latency_ms: u32,
+}
+
+/// What the chain knows about how well a provider behaves.
+#[derive(Clone, PartialEq, Eq, Debug, Default, Encode, Decode, MaxEncodedLen, TypeInfo)]
+pub struct Health<BlockNumber> {
+	/// Rounds it was paid for.
+	pub rounds_delivered: u32,
+	/// Rounds it was in but did not deliver.
+	pub rounds_missed: u32,
+	/// Fraud challenges decided against it.
+	pub challenges_lost: u32,
+	/// Probes that succeeded (uptime numerator).
+	pub probes_ok: u32,
+	/// Probes that failed.
+	pub probes_failed: u32,
+	/// The latest probe.
+	pub last_probe: Option<Probe<BlockNumber>>,
+}
+
+impl<BlockNumber> Health<BlockNumber> {
+	/// Score in `[0, 1]`: delivery ratio × uptime ratio, divided by `1 + challenges lost`.
+	///
+	/// Both ratios use add-one smoothing so a new provider starts at 1 and a single miss does
+	/// not zero it; a lost fraud challenge halves the score, two divide it by three, and so on.
+	pub fn score(&self) -> Perbill {
+		let ratio = |good: u32, bad: u32| {
+			let good = u64::from(good) + 1;
+			Perbill::from_rational(good, good + u64::from(bad))
+		};
+		let delivery = ratio(self.rounds_delivered, self.rounds_missed);
+		let uptime = ratio(self.probes_ok, self.probes_failed);
+		let penalty = Perbill::from_rational(1u64, 1 + u64::from(self.challenges_lost));
+		delivery * uptime * penalty
+	}
+}
+
+/// Why stake was slashed (recorded in the `Slashed` event).
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub enum SlashReason {
+	/// Two different signed proofs for the same job, round and provider.
+	Equivocation,
+	/// A fraud challenge found its update was not computed as claimed.
+	Fraud,
+	/// It missed rounds of a job it joined without leaving.
+	Liveness,
+	/// A verifier committee member that did not vote.
+	CommitteeAbsence,
+}
+
+/// A provider as read through the view functions: its record, health and score.
+#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, TypeInfo)]
+#[scale_info(skip_type_params(MaxChunks))]
+pub struct ProviderView<Balance, BlockNumber, MaxChunks: Get<u32>> {
+	/// The registry record.
+	pub provider: Provider<Balance, BlockNumber, MaxChunks>,
+	/// Its health record.
+	pub health: Health<BlockNumber>,
+	/// `health.score()`.
+	pub score: Perbill,
+}

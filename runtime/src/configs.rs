@@ -1,0 +1,149 @@
+//! Configuration of every pallet in the runtime.
+
+use polkadot_sdk::{
+	frame_support::{
+		derive_impl,
+		dispatch::DispatchClass,
+		parameter_types,
+		traits::{ConstBool, ConstU32, ConstU64, ConstU8, VariantCountOf},
+		weights::{
+			constants::{ParityDbWeight, WEIGHT_REF_TIME_PER_SECOND},
+			IdentityFee, Weight,
+		},
+	},
+	frame_system::{self, limits},
+	pallet_aura, pallet_balances, pallet_grandpa, pallet_sudo, pallet_timestamp,
+	pallet_transaction_payment::{self, ConstFeeMultiplier, FungibleAdapter, Multiplier},
+	sp_consensus_aura::sr25519::AuthorityId as AuraId,
+	sp_core::Void,
+	sp_runtime::{traits::One, Perbill},
+	sp_version::RuntimeVersion,
+};
+
+use crate::{
+	AccountId, Aura, Balance, Balances, Block, Hash, Nonce, PalletInfo, Runtime, RuntimeCall,
+	RuntimeEvent, RuntimeFreezeReason, RuntimeHoldReason, RuntimeOrigin, RuntimeTask,
+	EXISTENTIAL_DEPOSIT, SLOT_DURATION, VERSION,
+};
+
+/// Share of a block's weight and length open to normal transactions; the rest is kept for
+/// operational ones (and inherents).
+const NORMAL_DISPATCH_RATIO: Perbill = Perbill::from_percent(75);
+
+/// Most validators a chain of this runtime can have.
+pub const MAX_AUTHORITIES: u32 = 32;
+
+parameter_types! {
+	pub const BlockHashCount: u32 = 2400;
+	pub const Version: RuntimeVersion = VERSION;
+	/// Two seconds of compute per six-second block: the rest is import and propagation time.
+	pub RuntimeBlockWeights: limits::BlockWeights = limits::BlockWeights::with_sensible_defaults(
+		Weight::from_parts(2u64 * WEIGHT_REF_TIME_PER_SECOND, u64::MAX),
+		NORMAL_DISPATCH_RATIO,
+	);
+	/// 5 MiB blocks, of which normal transactions may fill `NORMAL_DISPATCH_RATIO`.
+	pub RuntimeBlockLength: limits::BlockLength = limits::BlockLength::builder()
+		.max_length(5 * 1024 * 1024)
+		.modify_max_length_for_class(DispatchClass::Normal, |max| *max = NORMAL_DISPATCH_RATIO * *max)
+		.build();
+	/// The generic Substrate SS58 prefix, so standard wallets display addresses as `5...`.
+	pub const SS58Prefix: u16 = 42;
+}
+
+#[derive_impl(frame_system::config_preludes::SolochainDefaultConfig)]
+impl frame_system::Config for Runtime {
+	type Block = Block;
+	type BlockWeights = RuntimeBlockWeights;
+	type BlockLength = RuntimeBlockLength;
+	type AccountId = AccountId;
+	type Nonce = Nonce;
+	type Hash = Hash;
+	type BlockHashCount = BlockHashCount;
+	// The node stores state in ParityDb (no RocksDB in the build), so use its weights.
+	type DbWeight = ParityDbWeight;
+	type Version = Version;
+	type AccountData = pallet_balances::AccountData<Balance>;
+	type SS58Prefix = SS58Prefix;
+	type MaxConsumers = ConstU32<16>;
+}
+
+impl pallet_aura::Config for Runtime {
+	type AuthorityId = AuraId;
+	type DisabledValidators = ();
+	type MaxAuthorities = ConstU32<MAX_AUTHORITIES>;
+	type AllowMultipleBlocksPerSlot = ConstBool<false>;
+	type SlotDuration = pallet_aura::MinimumPeriodTimesTwo<Runtime>;
+}
+
+impl pallet_grandpa::Config for Runtime {
+	type RuntimeEvent = RuntimeEvent;
+	type WeightInfo = ();
+	type MaxAuthorities = ConstU32<MAX_AUTHORITIES>;
+	type MaxNominators = ConstU32<0>;
+	type MaxSetIdSessionEntries = ConstU64<0>;
+	// No session/staking pallets: GRANDPA equivocations are not reportable on chain yet.
+	type KeyOwnerProof = Void;
+	type EquivocationReportSystem = ();
+}
+
+impl pallet_timestamp::Config for Runtime {
+	type Moment = u64;
+	type OnTimestampSet = Aura;
+	type MinimumPeriod = ConstU64<{ SLOT_DURATION / 2 }>;
+	type WeightInfo = ();
+}
+
+impl pallet_balances::Config for Runtime {
+	type RuntimeEvent = RuntimeEvent;
+	type RuntimeHoldReason = RuntimeHoldReason;
+	type RuntimeFreezeReason = RuntimeFreezeReason;
+	type WeightInfo = pallet_balances::weights::SubstrateWeight<Runtime>;
+	type Balance = Balance;
+	type DustRemoval = ();
+	type ExistentialDeposit = polkadot_sdk::frame_support::traits::ConstU128<EXISTENTIAL_DEPOSIT>;
+	type AccountStore = frame_system::Pallet<Runtime>;
+	type ReserveIdentifier = [u8; 8];
+	type FreezeIdentifier = RuntimeFreezeReason;
+	type MaxLocks = ConstU32<50>;
+	type MaxReserves = ConstU32<0>;
+	type MaxFreezes = VariantCountOf<RuntimeFreezeReason>;
+	type DoneSlashHandler = ();
+}
+
+parameter_types! {
+	pub FeeMultiplier: Multiplier = Multiplier::one();
+}
+
+impl pallet_transaction_payment::Config for Runtime {
+	type RuntimeEvent = RuntimeEvent;
+	type OnChargeTransaction = FungibleAdapter<Balances, ()>;
+	type WeightToFee = IdentityFee<Balance>;
+	type LengthToFee = IdentityFee<Balance>;
+	type FeeMultiplierUpdate = ConstFeeMultiplier<FeeMultiplier>;
+	type OperationalFeeMultiplier = ConstU8<5>;
+	type WeightInfo = pallet_transaction_payment::weights::SubstrateWeight<Runtime>;
+}
+
+impl pallet_sudo::Config for Runtime {
+	type RuntimeEvent = RuntimeEvent;
+	type RuntimeCall = RuntimeCall;
+	type WeightInfo = pallet_sudo::weights::SubstrateWeight<Runtime>;
+}
+
+parameter_types! {
+	/// Smallest active stake a GPU provider must keep: 100 GRID.
+	pub const ProviderMinStake: Balance = 100 * grid_primitives::currency::UNIT;
+	/// Stake leaves a day after `unbond`, long enough for a pending challenge to be decided.
+	pub const ProviderUnbondingPeriod: u32 = grid_primitives::time::DAYS;
+}
+
+impl pallet_providers::Config for Runtime {
+	type RuntimeEvent = RuntimeEvent;
+	type Currency = Balances;
+	type RuntimeHoldReason = RuntimeHoldReason;
+	type MinStake = ProviderMinStake;
+	type UnbondingPeriod = ProviderUnbondingPeriod;
+	type MaxUnbondingChunks = ConstU32<16>;
+	type MaxProviders = ConstU32<1024>;
+	type WeightInfo = pallet_providers::weights::SubstrateWeight<Runtime>;
+}

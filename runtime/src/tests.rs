@@ -1,0 +1,68 @@
+//! Native tests of the runtime: every genesis preset builds a valid genesis state.
+
+use polkadot_sdk::{
+	pallet_sudo,
+	frame_support::traits::fungible::Inspect, sp_genesis_builder::PresetId,
+	sp_io::TestExternalities, sp_keyring::Sr25519Keyring, sp_runtime::BuildStorage,
+};
+
+use crate::{
+	genesis_config_presets::{get_preset, preset_names, DEV_ENDOWMENT},
+	Aura, Balances, Grandpa, Runtime, RuntimeGenesisConfig,
+};
+
+/// Parses a preset strictly (unknown fields are an error) and builds its storage.
+fn build_preset(id: &PresetId) -> TestExternalities {
+	let json = get_preset(id).unwrap_or_else(|| panic!("preset {id:?} is listed but missing"));
+	let config: RuntimeGenesisConfig = serde_json::from_slice(&json)
+		.unwrap_or_else(|e| panic!("preset {id:?} does not parse as the genesis config: {e}"));
+	let storage = config
+		.build_storage()
+		.unwrap_or_else(|e| panic!("preset {id:?} does not build a genesis state: {e}"));
+	TestExternalities::new(storage)
+}
+
+#[test]
+fn every_preset_builds_a_valid_genesis() {
+	let names = preset_names();
+	assert_eq!(names.len(), 2, "development and local_testnet");
+	for id in names {
+		build_preset(&id).execute_with(|| {
+			let aura = pallet_aura_authorities();
+			assert!(!aura.is_empty(), "{id:?}: no Aura authorities");
+			assert_eq!(
+				aura.len(),
+				Grandpa::grandpa_authorities().len(),
+				"{id:?}: every validator has both keys"
+			);
+			let alice = Sr25519Keyring::Alice.to_account_id();
+			assert_eq!(Balances::balance(&alice), DEV_ENDOWMENT, "{id:?}: Alice is funded");
+			assert_eq!(pallet_sudo::Key::<Runtime>::get(), Some(alice), "{id:?}: Alice is sudo");
+		});
+	}
+}
+
+#[test]
+fn local_testnet_has_four_validators_and_development_one() {
+	let count =
+		|name: &str| build_preset(&name.into()).execute_with(|| pallet_aura_authorities().len());
+	assert_eq!(count("development"), 1);
+	assert_eq!(count("local_testnet"), 4);
+}
+
+#[test]
+fn unknown_preset_is_none() {
+	assert!(get_preset(&"mainnet".into()).is_none());
+}
+
+fn pallet_aura_authorities() -> Vec<polkadot_sdk::sp_consensus_aura::sr25519::AuthorityId> {
+	polkadot_sdk::pallet_aura::Authorities::<Runtime>::get().into_inner()
+}
+
+// Keep the pallet handle in use so a rename of `Aura` in the runtime breaks this test too.
+#[test]
+fn aura_slot_duration_is_the_block_time() {
+	build_preset(&"development".into()).execute_with(|| {
+		assert_eq!(Aura::slot_duration(), crate::SLOT_DURATION);
+	});
+}

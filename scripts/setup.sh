@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what building and testing Grid needs on a fresh Debian machine with rustup:
+# system packages (protoc for the networking crates' protobufs, a C toolchain) and the pinned
+# Rust toolchain with the runtime's wasm target. Safe to run again: it skips what is there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(protobuf-compiler gcc g++ make pkg-config git curl ca-certificates)
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+	echo "setup: installing ${missing[*]}"
+	SUDO=""
+	[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+	export DEBIAN_FRONTEND=noninteractive
+	$SUDO apt-get install -y --no-install-recommends "${missing[@]}" ||
+		{ $SUDO apt-get update && $SUDO apt-get install -y --no-install-recommends "${missing[@]}"; }
+fi
+
+if ! command -v rustup >/dev/null; then
+	echo "setup: rustup is required (https://rustup.rs)" >&2
+	exit 1
+fi
+toolchain=$(sed -n 's/^channel = "\(.*\)"/\1/p' rust-toolchain.toml)
+rustup toolchain install "$toolchain" --profile minimal --component rustfmt,clippy >/dev/null
+rustup target add wasm32v1-none --toolchain "$toolchain" >/dev/null
