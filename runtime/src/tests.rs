@@ -1,8 +1,7 @@
 //! Native tests of the runtime: every genesis preset builds a valid genesis state.
 
 use polkadot_sdk::{
-	pallet_sudo,
-	frame_support::traits::fungible::Inspect, sp_genesis_builder::PresetId,
+	frame_support::traits::fungible::Inspect, pallet_sudo, sp_genesis_builder::PresetId,
 	sp_io::TestExternalities, sp_keyring::Sr25519Keyring, sp_runtime::BuildStorage,
 };
 

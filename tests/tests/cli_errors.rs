@@ -57,7 +57,7 @@ fn bad_key_is_rejected() {
 		"--key-type",
 		"toolong",
 	]);
-	assert!(err.to_lowercase().contains("key type"), "{err}");
+	assert!(err.contains("KeyTypeInvalid"), "{err}");
 }
 
 #[test]

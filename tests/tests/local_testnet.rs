@@ -25,9 +25,14 @@ fn raw_local_spec(dir: &Path) -> Result<String> {
 	Ok(path.to_string_lossy().into_owned())
 }
 
-/// Puts `//Name` Aura (sr25519) and GRANDPA (ed25519) keys into a node's keystore.
+/// Gives a validator its keys: a persistent libp2p node key (validators must not get a fresh
+/// identity on every start) and `//Name` Aura (sr25519) and GRANDPA (ed25519) keys in its
+/// keystore.
 fn insert_validator_keys(base_path: &Path, chain: &str, name: &str) -> Result<()> {
 	let base = base_path.to_string_lossy();
+	let out =
+		run_node_command(&["key", "generate-node-key", "--base-path", &base, "--chain", chain])?;
+	ensure!(out.status.success(), "generate-node-key: {}", String::from_utf8_lossy(&out.stderr));
 	let suri = format!("//{name}");
 	for (scheme, key_type) in [("sr25519", "aura"), ("ed25519", "gran")] {
 		let out = run_node_command(&[

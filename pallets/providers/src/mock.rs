@@ -25,7 +25,7 @@ type Block = frame_system::mocking::MockBlock<Test>;
 pub const ALICE: AccountId = 1;
 pub const BOB: AccountId = 2;
 pub const CHARLIE: AccountId = 3;
-/// An account with almost nothing.
+/// An account with exactly the minimum stake, which it cannot hold and still exist.
 pub const POOR: AccountId = 9;
 pub const ENDOWMENT: Balance = 10_000;
 pub const MIN_STAKE: Balance = 100;
@@ -71,11 +71,11 @@ impl pallet_providers::Config for Test {
 	type WeightInfo = ();
 }
 
-/// Alice, Bob, Charlie and accounts 4..=8 funded; `POOR` has only 150.
+/// Alice, Bob, Charlie and accounts 4..=8 funded; `POOR` has only `MIN_STAKE`.
 pub fn new_test_ext() -> sp_io::TestExternalities {
 	let mut storage = frame_system::GenesisConfig::<Test>::default().build_storage().unwrap();
 	let mut balances: Vec<_> = (1..=8).map(|who| (who, ENDOWMENT)).collect();
-	balances.push((POOR, 150));
+	balances.push((POOR, MIN_STAKE));
 	pallet_balances::GenesisConfig::<Test> { balances, ..Default::default() }
 		.assimilate_storage(&mut storage)
 		.unwrap();

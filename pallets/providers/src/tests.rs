@@ -119,7 +119,7 @@ fn register_rejects_each_bad_input() {
 		// More than the account can put on hold.
 		let (poor_pub, poor_sig) = peer_proof(&peer_key(POOR), POOR);
 		assert_noop!(
-			call(POOR, 149, gpu(), poor_pub, poor_sig, addrs(1), endpoint()),
+			call(POOR, MIN_STAKE, gpu(), poor_pub, poor_sig, addrs(1), endpoint()),
 			Error::<Test>::InsufficientBalance
 		);
 		assert_noop!(
