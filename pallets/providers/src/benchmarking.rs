@@ -34,17 +34,17 @@ fn capabilities() -> Capabilities {
 
 /// The most multiaddrs, each as long as allowed.
 fn multiaddrs() -> Multiaddrs {
-	let mut addr = vec![b'1'; MaxAddressLen::get() as usize];
+	let mut addr = vec![b'1'; <MaxAddressLen as Get<u32>>::get() as usize];
 	addr[0] = b'/';
 	Multiaddrs::truncate_from(vec![
 		BoundedBytes::truncate_from(addr);
-		MaxMultiaddrs::get() as usize
+		<MaxMultiaddrs as Get<u32>>::get() as usize
 	])
 }
 
 fn endpoint() -> Endpoint {
 	let mut url = b"http://".to_vec();
-	url.resize(MaxAddressLen::get() as usize, b'h');
+	url.resize(<MaxAddressLen as Get<u32>>::get() as usize, b'h');
 	BoundedBytes::truncate_from(url)
 }
 
