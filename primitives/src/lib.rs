@@ -7,6 +7,7 @@
 
 extern crate alloc;
 
+pub mod job;
 pub mod provider;
 
 use polkadot_sdk::{

@@ -10,19 +10,23 @@ use polkadot_sdk::{
 			constants::{ParityDbWeight, WEIGHT_REF_TIME_PER_SECOND},
 			IdentityFee, Weight,
 		},
+		PalletId,
 	},
 	frame_system::{self, limits},
 	pallet_aura, pallet_balances, pallet_grandpa, pallet_sudo, pallet_timestamp,
 	pallet_transaction_payment::{self, ConstFeeMultiplier, FungibleAdapter, Multiplier},
 	sp_consensus_aura::sr25519::AuthorityId as AuraId,
 	sp_core::Void,
-	sp_runtime::{traits::One, Perbill},
+	sp_runtime::{
+		traits::{AccountIdConversion, One},
+		Perbill,
+	},
 	sp_version::RuntimeVersion,
 };
 
 use crate::{
-	AccountId, Aura, Balance, Balances, Block, Hash, Nonce, PalletInfo, Runtime, RuntimeCall,
-	RuntimeEvent, RuntimeFreezeReason, RuntimeHoldReason, RuntimeOrigin, RuntimeTask,
+	AccountId, Aura, Balance, Balances, Block, Hash, Nonce, PalletInfo, Providers, Runtime,
+	RuntimeCall, RuntimeEvent, RuntimeFreezeReason, RuntimeHoldReason, RuntimeOrigin, RuntimeTask,
 	EXISTENTIAL_DEPOSIT, SLOT_DURATION, VERSION,
 };
 
@@ -146,4 +150,48 @@ impl pallet_providers::Config for Runtime {
 	type MaxUnbondingChunks = ConstU32<16>;
 	type MaxProviders = ConstU32<1024>;
 	type WeightInfo = pallet_providers::weights::SubstrateWeight<Runtime>;
+}
+
+parameter_types! {
+	/// Account that receives the protocol fee on job rewards.
+	pub JobFeeCollector: AccountId = JOB_FEE_COLLECTOR.into_account_truncating();
+	/// Protocol fee: 1% of paid rewards, escrowed by the buyer on top of them.
+	pub const JobProtocolFee: Perbill = Perbill::from_percent(1);
+	/// Equivocation is provable and deliberate: a fifth of the stake.
+	pub const JobEquivocationSlash: Perbill = Perbill::from_percent(20);
+	/// Missing rounds may be an outage: a light 1%.
+	pub const JobLivenessSlash: Perbill = Perbill::from_percent(1);
+	/// Of a slash: 20% to the reporter, 30% to the job's buyer, the rest burned.
+	pub const JobReporterShare: Perbill = Perbill::from_percent(20);
+	pub const JobBuyerShare: Perbill = Perbill::from_percent(30);
+}
+
+/// The fee collector's pallet id; its account is endowed in genesis so fees below the
+/// existential deposit can be paid to it.
+pub const JOB_FEE_COLLECTOR: PalletId = PalletId(*b"grid/fee");
+
+impl pallet_jobs::Config for Runtime {
+	type RuntimeEvent = RuntimeEvent;
+	type Currency = Balances;
+	type RuntimeHoldReason = RuntimeHoldReason;
+	type Providers = Providers;
+	type ProofVerifier = pallet_jobs::Sr25519Verifier;
+	type MaxParticipants = ConstU32<64>;
+	type MaxRunningJobs = ConstU32<256>;
+	type MaxRounds = ConstU32<100_000>;
+	type MinRoundBlocks = ConstU32<2>;
+	type MaxRoundBlocks = ConstU32<{ grid_primitives::time::DAYS }>;
+	type MaxChallengeWindow = ConstU32<{ grid_primitives::time::DAYS }>;
+	/// Two blocks (12 s) for the last third of a round's proofs after a quorum.
+	type QuorumGrace = ConstU32<2>;
+	type MaxSettlementsPerBlock = ConstU32<4>;
+	type MillisPerBlock = ConstU64<{ grid_primitives::time::MILLI_SECS_PER_BLOCK }>;
+	type ProtocolFee = JobProtocolFee;
+	type FeeCollector = JobFeeCollector;
+	type EquivocationSlash = JobEquivocationSlash;
+	type LivenessSlash = JobLivenessSlash;
+	type MaxMissedRounds = ConstU32<3>;
+	type ReporterShare = JobReporterShare;
+	type BuyerShare = JobBuyerShare;
+	type WeightInfo = pallet_jobs::weights::SubstrateWeight<Runtime>;
 }

@@ -12,7 +12,10 @@ use polkadot_sdk::{
 };
 use serde_json::Value;
 
-use crate::{AccountId, Balance, BalancesConfig, RuntimeGenesisConfig, SudoConfig};
+use crate::{
+	configs::JobFeeCollector, AccountId, Balance, BalancesConfig, RuntimeGenesisConfig, SudoConfig,
+	EXISTENTIAL_DEPOSIT,
+};
 
 /// What each dev account starts with: plenty for staking and job escrow in tests.
 pub const DEV_ENDOWMENT: Balance = 1u128 << 60;
@@ -34,7 +37,12 @@ impl Validator {
 fn genesis(validators: Vec<Validator>, endowed: Vec<AccountId>, root: AccountId) -> Value {
 	let config = RuntimeGenesisConfig {
 		balances: BalancesConfig {
-			balances: endowed.into_iter().map(|account| (account, DEV_ENDOWMENT)).collect(),
+			balances: endowed
+				.into_iter()
+				.map(|account| (account, DEV_ENDOWMENT))
+				// The fee collector exists from genesis so any fee can be paid to it.
+				.chain([(JobFeeCollector::get(), EXISTENTIAL_DEPOSIT)])
+				.collect(),
 			..Default::default()
 		},
 		aura: polkadot_sdk::pallet_aura::GenesisConfig {

@@ -151,9 +151,12 @@ mod runtime {
 	#[runtime::pallet_index(6)]
 	pub type Sudo = pallet_sudo;
 
-	// Grid's own pallets start at 10 (jobs will be 11).
+	// Grid's own pallets start at 10.
 	#[runtime::pallet_index(10)]
 	pub type Providers = pallet_providers;
+
+	#[runtime::pallet_index(11)]
+	pub type Jobs = pallet_jobs;
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! Signing extrinsics and reading state of a running node, using the runtime's own types so
 //! the test encodes exactly what the chain decodes.
 
+use std::time::Duration;
+
 use anyhow::{anyhow, Context, Result};
 use codec::{Decode, Encode};
 use grid_runtime::{
@@ -116,18 +118,39 @@ pub fn next_nonce(node: &Node, who: &AccountId32) -> Result<Nonce> {
 	value.as_u64().map(|n| n as Nonce).ok_or_else(|| anyhow!("bad nonce {value}"))
 }
 
-/// Free balance of `who` at block `at` (best block when `None`).
-pub fn free_balance(node: &Node, who: &AccountId32, at: Option<&str>) -> Result<Balance> {
+/// `who`'s account record (nonce and balances) at block `at` (best block when `None`);
+/// the default record for an account that does not exist.
+pub fn account(
+	node: &Node,
+	who: &AccountId32,
+	at: Option<&str>,
+) -> Result<AccountInfo<Nonce, AccountData<Balance>>> {
 	let key = frame_system::Account::<Runtime>::hashed_key_for(who);
 	let key = format!("0x{}", hex::encode(key));
 	let value = node.rpc("state_getStorage", json!([key, at]))?;
 	if value.is_null() {
-		return Ok(0);
+		return Ok(AccountInfo::default());
 	}
 	let bytes = decode_hex(&value)?;
-	let info = AccountInfo::<Nonce, AccountData<Balance>>::decode(&mut &bytes[..])
-		.context("decoding System::Account")?;
-	Ok(info.data.free)
+	AccountInfo::decode(&mut &bytes[..]).context("decoding System::Account")
+}
+
+/// Free balance of `who` at block `at` (best block when `None`).
+pub fn free_balance(node: &Node, who: &AccountId32, at: Option<&str>) -> Result<Balance> {
+	Ok(account(node, who, at)?.data.free)
+}
+
+/// Waits until `who`'s transaction with `nonce` is in the best block (the on-chain nonce,
+/// unlike `system_accountNextIndex`, does not count transactions still in the pool).
+pub fn wait_included(
+	node: &Node,
+	who: &AccountId32,
+	nonce: Nonce,
+	timeout: Duration,
+) -> Result<()> {
+	crate::wait_for("the transaction to be included", timeout, || {
+		(account(node, who, None).ok()?.nonce > nonce).then_some(())
+	})
 }
 
 /// Calls a pallet view function through the `RuntimeViewFunction` runtime API and decodes

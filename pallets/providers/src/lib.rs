@@ -341,7 +341,6 @@ pub mod pallet {
 
 		/// Invariants: held stake equals recorded stake for every provider; peer bindings and
 		/// health records exist exactly for registered providers.
-		#[cfg(any(feature = "try-runtime", test))]
 		pub fn do_try_state(
 		) -> Result<(), polkadot_sdk::polkadot_sdk_frame::deps::sp_runtime::TryRuntimeError> {
 			use fungible::InspectHold;

@@ -1,0 +1,583 @@
+//! # Training jobs
+//!
+//! A buyer posts a [`JobSpec`](grid_primitives::job::JobSpec) and the full budget goes on hold
+//! ([`HoldReason::JobEscrow`]). Registered providers join; when `min_providers` have joined the
+//! job runs, one round at a time. Each participant signs a
+//! [`ContributionProof`](grid_primitives::job::ContributionProof) per round with its sr25519
+//! account key; anyone may submit it. A round settles when every member has attested, shortly
+//! after two thirds attest the same result (`QuorumGrace`), or at its deadline, in bounded
+//! `on_initialize`/`on_idle` work. Settlement pays the round's reward from escrow to the members
+//! that attested the quorum result and whose update most others used, in proportion to samples
+//! processed (capped by their declared hardware), and returns the rest to the buyer.
+//!
+//! Misbehaviour is slashed through `pallet-providers`: two different signed proofs for one
+//! (job, round, provider) ([`Pallet::report_equivocation`]), and missing `MaxMissedRounds`
+//! rounds in a row.
+//!
+//! Invariant (checked by `try_state` and the tests): for every job, paid + fees + refunded +
+//! held == funded, and each buyer's hold equals the sum of its jobs' held escrow.
+//!
+//! Layout: calls and storage here; escrow movements in `escrow.rs`, membership in
+//! `membership.rs`, proofs and settlement in `rounds.rs`, the settlement queue in `queue.rs`,
+//! slashing paths in `slashing.rs`, signature checks in [`signature`]; types in [`types`].
+#![cfg_attr(not(feature = "std"), no_std)]
+
+extern crate alloc;
+
+pub use pallet::*;
+
+mod escrow;
+mod membership;
+mod queue;
+mod rounds;
+pub mod signature;
+mod slashing;
+pub mod types;
+pub mod weights;
+
+#[cfg(test)]
+mod mock;
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod tests;
+
+pub use signature::{ProofVerifier, Sr25519Verifier};
+pub use types::*;
+pub use weights::WeightInfo;
+
+#[polkadot_sdk::polkadot_sdk_frame::pallet]
+pub mod pallet {
+	use super::*;
+	use alloc::{boxed::Box, vec::Vec};
+	use grid_primitives::job::{JobId, JobSpec, RoundIndex, SignedProof, SpecError, SpecLimits};
+	use pallet_providers::traits::{ProviderHealth, ProviderRegistry, ProviderSlashing};
+	use polkadot_sdk::polkadot_sdk_frame::{deps::sp_core::H256, prelude::*, traits::fungible};
+
+	/// Balance type of the configured currency.
+	pub type BalanceOf<T> = <<T as Config>::Currency as fungible::Inspect<
+		<T as frame_system::Config>::AccountId,
+	>>::Balance;
+
+	/// A stored job.
+	pub type JobOf<T> =
+		Job<<T as frame_system::Config>::AccountId, BalanceOf<T>, BlockNumberFor<T>>;
+
+	/// A job spec with this runtime's balance and block number.
+	pub type JobSpecOf<T> = JobSpec<BalanceOf<T>, BlockNumberFor<T>>;
+
+	/// The open round of a job.
+	pub type RoundStateOf<T> = RoundState<
+		<T as frame_system::Config>::AccountId,
+		BlockNumberFor<T>,
+		<T as Config>::MaxParticipants,
+	>;
+
+	/// A settled round.
+	pub type RoundSummaryOf<T> = RoundSummary<BalanceOf<T>, BlockNumberFor<T>>;
+
+	/// A job as the view functions return it.
+	pub type JobViewOf<T> = JobView<
+		<T as frame_system::Config>::AccountId,
+		BalanceOf<T>,
+		BlockNumberFor<T>,
+		<T as Config>::MaxParticipants,
+	>;
+
+	/// A signed proof with this runtime's accounts.
+	pub type SignedProofOf<T> = SignedProof<<T as frame_system::Config>::AccountId>;
+
+	#[pallet::pallet]
+	pub struct Pallet<T>(_);
+
+	#[pallet::config]
+	pub trait Config: frame_system::Config {
+		/// The overarching event type.
+		#[allow(deprecated)]
+		type RuntimeEvent: From<Event<Self>> + IsType<<Self as frame_system::Config>::RuntimeEvent>;
+
+		/// The currency budgets are held and paid in.
+		type Currency: fungible::Inspect<Self::AccountId>
+			+ fungible::Mutate<Self::AccountId>
+			+ fungible::MutateHold<Self::AccountId, Reason = Self::RuntimeHoldReason>;
+
+		/// The runtime's hold reasons, which include this pallet's.
+		type RuntimeHoldReason: From<HoldReason>;
+
+		/// The provider registry: eligibility, health records and slashing.
+		type Providers: ProviderRegistry<Self::AccountId, BalanceOf<Self>>
+			+ ProviderHealth<Self::AccountId>
+			+ ProviderSlashing<Self::AccountId, BalanceOf<Self>>;
+
+		/// Checks proof signatures against the signing account.
+		type ProofVerifier: ProofVerifier<Self::AccountId>;
+
+		/// Most participants a job may have (at most 64, the most peers a proof can list).
+		#[pallet::constant]
+		type MaxParticipants: Get<u32>;
+
+		/// Most jobs running at once (bounds the settlement queue).
+		#[pallet::constant]
+		type MaxRunningJobs: Get<u32>;
+
+		/// Most rounds per job.
+		#[pallet::constant]
+		type MaxRounds: Get<RoundIndex>;
+
+		/// Shortest round, in blocks.
+		#[pallet::constant]
+		type MinRoundBlocks: Get<BlockNumberFor<Self>>;
+
+		/// Longest round, in blocks.
+		#[pallet::constant]
+		type MaxRoundBlocks: Get<BlockNumberFor<Self>>;
+
+		/// Longest challenge window, in blocks.
+		#[pallet::constant]
+		type MaxChallengeWindow: Get<BlockNumberFor<Self>>;
+
+		/// Blocks a round waits after reaching a quorum for the remaining members' proofs.
+		#[pallet::constant]
+		type QuorumGrace: Get<BlockNumberFor<Self>>;
+
+		/// Rounds `on_initialize` settles per block at most; `on_idle` settles more when the
+		/// block has room.
+		#[pallet::constant]
+		type MaxSettlementsPerBlock: Get<u32>;
+
+		/// Target block time, to turn a round's blocks into the time its hardware cap allows.
+		#[pallet::constant]
+		type MillisPerBlock: Get<u64>;
+
+		/// Protocol fee on paid rewards; the buyer escrows it on top of the rewards.
+		#[pallet::constant]
+		type ProtocolFee: Get<Perbill>;
+
+		/// Receives protocol fees.
+		type FeeCollector: Get<Self::AccountId>;
+
+		/// Part of a provider's stake taken for equivocation.
+		#[pallet::constant]
+		type EquivocationSlash: Get<Perbill>;
+
+		/// Part of a provider's stake taken when it is removed for missing rounds.
+		#[pallet::constant]
+		type LivenessSlash: Get<Perbill>;
+
+		/// Consecutive rounds without a proof after which a participant is removed.
+		#[pallet::constant]
+		type MaxMissedRounds: Get<u32>;
+
+		/// Share of a slash that goes to whoever reported it.
+		#[pallet::constant]
+		type ReporterShare: Get<Perbill>;
+
+		/// Share of a slash that goes to the job's buyer.
+		#[pallet::constant]
+		type BuyerShare: Get<Perbill>;
+
+		/// Weights of the calls and hooks.
+		type WeightInfo: WeightInfo;
+	}
+
+	/// Why this pallet holds funds.
+	#[pallet::composite_enum]
+	pub enum HoldReason {
+		/// A buyer's budget for its jobs.
+		JobEscrow,
+	}
+
+	/// The id the next job gets.
+	#[pallet::storage]
+	pub type NextJobId<T> = StorageValue<_, JobId, ValueQuery>;
+
+	/// Every job ever created.
+	#[pallet::storage]
+	pub type Jobs<T: Config> = StorageMap<_, Twox64Concat, JobId, JobOf<T>>;
+
+	/// Participants of live jobs; the final participants of ended ones.
+	#[pallet::storage]
+	pub type Participants<T: Config> = StorageDoubleMap<
+		_,
+		Twox64Concat,
+		JobId,
+		Blake2_128Concat,
+		T::AccountId,
+		Participant<BalanceOf<T>>,
+	>;
+
+	/// The open round of each running job.
+	#[pallet::storage]
+	pub type Rounds<T: Config> = StorageMap<_, Twox64Concat, JobId, RoundStateOf<T>>;
+
+	/// Proofs received for each job's open round (cleared when it settles).
+	#[pallet::storage]
+	pub type Proofs<T: Config> =
+		StorageDoubleMap<_, Twox64Concat, JobId, Blake2_128Concat, T::AccountId, SignedProofOf<T>>;
+
+	/// Outcome of every settled round.
+	#[pallet::storage]
+	pub type RoundResults<T: Config> =
+		StorageDoubleMap<_, Twox64Concat, JobId, Twox64Concat, RoundIndex, RoundSummaryOf<T>>;
+
+	/// Running jobs by the block their open round is due to settle, earliest first.
+	#[pallet::storage]
+	pub type SettlementQueue<T: Config> =
+		StorageValue<_, BoundedVec<(BlockNumberFor<T>, JobId), T::MaxRunningJobs>, ValueQuery>;
+
+	/// (job, round, provider) equivocations already punished.
+	#[pallet::storage]
+	pub type Equivocations<T: Config> =
+		StorageMap<_, Blake2_128Concat, (JobId, RoundIndex, T::AccountId), ()>;
+
+	#[pallet::event]
+	#[pallet::generate_deposit(pub(super) fn deposit_event)]
+	pub enum Event<T: Config> {
+		/// A job was posted and its budget put in escrow.
+		JobCreated { job: JobId, buyer: T::AccountId, budget: BalanceOf<T> },
+		/// A provider joined; it contributes from `from_round`.
+		Joined { job: JobId, who: T::AccountId, from_round: RoundIndex },
+		/// A provider left.
+		Left { job: JobId, who: T::AccountId },
+		/// The chain removed a participant.
+		Removed { job: JobId, who: T::AccountId, reason: RemovalReason },
+		/// Enough providers joined: training starts.
+		JobStarted { job: JobId },
+		/// A round opened for proofs until `deadline`.
+		RoundOpened { job: JobId, round: RoundIndex, deadline: BlockNumberFor<T>, members: u32 },
+		/// A participant's proof was accepted.
+		ProofAccepted {
+			job: JobId,
+			round: RoundIndex,
+			provider: T::AccountId,
+			result_model_hash: H256,
+		},
+		/// Two thirds of the round's members attested `result_model_hash`.
+		QuorumReached { job: JobId, round: RoundIndex, result_model_hash: H256 },
+		/// A participant was paid for a round.
+		RewardPaid { job: JobId, round: RoundIndex, who: T::AccountId, amount: BalanceOf<T> },
+		/// A round settled: `paid` to participants, `fee` to the protocol, `refunded` to the
+		/// buyer. No result means no quorum, and nobody was paid.
+		RoundSettled {
+			job: JobId,
+			round: RoundIndex,
+			result_model_hash: Option<H256>,
+			paid: BalanceOf<T>,
+			fee: BalanceOf<T>,
+			refunded: BalanceOf<T>,
+		},
+		/// Every round settled.
+		JobCompleted { job: JobId, final_model_hash: Option<H256> },
+		/// The buyer cancelled; `refunded` went back.
+		JobCancelled { job: JobId, refunded: BalanceOf<T> },
+		/// A provider was punished for signing two different proofs for one round.
+		EquivocationPunished {
+			job: JobId,
+			round: RoundIndex,
+			provider: T::AccountId,
+			reporter: T::AccountId,
+			slashed: BalanceOf<T>,
+		},
+	}
+
+	#[pallet::error]
+	pub enum Error<T> {
+		/// A model dimension is zero, or the GPT's heads do not divide its width.
+		BadModel,
+		/// The model is larger than the chain accepts.
+		ModelTooLarge,
+		/// The dataset URI is empty or not text, or its content hash is zero.
+		BadDataset,
+		/// The batch size is zero.
+		BadBatchSize,
+		/// The inner learning rate is zero or above one.
+		BadInnerLearningRate,
+		/// The outer learning rate is zero or above four.
+		BadOuterLearningRate,
+		/// The outer momentum is one or more.
+		BadOuterMomentum,
+		/// A compression parameter is out of range.
+		BadCompression,
+		/// Zero rounds.
+		ZeroRounds,
+		/// More rounds than `MaxRounds`.
+		TooManyRounds,
+		/// The reward per round is zero.
+		ZeroReward,
+		/// `min_providers` is zero or above `max_providers`.
+		BadProviderRange,
+		/// `max_providers` is above `MaxParticipants`.
+		TooManyProviders,
+		/// The round is shorter than `MinRoundBlocks`.
+		RoundTooShort,
+		/// The round is longer than `MaxRoundBlocks`.
+		RoundTooLong,
+		/// The challenge window is longer than `MaxChallengeWindow`.
+		ChallengeWindowTooLong,
+		/// rounds × (reward + fee) overflows.
+		BudgetOverflow,
+		/// The buyer cannot put the budget on hold.
+		InsufficientBalance,
+		/// No such job.
+		UnknownJob,
+		/// Only the job's buyer may do that.
+		NotBuyer,
+		/// The job is completed or cancelled.
+		JobEnded,
+		/// The caller is not a registered provider with the job's minimum stake.
+		NotEligible,
+		/// The provider's declared throughput cannot process a single sample in a round.
+		Underpowered,
+		/// Already a participant.
+		AlreadyJoined,
+		/// The job has `max_providers` participants.
+		JobFull,
+		/// Too many jobs running: this one cannot start now.
+		TooManyRunningJobs,
+		/// Not a participant of the job.
+		NotParticipant,
+		/// The job is not running.
+		NotRunning,
+		/// The proof is for another round than the open one.
+		WrongRound,
+		/// The open round's deadline has passed.
+		RoundClosed,
+		/// The proof's provider is not a member of the open round.
+		NotRoundMember,
+		/// A proof from this provider for this round is already on chain.
+		DuplicateProof,
+		/// The signature does not verify against the proof's provider.
+		BadSignature,
+		/// The two proofs are not for the same job, round and provider.
+		DifferentSlots,
+		/// The two proofs are identical: no equivocation.
+		SameProof,
+		/// This equivocation was already punished.
+		AlreadyReported,
+	}
+
+	impl<T> From<SpecError> for Error<T> {
+		fn from(error: SpecError) -> Self {
+			match error {
+				SpecError::BadModel => Error::BadModel,
+				SpecError::ModelTooLarge => Error::ModelTooLarge,
+				SpecError::BadDataset => Error::BadDataset,
+				SpecError::BadBatchSize => Error::BadBatchSize,
+				SpecError::BadInnerLearningRate => Error::BadInnerLearningRate,
+				SpecError::BadOuterLearningRate => Error::BadOuterLearningRate,
+				SpecError::BadOuterMomentum => Error::BadOuterMomentum,
+				SpecError::BadCompression => Error::BadCompression,
+				SpecError::ZeroRounds => Error::ZeroRounds,
+				SpecError::TooManyRounds => Error::TooManyRounds,
+				SpecError::ZeroReward => Error::ZeroReward,
+				SpecError::BadProviderRange => Error::BadProviderRange,
+				SpecError::TooManyProviders => Error::TooManyProviders,
+				SpecError::RoundTooShort => Error::RoundTooShort,
+				SpecError::RoundTooLong => Error::RoundTooLong,
+				SpecError::ChallengeWindowTooLong => Error::ChallengeWindowTooLong,
+			}
+		}
+	}
+
+	#[pallet::call]
+	impl<T: Config> Pallet<T> {
+		/// Posts a job and puts `rounds × (reward_per_round + fee)` on hold from the caller.
+		#[pallet::call_index(0)]
+		#[pallet::weight(T::WeightInfo::create_job())]
+		pub fn create_job(origin: OriginFor<T>, spec: JobSpecOf<T>) -> DispatchResult {
+			let buyer = ensure_signed(origin)?;
+			spec.validate(&Self::spec_limits()).map_err(Error::<T>::from)?;
+			let budget = escrow::budget::<T>(&spec)?;
+			escrow::hold::<T>(&buyer, budget)?;
+			let id = NextJobId::<T>::mutate(|next| {
+				let id = *next;
+				*next = next.saturating_add(1);
+				id
+			});
+			let job = Job {
+				buyer: buyer.clone(),
+				spec,
+				status: JobStatus::Open,
+				created_at: frame_system::Pallet::<T>::block_number(),
+				participants: 0,
+				rounds_settled: 0,
+				last_result: None,
+				funded: budget,
+				paid: Zero::zero(),
+				fees: Zero::zero(),
+				refunded: Zero::zero(),
+			};
+			Jobs::<T>::insert(id, job);
+			Self::deposit_event(Event::JobCreated { job: id, buyer, budget });
+			Ok(())
+		}
+
+		/// Cancels a live job (buyer only). A round that already reached a quorum is paid;
+		/// the rest of the escrow goes back to the buyer.
+		#[pallet::call_index(1)]
+		#[pallet::weight(T::WeightInfo::cancel_job(T::MaxParticipants::get()))]
+		pub fn cancel_job(origin: OriginFor<T>, job: JobId) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			let record = Jobs::<T>::get(job).ok_or(Error::<T>::UnknownJob)?;
+			ensure!(record.buyer == who, Error::<T>::NotBuyer);
+			ensure!(record.status.is_live(), Error::<T>::JobEnded);
+			rounds::cancel::<T>(job);
+			Ok(())
+		}
+
+		/// Joins a job as a participant. A running job admits the caller from its next round;
+		/// an open job starts when this join brings it to `min_providers`.
+		#[pallet::call_index(2)]
+		#[pallet::weight(T::WeightInfo::join_job(T::MaxParticipants::get()))]
+		pub fn join_job(origin: OriginFor<T>, job: JobId) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			membership::join::<T>(job, who)
+		}
+
+		/// Leaves a job. Rounds already delivered stay paid; the open round's share of a
+		/// leaver that has not been paid goes back to the buyer.
+		#[pallet::call_index(3)]
+		#[pallet::weight(T::WeightInfo::leave_job())]
+		pub fn leave_job(origin: OriginFor<T>, job: JobId) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			membership::leave::<T>(job, who)
+		}
+
+		/// Records a participant's signed proof for the open round. Anyone may submit it (so
+		/// proofs can be batched); the signature is what counts.
+		#[pallet::call_index(4)]
+		#[pallet::weight(T::WeightInfo::submit_proof(T::MaxParticipants::get()))]
+		pub fn submit_proof(origin: OriginFor<T>, proof: Box<SignedProofOf<T>>) -> DispatchResult {
+			ensure_signed(origin)?;
+			rounds::submit::<T>(*proof)
+		}
+
+		/// Punishes a provider that signed two different proofs for one (job, round): its
+		/// stake is slashed (shares to the caller and the buyer), and it leaves the job.
+		#[pallet::call_index(5)]
+		#[pallet::weight(T::WeightInfo::report_equivocation())]
+		pub fn report_equivocation(
+			origin: OriginFor<T>,
+			first: Box<SignedProofOf<T>>,
+			second: Box<SignedProofOf<T>>,
+		) -> DispatchResult {
+			let reporter = ensure_signed(origin)?;
+			slashing::equivocation::<T>(reporter, *first, *second)
+		}
+	}
+
+	#[pallet::hooks]
+	impl<T: Config> Hooks<BlockNumberFor<T>> for Pallet<T> {
+		fn on_initialize(now: BlockNumberFor<T>) -> Weight {
+			queue::settle_due::<T>(now, T::MaxSettlementsPerBlock::get(), Weight::MAX)
+		}
+
+		fn on_idle(now: BlockNumberFor<T>, remaining: Weight) -> Weight {
+			queue::settle_due::<T>(now, u32::MAX, remaining)
+		}
+
+		fn integrity_test() {
+			assert!(
+				T::MaxParticipants::get()
+					<= <grid_primitives::job::MaxProofPeers as Get<u32>>::get(),
+				"MaxParticipants above the most peers a proof can list"
+			);
+			assert!(T::ReporterShare::get().saturating_add(T::BuyerShare::get()) <= Perbill::one());
+			assert!(T::MinRoundBlocks::get() > Zero::zero(), "rounds must last a block");
+		}
+
+		#[cfg(feature = "try-runtime")]
+		fn try_state(
+			_n: BlockNumberFor<T>,
+		) -> Result<(), polkadot_sdk::polkadot_sdk_frame::deps::sp_runtime::TryRuntimeError> {
+			Self::do_try_state()
+		}
+	}
+
+	#[pallet::view_functions]
+	impl<T: Config> Pallet<T> {
+		/// A job with its held escrow and open round.
+		pub fn job(job: JobId) -> Option<JobViewOf<T>> {
+			let record = Jobs::<T>::get(job)?;
+			Some(JobView { held: record.held(), round: Rounds::<T>::get(job), job: record })
+		}
+
+		/// Ids and states of up to `limit` jobs from `start` on (ids are sequential).
+		pub fn jobs(start: JobId, limit: u32) -> Vec<(JobId, JobStatus)> {
+			let end = NextJobId::<T>::get();
+			(start..end)
+				.filter_map(|id| Jobs::<T>::get(id).map(|job| (id, job.status)))
+				.take(limit.min(1_000) as usize)
+				.collect()
+		}
+
+		/// Participants of a job with their rewards.
+		pub fn participants(job: JobId) -> Vec<(T::AccountId, Participant<BalanceOf<T>>)> {
+			Participants::<T>::iter_prefix(job).take(T::MaxParticipants::get() as usize).collect()
+		}
+
+		/// The proofs received so far in a job's open round.
+		pub fn round_proofs(job: JobId) -> Vec<SignedProofOf<T>> {
+			Proofs::<T>::iter_prefix_values(job).take(T::MaxParticipants::get() as usize).collect()
+		}
+
+		/// The outcome of a settled round.
+		pub fn round_result(job: JobId, round: RoundIndex) -> Option<RoundSummaryOf<T>> {
+			RoundResults::<T>::get(job, round)
+		}
+	}
+
+	impl<T: Config> Pallet<T> {
+		/// The chain's limits job specs are validated against.
+		pub fn spec_limits() -> SpecLimits<BlockNumberFor<T>> {
+			SpecLimits {
+				max_rounds: T::MaxRounds::get(),
+				max_participants: T::MaxParticipants::get(),
+				min_round_blocks: T::MinRoundBlocks::get(),
+				max_round_blocks: T::MaxRoundBlocks::get(),
+				max_challenge_window: T::MaxChallengeWindow::get(),
+			}
+		}
+
+		/// Invariants: every job's escrow adds up and matches its buyer's hold; running jobs
+		/// (and only they) have an open round and one queue entry; participant counts match.
+		pub fn do_try_state(
+		) -> Result<(), polkadot_sdk::polkadot_sdk_frame::deps::sp_runtime::TryRuntimeError> {
+			use alloc::collections::btree_map::BTreeMap;
+			use fungible::InspectHold;
+			let mut held_by_buyer: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
+			let queue = SettlementQueue::<T>::get();
+			for (id, job) in Jobs::<T>::iter() {
+				let accounted = job
+					.paid
+					.saturating_add(job.fees)
+					.saturating_add(job.refunded)
+					.saturating_add(job.held());
+				ensure!(accounted == job.funded, "paid + fees + refunded + held != funded");
+				ensure!(
+					job.status.is_live() || job.held().is_zero(),
+					"ended job still holds escrow"
+				);
+				let entry = held_by_buyer.entry(job.buyer.clone()).or_default();
+				*entry = entry.saturating_add(job.held());
+				let running = job.status == JobStatus::Running;
+				ensure!(Rounds::<T>::contains_key(id) == running, "open round without running job");
+				let queued = queue.iter().filter(|(_, j)| *j == id).count();
+				ensure!(queued == usize::from(running), "running job not queued exactly once");
+				if job.status.is_live() {
+					let count = Participants::<T>::iter_prefix(id).count() as u32;
+					ensure!(count == job.participants, "participant count is wrong");
+				}
+			}
+			for (buyer, held) in held_by_buyer {
+				let reason = HoldReason::JobEscrow.into();
+				ensure!(
+					T::Currency::balance_on_hold(&reason, &buyer) == held,
+					"buyer's hold differs from its jobs' escrow"
+				);
+			}
+			ensure!(queue.windows(2).all(|w| w[0] <= w[1]), "settlement queue out of order");
+			Ok(())
+		}
+	}
+}

@@ -1,0 +1,284 @@
+//! Test runtime: System, Balances, the provider registry and the jobs pallet, with `u64`
+//! accounts whose sr25519 keys are derived from the account number.
+
+use crate as pallet_jobs;
+use grid_primitives::{
+	job::{
+		proof_payload, Compression, ContributionProof, DatasetRef, InnerOptimizer, JobId, JobSpec,
+		MlpConfig, ModelSpec, Nanos, ProofSignature, RoundIndex, SignedProof, TrainingParams,
+	},
+	provider::{peer_binding_payload, BoundedBytes, Capabilities, DeviceKind, Multiaddrs},
+};
+use polkadot_sdk::{
+	pallet_balances,
+	polkadot_sdk_frame::{
+		deps::{
+			frame_support::{
+				self, derive_impl, parameter_types,
+				traits::{ConstU64, VariantCountOf},
+			},
+			sp_core::{ed25519, sr25519, Pair, H256},
+			sp_io,
+			sp_runtime::BuildStorage,
+		},
+		prelude::*,
+	},
+};
+
+pub type AccountId = u64;
+pub type Balance = u128;
+type Block = frame_system::mocking::MockBlock<Test>;
+
+pub const BUYER: AccountId = 1;
+pub const OTHER_BUYER: AccountId = 2;
+pub const REPORTER: AccountId = 3;
+/// Providers used by the tests.
+pub const P1: AccountId = 11;
+pub const P2: AccountId = 12;
+pub const P3: AccountId = 13;
+pub const P4: AccountId = 14;
+pub const P5: AccountId = 15;
+pub const FEES: AccountId = 99;
+pub const ENDOWMENT: Balance = 1_000_000;
+pub const MIN_STAKE: Balance = 100;
+pub const STAKE: Balance = 1_000;
+pub const REWARD: Balance = 1_000;
+pub const ROUND_BLOCKS: u64 = 5;
+pub const MAX_PARTICIPANTS: u32 = 8;
+pub const MAX_RUNNING: u32 = 3;
+pub const MAX_MISSED: u32 = 2;
+
+frame_support::construct_runtime!(
+	pub enum Test {
+		System: frame_system,
+		Balances: pallet_balances,
+		Providers: pallet_providers,
+		Jobs: pallet_jobs,
+	}
+);
+
+#[derive_impl(frame_system::config_preludes::TestDefaultConfig)]
+impl frame_system::Config for Test {
+	type Block = Block;
+	type AccountData = pallet_balances::AccountData<Balance>;
+}
+
+#[derive_impl(pallet_balances::config_preludes::TestDefaultConfig)]
+impl pallet_balances::Config for Test {
+	type Balance = Balance;
+	type AccountStore = System;
+	type RuntimeHoldReason = RuntimeHoldReason;
+	type MaxFreezes = VariantCountOf<RuntimeFreezeReason>;
+}
+
+parameter_types! {
+	pub const MinStake: Balance = MIN_STAKE;
+	pub const UnbondingPeriod: u64 = 10;
+	pub const FeeCollector: AccountId = FEES;
+	pub const ProtocolFee: Perbill = Perbill::from_percent(10);
+	pub const EquivocationSlash: Perbill = Perbill::from_percent(50);
+	pub const LivenessSlash: Perbill = Perbill::from_percent(10);
+	pub const ReporterShare: Perbill = Perbill::from_percent(25);
+	pub const BuyerShare: Perbill = Perbill::from_percent(25);
+}
+
+impl pallet_providers::Config for Test {
+	type RuntimeEvent = RuntimeEvent;
+	type Currency = Balances;
+	type RuntimeHoldReason = RuntimeHoldReason;
+	type MinStake = MinStake;
+	type UnbondingPeriod = UnbondingPeriod;
+	type MaxUnbondingChunks = ConstU32<3>;
+	type MaxProviders = ConstU32<32>;
+	type WeightInfo = ();
+}
+
+/// Verifies with the sr25519 key [`account_key`] derives for a `u64` account.
+pub struct TestVerifier;
+
+impl crate::ProofVerifier<AccountId> for TestVerifier {
+	fn verify(who: &AccountId, payload: &[u8], signature: &ProofSignature) -> bool {
+		let signature = sr25519::Signature::from_raw(*signature);
+		sp_io::crypto::sr25519_verify(&signature, payload, &account_key(*who).public())
+	}
+}
+
+impl pallet_jobs::Config for Test {
+	type RuntimeEvent = RuntimeEvent;
+	type Currency = Balances;
+	type RuntimeHoldReason = RuntimeHoldReason;
+	type Providers = Providers;
+	type ProofVerifier = TestVerifier;
+	type MaxParticipants = ConstU32<MAX_PARTICIPANTS>;
+	type MaxRunningJobs = ConstU32<MAX_RUNNING>;
+	type MaxRounds = ConstU32<50>;
+	type MinRoundBlocks = ConstU64<2>;
+	type MaxRoundBlocks = ConstU64<100>;
+	type MaxChallengeWindow = ConstU64<100>;
+	type QuorumGrace = ConstU64<1>;
+	type MaxSettlementsPerBlock = ConstU32<2>;
+	type MillisPerBlock = ConstU64<6_000>;
+	type ProtocolFee = ProtocolFee;
+	type FeeCollector = FeeCollector;
+	type EquivocationSlash = EquivocationSlash;
+	type LivenessSlash = LivenessSlash;
+	type MaxMissedRounds = ConstU32<MAX_MISSED>;
+	type ReporterShare = ReporterShare;
+	type BuyerShare = BuyerShare;
+	type WeightInfo = ();
+}
+
+/// Buyers, the reporter, providers 11..=20 and the fee collector funded.
+pub fn new_test_ext() -> sp_io::TestExternalities {
+	let mut storage = frame_system::GenesisConfig::<Test>::default().build_storage().unwrap();
+	let mut balances: Vec<_> =
+		[BUYER, OTHER_BUYER, REPORTER, FEES].map(|a| (a, ENDOWMENT)).to_vec();
+	balances.extend((11..=20).map(|who| (who, ENDOWMENT)));
+	pallet_balances::GenesisConfig::<Test> { balances, ..Default::default() }
+		.assimilate_storage(&mut storage)
+		.unwrap();
+	let mut ext = sp_io::TestExternalities::new(storage);
+	ext.execute_with(|| System::set_block_number(1));
+	ext
+}
+
+/// The sr25519 account key of test account `who`.
+pub fn account_key(who: AccountId) -> sr25519::Pair {
+	sr25519::Pair::from_seed(&[who as u8; 32])
+}
+
+/// Hardware declared by test providers: `tflops_milli` thousandths of a TFLOP/s.
+pub fn hardware(tflops_milli: u32) -> Capabilities {
+	Capabilities {
+		device: DeviceKind::Cuda,
+		device_name: BoundedBytes::truncate_from(b"NVIDIA H100".to_vec()),
+		device_count: 1,
+		memory_mib: 81_559,
+		tflops_milli,
+		bandwidth_mbps: 1_000,
+		region: BoundedBytes::truncate_from(b"eu-west".to_vec()),
+	}
+}
+
+/// Registers `who` as a provider with `stake` and the given throughput.
+pub fn register_with(who: AccountId, stake: Balance, tflops_milli: u32) {
+	let key = ed25519::Pair::from_seed(&[who as u8; 32]);
+	let genesis = System::block_hash(0);
+	let signature = key.sign(&peer_binding_payload(&genesis, &who));
+	let addr =
+		BoundedBytes::truncate_from(format!("/ip4/127.0.0.1/tcp/{}", 30_000 + who).into_bytes());
+	Providers::register(
+		RuntimeOrigin::signed(who),
+		stake,
+		hardware(tflops_milli),
+		key.public().0,
+		signature.0,
+		Multiaddrs::truncate_from(vec![addr]),
+		BoundedBytes::truncate_from(b"http://127.0.0.1:9000/health".to_vec()),
+	)
+	.expect("registers");
+}
+
+/// Registers `who` with [`STAKE`] and fast hardware.
+pub fn register(who: AccountId) {
+	register_with(who, STAKE, 400_000);
+}
+
+/// A small MNIST job: 3 rounds of [`REWARD`], 2 to 4 providers.
+pub fn spec() -> JobSpec<Balance, u64> {
+	JobSpec {
+		model: ModelSpec::MnistMlp(MlpConfig { hidden: 32, layers: 1 }),
+		dataset: DatasetRef {
+			content_hash: H256::repeat_byte(7),
+			uri: BoundedBytes::truncate_from(b"grid:mnist-10k".to_vec()),
+		},
+		training: TrainingParams {
+			round_blocks: ROUND_BLOCKS,
+			batch_size: 32,
+			inner: InnerOptimizer::AdamW {
+				lr: Nanos(1_000_000),
+				weight_decay: Nanos(0),
+				warmup_steps: 0,
+			},
+			outer_lr: Nanos(700_000_000),
+			outer_momentum: Nanos(900_000_000),
+			compression: Compression::Int8 { chunk: 256 },
+		},
+		rounds: 3,
+		reward_per_round: REWARD,
+		min_providers: 2,
+		max_providers: 4,
+		min_provider_stake: MIN_STAKE,
+		challenge_window: 10,
+	}
+}
+
+/// The escrow of one round of [`spec`]: reward plus 10% fee.
+pub const ROUND_ESCROW: Balance = REWARD + REWARD / 10;
+
+/// Creates `spec` as [`BUYER`]; returns its id.
+pub fn create(spec: JobSpec<Balance, u64>) -> JobId {
+	let id = crate::NextJobId::<Test>::get();
+	Jobs::create_job(RuntimeOrigin::signed(BUYER), spec).expect("creates");
+	id
+}
+
+/// A proof by `who` for `round` attesting `result`, using the updates of `received`.
+pub fn proof(
+	job: JobId,
+	round: RoundIndex,
+	who: AccountId,
+	result: u8,
+	samples: u64,
+	received: &[AccountId],
+) -> Box<SignedProof<AccountId>> {
+	let proof = ContributionProof {
+		job,
+		round,
+		provider: who,
+		base_model_hash: H256::repeat_byte(round as u8),
+		own_update_commitment: H256::from_low_u64_be(who),
+		result_model_hash: H256::repeat_byte(result),
+		samples_processed: samples,
+		train_loss_micros: 2_000_000,
+		received: BoundedVec::truncate_from(received.to_vec()),
+	};
+	sign(proof)
+}
+
+/// Signs `proof` with its provider's key for the test chain.
+pub fn sign(proof: ContributionProof<AccountId>) -> Box<SignedProof<AccountId>> {
+	let payload = proof_payload(&System::block_hash(0), &proof);
+	let signature = account_key(proof.provider).sign(&payload).0;
+	Box::new(SignedProof { proof, signature })
+}
+
+/// Submits an honest proof for every one of `members`, each using all others' updates.
+pub fn deliver(job: JobId, round: RoundIndex, members: &[AccountId]) {
+	for who in members {
+		let signed = proof(job, round, *who, 42, 100, members);
+		Jobs::submit_proof(RuntimeOrigin::signed(*who), signed).expect("proof accepted");
+	}
+}
+
+pub fn run_to_block(n: u64) {
+	System::run_to_block::<AllPalletsWithSystem>(n);
+}
+
+/// Runs `n` more blocks.
+pub fn advance(n: u64) {
+	run_to_block(System::block_number() + n);
+}
+
+/// Events of this pallet since the last call, oldest first.
+pub fn job_events() -> Vec<pallet_jobs::Event<Test>> {
+	let events = System::events()
+		.into_iter()
+		.filter_map(|record| match record.event {
+			RuntimeEvent::Jobs(event) => Some(event),
+			_ => None,
+		})
+		.collect();
+	System::reset_events();
+	events
+}

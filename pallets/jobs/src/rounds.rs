@@ -1,0 +1,273 @@
+//! Rounds: opening, accepting proofs, settling (payouts, refunds, health, liveness), and the
+//! end of a job.
+
+use alloc::vec::Vec;
+use grid_primitives::job::{max_samples, JobId, RoundIndex};
+use pallet_providers::traits::{ProviderHealth, ProviderRegistry};
+use polkadot_sdk::polkadot_sdk_frame::{deps::sp_core::H256, prelude::*};
+
+use crate::{
+	escrow, membership, queue, quorum_threshold, signature, slashing, BalanceOf, Config, Error,
+	Event, JobOf, JobStatus, Jobs, Pallet, Participants, Proofs, RoundResults, RoundState,
+	RoundStateOf, RoundSummary, Rounds, SignedProofOf,
+};
+
+/// Opens round `index` of a running job with the participants admitted by then.
+pub(crate) fn open<T: Config>(id: JobId, job: &JobOf<T>, index: RoundIndex) -> DispatchResult {
+	let now = frame_system::Pallet::<T>::block_number();
+	let deadline = now.saturating_add(job.spec.training.round_blocks);
+	let members: Vec<T::AccountId> = Participants::<T>::iter_prefix(id)
+		.filter(|(_, p)| p.from_round <= index)
+		.map(|(who, _)| who)
+		.collect();
+	// At most `max_providers <= MaxParticipants` participants exist.
+	let members = BoundedVec::truncate_from(members);
+	queue::insert::<T>(id, deadline)?;
+	let count = members.len() as u32;
+	Rounds::<T>::insert(
+		id,
+		RoundState {
+			index,
+			opened_at: now,
+			deadline,
+			due: deadline,
+			members,
+			tally: BoundedVec::new(),
+			quorum: None,
+		},
+	);
+	Pallet::<T>::deposit_event(Event::RoundOpened {
+		job: id,
+		round: index,
+		deadline,
+		members: count,
+	});
+	Ok(())
+}
+
+/// Records a signed proof for the open round; settles the round when every member is in.
+pub(crate) fn submit<T: Config>(signed: SignedProofOf<T>) -> DispatchResult {
+	let id = signed.proof.job;
+	let job = Jobs::<T>::get(id).ok_or(Error::<T>::UnknownJob)?;
+	ensure!(job.status == JobStatus::Running, Error::<T>::NotRunning);
+	let mut round = Rounds::<T>::get(id).ok_or(Error::<T>::NotRunning)?;
+	let provider = signed.proof.provider.clone();
+	let now = frame_system::Pallet::<T>::block_number();
+	ensure!(signed.proof.round == round.index, Error::<T>::WrongRound);
+	ensure!(now < round.deadline, Error::<T>::RoundClosed);
+	ensure!(round.members.contains(&provider), Error::<T>::NotRoundMember);
+	ensure!(!Proofs::<T>::contains_key(id, &provider), Error::<T>::DuplicateProof);
+	ensure!(signature::is_valid::<T>(&signed), Error::<T>::BadSignature);
+
+	let hash = signed.proof.result_model_hash;
+	let votes = tally::<T>(&mut round, hash);
+	Proofs::<T>::insert(id, &provider, signed);
+	Pallet::<T>::deposit_event(Event::ProofAccepted {
+		job: id,
+		round: round.index,
+		provider,
+		result_model_hash: hash,
+	});
+	if round.quorum.is_none() && votes >= quorum_threshold(round.members.len() as u32) {
+		round.quorum = Some(hash);
+		Pallet::<T>::deposit_event(Event::QuorumReached {
+			job: id,
+			round: round.index,
+			result_model_hash: hash,
+		});
+		let due = round.deadline.min(now.saturating_add(T::QuorumGrace::get()));
+		if due < round.due {
+			round.due = due;
+			queue::reschedule::<T>(id, due);
+		}
+	}
+	let all_in = round.tally.iter().map(|(_, n)| n).sum::<u32>() as usize == round.members.len();
+	Rounds::<T>::insert(id, round);
+	if all_in {
+		queue::remove::<T>(id);
+		settle::<T>(id);
+	}
+	Ok(())
+}
+
+/// Counts a vote for `hash`; returns its votes so far.
+fn tally<T: Config>(round: &mut RoundStateOf<T>, hash: H256) -> u32 {
+	if let Some((_, votes)) = round.tally.iter_mut().find(|(h, _)| *h == hash) {
+		*votes += 1;
+		return *votes;
+	}
+	// One entry per distinct hash among at most `members` proofs: there is room.
+	let _ = round.tally.try_push((hash, 1));
+	1
+}
+
+/// Settles the open round of `id` (already off the queue): pays, refunds, records health and
+/// liveness, then opens the next round or completes the job.
+pub(crate) fn settle<T: Config>(id: JobId) {
+	let (Some(mut job), Some(round)) = (Jobs::<T>::get(id), Rounds::<T>::take(id)) else { return };
+	let proofs: Vec<_> = Proofs::<T>::drain_prefix(id).map(|(_, proof)| proof).collect();
+	let payouts = payouts::<T>(id, &job, &round, &proofs);
+
+	let mut paid = BalanceOf::<T>::zero();
+	let mut paid_to = Vec::new();
+	for (who, amount) in payouts {
+		let moved = escrow::pay::<T>(&mut job, &who, amount);
+		if !moved.is_zero() {
+			paid = paid.saturating_add(moved);
+			Pallet::<T>::deposit_event(Event::RewardPaid {
+				job: id,
+				round: round.index,
+				who: who.clone(),
+				amount: moved,
+			});
+			paid_to.push((who, moved));
+		}
+	}
+	let fee = escrow::take_fee::<T>(&mut job, T::ProtocolFee::get().mul_floor(paid));
+	let rest = escrow::round_escrow::<T>(&job.spec).saturating_sub(paid).saturating_sub(fee);
+	let refunded = escrow::refund::<T>(&mut job, rest);
+
+	record_members::<T>(id, &mut job, &round, &proofs, &paid_to);
+	let now = frame_system::Pallet::<T>::block_number();
+	RoundResults::<T>::insert(
+		id,
+		round.index,
+		RoundSummary {
+			result_model_hash: round.quorum,
+			members: round.members.len() as u32,
+			proofs: proofs.len() as u32,
+			paid_participants: paid_to.len() as u32,
+			paid,
+			fee,
+			refunded,
+			settled_at: now,
+		},
+	);
+	Pallet::<T>::deposit_event(Event::RoundSettled {
+		job: id,
+		round: round.index,
+		result_model_hash: round.quorum,
+		paid,
+		fee,
+		refunded,
+	});
+	if round.quorum.is_some() {
+		job.last_result = round.quorum;
+	}
+	job.rounds_settled = round.index.saturating_add(1);
+	if job.rounds_settled >= job.spec.rounds {
+		complete::<T>(id, &mut job);
+	} else if open::<T>(id, &job, job.rounds_settled).is_err() {
+		// The queue entry of this job was just taken, so there is room; never reached.
+		complete::<T>(id, &mut job);
+	}
+	Jobs::<T>::insert(id, job);
+}
+
+/// Who is paid how much for a round: the members (still participating) that attested the
+/// quorum result and whose update at least two thirds of the other attesters used. The round's
+/// reward is split into one slot per member; qualified members share their slots in
+/// proportion to samples processed, each capped by what its declared hardware could do.
+fn payouts<T: Config>(
+	id: JobId,
+	job: &JobOf<T>,
+	round: &RoundStateOf<T>,
+	proofs: &[SignedProofOf<T>],
+) -> Vec<(T::AccountId, BalanceOf<T>)> {
+	let Some(hash) = round.quorum else { return Vec::new() };
+	let attesters: Vec<_> = proofs
+		.iter()
+		.map(|signed| &signed.proof)
+		.filter(|p| p.result_model_hash == hash && membership::is_participant::<T>(id, &p.provider))
+		.collect();
+	let needed = quorum_threshold(attesters.len().saturating_sub(1) as u32) as usize;
+	let millis = membership::round_millis::<T>(job);
+	let qualified: Vec<(T::AccountId, u64)> = attesters
+		.iter()
+		.filter(|p| {
+			let used_by = attesters
+				.iter()
+				.filter(|q| q.provider != p.provider && q.received.contains(&p.provider))
+				.count();
+			used_by >= needed
+		})
+		.map(|p| {
+			let tflops =
+				T::Providers::capabilities(&p.provider).map(|c| c.tflops_milli).unwrap_or_default();
+			let cap = max_samples(&job.spec.model, tflops, millis);
+			(p.provider.clone(), p.samples_processed.min(cap))
+		})
+		.collect();
+	let total: u64 = qualified.iter().map(|(_, w)| *w).fold(0u64, u64::saturating_add);
+	if total == 0 {
+		return Vec::new();
+	}
+	let members = round.members.len() as u32;
+	let pool = Perbill::from_rational(qualified.len() as u32, members)
+		.mul_floor(job.spec.reward_per_round);
+	qualified
+		.into_iter()
+		.map(|(who, weight)| (who, Perbill::from_rational(weight, total).mul_floor(pool)))
+		.filter(|(_, amount)| !amount.is_zero())
+		.collect()
+}
+
+/// Updates each still-participating member's record and health after a round; removes those
+/// that missed `MaxMissedRounds` rounds in a row.
+fn record_members<T: Config>(
+	id: JobId,
+	job: &mut JobOf<T>,
+	round: &RoundStateOf<T>,
+	proofs: &[SignedProofOf<T>],
+	paid_to: &[(T::AccountId, BalanceOf<T>)],
+) {
+	for who in &round.members {
+		let Some(mut participant) = Participants::<T>::get(id, who) else { continue };
+		let submitted = proofs.iter().any(|p| &p.proof.provider == who);
+		participant.missed_in_row =
+			if submitted { 0 } else { participant.missed_in_row.saturating_add(1) };
+		match paid_to.iter().find(|(p, _)| p == who) {
+			Some((_, amount)) => {
+				participant.rounds_paid = participant.rounds_paid.saturating_add(1);
+				participant.earned = participant.earned.saturating_add(*amount);
+				T::Providers::round_delivered(who);
+			}
+			None => T::Providers::round_missed(who),
+		}
+		let idle_too_long = participant.missed_in_row >= T::MaxMissedRounds::get();
+		Participants::<T>::insert(id, who, participant);
+		if idle_too_long {
+			slashing::liveness::<T>(id, job, who);
+		}
+	}
+}
+
+/// Marks a job completed with its last attested result; any escrow dust goes back.
+fn complete<T: Config>(id: JobId, job: &mut JobOf<T>) {
+	let dust = job.held();
+	escrow::refund::<T>(job, dust);
+	job.status = JobStatus::Completed { final_model_hash: job.last_result };
+	membership::release_all::<T>(id);
+	Pallet::<T>::deposit_event(Event::JobCompleted { job: id, final_model_hash: job.last_result });
+}
+
+/// Cancels a live job: a round that already has a quorum is settled (and paid) first; then
+/// the open round is dropped and the rest of the escrow returns to the buyer.
+pub(crate) fn cancel<T: Config>(id: JobId) {
+	if Rounds::<T>::get(id).is_some_and(|round| round.quorum.is_some()) {
+		queue::remove::<T>(id);
+		settle::<T>(id);
+	}
+	// Settling the last round completes the job: nothing is left to cancel.
+	let Some(mut job) = Jobs::<T>::get(id).filter(|j| j.status.is_live()) else { return };
+	if Rounds::<T>::take(id).is_some() {
+		queue::remove::<T>(id);
+		let _ = Proofs::<T>::clear_prefix(id, u32::MAX, None);
+	}
+	let held = job.held();
+	let refunded = escrow::refund::<T>(&mut job, held);
+	job.status = JobStatus::Cancelled;
+	membership::release_all::<T>(id);
+	Jobs::<T>::insert(id, job);
+	Pallet::<T>::deposit_event(Event::JobCancelled { job: id, refunded });
+}

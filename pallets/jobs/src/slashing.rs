@@ -1,0 +1,72 @@
+//! Punishments with evidence: equivocation (two signed proofs for one slot) and liveness
+//! (missing rounds). The stake is taken through `pallet-providers`.
+
+use grid_primitives::job::JobId;
+use pallet_providers::{
+	traits::{ProviderRegistry, ProviderSlashing},
+	SlashReason,
+};
+use polkadot_sdk::polkadot_sdk_frame::prelude::*;
+
+use crate::{
+	membership, signature, BalanceOf, Config, Equivocations, Error, Event, JobOf, Jobs, Pallet,
+	RemovalReason, SignedProofOf,
+};
+
+/// Checks the evidence, slashes the provider (shares to `reporter` and the buyer), removes it
+/// from the job and records the offence so it is punished once.
+pub(crate) fn equivocation<T: Config>(
+	reporter: T::AccountId,
+	first: SignedProofOf<T>,
+	second: SignedProofOf<T>,
+) -> DispatchResult {
+	let (a, b) = (&first.proof, &second.proof);
+	ensure!(
+		a.job == b.job && a.round == b.round && a.provider == b.provider,
+		Error::<T>::DifferentSlots
+	);
+	// sr25519 signatures are randomized: the same proof signed twice is not an offence.
+	ensure!(a != b, Error::<T>::SameProof);
+	let key = (a.job, a.round, a.provider.clone());
+	ensure!(!Equivocations::<T>::contains_key(&key), Error::<T>::AlreadyReported);
+	ensure!(
+		signature::is_valid::<T>(&first) && signature::is_valid::<T>(&second),
+		Error::<T>::BadSignature
+	);
+	let id = a.job;
+	let mut job = Jobs::<T>::get(id).ok_or(Error::<T>::UnknownJob)?;
+	let offender = a.provider.clone();
+	let amount = T::EquivocationSlash::get().mul_floor(slash_base::<T>(&job, &offender));
+	let mut recipients = alloc::vec![(job.buyer.clone(), T::BuyerShare::get())];
+	// A provider reporting itself gets no reporter's share.
+	if reporter != offender {
+		recipients.push((reporter.clone(), T::ReporterShare::get()));
+	}
+	let slashed = T::Providers::slash(&offender, amount, SlashReason::Equivocation, &recipients);
+	membership::remove::<T>(id, &mut job, &offender, RemovalReason::Equivocation);
+	Jobs::<T>::insert(id, job);
+	Equivocations::<T>::insert(&key, ());
+	Pallet::<T>::deposit_event(Event::EquivocationPunished {
+		job: id,
+		round: key.1,
+		provider: offender,
+		reporter,
+		slashed,
+	});
+	Ok(())
+}
+
+/// Removes `who` from `job` for missing rounds and takes a light slash (the buyer's share to
+/// the buyer). The caller stores `job`.
+pub(crate) fn liveness<T: Config>(id: JobId, job: &mut JobOf<T>, who: &T::AccountId) {
+	let amount = T::LivenessSlash::get().mul_floor(slash_base::<T>(job, who));
+	let recipients = [(job.buyer.clone(), T::BuyerShare::get())];
+	T::Providers::slash(who, amount, SlashReason::Liveness, &recipients);
+	membership::remove::<T>(id, job, who, RemovalReason::Liveness);
+}
+
+/// The stake a slash percentage applies to: the provider's active stake, or the job's minimum
+/// if it has unbonded below that (the slash reaches unbonding funds too).
+fn slash_base<T: Config>(job: &JobOf<T>, who: &T::AccountId) -> BalanceOf<T> {
+	T::Providers::active_stake(who).max(job.spec.min_provider_stake)
+}

@@ -1,0 +1,646 @@
+//! Unit tests: every call, every error, settlement, slashing and the escrow invariant.
+
+use crate::{
+	mock::*, Equivocations, Error, Event, JobStatus, Jobs as JobsMap, Participants, RemovalReason,
+	RoundResults, Rounds, SettlementQueue,
+};
+use grid_primitives::job::{max_samples, Compression, GptConfig, ModelSpec, Nanos};
+use pallet_providers::SlashReason;
+use polkadot_sdk::polkadot_sdk_frame::{
+	deps::{
+		frame_support::{assert_noop, assert_ok},
+		sp_core::{Pair, H256},
+	},
+	prelude::*,
+	traits::fungible::{Inspect, InspectHold},
+};
+
+fn check_invariants() {
+	Jobs::do_try_state().expect("jobs invariants hold");
+	Providers::do_try_state().expect("providers invariants hold");
+}
+
+fn escrow_held(who: AccountId) -> Balance {
+	Balances::balance_on_hold(&crate::HoldReason::JobEscrow.into(), &who)
+}
+
+fn free(who: AccountId) -> Balance {
+	Balances::balance(&who)
+}
+
+fn join(job: u64, who: AccountId) -> DispatchResult {
+	Jobs::join_job(RuntimeOrigin::signed(who), job)
+}
+
+/// A job with `providers` registered and joined (min_providers = their number), running.
+fn running_job(providers: &[AccountId]) -> u64 {
+	let mut s = spec();
+	s.min_providers = providers.len() as u32;
+	let id = create(s);
+	for who in providers {
+		register(*who);
+		assert_ok!(join(id, *who));
+	}
+	assert_eq!(JobsMap::<Test>::get(id).unwrap().status, JobStatus::Running);
+	job_events();
+	id
+}
+
+fn status(job: u64) -> JobStatus {
+	JobsMap::<Test>::get(job).unwrap().status
+}
+
+fn round_index(job: u64) -> u32 {
+	Rounds::<Test>::get(job).unwrap().index
+}
+
+#[test]
+fn create_job_holds_the_budget() {
+	new_test_ext().execute_with(|| {
+		let id = create(spec());
+		let job = JobsMap::<Test>::get(id).unwrap();
+		assert_eq!(job.funded, 3 * ROUND_ESCROW);
+		assert_eq!(job.status, JobStatus::Open);
+		assert_eq!(escrow_held(BUYER), 3 * ROUND_ESCROW);
+		assert_eq!(free(BUYER), ENDOWMENT - 3 * ROUND_ESCROW);
+		assert_eq!(
+			job_events(),
+			vec![Event::JobCreated { job: id, buyer: BUYER, budget: 3 * ROUND_ESCROW }]
+		);
+		assert_eq!(create(spec()), id + 1);
+		check_invariants();
+	});
+}
+
+#[test]
+fn create_job_rejects_every_bad_field() {
+	new_test_ext().execute_with(|| {
+		type Mutation = fn(&mut grid_primitives::job::JobSpec<Balance, u64>);
+		let cases: Vec<(Mutation, Error<Test>)> = vec![
+			(
+				|s| {
+					s.model = ModelSpec::Gpt(GptConfig {
+						vocab: 256,
+						context: 8,
+						layers: 1,
+						heads: 3,
+						width: 8,
+					})
+				},
+				Error::BadModel,
+			),
+			(
+				|s| {
+					s.model = ModelSpec::Gpt(GptConfig {
+						vocab: 256,
+						context: 8,
+						layers: 200,
+						heads: 8,
+						width: 8192,
+					})
+				},
+				Error::ModelTooLarge,
+			),
+			(|s| s.dataset.uri = Default::default(), Error::BadDataset),
+			(|s| s.dataset.content_hash = H256::zero(), Error::BadDataset),
+			(|s| s.training.batch_size = 0, Error::BadBatchSize),
+			(
+				|s| s.training.inner = grid_primitives::job::InnerOptimizer::Sgd { lr: Nanos(0) },
+				Error::BadInnerLearningRate,
+			),
+			(|s| s.training.outer_lr = Nanos(4_000_000_001), Error::BadOuterLearningRate),
+			(|s| s.training.outer_momentum = Nanos(1_000_000_000), Error::BadOuterMomentum),
+			(
+				|s| s.training.compression = Compression::TopK { chunk: 8, k: 0, value_bits: 2 },
+				Error::BadCompression,
+			),
+			(|s| s.rounds = 0, Error::ZeroRounds),
+			(|s| s.rounds = 51, Error::TooManyRounds),
+			(|s| s.reward_per_round = 0, Error::ZeroReward),
+			(|s| s.min_providers = 5, Error::BadProviderRange),
+			(
+				|s| {
+					s.max_providers = MAX_PARTICIPANTS + 1;
+				},
+				Error::TooManyProviders,
+			),
+			(|s| s.training.round_blocks = 1, Error::RoundTooShort),
+			(|s| s.training.round_blocks = 101, Error::RoundTooLong),
+			(|s| s.challenge_window = 101, Error::ChallengeWindowTooLong),
+			(|s| s.reward_per_round = Balance::MAX / 2, Error::BudgetOverflow),
+			(|s| s.reward_per_round = ENDOWMENT, Error::InsufficientBalance),
+		];
+		for (mutate, error) in cases {
+			let mut s = spec();
+			mutate(&mut s);
+			assert_noop!(Jobs::create_job(RuntimeOrigin::signed(BUYER), s), error);
+		}
+		assert_eq!(escrow_held(BUYER), 0);
+	});
+}
+
+#[test]
+fn joining_starts_the_job_at_min_providers() {
+	new_test_ext().execute_with(|| {
+		let id = create(spec());
+		register(P1);
+		register(P2);
+		assert_ok!(join(id, P1));
+		assert_eq!(status(id), JobStatus::Open);
+		assert_ok!(join(id, P2));
+		assert_eq!(status(id), JobStatus::Running);
+		let round = Rounds::<Test>::get(id).unwrap();
+		assert_eq!(round.index, 0);
+		assert_eq!(round.deadline, 1 + ROUND_BLOCKS);
+		assert_eq!(round.members.len(), 2);
+		let events = job_events();
+		assert!(events.contains(&Event::JobStarted { job: id }));
+		assert!(events.contains(&Event::RoundOpened {
+			job: id,
+			round: 0,
+			deadline: 1 + ROUND_BLOCKS,
+			members: 2
+		}));
+		// In a job: the provider cannot leave the registry.
+		assert_eq!(pallet_providers::Providers::<Test>::get(P1).unwrap().active_jobs, 1);
+		check_invariants();
+	});
+}
+
+#[test]
+fn join_rejects_each_bad_case() {
+	new_test_ext().execute_with(|| {
+		let id = create(spec());
+		assert_noop!(join(99, P1), Error::<Test>::UnknownJob);
+		assert_noop!(join(id, P1), Error::<Test>::NotEligible);
+		let mut rich = spec();
+		rich.min_provider_stake = 5_000;
+		let rich = create(rich);
+		register(P1);
+		assert_noop!(join(rich, P1), Error::<Test>::NotEligible);
+		register_with(P5, STAKE, 0);
+		assert_noop!(join(id, P5), Error::<Test>::Underpowered);
+		assert_ok!(join(id, P1));
+		assert_noop!(join(id, P1), Error::<Test>::AlreadyJoined);
+		let mut small = spec();
+		small.max_providers = 2;
+		small.min_providers = 2;
+		let small = create(small);
+		for who in [P2, P3, P4] {
+			register(who);
+		}
+		assert_ok!(join(small, P2));
+		assert_ok!(join(small, P3));
+		assert_noop!(join(small, P4), Error::<Test>::JobFull);
+		assert_ok!(Jobs::cancel_job(RuntimeOrigin::signed(BUYER), id));
+		assert_noop!(join(id, P2), Error::<Test>::JobEnded);
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_running_job_admits_joiners_from_the_next_round() {
+	new_test_ext().execute_with(|| {
+		let id = running_job(&[P1, P2]);
+		register(P3);
+		assert_ok!(join(id, P3));
+		assert_eq!(job_events(), vec![Event::Joined { job: id, who: P3, from_round: 1 }]);
+		assert_noop!(
+			Jobs::submit_proof(RuntimeOrigin::signed(P3), proof(id, 0, P3, 42, 100, &[P1, P2])),
+			Error::<Test>::NotRoundMember
+		);
+		deliver(id, 0, &[P1, P2]);
+		let round = Rounds::<Test>::get(id).unwrap();
+		assert_eq!(round.index, 1);
+		assert!(round.members.contains(&P3));
+		assert_eq!(round.members.len(), 3);
+		check_invariants();
+	});
+}
+
+#[test]
+fn submit_proof_rejects_each_bad_proof() {
+	new_test_ext().execute_with(|| {
+		let open = create(spec());
+		let submit = |signed| Jobs::submit_proof(RuntimeOrigin::signed(REPORTER), signed);
+		assert_noop!(submit(proof(open, 0, P1, 42, 1, &[])), Error::<Test>::NotRunning);
+		assert_noop!(submit(proof(77, 0, P1, 42, 1, &[])), Error::<Test>::UnknownJob);
+		let id = running_job(&[P1, P2, P3]);
+		assert_noop!(submit(proof(id, 1, P1, 42, 1, &[])), Error::<Test>::WrongRound);
+		assert_noop!(submit(proof(id, 0, P4, 42, 1, &[])), Error::<Test>::NotRoundMember);
+		// Signed by another key.
+		let mut forged = proof(id, 0, P1, 42, 1, &[]);
+		forged.signature = account_key(P2).sign(b"anything").0;
+		assert_noop!(submit(forged), Error::<Test>::BadSignature);
+		// A field changed after signing.
+		let mut tampered = proof(id, 0, P1, 42, 1, &[]);
+		tampered.proof.samples_processed = 1_000_000;
+		assert_noop!(submit(tampered), Error::<Test>::BadSignature);
+		// Signed for another chain.
+		let mut other_chain = proof(id, 0, P1, 42, 1, &[]).proof;
+		other_chain.samples_processed = 2;
+		let payload = grid_primitives::job::proof_payload(&H256::repeat_byte(1), &other_chain);
+		let signature = account_key(P1).sign(&payload).0;
+		assert_noop!(
+			submit(Box::new(grid_primitives::job::SignedProof { proof: other_chain, signature })),
+			Error::<Test>::BadSignature
+		);
+		// Anyone may submit a valid proof, once.
+		assert_ok!(submit(proof(id, 0, P1, 42, 1, &[])));
+		assert_noop!(submit(proof(id, 0, P1, 42, 1, &[])), Error::<Test>::DuplicateProof);
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_round_every_member_attests_settles_at_once_and_pays() {
+	new_test_ext().execute_with(|| {
+		let id = running_job(&[P1, P2]);
+		let (p1, p2, fees) = (free(P1), free(P2), free(FEES));
+		deliver(id, 0, &[P1, P2]);
+		// Equal samples: each gets half of the reward; the fee is 10% of what was paid.
+		assert_eq!(free(P1) - p1, REWARD / 2);
+		assert_eq!(free(P2) - p2, REWARD / 2);
+		assert_eq!(free(FEES) - fees, REWARD / 10);
+		let summary = RoundResults::<Test>::get(id, 0).unwrap();
+		assert_eq!((summary.paid, summary.fee, summary.refunded), (REWARD, REWARD / 10, 0));
+		assert_eq!(summary.result_model_hash, Some(H256::repeat_byte(42)));
+		let events = job_events();
+		assert!(events.contains(&Event::QuorumReached {
+			job: id,
+			round: 0,
+			result_model_hash: H256::repeat_byte(42)
+		}));
+		assert!(events.contains(&Event::RewardPaid {
+			job: id,
+			round: 0,
+			who: P1,
+			amount: REWARD / 2
+		}));
+		assert!(events.contains(&Event::RoundSettled {
+			job: id,
+			round: 0,
+			result_model_hash: Some(H256::repeat_byte(42)),
+			paid: REWARD,
+			fee: REWARD / 10,
+			refunded: 0
+		}));
+		assert_eq!(round_index(id), 1);
+		let participant = Participants::<Test>::get(id, P1).unwrap();
+		assert_eq!((participant.rounds_paid, participant.earned), (1, REWARD / 2));
+		assert_eq!(pallet_providers::HealthRecords::<Test>::get(P1).rounds_delivered, 1);
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_quorum_settles_after_the_grace_and_refunds_missing_slots() {
+	new_test_ext().execute_with(|| {
+		let id = running_job(&[P1, P2, P3]);
+		let buyer = free(BUYER);
+		assert_ok!(Jobs::submit_proof(
+			RuntimeOrigin::signed(P1),
+			proof(id, 0, P1, 42, 100, &[P1, P2])
+		));
+		assert_ok!(Jobs::submit_proof(
+			RuntimeOrigin::signed(P2),
+			proof(id, 0, P2, 42, 100, &[P1, P2])
+		));
+		assert_eq!(
+			Rounds::<Test>::get(id).unwrap().due,
+			2,
+			"quorum moves the settlement to now + grace"
+		);
+		assert_eq!(round_index(id), 0, "still waiting for P3");
+		advance(1);
+		assert_eq!(round_index(id), 1);
+		// Two of three slots delivered: 2/3 of the reward is split, the third slot refunded.
+		let pool = REWARD * 2 / 3;
+		let fee = pool / 10;
+		let summary = RoundResults::<Test>::get(id, 0).unwrap();
+		assert_eq!(
+			(summary.paid, summary.fee, summary.refunded),
+			(pool, fee, ROUND_ESCROW - pool - fee)
+		);
+		assert_eq!(free(BUYER) - buyer, ROUND_ESCROW - pool - fee);
+		assert_eq!(pallet_providers::HealthRecords::<Test>::get(P3).rounds_missed, 1);
+		assert_eq!(Participants::<Test>::get(id, P3).unwrap().missed_in_row, 1);
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_round_without_quorum_pays_no_one() {
+	new_test_ext().execute_with(|| {
+		let id = running_job(&[P1, P2, P3]);
+		let buyer = free(BUYER);
+		assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(P1), proof(id, 0, P1, 1, 100, &[P1])));
+		assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(P2), proof(id, 0, P2, 2, 100, &[P2])));
+		advance(ROUND_BLOCKS);
+		let summary = RoundResults::<Test>::get(id, 0).unwrap();
+		assert_eq!(summary.result_model_hash, None);
+		assert_eq!((summary.paid, summary.fee, summary.refunded), (0, 0, ROUND_ESCROW));
+		assert_eq!(free(BUYER) - buyer, ROUND_ESCROW);
+		// Those that submitted are not counted as absent.
+		assert_eq!(Participants::<Test>::get(id, P1).unwrap().missed_in_row, 0);
+		assert_eq!(Participants::<Test>::get(id, P3).unwrap().missed_in_row, 1);
+		check_invariants();
+	});
+}
+
+#[test]
+fn an_update_the_others_did_not_use_is_not_paid() {
+	new_test_ext().execute_with(|| {
+		let id = running_job(&[P1, P2, P3]);
+		let p3 = free(P3);
+		// P3 attests the result but neither P1 nor P2 used its update.
+		assert_ok!(Jobs::submit_proof(
+			RuntimeOrigin::signed(P1),
+			proof(id, 0, P1, 42, 100, &[P1, P2])
+		));
+		assert_ok!(Jobs::submit_proof(
+			RuntimeOrigin::signed(P2),
+			proof(id, 0, P2, 42, 100, &[P1, P2])
+		));
+		assert_ok!(Jobs::submit_proof(
+			RuntimeOrigin::signed(P3),
+			proof(id, 0, P3, 42, 100, &[P1, P2, P3])
+		));
+		assert_eq!(free(P3), p3);
+		let summary = RoundResults::<Test>::get(id, 0).unwrap();
+		assert_eq!(summary.paid_participants, 2);
+		assert_eq!(summary.paid, REWARD * 2 / 3);
+		check_invariants();
+	});
+}
+
+#[test]
+fn rewards_follow_samples_capped_by_declared_hardware() {
+	new_test_ext().execute_with(|| {
+		let mut s = spec();
+		s.model =
+			ModelSpec::Gpt(GptConfig { vocab: 256, context: 64, layers: 4, heads: 4, width: 128 });
+		let id = create(s.clone());
+		register(P1);
+		// P2 declares hardware that can do fewer than 1000 samples in a round.
+		let tflops_milli = 1;
+		let cap = max_samples(&s.model, tflops_milli, ROUND_BLOCKS * 6_000);
+		assert!(cap > 0 && cap < 1_000);
+		register_with(P2, STAKE, tflops_milli);
+		assert_ok!(join(id, P1));
+		assert_ok!(join(id, P2));
+		let (p1, p2) = (free(P1), free(P2));
+		assert_ok!(Jobs::submit_proof(
+			RuntimeOrigin::signed(P1),
+			proof(id, 0, P1, 42, 100, &[P1, P2])
+		));
+		assert_ok!(Jobs::submit_proof(
+			RuntimeOrigin::signed(P2),
+			proof(id, 0, P2, 42, 1_000_000, &[P1, P2])
+		));
+		let total = 100 + cap as u128;
+		// Shares are computed as a Perbill of the pool, rounded down.
+		let share = |samples: u128| Perbill::from_rational(samples, total).mul_floor(REWARD);
+		assert_eq!(free(P1) - p1, share(100));
+		assert_eq!(free(P2) - p2, share(cap as u128));
+		assert!(free(P2) - p2 < free(P1) - p1, "the claim above the cap does not count");
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_job_completes_after_its_rounds_and_releases_its_providers() {
+	new_test_ext().execute_with(|| {
+		let id = running_job(&[P1, P2]);
+		let issuance = Balances::total_issuance();
+		for round in 0..3 {
+			deliver(id, round, &[P1, P2]);
+		}
+		assert_eq!(
+			status(id),
+			JobStatus::Completed { final_model_hash: Some(H256::repeat_byte(42)) }
+		);
+		let job = JobsMap::<Test>::get(id).unwrap();
+		assert_eq!(job.held(), 0);
+		assert_eq!(job.paid, 3 * REWARD);
+		assert_eq!(job.fees, 3 * REWARD / 10);
+		assert_eq!(escrow_held(BUYER), 0);
+		assert!(Rounds::<Test>::get(id).is_none());
+		assert!(SettlementQueue::<Test>::get().is_empty());
+		assert_eq!(pallet_providers::Providers::<Test>::get(P1).unwrap().active_jobs, 0);
+		assert_eq!(Balances::total_issuance(), issuance, "payouts move funds, never mint");
+		assert!(job_events().contains(&Event::JobCompleted {
+			job: id,
+			final_model_hash: Some(H256::repeat_byte(42))
+		}));
+		assert_noop!(Jobs::leave_job(RuntimeOrigin::signed(P1), id), Error::<Test>::JobEnded);
+		check_invariants();
+	});
+}
+
+#[test]
+fn cancel_refunds_what_is_unspent() {
+	new_test_ext().execute_with(|| {
+		let open = create(spec());
+		assert_ok!(Jobs::cancel_job(RuntimeOrigin::signed(BUYER), open));
+		assert_eq!(status(open), JobStatus::Cancelled);
+		assert_eq!(escrow_held(BUYER), 0);
+		assert_eq!(free(BUYER), ENDOWMENT);
+		assert_noop!(Jobs::cancel_job(RuntimeOrigin::signed(BUYER), open), Error::<Test>::JobEnded);
+		assert_noop!(Jobs::cancel_job(RuntimeOrigin::signed(BUYER), 42), Error::<Test>::UnknownJob);
+
+		// A running job whose open round already has a quorum: that round is paid first.
+		let id = running_job(&[P1, P2, P3]);
+		assert_ok!(Jobs::submit_proof(
+			RuntimeOrigin::signed(P1),
+			proof(id, 0, P1, 42, 100, &[P1, P2])
+		));
+		assert_ok!(Jobs::submit_proof(
+			RuntimeOrigin::signed(P2),
+			proof(id, 0, P2, 42, 100, &[P1, P2])
+		));
+		let p1 = free(P1);
+		assert_ok!(Jobs::cancel_job(RuntimeOrigin::signed(BUYER), id));
+		assert_eq!(free(P1) - p1, REWARD / 3);
+		let job = JobsMap::<Test>::get(id).unwrap();
+		assert_eq!(job.status, JobStatus::Cancelled);
+		assert_eq!(job.held(), 0);
+		assert_eq!(job.refunded, job.funded - job.paid - job.fees);
+		assert!(Rounds::<Test>::get(id).is_none());
+		assert_eq!(pallet_providers::Providers::<Test>::get(P3).unwrap().active_jobs, 0);
+		assert_noop!(
+			Jobs::submit_proof(RuntimeOrigin::signed(P3), proof(id, 0, P3, 42, 100, &[])),
+			Error::<Test>::NotRunning
+		);
+		check_invariants();
+	});
+}
+
+#[test]
+fn leaving_keeps_the_round_threshold_and_refunds_the_slot() {
+	new_test_ext().execute_with(|| {
+		let id = running_job(&[P1, P2, P3]);
+		assert_noop!(Jobs::leave_job(RuntimeOrigin::signed(P4), id), Error::<Test>::NotParticipant);
+		assert_ok!(Jobs::leave_job(RuntimeOrigin::signed(P3), id));
+		assert_eq!(job_events(), vec![Event::Left { job: id, who: P3 }]);
+		assert_eq!(pallet_providers::Providers::<Test>::get(P3).unwrap().active_jobs, 0);
+		// Even a proof P3 signed before leaving is not paid.
+		assert_ok!(Jobs::submit_proof(
+			RuntimeOrigin::signed(P3),
+			proof(id, 0, P3, 42, 100, &[P1, P2, P3])
+		));
+		deliver(id, 0, &[P1, P2]);
+		let summary = RoundResults::<Test>::get(id, 0).unwrap();
+		assert_eq!(summary.paid_participants, 2);
+		assert_eq!(summary.paid, REWARD * 2 / 3);
+		// The next round has only the two that stayed.
+		assert_eq!(Rounds::<Test>::get(id).unwrap().members.len(), 2);
+		check_invariants();
+	});
+}
+
+#[test]
+fn equivocation_is_slashed_rewarded_and_removed_once() {
+	new_test_ext().execute_with(|| {
+		let id = running_job(&[P1, P2, P3]);
+		let first = proof(id, 0, P1, 42, 100, &[P1, P2]);
+		let second = proof(id, 0, P1, 43, 100, &[P1, P2]);
+		let report = |a, b| Jobs::report_equivocation(RuntimeOrigin::signed(REPORTER), a, b);
+		assert_noop!(
+			report(first.clone(), proof(id, 1, P1, 43, 100, &[])),
+			Error::<Test>::DifferentSlots
+		);
+		assert_noop!(
+			report(first.clone(), proof(id, 0, P2, 43, 100, &[])),
+			Error::<Test>::DifferentSlots
+		);
+		// The same proof signed twice (sr25519 signatures differ) is not an offence.
+		assert_noop!(report(first.clone(), sign(first.proof.clone())), Error::<Test>::SameProof);
+		let mut forged = second.clone();
+		forged.signature = account_key(P2).sign(b"x").0;
+		assert_noop!(report(first.clone(), forged), Error::<Test>::BadSignature);
+
+		let (issuance, reporter, buyer) = (Balances::total_issuance(), free(REPORTER), free(BUYER));
+		assert_ok!(report(first.clone(), second.clone()));
+		let slashed = STAKE / 2;
+		assert_eq!(free(REPORTER) - reporter, slashed / 4);
+		assert_eq!(free(BUYER) - buyer, slashed / 4);
+		assert_eq!(issuance - Balances::total_issuance(), slashed / 2, "the rest is burned");
+		assert_eq!(pallet_providers::Providers::<Test>::get(P1).unwrap().stake, STAKE - slashed);
+		assert!(!Participants::<Test>::contains_key(id, P1));
+		assert!(Equivocations::<Test>::contains_key((id, 0, P1)));
+		let events = job_events();
+		assert!(events.contains(&Event::Removed {
+			job: id,
+			who: P1,
+			reason: RemovalReason::Equivocation
+		}));
+		assert!(events.contains(&Event::EquivocationPunished {
+			job: id,
+			round: 0,
+			provider: P1,
+			reporter: REPORTER,
+			slashed
+		}));
+		assert_noop!(report(first, second), Error::<Test>::AlreadyReported);
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_participant_missing_rounds_is_removed_and_lightly_slashed() {
+	new_test_ext().execute_with(|| {
+		let id = running_job(&[P1, P2, P3]);
+		let buyer = free(BUYER);
+		for round in 0..MAX_MISSED {
+			deliver(id, round, &[P1, P2]);
+			advance(1);
+		}
+		assert!(!Participants::<Test>::contains_key(id, P3));
+		let slashed = STAKE / 10;
+		assert_eq!(pallet_providers::Providers::<Test>::get(P3).unwrap().stake, STAKE - slashed);
+		let slashed_event = System::events().into_iter().any(|r| {
+			r.event
+				== RuntimeEvent::Providers(pallet_providers::Event::Slashed {
+					who: P3,
+					reason: SlashReason::Liveness,
+					amount: slashed,
+					to_recipients: slashed / 4,
+				})
+		});
+		assert!(slashed_event);
+		let events = job_events();
+		assert!(events.contains(&Event::Removed {
+			job: id,
+			who: P3,
+			reason: RemovalReason::Liveness
+		}));
+		// The buyer got its share of the slash on top of the refunded slots.
+		let refunds: Balance =
+			(0..MAX_MISSED).map(|r| RoundResults::<Test>::get(id, r).unwrap().refunded).sum();
+		assert_eq!(free(BUYER) - buyer, refunds + slashed / 4);
+		assert_eq!(JobsMap::<Test>::get(id).unwrap().participants, 2);
+		check_invariants();
+	});
+}
+
+#[test]
+fn settlement_work_per_block_is_bounded() {
+	new_test_ext().execute_with(|| {
+		let jobs: Vec<_> =
+			[[P1, P2], [P3, P4], [15, 16]].iter().map(|ps| running_job(ps)).collect();
+		let queue = SettlementQueue::<Test>::get();
+		assert_eq!(queue.len(), 3);
+		assert!(queue.iter().all(|(due, _)| *due == 1 + ROUND_BLOCKS));
+		// A fourth job cannot start while three run.
+		let mut s = spec();
+		s.min_providers = 1;
+		let fourth = create(s);
+		register(17);
+		assert_noop!(join(fourth, 17), Error::<Test>::TooManyRunningJobs);
+
+		run_to_block(1 + ROUND_BLOCKS);
+		let settled = jobs.iter().filter(|id| RoundResults::<Test>::get(**id, 0).is_some()).count();
+		assert_eq!(settled, 2, "on_initialize settles MaxSettlementsPerBlock rounds");
+		let late = *jobs.iter().find(|id| RoundResults::<Test>::get(**id, 0).is_none()).unwrap();
+		// Its deadline passed: no more proofs.
+		assert_noop!(
+			Jobs::submit_proof(RuntimeOrigin::signed(P1), proof(late, 0, P1, 42, 1, &[])),
+			Error::<Test>::RoundClosed
+		);
+		// on_idle with room settles the rest in the same block.
+		use polkadot_sdk::polkadot_sdk_frame::traits::Hooks;
+		let used = <crate::Pallet<Test> as Hooks<u64>>::on_idle(1 + ROUND_BLOCKS, Weight::MAX);
+		assert!(used.ref_time() > 0);
+		assert!(RoundResults::<Test>::get(late, 0).is_some());
+		// on_idle without room does nothing.
+		let none = <crate::Pallet<Test> as Hooks<u64>>::on_idle(1 + ROUND_BLOCKS, Weight::zero());
+		assert_eq!(none, Weight::zero());
+		check_invariants();
+	});
+}
+
+#[test]
+fn view_functions_read_jobs_rounds_and_rewards() {
+	new_test_ext().execute_with(|| {
+		let id = running_job(&[P1, P2]);
+		let open = create(spec());
+		deliver(id, 0, &[P1, P2]);
+		let view = Jobs::job(id).unwrap();
+		assert_eq!(view.held, 2 * ROUND_ESCROW);
+		assert_eq!(view.round.unwrap().index, 1);
+		assert_eq!(Jobs::jobs(0, 10), vec![(id, JobStatus::Running), (open, JobStatus::Open)]);
+		assert_eq!(Jobs::jobs(open, 10), vec![(open, JobStatus::Open)]);
+		let participants = Jobs::participants(id);
+		assert_eq!(participants.len(), 2);
+		assert!(participants.iter().all(|(_, p)| p.earned == REWARD / 2));
+		assert_eq!(Jobs::round_result(id, 0).unwrap().paid, REWARD);
+		assert!(Jobs::round_proofs(id).is_empty());
+		assert_ok!(Jobs::submit_proof(
+			RuntimeOrigin::signed(P1),
+			proof(id, 1, P1, 42, 100, &[P1, P2])
+		));
+		assert_eq!(Jobs::round_proofs(id).len(), 1);
+		assert!(Jobs::job(99).is_none());
+	});
+}

@@ -1,0 +1,174 @@
+//! Storage, event and view types of the jobs pallet.
+
+use codec::{Decode, DecodeWithMemTracking, Encode, MaxEncodedLen};
+use grid_primitives::job::{JobSpec, RoundIndex, SignedProof};
+use polkadot_sdk::polkadot_sdk_frame::{deps::sp_core::H256, prelude::*};
+use scale_info::TypeInfo;
+
+/// Where a job is in its life.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub enum JobStatus {
+	/// Recruiting: waiting for `min_providers` participants.
+	Open,
+	/// Training; one round at a time is open for proofs.
+	Running,
+	/// Every round was settled. `final_model_hash` is the last round result a quorum attested
+	/// (none if no round ever reached a quorum).
+	Completed { final_model_hash: Option<H256> },
+	/// The buyer cancelled; the unspent escrow went back.
+	Cancelled,
+}
+
+impl JobStatus {
+	/// Open or running: the job still holds escrow and accepts members.
+	pub fn is_live(&self) -> bool {
+		matches!(self, JobStatus::Open | JobStatus::Running)
+	}
+}
+
+/// A job and its escrow account.
+///
+/// Escrow: `funded` was put on hold from `buyer` at creation; `paid` went to participants,
+/// `fees` to the fee collector, `refunded` back to the buyer; the rest is still on hold.
+#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, MaxEncodedLen, TypeInfo)]
+pub struct Job<AccountId, Balance, BlockNumber> {
+	/// Who posted and pays for it.
+	pub buyer: AccountId,
+	/// What to train and how.
+	pub spec: JobSpec<Balance, BlockNumber>,
+	/// Lifecycle state.
+	pub status: JobStatus,
+	/// Block of creation.
+	pub created_at: BlockNumber,
+	/// Active participants.
+	pub participants: u32,
+	/// Rounds settled so far (paid or refunded); the open round has this index.
+	pub rounds_settled: RoundIndex,
+	/// Latest round result a quorum attested.
+	pub last_result: Option<H256>,
+	/// Put on hold at creation: `rounds × round_escrow`.
+	pub funded: Balance,
+	/// Rewards paid to participants.
+	pub paid: Balance,
+	/// Protocol fees paid.
+	pub fees: Balance,
+	/// Returned to the buyer.
+	pub refunded: Balance,
+}
+
+impl<AccountId, Balance: AtLeast32BitUnsigned + Copy, BlockNumber>
+	Job<AccountId, Balance, BlockNumber>
+{
+	/// Escrow still on hold for this job.
+	pub fn held(&self) -> Balance {
+		self.funded
+			.saturating_sub(self.paid)
+			.saturating_sub(self.fees)
+			.saturating_sub(self.refunded)
+	}
+}
+
+/// A provider's membership of a job.
+#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, MaxEncodedLen, TypeInfo)]
+pub struct Participant<Balance> {
+	/// First round it takes part in (a running job admits joiners from the next round).
+	pub from_round: RoundIndex,
+	/// Consecutive rounds it was in without submitting a proof.
+	pub missed_in_row: u32,
+	/// Rounds it was paid for.
+	pub rounds_paid: u32,
+	/// Rewards it received from this job.
+	pub earned: Balance,
+}
+
+/// The open round of a running job.
+#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, MaxEncodedLen, TypeInfo)]
+#[scale_info(skip_type_params(MaxMembers))]
+pub struct RoundState<AccountId, BlockNumber, MaxMembers: Get<u32>> {
+	/// Which round.
+	pub index: RoundIndex,
+	/// Block it opened in.
+	pub opened_at: BlockNumber,
+	/// First block at which it no longer accepts proofs and is settled.
+	pub deadline: BlockNumber,
+	/// Block at which it will be settled: the deadline, or earlier once a quorum is reached.
+	pub due: BlockNumber,
+	/// Participants expected to contribute (a snapshot taken when it opened).
+	pub members: BoundedVec<AccountId, MaxMembers>,
+	/// Attestations per result hash.
+	pub tally: BoundedVec<(H256, u32), MaxMembers>,
+	/// The result hash that reached a quorum, if any.
+	pub quorum: Option<H256>,
+}
+
+/// Smallest number of attestations that is at least two thirds of `members`.
+pub fn quorum_threshold(members: u32) -> u32 {
+	(2 * members).div_ceil(3)
+}
+
+/// What a settled round came to.
+#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, MaxEncodedLen, TypeInfo)]
+pub struct RoundSummary<Balance, BlockNumber> {
+	/// The result a quorum attested; none when the round failed.
+	pub result_model_hash: Option<H256>,
+	/// Members of the round.
+	pub members: u32,
+	/// Proofs received.
+	pub proofs: u32,
+	/// Participants paid.
+	pub paid_participants: u32,
+	/// Rewards paid.
+	pub paid: Balance,
+	/// Fee taken.
+	pub fee: Balance,
+	/// Returned to the buyer.
+	pub refunded: Balance,
+	/// Block it was settled in.
+	pub settled_at: BlockNumber,
+}
+
+/// Why a participant was removed from a job by the chain.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub enum RemovalReason {
+	/// It signed two different proofs for one round.
+	Equivocation,
+	/// It missed too many rounds in a row.
+	Liveness,
+}
+
+/// A job as returned by the view functions.
+#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, TypeInfo)]
+#[scale_info(skip_type_params(MaxMembers))]
+pub struct JobView<AccountId, Balance, BlockNumber, MaxMembers: Get<u32>> {
+	/// The record.
+	pub job: Job<AccountId, Balance, BlockNumber>,
+	/// Escrow still on hold.
+	pub held: Balance,
+	/// The open round, when running.
+	pub round: Option<RoundState<AccountId, BlockNumber, MaxMembers>>,
+}
+
+/// A proof as stored for the open round.
+pub type StoredProof<AccountId> = SignedProof<AccountId>;

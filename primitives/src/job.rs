@@ -1,0 +1,704 @@
+//! Training jobs and per-round contribution proofs, shared by `pallet-jobs`, `grid-trainer`,
+//! the buyer CLI and the tests.
+//!
+//! Numbers that are fractional in training (learning rates, momentum, loss) travel as fixed
+//! point integers: SCALE has no floats, and every node must decode the same value.
+
+use alloc::vec::Vec;
+use codec::{Decode, DecodeWithMemTracking, Encode, MaxEncodedLen};
+use polkadot_sdk::{
+	sp_core::{ConstU32, Get, H256},
+	sp_runtime::BoundedVec,
+};
+use scale_info::TypeInfo;
+
+use crate::provider::BoundedBytes;
+
+/// Identifies a job; assigned by the chain in creation order.
+pub type JobId = u64;
+/// Index of a round (one outer synchronization) within a job, from zero.
+pub type RoundIndex = u32;
+/// Longest dataset URI, in bytes.
+pub type MaxUriLen = ConstU32<256>;
+/// Most peers a contribution proof can list as received; also the most participants any job
+/// can have, since every participant may receive every other's update.
+pub type MaxProofPeers = ConstU32<64>;
+/// Largest model a job may ask for, in parameters (10 billion).
+pub const MAX_MODEL_PARAMS: u64 = 10_000_000_000;
+
+/// A fraction or small real number in billionths: `Nanos(700_000_000)` is 0.7.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	PartialOrd,
+	Ord,
+	Debug,
+	Default,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub struct Nanos(pub u32);
+
+impl Nanos {
+	/// One whole unit.
+	pub const ONE: Nanos = Nanos(1_000_000_000);
+
+	/// The value as a float (for the trainer).
+	pub fn to_f64(self) -> f64 {
+		f64::from(self.0) / 1e9
+	}
+}
+
+/// A byte-level GPT (nanoGPT-style): embeddings, `layers` blocks of causal self-attention and
+/// MLP with layer norm, `width` split over `heads`.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub struct GptConfig {
+	/// Vocabulary size (256 for bytes).
+	pub vocab: u32,
+	/// Context length in tokens; one training sample is one context.
+	pub context: u32,
+	/// Transformer blocks.
+	pub layers: u16,
+	/// Attention heads; must divide `width`.
+	pub heads: u16,
+	/// Embedding width.
+	pub width: u32,
+}
+
+/// A multi-layer perceptron over 28x28 MNIST images.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub struct MlpConfig {
+	/// Width of each hidden layer.
+	pub hidden: u32,
+	/// Number of hidden layers (at least one).
+	pub layers: u16,
+}
+
+/// A small convolutional network over MNIST: two 3x3 conv layers then a dense layer.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub struct CnnConfig {
+	/// Channels of the first conv layer (the second has twice as many).
+	pub channels: u16,
+	/// Width of the dense layer.
+	pub hidden: u32,
+}
+
+/// The model to train: the architecture (the variant) with its configuration.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub enum ModelSpec {
+	/// Byte-level GPT on a text corpus.
+	Gpt(GptConfig),
+	/// MLP on MNIST.
+	MnistMlp(MlpConfig),
+	/// CNN on MNIST.
+	MnistCnn(CnnConfig),
+}
+
+const MNIST_PIXELS: u64 = 28 * 28;
+const MNIST_CLASSES: u64 = 10;
+
+impl ModelSpec {
+	/// Number of trainable parameters (weights and biases), as the trainer builds the model.
+	pub fn parameters(&self) -> u64 {
+		match *self {
+			ModelSpec::Gpt(c) => {
+				let (v, t, l, w) = (
+					u64::from(c.vocab),
+					u64::from(c.context),
+					u64::from(c.layers),
+					u64::from(c.width),
+				);
+				// Per block: attention qkv + proj (4w² + 4w), MLP 4x (8w² + 5w), two layer norms
+				// (4w). Plus token and position embeddings, final norm and the output head.
+				let block = 12 * w * w + 13 * w;
+				v * w + t * w + l * block + 2 * w + w * v
+			}
+			ModelSpec::MnistMlp(c) => {
+				let (h, l) = (u64::from(c.hidden), u64::from(c.layers));
+				(MNIST_PIXELS * h + h) + (l - 1) * (h * h + h) + (h * MNIST_CLASSES + MNIST_CLASSES)
+			}
+			ModelSpec::MnistCnn(c) => {
+				let (c1, h) = (u64::from(c.channels), u64::from(c.hidden));
+				let c2 = 2 * c1;
+				// conv1 1->c1, conv2 c1->c2 (3x3, with bias), 2x2 pooling twice leaves 7x7.
+				let conv = (9 * c1 + c1) + (9 * c1 * c2 + c2);
+				conv + (49 * c2 * h + h) + (h * MNIST_CLASSES + MNIST_CLASSES)
+			}
+		}
+	}
+
+	/// Floating point operations to train on one sample (forward and backward, the usual
+	/// 6 × parameters × tokens estimate; a CNN's convolutions reuse weights per pixel).
+	pub fn flops_per_sample(&self) -> u64 {
+		match *self {
+			ModelSpec::Gpt(c) => {
+				6u64.saturating_mul(self.parameters()).saturating_mul(c.context.into())
+			}
+			ModelSpec::MnistMlp(_) => 6 * self.parameters(),
+			ModelSpec::MnistCnn(c) => {
+				let c1 = u64::from(c.channels);
+				let convs = 28 * 28 * 9 * c1 + 14 * 14 * 9 * c1 * 2 * c1;
+				6 * (self.parameters() + convs)
+			}
+		}
+	}
+
+	fn validate(&self) -> Result<(), SpecError> {
+		let ok = match *self {
+			ModelSpec::Gpt(c) => {
+				c.vocab > 0
+					&& c.context > 0
+					&& c.layers > 0 && c.heads > 0
+					&& c.width > 0 && c.width % u32::from(c.heads) == 0
+			}
+			ModelSpec::MnistMlp(c) => c.hidden > 0 && c.layers > 0,
+			ModelSpec::MnistCnn(c) => c.channels > 0 && c.hidden > 0,
+		};
+		if !ok {
+			return Err(SpecError::BadModel);
+		}
+		if self.parameters() > MAX_MODEL_PARAMS {
+			return Err(SpecError::ModelTooLarge);
+		}
+		Ok(())
+	}
+}
+
+/// Most samples a provider with `tflops_milli` thousandths of a TFLOP/s can train in
+/// `millis` milliseconds on `model`: the cap on what it can be paid for in a round.
+pub fn max_samples(model: &ModelSpec, tflops_milli: u32, millis: u64) -> u64 {
+	// TFLOP/s × 1e12 × ms / 1e3 = tflops_milli × 1e6 × ms flops.
+	let flops = u128::from(tflops_milli) * 1_000_000 * u128::from(millis);
+	let per_sample = u128::from(model.flops_per_sample().max(1));
+	u64::try_from(flops / per_sample).unwrap_or(u64::MAX)
+}
+
+/// The training data: a file identified by its content hash and where to get it.
+#[derive(
+	Clone, PartialEq, Eq, Debug, Encode, Decode, DecodeWithMemTracking, MaxEncodedLen, TypeInfo,
+)]
+pub struct DatasetRef {
+	/// BLAKE2b-256 of the file's bytes; trainers refuse data that does not match.
+	pub content_hash: H256,
+	/// Where to fetch it (`file://`, `http(s)://`, `ipfs://`, or a name of a shipped dataset
+	/// such as `grid:shakespeare`).
+	pub uri: BoundedBytes<MaxUriLen>,
+}
+
+/// The optimizer each participant runs locally between synchronizations.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub enum InnerOptimizer {
+	/// AdamW with warm-up and cosine decay.
+	AdamW {
+		/// Peak learning rate.
+		lr: Nanos,
+		/// Decoupled weight decay.
+		weight_decay: Nanos,
+		/// Linear warm-up steps.
+		warmup_steps: u32,
+	},
+	/// Plain SGD.
+	Sgd {
+		/// Learning rate.
+		lr: Nanos,
+	},
+}
+
+impl InnerOptimizer {
+	/// The (peak) learning rate.
+	pub fn lr(&self) -> Nanos {
+		match *self {
+			InnerOptimizer::AdamW { lr, .. } | InnerOptimizer::Sgd { lr } => lr,
+		}
+	}
+}
+
+/// How participants compress pseudo-gradients before exchanging them.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub enum Compression {
+	/// f32 values, no compression (the baseline).
+	None,
+	/// 8-bit quantization with one scale per `chunk` values.
+	Int8 {
+		/// Values per chunk.
+		chunk: u32,
+	},
+	/// Keep the `k` largest of every `chunk` values, quantized to `value_bits` bits, with
+	/// error feedback.
+	TopK {
+		/// Values per chunk.
+		chunk: u32,
+		/// Values kept per chunk.
+		k: u32,
+		/// Bits per kept value (1 to 8).
+		value_bits: u8,
+	},
+}
+
+impl Compression {
+	fn validate(&self) -> Result<(), SpecError> {
+		let ok = match *self {
+			Compression::None => true,
+			Compression::Int8 { chunk } => chunk > 0,
+			Compression::TopK { chunk, k, value_bits } => {
+				k > 0 && k <= chunk && (1..=8).contains(&value_bits)
+			}
+		};
+		ok.then_some(()).ok_or(SpecError::BadCompression)
+	}
+}
+
+/// Hyper-parameters of the DiLoCo-style training.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub struct TrainingParams<BlockNumber> {
+	/// Length of a round in blocks: the deadline for its proofs.
+	pub round_blocks: BlockNumber,
+	/// Samples per inner step.
+	pub batch_size: u32,
+	/// The local optimizer.
+	pub inner: InnerOptimizer,
+	/// Outer (Nesterov) learning rate applied to the averaged pseudo-gradient.
+	pub outer_lr: Nanos,
+	/// Outer momentum, below one.
+	pub outer_momentum: Nanos,
+	/// Pseudo-gradient compression.
+	pub compression: Compression,
+}
+
+/// Everything a buyer specifies when posting a job.
+#[derive(
+	Clone, PartialEq, Eq, Debug, Encode, Decode, DecodeWithMemTracking, MaxEncodedLen, TypeInfo,
+)]
+pub struct JobSpec<Balance, BlockNumber> {
+	/// Architecture and its configuration.
+	pub model: ModelSpec,
+	/// Training data.
+	pub dataset: DatasetRef,
+	/// Hyper-parameters.
+	pub training: TrainingParams<BlockNumber>,
+	/// Rounds to train for.
+	pub rounds: RoundIndex,
+	/// Paid out per round to the participants that delivered it.
+	pub reward_per_round: Balance,
+	/// Participants needed before the job starts.
+	pub min_providers: u32,
+	/// Most participants at once.
+	pub max_providers: u32,
+	/// Active stake a provider needs to join (the registry's minimum applies too).
+	pub min_provider_stake: Balance,
+	/// Blocks after a round during which its contributions may be challenged.
+	pub challenge_window: BlockNumber,
+}
+
+/// The chain's limits a job spec is checked against.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct SpecLimits<BlockNumber> {
+	/// Most rounds per job.
+	pub max_rounds: RoundIndex,
+	/// Most participants per job (at most [`MaxProofPeers`]).
+	pub max_participants: u32,
+	/// Shortest round, in blocks.
+	pub min_round_blocks: BlockNumber,
+	/// Longest round, in blocks.
+	pub max_round_blocks: BlockNumber,
+	/// Longest challenge window, in blocks.
+	pub max_challenge_window: BlockNumber,
+}
+
+/// What is wrong with a job spec; one variant per field or rule.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum SpecError {
+	/// A model dimension is zero, or the GPT's heads do not divide its width.
+	BadModel,
+	/// The model has more than [`MAX_MODEL_PARAMS`] parameters.
+	ModelTooLarge,
+	/// The dataset's URI is empty or not text, or its content hash is zero.
+	BadDataset,
+	/// The batch size is zero.
+	BadBatchSize,
+	/// The inner learning rate is zero or above one.
+	BadInnerLearningRate,
+	/// The outer learning rate is zero or above four.
+	BadOuterLearningRate,
+	/// The outer momentum is one or more.
+	BadOuterMomentum,
+	/// A compression parameter is out of range.
+	BadCompression,
+	/// Zero rounds.
+	ZeroRounds,
+	/// More rounds than the chain allows.
+	TooManyRounds,
+	/// The reward per round is zero.
+	ZeroReward,
+	/// `min_providers` is zero or above `max_providers`.
+	BadProviderRange,
+	/// `max_providers` is above the chain's limit.
+	TooManyProviders,
+	/// The round is shorter than the chain allows.
+	RoundTooShort,
+	/// The round is longer than the chain allows.
+	RoundTooLong,
+	/// The challenge window is longer than the chain allows.
+	ChallengeWindowTooLong,
+}
+
+impl<Balance: Default + PartialEq, BlockNumber: PartialOrd + Copy> JobSpec<Balance, BlockNumber> {
+	/// Checks every field; the first problem found is returned.
+	pub fn validate(&self, limits: &SpecLimits<BlockNumber>) -> Result<(), SpecError> {
+		self.model.validate()?;
+		let uri_ok = core::str::from_utf8(&self.dataset.uri).is_ok_and(|u| !u.trim().is_empty());
+		if !uri_ok || self.dataset.content_hash.is_zero() {
+			return Err(SpecError::BadDataset);
+		}
+		let t = &self.training;
+		let checks = [
+			(t.batch_size == 0, SpecError::BadBatchSize),
+			(t.inner.lr().0 == 0 || t.inner.lr() > Nanos::ONE, SpecError::BadInnerLearningRate),
+			(t.outer_lr.0 == 0 || t.outer_lr.0 > 4 * Nanos::ONE.0, SpecError::BadOuterLearningRate),
+			(t.outer_momentum >= Nanos::ONE, SpecError::BadOuterMomentum),
+		];
+		if let Some((_, error)) = checks.into_iter().find(|(bad, _)| *bad) {
+			return Err(error);
+		}
+		t.compression.validate()?;
+		let checks = [
+			(self.rounds == 0, SpecError::ZeroRounds),
+			(self.rounds > limits.max_rounds, SpecError::TooManyRounds),
+			(self.reward_per_round == Balance::default(), SpecError::ZeroReward),
+			(
+				self.min_providers == 0 || self.min_providers > self.max_providers,
+				SpecError::BadProviderRange,
+			),
+			(
+				self.max_providers
+					> limits.max_participants.min(<MaxProofPeers as Get<u32>>::get()),
+				SpecError::TooManyProviders,
+			),
+			(t.round_blocks < limits.min_round_blocks, SpecError::RoundTooShort),
+			(t.round_blocks > limits.max_round_blocks, SpecError::RoundTooLong),
+			(
+				self.challenge_window > limits.max_challenge_window,
+				SpecError::ChallengeWindowTooLong,
+			),
+		];
+		match checks.into_iter().find(|(bad, _)| *bad) {
+			Some((_, error)) => Err(error),
+			None => Ok(()),
+		}
+	}
+}
+
+/// What a participant attests about its part of one round. Signed with the provider's sr25519
+/// account key over [`proof_payload`].
+#[derive(
+	Clone, PartialEq, Eq, Debug, Encode, Decode, DecodeWithMemTracking, MaxEncodedLen, TypeInfo,
+)]
+pub struct ContributionProof<AccountId> {
+	/// The job.
+	pub job: JobId,
+	/// The round.
+	pub round: RoundIndex,
+	/// The participant making the claim (the signer).
+	pub provider: AccountId,
+	/// Hash of the model the round started from.
+	pub base_model_hash: H256,
+	/// Content address of the participant's compressed update (what peers fetched).
+	pub own_update_commitment: H256,
+	/// Hash of the model after the round's outer step.
+	pub result_model_hash: H256,
+	/// Training samples the participant processed in the round.
+	pub samples_processed: u64,
+	/// Mean training loss over the round, in millionths.
+	pub train_loss_micros: u32,
+	/// Participants whose updates went into the aggregate.
+	pub received: BoundedVec<AccountId, MaxProofPeers>,
+}
+
+/// Domain separator of contribution proof signatures. Bump the version to change the format.
+pub const PROOF_DOMAIN: &[u8] = b"grid/contribution-proof/v1";
+
+/// The bytes a provider signs for `proof` on the chain with genesis `genesis`: the domain, the
+/// genesis hash and the proof, SCALE-encoded. The proof carries job, round and provider, so a
+/// signature is valid for exactly one (chain, job, round, provider).
+pub fn proof_payload<H: Encode, A: Encode>(genesis: &H, proof: &ContributionProof<A>) -> Vec<u8> {
+	(PROOF_DOMAIN, genesis, proof).encode()
+}
+
+/// An sr25519 signature, as raw bytes.
+pub type ProofSignature = [u8; 64];
+
+/// A proof with its signature: what goes on chain and into equivocation reports.
+#[derive(
+	Clone, PartialEq, Eq, Debug, Encode, Decode, DecodeWithMemTracking, MaxEncodedLen, TypeInfo,
+)]
+pub struct SignedProof<AccountId> {
+	/// The claim.
+	pub proof: ContributionProof<AccountId>,
+	/// The provider's sr25519 signature over [`proof_payload`].
+	pub signature: ProofSignature,
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use crate::AccountId;
+
+	pub(crate) fn spec() -> JobSpec<u128, u32> {
+		JobSpec {
+			model: ModelSpec::Gpt(GptConfig {
+				vocab: 256,
+				context: 64,
+				layers: 4,
+				heads: 4,
+				width: 128,
+			}),
+			dataset: DatasetRef {
+				content_hash: H256::repeat_byte(7),
+				uri: BoundedBytes::truncate_from(b"grid:shakespeare".to_vec()),
+			},
+			training: TrainingParams {
+				round_blocks: 10,
+				batch_size: 12,
+				inner: InnerOptimizer::AdamW {
+					lr: Nanos(600_000),
+					weight_decay: Nanos(100_000_000),
+					warmup_steps: 10,
+				},
+				outer_lr: Nanos(700_000_000),
+				outer_momentum: Nanos(900_000_000),
+				compression: Compression::TopK { chunk: 64, k: 4, value_bits: 2 },
+			},
+			rounds: 5,
+			reward_per_round: 1_000,
+			min_providers: 2,
+			max_providers: 8,
+			min_provider_stake: 100,
+			challenge_window: 20,
+		}
+	}
+
+	fn limits() -> SpecLimits<u32> {
+		SpecLimits {
+			max_rounds: 100,
+			max_participants: 16,
+			min_round_blocks: 2,
+			max_round_blocks: 1_000,
+			max_challenge_window: 100,
+		}
+	}
+
+	#[test]
+	fn a_good_spec_validates() {
+		assert_eq!(spec().validate(&limits()), Ok(()));
+	}
+
+	#[test]
+	fn every_bad_field_has_its_error() {
+		type Mutation = fn(&mut JobSpec<u128, u32>);
+		let cases: Vec<(Mutation, SpecError)> = vec![
+			(
+				|s| {
+					s.model = ModelSpec::Gpt(GptConfig {
+						vocab: 256,
+						context: 64,
+						layers: 4,
+						heads: 3,
+						width: 128,
+					})
+				},
+				SpecError::BadModel,
+			),
+			(
+				|s| s.model = ModelSpec::MnistMlp(MlpConfig { hidden: 0, layers: 1 }),
+				SpecError::BadModel,
+			),
+			(
+				|s| s.model = ModelSpec::MnistCnn(CnnConfig { channels: 0, hidden: 1 }),
+				SpecError::BadModel,
+			),
+			(
+				|s| {
+					s.model = ModelSpec::Gpt(GptConfig {
+						vocab: 256,
+						context: 64,
+						layers: 100,
+						heads: 4,
+						width: 4096,
+					})
+				},
+				SpecError::ModelTooLarge,
+			),
+			(|s| s.dataset.uri = BoundedBytes::default(), SpecError::BadDataset),
+			(
+				|s| s.dataset.uri = BoundedBytes::truncate_from(vec![0xff, 0xfe]),
+				SpecError::BadDataset,
+			),
+			(|s| s.dataset.content_hash = H256::zero(), SpecError::BadDataset),
+			(|s| s.training.batch_size = 0, SpecError::BadBatchSize),
+			(
+				|s| s.training.inner = InnerOptimizer::Sgd { lr: Nanos(0) },
+				SpecError::BadInnerLearningRate,
+			),
+			(
+				|s| s.training.inner = InnerOptimizer::Sgd { lr: Nanos(1_500_000_000) },
+				SpecError::BadInnerLearningRate,
+			),
+			(|s| s.training.outer_lr = Nanos(0), SpecError::BadOuterLearningRate),
+			(|s| s.training.outer_momentum = Nanos::ONE, SpecError::BadOuterMomentum),
+			(
+				|s| s.training.compression = Compression::Int8 { chunk: 0 },
+				SpecError::BadCompression,
+			),
+			(
+				|s| s.training.compression = Compression::TopK { chunk: 4, k: 5, value_bits: 2 },
+				SpecError::BadCompression,
+			),
+			(
+				|s| s.training.compression = Compression::TopK { chunk: 4, k: 1, value_bits: 9 },
+				SpecError::BadCompression,
+			),
+			(|s| s.rounds = 0, SpecError::ZeroRounds),
+			(|s| s.rounds = 101, SpecError::TooManyRounds),
+			(|s| s.reward_per_round = 0, SpecError::ZeroReward),
+			(|s| s.min_providers = 0, SpecError::BadProviderRange),
+			(|s| s.min_providers = 9, SpecError::BadProviderRange),
+			(
+				|s| {
+					s.max_providers = 17;
+				},
+				SpecError::TooManyProviders,
+			),
+			(|s| s.training.round_blocks = 1, SpecError::RoundTooShort),
+			(|s| s.training.round_blocks = 1_001, SpecError::RoundTooLong),
+			(|s| s.challenge_window = 101, SpecError::ChallengeWindowTooLong),
+		];
+		for (i, (mutate, error)) in cases.into_iter().enumerate() {
+			let mut s = spec();
+			mutate(&mut s);
+			assert_eq!(s.validate(&limits()), Err(error), "case {i}");
+		}
+	}
+
+	#[test]
+	fn gpt_parameter_count_matches_the_nanogpt_formula() {
+		// nanoGPT "baby" config without weight tying: 4 layers, width 128, vocab 256, ctx 64.
+		let model = spec().model;
+		let w = 128u64;
+		let expected = 256 * w + 64 * w + 4 * (12 * w * w + 13 * w) + 2 * w + w * 256;
+		assert_eq!(model.parameters(), expected);
+		assert_eq!(model.flops_per_sample(), 6 * expected * 64);
+	}
+
+	#[test]
+	fn hardware_cap_scales_with_throughput_and_time() {
+		let model = ModelSpec::MnistMlp(MlpConfig { hidden: 100, layers: 1 });
+		let one = max_samples(&model, 1_000, 1_000);
+		assert_eq!(one, 1_000_000_000_000 / model.flops_per_sample());
+		assert_eq!(max_samples(&model, 2_000, 1_000), 2 * one);
+		assert_eq!(max_samples(&model, 0, 1_000), 0);
+	}
+
+	#[test]
+	fn proof_payload_binds_chain_and_round() {
+		let proof = ContributionProof {
+			job: 1,
+			round: 2,
+			provider: AccountId::new([1; 32]),
+			base_model_hash: H256::repeat_byte(1),
+			own_update_commitment: H256::repeat_byte(2),
+			result_model_hash: H256::repeat_byte(3),
+			samples_processed: 100,
+			train_loss_micros: 2_500_000,
+			received: BoundedVec::truncate_from(vec![AccountId::new([2; 32])]),
+		};
+		let genesis = H256::repeat_byte(9);
+		let payload = proof_payload(&genesis, &proof);
+		assert_ne!(payload, proof_payload(&H256::repeat_byte(8), &proof));
+		let mut next = proof.clone();
+		next.round = 3;
+		assert_ne!(payload, proof_payload(&genesis, &next));
+		assert_eq!(ContributionProof::<AccountId>::decode(&mut &proof.encode()[..]), Ok(proof));
+	}
+}
