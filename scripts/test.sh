@@ -31,7 +31,8 @@ step "tests"
 cargo test --release --locked --workspace
 
 step "pallet benchmarks (as tests)"
-cargo test --release --locked -p pallet-providers --features runtime-benchmarks
+cargo test --release --locked -p pallet-providers -p pallet-jobs \
+	--features pallet-providers/runtime-benchmarks,pallet-jobs/runtime-benchmarks
 
 step "no RocksDB in the dependency tree"
 if cargo tree --locked -i librocksdb-sys >/dev/null 2>&1; then

@@ -9,6 +9,7 @@ extern crate alloc;
 
 pub mod job;
 pub mod provider;
+pub mod work;
 
 use polkadot_sdk::{
 	sp_core::H256,

@@ -25,9 +25,9 @@ use polkadot_sdk::{
 };
 
 use crate::{
-	AccountId, Aura, Balance, Balances, Block, Hash, Nonce, PalletInfo, Providers, Runtime,
-	RuntimeCall, RuntimeEvent, RuntimeFreezeReason, RuntimeHoldReason, RuntimeOrigin, RuntimeTask,
-	EXISTENTIAL_DEPOSIT, SLOT_DURATION, VERSION,
+	AccountId, Aura, Balance, Balances, Block, BlockNumber, Hash, Nonce, PalletInfo, Providers,
+	Runtime, RuntimeCall, RuntimeEvent, RuntimeFreezeReason, RuntimeHoldReason, RuntimeOrigin,
+	RuntimeTask, EXISTENTIAL_DEPOSIT, SLOT_DURATION, VERSION,
 };
 
 /// Share of a block's weight and length open to normal transactions; the rest is kept for
@@ -164,7 +164,20 @@ parameter_types! {
 	/// Of a slash: 20% to the reporter, 30% to the job's buyer, the rest burned.
 	pub const JobReporterShare: Perbill = Perbill::from_percent(20);
 	pub const JobBuyerShare: Perbill = Perbill::from_percent(30);
+	/// A challenger risks 100 GRID: enough to make frivolous challenges costly, small next to
+	/// the stake a cheater loses.
+	pub const JobChallengeDeposit: Balance = 100 * grid_primitives::currency::UNIT;
+	/// Proven fraud is deliberate: half the stake (besides the clawed-back reward).
+	pub const JobFraudSlash: Perbill = Perbill::from_percent(50);
+	/// A verifier that does not vote: 1%, like a missed round.
+	pub const JobAbsentVoterSlash: Perbill = Perbill::from_percent(1);
 }
+
+/// Blocks a committee has to re-execute a challenged update and vote (one hour).
+pub const JOB_VOTING_PERIOD: BlockNumber = grid_primitives::time::HOURS;
+/// Longest challenge window a job may ask for. With the voting period it stays below the
+/// providers' unbonding period, so an accused provider cannot withdraw before the verdict.
+pub const JOB_MAX_CHALLENGE_WINDOW: BlockNumber = 12 * grid_primitives::time::HOURS;
 
 /// The fee collector's pallet id; its account is endowed in genesis so fees below the
 /// existential deposit can be paid to it.
@@ -181,7 +194,7 @@ impl pallet_jobs::Config for Runtime {
 	type MaxRounds = ConstU32<100_000>;
 	type MinRoundBlocks = ConstU32<2>;
 	type MaxRoundBlocks = ConstU32<{ grid_primitives::time::DAYS }>;
-	type MaxChallengeWindow = ConstU32<{ grid_primitives::time::DAYS }>;
+	type MaxChallengeWindow = ConstU32<JOB_MAX_CHALLENGE_WINDOW>;
 	/// Two blocks (12 s) for the last third of a round's proofs after a quorum.
 	type QuorumGrace = ConstU32<2>;
 	type MaxSettlementsPerBlock = ConstU32<4>;
@@ -193,5 +206,104 @@ impl pallet_jobs::Config for Runtime {
 	type MaxMissedRounds = ConstU32<3>;
 	type ReporterShare = JobReporterShare;
 	type BuyerShare = JobBuyerShare;
+	type Randomness = pallet_jobs::ParentHashRandomness<Runtime>;
+	type ChallengeDeposit = JobChallengeDeposit;
+	type MaxCommittee = ConstU32<5>;
+	type VotingPeriod = ConstU32<JOB_VOTING_PERIOD>;
+	type MaxOpenChallenges = ConstU32<256>;
+	type FraudSlash = JobFraudSlash;
+	type AbsentVoterSlash = JobAbsentVoterSlash;
+	type AuthorityId = AuraId;
+	type Validators = AuraValidators;
+	/// Each validator probes up to 32 providers every 30 seconds.
+	type ProbeInterval = ConstU32<5>;
+	type ReportLongevity = ConstU32<5>;
+	type ReportPriority = ConstU64<{ 1 << 20 }>;
 	type WeightInfo = pallet_jobs::weights::SubstrateWeight<Runtime>;
+	#[cfg(feature = "runtime-benchmarks")]
+	type BenchmarkHelper = JobsBenchmarkHelper;
+}
+
+/// The block authors are the validators whose off-chain worker reports count. Their reports
+/// are signed with their Aura key (no second key to manage); the report's domain-separated
+/// payload can never be mistaken for a block seal, which signs a bare 32-byte hash.
+pub struct AuraValidators;
+
+impl polkadot_sdk::frame_support::traits::Get<alloc::vec::Vec<AuraId>> for AuraValidators {
+	fn get() -> alloc::vec::Vec<AuraId> {
+		pallet_aura::Authorities::<Runtime>::get().into_inner()
+	}
+}
+
+impl<LocalCall> frame_system::offchain::CreateTransactionBase<LocalCall> for Runtime
+where
+	RuntimeCall: From<LocalCall>,
+{
+	type RuntimeCall = RuntimeCall;
+	type Extrinsic = crate::UncheckedExtrinsic;
+}
+
+impl<LocalCall> frame_system::offchain::CreateTransaction<LocalCall> for Runtime
+where
+	RuntimeCall: From<LocalCall>,
+{
+	type Extension = crate::TxExtension;
+
+	fn create_transaction(
+		call: RuntimeCall,
+		extension: crate::TxExtension,
+	) -> crate::UncheckedExtrinsic {
+		crate::UncheckedExtrinsic::new_transaction(call, extension)
+	}
+}
+
+/// Authorized calls (the off-chain worker's reports) are general transactions: no signer, so
+/// no nonce, immortal, and no fee (the payment extension charges only signed origins).
+impl<LocalCall> frame_system::offchain::CreateAuthorizedTransaction<LocalCall> for Runtime
+where
+	RuntimeCall: From<LocalCall>,
+{
+	fn create_extension() -> crate::TxExtension {
+		(
+			frame_system::AuthorizeCall::<Runtime>::new(),
+			frame_system::CheckNonZeroSender::<Runtime>::new(),
+			frame_system::CheckSpecVersion::<Runtime>::new(),
+			frame_system::CheckTxVersion::<Runtime>::new(),
+			frame_system::CheckGenesis::<Runtime>::new(),
+			frame_system::CheckEra::<Runtime>::from(
+				polkadot_sdk::sp_runtime::generic::Era::Immortal,
+			),
+			frame_system::CheckNonce::<Runtime>::from(0),
+			frame_system::CheckWeight::<Runtime>::new(),
+			pallet_transaction_payment::ChargeTransactionPayment::<Runtime>::from(0),
+			frame_system::WeightReclaim::<Runtime>::new(),
+		)
+	}
+}
+
+/// Benchmark providers: sr25519 keys generated in the benchmark's keystore (their public key
+/// is the account), registered through the provider registry's benchmark helper.
+#[cfg(feature = "runtime-benchmarks")]
+pub struct JobsBenchmarkHelper;
+
+#[cfg(feature = "runtime-benchmarks")]
+const JOBS_BENCH_KEY: polkadot_sdk::sp_core::crypto::KeyTypeId =
+	polkadot_sdk::sp_core::crypto::KeyTypeId(*b"gjob");
+
+#[cfg(feature = "runtime-benchmarks")]
+impl pallet_jobs::BenchmarkHelper<AccountId> for JobsBenchmarkHelper {
+	fn provider(index: u32) -> AccountId {
+		let seed = alloc::format!("//grid-bench-provider-{index}").into_bytes();
+		let public = polkadot_sdk::sp_io::crypto::sr25519_generate(JOBS_BENCH_KEY, Some(seed));
+		let who = AccountId::from(public);
+		pallet_providers::register_for_benchmarks::<Runtime>(&who);
+		who
+	}
+
+	fn sign(who: &AccountId, payload: &[u8]) -> [u8; 64] {
+		let public = polkadot_sdk::sp_core::sr25519::Public::from_raw(*who.as_ref());
+		polkadot_sdk::sp_io::crypto::sr25519_sign(JOBS_BENCH_KEY, &public, payload)
+			.expect("the key was generated in the keystore")
+			.0
+	}
 }

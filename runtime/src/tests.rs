@@ -65,3 +65,15 @@ fn aura_slot_duration_is_the_block_time() {
 		assert_eq!(Aura::slot_duration(), crate::SLOT_DURATION);
 	});
 }
+
+#[test]
+fn an_accused_provider_cannot_unbond_before_its_verdict() {
+	use crate::configs::{ProviderUnbondingPeriod, JOB_MAX_CHALLENGE_WINDOW, JOB_VOTING_PERIOD};
+	let latest_verdict = JOB_MAX_CHALLENGE_WINDOW + JOB_VOTING_PERIOD;
+	let unbonding: u32 = ProviderUnbondingPeriod::get();
+	assert!(
+		latest_verdict < unbonding,
+		"a challenge can still be decided {latest_verdict} blocks after a round, but stake \
+		 unbonded when the round settled leaves after {unbonding}"
+	);
+}

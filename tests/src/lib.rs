@@ -15,6 +15,7 @@ use std::{
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{json, Value};
 
+pub mod calls;
 pub mod chain;
 
 /// Path of the `grid-node` binary under test.

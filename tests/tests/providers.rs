@@ -5,12 +5,11 @@ use std::time::Duration;
 
 use anyhow::Result;
 use grid_e2e_tests::{
+	calls::{capabilities, register_call},
 	chain::{next_nonce, sign, submit, view, ChainContext},
 	wait_for, Node,
 };
-use grid_primitives::provider::{
-	ed25519_peer_id, peer_binding_payload, BoundedBytes, Capabilities, DeviceKind, Multiaddrs,
-};
+use grid_primitives::provider::{ed25519_peer_id, peer_binding_payload};
 use grid_runtime::RuntimeCall;
 use pallet_providers::ProviderViewFunction;
 use polkadot_sdk::{
@@ -18,36 +17,7 @@ use polkadot_sdk::{
 	sp_keyring::Sr25519Keyring,
 };
 
-fn capabilities() -> Capabilities {
-	Capabilities {
-		device: DeviceKind::Cpu,
-		device_name: BoundedBytes::truncate_from(b"x86_64 2-core".to_vec()),
-		device_count: 1,
-		memory_mib: 24_576,
-		tflops_milli: 150,
-		bandwidth_mbps: 1_000,
-		region: BoundedBytes::truncate_from(b"local".to_vec()),
-	}
-}
-
-fn register_call(
-	ctx: &ChainContext,
-	who: Sr25519Keyring,
-	key: &ed25519::Pair,
-	stake: u128,
-) -> RuntimeCall {
-	let signature = key.sign(&peer_binding_payload(&ctx.genesis, &who.to_account_id()));
-	RuntimeCall::Providers(pallet_providers::Call::register {
-		stake,
-		capabilities: capabilities(),
-		peer_public: key.public().0,
-		peer_signature: signature.0,
-		multiaddrs: Multiaddrs::truncate_from(vec![BoundedBytes::truncate_from(
-			b"/ip4/127.0.0.1/tcp/40333".to_vec(),
-		)]),
-		endpoint: BoundedBytes::truncate_from(b"http://127.0.0.1:40334/health".to_vec()),
-	})
-}
+const ENDPOINT: &str = "http://127.0.0.1:40334/health";
 
 #[test]
 fn provider_registers_on_a_dev_node() -> Result<()> {
@@ -60,7 +30,10 @@ fn provider_registers_on_a_dev_node() -> Result<()> {
 	let key = ed25519::Pair::from_seed(&[42; 32]);
 	let stake = 500 * grid_primitives::currency::UNIT;
 	let nonce = next_nonce(&node, &charlie.to_account_id())?;
-	submit(&node, &sign(&ctx, charlie, nonce, register_call(&ctx, charlie, &key, stake)))?;
+	submit(
+		&node,
+		&sign(&ctx, charlie, nonce, register_call(&ctx, charlie, &key, stake, ENDPOINT)),
+	)?;
 
 	let view_of = |who: &Sr25519Keyring| {
 		view(&node, ProviderViewFunction::<grid_runtime::Runtime>::new(who.to_account_id()))
@@ -76,7 +49,7 @@ fn provider_registers_on_a_dev_node() -> Result<()> {
 	// Dave replays Charlie's libp2p proof: it is signed over Charlie's account, so it fails
 	// and Dave is not registered.
 	let dave = Sr25519Keyring::Dave;
-	let mut call = register_call(&ctx, dave, &key, stake);
+	let mut call = register_call(&ctx, dave, &key, stake, ENDPOINT);
 	if let RuntimeCall::Providers(pallet_providers::Call::register { peer_signature, .. }) =
 		&mut call
 	{

@@ -11,48 +11,72 @@
 //! processed (capped by their declared hardware), and returns the rest to the buyer.
 //!
 //! Misbehaviour is slashed through `pallet-providers`: two different signed proofs for one
-//! (job, round, provider) ([`Pallet::report_equivocation`]), and missing `MaxMissedRounds`
-//! rounds in a row.
+//! (job, round, provider) ([`Pallet::report_equivocation`]), missing `MaxMissedRounds`
+//! rounds in a row, and an update a verifier committee finds invalid after a fraud challenge
+//! ([`Pallet::challenge`], [`Pallet::vote`]; see `challenges.rs`). Each round draws a random
+//! seed from which every member's training data is derived
+//! ([`grid_primitives::work::data_seed`]), so a challenged update can be recomputed.
 //!
 //! Invariant (checked by `try_state` and the tests): for every job, paid + fees + refunded +
 //! held == funded, and each buyer's hold equals the sum of its jobs' held escrow.
 //!
 //! Layout: calls and storage here; escrow movements in `escrow.rs`, membership in
-//! `membership.rs`, proofs and settlement in `rounds.rs`, the settlement queue in `queue.rs`,
-//! slashing paths in `slashing.rs`, signature checks in [`signature`]; types in [`types`].
+//! `membership.rs`, proofs and settlement in `rounds.rs`, fraud challenges in
+//! `challenges.rs`, the deadline queues in `queue.rs`, slashing paths in `slashing.rs`,
+//! signature checks in [`signature`]; types in [`types`].
 #![cfg_attr(not(feature = "std"), no_std)]
 
 extern crate alloc;
 
 pub use pallet::*;
 
+mod challenges;
 mod escrow;
 mod membership;
 mod queue;
+mod randomness;
 mod rounds;
 pub mod signature;
 mod slashing;
 pub mod types;
 pub mod weights;
+mod worker;
 
+#[cfg(feature = "runtime-benchmarks")]
+mod benchmarking;
+#[cfg(test)]
+mod challenge_tests;
 #[cfg(test)]
 mod mock;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod worker_tests;
 
+#[cfg(feature = "runtime-benchmarks")]
+pub use benchmarking::BenchmarkHelper;
+pub use randomness::ParentHashRandomness;
 pub use signature::{ProofVerifier, Sr25519Verifier};
 pub use types::*;
 pub use weights::WeightInfo;
+pub use worker::{Host as WorkerHost, NOTHING_TO_REPORT};
 
 #[polkadot_sdk::polkadot_sdk_frame::pallet]
 pub mod pallet {
 	use super::*;
 	use alloc::{boxed::Box, vec::Vec};
-	use grid_primitives::job::{JobId, JobSpec, RoundIndex, SignedProof, SpecError, SpecLimits};
+	use grid_primitives::{
+		job::{JobId, JobSpec, RoundIndex, SignedProof, SpecError, SpecLimits},
+		work::{Verdict, WorkerReport},
+	};
 	use pallet_providers::traits::{ProviderHealth, ProviderRegistry, ProviderSlashing};
-	use polkadot_sdk::polkadot_sdk_frame::{deps::sp_core::H256, prelude::*, traits::fungible};
+	use polkadot_sdk::polkadot_sdk_frame::{
+		deps::{sp_core::H256, sp_runtime::RuntimeAppPublic},
+		prelude::*,
+		traits::{fungible, Randomness},
+	};
 
 	/// Balance type of the configured currency.
 	pub type BalanceOf<T> = <<T as Config>::Currency as fungible::Inspect<
@@ -87,11 +111,29 @@ pub mod pallet {
 	/// A signed proof with this runtime's accounts.
 	pub type SignedProofOf<T> = SignedProof<<T as frame_system::Config>::AccountId>;
 
+	/// A validator's off-chain worker report.
+	pub type WorkerReportOf<T> = WorkerReport<
+		<T as frame_system::Config>::AccountId,
+		BlockNumberFor<T>,
+		<T as Config>::AuthorityId,
+	>;
+
+	/// A validator's signature over a worker report.
+	pub type AuthoritySignatureOf<T> = <<T as Config>::AuthorityId as RuntimeAppPublic>::Signature;
+
+	/// An open fraud challenge.
+	pub type ChallengeOf<T> = Challenge<
+		<T as frame_system::Config>::AccountId,
+		BalanceOf<T>,
+		BlockNumberFor<T>,
+		<T as Config>::MaxCommittee,
+	>;
+
 	#[pallet::pallet]
 	pub struct Pallet<T>(_);
 
 	#[pallet::config]
-	pub trait Config: frame_system::Config {
+	pub trait Config: frame_system::Config + CreateAuthorizedTransaction<Call<Self>> {
 		/// The overarching event type.
 		#[allow(deprecated)]
 		type RuntimeEvent: From<Event<Self>> + IsType<<Self as frame_system::Config>::RuntimeEvent>;
@@ -176,8 +218,64 @@ pub mod pallet {
 		#[pallet::constant]
 		type BuyerShare: Get<Perbill>;
 
+		/// Source of the round seeds and committee draws. Block authors can bias it a little
+		/// (by withholding a block); see `docs/architecture.md` for the trust model.
+		type Randomness: Randomness<H256, BlockNumberFor<Self>>;
+
+		/// What a challenger puts on hold; it goes to the verifiers if the challenge fails.
+		#[pallet::constant]
+		type ChallengeDeposit: Get<BalanceOf<Self>>;
+
+		/// Verifiers drawn per challenge.
+		#[pallet::constant]
+		type MaxCommittee: Get<u32>;
+
+		/// Blocks the committee has to vote.
+		#[pallet::constant]
+		type VotingPeriod: Get<BlockNumberFor<Self>>;
+
+		/// Most challenges open at once (bounds the challenge queue).
+		#[pallet::constant]
+		type MaxOpenChallenges: Get<u32>;
+
+		/// Part of a provider's stake taken when fraud is proven (besides the clawed-back
+		/// reward).
+		#[pallet::constant]
+		type FraudSlash: Get<Perbill>;
+
+		/// Part of a verifier's stake taken when it does not vote.
+		#[pallet::constant]
+		type AbsentVoterSlash: Get<Perbill>;
+
+		/// The key validators sign their off-chain worker reports with.
+		type AuthorityId: Member
+			+ Parameter
+			+ RuntimeAppPublic
+			+ MaybeSerializeDeserialize
+			+ MaxEncodedLen
+			+ Ord;
+
+		/// The current validators: only their reports are accepted.
+		type Validators: Get<Vec<Self::AuthorityId>>;
+
+		/// Blocks between two probe rounds of each validator's worker.
+		#[pallet::constant]
+		type ProbeInterval: Get<BlockNumberFor<Self>>;
+
+		/// Blocks a worker report stays valid for.
+		#[pallet::constant]
+		type ReportLongevity: Get<BlockNumberFor<Self>>;
+
+		/// Transaction pool priority of worker reports.
+		#[pallet::constant]
+		type ReportPriority: Get<TransactionPriority>;
+
 		/// Weights of the calls and hooks.
 		type WeightInfo: WeightInfo;
+
+		/// Makes eligible providers and signs proofs for the benchmarks.
+		#[cfg(feature = "runtime-benchmarks")]
+		type BenchmarkHelper: BenchmarkHelper<Self::AccountId>;
 	}
 
 	/// Why this pallet holds funds.
@@ -185,6 +283,8 @@ pub mod pallet {
 	pub enum HoldReason {
 		/// A buyer's budget for its jobs.
 		JobEscrow,
+		/// A challenger's deposit while its challenge is open.
+		ChallengeDeposit,
 	}
 
 	/// The id the next job gets.
@@ -224,6 +324,43 @@ pub mod pallet {
 	#[pallet::storage]
 	pub type SettlementQueue<T: Config> =
 		StorageValue<_, BoundedVec<(BlockNumberFor<T>, JobId), T::MaxRunningJobs>, ValueQuery>;
+
+	/// Paid contributions, the evidence a challenge disputes: by (job, round), then provider.
+	#[pallet::storage]
+	pub type Contributions<T: Config> = StorageDoubleMap<
+		_,
+		Twox64Concat,
+		(JobId, RoundIndex),
+		Blake2_128Concat,
+		T::AccountId,
+		Contribution<BalanceOf<T>>,
+	>;
+
+	/// The id the next challenge gets.
+	#[pallet::storage]
+	pub type NextChallengeId<T> = StorageValue<_, ChallengeId, ValueQuery>;
+
+	/// Open challenges (removed once decided).
+	#[pallet::storage]
+	pub type Challenges<T: Config> = StorageMap<_, Twox64Concat, ChallengeId, ChallengeOf<T>>;
+
+	/// Every contribution ever challenged, with its challenge: each is challenged once.
+	#[pallet::storage]
+	pub type Challenged<T: Config> =
+		StorageMap<_, Blake2_128Concat, (JobId, RoundIndex, T::AccountId), ChallengeId>;
+
+	/// Open challenges by voting deadline, earliest first.
+	#[pallet::storage]
+	pub type ChallengeQueue<T: Config> = StorageValue<
+		_,
+		BoundedVec<(BlockNumberFor<T>, ChallengeId), T::MaxOpenChallenges>,
+		ValueQuery,
+	>;
+
+	/// The block of each validator's latest accepted worker report.
+	#[pallet::storage]
+	pub type LastWorkerReport<T: Config> =
+		StorageMap<_, Blake2_128Concat, T::AuthorityId, BlockNumberFor<T>>;
 
 	/// (job, round, provider) equivocations already punished.
 	#[pallet::storage]
@@ -277,6 +414,39 @@ pub mod pallet {
 			provider: T::AccountId,
 			reporter: T::AccountId,
 			slashed: BalanceOf<T>,
+		},
+		/// A contribution was challenged; `committee` votes until `deadline`.
+		ChallengeOpened {
+			id: ChallengeId,
+			job: JobId,
+			round: RoundIndex,
+			accused: T::AccountId,
+			challenger: T::AccountId,
+			committee: Vec<T::AccountId>,
+			deadline: BlockNumberFor<T>,
+		},
+		/// A validator's worker reported `probes` probe results and settled `settled` overdue
+		/// rounds and challenges.
+		WorkerReported {
+			validator: T::AuthorityId,
+			at: BlockNumberFor<T>,
+			probes: u32,
+			settled: u32,
+		},
+		/// A verifier voted.
+		Voted { id: ChallengeId, who: T::AccountId, verdict: Verdict },
+		/// A challenge was decided. `slashed` is the penalty taken from the accused,
+		/// `clawed_back` its reward returned to the buyer, `absent` the verifiers slashed for
+		/// not voting.
+		ChallengeResolved {
+			id: ChallengeId,
+			job: JobId,
+			round: RoundIndex,
+			accused: T::AccountId,
+			outcome: ChallengeOutcome,
+			slashed: BalanceOf<T>,
+			clawed_back: BalanceOf<T>,
+			absent: u32,
 		},
 	}
 
@@ -354,6 +524,28 @@ pub mod pallet {
 		SameProof,
 		/// This equivocation was already punished.
 		AlreadyReported,
+		/// A provider cannot challenge its own contribution.
+		CannotChallengeSelf,
+		/// The round has not been settled (or does not exist).
+		RoundNotSettled,
+		/// The provider was not paid for that round: there is nothing to challenge.
+		NoSuchContribution,
+		/// The job's challenge window for that round has passed.
+		ChallengeWindowClosed,
+		/// That contribution was already challenged.
+		AlreadyChallenged,
+		/// No other registered participant of the job can verify.
+		NoVerifiers,
+		/// Too many challenges are open: try again later.
+		TooManyChallenges,
+		/// No such open challenge.
+		UnknownChallenge,
+		/// The caller is not on the challenge's committee.
+		NotOnCommittee,
+		/// The caller already voted.
+		AlreadyVoted,
+		/// The voting deadline has passed.
+		VotingClosed,
 	}
 
 	impl<T> From<SpecError> for Error<T> {
@@ -406,6 +598,7 @@ pub mod pallet {
 				paid: Zero::zero(),
 				fees: Zero::zero(),
 				refunded: Zero::zero(),
+				clawed_back: Zero::zero(),
 			};
 			Jobs::<T>::insert(id, job);
 			Self::deposit_event(Event::JobCreated { job: id, buyer, budget });
@@ -464,16 +657,73 @@ pub mod pallet {
 			let reporter = ensure_signed(origin)?;
 			slashing::equivocation::<T>(reporter, *first, *second)
 		}
+
+		/// Disputes `provider`'s paid contribution to `round` of `job` during the job's
+		/// challenge window. The caller must be a registered provider; `ChallengeDeposit` goes
+		/// on hold and a committee of the job's other participants is drawn to re-execute the
+		/// update and vote.
+		#[pallet::call_index(6)]
+		#[pallet::weight(T::WeightInfo::challenge(T::MaxParticipants::get()))]
+		pub fn challenge(
+			origin: OriginFor<T>,
+			job: JobId,
+			round: RoundIndex,
+			provider: T::AccountId,
+		) -> DispatchResult {
+			let challenger = ensure_signed(origin)?;
+			challenges::open::<T>(challenger, job, round, provider)
+		}
+
+		/// A committee member's verdict on a challenged contribution. The challenge is decided
+		/// as soon as a strict majority of the committee agrees.
+		#[pallet::call_index(7)]
+		#[pallet::weight(
+			T::WeightInfo::vote().saturating_add(
+				T::WeightInfo::resolve_challenge(T::MaxCommittee::get())
+			)
+		)]
+		pub fn vote(
+			origin: OriginFor<T>,
+			challenge: ChallengeId,
+			verdict: Verdict,
+		) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			challenges::vote::<T>(who, challenge, verdict)
+		}
+
+		/// A validator's off-chain worker report: probe results for the provider registry's
+		/// health records, and a request to settle rounds and challenges the hooks could not
+		/// reach. Sent without a signed origin: the validator's signature over the report is
+		/// checked when the transaction is authorized (see `worker.rs`).
+		#[pallet::call_index(8)]
+		#[pallet::weight(Pallet::<T>::worker_report_weight(report))]
+		#[pallet::weight_of_authorize(T::WeightInfo::authorize_worker_report())]
+		#[pallet::authorize(Pallet::<T>::authorize_worker_report)]
+		pub fn submit_worker_report(
+			origin: OriginFor<T>,
+			report: WorkerReportOf<T>,
+			// Checked by the authorization above.
+			_signature: AuthoritySignatureOf<T>,
+		) -> DispatchResult {
+			frame_system::ensure_authorized(origin)?;
+			worker::apply::<T>(report);
+			Ok(())
+		}
 	}
 
 	#[pallet::hooks]
 	impl<T: Config> Hooks<BlockNumberFor<T>> for Pallet<T> {
 		fn on_initialize(now: BlockNumberFor<T>) -> Weight {
-			queue::settle_due::<T>(now, T::MaxSettlementsPerBlock::get(), Weight::MAX)
+			queue::work_due::<T>(now, T::MaxSettlementsPerBlock::get(), Weight::MAX).0
 		}
 
 		fn on_idle(now: BlockNumberFor<T>, remaining: Weight) -> Weight {
-			queue::settle_due::<T>(now, u32::MAX, remaining)
+			queue::work_due::<T>(now, u32::MAX, remaining).0
+		}
+
+		fn offchain_worker(now: BlockNumberFor<T>) {
+			let outcome = grid_offchain_worker::run::<worker::Host<T>>(now);
+			log::debug!(target: "grid::worker", "block {now:?}: {outcome:?}");
 		}
 
 		fn integrity_test() {
@@ -484,6 +734,8 @@ pub mod pallet {
 			);
 			assert!(T::ReporterShare::get().saturating_add(T::BuyerShare::get()) <= Perbill::one());
 			assert!(T::MinRoundBlocks::get() > Zero::zero(), "rounds must last a block");
+			assert!(T::VotingPeriod::get() > Zero::zero(), "committees need a block to vote");
+			assert!(T::MaxCommittee::get() > 0, "a committee needs a member");
 		}
 
 		#[cfg(feature = "try-runtime")]
@@ -524,6 +776,28 @@ pub mod pallet {
 		/// The outcome of a settled round.
 		pub fn round_result(job: JobId, round: RoundIndex) -> Option<RoundSummaryOf<T>> {
 			RoundResults::<T>::get(job, round)
+		}
+
+		/// A paid contribution (the evidence a challenge disputes).
+		pub fn contribution(
+			job: JobId,
+			round: RoundIndex,
+			provider: T::AccountId,
+		) -> Option<Contribution<BalanceOf<T>>> {
+			Contributions::<T>::get((job, round), provider)
+		}
+
+		/// An open challenge.
+		pub fn open_challenge(id: ChallengeId) -> Option<ChallengeOf<T>> {
+			Challenges::<T>::get(id)
+		}
+
+		/// Open challenges whose committee includes `who`, for verifiers to find their work.
+		pub fn assigned_challenges(who: T::AccountId) -> Vec<(ChallengeId, ChallengeOf<T>)> {
+			Challenges::<T>::iter()
+				.filter(|(_, c)| c.committee.iter().any(|(member, _)| *member == who))
+				.take(T::MaxOpenChallenges::get() as usize)
+				.collect()
 		}
 	}
 
@@ -577,6 +851,30 @@ pub mod pallet {
 				);
 			}
 			ensure!(queue.windows(2).all(|w| w[0] <= w[1]), "settlement queue out of order");
+			Self::try_state_challenges()
+		}
+
+		/// Challenges: each open one is queued once, and challengers' holds equal their open
+		/// challenges' deposits.
+		fn try_state_challenges(
+		) -> Result<(), polkadot_sdk::polkadot_sdk_frame::deps::sp_runtime::TryRuntimeError> {
+			use fungible::InspectHold;
+			let queue = ChallengeQueue::<T>::get();
+			ensure!(queue.windows(2).all(|w| w[0] <= w[1]), "challenge queue out of order");
+			ensure!(
+				queue.len() == Challenges::<T>::iter_keys().count(),
+				"challenge queue and open challenges differ"
+			);
+			for (_, id) in queue.iter() {
+				ensure!(Challenges::<T>::contains_key(id), "queued challenge is not open");
+			}
+			let reason = HoldReason::ChallengeDeposit.into();
+			for (challenger, held) in challenges::held_deposits::<T>() {
+				ensure!(
+					T::Currency::balance_on_hold(&reason, &challenger) == held,
+					"challenger's hold differs from its open deposits"
+				);
+			}
 			Ok(())
 		}
 	}

@@ -19,7 +19,7 @@ use polkadot_sdk::{
 			},
 			sp_core::{ed25519, sr25519, Pair, H256},
 			sp_io,
-			sp_runtime::BuildStorage,
+			sp_runtime::{testing::UintAuthorityId, BuildStorage},
 		},
 		prelude::*,
 	},
@@ -47,6 +47,14 @@ pub const ROUND_BLOCKS: u64 = 5;
 pub const MAX_PARTICIPANTS: u32 = 8;
 pub const MAX_RUNNING: u32 = 3;
 pub const MAX_MISSED: u32 = 2;
+pub const DEPOSIT: Balance = 300;
+pub const COMMITTEE: u32 = 3;
+pub const VOTING_BLOCKS: u64 = 4;
+pub const MAX_OPEN_CHALLENGES: u32 = 4;
+/// Authority id of the first test validator.
+pub const VALIDATOR: u64 = 100;
+pub const PROBE_INTERVAL: u64 = 3;
+pub const REPORT_LONGEVITY: u64 = 4;
 
 frame_support::construct_runtime!(
 	pub enum Test {
@@ -80,6 +88,11 @@ parameter_types! {
 	pub const LivenessSlash: Perbill = Perbill::from_percent(10);
 	pub const ReporterShare: Perbill = Perbill::from_percent(25);
 	pub const BuyerShare: Perbill = Perbill::from_percent(25);
+	pub const ChallengeDeposit: Balance = DEPOSIT;
+	pub const FraudSlash: Perbill = Perbill::from_percent(40);
+	pub const AbsentVoterSlash: Perbill = Perbill::from_percent(5);
+	/// The validator set; tests change it.
+	pub static Validators: Vec<UintAuthorityId> = vec![UintAuthorityId(VALIDATOR), UintAuthorityId(VALIDATOR + 1)];
 }
 
 impl pallet_providers::Config for Test {
@@ -125,7 +138,73 @@ impl pallet_jobs::Config for Test {
 	type MaxMissedRounds = ConstU32<MAX_MISSED>;
 	type ReporterShare = ReporterShare;
 	type BuyerShare = BuyerShare;
+	type Randomness = crate::ParentHashRandomness<Test>;
+	type ChallengeDeposit = ChallengeDeposit;
+	type MaxCommittee = ConstU32<COMMITTEE>;
+	type VotingPeriod = ConstU64<VOTING_BLOCKS>;
+	type MaxOpenChallenges = ConstU32<MAX_OPEN_CHALLENGES>;
+	type FraudSlash = FraudSlash;
+	type AbsentVoterSlash = AbsentVoterSlash;
+	type AuthorityId = UintAuthorityId;
+	type Validators = Validators;
+	type ProbeInterval = ConstU64<PROBE_INTERVAL>;
+	type ReportLongevity = ConstU64<REPORT_LONGEVITY>;
+	type ReportPriority = ConstU64<{ 1 << 20 }>;
 	type WeightInfo = ();
+	#[cfg(feature = "runtime-benchmarks")]
+	type BenchmarkHelper = TestBenchmarkHelper;
+}
+
+/// Transactions the off-chain worker submits (only authorized calls are made).
+pub type Extrinsic = polkadot_sdk::polkadot_sdk_frame::deps::sp_runtime::testing::TestXt<
+	RuntimeCall,
+	frame_system::AuthorizeCall<Test>,
+>;
+
+impl<LocalCall> frame_system::offchain::CreateTransactionBase<LocalCall> for Test
+where
+	RuntimeCall: From<LocalCall>,
+{
+	type RuntimeCall = RuntimeCall;
+	type Extrinsic = Extrinsic;
+}
+
+impl<LocalCall> frame_system::offchain::CreateTransaction<LocalCall> for Test
+where
+	RuntimeCall: From<LocalCall>,
+{
+	type Extension = frame_system::AuthorizeCall<Test>;
+	fn create_transaction(call: RuntimeCall, extension: Self::Extension) -> Extrinsic {
+		Extrinsic::new_transaction(call, extension)
+	}
+}
+
+impl<LocalCall> frame_system::offchain::CreateAuthorizedTransaction<LocalCall> for Test
+where
+	RuntimeCall: From<LocalCall>,
+{
+	fn create_extension() -> Self::Extension {
+		frame_system::AuthorizeCall::new()
+	}
+}
+
+/// Providers from account 100 on, registered like the tests' providers.
+#[cfg(feature = "runtime-benchmarks")]
+pub struct TestBenchmarkHelper;
+
+#[cfg(feature = "runtime-benchmarks")]
+impl crate::BenchmarkHelper<AccountId> for TestBenchmarkHelper {
+	fn provider(index: u32) -> AccountId {
+		use polkadot_sdk::polkadot_sdk_frame::traits::fungible::Mutate;
+		let who = 100 + u64::from(index);
+		Balances::set_balance(&who, ENDOWMENT);
+		register(who);
+		who
+	}
+
+	fn sign(who: &AccountId, payload: &[u8]) -> ProofSignature {
+		account_key(*who).sign(payload).0
+	}
 }
 
 /// Buyers, the reporter, providers 11..=20 and the fee collector funded.
@@ -281,4 +360,36 @@ pub fn job_events() -> Vec<pallet_jobs::Event<Test>> {
 		.collect();
 	System::reset_events();
 	events
+}
+
+/// Checks both pallets' `try_state` invariants.
+pub fn check_invariants() {
+	Jobs::do_try_state().expect("jobs invariants hold");
+	Providers::do_try_state().expect("providers invariants hold");
+}
+
+/// Free balance of `who`.
+pub fn free(who: AccountId) -> Balance {
+	use polkadot_sdk::polkadot_sdk_frame::traits::fungible::Inspect;
+	Balances::balance(&who)
+}
+
+/// `who` joins `job`.
+pub fn join(job: JobId, who: AccountId) -> DispatchResult {
+	Jobs::join_job(RuntimeOrigin::signed(who), job)
+}
+
+/// A job with `providers` registered and joined (min_providers = their number), running.
+pub fn running_job(providers: &[AccountId]) -> JobId {
+	let mut s = spec();
+	s.min_providers = providers.len() as u32;
+	let id = create(s);
+	for who in providers {
+		register(*who);
+		join(id, *who).expect("joins");
+	}
+	let job = crate::Jobs::<Test>::get(id).expect("created");
+	assert_eq!(job.status, crate::JobStatus::Running);
+	job_events();
+	id
 }

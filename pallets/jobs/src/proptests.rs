@@ -6,7 +6,8 @@
 //!
 //! A small deterministic generator keeps failures reproducible: the failing seed is printed.
 
-use crate::{mock::*, Jobs as JobsMap, Rounds};
+use crate::{mock::*, Challenges, Contributions, Jobs as JobsMap, Rounds};
+use grid_primitives::work::Verdict;
 use polkadot_sdk::polkadot_sdk_frame::{
 	deps::frame_support::traits::{Hooks, UnfilteredDispatchable},
 	prelude::*,
@@ -70,7 +71,7 @@ fn random_proof(
 fn step(rng: &mut Rng) {
 	let job = random_job(rng);
 	let provider = rng.pick(&PROVIDERS);
-	match rng.below(12) {
+	match rng.below(16) {
 		0 => dispatch(rng.pick(&BUYERS), crate::Call::create_job { spec: random_spec(rng) }),
 		1 => dispatch(rng.pick(&BUYERS), crate::Call::cancel_job { job }),
 		2 | 3 => dispatch(provider, crate::Call::join_job { job }),
@@ -83,6 +84,29 @@ fn step(rng: &mut Rng) {
 			let first = random_proof(rng, job, provider);
 			let second = random_proof(rng, job, provider);
 			dispatch(REPORTER, crate::Call::report_equivocation { first, second });
+		}
+		12 | 15 => {
+			// Mostly a paid contribution (challengeable), sometimes anything.
+			let paid: Vec<_> = Contributions::<Test>::iter_keys().collect();
+			let ((job, round), accused) = match paid.is_empty() || rng.below(4) == 0 {
+				true => ((job, rng.below(4) as u32), rng.pick(&PROVIDERS)),
+				false => paid[rng.below(paid.len() as u64) as usize],
+			};
+			dispatch(provider, crate::Call::challenge { job, round, provider: accused });
+		}
+		13 => {
+			// Mostly a committee member of an open challenge, sometimes anyone.
+			let open: Vec<_> = Challenges::<Test>::iter().collect();
+			let (id, voter) = match open.is_empty() || rng.below(4) == 0 {
+				true => (rng.below(crate::NextChallengeId::<Test>::get() + 1), provider),
+				false => {
+					let (id, challenge) = &open[rng.below(open.len() as u64) as usize];
+					let members: Vec<_> = challenge.committee.iter().map(|(w, _)| *w).collect();
+					(*id, rng.pick(&members))
+				}
+			};
+			let verdict = rng.pick(&[Verdict::Valid, Verdict::Invalid, Verdict::Invalid]);
+			dispatch(voter, crate::Call::vote { challenge: id, verdict });
 		}
 		10 => {
 			let now = System::block_number();
@@ -103,6 +127,9 @@ struct Coverage {
 	cancelled: u32,
 	equivocations: u32,
 	liveness: u32,
+	challenges: u32,
+	frauds: u32,
+	rejected: u32,
 }
 
 /// Burned by slashes since the last call (slashed minus what went to recipients); counts
@@ -126,6 +153,12 @@ fn burned_since_last(coverage: &mut Coverage) -> Balance {
 				E::JobCancelled { .. } => coverage.cancelled += 1,
 				E::EquivocationPunished { .. } => coverage.equivocations += 1,
 				E::Removed { reason: crate::RemovalReason::Liveness, .. } => coverage.liveness += 1,
+				E::ChallengeOpened { .. } => coverage.challenges += 1,
+				E::ChallengeResolved { outcome, .. } => match outcome {
+					crate::ChallengeOutcome::FraudProven => coverage.frauds += 1,
+					crate::ChallengeOutcome::Rejected => coverage.rejected += 1,
+					crate::ChallengeOutcome::Undecided => {}
+				},
 				_ => {}
 			},
 			_ => {}
@@ -180,5 +213,6 @@ fn random_call_sequences_keep_the_invariants() {
 	let counts = [c.created, c.started, c.rewards, c.failed_rounds, c.completed, c.cancelled];
 	assert!(counts.iter().all(|n| *n >= 10), "{coverage:?}");
 	assert!(c.equivocations >= 10 && c.liveness >= 1, "{coverage:?}");
+	assert!(c.challenges >= 5 && c.frauds >= 1 && c.rejected >= 1, "{coverage:?}");
 	println!("{coverage:?}");
 }

@@ -2,15 +2,19 @@
 //! end of a job.
 
 use alloc::vec::Vec;
+use codec::Encode;
 use grid_primitives::job::{max_samples, JobId, RoundIndex};
 use pallet_providers::traits::{ProviderHealth, ProviderRegistry};
-use polkadot_sdk::polkadot_sdk_frame::{deps::sp_core::H256, prelude::*};
+use polkadot_sdk::polkadot_sdk_frame::{deps::sp_core::H256, prelude::*, traits::Randomness};
 
 use crate::{
-	escrow, membership, queue, quorum_threshold, signature, slashing, BalanceOf, Config, Error,
-	Event, JobOf, JobStatus, Jobs, Pallet, Participants, Proofs, RoundResults, RoundState,
-	RoundStateOf, RoundSummary, Rounds, SignedProofOf,
+	escrow, membership, queue, quorum_threshold, signature, slashing, BalanceOf, Config,
+	Contribution, Contributions, Error, Event, JobOf, JobStatus, Jobs, Pallet, Participants,
+	Proofs, RoundResults, RoundState, RoundStateOf, RoundSummary, Rounds, SignedProofOf,
 };
+
+/// Domain separator of the randomness behind round seeds.
+const ROUND_SEED_DOMAIN: &[u8] = b"grid/round-seed/v1";
 
 /// Opens round `index` of a running job with the participants admitted by then.
 pub(crate) fn open<T: Config>(id: JobId, job: &JobOf<T>, index: RoundIndex) -> DispatchResult {
@@ -24,11 +28,13 @@ pub(crate) fn open<T: Config>(id: JobId, job: &JobOf<T>, index: RoundIndex) -> D
 	let members = BoundedVec::truncate_from(members);
 	queue::insert::<T>(id, deadline)?;
 	let count = members.len() as u32;
+	let (seed, _) = T::Randomness::random(&(ROUND_SEED_DOMAIN, id, index).encode());
 	Rounds::<T>::insert(
 		id,
 		RoundState {
 			index,
 			opened_at: now,
+			seed,
 			deadline,
 			due: deadline,
 			members,
@@ -90,6 +96,27 @@ pub(crate) fn submit<T: Config>(signed: SignedProofOf<T>) -> DispatchResult {
 	Ok(())
 }
 
+/// Keeps what `who` was paid `reward` for in `round`, so it can be challenged.
+fn keep_evidence<T: Config>(
+	id: JobId,
+	round: RoundIndex,
+	who: &T::AccountId,
+	reward: BalanceOf<T>,
+	proofs: &[SignedProofOf<T>],
+) {
+	// Only members with a proof are paid.
+	let Some(proof) = proofs.iter().map(|s| &s.proof).find(|p| &p.provider == who) else {
+		return;
+	};
+	let contribution = Contribution {
+		base_model_hash: proof.base_model_hash,
+		update_commitment: proof.own_update_commitment,
+		samples_processed: proof.samples_processed,
+		reward,
+	};
+	Contributions::<T>::insert((id, round), who, contribution);
+}
+
 /// Counts a vote for `hash`; returns its votes so far.
 fn tally<T: Config>(round: &mut RoundStateOf<T>, hash: H256) -> u32 {
 	if let Some((_, votes)) = round.tally.iter_mut().find(|(h, _)| *h == hash) {
@@ -114,6 +141,7 @@ pub(crate) fn settle<T: Config>(id: JobId) {
 		let moved = escrow::pay::<T>(&mut job, &who, amount);
 		if !moved.is_zero() {
 			paid = paid.saturating_add(moved);
+			keep_evidence::<T>(id, round.index, &who, moved, &proofs);
 			Pallet::<T>::deposit_event(Event::RewardPaid {
 				job: id,
 				round: round.index,
@@ -141,6 +169,7 @@ pub(crate) fn settle<T: Config>(id: JobId) {
 			fee,
 			refunded,
 			settled_at: now,
+			seed: round.seed,
 		},
 	);
 	Pallet::<T>::deposit_event(Event::RoundSettled {

@@ -67,6 +67,6 @@ pub(crate) fn liveness<T: Config>(id: JobId, job: &mut JobOf<T>, who: &T::Accoun
 
 /// The stake a slash percentage applies to: the provider's active stake, or the job's minimum
 /// if it has unbonded below that (the slash reaches unbonding funds too).
-fn slash_base<T: Config>(job: &JobOf<T>, who: &T::AccountId) -> BalanceOf<T> {
+pub(crate) fn slash_base<T: Config>(job: &JobOf<T>, who: &T::AccountId) -> BalanceOf<T> {
 	T::Providers::active_stake(who).max(job.spec.min_provider_stake)
 }

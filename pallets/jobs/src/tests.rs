@@ -12,38 +12,11 @@ use polkadot_sdk::polkadot_sdk_frame::{
 		sp_core::{Pair, H256},
 	},
 	prelude::*,
-	traits::fungible::{Inspect, InspectHold},
+	traits::fungible::InspectHold,
 };
-
-fn check_invariants() {
-	Jobs::do_try_state().expect("jobs invariants hold");
-	Providers::do_try_state().expect("providers invariants hold");
-}
 
 fn escrow_held(who: AccountId) -> Balance {
 	Balances::balance_on_hold(&crate::HoldReason::JobEscrow.into(), &who)
-}
-
-fn free(who: AccountId) -> Balance {
-	Balances::balance(&who)
-}
-
-fn join(job: u64, who: AccountId) -> DispatchResult {
-	Jobs::join_job(RuntimeOrigin::signed(who), job)
-}
-
-/// A job with `providers` registered and joined (min_providers = their number), running.
-fn running_job(providers: &[AccountId]) -> u64 {
-	let mut s = spec();
-	s.min_providers = providers.len() as u32;
-	let id = create(s);
-	for who in providers {
-		register(*who);
-		assert_ok!(join(id, *who));
-	}
-	assert_eq!(JobsMap::<Test>::get(id).unwrap().status, JobStatus::Running);
-	job_events();
-	id
 }
 
 fn status(job: u64) -> JobStatus {

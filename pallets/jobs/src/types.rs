@@ -1,7 +1,10 @@
 //! Storage, event and view types of the jobs pallet.
 
 use codec::{Decode, DecodeWithMemTracking, Encode, MaxEncodedLen};
-use grid_primitives::job::{JobSpec, RoundIndex, SignedProof};
+use grid_primitives::{
+	job::{JobId, JobSpec, RoundIndex, SignedProof},
+	work::Verdict,
+};
 use polkadot_sdk::polkadot_sdk_frame::{deps::sp_core::H256, prelude::*};
 use scale_info::TypeInfo;
 
@@ -65,6 +68,9 @@ pub struct Job<AccountId, Balance, BlockNumber> {
 	pub fees: Balance,
 	/// Returned to the buyer.
 	pub refunded: Balance,
+	/// Rewards taken back from the stake of participants proven to have cheated and given to
+	/// the buyer (outside the escrow: they come from stake).
+	pub clawed_back: Balance,
 }
 
 impl<AccountId, Balance: AtLeast32BitUnsigned + Copy, BlockNumber>
@@ -100,6 +106,9 @@ pub struct RoundState<AccountId, BlockNumber, MaxMembers: Get<u32>> {
 	pub index: RoundIndex,
 	/// Block it opened in.
 	pub opened_at: BlockNumber,
+	/// Randomness drawn when it opened: each member's training data is derived from it
+	/// ([`grid_primitives::work::data_seed`]).
+	pub seed: H256,
 	/// First block at which it no longer accepts proofs and is settled.
 	pub deadline: BlockNumber,
 	/// Block at which it will be settled: the deadline, or earlier once a quorum is reached.
@@ -136,6 +145,8 @@ pub struct RoundSummary<Balance, BlockNumber> {
 	pub refunded: Balance,
 	/// Block it was settled in.
 	pub settled_at: BlockNumber,
+	/// The round's data seed (see [`RoundState::seed`]), so verifiers can recompute it.
+	pub seed: H256,
 }
 
 /// Why a participant was removed from a job by the chain.
@@ -156,6 +167,86 @@ pub enum RemovalReason {
 	Equivocation,
 	/// It missed too many rounds in a row.
 	Liveness,
+	/// A verifier committee found one of its updates invalid.
+	Fraud,
+}
+
+/// A paid contribution, kept as evidence so it can be challenged during the job's challenge
+/// window.
+#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, MaxEncodedLen, TypeInfo)]
+pub struct Contribution<Balance> {
+	/// Model the round started from.
+	pub base_model_hash: H256,
+	/// Content address of the participant's update.
+	pub update_commitment: H256,
+	/// Samples it claimed to process.
+	pub samples_processed: u64,
+	/// What it was paid for the round.
+	pub reward: Balance,
+}
+
+/// Identifies a fraud challenge; assigned in creation order.
+pub type ChallengeId = u64;
+
+/// An open fraud challenge against one contribution.
+#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, MaxEncodedLen, TypeInfo)]
+#[scale_info(skip_type_params(MaxCommittee))]
+pub struct Challenge<AccountId, Balance, BlockNumber, MaxCommittee: Get<u32>> {
+	/// The job.
+	pub job: JobId,
+	/// The round of the challenged contribution.
+	pub round: RoundIndex,
+	/// Whose contribution is challenged.
+	pub accused: AccountId,
+	/// Who challenged it; its deposit is on hold.
+	pub challenger: AccountId,
+	/// The challenger's deposit.
+	pub deposit: Balance,
+	/// The verifiers drawn, each with its vote once cast.
+	pub committee: BoundedVec<(AccountId, Option<Verdict>), MaxCommittee>,
+	/// First block at which votes are no longer accepted; the challenge is decided then at
+	/// the latest.
+	pub deadline: BlockNumber,
+}
+
+impl<AccountId, Balance, BlockNumber, MaxCommittee: Get<u32>>
+	Challenge<AccountId, Balance, BlockNumber, MaxCommittee>
+{
+	/// Votes cast for `verdict`.
+	pub fn votes(&self, verdict: Verdict) -> u32 {
+		self.committee.iter().filter(|(_, v)| *v == Some(verdict)).count() as u32
+	}
+
+	/// The verdict a strict majority of the whole committee has cast, if any: nothing the
+	/// remaining members vote can change it.
+	pub fn settled_verdict(&self) -> Option<Verdict> {
+		let size = self.committee.len() as u32;
+		[Verdict::Invalid, Verdict::Valid].into_iter().find(|v| 2 * self.votes(*v) > size)
+	}
+}
+
+/// How a challenge ended.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub enum ChallengeOutcome {
+	/// More verifiers voted `Invalid` than `Valid`: the accused was slashed, its reward clawed
+	/// back, and the challenger got its deposit back with a share of the slash.
+	FraudProven,
+	/// More verifiers voted `Valid`: the challenger's deposit went to the verifiers that said
+	/// so.
+	Rejected,
+	/// A tie, or no votes: nobody is punished for the contribution and the deposit returns.
+	Undecided,
 }
 
 /// A job as returned by the view functions.

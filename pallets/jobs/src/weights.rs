@@ -21,6 +21,11 @@ pub trait WeightInfo {
 	fn submit_proof(p: u32) -> Weight;
 	fn report_equivocation() -> Weight;
 	fn settle_round(p: u32) -> Weight;
+	fn challenge(p: u32) -> Weight;
+	fn vote() -> Weight;
+	fn resolve_challenge(k: u32) -> Weight;
+	fn authorize_worker_report() -> Weight;
+	fn apply_worker_report(n: u32) -> Weight;
 }
 
 /// Proof size of a job record (bytes, rounded up).
@@ -35,6 +40,10 @@ const BALANCE_PROOF: u64 = 400;
 const PROVIDER_PROOF: u64 = 2_300;
 /// Proof size of the settlement queue at its bound (bytes, rounded up).
 const QUEUE_PROOF: u64 = 3_200;
+/// Proof size of an open challenge with its committee (bytes, rounded up).
+const CHALLENGE_PROOF: u64 = 900;
+/// Proof size of a contribution record (bytes, rounded up).
+const CONTRIBUTION_PROOF: u64 = 200;
 
 /// The derived weights at database costs `db`.
 struct Derived(RuntimeDbWeight);
@@ -95,6 +104,53 @@ impl Derived {
 			.saturating_add(self.0.reads_writes(4, 6))
 			.saturating_add(per_member.saturating_mul(p.into()))
 	}
+	/// Reads: the challenger's registry record, Jobs, RoundResults, Contributions, Challenged,
+	/// NextChallengeId, the randomness, the challenger's account and holds, ChallengeQueue,
+	/// and for each of the p participants its Participants key and registry record (the
+	/// committee draw hashes each). Writes: holds, account, ChallengeQueue, NextChallengeId,
+	/// Challenged, Challenges.
+	fn challenge(&self, p: u32) -> Weight {
+		let per_candidate =
+			Weight::from_parts(4_000_000, PROVIDER_PROOF + 100).saturating_add(self.0.reads(2));
+		Weight::from_parts(
+			60_000_000,
+			PROVIDER_PROOF + JOB_PROOF + CONTRIBUTION_PROOF + CHALLENGE_PROOF + BALANCE_PROOF,
+		)
+		.saturating_add(self.0.reads_writes(10, 6))
+		.saturating_add(per_candidate.saturating_mul(p.into()))
+	}
+	/// Reads and writes Challenges. Deciding the challenge early is charged separately.
+	fn vote(&self) -> Weight {
+		Weight::from_parts(25_000_000, CHALLENGE_PROOF).saturating_add(self.0.reads_writes(1, 1))
+	}
+	/// Reads: Challenges, Jobs, Contributions, ChallengeQueue, the accused's registry and
+	/// health records, the challenger's, buyer's and voters' accounts. Writes: the same
+	/// records, Participants, total issuance. Each of the k members may be paid a deposit
+	/// share or slashed for absence (a registry record and an account each).
+	fn resolve_challenge(&self, k: u32) -> Weight {
+		let per_member = Weight::from_parts(45_000_000, PROVIDER_PROOF + BALANCE_PROOF)
+			.saturating_add(self.0.reads_writes(2, 2));
+		Weight::from_parts(
+			200_000_000,
+			CHALLENGE_PROOF + JOB_PROOF + CONTRIBUTION_PROOF + PROVIDER_PROOF + 3 * BALANCE_PROOF,
+		)
+		.saturating_add(self.0.reads_writes(10, 10))
+		.saturating_add(per_member.saturating_mul(k.into()))
+	}
+	/// Reads: the validator set, LastWorkerReport, the queue heads, BlockHash(0); one
+	/// signature check.
+	fn authorize_worker_report(&self) -> Weight {
+		Weight::from_parts(90_000_000, 2 * QUEUE_PROOF + 200).saturating_add(self.0.reads(5))
+	}
+	/// Writes LastWorkerReport; for each of the n probes reads and writes the provider's
+	/// registry and health records. Settling overdue items is charged per item on top.
+	fn apply_worker_report(&self, n: u32) -> Weight {
+		let per_probe = Weight::from_parts(15_000_000, PROVIDER_PROOF)
+			.saturating_add(self.0.reads_writes(2, 1));
+		Weight::from_parts(20_000_000, 200)
+			.saturating_add(self.0.writes(1))
+			.saturating_add(per_probe.saturating_mul(n.into()))
+	}
 }
 
 macro_rules! delegate {
@@ -119,6 +175,21 @@ macro_rules! delegate {
 		}
 		fn settle_round(p: u32) -> Weight {
 			Derived($db).settle_round(p)
+		}
+		fn challenge(p: u32) -> Weight {
+			Derived($db).challenge(p)
+		}
+		fn vote() -> Weight {
+			Derived($db).vote()
+		}
+		fn resolve_challenge(k: u32) -> Weight {
+			Derived($db).resolve_challenge(k)
+		}
+		fn authorize_worker_report() -> Weight {
+			Derived($db).authorize_worker_report()
+		}
+		fn apply_worker_report(n: u32) -> Weight {
+			Derived($db).apply_worker_report(n)
 		}
 	};
 }

@@ -50,9 +50,13 @@ fn endpoint() -> Endpoint {
 
 fn funded<T: Config>(index: u32) -> T::AccountId {
 	let who: T::AccountId = account("provider", index, 0);
-	let amount = T::MinStake::get().saturating_mul(1_000u32.into());
-	T::Currency::set_balance(&who, amount);
+	fund::<T>(&who);
 	who
+}
+
+fn fund<T: Config>(who: &T::AccountId) {
+	let amount = T::MinStake::get().saturating_mul(1_000u32.into());
+	T::Currency::set_balance(who, amount);
 }
 
 /// A fresh libp2p-style key in the keystore and its binding signature for `who`.
@@ -66,8 +70,17 @@ fn peer_proof<T: Config>(who: &T::AccountId) -> ([u8; 32], [u8; 64]) {
 }
 
 fn registered<T: Config>(index: u32) -> T::AccountId {
-	let who = funded::<T>(index);
-	let (public, signature) = peer_proof::<T>(&who);
+	let who: T::AccountId = account("provider", index, 0);
+	register_for_benchmarks::<T>(&who);
+	who
+}
+
+/// Funds `who` and registers it with ten times the minimum stake, the largest capabilities
+/// record and a fresh libp2p key from the keystore. For other pallets' benchmarks that need
+/// eligible providers.
+pub fn register_for_benchmarks<T: Config>(who: &T::AccountId) {
+	fund::<T>(who);
+	let (public, signature) = peer_proof::<T>(who);
 	Pallet::<T>::register(
 		RawOrigin::Signed(who.clone()).into(),
 		T::MinStake::get().saturating_mul(10u32.into()),
@@ -78,7 +91,6 @@ fn registered<T: Config>(index: u32) -> T::AccountId {
 		endpoint(),
 	)
 	.expect("registration of a funded account succeeds");
-	who
 }
 
 #[benchmarks]

@@ -32,6 +32,8 @@ mod mock;
 #[cfg(test)]
 mod tests;
 
+#[cfg(feature = "runtime-benchmarks")]
+pub use benchmarking::register_for_benchmarks;
 pub use types::*;
 pub use weights::WeightInfo;
 

@@ -536,3 +536,24 @@ fn unsigned_origin_is_rejected() {
 		assert_noop!(Providers::deregister(RuntimeOrigin::root()), DispatchError::BadOrigin);
 	});
 }
+
+#[test]
+fn probe_targets_put_the_never_and_least_recently_probed_first() {
+	new_test_ext().execute_with(|| {
+		assert!(<Providers as ProviderHealth<_>>::probe_targets(10).is_empty());
+		for who in [ALICE, BOB, CHARLIE] {
+			assert_ok!(register(who, 500));
+		}
+		run_to_block(3);
+		Providers::probed(&ALICE, true, 1);
+		run_to_block(5);
+		Providers::probed(&BOB, true, 1);
+		let order: Vec<AccountId> = <Providers as ProviderHealth<_>>::probe_targets(10)
+			.into_iter()
+			.map(|(w, _)| w)
+			.collect();
+		assert_eq!(order, vec![CHARLIE, ALICE, BOB]);
+		let first = <Providers as ProviderHealth<_>>::probe_targets(2);
+		assert_eq!(first, vec![(CHARLIE, endpoint()), (ALICE, endpoint())]);
+	});
+}

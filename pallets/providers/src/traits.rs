@@ -1,9 +1,12 @@
 //! How other pallets (jobs, the off-chain worker's reports) use the registry.
 
-use grid_primitives::provider::{Capabilities, PeerIdBytes};
+use alloc::vec::Vec;
+use grid_primitives::provider::{Capabilities, Endpoint, PeerIdBytes};
 use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
-use crate::{health, stake, BalanceOf, Config, Error, Pallet, Providers, SlashReason};
+use crate::{
+	health, stake, BalanceOf, Config, Error, HealthRecords, Pallet, Providers, SlashReason,
+};
 
 /// Read access and job membership.
 pub trait ProviderRegistry<AccountId, Balance> {
@@ -34,6 +37,9 @@ pub trait ProviderHealth<AccountId> {
 	fn challenge_lost(who: &AccountId);
 	/// A validator probed `who`'s endpoint.
 	fn probed(who: &AccountId, ok: bool, latency_ms: u32);
+	/// Up to `max` providers with their probe endpoints, never probed first, then least
+	/// recently probed. For off-chain workers: it reads every provider.
+	fn probe_targets(max: u32) -> Vec<(AccountId, Endpoint)>;
 }
 
 /// Slashing with evidence checked by the caller.
@@ -103,6 +109,18 @@ impl<T: Config> ProviderHealth<T::AccountId> for Pallet<T> {
 
 	fn probed(who: &T::AccountId, ok: bool, latency_ms: u32) {
 		health::record_probe::<T>(who, ok, latency_ms);
+	}
+
+	fn probe_targets(max: u32) -> Vec<(T::AccountId, Endpoint)> {
+		let mut all: Vec<_> = Providers::<T>::iter()
+			.map(|(who, provider)| {
+				let last = HealthRecords::<T>::get(&who).last_probe.map(|probe| probe.at);
+				(last, who, provider.endpoint)
+			})
+			.collect();
+		// `None` (never probed) sorts before any block.
+		all.sort_by_key(|entry| entry.0);
+		all.into_iter().take(max as usize).map(|(_, who, endpoint)| (who, endpoint)).collect()
 	}
 }
 

@@ -1,0 +1,259 @@
+//! Benchmarks of every call and of a round's settlement, in their worst cases, with `p`
+//! participants. `cargo test --features runtime-benchmarks` runs them against the mock runtime.
+
+use super::*;
+use alloc::{boxed::Box, vec::Vec};
+use grid_primitives::{
+	job::{
+		proof_payload, Compression, ContributionProof, DatasetRef, GptConfig, InnerOptimizer,
+		JobId, JobSpec, MaxUriLen, ModelSpec, Nanos, ProofSignature, RoundIndex, SignedProof,
+		TrainingParams,
+	},
+	provider::BoundedBytes,
+	work::Verdict,
+};
+use polkadot_sdk::polkadot_sdk_frame::{
+	benchmarking::prelude::*, deps::sp_core::H256, traits::fungible::Mutate,
+};
+
+/// What the benchmarks need from the runtime: providers that can join jobs, and their proof
+/// signatures (the runtime's accounts and keys are opaque to the pallet).
+pub trait BenchmarkHelper<AccountId> {
+	/// Provider number `index`: registered with enough stake and fast hardware, with a key
+	/// [`BenchmarkHelper::sign`] can sign with.
+	fn provider(index: u32) -> AccountId;
+	/// `who`'s signature over `payload`, accepted by the runtime's `ProofVerifier`.
+	fn sign(who: &AccountId, payload: &[u8]) -> ProofSignature;
+}
+
+fn max_spec<T: Config>(p: u32) -> JobSpecOf<T> {
+	let mut uri = b"https://".to_vec();
+	uri.resize(<MaxUriLen as Get<u32>>::get() as usize, b'u');
+	JobSpec {
+		model: ModelSpec::Gpt(GptConfig {
+			vocab: 256,
+			context: 256,
+			layers: 6,
+			heads: 6,
+			width: 384,
+		}),
+		dataset: DatasetRef {
+			content_hash: H256::repeat_byte(1),
+			uri: BoundedBytes::truncate_from(uri),
+		},
+		training: TrainingParams {
+			round_blocks: T::MinRoundBlocks::get().max(10u32.into()).min(T::MaxRoundBlocks::get()),
+			batch_size: 64,
+			inner: InnerOptimizer::AdamW {
+				lr: Nanos(600_000),
+				weight_decay: Nanos(100_000_000),
+				warmup_steps: 100,
+			},
+			outer_lr: Nanos(700_000_000),
+			outer_momentum: Nanos(900_000_000),
+			compression: Compression::TopK { chunk: 256, k: 8, value_bits: 2 },
+		},
+		rounds: T::MaxRounds::get().min(1_000),
+		reward_per_round: 1_000_000u32.into(),
+		min_providers: p.max(1),
+		max_providers: T::MaxParticipants::get(),
+		min_provider_stake: Zero::zero(),
+		challenge_window: T::MaxChallengeWindow::get(),
+	}
+}
+
+fn buyer<T: Config>() -> T::AccountId {
+	let who: T::AccountId = account("buyer", 0, 0);
+	T::Currency::set_balance(&who, BalanceOf::<T>::max_value() / 4u32.into());
+	who
+}
+
+fn create<T: Config>(p: u32) -> (T::AccountId, JobId) {
+	let who = buyer::<T>();
+	let id = NextJobId::<T>::get();
+	Pallet::<T>::create_job(RawOrigin::Signed(who.clone()).into(), max_spec::<T>(p))
+		.expect("creates");
+	(who, id)
+}
+
+/// A running job with `p` participants (its `min_providers`).
+fn running<T: Config>(p: u32) -> (T::AccountId, JobId, Vec<T::AccountId>) {
+	let (buyer, id) = create::<T>(p);
+	let providers: Vec<_> = (0..p).map(T::BenchmarkHelper::provider).collect();
+	for who in &providers {
+		Pallet::<T>::join_job(RawOrigin::Signed(who.clone()).into(), id).expect("joins");
+	}
+	(buyer, id, providers)
+}
+
+/// `who`'s proof for `round` listing every provider as received (the largest proof).
+fn signed<T: Config>(
+	id: JobId,
+	round: RoundIndex,
+	who: &T::AccountId,
+	all: &[T::AccountId],
+	result: u8,
+) -> Box<SignedProofOf<T>> {
+	let proof = ContributionProof {
+		job: id,
+		round,
+		provider: who.clone(),
+		base_model_hash: H256::repeat_byte(2),
+		own_update_commitment: H256::repeat_byte(3),
+		result_model_hash: H256::repeat_byte(result),
+		samples_processed: 1_000,
+		train_loss_micros: 2_000_000,
+		received: BoundedVec::truncate_from(all.to_vec()),
+	};
+	let genesis = frame_system::Pallet::<T>::block_hash(BlockNumberFor::<T>::zero());
+	let signature = T::BenchmarkHelper::sign(who, &proof_payload(&genesis, &proof));
+	Box::new(SignedProof { proof, signature })
+}
+
+fn submit_all<T: Config>(id: JobId, providers: &[T::AccountId], count: usize) {
+	for who in providers.iter().take(count) {
+		let proof = signed::<T>(id, 0, who, providers, 42);
+		Pallet::<T>::submit_proof(RawOrigin::Signed(who.clone()).into(), proof).expect("accepted");
+	}
+}
+
+#[benchmarks]
+mod benchmarks {
+	use super::*;
+
+	#[benchmark]
+	fn create_job() {
+		let who = buyer::<T>();
+		#[extrinsic_call]
+		_(RawOrigin::Signed(who), max_spec::<T>(2));
+		assert!(Jobs::<T>::contains_key(0));
+	}
+
+	/// Cancelling a running job whose open round has a quorum: that round settles first.
+	#[benchmark]
+	fn cancel_job(p: Linear<3, { T::MaxParticipants::get() }>) {
+		let (buyer, id, providers) = running::<T>(p);
+		submit_all::<T>(id, &providers, quorum_threshold(p) as usize);
+		#[extrinsic_call]
+		_(RawOrigin::Signed(buyer), id);
+		assert_eq!(Jobs::<T>::get(id).expect("exists").status, JobStatus::Cancelled);
+	}
+
+	/// The join that brings a job to `p = min_providers` participants and starts it.
+	#[benchmark]
+	fn join_job(p: Linear<1, { T::MaxParticipants::get() }>) {
+		let (_, id) = create::<T>(p);
+		let providers: Vec<_> = (0..p).map(T::BenchmarkHelper::provider).collect();
+		for who in &providers[..providers.len() - 1] {
+			Pallet::<T>::join_job(RawOrigin::Signed(who.clone()).into(), id).expect("joins");
+		}
+		let last = providers[providers.len() - 1].clone();
+		#[extrinsic_call]
+		_(RawOrigin::Signed(last), id);
+		assert_eq!(Jobs::<T>::get(id).expect("exists").status, JobStatus::Running);
+	}
+
+	#[benchmark]
+	fn leave_job() {
+		let (_, id, providers) = running::<T>(2);
+		#[extrinsic_call]
+		_(RawOrigin::Signed(providers[0].clone()), id);
+		assert!(!Participants::<T>::contains_key(id, &providers[0]));
+	}
+
+	/// The last member's proof: the round settles in the same call and pays everyone.
+	#[benchmark]
+	fn submit_proof(p: Linear<1, { T::MaxParticipants::get() }>) {
+		let (_, id, providers) = running::<T>(p);
+		submit_all::<T>(id, &providers, p as usize - 1);
+		let last = providers[p as usize - 1].clone();
+		let proof = signed::<T>(id, 0, &last, &providers, 42);
+		#[extrinsic_call]
+		_(RawOrigin::Signed(last), proof);
+		assert!(RoundResults::<T>::contains_key(id, 0));
+	}
+
+	#[benchmark]
+	fn report_equivocation() {
+		let (_, id, providers) = running::<T>(2);
+		let first = signed::<T>(id, 0, &providers[0], &providers, 42);
+		let second = signed::<T>(id, 0, &providers[0], &providers, 43);
+		let reporter: T::AccountId = account("reporter", 0, 0);
+		#[extrinsic_call]
+		_(RawOrigin::Signed(reporter), first, second);
+		assert!(Equivocations::<T>::contains_key((id, 0, providers[0].clone())));
+	}
+
+	/// Settling a round of `p` members where all but one delivered (a quorum for p >= 3).
+	#[benchmark]
+	fn settle_round(p: Linear<3, { T::MaxParticipants::get() }>) {
+		let (_, id, providers) = running::<T>(p);
+		submit_all::<T>(id, &providers, p as usize - 1);
+		#[block]
+		{
+			queue::remove::<T>(id);
+			rounds::settle::<T>(id);
+		}
+		assert!(RoundResults::<T>::contains_key(id, 0));
+	}
+
+	/// A challenge in a job of `p` participants: every one is a committee candidate.
+	#[benchmark]
+	fn challenge(p: Linear<3, { T::MaxParticipants::get() }>) {
+		let (_, id, providers) = running::<T>(p);
+		submit_all::<T>(id, &providers, p as usize);
+		#[extrinsic_call]
+		_(RawOrigin::Signed(providers[0].clone()), id, 0, providers[1].clone());
+		assert!(Challenges::<T>::contains_key(0));
+	}
+
+	/// A vote that does not decide the challenge yet (the deciding one adds
+	/// `resolve_challenge`).
+	#[benchmark]
+	fn vote() {
+		let (_, id, providers) = running::<T>(4);
+		submit_all::<T>(id, &providers, 4);
+		Pallet::<T>::challenge(
+			RawOrigin::Signed(providers[0].clone()).into(),
+			id,
+			0,
+			providers[1].clone(),
+		)
+		.expect("opens");
+		let voter = Challenges::<T>::get(0).expect("open").committee[0].0.clone();
+		#[extrinsic_call]
+		_(RawOrigin::Signed(voter), 0, Verdict::Valid);
+		assert!(Challenges::<T>::get(0).is_some_and(|c| c.votes(Verdict::Valid) == 1));
+	}
+
+	/// Deciding a challenge with a committee of `k` at its deadline: fraud proven by one vote,
+	/// every other member slashed for not voting (the most transfers and slashes).
+	#[benchmark]
+	fn resolve_challenge(k: Linear<1, { T::MaxCommittee::get() }>) {
+		let p = k + 2;
+		let (_, id, providers) = running::<T>(p);
+		submit_all::<T>(id, &providers, p as usize);
+		Pallet::<T>::challenge(
+			RawOrigin::Signed(providers[0].clone()).into(),
+			id,
+			0,
+			providers[1].clone(),
+		)
+		.expect("opens");
+		let open = Challenges::<T>::get(0).expect("open");
+		assert_eq!(open.committee.len() as u32, k);
+		if k > 1 {
+			let first = open.committee[0].0.clone();
+			Pallet::<T>::vote(RawOrigin::Signed(first).into(), 0, Verdict::Invalid).expect("votes");
+		}
+		frame_system::Pallet::<T>::set_block_number(open.deadline);
+		#[block]
+		{
+			queue::remove_challenge::<T>(0);
+			challenges::resolve::<T>(0);
+		}
+		assert!(!Challenges::<T>::contains_key(0));
+	}
+
+	impl_benchmark_test_suite!(Pallet, crate::mock::new_test_ext(), crate::mock::Test);
+}

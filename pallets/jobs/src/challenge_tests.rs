@@ -1,0 +1,380 @@
+//! Fraud challenges: opening (every error), committee draws, votes (every error), each
+//! outcome with its money movements, absent verifiers, and the hooks that decide at deadlines.
+
+use crate::{
+	mock::*, ChallengeOutcome, ChallengeQueue, Challenged, Challenges, Contributions, Error, Event,
+	HoldReason, Jobs as JobsMap, Participants, RemovalReason, RoundResults, Rounds,
+};
+use grid_primitives::work::Verdict;
+use pallet_providers::{HealthRecords, Providers as ProviderRecords, SlashReason};
+use polkadot_sdk::polkadot_sdk_frame::{
+	deps::frame_support::{assert_noop, assert_ok},
+	prelude::*,
+	traits::fungible::{InspectHold, Mutate},
+	traits::tokens::Preservation,
+};
+
+/// Each of four members is paid a quarter of the reward for a round everyone delivered.
+const SHARE: Balance = REWARD / 4;
+
+/// A running four-member job whose round 0 every member delivered (and was paid for).
+fn delivered_job() -> u64 {
+	let members = [P1, P2, P3, P4];
+	let id = running_job(&members);
+	deliver(id, 0, &members);
+	assert!(RoundResults::<Test>::contains_key(id, 0));
+	job_events();
+	id
+}
+
+fn challenge(who: AccountId, job: u64, accused: AccountId) -> DispatchResult {
+	Jobs::challenge(RuntimeOrigin::signed(who), job, 0, accused)
+}
+
+fn vote(who: AccountId, id: u64, verdict: Verdict) -> DispatchResult {
+	Jobs::vote(RuntimeOrigin::signed(who), id, verdict)
+}
+
+fn deposit_held(who: AccountId) -> Balance {
+	Balances::balance_on_hold(&HoldReason::ChallengeDeposit.into(), &who)
+}
+
+fn stake(who: AccountId) -> Balance {
+	ProviderRecords::<Test>::get(who).map(|p| p.stake).unwrap_or_default()
+}
+
+fn committee(id: u64) -> Vec<AccountId> {
+	Challenges::<Test>::get(id).unwrap().committee.into_iter().map(|(who, _)| who).collect()
+}
+
+fn resolved(events: &[Event<Test>]) -> Option<Event<Test>> {
+	events.iter().find(|e| matches!(e, Event::ChallengeResolved { .. })).cloned()
+}
+
+#[test]
+fn paid_contributions_are_kept_as_evidence_with_the_round_seed() {
+	new_test_ext().execute_with(|| {
+		let id = delivered_job();
+		for who in [P1, P2, P3, P4] {
+			let c = Contributions::<Test>::get((id, 0), who).expect("kept");
+			assert_eq!(c.reward, SHARE);
+			assert_eq!(c.samples_processed, 100);
+			assert_eq!(c.update_commitment, H256::from_low_u64_be(who));
+			assert_eq!(c.base_model_hash, H256::repeat_byte(0));
+		}
+		let seed0 = RoundResults::<Test>::get(id, 0).unwrap().seed;
+		let seed1 = Rounds::<Test>::get(id).unwrap().seed;
+		assert_ne!(seed0, seed1, "every round draws its own seed");
+		assert_ne!(seed0, H256::zero());
+	});
+}
+
+#[test]
+fn a_challenge_holds_the_deposit_and_draws_a_committee_of_other_participants() {
+	new_test_ext().execute_with(|| {
+		let id = delivered_job();
+		assert_ok!(challenge(P1, id, P2));
+		assert_eq!(deposit_held(P1), DEPOSIT);
+		let mut members = committee(0);
+		members.sort();
+		assert_eq!(members, vec![P3, P4], "everyone but the two parties, at most COMMITTEE");
+		let deadline = System::block_number() + VOTING_BLOCKS;
+		assert_eq!(
+			job_events(),
+			vec![Event::ChallengeOpened {
+				id: 0,
+				job: id,
+				round: 0,
+				accused: P2,
+				challenger: P1,
+				committee: committee(0),
+				deadline,
+			}]
+		);
+		assert_eq!(Challenged::<Test>::get((id, 0, P2)), Some(0));
+		assert_eq!(ChallengeQueue::<Test>::get().to_vec(), vec![(deadline, 0)]);
+		check_invariants();
+	});
+}
+
+#[test]
+fn committees_are_capped_and_drawn_by_randomness() {
+	new_test_ext().execute_with(|| {
+		let mut s = spec();
+		s.min_providers = 6;
+		s.max_providers = 6;
+		let id = create(s);
+		let members = [P1, P2, P3, P4, P5, 16];
+		for who in members {
+			register(who);
+			assert_ok!(join(id, who));
+		}
+		deliver(id, 0, &members);
+		assert_ok!(challenge(P1, id, P2));
+		assert_ok!(Jobs::challenge(RuntimeOrigin::signed(P2), id, 0, P1));
+		let (first, second) = (committee(0), committee(1));
+		for drawn in [&first, &second] {
+			assert_eq!(drawn.len(), COMMITTEE as usize);
+			assert!(!drawn.contains(&P1) && !drawn.contains(&P2));
+		}
+		// Two challenges over the same candidates draw independently.
+		assert_ne!(first, second);
+	});
+}
+
+#[test]
+fn challenge_rejects_each_bad_case() {
+	new_test_ext().execute_with(|| {
+		let id = delivered_job();
+		assert_noop!(challenge(P1, id, P1), Error::<Test>::CannotChallengeSelf);
+		assert_noop!(challenge(REPORTER, id, P1), Error::<Test>::NotEligible);
+		assert_noop!(challenge(P1, 99, P2), Error::<Test>::UnknownJob);
+		assert_noop!(
+			Jobs::challenge(RuntimeOrigin::signed(P1), id, 1, P2),
+			Error::<Test>::RoundNotSettled
+		);
+		register(P5);
+		assert_noop!(challenge(P1, id, P5), Error::<Test>::NoSuchContribution);
+
+		assert_ok!(challenge(P1, id, P2));
+		assert_noop!(challenge(P3, id, P2), Error::<Test>::AlreadyChallenged);
+
+		// Drain P3's free balance: it cannot put the deposit on hold.
+		let spare = free(P3) - 10;
+		assert_ok!(<Balances as Mutate<_>>::transfer(&P3, &FEES, spare, Preservation::Preserve));
+		assert_noop!(challenge(P3, id, P4), Error::<Test>::InsufficientBalance);
+
+		let settled_at = RoundResults::<Test>::get(id, 0).unwrap().settled_at;
+		System::set_block_number(settled_at + spec().challenge_window + 1);
+		assert_noop!(challenge(P4, id, P1), Error::<Test>::ChallengeWindowClosed);
+	});
+}
+
+#[test]
+fn a_challenge_needs_someone_to_verify() {
+	new_test_ext().execute_with(|| {
+		let id = running_job(&[P1, P2]);
+		deliver(id, 0, &[P1, P2]);
+		assert_noop!(challenge(P1, id, P2), Error::<Test>::NoVerifiers);
+	});
+}
+
+#[test]
+fn open_challenges_are_bounded() {
+	new_test_ext().execute_with(|| {
+		let id = delivered_job();
+		let pairs = [(P1, P2), (P1, P3), (P1, P4), (P2, P1)];
+		assert_eq!(pairs.len() as u32, MAX_OPEN_CHALLENGES);
+		for (who, accused) in pairs {
+			assert_ok!(challenge(who, id, accused));
+		}
+		deliver(id, 1, &[P1, P2, P3, P4]);
+		assert_noop!(
+			Jobs::challenge(RuntimeOrigin::signed(P3), id, 1, P4),
+			Error::<Test>::TooManyChallenges
+		);
+		check_invariants();
+	});
+}
+
+#[test]
+fn proven_fraud_claws_back_slashes_rewards_and_removes() {
+	new_test_ext().execute_with(|| {
+		let id = delivered_job();
+		let (buyer_before, challenger_before) = (free(BUYER), free(P1));
+		let issuance = Balances::total_issuance();
+		assert_ok!(challenge(P1, id, P2));
+		assert_ok!(vote(P3, 0, Verdict::Invalid));
+		assert!(Challenges::<Test>::contains_key(0), "one of two votes is no majority");
+		assert_ok!(vote(P4, 0, Verdict::Invalid));
+
+		// Clawback first (the whole reward to the buyer), then 40% of what stake is left.
+		let penalty = (STAKE - SHARE) * 40 / 100;
+		let (to_challenger, to_buyer) = (penalty / 4, penalty / 4);
+		assert_eq!(stake(P2), STAKE - SHARE - penalty);
+		assert_eq!(free(BUYER), buyer_before + SHARE + to_buyer);
+		assert_eq!(free(P1), challenger_before + to_challenger);
+		assert_eq!(deposit_held(P1), 0, "the deposit returned");
+		assert_eq!(Balances::total_issuance(), issuance - (penalty - to_challenger - to_buyer));
+		assert_eq!(JobsMap::<Test>::get(id).unwrap().clawed_back, SHARE);
+		assert!(!Participants::<Test>::contains_key(id, P2));
+		assert_eq!(HealthRecords::<Test>::get(P2).challenges_lost, 1);
+
+		let events = job_events();
+		assert!(events.contains(&Event::Removed {
+			job: id,
+			who: P2,
+			reason: RemovalReason::Fraud
+		}));
+		assert_eq!(
+			resolved(&events),
+			Some(Event::ChallengeResolved {
+				id: 0,
+				job: id,
+				round: 0,
+				accused: P2,
+				outcome: ChallengeOutcome::FraudProven,
+				slashed: penalty,
+				clawed_back: SHARE,
+				absent: 0,
+			})
+		);
+		assert!(!Challenges::<Test>::contains_key(0));
+		assert!(ChallengeQueue::<Test>::get().is_empty());
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_rejected_challenge_pays_the_deposit_to_the_verifiers() {
+	new_test_ext().execute_with(|| {
+		let id = delivered_job();
+		let before = [free(P1), free(P3), free(P4)];
+		assert_ok!(challenge(P1, id, P2));
+		assert_ok!(vote(P3, 0, Verdict::Valid));
+		assert_ok!(vote(P4, 0, Verdict::Valid));
+		assert_eq!(free(P1), before[0] - DEPOSIT);
+		assert_eq!(free(P3), before[1] + DEPOSIT / 2);
+		assert_eq!(free(P4), before[2] + DEPOSIT / 2);
+		assert_eq!(deposit_held(P1), 0);
+		assert_eq!(stake(P2), STAKE, "the accused keeps its stake");
+		assert!(Participants::<Test>::contains_key(id, P2));
+		let outcome = match resolved(&job_events()) {
+			Some(Event::ChallengeResolved { outcome, slashed, clawed_back, .. }) => {
+				assert_eq!((slashed, clawed_back), (0, 0));
+				outcome
+			}
+			other => panic!("not resolved: {other:?}"),
+		};
+		assert_eq!(outcome, ChallengeOutcome::Rejected);
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_tie_at_the_deadline_is_undecided_and_returns_the_deposit() {
+	new_test_ext().execute_with(|| {
+		let id = delivered_job();
+		assert_ok!(challenge(P1, id, P2));
+		assert_ok!(vote(P3, 0, Verdict::Invalid));
+		assert_ok!(vote(P4, 0, Verdict::Valid));
+		assert!(Challenges::<Test>::contains_key(0), "a tie waits for the deadline");
+		job_events();
+		advance(VOTING_BLOCKS);
+		assert_eq!(deposit_held(P1), 0);
+		assert_eq!(stake(P2), STAKE);
+		match resolved(&job_events()) {
+			Some(Event::ChallengeResolved { outcome, absent, .. }) => {
+				assert_eq!(outcome, ChallengeOutcome::Undecided);
+				assert_eq!(absent, 0);
+			}
+			other => panic!("not resolved: {other:?}"),
+		}
+		check_invariants();
+	});
+}
+
+#[test]
+fn verifiers_that_never_vote_are_lightly_slashed_at_the_deadline() {
+	new_test_ext().execute_with(|| {
+		let id = delivered_job();
+		assert_ok!(challenge(P1, id, P2));
+		assert_ok!(vote(P3, 0, Verdict::Invalid));
+		job_events();
+		advance(VOTING_BLOCKS);
+		// The one vote cast decides: fraud. P4 never voted.
+		assert_eq!(stake(P4), STAKE - STAKE * 5 / 100);
+		assert_eq!(stake(P3), STAKE);
+		assert!(stake(P2) < STAKE - SHARE);
+		let absence_slashed = System::events().iter().any(|r| {
+			matches!(
+				r.event,
+				RuntimeEvent::Providers(pallet_providers::Event::Slashed {
+					who: P4,
+					reason: SlashReason::CommitteeAbsence,
+					..
+				})
+			)
+		});
+		assert!(absence_slashed, "the absent verifier's slash is reported");
+		match resolved(&job_events()) {
+			Some(Event::ChallengeResolved { outcome, absent, .. }) => {
+				assert_eq!(outcome, ChallengeOutcome::FraudProven);
+				assert_eq!(absent, 1);
+			}
+			other => panic!("not resolved: {other:?}"),
+		}
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_challenge_nobody_votes_on_is_undecided_and_every_member_slashed() {
+	new_test_ext().execute_with(|| {
+		let id = delivered_job();
+		assert_ok!(challenge(P1, id, P2));
+		advance(VOTING_BLOCKS);
+		assert_eq!(deposit_held(P1), 0);
+		assert_eq!(stake(P3), STAKE - STAKE * 5 / 100);
+		assert_eq!(stake(P4), STAKE - STAKE * 5 / 100);
+		assert_eq!(stake(P2), STAKE);
+		check_invariants();
+	});
+}
+
+#[test]
+fn vote_rejects_each_bad_case() {
+	new_test_ext().execute_with(|| {
+		let id = delivered_job();
+		assert_noop!(vote(P3, 0, Verdict::Valid), Error::<Test>::UnknownChallenge);
+		assert_ok!(challenge(P1, id, P2));
+		assert_noop!(vote(P2, 0, Verdict::Valid), Error::<Test>::NotOnCommittee);
+		assert_noop!(vote(P1, 0, Verdict::Invalid), Error::<Test>::NotOnCommittee);
+		assert_noop!(vote(P5, 0, Verdict::Invalid), Error::<Test>::NotOnCommittee);
+		assert_ok!(vote(P3, 0, Verdict::Invalid));
+		assert_noop!(vote(P3, 0, Verdict::Valid), Error::<Test>::AlreadyVoted);
+		// At the deadline, before the hooks decide it, votes are refused.
+		let deadline = Challenges::<Test>::get(0).unwrap().deadline;
+		System::set_block_number(deadline);
+		assert_noop!(vote(P4, 0, Verdict::Invalid), Error::<Test>::VotingClosed);
+	});
+}
+
+#[test]
+fn fraud_after_the_job_completed_is_still_punished() {
+	new_test_ext().execute_with(|| {
+		let id = delivered_job();
+		let members = [P1, P2, P3, P4];
+		deliver(id, 1, &members);
+		deliver(id, 2, &members);
+		assert!(!JobsMap::<Test>::get(id).unwrap().status.is_live());
+		let buyer_before = free(BUYER);
+		assert_ok!(Jobs::challenge(RuntimeOrigin::signed(P1), id, 2, P2));
+		assert_ok!(vote(P3, 0, Verdict::Invalid));
+		assert_ok!(vote(P4, 0, Verdict::Invalid));
+		assert!(free(BUYER) > buyer_before + SHARE);
+		assert_eq!(JobsMap::<Test>::get(id).unwrap().clawed_back, SHARE);
+		check_invariants();
+	});
+}
+
+#[test]
+fn hooks_decide_due_challenges_within_the_block_budget() {
+	new_test_ext().execute_with(|| {
+		let id = delivered_job();
+		for (who, accused) in [(P1, P2), (P1, P3), (P1, P4)] {
+			assert_ok!(challenge(who, id, accused));
+		}
+		let deadline = Challenges::<Test>::get(0).unwrap().deadline;
+		// on_initialize decides at most MaxSettlementsPerBlock (2) items...
+		System::set_block_number(deadline);
+		Jobs::on_initialize(deadline);
+		assert_eq!(ChallengeQueue::<Test>::get().len(), 1);
+		// ...and on_idle the rest while weight remains.
+		Jobs::on_idle(deadline, Weight::MAX);
+		assert!(ChallengeQueue::<Test>::get().is_empty());
+		assert_eq!(Challenges::<Test>::iter().count(), 0);
+		assert_eq!(deposit_held(P1), 0);
+		check_invariants();
+	});
+}

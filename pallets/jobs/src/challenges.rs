@@ -1,0 +1,272 @@
+//! Fraud challenges: a staked provider disputes a paid contribution, a committee drawn with
+//! on-chain randomness re-executes it off chain and votes, and the majority decides who pays.
+//!
+//! - Fraud proven (more `Invalid` than `Valid` votes): the accused's reward for the round is
+//!   clawed back from its stake to the buyer, `FraudSlash` of its stake is taken (shares to
+//!   the challenger and the buyer, the rest burned), it loses a challenge on its health record
+//!   and leaves the job; the challenger's deposit returns.
+//! - Rejected (more `Valid`): the challenger's deposit goes to the verifiers that voted `Valid`.
+//! - Undecided (a tie or no votes): the deposit returns and nobody is punished for the update.
+//!
+//! A challenge is decided as soon as a strict majority of the committee agrees, or at its
+//! deadline; decided at the deadline, members that never voted lose `AbsentVoterSlash` of
+//! their stake.
+
+use alloc::vec::Vec;
+use codec::Encode;
+use grid_primitives::{
+	job::{JobId, RoundIndex},
+	work::Verdict,
+};
+use pallet_providers::{
+	traits::{ProviderHealth, ProviderRegistry, ProviderSlashing},
+	SlashReason,
+};
+use polkadot_sdk::polkadot_sdk_frame::{
+	deps::{
+		sp_core::H256,
+		sp_runtime::traits::{BlakeTwo256, Hash},
+	},
+	prelude::*,
+	traits::{
+		fungible::MutateHold,
+		tokens::{Fortitude, Precision, Restriction},
+		Randomness,
+	},
+};
+
+use crate::{
+	membership, queue, slashing, BalanceOf, Challenge, ChallengeId, ChallengeOf, ChallengeOutcome,
+	Challenged, Challenges, Config, Contributions, Error, Event, HoldReason, Jobs, NextChallengeId,
+	Pallet, Participants, RemovalReason, RoundResults,
+};
+
+/// Domain separator of the randomness that draws a committee.
+const COMMITTEE_DOMAIN: &[u8] = b"grid/committee/v1";
+
+/// Opens a challenge of `accused`'s contribution to `round` of `job` by `challenger`.
+pub(crate) fn open<T: Config>(
+	challenger: T::AccountId,
+	job: JobId,
+	round: RoundIndex,
+	accused: T::AccountId,
+) -> DispatchResult {
+	ensure!(challenger != accused, Error::<T>::CannotChallengeSelf);
+	ensure!(T::Providers::is_eligible(&challenger, Zero::zero()), Error::<T>::NotEligible);
+	let record = Jobs::<T>::get(job).ok_or(Error::<T>::UnknownJob)?;
+	let summary = RoundResults::<T>::get(job, round).ok_or(Error::<T>::RoundNotSettled)?;
+	ensure!(
+		Contributions::<T>::contains_key((job, round), &accused),
+		Error::<T>::NoSuchContribution
+	);
+	let now = frame_system::Pallet::<T>::block_number();
+	let closes = summary.settled_at.saturating_add(record.spec.challenge_window);
+	ensure!(now <= closes, Error::<T>::ChallengeWindowClosed);
+	let key = (job, round, accused.clone());
+	ensure!(!Challenged::<T>::contains_key(&key), Error::<T>::AlreadyChallenged);
+
+	let id = NextChallengeId::<T>::get();
+	let committee = draw_committee::<T>(id, job, &challenger, &accused);
+	ensure!(!committee.is_empty(), Error::<T>::NoVerifiers);
+	let deposit = T::ChallengeDeposit::get();
+	T::Currency::hold(&HoldReason::ChallengeDeposit.into(), &challenger, deposit)
+		.map_err(|_| Error::<T>::InsufficientBalance)?;
+	let deadline = now.saturating_add(T::VotingPeriod::get());
+	queue::insert_challenge::<T>(id, deadline)?;
+
+	NextChallengeId::<T>::put(id.saturating_add(1));
+	Challenged::<T>::insert(&key, id);
+	let members: Vec<T::AccountId> = committee.iter().map(|(who, _)| who.clone()).collect();
+	Challenges::<T>::insert(
+		id,
+		Challenge {
+			job,
+			round,
+			accused: accused.clone(),
+			challenger: challenger.clone(),
+			deposit,
+			committee,
+			deadline,
+		},
+	);
+	Pallet::<T>::deposit_event(Event::ChallengeOpened {
+		id,
+		job,
+		round,
+		accused,
+		challenger,
+		committee: members,
+		deadline,
+	});
+	Ok(())
+}
+
+/// Up to `MaxCommittee` of the job's participants other than the two parties that are still
+/// registered, in an order drawn from on-chain randomness. Participants hold the job's base
+/// model and dataset, so they can re-execute the update without fetching anything new.
+fn draw_committee<T: Config>(
+	id: ChallengeId,
+	job: JobId,
+	challenger: &T::AccountId,
+	accused: &T::AccountId,
+) -> BoundedVec<(T::AccountId, Option<Verdict>), T::MaxCommittee> {
+	let (seed, _) = T::Randomness::random(&(COMMITTEE_DOMAIN, job, id).encode());
+	let mut candidates: Vec<(H256, T::AccountId)> = Participants::<T>::iter_key_prefix(job)
+		.filter(|who| who != challenger && who != accused)
+		.filter(|who| T::Providers::is_eligible(who, Zero::zero()))
+		.map(|who| (BlakeTwo256::hash_of(&(seed, &who)), who))
+		.collect();
+	candidates.sort_by_key(|candidate| candidate.0);
+	let chosen = candidates.into_iter().map(|(_, who)| (who, None));
+	BoundedVec::truncate_from(chosen.take(T::MaxCommittee::get() as usize).collect())
+}
+
+/// Records `who`'s vote; decides the challenge once a strict majority agrees.
+pub(crate) fn vote<T: Config>(
+	who: T::AccountId,
+	id: ChallengeId,
+	verdict: Verdict,
+) -> DispatchResult {
+	let mut challenge = Challenges::<T>::get(id).ok_or(Error::<T>::UnknownChallenge)?;
+	let now = frame_system::Pallet::<T>::block_number();
+	ensure!(now < challenge.deadline, Error::<T>::VotingClosed);
+	let slot = challenge
+		.committee
+		.iter_mut()
+		.find(|(member, _)| *member == who)
+		.ok_or(Error::<T>::NotOnCommittee)?;
+	ensure!(slot.1.is_none(), Error::<T>::AlreadyVoted);
+	slot.1 = Some(verdict);
+	let decided = challenge.settled_verdict().is_some();
+	Challenges::<T>::insert(id, challenge);
+	Pallet::<T>::deposit_event(Event::Voted { id, who, verdict });
+	if decided {
+		queue::remove_challenge::<T>(id);
+		resolve::<T>(id);
+	}
+	Ok(())
+}
+
+/// Decides challenge `id` (already off the queue) by the votes cast so far.
+pub(crate) fn resolve<T: Config>(id: ChallengeId) {
+	let Some(challenge) = Challenges::<T>::take(id) else { return };
+	let (invalid, valid) = (challenge.votes(Verdict::Invalid), challenge.votes(Verdict::Valid));
+	let outcome = match invalid.cmp(&valid) {
+		core::cmp::Ordering::Greater => ChallengeOutcome::FraudProven,
+		core::cmp::Ordering::Less => ChallengeOutcome::Rejected,
+		core::cmp::Ordering::Equal => ChallengeOutcome::Undecided,
+	};
+	let (mut slashed, mut clawed_back) = (Zero::zero(), Zero::zero());
+	match outcome {
+		ChallengeOutcome::FraudProven => {
+			release_deposit::<T>(&challenge);
+			(slashed, clawed_back) = punish_fraud::<T>(&challenge);
+		}
+		ChallengeOutcome::Rejected => reward_verifiers::<T>(&challenge),
+		ChallengeOutcome::Undecided => release_deposit::<T>(&challenge),
+	}
+	let now = frame_system::Pallet::<T>::block_number();
+	let absent = if now >= challenge.deadline { slash_absent::<T>(&challenge) } else { 0 };
+	Pallet::<T>::deposit_event(Event::ChallengeResolved {
+		id,
+		job: challenge.job,
+		round: challenge.round,
+		accused: challenge.accused,
+		outcome,
+		slashed,
+		clawed_back,
+		absent,
+	});
+}
+
+/// Claws the round's reward back from the accused's stake to the buyer, slashes it, marks the
+/// lost challenge and removes it from the job. Returns (penalty slashed, reward clawed back).
+fn punish_fraud<T: Config>(challenge: &ChallengeOf<T>) -> (BalanceOf<T>, BalanceOf<T>) {
+	let Some(mut job) = Jobs::<T>::get(challenge.job) else { return Default::default() };
+	let accused = &challenge.accused;
+	let reward = Contributions::<T>::get((challenge.job, challenge.round), accused)
+		.map(|c| c.reward)
+		.unwrap_or_default();
+	let to_buyer = [(job.buyer.clone(), Perbill::one())];
+	let clawed_back = T::Providers::slash(accused, reward, SlashReason::Fraud, &to_buyer);
+	job.clawed_back = job.clawed_back.saturating_add(clawed_back);
+
+	let penalty = T::FraudSlash::get().mul_floor(slashing::slash_base::<T>(&job, accused));
+	let recipients = [
+		(challenge.challenger.clone(), T::ReporterShare::get()),
+		(job.buyer.clone(), T::BuyerShare::get()),
+	];
+	let slashed = T::Providers::slash(accused, penalty, SlashReason::Fraud, &recipients);
+	T::Providers::challenge_lost(accused);
+	membership::remove::<T>(challenge.job, &mut job, accused, RemovalReason::Fraud);
+	Jobs::<T>::insert(challenge.job, job);
+	(slashed, clawed_back)
+}
+
+/// Returns the challenger's deposit.
+fn release_deposit<T: Config>(challenge: &ChallengeOf<T>) {
+	let _ = T::Currency::release(
+		&HoldReason::ChallengeDeposit.into(),
+		&challenge.challenger,
+		challenge.deposit,
+		Precision::BestEffort,
+	);
+}
+
+/// Splits the deposit among the verifiers that voted `Valid` (the last one gets the rounding
+/// remainder); what cannot be moved returns to the challenger.
+fn reward_verifiers<T: Config>(challenge: &ChallengeOf<T>) {
+	let voters: Vec<&T::AccountId> = challenge
+		.committee
+		.iter()
+		.filter(|(_, v)| *v == Some(Verdict::Valid))
+		.map(|(who, _)| who)
+		.collect();
+	let count: BalanceOf<T> = (voters.len() as u32).into();
+	let share = challenge.deposit / count.max(One::one());
+	let mut left = challenge.deposit;
+	for (i, voter) in voters.iter().enumerate() {
+		let amount = if i + 1 == voters.len() { left } else { share };
+		let moved = T::Currency::transfer_on_hold(
+			&HoldReason::ChallengeDeposit.into(),
+			&challenge.challenger,
+			voter,
+			amount,
+			Precision::Exact,
+			Restriction::Free,
+			Fortitude::Polite,
+		)
+		.unwrap_or_default();
+		left = left.saturating_sub(moved);
+	}
+	let _ = T::Currency::release(
+		&HoldReason::ChallengeDeposit.into(),
+		&challenge.challenger,
+		left,
+		Precision::BestEffort,
+	);
+}
+
+/// Lightly slashes committee members that never voted (burned). Returns how many.
+fn slash_absent<T: Config>(challenge: &ChallengeOf<T>) -> u32 {
+	let mut absent = 0;
+	for (who, vote) in &challenge.committee {
+		if vote.is_none() {
+			let amount = T::AbsentVoterSlash::get().mul_floor(T::Providers::active_stake(who));
+			T::Providers::slash(who, amount, SlashReason::CommitteeAbsence, &[]);
+			absent += 1;
+		}
+	}
+	absent
+}
+
+/// Deposits held by open challenges, per challenger (for `try_state`).
+pub(crate) fn held_deposits<T: Config>(
+) -> alloc::collections::btree_map::BTreeMap<T::AccountId, BalanceOf<T>> {
+	let mut held = alloc::collections::btree_map::BTreeMap::new();
+	for (_, challenge) in Challenges::<T>::iter() {
+		let entry: &mut BalanceOf<T> = held.entry(challenge.challenger).or_default();
+		*entry = entry.saturating_add(challenge.deposit);
+	}
+	held
+}

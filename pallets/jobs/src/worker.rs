@@ -1,0 +1,140 @@
+//! The chain side of the validators' off-chain worker (`grid-offchain-worker`): what it probes,
+//! what is overdue, signing and submitting its reports, authorizing them, and applying them.
+
+use alloc::vec::Vec;
+use codec::Encode;
+use grid_offchain_worker::{Chain, SubmitError};
+use grid_primitives::work::{worker_report_payload, MaxProbesPerReport};
+use pallet_providers::traits::ProviderHealth;
+use polkadot_sdk::polkadot_sdk_frame::{
+	deps::sp_runtime::{traits::Zero, RuntimeAppPublic},
+	prelude::*,
+};
+
+use crate::{
+	queue, AuthoritySignatureOf, Call, ChallengeQueue, Config, Event, LastWorkerReport, Pallet,
+	SettlementQueue, WeightInfo, WorkerReportOf,
+};
+
+/// `InvalidTransaction::Custom` code: a report with no probes and nothing overdue.
+pub const NOTHING_TO_REPORT: u8 = 1;
+
+/// [`Chain`] for the worker, backed by this pallet's storage and the node's keystore.
+pub struct Host<T>(core::marker::PhantomData<T>);
+
+impl<T: Config> Chain for Host<T> {
+	type AccountId = T::AccountId;
+	type BlockNumber = BlockNumberFor<T>;
+	type Authority = T::AuthorityId;
+
+	fn local_validator() -> Option<T::AuthorityId> {
+		let validators = T::Validators::get();
+		T::AuthorityId::all().into_iter().find(|key| validators.contains(key))
+	}
+
+	fn probe_targets(now: BlockNumberFor<T>) -> Vec<(T::AccountId, Vec<u8>)> {
+		let interval = T::ProbeInterval::get();
+		if interval.is_zero() || !(now % interval).is_zero() {
+			return Vec::new();
+		}
+		T::Providers::probe_targets(<MaxProbesPerReport as Get<u32>>::get())
+			.into_iter()
+			.map(|(who, endpoint)| (who, endpoint.into_inner()))
+			.collect()
+	}
+
+	fn overdue(now: BlockNumberFor<T>) -> bool {
+		overdue::<T>(now)
+	}
+
+	fn submit(report: WorkerReportOf<T>) -> Result<(), SubmitError> {
+		let payload = worker_report_payload(&genesis::<T>(), &report);
+		let signature = report.validator.sign(&payload).ok_or(SubmitError::Signing)?;
+		let call = Call::<T>::submit_worker_report { report, signature };
+		let xt = T::create_authorized_transaction(call.into());
+		SubmitTransaction::<T, Call<T>>::submit_transaction(xt).map_err(|()| SubmitError::Pool)
+	}
+}
+
+/// Whether a round or a challenge is due before `now` and still unsettled: the hooks of its
+/// due block ran out of weight.
+pub(crate) fn overdue<T: Config>(now: BlockNumberFor<T>) -> bool {
+	let rounds = SettlementQueue::<T>::get().first().is_some_and(|(due, _)| *due < now);
+	rounds || ChallengeQueue::<T>::get().first().is_some_and(|(due, _)| *due < now)
+}
+
+fn genesis<T: Config>() -> T::Hash {
+	frame_system::Pallet::<T>::block_hash(BlockNumberFor::<T>::zero())
+}
+
+impl<T: Config> Pallet<T> {
+	/// Accepts a worker report only from a current validator, signed by its key, recent (at
+	/// most `ReportLongevity` blocks old, not from the future), newer than that validator's
+	/// last report, and with something in it. Cheap checks first, the signature last.
+	pub(crate) fn authorize_worker_report(
+		_source: TransactionSource,
+		report: &WorkerReportOf<T>,
+		signature: &AuthoritySignatureOf<T>,
+	) -> TransactionValidityWithRefund {
+		if !T::Validators::get().contains(&report.validator) {
+			return Err(InvalidTransaction::BadSigner.into());
+		}
+		let now = frame_system::Pallet::<T>::block_number();
+		if report.at > now {
+			return Err(InvalidTransaction::Future.into());
+		}
+		let age = now - report.at;
+		let newer =
+			LastWorkerReport::<T>::get(&report.validator).is_none_or(|last| report.at > last);
+		if age > T::ReportLongevity::get() || !newer {
+			return Err(InvalidTransaction::Stale.into());
+		}
+		if report.probes.is_empty() && !(report.settle && overdue::<T>(now)) {
+			return Err(InvalidTransaction::Custom(NOTHING_TO_REPORT).into());
+		}
+		let payload = worker_report_payload(&genesis::<T>(), report);
+		if !report.validator.verify(&payload, signature) {
+			return Err(InvalidTransaction::BadProof.into());
+		}
+		let longevity = (T::ReportLongevity::get() - age).saturated_into::<u64>().max(1);
+		ValidTransaction::with_tag_prefix("GridWorkerReport")
+			.priority(T::ReportPriority::get())
+			.and_provides((report.validator.encode(), report.at))
+			.longevity(longevity)
+			.propagate(true)
+			.build()
+			.map(|valid| (valid, Weight::zero()))
+	}
+
+	/// The most a report can cost: its probes, and settling a block's worth of overdue items.
+	pub(crate) fn worker_report_weight(report: &WorkerReportOf<T>) -> Weight {
+		let probes = T::WeightInfo::apply_worker_report(report.probes.len() as u32);
+		if !report.settle {
+			return probes;
+		}
+		let per_item = T::WeightInfo::settle_round(T::MaxParticipants::get())
+			.max(T::WeightInfo::resolve_challenge(T::MaxCommittee::get()));
+		probes.saturating_add(per_item.saturating_mul(T::MaxSettlementsPerBlock::get().into()))
+	}
+}
+
+/// Records the probes in the providers' health and settles overdue work.
+pub(crate) fn apply<T: Config>(report: WorkerReportOf<T>) {
+	LastWorkerReport::<T>::insert(&report.validator, report.at);
+	for probe in &report.probes {
+		T::Providers::probed(&probe.provider, probe.ok, probe.latency_ms);
+	}
+	let settled = if report.settle {
+		let now = frame_system::Pallet::<T>::block_number();
+		// Weight was charged for `MaxSettlementsPerBlock` items.
+		queue::work_due::<T>(now, T::MaxSettlementsPerBlock::get(), Weight::MAX).1
+	} else {
+		0
+	};
+	Pallet::<T>::deposit_event(Event::WorkerReported {
+		validator: report.validator,
+		at: report.at,
+		probes: report.probes.len() as u32,
+		settled,
+	});
+}

@@ -1,0 +1,91 @@
+//! Building, signing and sending the Grid calls the end-to-end tests make.
+
+use std::time::Duration;
+
+use anyhow::Result;
+use grid_primitives::{
+	job::{proof_payload, ContributionProof, SignedProof},
+	provider::{peer_binding_payload, BoundedBytes, Capabilities, DeviceKind, Multiaddrs},
+};
+use grid_runtime::RuntimeCall;
+use polkadot_sdk::{
+	sp_core::{crypto::AccountId32, ed25519, Pair, H256},
+	sp_keyring::Sr25519Keyring,
+	sp_runtime::BoundedVec,
+};
+
+use crate::{
+	chain::{next_nonce, sign, submit, wait_included, ChainContext},
+	Node,
+};
+
+/// How long a sent call may take to be included.
+pub const INCLUSION_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// What the test providers declare: this machine's CPU.
+pub fn capabilities() -> Capabilities {
+	Capabilities {
+		device: DeviceKind::Cpu,
+		device_name: BoundedBytes::truncate_from(b"x86_64 2-core".to_vec()),
+		device_count: 1,
+		memory_mib: 24_576,
+		tflops_milli: 150,
+		bandwidth_mbps: 1_000,
+		region: BoundedBytes::truncate_from(b"local".to_vec()),
+	}
+}
+
+/// `who` registers with `stake`, binding the libp2p key `key`, probed at `endpoint`.
+pub fn register_call(
+	ctx: &ChainContext,
+	who: Sr25519Keyring,
+	key: &ed25519::Pair,
+	stake: u128,
+	endpoint: &str,
+) -> RuntimeCall {
+	let signature = key.sign(&peer_binding_payload(&ctx.genesis, &who.to_account_id()));
+	RuntimeCall::Providers(pallet_providers::Call::register {
+		stake,
+		capabilities: capabilities(),
+		peer_public: key.public().0,
+		peer_signature: signature.0,
+		multiaddrs: Multiaddrs::truncate_from(vec![BoundedBytes::truncate_from(
+			b"/ip4/127.0.0.1/tcp/40333".to_vec(),
+		)]),
+		endpoint: BoundedBytes::truncate_from(endpoint.as_bytes().to_vec()),
+	})
+}
+
+/// Signs and submits `call` from `who` with its next nonce, and waits until it is included
+/// (which says nothing of whether it succeeded).
+pub fn send(node: &Node, ctx: &ChainContext, who: Sr25519Keyring, call: RuntimeCall) -> Result<()> {
+	let account = who.to_account_id();
+	let nonce = next_nonce(node, &account)?;
+	submit(node, &sign(ctx, who, nonce, call))?;
+	wait_included(node, &account, nonce, INCLUSION_TIMEOUT)
+}
+
+/// `who`'s signed proof for `round` of `job` attesting `result`, having used the updates of
+/// `received`. Its update commitment is derived from its key.
+pub fn signed_proof(
+	ctx: &ChainContext,
+	job: u64,
+	round: u32,
+	who: Sr25519Keyring,
+	received: &[Sr25519Keyring],
+	result: H256,
+) -> Box<SignedProof<AccountId32>> {
+	let proof = ContributionProof {
+		job,
+		round,
+		provider: who.to_account_id(),
+		base_model_hash: H256::repeat_byte(round as u8),
+		own_update_commitment: H256::from_slice(&who.public().0),
+		result_model_hash: result,
+		samples_processed: 640,
+		train_loss_micros: 2_300_000 - round * 100_000,
+		received: BoundedVec::truncate_from(received.iter().map(|p| p.to_account_id()).collect()),
+	};
+	let signature = who.pair().sign(&proof_payload(&ctx.genesis, &proof)).0;
+	Box::new(SignedProof { proof, signature })
+}

@@ -1,0 +1,145 @@
+//! Fraud is proven and punished on a running `grid-node --dev`: four providers deliver a
+//! round, one challenges another's contribution, the committee the chain draws votes it
+//! invalid, and the cheater's reward is clawed back and its stake slashed; a second challenge
+//! of the same contribution is refused.
+
+use std::time::Duration;
+
+use anyhow::{ensure, Context, Result};
+use grid_e2e_tests::{
+	calls::{register_call, send, signed_proof, INCLUSION_TIMEOUT},
+	chain::{view, ChainContext},
+	wait_for, Node,
+};
+use grid_primitives::{
+	currency::UNIT,
+	job::{
+		Compression, DatasetRef, InnerOptimizer, JobSpec, MlpConfig, ModelSpec, Nanos,
+		TrainingParams,
+	},
+	provider::BoundedBytes,
+	work::Verdict,
+};
+use grid_runtime::{Runtime, RuntimeCall};
+use pallet_jobs::{
+	ContributionViewFunction, JobViewFunction, OpenChallengeViewFunction, ParticipantsViewFunction,
+	RoundResultViewFunction,
+};
+use pallet_providers::ProviderViewFunction;
+use polkadot_sdk::{
+	sp_core::{ed25519, Pair, H256},
+	sp_keyring::Sr25519Keyring,
+};
+
+const REWARD: u128 = 40 * UNIT;
+const STAKE: u128 = 500 * UNIT;
+
+fn spec() -> JobSpec<u128, u32> {
+	JobSpec {
+		model: ModelSpec::MnistMlp(MlpConfig { hidden: 64, layers: 1 }),
+		dataset: DatasetRef {
+			content_hash: H256::repeat_byte(0x11),
+			uri: BoundedBytes::truncate_from(b"grid:mnist-10k".to_vec()),
+		},
+		training: TrainingParams {
+			round_blocks: 30,
+			batch_size: 64,
+			inner: InnerOptimizer::AdamW {
+				lr: Nanos(1_000_000),
+				weight_decay: Nanos(0),
+				warmup_steps: 0,
+			},
+			outer_lr: Nanos(700_000_000),
+			outer_momentum: Nanos(900_000_000),
+			compression: Compression::Int8 { chunk: 256 },
+		},
+		rounds: 2,
+		reward_per_round: REWARD,
+		min_providers: 4,
+		max_providers: 4,
+		min_provider_stake: 100 * UNIT,
+		challenge_window: 200,
+	}
+}
+
+fn jobs(call: pallet_jobs::Call<Runtime>) -> RuntimeCall {
+	RuntimeCall::Jobs(call)
+}
+
+#[test]
+fn a_committee_proves_fraud_on_a_dev_node() -> Result<()> {
+	let dir = tempfile::tempdir()?;
+	let node = Node::start("dev-fraud", dir.path(), &["--dev".into()])?;
+	node.wait_finalized(1, Duration::from_secs(60))?;
+	let ctx = ChainContext::fetch(&node)?;
+	use Sr25519Keyring::{Alice, Bob, Charlie, Dave, Eve};
+	let providers = [Bob, Charlie, Dave, Eve];
+
+	for (i, who) in providers.into_iter().enumerate() {
+		let key = ed25519::Pair::from_seed(&[i as u8 + 1; 32]);
+		send(&node, &ctx, who, register_call(&ctx, who, &key, STAKE, "http://127.0.0.1:9/health"))?;
+	}
+	send(&node, &ctx, Alice, jobs(pallet_jobs::Call::create_job { spec: spec() }))?;
+	for who in providers {
+		send(&node, &ctx, who, jobs(pallet_jobs::Call::join_job { job: 0 }))?;
+	}
+	let result = H256::repeat_byte(0x42);
+	for who in providers {
+		let proof = signed_proof(&ctx, 0, 0, who, &providers, result);
+		send(&node, &ctx, who, jobs(pallet_jobs::Call::submit_proof { proof }))?;
+	}
+	let settled = wait_for("round 0 to settle", INCLUSION_TIMEOUT, || {
+		view(&node, RoundResultViewFunction::<Runtime>::new(0, 0)).ok().flatten()
+	})?;
+	ensure!(settled.paid == REWARD, "all four were paid");
+	let reward =
+		view(&node, ContributionViewFunction::<Runtime>::new(0, 0, Charlie.to_account_id()))?
+			.context("Charlie's contribution is kept")?
+			.reward;
+
+	// Bob disputes Charlie's update; the chain draws Dave and Eve to verify.
+	let challenge =
+		jobs(pallet_jobs::Call::challenge { job: 0, round: 0, provider: Charlie.to_account_id() });
+	send(&node, &ctx, Bob, challenge.clone())?;
+	let open = view(&node, OpenChallengeViewFunction::<Runtime>::new(0))?
+		.context("challenge 0 is open")?;
+	let mut committee: Vec<_> = open.committee.iter().map(|(who, _)| who.clone()).collect();
+	committee.sort();
+	let mut expected = vec![Dave.to_account_id(), Eve.to_account_id()];
+	expected.sort();
+	ensure!(committee == expected, "the committee is the two other participants");
+
+	// The same contribution cannot be challenged twice: Eve's attempt fails on chain.
+	send(&node, &ctx, Eve, challenge)?;
+	ensure!(
+		view(&node, OpenChallengeViewFunction::<Runtime>::new(1))?.is_none(),
+		"no second challenge"
+	);
+
+	for verifier in [Dave, Eve] {
+		let vote = jobs(pallet_jobs::Call::vote { challenge: 0, verdict: Verdict::Invalid });
+		send(&node, &ctx, verifier, vote)?;
+	}
+	ensure!(
+		view(&node, OpenChallengeViewFunction::<Runtime>::new(0))?.is_none(),
+		"decided by majority"
+	);
+
+	let job = view(&node, JobViewFunction::<Runtime>::new(0))?.context("job 0")?;
+	ensure!(job.job.clawed_back == reward, "Charlie's reward went back to the buyer");
+	let participants = view(&node, ParticipantsViewFunction::<Runtime>::new(0))?;
+	ensure!(
+		participants.iter().all(|(who, _)| *who != Charlie.to_account_id()),
+		"the cheater left the job"
+	);
+	let charlie = view(&node, ProviderViewFunction::<Runtime>::new(Charlie.to_account_id()))?
+		.context("Charlie stays registered")?;
+	let penalty = (STAKE - reward) / 2;
+	ensure!(
+		charlie.provider.stake == STAKE - reward - penalty,
+		"stake {} after a clawback of {reward} and a 50% slash",
+		charlie.provider.stake
+	);
+	ensure!(charlie.health.challenges_lost == 1);
+	Ok(())
+}
