@@ -2,16 +2,17 @@
 //! of causal self-attention and a 4x GELU MLP, a final layer norm and an untied output head.
 //! The parameter count is exactly `ModelSpec::Gpt(..).parameters()`.
 
-use candle_core::{DType, Device, Module, Tensor};
+use candle_core::{Module, Tensor};
 use grid_primitives::job::GptConfig;
 
-use super::layers::{softmax_last_dim, Init, LayerNorm, Linear};
+use super::{
+	fused::{causal_softmax, gelu},
+	layers::{Init, LayerNorm, Linear},
+};
 use crate::error::{Error, Result};
 
 /// nanoGPT's initial standard deviation for weights and embeddings.
 const INIT_STD: f64 = 0.02;
-/// A large negative logit that masks future positions (exp of it is exactly zero).
-const MASKED: f32 = -1e9;
 
 struct Attention {
 	qkv: Linear,
@@ -90,11 +91,10 @@ impl Gpt {
 		let tok = self.tok_emb.embedding(&ids.flatten_all()?)?; // [b*t, w]
 		let pos = self.pos_emb.narrow(0, 0, t)?.repeat((b, 1))?; // [b*t, w]
 		let mut x = (tok + pos)?;
-		let mask = causal_mask(t, ids.device())?;
 		for block in &self.blocks {
-			let a = block.attn.forward(&block.ln1.forward(&x)?, b, t, &mask)?;
+			let a = block.attn.forward(&block.ln1.forward(&x)?, b, t)?;
 			x = (x + a)?;
-			let h = block.fc.forward(&block.ln2.forward(&x)?)?.gelu()?;
+			let h = gelu(&block.fc.forward(&block.ln2.forward(&x)?)?)?;
 			x = (x + block.mlp_proj.forward(&h)?)?;
 		}
 		Ok(self.head.forward(&self.ln_f.forward(&x)?)?)
@@ -103,7 +103,7 @@ impl Gpt {
 
 impl Attention {
 	/// Causal multi-head self-attention on `[b*t, w]` activations.
-	fn forward(&self, x: &Tensor, b: usize, t: usize, mask: &Tensor) -> Result<Tensor> {
+	fn forward(&self, x: &Tensor, b: usize, t: usize) -> Result<Tensor> {
 		let w = x.dim(1)?;
 		let (h, d) = (self.heads, w / self.heads);
 		// One copy lays q, k and v out as [3, b, h, t, d].
@@ -111,16 +111,9 @@ impl Attention {
 		let qkv = qkv.contiguous()?;
 		let (q, k, v) = (qkv.get(0)?, qkv.get(1)?, qkv.get(2)?);
 		let scale = 1.0 / (d as f64).sqrt();
-		let att = (q.matmul(&k.t()?)? * scale)?.broadcast_add(mask)?;
-		let y = softmax_last_dim(&att)?.matmul(&v)?; // [b, h, t, d]
+		let att = causal_softmax(&q.matmul(&k.t()?)?, scale)?;
+		let y = att.matmul(&v)?; // [b, h, t, d]
 		let y = y.transpose(1, 2)?.reshape((b * t, w))?;
 		Ok(self.proj.forward(&y)?)
 	}
-}
-
-/// `[t, t]` additive mask: zero on and below the diagonal, [`MASKED`] above.
-fn causal_mask(t: usize, device: &Device) -> Result<Tensor> {
-	let values: Vec<f32> =
-		(0..t).flat_map(|i| (0..t).map(move |j| if j <= i { 0.0 } else { MASKED })).collect();
-	Ok(Tensor::from_vec(values, (t, t), device)?.to_dtype(DType::F32)?)
 }

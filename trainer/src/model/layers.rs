@@ -104,10 +104,7 @@ impl LayerNorm {
 
 impl Module for LayerNorm {
 	fn forward(&self, x: &Tensor) -> CResult<Tensor> {
-		let mean = x.mean_keepdim(D::Minus1)?;
-		let centered = x.broadcast_sub(&mean)?;
-		let var = centered.sqr()?.mean_keepdim(D::Minus1)?;
-		let normed = centered.broadcast_div(&(var + self.eps)?.sqrt()?)?;
+		let normed = super::fused::normalize(x, self.eps)?;
 		normed.broadcast_mul(&self.weight)?.broadcast_add(&self.bias)
 	}
 }

@@ -1,5 +1,6 @@
 //! The models a job can ask for, selected by its [`ModelSpec`].
 
+pub mod fused;
 pub mod gpt;
 pub mod layers;
 pub mod mnist;

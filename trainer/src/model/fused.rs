@@ -1,0 +1,323 @@
+//! Fused CPU kernels, each with its own backward, for the GPT's hottest element-wise ops:
+//! tanh-GELU, layer normalisation and the scaled causal softmax of attention.
+//!
+//! Composed from primitive tensor ops these cost a dozen allocations and passes each (forward
+//! and backward), which dominated the training step on the CPU. On other devices the composed,
+//! differentiable versions are used, so the fused kernels never change what is computed, only
+//! how fast (tests compare both, values and gradients).
+
+use candle_core::{
+	CpuStorage, CustomOp1, CustomOp2, DType, Error as CError, Layout, Result as CResult, Shape,
+	Tensor, D,
+};
+
+/// √(2/π), the tanh-GELU constant.
+const GELU_K: f32 = 0.797_884_6;
+/// The cubic coefficient of the tanh-GELU.
+const GELU_C: f32 = 0.044_715;
+
+/// The contiguous f32 values behind a storage and layout.
+fn f32_slice<'a>(storage: &'a CpuStorage, layout: &Layout, op: &str) -> CResult<&'a [f32]> {
+	let CpuStorage::F32(data) = storage else {
+		return Err(CError::Msg(format!("{op}: only f32 is supported")));
+	};
+	let (start, end) = layout
+		.contiguous_offsets()
+		.ok_or_else(|| CError::Msg(format!("{op}: input must be contiguous")))?;
+	Ok(&data[start..end])
+}
+
+/// tanh through one `exp` (cheaper than libm's `tanhf`); exact to f32 rounding for the
+/// magnitudes that matter in GELU.
+fn tanh(u: f32) -> f32 {
+	1.0 - 2.0 / ((2.0 * u).exp() + 1.0)
+}
+
+struct Gelu;
+struct GeluGrad;
+
+impl CustomOp1 for Gelu {
+	fn name(&self) -> &'static str {
+		"fused-gelu-tanh"
+	}
+
+	fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> CResult<(CpuStorage, Shape)> {
+		let x = f32_slice(s, l, self.name())?;
+		let y =
+			x.iter().map(|&x| 0.5 * x * (1.0 + tanh(GELU_K * (x + GELU_C * x * x * x)))).collect();
+		Ok((CpuStorage::F32(y), l.shape().clone()))
+	}
+
+	fn bwd(&self, arg: &Tensor, _res: &Tensor, grad: &Tensor) -> CResult<Option<Tensor>> {
+		Ok(Some(arg.contiguous()?.apply_op2_no_bwd(&grad.contiguous()?, &GeluGrad)?))
+	}
+}
+
+impl CustomOp2 for GeluGrad {
+	fn name(&self) -> &'static str {
+		"fused-gelu-tanh-grad"
+	}
+
+	fn cpu_fwd(
+		&self,
+		s1: &CpuStorage,
+		l1: &Layout,
+		s2: &CpuStorage,
+		l2: &Layout,
+	) -> CResult<(CpuStorage, Shape)> {
+		let (x, g) = (f32_slice(s1, l1, self.name())?, f32_slice(s2, l2, self.name())?);
+		let dx = x
+			.iter()
+			.zip(g)
+			.map(|(&x, &g)| {
+				let t = tanh(GELU_K * (x + GELU_C * x * x * x));
+				let du = GELU_K * (1.0 + 3.0 * GELU_C * x * x);
+				g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du)
+			})
+			.collect();
+		Ok((CpuStorage::F32(dx), l1.shape().clone()))
+	}
+}
+
+/// Tanh-approximated GELU (as PyTorch's `gelu(approximate="tanh")`).
+pub fn gelu(x: &Tensor) -> CResult<Tensor> {
+	if x.device().is_cpu() && x.dtype() == DType::F32 {
+		x.contiguous()?.apply_op1(Gelu)
+	} else {
+		x.gelu()
+	}
+}
+
+struct Normalize {
+	eps: f32,
+}
+struct NormalizeGrad {
+	eps: f32,
+}
+
+/// Mean and 1/σ of a row.
+fn row_stats(row: &[f32], eps: f32) -> (f32, f32) {
+	let n = row.len() as f32;
+	let mean = row.iter().sum::<f32>() / n;
+	let var = row.iter().map(|x| (x - mean) * (x - mean)).sum::<f32>() / n;
+	(mean, 1.0 / (var + eps).sqrt())
+}
+
+impl CustomOp1 for Normalize {
+	fn name(&self) -> &'static str {
+		"fused-layer-normalize"
+	}
+
+	fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> CResult<(CpuStorage, Shape)> {
+		let x = f32_slice(s, l, self.name())?;
+		let width = l.dims().last().copied().unwrap_or(1).max(1);
+		let mut y = Vec::with_capacity(x.len());
+		for row in x.chunks(width) {
+			let (mean, rstd) = row_stats(row, self.eps);
+			y.extend(row.iter().map(|v| (v - mean) * rstd));
+		}
+		Ok((CpuStorage::F32(y), l.shape().clone()))
+	}
+
+	fn bwd(&self, arg: &Tensor, _res: &Tensor, grad: &Tensor) -> CResult<Option<Tensor>> {
+		let op = NormalizeGrad { eps: self.eps };
+		Ok(Some(arg.contiguous()?.apply_op2_no_bwd(&grad.contiguous()?, &op)?))
+	}
+}
+
+impl CustomOp2 for NormalizeGrad {
+	fn name(&self) -> &'static str {
+		"fused-layer-normalize-grad"
+	}
+
+	/// dx = (dy − mean(dy) − x̂·mean(dy·x̂)) / σ, row by row.
+	fn cpu_fwd(
+		&self,
+		s1: &CpuStorage,
+		l1: &Layout,
+		s2: &CpuStorage,
+		l2: &Layout,
+	) -> CResult<(CpuStorage, Shape)> {
+		let (x, g) = (f32_slice(s1, l1, self.name())?, f32_slice(s2, l2, self.name())?);
+		let width = l1.dims().last().copied().unwrap_or(1).max(1);
+		let n = width as f32;
+		let mut dx = Vec::with_capacity(x.len());
+		for (row, grow) in x.chunks(width).zip(g.chunks(width)) {
+			let (mean, rstd) = row_stats(row, self.eps);
+			let (mut g_mean, mut gx_mean) = (0f32, 0f32);
+			for (v, gv) in row.iter().zip(grow) {
+				g_mean += gv;
+				gx_mean += gv * (v - mean) * rstd;
+			}
+			g_mean /= n;
+			gx_mean /= n;
+			dx.extend(
+				row.iter()
+					.zip(grow)
+					.map(|(v, gv)| rstd * (gv - g_mean - (v - mean) * rstd * gx_mean)),
+			);
+		}
+		Ok((CpuStorage::F32(dx), l1.shape().clone()))
+	}
+}
+
+/// `(x − mean) / √(var + eps)` over the last dimension.
+pub fn normalize(x: &Tensor, eps: f64) -> CResult<Tensor> {
+	if x.device().is_cpu() && x.dtype() == DType::F32 {
+		x.contiguous()?.apply_op1(Normalize { eps: eps as f32 })
+	} else {
+		let mean = x.mean_keepdim(D::Minus1)?;
+		let centered = x.broadcast_sub(&mean)?;
+		let var = centered.sqr()?.mean_keepdim(D::Minus1)?;
+		centered.broadcast_div(&(var + eps)?.sqrt()?)
+	}
+}
+
+struct CausalSoftmax {
+	scale: f32,
+}
+struct CausalSoftmaxGrad {
+	scale: f32,
+}
+
+impl CustomOp1 for CausalSoftmax {
+	fn name(&self) -> &'static str {
+		"fused-causal-softmax"
+	}
+
+	fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> CResult<(CpuStorage, Shape)> {
+		let x = f32_slice(s, l, self.name())?;
+		let t = l.dims().last().copied().unwrap_or(1).max(1);
+		let mut y = vec![0f32; x.len()];
+		for (r, (row, out)) in x.chunks(t).zip(y.chunks_mut(t)).enumerate() {
+			// Row i of each [t, t] matrix attends to positions 0..=i.
+			let visible = r % t + 1;
+			let max = row[..visible].iter().fold(f32::NEG_INFINITY, |m, v| m.max(*v)) * self.scale;
+			let mut sum = 0f32;
+			for (o, v) in out[..visible].iter_mut().zip(row) {
+				*o = (v * self.scale - max).exp();
+				sum += *o;
+			}
+			let inv = 1.0 / sum;
+			out[..visible].iter_mut().for_each(|o| *o *= inv);
+		}
+		Ok((CpuStorage::F32(y), l.shape().clone()))
+	}
+
+	fn bwd(&self, _arg: &Tensor, res: &Tensor, grad: &Tensor) -> CResult<Option<Tensor>> {
+		let op = CausalSoftmaxGrad { scale: self.scale };
+		Ok(Some(res.contiguous()?.apply_op2_no_bwd(&grad.contiguous()?, &op)?))
+	}
+}
+
+impl CustomOp2 for CausalSoftmaxGrad {
+	fn name(&self) -> &'static str {
+		"fused-causal-softmax-grad"
+	}
+
+	/// dx = scale · y ⊙ (dy − Σ dy·y); masked positions have y = 0 and get no gradient.
+	fn cpu_fwd(
+		&self,
+		s1: &CpuStorage,
+		l1: &Layout,
+		s2: &CpuStorage,
+		l2: &Layout,
+	) -> CResult<(CpuStorage, Shape)> {
+		let (y, g) = (f32_slice(s1, l1, self.name())?, f32_slice(s2, l2, self.name())?);
+		let t = l1.dims().last().copied().unwrap_or(1).max(1);
+		let mut dx = Vec::with_capacity(y.len());
+		for (yr, gr) in y.chunks(t).zip(g.chunks(t)) {
+			let dot: f32 = yr.iter().zip(gr).map(|(a, b)| a * b).sum();
+			dx.extend(yr.iter().zip(gr).map(|(a, b)| self.scale * a * (b - dot)));
+		}
+		Ok((CpuStorage::F32(dx), l1.shape().clone()))
+	}
+}
+
+/// Softmax over the last dimension of `x · scale` with a causal mask: for square `[.., t, t]`
+/// attention scores, row i keeps columns 0..=i and the rest get probability zero.
+pub fn causal_softmax(x: &Tensor, scale: f64) -> CResult<Tensor> {
+	let t = x.dim(D::Minus1)?;
+	if x.dim(D::Minus2)? != t {
+		return Err(CError::Msg(format!("causal softmax needs square scores, got {:?}", x.dims())));
+	}
+	if x.device().is_cpu() && x.dtype() == DType::F32 {
+		x.contiguous()?.apply_op1(CausalSoftmax { scale: scale as f32 })
+	} else {
+		let values: Vec<f32> =
+			(0..t).flat_map(|i| (0..t).map(move |j| if j <= i { 0.0 } else { -1e9 })).collect();
+		let mask = Tensor::from_vec(values, (t, t), x.device())?.to_dtype(x.dtype())?;
+		super::layers::softmax_last_dim(&(x * scale)?.broadcast_add(&mask)?)
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use crate::model::layers::softmax_last_dim;
+	use candle_core::{Device, Var};
+
+	/// Values and gradients (of a weighted sum, so every output matters) of `fused` and
+	/// `reference` at the same input agree.
+	fn check(
+		shape: &[usize],
+		fused: impl Fn(&Tensor) -> Tensor,
+		reference: impl Fn(&Tensor) -> Tensor,
+	) {
+		let dev = Device::Cpu;
+		let n: usize = shape.iter().product();
+		let mut rng = crate::rng::Rng::new(3);
+		let values: Vec<f32> = (0..n).map(|_| rng.normal() as f32 * 2.0).collect();
+		let weights: Vec<f32> = (0..n).map(|_| rng.normal() as f32).collect();
+		let w = Tensor::from_vec(weights, shape, &dev).unwrap();
+		let x = Var::from_tensor(&Tensor::from_vec(values, shape, &dev).unwrap()).unwrap();
+		let run = |f: &dyn Fn(&Tensor) -> Tensor| {
+			let y = f(x.as_tensor());
+			let grads = (&y * &w).unwrap().sum_all().unwrap().backward().unwrap();
+			let g =
+				grads.get(x.as_tensor()).unwrap().flatten_all().unwrap().to_vec1::<f32>().unwrap();
+			(y.flatten_all().unwrap().to_vec1::<f32>().unwrap(), g)
+		};
+		let (y1, g1) = run(&fused);
+		let (y2, g2) = run(&reference);
+		let max_diff =
+			|a: &[f32], b: &[f32]| a.iter().zip(b).map(|(p, q)| (p - q).abs()).fold(0f32, f32::max);
+		assert!(max_diff(&y1, &y2) < 1e-5, "values differ by {}", max_diff(&y1, &y2));
+		assert!(max_diff(&g1, &g2) < 1e-4, "gradients differ by {}", max_diff(&g1, &g2));
+	}
+
+	#[test]
+	fn fused_gelu_matches_candle() {
+		check(&[7, 33], |x| gelu(x).unwrap(), |x| x.gelu().unwrap());
+	}
+
+	#[test]
+	fn fused_normalize_matches_the_composed_ops() {
+		check(
+			&[5, 24],
+			|x| normalize(x, 1e-5).unwrap(),
+			|x| {
+				let mean = x.mean_keepdim(D::Minus1).unwrap();
+				let c = x.broadcast_sub(&mean).unwrap();
+				let var = c.sqr().unwrap().mean_keepdim(D::Minus1).unwrap();
+				c.broadcast_div(&(var + 1e-5).unwrap().sqrt().unwrap()).unwrap()
+			},
+		);
+	}
+
+	#[test]
+	fn fused_causal_softmax_matches_masked_softmax() {
+		check(
+			&[2, 3, 6, 6],
+			|x| causal_softmax(x, 0.5).unwrap(),
+			|x| {
+				let t = 6;
+				let m: Vec<f32> = (0..t)
+					.flat_map(|i| (0..t).map(move |j| if j <= i { 0.0 } else { -1e9 }))
+					.collect();
+				let mask = Tensor::from_vec(m, (t, t), x.device()).unwrap();
+				softmax_last_dim(&(x * 0.5).unwrap().broadcast_add(&mask).unwrap()).unwrap()
+			},
+		);
+	}
+}
