@@ -12,6 +12,7 @@ pub mod compress;
 pub mod data;
 pub mod diloco;
 pub mod error;
+pub mod malloc;
 pub mod model;
 pub mod optim;
 pub mod params;

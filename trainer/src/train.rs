@@ -6,7 +6,7 @@ use grid_primitives::job::{InnerOptimizer, ModelSpec};
 use crate::{
 	error::Result,
 	model::{Batch, Model},
-	optim::{clip_factor, Optimizer, Schedule},
+	optim::{clip_factor, global_norm, host_grads, Optimizer, Schedule},
 };
 
 /// What one inner step did.
@@ -84,8 +84,9 @@ impl InnerTrainer {
 	/// One step: loss, backward, clip, update.
 	pub fn step(&mut self, batch: &Batch) -> Result<StepStats> {
 		let loss = self.model.loss(batch)?;
-		let grads = loss.backward()?;
-		let (grad_norm, scale) = clip_factor(&grads, self.optimizer.vars(), self.clip)?;
+		let grads = host_grads(&loss.backward()?, self.optimizer.vars())?;
+		let grad_norm = global_norm(&grads);
+		let scale = clip_factor(grad_norm, self.clip);
 		let lr = self.schedule.lr(self.step);
 		self.optimizer.step(&grads, lr, scale)?;
 		self.step += 1;

@@ -387,6 +387,7 @@ fn report(s: &Settings, params: usize, runs: &[Run], command: &str) -> String {
 }
 
 fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
+	grid_trainer::malloc::retain_freed_memory();
 	let s = Settings::parse()?;
 	let dev = Device::Cpu;
 	let hash = parse_hash(SHAKESPEARE_HASH)?;

@@ -17,6 +17,7 @@ use grid_trainer::{
 };
 
 fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
+	grid_trainer::malloc::retain_freed_memory();
 	let mut opts = [
 		("layers", 4usize),
 		("heads", 4),

@@ -1,5 +1,7 @@
 //! Fused CPU kernels, each with its own backward, for the GPT's hottest element-wise ops:
-//! tanh-GELU, layer normalisation and the scaled causal softmax of attention.
+//! tanh-GELU, layer normalisation, the scaled causal softmax of attention, and adding a bias
+//! (or a scale and a bias) to every row, whose backward is a column sum that Candle computes
+//! slowly with a strided reduction.
 //!
 //! Composed from primitive tensor ops these cost a dozen allocations and passes each (forward
 //! and backward), which dominated the training step on the CPU. On other devices the composed,
@@ -7,8 +9,8 @@
 //! how fast (tests compare both, values and gradients).
 
 use candle_core::{
-	CpuStorage, CustomOp1, CustomOp2, DType, Error as CError, Layout, Result as CResult, Shape,
-	Tensor, D,
+	CpuStorage, CustomOp1, CustomOp2, CustomOp3, DType, Error as CError, Layout, Result as CResult,
+	Shape, Tensor, D,
 };
 
 /// √(2/π), the tanh-GELU constant.
@@ -251,6 +253,131 @@ pub fn causal_softmax(x: &Tensor, scale: f64) -> CResult<Tensor> {
 	}
 }
 
+/// Width (last dimension) of a layout.
+fn width(l: &Layout) -> usize {
+	l.dims().last().copied().unwrap_or(1).max(1)
+}
+
+struct ColumnSum;
+
+impl CustomOp1 for ColumnSum {
+	fn name(&self) -> &'static str {
+		"fused-column-sum"
+	}
+
+	fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> CResult<(CpuStorage, Shape)> {
+		let x = f32_slice(s, l, self.name())?;
+		let w = width(l);
+		let mut acc = vec![0f32; w];
+		for row in x.chunks(w) {
+			acc.iter_mut().zip(row).for_each(|(a, v)| *a += v);
+		}
+		Ok((CpuStorage::F32(acc), Shape::from(w)))
+	}
+}
+
+/// Sum over every dimension but the last: `[.., c]` → `[c]`.
+pub fn column_sum(x: &Tensor) -> CResult<Tensor> {
+	if x.device().is_cpu() && x.dtype() == DType::F32 {
+		x.contiguous()?.apply_op1_no_bwd(&ColumnSum)
+	} else {
+		let c = x.dim(D::Minus1)?;
+		x.reshape(((), c))?.sum(0)
+	}
+}
+
+struct AddBias;
+
+impl CustomOp2 for AddBias {
+	fn name(&self) -> &'static str {
+		"fused-add-bias"
+	}
+
+	fn cpu_fwd(
+		&self,
+		s1: &CpuStorage,
+		l1: &Layout,
+		s2: &CpuStorage,
+		l2: &Layout,
+	) -> CResult<(CpuStorage, Shape)> {
+		let (x, b) = (f32_slice(s1, l1, self.name())?, f32_slice(s2, l2, self.name())?);
+		let mut y = Vec::with_capacity(x.len());
+		for row in x.chunks(b.len()) {
+			y.extend(row.iter().zip(b).map(|(v, b)| v + b));
+		}
+		Ok((CpuStorage::F32(y), l1.shape().clone()))
+	}
+
+	fn bwd(
+		&self,
+		_x: &Tensor,
+		_b: &Tensor,
+		_res: &Tensor,
+		grad: &Tensor,
+	) -> CResult<(Option<Tensor>, Option<Tensor>)> {
+		Ok((Some(grad.clone()), Some(column_sum(grad)?)))
+	}
+}
+
+/// `x + b` with `b` (shape `[c]`) added to every row of `x` (`[.., c]`).
+pub fn add_bias(x: &Tensor, b: &Tensor) -> CResult<Tensor> {
+	if x.device().is_cpu() && x.dtype() == DType::F32 && x.dim(D::Minus1)? == b.elem_count() {
+		x.contiguous()?.apply_op2(&b.contiguous()?, AddBias)
+	} else {
+		x.broadcast_add(b)
+	}
+}
+
+struct ScaleShift;
+
+impl CustomOp3 for ScaleShift {
+	fn name(&self) -> &'static str {
+		"fused-scale-shift"
+	}
+
+	fn cpu_fwd(
+		&self,
+		s1: &CpuStorage,
+		l1: &Layout,
+		s2: &CpuStorage,
+		l2: &Layout,
+		s3: &CpuStorage,
+		l3: &Layout,
+	) -> CResult<(CpuStorage, Shape)> {
+		let x = f32_slice(s1, l1, self.name())?;
+		let (w, b) = (f32_slice(s2, l2, self.name())?, f32_slice(s3, l3, self.name())?);
+		let mut y = Vec::with_capacity(x.len());
+		for row in x.chunks(w.len()) {
+			y.extend(row.iter().zip(w).zip(b).map(|((v, w), b)| v * w + b));
+		}
+		Ok((CpuStorage::F32(y), l1.shape().clone()))
+	}
+
+	fn bwd(
+		&self,
+		x: &Tensor,
+		w: &Tensor,
+		_b: &Tensor,
+		_res: &Tensor,
+		grad: &Tensor,
+	) -> CResult<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
+		let dx = grad.broadcast_mul(w)?;
+		let dw = column_sum(&(grad * x)?)?;
+		Ok((Some(dx), Some(dw), Some(column_sum(grad)?)))
+	}
+}
+
+/// `x ⊙ w + b` with `w` and `b` (shape `[c]`) applied to every row of `x` (`[.., c]`).
+pub fn scale_shift(x: &Tensor, w: &Tensor, b: &Tensor) -> CResult<Tensor> {
+	let c = x.dim(D::Minus1)?;
+	if x.device().is_cpu() && x.dtype() == DType::F32 && w.elem_count() == c && b.elem_count() == c
+	{
+		x.contiguous()?.apply_op3(&w.contiguous()?, &b.contiguous()?, ScaleShift)
+	} else {
+		x.broadcast_mul(w)?.broadcast_add(b)
+	}
+}
+
 #[cfg(test)]
 mod tests {
 	use super::*;
@@ -284,6 +411,42 @@ mod tests {
 			|a: &[f32], b: &[f32]| a.iter().zip(b).map(|(p, q)| (p - q).abs()).fold(0f32, f32::max);
 		assert!(max_diff(&y1, &y2) < 1e-5, "values differ by {}", max_diff(&y1, &y2));
 		assert!(max_diff(&g1, &g2) < 1e-4, "gradients differ by {}", max_diff(&g1, &g2));
+	}
+
+	#[test]
+	fn fused_bias_and_scale_shift_match_broadcasts() {
+		let dev = Device::Cpu;
+		let b = Var::from_tensor(&Tensor::new(&[0.5f32, -1.0, 2.0], &dev).unwrap()).unwrap();
+		let w = Var::from_tensor(&Tensor::new(&[1.5f32, 0.25, -3.0], &dev).unwrap()).unwrap();
+		let grads_of = |fused: bool| {
+			check(
+				&[4, 3],
+				|x| {
+					if fused {
+						add_bias(x, b.as_tensor()).unwrap()
+					} else {
+						x.broadcast_add(b.as_tensor()).unwrap()
+					}
+				},
+				|x| x.broadcast_add(b.as_tensor()).unwrap(),
+			);
+			let x = Tensor::new(&[[1f32, 2.0, 3.0], [4.0, 5.0, 6.0]], &dev).unwrap();
+			let y = if fused {
+				scale_shift(&x, w.as_tensor(), b.as_tensor()).unwrap()
+			} else {
+				x.broadcast_mul(w.as_tensor()).unwrap().broadcast_add(b.as_tensor()).unwrap()
+			};
+			let loss = (y.sqr().unwrap()).sum_all().unwrap();
+			let g = loss.backward().unwrap();
+			let v = |t: &Tensor| g.get(t).unwrap().to_vec1::<f32>().unwrap();
+			(y.to_vec2::<f32>().unwrap(), v(w.as_tensor()), v(b.as_tensor()))
+		};
+		assert_eq!(grads_of(true), grads_of(false));
+		check(
+			&[3, 3],
+			|x| scale_shift(x, w.as_tensor(), b.as_tensor()).unwrap(),
+			|x| x.broadcast_mul(w.as_tensor()).unwrap().broadcast_add(b.as_tensor()).unwrap(),
+		);
 	}
 
 	#[test]

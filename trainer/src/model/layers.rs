@@ -79,7 +79,7 @@ impl Module for Linear {
 		// The transposed weight is a strided view; the matmul reads it without a copy.
 		let y = x.matmul(&self.weight.t()?)?;
 		match &self.bias {
-			Some(b) => y.broadcast_add(b),
+			Some(b) => super::fused::add_bias(&y, b),
 			None => Ok(y),
 		}
 	}
@@ -105,7 +105,7 @@ impl LayerNorm {
 impl Module for LayerNorm {
 	fn forward(&self, x: &Tensor) -> CResult<Tensor> {
 		let normed = super::fused::normalize(x, self.eps)?;
-		normed.broadcast_mul(&self.weight)?.broadcast_add(&self.bias)
+		super::fused::scale_shift(&normed, &self.weight, &self.bias)
 	}
 }
 

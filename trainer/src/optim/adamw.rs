@@ -1,21 +1,21 @@
 //! AdamW (Loshchilov & Hutter) with decoupled weight decay on f32 weights and moments.
 
-use candle_core::{backprop::GradStore, DType, Tensor, Var};
+use candle_core::{DType, Var};
 
-use super::grad_of;
+use super::store;
 use crate::error::{Error, Result};
 
 /// AdamW over a fixed list of variables. Weight decay applies to matrices and embeddings
 /// (rank ≥ 2) only, not to biases and norm scales, as in nanoGPT.
 pub struct AdamW {
 	vars: Vec<(String, Var)>,
-	m: Vec<Tensor>,
-	v: Vec<Tensor>,
+	m: Vec<Vec<f32>>,
+	v: Vec<Vec<f32>>,
 	steps: i32,
-	beta1: f64,
-	beta2: f64,
-	eps: f64,
-	weight_decay: f64,
+	beta1: f32,
+	beta2: f32,
+	eps: f32,
+	weight_decay: f32,
 }
 
 impl AdamW {
@@ -29,9 +29,10 @@ impl AdamW {
 					var.dtype()
 				)));
 			}
-			m.push(var.zeros_like()?);
+			m.push(vec![0f32; var.elem_count()]);
 		}
 		let v = m.clone();
+		let weight_decay = weight_decay as f32;
 		Ok(AdamW { vars, m, v, steps: 0, beta1: 0.9, beta2: 0.95, eps: 1e-8, weight_decay })
 	}
 
@@ -46,23 +47,38 @@ impl AdamW {
 	}
 
 	/// One AdamW update with learning rate `lr`, gradients multiplied by `scale`.
-	pub fn step(&mut self, grads: &GradStore, lr: f64, scale: f64) -> Result<()> {
+	pub fn step(&mut self, grads: &[Vec<f32>], lr: f64, scale: f64) -> Result<()> {
+		if grads.len() != self.vars.len() {
+			return Err(Error::Layout(format!(
+				"{} gradients for {} parameters",
+				grads.len(),
+				self.vars.len()
+			)));
+		}
 		self.steps += 1;
-		let (b1, b2) = (self.beta1, self.beta2);
-		let bias1 = 1.0 - b1.powi(self.steps);
-		let bias2 = 1.0 - b2.powi(self.steps);
-		for (i, (name, var)) in self.vars.iter().enumerate() {
-			let g = grad_of(grads, var, name)?;
-			let g = if scale == 1.0 { g.clone() } else { (g * scale)? };
-			let m = ((&self.m[i] * b1)? + (&g * (1.0 - b1))?)?;
-			let v = ((&self.v[i] * b2)? + (g.sqr()? * (1.0 - b2))?)?;
-			let denom = ((&v * (1.0 / bias2))?.sqrt()? + self.eps)?;
-			let update = ((&m * (1.0 / bias1))? / denom)?;
-			let decay = if var.rank() >= 2 { self.weight_decay } else { 0.0 };
-			let theta = ((var.as_tensor() * (1.0 - lr * decay))? - (update * lr)?)?;
-			var.set(&theta)?;
-			self.m[i] = m;
-			self.v[i] = v;
+		let (b1, b2, eps) = (self.beta1, self.beta2, self.eps);
+		let bias1 = 1.0 - f64::from(b1).powi(self.steps);
+		let bias2 = 1.0 - f64::from(b2).powi(self.steps);
+		// Folding the bias corrections into the step size and ε is exact algebra:
+		// lr·m̂/(√v̂+ε) = (lr/bias1)·m / (√v/√bias2 + ε).
+		let step_size = (lr / bias1) as f32;
+		let inv_sqrt_bias2 = (1.0 / bias2.sqrt()) as f32;
+		let scale = scale as f32;
+		for (i, ((_, var), g)) in self.vars.iter().zip(grads).enumerate() {
+			if g.len() != self.m[i].len() {
+				return Err(Error::Layout(format!("gradient {i} has {} values", g.len())));
+			}
+			let decay = if var.rank() >= 2 { 1.0 - (lr as f32) * self.weight_decay } else { 1.0 };
+			let mut theta = var.as_tensor().flatten_all()?.to_vec1::<f32>()?;
+			let (m, v) = (&mut self.m[i], &mut self.v[i]);
+			for j in 0..theta.len() {
+				let gj = g[j] * scale;
+				m[j] = b1 * m[j] + (1.0 - b1) * gj;
+				v[j] = b2 * v[j] + (1.0 - b2) * gj * gj;
+				let denom = v[j].sqrt() * inv_sqrt_bias2 + eps;
+				theta[j] = theta[j] * decay - step_size * m[j] / denom;
+			}
+			store(var, theta)?;
 		}
 		Ok(())
 	}
@@ -71,7 +87,8 @@ impl AdamW {
 #[cfg(test)]
 mod tests {
 	use super::*;
-	use candle_core::Device;
+	use crate::optim::host_grads;
+	use candle_core::{Device, Tensor};
 
 	/// Reference AdamW on plain floats.
 	fn reference(x0: f64, grads: &[f64], lr: f64, wd: f64) -> f64 {
@@ -91,8 +108,8 @@ mod tests {
 		let dev = Device::Cpu;
 		let w = Var::from_tensor(&Tensor::new(&[[1f32, -2.0]], &dev).unwrap()).unwrap();
 		let b = Var::from_tensor(&Tensor::new(&[0.5f32], &dev).unwrap()).unwrap();
-		let mut opt =
-			AdamW::new(vec![("b".into(), b.clone()), ("w".into(), w.clone())], 0.1).unwrap();
+		let vars = vec![("b".to_string(), b.clone()), ("w".to_string(), w.clone())];
+		let mut opt = AdamW::new(vars.clone(), 0.1).unwrap();
 		let mut seen = Vec::new();
 		for _ in 0..5 {
 			// loss = sum(w²) + 3·b, so dL/dw = 2w and dL/db = 3.
@@ -100,7 +117,7 @@ mod tests {
 				+ (b.as_tensor() * 3.0).unwrap().sum_all().unwrap())
 			.unwrap();
 			seen.push(w.as_tensor().to_vec2::<f32>().unwrap()[0][0] as f64);
-			let grads = loss.backward().unwrap();
+			let grads = host_grads(&loss.backward().unwrap(), &vars).unwrap();
 			opt.step(&grads, 0.01, 1.0).unwrap();
 		}
 		let b_ref = reference(0.5, &[3.0; 5], 0.01, 0.0);
@@ -111,5 +128,6 @@ mod tests {
 		let w_now = w.as_tensor().to_vec2::<f32>().unwrap()[0][0] as f64;
 		assert!((w_now - w_ref).abs() < 1e-6, "{w_now} vs {w_ref}");
 		assert_eq!(opt.steps(), 5);
+		assert!(opt.step(&[vec![1.0]], 0.01, 1.0).is_err());
 	}
 }
