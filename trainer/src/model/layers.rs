@@ -49,7 +49,9 @@ impl<'a> Init<'a> {
 	}
 }
 
-/// `y = x Wᵀ + b` on `[rows, in]` inputs, weight stored `[out, in]` as in PyTorch.
+/// `y = x W + b` on `[rows, in]` inputs. The weight is stored `[in, out]` (PyTorch stores the
+/// transpose): multiplying by a transposed view would make the backward pass accumulate a
+/// transposed, strided gradient, which Candle adds element by element.
 #[derive(Clone, Debug)]
 pub struct Linear {
 	weight: Tensor,
@@ -67,7 +69,7 @@ impl Linear {
 		std: f64,
 		bias: bool,
 	) -> Result<Self> {
-		let weight = init.normal(&format!("{name}.weight"), &[out, inp], std)?;
+		let weight = init.normal(&format!("{name}.weight"), &[inp, out], std)?;
 		let bias =
 			if bias { Some(init.constant(&format!("{name}.bias"), &[out], 0.0)?) } else { None };
 		Ok(Linear { weight, bias })
@@ -76,8 +78,7 @@ impl Linear {
 
 impl Module for Linear {
 	fn forward(&self, x: &Tensor) -> CResult<Tensor> {
-		// The transposed weight is a strided view; the matmul reads it without a copy.
-		let y = x.matmul(&self.weight.t()?)?;
+		let y = x.matmul(&self.weight)?;
 		match &self.bias {
 			Some(b) => super::fused::add_bias(&y, b),
 			None => Ok(y),
