@@ -8,6 +8,8 @@
 //! differentiable versions are used, so the fused kernels never change what is computed, only
 //! how fast (tests compare both, values and gradients).
 
+use rayon::prelude::*;
+
 use candle_core::{
 	CpuStorage, CustomOp1, CustomOp2, CustomOp3, DType, Error as CError, Layout, Result as CResult,
 	Shape, Tensor, D,
@@ -17,6 +19,52 @@ use candle_core::{
 const GELU_K: f32 = 0.797_884_6;
 /// The cubic coefficient of the tanh-GELU.
 const GELU_C: f32 = 0.044_715;
+
+/// Rows per parallel task: small tensors stay on one thread, where splitting costs more than
+/// it saves. Every row is computed by the same sequential code whichever thread runs it, so
+/// results do not depend on the thread count.
+const MIN_ROWS: usize = 64;
+
+/// Fills `out` row by row (rows of `width` values) with `f(row_index, out_row)`, in parallel.
+fn rows_mut(out: &mut [f32], width: usize, f: impl Fn(usize, &mut [f32]) + Sync) {
+	if parallel() {
+		out.par_chunks_mut(width).with_min_len(MIN_ROWS).enumerate().for_each(|(r, o)| f(r, o));
+	} else {
+		out.chunks_mut(width).enumerate().for_each(|(r, o)| f(r, o));
+	}
+}
+
+/// Whether to split work across rayon's pool. With one thread, handing each op to the pool's
+/// single worker only adds a round trip between threads, so run on the caller's thread.
+pub fn parallel() -> bool {
+	rayon::current_num_threads() > 1
+}
+
+/// Element-wise map of `x` into a new vector, in parallel over blocks.
+fn map(x: &[f32], f: impl Fn(f32) -> f32 + Sync) -> Vec<f32> {
+	let block = |(o, x): (&mut [f32], &[f32])| o.iter_mut().zip(x).for_each(|(o, x)| *o = f(*x));
+	let mut out = vec![0f32; x.len()];
+	if parallel() {
+		out.par_chunks_mut(4096).zip(x.par_chunks(4096)).for_each(block);
+	} else {
+		block((&mut out, x));
+	}
+	out
+}
+
+/// Element-wise map of two equally long slices into a new vector, in parallel over blocks.
+fn map2(x: &[f32], y: &[f32], f: impl Fn(f32, f32) -> f32 + Sync) -> Vec<f32> {
+	let block = |(o, (x, y)): (&mut [f32], (&[f32], &[f32]))| {
+		o.iter_mut().zip(x.iter().zip(y)).for_each(|(o, (x, y))| *o = f(*x, *y));
+	};
+	let mut out = vec![0f32; x.len()];
+	if parallel() {
+		out.par_chunks_mut(4096).zip(x.par_chunks(4096).zip(y.par_chunks(4096))).for_each(block);
+	} else {
+		block((&mut out, (x, y)));
+	}
+	out
+}
 
 /// The contiguous f32 values behind a storage and layout.
 fn f32_slice<'a>(storage: &'a CpuStorage, layout: &Layout, op: &str) -> CResult<&'a [f32]> {
@@ -45,8 +93,7 @@ impl CustomOp1 for Gelu {
 
 	fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> CResult<(CpuStorage, Shape)> {
 		let x = f32_slice(s, l, self.name())?;
-		let y =
-			x.iter().map(|&x| 0.5 * x * (1.0 + tanh(GELU_K * (x + GELU_C * x * x * x)))).collect();
+		let y = map(x, |x| 0.5 * x * (1.0 + tanh(GELU_K * (x + GELU_C * x * x * x))));
 		Ok((CpuStorage::F32(y), l.shape().clone()))
 	}
 
@@ -68,15 +115,11 @@ impl CustomOp2 for GeluGrad {
 		l2: &Layout,
 	) -> CResult<(CpuStorage, Shape)> {
 		let (x, g) = (f32_slice(s1, l1, self.name())?, f32_slice(s2, l2, self.name())?);
-		let dx = x
-			.iter()
-			.zip(g)
-			.map(|(&x, &g)| {
-				let t = tanh(GELU_K * (x + GELU_C * x * x * x));
-				let du = GELU_K * (1.0 + 3.0 * GELU_C * x * x);
-				g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du)
-			})
-			.collect();
+		let dx = map2(x, g, |x, g| {
+			let t = tanh(GELU_K * (x + GELU_C * x * x * x));
+			let du = GELU_K * (1.0 + 3.0 * GELU_C * x * x);
+			g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du)
+		});
 		Ok((CpuStorage::F32(dx), l1.shape().clone()))
 	}
 }
@@ -113,11 +156,12 @@ impl CustomOp1 for Normalize {
 	fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> CResult<(CpuStorage, Shape)> {
 		let x = f32_slice(s, l, self.name())?;
 		let width = l.dims().last().copied().unwrap_or(1).max(1);
-		let mut y = Vec::with_capacity(x.len());
-		for row in x.chunks(width) {
+		let mut y = vec![0f32; x.len()];
+		rows_mut(&mut y, width, |r, out| {
+			let row = &x[r * width..(r + 1) * width];
 			let (mean, rstd) = row_stats(row, self.eps);
-			y.extend(row.iter().map(|v| (v - mean) * rstd));
-		}
+			out.iter_mut().zip(row).for_each(|(o, v)| *o = (v - mean) * rstd);
+		});
 		Ok((CpuStorage::F32(y), l.shape().clone()))
 	}
 
@@ -143,8 +187,9 @@ impl CustomOp2 for NormalizeGrad {
 		let (x, g) = (f32_slice(s1, l1, self.name())?, f32_slice(s2, l2, self.name())?);
 		let width = l1.dims().last().copied().unwrap_or(1).max(1);
 		let n = width as f32;
-		let mut dx = Vec::with_capacity(x.len());
-		for (row, grow) in x.chunks(width).zip(g.chunks(width)) {
+		let mut dx = vec![0f32; x.len()];
+		rows_mut(&mut dx, width, |r, out| {
+			let (row, grow) = (&x[r * width..(r + 1) * width], &g[r * width..(r + 1) * width]);
 			let (mean, rstd) = row_stats(row, self.eps);
 			let (mut g_mean, mut gx_mean) = (0f32, 0f32);
 			for (v, gv) in row.iter().zip(grow) {
@@ -153,12 +198,10 @@ impl CustomOp2 for NormalizeGrad {
 			}
 			g_mean /= n;
 			gx_mean /= n;
-			dx.extend(
-				row.iter()
-					.zip(grow)
-					.map(|(v, gv)| rstd * (gv - g_mean - (v - mean) * rstd * gx_mean)),
-			);
-		}
+			for ((o, v), gv) in out.iter_mut().zip(row).zip(grow) {
+				*o = rstd * (gv - g_mean - (v - mean) * rstd * gx_mean);
+			}
+		});
 		Ok((CpuStorage::F32(dx), l1.shape().clone()))
 	}
 }
@@ -191,7 +234,8 @@ impl CustomOp1 for CausalSoftmax {
 		let x = f32_slice(s, l, self.name())?;
 		let t = l.dims().last().copied().unwrap_or(1).max(1);
 		let mut y = vec![0f32; x.len()];
-		for (r, (row, out)) in x.chunks(t).zip(y.chunks_mut(t)).enumerate() {
+		rows_mut(&mut y, t, |r, out| {
+			let row = &x[r * t..(r + 1) * t];
 			// Row i of each [t, t] matrix attends to positions 0..=i.
 			let visible = r % t + 1;
 			let max = row[..visible].iter().fold(f32::NEG_INFINITY, |m, v| m.max(*v)) * self.scale;
@@ -202,7 +246,7 @@ impl CustomOp1 for CausalSoftmax {
 			}
 			let inv = 1.0 / sum;
 			out[..visible].iter_mut().for_each(|o| *o *= inv);
-		}
+		});
 		Ok((CpuStorage::F32(y), l.shape().clone()))
 	}
 
@@ -227,11 +271,14 @@ impl CustomOp2 for CausalSoftmaxGrad {
 	) -> CResult<(CpuStorage, Shape)> {
 		let (y, g) = (f32_slice(s1, l1, self.name())?, f32_slice(s2, l2, self.name())?);
 		let t = l1.dims().last().copied().unwrap_or(1).max(1);
-		let mut dx = Vec::with_capacity(y.len());
-		for (yr, gr) in y.chunks(t).zip(g.chunks(t)) {
+		let mut dx = vec![0f32; y.len()];
+		rows_mut(&mut dx, t, |r, out| {
+			let (yr, gr) = (&y[r * t..(r + 1) * t], &g[r * t..(r + 1) * t]);
 			let dot: f32 = yr.iter().zip(gr).map(|(a, b)| a * b).sum();
-			dx.extend(yr.iter().zip(gr).map(|(a, b)| self.scale * a * (b - dot)));
-		}
+			for ((o, a), b) in out.iter_mut().zip(yr).zip(gr) {
+				*o = self.scale * a * (b - dot);
+			}
+		});
 		Ok((CpuStorage::F32(dx), l1.shape().clone()))
 	}
 }
@@ -301,10 +348,12 @@ impl CustomOp2 for AddBias {
 		l2: &Layout,
 	) -> CResult<(CpuStorage, Shape)> {
 		let (x, b) = (f32_slice(s1, l1, self.name())?, f32_slice(s2, l2, self.name())?);
-		let mut y = Vec::with_capacity(x.len());
-		for row in x.chunks(b.len()) {
-			y.extend(row.iter().zip(b).map(|(v, b)| v + b));
-		}
+		let w = b.len().max(1);
+		let mut y = vec![0f32; x.len()];
+		rows_mut(&mut y, w, |r, out| {
+			let row = &x[r * w..(r + 1) * w];
+			out.iter_mut().zip(row.iter().zip(b)).for_each(|(o, (v, b))| *o = v + b);
+		});
 		Ok((CpuStorage::F32(y), l1.shape().clone()))
 	}
 
@@ -346,10 +395,14 @@ impl CustomOp3 for ScaleShift {
 	) -> CResult<(CpuStorage, Shape)> {
 		let x = f32_slice(s1, l1, self.name())?;
 		let (w, b) = (f32_slice(s2, l2, self.name())?, f32_slice(s3, l3, self.name())?);
-		let mut y = Vec::with_capacity(x.len());
-		for row in x.chunks(w.len()) {
-			y.extend(row.iter().zip(w).zip(b).map(|((v, w), b)| v * w + b));
-		}
+		let c = w.len().max(1);
+		let mut y = vec![0f32; x.len()];
+		rows_mut(&mut y, c, |r, out| {
+			let row = &x[r * c..(r + 1) * c];
+			for (((o, v), w), b) in out.iter_mut().zip(row).zip(w).zip(b) {
+				*o = v * w + b;
+			}
+		});
 		Ok((CpuStorage::F32(y), l1.shape().clone()))
 	}
 

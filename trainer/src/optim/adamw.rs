@@ -1,6 +1,7 @@
 //! AdamW (Loshchilov & Hutter) with decoupled weight decay on f32 weights and moments.
 
 use candle_core::{DType, Var};
+use rayon::prelude::*;
 
 use super::store;
 use crate::error::{Error, Result};
@@ -16,6 +17,28 @@ pub struct AdamW {
 	beta2: f32,
 	eps: f32,
 	weight_decay: f32,
+}
+
+/// The constants of one AdamW step.
+struct Coefficients {
+	b1: f32,
+	b2: f32,
+	eps: f32,
+	scale: f32,
+	decay: f32,
+	step_size: f32,
+	inv_sqrt_bias2: f32,
+}
+
+/// Updates a block of weights and their moments in place.
+fn update(theta: &mut [f32], m: &mut [f32], v: &mut [f32], g: &[f32], c: &Coefficients) {
+	for j in 0..theta.len() {
+		let gj = g[j] * c.scale;
+		m[j] = c.b1 * m[j] + (1.0 - c.b1) * gj;
+		v[j] = c.b2 * v[j] + (1.0 - c.b2) * gj * gj;
+		let denom = v[j].sqrt() * c.inv_sqrt_bias2 + c.eps;
+		theta[j] = theta[j] * c.decay - c.step_size * m[j] / denom;
+	}
 }
 
 impl AdamW {
@@ -71,12 +94,18 @@ impl AdamW {
 			let decay = if var.rank() >= 2 { 1.0 - (lr as f32) * self.weight_decay } else { 1.0 };
 			let mut theta = var.as_tensor().flatten_all()?.to_vec1::<f32>()?;
 			let (m, v) = (&mut self.m[i], &mut self.v[i]);
-			for j in 0..theta.len() {
-				let gj = g[j] * scale;
-				m[j] = b1 * m[j] + (1.0 - b1) * gj;
-				v[j] = b2 * v[j] + (1.0 - b2) * gj * gj;
-				let denom = v[j].sqrt() * inv_sqrt_bias2 + eps;
-				theta[j] = theta[j] * decay - step_size * m[j] / denom;
+			let c = Coefficients { b1, b2, eps, scale, decay, step_size, inv_sqrt_bias2 };
+			// Element-wise, so splitting into blocks across threads changes no result.
+			if crate::model::fused::parallel() {
+				let block = 8192;
+				theta
+					.par_chunks_mut(block)
+					.zip(m.par_chunks_mut(block))
+					.zip(v.par_chunks_mut(block))
+					.zip(g.par_chunks(block))
+					.for_each(|(((theta, m), v), g)| update(theta, m, v, g, &c));
+			} else {
+				update(&mut theta, m, v, g, &c);
 			}
 			store(var, theta)?;
 		}
