@@ -11,7 +11,7 @@ use candle_core::Device;
 use grid_primitives::job::{Compression, GptConfig, InnerOptimizer, ModelSpec, Nanos};
 use grid_trainer::{
 	aggregate::{aggregate, Contribution, Rule},
-	compress::{compressor, CompressedUpdate},
+	compress::{compressor, topk::TopKCompressor, CompressedUpdate, Compressor},
 	data::{parse_hash, shard, shipped_dir, TextDataset, SHAKESPEARE_HASH},
 	diloco::{OuterOptimizer, Participant},
 	model::{Batch, Model},
@@ -38,6 +38,7 @@ struct Settings {
 	outer_momentum: f32,
 	sparse_outer_lr: f32,
 	sparse_outer_momentum: f32,
+	error_decay: f32,
 	eval_samples: usize,
 	methods: String,
 	out: PathBuf,
@@ -57,8 +58,9 @@ impl Settings {
 			lr: 3e-3,
 			outer_lr: 1.0,
 			outer_momentum: 0.5,
-			sparse_outer_lr: 1.0,
+			sparse_outer_lr: 2.0,
 			sparse_outer_momentum: 0.0,
+			error_decay: 0.9,
 			eval_samples: 256,
 			methods: "ddp,none,int8,topk,topk16".into(),
 			out: PathBuf::from("bench/reports"),
@@ -84,6 +86,7 @@ impl Settings {
 				"outer-momentum" => s.outer_momentum = num(value)? as f32,
 				"sparse-outer-lr" => s.sparse_outer_lr = num(value)? as f32,
 				"sparse-outer-momentum" => s.sparse_outer_momentum = num(value)? as f32,
+				"error-decay" => s.error_decay = num(value)? as f32,
 				"eval-samples" => s.eval_samples = num(value)? as usize,
 				"methods" => s.methods = value.to_string(),
 				"out" => s.out = PathBuf::from(value),
@@ -210,7 +213,14 @@ impl Bench {
 				&s.inner_optimizer(),
 				s.inner_config(),
 			)?;
-			people.push(Participant::new(t, compressor(&compression, global.len())?));
+			let c: Box<dyn Compressor> = match compression {
+				Compression::TopK { chunk, k, value_bits } => Box::new(
+					TopKCompressor::new(chunk, k, value_bits, global.len())?
+						.with_error_decay(s.error_decay)?,
+				),
+				_ => compressor(&compression, global.len())?,
+			};
+			people.push(Participant::new(t, c));
 		}
 		let mut outer = OuterOptimizer::new(outer_lr, outer_momentum, global.len());
 		let mut curve = vec![(0.0, evaluate(&global_model, &self.eval)?)];
@@ -330,7 +340,7 @@ fn report(s: &Settings, params: usize, runs: &[Run], command: &str) -> String {
 	let _ = writeln!(md, "- {} simulated participants, {} inner steps each of batch {} × {} tokens ({} samples per participant, {} in total, the same for every method).", s.participants, s.steps, s.batch, s.context, s.steps * s.batch, s.steps * s.batch * s.participants);
 	let _ = writeln!(md, "- Inner optimizer: AdamW (β 0.9/0.95, weight decay 0.1), peak lr {}, {} warm-up steps, cosine to 10%, gradient clip 1.0.", s.lr, s.steps / 20);
 	let _ = writeln!(md, "- DDP: one global batch of {} × {} per step ({} steps), i.e. the participants' gradients averaged every step.", s.participants, s.batch, s.steps);
-	let _ = writeln!(md, "- DiLoCo: {} rounds of H = {} inner steps; Δ averaged with weights = samples. Outer Nesterov step: lr {}, momentum {} for f32 and int8; lr {}, momentum {} for top-k, whose error feedback already accumulates like momentum (as in SparseLoCo) and whose rounds deliver only part of Δ.\n", s.rounds(), s.inner, s.outer_lr, s.outer_momentum, s.sparse_outer_lr, s.sparse_outer_momentum);
+	let _ = writeln!(md, "- DiLoCo: {} rounds of H = {} inner steps; Δ averaged with weights = samples. Outer Nesterov step: lr {}, momentum {} for f32 and int8; lr {}, momentum {} for top-k, whose error feedback already accumulates like momentum (as in SparseLoCo) and whose rounds deliver only part of Δ. Top-k error memory decays by {} per round (`TopKCompressor::with_error_decay`).\n", s.rounds(), s.inner, s.outer_lr, s.outer_momentum, s.sparse_outer_lr, s.sparse_outer_momentum, s.error_decay);
 	let _ = writeln!(md, "## Byte accounting\n");
 	let _ = writeln!(
 		md,

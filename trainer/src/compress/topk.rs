@@ -33,6 +33,7 @@ pub struct TopKCompressor {
 	k: usize,
 	bits: u8,
 	error: Vec<f32>,
+	decay: f32,
 }
 
 fn check_params(chunk: usize, k: usize, bits: u8) -> Result<(), String> {
@@ -83,7 +84,25 @@ impl TopKCompressor {
 	/// A compressor for vectors of `len` values.
 	pub fn new(chunk: u32, k: u32, bits: u8, len: usize) -> Result<Self> {
 		check_params(chunk as usize, k as usize, bits).map_err(Error::Config)?;
-		Ok(TopKCompressor { chunk: chunk as usize, k: k as usize, bits, error: vec![0.0; len] })
+		Ok(TopKCompressor {
+			chunk: chunk as usize,
+			k: k as usize,
+			bits,
+			error: vec![0.0; len],
+			decay: 1.0,
+		})
+	}
+
+	/// Multiplies the residual by `decay` (in 0..=1) before adding each new Δ: 1 is plain
+	/// error feedback; below 1 the backlog of unsent values fades instead of being released
+	/// many rounds late (SparseLoCo decays its accumulator the same way). The memory is local
+	/// to each participant, so peers need not agree on it.
+	pub fn with_error_decay(mut self, decay: f32) -> Result<Self> {
+		if !(0.0..=1.0).contains(&decay) {
+			return Err(Error::Config(format!("error decay {decay} is outside 0..=1")));
+		}
+		self.decay = decay;
+		Ok(self)
 	}
 
 	/// The residual carried to the next round.
@@ -124,7 +143,8 @@ impl Compressor for TopKCompressor {
 				delta.len()
 			)));
 		}
-		let acc: Vec<f32> = delta.iter().zip(&self.error).map(|(d, e)| d + e).collect();
+		let acc: Vec<f32> =
+			delta.iter().zip(&self.error).map(|(d, e)| d + self.decay * e).collect();
 		if acc.iter().any(|x| !x.is_finite()) {
 			return Err(Error::Config("cannot compress a non-finite update".into()));
 		}
@@ -316,6 +336,19 @@ mod tests {
 			.map(|(a, s)| (f64::from(*s) / rounds as f64 - f64::from(*a)).abs())
 			.fold(0.0, f64::max);
 		assert!(rel < 0.1, "average of sent values is off by up to {rel}");
+	}
+
+	#[test]
+	fn error_decay_zero_forgets_and_bad_decays_are_rejected() {
+		let x: Vec<f32> = (0..64).map(|i| (i as f32 - 31.5) / 10.0).collect();
+		let mut memoryless =
+			TopKCompressor::new(16, 2, 2, 64).unwrap().with_error_decay(0.0).unwrap();
+		let first = memoryless.compress(&x).unwrap();
+		assert_eq!(memoryless.compress(&x).unwrap(), first);
+		let mut plain = TopKCompressor::new(16, 2, 2, 64).unwrap();
+		assert_eq!(plain.compress(&x).unwrap(), first);
+		assert_ne!(plain.compress(&x).unwrap(), first, "plain error feedback remembers");
+		assert!(TopKCompressor::new(16, 2, 2, 64).unwrap().with_error_decay(1.5).is_err());
 	}
 
 	#[test]
