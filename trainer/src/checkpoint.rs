@@ -1,0 +1,252 @@
+//! Checkpoints: the global model, the outer optimizer's momentum and the round, in one
+//! safetensors file written atomically (temporary file, fsync, rename), so a crash leaves
+//! either the old checkpoint or the new one, never a torn file.
+//!
+//! Tensors are named `model/<param>` and `outer_velocity/<param>` (f32, the model's shapes);
+//! the metadata holds the round, the manifest hash and the model hash, which `load` verifies.
+
+use std::{
+	collections::HashMap,
+	io::Write,
+	path::{Path, PathBuf},
+};
+
+use safetensors::{tensor::TensorView, Dtype, SafeTensors};
+
+use crate::{
+	error::{Error, Result},
+	params::{hex, Manifest, ParamInfo},
+};
+
+const FORMAT: &str = "grid-checkpoint-v1";
+const MODEL_PREFIX: &str = "model/";
+const VELOCITY_PREFIX: &str = "outer_velocity/";
+
+/// What a checkpoint holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checkpoint {
+	/// Rounds completed (the next round to run).
+	pub round: u32,
+	/// The parameter layout.
+	pub manifest: Manifest,
+	/// Global weights, flattened in manifest order.
+	pub weights: Vec<f32>,
+	/// Outer momentum, same layout.
+	pub velocity: Vec<f32>,
+}
+
+fn bad(path: &Path, reason: impl Into<String>) -> Error {
+	Error::Checkpoint { path: path.to_path_buf(), reason: reason.into() }
+}
+
+fn le_bytes(values: &[f32]) -> Vec<u8> {
+	values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+impl Checkpoint {
+	/// The model hash of the weights.
+	pub fn model_hash(&self) -> Result<[u8; 32]> {
+		self.manifest.model_hash(&self.weights)
+	}
+
+	/// Errors unless the checkpoint has the layout `expected`.
+	pub fn check_manifest(&self, expected: &Manifest) -> Result<()> {
+		if &self.manifest != expected {
+			return Err(Error::Layout(format!(
+				"checkpoint manifest {} differs from the model's {}",
+				hex(&self.manifest.hash()),
+				hex(&expected.hash())
+			)));
+		}
+		Ok(())
+	}
+
+	/// The file's bytes.
+	fn to_bytes(&self, path: &Path) -> Result<Vec<u8>> {
+		self.manifest.check_len(self.weights.len())?;
+		self.manifest.check_len(self.velocity.len())?;
+		let mut buffers = Vec::new();
+		let mut offset = 0;
+		for e in self.manifest.entries() {
+			let n = e.numel();
+			buffers.push((
+				format!("{MODEL_PREFIX}{}", e.name),
+				e.shape.clone(),
+				le_bytes(&self.weights[offset..offset + n]),
+			));
+			buffers.push((
+				format!("{VELOCITY_PREFIX}{}", e.name),
+				e.shape.clone(),
+				le_bytes(&self.velocity[offset..offset + n]),
+			));
+			offset += n;
+		}
+		let mut views = Vec::with_capacity(buffers.len());
+		for (name, shape, bytes) in &buffers {
+			let view = TensorView::new(Dtype::F32, shape.clone(), bytes)
+				.map_err(|e| bad(path, e.to_string()))?;
+			views.push((name.clone(), view));
+		}
+		let metadata = HashMap::from([
+			("format".to_string(), FORMAT.to_string()),
+			("round".to_string(), self.round.to_string()),
+			("manifest_hash".to_string(), hex(&self.manifest.hash())),
+			("model_hash".to_string(), hex(&self.model_hash()?)),
+		]);
+		safetensors::serialize(views, Some(metadata)).map_err(|e| bad(path, e.to_string()))
+	}
+
+	/// Writes the checkpoint to `path` atomically.
+	pub fn save(&self, path: &Path) -> Result<()> {
+		let bytes = self.to_bytes(path)?;
+		let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+		let file_name = path.file_name().ok_or_else(|| bad(path, "not a file path"))?;
+		let mut tmp_name = file_name.to_os_string();
+		tmp_name.push(format!(".tmp-{}", std::process::id()));
+		let tmp: PathBuf = dir.join(tmp_name);
+		let write = || -> std::io::Result<()> {
+			let mut f = std::fs::File::create(&tmp)?;
+			f.write_all(&bytes)?;
+			f.sync_all()
+		};
+		if let Err(e) = write() {
+			let _ = std::fs::remove_file(&tmp);
+			return Err(Error::io("writing", &tmp, e));
+		}
+		std::fs::rename(&tmp, path).map_err(|e| Error::io("renaming into place", path, e))?;
+		// Persist the rename itself; not every platform can open a directory, so best effort.
+		if let Ok(d) = std::fs::File::open(dir) {
+			let _ = d.sync_all();
+		}
+		Ok(())
+	}
+
+	/// Reads and verifies a checkpoint written by [`Checkpoint::save`].
+	pub fn load(path: &Path) -> Result<Self> {
+		let bytes = std::fs::read(path).map_err(|e| Error::io("reading", path, e))?;
+		let st = SafeTensors::deserialize(&bytes)
+			.map_err(|e| bad(path, format!("not a safetensors file: {e}")))?;
+		let (_, meta) = SafeTensors::read_metadata(&bytes).map_err(|e| bad(path, e.to_string()))?;
+		let meta = meta.metadata().clone().unwrap_or_default();
+		let field =
+			|k: &str| meta.get(k).cloned().ok_or_else(|| bad(path, format!("metadata has no {k}")));
+		if field("format")? != FORMAT {
+			return Err(bad(path, format!("format is not {FORMAT}")));
+		}
+		let round =
+			field("round")?.parse::<u32>().map_err(|e| bad(path, format!("bad round: {e}")))?;
+		let mut entries = Vec::new();
+		for name in st.names() {
+			if let Some(p) = name.strip_prefix(MODEL_PREFIX) {
+				let view = st.tensor(name).map_err(|e| bad(path, e.to_string()))?;
+				entries.push(ParamInfo { name: p.to_string(), shape: view.shape().to_vec() });
+			}
+		}
+		let manifest = Manifest::new(entries)?;
+		if field("manifest_hash")? != hex(&manifest.hash()) {
+			return Err(bad(path, "manifest hash does not match the tensors"));
+		}
+		let mut weights = Vec::with_capacity(manifest.numel());
+		let mut velocity = Vec::with_capacity(manifest.numel());
+		for e in manifest.entries() {
+			for (prefix, out) in [(MODEL_PREFIX, &mut weights), (VELOCITY_PREFIX, &mut velocity)] {
+				let name = format!("{prefix}{}", e.name);
+				let view = st.tensor(&name).map_err(|err| bad(path, format!("{name}: {err}")))?;
+				if view.dtype() != Dtype::F32 || view.shape() != e.shape.as_slice() {
+					return Err(bad(
+						path,
+						format!(
+							"{name} is {:?} {:?}, expected F32 {:?}",
+							view.dtype(),
+							view.shape(),
+							e.shape
+						),
+					));
+				}
+				out.extend(
+					view.data()
+						.chunks_exact(4)
+						.map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+				);
+			}
+		}
+		let checkpoint = Checkpoint { round, manifest, weights, velocity };
+		if field("model_hash")? != hex(&checkpoint.model_hash()?) {
+			return Err(bad(path, "model hash does not match the weights"));
+		}
+		Ok(checkpoint)
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use crate::{diloco::OuterOptimizer, model::Model};
+	use candle_core::Device;
+	use grid_primitives::job::{GptConfig, ModelSpec};
+
+	#[test]
+	fn save_load_resume_reproduces_the_hash() {
+		let dir = tempfile::tempdir().unwrap();
+		let path = dir.path().join("ckpt.safetensors");
+		let spec =
+			ModelSpec::Gpt(GptConfig { vocab: 32, context: 8, layers: 2, heads: 2, width: 8 });
+		let model = Model::new(spec, b"ck", &Device::Cpu).unwrap();
+		let manifest = model.params().manifest();
+		let mut weights = model.params().flatten().unwrap();
+		let mut outer = OuterOptimizer::new(0.7, 0.9, weights.len());
+		let delta: Vec<f32> = (0..weights.len()).map(|i| (i % 7) as f32 * 1e-3).collect();
+		outer.step(&mut weights, &delta).unwrap();
+		let ck = Checkpoint {
+			round: 1,
+			manifest: manifest.clone(),
+			weights: weights.clone(),
+			velocity: outer.velocity().to_vec(),
+		};
+		ck.save(&path).unwrap();
+		let loaded = Checkpoint::load(&path).unwrap();
+		assert_eq!(loaded, ck);
+		loaded.check_manifest(&manifest).unwrap();
+		// Resuming: the next outer step from the checkpoint equals the uninterrupted one.
+		outer.step(&mut weights, &delta).unwrap();
+		let mut resumed = OuterOptimizer::new(0.7, 0.9, weights.len());
+		resumed.set_velocity(loaded.velocity.clone()).unwrap();
+		let mut w = loaded.weights.clone();
+		resumed.step(&mut w, &delta).unwrap();
+		assert_eq!(manifest.model_hash(&w).unwrap(), manifest.model_hash(&weights).unwrap());
+		model.params().load_flat(&w).unwrap();
+		assert_eq!(model.params().model_hash().unwrap(), manifest.model_hash(&weights).unwrap());
+		// No temporary files are left behind.
+		assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+	}
+
+	#[test]
+	fn corrupt_checkpoints_are_rejected() {
+		let dir = tempfile::tempdir().unwrap();
+		let path = dir.path().join("c.safetensors");
+		let manifest =
+			Manifest::new(vec![ParamInfo { name: "w".into(), shape: vec![2, 2] }]).unwrap();
+		let ck = Checkpoint {
+			round: 3,
+			manifest,
+			weights: vec![1.0, 2.0, 3.0, 4.0],
+			velocity: vec![0.0; 4],
+		};
+		ck.save(&path).unwrap();
+		let good = std::fs::read(&path).unwrap();
+		// Flip a byte of the last weight value: the model hash no longer matches.
+		let mut flipped = good.clone();
+		let n = flipped.len();
+		// The file ends with model/w then outer_velocity/w (sorted); find the weights' bytes.
+		let pos = good.windows(4).rposition(|w| w == 4.0f32.to_le_bytes()).unwrap();
+		flipped[pos] ^= 1;
+		std::fs::write(&path, &flipped).unwrap();
+		let err = Checkpoint::load(&path).unwrap_err().to_string();
+		assert!(err.contains("model hash"), "{err}");
+		std::fs::write(&path, &good[..n / 2]).unwrap();
+		let err = Checkpoint::load(&path).unwrap_err().to_string();
+		assert!(err.contains("c.safetensors"), "{err}");
+		let other = Manifest::new(vec![ParamInfo { name: "w".into(), shape: vec![4] }]).unwrap();
+		assert!(ck.check_manifest(&other).is_err());
+	}
+}

@@ -1,0 +1,272 @@
+//! Pseudo-gradient compression with a stable byte encoding.
+//!
+//! Every scheme turns a Δ vector into a [`CompressedUpdate`], whose [`CompressedUpdate::encode`]
+//! bytes are what peers exchange and content-address. The encoding is canonical (one byte
+//! string per update) and [`CompressedUpdate::decode`] rejects anything malformed, truncated,
+//! non-canonical or non-finite, so a hostile peer cannot smuggle NaNs into the aggregate.
+//!
+//! Layout, little-endian: magic `GDU1`, scheme (u8: 0 none, 1 int8, 2 top-k), value count
+//! (u64), the scheme's parameters (int8: chunk u32; top-k: chunk u32, k u32, value bits u8),
+//! then the scheme's payload (see each module).
+
+pub mod int8;
+pub mod none;
+pub mod topk;
+
+use grid_primitives::job::Compression;
+
+use crate::error::{Error, Result};
+
+/// First bytes of every encoded update; the digit is the format version.
+pub const MAGIC: &[u8; 4] = b"GDU1";
+/// Longest update accepted by `decode` (values), as a guard against absurd allocations.
+pub const MAX_VALUES: u64 = 1 << 34;
+
+/// A compressed pseudo-gradient.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CompressedUpdate {
+	/// Raw f32 values.
+	None(Vec<f32>),
+	/// Per-chunk int8 quantization.
+	Int8(int8::Int8Update),
+	/// Per-chunk top-k with low-bit values.
+	TopK(topk::TopKUpdate),
+}
+
+/// Compresses pseudo-gradients; stateful schemes keep their error-feedback memory inside.
+pub trait Compressor {
+	/// Compresses `delta`. Schemes with error feedback add the residual of earlier rounds
+	/// first and remember what this update leaves out.
+	fn compress(&mut self, delta: &[f32]) -> Result<CompressedUpdate>;
+}
+
+/// The compressor for a job's [`Compression`] spec, for vectors of `len` values.
+pub fn compressor(spec: &Compression, len: usize) -> Result<Box<dyn Compressor>> {
+	Ok(match *spec {
+		Compression::None => Box::new(none::Identity),
+		Compression::Int8 { chunk } => Box::new(int8::Int8Quantizer::new(chunk)?),
+		Compression::TopK { chunk, k, value_bits } => {
+			Box::new(topk::TopKCompressor::new(chunk, k, value_bits, len)?)
+		}
+	})
+}
+
+impl CompressedUpdate {
+	/// Number of values it stands for.
+	pub fn len(&self) -> usize {
+		match self {
+			CompressedUpdate::None(v) => v.len(),
+			CompressedUpdate::Int8(u) => u.len(),
+			CompressedUpdate::TopK(u) => u.len(),
+		}
+	}
+
+	/// Whether it stands for no values.
+	pub fn is_empty(&self) -> bool {
+		self.len() == 0
+	}
+
+	/// The dense vector it represents.
+	pub fn decompress(&self) -> Vec<f32> {
+		match self {
+			CompressedUpdate::None(v) => v.clone(),
+			CompressedUpdate::Int8(u) => u.decompress(),
+			CompressedUpdate::TopK(u) => u.decompress(),
+		}
+	}
+
+	/// The canonical bytes (see the module docs).
+	pub fn encode(&self) -> Vec<u8> {
+		let mut out = MAGIC.to_vec();
+		match self {
+			CompressedUpdate::None(v) => {
+				out.push(0);
+				out.extend_from_slice(&(v.len() as u64).to_le_bytes());
+				none::encode_payload(v, &mut out);
+			}
+			CompressedUpdate::Int8(u) => {
+				out.push(1);
+				out.extend_from_slice(&(u.len() as u64).to_le_bytes());
+				u.encode_payload(&mut out);
+			}
+			CompressedUpdate::TopK(u) => {
+				out.push(2);
+				out.extend_from_slice(&(u.len() as u64).to_le_bytes());
+				u.encode_payload(&mut out);
+			}
+		}
+		out
+	}
+
+	/// Parses bytes produced by [`CompressedUpdate::encode`].
+	pub fn decode(bytes: &[u8]) -> Result<Self> {
+		let mut r = Reader::new(bytes);
+		if r.take(4)? != MAGIC {
+			return Err(Error::Decode("bad magic (not a Grid update, or another version)".into()));
+		}
+		let scheme = r.u8()?;
+		let len = r.u64()?;
+		if len > MAX_VALUES {
+			return Err(Error::Decode(format!("{len} values is over the limit of {MAX_VALUES}")));
+		}
+		let len = usize::try_from(len).map_err(|_| Error::Decode("length overflows".into()))?;
+		let update = match scheme {
+			0 => CompressedUpdate::None(none::decode_payload(&mut r, len)?),
+			1 => CompressedUpdate::Int8(int8::Int8Update::decode_payload(&mut r, len)?),
+			2 => CompressedUpdate::TopK(topk::TopKUpdate::decode_payload(&mut r, len)?),
+			s => return Err(Error::Decode(format!("unknown scheme {s}"))),
+		};
+		if r.remaining() != 0 {
+			return Err(Error::Decode(format!("{} trailing bytes", r.remaining())));
+		}
+		Ok(update)
+	}
+}
+
+/// A bounds-checked cursor over encoded bytes.
+pub struct Reader<'a> {
+	bytes: &'a [u8],
+	pos: usize,
+}
+
+impl<'a> Reader<'a> {
+	/// A reader at the start of `bytes`.
+	pub fn new(bytes: &'a [u8]) -> Self {
+		Reader { bytes, pos: 0 }
+	}
+
+	/// Bytes left.
+	pub fn remaining(&self) -> usize {
+		self.bytes.len() - self.pos
+	}
+
+	/// The next `n` bytes, or a truncation error.
+	pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+		if self.remaining() < n {
+			return Err(Error::Decode(format!(
+				"truncated: needed {n} more bytes at offset {}, {} left",
+				self.pos,
+				self.remaining()
+			)));
+		}
+		let out = &self.bytes[self.pos..self.pos + n];
+		self.pos += n;
+		Ok(out)
+	}
+
+	/// A byte.
+	pub fn u8(&mut self) -> Result<u8> {
+		Ok(self.take(1)?[0])
+	}
+
+	/// A little-endian u32.
+	pub fn u32(&mut self) -> Result<u32> {
+		let b = self.take(4)?;
+		Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+	}
+
+	/// A little-endian u64.
+	pub fn u64(&mut self) -> Result<u64> {
+		let mut a = [0u8; 8];
+		a.copy_from_slice(self.take(8)?);
+		Ok(u64::from_le_bytes(a))
+	}
+
+	/// `n` finite little-endian f32 values.
+	pub fn finite_f32s(&mut self, n: usize, what: &str) -> Result<Vec<f32>> {
+		let bytes =
+			self.take(n.checked_mul(4).ok_or_else(|| Error::Decode("length overflows".into()))?)?;
+		let mut out = Vec::with_capacity(n);
+		for (i, c) in bytes.chunks_exact(4).enumerate() {
+			let x = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+			if !x.is_finite() {
+				return Err(Error::Decode(format!("{what} {i} is not finite")));
+			}
+			out.push(x);
+		}
+		Ok(out)
+	}
+}
+
+/// Number of chunks of `chunk` values covering `len` values.
+pub fn chunks(len: usize, chunk: usize) -> usize {
+	len.div_ceil(chunk)
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use crate::rng::Rng;
+
+	fn vector(n: usize, seed: u64) -> Vec<f32> {
+		let mut rng = Rng::new(seed);
+		(0..n).map(|_| (rng.normal() * 0.01) as f32).collect()
+	}
+
+	fn specs() -> Vec<Compression> {
+		vec![
+			Compression::None,
+			Compression::Int8 { chunk: 64 },
+			Compression::TopK { chunk: 64, k: 4, value_bits: 2 },
+			Compression::TopK { chunk: 100, k: 100, value_bits: 8 },
+			Compression::TopK { chunk: 32, k: 3, value_bits: 1 },
+		]
+	}
+
+	#[test]
+	fn every_scheme_round_trips_through_bytes_and_rejects_corruption() {
+		for spec in specs() {
+			// 1000 is not a multiple of any chunk size: the last chunk is partial.
+			let x = vector(1_000, 1);
+			let update = compressor(&spec, x.len()).unwrap().compress(&x).unwrap();
+			let bytes = update.encode();
+			let back = CompressedUpdate::decode(&bytes).unwrap();
+			assert_eq!(back, update, "{spec:?}");
+			assert_eq!(back.encode(), bytes);
+			assert_eq!(back.len(), 1_000);
+			for cut in [0, 3, 5, 13, bytes.len() / 2, bytes.len() - 1] {
+				let err = CompressedUpdate::decode(&bytes[..cut]).unwrap_err().to_string();
+				assert!(
+					err.contains("truncated") || err.contains("magic"),
+					"{spec:?} cut {cut}: {err}"
+				);
+			}
+			let mut long = bytes.clone();
+			long.push(0);
+			assert!(CompressedUpdate::decode(&long).unwrap_err().to_string().contains("trailing"));
+			let mut scheme = bytes.clone();
+			scheme[4] = 9;
+			assert!(CompressedUpdate::decode(&scheme)
+				.unwrap_err()
+				.to_string()
+				.contains("scheme 9"));
+		}
+	}
+
+	#[test]
+	fn sizes_are_exact_and_errors_are_bounded() {
+		let x = vector(4_096, 2);
+		let norm = |v: &[f32]| v.iter().map(|a| f64::from(*a).powi(2)).sum::<f64>().sqrt();
+		let err = |a: &[f32], b: &[f32]| {
+			norm(&a.iter().zip(b).map(|(p, q)| p - q).collect::<Vec<_>>()) / norm(a)
+		};
+		let header = 4 + 1 + 8;
+		let none = compressor(&Compression::None, x.len()).unwrap().compress(&x).unwrap();
+		assert_eq!(none.encode().len(), header + 4 * 4_096);
+		assert_eq!(none.decompress(), x);
+		let int8 =
+			compressor(&Compression::Int8 { chunk: 64 }, x.len()).unwrap().compress(&x).unwrap();
+		assert_eq!(int8.encode().len(), header + 4 + 64 * 4 + 4_096);
+		// Rounding to 255 levels of the chunk's max: relative error well under 2%.
+		assert!(err(&x, &int8.decompress()) < 0.02, "int8 error {}", err(&x, &int8.decompress()));
+		let spec = Compression::TopK { chunk: 64, k: 8, value_bits: 2 };
+		let topk = compressor(&spec, x.len()).unwrap().compress(&x).unwrap();
+		// 64 chunks × (f32 scale + 8 × (6 index bits + 2 value bits)), packed to whole bytes.
+		assert_eq!(topk.encode().len(), header + 9 + 64 * 4 + 64 * 8);
+		let dense = topk.decompress();
+		assert_eq!(dense.iter().filter(|v| **v != 0.0).count(), 64 * 8);
+		// Keeping the 8 largest of 64 Gaussian values keeps about half the energy.
+		let e = err(&x, &dense);
+		assert!(e > 0.4 && e < 0.9, "top-k error {e}");
+	}
+}

@@ -1,0 +1,22 @@
+//! Grid's training engine: the models a job can ask for, the data they train on, the inner
+//! optimizer, the DiLoCo outer step, pseudo-gradient compression, robust aggregation and
+//! checkpoints. The daemon (networking, chain link) builds on this library.
+//!
+//! Everything that peers must agree on bit for bit (parameter layout, model hash, data shards,
+//! compressed update bytes, aggregation and the outer step) is computed on plain `Vec<f32>` on
+//! the CPU in a fixed order, so honest participants reach the same model hash.
+
+pub mod aggregate;
+pub mod checkpoint;
+pub mod compress;
+pub mod data;
+pub mod diloco;
+pub mod error;
+pub mod malloc;
+pub mod model;
+pub mod optim;
+pub mod params;
+pub mod rng;
+pub mod train;
+
+pub use error::{Error, Result};

@@ -1,0 +1,162 @@
+//! AdamW (Loshchilov & Hutter) with decoupled weight decay on f32 weights and moments.
+
+use candle_core::{DType, Var};
+use rayon::prelude::*;
+
+use super::store;
+use crate::error::{Error, Result};
+
+/// AdamW over a fixed list of variables. Weight decay applies to matrices and embeddings
+/// (rank ≥ 2) only, not to biases and norm scales, as in nanoGPT.
+pub struct AdamW {
+	vars: Vec<(String, Var)>,
+	m: Vec<Vec<f32>>,
+	v: Vec<Vec<f32>>,
+	steps: i32,
+	beta1: f32,
+	beta2: f32,
+	eps: f32,
+	weight_decay: f32,
+}
+
+/// The constants of one AdamW step.
+struct Coefficients {
+	b1: f32,
+	b2: f32,
+	eps: f32,
+	scale: f32,
+	decay: f32,
+	step_size: f32,
+	inv_sqrt_bias2: f32,
+}
+
+/// Updates a block of weights and their moments in place.
+fn update(theta: &mut [f32], m: &mut [f32], v: &mut [f32], g: &[f32], c: &Coefficients) {
+	for j in 0..theta.len() {
+		let gj = g[j] * c.scale;
+		m[j] = c.b1 * m[j] + (1.0 - c.b1) * gj;
+		v[j] = c.b2 * v[j] + (1.0 - c.b2) * gj * gj;
+		let denom = v[j].sqrt() * c.inv_sqrt_bias2 + c.eps;
+		theta[j] = theta[j] * c.decay - c.step_size * m[j] / denom;
+	}
+}
+
+impl AdamW {
+	/// AdamW with β = (0.9, 0.95) (nanoGPT's choice for transformers), ε = 1e-8.
+	pub fn new(vars: Vec<(String, Var)>, weight_decay: f64) -> Result<Self> {
+		let mut m = Vec::with_capacity(vars.len());
+		for (name, var) in &vars {
+			if var.dtype() != DType::F32 {
+				return Err(Error::Config(format!(
+					"AdamW keeps f32 weights; {name} is {:?}",
+					var.dtype()
+				)));
+			}
+			m.push(vec![0f32; var.elem_count()]);
+		}
+		let v = m.clone();
+		let weight_decay = weight_decay as f32;
+		Ok(AdamW { vars, m, v, steps: 0, beta1: 0.9, beta2: 0.95, eps: 1e-8, weight_decay })
+	}
+
+	/// The variables it updates.
+	pub fn vars(&self) -> &[(String, Var)] {
+		&self.vars
+	}
+
+	/// Steps taken.
+	pub fn steps(&self) -> i32 {
+		self.steps
+	}
+
+	/// One AdamW update with learning rate `lr`, gradients multiplied by `scale`.
+	pub fn step(&mut self, grads: &[Vec<f32>], lr: f64, scale: f64) -> Result<()> {
+		if grads.len() != self.vars.len() {
+			return Err(Error::Layout(format!(
+				"{} gradients for {} parameters",
+				grads.len(),
+				self.vars.len()
+			)));
+		}
+		self.steps += 1;
+		let (b1, b2, eps) = (self.beta1, self.beta2, self.eps);
+		let bias1 = 1.0 - f64::from(b1).powi(self.steps);
+		let bias2 = 1.0 - f64::from(b2).powi(self.steps);
+		// Folding the bias corrections into the step size and ε is exact algebra:
+		// lr·m̂/(√v̂+ε) = (lr/bias1)·m / (√v/√bias2 + ε).
+		let step_size = (lr / bias1) as f32;
+		let inv_sqrt_bias2 = (1.0 / bias2.sqrt()) as f32;
+		let scale = scale as f32;
+		for (i, ((_, var), g)) in self.vars.iter().zip(grads).enumerate() {
+			if g.len() != self.m[i].len() {
+				return Err(Error::Layout(format!("gradient {i} has {} values", g.len())));
+			}
+			let decay = if var.rank() >= 2 { 1.0 - (lr as f32) * self.weight_decay } else { 1.0 };
+			let mut theta = var.as_tensor().flatten_all()?.to_vec1::<f32>()?;
+			let (m, v) = (&mut self.m[i], &mut self.v[i]);
+			let c = Coefficients { b1, b2, eps, scale, decay, step_size, inv_sqrt_bias2 };
+			// Element-wise, so splitting into blocks across threads changes no result.
+			if crate::model::fused::parallel() {
+				let block = 8192;
+				theta
+					.par_chunks_mut(block)
+					.zip(m.par_chunks_mut(block))
+					.zip(v.par_chunks_mut(block))
+					.zip(g.par_chunks(block))
+					.for_each(|(((theta, m), v), g)| update(theta, m, v, g, &c));
+			} else {
+				update(&mut theta, m, v, g, &c);
+			}
+			store(var, theta)?;
+		}
+		Ok(())
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use crate::optim::host_grads;
+	use candle_core::{Device, Tensor};
+
+	/// Reference AdamW on plain floats.
+	fn reference(x0: f64, grads: &[f64], lr: f64, wd: f64) -> f64 {
+		let (mut x, mut m, mut v) = (x0, 0.0, 0.0);
+		for (t, g) in grads.iter().enumerate() {
+			m = 0.9 * m + 0.1 * g;
+			v = 0.95 * v + 0.05 * g * g;
+			let mh = m / (1.0 - 0.9f64.powi(t as i32 + 1));
+			let vh = v / (1.0 - 0.95f64.powi(t as i32 + 1));
+			x = x * (1.0 - lr * wd) - lr * mh / (vh.sqrt() + 1e-8);
+		}
+		x
+	}
+
+	#[test]
+	fn matches_the_reference_update_and_decays_only_matrices() {
+		let dev = Device::Cpu;
+		let w = Var::from_tensor(&Tensor::new(&[[1f32, -2.0]], &dev).unwrap()).unwrap();
+		let b = Var::from_tensor(&Tensor::new(&[0.5f32], &dev).unwrap()).unwrap();
+		let vars = vec![("b".to_string(), b.clone()), ("w".to_string(), w.clone())];
+		let mut opt = AdamW::new(vars.clone(), 0.1).unwrap();
+		let mut seen = Vec::new();
+		for _ in 0..5 {
+			// loss = sum(w²) + 3·b, so dL/dw = 2w and dL/db = 3.
+			let loss = (w.as_tensor().sqr().unwrap().sum_all().unwrap()
+				+ (b.as_tensor() * 3.0).unwrap().sum_all().unwrap())
+			.unwrap();
+			seen.push(w.as_tensor().to_vec2::<f32>().unwrap()[0][0] as f64);
+			let grads = host_grads(&loss.backward().unwrap(), &vars).unwrap();
+			opt.step(&grads, 0.01, 1.0).unwrap();
+		}
+		let b_ref = reference(0.5, &[3.0; 5], 0.01, 0.0);
+		let b_now = b.as_tensor().to_vec1::<f32>().unwrap()[0] as f64;
+		assert!((b_now - b_ref).abs() < 1e-6, "{b_now} vs {b_ref}");
+		let grads_w: Vec<f64> = seen.iter().map(|x| 2.0 * x).collect();
+		let w_ref = reference(1.0, &grads_w, 0.01, 0.1);
+		let w_now = w.as_tensor().to_vec2::<f32>().unwrap()[0][0] as f64;
+		assert!((w_now - w_ref).abs() < 1e-6, "{w_now} vs {w_ref}");
+		assert_eq!(opt.steps(), 5);
+		assert!(opt.step(&[vec![1.0]], 0.01, 1.0).is_err());
+	}
+}
