@@ -4,7 +4,11 @@ use std::time::Duration;
 
 use anyhow::Result;
 use grid_primitives::{
-	job::{proof_payload, ContributionProof, SignedProof},
+	currency::UNIT,
+	job::{
+		proof_payload, Compression, ContributionProof, DatasetRef, InnerOptimizer, JobSpec,
+		MlpConfig, ModelSpec, Nanos, SignedProof, TrainingParams,
+	},
 	provider::{peer_binding_payload, BoundedBytes, Capabilities, DeviceKind, Multiaddrs},
 };
 use grid_runtime::RuntimeCall;
@@ -88,4 +92,34 @@ pub fn signed_proof(
 	};
 	let signature = who.pair().sign(&proof_payload(&ctx.genesis, &proof)).0;
 	Box::new(SignedProof { proof, signature })
+}
+
+/// A small MNIST job of two 30-block rounds paying `reward` each, needing `min_providers`
+/// (at most four), 100 GRID of stake, and open to challenges for `challenge_window` blocks.
+pub fn mnist_job(reward: u128, min_providers: u32, challenge_window: u32) -> JobSpec<u128, u32> {
+	JobSpec {
+		model: ModelSpec::MnistMlp(MlpConfig { hidden: 64, layers: 1 }),
+		dataset: DatasetRef {
+			content_hash: H256::repeat_byte(0x11),
+			uri: BoundedBytes::truncate_from(b"grid:mnist-10k".to_vec()),
+		},
+		training: TrainingParams {
+			round_blocks: 30,
+			batch_size: 64,
+			inner: InnerOptimizer::AdamW {
+				lr: Nanos(1_000_000),
+				weight_decay: Nanos(0),
+				warmup_steps: 0,
+			},
+			outer_lr: Nanos(700_000_000),
+			outer_momentum: Nanos(900_000_000),
+			compression: Compression::Int8 { chunk: 256 },
+		},
+		rounds: 2,
+		reward_per_round: reward,
+		min_providers,
+		max_providers: 4,
+		min_provider_stake: 100 * UNIT,
+		challenge_window,
+	}
 }

@@ -7,19 +7,11 @@ use std::time::Duration;
 
 use anyhow::{ensure, Context, Result};
 use grid_e2e_tests::{
-	calls::{register_call, send, signed_proof, INCLUSION_TIMEOUT},
+	calls::{mnist_job, register_call, send, signed_proof, INCLUSION_TIMEOUT},
 	chain::{view, ChainContext},
 	wait_for, Node,
 };
-use grid_primitives::{
-	currency::UNIT,
-	job::{
-		Compression, DatasetRef, InnerOptimizer, JobSpec, MlpConfig, ModelSpec, Nanos,
-		TrainingParams,
-	},
-	provider::BoundedBytes,
-	work::Verdict,
-};
+use grid_primitives::{currency::UNIT, work::Verdict};
 use grid_runtime::{Runtime, RuntimeCall};
 use pallet_jobs::{
 	ContributionViewFunction, JobViewFunction, OpenChallengeViewFunction, ParticipantsViewFunction,
@@ -33,34 +25,6 @@ use polkadot_sdk::{
 
 const REWARD: u128 = 40 * UNIT;
 const STAKE: u128 = 500 * UNIT;
-
-fn spec() -> JobSpec<u128, u32> {
-	JobSpec {
-		model: ModelSpec::MnistMlp(MlpConfig { hidden: 64, layers: 1 }),
-		dataset: DatasetRef {
-			content_hash: H256::repeat_byte(0x11),
-			uri: BoundedBytes::truncate_from(b"grid:mnist-10k".to_vec()),
-		},
-		training: TrainingParams {
-			round_blocks: 30,
-			batch_size: 64,
-			inner: InnerOptimizer::AdamW {
-				lr: Nanos(1_000_000),
-				weight_decay: Nanos(0),
-				warmup_steps: 0,
-			},
-			outer_lr: Nanos(700_000_000),
-			outer_momentum: Nanos(900_000_000),
-			compression: Compression::Int8 { chunk: 256 },
-		},
-		rounds: 2,
-		reward_per_round: REWARD,
-		min_providers: 4,
-		max_providers: 4,
-		min_provider_stake: 100 * UNIT,
-		challenge_window: 200,
-	}
-}
 
 fn jobs(call: pallet_jobs::Call<Runtime>) -> RuntimeCall {
 	RuntimeCall::Jobs(call)
@@ -79,7 +43,12 @@ fn a_committee_proves_fraud_on_a_dev_node() -> Result<()> {
 		let key = ed25519::Pair::from_seed(&[i as u8 + 1; 32]);
 		send(&node, &ctx, who, register_call(&ctx, who, &key, STAKE, "http://127.0.0.1:9/health"))?;
 	}
-	send(&node, &ctx, Alice, jobs(pallet_jobs::Call::create_job { spec: spec() }))?;
+	send(
+		&node,
+		&ctx,
+		Alice,
+		jobs(pallet_jobs::Call::create_job { spec: mnist_job(REWARD, 4, 200) }),
+	)?;
 	for who in providers {
 		send(&node, &ctx, who, jobs(pallet_jobs::Call::join_job { job: 0 }))?;
 	}

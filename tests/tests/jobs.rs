@@ -6,18 +6,11 @@ use std::time::Duration;
 
 use anyhow::{ensure, Result};
 use grid_e2e_tests::{
-	calls::{register_call, send, signed_proof, INCLUSION_TIMEOUT as TIMEOUT},
+	calls::{mnist_job, register_call, send, signed_proof, INCLUSION_TIMEOUT as TIMEOUT},
 	chain::{view, ChainContext},
 	wait_for, Node,
 };
-use grid_primitives::{
-	currency::UNIT,
-	job::{
-		Compression, DatasetRef, InnerOptimizer, JobSpec, MlpConfig, ModelSpec, Nanos,
-		TrainingParams,
-	},
-	provider::BoundedBytes,
-};
+use grid_primitives::currency::UNIT;
 use grid_runtime::{Runtime, RuntimeCall};
 use pallet_jobs::{JobStatus, JobViewFunction, RoundResultViewFunction};
 use polkadot_sdk::{
@@ -26,34 +19,6 @@ use polkadot_sdk::{
 };
 
 const REWARD: u128 = 10 * UNIT;
-
-fn spec() -> JobSpec<u128, u32> {
-	JobSpec {
-		model: ModelSpec::MnistMlp(MlpConfig { hidden: 64, layers: 1 }),
-		dataset: DatasetRef {
-			content_hash: H256::repeat_byte(0x11),
-			uri: BoundedBytes::truncate_from(b"grid:mnist-10k".to_vec()),
-		},
-		training: TrainingParams {
-			round_blocks: 30,
-			batch_size: 64,
-			inner: InnerOptimizer::AdamW {
-				lr: Nanos(1_000_000),
-				weight_decay: Nanos(0),
-				warmup_steps: 0,
-			},
-			outer_lr: Nanos(700_000_000),
-			outer_momentum: Nanos(900_000_000),
-			compression: Compression::Int8 { chunk: 256 },
-		},
-		rounds: 2,
-		reward_per_round: REWARD,
-		min_providers: 2,
-		max_providers: 4,
-		min_provider_stake: 100 * UNIT,
-		challenge_window: 10,
-	}
-}
 
 #[test]
 fn a_job_runs_and_pays_on_a_dev_node() -> Result<()> {
@@ -70,7 +35,12 @@ fn a_job_runs_and_pays_on_a_dev_node() -> Result<()> {
 		let register = register_call(&ctx, who, &key, 200 * UNIT, "http://127.0.0.1:9/health");
 		send(&node, &ctx, who, register)?;
 	}
-	send(&node, &ctx, alice, RuntimeCall::Jobs(pallet_jobs::Call::create_job { spec: spec() }))?;
+	send(
+		&node,
+		&ctx,
+		alice,
+		RuntimeCall::Jobs(pallet_jobs::Call::create_job { spec: mnist_job(REWARD, 2, 10) }),
+	)?;
 	let job = view(&node, JobViewFunction::<Runtime>::new(0))?.expect("job 0 exists");
 	ensure!(job.job.status == JobStatus::Open, "a new job is open");
 	ensure!(job.held == 2 * (REWARD + REWARD / 100), "budget plus 1% fee is held");
