@@ -85,6 +85,10 @@ fn step(rng: &mut Rng) {
 			let second = random_proof(rng, job, provider);
 			dispatch(REPORTER, crate::Call::report_equivocation { first, second });
 		}
+		10 => {
+			let now = System::block_number();
+			let _ = <crate::Pallet<Test> as Hooks<u64>>::on_idle(now, Weight::MAX);
+		}
 		12 | 15 => {
 			// Mostly a paid contribution (challengeable), sometimes anything.
 			let paid: Vec<_> = Contributions::<Test>::iter_keys().collect();
@@ -107,10 +111,6 @@ fn step(rng: &mut Rng) {
 			};
 			let verdict = rng.pick(&[Verdict::Valid, Verdict::Invalid, Verdict::Invalid]);
 			dispatch(voter, crate::Call::vote { challenge: id, verdict });
-		}
-		10 => {
-			let now = System::block_number();
-			let _ = <crate::Pallet<Test> as Hooks<u64>>::on_idle(now, Weight::MAX);
 		}
 		_ => advance(1 + rng.below(3)),
 	}
