@@ -28,17 +28,13 @@ use polkadot_sdk::polkadot_sdk_frame::{
 		sp_runtime::traits::{BlakeTwo256, Hash},
 	},
 	prelude::*,
-	traits::{
-		fungible::MutateHold,
-		tokens::{Fortitude, Precision, Restriction},
-		Randomness,
-	},
+	traits::{fungible::MutateHold, tokens::Precision, Randomness},
 };
 
 use crate::{
-	membership, queue, slashing, BalanceOf, Challenge, ChallengeId, ChallengeOf, ChallengeOutcome,
-	Challenged, Challenges, Config, Contributions, Error, Event, HoldReason, Jobs, NextChallengeId,
-	Pallet, Participants, RemovalReason, RoundResults,
+	escrow, membership, queue, slashing, BalanceOf, Challenge, ChallengeId, ChallengeOf,
+	ChallengeOutcome, Challenged, Challenges, Config, Contributions, Error, Event, HoldReason,
+	Jobs, NextChallengeId, Pallet, Participants, RemovalReason, RoundResults,
 };
 
 /// Domain separator of the randomness that draws a committee.
@@ -159,11 +155,11 @@ pub(crate) fn resolve<T: Config>(id: ChallengeId) {
 	let (mut slashed, mut clawed_back) = (Zero::zero(), Zero::zero());
 	match outcome {
 		ChallengeOutcome::FraudProven => {
-			release_deposit::<T>(&challenge);
+			release_deposit::<T>(&challenge, challenge.deposit);
 			(slashed, clawed_back) = punish_fraud::<T>(&challenge);
 		}
 		ChallengeOutcome::Rejected => reward_verifiers::<T>(&challenge),
-		ChallengeOutcome::Undecided => release_deposit::<T>(&challenge),
+		ChallengeOutcome::Undecided => release_deposit::<T>(&challenge, challenge.deposit),
 	}
 	let now = frame_system::Pallet::<T>::block_number();
 	let absent = if now >= challenge.deadline { slash_absent::<T>(&challenge) } else { 0 };
@@ -203,12 +199,12 @@ fn punish_fraud<T: Config>(challenge: &ChallengeOf<T>) -> (BalanceOf<T>, Balance
 	(slashed, clawed_back)
 }
 
-/// Returns the challenger's deposit.
-fn release_deposit<T: Config>(challenge: &ChallengeOf<T>) {
+/// Returns `amount` of the challenger's deposit to it.
+fn release_deposit<T: Config>(challenge: &ChallengeOf<T>, amount: BalanceOf<T>) {
 	let _ = T::Currency::release(
 		&HoldReason::ChallengeDeposit.into(),
 		&challenge.challenger,
-		challenge.deposit,
+		amount,
 		Precision::BestEffort,
 	);
 }
@@ -227,24 +223,15 @@ fn reward_verifiers<T: Config>(challenge: &ChallengeOf<T>) {
 	let mut left = challenge.deposit;
 	for (i, voter) in voters.iter().enumerate() {
 		let amount = if i + 1 == voters.len() { left } else { share };
-		let moved = T::Currency::transfer_on_hold(
-			&HoldReason::ChallengeDeposit.into(),
+		let moved = escrow::move_held::<T>(
+			HoldReason::ChallengeDeposit,
 			&challenge.challenger,
 			voter,
 			amount,
-			Precision::Exact,
-			Restriction::Free,
-			Fortitude::Polite,
-		)
-		.unwrap_or_default();
+		);
 		left = left.saturating_sub(moved);
 	}
-	let _ = T::Currency::release(
-		&HoldReason::ChallengeDeposit.into(),
-		&challenge.challenger,
-		left,
-		Precision::BestEffort,
-	);
+	release_deposit::<T>(challenge, left);
 }
 
 /// Lightly slashes committee members that never voted (burned). Returns how many.

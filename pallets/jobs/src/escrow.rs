@@ -42,14 +42,14 @@ pub(crate) fn pay<T: Config>(
 	to: &T::AccountId,
 	amount: BalanceOf<T>,
 ) -> BalanceOf<T> {
-	let moved = move_held::<T>(&job.buyer, to, amount);
+	let moved = move_held::<T>(HoldReason::JobEscrow, &job.buyer, to, amount);
 	job.paid = job.paid.saturating_add(moved);
 	moved
 }
 
 /// Moves `amount` of the job's escrow to the fee collector. Returns what was moved.
 pub(crate) fn take_fee<T: Config>(job: &mut JobOf<T>, amount: BalanceOf<T>) -> BalanceOf<T> {
-	let moved = move_held::<T>(&job.buyer, &T::FeeCollector::get(), amount);
+	let moved = move_held::<T>(HoldReason::JobEscrow, &job.buyer, &T::FeeCollector::get(), amount);
 	job.fees = job.fees.saturating_add(moved);
 	moved
 }
@@ -71,7 +71,10 @@ pub(crate) fn refund<T: Config>(job: &mut JobOf<T>, amount: BalanceOf<T>) -> Bal
 	released
 }
 
-fn move_held<T: Config>(
+/// Moves `amount` held from `from` for `reason` to `to`'s free balance. Returns what was
+/// moved: zero when the transfer is impossible (the funds then stay held).
+pub(crate) fn move_held<T: Config>(
+	reason: HoldReason,
 	from: &T::AccountId,
 	to: &T::AccountId,
 	amount: BalanceOf<T>,
@@ -80,7 +83,7 @@ fn move_held<T: Config>(
 		return amount;
 	}
 	T::Currency::transfer_on_hold(
-		&HoldReason::JobEscrow.into(),
+		&reason.into(),
 		from,
 		to,
 		amount,
