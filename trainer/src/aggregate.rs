@@ -15,8 +15,10 @@ pub struct Contribution {
 	pub samples: u64,
 }
 
-/// How accepted updates are combined.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// How accepted updates are combined (in a trainer's configuration:
+/// `aggregation = { rule = "trimmed-mean", trim = 1 }`).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize)]
+#[serde(tag = "rule", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Rule {
 	/// Mean weighted by samples processed (not robust: any one update can move it anywhere).
 	Mean,

@@ -61,6 +61,12 @@ impl Checkpoint {
 		Ok(())
 	}
 
+	/// The checkpoint as safetensors bytes (what [`Checkpoint::save`] writes and peers send
+	/// a joining trainer).
+	pub fn encode(&self) -> Result<Vec<u8>> {
+		self.to_bytes(Path::new("<memory>"))
+	}
+
 	/// The file's bytes.
 	fn to_bytes(&self, path: &Path) -> Result<Vec<u8>> {
 		self.manifest.check_len(self.weights.len())?;
@@ -124,9 +130,16 @@ impl Checkpoint {
 	/// Reads and verifies a checkpoint written by [`Checkpoint::save`].
 	pub fn load(path: &Path) -> Result<Self> {
 		let bytes = std::fs::read(path).map_err(|e| Error::io("reading", path, e))?;
-		let st = SafeTensors::deserialize(&bytes)
+		Self::from_bytes(&bytes, path)
+	}
+
+	/// Parses and verifies checkpoint bytes; `origin` names where they came from in errors
+	/// (a file, or a peer).
+	pub fn from_bytes(bytes: &[u8], origin: &Path) -> Result<Self> {
+		let path = origin;
+		let st = SafeTensors::deserialize(bytes)
 			.map_err(|e| bad(path, format!("not a safetensors file: {e}")))?;
-		let (_, meta) = SafeTensors::read_metadata(&bytes).map_err(|e| bad(path, e.to_string()))?;
+		let (_, meta) = SafeTensors::read_metadata(bytes).map_err(|e| bad(path, e.to_string()))?;
 		let meta = meta.metadata().clone().unwrap_or_default();
 		let field =
 			|k: &str| meta.get(k).cloned().ok_or_else(|| bad(path, format!("metadata has no {k}")));

@@ -81,6 +81,38 @@ impl OuterOptimizer {
 	}
 }
 
+/// What local training in a round produced, before compression.
+pub struct LocalRound {
+	/// Δ = θ_global − θ_local.
+	pub delta: Vec<f32>,
+	/// Samples trained on.
+	pub samples: u64,
+	/// Inner steps run.
+	pub steps: u32,
+	/// Mean training loss over the round's steps.
+	pub mean_loss: f32,
+}
+
+/// Loads `global` into the trainer's model, trains on `batches` (stopping whenever the
+/// iterator ends: a deadline can end it early) and returns the pseudo-gradient.
+pub fn train_round(
+	trainer: &mut InnerTrainer,
+	global: &[f32],
+	batches: impl IntoIterator<Item = Result<Batch>>,
+) -> Result<LocalRound> {
+	let params = trainer.model().params().clone();
+	params.load_flat(global)?;
+	let (mut samples, mut loss_sum, mut steps) = (0u64, 0f64, 0u32);
+	for batch in batches {
+		let batch = batch?;
+		samples += batch.samples()? as u64;
+		loss_sum += f64::from(trainer.step(&batch)?.loss);
+		steps += 1;
+	}
+	let delta = pseudo_gradient(global, &params.flatten()?)?;
+	Ok(LocalRound { delta, samples, steps, mean_loss: (loss_sum / f64::from(steps.max(1))) as f32 })
+}
+
 /// What a participant produces in a round.
 pub struct RoundOutput {
 	/// Its compressed Δ.
@@ -115,18 +147,9 @@ impl Participant {
 		global: &[f32],
 		batches: impl IntoIterator<Item = Result<Batch>>,
 	) -> Result<RoundOutput> {
-		let params = self.trainer.model().params().clone();
-		params.load_flat(global)?;
-		let (mut samples, mut loss_sum, mut steps) = (0u64, 0f64, 0u32);
-		for batch in batches {
-			let batch = batch?;
-			samples += batch.samples()? as u64;
-			loss_sum += f64::from(self.trainer.step(&batch)?.loss);
-			steps += 1;
-		}
-		let delta = pseudo_gradient(global, &params.flatten()?)?;
-		let update = self.compressor.compress(&delta)?;
-		Ok(RoundOutput { update, samples, mean_loss: (loss_sum / f64::from(steps.max(1))) as f32 })
+		let local = train_round(&mut self.trainer, global, batches)?;
+		let update = self.compressor.compress(&local.delta)?;
+		Ok(RoundOutput { update, samples: local.samples, mean_loss: local.mean_loss })
 	}
 }
 

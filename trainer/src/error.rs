@@ -59,6 +59,9 @@ pub enum Error {
 	/// Aggregation was asked to combine nothing, or every update was rejected.
 	#[error("aggregation failed: {0}")]
 	Aggregate(String),
+	/// The network could not be set up (bad address, transport failure).
+	#[error("network: {0}")]
+	Network(String),
 }
 
 impl Error {

@@ -1,6 +1,7 @@
 //! Grid's training engine: the models a job can ask for, the data they train on, the inner
 //! optimizer, the DiLoCo outer step, pseudo-gradient compression, robust aggregation and
-//! checkpoints. The daemon (networking, chain link) builds on this library.
+//! checkpoints; and the daemon's parts: the libp2p exchange between trainers (`net`), the
+//! per-round bookkeeping (`exchange`), peer health and the round loop (`node`).
 //!
 //! Everything that peers must agree on bit for bit (parameter layout, model hash, data shards,
 //! compressed update bytes, aggregation and the outer step) is computed on plain `Vec<f32>` on
@@ -9,13 +10,20 @@
 pub mod aggregate;
 pub mod checkpoint;
 pub mod compress;
+pub mod config;
 pub mod data;
 pub mod diloco;
 pub mod error;
+pub mod exchange;
+pub mod health;
+pub mod localnet;
 pub mod malloc;
 pub mod model;
+pub mod net;
+pub mod node;
 pub mod optim;
 pub mod params;
+pub mod plot;
 pub mod rng;
 pub mod train;
 

@@ -18,6 +18,7 @@ use grid_trainer::{
 	data::{parse_hash, shard, shipped_dir, TextDataset, SHAKESPEARE_HASH},
 	diloco::{OuterOptimizer, Participant},
 	model::{Batch, Model},
+	plot::{line_plot, Axes, Series},
 	train::{evaluate, InnerConfig, InnerTrainer},
 	Result,
 };
@@ -295,48 +296,18 @@ fn human_bytes(b: f64) -> String {
 
 /// A log-x line plot of held-out loss against bytes per participant.
 fn svg(runs: &[Run]) -> String {
-	let (w, h, left, bottom, top, right) = (760.0, 460.0, 70.0, 50.0, 20.0, 250.0);
-	let points: Vec<(f64, f64)> =
-		runs.iter().flat_map(|r| r.curve.iter().skip(1).copied()).collect();
-	let xmin = points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min).max(1.0).log10().floor();
-	let xmax = points.iter().map(|p| p.0).fold(0.0, f64::max).log10().ceil();
-	let ymin = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
-	let ymax = points.iter().map(|p| p.1).fold(0.0, f64::max);
-	let (ymin, ymax) = (ymin - 0.05 * (ymax - ymin), ymax + 0.05 * (ymax - ymin));
-	let pw = w - left - right;
-	let ph = h - top - bottom;
-	let x = |b: f64| left + (b.max(1.0).log10() - xmin) / (xmax - xmin).max(1e-9) * pw;
-	let y = |l: f64| top + (ymax - l) / (ymax - ymin).max(1e-9) * ph;
-	let colours = ["#000000", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"];
-	let mut out = format!(
-		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-	);
-	let _ = writeln!(out, "<rect x=\"{left}\" y=\"{top}\" width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"#888\"/>");
-	for e in (xmin as i32)..=(xmax as i32) {
-		let px = x(10f64.powi(e));
-		let _ = writeln!(out, "<line x1=\"{px:.1}\" y1=\"{top}\" x2=\"{px:.1}\" y2=\"{}\" stroke=\"#ddd\"/><text x=\"{px:.1}\" y=\"{}\" text-anchor=\"middle\">1e{e}</text>", top + ph, top + ph + 16.0);
-	}
-	for i in 0..=5 {
-		let l = ymin + (ymax - ymin) * f64::from(i) / 5.0;
-		let py = y(l);
-		let _ = writeln!(out, "<line x1=\"{left}\" y1=\"{py:.1}\" x2=\"{}\" y2=\"{py:.1}\" stroke=\"#eee\"/><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{l:.2}</text>", left + pw, left - 6.0, py + 4.0);
-	}
-	let _ = writeln!(out, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">bytes sent + received per participant (log scale)</text>", left + pw / 2.0, h - 10.0);
-	let _ = writeln!(out, "<text x=\"16\" y=\"{}\" transform=\"rotate(-90 16 {})\" text-anchor=\"middle\">held-out loss (nats/token)</text>", top + ph / 2.0, top + ph / 2.0);
-	for (i, r) in runs.iter().enumerate() {
-		let c = colours[i % colours.len()];
-		let path: Vec<String> =
-			r.curve.iter().skip(1).map(|&(b, l)| format!("{:.1},{:.1}", x(b), y(l))).collect();
-		let _ = writeln!(
-			out,
-			"<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"2\" points=\"{}\"/>",
-			path.join(" ")
-		);
-		let ly = top + 14.0 + 18.0 * i as f64;
-		let _ = writeln!(out, "<line x1=\"{}\" y1=\"{ly}\" x2=\"{}\" y2=\"{ly}\" stroke=\"{c}\" stroke-width=\"2\"/><text x=\"{}\" y=\"{}\">{}</text>", left + pw + 10.0, left + pw + 30.0, left + pw + 36.0, ly + 4.0, r.name);
-	}
-	out.push_str("</svg>\n");
-	out
+	let series: Vec<Series> = runs
+		.iter()
+		.map(|r| Series { name: r.name.clone(), points: r.curve.iter().skip(1).copied().collect() })
+		.collect();
+	line_plot(
+		&series,
+		&Axes {
+			x_label: "bytes sent + received per participant (log scale)",
+			y_label: "held-out loss (nats/token)",
+			log_x: true,
+		},
+	)
 }
 
 fn report(s: &Settings, params: usize, runs: &[Run], command: &str) -> String {

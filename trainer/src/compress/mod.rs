@@ -9,6 +9,7 @@
 //! (u64), the scheme's parameters (int8: chunk u32; top-k: chunk u32, k u32, value bits u8),
 //! then the scheme's payload (see each module).
 
+pub mod adaptive;
 pub mod int8;
 pub mod none;
 pub mod topk;

@@ -1,0 +1,394 @@
+//! Network benchmarks: real `grid-trainer` processes on loopback, links shaped in process.
+//!
+//! 1. Compute utilization (time computing / wall time) under a simulated WAN (50 Mbit/s,
+//!    100 ms RTT, 1% loss), against the same run on unshaped loopback.
+//! 2. Network-aware rounds (deadline-bounded, samples-weighted, adaptive compression) against
+//!    naive fixed-step rounds that wait for everyone, with one slow, high-latency trainer:
+//!    wall time to the held-out loss the naive run ends at.
+//! 3. 20% of the trainers killed mid-job, against the same job without kills: the job goes
+//!    on, loss curves reported.
+//!
+//! `bench_net --out bench/reports [--quick]` (run by `bench/network.sh`). Writes
+//! `network.md`, `network_aware.svg` and `network_kill.svg`.
+
+use std::{
+	fmt::Write as _,
+	path::PathBuf,
+	time::{Duration, SystemTime, UNIX_EPOCH},
+};
+
+use anyhow::{bail, Context, Result};
+use grid_trainer::{
+	localnet::LocalNet,
+	net::keypair_from_seed,
+	plot::{line_plot, Axes, Series},
+};
+use serde_json::Value;
+
+fn unix_ms() -> u64 {
+	SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// The byte-level GPT job all experiments train (small enough for 2 CPU cores).
+fn gpt_job(rounds: u32, aggregation: &str) -> String {
+	format!(
+		r#"
+		[job]
+		id = 11
+		rounds = {rounds}
+		dataset = "shakespeare"
+		model = {{ kind = "gpt", context = 64, layers = 2, heads = 4, width = 96 }}
+		batch_size = 16
+		lr = 0.003
+		warmup_steps = 10
+		total_steps = 4000
+		compression = {{ scheme = "int8", chunk = 64 }}
+		aggregation = {aggregation}
+		screen_ratio = 4.0
+		eval_samples = 256
+		outer_momentum = 0.5
+		"#
+	)
+}
+
+fn deadline(start: u64, period_ms: u64, grace_ms: u64) -> String {
+	format!(
+		"[schedule]\nmode = \"deadline\"\nstart_unix_ms = {start}\nperiod_ms = {period_ms}\ngrace_ms = {grace_ms}\nfetch_timeout_ms = 8000\ntransfer_budget_ms = 400\n"
+	)
+}
+
+fn fixed(start: u64, steps: u32) -> String {
+	format!("[schedule]\nmode = \"fixed-steps\"\nstart_unix_ms = {start}\nsteps = {steps}\nwait_ms = 60000\n")
+}
+
+struct Bench {
+	binary: PathBuf,
+	dir: tempfile::TempDir,
+	runs: usize,
+}
+
+impl Bench {
+	fn net(&mut self, n: usize, job: String, schedule: String) -> Result<LocalNet> {
+		self.runs += 1;
+		let dir = self.dir.path().join(format!("run{}", self.runs));
+		Ok(LocalNet::new(&self.binary, &dir, "bench", n, job, schedule)?)
+	}
+
+	fn scenario(&self, name: &str, text: &str) -> Result<String> {
+		let path = self.dir.path().join(name);
+		std::fs::write(&path, text)?;
+		Ok(format!("scenario = {:?}\n", path.display().to_string()))
+	}
+}
+
+fn field(r: &Value, k: &str) -> f64 {
+	r[k].as_f64().unwrap_or(0.0)
+}
+
+/// Σ compute / Σ (wall − eval) over a trainer's rounds, and the mean exchange time.
+fn utilization(rounds: &[Value]) -> (f64, f64) {
+	let compute: f64 = rounds.iter().map(|r| field(r, "compute_ms")).sum();
+	let busy: f64 = rounds.iter().map(|r| field(r, "wall_ms") - field(r, "eval_ms")).sum();
+	let exchange: f64 = rounds.iter().map(|r| field(r, "exchange_ms")).sum();
+	(compute / busy.max(1.0), exchange / rounds.len().max(1) as f64)
+}
+
+/// (seconds since `start`, held-out loss) per round of a trainer.
+fn loss_curve(rounds: &[Value], start: u64) -> Vec<(f64, f64)> {
+	rounds
+		.iter()
+		.filter_map(|r| {
+			let t = (r["unix_ms"].as_u64()?.saturating_sub(start)) as f64 / 1e3;
+			Some((t, r["eval_loss"].as_f64()?))
+		})
+		.collect()
+}
+
+/// Checks that every round every trainer recorded has one model hash.
+fn agreement(net: &LocalNet, trainers: &[usize]) -> Result<usize> {
+	let mut rounds = 0;
+	for (round, hashes) in net.hashes() {
+		let hs: Vec<&String> =
+			hashes.iter().filter(|(i, _)| trainers.contains(i)).map(|(_, h)| h).collect();
+		if hs.windows(2).any(|w| w[0] != w[1]) {
+			bail!("round {round}: trainers disagree: {hashes:?}");
+		}
+		rounds += 1;
+	}
+	Ok(rounds)
+}
+
+fn run_all(net: &mut LocalNet, timeout: Duration) -> Result<()> {
+	for i in 0..net.nodes.len() {
+		net.start(i)?;
+	}
+	net.wait_all(timeout)?;
+	Ok(())
+}
+
+struct Utilization {
+	name: &'static str,
+	per_trainer: Vec<f64>,
+	exchange_ms: f64,
+	update_bytes: f64,
+	rounds: usize,
+}
+
+fn bench_utilization(b: &mut Bench, md: &mut String, quick: bool) -> Result<()> {
+	let (rounds, period) = if quick { (3, 6000) } else { (6, 15_000) };
+	let wan =
+		b.scenario("wan.toml", "[default]\nlatency_ms = 50\nbandwidth_mbit = 50\nloss = 0.01\n")?;
+	let mut results = Vec::new();
+	for (name, scenario) in
+		[("loopback (no shaping)", String::new()), ("WAN: 50 Mbit/s, 100 ms RTT, 1% loss", wan)]
+	{
+		let start = unix_ms() + 5000;
+		let mut net =
+			b.net(3, gpt_job(rounds, "{ rule = \"mean\" }"), deadline(start, period, 400))?;
+		for node in &mut net.nodes {
+			node.extra = scenario.clone();
+		}
+		run_all(&mut net, Duration::from_secs(u64::from(rounds) * period / 1000 + 120))?;
+		agreement(&net, &[0, 1, 2])?;
+		let all: Vec<Vec<Value>> = net.nodes.iter().map(|n| n.rounds()).collect();
+		let per_trainer: Vec<f64> = all.iter().map(|r| utilization(r).0).collect();
+		let exchange_ms = all.iter().map(|r| utilization(r).1).sum::<f64>() / all.len() as f64;
+		let bytes: Vec<f64> =
+			all.iter().flatten().map(|r| field(r, "update_bytes")).filter(|&b| b > 0.0).collect();
+		results.push(Utilization {
+			name: if name.starts_with("WAN") { "WAN" } else { "loopback" },
+			per_trainer,
+			exchange_ms,
+			update_bytes: bytes.iter().sum::<f64>() / bytes.len().max(1) as f64,
+			rounds: all[0].len(),
+		});
+		eprintln!("utilization, {name}: done");
+	}
+	let _ = writeln!(md, "## 1. Compute utilization under a simulated WAN\n");
+	let _ = writeln!(md, "3 trainers, byte-level GPT (context 64, 2 layers, width 96) on Shakespeare, int8 updates, deadline rounds of {} s with 400 ms grace for commitments, {rounds} rounds. Utilization = time in inner steps and compression / (wall time − held-out evaluation), per trainer, from the trainers' round records. Target: >= 95% under the WAN.\n", period / 1000);
+	let _ = writeln!(md, "| links | utilization per trainer | mean | mean exchange per round | mean update size | rounds |");
+	let _ = writeln!(md, "|---|---|---|---|---|---|");
+	for r in &results {
+		let mean = r.per_trainer.iter().sum::<f64>() / r.per_trainer.len() as f64;
+		let each: Vec<String> =
+			r.per_trainer.iter().map(|u| format!("{:.1}%", u * 100.0)).collect();
+		let _ = writeln!(
+			md,
+			"| {} | {} | **{:.1}%** | {:.0} ms | {:.0} KB | {} |",
+			r.name,
+			each.join(", "),
+			mean * 100.0,
+			r.exchange_ms,
+			r.update_bytes / 1e3,
+			r.rounds
+		);
+	}
+	let mean = |r: &Utilization| r.per_trainer.iter().sum::<f64>() / r.per_trainer.len() as f64;
+	let ratio = mean(&results[1]) / mean(&results[0]);
+	let met = if mean(&results[1]) >= 0.95 { "met" } else { "missed" };
+	let _ = writeln!(
+		md,
+		"\nWAN / loopback utilization: **{ratio:.3}**. Target >= 95% under the WAN: **{met}**.\n"
+	);
+	Ok(())
+}
+
+fn bench_aware(b: &mut Bench, md: &mut String, quick: bool) -> Result<()> {
+	let (rounds, steps) = if quick { (3, 8) } else { (8, 24) };
+	// Trainer 3 (seed "bench-3", as `LocalNet` names them) computes 4x slower and sits
+	// behind 300 ms RTT and 10 Mbit/s.
+	let slow_peer = keypair_from_seed("bench-3").public().to_peer_id();
+	let slow_links = b.scenario(
+		"slow.toml",
+		&format!("[[link]]\npeer = \"{slow_peer}\"\nlatency_ms = 150\nbandwidth_mbit = 10\n"),
+	)?;
+	let slow_extra = format!("{slow_links}compute_slowdown = 4.0\n");
+	let setup = |net: &mut LocalNet| {
+		for (i, node) in net.nodes.iter_mut().enumerate() {
+			node.extra = if i == 3 { slow_extra.clone() } else { slow_links.clone() };
+		}
+	};
+	let weighted = "{ rule = \"mean\" }";
+
+	// Naive: fixed steps, wait for everyone.
+	let start = unix_ms() + 5000;
+	let mut naive = b.net(4, gpt_job(rounds, weighted), fixed(start, steps))?;
+	setup(&mut naive);
+	run_all(&mut naive, Duration::from_secs(900))?;
+	agreement(&naive, &[0, 1, 2, 3])?;
+	let naive_rounds = naive.nodes[0].rounds();
+	let naive_curve = loss_curve(&naive_rounds, start);
+	let (naive_time, target) = *naive_curve.last().context("naive run recorded no loss")?;
+	// The fast trainers' compute per round sets the aware run's round length.
+	let fast_compute = naive_rounds.iter().map(|r| field(r, "compute_ms")).sum::<f64>()
+		/ naive_rounds.len() as f64;
+	eprintln!("aware vs naive: naive done ({naive_time:.1} s to loss {target:.4})");
+
+	// Network-aware: deadline rounds as long as a fast trainer's fixed-step compute plus
+	// the exchange allowance, up to 3x the rounds to reach the naive run's final loss.
+	let period = (fast_compute as u64 + 700).max(1500);
+	let start = unix_ms() + 5000;
+	let mut aware = b.net(4, gpt_job(rounds * 3, weighted), deadline(start, period, 500))?;
+	setup(&mut aware);
+	for i in 0..4 {
+		aware.start(i)?;
+	}
+	// Stop once trainer 0 reaches the target.
+	let deadline_at = std::time::Instant::now() + Duration::from_secs(900);
+	let aware_time = loop {
+		let curve = loss_curve(&aware.nodes[0].rounds(), start);
+		if let Some(&(t, _)) = curve.iter().find(|(_, l)| *l <= target) {
+			break Some(t);
+		}
+		if curve.len() >= (rounds * 3) as usize || std::time::Instant::now() > deadline_at {
+			break None;
+		}
+		std::thread::sleep(Duration::from_millis(200));
+	};
+	for i in 0..4 {
+		aware.kill(i);
+	}
+	agreement(&aware, &[0, 1, 2])?;
+	let aware_rounds = aware.nodes[0].rounds();
+	let aware_curve = loss_curve(&aware_rounds, start);
+	let slow_samples: Vec<f64> =
+		aware.nodes[3].rounds().iter().map(|r| field(r, "samples")).collect();
+	let fast_samples: Vec<f64> = aware_rounds.iter().map(|r| field(r, "samples")).collect();
+	let levels: Vec<String> = aware.nodes[3]
+		.rounds()
+		.iter()
+		.filter_map(|r| r["compression_level"].as_u64().map(|l| l.to_string()))
+		.collect();
+
+	let _ =
+		writeln!(md, "## 2. Network-aware vs naive rounds with one slow, high-latency trainer\n");
+	let _ = writeln!(md, "4 trainers, same GPT job, samples-weighted mean. Trainer 3 computes 4x slower (each step is followed by a sleep of 3x its duration) and its links have 300 ms RTT and 10 Mbit/s. **Naive**: {steps} inner steps per round, then wait for every trainer's update. **Network-aware**: rounds end at a shared deadline ({period} ms: a fast trainer's measured compute for {steps} steps, {fast_compute:.0} ms, plus 700 ms), each trainer runs the steps that fit, updates are weighted by samples, and compression follows the measured link. Target: >= 30% less wall time to the naive run's final held-out loss.\n");
+	let _ = writeln!(md, "| run | rounds | wall time to held-out loss {target:.4} |");
+	let _ = writeln!(md, "|---|---|---|");
+	let _ = writeln!(md, "| naive | {} | {naive_time:.1} s |", naive_rounds.len());
+	match aware_time {
+		Some(t) => {
+			let saved = 1.0 - t / naive_time;
+			let _ = writeln!(
+				md,
+				"| network-aware | {} | {t:.1} s |",
+				aware_curve.iter().take_while(|(x, _)| *x <= t).count()
+			);
+			let met = if saved >= 0.30 { "met" } else { "missed" };
+			let _ = writeln!(md, "\nAware / naive wall time: **{:.3}** ({:.0}% less). Target >= 30% less: **{met}**.\n", t / naive_time, saved * 100.0);
+		}
+		None => {
+			let best = aware_curve.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+			let _ = writeln!(
+				md,
+				"| network-aware | {} | not reached (best {best:.4}) |",
+				aware_curve.len()
+			);
+			let _ = writeln!(md, "\nTarget >= 30% less: **missed** (the aware run never reached the naive run's loss).\n");
+		}
+	}
+	let _ = writeln!(md, "Samples per round in the aware run: fast trainer 0 {:?}, slow trainer 3 {:?}; the slow trainer's compression levels (0 = the job's int8): {}.\n", fast_samples, slow_samples, if levels.is_empty() { "none".into() } else { levels.join(", ") });
+	let _ = writeln!(md, "![held-out loss against wall time](network_aware.svg)\n");
+	let svg = line_plot(
+		&[
+			Series { name: "naive (fixed steps, wait)".into(), points: naive_curve },
+			Series { name: "network-aware".into(), points: aware_curve },
+		],
+		&Axes {
+			x_label: "seconds since the job started",
+			y_label: "held-out loss (nats/token)",
+			log_x: false,
+		},
+	);
+	std::fs::write(b.dir.path().join("network_aware.svg"), svg)?;
+	Ok(())
+}
+
+fn bench_kill(b: &mut Bench, md: &mut String, quick: bool) -> Result<()> {
+	let (rounds, period, kill_at) = if quick { (4, 3000, 2) } else { (12, 4000, 4) };
+	let mut curves = Vec::new();
+	let mut rows = Vec::new();
+	for killed in [false, true] {
+		let start = unix_ms() + 5000;
+		let mut net =
+			b.net(5, gpt_job(rounds, "{ rule = \"mean\" }"), deadline(start, period, 500))?;
+		for i in 0..5 {
+			net.start(i)?;
+		}
+		if killed {
+			net.wait_rounds(0, kill_at, Duration::from_secs(300))?;
+			net.kill(4);
+		}
+		net.wait_all(Duration::from_secs(u64::from(rounds) * period / 1000 + 120))?;
+		let survivors: Vec<usize> = if killed { vec![0, 1, 2, 3] } else { vec![0, 1, 2, 3, 4] };
+		let agreed = agreement(&net, &survivors)?;
+		let r0 = net.nodes[0].rounds();
+		let participants: Vec<usize> =
+			r0.iter().map(|r| r["aggregated"].as_array().map_or(0, Vec::len)).collect();
+		let curve = loss_curve(&r0, start);
+		let final_loss = curve.last().map_or(f64::NAN, |p| p.1);
+		rows.push((killed, r0.len(), agreed, participants, final_loss));
+		curves.push(Series {
+			name: if killed {
+				format!("trainer 4 of 5 killed after round {}", kill_at - 1)
+			} else {
+				"all 5 trainers".into()
+			},
+			points: curve,
+		});
+		eprintln!("kill: {} done", if killed { "killed" } else { "baseline" });
+	}
+	let _ = writeln!(md, "## 3. 20% of the trainers killed mid-job\n");
+	let _ = writeln!(md, "5 trainers, same GPT job, deadline rounds of {} s, {rounds} rounds. In the second run trainer 4 (20%) is killed with SIGKILL once trainer 0 has recorded {kill_at} rounds, and never restarted.\n", period / 1000);
+	let _ = writeln!(md, "| run | rounds completed by trainer 0 | rounds all survivors agree on | updates aggregated per round | final held-out loss |");
+	let _ = writeln!(md, "|---|---|---|---|---|");
+	for (killed, n, agreed, participants, loss) in &rows {
+		let _ = writeln!(
+			md,
+			"| {} | {n} | {agreed} | {participants:?} | {loss:.4} |",
+			if *killed { "20% killed" } else { "no kills" }
+		);
+	}
+	let ratio = rows[1].4 / rows[0].4;
+	let _ = writeln!(md, "\nFinal loss, killed / no kills: **{ratio:.3}**. The job continued without a restart: {}.\n", if rows[1].1 == rounds as usize { "yes" } else { "no" });
+	let _ = writeln!(md, "![held-out loss per round](network_kill.svg)\n");
+	let svg = line_plot(
+		&curves,
+		&Axes {
+			x_label: "seconds since the job started",
+			y_label: "held-out loss (nats/token)",
+			log_x: false,
+		},
+	);
+	std::fs::write(b.dir.path().join("network_kill.svg"), svg)?;
+	Ok(())
+}
+
+fn main() -> Result<()> {
+	let args: Vec<String> = std::env::args().collect();
+	let out = args
+		.iter()
+		.position(|a| a == "--out")
+		.and_then(|i| args.get(i + 1))
+		.map(PathBuf::from)
+		.unwrap_or_else(|| PathBuf::from("bench/reports"));
+	let quick = args.iter().any(|a| a == "--quick");
+	let binary = std::env::current_exe()?.with_file_name("grid-trainer");
+	if !binary.exists() {
+		bail!("{} not found: build the grid-trainer binary first", binary.display());
+	}
+	let mut b = Bench { binary, dir: tempfile::tempdir()?, runs: 0 };
+	let mut md = String::new();
+	let _ = writeln!(md, "# Network benchmarks\n");
+	let _ = writeln!(md, "Generated by `{}` on {} CPU threads; do not edit by hand. Each trainer is a separate `grid-trainer` process on loopback with one compute thread; links are shaped by the trainers' in-process shaper (per link: latency, bandwidth, and 1448-byte segments lost with the given probability, each loss costing one round trip).\n", std::env::var("BENCH_COMMAND").unwrap_or_else(|_| "bench_net".into()), std::thread::available_parallelism().map_or(0, |n| n.get()));
+	bench_utilization(&mut b, &mut md, quick)?;
+	bench_aware(&mut b, &mut md, quick)?;
+	bench_kill(&mut b, &mut md, quick)?;
+	std::fs::create_dir_all(&out)?;
+	std::fs::write(out.join("network.md"), &md)?;
+	for svg in ["network_aware.svg", "network_kill.svg"] {
+		std::fs::copy(b.dir.path().join(svg), out.join(svg))?;
+	}
+	println!("{md}");
+	Ok(())
+}

@@ -1,0 +1,94 @@
+//! Compression that follows the link: a ladder of levels starting at the job's scheme, each
+//! stronger than the last, with one error-feedback memory shared by all levels so switching
+//! level loses nothing (what one round leaves out is sent later, whatever the level).
+
+use grid_primitives::job::Compression;
+
+use super::{compressor, CompressedUpdate};
+use crate::error::Result;
+
+/// The job's scheme followed by stronger ones.
+pub fn ladder(base: Compression) -> Vec<Compression> {
+	let topk = |k| Compression::TopK { chunk: 64, k, value_bits: 4 };
+	match base {
+		Compression::None => vec![base, Compression::Int8 { chunk: 64 }, topk(8), topk(2)],
+		Compression::Int8 { .. } => vec![base, topk(8), topk(4), topk(2)],
+		Compression::TopK { chunk, k, value_bits } => {
+			let mut levels = vec![base];
+			let mut k = k / 2;
+			while k >= 1 && levels.len() < 4 {
+				levels.push(Compression::TopK { chunk, k, value_bits: value_bits.min(4) });
+				k /= 2;
+			}
+			levels
+		}
+	}
+}
+
+/// A ladder of schemes with shared error feedback.
+pub struct AdaptiveCompressor {
+	levels: Vec<Compression>,
+	error: Vec<f32>,
+}
+
+impl AdaptiveCompressor {
+	/// For vectors of `len` values, starting from the job's scheme `base`.
+	pub fn new(base: Compression, len: usize) -> Self {
+		AdaptiveCompressor { levels: ladder(base), error: vec![0.0; len] }
+	}
+
+	/// The schemes, weakest first.
+	pub fn levels(&self) -> &[Compression] {
+		&self.levels
+	}
+
+	/// Compresses `delta` plus the carried error at the weakest level whose encoding fits
+	/// in `budget` bytes (the strongest level if none does). Returns the update, its
+	/// encoding and the level used.
+	pub fn compress(
+		&mut self,
+		delta: &[f32],
+		budget: Option<usize>,
+	) -> Result<(CompressedUpdate, Vec<u8>, usize)> {
+		let corrected: Vec<f32> = delta.iter().zip(&self.error).map(|(d, e)| d + e).collect();
+		let mut chosen = None;
+		for (level, scheme) in self.levels.iter().enumerate() {
+			// A fresh compressor per call: the error memory is ours, not the scheme's.
+			let update = compressor(scheme, corrected.len())?.compress(&corrected)?;
+			let bytes = update.encode();
+			let last = level + 1 == self.levels.len();
+			if budget.is_none_or(|b| bytes.len() <= b) || last {
+				chosen = Some((update, bytes, level));
+				break;
+			}
+		}
+		let (update, bytes, level) = chosen.expect("the ladder is never empty");
+		let sent = update.decompress();
+		for ((e, c), s) in self.error.iter_mut().zip(&corrected).zip(&sent) {
+			*e = c - s;
+		}
+		Ok((update, bytes, level))
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	#[test]
+	fn a_tighter_budget_picks_a_stronger_level_and_error_is_carried() {
+		let len = 4096;
+		let delta: Vec<f32> = (0..len).map(|i| ((i * 37 % 101) as f32 - 50.0) * 1e-3).collect();
+		let mut c = AdaptiveCompressor::new(Compression::Int8 { chunk: 64 }, len);
+		let (_, roomy, level) = c.compress(&delta, None).unwrap();
+		assert_eq!(level, 0);
+		let (_, tight, level) = c.compress(&delta, Some(roomy.len() / 4)).unwrap();
+		assert!(level > 0 && tight.len() <= roomy.len() / 4, "{level} {}", tight.len());
+		// What the strong level left out is remembered: sending zeros next round at the
+		// weakest level transmits (most of) it.
+		let (update, _, _) = c.compress(&vec![0.0; len], None).unwrap();
+		let carried: f32 = update.decompress().iter().map(|x| x.abs()).sum();
+		assert!(carried > 0.1, "{carried}");
+		assert_eq!(ladder(Compression::TopK { chunk: 64, k: 8, value_bits: 2 }).len(), 4);
+	}
+}

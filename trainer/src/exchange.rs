@@ -1,0 +1,191 @@
+//! One round of the exchange, as bookkeeping: which signed commitments arrived in time,
+//! who equivocated, which base state the majority trained from, and the canonical set every
+//! honest participant aggregates.
+//!
+//! The set of a round is the commitments received before the round's collection deadline
+//! whose base state is the node's own, minus equivocators, ordered by signer peer id. Honest
+//! nodes whose gossip arrived in time therefore agree on it; a node that disagrees (it heard
+//! a commitment others missed) ends with a different model, sees next round that its base is
+//! not the majority's, and re-syncs the state from a peer.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use grid_primitives::job::{JobId, RoundIndex};
+use libp2p::PeerId;
+
+use crate::net::{Digest, Equivocation, SignedCommitment};
+
+/// What happened to an offered commitment.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Offer {
+	/// First commitment of this signer for the round.
+	Accepted,
+	/// The same commitment again.
+	Duplicate,
+	/// A different commitment from a signer who already committed: evidence.
+	Equivocation(Box<Equivocation>),
+	/// Arrived after the collection deadline.
+	Late,
+	/// For another round.
+	OtherRound,
+}
+
+/// The commitments of one round.
+#[derive(Clone, Debug)]
+pub struct RoundBook {
+	job: JobId,
+	round: RoundIndex,
+	commitments: BTreeMap<PeerId, SignedCommitment>,
+	equivocators: BTreeSet<PeerId>,
+	closed: bool,
+}
+
+impl RoundBook {
+	/// An empty book for `round` of `job`.
+	pub fn new(job: JobId, round: RoundIndex) -> Self {
+		RoundBook {
+			job,
+			round,
+			commitments: BTreeMap::new(),
+			equivocators: BTreeSet::new(),
+			closed: false,
+		}
+	}
+
+	/// The round.
+	pub fn round(&self) -> RoundIndex {
+		self.round
+	}
+
+	/// Records a verified commitment by `signer`.
+	pub fn offer(&mut self, signer: PeerId, signed: SignedCommitment) -> Offer {
+		let c = &signed.commitment;
+		if c.round != self.round || c.job != self.job {
+			return Offer::OtherRound;
+		}
+		if let Some(first) = self.commitments.get(&signer) {
+			if first == &signed || first.commitment == signed.commitment {
+				return Offer::Duplicate;
+			}
+			self.equivocators.insert(signer);
+			return Offer::Equivocation(Box::new(Equivocation {
+				first: first.clone(),
+				second: signed,
+			}));
+		}
+		if self.closed {
+			return Offer::Late;
+		}
+		self.commitments.insert(signer, signed);
+		Offer::Accepted
+	}
+
+	/// Stops admitting new signers (the collection deadline passed).
+	pub fn close(&mut self) {
+		self.closed = true;
+	}
+
+	/// Signers that equivocated this round.
+	pub fn equivocators(&self) -> &BTreeSet<PeerId> {
+		&self.equivocators
+	}
+
+	/// Number of signers heard.
+	pub fn len(&self) -> usize {
+		self.commitments.len()
+	}
+
+	/// Whether nobody committed.
+	pub fn is_empty(&self) -> bool {
+		self.commitments.is_empty()
+	}
+
+	/// Whether `peer` committed.
+	pub fn has(&self, peer: &PeerId) -> bool {
+		self.commitments.contains_key(peer)
+	}
+
+	/// The base state most signers trained from, with their count (ties: the smaller hash,
+	/// so every node picks the same). Equivocators do not count.
+	pub fn majority_base(&self) -> Option<(Digest, usize)> {
+		let mut counts: BTreeMap<Digest, usize> = BTreeMap::new();
+		for (peer, s) in &self.commitments {
+			if !self.equivocators.contains(peer) {
+				*counts.entry(s.commitment.base_state).or_default() += 1;
+			}
+		}
+		counts.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+	}
+
+	/// The aggregation set for a node at `base`: commitments from that base, without
+	/// equivocators, in canonical (peer id) order.
+	pub fn set(&self, base: &Digest) -> Vec<(PeerId, SignedCommitment)> {
+		self.commitments
+			.iter()
+			.filter(|(p, s)| !self.equivocators.contains(p) && &s.commitment.base_state == base)
+			.map(|(p, s)| (*p, s.clone()))
+			.collect()
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use crate::net::Commitment;
+	use libp2p::identity::Keypair;
+
+	fn signed(key: &Keypair, round: RoundIndex, base: u8, update: u8) -> SignedCommitment {
+		Commitment {
+			job: 1,
+			round,
+			manifest_hash: [0; 32],
+			base_state: [base; 32],
+			base_model_hash: [base; 32],
+			update_hash: [update; 32],
+			update_len: 10,
+			samples: 32,
+			steps: 1,
+			compute_millis: 5,
+			train_loss_bits: 0,
+		}
+		.sign(key)
+		.unwrap()
+	}
+
+	#[test]
+	fn the_set_is_canonical_and_excludes_late_foreign_and_equivocating_signers() {
+		let keys: Vec<Keypair> = (0..4).map(|_| Keypair::generate_ed25519()).collect();
+		let peers: Vec<PeerId> = keys.iter().map(|k| k.public().to_peer_id()).collect();
+		let offer_all = |order: &[usize]| {
+			let mut book = RoundBook::new(1, 5);
+			for &i in order {
+				assert_eq!(book.offer(peers[i], signed(&keys[i], 5, 1, i as u8)), Offer::Accepted);
+			}
+			book
+		};
+		let a = offer_all(&[0, 1, 2]);
+		let b = offer_all(&[2, 0, 1]);
+		let set_a: Vec<PeerId> = a.set(&[1; 32]).into_iter().map(|(p, _)| p).collect();
+		let set_b: Vec<PeerId> = b.set(&[1; 32]).into_iter().map(|(p, _)| p).collect();
+		assert_eq!(set_a, set_b, "arrival order must not matter");
+		let mut sorted = set_a.clone();
+		sorted.sort();
+		assert_eq!(set_a, sorted);
+
+		let mut book = offer_all(&[0, 1]);
+		assert_eq!(book.offer(peers[0], signed(&keys[0], 5, 1, 0)), Offer::Duplicate);
+		assert_eq!(book.offer(peers[0], signed(&keys[0], 6, 1, 0)), Offer::OtherRound);
+		match book.offer(peers[1], signed(&keys[1], 5, 1, 99)) {
+			Offer::Equivocation(e) => assert_eq!(e.verify().unwrap(), peers[1]),
+			other => panic!("expected equivocation, got {other:?}"),
+		}
+		// A peer on another base does not join the set but counts for the majority.
+		assert_eq!(book.offer(peers[2], signed(&keys[2], 5, 2, 2)), Offer::Accepted);
+		book.close();
+		assert_eq!(book.offer(peers[3], signed(&keys[3], 5, 1, 3)), Offer::Late);
+		let set: Vec<PeerId> = book.set(&[1; 32]).into_iter().map(|(p, _)| p).collect();
+		assert_eq!(set, vec![peers[0]]);
+		// Bases 1 and 2 have one honest signer each: the tie goes to the smaller hash.
+		assert_eq!(book.majority_base(), Some(([1; 32], 1)));
+	}
+}

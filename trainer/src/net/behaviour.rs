@@ -1,0 +1,91 @@
+//! The trainer's libp2p behaviour, composed of small standard ones: identify (addresses and
+//! protocol version), ping (liveness and round-trip time), Kademlia (finding the job's
+//! peers), gossipsub (update commitments) and request-response (fetching updates and state).
+
+use std::time::Duration;
+
+use libp2p::{
+	gossipsub, identify,
+	identity::Keypair,
+	kad::{self, store::MemoryStore},
+	ping, request_response,
+	swarm::NetworkBehaviour,
+	StreamProtocol,
+};
+
+use super::codec::{FetchCodec, PROTOCOL};
+
+/// Protocol version announced by identify.
+pub const IDENTIFY_PROTOCOL: &str = "/grid/trainer/1";
+/// The Kademlia protocol of the trainers' DHT (separate from any other network's).
+pub const KAD_PROTOCOL: StreamProtocol = StreamProtocol::new("/grid/kad/1");
+/// Largest gossip frame (a commitment is well under a kilobyte).
+const MAX_GOSSIP_FRAME: usize = 16 * 1024;
+
+/// Every sub-behaviour of a trainer.
+#[derive(NetworkBehaviour)]
+pub struct Behaviour {
+	/// Exchanges listen addresses and agent names.
+	pub identify: identify::Behaviour,
+	/// Measures round-trip times and detects dead connections.
+	pub ping: ping::Behaviour,
+	/// Peer discovery.
+	pub kad: kad::Behaviour<MemoryStore>,
+	/// Commitment announcements.
+	pub gossipsub: gossipsub::Behaviour,
+	/// Bulk transfers: updates and checkpoints.
+	pub fetch: request_response::Behaviour<FetchCodec>,
+}
+
+/// Settings of the behaviour.
+#[derive(Clone, Debug)]
+pub struct BehaviourConfig {
+	/// Agent name announced by identify.
+	pub agent: String,
+	/// Longest response accepted (bytes).
+	pub max_response_bytes: u64,
+	/// How long a fetch may take before it fails.
+	pub request_timeout: Duration,
+	/// Interval between pings.
+	pub ping_interval: Duration,
+}
+
+impl Behaviour {
+	/// Builds the behaviour for `key`.
+	pub fn new(key: &Keypair, config: &BehaviourConfig) -> Result<Self, String> {
+		let peer = key.public().to_peer_id();
+		let identify = identify::Behaviour::new(
+			identify::Config::new(IDENTIFY_PROTOCOL.into(), key.public())
+				.with_agent_version(config.agent.clone()),
+		);
+		let ping = ping::Behaviour::new(ping::Config::new().with_interval(config.ping_interval));
+		let mut kad = kad::Behaviour::with_config(
+			peer,
+			MemoryStore::new(peer),
+			kad::Config::new(KAD_PROTOCOL),
+		);
+		// Trainers on private or loopback addresses never get confirmed external addresses,
+		// so serve the DHT regardless.
+		kad.set_mode(Some(kad::Mode::Server));
+		let gossip_config = gossipsub::ConfigBuilder::default()
+			.heartbeat_interval(Duration::from_millis(500))
+			.validation_mode(gossipsub::ValidationMode::Strict)
+			.validate_messages()
+			.max_transmit_size(MAX_GOSSIP_FRAME)
+			.build()
+			.map_err(|e| format!("gossipsub config: {e}"))?;
+		let gossipsub = gossipsub::Behaviour::new(
+			gossipsub::MessageAuthenticity::Signed(key.clone()),
+			gossip_config,
+		)
+		.map_err(|e| format!("gossipsub: {e}"))?;
+		let fetch = request_response::Behaviour::with_codec(
+			FetchCodec { max_response_bytes: config.max_response_bytes },
+			[(PROTOCOL, request_response::ProtocolSupport::Full)],
+			request_response::Config::default()
+				.with_request_timeout(config.request_timeout)
+				.with_max_concurrent_streams(64),
+		);
+		Ok(Behaviour { identify, ping, kad, gossipsub, fetch })
+	}
+}

@@ -1,0 +1,358 @@
+//! What trainers say to each other: signed update commitments (gossip) and the
+//! request-response messages used to fetch updates and model state.
+//!
+//! Everything is SCALE-encoded. A commitment is signed by the trainer's libp2p key (ed25519)
+//! over a domain-separated encoding, so two conflicting commitments for one round are
+//! evidence of equivocation that anyone — including the chain, which binds the libp2p key to
+//! the provider's account — can check.
+
+use codec::{Decode, Encode};
+use grid_primitives::job::{JobId, RoundIndex};
+use libp2p::{
+	identity::{Keypair, PublicKey},
+	PeerId,
+};
+
+use crate::rng::blake2_256;
+
+/// Domain separation for commitment signatures.
+const COMMITMENT_DOMAIN: &[u8] = b"grid/commitment/v1";
+/// Domain of the state hash (model + outer optimizer state at a round).
+const STATE_DOMAIN: &[u8] = b"grid/state/v1";
+
+/// A 32-byte BLAKE2b-256 digest.
+pub type Digest = [u8; 32];
+
+/// Why a message from a peer was rejected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MessageError {
+	/// The bytes are not a valid SCALE encoding of the expected message.
+	#[error("malformed message: {0}")]
+	Malformed(String),
+	/// The message is larger than the protocol allows.
+	#[error("message of {size} bytes exceeds the limit of {limit}")]
+	Oversized {
+		/// Bytes received (or announced).
+		size: u64,
+		/// The limit.
+		limit: u64,
+	},
+	/// The public key cannot be decoded or is not an ed25519 key.
+	#[error("bad public key: {0}")]
+	BadKey(String),
+	/// The signature does not verify.
+	#[error("signature does not verify for peer {0}")]
+	BadSignature(PeerId),
+	/// The message belongs to another job.
+	#[error("message for job {got}, this trainer runs job {expected}")]
+	WrongJob {
+		/// Job in the message.
+		got: JobId,
+		/// This trainer's job.
+		expected: JobId,
+	},
+	/// The parameter layout differs from this trainer's.
+	#[error("parameter layout {got} differs from this job's {expected}")]
+	WrongManifest {
+		/// Hex of the manifest hash in the message.
+		got: String,
+		/// Hex of the job's manifest hash.
+		expected: String,
+	},
+}
+
+/// A trainer's promise about its update for one round: what it trained from, what it sends
+/// and how much work is behind it.
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode)]
+pub struct Commitment {
+	/// The job.
+	pub job: JobId,
+	/// The round the update belongs to.
+	pub round: RoundIndex,
+	/// Hash of the parameter layout (must equal the job's).
+	pub manifest_hash: Digest,
+	/// [`state_hash`] of the global state the update was computed from.
+	pub base_state: Digest,
+	/// Model hash of the global weights the update was computed from (the proof's base).
+	pub base_model_hash: Digest,
+	/// BLAKE2b-256 of the encoded compressed update.
+	pub update_hash: Digest,
+	/// Length of the encoded update in bytes.
+	pub update_len: u64,
+	/// Samples trained on (the update's weight).
+	pub samples: u64,
+	/// Inner steps run.
+	pub steps: u32,
+	/// Milliseconds spent computing.
+	pub compute_millis: u32,
+	/// Mean training loss, as f32 bits.
+	pub train_loss_bits: u32,
+}
+
+impl Commitment {
+	/// The mean training loss.
+	pub fn train_loss(&self) -> f32 {
+		f32::from_bits(self.train_loss_bits)
+	}
+
+	fn signing_payload(&self) -> Vec<u8> {
+		let mut payload = COMMITMENT_DOMAIN.to_vec();
+		self.encode_to(&mut payload);
+		payload
+	}
+
+	/// Signs the commitment with the trainer's libp2p key.
+	pub fn sign(self, key: &Keypair) -> Result<SignedCommitment, MessageError> {
+		let signature =
+			key.sign(&self.signing_payload()).map_err(|e| MessageError::BadKey(e.to_string()))?;
+		Ok(SignedCommitment {
+			commitment: self,
+			public_key: key.public().encode_protobuf(),
+			signature,
+		})
+	}
+}
+
+/// A commitment with its signer's public key and signature.
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode)]
+pub struct SignedCommitment {
+	/// What is committed to.
+	pub commitment: Commitment,
+	/// The signer's libp2p public key (protobuf encoding; its `PeerId` is the signer).
+	pub public_key: Vec<u8>,
+	/// Signature over the domain-separated encoding of the commitment.
+	pub signature: Vec<u8>,
+}
+
+/// Longest encoded commitment accepted on gossip.
+pub const MAX_COMMITMENT_BYTES: usize = 1024;
+
+impl SignedCommitment {
+	/// Checks the signature and returns the signer.
+	pub fn verify(&self) -> Result<PeerId, MessageError> {
+		let key = PublicKey::try_decode_protobuf(&self.public_key)
+			.map_err(|e| MessageError::BadKey(e.to_string()))?;
+		if key.clone().try_into_ed25519().is_err() {
+			return Err(MessageError::BadKey("not an ed25519 key".into()));
+		}
+		let peer = key.to_peer_id();
+		if !key.verify(&self.commitment.signing_payload(), &self.signature) {
+			return Err(MessageError::BadSignature(peer));
+		}
+		Ok(peer)
+	}
+
+	/// Decodes gossip bytes, verifies the signature and checks the job and layout.
+	pub fn decode_verified(
+		bytes: &[u8],
+		job: JobId,
+		manifest_hash: &Digest,
+	) -> Result<(Self, PeerId), MessageError> {
+		if bytes.len() > MAX_COMMITMENT_BYTES {
+			return Err(MessageError::Oversized {
+				size: bytes.len() as u64,
+				limit: MAX_COMMITMENT_BYTES as u64,
+			});
+		}
+		let signed = decode_exact::<SignedCommitment>(bytes)?;
+		let peer = signed.verify()?;
+		let c = &signed.commitment;
+		if c.job != job {
+			return Err(MessageError::WrongJob { got: c.job, expected: job });
+		}
+		if &c.manifest_hash != manifest_hash {
+			return Err(MessageError::WrongManifest {
+				got: crate::params::hex(&c.manifest_hash),
+				expected: crate::params::hex(manifest_hash),
+			});
+		}
+		Ok((signed, peer))
+	}
+}
+
+/// Two different commitments signed by one peer for the same job and round.
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode)]
+pub struct Equivocation {
+	/// The first commitment seen.
+	pub first: SignedCommitment,
+	/// The conflicting one.
+	pub second: SignedCommitment,
+}
+
+impl Equivocation {
+	/// Checks that this is real evidence: both signatures verify, by the same signer, for
+	/// the same job and round, with different content. Returns the offender.
+	pub fn verify(&self) -> Result<PeerId, MessageError> {
+		let a = self.first.verify()?;
+		let b = self.second.verify()?;
+		let (x, y) = (&self.first.commitment, &self.second.commitment);
+		if a != b || x.job != y.job || x.round != y.round || x == y {
+			return Err(MessageError::Malformed("not conflicting commitments of one peer".into()));
+		}
+		Ok(a)
+	}
+}
+
+/// Decodes a whole SCALE value, rejecting trailing bytes.
+pub fn decode_exact<T: Decode>(bytes: &[u8]) -> Result<T, MessageError> {
+	let mut input = bytes;
+	let value = T::decode(&mut input).map_err(|e| MessageError::Malformed(e.to_string()))?;
+	if !input.is_empty() {
+		return Err(MessageError::Malformed(format!("{} trailing bytes", input.len())));
+	}
+	Ok(value)
+}
+
+/// A request to a peer.
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode)]
+pub enum Request {
+	/// The encoded compressed update with this hash (any peer holding it may answer).
+	Update {
+		/// The job.
+		job: JobId,
+		/// The round.
+		round: RoundIndex,
+		/// BLAKE2b-256 of the encoded update.
+		hash: Digest,
+	},
+	/// The peer's latest global state (a checkpoint: model and outer momentum).
+	State {
+		/// The job.
+		job: JobId,
+	},
+}
+
+/// A peer's answer.
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode)]
+pub enum Response {
+	/// The encoded update asked for.
+	Update(Vec<u8>),
+	/// A checkpoint of the global state at the start of `round`.
+	State {
+		/// The round the state is the base of.
+		round: RoundIndex,
+		/// [`state_hash`] of the state.
+		state_hash: Digest,
+		/// The checkpoint's safetensors bytes.
+		checkpoint: Vec<u8>,
+		/// The signed commitments of that round the peer has seen so far, so a joiner
+		/// learns of those announced before it connected.
+		commitments: Vec<SignedCommitment>,
+	},
+	/// The peer cannot answer (unknown hash, other job, no state yet).
+	Unavailable(String),
+}
+
+/// Longest request accepted.
+pub const MAX_REQUEST_BYTES: u64 = 1024;
+
+/// The hash that identifies a global state: the round it is the base of, the model hash
+/// and the outer momentum. Peers compare it to know they train from the same state.
+pub fn state_hash(round: RoundIndex, model_hash: &Digest, velocity: &[f32]) -> Digest {
+	let mut bytes = Vec::with_capacity(STATE_DOMAIN.len() + 68 + velocity.len() * 4);
+	bytes.extend_from_slice(STATE_DOMAIN);
+	bytes.extend_from_slice(&round.to_le_bytes());
+	bytes.extend_from_slice(model_hash);
+	for v in velocity {
+		bytes.extend_from_slice(&v.to_le_bytes());
+	}
+	blake2_256(&bytes)
+}
+
+/// The content address of an encoded update.
+pub fn update_hash(bytes: &[u8]) -> Digest {
+	blake2_256(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	pub(crate) fn commitment(round: RoundIndex, update: u8) -> Commitment {
+		Commitment {
+			job: 7,
+			round,
+			manifest_hash: [1; 32],
+			base_state: [2; 32],
+			base_model_hash: [3; 32],
+			update_hash: [update; 32],
+			update_len: 100,
+			samples: 64,
+			steps: 2,
+			compute_millis: 10,
+			train_loss_bits: 1.5f32.to_bits(),
+		}
+	}
+
+	#[test]
+	fn commitments_round_trip_and_verify() {
+		let key = Keypair::generate_ed25519();
+		let signed = commitment(3, 9).sign(&key).unwrap();
+		let bytes = signed.encode();
+		let (back, peer) = SignedCommitment::decode_verified(&bytes, 7, &[1; 32]).unwrap();
+		assert_eq!(back, signed);
+		assert_eq!(peer, key.public().to_peer_id());
+		assert_eq!(back.commitment.train_loss(), 1.5);
+	}
+
+	#[test]
+	fn bad_commitments_are_rejected_with_the_reason() {
+		let key = Keypair::generate_ed25519();
+		let signed = commitment(3, 9).sign(&key).unwrap();
+		let mut tampered = signed.clone();
+		tampered.commitment.samples = 1_000_000;
+		assert!(matches!(
+			SignedCommitment::decode_verified(&tampered.encode(), 7, &[1; 32]),
+			Err(MessageError::BadSignature(_))
+		));
+		assert!(matches!(
+			SignedCommitment::decode_verified(&signed.encode(), 8, &[1; 32]),
+			Err(MessageError::WrongJob { got: 7, expected: 8 })
+		));
+		assert!(matches!(
+			SignedCommitment::decode_verified(&signed.encode(), 7, &[9; 32]),
+			Err(MessageError::WrongManifest { .. })
+		));
+		let bytes = signed.encode();
+		assert!(matches!(
+			SignedCommitment::decode_verified(&bytes[..bytes.len() - 3], 7, &[1; 32]),
+			Err(MessageError::Malformed(_))
+		));
+		let mut long = bytes.clone();
+		long.push(0);
+		assert!(matches!(
+			SignedCommitment::decode_verified(&long, 7, &[1; 32]),
+			Err(MessageError::Malformed(_))
+		));
+		assert!(matches!(
+			SignedCommitment::decode_verified(&[0u8; 5000], 7, &[1; 32]),
+			Err(MessageError::Oversized { size: 5000, .. })
+		));
+		let mut other_key = signed.clone();
+		other_key.public_key = vec![1, 2, 3];
+		assert!(matches!(other_key.verify(), Err(MessageError::BadKey(_))));
+	}
+
+	#[test]
+	fn equivocation_evidence_checks_out() {
+		let key = Keypair::generate_ed25519();
+		let first = commitment(3, 9).sign(&key).unwrap();
+		let second = commitment(3, 10).sign(&key).unwrap();
+		let evidence = Equivocation { first: first.clone(), second };
+		assert_eq!(evidence.verify().unwrap(), key.public().to_peer_id());
+		// The same commitment twice, or two rounds, or two signers are not evidence.
+		assert!(Equivocation { first: first.clone(), second: first.clone() }.verify().is_err());
+		let later = commitment(4, 10).sign(&key).unwrap();
+		assert!(Equivocation { first: first.clone(), second: later }.verify().is_err());
+		let other = commitment(3, 10).sign(&Keypair::generate_ed25519()).unwrap();
+		assert!(Equivocation { first, second: other }.verify().is_err());
+	}
+
+	#[test]
+	fn state_hash_depends_on_round_model_and_momentum() {
+		let h = state_hash(1, &[1; 32], &[0.5, 1.0]);
+		assert_ne!(h, state_hash(2, &[1; 32], &[0.5, 1.0]));
+		assert_ne!(h, state_hash(1, &[2; 32], &[0.5, 1.0]));
+		assert_ne!(h, state_hash(1, &[1; 32], &[0.5, 1.5]));
+	}
+}

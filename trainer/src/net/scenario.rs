@@ -1,0 +1,305 @@
+//! Scenario files: which links the shaper degrades, and how that changes round by round.
+//!
+//! ```toml
+//! [default]                  # every link (optional; a perfect link otherwise)
+//! latency_ms = 50            # one way: 100 ms round trip
+//! bandwidth_mbit = 50
+//! loss = 0.01
+//!
+//! [[link]]                   # links touching one peer ("*": every peer) ...
+//! peer = "12D3KooW..."
+//! latency_ms = 150
+//! bandwidth_mbit = 10
+//!
+//! [[link]]                   # ... or the link between two peers, from a round on
+//! between = ["12D3KooW...", "12D3KooW..."]
+//! from_round = 5
+//! until_round = 8            # exclusive; open-ended without it
+//! partitioned = true
+//!
+//! [[disconnect]]             # break the connections to a peer once, at a round
+//! peer = "12D3KooW..."
+//! at_round = 3
+//! ```
+//!
+//! Every trainer of a run reads the same file and applies the rules that involve it: the
+//! last rule matching a link and active in the current round defines that link, the default
+//! otherwise.
+
+use std::{path::Path, str::FromStr};
+
+use grid_primitives::job::RoundIndex;
+use libp2p::PeerId;
+use serde::Deserialize;
+
+use super::shaper::LinkSpec;
+
+/// A scenario file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+	/// The file cannot be read.
+	#[error("reading scenario {path}: {source}")]
+	Io {
+		/// The file.
+		path: String,
+		/// The I/O error.
+		source: std::io::Error,
+	},
+	/// The TOML is malformed or has unknown fields.
+	#[error("scenario is not valid TOML for a scenario: {0}")]
+	Parse(String),
+	/// A value is out of range or a peer id is malformed.
+	#[error("scenario {what}: {reason}")]
+	Invalid {
+		/// Which entry.
+		what: String,
+		/// What is wrong.
+		reason: String,
+	},
+}
+
+/// Who a rule applies to.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Target {
+	/// Every link.
+	All,
+	/// Every link touching this peer.
+	Peer(PeerId),
+	/// The link between these two peers.
+	Between(PeerId, PeerId),
+}
+
+impl Target {
+	fn matches(&self, me: &PeerId, remote: &PeerId) -> bool {
+		match self {
+			Target::All => true,
+			Target::Peer(p) => p == me || p == remote,
+			Target::Between(a, b) => (a == me && b == remote) || (a == remote && b == me),
+		}
+	}
+}
+
+/// A link setting active in a range of rounds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rule {
+	/// Which links.
+	pub target: Target,
+	/// First round it applies to.
+	pub from_round: RoundIndex,
+	/// First round it no longer applies to.
+	pub until_round: Option<RoundIndex>,
+	/// The link's properties.
+	pub spec: LinkSpec,
+}
+
+/// A one-time break of a peer's connections.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Disconnect {
+	/// The peer.
+	pub peer: PeerId,
+	/// The round at whose start it happens.
+	pub at_round: RoundIndex,
+}
+
+/// A parsed, validated scenario.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Scenario {
+	/// Applies to links no rule matches.
+	pub default: LinkSpec,
+	/// In file order; later rules win.
+	pub rules: Vec<Rule>,
+	/// Breaks.
+	pub disconnects: Vec<Disconnect>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+	peer: Option<String>,
+	between: Option<[String; 2]>,
+	#[serde(default)]
+	from_round: RoundIndex,
+	until_round: Option<RoundIndex>,
+	#[serde(default)]
+	latency_ms: f64,
+	#[serde(default)]
+	jitter_ms: f64,
+	bandwidth_mbit: Option<f64>,
+	#[serde(default)]
+	loss: f64,
+	#[serde(default)]
+	partitioned: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDisconnect {
+	peer: String,
+	at_round: RoundIndex,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+	#[serde(default)]
+	default: LinkSpec,
+	#[serde(default)]
+	link: Vec<RawRule>,
+	#[serde(default)]
+	disconnect: Vec<RawDisconnect>,
+}
+
+fn peer(what: &str, s: &str) -> Result<PeerId, ScenarioError> {
+	PeerId::from_str(s).map_err(|e| ScenarioError::Invalid {
+		what: what.to_string(),
+		reason: format!("bad peer id {s:?}: {e}"),
+	})
+}
+
+impl FromStr for Scenario {
+	type Err = ScenarioError;
+
+	fn from_str(text: &str) -> Result<Self, ScenarioError> {
+		let raw: RawScenario =
+			toml::from_str(text).map_err(|e| ScenarioError::Parse(e.to_string()))?;
+		raw.default
+			.validate()
+			.map_err(|reason| ScenarioError::Invalid { what: "default".into(), reason })?;
+		let mut rules = Vec::new();
+		for (i, r) in raw.link.into_iter().enumerate() {
+			let what = format!("link {}", i + 1);
+			let target = match (r.peer.as_deref(), &r.between) {
+				(Some("*"), None) => Target::All,
+				(Some(p), None) => Target::Peer(peer(&what, p)?),
+				(None, Some([a, b])) => Target::Between(peer(&what, a)?, peer(&what, b)?),
+				_ => {
+					return Err(ScenarioError::Invalid {
+						what,
+						reason: "needs exactly one of `peer` and `between`".into(),
+					})
+				}
+			};
+			let spec = LinkSpec {
+				latency_ms: r.latency_ms,
+				jitter_ms: r.jitter_ms,
+				bandwidth_mbit: r.bandwidth_mbit,
+				loss: r.loss,
+				partitioned: r.partitioned,
+			};
+			spec.validate()
+				.map_err(|reason| ScenarioError::Invalid { what: what.clone(), reason })?;
+			if r.until_round.is_some_and(|u| u <= r.from_round) {
+				return Err(ScenarioError::Invalid {
+					what,
+					reason: "until_round must be after from_round".into(),
+				});
+			}
+			rules.push(Rule { target, from_round: r.from_round, until_round: r.until_round, spec });
+		}
+		let disconnects = raw
+			.disconnect
+			.into_iter()
+			.enumerate()
+			.map(|(i, d)| {
+				Ok(Disconnect {
+					peer: peer(&format!("disconnect {}", i + 1), &d.peer)?,
+					at_round: d.at_round,
+				})
+			})
+			.collect::<Result<_, ScenarioError>>()?;
+		Ok(Scenario { default: raw.default, rules, disconnects })
+	}
+}
+
+impl Scenario {
+	/// Reads and validates a scenario file.
+	pub fn load(path: &Path) -> Result<Self, ScenarioError> {
+		let text = std::fs::read_to_string(path)
+			.map_err(|source| ScenarioError::Io { path: path.display().to_string(), source })?;
+		text.parse()
+	}
+
+	/// The link between `me` and `remote` in `round`.
+	pub fn link(&self, me: &PeerId, remote: &PeerId, round: RoundIndex) -> LinkSpec {
+		self.rules
+			.iter()
+			.rev()
+			.find(|r| {
+				r.target.matches(me, remote)
+					&& r.from_round <= round
+					&& r.until_round.is_none_or(|u| round < u)
+			})
+			.map(|r| r.spec)
+			.unwrap_or(self.default)
+	}
+
+	/// The peers whose connections `me` breaks at the start of `round`.
+	pub fn disconnects_at<'a>(
+		&'a self,
+		me: &'a PeerId,
+		round: RoundIndex,
+	) -> impl Iterator<Item = Disconnect> + 'a {
+		self.disconnects.iter().filter(move |d| d.at_round == round && &d.peer != me).cloned()
+	}
+
+	/// Whether `me`'s own connections are all broken at `round` (a disconnect naming it).
+	pub fn disconnects_self(&self, me: &PeerId, round: RoundIndex) -> bool {
+		self.disconnects.iter().any(|d| d.at_round == round && &d.peer == me)
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	#[test]
+	fn rules_apply_by_target_round_and_order() {
+		let (a, b, c) = (PeerId::random(), PeerId::random(), PeerId::random());
+		let text = format!(
+			r#"
+			[default]
+			latency_ms = 50
+			bandwidth_mbit = 50
+			loss = 0.01
+
+			[[link]]
+			peer = "{a}"
+			latency_ms = 150
+			bandwidth_mbit = 10
+
+			[[link]]
+			between = ["{b}", "{c}"]
+			from_round = 5
+			until_round = 8
+			partitioned = true
+
+			[[disconnect]]
+			peer = "{c}"
+			at_round = 3
+			"#
+		);
+		let s: Scenario = text.parse().unwrap();
+		assert_eq!(s.link(&b, &c, 0).latency_ms, 50.0);
+		assert_eq!(s.link(&b, &a, 0).latency_ms, 150.0);
+		assert_eq!(s.link(&a, &c, 9).bandwidth_mbit, Some(10.0));
+		assert!(!s.link(&c, &b, 4).partitioned);
+		assert!(s.link(&c, &b, 5).partitioned && s.link(&b, &c, 7).partitioned);
+		assert!(!s.link(&b, &c, 8).partitioned);
+		assert!(!s.link(&a, &c, 6).partitioned);
+		assert_eq!(s.disconnects_at(&b, 3).map(|d| d.peer).collect::<Vec<_>>(), vec![c]);
+		assert!(s.disconnects_self(&c, 3) && !s.disconnects_self(&c, 4));
+	}
+
+	#[test]
+	fn bad_scenarios_say_what_is_wrong() {
+		let err = |t: &str| t.parse::<Scenario>().unwrap_err().to_string();
+		assert!(err("[default]\nlatency = 5").contains("unknown field"));
+		assert!(err("[default]\nloss = 1.5").contains("loss"));
+		assert!(err("[[link]]\npeer = \"nope\"").contains("bad peer id"));
+		assert!(err("[[link]]\nlatency_ms = 1").contains("exactly one of"));
+		let p = PeerId::random();
+		let e = err(&format!("[[link]]\npeer = \"{p}\"\nfrom_round = 3\nuntil_round = 3"));
+		assert!(e.contains("until_round"), "{e}");
+		assert!(err("[[link]]\npeer = \"*\"\nbandwidth_mbit = -1").contains("bandwidth"));
+	}
+}

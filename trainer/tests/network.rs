@@ -1,0 +1,253 @@
+//! Several `grid-trainer` processes training one model over real libp2p connections on
+//! loopback: they agree on the model hash every round, survive a crash, take in a late
+//! joiner and a restarted trainer, and keep converging next to Byzantine and foreign peers.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use grid_trainer::localnet::{LocalNet, LocalNode};
+use serde_json::Value;
+
+fn unix_ms() -> u64 {
+	SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64
+}
+
+/// A local network in a temporary directory, with the test job.
+struct TestNet {
+	tmp: tempfile::TempDir,
+	net: LocalNet,
+}
+
+impl std::ops::Deref for TestNet {
+	type Target = LocalNet;
+	fn deref(&self) -> &LocalNet {
+		&self.net
+	}
+}
+
+impl std::ops::DerefMut for TestNet {
+	fn deref_mut(&mut self) -> &mut LocalNet {
+		&mut self.net
+	}
+}
+
+fn job(rounds: u32) -> String {
+	format!(
+		r#"
+		[job]
+		id = 7
+		rounds = {rounds}
+		dataset = "mnist"
+		model = {{ kind = "mlp", hidden = 32, layers = 1 }}
+		batch_size = 32
+		lr = 0.003
+		warmup_steps = 5
+		total_steps = 3000
+		compression = {{ scheme = "int8", chunk = 64 }}
+		aggregation = {{ rule = "trimmed-mean", trim = 1 }}
+		screen_ratio = 3.0
+		eval_samples = 500
+		max_steps = 25
+		# Few inner steps per round: less outer momentum than DiLoCo's 0.9 (tuned for
+		# 500 steps), or the outer step overshoots.
+		outer_momentum = 0.5
+		"#
+	)
+}
+
+fn schedule(period_ms: u64) -> String {
+	let start = unix_ms() + 4000;
+	format!(
+		"[schedule]\nmode = \"deadline\"\nstart_unix_ms = {start}\nperiod_ms = {period_ms}\ngrace_ms = 700\nfetch_timeout_ms = 4000\n"
+	)
+}
+
+impl TestNet {
+	fn new(n: usize, rounds: u32, period_ms: u64, extra: &[(usize, &str)]) -> Self {
+		let mut tmp = tempfile::tempdir().unwrap();
+		// GRID_KEEP_TEST_DIRS=1 keeps the trainers' logs and round records for inspection.
+		tmp.disable_cleanup(std::env::var_os("GRID_KEEP_TEST_DIRS").is_some());
+		eprintln!("test network in {}", tmp.path().display());
+		let binary = std::path::Path::new(env!("CARGO_BIN_EXE_grid-trainer"));
+		let mut net =
+			LocalNet::new(binary, tmp.path(), "test-trainer", n, job(rounds), schedule(period_ms))
+				.unwrap();
+		if let Ok(filter) = std::env::var("GRID_TEST_LOG") {
+			net.log_filter = filter;
+		}
+		for (i, e) in extra {
+			net.nodes[*i].extra = e.to_string();
+		}
+		TestNet { tmp, net }
+	}
+
+	fn start(&mut self, i: usize) {
+		self.net.start(i).unwrap();
+	}
+
+	fn wait_rounds(&mut self, i: usize, n: usize, timeout: Duration) {
+		self.net.wait_rounds(i, n, timeout).unwrap();
+	}
+
+	fn wait_all(&mut self, timeout: Duration) {
+		self.net.wait_all(timeout).unwrap();
+	}
+
+	fn log(&self, i: usize) -> String {
+		self.nodes[i].log_tail(40)
+	}
+}
+
+fn eval_losses(node: &LocalNode) -> Vec<f64> {
+	node.rounds().iter().filter_map(|r| r["eval_loss"].as_f64()).collect()
+}
+
+/// Asserts that honest trainers agree on the model hash in every round in which at least
+/// `min` of them recorded it, and returns how many rounds that was.
+fn assert_agreement(net: &TestNet, honest: &[usize], min: usize) -> usize {
+	let mut checked = 0;
+	for (round, hashes) in net.hashes() {
+		let honest_hashes: Vec<&String> =
+			hashes.iter().filter(|(i, _)| honest.contains(i)).map(|(_, h)| h).collect();
+		if honest_hashes.len() >= min {
+			assert!(
+				honest_hashes.windows(2).all(|w| w[0] == w[1]),
+				"round {round}: trainers disagree: {hashes:?}"
+			);
+			checked += 1;
+		}
+	}
+	checked
+}
+
+#[test]
+fn trainers_agree_every_round_survive_a_crash_and_take_in_joiners() {
+	let rounds = 9;
+	let mut net = TestNet::new(4, rounds, 2500, &[]);
+	for i in 0..3 {
+		net.start(i);
+	}
+	// Trainer 2 crashes after two rounds; trainer 3 joins late; trainer 2 restarts from
+	// its checkpoint and rejoins.
+	net.wait_rounds(2, 2, Duration::from_secs(60));
+	net.kill(2);
+	net.start(3);
+	net.wait_rounds(0, 5, Duration::from_secs(60));
+	net.start(2);
+	net.wait_all(Duration::from_secs(120));
+
+	let full = net.nodes[0].rounds().len();
+	assert_eq!(full, rounds as usize, "trainer 0 missed rounds:\n{}", net.log(0));
+	assert_eq!(net.nodes[1].rounds().len(), rounds as usize);
+	let checked = assert_agreement(&net, &[0, 1, 2, 3], 2);
+	assert_eq!(checked, rounds as usize);
+	// The survivors kept aggregating each other while trainer 2 was down.
+	assert_eq!(net.aggregated_rounds(0, 1).len(), rounds as usize);
+	// The joiner and the restarted trainer contributed after syncing.
+	let joined = net.aggregated_rounds(0, 3);
+	assert!(!joined.is_empty(), "joiner never aggregated:\n{}", net.log(3));
+	let rejoined = net.aggregated_rounds(0, 2);
+	assert!(
+		rejoined.iter().any(|&r| r >= 5),
+		"restarted trainer never rejoined: {rejoined:?}\n{}",
+		net.log(2)
+	);
+	assert!(rejoined.iter().any(|&r| r < 2), "{rejoined:?}");
+	// And the model learned.
+	let losses = eval_losses(&net.nodes[0]);
+	assert!(
+		losses.last().unwrap() < &(0.6 * losses[0]),
+		"held-out loss {losses:?}; rounds {:?}",
+		net.nodes[0].rounds()
+	);
+	let status = net.nodes[0].status().unwrap();
+	assert_eq!(status["finished"], Value::Bool(true));
+	// Steps are capped per round here, so most of the time is idle: just a sane fraction.
+	assert!((0.0..=1.0).contains(&status["utilization"].as_f64().unwrap()), "{status}");
+	assert!(status["peers"].as_array().unwrap().len() >= 3);
+}
+
+#[test]
+fn byzantine_equivocating_and_foreign_peers_do_not_stop_training() {
+	let rounds = 6;
+	let poisoner = "[misbehave]\npoison = { kind = \"random\", factor = 2.0 }\n";
+	let equivocator = "[misbehave]\nequivocate = true\n";
+	let mut net = TestNet::new(6, rounds, 2500, &[(3, poisoner), (4, equivocator)]);
+	// Trainer 5 runs the same job id with another model layout: its commitments are refused.
+	net.nodes[5].job = Some(job(rounds).replace("hidden = 32", "hidden = 16"));
+	for i in 0..6 {
+		net.start(i);
+	}
+	net.wait_all(Duration::from_secs(120));
+
+	let checked = assert_agreement(&net, &[0, 1, 2], 3);
+	assert_eq!(checked, rounds as usize);
+	let equivocator_id = net.nodes[4].peer_id();
+	for r in net.nodes[0].rounds() {
+		let aggregated = r["aggregated"].as_array().unwrap();
+		assert!(!aggregated.contains(&Value::from(equivocator_id.clone())), "{r}");
+	}
+	// Evidence of the equivocation was kept.
+	let evidence: Vec<_> = std::fs::read_dir(net.nodes[0].dir.join("evidence")).unwrap().collect();
+	assert!(!evidence.is_empty());
+	assert!(evidence.iter().all(|e| e
+		.as_ref()
+		.unwrap()
+		.file_name()
+		.to_string_lossy()
+		.contains(&equivocator_id)));
+	// The poisoned updates did not stop learning.
+	let losses = eval_losses(&net.nodes[0]);
+	assert!(losses.last().unwrap() < &(0.7 * losses[0]), "held-out loss {losses:?}");
+	let status = net.nodes[0].status().unwrap();
+	let health = status["peers"].as_array().unwrap();
+	let quality =
+		|id: &str| health.iter().find(|p| p["peer"] == id).unwrap()["quality"].as_f64().unwrap();
+	assert_eq!(quality(&equivocator_id), 0.0);
+	let rejected = &status["network"]["rejected"];
+	assert!(
+		rejected.as_object().unwrap().keys().any(|k| k.contains("parameter layout")),
+		"foreign commitments were not counted: {status}"
+	);
+}
+
+#[test]
+fn a_shaped_wan_and_a_partition_are_survived() {
+	let rounds = 10;
+	let mut net = TestNet::new(3, rounds, 2500, &[]);
+	let isolated = net.nodes[2].peer_id();
+	// Every link: 40 ms round trip, 20 Mbit/s, 1% loss. Trainer 2 is cut off in rounds 3-4.
+	let scenario = format!(
+		"[default]\nlatency_ms = 20\nbandwidth_mbit = 20\nloss = 0.01\n\n[[link]]\npeer = \"{isolated}\"\nfrom_round = 3\nuntil_round = 5\npartitioned = true\n"
+	);
+	let path = net.tmp.path().join("scenario.toml");
+	std::fs::write(&path, scenario).unwrap();
+	for node in &mut net.nodes {
+		node.extra = format!("scenario = {:?}\n", path.display().to_string());
+	}
+	for i in 0..3 {
+		net.start(i);
+	}
+	net.wait_all(Duration::from_secs(120));
+
+	// The cut-off trainer trains alone on its own lineage during the partition (and the
+	// round after, while it reconnects); everyone agrees outside that, and the connected
+	// majority throughout.
+	assert_eq!(assert_agreement(&net, &[0, 1], 2), rounds as usize);
+	for (round, hashes) in net.hashes() {
+		if !(3..6).contains(&round) {
+			let all: Vec<&String> = hashes.values().collect();
+			assert!(all.windows(2).all(|w| w[0] == w[1]), "round {round}: {hashes:?}");
+		}
+	}
+	let with_isolated = net.aggregated_rounds(0, 2);
+	assert!(with_isolated.iter().all(|r| !(3..5).contains(r)), "{with_isolated:?}");
+	assert!(
+		with_isolated.contains(&0) && with_isolated.iter().any(|&r| r >= 6),
+		"{with_isolated:?}\n{}",
+		net.log(2)
+	);
+	assert_eq!(net.aggregated_rounds(0, 1).len(), rounds as usize);
+	// The shaper's latency shows in the measured round trips.
+	let rtt = net.nodes[0].status().unwrap()["median_rtt_ms"].as_f64().unwrap();
+	assert!(rtt >= 35.0, "median RTT {rtt} ms under a 40 ms scenario");
+}
