@@ -213,26 +213,6 @@ pub enum CompressionConfig {
 	},
 }
 
-/// An aggregation rule (see [`Rule`]).
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
-#[serde(tag = "rule", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum Aggregation {
-	/// Samples-weighted mean.
-	Mean,
-	/// Coordinate-wise trimmed mean; `trim` is capped so at least one value remains.
-	TrimmedMean {
-		/// Values dropped at each end.
-		trim: usize,
-	},
-	/// Centered clipping.
-	CenteredClip {
-		/// Radius relative to the median distance.
-		radius_ratio: f64,
-		/// Iterations.
-		iters: u32,
-	},
-}
-
 /// When rounds run.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
 #[serde(tag = "mode", rename_all = "kebab-case", deny_unknown_fields)]

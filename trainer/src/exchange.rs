@@ -85,6 +85,11 @@ impl RoundBook {
 		self.closed = true;
 	}
 
+	/// Whether the collection deadline passed.
+	pub fn is_closed(&self) -> bool {
+		self.closed
+	}
+
 	/// Signers that equivocated this round.
 	pub fn equivocators(&self) -> &BTreeSet<PeerId> {
 		&self.equivocators

@@ -180,6 +180,16 @@ impl LocalNet {
 		}
 	}
 
+	/// How many trainers are still running.
+	pub fn running(&mut self) -> usize {
+		self.nodes
+			.iter_mut()
+			.filter_map(|n| n.child.as_mut())
+			.map(|c| c.try_wait())
+			.filter(|w| matches!(w, Ok(None)))
+			.count()
+	}
+
 	/// Waits until trainer `i` has recorded `n` rounds.
 	pub fn wait_rounds(&mut self, i: usize, n: usize, timeout: Duration) -> Result<()> {
 		let start = Instant::now();

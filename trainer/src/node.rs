@@ -77,6 +77,9 @@ struct GlobalState {
 	outer: OuterOptimizer,
 	model_hash: Digest,
 	state_hash: Digest,
+	/// Known to be the network's: computed here from a verified base, or the initial
+	/// model. A restored or fetched state is not, until a round's commitments confirm it.
+	verified: bool,
 }
 
 impl GlobalState {
@@ -88,7 +91,7 @@ impl GlobalState {
 	) -> Result<Self> {
 		let model_hash = manifest.model_hash(&weights)?;
 		let state_hash = state_hash(round, &model_hash, outer.velocity());
-		Ok(GlobalState { round, weights, outer, model_hash, state_hash })
+		Ok(GlobalState { round, weights, outer, model_hash, state_hash, verified: false })
 	}
 
 	fn checkpoint(&self, manifest: &Manifest) -> Checkpoint {
@@ -322,7 +325,10 @@ impl Trainer {
 		let job = &self.config.job;
 		let outer =
 			OuterOptimizer::new(job.outer_lr as f32, job.outer_momentum as f32, weights.len());
-		GlobalState::new(0, &self.manifest, weights, outer)
+		let mut state = GlobalState::new(0, &self.manifest, weights, outer)?;
+		// Everyone derives the same initial model from the job's seed.
+		state.verified = true;
+		Ok(state)
 	}
 
 	/// Runs the job to its last round.
@@ -337,11 +343,27 @@ impl Trainer {
 		self.publish_state()?;
 		let mut round = self.state.as_ref().map_or_else(|| self.clock_round(), |s| s.round);
 		while round < self.config.job.rounds {
-			round = round.max(self.clock_round());
+			let usable = self
+				.state
+				.as_ref()
+				.is_some_and(|s| s.round == round && (s.verified || s.round >= self.clock_round()));
+			// Without a usable state, fetch one and observe the round it is the base of;
+			// contribute from the next.
+			let observe = !usable;
+			if !usable {
+				self.state = None;
+				match self.sync(Instant::now() + STATE_TIMEOUT) {
+					Some(at) => round = at,
+					None => {
+						round = round.max(self.clock_round());
+						continue;
+					}
+				}
+			}
 			if round >= self.config.job.rounds {
 				break;
 			}
-			self.run_round(round)?;
+			self.run_round(round, observe)?;
 			round += 1;
 		}
 		self.write_status(true)?;
@@ -389,18 +411,15 @@ impl Trainer {
 		}
 	}
 
-	fn run_round(&mut self, round: RoundIndex) -> Result<()> {
+	fn run_round(&mut self, round: RoundIndex, observe: bool) -> Result<()> {
 		let round_start = Instant::now();
 		self.apply_scenario(round);
 		self.start_book(round);
 		let end = self.round_end(round);
-		// A trainer that syncs during a round only observes it, and contributes from the next.
-		let mut observe = false;
-		if self.state.as_ref().is_none_or(|s| s.round != round) {
-			self.state = None;
-			observe = self.sync(round, end.unwrap_or_else(|| Instant::now() + STATE_TIMEOUT));
-		}
-		let contribute = !observe && self.state.as_ref().is_some_and(|s| s.round == round);
+		// A trainer late for a round (its previous exchange overran) observes it too.
+		let step = Duration::from_secs_f64(self.step_secs.unwrap_or(0.0));
+		let in_time = end.is_none_or(|e| Instant::now() + step + Duration::from_millis(100) < e);
+		let contribute = !observe && in_time;
 		let own = if contribute { self.compute(round, end)? } else { None };
 		let compute = own.as_ref().map_or(Duration::ZERO, |o| o.compute);
 		let exchange_start = Instant::now();
@@ -451,7 +470,16 @@ impl Trainer {
 		self.write_status(false)
 	}
 
+	/// Opens the round's book unless it is open already (a sync opened it with the round's
+	/// commitments).
 	fn start_book(&mut self, round: RoundIndex) {
+		if self.book.round() != round || self.book.is_closed() {
+			self.open_book(round);
+		}
+	}
+
+	/// A fresh book for `round`, with the commitments already received for it.
+	fn open_book(&mut self, round: RoundIndex) {
 		self.book = RoundBook::new(self.config.job.id, round);
 		self.arrived.clear();
 		self.expected_lens.clear();
@@ -466,20 +494,15 @@ impl Trainer {
 		}
 	}
 
-	/// Fetches the current state from peers. Returns `true` when one was adopted
-	/// (tentatively: it is checked against the majority of the round's commitments before
-	/// it is used), `false` if `until` passed first.
-	fn sync(&mut self, round: RoundIndex, until: Instant) -> bool {
-		tracing::info!("round {round}: fetching the global state from peers");
+	/// Fetches a peer's latest state. Returns the round it is the base of once one was
+	/// adopted (tentatively: the round's commitments confirm it before it is trusted), `None`
+	/// if `until` passed first. The state's round commitments that peer has seen come with
+	/// it, so a joiner knows of those announced before it connected.
+	fn sync(&mut self, until: Instant) -> Option<RoundIndex> {
+		tracing::info!("fetching the global state from peers");
 		let mut turn = 0usize;
 		while Instant::now() < until {
-			let peers: Vec<PeerId> = self
-				.health
-				.report(round)
-				.into_iter()
-				.filter(|r| r.raw.connected)
-				.filter_map(|r| r.peer.parse().ok())
-				.collect();
+			let peers = self.connected_peers();
 			if peers.is_empty() {
 				self.pump_until((Instant::now() + Duration::from_millis(200)).min(until), |_| {
 					false
@@ -495,27 +518,21 @@ impl Trainer {
 			match self.state_answer.take() {
 				Some((
 					peer,
-					Ok(Response::State { round: at, state_hash, checkpoint, commitments }),
-				)) => {
-					if at != round {
-						// The peer is still finishing the previous round: ask again shortly.
-						tracing::debug!("{peer} serves round {at}, waiting for round {round}");
-					} else {
-						match self.adopt(peer, at, state_hash, &checkpoint) {
-							Ok(()) => {
-								self.learn(peer, commitments);
-								return true;
-							}
-							Err(e) => tracing::warn!("state from {peer} rejected: {e}"),
-						}
+					Ok(Response::State { round, state_hash, checkpoint, commitments }),
+				)) => match self.adopt(peer, round, state_hash, &checkpoint) {
+					Ok(()) => {
+						self.open_book(round);
+						self.learn(peer, commitments);
+						return Some(round);
 					}
-				}
+					Err(e) => tracing::warn!("state from {peer} rejected: {e}"),
+				},
 				Some((peer, other)) => tracing::debug!("no state from {peer}: {other:?}"),
 				None => {}
 			}
 			self.pump_until((Instant::now() + Duration::from_millis(300)).min(until), |_| false);
 		}
-		false
+		None
 	}
 
 	/// Offers commitments relayed by `peer` (with a state) after checking each one.
@@ -716,7 +733,7 @@ impl Trainer {
 		own: Option<&OwnUpdate>,
 	) -> Result<Option<RoundRecord>> {
 		let Some(state) = &self.state else { return Ok(None) };
-		if own.is_none() && self.book.is_empty() {
+		if own.is_none() && self.book.is_empty() && !state.verified {
 			// An observer that heard nothing cannot tell whether its state is the network's.
 			tracing::warn!("round {round}: no commitments heard; re-syncing");
 			self.state = None;
@@ -771,7 +788,8 @@ impl Trainer {
 			state.outer.step(&mut state.weights, &agg.delta)?;
 		}
 		self.last_set = members;
-		let next = GlobalState::new(round + 1, &self.manifest, state.weights, state.outer)?;
+		let mut next = GlobalState::new(round + 1, &self.manifest, state.weights, state.outer)?;
+		next.verified = true;
 		self.state = Some(next);
 		self.publish_state()?;
 		self.net.send(Command::Forget(round));
