@@ -44,11 +44,27 @@ pub fn line_plot(series: &[Series], axes: &Axes) -> String {
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
 	);
 	let _ = writeln!(out, "<rect x=\"{left}\" y=\"{top}\" width=\"{pw}\" height=\"{ph}\" fill=\"none\" stroke=\"#888\"/>");
-	for i in 0..=5 {
-		let t = xmin + (xmax - xmin) * f64::from(i) / 5.0;
-		let px = left + pw * f64::from(i) / 5.0;
-		let label = if axes.log_x { format!("1e{t:.1}") } else { format!("{t:.0}") };
+	// Log axes get a tick per decade (their bounds are whole decades), linear ones five.
+	let x_ticks: Vec<(f64, String)> = if axes.log_x {
+		((xmin as i32)..=(xmax as i32))
+			.map(|e| {
+				(left + (f64::from(e) - xmin) / (xmax - xmin).max(1e-9) * pw, format!("1e{e}"))
+			})
+			.collect()
+	} else {
+		(0..=5)
+			.map(|i| {
+				(
+					left + pw * f64::from(i) / 5.0,
+					format!("{:.0}", xmin + (xmax - xmin) * f64::from(i) / 5.0),
+				)
+			})
+			.collect()
+	};
+	for (px, label) in x_ticks {
 		let _ = writeln!(out, "<line x1=\"{px:.1}\" y1=\"{top}\" x2=\"{px:.1}\" y2=\"{}\" stroke=\"#ddd\"/><text x=\"{px:.1}\" y=\"{}\" text-anchor=\"middle\">{label}</text>", top + ph, top + ph + 16.0);
+	}
+	for i in 0..=5 {
 		let v = ymin + (ymax - ymin) * f64::from(i) / 5.0;
 		let py = y(v);
 		let _ = writeln!(out, "<line x1=\"{left}\" y1=\"{py:.1}\" x2=\"{}\" y2=\"{py:.1}\" stroke=\"#eee\"/><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{v:.2}</text>", left + pw, left - 6.0, py + 4.0);
