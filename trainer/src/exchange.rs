@@ -28,7 +28,13 @@ pub enum Offer {
 	Late,
 	/// For another round.
 	OtherRound,
+	/// The round already has [`MAX_SIGNERS`] signers.
+	Full,
 }
+
+/// Most signers a round takes (the chain takes at most 64 peers per proof; keys are free,
+/// so without a bound a flood of self-made signers could exhaust memory).
+pub const MAX_SIGNERS: usize = 256;
 
 /// The commitments of one round.
 #[derive(Clone, Debug)]
@@ -75,6 +81,9 @@ impl RoundBook {
 		}
 		if self.closed {
 			return Offer::Late;
+		}
+		if self.commitments.len() >= MAX_SIGNERS {
+			return Offer::Full;
 		}
 		self.commitments.insert(signer, signed);
 		Offer::Accepted
@@ -192,5 +201,18 @@ mod tests {
 		assert_eq!(set, vec![peers[0]]);
 		// Bases 1 and 2 have one honest signer each: the tie goes to the smaller hash.
 		assert_eq!(book.majority_base(), Some(([1; 32], 1)));
+	}
+
+	#[test]
+	fn a_round_takes_a_bounded_number_of_signers() {
+		let mut book = RoundBook::new(1, 0);
+		for i in 0..MAX_SIGNERS {
+			let key = Keypair::generate_ed25519();
+			let offer = book.offer(key.public().to_peer_id(), signed(&key, 0, 1, i as u8));
+			assert_eq!(offer, Offer::Accepted);
+		}
+		let key = Keypair::generate_ed25519();
+		assert_eq!(book.offer(key.public().to_peer_id(), signed(&key, 0, 1, 0)), Offer::Full);
+		assert_eq!(book.len(), MAX_SIGNERS);
 	}
 }

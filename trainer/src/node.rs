@@ -48,6 +48,8 @@ use crate::{
 
 /// Longest checkpoint or update a peer may send (a 100M-parameter model's state fits).
 const MAX_RESPONSE_BYTES: u64 = 1 << 30;
+/// Most commitments for coming rounds kept (a bound on what a flood of signers costs).
+const MAX_FUTURE: usize = 1024;
 /// How long a single state request may take.
 const STATE_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -900,7 +902,9 @@ impl Trainer {
 				self.health.committed(signer, c.round, c.samples, c.compute_millis);
 				match c.round.cmp(&self.book.round()) {
 					std::cmp::Ordering::Equal => self.offer(signer, signed),
-					std::cmp::Ordering::Greater if c.round <= self.book.round() + 2 => {
+					std::cmp::Ordering::Greater
+						if c.round <= self.book.round() + 2 && self.future.len() < MAX_FUTURE =>
+					{
 						self.future.push((signer, signed));
 					}
 					_ => {}
@@ -923,6 +927,7 @@ impl Trainer {
 				self.evidence.push(*evidence);
 			}
 			Offer::Late => tracing::info!("late commitment from {signer} left out"),
+			Offer::Full => tracing::warn!("round full: commitment from {signer} left out"),
 			_ => {}
 		}
 	}
