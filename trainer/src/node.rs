@@ -110,6 +110,8 @@ impl GlobalState {
 struct OwnUpdate {
 	signed: SignedCommitment,
 	update: CompressedUpdate,
+	/// Its encoding (served to peers, and what the commitment hashes).
+	bytes: Arc<Vec<u8>>,
 	level: usize,
 	compute: Duration,
 }
@@ -650,6 +652,7 @@ impl Trainer {
 		}
 		let budget = self.transfer_budget();
 		let (update, bytes, level) = self.compressor.compress(&delta, budget)?;
+		let bytes = Arc::new(bytes);
 		let compute = started.elapsed();
 		let commitment = Commitment {
 			job: job.id,
@@ -668,9 +671,9 @@ impl Trainer {
 		self.net.send(Command::ServeUpdate {
 			hash: signed.commitment.update_hash,
 			round,
-			bytes: Arc::new(bytes),
+			bytes: bytes.clone(),
 		});
-		Ok(Some(OwnUpdate { signed, update, level, compute }))
+		Ok(Some(OwnUpdate { signed, update, bytes, level, compute }))
 	}
 
 	/// Bytes an update may take so peers download it within the transfer budget, from the
@@ -755,8 +758,8 @@ impl Trainer {
 		let base = state.state_hash;
 		let set = self.book.set(&base);
 		if let Some(own) = own {
-			let bytes = Arc::new(own.update.encode());
-			self.arrived.insert(own.signed.commitment.update_hash, (bytes, own.update.clone()));
+			let entry = (own.bytes.clone(), own.update.clone());
+			self.arrived.insert(own.signed.commitment.update_hash, entry);
 		}
 		self.fetch_all(&set);
 		let mut contributions = Vec::new();
