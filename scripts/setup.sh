@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what building and testing Grid needs on a fresh Debian machine with rustup:
-# system packages (protoc for the networking crates' protobufs, a C toolchain) and the pinned
-# Rust toolchain with the runtime's wasm target. Safe to run again: it skips what is there.
+# system packages (protoc for the networking crates' protobufs, a C toolchain, python3 for the
+# scripts' helpers) and the pinned Rust toolchain with the runtime's wasm target. Safe to run
+# again: it skips what is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(protobuf-compiler gcc g++ make pkg-config git curl ca-certificates)
+APT_PACKAGES=(protobuf-compiler gcc g++ make pkg-config git curl ca-certificates python3)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

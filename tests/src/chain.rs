@@ -172,3 +172,25 @@ where
 		.map_err(|e| anyhow!("view function failed: {e:?}"))?;
 	Ok(V::ReturnType::decode(&mut &result[..])?)
 }
+
+/// Hash of block `number` on the node's best chain.
+pub fn block_hash(node: &Node, number: u32) -> Result<String> {
+	let value = node.rpc("chain_getBlockHash", json!([number]))?;
+	value.as_str().map(str::to_owned).ok_or_else(|| anyhow!("no block #{number}: {value}"))
+}
+
+/// The runtime events of block `number`.
+pub fn events_at(node: &Node, number: u32) -> Result<Vec<grid_runtime::RuntimeEvent>> {
+	let hash = block_hash(node, number)?;
+	// `System::Events` is private to the pallet: its key is the plain storage prefix.
+	let key = polkadot_sdk::frame_support::storage::storage_prefix(b"System", b"Events");
+	let value = node.rpc("state_getStorage", json!([format!("0x{}", hex::encode(key)), hash]))?;
+	if value.is_null() {
+		return Ok(Vec::new());
+	}
+	let bytes = decode_hex(&value)?;
+	let records =
+		Vec::<frame_system::EventRecord<grid_runtime::RuntimeEvent, Hash>>::decode(&mut &bytes[..])
+			.context("decoding System::Events")?;
+	Ok(records.into_iter().map(|r| r.event).collect())
+}

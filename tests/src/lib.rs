@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 
 pub mod calls;
 pub mod chain;
+pub mod trainers;
 
 /// Path of the `grid-node` binary under test.
 ///
@@ -49,6 +50,21 @@ pub fn run_node_command(args: &[&str]) -> Result<Output> {
 		.args(args)
 		.output()
 		.with_context(|| format!("running grid-node {args:?}"))
+}
+
+/// Kills a test's child process (SIGKILL: a crash) and reaps it.
+pub fn kill_child(child: &mut Option<Child>) {
+	if let Some(mut child) = child.take() {
+		let _ = child.kill();
+		let _ = child.wait();
+	}
+}
+
+/// The last `lines` lines of a log file (empty if it cannot be read).
+pub fn tail(path: &Path, lines: usize) -> String {
+	let text = std::fs::read_to_string(path).unwrap_or_default();
+	let all: Vec<&str> = text.lines().collect();
+	all[all.len().saturating_sub(lines)..].join("\n")
 }
 
 /// Polls `check` every 500 ms until it returns `Some`, or fails after `timeout`.
@@ -168,10 +184,7 @@ impl Node {
 
 	/// Kills the process (SIGKILL: a crash, not a clean shutdown).
 	pub fn kill(&mut self) {
-		if let Some(mut child) = self.child.take() {
-			let _ = child.kill();
-			let _ = child.wait();
-		}
+		kill_child(&mut self.child);
 	}
 
 	/// Starts the killed process again with the same base path and arguments (new ports).
@@ -183,9 +196,7 @@ impl Node {
 
 	/// The last lines of the node's log, for failure messages.
 	pub fn log_tail(&self) -> String {
-		let text = std::fs::read_to_string(&self.log_path).unwrap_or_default();
-		let lines: Vec<&str> = text.lines().collect();
-		lines[lines.len().saturating_sub(40)..].join("\n")
+		tail(&self.log_path, 40)
 	}
 
 	/// Makes one JSON-RPC call over HTTP and returns its `result`.

@@ -104,7 +104,10 @@ pub struct JobConfig {
 	pub model: ModelConfig,
 	/// Samples per inner step.
 	pub batch_size: u32,
-	/// Inner AdamW peak learning rate.
+	/// Inner optimizer.
+	#[serde(default)]
+	pub optimizer: OptimizerKind,
+	/// Inner peak learning rate.
 	pub lr: f64,
 	/// Inner warm-up steps.
 	#[serde(default)]
@@ -148,6 +151,17 @@ fn default_outer_momentum() -> f64 {
 }
 fn yes() -> bool {
 	true
+}
+
+/// The inner optimizer.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "kebab-case")]
+pub enum OptimizerKind {
+	/// AdamW with warm-up and cosine decay.
+	#[default]
+	Adamw,
+	/// Plain SGD.
+	Sgd,
 }
 
 /// The shipped datasets.
@@ -294,6 +308,17 @@ impl TrainerConfig {
 	}
 }
 
+/// The chain's form of a compression scheme.
+pub fn compression_of(config: CompressionConfig) -> Compression {
+	match config {
+		CompressionConfig::None => Compression::None,
+		CompressionConfig::Int8 { chunk } => Compression::Int8 { chunk },
+		CompressionConfig::Topk { chunk, k, value_bits } => {
+			Compression::TopK { chunk, k, value_bits }
+		}
+	}
+}
+
 fn nanos(x: f64) -> Nanos {
 	Nanos((x * 1e9).round().clamp(0.0, f64::from(u32::MAX)) as u32)
 }
@@ -301,7 +326,12 @@ fn nanos(x: f64) -> Nanos {
 impl JobConfig {
 	/// The model spec.
 	pub fn model_spec(&self) -> ModelSpec {
-		match self.model {
+		Self::model_spec_of(self.model)
+	}
+
+	/// The spec of a model configuration.
+	pub fn model_spec_of(model: ModelConfig) -> ModelSpec {
+		match model {
 			ModelConfig::Mlp { hidden, layers } => {
 				ModelSpec::MnistMlp(MlpConfig { hidden, layers })
 			}
@@ -316,22 +346,19 @@ impl JobConfig {
 
 	/// The inner optimizer.
 	pub fn inner(&self) -> InnerOptimizer {
-		InnerOptimizer::AdamW {
-			lr: nanos(self.lr),
-			weight_decay: nanos(self.weight_decay),
-			warmup_steps: self.warmup_steps,
+		match self.optimizer {
+			OptimizerKind::Adamw => InnerOptimizer::AdamW {
+				lr: nanos(self.lr),
+				weight_decay: nanos(self.weight_decay),
+				warmup_steps: self.warmup_steps,
+			},
+			OptimizerKind::Sgd => InnerOptimizer::Sgd { lr: nanos(self.lr) },
 		}
 	}
 
 	/// The compression scheme.
 	pub fn compression(&self) -> Compression {
-		match self.compression {
-			CompressionConfig::None => Compression::None,
-			CompressionConfig::Int8 { chunk } => Compression::Int8 { chunk },
-			CompressionConfig::Topk { chunk, k, value_bits } => {
-				Compression::TopK { chunk, k, value_bits }
-			}
-		}
+		compression_of(self.compression)
 	}
 
 	/// The aggregation rule for `n` updates: a trimmed mean trims at most `(n - 1) / 2`

@@ -72,6 +72,59 @@ pub fn offline_round_seed(job: JobId, round: RoundIndex) -> Hash {
 	Hash::from(blake2_256(&bytes))
 }
 
+/// What a trainer reports to its coordinator about a round it finished.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoundReport {
+	/// The round.
+	pub round: RoundIndex,
+	/// Model the round started from.
+	pub base_model_hash: Digest,
+	/// Model after the round's outer step.
+	pub result_model_hash: Digest,
+	/// This trainer's update (its hash) and the samples it trained on, when it contributed.
+	pub own_update: Option<(Digest, u64)>,
+	/// Its mean training loss, when it contributed.
+	pub train_loss: Option<f32>,
+	/// Other trainers whose updates went into the aggregate.
+	pub received: Vec<PeerId>,
+}
+
+/// Sets a trainer's rounds from outside: on a Grid network, the chain. It says which round
+/// is open and by when its update must be committed, gives the round's data seed, and takes
+/// the trainer's report of each finished round (to attest it on chain).
+pub trait Coordinator: Send {
+	/// The round open now; `None` before the job runs.
+	fn open_round(&self) -> Option<RoundIndex>;
+	/// The job is over for this trainer (completed, cancelled, or it was removed).
+	fn ended(&self) -> bool;
+	/// Unix ms by which `round`'s update must be committed (0 for a round already past),
+	/// once the round is open.
+	fn commit_by(&self, round: RoundIndex) -> Option<u64>;
+	/// This trainer's data seed for `round`, once the round is open.
+	fn data_seed(&self, round: RoundIndex) -> Option<Hash>;
+	/// A round finished here.
+	fn round_done(&self, report: RoundReport);
+}
+
+/// A coordinator shared with whoever started the trainer.
+impl<C: Coordinator + Sync> Coordinator for Arc<C> {
+	fn open_round(&self) -> Option<RoundIndex> {
+		C::open_round(self)
+	}
+	fn ended(&self) -> bool {
+		C::ended(self)
+	}
+	fn commit_by(&self, round: RoundIndex) -> Option<u64> {
+		C::commit_by(self, round)
+	}
+	fn data_seed(&self, round: RoundIndex) -> Option<Hash> {
+		C::data_seed(self, round)
+	}
+	fn round_done(&self, report: RoundReport) {
+		C::round_done(self, report)
+	}
+}
+
 /// The global state every participant holds at the start of a round.
 struct GlobalState {
 	round: RoundIndex,
@@ -144,6 +197,10 @@ struct RoundRecord {
 	exchange_ms: u64,
 	eval_ms: u64,
 	wall_ms: u64,
+	#[serde(skip)]
+	base_model_hash: Digest,
+	#[serde(skip)]
+	accepted: Vec<PeerId>,
 }
 
 /// The status report (`status.json`), rewritten after every round.
@@ -157,6 +214,7 @@ struct Status<'a> {
 	synced: bool,
 	model_hash: Option<String>,
 	last_eval_loss: Option<f64>,
+	last_train_loss: Option<f32>,
 	rounds_contributed: u64,
 	compute_ms: u64,
 	wall_ms: u64,
@@ -177,6 +235,7 @@ struct Totals {
 	eval: Duration,
 	contributed: u64,
 	last_eval: Option<f64>,
+	last_train: Option<f32>,
 }
 
 /// A running trainer.
@@ -210,14 +269,29 @@ pub struct Trainer {
 	started: Instant,
 	totals: Totals,
 	last_set: Vec<PeerId>,
+	coordinator: Option<Box<dyn Coordinator>>,
+	linger: Duration,
+	status_sink: Option<crate::status_server::StatusSink>,
 }
 
 impl Trainer {
-	/// Sets up the trainer: identity, data, model, checkpoint (if any) and network.
+	/// Sets up a trainer whose rounds follow the configured schedule, with the libp2p key
+	/// derived from the configured seed.
 	pub fn new(config: TrainerConfig, runtime: &tokio::runtime::Handle) -> Result<Self> {
+		let key = keypair_from_seed(&config.key_seed);
+		Self::with_key(config, key, None, runtime)
+	}
+
+	/// Sets up the trainer: identity, data, model, checkpoint (if any) and network. With a
+	/// coordinator, rounds open and close when it says, not on the configured schedule.
+	pub fn with_key(
+		config: TrainerConfig,
+		key: Keypair,
+		coordinator: Option<Box<dyn Coordinator>>,
+		runtime: &tokio::runtime::Handle,
+	) -> Result<Self> {
 		std::fs::create_dir_all(&config.data_dir)
 			.map_err(|e| Error::io("creating", &config.data_dir, e))?;
-		let key = keypair_from_seed(&config.key_seed);
 		let me = key.public().to_peer_id();
 		let job = &config.job;
 		let device = job.device();
@@ -295,6 +369,9 @@ impl Trainer {
 			started: Instant::now(),
 			totals: Totals::default(),
 			last_set: Vec::new(),
+			coordinator,
+			linger: Duration::from_secs(3),
+			status_sink: None,
 			config,
 		})
 	}
@@ -319,6 +396,17 @@ impl Trainer {
 		Ok(Some(GlobalState::new(ck.round, manifest, ck.weights, outer)?))
 	}
 
+	/// How long the trainer keeps serving its final state after the last round (3 s unless
+	/// set).
+	pub fn set_linger(&mut self, linger: Duration) {
+		self.linger = linger;
+	}
+
+	/// Where the status report also goes, after every round (the status server's).
+	pub fn set_status_sink(&mut self, sink: crate::status_server::StatusSink) {
+		self.status_sink = Some(sink);
+	}
+
 	/// This trainer's peer id.
 	pub fn peer_id(&self) -> PeerId {
 		self.me
@@ -341,6 +429,9 @@ impl Trainer {
 		let start = instant_at(schedule.start_unix_ms());
 		// Connect to peers before round 0.
 		self.pump_until(start, |_| false);
+		if !self.wait_open(0) {
+			return self.finish();
+		}
 		if self.state.is_none() && self.clock_round() == 0 {
 			self.state = Some(self.fresh_state()?);
 		}
@@ -364,21 +455,43 @@ impl Trainer {
 					}
 				}
 			}
-			if round >= self.config.job.rounds {
+			if round >= self.config.job.rounds || !self.wait_open(round) {
 				break;
 			}
 			self.run_round(round, observe)?;
 			round += 1;
 		}
+		self.finish()
+	}
+
+	/// Waits (serving peers) until the coordinator has opened `round`; false when the job
+	/// ended first. Without a coordinator rounds follow the schedule and nothing waits.
+	fn wait_open(&mut self, round: RoundIndex) -> bool {
+		loop {
+			let Some(c) = &self.coordinator else { return true };
+			if c.ended() {
+				return false;
+			}
+			if c.open_round().is_some_and(|open| open >= round) {
+				return true;
+			}
+			self.pump_until(Instant::now() + Duration::from_millis(200), |_| false);
+		}
+	}
+
+	fn finish(mut self) -> Result<()> {
 		self.write_status(true)?;
-		// Stay a little so peers can fetch the last update and state.
-		let linger = Instant::now() + Duration::from_secs(3);
+		// Stay a while so peers can fetch the last update and state (and buyers the model).
+		let linger = Instant::now() + self.linger;
 		self.pump_until(linger, |_| false);
 		Ok(())
 	}
 
 	/// The round whose compute window is open now (fixed-step rounds follow the state).
 	fn clock_round(&self) -> RoundIndex {
+		if let Some(c) = &self.coordinator {
+			return c.open_round().unwrap_or(0);
+		}
 		match self.config.schedule {
 			Schedule::Deadline { start_unix_ms, period_ms, .. } => {
 				(unix_ms().saturating_sub(start_unix_ms) / period_ms) as RoundIndex
@@ -388,6 +501,9 @@ impl Trainer {
 	}
 
 	fn round_end(&self, round: RoundIndex) -> Option<Instant> {
+		if let Some(c) = &self.coordinator {
+			return Some(instant_at(c.commit_by(round).unwrap_or(0)));
+		}
 		match self.config.schedule {
 			Schedule::Deadline { start_unix_ms, period_ms, .. } => {
 				Some(instant_at(start_unix_ms + (u64::from(round) + 1) * period_ms))
@@ -451,6 +567,9 @@ impl Trainer {
 		if eval_loss.is_some() {
 			self.totals.last_eval = eval_loss;
 		}
+		if let Some(own) = &own {
+			self.totals.last_train = Some(own.signed.commitment.train_loss());
+		}
 		if let Some(mut record) = outcome {
 			record.contributed = own.is_some();
 			record.train_loss = own.as_ref().map(|o| o.signed.commitment.train_loss());
@@ -464,6 +583,7 @@ impl Trainer {
 			record.eval_ms = eval.as_millis() as u64;
 			record.wall_ms = round_start.elapsed().as_millis() as u64;
 			self.append_record(&record)?;
+			self.report_round(&record, own.as_ref());
 			tracing::info!(
 				"round {round}: {} aggregated, eval loss {:?}, model {}",
 				record.aggregated.len(),
@@ -472,6 +592,19 @@ impl Trainer {
 			);
 		}
 		self.write_status(false)
+	}
+
+	/// Tells the coordinator how the round went.
+	fn report_round(&self, record: &RoundRecord, own: Option<&OwnUpdate>) {
+		let (Some(c), Some(state)) = (&self.coordinator, &self.state) else { return };
+		c.round_done(RoundReport {
+			round: record.round,
+			base_model_hash: record.base_model_hash,
+			result_model_hash: state.model_hash,
+			own_update: own.map(|o| (o.signed.commitment.update_hash, o.signed.commitment.samples)),
+			train_loss: record.train_loss,
+			received: record.accepted.iter().copied().filter(|p| *p != self.me).collect(),
+		});
 	}
 
 	/// Opens the round's book unless it is open already (a sync opened it with the round's
@@ -597,8 +730,12 @@ impl Trainer {
 		let started = Instant::now();
 		let state = self.state.as_ref().expect("compute runs with a state");
 		let job = &self.config.job;
-		let seed =
-			data_seed(&offline_round_seed(job.id, round), job.id, round, &self.me.to_bytes());
+		let seed = match self.coordinator.as_ref().and_then(|c| c.data_seed(round)) {
+			Some(seed) => seed,
+			None => {
+				data_seed(&offline_round_seed(job.id, round), job.id, round, &self.me.to_bytes())
+			}
+		};
 		let population = self.dataset.train_len();
 		let batch = job.batch_size as u64;
 		let slowdown = self.config.compute_slowdown;
@@ -778,13 +915,16 @@ impl Trainer {
 			}
 		}
 		let mut state = self.state.take().expect("checked above");
+		let base_model_hash = state.model_hash;
 		let mut record_sets = (Vec::new(), Vec::new());
+		let mut accepted = Vec::new();
 		if !contributions.is_empty() {
 			let rule = self.config.job.rule(contributions.len());
 			let agg = aggregate(&contributions, rule, self.config.job.screen_ratio)?;
 			for &i in &agg.accepted {
 				self.health.peer(members[i]).accepted += 1;
 				record_sets.0.push(members[i].to_string());
+				accepted.push(members[i]);
 			}
 			for &i in &agg.rejected {
 				self.health.peer(members[i]).rejected += 1;
@@ -819,6 +959,8 @@ impl Trainer {
 			exchange_ms: 0,
 			eval_ms: 0,
 			wall_ms: 0,
+			base_model_hash,
+			accepted,
 		}))
 	}
 
@@ -1039,6 +1181,7 @@ impl Trainer {
 			synced: self.state.is_some(),
 			model_hash: self.state.as_ref().map(|s| hex(&s.model_hash)),
 			last_eval_loss: self.totals.last_eval,
+			last_train_loss: self.totals.last_train,
 			rounds_contributed: self.totals.contributed,
 			compute_ms: self.totals.compute.as_millis() as u64,
 			wall_ms: wall.as_millis() as u64,
@@ -1054,6 +1197,11 @@ impl Trainer {
 		let path = self.config.data_dir.join("status.json");
 		let tmp = self.config.data_dir.join("status.json.tmp");
 		let text = serde_json::to_vec_pretty(&status).map_err(|e| Error::Config(e.to_string()))?;
+		if let Some(sink) = &self.status_sink {
+			if let Ok(value) = serde_json::to_value(&status) {
+				*sink.lock().unwrap_or_else(|e| e.into_inner()) = value;
+			}
+		}
 		std::fs::write(&tmp, text).map_err(|e| Error::io("writing", &tmp, e))?;
 		std::fs::rename(&tmp, &path).map_err(|e| Error::io("renaming", &path, e))
 	}

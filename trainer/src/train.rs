@@ -37,6 +37,25 @@ impl Default for InnerConfig {
 	}
 }
 
+/// Dense f32 matrix-multiply throughput of this machine's CPU in TFLOP/s, measured for
+/// about `duration` (what a provider declares, and the chain caps claimed samples with).
+pub fn measure_tflops(duration: std::time::Duration) -> f64 {
+	const N: usize = 256;
+	let run = || -> candle_core::Result<f64> {
+		let device = Device::Cpu;
+		let a = candle_core::Tensor::ones((N, N), candle_core::DType::F32, &device)?;
+		let b = a.clone();
+		let start = std::time::Instant::now();
+		let mut products = 0u64;
+		while start.elapsed() < duration {
+			let _ = a.matmul(&b)?;
+			products += 1;
+		}
+		Ok(products as f64 * 2.0 * (N * N * N) as f64 / start.elapsed().as_secs_f64() / 1e12)
+	};
+	run().unwrap_or(0.0)
+}
+
 /// A model with its inner optimizer and schedule.
 pub struct InnerTrainer {
 	model: Model,

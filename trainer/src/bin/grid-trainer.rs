@@ -1,16 +1,28 @@
-//! `grid-trainer`: the trainer daemon.
+//! `grid-trainer`: the trainer daemon and the buyer's commands.
 //!
-//! - `grid-trainer run --config trainer.toml` trains the configured job with its peers.
-//! - `grid-trainer peer-id --key-seed <seed>` prints the libp2p peer id of a key seed.
+//! - `grid-trainer provide --config provider.toml`: a provider on a Grid network (register,
+//!   join a job, train it, attest every round on chain).
+//! - `grid-trainer run --config trainer.toml`: train a job from a file with the peers it
+//!   names, without a chain (tests and benchmarks of the exchange).
+//! - `grid-trainer job create|status|cancel|fetch`: the buyer's side.
+//! - `grid-trainer key generate|inspect`, `grid-trainer peer-id`: keys.
 
-use std::path::PathBuf;
+use std::{path::PathBuf, time::Duration};
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
-use grid_trainer::{config::TrainerConfig, net::keypair_from_seed, node::Trainer};
+use clap::{Args, Parser, Subcommand};
+use grid_primitives::job::JobId;
+use grid_trainer::{
+	buyer,
+	chain::{keys, Chain},
+	config::TrainerConfig,
+	net::keypair_from_seed,
+	node::Trainer,
+	provider::{self, ProviderConfig},
+};
 
 #[derive(Parser)]
-#[command(name = "grid-trainer", about = "Grid's trainer daemon", version)]
+#[command(name = "grid-trainer", about = "Grid's trainer daemon and buyer CLI", version)]
 struct Cli {
 	#[command(subcommand)]
 	command: Cmd,
@@ -18,18 +30,163 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-	/// Train the job of a configuration file with the peers it names.
+	/// Provide compute on a Grid network: register, join a job, train it, get paid.
+	Provide {
+		/// The provider file (TOML).
+		#[arg(long)]
+		config: PathBuf,
+	},
+	/// Train the job of a configuration file with the peers it names (no chain).
 	Run {
 		/// The configuration file (TOML).
 		#[arg(long)]
 		config: PathBuf,
 	},
+	/// Post, follow, cancel and download jobs.
+	#[command(subcommand)]
+	Job(JobCmd),
+	/// Account keys.
+	#[command(subcommand)]
+	Key(KeyCmd),
 	/// Print the peer id of the libp2p key derived from a seed.
 	PeerId {
 		/// The key seed.
 		#[arg(long)]
 		key_seed: String,
 	},
+}
+
+/// Where the chain is and who signs.
+#[derive(Args)]
+struct ChainArgs {
+	/// The node's WebSocket URL.
+	#[arg(long, default_value = "ws://127.0.0.1:9944")]
+	url: String,
+	/// The buyer's secret (`//Alice` on a dev chain, a mnemonic or a 0x seed).
+	#[arg(long, conflicts_with = "account_file")]
+	account: Option<String>,
+	/// A file holding the buyer's secret.
+	#[arg(long)]
+	account_file: Option<PathBuf>,
+}
+
+impl ChainArgs {
+	fn signer(&self) -> anyhow::Result<subxt_signer::sr25519::Keypair> {
+		Ok(match (&self.account, &self.account_file) {
+			(Some(secret), _) => keys::account_from_secret(secret)?,
+			(None, Some(file)) => keys::account_from_file(file)?,
+			(None, None) => anyhow::bail!("this command signs: give --account or --account-file"),
+		})
+	}
+}
+
+#[derive(Subcommand)]
+enum JobCmd {
+	/// Post a job from a TOML spec; its whole budget goes into escrow.
+	Create {
+		#[command(flatten)]
+		chain: ChainArgs,
+		/// The job file.
+		#[arg(long)]
+		spec: PathBuf,
+		/// Then follow it until it ends.
+		#[arg(long)]
+		follow: bool,
+	},
+	/// Show a job; with `--follow`, its rounds as they settle.
+	Status {
+		#[command(flatten)]
+		chain: ChainArgs,
+		/// The job.
+		#[arg(long)]
+		job: JobId,
+		/// Keep showing progress until the job ends.
+		#[arg(long)]
+		follow: bool,
+	},
+	/// Cancel a job (buyer only); the unspent escrow comes back.
+	Cancel {
+		#[command(flatten)]
+		chain: ChainArgs,
+		/// The job.
+		#[arg(long)]
+		job: JobId,
+	},
+	/// Download a completed job's model from a participant, checked against the chain.
+	Fetch {
+		#[command(flatten)]
+		chain: ChainArgs,
+		/// The job.
+		#[arg(long)]
+		job: JobId,
+		/// Where to write the checkpoint (safetensors).
+		#[arg(long)]
+		out: PathBuf,
+		/// How long to try (s).
+		#[arg(long, default_value_t = 60)]
+		timeout: u64,
+	},
+}
+
+#[derive(Subcommand)]
+enum KeyCmd {
+	/// Create a new random account key file (never overwrites one).
+	Generate {
+		/// The file.
+		#[arg(long)]
+		out: PathBuf,
+	},
+	/// Print the account of a key file.
+	Inspect {
+		/// The file.
+		#[arg(long)]
+		file: PathBuf,
+	},
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+	// One thread is plenty for the network and the chain; training runs on the main thread.
+	tokio::runtime::Builder::new_multi_thread()
+		.worker_threads(1)
+		.enable_all()
+		.build()
+		.context("starting the async runtime")
+}
+
+fn set_threads(threads: usize) {
+	if threads > 0 {
+		// Candle's CPU kernels use rayon's global pool, sized from this variable.
+		std::env::set_var("RAYON_NUM_THREADS", threads.to_string());
+	}
+}
+
+fn job_command(command: JobCmd) -> anyhow::Result<()> {
+	let rt = runtime()?;
+	let connect = |url: &str| rt.block_on(Chain::connect(url, Duration::from_secs(10)));
+	match command {
+		JobCmd::Create { chain, spec, follow } => {
+			let signer = chain.signer()?;
+			let node = connect(&chain.url)?;
+			let job = rt.block_on(buyer::create(&node, &signer, &spec))?;
+			if follow {
+				rt.block_on(buyer::status(&node, job, true))?;
+			}
+			Ok(())
+		}
+		JobCmd::Status { chain, job, follow } => {
+			let node = connect(&chain.url)?;
+			rt.block_on(buyer::status(&node, job, follow))
+		}
+		JobCmd::Cancel { chain, job } => {
+			let signer = chain.signer()?;
+			let node = connect(&chain.url)?;
+			rt.block_on(buyer::cancel(&node, &signer, job))
+		}
+		JobCmd::Fetch { chain, job, out, timeout } => {
+			let node = connect(&chain.url)?;
+			buyer::fetch(&rt, &node, job, &out, Duration::from_secs(timeout))
+		}
+	}
 }
 
 fn main() -> anyhow::Result<()> {
@@ -46,24 +203,35 @@ fn main() -> anyhow::Result<()> {
 			println!("{}", keypair_from_seed(&key_seed).public().to_peer_id());
 			Ok(())
 		}
+		Cmd::Key(KeyCmd::Generate { out }) => {
+			let key = keys::generate_account_file(&out)?;
+			println!("{}", key.public_key().to_account_id());
+			Ok(())
+		}
+		Cmd::Key(KeyCmd::Inspect { file }) => {
+			println!("{}", keys::account_from_file(&file)?.public_key().to_account_id());
+			Ok(())
+		}
+		Cmd::Job(command) => job_command(command),
+		Cmd::Provide { config } => {
+			let config = ProviderConfig::load(&config)?;
+			set_threads(config.threads);
+			grid_trainer::malloc::retain_freed_memory();
+			let rt = runtime()?;
+			provider::run(config, &rt)?;
+			rt.shutdown_timeout(Duration::from_secs(1));
+			Ok(())
+		}
 		Cmd::Run { config } => {
 			let config = TrainerConfig::load(&config)
 				.with_context(|| format!("loading {}", config.display()))?;
-			if config.threads > 0 {
-				// Candle's CPU kernels use rayon's global pool, sized from this variable.
-				std::env::set_var("RAYON_NUM_THREADS", config.threads.to_string());
-			}
+			set_threads(config.threads);
 			grid_trainer::malloc::retain_freed_memory();
-			// One thread is plenty for the network; training runs on this thread.
-			let runtime = tokio::runtime::Builder::new_multi_thread()
-				.worker_threads(1)
-				.enable_all()
-				.build()
-				.context("starting the async runtime")?;
-			let trainer = Trainer::new(config, runtime.handle()).context("starting the trainer")?;
+			let rt = runtime()?;
+			let trainer = Trainer::new(config, rt.handle()).context("starting the trainer")?;
 			tracing::info!("trainer {} started", trainer.peer_id());
 			trainer.run().context("training")?;
-			runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+			rt.shutdown_timeout(Duration::from_secs(1));
 			Ok(())
 		}
 	}

@@ -1,0 +1,151 @@
+//! `grid-trainer` processes for end-to-end tests: providers started from generated
+//! configuration files on free loopback ports, and the buyer's CLI.
+
+use std::{
+	fs::File,
+	path::{Path, PathBuf},
+	process::{Child, Command, Output, Stdio},
+};
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+use crate::free_port;
+
+/// Path of the `grid-trainer` binary (`GRID_TRAINER_BIN`, or next to `grid-node`).
+pub fn trainer_binary() -> PathBuf {
+	if let Some(path) = std::env::var_os("GRID_TRAINER_BIN") {
+		return PathBuf::from(path);
+	}
+	let bin = crate::node_binary().with_file_name("grid-trainer");
+	assert!(bin.is_file(), "{} not found: build the workspace first", bin.display());
+	bin
+}
+
+/// Runs the buyer CLI (`grid-trainer job …`) against the node at `url` to completion.
+pub fn job_cli(url: &str, args: &[&str]) -> Result<Output> {
+	let mut command = Command::new(trainer_binary());
+	command.arg("job").arg(args[0]).args(["--url", url]).args(&args[1..]);
+	command.output().with_context(|| format!("running grid-trainer job {args:?}"))
+}
+
+/// What a test provider is told.
+pub struct ProviderSpec<'a> {
+	/// Name (and directory).
+	pub name: &'a str,
+	/// Its account's secret URI (`//Bob`).
+	pub account: &'a str,
+	/// Stake in GRID.
+	pub stake: u32,
+	/// Extra lines for the file's top level (before any table).
+	pub extra: &'a str,
+}
+
+/// A running provider daemon, killed on drop.
+pub struct Provider {
+	/// Its name.
+	pub name: String,
+	/// Its data directory.
+	pub dir: PathBuf,
+	config: PathBuf,
+	log_path: PathBuf,
+	child: Option<Child>,
+}
+
+impl Provider {
+	/// Writes the provider's file under `root` and starts it against the node at `url`.
+	pub fn start(root: &Path, url: &str, spec: &ProviderSpec) -> Result<Self> {
+		let dir = root.join(spec.name);
+		std::fs::create_dir_all(&dir)?;
+		let config = root.join(format!("{}.toml", spec.name));
+		let text = format!(
+			r#"name = "{name}"
+data_dir = "{name}"
+listen = "/ip4/127.0.0.1/tcp/{p2p}"
+threads = 1
+{extra}
+
+[chain]
+url = "{url}"
+account = "{account}"
+stake = {stake}
+endpoint = "http://127.0.0.1:{status}/health"
+serve_final_secs = 60
+
+[training]
+grace_ms = 1500
+fetch_timeout_ms = 4000
+eval_samples = 500
+# A 10k-image dataset: uncapped, a round of MNIST steps overfits it.
+max_steps = 100
+"#,
+			name = spec.name,
+			p2p = free_port(),
+			extra = spec.extra,
+			account = spec.account,
+			stake = spec.stake,
+			status = free_port(),
+		);
+		std::fs::write(&config, text)?;
+		let mut provider = Provider {
+			name: spec.name.to_string(),
+			log_path: root.join(format!("{}.log", spec.name)),
+			dir,
+			config,
+			child: None,
+		};
+		provider.spawn()?;
+		Ok(provider)
+	}
+
+	fn spawn(&mut self) -> Result<()> {
+		let log = File::options().create(true).append(true).open(&self.log_path)?;
+		let child = Command::new(trainer_binary())
+			.args(["provide", "--config"])
+			.arg(&self.config)
+			.env("RUST_LOG", "info,libp2p_gossipsub=warn")
+			.stdout(Stdio::null())
+			.stderr(log)
+			.spawn()
+			.with_context(|| format!("starting provider {}", self.name))?;
+		self.child = Some(child);
+		Ok(())
+	}
+
+	/// Kills the process (a crash).
+	pub fn kill(&mut self) {
+		crate::kill_child(&mut self.child);
+	}
+
+	/// Starts it again with the same files.
+	pub fn restart(&mut self) -> Result<()> {
+		self.kill();
+		self.spawn()
+	}
+
+	/// Whether the process has exited (and how).
+	pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+		self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
+	}
+
+	/// The last lines of its log.
+	pub fn log_tail(&self) -> String {
+		format!("--- {} ---\n{}", self.name, crate::tail(&self.log_path, 30))
+	}
+
+	/// Its `rounds.jsonl` records for `job`.
+	pub fn rounds(&self, job: u64) -> Vec<Value> {
+		let path = self.dir.join(format!("job-{job}")).join("rounds.jsonl");
+		std::fs::read_to_string(path)
+			.unwrap_or_default()
+			.lines()
+			.filter_map(|l| serde_json::from_str(l).ok())
+			.collect()
+	}
+}
+
+impl Drop for Provider {
+	fn drop(&mut self) {
+		self.kill();
+	}
+}

@@ -1,0 +1,238 @@
+//! The buyer's commands (`grid-trainer job …`): post a job from a TOML file with its budget in
+//! escrow, follow its rounds, cancel it, and download the final model from a participant,
+//! checked against the hash the chain recorded.
+
+use std::{
+	io::Write,
+	path::Path,
+	sync::mpsc::RecvTimeoutError,
+	time::{Duration, Instant},
+};
+
+use anyhow::{anyhow, bail, Context};
+use grid_primitives::{currency::UNIT, job::JobId};
+use libp2p::{Multiaddr, PeerId};
+use subxt::utils::Static;
+use subxt_signer::sr25519::Keypair;
+
+use crate::{
+	chain::{api, client::JobStatus, spec::JobFile, Chain, JobView},
+	checkpoint::Checkpoint,
+	net::{
+		behaviour::BehaviourConfig, service, Command, Event, NetConfig, Request, Response, Shaper,
+	},
+	params::hex,
+};
+
+/// GRID with three decimals.
+pub fn grid(units: u128) -> String {
+	format!("{:.3} GRID", units as f64 / UNIT as f64)
+}
+
+/// Posts the job in `spec_file`; returns its id.
+pub async fn create(chain: &Chain, buyer: &Keypair, spec_file: &Path) -> anyhow::Result<JobId> {
+	let spec = JobFile::load(spec_file)?.to_spec()?;
+	let events =
+		chain.submit("create_job", &api::tx().jobs().create_job(Static(spec)), buyer).await?;
+	let created = events
+		.find_first::<api::jobs::events::JobCreated>()
+		.ok_or_else(|| anyhow!("create_job succeeded without a JobCreated event"))?
+		.context("decoding JobCreated")?;
+	println!("job {} created; {} in escrow", created.job, grid(created.budget));
+	Ok(created.job)
+}
+
+/// Cancels a job; prints what came back.
+pub async fn cancel(chain: &Chain, buyer: &Keypair, job: JobId) -> anyhow::Result<()> {
+	let events = chain.submit("cancel_job", &api::tx().jobs().cancel_job(job), buyer).await?;
+	let cancelled = events
+		.find_first::<api::jobs::events::JobCancelled>()
+		.ok_or_else(|| anyhow!("cancel_job succeeded without a JobCancelled event"))?
+		.context("decoding JobCancelled")?;
+	println!("job {job} cancelled; {} refunded", grid(cancelled.refunded));
+	Ok(())
+}
+
+fn status_word(status: &JobStatus) -> &'static str {
+	match status {
+		JobStatus::Open => "open",
+		JobStatus::Running => "running",
+		JobStatus::Completed { .. } => "completed",
+		JobStatus::Cancelled => "cancelled",
+	}
+}
+
+/// A one-line summary of a job.
+pub fn summary(id: JobId, view: &JobView) -> String {
+	let job = &view.job;
+	let mut line = format!(
+		"job {id}: {}, round {}/{}, {} participants, paid {}, held {}",
+		status_word(&job.status),
+		job.rounds_settled,
+		job.spec.0.rounds,
+		job.participants,
+		grid(job.paid),
+		grid(view.held),
+	);
+	if let JobStatus::Completed { final_model_hash: Some(hash) } = &job.status {
+		line.push_str(&format!(", final model 0x{}", hex(&hash.0)));
+	}
+	line
+}
+
+async fn job_view(chain: &Chain, job: JobId) -> anyhow::Result<JobView> {
+	chain.job(job).await?.ok_or_else(|| anyhow!("job {job} does not exist"))
+}
+
+/// Prints a job's state; with `follow`, shows its rounds advancing (with the participants'
+/// training loss) until it ends.
+pub async fn status(chain: &Chain, job: JobId, follow: bool) -> anyhow::Result<()> {
+	let view = job_view(chain, job).await?;
+	if !follow || !matches!(view.job.status, JobStatus::Open | JobStatus::Running) {
+		println!("{}", summary(job, &view));
+		return Ok(());
+	}
+	let bar = indicatif::ProgressBar::new(u64::from(view.job.spec.0.rounds));
+	bar.set_style(
+		indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} rounds  {msg}")
+			.expect("a valid template"),
+	);
+	let mut loss = None;
+	loop {
+		let view = job_view(chain, job).await?;
+		let proofs = chain.round_proofs(job).await.unwrap_or_default();
+		let losses: Vec<f64> = proofs
+			.iter()
+			.filter(|p| p.proof.samples_processed > 0)
+			.map(|p| f64::from(p.proof.train_loss_micros) / 1e6)
+			.collect();
+		if !losses.is_empty() {
+			loss = Some(losses.iter().sum::<f64>() / losses.len() as f64);
+		}
+		bar.set_position(u64::from(view.job.rounds_settled));
+		bar.set_message(format!(
+			"{}, {} participants, loss {}, paid {}",
+			status_word(&view.job.status),
+			view.job.participants,
+			loss.map_or("-".into(), |l| format!("{l:.4}")),
+			grid(view.job.paid)
+		));
+		if !matches!(view.job.status, JobStatus::Open | JobStatus::Running) {
+			bar.finish();
+			println!("{}", summary(job, &view));
+			return Ok(());
+		}
+		tokio::time::sleep(Duration::from_secs(2)).await;
+	}
+}
+
+/// The listen addresses of a job's participants.
+async fn participant_addresses(chain: &Chain, job: JobId) -> anyhow::Result<Vec<Multiaddr>> {
+	let mut out = Vec::new();
+	for (who, _) in chain.participants(job).await? {
+		let Some(view) = chain.provider(&who).await? else { continue };
+		for a in &view.provider.multiaddrs.0 {
+			match String::from_utf8_lossy(&a.0).parse() {
+				Ok(addr) => out.push(addr),
+				Err(e) => tracing::warn!("{who}: unusable address: {e}"),
+			}
+		}
+	}
+	Ok(out)
+}
+
+fn peer_of(addr: &Multiaddr) -> Option<PeerId> {
+	addr.iter().find_map(|p| match p {
+		libp2p::multiaddr::Protocol::P2p(peer) => Some(peer),
+		_ => None,
+	})
+}
+
+/// Downloads a completed job's final model from its participants into `out` (a
+/// safetensors checkpoint), refusing any whose model hash is not the one on chain.
+pub fn fetch(
+	runtime: &tokio::runtime::Runtime,
+	chain: &Chain,
+	job: JobId,
+	out: &Path,
+	patience: Duration,
+) -> anyhow::Result<()> {
+	let (view, addresses) = runtime.block_on(async {
+		let view = job_view(chain, job).await?;
+		let addresses = participant_addresses(chain, job).await?;
+		Ok::<_, anyhow::Error>((view, addresses))
+	})?;
+	let expected = match &view.job.status {
+		JobStatus::Completed { final_model_hash: Some(hash) } => hash.0,
+		JobStatus::Completed { final_model_hash: None } => {
+			bail!("job {job} completed without a result any quorum attested")
+		}
+		other => bail!("job {job} is {}: no final model yet", status_word(other)),
+	};
+	let peers: Vec<PeerId> = addresses.iter().filter_map(peer_of).collect();
+	if peers.is_empty() {
+		bail!("job {job} has no participant with a reachable address");
+	}
+	let key = libp2p::identity::Keypair::generate_ed25519();
+	let config = NetConfig {
+		listen: Vec::new(),
+		bootstrap: addresses,
+		job,
+		manifest_hash: [0; 32],
+		behaviour: BehaviourConfig {
+			agent: "grid-trainer/fetch".into(),
+			max_response_bytes: 1 << 30,
+			request_timeout: Duration::from_secs(60),
+			ping_interval: Duration::from_secs(5),
+		},
+	};
+	let net = service::start(runtime.handle(), key, Shaper::default(), config)
+		.map_err(|e| anyhow!("starting the network: {e}"))?;
+	let start = Instant::now();
+	let mut asked = std::collections::HashSet::new();
+	while start.elapsed() < patience {
+		let event = match net.events.recv_timeout(Duration::from_millis(500)) {
+			Ok(event) => event,
+			Err(RecvTimeoutError::Timeout) => continue,
+			Err(RecvTimeoutError::Disconnected) => bail!("the network task stopped"),
+		};
+		match event {
+			Event::Connected(peer) if peers.contains(&peer) && asked.insert(peer) => {
+				net.send(Command::Fetch { id: 0, peer, request: Request::State { job } });
+			}
+			Event::Fetched { peer, result: Ok(Response::State { checkpoint, .. }), .. } => {
+				match verified(&checkpoint, &peer, &expected) {
+					Ok(ck) => {
+						ck.save(out)?;
+						println!(
+							"final model of job {job} (0x{}) from {peer}: {}",
+							hex(&expected),
+							out.display()
+						);
+						std::io::stdout().flush().ok();
+						return Ok(());
+					}
+					Err(e) => tracing::warn!("{e}"),
+				}
+			}
+			Event::Fetched { peer, result, .. } => {
+				tracing::warn!(
+					"{peer} did not send the model: {:?}",
+					result.map(|r| format!("{r:?}").chars().take(80).collect::<String>())
+				);
+			}
+			_ => {}
+		}
+	}
+	bail!("no participant of job {job} served its final model within {patience:?}")
+}
+
+fn verified(bytes: &[u8], peer: &PeerId, expected: &[u8; 32]) -> anyhow::Result<Checkpoint> {
+	let origin = std::path::PathBuf::from(format!("peer {peer}"));
+	let ck = Checkpoint::from_bytes(bytes, &origin)?;
+	let hash = ck.model_hash()?;
+	if &hash != expected {
+		bail!("{peer} sent model 0x{}, not the chain's 0x{}", hex(&hash), hex(expected));
+	}
+	Ok(ck)
+}

@@ -1,0 +1,480 @@
+//! Drives a trainer's rounds from the chain and attests them there.
+//!
+//! A task follows the node (reconnecting when it drops): each new block refreshes the job's
+//! open round — its index, its data seed, and when updates must be committed so the proofs
+//! still make the round's deadline — which the trainer thread reads through
+//! [`ChainCoordinator`]. Each round the trainer finishes becomes one signed
+//! [`ContributionProof`], stored before it is first sent so a restarted trainer resends the
+//! same proof instead of signing a second one (which would be equivocation), and resent until
+//! the chain has it or its round has closed.
+
+use std::{
+	collections::HashMap,
+	path::{Path, PathBuf},
+	sync::{Arc, Mutex},
+	time::Duration,
+};
+
+use codec::{Decode, Encode};
+use grid_primitives::{
+	job::{proof_payload, ContributionProof, JobId, RoundIndex},
+	time::MILLI_SECS_PER_BLOCK,
+	work::data_seed,
+	Hash,
+};
+use libp2p::PeerId;
+use polkadot_sdk::sp_runtime::BoundedVec;
+use subxt_signer::sr25519::Keypair;
+use tokio::sync::mpsc;
+
+use super::{
+	api,
+	client::{Chain, JobStatus, JobView},
+	AccountId, ChainError, Result, SignedProof,
+};
+use crate::node::{Coordinator, RoundReport};
+
+/// How often the node is polled for a new block.
+const POLL: Duration = Duration::from_millis(500);
+/// A proof is sent this long before the slot of the last block that may include it.
+const SUBMIT_MARGIN_MS: u64 = 1_000;
+
+/// The job's open round as the trainer sees it.
+#[derive(Clone, Debug, PartialEq)]
+struct OpenRound {
+	index: RoundIndex,
+	seed: Hash,
+	/// Unix ms by which updates must be committed.
+	commit_by: u64,
+	members: Vec<AccountId>,
+}
+
+/// What the chain task shares with the trainer thread.
+#[derive(Debug, Default)]
+struct Shared {
+	open: Option<OpenRound>,
+	ended: bool,
+	/// Proofs not yet seen on chain.
+	unsent: usize,
+	earned: u128,
+	rounds_paid: u32,
+}
+
+/// The trainer's side: reads what the chain task last saw, hands finished rounds over.
+pub struct ChainCoordinator {
+	job: JobId,
+	me: AccountId,
+	shared: Arc<Mutex<Shared>>,
+	reports: mpsc::UnboundedSender<RoundReport>,
+}
+
+impl ChainCoordinator {
+	fn shared(&self) -> std::sync::MutexGuard<'_, Shared> {
+		self.shared.lock().unwrap_or_else(|e| e.into_inner())
+	}
+
+	/// Rewards this trainer earned from the job so far, and the rounds they paid for.
+	pub fn earnings(&self) -> (u128, u32) {
+		let s = self.shared();
+		(s.earned, s.rounds_paid)
+	}
+
+	/// Waits up to `patience` until every proof handed over is on chain (or dropped because
+	/// its round closed); false if some are still outstanding.
+	pub fn flush(&self, patience: Duration) -> bool {
+		let start = std::time::Instant::now();
+		loop {
+			// Counted when handed over, so reports still in the channel count too.
+			if self.shared().unsent == 0 {
+				return true;
+			}
+			if start.elapsed() > patience {
+				return false;
+			}
+			std::thread::sleep(Duration::from_millis(200));
+		}
+	}
+}
+
+impl Coordinator for ChainCoordinator {
+	fn open_round(&self) -> Option<RoundIndex> {
+		self.shared().open.as_ref().map(|r| r.index)
+	}
+
+	fn ended(&self) -> bool {
+		self.shared().ended
+	}
+
+	fn commit_by(&self, round: RoundIndex) -> Option<u64> {
+		let s = self.shared();
+		let open = s.open.as_ref()?;
+		match round.cmp(&open.index) {
+			std::cmp::Ordering::Less => Some(0),
+			std::cmp::Ordering::Equal => Some(open.commit_by),
+			std::cmp::Ordering::Greater => None,
+		}
+	}
+
+	fn data_seed(&self, round: RoundIndex) -> Option<Hash> {
+		let s = self.shared();
+		let open = s.open.as_ref().filter(|r| r.index == round)?;
+		Some(data_seed(&open.seed, self.job, round, &self.me))
+	}
+
+	fn round_done(&self, report: RoundReport) {
+		self.shared().unsent += 1;
+		if self.reports.send(report).is_err() {
+			tracing::warn!("the chain task has stopped: a round's proof will not be sent");
+		}
+	}
+}
+
+/// Settings of the chain task.
+pub struct FollowConfig {
+	/// The node.
+	pub url: String,
+	/// The job.
+	pub job: JobId,
+	/// Where signed proofs are kept (`<dir>/round-<r>.scale`).
+	pub proof_dir: PathBuf,
+	/// Time the trainer needs between committing its update and having the round's result
+	/// (collecting commitments, fetching updates, aggregating), ms.
+	pub exchange_ms: u64,
+}
+
+/// Starts following the chain for `config.job` as `account`; the returned coordinator is
+/// for the trainer.
+pub fn start(
+	runtime: &tokio::runtime::Handle,
+	chain: Chain,
+	account: Keypair,
+	config: FollowConfig,
+) -> Result<ChainCoordinator> {
+	std::fs::create_dir_all(&config.proof_dir).map_err(|e| {
+		ChainError::Missing(format!("creating {}: {e}", config.proof_dir.display()))
+	})?;
+	let me = account.public_key().to_account_id();
+	let job = config.job;
+	let shared = Arc::new(Mutex::new(Shared::default()));
+	let (reports, inbox) = mpsc::unbounded_channel();
+	let follower = Follower {
+		chain,
+		account,
+		me,
+		config,
+		shared: shared.clone(),
+		pending: Vec::new(),
+		peers: HashMap::new(),
+		last_block: 0,
+	};
+	runtime.spawn(follower.run(inbox));
+	Ok(ChainCoordinator { job, me, shared, reports })
+}
+
+/// A proof waiting to be seen on chain.
+struct Pending {
+	signed: SignedProof,
+	/// Block at which it was last sent (0: never).
+	sent_at: u32,
+	/// Seen among the open round's proofs.
+	seen: bool,
+}
+
+struct Follower {
+	chain: Chain,
+	account: Keypair,
+	me: AccountId,
+	config: FollowConfig,
+	shared: Arc<Mutex<Shared>>,
+	pending: Vec<Pending>,
+	/// libp2p peer ids of registered providers → their accounts.
+	peers: HashMap<Vec<u8>, AccountId>,
+	last_block: u32,
+}
+
+impl Follower {
+	fn shared(&self) -> std::sync::MutexGuard<'_, Shared> {
+		self.shared.lock().unwrap_or_else(|e| e.into_inner())
+	}
+
+	async fn run(mut self, mut inbox: mpsc::UnboundedReceiver<RoundReport>) {
+		let mut poll = tokio::time::interval(POLL);
+		loop {
+			tokio::select! {
+				report = inbox.recv() => match report {
+					Some(report) => {
+						if let Err(e) = self.on_report(report).await {
+							tracing::warn!("could not prepare a proof: {e}");
+							self.shared().unsent -= 1;
+						}
+						// Send it now rather than at the next block: it must make the round.
+						if let Err(e) = self.on_tick(true).await {
+							tracing::warn!("chain: {e}");
+						}
+					}
+					None => return,
+				},
+				_ = poll.tick() => {
+					if let Err(e) = self.on_tick(false).await {
+						tracing::warn!("chain: {e}; reconnecting");
+						self.reconnect().await;
+					}
+				}
+			}
+		}
+	}
+
+	async fn reconnect(&mut self) {
+		match Chain::connect(self.chain.url(), Duration::from_secs(2)).await {
+			Ok(chain) => {
+				tracing::info!("reconnected to {}", chain.url());
+				self.chain = chain;
+			}
+			Err(e) => tracing::debug!("{e}"),
+		}
+	}
+
+	/// A new block (or `force`): refresh the open round, follow payouts, (re)send proofs.
+	async fn on_tick(&mut self, force: bool) -> Result<()> {
+		let (number, now_ms) = self.chain.head().await?;
+		if number == self.last_block && !force {
+			return Ok(());
+		}
+		self.last_block = number;
+		let view = self.chain.job(self.config.job).await?.ok_or_else(|| {
+			ChainError::Missing(format!("job {} is not on chain", self.config.job))
+		})?;
+		let me_in = self.refresh_membership().await?;
+		self.refresh_round(&view, number, now_ms, me_in);
+		self.send_pending(&view, number).await
+	}
+
+	/// Whether this account is still a participant, and what it earned.
+	async fn refresh_membership(&mut self) -> Result<bool> {
+		let participants = self.chain.participants(self.config.job).await?;
+		let mine = participants.into_iter().find(|(who, _)| *who == self.me);
+		let mut s = self.shared();
+		if let Some((_, p)) = &mine {
+			if p.earned > s.earned {
+				tracing::info!(
+					"paid {} units for job {} ({} rounds so far)",
+					p.earned - s.earned,
+					self.config.job,
+					p.rounds_paid
+				);
+			}
+			s.earned = p.earned;
+			s.rounds_paid = p.rounds_paid;
+		}
+		Ok(mine.is_some())
+	}
+
+	fn refresh_round(&mut self, view: &JobView, number: u32, now_ms: u64, me_in: bool) {
+		let live = matches!(view.job.status, JobStatus::Open | JobStatus::Running);
+		let open = view.round.as_ref().map(|r| OpenRound {
+			index: r.index,
+			seed: Hash::from(r.seed.0),
+			commit_by: commit_deadline(r.deadline, number, now_ms, self.config.exchange_ms),
+			members: r.members.0.clone(),
+		});
+		let mut s = self.shared();
+		if s.open.as_ref().map(|r| r.index) != open.as_ref().map(|r| r.index) {
+			if let Some(r) = &open {
+				tracing::info!("job {}: round {} open", self.config.job, r.index);
+			}
+		}
+		// A removed participant, or a job that ended, stops the trainer.
+		let ended = !live || (!me_in && matches!(view.job.status, JobStatus::Running));
+		if ended && !s.ended {
+			tracing::info!(
+				"job {} is over for this trainer: {:?}",
+				self.config.job,
+				view.job.status
+			);
+		}
+		s.ended = ended;
+		if open.is_some() || !live {
+			s.open = open;
+		}
+	}
+
+	/// Turns a finished round into a signed proof (or the one already signed for it).
+	async fn on_report(&mut self, report: RoundReport) -> Result<()> {
+		let path = self.config.proof_dir.join(format!("round-{}.scale", report.round));
+		let signed = match load_proof(&path)? {
+			Some(signed) => signed,
+			None => {
+				let received = self.accounts_of(&report.received).await?;
+				let signed = self.sign(&report, received);
+				store_proof(&path, &signed)?;
+				signed
+			}
+		};
+		self.pending.push(Pending { signed, sent_at: 0, seen: false });
+		Ok(())
+	}
+
+	fn sign(&self, report: &RoundReport, received: Vec<AccountId>) -> SignedProof {
+		let (own, samples) =
+			report.own_update.map_or((Hash::zero(), 0), |(h, n)| (Hash::from(h), n));
+		let loss = report.train_loss.filter(|l| l.is_finite() && *l >= 0.0).unwrap_or(0.0);
+		let proof = ContributionProof {
+			job: self.config.job,
+			round: report.round,
+			provider: self.me,
+			base_model_hash: Hash::from(report.base_model_hash),
+			own_update_commitment: own,
+			result_model_hash: Hash::from(report.result_model_hash),
+			samples_processed: samples,
+			train_loss_micros: (f64::from(loss) * 1e6).min(f64::from(u32::MAX)) as u32,
+			received: BoundedVec::truncate_from(received),
+		};
+		self.sign_proof(proof)
+	}
+
+	fn sign_proof(&self, proof: ContributionProof<AccountId>) -> SignedProof {
+		let signature = self.account.sign(&proof_payload(&self.chain.genesis(), &proof)).0;
+		SignedProof { proof, signature }
+	}
+
+	/// Accounts of the given peers, from the provider registry (unregistered peers are left
+	/// out: the chain only knows accounts).
+	async fn accounts_of(&mut self, peers: &[PeerId]) -> Result<Vec<AccountId>> {
+		if peers.iter().any(|p| !self.peers.contains_key(&p.to_bytes())) {
+			self.peers = self
+				.chain
+				.providers()
+				.await?
+				.into_iter()
+				.map(|(who, view)| (view.provider.peer_id.to_vec(), who))
+				.collect();
+		}
+		let mut accounts: Vec<AccountId> =
+			peers.iter().filter_map(|p| self.peers.get(&p.to_bytes()).cloned()).collect();
+		accounts.sort();
+		accounts.dedup();
+		Ok(accounts)
+	}
+
+	/// Sends the proofs the chain does not have yet for its open round; drops those whose
+	/// round has closed.
+	async fn send_pending(&mut self, view: &JobView, number: u32) -> Result<()> {
+		if self.pending.is_empty() {
+			return Ok(());
+		}
+		let open = view.round.as_ref().map(|r| (r.index, r.members.0.contains(&self.me)));
+		let on_chain = match open {
+			Some(_) => self.chain.round_proofs(self.config.job).await?,
+			None => Vec::new(),
+		};
+		let mut keep = Vec::new();
+		for mut p in std::mem::take(&mut self.pending) {
+			let round = p.signed.proof.round;
+			p.seen |= on_chain.iter().any(|s| s.proof == p.signed.proof);
+			let openable = open.is_some_and(|(index, member)| index == round && member);
+			if !openable {
+				// The round settled (or this trainer is not in it). A proof that completed
+				// the round settled it in its own block, so it may never have been seen
+				// among the open round's proofs: what was paid tells.
+				let paid = p.seen
+					|| self.chain.contribution(self.config.job, round, &self.me).await?.is_some();
+				if !paid {
+					tracing::warn!(
+						"round {round}: not paid (the proof was late, or the round had no quorum)"
+					);
+				}
+				self.shared().unsent -= 1;
+				continue;
+			}
+			if p.seen {
+				keep.push(p);
+				continue;
+			}
+			// Resend when not included two blocks after sending (the node may have
+			// restarted and lost its pool).
+			if p.sent_at == 0 || number >= p.sent_at + 2 {
+				let call = api::tx().jobs().submit_proof(subxt::utils::Static(p.signed.clone()));
+				match self.chain.send("submit_proof", &call, &self.account).await {
+					Ok(()) => tracing::info!("round {round}: proof sent"),
+					Err(e) => tracing::warn!("round {round}: sending the proof failed: {e}"),
+				}
+				p.sent_at = number;
+			}
+			keep.push(p);
+		}
+		self.pending = keep;
+		Ok(())
+	}
+}
+
+/// Unix ms by which a round closing at block `deadline` needs updates committed, seen at
+/// block `number` stamped `now_ms`: proofs must be in a block before `deadline`, the last of
+/// which is authored in the slot of block `deadline - 1`; a proof goes out a margin before
+/// that slot, and the exchange needs `exchange_ms` before the proof.
+fn commit_deadline(deadline: u32, number: u32, now_ms: u64, exchange_ms: u64) -> u64 {
+	let last_slot = u64::from(deadline.saturating_sub(1).saturating_sub(number));
+	(now_ms + last_slot * MILLI_SECS_PER_BLOCK)
+		.saturating_sub(SUBMIT_MARGIN_MS)
+		.saturating_sub(exchange_ms)
+}
+
+fn load_proof(path: &Path) -> Result<Option<SignedProof>> {
+	if !path.exists() {
+		return Ok(None);
+	}
+	let bytes = std::fs::read(path)
+		.map_err(|e| ChainError::Missing(format!("reading {}: {e}", path.display())))?;
+	SignedProof::decode(&mut &bytes[..])
+		.map(Some)
+		.map_err(|e| ChainError::Missing(format!("{} is not a signed proof: {e}", path.display())))
+}
+
+/// Writes a proof atomically (a crash leaves the old file or the new one, never half).
+fn store_proof(path: &Path, signed: &SignedProof) -> Result<()> {
+	let tmp = path.with_extension("tmp");
+	std::fs::write(&tmp, signed.encode())
+		.and_then(|_| std::fs::rename(&tmp, path))
+		.map_err(|e| ChainError::Missing(format!("writing {}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	#[test]
+	fn commit_deadlines_leave_room_for_the_exchange_and_inclusion() {
+		// Round opened at block 10 (stamped t), deadline 15: the last including block is 14,
+		// authored at t + 4 blocks.
+		let t = 1_000_000;
+		assert_eq!(commit_deadline(15, 10, t, 3_000), t + 4 * 6_000 - 1_000 - 3_000);
+		// Seen a block later, the same instant.
+		assert_eq!(commit_deadline(15, 11, t + 6_000, 3_000), t + 4 * 6_000 - 4_000);
+		// Past the last slot: already due.
+		assert!(commit_deadline(15, 15, t, 0) < t);
+	}
+
+	#[test]
+	fn stored_proofs_come_back_identical_and_corrupt_ones_are_refused() {
+		let dir = tempfile::tempdir().unwrap();
+		let path = dir.path().join("round-3.scale");
+		assert!(load_proof(&path).unwrap().is_none());
+		let account = subxt_signer::sr25519::dev::bob();
+		let proof = ContributionProof {
+			job: 1,
+			round: 3,
+			provider: account.public_key().to_account_id(),
+			base_model_hash: Hash::repeat_byte(1),
+			own_update_commitment: Hash::repeat_byte(2),
+			result_model_hash: Hash::repeat_byte(3),
+			samples_processed: 640,
+			train_loss_micros: 2_000_000,
+			received: BoundedVec::truncate_from(vec![]),
+		};
+		let signed = SignedProof { signature: account.sign(&proof.encode()).0, proof };
+		store_proof(&path, &signed).unwrap();
+		assert_eq!(load_proof(&path).unwrap(), Some(signed));
+		std::fs::write(&path, b"junk").unwrap();
+		let err = load_proof(&path).unwrap_err().to_string();
+		assert!(err.contains("round-3.scale") && err.contains("not a signed proof"), "{err}");
+	}
+}
