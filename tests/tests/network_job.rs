@@ -5,11 +5,14 @@
 //!   falls), attest every round, and each provider's balance changes by exactly the rewards
 //!   minus the fees in the chain's events; the buyer downloads the final model, checked
 //!   against the chain's hash.
+//! - Churn: a provider killed mid-job is paid for exactly the rounds it delivered (and
+//!   slashed for missing the rest), a provider that joins the running job is paid from its
+//!   first delivered round, and the job completes.
 //! - A cancelled job gives the buyer its escrow back.
 
-use std::{collections::HashMap, time::Duration};
+use std::{collections::HashMap, path::Path, time::Duration};
 
-use anyhow::{bail, ensure, Result};
+use anyhow::{anyhow, ensure, Result};
 use grid_e2e_tests::{
 	chain::{account, block_hash, events_at},
 	trainers::{job_cli, Provider, ProviderSpec},
@@ -37,93 +40,151 @@ fn url(node: &Node) -> String {
 	format!("ws://127.0.0.1:{}", node.ports.rpc)
 }
 
+/// A dev node that has finalized a block.
+fn dev_node(dir: &Path) -> Result<Node> {
+	let node = Node::start("dev", dir, &["--dev".into()])?;
+	node.wait_finalized(1, Duration::from_secs(60))?;
+	Ok(node)
+}
+
+/// Starts a provider for the dev account `account` (`//Bob`) with 200 GRID of stake.
+fn provider(dir: &Path, url: &str, name: &str, account: &str) -> Result<Provider> {
+	Provider::start(dir, url, &ProviderSpec { name, account, stake: 200, extra: "" })
+}
+
 /// Total (free + held) balance of `who` at block `number`.
 fn total(node: &Node, who: &AccountId32, number: u32) -> Result<u128> {
 	let info = account(node, who, Some(&block_hash(node, number)?))?;
 	Ok(info.data.free + info.data.reserved)
 }
 
-/// Rewards and fees per account, and the jobs' lifecycle events, over blocks `from..=to`.
+/// Rewards, fees and slashes per account, and the jobs' lifecycle events, over a range of
+/// blocks.
 #[derive(Default)]
 struct Ledger {
 	rewards: HashMap<AccountId32, u128>,
-	reward_events: HashMap<AccountId32, u32>,
+	rounds_paid: HashMap<AccountId32, Vec<u32>>,
 	fees: HashMap<AccountId32, u128>,
+	slashed: HashMap<AccountId32, u128>,
+	joined_from: HashMap<AccountId32, u32>,
 	settled_with_result: u32,
 	completed: bool,
 }
 
-fn ledger(node: &Node, from: u32, to: u32) -> Result<Ledger> {
-	use polkadot_sdk::pallet_transaction_payment::Event as Fee;
-	let mut l = Ledger::default();
-	for n in from..=to {
-		for event in events_at(node, n)? {
-			match event {
-				RuntimeEvent::Jobs(pallet_jobs::Event::RewardPaid { who, amount, .. }) => {
-					*l.rewards.entry(who.clone()).or_default() += amount;
-					*l.reward_events.entry(who).or_default() += 1;
+impl Ledger {
+	/// The events of blocks `from..=to`.
+	fn read(node: &Node, from: u32, to: u32) -> Result<Self> {
+		use pallet_jobs::Event as Jobs;
+		use pallet_providers::Event as Providers;
+		use polkadot_sdk::pallet_transaction_payment::Event as Fee;
+		let mut l = Ledger::default();
+		for n in from..=to {
+			for event in events_at(node, n)? {
+				match event {
+					RuntimeEvent::Jobs(Jobs::RewardPaid { who, amount, round, .. }) => {
+						*l.rewards.entry(who.clone()).or_default() += amount;
+						l.rounds_paid.entry(who).or_default().push(round);
+					}
+					RuntimeEvent::Jobs(Jobs::Joined { who, from_round, .. }) => {
+						l.joined_from.insert(who, from_round);
+					}
+					RuntimeEvent::Jobs(Jobs::RoundSettled {
+						result_model_hash: Some(_), ..
+					}) => l.settled_with_result += 1,
+					RuntimeEvent::Jobs(Jobs::JobCompleted { .. }) => l.completed = true,
+					RuntimeEvent::Providers(Providers::Slashed { who, amount, .. }) => {
+						*l.slashed.entry(who).or_default() += amount
+					}
+					RuntimeEvent::TransactionPayment(Fee::TransactionFeePaid {
+						who,
+						actual_fee,
+						tip,
+					}) => *l.fees.entry(who).or_default() += actual_fee + tip,
+					_ => {}
 				}
-				RuntimeEvent::Jobs(pallet_jobs::Event::RoundSettled {
-					result_model_hash: Some(_),
-					..
-				}) => l.settled_with_result += 1,
-				RuntimeEvent::Jobs(pallet_jobs::Event::JobCompleted { .. }) => l.completed = true,
-				RuntimeEvent::TransactionPayment(Fee::TransactionFeePaid {
-					who,
-					actual_fee,
-					tip,
-				}) => *l.fees.entry(who).or_default() += actual_fee + tip,
-				_ => {}
 			}
 		}
+		Ok(l)
 	}
-	Ok(l)
+
+	/// Rounds `who` was paid for, in order.
+	fn paid(&self, who: &AccountId32) -> Vec<u32> {
+		self.rounds_paid.get(who).cloned().unwrap_or_default()
+	}
+
+	/// Checks that `who`'s total balance moved by exactly its rewards, less its fees and
+	/// slashes, between blocks `start` and `end`.
+	fn check_balance(&self, node: &Node, who: Sr25519Keyring, start: u32, end: u32) -> Result<()> {
+		let account = who.to_account_id();
+		let get = |m: &HashMap<AccountId32, u128>| m.get(&account).copied().unwrap_or(0) as i128;
+		let (reward, fees, slashed) = (get(&self.rewards), get(&self.fees), get(&self.slashed));
+		let change = total(node, &account, end)? as i128 - total(node, &account, start)? as i128;
+		ensure!(
+			change == reward - fees - slashed,
+			"{who:?}: balance changed by {change}; events: {reward} rewards, {fees} fees, \
+			 {slashed} slashed"
+		);
+		Ok(())
+	}
 }
 
 fn logs(providers: &[Provider]) -> String {
 	providers.iter().map(Provider::log_tail).collect::<Vec<_>>().join("\n")
 }
 
-#[test]
-fn a_job_runs_to_completion_and_every_provider_is_paid_what_the_events_say() -> Result<()> {
-	let dir = tempfile::tempdir()?;
-	let node = Node::start("dev", dir.path(), &["--dev".into()])?;
-	node.wait_finalized(1, Duration::from_secs(60))?;
-	let url = url(&node);
-	let start = node.best_number()?;
-	let keys = [Sr25519Keyring::Bob, Sr25519Keyring::Charlie, Sr25519Keyring::Dave];
-	let names = ["bob", "charlie", "dave"];
-	let mut providers = Vec::new();
-	for (name, key) in names.iter().zip(keys) {
-		let account = format!("//{key:?}");
-		let spec = ProviderSpec { name, account: &account, stake: 200, extra: "" };
-		providers.push(Provider::start(dir.path(), &url, &spec)?);
-	}
-	let spec = dir.path().join("job.toml");
-	std::fs::write(&spec, MNIST_JOB)?;
-	let created =
-		job_cli(&url, &["create", "--account", "//Alice", "--spec", spec.to_str().unwrap()])?;
+/// Posts `spec` as Alice; fails unless it becomes job `id`.
+fn post_job(url: &str, dir: &Path, spec: &str, id: u64) -> Result<()> {
+	let path = dir.join(format!("job-{id}.toml"));
+	std::fs::write(&path, spec)?;
+	let path = path.to_str().ok_or_else(|| anyhow!("non-UTF-8 path"))?;
+	let created = job_cli(url, &["create", "--account", "//Alice", "--spec", path])?;
 	let stdout = String::from_utf8_lossy(&created.stdout);
 	ensure!(
-		created.status.success() && stdout.contains("job 0 created"),
+		created.status.success() && stdout.contains(&format!("job {id} created")),
 		"job create failed: {stdout}\n{}",
 		String::from_utf8_lossy(&created.stderr)
 	);
+	Ok(())
+}
 
-	let done = wait_for("job 0 to complete", Duration::from_secs(300), || {
-		let out = job_cli(&url, &["status", "--job", "0"]).ok()?;
+/// The buyer CLI's status line of job `id`, once `done` holds for it.
+fn wait_status(
+	url: &str,
+	id: u64,
+	timeout: Duration,
+	providers: &[Provider],
+	done: impl Fn(&str) -> bool,
+) -> Result<String> {
+	let id_text = id.to_string();
+	wait_for(&format!("job {id}"), timeout, || {
+		let out = job_cli(url, &["status", "--job", &id_text]).ok()?;
 		let text = String::from_utf8_lossy(&out.stdout).into_owned();
-		text.contains("completed").then_some(text)
-	});
-	let status = match done {
-		Ok(status) => status,
-		Err(e) => bail!("{e}\n{}", logs(&providers)),
-	};
+		done(&text).then_some(text)
+	})
+	.map_err(|e| anyhow!("{e}\n{}", logs(providers)))
+}
+
+#[test]
+fn a_job_runs_to_completion_and_every_provider_is_paid_what_the_events_say() -> Result<()> {
+	let dir = tempfile::tempdir()?;
+	let node = dev_node(dir.path())?;
+	let url = url(&node);
+	let start = node.best_number()?;
+	let keys = [Sr25519Keyring::Bob, Sr25519Keyring::Charlie, Sr25519Keyring::Dave];
+	let mut providers = Vec::new();
+	for key in keys {
+		let name = format!("{key:?}").to_lowercase();
+		providers.push(provider(dir.path(), &url, &name, &format!("//{key:?}"))?);
+	}
+	post_job(&url, dir.path(), MNIST_JOB, 0)?;
+	let status =
+		wait_status(&url, 0, Duration::from_secs(300), &providers, |s| s.contains("completed"))?;
 	ensure!(status.contains("round 3/3") && status.contains("final model 0x"), "{status}");
 
 	// The buyer downloads the model, verified against the chain's hash.
 	let model = dir.path().join("model.safetensors");
-	let fetched = job_cli(&url, &["fetch", "--job", "0", "--out", model.to_str().unwrap()])?;
+	let out = model.to_str().ok_or_else(|| anyhow!("non-UTF-8 path"))?;
+	let fetched = job_cli(&url, &["fetch", "--job", "0", "--out", out])?;
 	ensure!(
 		fetched.status.success() && model.is_file(),
 		"fetch failed: {}\n{}",
@@ -132,18 +193,11 @@ fn a_job_runs_to_completion_and_every_provider_is_paid_what_the_events_say() -> 
 	);
 
 	let end = node.best_number()?;
-	let l = ledger(&node, start + 1, end)?;
+	let l = Ledger::read(&node, start + 1, end)?;
 	ensure!(l.completed && l.settled_with_result == 3, "3 rounds settled with a result");
-	for (name, key) in names.iter().zip(keys) {
-		let who = key.to_account_id();
-		let reward = l.rewards.get(&who).copied().unwrap_or(0);
-		let fees = l.fees.get(&who).copied().unwrap_or(0);
-		ensure!(l.reward_events.get(&who) == Some(&3), "{name} paid for every round");
-		let change = total(&node, &who, end)? as i128 - total(&node, &who, start)? as i128;
-		ensure!(
-			change == reward as i128 - fees as i128,
-			"{name}: balance changed by {change}, events say {reward} rewards - {fees} fees"
-		);
+	for key in keys {
+		ensure!(l.paid(&key.to_account_id()) == [0, 1, 2], "{key:?} paid for every round");
+		l.check_balance(&node, key, start, end)?;
 	}
 	// Everyone trained the same model, and it learned.
 	let rounds: Vec<_> = providers.iter().map(|p| p.rounds(0)).collect();
@@ -158,18 +212,66 @@ fn a_job_runs_to_completion_and_every_provider_is_paid_what_the_events_say() -> 
 }
 
 #[test]
+fn a_killed_provider_is_paid_for_what_it_delivered_and_a_joiner_from_its_first_round() -> Result<()>
+{
+	let dir = tempfile::tempdir()?;
+	let node = dev_node(dir.path())?;
+	let url = url(&node);
+	let start = node.best_number()?;
+	let mut providers = vec![
+		provider(dir.path(), &url, "bob", "//Bob")?,
+		provider(dir.path(), &url, "charlie", "//Charlie")?,
+		provider(dir.path(), &url, "dave", "//Dave")?,
+	];
+	post_job(&url, dir.path(), &MNIST_JOB.replace("rounds = 3", "rounds = 6"), 0)?;
+
+	// Eve joins the running job once round 0 is settled.
+	wait_status(&url, 0, Duration::from_secs(180), &providers, |s| s.contains("round 1/6"))?;
+	providers.push(provider(dir.path(), &url, "eve", "//Eve")?);
+	// Dave crashes just after round 1 settled, while it trains round 2.
+	wait_status(&url, 0, Duration::from_secs(180), &providers, |s| s.contains("round 2/6"))?;
+	providers[2].kill();
+	let status =
+		wait_status(&url, 0, Duration::from_secs(400), &providers, |s| s.contains("completed"))?;
+	ensure!(status.contains("round 6/6"), "{status}");
+
+	let end = node.best_number()?;
+	let l = Ledger::read(&node, start + 1, end)?;
+	ensure!(l.completed, "the job completed");
+	let [bob, dave, eve] =
+		[Sr25519Keyring::Bob, Sr25519Keyring::Dave, Sr25519Keyring::Eve].map(|k| k.to_account_id());
+	ensure!(l.paid(&bob) == [0, 1, 2, 3, 4, 5], "bob paid for {:?}", l.paid(&bob));
+	ensure!(l.paid(&dave) == [0, 1], "dave paid for {:?}, not rounds 0 and 1", l.paid(&dave));
+	ensure!(l.slashed.get(&dave).is_some_and(|s| *s > 0), "dave slashed for missing rounds");
+	// Eve: admitted from some round, paid from its first delivered round to the end, and for
+	// exactly the rounds it contributed to.
+	let from = *l.joined_from.get(&eve).ok_or_else(|| anyhow!("eve never joined"))?;
+	let eve_paid = l.paid(&eve);
+	let first = *eve_paid.first().ok_or_else(|| anyhow!("eve unpaid\n{}", logs(&providers)))?;
+	ensure!((from..=from + 1).contains(&first), "eve (from round {from}) first paid for {first}");
+	ensure!(eve_paid == (first..6).collect::<Vec<_>>(), "eve paid for {eve_paid:?}");
+	let contributed: Vec<u32> = providers[3]
+		.rounds(0)
+		.iter()
+		.filter(|r| r["contributed"].as_bool() == Some(true))
+		.filter_map(|r| r["round"].as_u64().map(|x| x as u32))
+		.collect();
+	ensure!(contributed == eve_paid, "eve contributed to {contributed:?}, paid for {eve_paid:?}");
+	for key in
+		[Sr25519Keyring::Bob, Sr25519Keyring::Charlie, Sr25519Keyring::Dave, Sr25519Keyring::Eve]
+	{
+		l.check_balance(&node, key, start, end)?;
+	}
+	Ok(())
+}
+
+#[test]
 fn a_cancelled_job_refunds_the_buyer() -> Result<()> {
 	let dir = tempfile::tempdir()?;
-	let node = Node::start("dev", dir.path(), &["--dev".into()])?;
-	node.wait_finalized(1, Duration::from_secs(60))?;
+	let node = dev_node(dir.path())?;
 	let url = url(&node);
-	let alice = Sr25519Keyring::Alice.to_account_id();
 	let start = node.best_number()?;
-	let spec = dir.path().join("job.toml");
-	std::fs::write(&spec, MNIST_JOB)?;
-	let created =
-		job_cli(&url, &["create", "--account", "//Alice", "--spec", spec.to_str().unwrap()])?;
-	ensure!(created.status.success(), "{}", String::from_utf8_lossy(&created.stderr));
+	post_job(&url, dir.path(), MNIST_JOB, 0)?;
 	// Only the buyer may cancel.
 	let stranger = job_cli(&url, &["cancel", "--account", "//Bob", "--job", "0"])?;
 	let err = String::from_utf8_lossy(&stranger.stderr);
@@ -178,11 +280,10 @@ fn a_cancelled_job_refunds_the_buyer() -> Result<()> {
 	let out = String::from_utf8_lossy(&cancelled.stdout);
 	ensure!(cancelled.status.success() && out.contains("refunded"), "{out}");
 	let end = node.best_number()?;
-	let l = ledger(&node, start + 1, end)?;
-	let fees = l.fees.get(&alice).copied().unwrap_or(0);
-	let change = total(&node, &alice, end)? as i128 - total(&node, &alice, start)? as i128;
-	ensure!(change == -(fees as i128), "Alice lost {change} beyond her {fees} fees");
+	// Alice paid only her transaction fees: the escrow came back whole.
+	Ledger::read(&node, start + 1, end)?.check_balance(&node, Sr25519Keyring::Alice, start, end)?;
 	let status = job_cli(&url, &["status", "--job", "0"])?;
-	ensure!(String::from_utf8_lossy(&status.stdout).contains("cancelled"));
+	let status = String::from_utf8_lossy(&status.stdout);
+	ensure!(status.contains("cancelled"), "{status}");
 	Ok(())
 }

@@ -98,8 +98,21 @@ pub async fn status(chain: &Chain, job: JobId, follow: bool) -> anyhow::Result<(
 			.expect("a valid template"),
 	);
 	let mut loss = None;
+	let mut settled = view.job.rounds_settled;
 	loop {
 		let view = job_view(chain, job).await?;
+		if view.job.rounds_settled > settled {
+			// A line per settled round, above the bar (and in logs, where the bar is hidden).
+			settled = view.job.rounds_settled;
+			let line = format!(
+				"round {}/{} settled: paid {} so far, training loss {}",
+				settled,
+				view.job.spec.0.rounds,
+				grid(view.job.paid),
+				loss.map_or("-".into(), |l: f64| format!("{l:.4}"))
+			);
+			bar.suspend(|| println!("{line}"));
+		}
 		let proofs = chain.round_proofs(job).await.unwrap_or_default();
 		let losses: Vec<f64> = proofs
 			.iter()
