@@ -194,6 +194,13 @@ impl Node {
 		self.spawn()
 	}
 
+	/// Starts the killed process again with the same base path, arguments and ports (so
+	/// clients configured with its URL find it again).
+	pub fn restart_in_place(&mut self) -> Result<()> {
+		self.kill();
+		self.spawn()
+	}
+
 	/// The last lines of the node's log, for failure messages.
 	pub fn log_tail(&self) -> String {
 		tail(&self.log_path, 40)

@@ -128,6 +128,11 @@ max_steps = 100
 		self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
 	}
 
+	/// Its whole log.
+	pub fn log(&self) -> String {
+		std::fs::read_to_string(&self.log_path).unwrap_or_default()
+	}
+
 	/// The last lines of its log.
 	pub fn log_tail(&self) -> String {
 		format!("--- {} ---\n{}", self.name, crate::tail(&self.log_path, 30))

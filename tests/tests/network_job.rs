@@ -266,6 +266,46 @@ fn a_killed_provider_is_paid_for_what_it_delivered_and_a_joiner_from_its_first_r
 }
 
 #[test]
+fn providers_ride_out_a_node_restart_without_signing_twice() -> Result<()> {
+	let dir = tempfile::tempdir()?;
+	let mut node = dev_node(dir.path())?;
+	let url = url(&node);
+	let start = node.best_number()?;
+	let keys = [Sr25519Keyring::Bob, Sr25519Keyring::Charlie, Sr25519Keyring::Dave];
+	let mut providers = Vec::new();
+	for key in keys {
+		let name = format!("{key:?}").to_lowercase();
+		providers.push(provider(dir.path(), &url, &name, &format!("//{key:?}"))?);
+	}
+	post_job(&url, dir.path(), &MNIST_JOB.replace("rounds = 3", "rounds = 4"), 0)?;
+	wait_status(&url, 0, Duration::from_secs(180), &providers, |s| s.contains("round 1/4"))?;
+	// The node goes down in the middle of round 1 and comes back on the same address.
+	std::thread::sleep(Duration::from_secs(8));
+	node.kill();
+	std::thread::sleep(Duration::from_secs(15));
+	node.restart_in_place()?;
+	let status =
+		wait_status(&url, 0, Duration::from_secs(300), &providers, |s| s.contains("completed"))?;
+	ensure!(status.contains("round 4/4"), "{status}");
+
+	let end = node.best_number()?;
+	let l = Ledger::read(&node, start + 1, end)?;
+	for (key, p) in keys.iter().zip(&providers) {
+		ensure!(l.paid(&key.to_account_id()) == [0, 1, 2, 3], "{key:?} paid for every round");
+		// One signed proof per round, kept on disk, whatever had to be resent.
+		let proofs = std::fs::read_dir(p.dir.join("job-0/proofs"))?.count();
+		ensure!(proofs == 4, "{key:?} signed {proofs} proofs for 4 rounds");
+		l.check_balance(&node, *key, start, end)?;
+	}
+	ensure!(
+		providers.iter().any(|p| p.log().contains("reconnected")),
+		"no provider reconnected:\n{}",
+		logs(&providers)
+	);
+	Ok(())
+}
+
+#[test]
 fn a_cancelled_job_refunds_the_buyer() -> Result<()> {
 	let dir = tempfile::tempdir()?;
 	let node = dev_node(dir.path())?;

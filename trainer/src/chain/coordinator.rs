@@ -36,6 +36,8 @@ use crate::node::{Coordinator, RoundReport};
 
 /// How often the node is polled for a new block.
 const POLL: Duration = Duration::from_millis(500);
+/// Longest a poll of the node may take before the connection is given up.
+const TICK_TIMEOUT: Duration = Duration::from_secs(10);
 /// A proof is sent this long before the slot of the last block that may include it.
 const SUBMIT_MARGIN_MS: u64 = 1_000;
 
@@ -215,9 +217,17 @@ impl Follower {
 					None => return,
 				},
 				_ = poll.tick() => {
-					if let Err(e) = self.on_tick(false).await {
-						tracing::warn!("chain: {e}; reconnecting");
-						self.reconnect().await;
+					// A node that went away may leave requests unanswered: give up on them.
+					match tokio::time::timeout(TICK_TIMEOUT, self.on_tick(false)).await {
+						Ok(Ok(())) => {}
+						Ok(Err(e)) => {
+							tracing::warn!("chain: {e}; reconnecting");
+							self.reconnect().await;
+						}
+						Err(_) => {
+							tracing::warn!("chain: no answer in {TICK_TIMEOUT:?}; reconnecting");
+							self.reconnect().await;
+						}
 					}
 				}
 			}
