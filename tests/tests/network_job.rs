@@ -8,6 +8,8 @@
 //! - Churn: a provider killed mid-job is paid for exactly the rounds it delivered (and
 //!   slashed for missing the rest), a provider that joins the running job is paid from its
 //!   first delivered round, and the job completes.
+//! - A provider that signs two different proofs for a round is reported by the others with
+//!   both proofs and slashed by the chain, and the job completes without it.
 //! - A cancelled job gives the buyer its escrow back.
 
 use std::{collections::HashMap, path::Path, time::Duration};
@@ -52,6 +54,16 @@ fn provider(dir: &Path, url: &str, name: &str, account: &str) -> Result<Provider
 	Provider::start(dir, url, &ProviderSpec { name, account, stake: 200, extra: "" })
 }
 
+/// The providers of the dev accounts `keys`, named after them.
+fn providers(dir: &Path, url: &str, keys: &[Sr25519Keyring]) -> Result<Vec<Provider>> {
+	keys.iter()
+		.map(|key| {
+			let name = format!("{key:?}").to_lowercase();
+			provider(dir, url, &name, &format!("//{key:?}"))
+		})
+		.collect()
+}
+
 /// Total (free + held) balance of `who` at block `number`.
 fn total(node: &Node, who: &AccountId32, number: u32) -> Result<u128> {
 	let info = account(node, who, Some(&block_hash(node, number)?))?;
@@ -67,6 +79,8 @@ struct Ledger {
 	fees: HashMap<AccountId32, u128>,
 	slashed: HashMap<AccountId32, u128>,
 	joined_from: HashMap<AccountId32, u32>,
+	/// (provider, reporter) of each punished equivocation.
+	equivocations: Vec<(AccountId32, AccountId32)>,
 	settled_with_result: u32,
 	completed: bool,
 }
@@ -92,6 +106,9 @@ impl Ledger {
 						result_model_hash: Some(_), ..
 					}) => l.settled_with_result += 1,
 					RuntimeEvent::Jobs(Jobs::JobCompleted { .. }) => l.completed = true,
+					RuntimeEvent::Jobs(Jobs::EquivocationPunished {
+						provider, reporter, ..
+					}) => l.equivocations.push((provider, reporter)),
 					RuntimeEvent::Providers(Providers::Slashed { who, amount, .. }) => {
 						*l.slashed.entry(who).or_default() += amount
 					}
@@ -171,11 +188,7 @@ fn a_job_runs_to_completion_and_every_provider_is_paid_what_the_events_say() -> 
 	let url = url(&node);
 	let start = node.best_number()?;
 	let keys = [Sr25519Keyring::Bob, Sr25519Keyring::Charlie, Sr25519Keyring::Dave];
-	let mut providers = Vec::new();
-	for key in keys {
-		let name = format!("{key:?}").to_lowercase();
-		providers.push(provider(dir.path(), &url, &name, &format!("//{key:?}"))?);
-	}
+	let providers = providers(dir.path(), &url, &keys)?;
 	post_job(&url, dir.path(), MNIST_JOB, 0)?;
 	let status =
 		wait_status(&url, 0, Duration::from_secs(300), &providers, |s| s.contains("completed"))?;
@@ -272,11 +285,7 @@ fn providers_ride_out_a_node_restart_without_signing_twice() -> Result<()> {
 	let url = url(&node);
 	let start = node.best_number()?;
 	let keys = [Sr25519Keyring::Bob, Sr25519Keyring::Charlie, Sr25519Keyring::Dave];
-	let mut providers = Vec::new();
-	for key in keys {
-		let name = format!("{key:?}").to_lowercase();
-		providers.push(provider(dir.path(), &url, &name, &format!("//{key:?}"))?);
-	}
+	let providers = providers(dir.path(), &url, &keys)?;
 	post_job(&url, dir.path(), &MNIST_JOB.replace("rounds = 3", "rounds = 4"), 0)?;
 	wait_status(&url, 0, Duration::from_secs(180), &providers, |s| s.contains("round 1/4"))?;
 	// The node goes down in the middle of round 1 and comes back on the same address.
@@ -302,6 +311,45 @@ fn providers_ride_out_a_node_restart_without_signing_twice() -> Result<()> {
 		"no provider reconnected:\n{}",
 		logs(&providers)
 	);
+	Ok(())
+}
+
+#[test]
+fn an_equivocating_provider_is_reported_and_slashed() -> Result<()> {
+	let dir = tempfile::tempdir()?;
+	let node = dev_node(dir.path())?;
+	let url = url(&node);
+	let start = node.best_number()?;
+	let honest = [Sr25519Keyring::Bob, Sr25519Keyring::Charlie, Sr25519Keyring::Dave];
+	let mut all = providers(dir.path(), &url, &honest)?;
+	let cheat = ProviderSpec {
+		name: "eve",
+		account: "//Eve",
+		stake: 200,
+		extra: "[misbehave]\nequivocate = true",
+	};
+	all.push(Provider::start(dir.path(), &url, &cheat)?);
+	post_job(&url, dir.path(), &MNIST_JOB.replace("min_providers = 3", "min_providers = 4"), 0)?;
+	let status = wait_status(&url, 0, Duration::from_secs(300), &all, |s| s.contains("completed"))?;
+	ensure!(status.contains("round 3/3"), "{status}");
+
+	let end = node.best_number()?;
+	let l = Ledger::read(&node, start + 1, end)?;
+	let eve = Sr25519Keyring::Eve.to_account_id();
+	let honest_accounts: Vec<_> = honest.iter().map(|k| k.to_account_id()).collect();
+	ensure!(
+		l.equivocations.len() == 1
+			&& l.equivocations[0].0 == eve
+			&& honest_accounts.contains(&l.equivocations[0].1),
+		"one report of eve by an honest provider: {:?}\n{}",
+		l.equivocations,
+		logs(&all)
+	);
+	ensure!(l.slashed.get(&eve).is_some_and(|s| *s > 0), "eve slashed");
+	l.check_balance(&node, Sr25519Keyring::Eve, start, end)?;
+	for key in honest {
+		ensure!(l.paid(&key.to_account_id()) == [0, 1, 2], "{key:?} paid for every round");
+	}
 	Ok(())
 }
 

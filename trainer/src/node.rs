@@ -104,6 +104,12 @@ pub trait Coordinator: Send {
 	fn data_seed(&self, round: RoundIndex) -> Option<Hash>;
 	/// A round finished here.
 	fn round_done(&self, report: RoundReport);
+	/// Proofs to announce to the job's peers (SCALE bytes), taken once.
+	fn outgoing_proofs(&self) -> Vec<Vec<u8>> {
+		Vec::new()
+	}
+	/// A proof a peer announced (shape and job checked, signature not).
+	fn heard_proof(&self, _bytes: Vec<u8>) {}
 }
 
 /// A coordinator shared with whoever started the trainer.
@@ -122,6 +128,12 @@ impl<C: Coordinator + Sync> Coordinator for Arc<C> {
 	}
 	fn round_done(&self, report: RoundReport) {
 		C::round_done(self, report)
+	}
+	fn outgoing_proofs(&self) -> Vec<Vec<u8>> {
+		C::outgoing_proofs(self)
+	}
+	fn heard_proof(&self, bytes: Vec<u8>) {
+		C::heard_proof(self, bytes)
 	}
 }
 
@@ -1009,6 +1021,11 @@ impl Trainer {
 	/// Handles network events until `until` or until `done` holds.
 	fn pump_until(&mut self, until: Instant, done: impl Fn(&Self) -> bool) {
 		loop {
+			if let Some(c) = &self.coordinator {
+				for proof in c.outgoing_proofs() {
+					self.net.send(Command::PublishProof(proof));
+				}
+			}
 			if done(self) {
 				return;
 			}
@@ -1057,6 +1074,11 @@ impl Trainer {
 			}
 			Event::Fetched { id, peer, result, elapsed } => {
 				self.on_fetched(id, peer, result, elapsed)
+			}
+			Event::Proof(bytes) => {
+				if let Some(c) = &self.coordinator {
+					c.heard_proof(bytes);
+				}
 			}
 		}
 	}

@@ -353,6 +353,7 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		proof_dir: job_dir.join("proofs"),
 		// Commitments are taken for `grace`; fetching and aggregating on top of that.
 		exchange_ms: local.grace_ms + local.fetch_timeout_ms / 2,
+		equivocate: config.misbehave.equivocate,
 	};
 	let coordinator = coordinator::start(runtime.handle(), chain, account, follow)?;
 	let handle = std::sync::Arc::new(coordinator);

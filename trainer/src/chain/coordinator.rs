@@ -7,9 +7,13 @@
 //! [`ContributionProof`], stored before it is first sent so a restarted trainer resends the
 //! same proof instead of signing a second one (which would be equivocation), and resent until
 //! the chain has it or its round has closed.
+//!
+//! Every proof is also announced to the job's other trainers (gossip). A trainer that hears
+//! two different validly signed proofs of one provider for one round holds the evidence of
+//! equivocation the chain punishes, and reports it.
 
 use std::{
-	collections::HashMap,
+	collections::{BTreeMap, BTreeSet, HashMap},
 	path::{Path, PathBuf},
 	sync::{Arc, Mutex},
 	time::Duration,
@@ -60,6 +64,8 @@ struct Shared {
 	unsent: usize,
 	earned: u128,
 	rounds_paid: u32,
+	/// Proofs to announce to peers.
+	outbox: Vec<Vec<u8>>,
 }
 
 /// The trainer's side: reads what the chain task last saw, hands finished rounds over.
@@ -68,6 +74,7 @@ pub struct ChainCoordinator {
 	me: AccountId,
 	shared: Arc<Mutex<Shared>>,
 	reports: mpsc::UnboundedSender<RoundReport>,
+	heard: mpsc::UnboundedSender<Vec<u8>>,
 }
 
 impl ChainCoordinator {
@@ -129,6 +136,14 @@ impl Coordinator for ChainCoordinator {
 			tracing::warn!("the chain task has stopped: a round's proof will not be sent");
 		}
 	}
+
+	fn outgoing_proofs(&self) -> Vec<Vec<u8>> {
+		std::mem::take(&mut self.shared().outbox)
+	}
+
+	fn heard_proof(&self, bytes: Vec<u8>) {
+		let _ = self.heard.send(bytes);
+	}
 }
 
 /// Settings of the chain task.
@@ -142,6 +157,9 @@ pub struct FollowConfig {
 	/// Time the trainer needs between committing its update and having the round's result
 	/// (collecting commitments, fetching updates, aggregating), ms.
 	pub exchange_ms: u64,
+	/// Sign a second, different proof each round and announce both (tests of the
+	/// equivocation path only).
+	pub equivocate: bool,
 }
 
 /// Starts following the chain for `config.job` as `account`; the returned coordinator is
@@ -159,6 +177,7 @@ pub fn start(
 	let job = config.job;
 	let shared = Arc::new(Mutex::new(Shared::default()));
 	let (reports, inbox) = mpsc::unbounded_channel();
+	let (heard, heard_inbox) = mpsc::unbounded_channel();
 	let follower = Follower {
 		chain,
 		account,
@@ -168,9 +187,11 @@ pub fn start(
 		pending: Vec::new(),
 		peers: HashMap::new(),
 		last_block: 0,
+		heard_proofs: BTreeMap::new(),
+		reported: BTreeSet::new(),
 	};
-	runtime.spawn(follower.run(inbox));
-	Ok(ChainCoordinator { job, me, shared, reports })
+	runtime.spawn(follower.run(inbox, heard_inbox));
+	Ok(ChainCoordinator { job, me, shared, reports, heard })
 }
 
 /// A proof waiting to be seen on chain.
@@ -192,6 +213,11 @@ struct Follower {
 	/// libp2p peer ids of registered providers → their accounts.
 	peers: HashMap<Vec<u8>, AccountId>,
 	last_block: u32,
+	/// Peers' proofs heard, by round and provider (the first of each; account ids are
+	/// ordered but not hashable).
+	heard_proofs: BTreeMap<(RoundIndex, AccountId), SignedProof>,
+	/// Equivocations already reported.
+	reported: BTreeSet<(RoundIndex, AccountId)>,
 }
 
 impl Follower {
@@ -199,10 +225,19 @@ impl Follower {
 		self.shared.lock().unwrap_or_else(|e| e.into_inner())
 	}
 
-	async fn run(mut self, mut inbox: mpsc::UnboundedReceiver<RoundReport>) {
+	async fn run(
+		mut self,
+		mut inbox: mpsc::UnboundedReceiver<RoundReport>,
+		mut heard: mpsc::UnboundedReceiver<Vec<u8>>,
+	) {
 		let mut poll = tokio::time::interval(POLL);
 		loop {
 			tokio::select! {
+				Some(bytes) = heard.recv() => {
+					if let Err(e) = self.on_heard(&bytes).await {
+						tracing::warn!("{e}");
+					}
+				}
 				report = inbox.recv() => match report {
 					Some(report) => {
 						if let Err(e) = self.on_report(report).await {
@@ -320,7 +355,63 @@ impl Follower {
 				signed
 			}
 		};
+		self.shared().outbox.push(signed.encode());
+		if self.config.equivocate {
+			let mut other = signed.proof.clone();
+			other.samples_processed += 1;
+			let second = self.sign_proof(other);
+			tracing::warn!(
+				"round {}: announcing a second, different proof (equivocating)",
+				report.round
+			);
+			self.shared().outbox.push(second.encode());
+		}
 		self.pending.push(Pending { signed, sent_at: 0, seen: false });
+		Ok(())
+	}
+
+	/// A peer's proof: kept if validly signed; a second, different one of the same provider
+	/// for the same round is reported to the chain with the first.
+	async fn on_heard(&mut self, bytes: &[u8]) -> Result<()> {
+		let bad = |why: String| ChainError::Missing(format!("ignored a gossiped proof: {why}"));
+		let signed = SignedProof::decode(&mut &bytes[..]).map_err(|e| bad(e.to_string()))?;
+		let proof = &signed.proof;
+		if proof.job != self.config.job || proof.provider == self.me {
+			return Ok(());
+		}
+		let payload = proof_payload(&self.chain.genesis(), proof);
+		let valid = subxt_signer::sr25519::verify(
+			&subxt_signer::sr25519::Signature(signed.signature),
+			payload,
+			&subxt_signer::sr25519::PublicKey(proof.provider.0),
+		);
+		if !valid {
+			return Err(bad(format!("bad signature for {}", proof.provider)));
+		}
+		let key = (proof.round, proof.provider);
+		let first = match self.heard_proofs.get(&key) {
+			None => {
+				// Keep a bounded window: proofs of the last few rounds.
+				let floor = proof.round.saturating_sub(4);
+				self.heard_proofs.retain(|(r, _), _| *r >= floor);
+				self.heard_proofs.insert(key, signed);
+				return Ok(());
+			}
+			Some(first) if *first == signed => return Ok(()),
+			Some(first) => first.clone(),
+		};
+		if !self.reported.insert(key) {
+			return Ok(());
+		}
+		tracing::warn!("{} signed two proofs for round {}: reporting", key.1, key.0);
+		let call = api::tx()
+			.jobs()
+			.report_equivocation(subxt::utils::Static(first), subxt::utils::Static(signed));
+		match self.chain.submit("report_equivocation", &call, &self.account).await {
+			Ok(_) => tracing::info!("reported {} for equivocating in round {}", key.1, key.0),
+			// Another trainer may have reported it first.
+			Err(e) => tracing::info!("equivocation report not taken: {e}"),
+		}
 		Ok(())
 	}
 

@@ -193,6 +193,30 @@ impl Equivocation {
 	}
 }
 
+/// Largest contribution proof relayed on the proofs topic (a proof naming the most peers a
+/// proof may list is under 2.3 KiB).
+pub const MAX_PROOF_BYTES: usize = 4096;
+
+/// A contribution proof as gossiped between a job's trainers: the SCALE bytes of the
+/// chain's `SignedProof` (accounts as 32 raw bytes). The network layer checks its shape and
+/// job; its signature is checked against the chain by whoever uses it.
+pub type GossipedProof = grid_primitives::job::SignedProof<[u8; 32]>;
+
+/// Decodes a gossiped proof for `job`, rejecting oversized, malformed and foreign ones.
+pub fn decode_proof(bytes: &[u8], job: JobId) -> Result<GossipedProof, MessageError> {
+	if bytes.len() > MAX_PROOF_BYTES {
+		return Err(MessageError::Oversized {
+			size: bytes.len() as u64,
+			limit: MAX_PROOF_BYTES as u64,
+		});
+	}
+	let signed = decode_exact::<GossipedProof>(bytes)?;
+	if signed.proof.job != job {
+		return Err(MessageError::WrongJob { got: signed.proof.job, expected: job });
+	}
+	Ok(signed)
+}
+
 /// Decodes a whole SCALE value, rejecting trailing bytes.
 pub fn decode_exact<T: Decode>(bytes: &[u8]) -> Result<T, MessageError> {
 	let mut input = bytes;
@@ -354,5 +378,43 @@ mod tests {
 		assert_ne!(h, state_hash(2, &[1; 32], &[0.5, 1.0]));
 		assert_ne!(h, state_hash(1, &[2; 32], &[0.5, 1.0]));
 		assert_ne!(h, state_hash(1, &[1; 32], &[0.5, 1.5]));
+	}
+}
+
+#[cfg(test)]
+mod proof_tests {
+	use super::*;
+	use grid_primitives::job::ContributionProof;
+	use polkadot_sdk::{sp_core::H256, sp_runtime::BoundedVec};
+
+	fn proof(job: JobId) -> GossipedProof {
+		GossipedProof {
+			proof: ContributionProof {
+				job,
+				round: 2,
+				provider: [7; 32],
+				base_model_hash: H256::repeat_byte(1),
+				own_update_commitment: H256::repeat_byte(2),
+				result_model_hash: H256::repeat_byte(3),
+				samples_processed: 64,
+				train_loss_micros: 1,
+				received: BoundedVec::truncate_from(vec![[8; 32]; 64]),
+			},
+			signature: [9; 64],
+		}
+	}
+
+	#[test]
+	fn gossiped_proofs_are_checked_for_shape_size_and_job() {
+		let bytes = proof(5).encode();
+		assert!(bytes.len() < MAX_PROOF_BYTES, "the largest proof fits: {}", bytes.len());
+		assert_eq!(decode_proof(&bytes, 5).unwrap(), proof(5));
+		assert!(matches!(decode_proof(&bytes, 6), Err(MessageError::WrongJob { got: 5, .. })));
+		let mut trailing = bytes.clone();
+		trailing.push(0);
+		assert!(decode_proof(&trailing, 5).unwrap_err().to_string().contains("trailing"));
+		assert!(decode_proof(&bytes[..40], 5).is_err());
+		let huge = vec![0u8; MAX_PROOF_BYTES + 1];
+		assert!(matches!(decode_proof(&huge, 5), Err(MessageError::Oversized { .. })));
 	}
 }

@@ -82,6 +82,8 @@ pub enum Command {
 	Forget(RoundIndex),
 	/// Close the connections to a peer.
 	Disconnect(PeerId),
+	/// Announce a signed contribution proof (SCALE bytes) on the job's proofs topic.
+	PublishProof(Vec<u8>),
 }
 
 /// What the network task reports.
@@ -100,6 +102,9 @@ pub enum Event {
 		/// The commitment.
 		signed: SignedCommitment,
 	},
+	/// A contribution proof for this job relayed on the proofs topic (shape and job
+	/// checked; the signature is not).
+	Proof(Vec<u8>),
 	/// The answer to a [`Command::Fetch`].
 	Fetched {
 		/// The caller's tag.
@@ -194,11 +199,14 @@ pub fn start(
 			.with_idle_connection_timeout(Duration::from_secs(60)),
 	);
 	let topic = IdentTopic::new(format!("grid/job/{}/commitments", config.job));
-	swarm
-		.behaviour_mut()
-		.gossipsub
-		.subscribe(&topic)
-		.map_err(|e| format!("subscribing to {topic}: {e}"))?;
+	let proof_topic = IdentTopic::new(format!("grid/job/{}/proofs", config.job));
+	for t in [&topic, &proof_topic] {
+		swarm
+			.behaviour_mut()
+			.gossipsub
+			.subscribe(t)
+			.map_err(|e| format!("subscribing to {t}: {e}"))?;
+	}
 	for addr in &config.listen {
 		swarm.listen_on(addr.clone()).map_err(|e| format!("listening on {addr}: {e}"))?;
 	}
@@ -208,6 +216,7 @@ pub fn start(
 	let task = Task {
 		swarm,
 		topic,
+		proof_topic,
 		config,
 		events: event_tx,
 		stats: stats.clone(),
@@ -225,14 +234,15 @@ pub fn start(
 struct Task {
 	swarm: Swarm<Behaviour>,
 	topic: IdentTopic,
+	proof_topic: IdentTopic,
 	config: NetConfig,
 	events: mpsc::Sender<Event>,
 	stats: Arc<Mutex<NetStats>>,
 	updates: HashMap<Digest, (RoundIndex, Arc<Vec<u8>>)>,
 	state: Option<(RoundIndex, Digest, Arc<Vec<u8>>)>,
 	fetches: HashMap<OutboundRequestId, (u64, PeerId, Instant)>,
-	/// Commitments not yet heard by anyone (no peer subscribed yet), with their deadline.
-	unpublished: Vec<(Vec<u8>, Instant)>,
+	/// Messages not yet heard by anyone (no peer subscribed yet): topic, bytes, deadline.
+	unpublished: Vec<(IdentTopic, Vec<u8>, Instant)>,
 	connected: HashSet<PeerId>,
 	/// Commitments seen, by round, handed to joiners with the state.
 	recent: BTreeMap<RoundIndex, Vec<SignedCommitment>>,
@@ -304,7 +314,13 @@ impl Task {
 			Command::Publish(signed) => {
 				self.stats().published += 1;
 				self.remember(signed.clone());
-				self.unpublished.push((signed.encode(), Instant::now() + PUBLISH_RETRY));
+				let topic = self.topic.clone();
+				self.unpublished.push((topic, signed.encode(), Instant::now() + PUBLISH_RETRY));
+				self.retry_publish();
+			}
+			Command::PublishProof(bytes) => {
+				let topic = self.proof_topic.clone();
+				self.unpublished.push((topic, bytes, Instant::now() + PUBLISH_RETRY));
 				self.retry_publish();
 			}
 			Command::Fetch { id, peer, request } => {
@@ -340,15 +356,14 @@ impl Task {
 
 	fn retry_publish(&mut self) {
 		let now = Instant::now();
-		let topic = self.topic.clone();
 		let pending = std::mem::take(&mut self.unpublished);
-		for (bytes, deadline) in pending {
+		for (topic, bytes, deadline) in pending {
 			match self.swarm.behaviour_mut().gossipsub.publish(topic.clone(), bytes.clone()) {
 				Ok(_) => {}
 				Err(gossipsub::PublishError::InsufficientPeers) if now < deadline => {
-					self.unpublished.push((bytes, deadline));
+					self.unpublished.push((topic, bytes, deadline));
 				}
-				Err(e) => tracing::warn!("commitment not published: {e}"),
+				Err(e) => tracing::warn!("{topic} message not published: {e}"),
 			}
 		}
 	}
@@ -404,12 +419,20 @@ impl Task {
 	}
 
 	fn gossip(&mut self, source: PeerId, id: gossipsub::MessageId, message: gossipsub::Message) {
-		let verdict = SignedCommitment::decode_verified(
-			&message.data,
-			self.config.job,
-			&self.config.manifest_hash,
-		);
-		let acceptance = match verdict {
+		let acceptance = if message.topic == self.proof_topic.hash() {
+			self.check_proof(&source, message.data)
+		} else {
+			self.check_commitment(&source, &message.data)
+		};
+		let _ = self
+			.swarm
+			.behaviour_mut()
+			.gossipsub
+			.report_message_validation_result(&id, &source, acceptance);
+	}
+
+	fn check_commitment(&mut self, source: &PeerId, data: &[u8]) -> MessageAcceptance {
+		match SignedCommitment::decode_verified(data, self.config.job, &self.config.manifest_hash) {
 			Ok((signed, signer)) => {
 				self.remember(signed.clone());
 				self.emit(Event::Commitment { signer, signed });
@@ -420,12 +443,21 @@ impl Task {
 				self.count(&reason_key(&e.to_string()));
 				MessageAcceptance::Reject
 			}
-		};
-		let _ = self
-			.swarm
-			.behaviour_mut()
-			.gossipsub
-			.report_message_validation_result(&id, &source, acceptance);
+		}
+	}
+
+	fn check_proof(&mut self, source: &PeerId, data: Vec<u8>) -> MessageAcceptance {
+		match super::messages::decode_proof(&data, self.config.job) {
+			Ok(_) => {
+				self.emit(Event::Proof(data));
+				MessageAcceptance::Accept
+			}
+			Err(e) => {
+				tracing::warn!("rejected proof relayed by {source}: {e}");
+				self.count(&format!("proof: {}", reason_key(&e.to_string())));
+				MessageAcceptance::Reject
+			}
+		}
 	}
 
 	fn fetch_event(&mut self, event: request_response::Event<Request, Response>) {
