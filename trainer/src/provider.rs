@@ -348,7 +348,6 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 	};
 	trainer_config.validate()?;
 	let follow = FollowConfig {
-		url: config.chain.url.clone(),
 		job,
 		proof_dir: job_dir.join("proofs"),
 		// Commitments are taken for `grace`; fetching and aggregating on top of that.

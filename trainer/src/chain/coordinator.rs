@@ -148,8 +148,6 @@ impl Coordinator for ChainCoordinator {
 
 /// Settings of the chain task.
 pub struct FollowConfig {
-	/// The node.
-	pub url: String,
 	/// The job.
 	pub job: JobId,
 	/// Where signed proofs are kept (`<dir>/round-<r>.scale`).
@@ -245,28 +243,24 @@ impl Follower {
 							self.shared().unsent -= 1;
 						}
 						// Send it now rather than at the next block: it must make the round.
-						if let Err(e) = self.on_tick(true).await {
-							tracing::warn!("chain: {e}");
-						}
+						self.tick_or_reconnect(true).await;
 					}
 					None => return,
 				},
-				_ = poll.tick() => {
-					// A node that went away may leave requests unanswered: give up on them.
-					match tokio::time::timeout(TICK_TIMEOUT, self.on_tick(false)).await {
-						Ok(Ok(())) => {}
-						Ok(Err(e)) => {
-							tracing::warn!("chain: {e}; reconnecting");
-							self.reconnect().await;
-						}
-						Err(_) => {
-							tracing::warn!("chain: no answer in {TICK_TIMEOUT:?}; reconnecting");
-							self.reconnect().await;
-						}
-					}
-				}
+				_ = poll.tick() => self.tick_or_reconnect(false).await,
 			}
 		}
+	}
+
+	/// A tick; reconnects when it fails, or when the node leaves it unanswered (a node that
+	/// went away may never answer).
+	async fn tick_or_reconnect(&mut self, force: bool) {
+		match tokio::time::timeout(TICK_TIMEOUT, self.on_tick(force)).await {
+			Ok(Ok(())) => return,
+			Ok(Err(e)) => tracing::warn!("chain: {e}; reconnecting"),
+			Err(_) => tracing::warn!("chain: no answer in {TICK_TIMEOUT:?}; reconnecting"),
+		}
+		self.reconnect().await;
 	}
 
 	async fn reconnect(&mut self) {
@@ -407,9 +401,10 @@ impl Follower {
 		let call = api::tx()
 			.jobs()
 			.report_equivocation(subxt::utils::Static(first), subxt::utils::Static(signed));
-		match self.chain.submit("report_equivocation", &call, &self.account).await {
-			Ok(_) => tracing::info!("reported {} for equivocating in round {}", key.1, key.0),
-			// Another trainer may have reported it first.
+		// Handed to the pool without waiting for a block: this round's own proof is due too.
+		// Another trainer may report it first; the chain then refuses this report.
+		match self.chain.send("report_equivocation", &call, &self.account).await {
+			Ok(()) => tracing::info!("reported {} for equivocating in round {}", key.1, key.0),
 			Err(e) => tracing::info!("equivocation report not taken: {e}"),
 		}
 		Ok(())
