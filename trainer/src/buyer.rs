@@ -139,16 +139,13 @@ pub async fn status(chain: &Chain, job: JobId, follow: bool) -> anyhow::Result<(
 	}
 }
 
-/// The listen addresses of a job's participants.
+/// The parseable listen addresses of a job's participants.
 async fn participant_addresses(chain: &Chain, job: JobId) -> anyhow::Result<Vec<Multiaddr>> {
 	let mut out = Vec::new();
-	for (who, _) in chain.participants(job).await? {
-		let Some(view) = chain.provider(&who).await? else { continue };
-		for a in &view.provider.multiaddrs.0 {
-			match String::from_utf8_lossy(&a.0).parse() {
-				Ok(addr) => out.push(addr),
-				Err(e) => tracing::warn!("{who}: unusable address: {e}"),
-			}
+	for text in chain.participant_addresses(job, None).await? {
+		match text.parse() {
+			Ok(addr) => out.push(addr),
+			Err(e) => tracing::warn!("unusable participant address {text:?}: {e}"),
 		}
 	}
 	Ok(out)

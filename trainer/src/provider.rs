@@ -288,24 +288,6 @@ async fn ensure_joined(chain: &Chain, account: &Keypair, job: JobId) -> Result<(
 	Ok(())
 }
 
-/// The listen addresses of the job's other participants, to dial first.
-async fn job_peers(chain: &Chain, job: JobId, me: &AccountId) -> Result<Vec<String>, ChainError> {
-	let members = chain.participants(job).await?;
-	let mut addresses = Vec::new();
-	for (who, _) in members.iter().filter(|(who, _)| who != me) {
-		if let Some(view) = chain.provider(who).await? {
-			addresses.extend(
-				view.provider
-					.multiaddrs
-					.0
-					.iter()
-					.map(|a| String::from_utf8_lossy(&a.0).into_owned()),
-			);
-		}
-	}
-	Ok(addresses)
-}
-
 /// Runs the provider until its job ends.
 pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
 	use anyhow::Context;
@@ -319,7 +301,8 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		ensure_registered(&chain, &account, &p2p, &config).await?;
 		let (job, spec) = choose_job(&chain, &me, &config).await?;
 		ensure_joined(&chain, &account, job).await?;
-		let bootstrap = job_peers(&chain, job, &me).await?;
+		// The job's other participants, to dial first.
+		let bootstrap = chain.participant_addresses(job, Some(&me)).await?;
 		Ok::<_, ChainError>((chain, job, spec, bootstrap))
 	})?;
 	let local = &config.training;

@@ -220,6 +220,26 @@ impl Chain {
 		.await
 	}
 
+	/// The registered listen addresses of a job's participants (except `except`), as the
+	/// registry holds them (UTF-8 text; not parsed here).
+	pub async fn participant_addresses(
+		&self,
+		job: JobId,
+		except: Option<&AccountId>,
+	) -> Result<Vec<String>> {
+		let mut addresses = Vec::new();
+		for (who, _) in self.participants(job).await? {
+			if except == Some(&who) {
+				continue;
+			}
+			if let Some(view) = self.provider(&who).await? {
+				let listed = view.provider.multiaddrs.0.iter();
+				addresses.extend(listed.map(|a| String::from_utf8_lossy(&a.0).into_owned()));
+			}
+		}
+		Ok(addresses)
+	}
+
 	/// Free balance of an account.
 	pub async fn free_balance(&self, who: &AccountId) -> Result<u128> {
 		let at = self.at_best().await?;
