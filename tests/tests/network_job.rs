@@ -10,6 +10,9 @@
 //!   first delivered round, and the job completes.
 //! - A provider that signs two different proofs for a round is reported by the others with
 //!   both proofs and slashed by the chain, and the job completes without it.
+//! - A lazy provider (it sends noise and claims the work) is found out by the others' replays
+//!   of its update, challenged, voted invalid by the committee the chain draws, and slashed
+//!   with its reward clawed back; the job completes without it.
 //! - A cancelled job gives the buyer its escrow back.
 
 use std::{collections::HashMap, path::Path, time::Duration};
@@ -81,6 +84,12 @@ struct Ledger {
 	joined_from: HashMap<AccountId32, u32>,
 	/// (provider, reporter) of each punished equivocation.
 	equivocations: Vec<(AccountId32, AccountId32)>,
+	/// (accused, challenger) of each challenge opened.
+	challenges: Vec<(AccountId32, AccountId32)>,
+	/// (accused, reward clawed back) of each challenge that proved fraud.
+	frauds: Vec<(AccountId32, u128)>,
+	/// Challenges decided otherwise.
+	other_outcomes: u32,
 	settled_with_result: u32,
 	completed: bool,
 }
@@ -109,6 +118,20 @@ impl Ledger {
 					RuntimeEvent::Jobs(Jobs::EquivocationPunished {
 						provider, reporter, ..
 					}) => l.equivocations.push((provider, reporter)),
+					RuntimeEvent::Jobs(Jobs::ChallengeOpened { accused, challenger, .. }) => {
+						l.challenges.push((accused, challenger))
+					}
+					RuntimeEvent::Jobs(Jobs::ChallengeResolved {
+						accused,
+						outcome,
+						clawed_back,
+						..
+					}) => match outcome {
+						pallet_jobs::ChallengeOutcome::FraudProven => {
+							l.frauds.push((accused, clawed_back))
+						}
+						_ => l.other_outcomes += 1,
+					},
 					RuntimeEvent::Providers(Providers::Slashed { who, amount, .. }) => {
 						*l.slashed.entry(who).or_default() += amount
 					}
@@ -314,43 +337,106 @@ fn providers_ride_out_a_node_restart_without_signing_twice() -> Result<()> {
 	Ok(())
 }
 
+const HONEST: [Sr25519Keyring; 3] =
+	[Sr25519Keyring::Bob, Sr25519Keyring::Charlie, Sr25519Keyring::Dave];
+
+/// A job run by three honest providers and Eve, who misbehaves.
+struct CheatRun {
+	node: Node,
+	providers: Vec<Provider>,
+	ledger: Ledger,
+	start: u32,
+	end: u32,
+	_dir: tempfile::TempDir,
+}
+
+impl CheatRun {
+	/// Bob, Charlie and Dave as honest providers and Eve with `misbehave` (lines of her
+	/// `[misbehave]` table) on a dev node; the MNIST job, needing all four, with `spec_extra`
+	/// lines, posted and run to completion.
+	fn run(misbehave: &str, spec_extra: &str) -> Result<Self> {
+		let dir = tempfile::tempdir()?;
+		let node = dev_node(dir.path())?;
+		let url = url(&node);
+		let start = node.best_number()?;
+		let mut providers = providers(dir.path(), &url, &HONEST)?;
+		let extra = format!("[misbehave]\n{misbehave}");
+		let cheat = ProviderSpec { name: "eve", account: "//Eve", stake: 200, extra: &extra };
+		providers.push(Provider::start(dir.path(), &url, &cheat)?);
+		let spec = MNIST_JOB.replace("min_providers = 3", "min_providers = 4") + spec_extra;
+		post_job(&url, dir.path(), &spec, 0)?;
+		let status = wait_status(&url, 0, Duration::from_secs(300), &providers, |s| {
+			s.contains("completed")
+		})?;
+		ensure!(status.contains("round 3/3"), "{status}");
+		let end = node.best_number()?;
+		let ledger = Ledger::read(&node, start + 1, end)?;
+		Ok(CheatRun { node, providers, ledger, start, end, _dir: dir })
+	}
+
+	/// Eve was slashed (her balance moved by exactly her events) and every honest provider
+	/// was paid for every round.
+	fn check_punished(&self) -> Result<()> {
+		let eve = Sr25519Keyring::Eve.to_account_id();
+		ensure!(self.ledger.slashed.get(&eve).is_some_and(|s| *s > 0), "eve slashed");
+		self.ledger.check_balance(&self.node, Sr25519Keyring::Eve, self.start, self.end)?;
+		for key in HONEST {
+			let paid = self.ledger.paid(&key.to_account_id());
+			ensure!(paid == [0, 1, 2], "{key:?} paid for rounds {paid:?}, not every round");
+		}
+		Ok(())
+	}
+
+	fn is_honest(who: &AccountId32) -> bool {
+		HONEST.iter().any(|k| k.to_account_id() == *who)
+	}
+}
+
 #[test]
 fn an_equivocating_provider_is_reported_and_slashed() -> Result<()> {
-	let dir = tempfile::tempdir()?;
-	let node = dev_node(dir.path())?;
-	let url = url(&node);
-	let start = node.best_number()?;
-	let honest = [Sr25519Keyring::Bob, Sr25519Keyring::Charlie, Sr25519Keyring::Dave];
-	let mut all = providers(dir.path(), &url, &honest)?;
-	let cheat = ProviderSpec {
-		name: "eve",
-		account: "//Eve",
-		stake: 200,
-		extra: "[misbehave]\nequivocate = true",
-	};
-	all.push(Provider::start(dir.path(), &url, &cheat)?);
-	post_job(&url, dir.path(), &MNIST_JOB.replace("min_providers = 3", "min_providers = 4"), 0)?;
-	let status = wait_status(&url, 0, Duration::from_secs(300), &all, |s| s.contains("completed"))?;
-	ensure!(status.contains("round 3/3"), "{status}");
-
-	let end = node.best_number()?;
-	let l = Ledger::read(&node, start + 1, end)?;
-	let eve = Sr25519Keyring::Eve.to_account_id();
-	let honest_accounts: Vec<_> = honest.iter().map(|k| k.to_account_id()).collect();
+	let run = CheatRun::run("equivocate = true", "")?;
+	let (l, eve) = (&run.ledger, Sr25519Keyring::Eve.to_account_id());
 	ensure!(
 		l.equivocations.len() == 1
 			&& l.equivocations[0].0 == eve
-			&& honest_accounts.contains(&l.equivocations[0].1),
+			&& CheatRun::is_honest(&l.equivocations[0].1),
 		"one report of eve by an honest provider: {:?}\n{}",
 		l.equivocations,
-		logs(&all)
+		logs(&run.providers)
 	);
-	ensure!(l.slashed.get(&eve).is_some_and(|s| *s > 0), "eve slashed");
-	l.check_balance(&node, Sr25519Keyring::Eve, start, end)?;
-	for key in honest {
-		ensure!(l.paid(&key.to_account_id()) == [0, 1, 2], "{key:?} paid for every round");
-	}
-	Ok(())
+	run.check_punished()
+}
+
+#[test]
+fn a_lazy_provider_is_challenged_voted_invalid_and_slashed() -> Result<()> {
+	let run = CheatRun::run("lazy = true", "challenge_window = 20\n")?;
+	let (l, eve) = (&run.ledger, Sr25519Keyring::Eve.to_account_id());
+	ensure!(
+		!l.challenges.is_empty()
+			&& l.challenges.iter().all(|(accused, by)| *accused == eve && CheatRun::is_honest(by)),
+		"only eve challenged, by honest providers: {:?}\n{}",
+		l.challenges,
+		logs(&run.providers)
+	);
+	ensure!(
+		l.frauds.len() == l.challenges.len() && l.other_outcomes == 0,
+		"every challenge proved fraud: {:?}, {} otherwise\n{}",
+		l.frauds,
+		l.other_outcomes,
+		logs(&run.providers)
+	);
+	ensure!(
+		l.frauds.iter().all(|(_, back)| *back > 0),
+		"eve's rewards clawed back: {:?}",
+		l.frauds
+	);
+	// The committee judged by replaying: its members logged the cosine of the replay.
+	ensure!(
+		run.providers.iter().any(|p| p.log().contains("is Invalid (cosine with its replay")),
+		"no replay logged\n{}",
+		logs(&run.providers)
+	);
+	run.check_punished()
 }
 
 #[test]

@@ -139,18 +139,6 @@ pub async fn status(chain: &Chain, job: JobId, follow: bool) -> anyhow::Result<(
 	}
 }
 
-/// The parseable listen addresses of a job's participants.
-async fn participant_addresses(chain: &Chain, job: JobId) -> anyhow::Result<Vec<Multiaddr>> {
-	let mut out = Vec::new();
-	for text in chain.participant_addresses(job, None).await? {
-		match text.parse() {
-			Ok(addr) => out.push(addr),
-			Err(e) => tracing::warn!("unusable participant address {text:?}: {e}"),
-		}
-	}
-	Ok(out)
-}
-
 fn peer_of(addr: &Multiaddr) -> Option<PeerId> {
 	addr.iter().find_map(|p| match p {
 		libp2p::multiaddr::Protocol::P2p(peer) => Some(peer),
@@ -169,7 +157,7 @@ pub fn fetch(
 ) -> anyhow::Result<()> {
 	let (view, addresses) = runtime.block_on(async {
 		let view = job_view(chain, job).await?;
-		let addresses = participant_addresses(chain, job).await?;
+		let addresses = chain.participant_addresses(job, None).await?;
 		Ok::<_, anyhow::Error>((view, addresses))
 	})?;
 	let expected = match &view.job.status {

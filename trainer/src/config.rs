@@ -67,6 +67,9 @@ pub struct Misbehaviour {
 	/// Sign two different commitments each round.
 	#[serde(default)]
 	pub equivocate: bool,
+	/// Skip training: send noise and claim the work (a lazy trainer).
+	#[serde(default)]
+	pub lazy: bool,
 }
 
 /// How an update is poisoned.

@@ -12,6 +12,7 @@ pub mod aggregate;
 pub mod buyer;
 pub mod chain;
 pub mod checkpoint;
+pub mod checks;
 pub mod compress;
 pub mod config;
 pub mod data;
@@ -31,5 +32,6 @@ pub mod provider;
 pub mod rng;
 pub mod status_server;
 pub mod train;
+pub mod verify;
 
 pub use error::{Error, Result};

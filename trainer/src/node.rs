@@ -16,7 +16,7 @@ use std::{
 use candle_core::Device;
 use grid_primitives::{
 	job::{JobId, RoundIndex},
-	work::{data_seed, sample_index},
+	work::{data_seed, Verdict},
 	Hash,
 };
 use libp2p::{identity::Keypair, Multiaddr, PeerId};
@@ -25,10 +25,11 @@ use serde::Serialize;
 use crate::{
 	aggregate::{aggregate, Contribution},
 	checkpoint::Checkpoint,
+	checks::{Checks, Received},
 	compress::{adaptive::AdaptiveCompressor, CompressedUpdate},
 	config::{Poison, Schedule, TrainerConfig},
-	data::Dataset,
-	diloco::{train_round, OuterOptimizer},
+	data::{batch_indices, Dataset},
+	diloco::{train_round, LocalRound, OuterOptimizer},
 	error::{Error, Result},
 	exchange::{Offer, RoundBook},
 	health::HealthBook,
@@ -44,6 +45,7 @@ use crate::{
 	params::{hex, Manifest},
 	rng::{blake2_256, Rng},
 	train::{evaluate, InnerConfig, InnerTrainer},
+	verify::Replayer,
 };
 
 /// Longest checkpoint or update a peer may send (a 100M-parameter model's state fits).
@@ -110,6 +112,30 @@ pub trait Coordinator: Send {
 	}
 	/// A proof a peer announced (shape and job checked, signature not).
 	fn heard_proof(&self, _bytes: Vec<u8>) {}
+	/// The data seed `peer` was given for `round`, when known (a replay of its update
+	/// draws its batches from it).
+	fn peer_seed(&self, _round: RoundIndex, _peer: &PeerId) -> Option<Hash> {
+		None
+	}
+	/// `peer`'s update for `round` failed its replay: challenge it.
+	fn accuse(&self, _round: RoundIndex, _peer: PeerId) {}
+	/// Challenges this trainer was newly drawn to judge, taken once.
+	fn assigned_checks(&self) -> Vec<CheckRequest> {
+		Vec::new()
+	}
+	/// This trainer's verdict on a challenge.
+	fn vote(&self, _challenge: u64, _verdict: Verdict) {}
+}
+
+/// A challenge a trainer must judge: the update `accused` sent for `round`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckRequest {
+	/// The challenge's id on chain.
+	pub challenge: u64,
+	/// The round of the disputed update.
+	pub round: RoundIndex,
+	/// Who sent it.
+	pub accused: PeerId,
 }
 
 /// A coordinator shared with whoever started the trainer.
@@ -134,6 +160,18 @@ impl<C: Coordinator + Sync> Coordinator for Arc<C> {
 	}
 	fn heard_proof(&self, bytes: Vec<u8>) {
 		C::heard_proof(self, bytes)
+	}
+	fn peer_seed(&self, round: RoundIndex, peer: &PeerId) -> Option<Hash> {
+		C::peer_seed(self, round, peer)
+	}
+	fn accuse(&self, round: RoundIndex, peer: PeerId) {
+		C::accuse(self, round, peer)
+	}
+	fn assigned_checks(&self) -> Vec<CheckRequest> {
+		C::assigned_checks(self)
+	}
+	fn vote(&self, challenge: u64, verdict: Verdict) {
+		C::vote(self, challenge, verdict)
 	}
 }
 
@@ -258,7 +296,7 @@ pub struct Trainer {
 	net: NetworkHandle,
 	shaper: Shaper,
 	scenario: Option<Scenario>,
-	dataset: Dataset,
+	dataset: Arc<Dataset>,
 	eval: Vec<Batch>,
 	device: Device,
 	inner: InnerTrainer,
@@ -284,6 +322,9 @@ pub struct Trainer {
 	coordinator: Option<Box<dyn Coordinator>>,
 	linger: Duration,
 	status_sink: Option<crate::status_server::StatusSink>,
+	checks: Checks,
+	/// Norm of the last aggregated update (what a lazy trainer's noise imitates).
+	last_update_norm: Option<f64>,
 }
 
 impl Trainer {
@@ -307,7 +348,7 @@ impl Trainer {
 		let me = key.public().to_peer_id();
 		let job = &config.job;
 		let device = job.device();
-		let dataset = job.dataset()?;
+		let dataset = Arc::new(job.dataset()?);
 		let eval = if job.eval_samples > 0 {
 			dataset.eval_batches(job.eval_samples, 250, &device)?
 		} else {
@@ -323,6 +364,14 @@ impl Trainer {
 			inner_config,
 		)?;
 		let manifest = inner.model().params().manifest();
+		let replayer = Replayer {
+			spec: job.model_spec(),
+			inner: job.inner(),
+			config: inner_config,
+			batch_size: job.batch_size as u64,
+			dataset: dataset.clone(),
+			device: device.clone(),
+		};
 		let compressor = AdaptiveCompressor::new(job.compression(), manifest.numel());
 		let state = Self::restore(&config.data_dir, &manifest, job)?;
 		let scenario = config
@@ -384,6 +433,8 @@ impl Trainer {
 			coordinator,
 			linger: Duration::from_secs(3),
 			status_sink: None,
+			checks: Checks::new(me, replayer),
+			last_update_norm: None,
 			config,
 		})
 	}
@@ -757,6 +808,12 @@ impl Trainer {
 			Schedule::Deadline { .. } => (None, Duration::from_millis(50)),
 		};
 		let stop_at = end.map(|e| e.checked_sub(margin).unwrap_or(e));
+		if self.config.misbehave.lazy {
+			let steps = fixed.or(max_steps).unwrap_or(LAZY_STEPS);
+			let norm = self.last_update_norm.unwrap_or(LAZY_FIRST_NORM);
+			let local = lazy_round(state.weights.len(), norm, round, steps, batch, stop_at);
+			return self.commit(round, local, started);
+		}
 		let mut step_secs = self.step_secs;
 		let mut last: Option<Instant> = None;
 		let mut i = 0u64;
@@ -784,23 +841,32 @@ impl Trainer {
 				return None;
 			}
 			last = Some(Instant::now());
-			let indices: Vec<u64> = (i * batch..(i + 1) * batch)
-				.filter_map(|k| sample_index(&seed, k, population))
-				.collect();
+			let indices = batch_indices(&seed, i, batch, population);
 			i += 1;
 			Some(dataset.train_batch(&indices, device))
 		});
-		let local = train_round(&mut self.inner, &state.weights, batches)?;
+		let mut local = train_round(&mut self.inner, &state.weights, batches)?;
 		self.step_secs = step_secs;
 		if local.steps == 0 {
 			return Ok(None);
 		}
-		let mut delta = local.delta;
 		if let Some(poison) = self.config.misbehave.poison {
-			poison_update(&mut delta, poison, round);
+			poison_update(&mut local.delta, poison, round);
 		}
+		self.commit(round, local, started)
+	}
+
+	/// Compresses a round's update, signs its commitment and serves it.
+	fn commit(
+		&mut self,
+		round: RoundIndex,
+		local: LocalRound,
+		started: Instant,
+	) -> Result<Option<OwnUpdate>> {
+		let state = self.state.as_ref().expect("commit runs with a state");
+		let job = &self.config.job;
 		let budget = self.transfer_budget();
-		let (update, bytes, level) = self.compressor.compress(&delta, budget)?;
+		let (update, bytes, level) = self.compressor.compress(&local.delta, budget)?;
 		let bytes = Arc::new(bytes);
 		let compute = started.elapsed();
 		let commitment = Commitment {
@@ -914,19 +980,22 @@ impl Trainer {
 		let mut contributions = Vec::new();
 		let mut members = Vec::new();
 		let mut missing = Vec::new();
+		let mut received = Vec::new();
 		for (peer, signed) in &set {
 			match self.arrived.get(&signed.commitment.update_hash) {
 				Some((_, update)) => {
-					contributions.push(Contribution {
-						delta: update.decompress(),
-						samples: signed.commitment.samples,
-					});
+					let delta = update.decompress();
+					let steps = signed.commitment.steps;
+					received.push(Received { peer: *peer, steps, delta: delta.clone() });
+					contributions.push(Contribution { delta, samples: signed.commitment.samples });
 					members.push(*peer);
 				}
 				None => missing.push(peer.to_string()),
 			}
 		}
 		let mut state = self.state.take().expect("checked above");
+		let coordinator = self.coordinator.as_deref();
+		self.checks.keep_round(round, &state.weights, received, coordinator);
 		let base_model_hash = state.model_hash;
 		let mut record_sets = (Vec::new(), Vec::new());
 		let mut accepted = Vec::new();
@@ -942,6 +1011,7 @@ impl Trainer {
 				self.health.peer(members[i]).rejected += 1;
 				record_sets.1.push(members[i].to_string());
 			}
+			self.last_update_norm = Some(crate::aggregate::norm(&agg.delta));
 			state.outer.step(&mut state.weights, &agg.delta)?;
 		}
 		self.last_set = members;
@@ -1025,6 +1095,7 @@ impl Trainer {
 				for proof in c.outgoing_proofs() {
 					self.net.send(Command::PublishProof(proof));
 				}
+				self.checks.poll(c.as_ref());
 			}
 			if done(self) {
 				return;
@@ -1243,15 +1314,46 @@ fn poison_update(delta: &mut [f32], poison: Poison, round: RoundIndex) {
 		Poison::Scale { factor } => delta.iter_mut().for_each(|d| *d *= factor),
 		Poison::Flip { factor } => delta.iter_mut().for_each(|d| *d *= -factor),
 		Poison::Random { factor } => {
-			let norm = crate::aggregate::norm(delta);
-			let mut rng = Rng::new(u64::from(round) ^ 0xbad);
-			let noise: Vec<f64> = delta.iter().map(|_| rng.normal()).collect();
-			let scale =
-				factor as f64 * norm / noise.iter().map(|x| x * x).sum::<f64>().sqrt().max(1e-12);
-			for (d, n) in delta.iter_mut().zip(noise) {
-				*d = (n * scale) as f32;
-			}
+			let norm = factor as f64 * crate::aggregate::norm(delta);
+			let noise = noise(delta.len(), norm, u64::from(round) ^ 0xbad);
+			delta.copy_from_slice(&noise);
 		}
+	}
+}
+
+/// Gaussian noise of length `len` and L2 norm `norm`.
+fn noise(len: usize, norm: f64, seed: u64) -> Vec<f32> {
+	let mut rng = Rng::new(seed);
+	let raw: Vec<f64> = (0..len).map(|_| rng.normal()).collect();
+	let scale = norm / raw.iter().map(|x| x * x).sum::<f64>().sqrt().max(1e-12);
+	raw.into_iter().map(|x| (x * scale) as f32).collect()
+}
+
+/// Inner steps a lazy trainer claims when nothing caps a round.
+const LAZY_STEPS: u32 = 100;
+/// Norm of a lazy trainer's noise before it has seen an aggregate.
+const LAZY_FIRST_NORM: f64 = 0.1;
+
+/// A lazy trainer's round: no training. It waits until an honest trainer would be done and
+/// claims `steps` full batches for Gaussian noise the size of the last aggregated update
+/// (small enough to pass norm screening, so only a replay can tell).
+fn lazy_round(
+	len: usize,
+	norm: f64,
+	round: RoundIndex,
+	steps: u32,
+	batch: u64,
+	stop_at: Option<Instant>,
+) -> LocalRound {
+	if let Some(wait) = stop_at.and_then(|s| s.checked_duration_since(Instant::now())) {
+		std::thread::sleep(wait);
+	}
+	tracing::warn!("round {round}: sending noise instead of training (lazy)");
+	LocalRound {
+		delta: noise(len, norm, u64::from(round) ^ 0x1a2e),
+		samples: u64::from(steps) * batch,
+		steps,
+		mean_loss: 1.0,
 	}
 }
 

@@ -303,6 +303,7 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		ensure_joined(&chain, &account, job).await?;
 		// The job's other participants, to dial first.
 		let bootstrap = chain.participant_addresses(job, Some(&me)).await?;
+		let bootstrap: Vec<String> = bootstrap.iter().map(ToString::to_string).collect();
 		Ok::<_, ChainError>((chain, job, spec, bootstrap))
 	})?;
 	let local = &config.training;

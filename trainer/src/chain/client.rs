@@ -23,6 +23,8 @@ pub type ProviderView = runtime_types::pallet_providers::types::ProviderView<u12
 pub type JobStatus = runtime_types::pallet_jobs::types::JobStatus;
 /// A provider's membership of a job.
 pub type Participant = runtime_types::pallet_jobs::types::Participant<u128>;
+/// An open fraud challenge.
+pub type Challenge = runtime_types::pallet_jobs::types::Challenge<AccountId, u128, u32>;
 /// Events of a transaction.
 pub type TxEvents = subxt::extrinsics::ExtrinsicEvents<GridConfig>;
 
@@ -220,21 +222,54 @@ impl Chain {
 		.await
 	}
 
-	/// The registered listen addresses of a job's participants (except `except`), as the
-	/// registry holds them (UTF-8 text; not parsed here).
+	/// The challenge of `who`'s contribution to `round` of `job`, if one was ever opened.
+	pub async fn challenged(
+		&self,
+		job: JobId,
+		round: grid_primitives::job::RoundIndex,
+		who: &AccountId,
+	) -> Result<Option<u64>> {
+		let at = self.at_best().await?;
+		let value = at
+			.storage()
+			.try_fetch(api::storage().jobs().challenged(), ((job, round, *who),))
+			.await
+			.map_err(|e| ChainError::rpc("reading a challenge", e))?;
+		value
+			.map(|v| v.decode().map_err(|e| ChainError::rpc("decoding a challenge id", e)))
+			.transpose()
+	}
+
+	/// Open challenges whose committee includes `who`.
+	pub async fn assigned_challenges(&self, who: &AccountId) -> Result<Vec<(u64, Challenge)>> {
+		self.view(
+			"reading assigned challenges",
+			api::view_functions().jobs().assigned_challenges(*who),
+		)
+		.await
+	}
+
+	/// The registered listen addresses of a job's participants (except `except`). The pallet
+	/// only checks that an address is text starting with `/`, so one that does not parse as
+	/// a multiaddr is skipped with a warning: one participant's bad entry must not keep
+	/// others from dialing the rest.
 	pub async fn participant_addresses(
 		&self,
 		job: JobId,
 		except: Option<&AccountId>,
-	) -> Result<Vec<String>> {
+	) -> Result<Vec<libp2p::Multiaddr>> {
 		let mut addresses = Vec::new();
 		for (who, _) in self.participants(job).await? {
 			if except == Some(&who) {
 				continue;
 			}
-			if let Some(view) = self.provider(&who).await? {
-				let listed = view.provider.multiaddrs.0.iter();
-				addresses.extend(listed.map(|a| String::from_utf8_lossy(&a.0).into_owned()));
+			let Some(view) = self.provider(&who).await? else { continue };
+			for raw in &view.provider.multiaddrs.0 {
+				let text = String::from_utf8_lossy(&raw.0);
+				match text.parse() {
+					Ok(addr) => addresses.push(addr),
+					Err(e) => tracing::warn!("{who} registered an unusable address {text:?}: {e}"),
+				}
 			}
 		}
 		Ok(addresses)

@@ -11,6 +11,11 @@
 //! Every proof is also announced to the job's other trainers (gossip). A trainer that hears
 //! two different validly signed proofs of one provider for one round holds the evidence of
 //! equivocation the chain punishes, and reports it.
+//!
+//! The fraud path's chain side is here too: a contribution the trainer's replay refuted is
+//! challenged once the chain has paid it, and the challenges the chain draws this trainer to
+//! judge are handed to the trainer, whose verdicts go back as votes (each resent until the
+//! chain has it).
 
 use std::{
 	collections::{BTreeMap, BTreeSet, HashMap},
@@ -23,7 +28,7 @@ use codec::{Decode, Encode};
 use grid_primitives::{
 	job::{proof_payload, ContributionProof, JobId, RoundIndex},
 	time::MILLI_SECS_PER_BLOCK,
-	work::data_seed,
+	work::{data_seed, Verdict},
 	Hash,
 };
 use libp2p::PeerId;
@@ -36,7 +41,7 @@ use super::{
 	client::{Chain, JobStatus, JobView},
 	AccountId, ChainError, Result, SignedProof,
 };
-use crate::node::{Coordinator, RoundReport};
+use crate::node::{CheckRequest, Coordinator, RoundReport};
 
 /// How often the node is polled for a new block.
 const POLL: Duration = Duration::from_millis(500);
@@ -44,6 +49,12 @@ const POLL: Duration = Duration::from_millis(500);
 const TICK_TIMEOUT: Duration = Duration::from_secs(10);
 /// A proof is sent this long before the slot of the last block that may include it.
 const SUBMIT_MARGIN_MS: u64 = 1_000;
+/// Blocks after which a challenge or a vote the chain does not show yet is sent again.
+const RESEND_BLOCKS: u32 = 3;
+/// Most times a challenge is sent.
+const CHALLENGE_TRIES: u32 = 3;
+/// Rounds whose data seeds are remembered (for replays of peers' updates).
+const SEED_ROUNDS: u32 = 8;
 
 /// The job's open round as the trainer sees it.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,6 +77,20 @@ struct Shared {
 	rounds_paid: u32,
 	/// Proofs to announce to peers.
 	outbox: Vec<Vec<u8>>,
+	/// Seeds of the recent rounds.
+	seeds: BTreeMap<RoundIndex, Hash>,
+	/// libp2p peer ids (bytes) of registered providers → their accounts.
+	accounts: HashMap<Vec<u8>, AccountId>,
+	/// Challenges this trainer was drawn to judge, not yet taken by the trainer.
+	checks: Vec<CheckRequest>,
+}
+
+/// What the trainer asks of the chain about fraud.
+enum Action {
+	/// Challenge the peer's contribution to the round.
+	Accuse(RoundIndex, PeerId),
+	/// Vote on a challenge.
+	Vote(u64, Verdict),
 }
 
 /// The trainer's side: reads what the chain task last saw, hands finished rounds over.
@@ -75,6 +100,7 @@ pub struct ChainCoordinator {
 	shared: Arc<Mutex<Shared>>,
 	reports: mpsc::UnboundedSender<RoundReport>,
 	heard: mpsc::UnboundedSender<Vec<u8>>,
+	actions: mpsc::UnboundedSender<Action>,
 }
 
 impl ChainCoordinator {
@@ -144,6 +170,25 @@ impl Coordinator for ChainCoordinator {
 	fn heard_proof(&self, bytes: Vec<u8>) {
 		let _ = self.heard.send(bytes);
 	}
+
+	fn peer_seed(&self, round: RoundIndex, peer: &PeerId) -> Option<Hash> {
+		let s = self.shared();
+		let seed = s.seeds.get(&round)?;
+		let account = s.accounts.get(&peer.to_bytes())?;
+		Some(data_seed(seed, self.job, round, account))
+	}
+
+	fn accuse(&self, round: RoundIndex, peer: PeerId) {
+		let _ = self.actions.send(Action::Accuse(round, peer));
+	}
+
+	fn assigned_checks(&self) -> Vec<CheckRequest> {
+		std::mem::take(&mut self.shared().checks)
+	}
+
+	fn vote(&self, challenge: u64, verdict: Verdict) {
+		let _ = self.actions.send(Action::Vote(challenge, verdict));
+	}
 }
 
 /// Settings of the chain task.
@@ -176,6 +221,7 @@ pub fn start(
 	let shared = Arc::new(Mutex::new(Shared::default()));
 	let (reports, inbox) = mpsc::unbounded_channel();
 	let (heard, heard_inbox) = mpsc::unbounded_channel();
+	let (actions, actions_inbox) = mpsc::unbounded_channel();
 	let follower = Follower {
 		chain,
 		account,
@@ -187,9 +233,21 @@ pub fn start(
 		last_block: 0,
 		heard_proofs: BTreeMap::new(),
 		reported: BTreeSet::new(),
+		accusations: Vec::new(),
+		votes: BTreeMap::new(),
+		requested: BTreeSet::new(),
 	};
-	runtime.spawn(follower.run(inbox, heard_inbox));
-	Ok(ChainCoordinator { job, me, shared, reports, heard })
+	runtime.spawn(follower.run(inbox, heard_inbox, actions_inbox));
+	Ok(ChainCoordinator { job, me, shared, reports, heard, actions })
+}
+
+/// A contribution to challenge once the chain has paid it.
+struct Accusation {
+	round: RoundIndex,
+	accused: AccountId,
+	/// Block at which the challenge was last sent (0: never).
+	sent_at: u32,
+	tries: u32,
 }
 
 /// A proof waiting to be seen on chain.
@@ -216,6 +274,12 @@ struct Follower {
 	heard_proofs: BTreeMap<(RoundIndex, AccountId), SignedProof>,
 	/// Equivocations already reported.
 	reported: BTreeSet<(RoundIndex, AccountId)>,
+	/// Contributions to challenge.
+	accusations: Vec<Accusation>,
+	/// Verdicts to vote, by challenge, with the block they were last sent at (0: never).
+	votes: BTreeMap<u64, (Verdict, u32)>,
+	/// Challenges already handed to the trainer.
+	requested: BTreeSet<u64>,
 }
 
 impl Follower {
@@ -227,10 +291,17 @@ impl Follower {
 		mut self,
 		mut inbox: mpsc::UnboundedReceiver<RoundReport>,
 		mut heard: mpsc::UnboundedReceiver<Vec<u8>>,
+		mut actions: mpsc::UnboundedReceiver<Action>,
 	) {
 		let mut poll = tokio::time::interval(POLL);
 		loop {
 			tokio::select! {
+				Some(action) = actions.recv() => {
+					if let Err(e) = self.on_action(action).await {
+						tracing::warn!("{e}");
+					}
+					self.tick_or_reconnect(true).await;
+				}
 				Some(bytes) = heard.recv() => {
 					if let Err(e) = self.on_heard(&bytes).await {
 						tracing::warn!("{e}");
@@ -284,8 +355,12 @@ impl Follower {
 			ChainError::Missing(format!("job {} is not on chain", self.config.job))
 		})?;
 		let me_in = self.refresh_membership().await?;
-		self.refresh_round(&view, number, now_ms, me_in);
-		self.send_pending(&view, number).await
+		if self.refresh_round(&view, number, now_ms, me_in) {
+			self.refresh_peers().await?;
+		}
+		self.send_pending(&view, number).await?;
+		self.pursue_accusations(&view, number).await?;
+		self.follow_assignments(number).await
 	}
 
 	/// Whether this account is still a participant, and what it earned.
@@ -308,7 +383,8 @@ impl Follower {
 		Ok(mine.is_some())
 	}
 
-	fn refresh_round(&mut self, view: &JobView, number: u32, now_ms: u64, me_in: bool) {
+	/// Refreshes the open round; true when a new round opened.
+	fn refresh_round(&mut self, view: &JobView, number: u32, now_ms: u64, me_in: bool) -> bool {
 		let live = matches!(view.job.status, JobStatus::Open | JobStatus::Running);
 		let open = view.round.as_ref().map(|r| OpenRound {
 			index: r.index,
@@ -317,9 +393,13 @@ impl Follower {
 			members: r.members.0.clone(),
 		});
 		let mut s = self.shared();
+		let mut opened = false;
 		if s.open.as_ref().map(|r| r.index) != open.as_ref().map(|r| r.index) {
 			if let Some(r) = &open {
 				tracing::info!("job {}: round {} open", self.config.job, r.index);
+				s.seeds.insert(r.index, r.seed);
+				s.seeds.retain(|round, _| round + SEED_ROUNDS > r.index);
+				opened = true;
 			}
 		}
 		// A removed participant, or a job that ended, stops the trainer.
@@ -335,6 +415,7 @@ impl Follower {
 		if open.is_some() || !live {
 			s.open = open;
 		}
+		opened
 	}
 
 	/// Turns a finished round into a signed proof (or the one already signed for it).
@@ -437,19 +518,144 @@ impl Follower {
 	/// out: the chain only knows accounts).
 	async fn accounts_of(&mut self, peers: &[PeerId]) -> Result<Vec<AccountId>> {
 		if peers.iter().any(|p| !self.peers.contains_key(&p.to_bytes())) {
-			self.peers = self
-				.chain
-				.providers()
-				.await?
-				.into_iter()
-				.map(|(who, view)| (view.provider.peer_id.to_vec(), who))
-				.collect();
+			self.refresh_peers().await?;
 		}
 		let mut accounts: Vec<AccountId> =
 			peers.iter().filter_map(|p| self.peers.get(&p.to_bytes()).cloned()).collect();
 		accounts.sort();
 		accounts.dedup();
 		Ok(accounts)
+	}
+
+	/// Reads the provider registry's peer ids (shared with the trainer for replays).
+	async fn refresh_peers(&mut self) -> Result<()> {
+		self.peers = self
+			.chain
+			.providers()
+			.await?
+			.into_iter()
+			.map(|(who, view)| (view.provider.peer_id.to_vec(), who))
+			.collect();
+		self.shared().accounts = self.peers.clone();
+		Ok(())
+	}
+
+	/// The trainer's accusations and verdicts.
+	async fn on_action(&mut self, action: Action) -> Result<()> {
+		match action {
+			Action::Accuse(round, peer) => {
+				let Some(accused) = self.accounts_of(&[peer]).await?.pop() else {
+					tracing::warn!("round {round}: {peer} is not a registered provider");
+					return Ok(());
+				};
+				if !self.accusations.iter().any(|a| a.round == round && a.accused == accused) {
+					tracing::info!("round {round}: will challenge the contribution of {accused}");
+					self.accusations.push(Accusation { round, accused, sent_at: 0, tries: 0 });
+				}
+			}
+			Action::Vote(challenge, verdict) => {
+				self.votes.entry(challenge).or_insert((verdict, 0));
+			}
+		}
+		Ok(())
+	}
+
+	/// Challenges accused contributions the chain has paid (a contribution is challengeable
+	/// once its round settled); drops those challenged already, or never paid.
+	async fn pursue_accusations(&mut self, view: &JobView, number: u32) -> Result<()> {
+		let job = self.config.job;
+		let mut keep = Vec::new();
+		for mut a in std::mem::take(&mut self.accusations) {
+			if let Some(id) = self.chain.challenged(job, a.round, &a.accused).await? {
+				tracing::info!("round {}: {} is under challenge {id}", a.round, a.accused);
+				continue;
+			}
+			if self.chain.contribution(job, a.round, &a.accused).await?.is_none() {
+				let settled = view.round.as_ref().is_none_or(|r| r.index > a.round);
+				if settled {
+					tracing::info!("round {}: {} was not paid; no challenge", a.round, a.accused);
+				} else {
+					keep.push(a);
+				}
+				continue;
+			}
+			if a.sent_at != 0 && number < a.sent_at + RESEND_BLOCKS {
+				keep.push(a);
+				continue;
+			}
+			if a.tries == CHALLENGE_TRIES {
+				tracing::warn!("round {}: the challenge of {} was not taken", a.round, a.accused);
+				continue;
+			}
+			let call = api::tx().jobs().challenge(job, a.round, a.accused);
+			match self.chain.send("challenge", &call, &self.account).await {
+				Ok(()) => tracing::info!("round {}: challenged {}", a.round, a.accused),
+				Err(e) => {
+					tracing::warn!("round {}: challenging {} failed: {e}", a.round, a.accused)
+				}
+			}
+			a.sent_at = number;
+			a.tries += 1;
+			keep.push(a);
+		}
+		self.accusations = keep;
+		Ok(())
+	}
+
+	/// Hands the challenges this trainer was drawn for to the trainer, and sends its votes
+	/// until the chain shows them.
+	async fn follow_assignments(&mut self, number: u32) -> Result<()> {
+		let assigned = self.chain.assigned_challenges(&self.me).await?;
+		let mut open = BTreeSet::new();
+		for (id, challenge) in assigned {
+			if challenge.job != self.config.job {
+				continue;
+			}
+			let voted = challenge.committee.0.iter().any(|(who, v)| *who == self.me && v.is_some());
+			if voted {
+				continue;
+			}
+			open.insert(id);
+			if !self.requested.contains(&id) {
+				self.request_check(id, challenge.round, challenge.accused).await?;
+				self.requested.insert(id);
+			}
+			if let Some((verdict, sent_at)) = self.votes.get_mut(&id) {
+				if *sent_at == 0 || number >= *sent_at + RESEND_BLOCKS {
+					let call = api::tx().jobs().vote(id, subxt::utils::Static(*verdict));
+					match self.chain.send("vote", &call, &self.account).await {
+						Ok(()) => tracing::info!("challenge {id}: voted {verdict:?}"),
+						Err(e) => tracing::warn!("challenge {id}: voting failed: {e}"),
+					}
+					*sent_at = number;
+				}
+			}
+		}
+		self.votes.retain(|id, _| open.contains(id));
+		Ok(())
+	}
+
+	/// Asks the trainer to judge `accused`'s contribution to `round` for challenge `id`.
+	async fn request_check(
+		&mut self,
+		id: u64,
+		round: RoundIndex,
+		accused: AccountId,
+	) -> Result<()> {
+		let Some(view) = self.chain.provider(&accused).await? else {
+			tracing::warn!("challenge {id}: {accused} is not registered; nothing to replay");
+			return Ok(());
+		};
+		let Ok(peer) = PeerId::from_bytes(&view.provider.peer_id) else {
+			tracing::warn!("challenge {id}: {accused} registered a bad peer id");
+			return Ok(());
+		};
+		tracing::info!("challenge {id}: drawn to judge {accused}'s update for round {round}");
+		self.peers.insert(peer.to_bytes(), accused);
+		let mut s = self.shared();
+		s.accounts.insert(peer.to_bytes(), accused);
+		s.checks.push(CheckRequest { challenge: id, round, accused: peer });
+		Ok(())
 	}
 
 	/// Sends the proofs the chain does not have yet for its open round; drops those whose

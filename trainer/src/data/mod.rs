@@ -20,7 +20,7 @@ use crate::{
 };
 
 pub use mnist::MnistDataset;
-pub use shard::shard;
+pub use shard::{batch_indices, shard};
 pub use text::TextDataset;
 
 /// BLAKE2b-256 of the shipped `data/shakespeare.txt`.

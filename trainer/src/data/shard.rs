@@ -29,6 +29,13 @@ pub fn shard<A: Encode>(
 	(0..count as u64).filter_map(|i| sample_index(&seed, i, population)).collect()
 }
 
+/// The sample indices of inner step `step` (batches of `batch`) for a participant whose data
+/// seed is `seed`: the trainer draws its batches this way, and a verifier replaying its
+/// contribution draws the same ones.
+pub fn batch_indices(seed: &Hash, step: u64, batch: u64, population: u64) -> Vec<u64> {
+	(step * batch..(step + 1) * batch).filter_map(|k| sample_index(seed, k, population)).collect()
+}
+
 #[cfg(test)]
 mod tests {
 	use super::*;
