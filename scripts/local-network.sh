@@ -8,13 +8,12 @@
 # Usage: ./scripts/local-network.sh [job.toml]   (state and logs go to ./local-network/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/grid-target}"
-export CARGO_INCREMENTAL=0
 JOB_SPEC="${1:-examples/shakespeare-job.toml}"
 OUT="$PWD/local-network"
 
 ./scripts/setup.sh
 # The same build as the test command, so one build serves both.
+source scripts/build-env.sh
 cargo build --release --locked --workspace --all-targets
 BIN="$CARGO_TARGET_DIR/release"
 

@@ -26,20 +26,8 @@ use grid_e2e_tests::{
 use grid_runtime::RuntimeEvent;
 use polkadot_sdk::{sp_core::crypto::AccountId32, sp_keyring::Sr25519Keyring};
 
-const MNIST_JOB: &str = r#"
-dataset = "mnist"
-model = { kind = "mlp", hidden = 64, layers = 1 }
-rounds = 3
-round_blocks = 5
-batch_size = 32
-lr = 0.002
-outer_momentum = 0.5
-compression = { scheme = "int8", chunk = 256 }
-reward_per_round = 10
-min_providers = 3
-max_providers = 4
-min_provider_stake = 100
-"#;
+/// The quick MNIST job (three rounds of five blocks, three to four providers).
+const MNIST_JOB: &str = include_str!("../../examples/mnist-job.toml");
 
 fn url(node: &Node) -> String {
 	format!("ws://127.0.0.1:{}", node.ports.rpc)

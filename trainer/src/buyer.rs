@@ -84,6 +84,32 @@ async fn job_view(chain: &Chain, job: JobId) -> anyhow::Result<JobView> {
 	chain.job(job).await?.ok_or_else(|| anyhow!("job {job} does not exist"))
 }
 
+/// The participants' training losses per round, from their proofs.
+#[derive(Default)]
+struct RoundLosses(std::collections::BTreeMap<u32, (f64, u32)>);
+
+impl RoundLosses {
+	fn add(&mut self, round: u32, loss: f64) {
+		let entry = self.0.entry(round).or_default();
+		*entry = (entry.0 + loss, entry.1 + 1);
+	}
+
+	/// Mean loss of `round`'s proofs.
+	fn mean(&self, round: u32) -> Option<f64> {
+		self.0.get(&round).map(|(sum, n)| sum / f64::from(*n))
+	}
+
+	/// Mean loss of the latest round with proofs.
+	fn latest(&self) -> Option<f64> {
+		let round = *self.0.keys().next_back()?;
+		self.mean(round)
+	}
+}
+
+fn show_loss(loss: Option<f64>) -> String {
+	loss.map_or("-".into(), |l| format!("{l:.4}"))
+}
+
 /// Prints a job's state; with `follow`, shows its rounds advancing (with the participants'
 /// training loss) until it ends.
 pub async fn status(chain: &Chain, job: JobId, follow: bool) -> anyhow::Result<()> {
@@ -97,37 +123,37 @@ pub async fn status(chain: &Chain, job: JobId, follow: bool) -> anyhow::Result<(
 		indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} rounds  {msg}")
 			.expect("a valid template"),
 	);
-	let mut loss = None;
+	let mut losses = RoundLosses::default();
 	let mut settled = view.job.rounds_settled;
+	let mut next_block = chain.head().await?.0;
 	loop {
+		let head = chain.head().await?.0;
+		for number in next_block..=head {
+			for (round, loss) in chain.proof_losses_in(job, number).await? {
+				losses.add(round, loss);
+			}
+		}
+		next_block = head + 1;
 		let view = job_view(chain, job).await?;
-		if view.job.rounds_settled > settled {
+		while view.job.rounds_settled > settled {
 			// A line per settled round, above the bar (and in logs, where the bar is hidden).
-			settled = view.job.rounds_settled;
 			let line = format!(
 				"round {}/{} settled: paid {} so far, training loss {}",
-				settled,
+				settled + 1,
 				view.job.spec.0.rounds,
 				grid(view.job.paid),
-				loss.map_or("-".into(), |l: f64| format!("{l:.4}"))
+				show_loss(losses.mean(settled))
 			);
 			bar.suspend(|| println!("{line}"));
+			settled += 1;
 		}
-		let proofs = chain.round_proofs(job).await.unwrap_or_default();
-		let losses: Vec<f64> = proofs
-			.iter()
-			.filter(|p| p.proof.samples_processed > 0)
-			.map(|p| f64::from(p.proof.train_loss_micros) / 1e6)
-			.collect();
-		if !losses.is_empty() {
-			loss = Some(losses.iter().sum::<f64>() / losses.len() as f64);
-		}
+		let loss = losses.latest();
 		bar.set_position(u64::from(view.job.rounds_settled));
 		bar.set_message(format!(
 			"{}, {} participants, loss {}, paid {}",
 			status_word(&view.job.status),
 			view.job.participants,
-			loss.map_or("-".into(), |l| format!("{l:.4}")),
+			show_loss(loss),
 			grid(view.job.paid)
 		));
 		if !matches!(view.job.status, JobStatus::Open | JobStatus::Running) {
@@ -233,4 +259,22 @@ fn verified(bytes: &[u8], peer: &PeerId, expected: &[u8; 32]) -> anyhow::Result<
 		bail!("{peer} sent model 0x{}, not the chain's 0x{}", hex(&hash), hex(expected));
 	}
 	Ok(ck)
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	#[test]
+	fn round_losses_average_each_rounds_proofs() {
+		let mut losses = RoundLosses::default();
+		assert_eq!((losses.mean(0), losses.latest()), (None, None));
+		losses.add(0, 2.0);
+		losses.add(0, 3.0);
+		losses.add(1, 1.5);
+		assert_eq!(losses.mean(0), Some(2.5));
+		assert_eq!(losses.latest(), Some(1.5));
+		assert_eq!(show_loss(losses.mean(2)), "-");
+		assert_eq!(show_loss(Some(1.23456)), "1.2346");
+	}
 }

@@ -90,13 +90,18 @@ impl Chain {
 
 	/// The client at the node's best block now.
 	async fn at_best(&self) -> Result<AtBlock> {
-		let what = "reading the best block";
+		self.at_number(None).await
+	}
+
+	/// The client at block `number` of the best chain (the best block with `None`).
+	async fn at_number(&self, number: Option<u32>) -> Result<AtBlock> {
+		let what = "reading a block";
 		let hash = self
 			.rpc
-			.chain_get_block_hash(None)
+			.chain_get_block_hash(number.map(Into::into))
 			.await
 			.map_err(|e| ChainError::rpc(what, e))?
-			.ok_or_else(|| ChainError::rpc(what, "the node has no best block"))?;
+			.ok_or_else(|| ChainError::rpc(what, "the node has no such block"))?;
 		self.api
 			.at_block(subxt::backend::BlockRef::from_hash(hash))
 			.await
@@ -220,6 +225,31 @@ impl Chain {
 			api::view_functions().jobs().contribution(job, round, *who),
 		)
 		.await
+	}
+
+	/// (round, training loss) of each proof of `job` included in block `number`, in order.
+	/// A round settles in the block that brings its last proof, and the pallet clears proofs
+	/// when it settles, so proofs are read from the blocks that carried them.
+	pub async fn proof_losses_in(
+		&self,
+		job: JobId,
+		number: u32,
+	) -> Result<Vec<(grid_primitives::job::RoundIndex, f64)>> {
+		let at = self.at_number(Some(number)).await?;
+		let extrinsics = at
+			.extrinsics()
+			.fetch()
+			.await
+			.map_err(|e| ChainError::rpc("reading a block's extrinsics", e))?;
+		let mut losses = Vec::new();
+		for call in extrinsics.find::<api::jobs::calls::SubmitProof>() {
+			let call = call.map_err(|e| ChainError::rpc("decoding a proof", e))?;
+			let proof = &call.proof.0.proof;
+			if proof.job == job && proof.samples_processed > 0 {
+				losses.push((proof.round, f64::from(proof.train_loss_micros) / 1e6));
+			}
+		}
+		Ok(losses)
 	}
 
 	/// The challenge of `who`'s contribution to `round` of `job`, if one was ever opened.
