@@ -5,7 +5,8 @@
 # The providers train it together over libp2p for a few minutes on the CPU, attest every
 # round on chain and are paid per round; Alice follows the loss and downloads the model.
 #
-# Usage: ./scripts/local-network.sh [job.toml]   (state and logs go to ./local-network/)
+# Usage: ./scripts/local-network.sh [job.toml]   (state and logs go to ./local-network/;
+# GRID_KEEP_CHAIN=1 keeps the chain running afterwards, to browse it with the web UI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOB_SPEC="${1:-examples/shakespeare-job.toml}"
@@ -67,4 +68,11 @@ for line in open(sys.argv[1]):
     print(f"  round {r['round']}: eval loss {r['eval_loss']}, {len(r['aggregated'])} updates aggregated")
 PY
 echo "The model: $OUT/model.safetensors (also each provider's $OUT/<name>/job-0/checkpoint.safetensors)"
-echo "Chain: $URL — inspect it with the web UI (frontend/, once built) or polkadot.js apps."
+echo "Chain: $URL; the web UI: (cd frontend && npm ci && npm run dev), then open"
+echo "  http://localhost:5173/?rpc=$URL"
+if [ "${GRID_KEEP_CHAIN:-0}" = 1 ]; then
+	echo "The chain keeps running (GRID_KEEP_CHAIN=1): Ctrl-C stops it."
+	wait "${pids[0]}"
+else
+	echo "The chain stops now; GRID_KEEP_CHAIN=1 keeps it running for the UI."
+fi

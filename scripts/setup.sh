@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(protobuf-compiler gcc g++ make pkg-config git curl ca-certificates python3 procps)
-# Node.js (>= 18) and npm for the zombienet tests; a machine that has them already keeps its own.
+# Node.js and npm for zombienet and the web UI; a machine that has them already keeps its own.
 command -v node >/dev/null && command -v npm >/dev/null || APT_PACKAGES+=(nodejs npm)
 
 missing=()
@@ -22,6 +22,12 @@ if ((${#missing[@]})); then
 	export DEBIAN_FRONTEND=noninteractive
 	$SUDO apt-get install -y --no-install-recommends "${missing[@]}" ||
 		{ $SUDO apt-get update && $SUDO apt-get install -y --no-install-recommends "${missing[@]}"; }
+fi
+
+# The web UI's toolchain (Vite 8) needs Node.js 20.19 or later; Debian 12's own is 18.
+if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)'; then
+	echo "setup: Node.js $(node --version) is too old: the web UI needs 20.19 or later" >&2
+	exit 1
 fi
 
 if ! command -v rustup >/dev/null; then

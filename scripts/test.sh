@@ -21,6 +21,9 @@ cargo test --release --locked --workspace
 step "zombienet: multi-validator networks"
 ./scripts/zombienet.sh
 
+step "web UI: build, unit and component tests, tests against a dev node"
+./scripts/frontend.sh
+
 step "pallet benchmarks (as tests)"
 cargo test --release --locked -p pallet-providers -p pallet-jobs \
 	--features pallet-providers/runtime-benchmarks,pallet-jobs/runtime-benchmarks

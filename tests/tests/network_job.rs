@@ -418,6 +418,9 @@ fn a_lazy_provider_is_challenged_voted_invalid_and_slashed() -> Result<()> {
 		"eve's rewards clawed back: {:?}",
 		l.frauds
 	);
+	// Eve's daemon followed its own slashes.
+	let eve_log = run.providers[3].log();
+	ensure!(eve_log.contains("slashed") && eve_log.contains("Fraud"), "eve saw no slash");
 	// The committee judged by replaying: its members logged the cosine of the replay.
 	ensure!(
 		run.providers.iter().any(|p| p.log().contains("is Invalid (cosine with its replay")),

@@ -349,13 +349,14 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 	let extra: Extra = {
 		let (handle, me) = (handle.clone(), me.to_string());
 		std::sync::Arc::new(move || {
-			let (earned, rounds_paid) = handle.earnings();
+			let (earned, rounds_paid, slashed) = handle.earnings();
 			serde_json::json!({ "chain": {
 				"account": me,
 				"job": job,
 				"earned": earned.to_string(),
 				"earned_grid": earned as f64 / grid_primitives::currency::UNIT as f64,
 				"rounds_paid": rounds_paid,
+				"slashed": slashed.to_string(),
 			}})
 		})
 	};
@@ -368,8 +369,8 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 	if !handle.flush(Duration::from_secs(60)) {
 		tracing::warn!("some proofs were not seen on chain before exiting");
 	}
-	let (earned, rounds) = handle.earnings();
-	tracing::info!("job {job} done: earned {earned} units for {rounds} rounds");
+	let (earned, rounds, slashed) = handle.earnings();
+	tracing::info!("job {job} done: earned {earned} units for {rounds} rounds; {slashed} slashed");
 	Ok(())
 }
 

@@ -252,6 +252,24 @@ impl Chain {
 		Ok(losses)
 	}
 
+	/// (amount, reason) of each slash of `who`'s stake in block `number`.
+	pub async fn slashes_in(&self, number: u32, who: &AccountId) -> Result<Vec<(u128, String)>> {
+		let at = self.at_number(Some(number)).await?;
+		let events = at
+			.events()
+			.fetch()
+			.await
+			.map_err(|e| ChainError::rpc("reading a block's events", e))?;
+		let mut slashes = Vec::new();
+		for event in events.find::<api::providers::events::Slashed>() {
+			let event = event.map_err(|e| ChainError::rpc("decoding a slash", e))?;
+			if event.who == *who {
+				slashes.push((event.amount, format!("{:?}", event.reason)));
+			}
+		}
+		Ok(slashes)
+	}
+
 	/// The challenge of `who`'s contribution to `round` of `job`, if one was ever opened.
 	pub async fn challenged(
 		&self,

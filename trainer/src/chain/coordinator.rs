@@ -75,6 +75,8 @@ struct Shared {
 	unsent: usize,
 	earned: u128,
 	rounds_paid: u32,
+	/// Stake slashed while following the chain (`Slashed` events of this account).
+	slashed: u128,
 	/// Proofs to announce to peers.
 	outbox: Vec<Vec<u8>>,
 	/// Seeds of the recent rounds.
@@ -108,10 +110,11 @@ impl ChainCoordinator {
 		self.shared.lock().unwrap_or_else(|e| e.into_inner())
 	}
 
-	/// Rewards this trainer earned from the job so far, and the rounds they paid for.
-	pub fn earnings(&self) -> (u128, u32) {
+	/// Rewards this trainer earned from the job so far, the rounds they paid for, and the
+	/// stake slashed since it started following the chain.
+	pub fn earnings(&self) -> (u128, u32, u128) {
 		let s = self.shared();
-		(s.earned, s.rounds_paid)
+		(s.earned, s.rounds_paid, s.slashed)
 	}
 
 	/// Waits up to `patience` until every proof handed over is on chain (or dropped because
@@ -350,6 +353,11 @@ impl Follower {
 		if number == self.last_block && !force {
 			return Ok(());
 		}
+		// New blocks since the last tick (only the head on the first).
+		let first_new = if self.last_block == 0 { number } else { self.last_block + 1 };
+		for block in first_new..=number {
+			self.note_slashes(block).await?;
+		}
 		self.last_block = number;
 		let view = self.chain.job(self.config.job).await?.ok_or_else(|| {
 			ChainError::Missing(format!("job {} is not on chain", self.config.job))
@@ -361,6 +369,15 @@ impl Follower {
 		self.send_pending(&view, number).await?;
 		self.pursue_accusations(&view, number).await?;
 		self.follow_assignments(number).await
+	}
+
+	/// Logs and counts the slashes of this account in block `number`.
+	async fn note_slashes(&mut self, number: u32) -> Result<()> {
+		for (amount, reason) in self.chain.slashes_in(number, &self.me).await? {
+			tracing::warn!("slashed {amount} units of stake at block {number}: {reason}");
+			self.shared().slashed += amount;
+		}
+		Ok(())
 	}
 
 	/// Whether this account is still a participant, and what it earned.

@@ -1,0 +1,88 @@
+import { useEffect, useState } from "react";
+import { AccountPicker } from "./components/AccountPicker";
+import { Header } from "./components/Header";
+import { useAccounts } from "./hooks/useAccounts";
+import { useChain } from "./hooks/useChain";
+import { useHashRoute } from "./hooks/useHashRoute";
+import { rpcFromLocation } from "./lib/chain";
+import { CreatePage } from "./pages/CreatePage";
+import { JobPage } from "./pages/JobPage";
+import { JobsPage } from "./pages/JobsPage";
+
+export function App() {
+  const [url, setUrl] = useState(() => rpcFromLocation(window.location.search));
+  const chain = useChain(url);
+  const route = useHashRoute();
+  const { accounts, note } = useAccounts(chain.info);
+  const [selected, setSelected] = useState<string>();
+  const account = accounts.find((a) => a.address === selected) ?? accounts[0];
+  const [balance, setBalance] = useState<bigint>();
+
+  const connectTo = (next: string) => {
+    const params = new URLSearchParams(window.location.search);
+    params.set("rpc", next);
+    window.history.replaceState(null, "", `?${params}${window.location.hash}`);
+    setUrl(next);
+  };
+
+  useEffect(() => {
+    if (!chain.source || !chain.best || !account) return setBalance(undefined);
+    let live = true;
+    chain.source.free(account.address, chain.best.hash).then(
+      (b) => live && setBalance(b),
+      () => live && setBalance(undefined),
+    );
+    return () => {
+      live = false;
+    };
+  }, [chain.source, chain.best, account]);
+
+  const at = chain.best?.hash;
+  const current = (page: string) => (route.page === page ? "page" : undefined);
+  return (
+    <>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <Header
+        url={url}
+        onConnect={connectTo}
+        state={chain.state}
+        chainName={chain.info?.name}
+        best={chain.best?.number}
+        finalized={chain.finalized?.number}
+      >
+        <AccountPicker
+          accounts={accounts}
+          selected={account?.address}
+          onSelect={setSelected}
+          balance={balance}
+          note={note}
+        />
+      </Header>
+      <nav className="tabs" aria-label="Sections">
+        <a href="#/jobs" aria-current={current("jobs") ?? current("job")}>
+          Jobs
+        </a>
+        <a href="#/create" aria-current={current("create")}>
+          Post a job
+        </a>
+      </nav>
+      <main id="main" tabIndex={-1}>
+        {chain.error && <p role="alert">{chain.error}</p>}
+        {route.page === "jobs" && <JobsPage source={chain.source} at={at} />}
+        {route.page === "job" && (
+          <JobPage source={chain.source} id={route.id} at={at} rpcUrl={url} account={account} />
+        )}
+        {route.page === "create" && (
+          <CreatePage source={chain.source} account={account} connected={chain.state === "connected"} />
+        )}
+        {route.page === "missing" && (
+          <p role="alert">
+            Nothing at {route.path}. <a href="#/jobs">Back to the jobs</a>.
+          </p>
+        )}
+      </main>
+    </>
+  );
+}

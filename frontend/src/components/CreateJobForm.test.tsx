@@ -1,0 +1,74 @@
+import { render, screen } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it, vi } from "vitest";
+import { IDLE } from "../lib/tx";
+import { UNIT } from "../lib/units";
+import { CreateJobForm } from "./CreateJobForm";
+
+const LIMITS = { maxRounds: 100_000, maxParticipants: 64, minRoundBlocks: 2, maxRoundBlocks: 14_400, maxChallengeWindow: 7_200 };
+
+describe("CreateJobForm", () => {
+  it("summarizes the escrow with the chain's protocol fee before signing", async () => {
+    render(<CreateJobForm limits={LIMITS} protocolFee={10_000_000} onSubmit={vi.fn()} tx={IDLE} />);
+    expect(screen.getByTestId("escrow-total")).toHaveTextContent("151.5 GRID goes on hold");
+    expect(screen.getByText(/5 rounds × \(30 GRID reward \+ 0.3 GRID protocol fee at 1%\) = 151.5 GRID/)).toBeInTheDocument();
+    const reward = screen.getByLabelText("Reward per round (GRID)");
+    await userEvent.clear(reward);
+    await userEvent.type(reward, "10");
+    expect(screen.getByTestId("escrow-total")).toHaveTextContent("50.5 GRID");
+  });
+
+  it("shows validation messages on the fields and does not submit", async () => {
+    const onSubmit = vi.fn();
+    render(<CreateJobForm limits={LIMITS} protocolFee={10_000_000} onSubmit={onSubmit} tx={IDLE} />);
+    const heads = screen.getByLabelText("Heads");
+    await userEvent.clear(heads);
+    await userEvent.type(heads, "3");
+    expect(heads).toHaveAttribute("aria-invalid", "true");
+    expect(heads).toHaveAccessibleDescription("must divide the width");
+    const blocks = screen.getByLabelText("Round length (blocks)");
+    await userEvent.clear(blocks);
+    await userEvent.type(blocks, "1");
+    expect(screen.getByText("at least 2 blocks")).toBeInTheDocument();
+    expect(screen.getByText("2 fields need fixing.")).toBeInTheDocument();
+    await userEvent.click(screen.getByRole("button", { name: "Sign and post job" }));
+    expect(onSubmit).not.toHaveBeenCalled();
+  });
+
+  it("switches model fields with the model and checks it fits the dataset", async () => {
+    render(<CreateJobForm onSubmit={vi.fn()} tx={IDLE} />);
+    await userEvent.selectOptions(screen.getByLabelText("Dataset"), "mnist");
+    expect(screen.getByLabelText("Model")).toHaveValue("mlp");
+    expect(screen.getByLabelText("Hidden width")).toBeInTheDocument();
+    expect(screen.queryByLabelText("Heads")).not.toBeInTheDocument();
+    expect(screen.getByLabelText("Model")).not.toHaveAttribute("aria-invalid");
+    await userEvent.selectOptions(screen.getByLabelText("Model"), "gpt");
+    expect(screen.getByLabelText("Model")).toHaveAccessibleDescription("MNIST needs the MLP or the CNN");
+    await userEvent.selectOptions(screen.getByLabelText("Model"), "cnn");
+    expect(screen.getByLabelText("Channels")).toBeInTheDocument();
+    expect(screen.getByText(/Connect to a node to see the escrow/)).toBeInTheDocument();
+  });
+
+  it("submits the converted spec", async () => {
+    const onSubmit = vi.fn();
+    render(<CreateJobForm limits={LIMITS} protocolFee={10_000_000} onSubmit={onSubmit} tx={IDLE} />);
+    await userEvent.click(screen.getByRole("button", { name: "Sign and post job" }));
+    expect(onSubmit).toHaveBeenCalledTimes(1);
+    expect(onSubmit.mock.calls[0]![0]).toMatchObject({ rounds: 5, reward_per_round: 30n * UNIT, min_providers: 3 });
+  });
+
+  it("cannot sign without an account and shows the transaction", () => {
+    render(
+      <CreateJobForm
+        onSubmit={vi.fn()}
+        cannotSign="Choose an account to sign with."
+        tx={{ phase: "inBlock", txHash: "0x01", block: { number: 9, hash: "0x02" } }}
+        createdJob={4n}
+      />,
+    );
+    expect(screen.getByRole("button", { name: "Sign and post job" })).toBeDisabled();
+    expect(screen.getByText("Choose an account to sign with.")).toBeInTheDocument();
+    expect(screen.getByRole("status")).toHaveTextContent("Create job: In block #9");
+    expect(screen.getByRole("link", { name: "job #4" })).toHaveAttribute("href", "#/jobs/4");
+  });
+});

@@ -1,0 +1,246 @@
+import { useMemo, useState, type FormEvent, type ReactNode } from "react";
+import { blocksToText } from "../lib/format";
+import {
+  buildJobSpec,
+  DATASETS,
+  DEFAULT_FORM,
+  describeModel,
+  escrowOf,
+  type FormField,
+  type JobForm,
+  type JobSpec,
+  type SpecLimits,
+} from "../lib/spec";
+import type { TxState } from "../lib/tx";
+import { formatGrid, formatPerbill } from "../lib/units";
+import { TxStatus } from "./TxStatus";
+
+export interface CreateJobFormProps {
+  /** The chain's limits; without them only the spec's own rules are checked. */
+  limits?: SpecLimits;
+  /** Protocol fee (Perbill parts); the escrow summary needs it. */
+  protocolFee?: number;
+  /** Why signing is not possible now (no account, not connected), if so. */
+  cannotSign?: string;
+  onSubmit: (spec: JobSpec) => void;
+  tx: TxState;
+  /** The id of the job the last transaction created. */
+  createdJob?: bigint;
+  initial?: JobForm;
+}
+
+export function CreateJobForm({ limits, protocolFee, cannotSign, onSubmit, tx, createdJob, initial = DEFAULT_FORM }: CreateJobFormProps) {
+  const [form, setForm] = useState<JobForm>(initial);
+  const [touched, setTouched] = useState<Set<FormField>>(new Set());
+  const [submitted, setSubmitted] = useState(false);
+  const built = useMemo(() => buildJobSpec(form, limits), [form, limits]);
+  const errors = built.errors ?? {};
+  const escrow = built.spec && protocolFee !== undefined ? escrowOf(built.spec, protocolFee) : undefined;
+  const busy = tx.phase === "signing" || tx.phase === "pending";
+
+  const set = (field: FormField, value: string) => {
+    setForm((f) => {
+      const next = { ...f, [field]: value };
+      // A dataset takes its own kind of model: text the GPT, MNIST the MLP (or CNN).
+      if (field === "dataset") next.model = value === "shakespeare" ? "gpt" : f.model === "gpt" ? "mlp" : f.model;
+      return next;
+    });
+    setTouched((t) => new Set(t).add(field).add(field === "dataset" ? "model" : field));
+  };
+  const errorOf = (field: FormField) => (submitted || touched.has(field) ? errors[field] : undefined);
+
+  const field = (name: FormField, label: string, hint?: ReactNode, props: React.InputHTMLAttributes<HTMLInputElement> = {}) => {
+    const error = errorOf(name);
+    const describedBy = [hint ? `${name}-hint` : "", error ? `${name}-error` : ""].filter(Boolean).join(" ");
+    return (
+      <div className={`field${error ? " invalid" : ""}`}>
+        <label htmlFor={name}>{label}</label>
+        <input
+          id={name}
+          name={name}
+          inputMode="decimal"
+          value={form[name]}
+          onChange={(e) => set(name, e.target.value)}
+          aria-invalid={error ? true : undefined}
+          aria-describedby={describedBy || undefined}
+          {...props}
+        />
+        {hint && (
+          <small id={`${name}-hint`} className="muted">
+            {hint}
+          </small>
+        )}
+        {error && (
+          <small id={`${name}-error`} className="error">
+            {error}
+          </small>
+        )}
+      </div>
+    );
+  };
+  const choice = (name: FormField, label: string, options: [string, string][]) => {
+    const error = errorOf(name);
+    return (
+      <div className={`field${error ? " invalid" : ""}`}>
+        <label htmlFor={name}>{label}</label>
+        <select
+          id={name}
+          value={form[name]}
+          onChange={(e) => set(name, e.target.value)}
+          aria-invalid={error ? true : undefined}
+          aria-describedby={error ? `${name}-error` : undefined}
+        >
+          {options.map(([value, text]) => (
+            <option key={value} value={value}>
+              {text}
+            </option>
+          ))}
+        </select>
+        {error && (
+          <small id={`${name}-error`} className="error">
+            {error}
+          </small>
+        )}
+      </div>
+    );
+  };
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    setSubmitted(true);
+    if (built.spec && !cannotSign && !busy) onSubmit(built.spec);
+  };
+
+  const errorCount = Object.keys(errors).length;
+  return (
+    <form className="create-job" onSubmit={submit} noValidate aria-labelledby="create-title">
+      <h1 id="create-title">Post a training job</h1>
+
+      <fieldset>
+        <legend>Data and model</legend>
+        <div className="fields">
+          {choice(
+            "dataset",
+            "Dataset",
+            Object.entries(DATASETS).map(([k, d]) => [k, d.label]),
+          )}
+          {choice("model", "Model", [
+            ["gpt", "Byte-level GPT"],
+            ["mlp", "MNIST MLP"],
+            ["cnn", "MNIST CNN"],
+          ])}
+          {form.model === "gpt" && (
+            <>
+              {field("gptContext", "Context (tokens)")}
+              {field("gptLayers", "Layers")}
+              {field("gptHeads", "Heads")}
+              {field("gptWidth", "Width")}
+            </>
+          )}
+          {form.model === "mlp" && (
+            <>
+              {field("mlpHidden", "Hidden width")}
+              {field("mlpLayers", "Hidden layers")}
+            </>
+          )}
+          {form.model === "cnn" && (
+            <>
+              {field("cnnChannels", "Channels")}
+              {field("cnnHidden", "Dense width")}
+            </>
+          )}
+        </div>
+        {built.spec && <p className="muted">{describeModel(built.spec.model)}</p>}
+      </fieldset>
+
+      <fieldset>
+        <legend>Training</legend>
+        <div className="fields">
+          {field("rounds", "Rounds", limits && `at most ${limits.maxRounds}`)}
+          {field(
+            "roundBlocks",
+            "Round length (blocks)",
+            /^\d+$/.test(form.roundBlocks) ? blocksToText(Number(form.roundBlocks)) : limits && `at least ${limits.minRoundBlocks}`,
+          )}
+          {field("batchSize", "Batch size")}
+          {choice("optimizer", "Inner optimizer", [
+            ["adamw", "AdamW"],
+            ["sgd", "SGD"],
+          ])}
+          {field("lr", "Learning rate", "above 0, at most 1")}
+          {form.optimizer === "adamw" && (
+            <>
+              {field("warmupSteps", "Warm-up steps")}
+              {field("weightDecay", "Weight decay")}
+            </>
+          )}
+          {field("outerLr", "Outer learning rate", "above 0, at most 4")}
+          {field("outerMomentum", "Outer momentum", "below 1")}
+          {choice("compression", "Compression", [
+            ["none", "None (f32)"],
+            ["int8", "int8"],
+            ["topk", "Top-k"],
+          ])}
+          {form.compression !== "none" && field("chunk", "Chunk (values)")}
+          {form.compression === "topk" && (
+            <>
+              {field("k", "Kept per chunk (k)")}
+              {field("valueBits", "Bits per value", "1 to 8")}
+            </>
+          )}
+        </div>
+      </fieldset>
+
+      <fieldset>
+        <legend>Providers and payment</legend>
+        <div className="fields">
+          {field("rewardPerRound", "Reward per round (GRID)")}
+          {field("minProviders", "Min providers", "needed to start")}
+          {field("maxProviders", "Max providers", limits && `at most ${Math.min(limits.maxParticipants, 64)}`)}
+          {field("minProviderStake", "Min provider stake (GRID)")}
+          {field(
+            "challengeWindow",
+            "Challenge window (blocks)",
+            /^\d+$/.test(form.challengeWindow) ? blocksToText(Number(form.challengeWindow)) : undefined,
+          )}
+        </div>
+      </fieldset>
+
+      <section className="card escrow" aria-labelledby="escrow-summary-title" aria-live="polite">
+        <h2 id="escrow-summary-title">Escrow</h2>
+        {escrow ? (
+          <>
+            <p data-testid="escrow-total">
+              <strong>{formatGrid(escrow.total)}</strong> goes on hold from your account when the job is posted.
+            </p>
+            <p className="muted">
+              {escrow.rounds} rounds × ({formatGrid(escrow.rewardPerRound)} reward + {formatGrid(escrow.feePerRound)} protocol fee
+              {protocolFee !== undefined ? ` at ${formatPerbill(protocolFee)}` : ""}) = {formatGrid(escrow.total)}. Rewards go to
+              the providers that deliver each round; what is not paid (missing providers, failed rounds, a cancelled job)
+              comes back.
+            </p>
+          </>
+        ) : built.spec ? (
+          <p className="muted">Connect to a node to see the escrow (the protocol fee is read from the chain).</p>
+        ) : (
+          <p className="error">
+            {errorCount} field{errorCount === 1 ? " needs" : "s need"} fixing.
+          </p>
+        )}
+      </section>
+
+      <div className="actions">
+        <button type="submit" disabled={busy || !!cannotSign}>
+          Sign and post job
+        </button>
+        {cannotSign && <span className="muted">{cannotSign}</span>}
+      </div>
+      <TxStatus state={tx} label="Create job" />
+      {createdJob !== undefined && (
+        <p>
+          Created <a href={`#/jobs/${createdJob}`}>job #{createdJob.toString()}</a>.
+        </p>
+      )}
+    </form>
+  );
+}

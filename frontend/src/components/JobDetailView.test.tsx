@@ -1,0 +1,50 @@
+import { render, screen, within } from "@testing-library/react";
+import { describe, expect, it, vi } from "vitest";
+import { UNIT } from "../lib/units";
+import { BOB, completedDetail, HASH, job } from "../test/fixtures";
+import { JobDetailView } from "./JobDetailView";
+
+describe("JobDetailView", () => {
+  it("shows a completed job's final model hash and the command to fetch it", () => {
+    render(<JobDetailView detail={completedDetail()} rpcUrl="ws://127.0.0.1:9944" />);
+    expect(screen.getByRole("heading", { level: 1 })).toHaveTextContent("Job #3 Completed");
+    const final = screen.getByRole("region", { name: "Final model" });
+    expect(final).toHaveTextContent(HASH);
+    expect(within(final).getByLabelText("Fetch command")).toHaveTextContent(
+      "grid-trainer job fetch --url ws://127.0.0.1:9944 --job 3 --out model.safetensors",
+    );
+  });
+
+  it("lists participants with their earnings and the settled rounds", () => {
+    render(<JobDetailView detail={completedDetail()} rpcUrl="ws://x" />);
+    const participants = screen.getByRole("region", { name: "Participants (2)" });
+    expect(within(participants).getAllByText("75 GRID")).toHaveLength(2);
+    const rounds = screen.getByRole("region", { name: "Rounds" });
+    expect(within(rounds).getAllByRole("listitem")).toHaveLength(5);
+    expect(rounds).toHaveTextContent("Round 4");
+    expect(rounds).toHaveTextContent("settled in #52");
+  });
+
+  it("adds rounds and rewards seen in events to those read from state", () => {
+    const detail = { job: job(1, { status: "Running", participants: 1 }), participants: [], rounds: [] };
+    render(
+      <JobDetailView
+        detail={detail}
+        liveRounds={[{ round: 0, resultModelHash: HASH, paid: 30n * UNIT, fee: 0n, refunded: 0n, settledAt: 40, rewards: [{ who: BOB, amount: 30n * UNIT }] }]}
+        rpcUrl="ws://x"
+      />,
+    );
+    const rounds = screen.getByRole("region", { name: "Rounds" });
+    expect(rounds).toHaveTextContent("Round 0");
+    expect(within(rounds).getByTitle(BOB).parentElement).toHaveTextContent("+30 GRID");
+    expect(screen.queryByRole("region", { name: "Final model" })).not.toBeInTheDocument();
+  });
+
+  it("offers the buyer a cancel button", () => {
+    const onCancel = vi.fn();
+    render(<JobDetailView detail={{ job: job(1), participants: [], rounds: [] }} rpcUrl="ws://x" canCancel onCancel={onCancel} />);
+    screen.getByRole("button", { name: "Cancel job" }).click();
+    expect(onCancel).toHaveBeenCalled();
+    expect(screen.getByText("No provider has joined yet.")).toBeInTheDocument();
+  });
+});

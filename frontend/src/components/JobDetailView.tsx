@@ -1,0 +1,223 @@
+import { blocksToText, shortAddress, shortHash } from "../lib/format";
+import { fetchCommand, mergeRounds, type JobDetail, type RoundRow } from "../lib/jobs";
+import { describeCompression, describeModel } from "../lib/spec";
+import type { TxState } from "../lib/tx";
+import { formatGrid, fromNanos } from "../lib/units";
+import { StatusBadge } from "./StatusBadge";
+import { TxStatus } from "./TxStatus";
+
+export interface JobDetailViewProps {
+  detail: JobDetail;
+  /** Rounds seen settling in events while the page is open. */
+  liveRounds?: RoundRow[];
+  rpcUrl: string;
+  /** The selected account is the buyer and the job is live. */
+  canCancel?: boolean;
+  onCancel?: () => void;
+  cancelTx?: TxState;
+}
+
+const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+
+export function JobDetailView({ detail, liveRounds = [], rpcUrl, canCancel, onCancel, cancelTx }: JobDetailViewProps) {
+  const { job, participants } = detail;
+  const { spec } = job;
+  const t = spec.training;
+  const inner = t.inner.type === "AdamW"
+    ? `AdamW, lr ${fromNanos(t.inner.value.lr)}, weight decay ${fromNanos(t.inner.value.weight_decay)}, ${t.inner.value.warmup_steps} warm-up steps`
+    : `SGD, lr ${fromNanos(t.inner.value.lr)}`;
+  const rounds = mergeRounds(detail.rounds, liveRounds);
+  const command = fetchCommand(rpcUrl, job.id);
+  return (
+    <article aria-labelledby="job-title" className="job-detail">
+      <div className="section-head">
+        <h1 id="job-title">
+          Job #{job.id.toString()} <StatusBadge status={job.status} />
+        </h1>
+        {canCancel && onCancel && (
+          <button type="button" className="danger" onClick={onCancel} disabled={cancelTx?.phase === "signing" || cancelTx?.phase === "pending"}>
+            Cancel job
+          </button>
+        )}
+      </div>
+      {cancelTx && <TxStatus state={cancelTx} label="Cancel" />}
+
+      {job.status === "Completed" && (
+        <section aria-labelledby="final-title" className="card final">
+          <h2 id="final-title">Final model</h2>
+          {job.finalModelHash ? (
+            <>
+              <p>
+                Hash <code className="mono break">{job.finalModelHash}</code>
+              </p>
+              <p>Fetch it from the participants (checked against this hash):</p>
+              <pre className="command" aria-label="Fetch command">
+                <code>{command}</code>
+              </pre>
+              <button type="button" onClick={() => void navigator.clipboard?.writeText(command)}>
+                Copy command
+              </button>
+            </>
+          ) : (
+            <p>No round reached a quorum: there is no final model.</p>
+          )}
+        </section>
+      )}
+
+      <div className="grid-2">
+        <section aria-labelledby="spec-title" className="card">
+          <h2 id="spec-title">Spec</h2>
+          <dl className="kv">
+            <dt>Buyer</dt>
+            <dd className="mono break">{job.buyer}</dd>
+            <dt>Created</dt>
+            <dd>block #{job.createdAt}</dd>
+            <dt>Dataset</dt>
+            <dd>
+              <span className="mono">{text(spec.dataset.uri)}</span>{" "}
+              <span className="muted mono" title={spec.dataset.content_hash}>
+                {shortHash(spec.dataset.content_hash)}
+              </span>
+            </dd>
+            <dt>Model</dt>
+            <dd>{describeModel(spec.model)}</dd>
+            <dt>Rounds</dt>
+            <dd>
+              {spec.rounds} of {blocksToText(t.round_blocks)}
+            </dd>
+            <dt>Batch size</dt>
+            <dd>{t.batch_size}</dd>
+            <dt>Inner optimizer</dt>
+            <dd>{inner}</dd>
+            <dt>Outer step</dt>
+            <dd>
+              lr {fromNanos(t.outer_lr)}, momentum {fromNanos(t.outer_momentum)}
+            </dd>
+            <dt>Compression</dt>
+            <dd>{describeCompression(t.compression)}</dd>
+            <dt>Reward per round</dt>
+            <dd>{formatGrid(spec.reward_per_round)}</dd>
+            <dt>Providers</dt>
+            <dd>
+              {spec.min_providers} to {spec.max_providers}, stake at least {formatGrid(spec.min_provider_stake)}
+            </dd>
+            <dt>Challenge window</dt>
+            <dd>{blocksToText(spec.challenge_window)}</dd>
+          </dl>
+        </section>
+
+        <section aria-labelledby="escrow-title" className="card">
+          <h2 id="escrow-title">Escrow</h2>
+          <dl className="kv">
+            <dt>Funded</dt>
+            <dd>{formatGrid(job.funded)}</dd>
+            <dt>Paid to providers</dt>
+            <dd>{formatGrid(job.paid)}</dd>
+            <dt>Protocol fees</dt>
+            <dd>{formatGrid(job.fees)}</dd>
+            <dt>Refunded</dt>
+            <dd>{formatGrid(job.refunded)}</dd>
+            <dt>Still held</dt>
+            <dd>{formatGrid(job.held)}</dd>
+            {job.clawedBack > 0n && (
+              <>
+                <dt>Clawed back (fraud)</dt>
+                <dd>{formatGrid(job.clawedBack)}</dd>
+              </>
+            )}
+          </dl>
+          <h3>Progress</h3>
+          <p>
+            <progress max={spec.rounds} value={job.roundsSettled} aria-label="Rounds settled" /> {job.roundsSettled} of{" "}
+            {spec.rounds} rounds settled
+          </p>
+          {job.round && (
+            <p>
+              Round {job.round.index} open since block #{job.round.openedAt}, deadline #{job.round.deadline};{" "}
+              {job.round.attested} of {job.round.members.length} members attested
+              {job.round.quorum ? `, quorum on ${shortHash(job.round.quorum)}` : ""}.
+            </p>
+          )}
+          {job.lastResult && (
+            <p>
+              Latest attested model <span className="mono" title={job.lastResult}>{shortHash(job.lastResult)}</span>
+            </p>
+          )}
+        </section>
+      </div>
+
+      <section aria-labelledby="participants-title" className="card">
+        <h2 id="participants-title">Participants ({participants.length})</h2>
+        {participants.length === 0 ? (
+          <p className="empty">No provider has joined yet.</p>
+        ) : (
+          <div className="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Provider</th>
+                  <th scope="col">From round</th>
+                  <th scope="col">Rounds paid</th>
+                  <th scope="col">Missed in a row</th>
+                  <th scope="col">Earned</th>
+                </tr>
+              </thead>
+              <tbody>
+                {participants.map((p) => (
+                  <tr key={p.who}>
+                    <th scope="row" className="mono" title={p.who}>
+                      {shortAddress(p.who)}
+                    </th>
+                    <td>{p.fromRound}</td>
+                    <td>{p.roundsPaid}</td>
+                    <td>{p.missedInRow}</td>
+                    <td>{formatGrid(p.earned)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+
+      <section aria-labelledby="rounds-title" className="card">
+        <h2 id="rounds-title">Rounds</h2>
+        {rounds.length === 0 ? (
+          <p className="empty">No round has settled yet.</p>
+        ) : (
+          <ol className="timeline">
+            {rounds.map((r) => (
+              <li key={r.round} className={r.resultModelHash ? "ok" : "failed"}>
+                <strong>Round {r.round}</strong>{" "}
+                {r.resultModelHash ? (
+                  <span className="mono" title={r.resultModelHash}>
+                    {shortHash(r.resultModelHash)}
+                  </span>
+                ) : (
+                  <span>no quorum</span>
+                )}
+                {r.settledAt !== undefined && <span className="muted"> · settled in #{r.settledAt}</span>}
+                <div className="muted">
+                  {r.proofs !== undefined && `${r.proofs}/${r.members} proofs, ${r.paidParticipants} paid · `}
+                  paid {formatGrid(r.paid)}, fee {formatGrid(r.fee)}, refunded {formatGrid(r.refunded)}
+                </div>
+                {r.rewards && r.rewards.length > 0 && (
+                  <ul className="rewards">
+                    {r.rewards.map((w) => (
+                      <li key={w.who}>
+                        <span className="mono" title={w.who}>
+                          {shortAddress(w.who)}
+                        </span>{" "}
+                        +{formatGrid(w.amount)}
+                      </li>
+                    ))}
+                  </ul>
+                )}
+              </li>
+            ))}
+          </ol>
+        )}
+      </section>
+    </article>
+  );
+}

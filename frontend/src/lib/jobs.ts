@@ -1,0 +1,188 @@
+// Plain data the job components render, and how it is read from the chain (pallet-jobs view
+// functions). Components take these types, so tests can render them without a node.
+import type { GridApi } from "./chain";
+import type { JobEvent } from "./source";
+import type { JobSpec } from "./spec";
+
+export type JobStatusName = "Open" | "Running" | "Completed" | "Cancelled";
+export const JOB_STATUSES: JobStatusName[] = ["Open", "Running", "Completed", "Cancelled"];
+
+/** The open round of a running job. */
+export interface OpenRound {
+  index: number;
+  openedAt: number;
+  deadline: number;
+  members: string[];
+  /** Attestations so far (all result hashes together). */
+  attested: number;
+  quorum?: string;
+}
+
+/** One job, as the list and the detail page show it. */
+export interface JobRow {
+  id: bigint;
+  buyer: string;
+  status: JobStatusName;
+  /** Completed jobs: the last result a quorum attested. */
+  finalModelHash?: string;
+  spec: JobSpec;
+  createdAt: number;
+  participants: number;
+  roundsSettled: number;
+  lastResult?: string;
+  funded: bigint;
+  paid: bigint;
+  fees: bigint;
+  refunded: bigint;
+  held: bigint;
+  clawedBack: bigint;
+  round?: OpenRound;
+}
+
+export interface ParticipantRow {
+  who: string;
+  fromRound: number;
+  missedInRow: number;
+  roundsPaid: number;
+  earned: bigint;
+}
+
+/** A settled round (`RoundSummary`), or one seen settling in an event. */
+export interface RoundRow {
+  round: number;
+  resultModelHash?: string;
+  members?: number;
+  proofs?: number;
+  paidParticipants?: number;
+  paid: bigint;
+  fee: bigint;
+  refunded: bigint;
+  settledAt?: number;
+  /** Rewards seen in `RewardPaid` events while the page was open. */
+  rewards?: { who: string; amount: bigint }[];
+}
+
+export interface JobDetail {
+  job: JobRow;
+  participants: ParticipantRow[];
+  rounds: RoundRow[];
+}
+
+type JobView = NonNullable<Awaited<ReturnType<GridApi["view"]["Jobs"]["job"]>>>;
+type RoundSummary = NonNullable<Awaited<ReturnType<GridApi["view"]["Jobs"]["round_result"]>>>;
+
+/** A view function's job record as a row. */
+export function jobRowOf(id: bigint, view: JobView): JobRow {
+  const { job, held, round } = view;
+  return {
+    id,
+    buyer: job.buyer,
+    status: job.status.type,
+    finalModelHash: job.status.type === "Completed" ? job.status.value.final_model_hash : undefined,
+    spec: job.spec,
+    createdAt: job.created_at,
+    participants: job.participants,
+    roundsSettled: job.rounds_settled,
+    lastResult: job.last_result,
+    funded: job.funded,
+    paid: job.paid,
+    fees: job.fees,
+    refunded: job.refunded,
+    held,
+    clawedBack: job.clawed_back,
+    round: round && {
+      index: round.index,
+      openedAt: round.opened_at,
+      deadline: round.deadline,
+      members: round.members,
+      attested: round.tally.reduce((n, [, count]) => n + count, 0),
+      quorum: round.quorum,
+    },
+  };
+}
+
+export function roundRowOf(round: number, s: RoundSummary): RoundRow {
+  return {
+    round,
+    resultModelHash: s.result_model_hash,
+    members: s.members,
+    proofs: s.proofs,
+    paidParticipants: s.paid_participants,
+    paid: s.paid,
+    fee: s.fee,
+    refunded: s.refunded,
+    settledAt: s.settled_at,
+  };
+}
+
+/** Where to read from: a block hash, or the best / finalized block. */
+export type At = string | "best" | "finalized";
+
+/** Every job (up to `limit`), newest first. */
+export async function loadJobs(api: GridApi, at: At = "best", limit = 500): Promise<JobRow[]> {
+  const ids = await api.view.Jobs.jobs(0n, limit, { at });
+  const views = await Promise.all(ids.map(([id]) => api.view.Jobs.job(id, { at })));
+  const rows: JobRow[] = [];
+  views.forEach((view, i) => {
+    if (view) rows.push(jobRowOf(ids[i]![0], view));
+  });
+  return rows.reverse();
+}
+
+/** Most past rounds read per job page (the newest ones). */
+export const MAX_ROUNDS_SHOWN = 100;
+
+/** A job with its participants and settled rounds, or undefined when it does not exist. */
+export async function loadJobDetail(api: GridApi, id: bigint, at: At = "best"): Promise<JobDetail | undefined> {
+  const view = await api.view.Jobs.job(id, { at });
+  if (!view) return undefined;
+  const job = jobRowOf(id, view);
+  const first = Math.max(0, job.roundsSettled - MAX_ROUNDS_SHOWN);
+  const indices = Array.from({ length: job.roundsSettled - first }, (_, i) => first + i);
+  const [participants, summaries] = await Promise.all([
+    api.view.Jobs.participants(id, { at }),
+    Promise.all(indices.map((r) => api.view.Jobs.round_result(id, r, { at }))),
+  ]);
+  const rounds: RoundRow[] = [];
+  summaries.forEach((s, i) => {
+    if (s) rounds.push(roundRowOf(indices[i]!, s));
+  });
+  return {
+    job,
+    participants: participants.map(([who, p]) => ({
+      who,
+      fromRound: p.from_round,
+      missedInRow: p.missed_in_row,
+      roundsPaid: p.rounds_paid,
+      earned: p.earned,
+    })),
+    rounds,
+  };
+}
+
+/** Merges rounds seen in events (`RoundSettled` / `RewardPaid`) into those read from state. */
+export function mergeRounds(fromState: RoundRow[], fromEvents: RoundRow[]): RoundRow[] {
+  const byRound = new Map<number, RoundRow>();
+  for (const r of fromState) byRound.set(r.round, r);
+  for (const e of fromEvents) {
+    const s = byRound.get(e.round);
+    byRound.set(e.round, s ? { ...s, rewards: e.rewards ?? s.rewards } : e);
+  }
+  return [...byRound.values()].sort((a, b) => a.round - b.round);
+}
+
+/** The command that downloads a completed job's model, checked against the chain's hash. */
+export function fetchCommand(url: string, id: bigint): string {
+  return `grid-trainer job fetch --url ${url} --job ${id} --out model.safetensors`;
+}
+
+/** Folds a live `RoundSettled` / `RewardPaid` event into the rounds seen in events. */
+export function foldJobEvent(rows: RoundRow[], e: JobEvent): RoundRow[] {
+  const existing = rows.find((r) => r.round === e.round);
+  const base: RoundRow = existing ?? { round: e.round, paid: 0n, fee: 0n, refunded: 0n };
+  const next: RoundRow =
+    e.kind === "RoundSettled"
+      ? { ...base, resultModelHash: e.resultModelHash, paid: e.paid, fee: e.fee, refunded: e.refunded, settledAt: e.block }
+      : { ...base, rewards: [...(base.rewards ?? []), { who: e.who, amount: e.amount }] };
+  return [...rows.filter((r) => r !== existing), next].sort((a, b) => a.round - b.round);
+}

@@ -1,0 +1,124 @@
+import { describe, expect, it } from "vitest";
+import { buildJobSpec, DATASETS, DEFAULT_FORM, escrowOf, parameters, type JobForm, type SpecLimits } from "./spec";
+import { UNIT } from "./units";
+
+// The runtime's limits (runtime/src/configs.rs).
+const LIMITS: SpecLimits = {
+  maxRounds: 100_000,
+  maxParticipants: 64,
+  minRoundBlocks: 2,
+  maxRoundBlocks: 14_400,
+  maxChallengeWindow: 7_200,
+};
+
+const form = (patch: Partial<JobForm>): JobForm => ({ ...DEFAULT_FORM, ...patch });
+const errorsOf = (patch: Partial<JobForm>, limits: SpecLimits | undefined = LIMITS) =>
+  buildJobSpec(form(patch), limits).errors ?? {};
+
+describe("job form → JobSpec", () => {
+  it("converts examples/shakespeare-job.toml as the trainer's JobFile::to_spec does", () => {
+    const { spec, errors } = buildJobSpec(DEFAULT_FORM, LIMITS);
+    expect(errors).toBeUndefined();
+    expect(spec).toEqual({
+      model: { type: "Gpt", value: { vocab: 256, context: 64, layers: 2, heads: 4, width: 64 } },
+      dataset: { content_hash: DATASETS.shakespeare.hash, uri: Uint8Array.from(new TextEncoder().encode("grid:shakespeare")) },
+      training: {
+        round_blocks: 8,
+        batch_size: 16,
+        inner: { type: "AdamW", value: { lr: 3_000_000, weight_decay: 0, warmup_steps: 10 } },
+        outer_lr: 700_000_000,
+        outer_momentum: 500_000_000,
+        compression: { type: "Int8", value: { chunk: 256 } },
+      },
+      rounds: 5,
+      reward_per_round: 30n * UNIT,
+      min_providers: 3,
+      max_providers: 4,
+      min_provider_stake: 100n * UNIT,
+      challenge_window: 16,
+    });
+  });
+
+  it("converts examples/mnist-job.toml (an MLP on MNIST)", () => {
+    const { spec } = buildJobSpec(
+      form({
+        dataset: "mnist",
+        model: "mlp",
+        mlpHidden: "64",
+        mlpLayers: "1",
+        rounds: "3",
+        roundBlocks: "5",
+        batchSize: "32",
+        lr: "0.002",
+        warmupSteps: "0",
+        outerMomentum: "0.5",
+        rewardPerRound: "10",
+        challengeWindow: "0",
+      }),
+      LIMITS,
+    );
+    expect(spec?.model).toEqual({ type: "MnistMlp", value: { hidden: 64, layers: 1 } });
+    expect(spec?.dataset.content_hash).toBe(DATASETS.mnist.hash);
+    expect(new TextDecoder().decode(spec?.dataset.uri)).toBe("grid:mnist");
+    expect(spec?.reward_per_round).toBe(10n * UNIT);
+  });
+
+  it("mirrors the trainer's unit test: 10.5 GRID and momentum 0.5", () => {
+    const { spec } = buildJobSpec(form({ rewardPerRound: "10.5", outerMomentum: "0.5", optimizer: "sgd", lr: "0.001" }));
+    expect(spec?.reward_per_round).toBe(10n * UNIT + UNIT / 2n);
+    expect(spec?.training.outer_momentum).toBe(500_000_000);
+    expect(spec?.training.inner).toEqual({ type: "Sgd", value: { lr: 1_000_000 } });
+  });
+
+  it("reports each broken rule against its field", () => {
+    expect(errorsOf({ lr: "-1" }).lr).toBeDefined();
+    expect(errorsOf({ lr: "0" }).lr).toMatch(/above 0/);
+    expect(errorsOf({ lr: "1.5" }).lr).toMatch(/at most 1/);
+    expect(errorsOf({ rewardPerRound: "-3" }).rewardPerRound).toBeDefined();
+    expect(errorsOf({ rewardPerRound: "0" }).rewardPerRound).toMatch(/above 0/);
+    expect(errorsOf({ gptHeads: "3" }).gptHeads).toMatch(/divide/);
+    expect(errorsOf({ dataset: "mnist" }).model).toMatch(/MNIST needs/);
+    expect(errorsOf({ model: "mlp" }).model).toMatch(/text needs/);
+    expect(errorsOf({ outerLr: "0" }).outerLr).toBeDefined();
+    expect(errorsOf({ outerMomentum: "1" }).outerMomentum).toMatch(/below 1/);
+    expect(errorsOf({ batchSize: "0" }).batchSize).toBeDefined();
+    expect(errorsOf({ rounds: "0" }).rounds).toBeDefined();
+    expect(errorsOf({ rounds: "100001" }).rounds).toMatch(/at most 100000/);
+    expect(errorsOf({ roundBlocks: "1" }).roundBlocks).toMatch(/at least 2/);
+    expect(errorsOf({ roundBlocks: "20000" }).roundBlocks).toMatch(/at most/);
+    expect(errorsOf({ minProviders: "0" }).minProviders).toBeDefined();
+    expect(errorsOf({ minProviders: "5", maxProviders: "4" }).minProviders).toMatch(/maximum/);
+    expect(errorsOf({ maxProviders: "65" }).maxProviders).toMatch(/at most 64/);
+    expect(errorsOf({ maxProviders: "65" }, undefined).maxProviders).toMatch(/at most 64/);
+    expect(errorsOf({ challengeWindow: "7201" }).challengeWindow).toMatch(/at most 7200/);
+    expect(errorsOf({ compression: "int8", chunk: "0" }).chunk).toBeDefined();
+    expect(errorsOf({ compression: "topk", chunk: "4", k: "5" }).k).toMatch(/chunk/);
+    expect(errorsOf({ compression: "topk", valueBits: "9" }).valueBits).toBeDefined();
+    expect(errorsOf({ gptLayers: "2.5" }).gptLayers).toMatch(/whole number/);
+    expect(errorsOf({ gptLayers: "70000" }).gptLayers).toMatch(/65535/);
+    expect(errorsOf({ gptLayers: "100", gptWidth: "4096" }).model).toMatch(/10 billion/);
+    expect(errorsOf({ minProviderStake: "1.0000000000001" }).minProviderStake).toMatch(/decimals/);
+  });
+
+  it("counts parameters like ModelSpec::parameters", () => {
+    const w = 128n;
+    const gpt = { type: "Gpt" as const, value: { vocab: 256, context: 64, layers: 4, heads: 4, width: 128 } };
+    expect(parameters(gpt)).toBe(256n * w + 64n * w + 4n * (12n * w * w + 13n * w) + 2n * w + w * 256n);
+    expect(parameters({ type: "MnistMlp", value: { hidden: 100, layers: 1 } })).toBe(784n * 100n + 100n + 1010n);
+  });
+});
+
+describe("escrow", () => {
+  it("is rounds × (reward + ⌈fee⌉), the budget pallet-jobs holds", () => {
+    const { spec } = buildJobSpec(DEFAULT_FORM, LIMITS);
+    // Measured on a dev node: the default job held 151.5 GRID with the 1% protocol fee.
+    expect(escrowOf(spec!, 10_000_000)).toEqual({
+      rewardPerRound: 30n * UNIT,
+      feePerRound: 3n * UNIT / 10n,
+      perRound: 303n * UNIT / 10n,
+      rounds: 5,
+      total: 151_500_000_000_000n,
+    });
+    expect(escrowOf({ reward_per_round: 1n, rounds: 3 }, 10_000_000).total).toBe(6n);
+  });
+});

@@ -1,0 +1,314 @@
+// A buyer's job form → the chain's `JobSpec`, mirroring `grid-trainer`'s job file
+// (trainer/src/chain/spec.rs `JobFile::to_spec`) and the chain's checks
+// (primitives/src/job.rs `JobSpec::validate`, trainer `job_config`'s dataset/model match).
+import type { GridCalls } from "@polkadot-api/descriptors";
+import { formatGrid, parseGrid, perbillMulCeil, toNanos } from "./units";
+
+/** The chain's job spec, as the generated descriptors type it. */
+export type JobSpec = GridCalls["Jobs"]["create_job"]["spec"];
+export type ModelSpec = JobSpec["model"];
+
+/** The shipped datasets: `grid:` URI and BLAKE2b-256 content hash (trainer/src/data/mod.rs). */
+export const DATASETS = {
+  shakespeare: {
+    uri: "grid:shakespeare",
+    hash: "0xc408e3deb0f6b0c7a74ed68df5507bda3b8f5e8b5453d6d3b4586876d76f2565",
+    label: "Tiny Shakespeare (byte-level text)",
+  },
+  mnist: {
+    uri: "grid:mnist",
+    hash: "0x1388f86419e599423f67d82f3549d590c382aa5a5a16023d8a1e0912b345803c",
+    label: "MNIST digits",
+  },
+} as const;
+export type DatasetName = keyof typeof DATASETS;
+export type ModelKind = "gpt" | "mlp" | "cnn";
+export type OptimizerKind = "adamw" | "sgd";
+export type CompressionKind = "none" | "int8" | "topk";
+
+/** The form's values, as typed (strings), in the job file's terms (amounts in GRID). */
+export interface JobForm {
+  dataset: DatasetName;
+  model: ModelKind;
+  gptContext: string;
+  gptLayers: string;
+  gptHeads: string;
+  gptWidth: string;
+  mlpHidden: string;
+  mlpLayers: string;
+  cnnChannels: string;
+  cnnHidden: string;
+  rounds: string;
+  roundBlocks: string;
+  batchSize: string;
+  optimizer: OptimizerKind;
+  lr: string;
+  warmupSteps: string;
+  weightDecay: string;
+  outerLr: string;
+  outerMomentum: string;
+  compression: CompressionKind;
+  chunk: string;
+  k: string;
+  valueBits: string;
+  rewardPerRound: string;
+  minProviders: string;
+  maxProviders: string;
+  minProviderStake: string;
+  challengeWindow: string;
+}
+export type FormField = keyof JobForm;
+export type FormErrors = Partial<Record<FormField, string>>;
+
+/** Defaults: examples/shakespeare-job.toml, the local network's main job. */
+export const DEFAULT_FORM: JobForm = {
+  dataset: "shakespeare",
+  model: "gpt",
+  gptContext: "64",
+  gptLayers: "2",
+  gptHeads: "4",
+  gptWidth: "64",
+  mlpHidden: "64",
+  mlpLayers: "1",
+  cnnChannels: "8",
+  cnnHidden: "64",
+  rounds: "5",
+  roundBlocks: "8",
+  batchSize: "16",
+  optimizer: "adamw",
+  lr: "0.003",
+  warmupSteps: "10",
+  weightDecay: "0",
+  outerLr: "0.7",
+  outerMomentum: "0.5",
+  compression: "int8",
+  chunk: "256",
+  k: "16",
+  valueBits: "2",
+  rewardPerRound: "30",
+  minProviders: "3",
+  maxProviders: "4",
+  minProviderStake: "100",
+  challengeWindow: "16",
+};
+
+/** The chain's limits (pallet-jobs constants), checked before signing. */
+export interface SpecLimits {
+  maxRounds: number;
+  maxParticipants: number;
+  minRoundBlocks: number;
+  maxRoundBlocks: number;
+  maxChallengeWindow: number;
+}
+
+/** Most peers a proof can list, hence most participants of any job (`MaxProofPeers`). */
+export const MAX_PROOF_PEERS = 64;
+/** Largest model, in parameters (`MAX_MODEL_PARAMS`). */
+export const MAX_MODEL_PARAMS = 10_000_000_000n;
+
+/** Trainable parameters, as `ModelSpec::parameters` counts them. */
+export function parameters(model: ModelSpec): bigint {
+  switch (model.type) {
+    case "Gpt": {
+      const { vocab, context, layers, width } = model.value;
+      const [v, t, l, w] = [vocab, context, layers, width].map(BigInt);
+      const block = 12n * w * w + 13n * w;
+      return v * w + t * w + l * block + 2n * w + w * v;
+    }
+    case "MnistMlp": {
+      const [h, l] = [model.value.hidden, model.value.layers].map(BigInt);
+      return 784n * h + h + (l - 1n) * (h * h + h) + (h * 10n + 10n);
+    }
+    case "MnistCnn": {
+      const [c1, h] = [model.value.channels, model.value.hidden].map(BigInt);
+      const c2 = 2n * c1;
+      const conv = 9n * c1 + c1 + (9n * c1 * c2 + c2);
+      return conv + (49n * c2 * h + h) + (h * 10n + 10n);
+    }
+  }
+}
+
+/** What the buyer puts in escrow: `rounds × (reward + ⌈fee × reward⌉)` (pallet-jobs escrow.rs). */
+export interface Escrow {
+  rewardPerRound: bigint;
+  feePerRound: bigint;
+  perRound: bigint;
+  rounds: number;
+  total: bigint;
+}
+
+export function escrowOf(spec: Pick<JobSpec, "reward_per_round" | "rounds">, feePerbill: number): Escrow {
+  const feePerRound = perbillMulCeil(feePerbill, spec.reward_per_round);
+  const perRound = spec.reward_per_round + feePerRound;
+  return {
+    rewardPerRound: spec.reward_per_round,
+    feePerRound,
+    perRound,
+    rounds: spec.rounds,
+    total: perRound * BigInt(spec.rounds),
+  };
+}
+
+const U16_MAX = 0xffff;
+const U32_MAX = 0xffff_ffff;
+
+/** Converts and checks a form; every problem is reported against its field. */
+export function buildJobSpec(
+  form: JobForm,
+  limits?: SpecLimits,
+): { spec: JobSpec; errors?: undefined } | { spec?: undefined; errors: FormErrors } {
+  const errors: FormErrors = {};
+  const int = (field: FormField, max = U32_MAX, min = 0): number => {
+    const text = String(form[field]).trim();
+    if (!/^\d+$/.test(text)) {
+      errors[field] = "must be a whole number";
+      return 0;
+    }
+    const n = Number(text);
+    if (n < min || n > max) errors[field] = `must be between ${min} and ${max}`;
+    return n;
+  };
+  const frac = (field: FormField): number => {
+    const text = String(form[field]).trim();
+    const x = text === "" ? NaN : Number(text);
+    const n = toNanos(x);
+    if (typeof n === "string") {
+      errors[field] = Number.isNaN(x) ? "must be a number" : `must be between 0 and 4.29`;
+      return 0;
+    }
+    return n;
+  };
+  const grid = (field: FormField): bigint => {
+    const units = parseGrid(String(form[field]));
+    if (typeof units === "string") {
+      errors[field] = units;
+      return 0n;
+    }
+    return units;
+  };
+  const rule = (bad: boolean, field: FormField, message: string) => {
+    if (bad && !errors[field]) errors[field] = message;
+  };
+
+  // Model.
+  let model: ModelSpec;
+  if (form.model === "gpt") {
+    const width = int("gptWidth", U32_MAX, 1);
+    const heads = int("gptHeads", U16_MAX, 1);
+    model = {
+      type: "Gpt",
+      value: { vocab: 256, context: int("gptContext", U32_MAX, 1), layers: int("gptLayers", U16_MAX, 1), heads, width },
+    };
+    rule(heads > 0 && width % heads !== 0, "gptHeads", "must divide the width");
+  } else if (form.model === "mlp") {
+    model = { type: "MnistMlp", value: { hidden: int("mlpHidden", U32_MAX, 1), layers: int("mlpLayers", U16_MAX, 1) } };
+  } else {
+    model = { type: "MnistCnn", value: { channels: int("cnnChannels", U16_MAX, 1), hidden: int("cnnHidden", U32_MAX, 1) } };
+  }
+  const fits = form.dataset === "shakespeare" ? form.model === "gpt" : form.model !== "gpt";
+  rule(!fits, "model", form.dataset === "shakespeare" ? "text needs the GPT" : "MNIST needs the MLP or the CNN");
+  const anyModelError = Object.keys(errors).length > 0;
+  if (!anyModelError && parameters(model) > MAX_MODEL_PARAMS) {
+    errors.model = `${parameters(model)} parameters is above the limit of 10 billion`;
+  }
+
+  // Training.
+  const lr = frac("lr");
+  const inner: JobSpec["training"]["inner"] =
+    form.optimizer === "adamw"
+      ? { type: "AdamW", value: { lr, weight_decay: frac("weightDecay"), warmup_steps: int("warmupSteps") } }
+      : { type: "Sgd", value: { lr } };
+  rule(lr === 0 || lr > 1e9, "lr", "must be above 0 and at most 1");
+  const outerLr = frac("outerLr");
+  rule(outerLr === 0 || outerLr > 4e9, "outerLr", "must be above 0 and at most 4");
+  const outerMomentum = frac("outerMomentum");
+  rule(outerMomentum >= 1e9, "outerMomentum", "must be below 1");
+  let compression: JobSpec["training"]["compression"];
+  if (form.compression === "none") compression = { type: "None", value: undefined };
+  else if (form.compression === "int8") compression = { type: "Int8", value: { chunk: int("chunk", U32_MAX, 1) } };
+  else {
+    const chunk = int("chunk", U32_MAX, 1);
+    const k = int("k", U32_MAX, 1);
+    const valueBits = int("valueBits", 8, 1);
+    rule(k > chunk, "k", "must be at most the chunk");
+    compression = { type: "TopK", value: { chunk, k, value_bits: valueBits } };
+  }
+  const batchSize = int("batchSize", U32_MAX, 1);
+  const roundBlocks = int("roundBlocks");
+  const rounds = int("rounds", U32_MAX, 1);
+  const rewardPerRound = grid("rewardPerRound");
+  rule(rewardPerRound === 0n, "rewardPerRound", "must be above 0");
+  const minProviders = int("minProviders", U32_MAX, 1);
+  const maxProviders = int("maxProviders");
+  rule(minProviders > maxProviders, "minProviders", "must be at most the maximum");
+  const maxParticipants = Math.min(limits?.maxParticipants ?? MAX_PROOF_PEERS, MAX_PROOF_PEERS);
+  rule(maxProviders > maxParticipants, "maxProviders", `the chain allows at most ${maxParticipants}`);
+  const minProviderStake = grid("minProviderStake");
+  const challengeWindow = int("challengeWindow");
+  if (limits) {
+    rule(rounds > limits.maxRounds, "rounds", `the chain allows at most ${limits.maxRounds}`);
+    rule(roundBlocks < limits.minRoundBlocks, "roundBlocks", `at least ${limits.minRoundBlocks} blocks`);
+    rule(roundBlocks > limits.maxRoundBlocks, "roundBlocks", `at most ${limits.maxRoundBlocks} blocks`);
+    rule(
+      challengeWindow > limits.maxChallengeWindow,
+      "challengeWindow",
+      `at most ${limits.maxChallengeWindow} blocks`,
+    );
+  }
+  if (Object.keys(errors).length > 0) return { errors };
+
+  const dataset = DATASETS[form.dataset];
+  return {
+    spec: {
+      model,
+      // Copied into this realm's Uint8Array: polkadot-api checks bytes with `instanceof`, which
+      // a TextEncoder from another realm (jsdom in tests) would fail.
+      dataset: { content_hash: dataset.hash, uri: Uint8Array.from(new TextEncoder().encode(dataset.uri)) },
+      training: {
+        round_blocks: roundBlocks,
+        batch_size: batchSize,
+        inner,
+        outer_lr: outerLr,
+        outer_momentum: outerMomentum,
+        compression,
+      },
+      rounds,
+      reward_per_round: rewardPerRound,
+      min_providers: minProviders,
+      max_providers: maxProviders,
+      min_provider_stake: minProviderStake,
+      challenge_window: challengeWindow,
+    },
+  };
+}
+
+/** A one-line description of a model: "GPT 2×64, 4 heads, ctx 64 (0.14M params)". */
+export function describeModel(model: ModelSpec): string {
+  const params = Number(parameters(model));
+  const p = params >= 1e6 ? `${(params / 1e6).toFixed(2)}M` : `${(params / 1e3).toFixed(1)}k`;
+  switch (model.type) {
+    case "Gpt":
+      return `GPT ${model.value.layers}×${model.value.width}, ${model.value.heads} heads, context ${model.value.context} (${p} params)`;
+    case "MnistMlp":
+      return `MLP ${model.value.layers}×${model.value.hidden} (${p} params)`;
+    case "MnistCnn":
+      return `CNN ${model.value.channels} channels, dense ${model.value.hidden} (${p} params)`;
+  }
+}
+
+/** A compression scheme in words. */
+export function describeCompression(c: JobSpec["training"]["compression"]): string {
+  switch (c.type) {
+    case "None":
+      return "none (f32)";
+    case "Int8":
+      return `int8, chunks of ${c.value.chunk}`;
+    case "TopK":
+      return `top-${c.value.k} of ${c.value.chunk}, ${c.value.value_bits} bits`;
+  }
+}
+
+/** The escrow in words, for the summary before signing. */
+export function describeEscrow(e: Escrow): string {
+  return `${e.rounds} × (${formatGrid(e.rewardPerRound)} + ${formatGrid(e.feePerRound)} fee) = ${formatGrid(e.total)}`;
+}

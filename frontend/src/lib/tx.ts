@@ -1,0 +1,108 @@
+// A transaction's progress as the UI shows it, folded from polkadot-api's
+// `signSubmitAndWatch` events, with the runtime's dispatch error decoded into words.
+import type { TxEvent } from "polkadot-api";
+
+export interface BlockRef {
+  number: number;
+  hash: string;
+}
+
+export type TxState =
+  | { phase: "idle" }
+  | { phase: "signing" }
+  | { phase: "pending"; txHash?: string }
+  | { phase: "inBlock"; txHash: string; block: BlockRef }
+  | { phase: "finalized"; txHash: string; block: BlockRef }
+  | { phase: "failed"; txHash?: string; block?: BlockRef; error: string; finalized?: boolean };
+
+export const IDLE: TxState = { phase: "idle" };
+
+/** What pallet-jobs' errors mean (from their docs in pallets/jobs/src/lib.rs). */
+const JOB_ERRORS: Record<string, string> = {
+  BadModel: "a model dimension is zero, or the GPT's heads do not divide its width",
+  ModelTooLarge: "the model is larger than the chain accepts",
+  BadDataset: "the dataset URI is empty or not text, or its content hash is zero",
+  BadBatchSize: "the batch size is zero",
+  BadInnerLearningRate: "the inner learning rate is zero or above one",
+  BadOuterLearningRate: "the outer learning rate is zero or above four",
+  BadOuterMomentum: "the outer momentum is one or more",
+  BadCompression: "a compression parameter is out of range",
+  ZeroRounds: "zero rounds",
+  TooManyRounds: "more rounds than the chain allows",
+  ZeroReward: "the reward per round is zero",
+  BadProviderRange: "min providers is zero or above max providers",
+  TooManyProviders: "max providers is above the chain's limit",
+  RoundTooShort: "the round is shorter than the chain allows",
+  RoundTooLong: "the round is longer than the chain allows",
+  ChallengeWindowTooLong: "the challenge window is longer than the chain allows",
+  BudgetOverflow: "rounds × (reward + fee) overflows",
+  InsufficientBalance: "the buyer cannot put the budget on hold",
+  UnknownJob: "no such job",
+  NotBuyer: "only the job's buyer may do that",
+  JobEnded: "the job is completed or cancelled",
+};
+
+interface EnumLike {
+  type: string;
+  value?: unknown;
+}
+const isEnum = (v: unknown): v is EnumLike =>
+  typeof v === "object" && v !== null && typeof (v as EnumLike).type === "string";
+
+/** `{type: "Module", value: {type: "Jobs", value: {type: "NotBuyer"}}}` → "Jobs.NotBuyer: only …". */
+export function formatDispatchError(error: unknown): string {
+  if (!isEnum(error)) return String(error);
+  const path: string[] = [];
+  let v: unknown = error;
+  while (isEnum(v)) {
+    path.push(v.type);
+    v = v.value;
+  }
+  if (path[0] === "Module") path.shift();
+  const name = path.join(".");
+  const doc = path[0] === "Jobs" && path[1] ? JOB_ERRORS[path[1]] : undefined;
+  return doc ? `${name}: ${doc}` : name;
+}
+
+/** The next state after one `signSubmitAndWatch` event. */
+export function nextTxState(prev: TxState, ev: TxEvent): TxState {
+  switch (ev.type) {
+    case "signed":
+    case "broadcasted":
+      return { phase: "pending", txHash: ev.txHash };
+    case "txBestBlocksState":
+      if (ev.found) {
+        const block = { number: ev.block.number, hash: ev.block.hash };
+        return ev.ok
+          ? { phase: "inBlock", txHash: ev.txHash, block }
+          : { phase: "failed", txHash: ev.txHash, block, error: formatDispatchError(ev.dispatchError) };
+      }
+      if (!ev.isValid) return { phase: "failed", txHash: ev.txHash, error: "the transaction is no longer valid" };
+      // Not (or no longer, after a re-org) in a best block: still pending.
+      return prev.phase === "failed" ? prev : { phase: "pending", txHash: ev.txHash };
+    case "finalized": {
+      const block = { number: ev.block.number, hash: ev.block.hash };
+      return ev.ok
+        ? { phase: "finalized", txHash: ev.txHash, block }
+        : { phase: "failed", txHash: ev.txHash, block, error: formatDispatchError(ev.dispatchError), finalized: true };
+    }
+  }
+}
+
+/** An error thrown by signing or submission (a refused signature, an invalid transaction). */
+export function txErrorState(prev: TxState, error: unknown): TxState {
+  const txHash = "txHash" in prev ? prev.txHash : undefined;
+  let message = error instanceof Error ? error.message : String(error);
+  const inner = (error as { error?: unknown })?.error;
+  if (inner !== undefined) message = `${message}: ${formatDispatchError(inner) || JSON.stringify(inner)}`;
+  return { phase: "failed", txHash, error: message };
+}
+
+/** The id in a `Jobs.JobCreated` event among a transaction's events. */
+export function createdJobId(events: readonly unknown[]): bigint | undefined {
+  for (const e of events) {
+    if (!isEnum(e) || e.type !== "Jobs" || !isEnum(e.value)) continue;
+    if (e.value.type === "JobCreated") return (e.value.value as { job: bigint }).job;
+  }
+  return undefined;
+}

@@ -1,0 +1,64 @@
+import { useEffect, useState } from "react";
+import { JobDetailView } from "../components/JobDetailView";
+import { useTx } from "../hooks/useTx";
+import type { Account } from "../lib/accounts";
+import { foldJobEvent, type JobDetail, type RoundRow } from "../lib/jobs";
+import type { GridSource } from "../lib/source";
+
+export interface JobPageProps {
+  source?: GridSource;
+  id: bigint;
+  at?: string;
+  rpcUrl: string;
+  account?: Account;
+}
+
+/** One job: re-read at every best block, with rounds and rewards seen live in events. */
+export function JobPage({ source, id, at, rpcUrl, account }: JobPageProps) {
+  const [detail, setDetail] = useState<JobDetail | null>();
+  const [error, setError] = useState<string>();
+  const [live, setLive] = useState<RoundRow[]>([]);
+  const cancel = useTx();
+
+  useEffect(() => {
+    if (!source || !at) return;
+    let current = true;
+    source.job(id, at).then(
+      (d) => {
+        if (!current) return;
+        setDetail(d ?? null);
+        setError(undefined);
+      },
+      (e: unknown) => current && setError(String(e)),
+    );
+    return () => {
+      current = false;
+    };
+  }, [source, id, at]);
+
+  useEffect(() => {
+    setLive([]);
+    if (!source) return;
+    const sub = source.jobEvents(id).subscribe({
+      next: (e) => setLive((rows) => foldJobEvent(rows, e)),
+      error: () => undefined,
+    });
+    return () => sub.unsubscribe();
+  }, [source, id]);
+
+  if (error) return <p role="alert">Could not read job #{id.toString()}: {error}</p>;
+  if (detail === undefined) return <p aria-busy="true">Loading job #{id.toString()}…</p>;
+  if (detail === null) return <p role="alert">There is no job #{id.toString()} on this chain.</p>;
+  const live_ = detail.job.status === "Open" || detail.job.status === "Running";
+  const canCancel = !!account && account.address === detail.job.buyer && live_;
+  return (
+    <JobDetailView
+      detail={detail}
+      liveRounds={live}
+      rpcUrl={rpcUrl}
+      canCancel={canCancel}
+      onCancel={() => source && account && cancel.run(source.cancelJob(id, account.signer))}
+      cancelTx={cancel.state.phase === "idle" ? undefined : cancel.state}
+    />
+  );
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds the web UI (frontend/) and runs its tests: the unit and component tests, then the tests
+# against a real `grid-node --dev`, started here on free loopback ports in a temporary directory
+# and stopped at the end. Needs the release node built (the test command builds it first) and
+# installs the UI's packages from its lockfile.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/grid-target}"
+NODE_BIN="$CARGO_TARGET_DIR/release/grid-node"
+[ -x "$NODE_BIN" ] || { echo "frontend: $NODE_BIN is missing: build the workspace first" >&2; exit 1; }
+
+cd frontend
+npm ci --no-audit --no-fund --loglevel=error
+npm run build
+npm test
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+base=$(mktemp -d "${TMPDIR:-/tmp}/grid-frontend.XXXXXX")
+rpc=$(free_port)
+"$NODE_BIN" --dev --base-path "$base" --rpc-port "$rpc" --port "$(free_port)" \
+	--prometheus-port "$(free_port)" >"$base/node.log" 2>&1 &
+node_pid=$!
+trap 'kill "$node_pid" 2>/dev/null; wait "$node_pid" 2>/dev/null; rm -rf "$base"' EXIT
+for _ in $(seq 60); do
+	python3 -c "import socket; socket.create_connection(('127.0.0.1', $rpc), 1)" 2>/dev/null && break
+	sleep 1
+done
+if ! GRID_RPC="ws://127.0.0.1:$rpc" npm run test:node; then
+	tail -n 30 "$base/node.log"
+	exit 1
+fi
