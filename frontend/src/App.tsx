@@ -8,6 +8,8 @@ import { rpcFromLocation } from "./lib/chain";
 import { CreatePage } from "./pages/CreatePage";
 import { JobPage } from "./pages/JobPage";
 import { JobsPage } from "./pages/JobsPage";
+import { ProviderPage } from "./pages/ProviderPage";
+import { ProvidersPage } from "./pages/ProvidersPage";
 
 export function App() {
   const [url, setUrl] = useState(() => rpcFromLocation(window.location.search));
@@ -67,6 +69,9 @@ export function App() {
         <a href="#/create" aria-current={current("create")}>
           Post a job
         </a>
+        <a href="#/providers" aria-current={current("providers") ?? current("provider")}>
+          Providers
+        </a>
       </nav>
       <main id="main" tabIndex={-1}>
         {chain.error && <p role="alert">{chain.error}</p>}
@@ -76,6 +81,13 @@ export function App() {
         )}
         {route.page === "create" && (
           <CreatePage source={chain.source} account={account} connected={chain.state === "connected"} />
+        )}
+        {route.page === "providers" && <ProvidersPage source={chain.providers} at={at} />}
+        {route.page === "provider" && (
+          <ProviderPage
+            key={route.who}
+            source={chain.providers}
+            who={route.who} at={at} now={chain.best?.number} account={account} />
         )}
         {route.page === "missing" && (
           <p role="alert">

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import { chainInfo, connect, type ChainInfo, type Connection, type ConnectionState } from "../lib/chain";
-import { chainSource, type GridSource } from "../lib/source";
+import { chainProviderSource, chainSource, type GridSource, type ProviderSource } from "../lib/source";
 
 export interface BlockHead {
   number: number;
@@ -11,6 +11,7 @@ export interface ChainState {
   state: ConnectionState;
   connection?: Connection;
   source?: GridSource;
+  providers?: ProviderSource;
   info?: ChainInfo;
   best?: BlockHead;
   finalized?: BlockHead;
@@ -25,7 +26,7 @@ export function useChain(url: string): ChainState {
     const update = (patch: Partial<ChainState>) => live && setChain((c) => ({ ...c, ...patch }));
     setChain({ state: "connecting" });
     const connection = connect(url, (state) => update({ state }));
-    update({ connection, source: chainSource(connection.api) });
+    update({ connection, source: chainSource(connection.api), providers: chainProviderSource(connection.api) });
     chainInfo(connection.client).then(
       (info) => update({ info }),
       (e: unknown) => update({ error: String(e) }),

@@ -1,14 +1,23 @@
 import { useEffect, useState } from "react";
 
-export type Route = { page: "jobs" } | { page: "job"; id: bigint } | { page: "create" } | { page: "missing"; path: string };
+export type Route =
+  | { page: "jobs" }
+  | { page: "job"; id: bigint }
+  | { page: "create" }
+  | { page: "providers" }
+  | { page: "provider"; who: string }
+  | { page: "missing"; path: string };
 
-/** `#/jobs`, `#/jobs/7`, `#/create`. */
+/** `#/jobs`, `#/jobs/7`, `#/create`, `#/providers`, `#/providers/<ss58 address>`. */
 export function parseRoute(hash: string): Route {
   const path = hash.replace(/^#/, "") || "/jobs";
   if (path === "/" || path === "/jobs") return { page: "jobs" };
   if (path === "/create") return { page: "create" };
   const m = /^\/jobs\/(\d+)$/.exec(path);
   if (m) return { page: "job", id: BigInt(m[1]!) };
+  if (path === "/providers") return { page: "providers" };
+  const p = /^\/providers\/([1-9A-HJ-NP-Za-km-z]{40,60})$/.exec(path);
+  if (p) return { page: "provider", who: p[1]! };
   return { page: "missing", path };
 }
 

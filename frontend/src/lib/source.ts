@@ -4,6 +4,16 @@ import type { PolkadotSigner, TxEvent } from "polkadot-api";
 import { map, merge, mergeMap, type Observable } from "rxjs";
 import { jobConstants, type GridApi, type JobConstants } from "./chain";
 import { loadJobDetail, loadJobs, type At, type JobDetail, type JobRow } from "./jobs";
+import {
+  loadProvider,
+  loadProviderJobs,
+  loadProviders,
+  providerConstants,
+  type ProviderConstants,
+  type ProviderEvent,
+  type ProviderJobRow,
+  type ProviderRow,
+} from "./providers";
 import type { JobSpec } from "./spec";
 
 /** A round settling or a reward paid, for one job, seen in a finalized block. */
@@ -73,5 +83,66 @@ export function chainSource(api: GridApi): GridSource {
       ).pipe(mergeMap((batch) => batch)),
     createJob: (spec, signer) => api.tx.Jobs.create_job({ spec }).signSubmitAndWatch(signer),
     cancelJob: (id, signer) => api.tx.Jobs.cancel_job({ job: id }).signSubmitAndWatch(signer),
+  };
+}
+
+/** What the provider pages ask of the chain; tests pass a fake. */
+export interface ProviderSource {
+  providers(at: At): Promise<ProviderRow[]>;
+  provider(who: string, at: At): Promise<ProviderRow | undefined>;
+  /** The jobs `who` participates in, with its earnings there. */
+  providerJobs(who: string, at: At): Promise<ProviderJobRow[]>;
+  constants(): Promise<ProviderConstants>;
+  free(address: string, at: At): Promise<bigint>;
+  /** `RewardPaid` and `Slashed` events for `who`. */
+  events(who: string): Observable<ProviderEvent>;
+  bondMore(amount: bigint, signer: PolkadotSigner): Observable<TxEvent>;
+  unbond(amount: bigint, signer: PolkadotSigner): Observable<TxEvent>;
+  withdrawUnbonded(signer: PolkadotSigner): Observable<TxEvent>;
+}
+
+export function chainProviderSource(api: GridApi): ProviderSource {
+  return {
+    providers: (at) => loadProviders(api, at),
+    provider: (who, at) => loadProvider(api, who, at),
+    providerJobs: (who, at) => loadProviderJobs(api, who, at),
+    constants: () => providerConstants(api),
+    free: async (address, at) => (await api.query.System.Account.getValue(address, { at })).data.free,
+    events: (who) =>
+      merge(
+        api.event.Jobs.RewardPaid.watch().pipe(
+          map(({ block, events }) =>
+            events
+              .filter((e) => e.payload.who === who)
+              .map(
+                ({ payload: p }): ProviderEvent => ({
+                  kind: "RewardPaid",
+                  block: block.number,
+                  job: p.job,
+                  round: p.round,
+                  amount: p.amount,
+                }),
+              ),
+          ),
+        ),
+        api.event.Providers.Slashed.watch().pipe(
+          map(({ block, events }) =>
+            events
+              .filter((e) => e.payload.who === who)
+              .map(
+                ({ payload: p }): ProviderEvent => ({
+                  kind: "Slashed",
+                  block: block.number,
+                  reason: p.reason.type,
+                  amount: p.amount,
+                  toRecipients: p.to_recipients,
+                }),
+              ),
+          ),
+        ),
+      ).pipe(mergeMap((batch) => batch)),
+    bondMore: (amount, signer) => api.tx.Providers.bond_more({ amount }).signSubmitAndWatch(signer),
+    unbond: (amount, signer) => api.tx.Providers.unbond({ amount }).signSubmitAndWatch(signer),
+    withdrawUnbonded: (signer) => api.tx.Providers.withdraw_unbonded().signSubmitAndWatch(signer),
   };
 }

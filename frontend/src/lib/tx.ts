@@ -42,6 +42,30 @@ const JOB_ERRORS: Record<string, string> = {
   JobEnded: "the job is completed or cancelled",
 };
 
+/** What pallet-providers' errors mean (from their docs in pallets/providers/src/lib.rs). */
+const PROVIDER_ERRORS: Record<string, string> = {
+  AlreadyRegistered: "the account is already a provider",
+  NotRegistered: "the account is not a provider",
+  StakeTooLow: "active stake would be below the minimum (and not zero)",
+  InsufficientBalance: "the account cannot put that much on hold",
+  BadPeerSignature: "the libp2p key's signature over (genesis hash, account) does not verify",
+  PeerIdInUse: "that PeerId is bound to another account",
+  TooManyProviders: "the registry is full",
+  InvalidCapabilities: "device count is zero or the device name is empty",
+  BadMultiaddr: "no listen multiaddr, or one that is not text starting with /",
+  BadEndpoint: "the endpoint is not an http:// or https:// URL",
+  NothingToUpdate: "nothing to change",
+  ZeroAmount: "zero amount",
+  InsufficientBond: "unbonding more than the active stake",
+  TooManyUnbondingChunks: "too many unbonding chunks in flight: withdraw first",
+  NothingToWithdraw: "no unbonding chunk has unlocked yet",
+  InJob: "the provider is in a job: leave it first (or keep the minimum stake)",
+  StillBonded: "active stake must be unbonded before deregistering",
+  StillUnbonding: "unbonding stake must be withdrawn before deregistering",
+};
+
+const ERROR_DOCS: Record<string, Record<string, string>> = { Jobs: JOB_ERRORS, Providers: PROVIDER_ERRORS };
+
 interface EnumLike {
   type: string;
   value?: unknown;
@@ -60,7 +84,7 @@ export function formatDispatchError(error: unknown): string {
   }
   if (path[0] === "Module") path.shift();
   const name = path.join(".");
-  const doc = path[0] === "Jobs" && path[1] ? JOB_ERRORS[path[1]] : undefined;
+  const doc = path[0] && path[1] ? ERROR_DOCS[path[0]]?.[path[1]] : undefined;
   return doc ? `${name}: ${doc}` : name;
 }
 

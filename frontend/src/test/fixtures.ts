@@ -1,5 +1,6 @@
 // Plain job data for component tests (what the view functions would return).
 import type { JobDetail, JobRow } from "../lib/jobs";
+import type { ProviderRow } from "../lib/providers";
 import { buildJobSpec, DEFAULT_FORM } from "../lib/spec";
 import { UNIT } from "../lib/units";
 
@@ -56,5 +57,31 @@ export function completedDetail(): JobDetail {
       refunded: 0n,
       settledAt: 20 + 8 * round,
     })),
+  };
+}
+
+/** A provider as the view functions would return it (150 milli-TFLOP/s CPU, new: score 1). */
+export function provider(who: string, patch: Partial<ProviderRow> = {}): ProviderRow {
+  return {
+    who,
+    stake: 200n * UNIT,
+    unbonding: [],
+    capabilities: {
+      device: "Cpu",
+      deviceName: "x86_64 2-core",
+      deviceCount: 1,
+      memoryMib: 24_576,
+      tflopsMilli: 150,
+      bandwidthMbps: 1_000,
+      region: "local",
+    },
+    peerId: `0x0024${"cd".repeat(36)}`,
+    multiaddrs: ["/ip4/127.0.0.1/tcp/40333"],
+    endpoint: "http://127.0.0.1:8090",
+    registeredAt: 7,
+    activeJobs: 0,
+    health: { roundsDelivered: 0, roundsMissed: 0, challengesLost: 0, probesOk: 0, probesFailed: 0 },
+    score: 1_000_000_000,
+    ...patch,
   };
 }
