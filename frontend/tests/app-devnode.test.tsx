@@ -1,5 +1,5 @@
 // The whole app, rendered in jsdom (whose WebSocket is real), against a real node: skipped
-// unless GRID_RPC is set. Not a browser test (that is Playwright's job, a later increment),
+// unless GRID_RPC is set. Not a browser test (that is e2e/run.mjs, `npm run test:e2e`),
 // but it drives the same components, hooks and chain code the browser runs.
 //   GRID_RPC=ws://127.0.0.1:9944 npx vitest run tests/app-devnode.test.tsx
 import { act, render, screen, waitFor, within } from "@testing-library/react";
