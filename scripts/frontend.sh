@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the web UI (frontend/) and runs its tests: the unit and component tests, then the tests
-# against a real `grid-node --dev`, started here on free loopback ports in a temporary directory
-# and stopped at the end. Needs the release node built (the test command builds it first) and
-# installs the UI's packages from its lockfile.
+# against a real `grid-node --dev` (in jsdom, then the built UI in headless Chromium), the node
+# started here on free loopback ports in a temporary directory and stopped at the end. Needs
+# the release node built (the test command builds it first) and installs the UI's packages from
+# its lockfile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/grid-target}"
@@ -25,7 +26,7 @@ for _ in $(seq 60); do
 	python3 -c "import socket; socket.create_connection(('127.0.0.1', $rpc), 1)" 2>/dev/null && break
 	sleep 1
 done
-if ! GRID_RPC="ws://127.0.0.1:$rpc" npm run test:node; then
+if ! GRID_RPC="ws://127.0.0.1:$rpc" npm run test:node || ! GRID_RPC="ws://127.0.0.1:$rpc" npm run test:e2e; then
 	tail -n 30 "$base/node.log"
 	exit 1
 fi

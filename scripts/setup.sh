@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs what building and testing Grid needs on a fresh Debian machine with rustup:
 # system packages (protoc for the networking crates' protobufs, a C toolchain, python3 for the
-# scripts' helpers, Node.js and npm for zombienet, procps for its process control) and the
-# pinned Rust toolchain with the runtime's wasm target. Safe to run again: it skips what is
-# there.
+# scripts' helpers, Node.js and npm for zombienet and the web UI, procps for zombienet's process
+# control, chromium for the web UI's browser tests) and the pinned Rust toolchain with the
+# runtime's wasm target. Safe to run again: it skips what is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(protobuf-compiler gcc g++ make pkg-config git curl ca-certificates python3 procps)
+APT_PACKAGES=(protobuf-compiler gcc g++ make pkg-config git curl ca-certificates python3 procps chromium)
 # Node.js and npm for zombienet and the web UI; a machine that has them already keeps its own.
 command -v node >/dev/null && command -v npm >/dev/null || APT_PACKAGES+=(nodejs npm)
 

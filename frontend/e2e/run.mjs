@@ -6,9 +6,12 @@
 //   (b) as //Alice (picked in the account selector) the form's default job is posted, its
 //       transaction reaches "In block" (or "Finalized"), and the job's page opens;
 //   (c) the providers page renders (its table, or its empty state).
-// Full-page screenshots go to docs/screenshots/{create,job,jobs,providers}.png (overwritten).
+// Full-page screenshots of the main pages ({create,job,jobs,providers}.png) go to
+// $E2E_SCREENSHOTS when set (the README's are docs/screenshots: E2E_SCREENSHOTS=docs/screenshots),
+// else to a temporary directory, so a test run leaves the tree as it was.
 // Env: GRID_RPC (required), CHROMIUM (default /usr/bin/chromium), E2E_HEADED=1 to watch it.
-import { createReadStream, existsSync, mkdirSync, statSync } from "node:fs";
+import { createReadStream, existsSync, mkdirSync, mkdtempSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createServer } from "node:http";
 import { dirname, extname, join, normalize, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,7 +19,9 @@ import { chromium } from "playwright-core";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const dist = join(root, "dist");
-const shots = join(root, "docs", "screenshots");
+const shots = process.env.E2E_SCREENSHOTS
+  ? resolve(process.env.E2E_SCREENSHOTS)
+  : mkdtempSync(join(tmpdir(), "grid-e2e-shots-"));
 const rpc = process.env.GRID_RPC;
 const executablePath = process.env.CHROMIUM ?? "/usr/bin/chromium";
 
