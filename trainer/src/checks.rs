@@ -78,7 +78,7 @@ impl Checks {
 		round: RoundIndex,
 		base: &[f32],
 		received: Vec<Received>,
-		coordinator: Option<&dyn Coordinator>,
+		coordinator: &dyn Coordinator,
 	) {
 		let order: Vec<PeerId> = received.iter().map(|r| r.peer).collect();
 		let updates: HashMap<PeerId, (u32, Arc<Vec<f32>>)> =
@@ -91,7 +91,6 @@ impl Checks {
 			let old = self.history.pop_front().map_or(0, |e| e.round);
 			self.states.retain(|(r, _), _| *r > old);
 		}
-		let Some(c) = coordinator else { return };
 		for (peer, agreement) in flagged {
 			if peer == self.me {
 				continue;
@@ -100,7 +99,8 @@ impl Checks {
 				"round {round}: the update of {peer} disagrees with the others (cosine \
 				 {agreement:.3}); replaying it"
 			);
-			self.start(c, round, peer, CheckState::Running { accuse: true, challenges: vec![] });
+			let running = CheckState::Running { accuse: true, challenges: vec![] };
+			self.start(coordinator, round, peer, running);
 		}
 	}
 
@@ -281,7 +281,7 @@ mod tests {
 			received.push(Received { peer: *peer, steps: 20, delta });
 		}
 		let mut checks = Checks::new(me, replayer());
-		checks.keep_round(0, &base, received, Some(&chain));
+		checks.keep_round(0, &base, received, &chain);
 		poll_until(&mut checks, &chain, |c| !c.accused.lock().unwrap().is_empty());
 		assert_eq!(*chain.accused.lock().unwrap(), vec![(0, lazy)], "only the noise is accused");
 
@@ -297,7 +297,7 @@ mod tests {
 		chain.request(9, 5, peers[1]);
 		checks.poll(&chain);
 		for round in 1..=EVIDENCE_ROUNDS as RoundIndex {
-			checks.keep_round(round, &base, Vec::new(), Some(&chain));
+			checks.keep_round(round, &base, Vec::new(), &chain);
 		}
 		chain.request(10, 0, peers[2]);
 		checks.poll(&chain);

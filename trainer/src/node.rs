@@ -980,13 +980,17 @@ impl Trainer {
 		let mut contributions = Vec::new();
 		let mut members = Vec::new();
 		let mut missing = Vec::new();
+		// Evidence for fraud checks, which only a chain (a coordinator) asks for.
+		let keep_evidence = self.coordinator.is_some();
 		let mut received = Vec::new();
 		for (peer, signed) in &set {
 			match self.arrived.get(&signed.commitment.update_hash) {
 				Some((_, update)) => {
 					let delta = update.decompress();
 					let steps = signed.commitment.steps;
-					received.push(Received { peer: *peer, steps, delta: delta.clone() });
+					if keep_evidence {
+						received.push(Received { peer: *peer, steps, delta: delta.clone() });
+					}
 					contributions.push(Contribution { delta, samples: signed.commitment.samples });
 					members.push(*peer);
 				}
@@ -994,8 +998,9 @@ impl Trainer {
 			}
 		}
 		let mut state = self.state.take().expect("checked above");
-		let coordinator = self.coordinator.as_deref();
-		self.checks.keep_round(round, &state.weights, received, coordinator);
+		if let Some(coordinator) = self.coordinator.as_deref() {
+			self.checks.keep_round(round, &state.weights, received, coordinator);
+		}
 		let base_model_hash = state.model_hash;
 		let mut record_sets = (Vec::new(), Vec::new());
 		let mut accepted = Vec::new();

@@ -232,7 +232,6 @@ pub fn start(
 		config,
 		shared: shared.clone(),
 		pending: Vec::new(),
-		peers: HashMap::new(),
 		last_block: 0,
 		heard_proofs: BTreeMap::new(),
 		reported: BTreeSet::new(),
@@ -269,8 +268,6 @@ struct Follower {
 	config: FollowConfig,
 	shared: Arc<Mutex<Shared>>,
 	pending: Vec<Pending>,
-	/// libp2p peer ids of registered providers → their accounts.
-	peers: HashMap<Vec<u8>, AccountId>,
 	last_block: u32,
 	/// Peers' proofs heard, by round and provider (the first of each; account ids are
 	/// ordered but not hashable).
@@ -534,11 +531,14 @@ impl Follower {
 	/// Accounts of the given peers, from the provider registry (unregistered peers are left
 	/// out: the chain only knows accounts).
 	async fn accounts_of(&mut self, peers: &[PeerId]) -> Result<Vec<AccountId>> {
-		if peers.iter().any(|p| !self.peers.contains_key(&p.to_bytes())) {
+		let known = |s: &Shared| peers.iter().all(|p| s.accounts.contains_key(&p.to_bytes()));
+		if !known(&self.shared()) {
 			self.refresh_peers().await?;
 		}
-		let mut accounts: Vec<AccountId> =
-			peers.iter().filter_map(|p| self.peers.get(&p.to_bytes()).cloned()).collect();
+		let mut accounts: Vec<AccountId> = {
+			let s = self.shared();
+			peers.iter().filter_map(|p| s.accounts.get(&p.to_bytes()).cloned()).collect()
+		};
 		accounts.sort();
 		accounts.dedup();
 		Ok(accounts)
@@ -546,14 +546,14 @@ impl Follower {
 
 	/// Reads the provider registry's peer ids (shared with the trainer for replays).
 	async fn refresh_peers(&mut self) -> Result<()> {
-		self.peers = self
+		let accounts = self
 			.chain
 			.providers()
 			.await?
 			.into_iter()
 			.map(|(who, view)| (view.provider.peer_id.to_vec(), who))
 			.collect();
-		self.shared().accounts = self.peers.clone();
+		self.shared().accounts = accounts;
 		Ok(())
 	}
 
@@ -668,7 +668,6 @@ impl Follower {
 			return Ok(());
 		};
 		tracing::info!("challenge {id}: drawn to judge {accused}'s update for round {round}");
-		self.peers.insert(peer.to_bytes(), accused);
 		let mut s = self.shared();
 		s.accounts.insert(peer.to_bytes(), accused);
 		s.checks.push(CheckRequest { challenge: id, round, accused: peer });
