@@ -5,9 +5,14 @@ causal self-attention written out with an explicit mask and softmax, a 4x tanh-G
 everywhere except the untied head, final layer norm), the same loss (mean cross-entropy), the
 same gradient clipping (global norm 1.0) and the same AdamW (betas 0.9/0.95, eps 1e-8, weight
 decay 0.1 on matrices only). Prints one JSON line like the Candle binary.
+
+With `--device cuda` it runs on the GPU in bf16 autocast (f32 master weights and AdamW state,
+layer norm, softmax and the loss in f32), the counterpart of the Candle trainer's GPU mode, for
+bench/gpu_step.sh.
 """
 
 import argparse
+import contextlib
 import json
 import math
 import statistics
@@ -71,22 +76,31 @@ def main():
                           ("vocab", 256), ("batch", 12), ("steps", 30), ("warmup", 5),
                           ("threads", 2)]:
         p.add_argument(f"--{name}", type=int, default=default)
+    p.add_argument("--device", default="cpu")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
-    model = Gpt(a.vocab, a.context, a.layers, a.heads, a.width)
+    device = torch.device(a.device)
+    model = Gpt(a.vocab, a.context, a.layers, a.heads, a.width).to(device)
     params = sum(p.numel() for p in model.parameters())
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
                              {"params": no_decay, "weight_decay": 0.0}],
                             lr=1e-3, betas=(0.9, 0.95), eps=1e-8)
-    x = torch.randint(0, a.vocab, (a.batch, a.context))
-    y = torch.randint(0, a.vocab, (a.batch, a.context))
+    x = torch.randint(0, a.vocab, (a.batch, a.context), device=device)
+    y = torch.randint(0, a.vocab, (a.batch, a.context), device=device)
+    gpu = device.type == "cuda"
+
+    def autocast():
+        if gpu:
+            return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+        return contextlib.nullcontext()
 
     def step():
-        logits = model(x)
-        loss = F.cross_entropy(logits.view(-1, a.vocab), y.view(-1))
+        with autocast():
+            logits = model(x)
+            loss = F.cross_entropy(logits.view(-1, a.vocab).float(), y.view(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -101,10 +115,32 @@ def main():
         start = time.perf_counter()
         loss = step()
         times.append((time.perf_counter() - start) * 1e3)
+    def sync():
+        if gpu:
+            torch.cuda.synchronize()
+
+    def timed(f, runs=5):
+        out = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            f()
+            sync()
+            out.append((time.perf_counter() - start) * 1e3)
+        return statistics.median(out)
+
+    def forward():
+        with autocast():
+            return F.cross_entropy(model(x).view(-1, a.vocab).float(), y.view(-1))
+
+    fwd = timed(lambda: forward().item())
+    fwd_bwd = timed(lambda: forward().backward())
+    opt.zero_grad(set_to_none=True)
     print(json.dumps({"impl": "pytorch", "version": torch.__version__, "params": params,
-                      "threads": torch.get_num_threads(), "batch": a.batch, "context": a.context,
+                      "threads": torch.get_num_threads(), "device": a.device,
+                      "precision": "Bf16" if gpu else "F32", "batch": a.batch, "context": a.context,
                       "median_ms": round(statistics.median(times), 2),
-                      "mean_ms": round(statistics.fmean(times), 2), "final_loss": round(loss, 4)}))
+                      "mean_ms": round(statistics.fmean(times), 2), "forward_ms": round(fwd, 2),
+                      "backward_ms": round(fwd_bwd - fwd, 2), "final_loss": round(loss, 4)}))
 
 
 if __name__ == "__main__":

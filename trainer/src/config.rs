@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-use candle_core::Device;
 use grid_primitives::job::{
 	CnnConfig, Compression, GptConfig, InnerOptimizer, JobId, MlpConfig, ModelSpec, Nanos,
 	RoundIndex,
@@ -14,6 +13,7 @@ use serde::Deserialize;
 use crate::{
 	aggregate::Rule,
 	data::{parse_hash, shipped_dir, Dataset, MnistDataset, TextDataset, SHAKESPEARE_HASH},
+	device::DeviceChoice,
 	error::{Error, Result},
 };
 
@@ -38,6 +38,9 @@ pub struct TrainerConfig {
 	/// Compute threads (0: Candle's default).
 	#[serde(default)]
 	pub threads: usize,
+	/// Where to train: "auto" (a GPU when there is one), "cpu", "cuda" or "cuda:N".
+	#[serde(default)]
+	pub device: DeviceChoice,
 	/// Makes each inner step take this many times longer (simulates a slower GPU).
 	#[serde(default = "one")]
 	pub compute_slowdown: f64,
@@ -388,11 +391,6 @@ impl JobConfig {
 			}
 			(d, m) => Err(Error::Config(format!("model {m:?} cannot train on dataset {d:?}"))),
 		}
-	}
-
-	/// The device to train on.
-	pub fn device(&self) -> Device {
-		Device::Cpu
 	}
 }
 

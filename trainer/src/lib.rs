@@ -15,7 +15,10 @@ pub mod checkpoint;
 pub mod checks;
 pub mod compress;
 pub mod config;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod data;
+pub mod device;
 pub mod diloco;
 pub mod error;
 pub mod exchange;

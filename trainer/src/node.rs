@@ -347,7 +347,8 @@ impl Trainer {
 			.map_err(|e| Error::io("creating", &config.data_dir, e))?;
 		let me = key.public().to_peer_id();
 		let job = &config.job;
-		let device = job.device();
+		let device = crate::device::select(config.device)?;
+		tracing::info!("training on {:?}", device.location());
 		let dataset = Arc::new(job.dataset()?);
 		let eval = if job.eval_samples > 0 {
 			dataset.eval_batches(job.eval_samples, 250, &device)?
@@ -363,6 +364,14 @@ impl Trainer {
 			&job.inner(),
 			inner_config,
 		)?;
+		if device.is_cuda() {
+			// The driver compiles Candle's kernels on their first use (seconds each on a new
+			// machine): pay for that now rather than in the first round.
+			let start = Instant::now();
+			let indices: Vec<u64> = (0..u64::from(job.batch_size)).collect();
+			inner.warm_up(&dataset.train_batch(&indices, &device)?)?;
+			tracing::info!("GPU warmed up in {:.1} s", start.elapsed().as_secs_f64());
+		}
 		let manifest = inner.model().params().manifest();
 		let replayer = Replayer {
 			spec: job.model_spec(),

@@ -10,7 +10,7 @@ use std::{
 
 use grid_primitives::{
 	job::{JobId, JobSpec},
-	provider::{peer_binding_payload, BoundedBytes, Capabilities, DeviceKind, Multiaddrs},
+	provider::{peer_binding_payload, BoundedBytes, Capabilities, Multiaddrs},
 };
 use libp2p::identity::Keypair as P2pKeypair;
 use serde::Deserialize;
@@ -25,6 +25,7 @@ use crate::{
 		keys, spec, AccountId, Chain, ChainError,
 	},
 	config::{Misbehaviour, Schedule, TrainerConfig},
+	device::DeviceChoice,
 	node::Trainer,
 	status_server::{self, Extra, StatusSink},
 };
@@ -44,6 +45,9 @@ pub struct ProviderConfig {
 	/// Compute threads (0: Candle's default).
 	#[serde(default)]
 	pub threads: usize,
+	/// Where to train: "auto" (a GPU when there is one), "cpu", "cuda" or "cuda:N".
+	#[serde(default)]
+	pub device: DeviceChoice,
 	/// Makes each inner step take this many times longer (simulates a slower device).
 	#[serde(default = "one")]
 	pub compute_slowdown: f64,
@@ -160,19 +164,11 @@ impl ProviderConfig {
 	}
 }
 
-/// What this machine declares. The throughput is measured with a short matrix-multiply run,
-/// so the chain's cap on claimable samples reflects the hardware.
-pub fn capabilities() -> Capabilities {
-	let tflops = crate::train::measure_tflops(Duration::from_millis(300));
-	Capabilities {
-		device: DeviceKind::Cpu,
-		device_name: BoundedBytes::truncate_from(std::env::consts::ARCH.as_bytes().to_vec()),
-		device_count: 1,
-		memory_mib: 0,
-		tflops_milli: (tflops * 1e3).ceil().clamp(1.0, f64::from(u32::MAX)) as u32,
-		bandwidth_mbps: 1_000,
-		region: BoundedBytes::truncate_from(b"local".to_vec()),
-	}
+/// What this machine declares for the device it will train on: measured with a short
+/// matrix-multiply run, so the chain's cap on claimable samples reflects the hardware.
+pub fn capabilities(choice: DeviceChoice) -> Result<Capabilities, ChainError> {
+	let device = crate::device::select(choice).map_err(|e| ChainError::Device(e.to_string()))?;
+	Ok(crate::device::capabilities(&device, Duration::from_millis(300)))
 }
 
 /// Registers `account` with `stake` unless it is registered; refuses to go on when the chain
@@ -205,7 +201,7 @@ async fn ensure_registered(
 		Multiaddrs::truncate_from(vec![BoundedBytes::truncate_from(address.into_bytes())]);
 	let call = api::tx().providers().register(
 		spec::grid_units("stake", config.chain.stake)?,
-		Static(capabilities()),
+		Static(capabilities(config.device)?),
 		public,
 		signature,
 		api::runtime_types::bounded_collections::bounded_vec::BoundedVec(
@@ -317,6 +313,7 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		bootstrap,
 		scenario: None,
 		threads: config.threads,
+		device: config.device,
 		compute_slowdown: config.compute_slowdown,
 		misbehave: config.misbehave,
 		job: job_config,

@@ -6,7 +6,7 @@ use grid_primitives::job::{InnerOptimizer, ModelSpec};
 use crate::{
 	error::Result,
 	model::{Batch, Model},
-	optim::{clip_factor, global_norm, host_grads, Optimizer, Schedule},
+	optim::{Optimizer, Schedule},
 };
 
 /// What one inner step did.
@@ -37,25 +37,6 @@ impl Default for InnerConfig {
 	}
 }
 
-/// Dense f32 matrix-multiply throughput of this machine's CPU in TFLOP/s, measured for
-/// about `duration` (what a provider declares, and the chain caps claimed samples with).
-pub fn measure_tflops(duration: std::time::Duration) -> f64 {
-	const N: usize = 256;
-	let run = || -> candle_core::Result<f64> {
-		let device = Device::Cpu;
-		let a = candle_core::Tensor::ones((N, N), candle_core::DType::F32, &device)?;
-		let b = a.clone();
-		let start = std::time::Instant::now();
-		let mut products = 0u64;
-		while start.elapsed() < duration {
-			let _ = a.matmul(&b)?;
-			products += 1;
-		}
-		Ok(products as f64 * 2.0 * (N * N * N) as f64 / start.elapsed().as_secs_f64() / 1e12)
-	};
-	run().unwrap_or(0.0)
-}
-
 /// A model with its inner optimizer and schedule.
 pub struct InnerTrainer {
 	model: Model,
@@ -74,7 +55,11 @@ impl InnerTrainer {
 		inner: &InnerOptimizer,
 		config: InnerConfig,
 	) -> Result<Self> {
-		let model = Model::new(spec, seed, device)?;
+		Self::from_model(Model::new(spec, seed, device)?, inner, config)
+	}
+
+	/// A trainer for an existing model (on its device, in its precision).
+	pub fn from_model(model: Model, inner: &InnerOptimizer, config: InnerConfig) -> Result<Self> {
 		let vars: Vec<_> = model.params().iter().map(|(n, v)| (n.clone(), v.clone())).collect();
 		let optimizer = Optimizer::new(inner, vars)?;
 		let warmup = match *inner {
@@ -100,14 +85,20 @@ impl InnerTrainer {
 		self.step
 	}
 
+	/// A forward and backward pass on `batch` whose gradients are dropped: the model, the
+	/// optimizer and the step count are unchanged. Loads the device's kernels.
+	pub fn warm_up(&self, batch: &Batch) -> Result<()> {
+		let loss = self.model.loss(batch)?;
+		loss.backward()?;
+		loss.to_scalar::<f32>()?;
+		Ok(())
+	}
+
 	/// One step: loss, backward, clip, update.
 	pub fn step(&mut self, batch: &Batch) -> Result<StepStats> {
 		let loss = self.model.loss(batch)?;
-		let grads = host_grads(&loss.backward()?, self.optimizer.vars())?;
-		let grad_norm = global_norm(&grads);
-		let scale = clip_factor(grad_norm, self.clip);
 		let lr = self.schedule.lr(self.step);
-		self.optimizer.step(&grads, lr, scale)?;
+		let grad_norm = self.optimizer.step(&loss.backward()?, lr, self.clip)?;
 		self.step += 1;
 		Ok(StepStats { loss: loss.to_scalar::<f32>()?, grad_norm, lr })
 	}

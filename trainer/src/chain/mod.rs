@@ -82,6 +82,9 @@ pub enum ChainError {
 	/// Something expected on chain is not there.
 	#[error("{0}")]
 	Missing(String),
+	/// The configured training device cannot be used.
+	#[error("device: {0}")]
+	Device(String),
 }
 
 /// Result of chain interactions.

@@ -39,9 +39,13 @@ pub const MNIST_TEST_IMAGES_HASH: &str =
 pub const MNIST_TEST_LABELS_HASH: &str =
 	"58bd167323a8f0d0af5cbdfc2b20eb939e5e18b5cb7a34e86b124c6ea20d94d6";
 
-/// The repository's `data/` directory (for tests, benchmarks and the shipped datasets).
+/// The shipped datasets' directory: `GRID_DATA_DIR` when set (a binary run away from its
+/// checkout, e.g. on a GPU machine), else the repository's `data/`.
 pub fn shipped_dir() -> PathBuf {
-	Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("data")
+	match std::env::var_os("GRID_DATA_DIR") {
+		Some(dir) => PathBuf::from(dir),
+		None => Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("data"),
+	}
 }
 
 /// Parses a 64-digit hex hash.

@@ -4,12 +4,15 @@
 //! slowly with a strided reduction.
 //!
 //! Composed from primitive tensor ops these cost a dozen allocations and passes each (forward
-//! and backward), which dominated the training step on the CPU. On other devices the composed,
-//! differentiable versions are used, so the fused kernels never change what is computed, only
-//! how fast (tests compare both, values and gradients).
+//! and backward), which dominated the training step on the CPU. With the `cuda` feature GELU,
+//! layer normalisation and the causal softmax also run fused on a GPU (`cuda/kernels.cu`);
+//! elsewhere the composed, differentiable versions are used, so the fused kernels never change
+//! what is computed, only how fast (tests compare both, values and gradients).
 
 use rayon::prelude::*;
 
+#[cfg(feature = "cuda")]
+use candle_core::CudaStorage;
 use candle_core::{
 	CpuStorage, CustomOp1, CustomOp2, CustomOp3, DType, Error as CError, Layout, Result as CResult,
 	Shape, Tensor, D,
@@ -32,6 +35,26 @@ fn rows_mut(out: &mut [f32], width: usize, f: impl Fn(usize, &mut [f32]) + Sync)
 	} else {
 		out.chunks_mut(width).enumerate().for_each(|(r, o)| f(r, o));
 	}
+}
+
+/// Whether the fused ops handle `x`: f32 on the CPU; on a GPU (with the `cuda` feature) f32,
+/// and bf16 too where `bf16` says so.
+fn fused(x: &Tensor, bf16: bool) -> bool {
+	if x.device().is_cpu() {
+		x.dtype() == DType::F32
+	} else {
+		cfg!(feature = "cuda")
+			&& x.device().is_cuda()
+			&& (x.dtype() == DType::F32 || (bf16 && x.dtype() == DType::BF16))
+			&& gpu_fused_enabled()
+	}
+}
+
+/// `GRID_GPU_FUSED=0` runs the composed ops on a GPU instead of the fused kernels (the
+/// baseline of `bench/gpu_step.sh`).
+fn gpu_fused_enabled() -> bool {
+	static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+	*ON.get_or_init(|| std::env::var("GRID_GPU_FUSED").map_or(true, |v| v != "0"))
 }
 
 /// Whether to split work across rayon's pool. With one thread, handing each op to the pool's
@@ -97,6 +120,11 @@ impl CustomOp1 for Gelu {
 		Ok((CpuStorage::F32(y), l.shape().clone()))
 	}
 
+	#[cfg(feature = "cuda")]
+	fn cuda_fwd(&self, s: &CudaStorage, l: &Layout) -> CResult<(CudaStorage, Shape)> {
+		crate::cuda::gelu(s, l)
+	}
+
 	fn bwd(&self, arg: &Tensor, _res: &Tensor, grad: &Tensor) -> CResult<Option<Tensor>> {
 		Ok(Some(arg.contiguous()?.apply_op2_no_bwd(&grad.contiguous()?, &GeluGrad)?))
 	}
@@ -122,11 +150,22 @@ impl CustomOp2 for GeluGrad {
 		});
 		Ok((CpuStorage::F32(dx), l1.shape().clone()))
 	}
+
+	#[cfg(feature = "cuda")]
+	fn cuda_fwd(
+		&self,
+		s1: &CudaStorage,
+		l1: &Layout,
+		s2: &CudaStorage,
+		l2: &Layout,
+	) -> CResult<(CudaStorage, Shape)> {
+		crate::cuda::gelu_grad((s1, l1), (s2, l2))
+	}
 }
 
 /// Tanh-approximated GELU (as PyTorch's `gelu(approximate="tanh")`).
 pub fn gelu(x: &Tensor) -> CResult<Tensor> {
-	if x.device().is_cpu() && x.dtype() == DType::F32 {
+	if fused(x, true) {
 		x.contiguous()?.apply_op1(Gelu)
 	} else {
 		x.gelu()
@@ -163,6 +202,11 @@ impl CustomOp1 for Normalize {
 			out.iter_mut().zip(row).for_each(|(o, v)| *o = (v - mean) * rstd);
 		});
 		Ok((CpuStorage::F32(y), l.shape().clone()))
+	}
+
+	#[cfg(feature = "cuda")]
+	fn cuda_fwd(&self, s: &CudaStorage, l: &Layout) -> CResult<(CudaStorage, Shape)> {
+		crate::cuda::normalize(s, l, self.eps)
 	}
 
 	fn bwd(&self, arg: &Tensor, _res: &Tensor, grad: &Tensor) -> CResult<Option<Tensor>> {
@@ -204,11 +248,22 @@ impl CustomOp2 for NormalizeGrad {
 		});
 		Ok((CpuStorage::F32(dx), l1.shape().clone()))
 	}
+
+	#[cfg(feature = "cuda")]
+	fn cuda_fwd(
+		&self,
+		s1: &CudaStorage,
+		l1: &Layout,
+		s2: &CudaStorage,
+		l2: &Layout,
+	) -> CResult<(CudaStorage, Shape)> {
+		crate::cuda::normalize_grad((s1, l1), (s2, l2), self.eps)
+	}
 }
 
 /// `(x − mean) / √(var + eps)` over the last dimension.
 pub fn normalize(x: &Tensor, eps: f64) -> CResult<Tensor> {
-	if x.device().is_cpu() && x.dtype() == DType::F32 {
+	if fused(x, false) {
 		x.contiguous()?.apply_op1(Normalize { eps: eps as f32 })
 	} else {
 		let mean = x.mean_keepdim(D::Minus1)?;
@@ -250,6 +305,11 @@ impl CustomOp1 for CausalSoftmax {
 		Ok((CpuStorage::F32(y), l.shape().clone()))
 	}
 
+	#[cfg(feature = "cuda")]
+	fn cuda_fwd(&self, s: &CudaStorage, l: &Layout) -> CResult<(CudaStorage, Shape)> {
+		crate::cuda::causal_softmax(s, l, self.scale)
+	}
+
 	fn bwd(&self, _arg: &Tensor, res: &Tensor, grad: &Tensor) -> CResult<Option<Tensor>> {
 		let op = CausalSoftmaxGrad { scale: self.scale };
 		Ok(Some(res.contiguous()?.apply_op2_no_bwd(&grad.contiguous()?, &op)?))
@@ -281,22 +341,329 @@ impl CustomOp2 for CausalSoftmaxGrad {
 		});
 		Ok((CpuStorage::F32(dx), l1.shape().clone()))
 	}
+
+	#[cfg(feature = "cuda")]
+	fn cuda_fwd(
+		&self,
+		s1: &CudaStorage,
+		l1: &Layout,
+		s2: &CudaStorage,
+		l2: &Layout,
+	) -> CResult<(CudaStorage, Shape)> {
+		crate::cuda::causal_softmax_grad((s1, l1), (s2, l2), self.scale)
+	}
 }
 
 /// Softmax over the last dimension of `x · scale` with a causal mask: for square `[.., t, t]`
-/// attention scores, row i keeps columns 0..=i and the rest get probability zero.
+/// attention scores, row i keeps columns 0..=i and the rest get probability zero. The result
+/// has `x`'s dtype; the arithmetic is f32.
 pub fn causal_softmax(x: &Tensor, scale: f64) -> CResult<Tensor> {
 	let t = x.dim(D::Minus1)?;
 	if x.dim(D::Minus2)? != t {
 		return Err(CError::Msg(format!("causal softmax needs square scores, got {:?}", x.dims())));
 	}
-	if x.device().is_cpu() && x.dtype() == DType::F32 {
+	if fused(x, true) {
+		// On a GPU bf16 scores go in and out as they are (the kernel computes in f32).
 		x.contiguous()?.apply_op1(CausalSoftmax { scale: scale as f32 })
 	} else {
+		// Composed, in f32: bf16 has too few bits for the -1e9 mask and the row sums.
 		let values: Vec<f32> =
 			(0..t).flat_map(|i| (0..t).map(move |j| if j <= i { 0.0 } else { -1e9 })).collect();
-		let mask = Tensor::from_vec(values, (t, t), x.device())?.to_dtype(x.dtype())?;
-		super::layers::softmax_last_dim(&(x * scale)?.broadcast_add(&mask)?)
+		let mask = Tensor::from_vec(values, (t, t), x.device())?;
+		let scores = x.to_dtype(DType::F32)?;
+		super::layers::softmax_last_dim(&(scores * scale)?.broadcast_add(&mask)?)?
+			.to_dtype(x.dtype())
+	}
+}
+
+/// Table lookup whose backward is a scatter-add (parallel on a GPU, where Candle's CUDA
+/// `index_add` walks all ids sequentially per column: milliseconds for a batch of tokens).
+struct Embedding;
+/// The table gradient of [`Embedding`] for a table of `vocab` rows.
+struct EmbeddingGrad {
+	vocab: usize,
+}
+
+impl CustomOp2 for Embedding {
+	fn name(&self) -> &'static str {
+		"fused-embedding"
+	}
+
+	fn cpu_fwd(
+		&self,
+		s1: &CpuStorage,
+		l1: &Layout,
+		s2: &CpuStorage,
+		l2: &Layout,
+	) -> CResult<(CpuStorage, Shape)> {
+		let (table, ids) = (f32_slice(s1, l1, self.name())?, u32_slice(s2, l2, self.name())?);
+		let (vocab, width) = l1.shape().dims2()?;
+		let mut out = Vec::with_capacity(ids.len() * width);
+		for &id in ids {
+			let row = checked_row(id, vocab)?;
+			out.extend_from_slice(&table[row * width..(row + 1) * width]);
+		}
+		Ok((CpuStorage::F32(out), Shape::from((ids.len(), width))))
+	}
+
+	#[cfg(feature = "cuda")]
+	fn cuda_fwd(
+		&self,
+		s1: &CudaStorage,
+		l1: &Layout,
+		s2: &CudaStorage,
+		l2: &Layout,
+	) -> CResult<(CudaStorage, Shape)> {
+		crate::cuda::embedding((s1, l1), (s2, l2))
+	}
+
+	fn bwd(
+		&self,
+		table: &Tensor,
+		ids: &Tensor,
+		_res: &Tensor,
+		grad: &Tensor,
+	) -> CResult<(Option<Tensor>, Option<Tensor>)> {
+		let op = EmbeddingGrad { vocab: table.dim(0)? };
+		Ok((Some(ids.contiguous()?.apply_op2_no_bwd(&grad.contiguous()?, &op)?), None))
+	}
+}
+
+impl CustomOp2 for EmbeddingGrad {
+	fn name(&self) -> &'static str {
+		"fused-embedding-grad"
+	}
+
+	fn cpu_fwd(
+		&self,
+		s1: &CpuStorage,
+		l1: &Layout,
+		s2: &CpuStorage,
+		l2: &Layout,
+	) -> CResult<(CpuStorage, Shape)> {
+		let (ids, g) = (u32_slice(s1, l1, self.name())?, f32_slice(s2, l2, self.name())?);
+		let width = width(l2);
+		let mut out = vec![0f32; self.vocab * width];
+		for (&id, grow) in ids.iter().zip(g.chunks(width)) {
+			let row = checked_row(id, self.vocab)?;
+			out[row * width..(row + 1) * width].iter_mut().zip(grow).for_each(|(o, v)| *o += v);
+		}
+		Ok((CpuStorage::F32(out), Shape::from((self.vocab, width))))
+	}
+
+	#[cfg(feature = "cuda")]
+	fn cuda_fwd(
+		&self,
+		s1: &CudaStorage,
+		l1: &Layout,
+		s2: &CudaStorage,
+		l2: &Layout,
+	) -> CResult<(CudaStorage, Shape)> {
+		crate::cuda::embedding_grad((s1, l1), (s2, l2), self.vocab)
+	}
+}
+
+/// The contiguous u32 values behind a storage and layout.
+fn u32_slice<'a>(storage: &'a CpuStorage, layout: &Layout, op: &str) -> CResult<&'a [u32]> {
+	let CpuStorage::U32(data) = storage else {
+		return Err(CError::Msg(format!("{op}: ids must be u32")));
+	};
+	let (start, end) = layout
+		.contiguous_offsets()
+		.ok_or_else(|| CError::Msg(format!("{op}: input must be contiguous")))?;
+	Ok(&data[start..end])
+}
+
+/// `id` as a row index of a table of `vocab` rows.
+fn checked_row(id: u32, vocab: usize) -> CResult<usize> {
+	let row = id as usize;
+	if row >= vocab {
+		return Err(CError::Msg(format!("token id {id} is outside the vocabulary of {vocab}")));
+	}
+	Ok(row)
+}
+
+/// Rows `ids` (u32, one dimension) of `table` (`[vocab, width]`). The fused op (its backward a
+/// parallel scatter-add) is used on GPUs; it also runs on the CPU, where Candle's own lookup
+/// is as fast.
+pub fn embedding(table: &Tensor, ids: &Tensor) -> CResult<Tensor> {
+	if table.device().is_cuda() && fused(table, false) && ids.dtype() == DType::U32 {
+		table.contiguous()?.apply_op2(&ids.contiguous()?, Embedding)
+	} else {
+		table.embedding(ids)
+	}
+}
+
+/// Per-row cross-entropy of `[rows, classes]` logits (f32 or bf16) against u32 targets,
+/// in one pass forward and one backward (GPU only).
+struct CrossEntropy;
+struct CrossEntropyGrad;
+
+impl CustomOp2 for CrossEntropy {
+	fn name(&self) -> &'static str {
+		"fused-cross-entropy"
+	}
+
+	fn cpu_fwd(
+		&self,
+		_: &CpuStorage,
+		_: &Layout,
+		_: &CpuStorage,
+		_: &Layout,
+	) -> CResult<(CpuStorage, Shape)> {
+		Err(CError::Msg("the fused cross-entropy runs on GPUs only".into()))
+	}
+
+	#[cfg(feature = "cuda")]
+	fn cuda_fwd(
+		&self,
+		s1: &CudaStorage,
+		l1: &Layout,
+		s2: &CudaStorage,
+		l2: &Layout,
+	) -> CResult<(CudaStorage, Shape)> {
+		crate::cuda::cross_entropy((s1, l1), (s2, l2))
+	}
+
+	fn bwd(
+		&self,
+		logits: &Tensor,
+		targets: &Tensor,
+		_res: &Tensor,
+		grad: &Tensor,
+	) -> CResult<(Option<Tensor>, Option<Tensor>)> {
+		let dlogits = logits.contiguous()?.apply_op3_no_bwd(
+			&targets.contiguous()?,
+			&grad.contiguous()?,
+			&CrossEntropyGrad,
+		)?;
+		Ok((Some(dlogits), None))
+	}
+}
+
+impl candle_core::CustomOp3 for CrossEntropyGrad {
+	fn name(&self) -> &'static str {
+		"fused-cross-entropy-grad"
+	}
+
+	fn cpu_fwd(
+		&self,
+		_: &CpuStorage,
+		_: &Layout,
+		_: &CpuStorage,
+		_: &Layout,
+		_: &CpuStorage,
+		_: &Layout,
+	) -> CResult<(CpuStorage, Shape)> {
+		Err(CError::Msg("the fused cross-entropy runs on GPUs only".into()))
+	}
+
+	#[cfg(feature = "cuda")]
+	fn cuda_fwd(
+		&self,
+		s1: &CudaStorage,
+		l1: &Layout,
+		s2: &CudaStorage,
+		l2: &Layout,
+		s3: &CudaStorage,
+		l3: &Layout,
+	) -> CResult<(CudaStorage, Shape)> {
+		crate::cuda::cross_entropy_grad((s1, l1), (s2, l2), (s3, l3))
+	}
+}
+
+/// Mean cross-entropy of `[rows, classes]` logits against u32 class ids `[rows]`, computed in
+/// f32 whatever the logits' dtype.
+pub fn cross_entropy(logits: &Tensor, targets: &Tensor) -> CResult<Tensor> {
+	if logits.device().is_cuda() && fused(logits, true) && targets.dtype() == DType::U32 {
+		logits.contiguous()?.apply_op2(&targets.contiguous()?, CrossEntropy)?.mean_all()
+	} else {
+		candle_nn::loss::cross_entropy(&logits.to_dtype(DType::F32)?, targets)
+	}
+}
+
+/// Causal self-attention `softmax(q·kᵀ·scale, causal) · v` on `[batch, heads, time, dim]`.
+/// On a GPU the forward runs without recording its intermediates and one op carries a
+/// hand-written backward: Candle's autograd would otherwise zero-fill and add a gradient
+/// buffer for each `[batch, heads, time, time]` intermediate (passes over the largest tensors
+/// of the step).
+pub fn causal_attention(q: &Tensor, k: &Tensor, v: &Tensor, scale: f64) -> CResult<Tensor> {
+	if !(q.device().is_cuda() && fused(q, true)) {
+		return causal_softmax(&q.matmul(&k.t()?)?, scale)?.matmul(v);
+	}
+	let (qd, kd, vd) = (q.detach(), k.detach(), v.detach());
+	let p = causal_softmax(&qd.matmul(&kd.t()?)?, scale)?;
+	let y = p.matmul(&vd)?;
+	q.apply_op3(k, v, CausalAttention { y, p, scale: scale as f32 })
+}
+
+/// The attention's result `y` and probabilities `p`, computed on detached inputs; as an op it
+/// returns `y` and gives q, k and v their gradients.
+struct CausalAttention {
+	y: Tensor,
+	p: Tensor,
+	scale: f32,
+}
+
+impl candle_core::CustomOp3 for CausalAttention {
+	fn name(&self) -> &'static str {
+		"causal-attention"
+	}
+
+	fn cpu_fwd(
+		&self,
+		_: &CpuStorage,
+		_: &Layout,
+		_: &CpuStorage,
+		_: &Layout,
+		_: &CpuStorage,
+		_: &Layout,
+	) -> CResult<(CpuStorage, Shape)> {
+		use candle_core::backend::BackendStorage;
+		let y = self.y.contiguous()?;
+		let (storage, layout) = y.storage_and_layout();
+		match &*storage {
+			candle_core::Storage::Cpu(s) => Ok((s.try_clone(layout)?, y.shape().clone())),
+			_ => Err(CError::Msg("attention result is not on the CPU".into())),
+		}
+	}
+
+	#[cfg(feature = "cuda")]
+	fn cuda_fwd(
+		&self,
+		_: &CudaStorage,
+		_: &Layout,
+		_: &CudaStorage,
+		_: &Layout,
+		_: &CudaStorage,
+		_: &Layout,
+	) -> CResult<(CudaStorage, Shape)> {
+		use candle_core::backend::BackendStorage;
+		let y = self.y.contiguous()?;
+		let (storage, layout) = y.storage_and_layout();
+		match &*storage {
+			candle_core::Storage::Cuda(s) => Ok((s.try_clone(layout)?, y.shape().clone())),
+			_ => Err(CError::Msg("attention result is not on the GPU".into())),
+		}
+	}
+
+	/// dv = pᵀ·dy; dp = dy·vᵀ; ds = softmax backward of dp; dq = ds·k; dk = dsᵀ·q.
+	fn bwd(
+		&self,
+		q: &Tensor,
+		k: &Tensor,
+		v: &Tensor,
+		_res: &Tensor,
+		grad: &Tensor,
+	) -> CResult<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
+		let (q, k, v, grad) = (q.detach(), k.detach(), v.detach(), grad.contiguous()?);
+		let dv = self.p.t()?.matmul(&grad)?;
+		let dp = grad.matmul(&v.t()?)?;
+		let ds =
+			self.p.contiguous()?.apply_op2_no_bwd(&dp, &CausalSoftmaxGrad { scale: self.scale })?;
+		let dq = ds.matmul(&k)?;
+		let dk = ds.t()?.matmul(&q)?;
+		Ok((Some(dq), Some(dk), Some(dv)))
 	}
 }
 
@@ -321,11 +688,17 @@ impl CustomOp1 for ColumnSum {
 		}
 		Ok((CpuStorage::F32(acc), Shape::from(w)))
 	}
+
+	#[cfg(feature = "cuda")]
+	fn cuda_fwd(&self, s: &CudaStorage, l: &Layout) -> CResult<(CudaStorage, Shape)> {
+		crate::cuda::column_sum(s, l)
+	}
 }
 
-/// Sum over every dimension but the last: `[.., c]` → `[c]`.
+/// Sum over every dimension but the last: `[.., c]` → `[c]` (f32 on a GPU whatever `x`'s
+/// dtype: the sums feed f32 master biases).
 pub fn column_sum(x: &Tensor) -> CResult<Tensor> {
-	if x.device().is_cpu() && x.dtype() == DType::F32 {
+	if fused(x, true) {
 		x.contiguous()?.apply_op1_no_bwd(&ColumnSum)
 	} else {
 		let c = x.dim(D::Minus1)?;
@@ -357,6 +730,17 @@ impl CustomOp2 for AddBias {
 		Ok((CpuStorage::F32(y), l1.shape().clone()))
 	}
 
+	#[cfg(feature = "cuda")]
+	fn cuda_fwd(
+		&self,
+		s1: &CudaStorage,
+		l1: &Layout,
+		s2: &CudaStorage,
+		l2: &Layout,
+	) -> CResult<(CudaStorage, Shape)> {
+		crate::cuda::add_bias((s1, l1), (s2, l2))
+	}
+
 	fn bwd(
 		&self,
 		_x: &Tensor,
@@ -368,12 +752,14 @@ impl CustomOp2 for AddBias {
 	}
 }
 
-/// `x + b` with `b` (shape `[c]`) added to every row of `x` (`[.., c]`).
+/// `x + b` with `b` (shape `[c]`) added to every row of `x` (`[.., c]`), in `x`'s dtype. On a
+/// GPU an f32 `b` is added as it is (no cast of the bias, and its gradient comes back f32).
 pub fn add_bias(x: &Tensor, b: &Tensor) -> CResult<Tensor> {
-	if x.device().is_cpu() && x.dtype() == DType::F32 && x.dim(D::Minus1)? == b.elem_count() {
+	let fits = x.dim(D::Minus1)? == b.elem_count() && b.dtype() == DType::F32;
+	if fits && fused(x, x.device().is_cuda()) {
 		x.contiguous()?.apply_op2(&b.contiguous()?, AddBias)
 	} else {
-		x.broadcast_add(b)
+		x.broadcast_add(&b.to_dtype(x.dtype())?)
 	}
 }
 
@@ -448,11 +834,13 @@ mod tests {
 		let n: usize = shape.iter().product();
 		let mut rng = crate::rng::Rng::new(3);
 		let values: Vec<f32> = (0..n).map(|_| rng.normal() as f32 * 2.0).collect();
-		let weights: Vec<f32> = (0..n).map(|_| rng.normal() as f32).collect();
-		let w = Tensor::from_vec(weights, shape, &dev).unwrap();
 		let x = Var::from_tensor(&Tensor::from_vec(values, shape, &dev).unwrap()).unwrap();
 		let run = |f: &dyn Fn(&Tensor) -> Tensor| {
 			let y = f(x.as_tensor());
+			// The same weights for both runs, shaped like the output.
+			let mut rng = crate::rng::Rng::new(4);
+			let weights: Vec<f32> = (0..y.elem_count()).map(|_| rng.normal() as f32).collect();
+			let w = Tensor::from_vec(weights, y.shape(), &dev).unwrap();
 			let grads = (&y * &w).unwrap().sum_all().unwrap().backward().unwrap();
 			let g =
 				grads.get(x.as_tensor()).unwrap().flatten_all().unwrap().to_vec1::<f32>().unwrap();
@@ -535,5 +923,43 @@ mod tests {
 				softmax_last_dim(&(x * 0.5).unwrap().broadcast_add(&mask).unwrap()).unwrap()
 			},
 		);
+	}
+
+	#[test]
+	fn the_fused_embedding_matches_candles_lookup_and_refuses_bad_ids() {
+		let dev = Device::Cpu;
+		let ids = Tensor::new(&[2u32, 0, 2, 1], &dev).unwrap();
+		// The gradient of a weighted sum of the looked-up rows: row 2 is counted twice.
+		check(&[3, 4], |t| t.apply_op2(&ids, Embedding).unwrap(), |t| t.embedding(&ids).unwrap());
+		let table = Tensor::zeros((3, 4), DType::F32, &dev).unwrap();
+		let bad = Tensor::new(&[1u32, 3], &dev).unwrap();
+		let err = table.apply_op2(&bad, Embedding).unwrap_err().to_string();
+		assert!(err.contains("token id 3 is outside the vocabulary of 3"), "{err}");
+	}
+
+	#[test]
+	fn the_attention_backward_matches_autograd() {
+		// [batch 2, heads 2, time 5, dim 3], q, k and v slices of one input.
+		let scale = 0.4;
+		let split = |t: &Tensor| {
+			let t = t.reshape((3, 2, 2, 5, 3)).unwrap();
+			(t.get(0).unwrap(), t.get(1).unwrap(), t.get(2).unwrap())
+		};
+		let fused = |t: &Tensor| {
+			let (q, k, v) = split(t);
+			let (qd, kd, vd) = (q.detach(), k.detach(), v.detach());
+			let p = causal_softmax(&qd.matmul(&kd.t().unwrap()).unwrap(), scale).unwrap();
+			let y = p.matmul(&vd).unwrap();
+			q.apply_op3(&k, &v, CausalAttention { y, p, scale: scale as f32 }).unwrap()
+		};
+		let reference = |t: &Tensor| {
+			let (q, k, v) = split(t);
+			let s = (q.matmul(&k.t().unwrap()).unwrap() * scale).unwrap();
+			let mask: Vec<f32> =
+				(0..5).flat_map(|i| (0..5).map(move |j| if j <= i { 0.0 } else { -1e9 })).collect();
+			let mask = Tensor::from_vec(mask, (5, 5), t.device()).unwrap();
+			softmax_last_dim(&s.broadcast_add(&mask).unwrap()).unwrap().matmul(&v).unwrap()
+		};
+		check(&[3 * 2 * 2 * 5 * 3], fused, reference);
 	}
 }

@@ -2,11 +2,11 @@
 //! of causal self-attention and a 4x GELU MLP, a final layer norm and an untied output head.
 //! The parameter count is exactly `ModelSpec::Gpt(..).parameters()`.
 
-use candle_core::{Module, Tensor};
+use candle_core::{DType, Module, Tensor};
 use grid_primitives::job::GptConfig;
 
 use super::{
-	fused::{causal_softmax, gelu},
+	fused::{causal_attention, embedding, gelu},
 	layers::{Init, LayerNorm, Linear},
 };
 use crate::error::{Error, Result};
@@ -79,8 +79,10 @@ impl Gpt {
 		self.config
 	}
 
-	/// Logits `[batch × time, vocab]` for token ids `[batch, time]` (u32), time ≤ context.
-	pub fn forward(&self, ids: &Tensor) -> Result<Tensor> {
+	/// Logits `[batch × time, vocab]` in `dtype` for token ids `[batch, time]` (u32),
+	/// time ≤ context. Activations and matrix products are in `dtype`; layer norms and the
+	/// attention softmax compute in f32.
+	pub fn forward(&self, ids: &Tensor, dtype: DType) -> Result<Tensor> {
 		let (b, t) = ids.dims2()?;
 		if t > self.config.context as usize {
 			return Err(Error::Config(format!(
@@ -88,9 +90,9 @@ impl Gpt {
 				self.config.context
 			)));
 		}
-		let tok = self.tok_emb.embedding(&ids.flatten_all()?)?; // [b*t, w]
+		let tok = embedding(&self.tok_emb, &ids.flatten_all()?)?; // [b*t, w]
 		let pos = self.pos_emb.narrow(0, 0, t)?.repeat((b, 1))?; // [b*t, w]
-		let mut x = (tok + pos)?;
+		let mut x = (tok + pos)?.to_dtype(dtype)?;
 		for block in &self.blocks {
 			let a = block.attn.forward(&block.ln1.forward(&x)?, b, t)?;
 			x = (x + a)?;
@@ -111,8 +113,7 @@ impl Attention {
 		let qkv = qkv.contiguous()?;
 		let (q, k, v) = (qkv.get(0)?, qkv.get(1)?, qkv.get(2)?);
 		let scale = 1.0 / (d as f64).sqrt();
-		let att = causal_softmax(&q.matmul(&k.t()?)?, scale)?;
-		let y = att.matmul(&v)?; // [b, h, t, d]
+		let y = causal_attention(&q, &k, &v, scale)?; // [b, h, t, d]
 		let y = y.transpose(1, 2)?.reshape((b * t, w))?;
 		Ok(self.proj.forward(&y)?)
 	}

@@ -4,7 +4,7 @@
 //! have no backward pass (everything before them silently gets no gradient), so layer norm and
 //! softmax are composed here from primitive ops that do.
 
-use candle_core::{Device, Module, Result as CResult, Tensor, Var, D};
+use candle_core::{DType, Device, Module, Result as CResult, Tensor, Var, D};
 
 use crate::{error::Result, params::Params, rng::Rng};
 
@@ -77,8 +77,10 @@ impl Linear {
 }
 
 impl Module for Linear {
+	/// Computes in `x`'s dtype: with bf16 activations the f32 master weights are cast for the
+	/// product (their gradients come back as f32 through the cast).
 	fn forward(&self, x: &Tensor) -> CResult<Tensor> {
-		let y = x.matmul(&self.weight)?;
+		let y = x.matmul(&self.weight.to_dtype(x.dtype())?)?;
 		match &self.bias {
 			Some(b) => super::fused::add_bias(&y, b),
 			None => Ok(y),
@@ -104,9 +106,11 @@ impl LayerNorm {
 }
 
 impl Module for LayerNorm {
+	/// Normalises in f32 whatever `x`'s dtype (bf16 variance loses too much), and returns
+	/// `x`'s dtype.
 	fn forward(&self, x: &Tensor) -> CResult<Tensor> {
-		let normed = super::fused::normalize(x, self.eps)?;
-		super::fused::scale_shift(&normed, &self.weight, &self.bias)
+		let normed = super::fused::normalize(&x.to_dtype(DType::F32)?, self.eps)?;
+		super::fused::scale_shift(&normed, &self.weight, &self.bias)?.to_dtype(x.dtype())
 	}
 }
 

@@ -1,7 +1,7 @@
 //! Small MNIST classifiers: an MLP and a two-conv CNN, on `[batch, 784]` images scaled to 0..1.
 //! Parameter counts are exactly `ModelSpec::{MnistMlp, MnistCnn}(..).parameters()`.
 
-use candle_core::{Module, Tensor};
+use candle_core::{DType, Module, Tensor};
 use grid_primitives::job::{CnnConfig, MlpConfig};
 
 use super::layers::{Init, Linear};
@@ -91,8 +91,13 @@ impl Cnn {
 	}
 }
 
+/// In f32 whatever `x`'s dtype, returned in `x`'s dtype: max-pooling's gradient goes to every
+/// input equal to the maximum, and bf16's ties would duplicate it (these layers are small).
 fn conv_relu_pool(x: &Tensor, (weight, bias): &(Tensor, Tensor)) -> Result<Tensor> {
 	let c = bias.dim(0)?;
-	let y = x.conv2d(weight, 1, 1, 1, 1)?.broadcast_add(&bias.reshape((1, c, 1, 1))?)?;
-	Ok(y.relu()?.max_pool2d(2)?)
+	let y = x
+		.to_dtype(DType::F32)?
+		.conv2d(weight, 1, 1, 1, 1)?
+		.broadcast_add(&bias.reshape((1, c, 1, 1))?)?;
+	Ok(y.relu()?.max_pool2d(2)?.to_dtype(x.dtype())?)
 }

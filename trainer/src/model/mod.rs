@@ -5,10 +5,10 @@ pub mod gpt;
 pub mod layers;
 pub mod mnist;
 
-use candle_core::{Device, Tensor};
+use candle_core::{DType, Device, Tensor};
 use grid_primitives::job::ModelSpec;
 
-use crate::{error::Result, params::Params};
+use crate::{device::Precision, error::Result, params::Params};
 use layers::Init;
 
 /// One training or evaluation batch.
@@ -38,12 +38,24 @@ pub struct Model {
 	spec: ModelSpec,
 	net: Net,
 	params: Params,
+	precision: Precision,
 }
 
 impl Model {
 	/// Builds `spec` on `device` with initial weights drawn deterministically from `seed`
 	/// (every participant of a job passes the same seed and gets the same θ₀).
+	/// The precision is the device's default ([`Precision::for_device`]).
 	pub fn new(spec: ModelSpec, seed: &[u8], device: &Device) -> Result<Self> {
+		Self::with_precision(spec, seed, device, Precision::for_device(device))
+	}
+
+	/// [`Model::new`] with the forward pass in `precision` (the weights are f32 either way).
+	pub fn with_precision(
+		spec: ModelSpec,
+		seed: &[u8],
+		device: &Device,
+		precision: Precision,
+	) -> Result<Self> {
 		let mut params = Params::new();
 		let mut init = Init::new(&mut params, seed, device);
 		let net = match spec {
@@ -51,7 +63,7 @@ impl Model {
 			ModelSpec::MnistMlp(c) => Net::Mlp(mnist::Mlp::new(c, &mut init)?),
 			ModelSpec::MnistCnn(c) => Net::Cnn(mnist::Cnn::new(c, &mut init)?),
 		};
-		Ok(Model { spec, net, params })
+		Ok(Model { spec, net, params, precision })
 	}
 
 	/// The spec it was built from.
@@ -64,19 +76,31 @@ impl Model {
 		&self.params
 	}
 
-	/// Logits, two-dimensional: `[rows, classes]` (rows are batch × time for the GPT).
+	/// The arithmetic of the forward and backward passes.
+	pub fn precision(&self) -> Precision {
+		self.precision
+	}
+
+	/// Logits in f32, two-dimensional: `[rows, classes]` (rows are batch × time for the GPT).
 	pub fn forward(&self, inputs: &Tensor) -> Result<Tensor> {
+		Ok(self.logits(inputs)?.to_dtype(DType::F32)?)
+	}
+
+	/// Logits in the precision's dtype.
+	fn logits(&self, inputs: &Tensor) -> Result<Tensor> {
+		let dtype = self.precision.dtype();
 		match &self.net {
-			Net::Gpt(m) => m.forward(inputs),
-			Net::Mlp(m) => m.forward(inputs),
-			Net::Cnn(m) => m.forward(inputs),
+			Net::Gpt(m) => m.forward(inputs, dtype),
+			Net::Mlp(m) => m.forward(&inputs.to_dtype(dtype)?),
+			Net::Cnn(m) => m.forward(&inputs.to_dtype(dtype)?),
 		}
 	}
 
-	/// Mean cross-entropy of the batch (a scalar tensor).
+	/// Mean cross-entropy of the batch (a scalar tensor), computed in f32 as PyTorch's
+	/// autocast does.
 	pub fn loss(&self, batch: &Batch) -> Result<Tensor> {
-		let logits = self.forward(&batch.inputs)?;
-		Ok(candle_nn::loss::cross_entropy(&logits, &batch.targets.flatten_all()?)?)
+		let logits = self.logits(&batch.inputs)?;
+		Ok(fused::cross_entropy(&logits, &batch.targets.flatten_all()?)?)
 	}
 
 	/// Classification accuracy of the batch in 0..1 (the fraction of rows whose arg-max logit

@@ -13,21 +13,54 @@ pub struct AdamW {
 	m: Vec<Vec<f32>>,
 	v: Vec<Vec<f32>>,
 	steps: i32,
+	hyper: Hyper,
+}
+
+/// AdamW's constants: β = (0.9, 0.95) (nanoGPT's choice for transformers), ε = 1e-8, and
+/// the weight decay. Shared by the host and the GPU implementations.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Hyper {
 	beta1: f32,
 	beta2: f32,
 	eps: f32,
 	weight_decay: f32,
 }
 
-/// The constants of one AdamW step.
-struct Coefficients {
-	b1: f32,
-	b2: f32,
-	eps: f32,
-	scale: f32,
-	decay: f32,
-	step_size: f32,
-	inv_sqrt_bias2: f32,
+impl Hyper {
+	pub(crate) fn new(weight_decay: f64) -> Self {
+		Hyper { beta1: 0.9, beta2: 0.95, eps: 1e-8, weight_decay: weight_decay as f32 }
+	}
+
+	/// The constants of step number `step` (from 1) with learning rate `lr`, gradients
+	/// multiplied by `scale`, for a parameter of rank `rank`.
+	pub(crate) fn coefficients(&self, step: i32, lr: f64, scale: f64, rank: usize) -> Coefficients {
+		let (b1, b2) = (self.beta1, self.beta2);
+		let bias1 = 1.0 - f64::from(b1).powi(step);
+		let bias2 = 1.0 - f64::from(b2).powi(step);
+		// Folding the bias corrections into the step size and ε is exact algebra:
+		// lr·m̂/(√v̂+ε) = (lr/bias1)·m / (√v/√bias2 + ε).
+		Coefficients {
+			b1,
+			b2,
+			eps: self.eps,
+			scale: scale as f32,
+			decay: if rank >= 2 { 1.0 - (lr as f32) * self.weight_decay } else { 1.0 },
+			step_size: (lr / bias1) as f32,
+			inv_sqrt_bias2: (1.0 / bias2.sqrt()) as f32,
+		}
+	}
+}
+
+/// The constants of one AdamW step for one parameter.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Coefficients {
+	pub(crate) b1: f32,
+	pub(crate) b2: f32,
+	pub(crate) eps: f32,
+	pub(crate) scale: f32,
+	pub(crate) decay: f32,
+	pub(crate) step_size: f32,
+	pub(crate) inv_sqrt_bias2: f32,
 }
 
 /// Updates a block of weights and their moments in place.
@@ -55,8 +88,7 @@ impl AdamW {
 			m.push(vec![0f32; var.elem_count()]);
 		}
 		let v = m.clone();
-		let weight_decay = weight_decay as f32;
-		Ok(AdamW { vars, m, v, steps: 0, beta1: 0.9, beta2: 0.95, eps: 1e-8, weight_decay })
+		Ok(AdamW { vars, m, v, steps: 0, hyper: Hyper::new(weight_decay) })
 	}
 
 	/// The variables it updates.
@@ -79,22 +111,13 @@ impl AdamW {
 			)));
 		}
 		self.steps += 1;
-		let (b1, b2, eps) = (self.beta1, self.beta2, self.eps);
-		let bias1 = 1.0 - f64::from(b1).powi(self.steps);
-		let bias2 = 1.0 - f64::from(b2).powi(self.steps);
-		// Folding the bias corrections into the step size and ε is exact algebra:
-		// lr·m̂/(√v̂+ε) = (lr/bias1)·m / (√v/√bias2 + ε).
-		let step_size = (lr / bias1) as f32;
-		let inv_sqrt_bias2 = (1.0 / bias2.sqrt()) as f32;
-		let scale = scale as f32;
 		for (i, ((_, var), g)) in self.vars.iter().zip(grads).enumerate() {
 			if g.len() != self.m[i].len() {
 				return Err(Error::Layout(format!("gradient {i} has {} values", g.len())));
 			}
-			let decay = if var.rank() >= 2 { 1.0 - (lr as f32) * self.weight_decay } else { 1.0 };
+			let c = self.hyper.coefficients(self.steps, lr, scale, var.rank());
 			let mut theta = var.as_tensor().flatten_all()?.to_vec1::<f32>()?;
 			let (m, v) = (&mut self.m[i], &mut self.v[i]);
-			let c = Coefficients { b1, b2, eps, scale, decay, step_size, inv_sqrt_bias2 };
 			// Element-wise, so splitting into blocks across threads changes no result.
 			if crate::model::fused::parallel() {
 				let block = 8192;

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# GPU work in two halves, because the build machines have no GPU and the GPU machine has no
+# Rust toolchain (and cannot download one):
+#
+#   scripts/gpu.sh build   on a build machine: makes a CUDA 13 toolkit from PyPI wheels
+#                          (scripts/cuda-toolkit.sh), builds grid-trainer, bench_step and the
+#                          trainer's test binaries with `--features cuda` for CUDA_COMPUTE_CAP
+#                          (default 90, Hopper), runs the CUDA build's tests here against a
+#                          stub driver (every GPU test must skip cleanly), and puts the
+#                          binaries in .gpu/ and compressed in .gpu-carry/ (both git-ignored).
+#   scripts/gpu.sh run     on the GPU machine, from the repository root with .gpu/ beside it:
+#                          the CUDA build's tests (unit tests and trainer/tests/gpu.rs) on the
+#                          GPU, then bench/gpu_step.sh (GPU_BENCH=0 skips it) and a profile
+#                          of the ~100M model's parts. Logs and the report go to $OUT (or
+#                          ./gpu-out).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build() {
+    local toolkit
+    toolkit=$(scripts/cuda-toolkit.sh)
+    export CUDA_HOME=$toolkit PATH=$toolkit/bin:$PATH CUDA_COMPUTE_CAP=${CUDA_COMPUTE_CAP:-90}
+    export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/grid-target} SKIP_WASM_BUILD=1
+    local cargo=(cargo --locked -q)
+    "${cargo[@]}" build --release -p grid-trainer --features cuda --bin grid-trainer --bin bench_step
+    local tests
+    tests=$("${cargo[@]}" test --release -p grid-trainer --features cuda --lib --test gpu \
+        --no-run --message-format=json |
+        python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(m["target"]["name"], m["executable"])')
+    rm -rf .gpu && mkdir -p .gpu
+    cp "$CARGO_TARGET_DIR/release/grid-trainer" "$CARGO_TARGET_DIR/release/bench_step" .gpu/
+    while read -r name exe; do
+        cp "$exe" ".gpu/test-$name"
+    done <<<"$tests"
+    strip --strip-debug .gpu/*
+    # Here the stub driver answers "no device": the CPU tests pass and the GPU ones skip.
+    export LD_LIBRARY_PATH=$toolkit/stub:$toolkit/lib GRID_TRAINER_BIN=$PWD/.gpu/grid-trainer
+    .gpu/test-grid_trainer -q
+    .gpu/test-gpu --nocapture >.gpu/skip.log 2>&1 || { cat .gpu/skip.log; exit 1; }
+    if [[ $(grep -c "skipped: no GPU" .gpu/skip.log) -ne $(grep -oP 'running \K[0-9]+' .gpu/skip.log) ]]; then
+        cat .gpu/skip.log
+        echo "the GPU tests did not all skip without a GPU" >&2
+        exit 1
+    fi
+    rm .gpu/skip.log
+    du -sh .gpu/*
+    # What travels to the GPU machine (its carry limit is 64 MiB; the binaries are ~240 MB).
+    mkdir -p .gpu-carry
+    tar cf - .gpu | xz -6 -T2 >.gpu-carry/gpu.tar.xz
+    du -sh .gpu-carry/gpu.tar.xz
+}
+
+# The CUDA 13 libraries on the GPU machine: its toolkit's and those of PyPI's nvidia wheels
+# (which PyTorch brings).
+cuda_library_path() {
+    python3 - <<'EOF'
+import glob, site, os
+dirs = ["/usr/local/cuda/lib64"]
+for s in site.getsitepackages():
+    dirs += sorted({os.path.dirname(p) for p in glob.glob(s + "/nvidia/**/lib*.so*", recursive=True)})
+print(":".join(d for d in dirs if os.path.isdir(d)))
+EOF
+}
+
+run() {
+    [[ -d .gpu ]] || tar xJf .gpu-carry/gpu.tar.xz
+    local out=${OUT:-$PWD/gpu-out}
+    mkdir -p "$out"
+    LD_LIBRARY_PATH=$(cuda_library_path)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    export LD_LIBRARY_PATH GRID_DATA_DIR=$PWD/data GRID_TRAINER_BIN=$PWD/.gpu/grid-trainer
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+    if ldd .gpu/grid-trainer | grep "not found"; then
+        echo "libraries missing on this machine" >&2
+        exit 1
+    fi
+    local status=0
+    .gpu/test-grid_trainer -q 2>&1 | tail -5 | tee "$out/test-lib.log" || status=1
+    .gpu/test-gpu --nocapture --test-threads 1 2>&1 | tee "$out/test-gpu.log" || status=1
+    if [[ ${GPU_BENCH:-1} == 1 ]]; then
+        BENCH_STEP=.gpu/bench_step REPORT=$out/gpu_step.md bench/gpu_step.sh 2>&1 |
+            tee "$out/bench.log" || status=1
+        # Where the ~100M model's step goes, part by part.
+        .gpu/bench_step --layers 12 --heads 12 --width 768 --context 512 --vocab 8192 --batch 16 \
+            --steps 3 --warmup 2 --device cuda --profile 1 2>&1 | tee "$out/profile.txt" || status=1
+    fi
+    return $status
+}
+
+case "${1:-}" in
+build) build ;;
+run) run ;;
+*)
+    echo "usage: scripts/gpu.sh build|run" >&2
+    exit 2
+    ;;
+esac
