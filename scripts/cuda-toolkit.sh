@@ -21,6 +21,10 @@ if [[ -x $dir/bin/nvcc && -e $dir/stub/libcuda.so.1 ]]; then
     exit 0
 fi
 
+python3 -m pip --version >/dev/null 2>&1 || {
+    echo "cuda-toolkit: needs pip (apt-get install python3-pip)" >&2
+    exit 1
+}
 wheels=$(mktemp -d)
 trap 'rm -rf "$wheels"' EXIT
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
