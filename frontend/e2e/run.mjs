@@ -5,8 +5,9 @@
 //   (a) the header shows the chain connected and a best block number that increases;
 //   (b) as //Alice (picked in the account selector) the form's default job is posted, its
 //       transaction reaches "In block" (or "Finalized"), and the job's page opens;
-//   (c) the providers page renders (its table, or its empty state).
-// Full-page screenshots of the main pages ({create,job,jobs,providers}.png) go to
+//   (c) the providers page renders (its table, or its empty state);
+//   (d) the network page renders (its health table or empty state, and the event feed).
+// Full-page screenshots of the main pages ({create,job,jobs,providers,network}.png) go to
 // $E2E_SCREENSHOTS when set (the README's are docs/screenshots: E2E_SCREENSHOTS=docs/screenshots),
 // else to a temporary directory, so a test run leaves the tree as it was.
 // Env: GRID_RPC (required), CHROMIUM (default /usr/bin/chromium), E2E_HEADED=1 to watch it.
@@ -171,6 +172,20 @@ try {
   const providers = (await page.locator("table.providers tbody tr").count()) || "no";
   step(`providers page rendered (${providers} provider rows)`);
   await page.screenshot({ path: join(shots, "providers.png"), fullPage: true });
+
+  // (d) the network view renders: providers' health (its table, or its empty state) and the feed.
+  await page.getByRole("link", { name: "Network", exact: true }).click();
+  await page.getByRole("heading", { level: 1, name: "Network" }).waitFor();
+  await page
+    .locator("table.health, section[aria-labelledby=health-table-title] p.empty")
+    .first()
+    .waitFor()
+    .catch(() => {
+      throw new Error("the network page shows neither its health table nor its empty state");
+    });
+  await page.getByRole("heading", { level: 2, name: "Recent events" }).waitFor();
+  step(`network page rendered (${(await page.locator("table.health tbody tr").count()) || "no"} provider rows)`);
+  await page.screenshot({ path: join(shots, "network.png"), fullPage: true });
 
   const uncaught = pageErrors.filter((e) => !e.startsWith("console:"));
   if (uncaught.length) throw new Error(`uncaught errors in the page:\n  ${uncaught.join("\n  ")}`);

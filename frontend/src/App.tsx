@@ -8,6 +8,7 @@ import { rpcFromLocation } from "./lib/chain";
 import { CreatePage } from "./pages/CreatePage";
 import { JobPage } from "./pages/JobPage";
 import { JobsPage } from "./pages/JobsPage";
+import { NetworkPage } from "./pages/NetworkPage";
 import { ProviderPage } from "./pages/ProviderPage";
 import { ProvidersPage } from "./pages/ProvidersPage";
 
@@ -72,6 +73,9 @@ export function App() {
         <a href="#/providers" aria-current={current("providers") ?? current("provider")}>
           Providers
         </a>
+        <a href="#/network" aria-current={current("network")}>
+          Network
+        </a>
       </nav>
       <main id="main" tabIndex={-1}>
         {chain.error && <p role="alert">{chain.error}</p>}
@@ -89,6 +93,7 @@ export function App() {
             source={chain.providers}
             who={route.who} at={at} now={chain.best?.number} account={account} />
         )}
+        {route.page === "network" && <NetworkPage source={chain.network} at={at} />}
         {route.page === "missing" && (
           <p role="alert">
             Nothing at {route.path}. <a href="#/jobs">Back to the jobs</a>.

@@ -1,6 +1,13 @@
 import { useEffect, useState } from "react";
 import { chainInfo, connect, type ChainInfo, type Connection, type ConnectionState } from "../lib/chain";
-import { chainProviderSource, chainSource, type GridSource, type ProviderSource } from "../lib/source";
+import {
+  chainNetworkSource,
+  chainProviderSource,
+  chainSource,
+  type GridSource,
+  type NetworkSource,
+  type ProviderSource,
+} from "../lib/source";
 
 export interface BlockHead {
   number: number;
@@ -12,6 +19,7 @@ export interface ChainState {
   connection?: Connection;
   source?: GridSource;
   providers?: ProviderSource;
+  network?: NetworkSource;
   info?: ChainInfo;
   best?: BlockHead;
   finalized?: BlockHead;
@@ -26,7 +34,12 @@ export function useChain(url: string): ChainState {
     const update = (patch: Partial<ChainState>) => live && setChain((c) => ({ ...c, ...patch }));
     setChain({ state: "connecting" });
     const connection = connect(url, (state) => update({ state }));
-    update({ connection, source: chainSource(connection.api), providers: chainProviderSource(connection.api) });
+    update({
+      connection,
+      source: chainSource(connection.api),
+      providers: chainProviderSource(connection.api),
+      network: chainNetworkSource(connection.api, connection.client),
+    });
     chainInfo(connection.client).then(
       (info) => update({ info }),
       (e: unknown) => update({ error: String(e) }),

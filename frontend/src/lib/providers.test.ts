@@ -9,6 +9,7 @@ import {
   formatTflops,
   providerJobsOf,
   providerRowOf,
+  providerStatus,
   sortProviders,
   unbondingTotal,
   uptime,
@@ -140,5 +141,13 @@ describe("provider routes", () => {
     expect(parseRoute("#/providers")).toEqual({ page: "providers" });
     expect(parseRoute(`#/providers/${BOB}`)).toEqual({ page: "provider", who: BOB });
     expect(parseRoute("#/providers/0OIl")).toEqual({ page: "missing", path: "/providers/0OIl" });
+  });
+});
+
+describe("provider status", () => {
+  it("is in a job, idle, or leaving", () => {
+    expect(providerStatus(provider(BOB, { activeJobs: 2 }))).toBe("In job");
+    expect(providerStatus(provider(BOB))).toBe("Idle");
+    expect(providerStatus(provider(BOB, { stake: 0n, unbonding: [{ amount: 200n * UNIT, unlockAt: 99 }] }))).toBe("Leaving");
   });
 });

@@ -128,6 +128,14 @@ export function uptime(h: HealthRow): number | undefined {
   return all === 0 ? undefined : h.probesOk / all;
 }
 
+export type ProviderStatusName = "In job" | "Idle" | "Leaving";
+
+/** In a job, idle, or leaving (nothing bonded any more, stake unbonding). */
+export function providerStatus(p: Pick<ProviderRow, "stake" | "activeJobs">): ProviderStatusName {
+  if (p.activeJobs > 0) return "In job";
+  return p.stake === 0n ? "Leaving" : "Idle";
+}
+
 export type ProviderSortKey = "stake" | "tflops" | "score" | "registered";
 export const PROVIDER_SORT_KEYS: { key: ProviderSortKey; label: string }[] = [
   { key: "stake", label: "Stake" },

@@ -14,6 +14,7 @@ describe("locations", () => {
     expect(parseRoute("")).toEqual({ page: "jobs" });
     expect(parseRoute("#/jobs/12")).toEqual({ page: "job", id: 12n });
     expect(parseRoute("#/create")).toEqual({ page: "create" });
+    expect(parseRoute("#/network")).toEqual({ page: "network" });
     expect(parseRoute("#/nope")).toEqual({ page: "missing", path: "/nope" });
   });
 

@@ -1,8 +1,9 @@
 // Everything the pages ask of the chain, behind one small interface: the real one wraps the
 // typed API; tests pass a fake with plain data.
-import type { PolkadotSigner, TxEvent } from "polkadot-api";
-import { map, merge, mergeMap, type Observable } from "rxjs";
+import type { PolkadotClient, PolkadotSigner, TxEvent } from "polkadot-api";
+import { catchError, concatMap, EMPTY, from, map, merge, mergeMap, type Observable } from "rxjs";
 import { jobConstants, type GridApi, type JobConstants } from "./chain";
+import { eventRowsOf, type BlockEvents } from "./events";
 import { loadJobDetail, loadJobs, type At, type JobDetail, type JobRow } from "./jobs";
 import {
   loadProvider,
@@ -144,5 +145,28 @@ export function chainProviderSource(api: GridApi): ProviderSource {
     bondMore: (amount, signer) => api.tx.Providers.bond_more({ amount }).signSubmitAndWatch(signer),
     unbond: (amount, signer) => api.tx.Providers.unbond({ amount }).signSubmitAndWatch(signer),
     withdrawUnbonded: (signer) => api.tx.Providers.withdraw_unbonded().signSubmitAndWatch(signer),
+  };
+}
+
+/** What the network view asks of the chain; tests pass a fake. */
+export interface NetworkSource {
+  providers(at: At): Promise<ProviderRow[]>;
+  /** Every event (`System.Events`) of each new finalized block, in block order. */
+  blockEvents(): Observable<BlockEvents>;
+}
+
+export function chainNetworkSource(api: GridApi, client: PolkadotClient): NetworkSource {
+  return {
+    providers: (at) => loadProviders(api, at),
+    blockEvents: () =>
+      client.finalizedBlock$.pipe(
+        concatMap((b) =>
+          from(api.query.System.Events.getValue({ at: b.hash })).pipe(
+            map((records): BlockEvents => ({ block: b.number, hash: b.hash, events: eventRowsOf(b.number, records) })),
+            // A block unpinned before its events were read is skipped; the feed goes on.
+            catchError(() => EMPTY),
+          ),
+        ),
+      ),
   };
 }
