@@ -2,30 +2,13 @@ import { useEffect, useState } from "react";
 import { EventFeed } from "../components/EventFeed";
 import { ProviderHealthTable } from "../components/ProviderHealthTable";
 import { foldBlockEvents, type ChainEventRow } from "../lib/events";
-import type { ProviderRow } from "../lib/providers";
+import { useLoaded } from "../hooks/useLoaded";
 import type { NetworkSource } from "../lib/source";
 
 /** The network: providers' health re-read at every best block, and a live feed of finalized events. */
 export function NetworkPage({ source, at }: { source?: NetworkSource; at?: string }) {
-  const [providers, setProviders] = useState<ProviderRow[]>();
-  const [error, setError] = useState<string>();
+  const { value: providers, error } = useLoaded(source, at, (s, at) => s.providers(at));
   const [events, setEvents] = useState<ChainEventRow[]>([]);
-
-  useEffect(() => {
-    if (!source || !at) return;
-    let live = true;
-    source.providers(at).then(
-      (rows) => {
-        if (!live) return;
-        setProviders(rows);
-        setError(undefined);
-      },
-      (e: unknown) => live && setError(String(e)),
-    );
-    return () => {
-      live = false;
-    };
-  }, [source, at]);
 
   useEffect(() => {
     setEvents([]);
