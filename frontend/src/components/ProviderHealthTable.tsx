@@ -1,6 +1,6 @@
-import { shortAddress } from "../lib/format";
 import { providerStatus, sortProviders, type ProviderRow } from "../lib/providers";
 import { formatGrid } from "../lib/units";
+import { ProviderCell } from "./ProviderCell";
 import { ScoreBar } from "./ScoreBar";
 
 /** Every registered provider's health, best score first. */
@@ -33,11 +33,7 @@ export function ProviderHealthTable({ providers }: { providers: ProviderRow[] })
                 const h = p.health;
                 return (
                   <tr key={p.who}>
-                    <th scope="row" className="mono">
-                      <a href={`#/providers/${p.who}`} title={p.who}>
-                        {shortAddress(p.who)}
-                      </a>
-                    </th>
+                    <ProviderCell who={p.who} />
                     <td>{providerStatus(p)}</td>
                     <td>{formatGrid(p.stake)}</td>
                     <td>

@@ -1,5 +1,5 @@
 import { useState } from "react";
-import { shortAddress } from "../lib/format";
+import { ProviderCell } from "./ProviderCell";
 import {
   formatMemory,
   formatScore,
@@ -63,11 +63,7 @@ export function ProvidersList({ providers, initialSort = "stake" }: ProvidersLis
                 const unbonding = unbondingTotal(p);
                 return (
                   <tr key={p.who}>
-                    <th scope="row" className="mono">
-                      <a href={`#/providers/${p.who}`} title={p.who}>
-                        {shortAddress(p.who)}
-                      </a>
-                    </th>
+                    <ProviderCell who={p.who} />
                     <td data-testid="stake">{formatGrid(p.stake)}</td>
                     <td>{unbonding > 0n ? formatGrid(unbonding) : "—"}</td>
                     <td>{formatTflops(c.tflopsMilli)}</td>
