@@ -227,7 +227,9 @@ pub(crate) fn embedding(
 	let device = table.0.device.clone();
 	let table_view = table.0.as_cuda_slice::<f32>()?.slice(t0..t1);
 	let ids_view = ids.0.as_cuda_slice::<u32>()?.slice(i0..i1);
-	check_ids(&device, &ids_view, vocab)?;
+	check_below(&device, &ids_view, vocab, |id| {
+		format!("token id {id} is outside the vocabulary of {vocab}")
+	})?;
 	let n = rows * width;
 	// SAFETY: the kernel writes all `n` values.
 	let mut out = unsafe { device.alloc::<f32>(n)? };
@@ -267,16 +269,22 @@ pub(crate) fn embedding_grad(
 	Ok((f32::wrap_cuda_slice(out, device), Shape::from((vocab, width))))
 }
 
-/// Refuses ids outside the table (the kernels would read and write out of bounds).
-fn check_ids(device: &CudaDevice, ids: &CudaView<'_, u32>, vocab: usize) -> CResult<()> {
-	let host = device.clone_dtoh(ids)?;
-	match host.iter().find(|&&id| id as usize >= vocab) {
-		Some(id) => Err(CError::Msg(format!("token id {id} is outside the vocabulary of {vocab}"))),
+/// Refuses indices (token ids, targets) at or above `bound`, with `refusal`'s message: the
+/// kernels index with them, and would read and write out of bounds. Their backward passes
+/// take the indices their forward pass checked.
+fn check_below(
+	device: &CudaDevice,
+	indices: &CudaView<'_, u32>,
+	bound: usize,
+	refusal: impl Fn(u32) -> String,
+) -> CResult<()> {
+	match device.clone_dtoh(indices)?.into_iter().find(|&i| i as usize >= bound) {
+		Some(i) => Err(CError::Msg(refusal(i))),
 		None => Ok(()),
 	}
 }
 
-/// The f32 or bf16 logits and the u32 targets of a cross-entropy, checked.
+/// The f32 or bf16 logits and the u32 targets of a cross-entropy.
 struct CrossEntropyArgs<'a> {
 	logits: (&'a CudaStorage, usize, usize),
 	targets: CudaView<'a, u32>,
@@ -296,10 +304,6 @@ impl<'a> CrossEntropyArgs<'a> {
 			return Err(CError::Msg(format!("{} targets for {rows} rows of logits", t1 - t0)));
 		}
 		let targets = targets.0.as_cuda_slice::<u32>()?.slice(t0..t1);
-		let device = &logits.0.device;
-		if let Some(t) = device.clone_dtoh(&targets)?.iter().find(|&&t| t as usize >= width) {
-			return Err(CError::Msg(format!("target {t} is outside the {width} classes")));
-		}
 		Ok(CrossEntropyArgs { logits: (logits.0, l0, l1), targets, rows, width })
 	}
 
@@ -318,6 +322,10 @@ pub(crate) fn cross_entropy(
 	targets: (&CudaStorage, &Layout),
 ) -> CResult<(CudaStorage, Shape)> {
 	let args = CrossEntropyArgs::new(logits, targets)?;
+	let width = args.width;
+	check_below(&args.logits.0.device, &args.targets, width, |t| {
+		format!("target {t} is outside the {width} classes")
+	})?;
 	let (s, l0, l1) = args.logits;
 	match s.dtype() {
 		DType::BF16 => ce_fwd::<bf16>(&args, s.as_cuda_slice::<bf16>()?.slice(l0..l1)),
@@ -374,7 +382,7 @@ fn ce_grad<T: CudaDType + DeviceRepr>(
 	let kernel = Kernel::new(&device, &args.kernel_name("cross_entropy_grad")?)?;
 	let mut b = kernel.builder();
 	b.arg(&logits).arg(&args.targets).arg(g).arg(&mut dx).arg(&width);
-	// SAFETY: matches `cross_entropy_grad_*`; targets were checked to be below the width.
+	// SAFETY: matches `cross_entropy_grad_*`; the forward pass checked the targets.
 	unsafe { b.launch(per_row(args.rows)?) }.map_err(driver_error)?;
 	Ok((T::wrap_cuda_slice(dx, device), Shape::from((args.rows, args.width))))
 }
