@@ -6,7 +6,7 @@
 //! through channels, so serving peers never waits for a training step.
 
 use std::{
-	collections::HashMap,
+	collections::{HashMap, VecDeque},
 	io::Write,
 	path::{Path, PathBuf},
 	sync::{mpsc::RecvTimeoutError, Arc},
@@ -275,7 +275,30 @@ struct Status<'a> {
 	equivocations_seen: usize,
 	peers: Vec<crate::health::HealthRow>,
 	network: crate::net::NetStats,
+	/// The latest rounds' losses, oldest first, for the UI's loss curve.
+	history: &'a VecDeque<LossPoint>,
 	finished: bool,
+}
+
+/// One round's losses in the status report's `history`.
+#[derive(Serialize, Clone, Copy, Debug, PartialEq)]
+struct LossPoint {
+	round: RoundIndex,
+	unix_ms: u64,
+	train_loss: Option<f32>,
+	eval_loss: Option<f64>,
+}
+
+/// Rounds kept in the status report's `history`: enough for any job the chain accepts to be
+/// drawn whole at typical round counts, small enough that `/status` stays a few tens of KiB.
+const HISTORY_ROUNDS: usize = 500;
+
+/// Appends `point`, dropping the oldest beyond [`HISTORY_ROUNDS`].
+fn push_history(history: &mut VecDeque<LossPoint>, point: LossPoint) {
+	if history.len() == HISTORY_ROUNDS {
+		history.pop_front();
+	}
+	history.push_back(point);
 }
 
 /// Totals over the run, for the utilization figure.
@@ -286,6 +309,7 @@ struct Totals {
 	contributed: u64,
 	last_eval: Option<f64>,
 	last_train: Option<f32>,
+	history: VecDeque<LossPoint>,
 }
 
 /// A running trainer.
@@ -655,6 +679,15 @@ impl Trainer {
 			record.eval_ms = eval.as_millis() as u64;
 			record.wall_ms = round_start.elapsed().as_millis() as u64;
 			self.append_record(&record)?;
+			push_history(
+				&mut self.totals.history,
+				LossPoint {
+					round: record.round,
+					unix_ms: record.unix_ms,
+					train_loss: record.train_loss,
+					eval_loss,
+				},
+			);
 			self.report_round(&record, own.as_ref());
 			tracing::info!(
 				"round {round}: {} aggregated, eval loss {:?}, model {}",
@@ -1299,6 +1332,7 @@ impl Trainer {
 			equivocations_seen: self.evidence.len(),
 			peers: self.health.report(round.unwrap_or(0)),
 			network: self.net.stats(),
+			history: &self.totals.history,
 			finished,
 		};
 		let path = self.config.data_dir.join("status.json");
@@ -1374,6 +1408,18 @@ fn lazy_round(
 #[cfg(test)]
 mod tests {
 	use super::*;
+
+	#[test]
+	fn loss_history_keeps_the_latest_rounds_in_order() {
+		let mut history = VecDeque::new();
+		let point = |round| LossPoint { round, unix_ms: 0, train_loss: None, eval_loss: None };
+		for round in 0..HISTORY_ROUNDS as u32 + 3 {
+			push_history(&mut history, point(round));
+		}
+		assert_eq!(history.len(), HISTORY_ROUNDS);
+		assert_eq!(history.front().map(|p| p.round), Some(3));
+		assert_eq!(history.back().map(|p| p.round), Some(HISTORY_ROUNDS as u32 + 2));
+	}
 
 	#[test]
 	fn offline_seeds_differ_by_job_and_round() {

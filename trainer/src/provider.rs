@@ -171,6 +171,28 @@ pub fn capabilities(choice: DeviceChoice) -> Result<Capabilities, ChainError> {
 	Ok(crate::device::capabilities(&device, Duration::from_millis(300)))
 }
 
+/// The libp2p key's half of a registration: its ed25519 public key and its signature binding
+/// it to `account` on the chain with genesis `genesis`.
+fn peer_binding(
+	p2p: &P2pKeypair,
+	genesis: &grid_primitives::Hash,
+	account: &AccountId,
+) -> Result<([u8; 32], [u8; 64]), ChainError> {
+	let public = keys::p2p_public(p2p)?;
+	let binding = p2p
+		.sign(&peer_binding_payload(genesis, account))
+		.map_err(|e| ChainError::Key(e.to_string()))?;
+	let signature: [u8; 64] =
+		binding.try_into().map_err(|_| ChainError::Key("ed25519 signature length".into()))?;
+	Ok((public, signature))
+}
+
+/// The address peers dial, as registered: the advertised (or listen) address with the peer id.
+fn registered_address(config: &ProviderConfig, p2p: &P2pKeypair) -> String {
+	let peer_id = p2p.public().to_peer_id();
+	format!("{}/p2p/{peer_id}", config.advertise.as_ref().unwrap_or(&config.listen))
+}
+
 /// Registers `account` with `stake` unless it is registered; refuses to go on when the chain
 /// binds it to another libp2p key.
 async fn ensure_registered(
@@ -181,7 +203,6 @@ async fn ensure_registered(
 ) -> Result<(), ChainError> {
 	let me = account.public_key().to_account_id();
 	let peer_id = p2p.public().to_peer_id();
-	let address = format!("{}/p2p/{peer_id}", config.advertise.as_ref().unwrap_or(&config.listen));
 	if let Some(view) = chain.provider(&me).await? {
 		if view.provider.peer_id.to_vec() != peer_id.to_bytes() {
 			return Err(ChainError::Key(format!(
@@ -191,12 +212,8 @@ async fn ensure_registered(
 		tracing::info!("{me} is registered already");
 		return Ok(());
 	}
-	let public = keys::p2p_public(p2p)?;
-	let binding = p2p
-		.sign(&peer_binding_payload(&chain.genesis(), &me))
-		.map_err(|e| ChainError::Key(e.to_string()))?;
-	let signature: [u8; 64] =
-		binding.try_into().map_err(|_| ChainError::Key("ed25519 signature length".into()))?;
+	let (public, signature) = peer_binding(p2p, &chain.genesis(), &me)?;
+	let address = registered_address(config, p2p);
 	let multiaddrs: Multiaddrs =
 		Multiaddrs::truncate_from(vec![BoundedBytes::truncate_from(address.into_bytes())]);
 	let call = api::tx().providers().register(
@@ -219,6 +236,41 @@ async fn ensure_registered(
 	chain.submit("register", &call, account).await?;
 	tracing::info!("registered {me} with peer id {peer_id}");
 	Ok(())
+}
+
+/// Everything `Providers::register` takes for this provider except the signature of the
+/// account itself, as JSON: what the web UI's "Register" form reads, so an account held in the
+/// browser registers the trainer's libp2p key without that key leaving the machine.
+pub fn registration(
+	config: &ProviderConfig,
+	genesis: &grid_primitives::Hash,
+) -> Result<serde_json::Value, ChainError> {
+	std::fs::create_dir_all(&config.data_dir)
+		.map_err(|e| ChainError::Key(format!("creating {}: {e}", config.data_dir.display())))?;
+	let me = config.account()?.public_key().to_account_id();
+	let p2p = keys::p2p_key(&config.data_dir.join("p2p.key"))?;
+	let (public, signature) = peer_binding(&p2p, genesis, &me)?;
+	let caps = capabilities(config.device)?;
+	Ok(serde_json::json!({
+		"format": "grid/registration/v1",
+		"genesis": format!("{genesis:?}"),
+		"account": me.to_string(),
+		"peer_id": p2p.public().to_peer_id().to_string(),
+		"peer_public": format!("0x{}", hex::encode(public)),
+		"peer_signature": format!("0x{}", hex::encode(signature)),
+		"multiaddrs": [registered_address(config, &p2p)],
+		"endpoint": config.chain.endpoint,
+		"stake_grid": config.chain.stake,
+		"capabilities": {
+			"device": format!("{:?}", caps.device),
+			"device_name": String::from_utf8_lossy(caps.device_name.as_ref()).into_owned(),
+			"device_count": caps.device_count,
+			"memory_mib": caps.memory_mib,
+			"tflops_milli": caps.tflops_milli,
+			"bandwidth_mbps": caps.bandwidth_mbps,
+			"region": String::from_utf8_lossy(caps.region.as_ref()).into_owned(),
+		},
+	}))
 }
 
 /// Whether this provider takes a job: a live job with room, a spec it can run within its
