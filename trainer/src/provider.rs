@@ -443,6 +443,41 @@ mod tests {
 	"#;
 
 	#[test]
+	fn registration_binds_the_trainers_key_to_its_account_on_this_chain() {
+		let dir = tempfile::tempdir().unwrap();
+		let path = dir.path().join("p.toml");
+		std::fs::write(&path, GOOD.replace("[chain]", "device = \"cpu\"\n[chain]")).unwrap();
+		let config = ProviderConfig::load(&path).unwrap();
+		let genesis = grid_primitives::Hash::repeat_byte(9);
+		let json = registration(&config, &genesis).unwrap();
+		let field = |k: &str| json[k].as_str().unwrap().to_string();
+		let bytes = |k: &str| hex::decode(field(k).trim_start_matches("0x")).unwrap();
+
+		// The key `provide` will use (same data dir) is the one bound.
+		let p2p = keys::p2p_key(&config.data_dir.join("p2p.key")).unwrap();
+		assert_eq!(field("peer_id"), p2p.public().to_peer_id().to_string());
+		assert_eq!(bytes("peer_public"), keys::p2p_public(&p2p).unwrap());
+		let bob = config.account().unwrap().public_key().to_account_id();
+		assert_eq!(field("account"), bob.to_string());
+		assert_eq!(bytes("genesis"), genesis.as_bytes());
+
+		// The signature is over this chain and this account only.
+		let public = p2p.public();
+		let signature = bytes("peer_signature");
+		assert!(public.verify(&peer_binding_payload(&genesis, &bob), &signature));
+		let other = grid_primitives::Hash::repeat_byte(8);
+		assert!(!public.verify(&peer_binding_payload(&other, &bob), &signature));
+
+		assert_eq!(
+			json["multiaddrs"][0].as_str().unwrap(),
+			format!("/ip4/127.0.0.1/tcp/4001/p2p/{}", field("peer_id"))
+		);
+		assert_eq!(field("endpoint"), "http://127.0.0.1:9101/health");
+		assert_eq!(json["capabilities"]["device"], "Cpu");
+		assert!(json["capabilities"]["tflops_milli"].as_u64().unwrap() > 0);
+	}
+
+	#[test]
 	fn provider_files_parse_and_bad_ones_say_why() {
 		let dir = tempfile::tempdir().unwrap();
 		let path = dir.path().join("p.toml");
