@@ -132,7 +132,7 @@ impl Default for LocalTraining {
 impl ProviderConfig {
 	/// Reads and checks a provider file.
 	pub fn load(path: &Path) -> Result<Self, ChainError> {
-		let bad = |m: String| ChainError::Spec(format!("{}: {m}", path.display()));
+		let bad = |m: String| ChainError::Config(format!("{}: {m}", path.display()));
 		let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
 		let mut config: ProviderConfig = toml::from_str(&text).map_err(|e| bad(e.to_string()))?;
 		let base = path.parent().unwrap_or(Path::new("."));

@@ -36,6 +36,14 @@ enum Cmd {
 		#[arg(long)]
 		config: PathBuf,
 	},
+	/// Print, as JSON, what registering this provider needs (its libp2p key's binding to its
+	/// account on the chain at `chain.url`, addresses, measured capabilities), for the web
+	/// UI's "Register" form; registers nothing.
+	Registration {
+		/// The provider file (TOML).
+		#[arg(long)]
+		config: PathBuf,
+	},
 	/// Train the job of a configuration file with the peers it names (no chain).
 	Run {
 		/// The configuration file (TOML).
@@ -220,6 +228,14 @@ fn main() -> anyhow::Result<()> {
 			let rt = runtime()?;
 			provider::run(config, &rt)?;
 			rt.shutdown_timeout(Duration::from_secs(1));
+			Ok(())
+		}
+		Cmd::Registration { config } => {
+			let config = ProviderConfig::load(&config)?;
+			let rt = runtime()?;
+			let node = rt.block_on(Chain::connect(&config.chain.url, Duration::from_secs(10)))?;
+			let registration = provider::registration(&config, &node.genesis())?;
+			println!("{}", serde_json::to_string_pretty(&registration)?);
 			Ok(())
 		}
 		Cmd::Run { config } => {

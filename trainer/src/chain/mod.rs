@@ -79,6 +79,9 @@ pub enum ChainError {
 	/// A job spec, or a job on chain, is not one this trainer can work with.
 	#[error("job spec: {0}")]
 	Spec(String),
+	/// A provider file is unreadable or invalid.
+	#[error("provider file {0}")]
+	Config(String),
 	/// Something expected on chain is not there.
 	#[error("{0}")]
 	Missing(String),
