@@ -97,7 +97,7 @@ export function App() {
             who={route.who} at={at} now={chain.best?.number} account={account} />
         )}
         {route.page === "provider" && (
-          <ProviderUpdatePanel key={route.who} source={chain.registration} who={route.who} at={at} account={account} />
+          <ProviderUpdatePanel key={`update-${route.who}`} source={chain.registration} who={route.who} at={at} account={account} />
         )}
         {route.page === "register" && (
           <RegisterPage source={chain.registration} at={at} account={account} genesisHash={chain.info?.genesisHash} />

@@ -48,7 +48,7 @@ export function RegisterProviderForm({ account, genesisHash, alreadyRegistered, 
 
   return (
     <form onSubmit={submit} aria-labelledby="register-title" className="card register" noValidate>
-      <h2 id="register-title">Register as a provider</h2>
+      <h2 id="register-title">The trainer's registration</h2>
       <p>
         The provider's libp2p key stays with its trainer. On the provider's machine, run <code>{COMMAND}</code> (the same
         file as <code>grid-trainer provide</code>) and paste what it prints. It binds the trainer's peer id to the account

@@ -1,7 +1,7 @@
 import { formatScore } from "../lib/providers";
 import { circleLayout, edgeWidth, formatMbit, formatRtt, type NodeState, type Topology } from "../lib/topology";
 
-const WIDTH = 600;
+const WIDTH = 680;
 const HEIGHT = 420;
 const RADIUS = 150;
 const NODE_R = 11;
