@@ -58,7 +58,14 @@ export function LatencyHeatmap({ matrix }: { matrix: LatencyMatrix }) {
                           title={cellTitle(r.label, columns[i]!.label, p)}
                           data-testid={`rtt-${r.who}-${columns[i]!.peer}`}
                         >
-                          {p ? formatRtt(p.rtt_ms) : <span aria-label="not reported">·</span>}
+                          {p ? (
+                            formatRtt(p.rtt_ms)
+                          ) : (
+                            <>
+                              <span aria-hidden="true">·</span>
+                              <span className="visually-hidden">not reported</span>
+                            </>
+                          )}
                         </td>
                       );
                     })}

@@ -36,7 +36,8 @@ export function TopologyGraph({ topology }: { topology: Topology }) {
         <svg
           viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
           role="img"
-          aria-labelledby="topology-svg-title topology-svg-desc"
+          aria-labelledby="topology-svg-title"
+          aria-describedby="topology-svg-desc"
           className="topology-graph"
         >
           <title id="topology-svg-title">Peer graph of the trainers</title>
