@@ -5,12 +5,15 @@ import { useAccounts } from "./hooks/useAccounts";
 import { useChain } from "./hooks/useChain";
 import { useHashRoute } from "./hooks/useHashRoute";
 import { rpcFromLocation } from "./lib/chain";
+import { httpTrainerSource } from "./lib/source";
 import { CreatePage } from "./pages/CreatePage";
 import { JobPage } from "./pages/JobPage";
 import { JobsPage } from "./pages/JobsPage";
 import { NetworkPage } from "./pages/NetworkPage";
 import { ProviderPage } from "./pages/ProviderPage";
 import { ProvidersPage } from "./pages/ProvidersPage";
+import { ProviderUpdatePanel } from "./pages/ProviderUpdatePanel";
+import { RegisterPage } from "./pages/RegisterPage";
 
 export function App() {
   const [url, setUrl] = useState(() => rpcFromLocation(window.location.search));
@@ -70,7 +73,7 @@ export function App() {
         <a href="#/create" aria-current={current("create")}>
           Post a job
         </a>
-        <a href="#/providers" aria-current={current("providers") ?? current("provider")}>
+        <a href="#/providers" aria-current={current("providers") ?? current("provider") ?? current("register")}>
           Providers
         </a>
         <a href="#/network" aria-current={current("network")}>
@@ -93,7 +96,13 @@ export function App() {
             source={chain.providers}
             who={route.who} at={at} now={chain.best?.number} account={account} />
         )}
-        {route.page === "network" && <NetworkPage source={chain.network} at={at} />}
+        {route.page === "provider" && (
+          <ProviderUpdatePanel key={`update-${route.who}`} source={chain.registration} who={route.who} at={at} account={account} />
+        )}
+        {route.page === "register" && (
+          <RegisterPage source={chain.registration} at={at} account={account} genesisHash={chain.info?.genesisHash} />
+        )}
+        {route.page === "network" && <NetworkPage source={chain.network} at={at} trainers={httpTrainerSource} />}
         {route.page === "missing" && (
           <p role="alert">
             Nothing at {route.path}. <a href="#/jobs">Back to the jobs</a>.

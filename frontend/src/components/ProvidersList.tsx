@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useState, type ReactNode } from "react";
 import { ProviderCell } from "./ProviderCell";
 import {
   formatMemory,
@@ -15,16 +15,19 @@ import { formatGrid } from "../lib/units";
 export interface ProvidersListProps {
   providers: ProviderRow[];
   initialSort?: ProviderSortKey;
+  /** Links beside the heading (registering). */
+  actions?: ReactNode;
 }
 
 /** Registered providers with stake, unbonding, declared hardware, health score and endpoint. */
-export function ProvidersList({ providers, initialSort = "stake" }: ProvidersListProps) {
+export function ProvidersList({ providers, initialSort = "stake", actions }: ProvidersListProps) {
   const [sort, setSort] = useState<ProviderSortKey>(initialSort);
   const shown = sortProviders(providers, sort);
   return (
     <section aria-labelledby="providers-title">
       <div className="section-head">
         <h1 id="providers-title">Providers</h1>
+        {actions && <div className="head-actions">{actions}</div>}
         <div className="filter">
           <label htmlFor="provider-sort">Order by</label>
           <select id="provider-sort" value={sort} onChange={(e) => setSort(e.target.value as ProviderSortKey)}>

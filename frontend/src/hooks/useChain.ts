@@ -3,10 +3,12 @@ import { chainInfo, connect, type ChainInfo, type Connection, type ConnectionSta
 import {
   chainNetworkSource,
   chainProviderSource,
+  chainRegistrationSource,
   chainSource,
   type GridSource,
   type NetworkSource,
   type ProviderSource,
+  type RegistrationSource,
 } from "../lib/source";
 
 export interface BlockHead {
@@ -20,6 +22,7 @@ export interface ChainState {
   source?: GridSource;
   providers?: ProviderSource;
   network?: NetworkSource;
+  registration?: RegistrationSource;
   info?: ChainInfo;
   best?: BlockHead;
   finalized?: BlockHead;
@@ -39,6 +42,7 @@ export function useChain(url: string): ChainState {
       source: chainSource(connection.api),
       providers: chainProviderSource(connection.api),
       network: chainNetworkSource(connection.api, connection.client),
+      registration: chainRegistrationSource(connection.api),
     });
     chainInfo(connection.client).then(
       (info) => update({ info }),

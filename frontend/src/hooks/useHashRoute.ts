@@ -6,10 +6,14 @@ export type Route =
   | { page: "create" }
   | { page: "providers" }
   | { page: "provider"; who: string }
+  | { page: "register" }
   | { page: "network" }
   | { page: "missing"; path: string };
 
-/** `#/jobs`, `#/jobs/7`, `#/create`, `#/providers`, `#/providers/<ss58 address>`, `#/network`. */
+/**
+ * `#/jobs`, `#/jobs/7`, `#/create`, `#/providers`, `#/providers/register`,
+ * `#/providers/<ss58 address>`, `#/network`.
+ */
 export function parseRoute(hash: string): Route {
   const path = hash.replace(/^#/, "") || "/jobs";
   if (path === "/" || path === "/jobs") return { page: "jobs" };
@@ -17,6 +21,7 @@ export function parseRoute(hash: string): Route {
   const m = /^\/jobs\/(\d+)$/.exec(path);
   if (m) return { page: "job", id: BigInt(m[1]!) };
   if (path === "/providers") return { page: "providers" };
+  if (path === "/providers/register") return { page: "register" };
   if (path === "/network") return { page: "network" };
   const p = /^\/providers\/([1-9A-HJ-NP-Za-km-z]{40,60})$/.exec(path);
   if (p) return { page: "provider", who: p[1]! };

@@ -15,6 +15,7 @@ describe("locations", () => {
     expect(parseRoute("#/jobs/12")).toEqual({ page: "job", id: 12n });
     expect(parseRoute("#/create")).toEqual({ page: "create" });
     expect(parseRoute("#/network")).toEqual({ page: "network" });
+    expect(parseRoute("#/providers/register")).toEqual({ page: "register" });
     expect(parseRoute("#/nope")).toEqual({ page: "missing", path: "/nope" });
   });
 

@@ -1,6 +1,6 @@
 // Everything the pages ask of the chain, behind one small interface: the real one wraps the
 // typed API; tests pass a fake with plain data.
-import type { PolkadotClient, PolkadotSigner, TxEvent } from "polkadot-api";
+import type { PolkadotClient, PolkadotSigner, SizedHex, TxEvent } from "polkadot-api";
 import { catchError, concatMap, EMPTY, from, map, merge, mergeMap, type Observable } from "rxjs";
 import { jobConstants, type GridApi, type JobConstants } from "./chain";
 import { eventRowsOf, type BlockEvents } from "./events";
@@ -10,12 +10,15 @@ import {
   loadProviderJobs,
   loadProviders,
   providerConstants,
+  type CapabilitiesRow,
   type ProviderConstants,
   type ProviderEvent,
   type ProviderJobRow,
   type ProviderRow,
 } from "./providers";
+import type { ProviderUpdate, Registration } from "./registration";
 import type { JobSpec } from "./spec";
+import { fetchTrainerStatus, type TrainerStatus } from "./trainer";
 
 /** A round settling or a reward paid, for one job, seen in a finalized block. */
 export type JobEvent =
@@ -170,3 +173,62 @@ export function chainNetworkSource(api: GridApi, client: PolkadotClient): Networ
       ),
   };
 }
+
+/** Text the chain keeps as bytes (`Uint8Array.from`: an array from another realm, jsdom's, fails PAPI's check). */
+const textBytes = (text: string) => Uint8Array.from(new TextEncoder().encode(text));
+
+/** Capabilities as `Providers.register` / `update` take them. */
+export function capabilitiesArg(c: CapabilitiesRow) {
+  return {
+    device: { type: c.device, value: undefined },
+    device_name: textBytes(c.deviceName),
+    device_count: c.deviceCount,
+    memory_mib: c.memoryMib,
+    tflops_milli: c.tflopsMilli,
+    bandwidth_mbps: c.bandwidthMbps,
+    region: textBytes(c.region),
+  };
+}
+
+/** What registering and editing a provider ask of the chain; tests pass a fake. */
+export interface RegistrationSource {
+  provider(who: string, at: At): Promise<ProviderRow | undefined>;
+  constants(): Promise<ProviderConstants>;
+  free(address: string, at: At): Promise<bigint>;
+  /** `Providers.register` of a checked registration, holding `stake`. */
+  register(registration: Registration, stake: bigint, signer: PolkadotSigner): Observable<TxEvent>;
+  /** `Providers.update` with only the parts given. */
+  update(change: ProviderUpdate, signer: PolkadotSigner): Observable<TxEvent>;
+}
+
+export function chainRegistrationSource(api: GridApi): RegistrationSource {
+  return {
+    provider: (who, at) => loadProvider(api, who, at),
+    constants: () => providerConstants(api),
+    free: async (address, at) => (await api.query.System.Account.getValue(address, { at })).data.free,
+    register: (r, stake, signer) =>
+      api.tx.Providers.register({
+        stake,
+        capabilities: capabilitiesArg(r.capabilities),
+        peer_public: r.peerPublic as SizedHex<32>,
+        peer_signature: r.peerSignature as SizedHex<64>,
+        multiaddrs: r.multiaddrs.map(textBytes),
+        endpoint: textBytes(r.endpoint),
+      }).signSubmitAndWatch(signer),
+    update: (change, signer) =>
+      api.tx.Providers.update({
+        capabilities: change.capabilities && capabilitiesArg(change.capabilities),
+        multiaddrs: change.multiaddrs?.map(textBytes),
+        endpoint: change.endpoint === undefined ? undefined : textBytes(change.endpoint),
+      }).signSubmitAndWatch(signer),
+  };
+}
+
+/** Reads trainers' `/status` from their registered endpoints; tests pass a fake. */
+export interface TrainerSource {
+  /** Rejects with the reason when the trainer cannot be read. */
+  status(endpoint: string): Promise<TrainerStatus>;
+}
+
+/** The browser's `fetch` of `<endpoint origin>/status`. */
+export const httpTrainerSource: TrainerSource = { status: (endpoint) => fetchTrainerStatus(endpoint) };

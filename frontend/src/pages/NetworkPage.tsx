@@ -1,13 +1,29 @@
 import { useEffect, useState } from "react";
 import { EventFeed } from "../components/EventFeed";
 import { ProviderHealthTable } from "../components/ProviderHealthTable";
+import { TrainerNetwork } from "../components/TrainerNetwork";
 import { foldBlockEvents, type ChainEventRow } from "../lib/events";
 import { useLoaded } from "../hooks/useLoaded";
-import type { NetworkSource } from "../lib/source";
+import { useTrainerReports } from "../hooks/useTrainerReports";
+import type { NetworkSource, TrainerSource } from "../lib/source";
 
-/** The network: providers' health re-read at every best block, and a live feed of finalized events. */
-export function NetworkPage({ source, at }: { source?: NetworkSource; at?: string }) {
+export interface NetworkPageProps {
+  source?: NetworkSource;
+  /** Best block hash. */
+  at?: string;
+  /** Reads trainers' `/status`; without it the trainers' sections are left out. */
+  trainers?: TrainerSource;
+  /** Milliseconds between polls of the trainers. */
+  pollMs?: number;
+}
+
+/**
+ * The network: providers' health re-read at every best block, what their trainers report about
+ * each other (polled), and a live feed of finalized events.
+ */
+export function NetworkPage({ source, at, trainers, pollMs = 5000 }: NetworkPageProps) {
   const { value: providers, error } = useLoaded(source, at, (s, at) => s.providers(at));
+  const reports = useTrainerReports(trainers, providers, pollMs);
   const [events, setEvents] = useState<ChainEventRow[]>([]);
 
   useEffect(() => {
@@ -30,7 +46,10 @@ export function NetworkPage({ source, at }: { source?: NetworkSource; at?: strin
       ) : !providers ? (
         <p aria-busy="true">Loading providers…</p>
       ) : (
-        <ProviderHealthTable providers={providers} />
+        <>
+          <ProviderHealthTable providers={providers} />
+          {trainers && <TrainerNetwork providers={providers} reports={reports} everySeconds={pollMs / 1000} />}
+        </>
       )}
       <EventFeed events={events} />
     </section>

@@ -7,5 +7,5 @@ export function ProvidersPage({ source, at }: { source?: ProviderSource; at?: st
   const { value: providers, error } = useLoaded(source, at, (s, at) => s.providers(at));
   if (error) return <p role="alert">Could not read providers: {error}</p>;
   if (!providers) return <p aria-busy="true">Loading providers…</p>;
-  return <ProvidersList providers={providers} />;
+  return <ProvidersList providers={providers} actions={<a href="#/providers/register">Register as a provider</a>} />;
 }
