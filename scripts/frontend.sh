@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Builds the web UI (frontend/) and runs its tests: the unit and component tests, then the tests
-# against a real `grid-node --dev` (in jsdom, then the built UI in headless Chromium), the node
-# started here on free loopback ports in a temporary directory and stopped at the end. Needs
-# the release node built (the test command builds it first) and installs the UI's packages from
-# its lockfile.
+# against a real `grid-node --dev` (in jsdom, then the built UI in headless Chromium, with real
+# `grid-trainer` providers training a job), the node started here on free loopback ports in a
+# temporary directory and stopped at the end. Needs the release node and trainer built (the
+# test command builds them first) and installs the UI's packages from its lockfile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/grid-target}"
 NODE_BIN="$CARGO_TARGET_DIR/release/grid-node"
 [ -x "$NODE_BIN" ] || { echo "frontend: $NODE_BIN is missing: build the workspace first" >&2; exit 1; }
+# The browser test and the registration test run real trainers.
+export GRID_TRAINER="$CARGO_TARGET_DIR/release/grid-trainer"
+[ -x "$GRID_TRAINER" ] || { echo "frontend: $GRID_TRAINER is missing: build the workspace first" >&2; exit 1; }
 
 cd frontend
 npm ci --no-audit --no-fund --loglevel=error

@@ -5,8 +5,15 @@
 //   (a) the header shows the chain connected and a best block number that increases;
 //   (b) as //Alice (picked in the account selector) the form's default job is posted, its
 //       transaction reaches "In block" (or "Finalized"), and the job's page opens;
-//   (c) the providers page renders (its table, or its empty state);
-//   (d) the network page renders (its health table or empty state, and the event feed).
+//   (c) //Charlie registers as a provider in the browser with the JSON `grid-trainer
+//       registration` prints for its trainer's file, and is listed;
+//   (d) as //Alice a 4-round MNIST job for two providers is posted through the form; real
+//       `grid-trainer provide` processes for //Charlie (registered in (c)) and //Dave (who
+//       registers himself) join it, and the job's page shows its rounds settling one by one;
+//   (e) the providers page lists both trainers;
+//   (f) the network page shows the health table, the trainers' latency heat-map (their
+//       /status read by the browser) and the event feed.
+// The trainers' files and logs are in a temporary directory, removed when the test passes.
 // Full-page screenshots of the main pages ({create,job,jobs,providers,network}.png) go to
 // $E2E_SCREENSHOTS when set (the README's are docs/screenshots: E2E_SCREENSHOTS=docs/screenshots),
 // else to a temporary directory, so a test run leaves the tree as it was.
@@ -17,6 +24,7 @@ import { createServer } from "node:http";
 import { dirname, extname, join, normalize, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { Trainers } from "./trainers.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const dist = join(root, "dist");
@@ -84,8 +92,62 @@ async function until(what, read, ok, timeout = 30_000) {
   throw new Error(`${what} (after ${timeout / 1000} s; last seen: ${JSON.stringify(last)})`);
 }
 
+/** Picks the dev account whose label starts with `name` ("Alice (dev)") in the header. */
+async function selectAccount(page, name) {
+  const account = page.getByLabel("Account");
+  const value = await until(
+    `the account picker offers no ${name} account`,
+    () => account.locator("option").evaluateAll((os, n) => os.find((o) => o.textContent.startsWith(n))?.value, name),
+    (v) => !!v,
+  );
+  await account.selectOption(value);
+  await until(`${name} is not selected`, () => account.evaluate((s) => s.selectedOptions[0]?.textContent ?? ""), (t) => t.startsWith(name));
+}
+
+/** Waits for the transaction status in `scope` to reach a block; throws its error otherwise. */
+async function included(scope, what) {
+  const reached = await until(
+    `the ${what} transaction never reached "In block"`,
+    () => scope.getByRole("status").first().textContent(),
+    (t) => /In block #\d+|Finalized/.test(t) || /fail|error/i.test(t),
+    60_000,
+  );
+  if (!/In block #\d+|Finalized/.test(reached)) throw new Error(`the ${what} transaction failed: ${reached}`);
+  step(`${what}: ${/In block #\d+|Finalized #?\d*/.exec(reached)[0]}`);
+}
+
+/** Posts the job form as it stands, after setting `fields` (label → value); returns the id. */
+async function postJob(page, fields = {}) {
+  await page.getByRole("link", { name: "Post a job" }).click();
+  const form = page.getByRole("form", { name: "Post a training job" });
+  await form.waitFor();
+  for (const [label, value] of Object.entries(fields)) {
+    const input = form.getByLabel(label, { exact: true });
+    if ((await input.evaluate((e) => e.tagName)) === "SELECT") await input.selectOption(value);
+    else await input.fill(value);
+  }
+  const escrow = await until(
+    "the escrow summary never showed a GRID total",
+    () => page.getByTestId("escrow-total").textContent().catch(() => ""),
+    (t) => /GRID/.test(t),
+  );
+  step(`job form filled; escrow ${/[\d.,]+ GRID/.exec(escrow)[0]}`);
+  return { form, post: async () => {
+    await form.getByRole("button", { name: "Sign and post job" }).click();
+    await included(form, "create_job");
+    const link = form.getByRole("link", { name: /^job #\d+$/ });
+    await link.waitFor();
+    return { link, id: Number((await link.textContent()).replace("job #", "")) };
+  } };
+}
+
+/** The job page's "Rounds settled" progress value. */
+const roundsSettled = (page) =>
+  page.getByRole("progressbar", { name: "Rounds settled" }).getAttribute("value").then(Number).catch(() => -1);
+
 let server;
 let browser;
+let trainers;
 const pageErrors = [];
 let failed = false;
 try {
@@ -112,38 +174,10 @@ try {
   step(`best advanced to #${later}`);
 
   // (b) post the form's default job as //Alice.
-  await page.getByRole("link", { name: "Post a job" }).click();
-  const form = page.getByRole("form", { name: "Post a training job" });
-  await form.waitFor();
-  const account = page.getByLabel("Account");
-  const alice = await until(
-    "the account picker offers no Alice (dev) account",
-    () => account.locator("option").evaluateAll((os) => os.find((o) => o.textContent.startsWith("Alice (dev)"))?.value),
-    (v) => !!v,
-  );
-  await account.selectOption(alice);
-  await until("Alice (dev) is not selected", () => account.evaluate((s) => s.selectedOptions[0]?.textContent ?? ""), (t) => t.startsWith("Alice (dev)"));
-  const escrow = await until(
-    "the escrow summary never showed a GRID total",
-    () => page.getByTestId("escrow-total").textContent().catch(() => ""),
-    (t) => /GRID/.test(t),
-  );
-  step(`Alice selected; escrow ${/[\d.,]+ GRID/.exec(escrow)[0]}`);
+  await selectAccount(page, "Alice (dev)");
+  const shakespeare = await postJob(page);
   await page.screenshot({ path: join(shots, "create.png"), fullPage: true });
-
-  await form.getByRole("button", { name: "Sign and post job" }).click();
-  const status = form.getByRole("status");
-  const reached = await until(
-    'the create_job transaction never reached "In block"',
-    () => status.textContent(),
-    (t) => /In block #\d+|Finalized/.test(t) || /fail|error/i.test(t),
-    60_000,
-  );
-  if (!/In block #\d+|Finalized/.test(reached)) throw new Error(`the create_job transaction failed: ${reached}`);
-  step(`create_job: ${/In block #\d+|Finalized #?\d*/.exec(reached)[0]}`);
-  const link = form.getByRole("link", { name: /^job #\d+$/ });
-  await link.waitFor();
-  const id = (await link.textContent()).replace("job #", "");
+  const { link, id } = await shakespeare.post();
   await link.click();
   await page.getByRole("heading", { level: 1, name: new RegExp(`Job #${id}\\b`) }).waitFor();
   const held = await until(
@@ -152,14 +186,64 @@ try {
     (t) => /Still held[\d.,]+ GRID/.test(t),
   );
   step(`job #${id} opened (${/Still held[\d.,]+ GRID/.exec(held)[0]})`);
-  await page.screenshot({ path: join(shots, "job.png"), fullPage: true });
-
   await page.getByRole("link", { name: "Jobs", exact: true }).click();
   await page.getByRole("link", { name: `#${id}`, exact: true }).waitFor();
   step(`job #${id} is in the jobs list`);
   await page.screenshot({ path: join(shots, "jobs.png"), fullPage: true });
 
-  // (c) the providers page renders.
+  // (c) //Charlie registers in the browser with his trainer's registration.
+  trainers = new Trainers(rpc);
+  const charlie = await trainers.configure("charlie", "//Charlie");
+  const registration = await trainers.registration(charlie);
+  await page.getByRole("link", { name: "Providers", exact: true }).click();
+  await page.getByRole("link", { name: "Register as a provider" }).click();
+  await page.getByRole("heading", { level: 1, name: "Register a provider" }).waitFor();
+  await selectAccount(page, "Charlie (dev)");
+  const register = page.getByRole("form", { name: "The trainer's registration" });
+  await register.getByLabel("Registration (JSON)").fill(registration);
+  await register.getByRole("heading", { name: "Summary" }).waitFor();
+  await register.getByRole("button", { name: "Sign and register" }).click();
+  await included(register, "register");
+  const peerId = JSON.parse(registration).peer_id;
+  await page.getByRole("link", { name: "Providers", exact: true }).click();
+  await until("Charlie's peer id is not on the providers page", () => page.locator("main").textContent(), (t) => t.includes(peerId.slice(-8)) || t.includes(JSON.parse(registration).account.slice(0, 8)));
+  step(`Charlie registered from the browser (peer ${peerId.slice(0, 14)}…)`);
+
+  // (d) a 4-round MNIST job for two providers, trained by real trainers while the page watches.
+  await selectAccount(page, "Alice (dev)");
+  const mnist = await postJob(page, {
+    Dataset: "mnist",
+    Model: "mlp",
+    Rounds: "4",
+    "Round length (blocks)": "5",
+    "Batch size": "32",
+    "Learning rate": "0.002",
+    "Reward per round (GRID)": "10",
+    "Min providers": "2",
+    "Max providers": "2",
+  });
+  const job = await mnist.post();
+  trainers.setJob(charlie, job.id);
+  trainers.provide(charlie);
+  trainers.provide(await trainers.configure("dave", "//Dave", job.id));
+  step(`job #${job.id} posted; trainers for Charlie and Dave started`);
+  await job.link.click();
+  await page.getByRole("heading", { level: 1, name: new RegExp(`Job #${job.id}\\b`) }).waitFor();
+  let seen = -1;
+  const settled = await until(
+    `job #${job.id}'s page never showed two rounds settled`,
+    async () => {
+      const n = await roundsSettled(page);
+      if (n > seen) step(`job #${job.id}: ${(seen = n)} round(s) settled`);
+      return n;
+    },
+    (n) => n >= 2,
+    240_000,
+  );
+  step(`job #${job.id} advanced to ${settled} settled rounds with the trainers running`);
+  await page.screenshot({ path: join(shots, "job.png"), fullPage: true });
+
+  // (e) the providers page renders.
   await page.getByRole("link", { name: "Providers", exact: true }).click();
   await page.getByRole("heading", { level: 1, name: "Providers" }).waitFor();
   await page
@@ -169,11 +253,12 @@ try {
     .catch(() => {
       throw new Error("the providers page shows neither its table nor its empty state");
     });
-  const providers = (await page.locator("table.providers tbody tr").count()) || "no";
+  const providers = await page.locator("table.providers tbody tr").count();
   step(`providers page rendered (${providers} provider rows)`);
+  if (!(providers >= 2)) throw new Error(`the providers page lists ${providers} providers; Charlie and Dave are registered`);
   await page.screenshot({ path: join(shots, "providers.png"), fullPage: true });
 
-  // (d) the network view renders: providers' health (its table, or its empty state) and the feed.
+  // (f) the network view: providers' health, the trainers' latencies and the feed.
   await page.getByRole("link", { name: "Network", exact: true }).click();
   await page.getByRole("heading", { level: 1, name: "Network" }).waitFor();
   await page
@@ -184,6 +269,14 @@ try {
       throw new Error("the network page shows neither its health table nor its empty state");
     });
   await page.getByRole("heading", { level: 2, name: "Recent events" }).waitFor();
+  const heatmap = page.locator("table.heatmap");
+  const cells = await until(
+    "the latency heat-map shows no round-trip time between the trainers",
+    () => heatmap.locator("td.rtt:not(.rtt-none)").count().catch(() => 0),
+    (n) => n >= 2,
+    30_000,
+  );
+  step(`latency heat-map: ${cells} measured cells`);
   step(`network page rendered (${(await page.locator("table.health tbody tr").count()) || "no"} provider rows)`);
   await page.screenshot({ path: join(shots, "network.png"), fullPage: true });
 
@@ -194,7 +287,10 @@ try {
   failed = true;
   console.error(`\nE2E FAILED: ${e instanceof Error ? e.message : e}`);
   if (pageErrors.length) console.error(`page errors (distinct):\n  ${[...new Set(pageErrors)].slice(0, 20).join("\n  ")}`);
+  if (trainers) console.error(`trainers' files and logs in ${trainers.root}:\n${trainers.logTails()}`);
 } finally {
+  await trainers?.stopAll();
+  if (trainers && !failed) trainers.remove();
   await browser?.close().catch(() => {});
   await new Promise((r) => (server ? server.close(r) : r()));
 }

@@ -2,7 +2,7 @@
 // temporary directory (free loopback ports), `grid-trainer registration` for the browser's
 // "Register" form, `grid-trainer provide` as a child process killed by `stopAll`.
 import { execFile, spawn } from "node:child_process";
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -93,6 +93,11 @@ max_steps = 100
         return `--- ${file}\n${text}`;
       })
       .join("\n");
+  }
+
+  /** Deletes the providers' files (after a passing run). */
+  remove() {
+    rmSync(this.root, { recursive: true, force: true });
   }
 
   /** Kills every provider started and waits for them to exit. */
