@@ -1,4 +1,5 @@
 import { useEffect, useState } from "react";
+import { chainActivitySource, type ActivitySource } from "../lib/activity";
 import { chainInfo, connect, type ChainInfo, type Connection, type ConnectionState } from "../lib/chain";
 import {
   chainNetworkSource,
@@ -20,6 +21,8 @@ export interface ChainState {
   source?: GridSource;
   providers?: ProviderSource;
   network?: NetworkSource;
+  /** Loss curves, challenges, history scans, rewards over time. */
+  activity?: ActivitySource;
   info?: ChainInfo;
   best?: BlockHead;
   finalized?: BlockHead;
@@ -39,6 +42,7 @@ export function useChain(url: string): ChainState {
       source: chainSource(connection.api),
       providers: chainProviderSource(connection.api),
       network: chainNetworkSource(connection.api, connection.client),
+      activity: chainActivitySource(connection.api, connection.client),
     });
     chainInfo(connection.client).then(
       (info) => update({ info }),
