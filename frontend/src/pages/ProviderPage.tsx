@@ -97,23 +97,20 @@ export function ProviderPage({ source, activity, who, at, now, account }: Provid
     tx.run(make(account));
   };
   return (
-    <>
-      <ProviderDetailView provider={provider} jobs={jobs} events={events} now={now}>
-        {own && source && (
-          <StakeActions
-            provider={provider}
-            now={now ?? 0}
-            minStake={constants?.minStake}
-            free={free}
-            onBond={(amount) => run("Bond more", (a) => source.bondMore(amount, a.signer))}
-            onUnbond={(amount) => run("Unbond", (a) => source.unbond(amount, a.signer))}
-            onWithdraw={() => run("Withdraw", (a) => source.withdrawUnbonded(a.signer))}
-            tx={tx.state.phase === "idle" ? undefined : tx.state}
-            txLabel={label}
-          />
-        )}
-      </ProviderDetailView>
-      {activity && <EarningsChart {...earnings} />}
-    </>
+    <ProviderDetailView provider={provider} jobs={jobs} events={events} now={now} after={activity && <EarningsChart {...earnings} />}>
+      {own && source && (
+        <StakeActions
+          provider={provider}
+          now={now ?? 0}
+          minStake={constants?.minStake}
+          free={free}
+          onBond={(amount) => run("Bond more", (a) => source.bondMore(amount, a.signer))}
+          onUnbond={(amount) => run("Unbond", (a) => source.unbond(amount, a.signer))}
+          onWithdraw={() => run("Withdraw", (a) => source.withdrawUnbonded(a.signer))}
+          tx={tx.state.phase === "idle" ? undefined : tx.state}
+          txLabel={label}
+        />
+      )}
+    </ProviderDetailView>
   );
 }
