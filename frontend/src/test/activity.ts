@@ -21,3 +21,35 @@ export function trainerStatus(patch: Partial<TrainerStatus> = {}): TrainerStatus
     ...patch,
   };
 }
+
+import { Subject } from "rxjs";
+import { vi } from "vitest";
+import type { ActivitySource } from "../lib/activity";
+import type { BlockEvents } from "../lib/events";
+import type { HistoryScan } from "../lib/history";
+
+/** A fake activity source: everything empty unless patched; `blocks` feeds live events. */
+export function fakeActivity(patch: Partial<ActivitySource> = {}) {
+  const blocks = new Subject<BlockEvents>();
+  const emptyScan = (from: number, to: number): HistoryScan => ({
+    requested: { from, to },
+    covered: { from, to },
+    pruned: false,
+    truncated: false,
+    events: [],
+  });
+  const source: ActivitySource = {
+    roundProofs: vi.fn(async () => []),
+    challenges: vi.fn(async () => ({ open: [], challenged: [] })),
+    endpoints: vi.fn(async () => new Map<string, string>()),
+    trainerStatus: vi.fn(async () => {
+      throw new Error("unreachable");
+    }),
+    finalizedNumber: vi.fn(async () => 100),
+    scan: vi.fn(async (from: number, to: number) => emptyScan(from, to)),
+    blockEvents: () => blocks,
+    providerRewards: vi.fn(async () => []),
+    ...patch,
+  };
+  return { source, blocks };
+}
