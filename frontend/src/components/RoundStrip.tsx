@@ -84,23 +84,23 @@ export function RoundStrip({ rounds, open, now }: RoundStripProps) {
         })}
       </svg>
       <figcaption>
-        <ul className="strip-key">
-          <li>
+        <p className="strip-key">
+          <span>
             <span className="swatch ok" aria-hidden="true" />
             quorum reached
-          </li>
-          <li>
+          </span>
+          <span>
             <span className="swatch failed" aria-hidden="true" />
             no quorum
-          </li>
+          </span>
           {open && (
-            <li>
+            <span>
               <span className="swatch open" aria-hidden="true" />
               open round
-            </li>
+            </span>
           )}
-          <li className="muted">bar height: proofs / members; x: round</li>
-        </ul>
+          <span className="muted">bar height: proofs / members; x: round</span>
+        </p>
         {open && <p>{describeOpenRound(open, now)}.</p>}
       </figcaption>
     </figure>
