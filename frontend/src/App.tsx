@@ -84,7 +84,15 @@ export function App() {
         {chain.error && <p role="alert">{chain.error}</p>}
         {route.page === "jobs" && <JobsPage source={chain.source} at={at} />}
         {route.page === "job" && (
-          <JobPage source={chain.source} id={route.id} at={at} rpcUrl={url} account={account} />
+          <JobPage
+            source={chain.source}
+            activity={chain.activity}
+            id={route.id}
+            at={at}
+            now={chain.best?.number}
+            rpcUrl={url}
+            account={account}
+          />
         )}
         {route.page === "create" && (
           <CreatePage source={chain.source} account={account} connected={chain.state === "connected"} />
@@ -94,6 +102,7 @@ export function App() {
           <ProviderPage
             key={route.who}
             source={chain.providers}
+            activity={chain.activity}
             who={route.who} at={at} now={chain.best?.number} account={account} />
         )}
         {route.page === "provider" && (

@@ -1,8 +1,10 @@
+import type { ReactNode } from "react";
 import { blocksToText, shortAddress, shortHash } from "../lib/format";
 import { fetchCommand, mergeRounds, type JobDetail, type RoundRow } from "../lib/jobs";
 import { describeCompression, describeModel } from "../lib/spec";
 import type { TxState } from "../lib/tx";
 import { formatGrid, fromNanos } from "../lib/units";
+import { RoundStrip } from "./RoundStrip";
 import { StatusBadge } from "./StatusBadge";
 import { TxStatus } from "./TxStatus";
 
@@ -15,11 +17,17 @@ export interface JobDetailViewProps {
   canCancel?: boolean;
   onCancel?: () => void;
   cancelTx?: TxState;
+  /** Best block number (the open round's time left). */
+  now?: number;
+  /** Shown after the spec and escrow (the loss curve). */
+  progress?: ReactNode;
+  /** Shown at the end (challenges and slashes). */
+  children?: ReactNode;
 }
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 
-export function JobDetailView({ detail, liveRounds = [], rpcUrl, canCancel, onCancel, cancelTx }: JobDetailViewProps) {
+export function JobDetailView({ detail, liveRounds = [], rpcUrl, canCancel, onCancel, cancelTx, now, progress, children }: JobDetailViewProps) {
   const { job, participants } = detail;
   const { spec } = job;
   const t = spec.training;
@@ -146,6 +154,8 @@ export function JobDetailView({ detail, liveRounds = [], rpcUrl, canCancel, onCa
         </section>
       </div>
 
+      {progress}
+
       <section aria-labelledby="participants-title" className="card">
         <h2 id="participants-title">Participants ({participants.length})</h2>
         {participants.length === 0 ? (
@@ -182,6 +192,7 @@ export function JobDetailView({ detail, liveRounds = [], rpcUrl, canCancel, onCa
 
       <section aria-labelledby="rounds-title" className="card">
         <h2 id="rounds-title">Rounds</h2>
+        <RoundStrip rounds={rounds} open={job.round} now={now} />
         {rounds.length === 0 ? (
           <p className="empty">No round has settled yet.</p>
         ) : (
@@ -218,6 +229,7 @@ export function JobDetailView({ detail, liveRounds = [], rpcUrl, canCancel, onCa
           </ol>
         )}
       </section>
+      {children}
     </article>
   );
 }

@@ -24,10 +24,12 @@ export interface ProviderDetailViewProps {
   now?: number;
   /** The stake actions, when the selected account is this provider. */
   children?: ReactNode;
+  /** Shown at the end (rewards and slashes over time). */
+  after?: ReactNode;
 }
 
 /** A provider's record, health, jobs and live rewards / slashes. */
-export function ProviderDetailView({ provider: p, jobs, events = [], now, children }: ProviderDetailViewProps) {
+export function ProviderDetailView({ provider: p, jobs, events = [], now, children, after }: ProviderDetailViewProps) {
   const c = p.capabilities;
   const h = p.health;
   const up = uptime(h);
@@ -188,6 +190,7 @@ export function ProviderDetailView({ provider: p, jobs, events = [], now, childr
           </ul>
         )}
       </section>
+      {after}
     </article>
   );
 }

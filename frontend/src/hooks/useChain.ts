@@ -1,4 +1,5 @@
 import { useEffect, useState } from "react";
+import { chainActivitySource, type ActivitySource } from "../lib/activity";
 import { chainInfo, connect, type ChainInfo, type Connection, type ConnectionState } from "../lib/chain";
 import {
   chainNetworkSource,
@@ -23,6 +24,8 @@ export interface ChainState {
   providers?: ProviderSource;
   network?: NetworkSource;
   registration?: RegistrationSource;
+  /** Loss curves, challenges, history scans, rewards over time. */
+  activity?: ActivitySource;
   info?: ChainInfo;
   best?: BlockHead;
   finalized?: BlockHead;
@@ -43,6 +46,7 @@ export function useChain(url: string): ChainState {
       providers: chainProviderSource(connection.api),
       network: chainNetworkSource(connection.api, connection.client),
       registration: chainRegistrationSource(connection.api),
+      activity: chainActivitySource(connection.api, connection.client),
     });
     chainInfo(connection.client).then(
       (info) => update({ info }),

@@ -1,24 +1,35 @@
-import { useEffect, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
+import { ChallengesSection } from "../components/ChallengesSection";
 import { JobDetailView } from "../components/JobDetailView";
+import { LossSection } from "../components/LossSection";
+import { useJobActivity } from "../hooks/useActivity";
 import { useTx } from "../hooks/useTx";
 import type { Account } from "../lib/accounts";
+import type { ActivitySource } from "../lib/activity";
 import { foldJobEvent, type JobDetail, type RoundRow } from "../lib/jobs";
 import type { GridSource } from "../lib/source";
 
 export interface JobPageProps {
   source?: GridSource;
+  /** Loss curve, challenges and past events; without it those sections are left out. */
+  activity?: ActivitySource;
   id: bigint;
   at?: string;
+  /** Best block number. */
+  now?: number;
   rpcUrl: string;
   account?: Account;
 }
 
 /** One job: re-read at every best block, with rounds and rewards seen live in events. */
-export function JobPage({ source, id, at, rpcUrl, account }: JobPageProps) {
+export function JobPage({ source, activity, id, at, now, rpcUrl, account }: JobPageProps) {
   const [detail, setDetail] = useState<JobDetail | null>();
   const [error, setError] = useState<string>();
   const [live, setLive] = useState<RoundRow[]>([]);
   const cancel = useTx();
+  const whoKey = detail ? detail.participants.map((p) => p.who).join(",") : "";
+  const participants = useMemo(() => (whoKey ? whoKey.split(",") : []), [whoKey]);
+  const insight = useJobActivity(activity, id, detail?.job, participants, at);
 
   useEffect(() => {
     if (!source || !at) return;
@@ -59,6 +70,21 @@ export function JobPage({ source, id, at, rpcUrl, account }: JobPageProps) {
       canCancel={canCancel}
       onCancel={() => source && account && cancel.run(source.cancelJob(id, account.signer))}
       cancelTx={cancel.state.phase === "idle" ? undefined : cancel.state}
-    />
+      now={now}
+      progress={
+        activity && <LossSection job={id} series={insight.series} trainers={insight.trainers} polling={insight.polling} />
+      }
+    >
+      {activity && (
+        <ChallengesSection
+          challenges={insight.challenges}
+          incidents={insight.incidents}
+          scan={insight.scan}
+          scanning={insight.scanning}
+          error={insight.challengeError}
+          now={now}
+        />
+      )}
+    </JobDetailView>
   );
 }

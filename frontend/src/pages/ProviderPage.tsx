@@ -1,8 +1,11 @@
 import { useEffect, useState } from "react";
+import { EarningsChart } from "../components/EarningsChart";
 import { ProviderDetailView } from "../components/ProviderDetailView";
 import { StakeActions } from "../components/StakeActions";
+import { useProviderEarnings } from "../hooks/useActivity";
 import { useTx } from "../hooks/useTx";
 import type { Account } from "../lib/accounts";
+import type { ActivitySource } from "../lib/activity";
 import { shortAddress } from "../lib/format";
 import {
   foldProviderEvent,
@@ -15,6 +18,8 @@ import type { ProviderSource } from "../lib/source";
 
 export interface ProviderPageProps {
   source?: ProviderSource;
+  /** Rewards and slashes over time; without it that chart is left out. */
+  activity?: ActivitySource;
   who: string;
   /** Best block hash and number. */
   at?: string;
@@ -26,7 +31,7 @@ export interface ProviderPageProps {
  * One provider: its record and jobs re-read at every best block, rewards and slashes seen live,
  * and stake actions when the selected account is this provider.
  */
-export function ProviderPage({ source, who, at, now, account }: ProviderPageProps) {
+export function ProviderPage({ source, activity, who, at, now, account }: ProviderPageProps) {
   const [provider, setProvider] = useState<ProviderRow | null>();
   const [jobs, setJobs] = useState<ProviderJobRow[]>();
   const [error, setError] = useState<string>();
@@ -36,6 +41,7 @@ export function ProviderPage({ source, who, at, now, account }: ProviderPageProp
   const [label, setLabel] = useState("Transaction");
   const tx = useTx();
   const own = !!account && account.address === who;
+  const earnings = useProviderEarnings(activity, who, at, provider ? provider.registeredAt : undefined);
 
   useEffect(() => {
     if (!source || !at) return;
@@ -91,7 +97,7 @@ export function ProviderPage({ source, who, at, now, account }: ProviderPageProp
     tx.run(make(account));
   };
   return (
-    <ProviderDetailView provider={provider} jobs={jobs} events={events} now={now}>
+    <ProviderDetailView provider={provider} jobs={jobs} events={events} now={now} after={activity && <EarningsChart {...earnings} />}>
       {own && source && (
         <StakeActions
           provider={provider}

@@ -1,0 +1,163 @@
+import { OUTCOME_TEXT, voteCounts, type ChallengeView, type JobIncident } from "../lib/challenges";
+import { shortAddress } from "../lib/format";
+import { describeScan, type HistoryScan } from "../lib/history";
+import { formatGrid } from "../lib/units";
+import "./charts.css";
+
+export interface ChallengesSectionProps {
+  challenges: ChallengeView[];
+  /** Incidents from the history scan and live blocks, oldest first. */
+  incidents: JobIncident[];
+  scan?: HistoryScan;
+  scanning?: boolean;
+  /** Why challenges could not be read from state. */
+  error?: string;
+  now?: number;
+}
+
+const Who = ({ who }: { who: string }) => (
+  <span className="mono" title={who}>
+    {shortAddress(who)}
+  </span>
+);
+
+/** One incident as a line of text. */
+export function describeIncident(i: JobIncident): string {
+  const s = shortAddress;
+  switch (i.kind) {
+    case "ChallengeOpened":
+      return `challenge #${i.id} opened on round ${i.round}: ${s(i.accused)} accused by ${s(i.challenger)}, ${i.committee.length} verifiers until #${i.deadline}`;
+    case "Voted":
+      return `challenge #${i.id}: ${s(i.who)} voted ${i.verdict}`;
+    case "ChallengeResolved":
+      return `challenge #${i.id} on round ${i.round} decided: ${OUTCOME_TEXT[i.outcome] ?? i.outcome}; ${s(i.accused)} slashed ${formatGrid(i.slashed)}, ${formatGrid(i.clawedBack)} clawed back, ${i.absent} verifiers absent`;
+    case "EquivocationPunished":
+      return `round ${i.round}: ${s(i.provider)} slashed ${formatGrid(i.slashed)} for equivocation, reported by ${s(i.reporter)}`;
+    case "Slashed":
+      return `${s(i.who)} slashed ${formatGrid(i.amount)} (${i.reason}), ${formatGrid(i.toRecipients)} to recipients`;
+  }
+}
+
+function stateText(c: ChallengeView): string {
+  if (c.state === "open") return "open";
+  return c.outcome ? OUTCOME_TEXT[c.outcome] ?? c.outcome : "decided (outcome before the events read)";
+}
+
+/** A job's open challenges with their committees' votes, every challenge raised, and slashes. */
+export function ChallengesSection({ challenges, incidents, scan, scanning, error, now }: ChallengesSectionProps) {
+  const open = challenges.filter((c) => c.state === "open");
+  const slashes = incidents.filter((i) => i.kind === "Slashed" || i.kind === "EquivocationPunished" || i.kind === "ChallengeResolved");
+  const slashTotal = incidents.reduce((t, i) => t + (i.kind === "Slashed" ? i.amount : 0n), 0n);
+  return (
+    <section aria-labelledby="challenges-title" className="card">
+      <h2 id="challenges-title">Challenges, votes and slashes</h2>
+      {error && <p role="alert">Could not read the challenges: {error}</p>}
+
+      <h3>Open challenges ({open.length})</h3>
+      {open.length === 0 ? (
+        <p className="empty">No open challenge.</p>
+      ) : (
+        open.map((c) => {
+          const n = voteCounts(c.committee ?? []);
+          return (
+            <div key={c.id.toString()} className="open-challenge" role="group" aria-label={`Challenge #${c.id}`}>
+              <p>
+                <strong>Challenge #{c.id.toString()}</strong> on round {c.round}: <Who who={c.accused} /> accused by{" "}
+                {c.challenger ? <Who who={c.challenger} /> : "?"}
+                {c.deposit !== undefined && `, deposit ${formatGrid(c.deposit)}`}; voting until #{c.deadline}
+                {now !== undefined && c.deadline !== undefined && (c.deadline >= now ? ` (${c.deadline - now} blocks left)` : " (closed, to be decided)")}.{" "}
+                <span className="muted">
+                  {n.invalid} invalid, {n.valid} valid, {n.notVoted} not voted
+                </span>
+              </p>
+              <div className="table-wrap">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Committee member</th>
+                      <th scope="col">Vote</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {(c.committee ?? []).map((m) => (
+                      <tr key={m.who}>
+                        <th scope="row">
+                          <Who who={m.who} />
+                        </th>
+                        <td className={m.verdict === "Valid" ? "vote-valid" : m.verdict === "Invalid" ? "vote-invalid" : "vote-none"}>
+                          {m.verdict ?? "not voted"}
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            </div>
+          );
+        })
+      )}
+
+      <h3>Every challenge of this job ({challenges.length})</h3>
+      {challenges.length === 0 ? (
+        <p className="empty">No contribution of this job was ever challenged.</p>
+      ) : (
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Challenge</th>
+                <th scope="col">Round</th>
+                <th scope="col">Accused</th>
+                <th scope="col">Challenger</th>
+                <th scope="col">Outcome</th>
+                <th scope="col">Votes (invalid / valid / none)</th>
+                <th scope="col">Slashed</th>
+                <th scope="col">Clawed back</th>
+                <th scope="col">Decided in</th>
+              </tr>
+            </thead>
+            <tbody>
+              {challenges.map((c) => {
+                const n = c.committee && voteCounts(c.committee);
+                return (
+                  <tr key={c.id.toString()} className={c.outcome === "FraudProven" ? "failed" : undefined}>
+                    <th scope="row">#{c.id.toString()}</th>
+                    <td>{c.round}</td>
+                    <td>
+                      <Who who={c.accused} />
+                    </td>
+                    <td>{c.challenger ? <Who who={c.challenger} /> : "—"}</td>
+                    <td>{stateText(c)}</td>
+                    <td>{n ? `${n.invalid} / ${n.valid} / ${n.notVoted}` : "—"}</td>
+                    <td>{c.slashed !== undefined ? formatGrid(c.slashed) : "—"}</td>
+                    <td>{c.clawedBack !== undefined ? formatGrid(c.clawedBack) : "—"}</td>
+                    <td>{c.resolvedAt !== undefined ? `#${c.resolvedAt}` : "—"}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+
+      <h3>Events</h3>
+      {incidents.length === 0 ? (
+        <p className="empty">No challenge, vote or slash event of this job in the blocks read.</p>
+      ) : (
+        <>
+          {slashes.length > 0 && <p>Slashed in the blocks read: {formatGrid(slashTotal)}.</p>}
+          <ol className="timeline" aria-live="polite" aria-label="Challenge and slash events">
+            {[...incidents].reverse().map((i, k) => (
+              <li key={k} className={i.kind === "Slashed" || i.kind === "EquivocationPunished" ? "failed" : undefined}>
+                #{i.block} {i.kind}: {describeIncident(i)}
+              </li>
+            ))}
+          </ol>
+        </>
+      )}
+      <p className="muted scan-note" aria-live="polite">
+        {scanning ? "Reading past blocks…" : scan ? `${describeScan(scan)} New blocks are added as they are finalized.` : "Events of new finalized blocks are added as they come."}
+      </p>
+    </section>
+  );
+}

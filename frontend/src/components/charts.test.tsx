@@ -1,0 +1,190 @@
+import { render, screen, within } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import type { ChallengeView, JobIncident } from "../lib/challenges";
+import { UNIT } from "../lib/units";
+import { ALICE, BOB, CHARLIE, HASH } from "../test/fixtures";
+import { ChallengesSection } from "./ChallengesSection";
+import { EarningsChart } from "./EarningsChart";
+import { domain, LineChart, niceTicks } from "./LineChart";
+import { LossSection } from "./LossSection";
+import { RoundStrip } from "./RoundStrip";
+
+describe("LineChart", () => {
+  it("draws each series with a legend and the same numbers in a table", () => {
+    render(
+      <LineChart
+        title="Loss per round"
+        xLabel="round"
+        yLabel="loss"
+        series={[
+          { id: "a", label: "eval loss", source: "trainer", color: "#00f", points: [{ x: 0, y: 4 }, { x: 1, y: 3 }] },
+          { id: "b", label: "train loss", color: "#f00", dashed: true, points: [{ x: 1, y: 3.5 }] },
+        ]}
+      />,
+    );
+    const chart = screen.getByRole("img", { name: "Loss per round" });
+    expect(chart.querySelectorAll("path")).toHaveLength(1);
+    expect(chart.querySelectorAll("circle")).toHaveLength(3);
+    expect(chart).toHaveAccessibleDescription(/eval loss: 2 points, last 3 at round 1; train loss: 1 points, last 3.5 at round 1/);
+    expect(within(screen.getByRole("list", { name: "Legend" })).getAllByRole("listitem").map((l) => l.textContent)).toEqual([
+      "eval loss · trainer",
+      "train loss",
+    ]);
+    const rows = within(screen.getByRole("table")).getAllByRole("row");
+    expect(rows.map((r) => r.textContent)).toEqual(["roundeval losstrain loss", "04—", "133.5"]);
+  });
+
+  it("picks round ticks and padded domains", () => {
+    expect(niceTicks(0, 10, 5)).toEqual([0, 2, 4, 6, 8, 10]);
+    expect(niceTicks(2.31, 2.92, 5)).toEqual([2.4, 2.6, 2.8]);
+    expect(niceTicks(2.31, 2.92, 10)).toEqual([2.4, 2.5, 2.6, 2.7, 2.8, 2.9]);
+    expect(domain([])).toEqual([0, 1]);
+    expect(domain([5])).toEqual([4.5, 5.5]);
+    expect(domain([2, 4], true)).toEqual([0, 4.2]);
+  });
+});
+
+describe("LossSection", () => {
+  it("has an empty state, and lists trainers that cannot be read with the reason", () => {
+    render(<LossSection job={1n} series={[]} trainers={[{ who: BOB, endpoint: "http://b:8090/health", error: "http://b:8090/status: Failed to fetch" }]} polling />);
+    const section = screen.getByRole("region", { name: "Loss curve" });
+    expect(section).toHaveTextContent("No losses yet");
+    expect(screen.queryByRole("img")).toBeNull();
+    expect(within(screen.getByRole("list", { name: "Trainers" })).getByRole("listitem")).toHaveTextContent(
+      "cannot use its status: http://b:8090/status: Failed to fetch",
+    );
+  });
+
+  it("draws the series with their sources", () => {
+    render(
+      <LossSection
+        job={1n}
+        trainers={[]}
+        series={[
+          { id: `eval:${BOB}`, label: "eval loss, bob", source: "trainer /status of bob", kind: "eval", points: [{ x: 0, y: 4 }, { x: 1, y: 3 }] },
+          { id: "train:chain", label: "train loss, proofs on chain (mean)", source: "submit_proof", kind: "train", points: [{ x: 1, y: 3.2 }] },
+        ]}
+      />,
+    );
+    expect(screen.getByRole("img", { name: "Loss per round of job #1" })).toBeInTheDocument();
+    expect(screen.getByRole("list", { name: "Legend" })).toHaveTextContent("train loss, proofs on chain (mean) · submit_proof");
+  });
+});
+
+describe("RoundStrip", () => {
+  const round = (r: number, ok: boolean) => ({
+    round: r,
+    resultModelHash: ok ? HASH : undefined,
+    members: 3,
+    proofs: ok ? 3 : 1,
+    paidParticipants: ok ? 3 : 0,
+    paid: ok ? 30n * UNIT : 0n,
+    fee: ok ? UNIT : 0n,
+    refunded: ok ? 0n : 31n * UNIT,
+    settledAt: 20 + r * 10,
+  });
+
+  it("shows settled rounds, quorum or not, and the open round with its deadline", () => {
+    const { container } = render(
+      <RoundStrip
+        rounds={[round(0, true), round(1, false)]}
+        open={{ index: 2, openedAt: 40, deadline: 48, members: [BOB, CHARLIE, ALICE], attested: 1 }}
+        now={45}
+      />,
+    );
+    expect(screen.getByRole("img")).toHaveAccessibleName(
+      "Rounds at a glance: 2 settled, 1 with a quorum, 1 without; Round 2 open since #40, deadline #48 (3 blocks left): 1 of 3 members attested",
+    );
+    const bars = container.querySelectorAll("g[data-round]");
+    expect([...bars].map((b) => b.getAttribute("data-kind"))).toEqual(["ok", "failed", "open"]);
+    expect(bars[1]!.querySelector("title")).toHaveTextContent(
+      "Round 1: no quorum, 1/3 proofs, paid 0 GRID, fee 0 GRID, refunded 31 GRID, settled in #30",
+    );
+  });
+
+  it("renders nothing before the first round", () => {
+    const { container } = render(<RoundStrip rounds={[]} />);
+    expect(container).toBeEmptyDOMElement();
+  });
+});
+
+describe("ChallengesSection", () => {
+  const open: ChallengeView = {
+    id: 7n,
+    round: 3,
+    accused: CHARLIE,
+    state: "open",
+    challenger: BOB,
+    deposit: 10n * UNIT,
+    committee: [{ who: ALICE, verdict: "Invalid" }, { who: BOB }],
+    deadline: 60,
+  };
+  const decided: ChallengeView = { id: 2n, round: 1, accused: BOB, state: "decided", outcome: "Rejected", slashed: 0n, clawedBack: 0n, resolvedAt: 33 };
+  const unknown: ChallengeView = { id: 1n, round: 0, accused: ALICE, state: "decided" };
+  const incidents: JobIncident[] = [
+    { kind: "EquivocationPunished", block: 50, round: 2, provider: CHARLIE, reporter: ALICE, slashed: 5n * UNIT },
+    { kind: "Slashed", block: 50, who: CHARLIE, reason: "Equivocation", amount: 5n * UNIT, toRecipients: UNIT },
+  ];
+
+  it("shows open challenges with each member's vote, every challenge, events and the scan's range", () => {
+    render(
+      <ChallengesSection
+        challenges={[open, decided, unknown]}
+        incidents={incidents}
+        now={55}
+        scan={{ requested: { from: 10, to: 100 }, covered: { from: 40, to: 100 }, stoppedAt: 39, pruned: true, truncated: false, events: [], reason: "State already discarded" }}
+      />,
+    );
+    const group = screen.getByRole("group", { name: "Challenge #7" });
+    expect(group).toHaveTextContent("voting until #60 (5 blocks left)");
+    expect(group).toHaveTextContent("1 invalid, 0 valid, 1 not voted");
+    const votes = within(group).getAllByRole("row").slice(1).map((r) => r.textContent);
+    expect(votes).toEqual(["5GrwvaEF…oHGKutQYInvalid", "5FHneW46…jJM694tynot voted"]);
+    const all = screen.getByRole("heading", { name: "Every challenge of this job (3)" }).nextElementSibling!;
+    const rows = within(all as HTMLElement).getAllByRole("row").slice(1).map((r) => r.textContent);
+    expect(rows[0]).toContain("open");
+    expect(rows[1]).toContain("rejected (contribution valid)");
+    expect(rows[1]).toContain("#33");
+    expect(rows[2]).toContain("decided (outcome before the events read)");
+    const events = screen.getByRole("list", { name: "Challenge and slash events" });
+    expect(within(events).getAllByRole("listitem")[0]).toHaveTextContent("#50 Slashed: 5FLSigC9…1hXcS59Y slashed 5 GRID (Equivocation), 1 GRID to recipients");
+    expect(screen.getByText(/Events from block #40 on; older state is pruned by this node/)).toBeInTheDocument();
+  });
+
+  it("has empty states and says when challenges cannot be read", () => {
+    render(<ChallengesSection challenges={[]} incidents={[]} scanning error="boom" />);
+    expect(screen.getByRole("alert")).toHaveTextContent("Could not read the challenges: boom");
+    expect(screen.getByText("No open challenge.")).toBeInTheDocument();
+    expect(screen.getByText("No contribution of this job was ever challenged.")).toBeInTheDocument();
+    expect(screen.getByText("Reading past blocks…")).toBeInTheDocument();
+  });
+});
+
+describe("EarningsChart", () => {
+  it("draws cumulative rewards by settlement block and slashes", () => {
+    render(
+      <EarningsChart
+        rewards={[
+          { job: 1n, round: 0, reward: 30n * UNIT, settledAt: 20 },
+          { job: 1n, round: 1, reward: 30n * UNIT, settledAt: 30 },
+          { job: 2n, round: 0, reward: 15n * UNIT, settledAt: 30 },
+        ]}
+        slashes={[{ block: 35, reason: "Liveness", amount: 2n * UNIT }]}
+      />,
+    );
+    const section = screen.getByRole("region", { name: "Rewards and slashes over time" });
+    expect(section).toHaveTextContent("Rewarded 75 GRID for 3 contributions; slashed 2 GRID in 1 slash.");
+    expect(screen.getByRole("img", { name: "Cumulative rewards and slashes by block, in GRID" })).toBeInTheDocument();
+    const rows = within(screen.getByRole("table")).getAllByRole("row").map((r) => r.textContent);
+    expect(rows).toEqual(["blockrewards, cumulativeslashes, cumulative", "#2030—", "#3075—", "#35—2"]);
+  });
+
+  it("has loading, empty and error states", () => {
+    const { rerender } = render(<EarningsChart slashes={[]} />);
+    expect(screen.getByText("Loading rewards…")).toBeInTheDocument();
+    rerender(<EarningsChart rewards={[]} slashes={[]} />);
+    expect(screen.getByText("No reward or slash yet.")).toBeInTheDocument();
+    rerender(<EarningsChart rewards={[]} slashes={[]} error="no node" />);
+    expect(screen.getByRole("alert")).toHaveTextContent("Could not read the rewards: no node");
+  });
+});
