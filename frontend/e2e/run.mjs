@@ -12,7 +12,8 @@
 //       registers himself) join it, and the job's page shows its rounds settling one by one;
 //   (e) the providers page lists both trainers;
 //   (f) the network page shows the health table, the trainers' latency heat-map (their
-//       /status read by the browser) and the event feed.
+//       /status read by the browser) and the event feed, starting with the blocks finalized
+//       before the page opened (both jobs' creation).
 // The trainers' files and logs are in a temporary directory, removed when the test passes.
 // Full-page screenshots of the main pages ({create,job,jobs,providers,network}.png) go to
 // $E2E_SCREENSHOTS when set (the README's are docs/screenshots: E2E_SCREENSHOTS=docs/screenshots),
@@ -241,6 +242,17 @@ try {
     240_000,
   );
   step(`job #${job.id} advanced to ${settled} settled rounds with the trainers running`);
+  // The loss curve: both trainers' held-out losses from their /status, at least two rounds each.
+  const lossSection = page.locator("section[aria-labelledby=loss-title]");
+  const legend = await until(
+    "the loss curve shows no held-out loss from two trainers",
+    () => lossSection.getByRole("list", { name: "Legend" }).textContent().catch(() => ""),
+    (t) => (t.match(/eval loss/g) ?? []).length >= 2,
+    30_000,
+  );
+  const lossRounds = await lossSection.locator("details.chart-table tbody tr").count();
+  if (lossRounds < 2) throw new Error(`the loss curve's table has ${lossRounds} rounds, expected at least 2`);
+  step(`loss curve: ${lossRounds} rounds; ${legend.match(/eval loss/g).length} trainers' eval series`);
   await page.screenshot({ path: join(shots, "job.png"), fullPage: true });
 
   // (e) the providers page renders.
@@ -277,6 +289,14 @@ try {
     30_000,
   );
   step(`latency heat-map: ${cells} measured cells`);
+  // The feed starts with the blocks finalized before the page opened: the jobs posted above.
+  await until(
+    "the event feed does not show the jobs created before the page opened",
+    () => page.getByRole("region", { name: "Recent events" }).textContent(),
+    (t) => (t.match(/Jobs\.JobCreated/g) ?? []).length >= 2,
+    30_000,
+  );
+  step("event feed: the jobs created before the page opened are listed");
   step(`network page rendered (${(await page.locator("table.health tbody tr").count()) || "no"} provider rows)`);
   await page.screenshot({ path: join(shots, "network.png"), fullPage: true });
 

@@ -3,16 +3,14 @@
 // the UI reads lists him with his stake, `bond_more` through the UI's provider source raises it,
 // and an `unbond` of more than the stake fails with the decoded error.
 //   GRID_RPC=ws://127.0.0.1:9944 npm run test:node
-import { createPrivateKey, generateKeyPairSync, sign } from "node:crypto";
-import { getSs58AddressInfo, type SizedHex, type TxEvent } from "polkadot-api";
-import { filter, firstValueFrom, type Observable } from "rxjs";
+import { getSs58AddressInfo, type SizedHex } from "polkadot-api";
 import { afterAll, describe, expect, it } from "vitest";
 import { devAccounts } from "../src/lib/accounts";
 import { chainInfo, connect, type Connection } from "../src/lib/chain";
 import { loadProvider, loadProviders, providerConstants, validateStakeAmount } from "../src/lib/providers";
 import { chainProviderSource } from "../src/lib/source";
-import { IDLE, nextTxState, type TxState } from "../src/lib/tx";
 import { UNIT } from "../src/lib/units";
+import { ed25519Key, peerBindingPayload, untilInBlock } from "./devnode";
 
 const rpc = process.env.GRID_RPC;
 
@@ -20,35 +18,6 @@ const hex = (bytes: Uint8Array) => `0x${Buffer.from(bytes).toString("hex")}`;
 // Uint8Array.from: a TextEncoder's array from jsdom's realm fails PAPI's value check.
 const bytes = (text: string) => Uint8Array.from(Buffer.from(text, "utf8"));
 const unhex = (h: string) => new Uint8Array(Buffer.from(h.replace(/^0x/, ""), "hex"));
-
-/** `grid_primitives::provider::peer_binding_payload`: SCALE `(b"grid/peer-binding/v1", genesis, account)`. */
-function peerBindingPayload(genesis: Uint8Array, account: Uint8Array): Uint8Array {
-  const domain = bytes("grid/peer-binding/v1");
-  // A byte slice encodes as its compact length (single-byte mode: len << 2) and the bytes.
-  return new Uint8Array([domain.length << 2, ...domain, ...genesis, ...account]);
-}
-
-/** A fresh libp2p-style ed25519 key: its raw public key and a signer over raw bytes. */
-function ed25519Key() {
-  const { publicKey, privateKey } = generateKeyPairSync("ed25519");
-  const raw = Buffer.from(publicKey.export({ format: "jwk" }).x!, "base64url");
-  const key = createPrivateKey(privateKey.export({ format: "pem", type: "pkcs8" }));
-  return { public: new Uint8Array(raw), sign: (m: Uint8Array) => new Uint8Array(sign(null, m, key)) };
-}
-
-/** Follows a transaction until it is in a best block; the UI's state for it. */
-async function untilInBlock(tx$: Observable<TxEvent>): Promise<{ state: TxState; block: string }> {
-  let state: TxState = IDLE;
-  const ev = await firstValueFrom(
-    tx$.pipe(
-      filter((e) => {
-        state = nextTxState(state, e);
-        return (e.type === "txBestBlocksState" && e.found) || state.phase === "failed";
-      }),
-    ),
-  );
-  return { state, block: ev.type === "txBestBlocksState" && ev.found ? ev.block.hash : "best" };
-}
 
 describe.skipIf(!rpc)("providers against a dev node", () => {
   let conn: Connection;

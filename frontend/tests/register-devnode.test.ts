@@ -11,13 +11,11 @@
 //     is covered whatever the trainer binary.
 //   GRID_RPC=ws://127.0.0.1:9944 npm run test:node
 import { spawnSync } from "node:child_process";
-import { createPrivateKey, generateKeyPairSync, sign } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import { getSs58AddressInfo, type TxEvent } from "polkadot-api";
-import { filter, firstValueFrom, type Observable } from "rxjs";
+import { getSs58AddressInfo } from "polkadot-api";
 import { afterAll, describe, expect, it } from "vitest";
 import { devAccounts, type Account } from "../src/lib/accounts";
 import { chainInfo, connect, type ChainInfo, type Connection } from "../src/lib/chain";
@@ -25,8 +23,8 @@ import { loadProviders } from "../src/lib/providers";
 import { buildUpdate, draftOf, ed25519PeerId, parseRegistration, validateRegistrationStake } from "../src/lib/registration";
 import { chainRegistrationSource } from "../src/lib/source";
 import { peerIdText } from "../src/lib/trainer";
-import { IDLE, nextTxState, type TxState } from "../src/lib/tx";
 import { formatGrid, UNIT } from "../src/lib/units";
+import { ed25519Key, peerBindingPayload, untilInBlock } from "./devnode";
 
 const rpc = process.env.GRID_RPC;
 const trainer = process.env.GRID_TRAINER ?? join(homedir(), ".cache/grid-target/release/grid-trainer");
@@ -52,30 +50,13 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** Follows a transaction until it is in a best block (or fails); the UI's state for it. */
-async function untilInBlock(tx$: Observable<TxEvent>): Promise<{ state: TxState; block: string }> {
-  let state: TxState = IDLE;
-  const ev = await firstValueFrom(
-    tx$.pipe(
-      filter((e) => {
-        state = nextTxState(state, e);
-        return (e.type === "txBestBlocksState" && e.found) || state.phase === "failed";
-      }),
-    ),
-  );
-  return { state, block: ev.type === "txBestBlocksState" && ev.found ? ev.block.hash : "best" };
-}
-
 /** The JSON `grid-trainer registration` prints, made here with a fresh ed25519 key. */
 function nodeRegistration(info: ChainInfo, account: string, port: number): string {
-  const { publicKey, privateKey } = generateKeyPairSync("ed25519");
-  const raw = Buffer.from(publicKey.export({ format: "jwk" }).x!, "base64url");
-  const key = createPrivateKey(privateKey.export({ format: "pem", type: "pkcs8" }));
+  const key = ed25519Key();
   const who = getSs58AddressInfo(account);
   if (!who.isValid) throw new Error("bad address");
-  const domain = Buffer.from("grid/peer-binding/v1");
-  const payload = Buffer.concat([Buffer.from([domain.length << 2]), domain, Buffer.from(info.genesisHash.slice(2), "hex"), who.publicKey]);
-  const publicHex = `0x${raw.toString("hex")}`;
+  const payload = peerBindingPayload(Buffer.from(info.genesisHash.slice(2), "hex"), who.publicKey);
+  const publicHex = `0x${Buffer.from(key.public).toString("hex")}`;
   const peerId = ed25519PeerId(publicHex);
   return JSON.stringify({
     format: "grid/registration/v1",
@@ -83,7 +64,7 @@ function nodeRegistration(info: ChainInfo, account: string, port: number): strin
     account,
     peer_id: peerId,
     peer_public: publicHex,
-    peer_signature: `0x${sign(null, payload, key).toString("hex")}`,
+    peer_signature: `0x${Buffer.from(key.sign(payload)).toString("hex")}`,
     multiaddrs: [`/ip4/127.0.0.1/tcp/${port}/p2p/${peerId}`],
     endpoint: `http://127.0.0.1:${port + 1}/health`,
     stake_grid: 200,

@@ -2,12 +2,14 @@ import { useState } from "react";
 import { describeEvent, MAX_FEED, visibleEvents, type ChainEventRow } from "../lib/events";
 
 export interface EventFeedProps {
-  /** Events of finalized blocks seen while the page is open, newest first. */
+  /** Events of finalized blocks, newest first: read when the page opened, then as they come. */
   events: ChainEventRow[];
+  /** What the read of past blocks covered. */
+  note?: string;
 }
 
 /** The latest chain events, one line each; fee and extrinsic bookkeeping hidden unless asked for. */
-export function EventFeed({ events }: EventFeedProps) {
+export function EventFeed({ events, note }: EventFeedProps) {
   const [showAll, setShowAll] = useState(false);
   const shown = visibleEvents(events, showAll);
   return (
@@ -20,7 +22,7 @@ export function EventFeed({ events }: EventFeedProps) {
         </div>
       </div>
       <p className="muted">
-        From finalized blocks since this page opened, newest first (at most {MAX_FEED}).
+        From finalized blocks, newest first (at most {MAX_FEED}).{note && ` ${note}`}
       </p>
       {shown.length === 0 ? (
         <p className="empty">No events yet.</p>

@@ -71,7 +71,9 @@ export function LineChart({ title, series, xLabel, yLabel, formatX = plain, form
   const ph = H - M.top - M.bottom;
   const sx = (x: number) => M.left + ((x - x0) / (x1 - x0)) * pw;
   const sy = (y: number) => M.top + ph - ((y - y0) / (y1 - y0)) * ph;
-  const xTicks = niceTicks(x0, x1, 6).filter((t) => t >= x0 && t <= x1);
+  // Rounds and blocks are whole numbers: no "round 0.4" tick.
+  const integral = all.every((p) => Number.isInteger(p.x));
+  const xTicks = niceTicks(x0, x1, 6).filter((t) => t >= x0 && t <= x1 && (!integral || Number.isInteger(t)));
   const yTicks = niceTicks(y0, y1, 5).filter((t) => t >= y0 && t <= y1);
   const path = (s: ChartSeries) =>
     s.points

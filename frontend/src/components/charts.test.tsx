@@ -34,6 +34,16 @@ describe("LineChart", () => {
     expect(rows.map((r) => r.textContent)).toEqual(["roundeval losstrain loss", "04—", "133.5"]);
   });
 
+  it("labels whole-number x values (rounds) with whole-number ticks only", () => {
+    render(
+      <LineChart title="Two rounds" xLabel="round" yLabel="loss" series={[{ id: "a", label: "eval", color: "#00f", points: [{ x: 0, y: 1 }, { x: 1, y: 0.5 }] }]} />,
+    );
+    const ticks = [...screen.getByRole("img", { name: "Two rounds" }).querySelectorAll("text")].map((t) => t.textContent);
+    expect(ticks).toContain("0");
+    expect(ticks).toContain("1");
+    expect(ticks).not.toContain("0.2");
+  });
+
   it("picks round ticks and padded domains", () => {
     expect(niceTicks(0, 10, 5)).toEqual([0, 2, 4, 6, 8, 10]);
     expect(niceTicks(2.31, 2.92, 5)).toEqual([2.4, 2.6, 2.8]);

@@ -57,6 +57,17 @@ export function foldBlockEvents(rows: ChainEventRow[], batch: BlockEvents, max =
   return [...fresh, ...rows].sort((a, b) => b.block - a.block || b.index - a.index).slice(0, max);
 }
 
+/** Events of several blocks (oldest first, as a history scan returns them) as one batch each. */
+export function blockBatches(rows: ChainEventRow[]): BlockEvents[] {
+  const batches = new Map<number, BlockEvents>();
+  for (const row of rows) {
+    const batch = batches.get(row.block) ?? { block: row.block, hash: "", events: [] };
+    batch.events.push(row);
+    batches.set(row.block, batch);
+  }
+  return [...batches.values()];
+}
+
 /** The events the feed shows: newest first, noisy ones only with `showAll`, at most `max`. */
 export function visibleEvents(rows: ChainEventRow[], showAll: boolean, max = MAX_FEED): ChainEventRow[] {
   return (showAll ? rows : rows.filter((r) => !isNoisy(r))).slice(0, max);

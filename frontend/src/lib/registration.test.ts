@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ALICE, BOB, provider } from "../test/fixtures";
+import { ALICE, BOB, CAPABILITIES, provider } from "../test/fixtures";
 import { GENESIS, PEER, PUBLIC, registrationJson } from "../test/registration";
 import {
   buildUpdate,
@@ -30,15 +30,7 @@ describe("a pasted registration", () => {
       multiaddrs: [`/ip4/127.0.0.1/tcp/40333/p2p/${PEER}`],
       endpoint: "http://127.0.0.1:8090/health",
       stake: 200n * UNIT,
-      capabilities: {
-        device: "Cpu",
-        deviceName: "x86_64 2-core",
-        deviceCount: 1,
-        memoryMib: 24_576,
-        tflopsMilli: 150,
-        bandwidthMbps: 1_000,
-        region: "local",
-      },
+      capabilities: CAPABILITIES,
     });
   });
 

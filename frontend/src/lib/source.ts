@@ -4,6 +4,7 @@ import type { PolkadotClient, PolkadotSigner, SizedHex, TxEvent } from "polkadot
 import { catchError, concatMap, EMPTY, from, map, merge, mergeMap, type Observable } from "rxjs";
 import { jobConstants, type GridApi, type JobConstants } from "./chain";
 import { eventRowsOf, type BlockEvents } from "./events";
+import { chainHistoryRpc, scanHistory, type HistoryScan } from "./history";
 import { loadJobDetail, loadJobs, type At, type JobDetail, type JobRow } from "./jobs";
 import {
   loadProvider,
@@ -156,6 +157,8 @@ export interface NetworkSource {
   providers(at: At): Promise<ProviderRow[]>;
   /** Every event (`System.Events`) of each new finalized block, in block order. */
   blockEvents(): Observable<BlockEvents>;
+  /** The events of the last `blocks` finalized blocks, as far as the node kept their state. */
+  pastEvents?(blocks: number): Promise<HistoryScan>;
 }
 
 export function chainNetworkSource(api: GridApi, client: PolkadotClient): NetworkSource {
@@ -171,6 +174,10 @@ export function chainNetworkSource(api: GridApi, client: PolkadotClient): Networ
           ),
         ),
       ),
+    pastEvents: async (blocks) => {
+      const to = (await client.getFinalizedBlock()).number;
+      return scanHistory(chainHistoryRpc(client), { from: to - blocks + 1, to });
+    },
   };
 }
 

@@ -1,4 +1,4 @@
-import { act, render, screen, within } from "@testing-library/react";
+import { act, render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { Subject } from "rxjs";
 import { describe, expect, it, vi } from "vitest";
@@ -86,6 +86,49 @@ describe("NetworkPage with a fake data source", () => {
     expect(items).toHaveLength(4);
     expect(items[1]).toHaveTextContent("#30 System.ExtrinsicSuccess");
     expect(items[3]).toHaveTextContent("#30 Balances.Withdraw: who 5GrwvaEF…oHGKutQY, amount 0.01 GRID");
+  });
+
+  it("starts the feed with the events of blocks finalized before it opened", async () => {
+    const { source, blocks } = fakeSource();
+    const past = (block: number, index: number, job: bigint) => ({
+      block,
+      index,
+      pallet: "Jobs",
+      name: "JobCreated",
+      fields: { job, buyer: ALICE, budget: 10n * UNIT },
+    });
+    source.pastEvents = vi.fn(async (n: number) => ({
+      requested: { from: 22 - n, to: 21 },
+      covered: { from: 20, to: 21 },
+      stoppedAt: 19,
+      reason: "State already discarded",
+      pruned: true,
+      truncated: false,
+      events: [past(20, 1, 1n), past(21, 0, 2n)],
+    }));
+    render(<NetworkPage source={source} at="0xbest" />);
+    const feed = screen.getByRole("region", { name: "Recent events" });
+    await waitFor(() => expect(feed).toHaveTextContent("job #1 by"));
+    expect(feed).toHaveTextContent("Events from block #20 on; older state is pruned by this node");
+    expect(source.pastEvents).toHaveBeenCalledWith(100);
+    // A live block the scan read already is not shown twice; a new one goes on top.
+    act(() => {
+      blocks.next({ block: 21, hash: "0x21", events: [past(21, 0, 2n)] });
+      blocks.next({ block: 22, hash: "0x22", events: [past(22, 0, 3n)] });
+    });
+    expect(within(feed).getAllByRole("listitem").map((i) => i.textContent?.slice(0, 3))).toEqual(["#22", "#21", "#20"]);
+  });
+
+  it("says when past blocks cannot be read, and still feeds new ones", async () => {
+    const { source, blocks } = fakeSource();
+    source.pastEvents = vi.fn(async () => {
+      throw new Error("connection lost");
+    });
+    render(<NetworkPage source={source} at="0xbest" />);
+    const feed = screen.getByRole("region", { name: "Recent events" });
+    expect(await within(feed).findByText(/Past blocks could not be read: connection lost/)).toBeInTheDocument();
+    act(() => blocks.next({ block: 5, hash: "0x5", events: [{ block: 5, index: 0, pallet: "Providers", name: "Bonded", fields: { who: BOB, amount: UNIT } }] }));
+    expect(within(feed).getAllByRole("listitem")).toHaveLength(1);
   });
 
   it("says when the providers cannot be read", async () => {

@@ -1,6 +1,6 @@
 // Plain job data for component tests (what the view functions would return).
 import type { JobDetail, JobRow } from "../lib/jobs";
-import type { ProviderRow } from "../lib/providers";
+import type { CapabilitiesRow, ProviderRow } from "../lib/providers";
 import { buildJobSpec, DEFAULT_FORM } from "../lib/spec";
 import { UNIT } from "../lib/units";
 
@@ -10,6 +10,17 @@ export const CHARLIE = "5FLSigC9HGRKVhB9FiEo4Y3koPsNmBmLJbpXg2mp1hXcS59Y";
 export const HASH = `0x${"ab".repeat(32)}`;
 
 export const SPEC = buildJobSpec(DEFAULT_FORM).spec!;
+
+/** The hardware the test providers declare. */
+export const CAPABILITIES: CapabilitiesRow = {
+  device: "Cpu",
+  deviceName: "x86_64 2-core",
+  deviceCount: 1,
+  memoryMib: 24_576,
+  tflopsMilli: 150,
+  bandwidthMbps: 1_000,
+  region: "local",
+};
 
 export function job(id: number, patch: Partial<JobRow> = {}): JobRow {
   return {
@@ -66,15 +77,7 @@ export function provider(who: string, patch: Partial<ProviderRow> = {}): Provide
     who,
     stake: 200n * UNIT,
     unbonding: [],
-    capabilities: {
-      device: "Cpu",
-      deviceName: "x86_64 2-core",
-      deviceCount: 1,
-      memoryMib: 24_576,
-      tflopsMilli: 150,
-      bandwidthMbps: 1_000,
-      region: "local",
-    },
+    capabilities: { ...CAPABILITIES },
     peerId: `0x0024${"cd".repeat(36)}`,
     multiaddrs: ["/ip4/127.0.0.1/tcp/40333"],
     endpoint: "http://127.0.0.1:8090",
