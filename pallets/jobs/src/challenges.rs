@@ -246,14 +246,3 @@ fn slash_absent<T: Config>(challenge: &ChallengeOf<T>) -> u32 {
 	}
 	absent
 }
-
-/// Deposits held by open challenges, per challenger (for `try_state`).
-pub(crate) fn held_deposits<T: Config>(
-) -> alloc::collections::btree_map::BTreeMap<T::AccountId, BalanceOf<T>> {
-	let mut held = alloc::collections::btree_map::BTreeMap::new();
-	for (_, challenge) in Challenges::<T>::iter() {
-		let entry: &mut BalanceOf<T> = held.entry(challenge.challenger).or_default();
-		*entry = entry.saturating_add(challenge.deposit);
-	}
-	held
-}

@@ -20,10 +20,11 @@
 //! Invariant (checked by `try_state` and the tests): for every job, paid + fees + refunded +
 //! held == funded, and each buyer's hold equals the sum of its jobs' held escrow.
 //!
-//! Layout: calls and storage here; escrow movements in `escrow.rs`, membership in
-//! `membership.rs`, proofs and settlement in `rounds.rs`, fraud challenges in
-//! `challenges.rs`, the deadline queues in `queue.rs`, slashing paths in `slashing.rs`,
-//! signature checks in [`signature`]; types in [`types`].
+//! Layout: calls and storage here; per-block work and its weight in `tick.rs`, escrow
+//! movements in `escrow.rs`, membership in `membership.rs`, proofs and settlement in
+//! `rounds.rs`, the payout split in `payout.rs`, fraud challenges in `challenges.rs`, the
+//! deadline queues in `queue.rs`, slashing paths in `slashing.rs`, invariants in
+//! `try_state.rs`, signature checks in [`signature`]; types in [`types`].
 #![cfg_attr(not(feature = "std"), no_std)]
 
 extern crate alloc;
@@ -33,11 +34,14 @@ pub use pallet::*;
 mod challenges;
 mod escrow;
 mod membership;
+mod payout;
 mod queue;
 mod randomness;
 mod rounds;
 pub mod signature;
 mod slashing;
+mod tick;
+mod try_state;
 pub mod types;
 pub mod weights;
 mod worker;
@@ -714,16 +718,15 @@ pub mod pallet {
 	#[pallet::hooks]
 	impl<T: Config> Hooks<BlockNumberFor<T>> for Pallet<T> {
 		fn on_initialize(now: BlockNumberFor<T>) -> Weight {
-			queue::work_due::<T>(now, T::MaxSettlementsPerBlock::get(), Weight::MAX).0
+			tick::on_initialize::<T>(now)
 		}
 
 		fn on_idle(now: BlockNumberFor<T>, remaining: Weight) -> Weight {
-			queue::work_due::<T>(now, u32::MAX, remaining).0
+			tick::on_idle::<T>(now, remaining)
 		}
 
 		fn offchain_worker(now: BlockNumberFor<T>) {
-			let outcome = grid_offchain_worker::run::<worker::Host<T>>(now);
-			log::debug!(target: "grid::worker", "block {now:?}: {outcome:?}");
+			worker::offchain_worker::<T>(now);
 		}
 
 		fn integrity_test() {
@@ -811,71 +814,6 @@ pub mod pallet {
 				max_round_blocks: T::MaxRoundBlocks::get(),
 				max_challenge_window: T::MaxChallengeWindow::get(),
 			}
-		}
-
-		/// Invariants: every job's escrow adds up and matches its buyer's hold; running jobs
-		/// (and only they) have an open round and one queue entry; participant counts match.
-		pub fn do_try_state(
-		) -> Result<(), polkadot_sdk::polkadot_sdk_frame::deps::sp_runtime::TryRuntimeError> {
-			use alloc::collections::btree_map::BTreeMap;
-			use fungible::InspectHold;
-			let mut held_by_buyer: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
-			let queue = SettlementQueue::<T>::get();
-			for (id, job) in Jobs::<T>::iter() {
-				let accounted = job
-					.paid
-					.saturating_add(job.fees)
-					.saturating_add(job.refunded)
-					.saturating_add(job.held());
-				ensure!(accounted == job.funded, "paid + fees + refunded + held != funded");
-				ensure!(
-					job.status.is_live() || job.held().is_zero(),
-					"ended job still holds escrow"
-				);
-				let entry = held_by_buyer.entry(job.buyer.clone()).or_default();
-				*entry = entry.saturating_add(job.held());
-				let running = job.status == JobStatus::Running;
-				ensure!(Rounds::<T>::contains_key(id) == running, "open round without running job");
-				let queued = queue.iter().filter(|(_, j)| *j == id).count();
-				ensure!(queued == usize::from(running), "running job not queued exactly once");
-				if job.status.is_live() {
-					let count = Participants::<T>::iter_prefix(id).count() as u32;
-					ensure!(count == job.participants, "participant count is wrong");
-				}
-			}
-			for (buyer, held) in held_by_buyer {
-				let reason = HoldReason::JobEscrow.into();
-				ensure!(
-					T::Currency::balance_on_hold(&reason, &buyer) == held,
-					"buyer's hold differs from its jobs' escrow"
-				);
-			}
-			ensure!(queue.windows(2).all(|w| w[0] <= w[1]), "settlement queue out of order");
-			Self::try_state_challenges()
-		}
-
-		/// Challenges: each open one is queued once, and challengers' holds equal their open
-		/// challenges' deposits.
-		fn try_state_challenges(
-		) -> Result<(), polkadot_sdk::polkadot_sdk_frame::deps::sp_runtime::TryRuntimeError> {
-			use fungible::InspectHold;
-			let queue = ChallengeQueue::<T>::get();
-			ensure!(queue.windows(2).all(|w| w[0] <= w[1]), "challenge queue out of order");
-			ensure!(
-				queue.len() == Challenges::<T>::iter_keys().count(),
-				"challenge queue and open challenges differ"
-			);
-			for (_, id) in queue.iter() {
-				ensure!(Challenges::<T>::contains_key(id), "queued challenge is not open");
-			}
-			let reason = HoldReason::ChallengeDeposit.into();
-			for (challenger, held) in challenges::held_deposits::<T>() {
-				ensure!(
-					T::Currency::balance_on_hold(&reason, &challenger) == held,
-					"challenger's hold differs from its open deposits"
-				);
-			}
-			Ok(())
 		}
 	}
 }

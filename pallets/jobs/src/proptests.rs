@@ -4,6 +4,9 @@
 //!   buyers' holds, and the registry's held stake matches its records (`do_try_state`);
 //! - total issuance changes only by what slashes burned.
 //!
+//! Separately, random payout splits never pay more than the qualified members' slots, stay
+//! proportional to the weights and lose only rounding.
+//!
 //! A small deterministic generator keeps failures reproducible: the failing seed is printed.
 
 use crate::{mock::*, Challenges, Contributions, Jobs as JobsMap, Rounds};
@@ -215,4 +218,67 @@ fn random_call_sequences_keep_the_invariants() {
 	assert!(c.equivocations >= 10 && c.liveness >= 1, "{coverage:?}");
 	assert!(c.challenges >= 5 && c.frauds >= 1 && c.rejected >= 1, "{coverage:?}");
 	println!("{coverage:?}");
+}
+
+/// A reward of any size: small, mid-range or near `Balance::MAX`.
+fn random_reward(rng: &mut Rng) -> Balance {
+	match rng.below(3) {
+		0 => rng.below(10_000) as Balance,
+		1 => Balance::from(rng.next()),
+		_ => Balance::MAX - Balance::from(rng.next()),
+	}
+}
+
+/// Weights adding up to at most `u64::MAX`, as capped sample counts do in practice.
+fn random_weights(rng: &mut Rng, count: u64) -> Vec<u64> {
+	let ceiling = match rng.below(3) {
+		0 => 1_000,
+		1 => 1 << 32,
+		_ => u64::MAX / count.max(1),
+	};
+	(0..count).map(|_| if rng.below(8) == 0 { 0 } else { rng.below(ceiling) }).collect()
+}
+
+#[test]
+fn payout_splits_never_pay_more_than_the_qualified_slots() {
+	use polkadot_sdk::polkadot_sdk_frame::deps::sp_core::U256;
+	let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+	for case in 0..20_000 {
+		// Up to 64 members, the most a proof can list.
+		let members = 1 + rng.below(64) as u32;
+		let qualified = rng.below(u64::from(members) + 1);
+		let reward = random_reward(&mut rng);
+		let weights = random_weights(&mut rng, qualified);
+		let amounts = crate::payout::split(reward, members, &weights);
+		let context = format!("case {case}: {reward} among {members}, weights {weights:?}");
+
+		assert_eq!(amounts.len(), weights.len(), "{context}");
+		let paid = amounts.iter().fold(U256::zero(), |sum, a| sum + U256::from(*a));
+		// Never more than the qualified members' slots: reward × qualified / members.
+		let slots = U256::from(reward) * U256::from(qualified) / U256::from(members);
+		assert!(paid <= slots, "{context}: paid {paid} above {slots}");
+		let total: u64 = weights.iter().sum();
+		if total == 0 {
+			assert!(amounts.iter().all(|a| *a == 0), "{context}");
+			continue;
+		}
+		for (weight, amount) in weights.iter().zip(&amounts) {
+			// At most the exact proportional share of the slots.
+			let exact = slots * U256::from(*weight) / U256::from(total);
+			assert!(U256::from(*amount) <= exact, "{context}: {amount} above {exact}");
+		}
+		// What is left unpaid is rounding: under a billionth of the reward and a unit per
+		// member, twice (once for the pool, once for each share).
+		let dust = slots - paid;
+		let (billion, one) = (U256::from(1_000_000_000u64), U256::one());
+		let bound = (U256::from(reward) / billion + one) * U256::from(2 * (qualified + 1));
+		assert!(dust <= bound, "{context}: {dust} unpaid, more than {bound}");
+		// A larger weight never gets less; equal weights get the same.
+		let mut ranked: Vec<_> = weights.iter().zip(&amounts).collect();
+		ranked.sort();
+		for pair in ranked.windows(2) {
+			let ((w0, a0), (w1, a1)) = (pair[0], pair[1]);
+			assert!(a0 <= a1 && (w0 != w1 || a0 == a1), "{context}");
+		}
+	}
 }

@@ -8,7 +8,7 @@ use pallet_providers::traits::{ProviderHealth, ProviderRegistry};
 use polkadot_sdk::polkadot_sdk_frame::{deps::sp_core::H256, prelude::*, traits::Randomness};
 
 use crate::{
-	escrow, membership, queue, quorum_threshold, signature, slashing, BalanceOf, Config,
+	escrow, membership, payout, queue, quorum_threshold, signature, slashing, BalanceOf, Config,
 	Contribution, Contributions, Error, Event, JobOf, JobStatus, Jobs, Pallet, Participants,
 	Proofs, RoundResults, RoundState, RoundStateOf, RoundSummary, Rounds, SignedProofOf,
 };
@@ -196,7 +196,8 @@ pub(crate) fn settle<T: Config>(id: JobId) {
 /// Who is paid how much for a round: the members (still participating) that attested the
 /// quorum result and whose update at least two thirds of the other attesters used. The round's
 /// reward is split into one slot per member; qualified members share their slots in
-/// proportion to samples processed, each capped by what its declared hardware could do.
+/// proportion to samples processed, each capped by what its declared hardware could do
+/// (`payout::split`).
 fn payouts<T: Config>(
 	id: JobId,
 	job: &JobOf<T>,
@@ -227,16 +228,12 @@ fn payouts<T: Config>(
 			(p.provider.clone(), p.samples_processed.min(cap))
 		})
 		.collect();
-	let total: u64 = qualified.iter().map(|(_, w)| *w).fold(0u64, u64::saturating_add);
-	if total == 0 {
-		return Vec::new();
-	}
-	let members = round.members.len() as u32;
-	let pool = Perbill::from_rational(qualified.len() as u32, members)
-		.mul_floor(job.spec.reward_per_round);
+	let weights: Vec<u64> = qualified.iter().map(|(_, weight)| *weight).collect();
+	let amounts = payout::split(job.spec.reward_per_round, round.members.len() as u32, &weights);
 	qualified
 		.into_iter()
-		.map(|(who, weight)| (who, Perbill::from_rational(weight, total).mul_floor(pool)))
+		.zip(amounts)
+		.map(|((who, _), amount)| (who, amount))
 		.filter(|(_, amount)| !amount.is_zero())
 		.collect()
 }

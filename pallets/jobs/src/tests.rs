@@ -617,3 +617,21 @@ fn view_functions_read_jobs_rounds_and_rewards() {
 		assert!(Jobs::job(99).is_none());
 	});
 }
+
+#[test]
+fn the_rounding_dust_of_a_split_goes_back_to_the_buyer() {
+	new_test_ext().execute_with(|| {
+		let id = running_job(&[P1, P2, P3]);
+		let buyer = free(BUYER);
+		deliver(id, 0, &[P1, P2, P3]);
+		// A third of the reward each, rounded down: a unit of the reward is not paid.
+		let paid = 3 * (REWARD / 3);
+		assert_eq!(paid, REWARD - 1);
+		let fee = paid / 10;
+		let summary = RoundResults::<Test>::get(id, 0).unwrap();
+		assert_eq!((summary.paid, summary.fee), (paid, fee));
+		assert_eq!(summary.refunded, ROUND_ESCROW - paid - fee);
+		assert_eq!(free(BUYER) - buyer, ROUND_ESCROW - paid - fee);
+		check_invariants();
+	});
+}

@@ -12,8 +12,8 @@ use polkadot_sdk::polkadot_sdk_frame::{
 };
 
 use crate::{
-	queue, AuthoritySignatureOf, Call, ChallengeQueue, Config, Event, LastWorkerReport, Pallet,
-	SettlementQueue, WeightInfo, WorkerReportOf,
+	queue, tick, AuthoritySignatureOf, Call, Config, Event, LastWorkerReport, Pallet, WeightInfo,
+	WorkerReportOf,
 };
 
 /// `InvalidTransaction::Custom` code: a report with no probes and nothing overdue.
@@ -56,11 +56,17 @@ impl<T: Config> Chain for Host<T> {
 	}
 }
 
+/// The `offchain_worker` hook: one run of the shared worker against this chain.
+pub(crate) fn offchain_worker<T: Config>(now: BlockNumberFor<T>) {
+	let outcome = grid_offchain_worker::run::<Host<T>>(now);
+	log::debug!(target: "grid::worker", "block {now:?}: {outcome:?}");
+}
+
 /// Whether a round or a challenge is due before `now` and still unsettled: the hooks of its
 /// due block ran out of weight.
 pub(crate) fn overdue<T: Config>(now: BlockNumberFor<T>) -> bool {
-	let rounds = SettlementQueue::<T>::get().first().is_some_and(|(due, _)| *due < now);
-	rounds || ChallengeQueue::<T>::get().first().is_some_and(|(due, _)| *due < now)
+	let rounds = queue::next_due::<T>().is_some_and(|due| due < now);
+	rounds || queue::next_challenge_due::<T>().is_some_and(|due| due < now)
 }
 
 fn genesis<T: Config>() -> T::Hash {
@@ -112,9 +118,7 @@ impl<T: Config> Pallet<T> {
 		if !report.settle {
 			return probes;
 		}
-		let per_item = T::WeightInfo::settle_round(T::MaxParticipants::get())
-			.max(T::WeightInfo::resolve_challenge(T::MaxCommittee::get()));
-		probes.saturating_add(per_item.saturating_mul(T::MaxSettlementsPerBlock::get().into()))
+		probes.saturating_add(tick::worst_case::<T>(T::MaxSettlementsPerBlock::get()))
 	}
 }
 
@@ -127,7 +131,7 @@ pub(crate) fn apply<T: Config>(report: WorkerReportOf<T>) {
 	let settled = if report.settle {
 		let now = frame_system::Pallet::<T>::block_number();
 		// Weight was charged for `MaxSettlementsPerBlock` items.
-		queue::work_due::<T>(now, T::MaxSettlementsPerBlock::get(), Weight::MAX).1
+		tick::on_worker_report::<T>(now)
 	} else {
 		0
 	};

@@ -1,0 +1,82 @@
+//! Storage invariants, checked by the `try_state` hook and after every step of the tests.
+//!
+//! Always compiled (not only with `try-runtime`) because the tests call them.
+
+use alloc::collections::btree_map::BTreeMap;
+use polkadot_sdk::polkadot_sdk_frame::{
+	deps::sp_runtime::TryRuntimeError, prelude::*, traits::fungible::InspectHold,
+};
+
+use crate::{
+	BalanceOf, ChallengeQueue, Challenges, Config, HoldReason, JobStatus, Jobs, Pallet,
+	Participants, Rounds, SettlementQueue,
+};
+
+impl<T: Config> Pallet<T> {
+	/// Invariants: every job's escrow adds up and matches its buyer's hold; running jobs
+	/// (and only they) have an open round and one queue entry; participant counts match.
+	pub fn do_try_state() -> Result<(), TryRuntimeError> {
+		let mut held_by_buyer: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
+		let queue = SettlementQueue::<T>::get();
+		for (id, job) in Jobs::<T>::iter() {
+			let accounted = job
+				.paid
+				.saturating_add(job.fees)
+				.saturating_add(job.refunded)
+				.saturating_add(job.held());
+			ensure!(accounted == job.funded, "paid + fees + refunded + held != funded");
+			ensure!(job.status.is_live() || job.held().is_zero(), "ended job still holds escrow");
+			let entry = held_by_buyer.entry(job.buyer.clone()).or_default();
+			*entry = entry.saturating_add(job.held());
+			let running = job.status == JobStatus::Running;
+			ensure!(Rounds::<T>::contains_key(id) == running, "open round without running job");
+			let queued = queue.iter().filter(|(_, j)| *j == id).count();
+			ensure!(queued == usize::from(running), "running job not queued exactly once");
+			if job.status.is_live() {
+				let count = Participants::<T>::iter_prefix(id).count() as u32;
+				ensure!(count == job.participants, "participant count is wrong");
+			}
+		}
+		for (buyer, held) in held_by_buyer {
+			let reason = HoldReason::JobEscrow.into();
+			ensure!(
+				T::Currency::balance_on_hold(&reason, &buyer) == held,
+				"buyer's hold differs from its jobs' escrow"
+			);
+		}
+		ensure!(queue.windows(2).all(|w| w[0] <= w[1]), "settlement queue out of order");
+		Self::try_state_challenges()
+	}
+
+	/// Challenges: each open one is queued once, and challengers' holds equal their open
+	/// challenges' deposits.
+	fn try_state_challenges() -> Result<(), TryRuntimeError> {
+		let queue = ChallengeQueue::<T>::get();
+		ensure!(queue.windows(2).all(|w| w[0] <= w[1]), "challenge queue out of order");
+		ensure!(
+			queue.len() == Challenges::<T>::iter_keys().count(),
+			"challenge queue and open challenges differ"
+		);
+		for (_, id) in queue.iter() {
+			ensure!(Challenges::<T>::contains_key(id), "queued challenge is not open");
+		}
+		let reason = HoldReason::ChallengeDeposit.into();
+		for (challenger, held) in held_deposits::<T>() {
+			ensure!(
+				T::Currency::balance_on_hold(&reason, &challenger) == held,
+				"challenger's hold differs from its open deposits"
+			);
+		}
+		Ok(())
+	}
+}
+
+/// Deposits held by open challenges, per challenger.
+fn held_deposits<T: Config>() -> BTreeMap<T::AccountId, BalanceOf<T>> {
+	let mut held = BTreeMap::new();
+	for (_, challenge) in Challenges::<T>::iter() {
+		let entry: &mut BalanceOf<T> = held.entry(challenge.challenger).or_default();
+		*entry = entry.saturating_add(challenge.deposit);
+	}
+	held
+}
