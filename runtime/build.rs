@@ -5,6 +5,6 @@ fn main() {
 		// cargo that compiles the runtime to wasm must use plain rustc (the native build of this
 		// crate is the one that gets linted).
 		std::env::remove_var("RUSTC_WORKSPACE_WRAPPER");
-		polkadot_sdk::substrate_wasm_builder::WasmBuilder::build_using_defaults();
+		substrate_wasm_builder::WasmBuilder::build_using_defaults();
 	}
 }

@@ -6,23 +6,25 @@ cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 source scripts/build-env.sh
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step's header also says how long the one before it took (CI's time budget is tight).
 start=$SECONDS
+last=$SECONDS
+step() {
+	printf '\n==> [%4d s, previous step %4d s] %s\n' "$((SECONDS - start))" "$((SECONDS - last))" "$*"
+	last=$SECONDS
+}
 
 step "format"
 cargo fmt --all -- --check
 
+step "layering of grid-trainer (round, net, chain and the engine point down only)"
+./scripts/check-layers.sh
+
 step "build and lint (release: every crate, its tests, the node and the runtime wasm)"
 cargo build --release --locked --workspace --all-targets
 
-step "tests"
-cargo test --release --locked --workspace
-
-step "zombienet: multi-validator networks"
-./scripts/zombienet.sh
-
-step "web UI: build, unit and component tests, tests against a dev node"
-./scripts/frontend.sh
+step "tests: unit, end-to-end, zombienet (multi-validator networks), web UI, doc tests"
+./scripts/run-tests.sh
 
 step "pallet benchmarks (as tests)"
 cargo test --release --locked -p pallet-providers -p pallet-jobs \

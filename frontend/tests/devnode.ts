@@ -33,3 +33,36 @@ export function ed25519Key() {
   const key = createPrivateKey(privateKey.export({ format: "pem", type: "pkcs8" }));
   return { public: new Uint8Array(raw), sign: (m: Uint8Array) => new Uint8Array(sign(null, m, key)) };
 }
+
+/**
+ * Polls `read` every `interval` ms until `ok` holds for what it returned, and returns that value;
+ * fails after `timeout` ms naming `what` was awaited and the last value (or error) seen. The dev
+ * node the tests share may have just started, and other test files act on it at the same time:
+ * wait for the state an assertion is about, then assert it.
+ */
+export async function waitUntil<T>(
+  read: () => T | Promise<T>,
+  ok: (value: T) => boolean,
+  { what, timeout = 60_000, interval = 500 }: { what: string; timeout?: number; interval?: number },
+): Promise<T> {
+  const end = Date.now() + timeout;
+  let last = "nothing yet";
+  for (;;) {
+    // A read that never answers (a node still starting) must not outlast the deadline either.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("no answer before the deadline")), Math.max(0, end - Date.now()));
+    });
+    try {
+      const value = await Promise.race([Promise.resolve().then(read), late]);
+      if (ok(value)) return value;
+      last = String(value);
+    } catch (e) {
+      last = `error: ${e instanceof Error ? e.message : String(e)}`;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (Date.now() >= end) throw new Error(`timed out after ${timeout / 1000} s waiting for ${what} (last seen: ${last})`);
+    await new Promise((resolve) => setTimeout(resolve, interval));
+  }
+}

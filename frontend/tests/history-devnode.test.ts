@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { chainActivitySource } from "../src/lib/activity";
 import { connect, type Connection } from "../src/lib/chain";
 import { chainHistoryRpc, describeScan, scanHistory } from "../src/lib/history";
+import { waitUntil } from "./devnode";
 
 const rpc = process.env.GRID_RPC;
 
@@ -15,9 +16,14 @@ describe.skipIf(!rpc)("history scan against a dev node", () => {
   let conn: Connection;
   afterAll(() => conn?.disconnect());
 
-  it("reads and decodes past blocks' events down to the first pruned one", { timeout: 60_000 }, async () => {
+  it("reads and decodes past blocks' events down to the first pruned one", { timeout: 120_000 }, async () => {
     conn = connect(rpc!, () => undefined);
-    const finalized = (await conn.client.getFinalizedBlock()).number;
+    // The shared dev node may have just started: wait (up to 60 s) for it to finalize block #3.
+    const finalized = await waitUntil(
+      async () => (await conn.client.getFinalizedBlock()).number,
+      (n) => n > 2,
+      { what: "the dev node to finalize a block above #2", timeout: 60_000 },
+    );
     expect(finalized).toBeGreaterThan(2);
     const scan = await scanHistory(chainHistoryRpc(conn.client), { from: 0, to: finalized });
     expect(scan.covered?.to).toBe(finalized);

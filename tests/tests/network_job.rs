@@ -378,12 +378,42 @@ impl CheatRun {
 	fn is_honest(who: &AccountId32) -> bool {
 		HONEST.iter().any(|k| k.to_account_id() == *who)
 	}
+
+	/// Reads the ledger again, up to the best block, until `done` holds for it (`what`), and
+	/// keeps that read; after `timeout` it keeps the last read for the checks to judge. What
+	/// the honest providers do about Eve (their reports, challenges and the committee's votes)
+	/// lands on chain on its own schedule, which may be after the job completed.
+	fn wait_ledger(
+		&mut self,
+		what: &str,
+		timeout: Duration,
+		done: impl Fn(&Ledger) -> bool,
+	) -> Result<()> {
+		let (node, start) = (&self.node, self.start);
+		let read = || -> Result<(u32, Ledger)> {
+			let end = node.best_number()?;
+			Ok((end, Ledger::read(node, start + 1, end)?))
+		};
+		let (end, ledger) = match wait_for(what, timeout, || read().ok().filter(|(_, l)| done(l))) {
+			Ok(found) => found,
+			Err(_) => read()?,
+		};
+		self.end = end;
+		self.ledger = ledger;
+		Ok(())
+	}
 }
 
 #[test]
 fn an_equivocating_provider_is_reported_and_slashed() -> Result<()> {
-	let run = CheatRun::run("equivocate = true", "")?;
-	let (l, eve) = (&run.ledger, Sr25519Keyring::Eve.to_account_id());
+	let mut run = CheatRun::run("equivocate = true", "")?;
+	// An honest provider reports the equivocation once it has heard both proofs; the report
+	// (and Eve's slash with it) may land after the job completed.
+	let eve = Sr25519Keyring::Eve.to_account_id();
+	run.wait_ledger("the report of eve's equivocation", Duration::from_secs(120), |l| {
+		!l.equivocations.is_empty() && l.slashed.contains_key(&eve)
+	})?;
+	let l = &run.ledger;
 	ensure!(
 		l.equivocations.len() == 1
 			&& l.equivocations[0].0 == eve
@@ -397,7 +427,12 @@ fn an_equivocating_provider_is_reported_and_slashed() -> Result<()> {
 
 #[test]
 fn a_lazy_provider_is_challenged_voted_invalid_and_slashed() -> Result<()> {
-	let run = CheatRun::run("lazy = true", "challenge_window = 20\n")?;
+	let mut run = CheatRun::run("lazy = true", "challenge_window = 20\n")?;
+	// Challenges open after the round they dispute settled and are decided by the committee's
+	// votes some blocks later: the last ones may be opened or decided after the job completed.
+	run.wait_ledger("every challenge of eve to be decided", Duration::from_secs(120), |l| {
+		!l.challenges.is_empty() && l.frauds.len() + l.other_outcomes as usize >= l.challenges.len()
+	})?;
 	let (l, eve) = (&run.ledger, Sr25519Keyring::Eve.to_account_id());
 	ensure!(
 		!l.challenges.is_empty()
@@ -418,8 +453,13 @@ fn a_lazy_provider_is_challenged_voted_invalid_and_slashed() -> Result<()> {
 		"eve's rewards clawed back: {:?}",
 		l.frauds
 	);
-	// Eve's daemon followed its own slashes.
-	let eve_log = run.providers[3].log();
+	// Eve's daemon followed its own slashes: it logs one when it next reads the chain, a
+	// moment after the block that has it.
+	let eve_log = wait_for("eve's daemon to log its slash", Duration::from_secs(60), || {
+		let log = run.providers[3].log();
+		(log.contains("slashed") && log.contains("Fraud")).then_some(log)
+	})
+	.unwrap_or_else(|_| run.providers[3].log());
 	ensure!(eve_log.contains("slashed") && eve_log.contains("Fraud"), "eve saw no slash");
 	// The committee judged by replaying: its members logged the cosine of the replay.
 	ensure!(

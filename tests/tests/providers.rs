@@ -56,8 +56,12 @@ fn provider_registers_on_a_dev_node() -> Result<()> {
 		*peer_signature = key.sign(&peer_binding_payload(&ctx.genesis, &charlie.to_account_id())).0;
 	}
 	submit(&node, &sign(&ctx, dave, 0, call))?;
+	// The on-chain nonce, read at the best block: `next_nonce` (`system_accountNextIndex`)
+	// counts the pool too, so it is 1 as soon as the pool takes the extrinsic, before any block
+	// has it, and the check below could pass without the call ever having run.
 	wait_for("Dave's failed extrinsic to be included", Duration::from_secs(60), || {
-		(next_nonce(&node, &dave.to_account_id()).ok()? == 1).then_some(())
+		(grid_e2e_tests::chain::account(&node, &dave.to_account_id(), None).ok()?.nonce == 1)
+			.then_some(())
 	})?;
 	let head = node.finalized_number()?;
 	node.wait_finalized(head + 1, Duration::from_secs(60))?;

@@ -15,7 +15,7 @@ use safetensors::{tensor::TensorView, Dtype, SafeTensors};
 
 use crate::{
 	error::{Error, Result},
-	params::{hex, Manifest, ParamInfo},
+	params::{Manifest, ParamInfo},
 };
 
 const FORMAT: &str = "grid-checkpoint-v1";
@@ -54,8 +54,8 @@ impl Checkpoint {
 		if &self.manifest != expected {
 			return Err(Error::Layout(format!(
 				"checkpoint manifest {} differs from the model's {}",
-				hex(&self.manifest.hash()),
-				hex(&expected.hash())
+				hex::encode(self.manifest.hash()),
+				hex::encode(expected.hash())
 			)));
 		}
 		Ok(())
@@ -96,8 +96,8 @@ impl Checkpoint {
 		let metadata = HashMap::from([
 			("format".to_string(), FORMAT.to_string()),
 			("round".to_string(), self.round.to_string()),
-			("manifest_hash".to_string(), hex(&self.manifest.hash())),
-			("model_hash".to_string(), hex(&self.model_hash()?)),
+			("manifest_hash".to_string(), hex::encode(self.manifest.hash())),
+			("model_hash".to_string(), hex::encode(self.model_hash()?)),
 		]);
 		safetensors::serialize(views, Some(metadata)).map_err(|e| bad(path, e.to_string()))
 	}
@@ -156,7 +156,7 @@ impl Checkpoint {
 			}
 		}
 		let manifest = Manifest::new(entries)?;
-		if field("manifest_hash")? != hex(&manifest.hash()) {
+		if field("manifest_hash")? != hex::encode(manifest.hash()) {
 			return Err(bad(path, "manifest hash does not match the tensors"));
 		}
 		let mut weights = Vec::with_capacity(manifest.numel());
@@ -184,7 +184,7 @@ impl Checkpoint {
 			}
 		}
 		let checkpoint = Checkpoint { round, manifest, weights, velocity };
-		if field("model_hash")? != hex(&checkpoint.model_hash()?) {
+		if field("model_hash")? != hex::encode(checkpoint.model_hash()?) {
 			return Err(bad(path, "model hash does not match the weights"));
 		}
 		Ok(checkpoint)

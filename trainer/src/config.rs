@@ -10,6 +10,10 @@ use grid_primitives::job::{
 };
 use serde::Deserialize;
 
+pub use crate::round::{
+	coordinator::Schedule,
+	misbehave::{Misbehaviour, Poison},
+};
 use crate::{
 	aggregate::Rule,
 	data::{parse_hash, shipped_dir, Dataset, MnistDataset, TextDataset, SHAKESPEARE_HASH},
@@ -59,41 +63,6 @@ fn default_listen() -> Vec<String> {
 
 fn one() -> f64 {
 	1.0
-}
-
-/// Ways a Byzantine trainer can misbehave.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Misbehaviour {
-	/// Send a poisoned update.
-	pub poison: Option<Poison>,
-	/// Sign two different commitments each round.
-	#[serde(default)]
-	pub equivocate: bool,
-	/// Skip training: send noise and claim the work (a lazy trainer).
-	#[serde(default)]
-	pub lazy: bool,
-}
-
-/// How an update is poisoned.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum Poison {
-	/// Δ × factor.
-	Scale {
-		/// Multiplier.
-		factor: f32,
-	},
-	/// Δ × −factor.
-	Flip {
-		/// Multiplier.
-		factor: f32,
-	},
-	/// Gaussian noise of the honest update's norm × factor.
-	Random {
-		/// Multiplier.
-		factor: f32,
-	},
 }
 
 /// The job to train.
@@ -231,51 +200,6 @@ pub enum CompressionConfig {
 		/// Bits per value.
 		value_bits: u8,
 	},
-}
-
-/// When rounds run.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
-#[serde(tag = "mode", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum Schedule {
-	/// Network-aware: round `r` ends at `start + (r + 1) · period` for everyone; each
-	/// trainer computes as many steps as fit, commitments are taken until `grace` after the
-	/// end, and updates are fetched for at most `fetch_timeout` more.
-	Deadline {
-		/// Start of round 0 (Unix ms).
-		start_unix_ms: u64,
-		/// Round length (ms).
-		period_ms: u64,
-		/// Commitments accepted this long after the round's end (ms).
-		grace_ms: u64,
-		/// Longest wait for updates after that (ms).
-		fetch_timeout_ms: u64,
-		/// Time an update should take to download (ms), which sets the compression level.
-		#[serde(default = "default_transfer_budget")]
-		transfer_budget_ms: u64,
-	},
-	/// Naive synchronous rounds: a fixed number of steps, then wait for every peer.
-	FixedSteps {
-		/// Start of round 0 (Unix ms).
-		start_unix_ms: u64,
-		/// Inner steps per round.
-		steps: u32,
-		/// Longest wait for peers' commitments and updates (ms).
-		wait_ms: u64,
-	},
-}
-
-fn default_transfer_budget() -> u64 {
-	500
-}
-
-impl Schedule {
-	/// When round 0 starts.
-	pub fn start_unix_ms(&self) -> u64 {
-		match *self {
-			Schedule::Deadline { start_unix_ms, .. }
-			| Schedule::FixedSteps { start_unix_ms, .. } => start_unix_ms,
-		}
-	}
 }
 
 impl TrainerConfig {

@@ -8,11 +8,13 @@ use std::collections::BTreeMap;
 
 use candle_core::{DType, Device, Tensor, Var};
 
-use crate::{
-	error::{Error, Result},
-	rng::Blake2b256,
-};
-use blake2::Digest;
+use blake2::{digest::consts::U32, Blake2b, Digest};
+
+use crate::error::{Error, Result};
+
+/// BLAKE2b with a 256-bit output (the chain's hash), fed in pieces: model hashes stream
+/// hundreds of MB of weights.
+type Blake2b256 = Blake2b<U32>;
 
 /// Domain separator for manifest hashes; bump the version when the encoding changes.
 const MANIFEST_DOMAIN: &[u8] = b"grid/param-manifest/v1";
@@ -195,11 +197,6 @@ impl Params {
 	}
 }
 
-/// Lower-case hex of a hash, for logs and errors.
-pub fn hex(bytes: &[u8]) -> String {
-	bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 #[cfg(test)]
 mod tests {
 	use super::*;
@@ -247,5 +244,17 @@ mod tests {
 		assert_eq!(Manifest::new(m.entries().to_vec()).unwrap().hash(), m.hash());
 		let dup = vec![m.entries()[0].clone(), m.entries()[0].clone()];
 		assert!(Manifest::new(dup).is_err());
+	}
+
+	#[test]
+	fn the_streamed_hash_is_the_chains_blake2_256() {
+		// BLAKE2b-256 of the empty string (RFC 7693 parameters, 32-byte digest).
+		let expected = "0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8";
+		assert_eq!(hex::encode(sp_crypto_hashing::blake2_256(b"")), expected);
+		let mut h = Blake2b256::new();
+		h.update(b"grid/");
+		h.update(b"model");
+		let streamed: [u8; 32] = h.finalize().into();
+		assert_eq!(streamed, sp_crypto_hashing::blake2_256(b"grid/model"));
 	}
 }

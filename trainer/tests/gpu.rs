@@ -20,9 +20,9 @@ use grid_primitives::{
 	Hash,
 };
 use grid_trainer::{
+	daemon::localnet::LocalNet,
 	data::{parse_hash, shard, shipped_dir, MnistDataset, TextDataset, SHAKESPEARE_HASH},
 	device::{DeviceChoice, Precision},
-	localnet::LocalNet,
 	model::{Batch, Model},
 	optim::Optimizer,
 	train::{evaluate, InnerConfig, InnerTrainer},

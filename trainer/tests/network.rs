@@ -4,7 +4,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use grid_trainer::localnet::{LocalNet, LocalNode};
+use grid_trainer::daemon::localnet::{LocalNet, LocalNode};
 use serde_json::Value;
 
 fn unix_ms() -> u64 {

@@ -1,7 +1,7 @@
 // Registering a provider from the browser and editing its record. The libp2p key stays with
 // the trainer: `grid-trainer registration --config provider.toml` prints the binding (peer
 // public key and its signature over (genesis, account)), the addresses and the measured
-// capabilities as JSON (`trainer/src/provider.rs` `registration()`); the page checks it here
+// capabilities as JSON (`trainer/src/daemon/provider.rs` `registration()`); the page checks it here
 // against the connected chain, the signing account and pallet-providers' rules
 // (`pallets/providers/src/identity.rs`, the bounds in `primitives/src/provider.rs`) before it
 // is signed. The same rules check the `update` form.

@@ -3,7 +3,7 @@
 // `access-control-allow-origin: *` so a page on another origin can read it), and how peer ids
 // on chain (the libp2p identity's bytes) become the base58 text trainers report.
 
-/** One peer as a trainer sees it (`trainer/src/health.rs` `HealthRow`, its raw fields inlined). */
+/** One peer as a trainer sees it (`trainer/src/round/peers.rs` `HealthRow`, its raw fields inlined). */
 export interface TrainerPeer {
   /** Base58 peer id ("12D3KooW…"). */
   peer: string;
@@ -17,7 +17,7 @@ export interface TrainerPeer {
   rejected?: number;
 }
 
-/** One round's losses (`trainer/src/node.rs` `LossPoint`), oldest first in `history`. */
+/** One round's losses (`trainer/src/daemon/reports.rs` `LossPoint`), oldest first in `history`. */
 export interface LossPoint {
   round: number;
   unix_ms: number;

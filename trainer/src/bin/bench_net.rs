@@ -19,7 +19,7 @@ use std::{
 
 use anyhow::{bail, Context, Result};
 use grid_trainer::{
-	localnet::LocalNet,
+	daemon::localnet::LocalNet,
 	net::keypair_from_seed,
 	plot::{line_plot, Axes, Series},
 };

@@ -13,12 +13,14 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use grid_primitives::job::JobId;
 use grid_trainer::{
-	buyer,
 	chain::{keys, Chain},
 	config::TrainerConfig,
+	daemon::{
+		buyer,
+		provider::{self, ProviderConfig},
+		trainer::Trainer,
+	},
 	net::keypair_from_seed,
-	node::Trainer,
-	provider::{self, ProviderConfig},
 };
 
 #[derive(Parser)]

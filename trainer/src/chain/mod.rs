@@ -9,7 +9,7 @@
 //! 32-byte accounts): generic substitutes would need codec bounds the generated code lacks.
 
 pub mod client;
-pub mod coordinator;
+pub mod follower;
 pub mod keys;
 pub mod spec;
 

@@ -13,17 +13,10 @@ use serde::Deserialize;
 
 use super::{ChainError, Result};
 use crate::{
-	aggregate::Rule,
 	config::{CompressionConfig, DatasetName, JobConfig, ModelConfig, OptimizerKind},
 	data::{parse_hash, MNIST_TRAIN_IMAGES_HASH, SHAKESPEARE_HASH},
+	round::decide::{CHAIN_AGGREGATION, CHAIN_SCREEN_RATIO},
 };
-
-/// How chain jobs aggregate: every participant must use the same rule to reach the same
-/// model hash, and the spec has no field for it yet, so it is fixed by the protocol: a
-/// coordinate-wise trimmed mean (one value off each end) after norm screening.
-pub const CHAIN_AGGREGATION: Rule = Rule::TrimmedMean { trim: 1 };
-/// Updates above this multiple of the median norm are screened out (chain jobs).
-pub const CHAIN_SCREEN_RATIO: f64 = 4.0;
 
 const MNIST_URI: &str = "grid:mnist";
 const SHAKESPEARE_URI: &str = "grid:shakespeare";

@@ -8,6 +8,7 @@ pub mod mnist;
 pub mod shard;
 pub mod text;
 
+use sp_crypto_hashing::blake2_256;
 use std::path::{Path, PathBuf};
 
 use candle_core::Device;
@@ -15,8 +16,6 @@ use candle_core::Device;
 use crate::{
 	error::{Error, Result},
 	model::Batch,
-	params::hex,
-	rng::blake2_256,
 };
 
 pub use mnist::MnistDataset;
@@ -69,8 +68,8 @@ pub fn read_verified(path: &Path, expected: Option<&[u8; 32]>) -> Result<Vec<u8>
 		if &actual != expected {
 			return Err(Error::HashMismatch {
 				path: path.to_path_buf(),
-				expected: hex(expected),
-				actual: hex(&actual),
+				expected: hex::encode(expected),
+				actual: hex::encode(actual),
 			});
 		}
 	}
@@ -129,14 +128,14 @@ mod tests {
 		let good = blake2_256(b"hello");
 		assert_eq!(read_verified(&path, Some(&good)).unwrap(), b"hello");
 		let err = read_verified(&path, Some(&[0u8; 32])).unwrap_err().to_string();
-		assert!(err.contains(&hex(&good)) && err.contains(&hex(&[0u8; 32])), "{err}");
+		assert!(err.contains(&hex::encode(good)) && err.contains(&hex::encode([0u8; 32])), "{err}");
 		let missing = read_verified(&dir.path().join("nope"), None).unwrap_err().to_string();
 		assert!(missing.contains("nope"), "{missing}");
 	}
 
 	#[test]
 	fn hex_hashes_parse_and_bad_ones_are_rejected() {
-		assert_eq!(hex(&parse_hash(SHAKESPEARE_HASH).unwrap()), SHAKESPEARE_HASH);
+		assert_eq!(hex::encode(parse_hash(SHAKESPEARE_HASH).unwrap()), SHAKESPEARE_HASH);
 		assert!(parse_hash("abc").is_err());
 		assert!(parse_hash(&"zz".repeat(32)).is_err());
 	}

@@ -371,8 +371,7 @@ pub fn causal_softmax(x: &Tensor, scale: f64) -> CResult<Tensor> {
 			(0..t).flat_map(|i| (0..t).map(move |j| if j <= i { 0.0 } else { -1e9 })).collect();
 		let mask = Tensor::from_vec(values, (t, t), x.device())?;
 		let scores = x.to_dtype(DType::F32)?;
-		super::layers::softmax_last_dim(&(scores * scale)?.broadcast_add(&mask)?)?
-			.to_dtype(x.dtype())
+		softmax_last_dim(&(scores * scale)?.broadcast_add(&mask)?)?.to_dtype(x.dtype())
 	}
 }
 
@@ -817,10 +816,18 @@ pub fn scale_shift(x: &Tensor, w: &Tensor, b: &Tensor) -> CResult<Tensor> {
 	}
 }
 
+/// Softmax over the last dimension, differentiable. The row maximum is subtracted first for
+/// stability; it is detached because softmax does not depend on it.
+pub fn softmax_last_dim(x: &Tensor) -> CResult<Tensor> {
+	let max = x.max_keepdim(D::Minus1)?.detach();
+	let e = x.broadcast_sub(&max)?.exp()?;
+	let sum = e.sum_keepdim(D::Minus1)?;
+	e.broadcast_div(&sum)
+}
+
 #[cfg(test)]
 mod tests {
 	use super::*;
-	use crate::model::layers::softmax_last_dim;
 	use candle_core::{Device, Var};
 
 	/// Values and gradients (of a weighted sum, so every output matters) of `fused` and

@@ -4,7 +4,7 @@
 //! have no backward pass (everything before them silently gets no gradient), so layer norm and
 //! softmax are composed here from primitive ops that do.
 
-use candle_core::{DType, Device, Module, Result as CResult, Tensor, Var, D};
+use candle_core::{DType, Device, Module, Result as CResult, Tensor, Var};
 
 use crate::{error::Result, params::Params, rng::Rng};
 
@@ -114,15 +114,6 @@ impl Module for LayerNorm {
 	}
 }
 
-/// Softmax over the last dimension, differentiable. The row maximum is subtracted first for
-/// stability; it is detached because softmax does not depend on it.
-pub fn softmax_last_dim(x: &Tensor) -> CResult<Tensor> {
-	let max = x.max_keepdim(D::Minus1)?.detach();
-	let e = x.broadcast_sub(&max)?.exp()?;
-	let sum = e.sum_keepdim(D::Minus1)?;
-	e.broadcast_div(&sum)
-}
-
 #[cfg(test)]
 mod tests {
 	use super::*;
@@ -140,7 +131,7 @@ mod tests {
 		let fused = candle_nn::ops::layer_norm(&x, &w, &b, 1e-5).unwrap();
 		let diff = (ours - fused).unwrap().abs().unwrap().max_all().unwrap();
 		assert!(diff.to_scalar::<f32>().unwrap() < 1e-4);
-		let ours = softmax_last_dim(&x).unwrap();
+		let ours = super::super::fused::softmax_last_dim(&x).unwrap();
 		let fused = candle_nn::ops::softmax_last_dim(&x).unwrap();
 		let diff = (ours - fused).unwrap().abs().unwrap().max_all().unwrap();
 		assert!(diff.to_scalar::<f32>().unwrap() < 1e-6);

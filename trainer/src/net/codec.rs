@@ -8,7 +8,7 @@ use futures::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use libp2p::{request_response, StreamProtocol};
 use std::io;
 
-use super::messages::{decode_exact, Request, Response, MAX_REQUEST_BYTES};
+use crate::round::messages::{decode_exact, Request, Response, MAX_REQUEST_BYTES};
 
 /// The protocol name (versioned: a change of messages is a new protocol).
 pub const PROTOCOL: StreamProtocol = StreamProtocol::new("/grid/fetch/1");

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use grid_primitives::job::{JobId, RoundIndex};
 use libp2p::PeerId;
 
-use crate::net::{Digest, Equivocation, SignedCommitment};
+use super::messages::{Digest, Equivocation, SignedCommitment};
 
 /// What happened to an offered commitment.
 #[derive(Clone, Debug, PartialEq)]
@@ -142,10 +142,70 @@ impl RoundBook {
 	}
 }
 
+/// Most commitments for coming rounds kept (a bound on what a flood of signers costs).
+pub const MAX_FUTURE: usize = 1024;
+/// How many rounds ahead a commitment may be and still be kept for later.
+const FUTURE_ROUNDS: RoundIndex = 2;
+
+/// The open round's book, and the commitments heard early for the rounds after it.
+#[derive(Clone, Debug)]
+pub struct Books {
+	current: RoundBook,
+	future: Vec<(PeerId, SignedCommitment)>,
+}
+
+impl Books {
+	/// Books starting at `round` of `job`.
+	pub fn new(job: JobId, round: RoundIndex) -> Self {
+		Books { current: RoundBook::new(job, round), future: Vec::new() }
+	}
+
+	/// The open round's book.
+	pub fn current(&self) -> &RoundBook {
+		&self.current
+	}
+
+	/// Closes the open round's book (its collection deadline passed).
+	pub fn close(&mut self) {
+		self.current.close();
+	}
+
+	/// A fresh book for `round`, offered the commitments kept for it; returns what became of
+	/// each (equivocations among them are evidence).
+	pub fn open(&mut self, round: RoundIndex) -> Vec<(PeerId, Offer)> {
+		self.current = RoundBook::new(self.current.job, round);
+		let mut offers = Vec::new();
+		for (peer, signed) in std::mem::take(&mut self.future) {
+			match signed.commitment.round.cmp(&round) {
+				std::cmp::Ordering::Equal => offers.push((peer, self.current.offer(peer, signed))),
+				std::cmp::Ordering::Greater => self.future.push((peer, signed)),
+				std::cmp::Ordering::Less => {}
+			}
+		}
+		offers
+	}
+
+	/// A verified commitment heard from `signer`: offered to the open round's book, kept
+	/// for a coming round (`None`), or dropped (`None`: past, too far ahead, or too many).
+	pub fn heard(&mut self, signer: PeerId, signed: SignedCommitment) -> Option<Offer> {
+		let (round, open) = (signed.commitment.round, self.current.round());
+		match round.cmp(&open) {
+			std::cmp::Ordering::Equal => Some(self.current.offer(signer, signed)),
+			std::cmp::Ordering::Greater
+				if round <= open + FUTURE_ROUNDS && self.future.len() < MAX_FUTURE =>
+			{
+				self.future.push((signer, signed));
+				None
+			}
+			_ => None,
+		}
+	}
+}
+
 #[cfg(test)]
 mod tests {
 	use super::*;
-	use crate::net::Commitment;
+	use crate::round::messages::Commitment;
 	use libp2p::identity::Keypair;
 
 	fn signed(key: &Keypair, round: RoundIndex, base: u8, update: u8) -> SignedCommitment {
@@ -214,5 +274,27 @@ mod tests {
 		let key = Keypair::generate_ed25519();
 		assert_eq!(book.offer(key.public().to_peer_id(), signed(&key, 0, 1, 0)), Offer::Full);
 		assert_eq!(book.len(), MAX_SIGNERS);
+	}
+
+	#[test]
+	fn early_commitments_wait_for_their_round_within_bounds() {
+		let keys: Vec<Keypair> = (0..3).map(|_| Keypair::generate_ed25519()).collect();
+		let peers: Vec<PeerId> = keys.iter().map(|k| k.public().to_peer_id()).collect();
+		let mut books = Books::new(1, 5);
+		assert_eq!(books.heard(peers[0], signed(&keys[0], 5, 1, 0)), Some(Offer::Accepted));
+		assert_eq!(books.heard(peers[1], signed(&keys[1], 6, 1, 1)), None, "kept for round 6");
+		assert_eq!(books.heard(peers[2], signed(&keys[2], 9, 1, 2)), None, "too far ahead");
+		assert_eq!(books.heard(peers[2], signed(&keys[2], 4, 1, 2)), None, "past");
+		// Round 6 opens with the early commitment, and an equivocation of it is caught.
+		let offers = books.open(6);
+		assert_eq!(offers, vec![(peers[1], Offer::Accepted)]);
+		assert!(books.current().has(&peers[1]) && !books.current().has(&peers[0]));
+		let twin = books.heard(peers[1], signed(&keys[1], 6, 1, 7));
+		assert!(matches!(twin, Some(Offer::Equivocation(_))), "{twin:?}");
+		// Round 9's commitment was dropped, not kept.
+		assert!(books.open(9).is_empty());
+		// A closed book takes no new signers.
+		books.close();
+		assert_eq!(books.heard(peers[0], signed(&keys[0], 9, 1, 0)), Some(Offer::Late));
 	}
 }

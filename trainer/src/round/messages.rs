@@ -12,8 +12,7 @@ use libp2p::{
 	identity::{Keypair, PublicKey},
 	PeerId,
 };
-
-use crate::rng::blake2_256;
+use sp_crypto_hashing::blake2_256;
 
 /// Domain separation for commitment signatures.
 const COMMITMENT_DOMAIN: &[u8] = b"grid/commitment/v1";
@@ -162,8 +161,8 @@ impl SignedCommitment {
 		}
 		if &c.manifest_hash != manifest_hash {
 			return Err(MessageError::WrongManifest {
-				got: crate::params::hex(&c.manifest_hash),
-				expected: crate::params::hex(manifest_hash),
+				got: hex::encode(c.manifest_hash),
+				expected: hex::encode(manifest_hash),
 			});
 		}
 		Ok((signed, peer))

@@ -18,10 +18,8 @@ use subxt_signer::sr25519::Keypair;
 use crate::{
 	chain::{api, client::JobStatus, spec::JobFile, Chain, JobView},
 	checkpoint::Checkpoint,
-	net::{
-		behaviour::BehaviourConfig, service, Command, Event, NetConfig, Request, Response, Shaper,
-	},
-	params::hex,
+	net::{behaviour::BehaviourConfig, service, Command, Event, NetConfig, Shaper},
+	round::messages::{Request, Response},
 };
 
 /// GRID with three decimals.
@@ -75,7 +73,7 @@ pub fn summary(id: JobId, view: &JobView) -> String {
 		grid(view.held),
 	);
 	if let JobStatus::Completed { final_model_hash: Some(hash) } = &job.status {
-		line.push_str(&format!(", final model 0x{}", hex(&hash.0)));
+		line.push_str(&format!(", final model 0x{}", hex::encode(hash.0)));
 	}
 	line
 }
@@ -230,7 +228,7 @@ pub fn fetch(
 						ck.save(out)?;
 						println!(
 							"final model of job {job} (0x{}) from {peer}: {}",
-							hex(&expected),
+							hex::encode(expected),
 							out.display()
 						);
 						std::io::stdout().flush().ok();
@@ -256,7 +254,11 @@ fn verified(bytes: &[u8], peer: &PeerId, expected: &[u8; 32]) -> anyhow::Result<
 	let ck = Checkpoint::from_bytes(bytes, &origin)?;
 	let hash = ck.model_hash()?;
 	if &hash != expected {
-		bail!("{peer} sent model 0x{}, not the chain's 0x{}", hex(&hash), hex(expected));
+		bail!(
+			"{peer} sent model 0x{}, not the chain's 0x{}",
+			hex::encode(hash),
+			hex::encode(expected)
+		);
 	}
 	Ok(ck)
 }

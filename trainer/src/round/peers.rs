@@ -157,6 +157,15 @@ impl HealthBook {
 		t.get(t.len().checked_sub(1)? / 2).copied()
 	}
 
+	/// Peers connected now, best score first.
+	pub fn connected(&self) -> Vec<PeerId> {
+		self.report(0)
+			.into_iter()
+			.filter(|r| r.raw.connected)
+			.filter_map(|r| r.peer.parse().ok())
+			.collect()
+	}
+
 	/// The report at `round`, best score first.
 	pub fn report(&self, round: RoundIndex) -> Vec<HealthRow> {
 		let fastest = self.peers.values().filter_map(|p| p.samples_per_sec).fold(0.0, f64::max);

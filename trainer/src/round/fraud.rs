@@ -2,7 +2,7 @@
 //! round's base model and the updates it aggregated), screens every round's updates, replays
 //! suspects before accusing them, and replays the contributions the chain asks it to judge
 //! as a committee member. The replays themselves are in [`crate::verify`] and run on their
-//! own thread; findings come back through [`Checks::poll`], which the round loop calls while
+//! own thread; findings come back through [`FraudDesk::poll`], which the round loop calls while
 //! it waits for the network.
 
 use std::{
@@ -10,13 +10,51 @@ use std::{
 	sync::Arc,
 };
 
-use grid_primitives::{job::RoundIndex, work::Verdict};
+use grid_primitives::{job::RoundIndex, work::Verdict, Hash};
 use libp2p::PeerId;
 
-use crate::{
-	node::Coordinator,
-	verify::{suspects, Claim, Replayer, VerifyWorker},
-};
+use crate::verify::{suspects, Claim, Replayer, VerifyWorker};
+
+/// What the fraud desk needs from the chain: peers' data seeds, and where its accusations
+/// and votes go.
+pub trait FraudPort: Send {
+	/// The data seed `peer` was given for `round`, when known (a replay of its update
+	/// draws its batches from it).
+	fn peer_seed(&self, round: RoundIndex, peer: &PeerId) -> Option<Hash>;
+	/// `peer`'s update for `round` failed its replay: challenge it.
+	fn accuse(&self, round: RoundIndex, peer: PeerId);
+	/// Challenges this trainer was newly drawn to judge, taken once.
+	fn assigned_checks(&self) -> Vec<CheckRequest>;
+	/// This trainer's verdict on a challenge.
+	fn vote(&self, challenge: u64, verdict: Verdict);
+}
+
+/// A port shared with whoever started the trainer.
+impl<P: FraudPort + Sync> FraudPort for Arc<P> {
+	fn peer_seed(&self, round: RoundIndex, peer: &PeerId) -> Option<Hash> {
+		P::peer_seed(self, round, peer)
+	}
+	fn accuse(&self, round: RoundIndex, peer: PeerId) {
+		P::accuse(self, round, peer)
+	}
+	fn assigned_checks(&self) -> Vec<CheckRequest> {
+		P::assigned_checks(self)
+	}
+	fn vote(&self, challenge: u64, verdict: Verdict) {
+		P::vote(self, challenge, verdict)
+	}
+}
+
+/// A challenge a trainer must judge: the update `accused` sent for `round`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckRequest {
+	/// The challenge's id on chain.
+	pub challenge: u64,
+	/// The round of the disputed update.
+	pub round: RoundIndex,
+	/// Who sent it.
+	pub accused: PeerId,
+}
 
 /// Rounds whose evidence is kept (a challenge comes within a few rounds of its round).
 pub const EVIDENCE_ROUNDS: usize = 4;
@@ -51,18 +89,18 @@ enum CheckState {
 	Done(Verdict),
 }
 
-/// The fraud checks of one trainer.
-pub struct Checks {
+/// The fraud checks of one trainer (its fraud desk).
+pub struct FraudDesk {
 	me: PeerId,
 	worker: VerifyWorker<(RoundIndex, PeerId)>,
 	history: VecDeque<RoundEvidence>,
 	states: HashMap<(RoundIndex, PeerId), CheckState>,
 }
 
-impl Checks {
-	/// Checks for the trainer `me`, replaying with `replayer`.
+impl FraudDesk {
+	/// The desk of the trainer `me`, replaying with `replayer`.
 	pub fn new(me: PeerId, replayer: Replayer) -> Self {
-		Checks {
+		FraudDesk {
 			me,
 			worker: VerifyWorker::start(replayer),
 			history: VecDeque::new(),
@@ -78,7 +116,7 @@ impl Checks {
 		round: RoundIndex,
 		base: &[f32],
 		received: Vec<Received>,
-		coordinator: &dyn Coordinator,
+		port: &dyn FraudPort,
 	) {
 		let order: Vec<PeerId> = received.iter().map(|r| r.peer).collect();
 		let updates: HashMap<PeerId, (u32, Arc<Vec<f32>>)> =
@@ -100,22 +138,22 @@ impl Checks {
 				 {agreement:.3}); replaying it"
 			);
 			let running = CheckState::Running { accuse: true, challenges: vec![] };
-			self.start(coordinator, round, peer, running);
+			self.start(port, round, peer, running);
 		}
 	}
 
 	/// Takes the challenges assigned by the chain and the finished replays; votes and
-	/// accuses through `coordinator`.
-	pub fn poll(&mut self, coordinator: &dyn Coordinator) {
-		for request in coordinator.assigned_checks() {
+	/// accuses through `port`.
+	pub fn poll(&mut self, port: &dyn FraudPort) {
+		for request in port.assigned_checks() {
 			let key = (request.round, request.accused);
 			match self.states.get_mut(&key) {
-				Some(CheckState::Done(verdict)) => coordinator.vote(request.challenge, *verdict),
+				Some(CheckState::Done(verdict)) => port.vote(request.challenge, *verdict),
 				Some(CheckState::Running { challenges, .. }) => challenges.push(request.challenge),
 				None => {
 					let running =
 						CheckState::Running { accuse: false, challenges: vec![request.challenge] };
-					if !self.start(coordinator, request.round, request.accused, running) {
+					if !self.start(port, request.round, request.accused, running) {
 						tracing::warn!(
 							"challenge {}: this trainer does not hold the update of {} for \
 							 round {}; it cannot vote",
@@ -146,10 +184,10 @@ impl Checks {
 				judgement.cosine
 			);
 			for challenge in challenges {
-				coordinator.vote(challenge, judgement.verdict);
+				port.vote(challenge, judgement.verdict);
 			}
 			if accuse && judgement.verdict == Verdict::Invalid {
-				coordinator.accuse(round, peer);
+				port.accuse(round, peer);
 			}
 			self.states.insert((round, peer), CheckState::Done(judgement.verdict));
 		}
@@ -159,14 +197,14 @@ impl Checks {
 	/// evidence (the round, the update or the peer's data seed).
 	fn start(
 		&mut self,
-		coordinator: &dyn Coordinator,
+		port: &dyn FraudPort,
 		round: RoundIndex,
 		peer: PeerId,
 		state: CheckState,
 	) -> bool {
 		let Some(evidence) = self.history.iter().find(|e| e.round == round) else { return false };
 		let Some((steps, delta)) = evidence.updates.get(&peer) else { return false };
-		let Some(seed) = coordinator.peer_seed(round, &peer) else { return false };
+		let Some(seed) = port.peer_seed(round, &peer) else { return false };
 		let claim =
 			Claim { base: evidence.base.clone(), delta: delta.clone(), seed, steps: *steps };
 		self.worker.submit((round, peer), claim);
@@ -183,16 +221,12 @@ mod tests {
 	};
 
 	use candle_core::Device;
-	use grid_primitives::{
-		job::{InnerOptimizer, MlpConfig, ModelSpec, Nanos},
-		Hash,
-	};
+	use grid_primitives::job::{InnerOptimizer, MlpConfig, ModelSpec, Nanos};
 
 	use super::*;
 	use crate::{
 		data::{Dataset, MnistDataset},
 		model::Model,
-		node::{CheckRequest, RoundReport},
 		train::InnerConfig,
 	};
 
@@ -205,20 +239,7 @@ mod tests {
 		votes: Mutex<Vec<(u64, Verdict)>>,
 	}
 
-	impl Coordinator for Recorder {
-		fn open_round(&self) -> Option<RoundIndex> {
-			None
-		}
-		fn ended(&self) -> bool {
-			false
-		}
-		fn commit_by(&self, _: RoundIndex) -> Option<u64> {
-			None
-		}
-		fn data_seed(&self, _: RoundIndex) -> Option<Hash> {
-			None
-		}
-		fn round_done(&self, _: RoundReport) {}
+	impl FraudPort for Recorder {
 		fn peer_seed(&self, _: RoundIndex, peer: &PeerId) -> Option<Hash> {
 			self.seeds.get(peer).copied()
 		}
@@ -240,7 +261,7 @@ mod tests {
 	}
 
 	/// Polls until `done` holds (replays run on their own thread).
-	fn poll_until(checks: &mut Checks, chain: &Recorder, done: impl Fn(&Recorder) -> bool) {
+	fn poll_until(checks: &mut FraudDesk, chain: &Recorder, done: impl Fn(&Recorder) -> bool) {
 		let start = Instant::now();
 		while !done(chain) {
 			assert!(start.elapsed() < Duration::from_secs(60), "no finding in time");
@@ -280,7 +301,7 @@ mod tests {
 			};
 			received.push(Received { peer: *peer, steps: 20, delta });
 		}
-		let mut checks = Checks::new(me, replayer());
+		let mut checks = FraudDesk::new(me, replayer());
 		checks.keep_round(0, &base, received, &chain);
 		poll_until(&mut checks, &chain, |c| !c.accused.lock().unwrap().is_empty());
 		assert_eq!(*chain.accused.lock().unwrap(), vec![(0, lazy)], "only the noise is accused");

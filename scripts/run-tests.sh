@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Runs every test suite after the build: the workspace's test binaries (unit, integration and
+# end-to-end), doc tests, zombienet and the web UI, in two lanes at once. The machines have two
+# cores and most end-to-end tests spend their time waiting for 6-second blocks, so the lanes
+# overlap that waiting: lane 1 holds the suites that train (the trainer's network tests, the
+# network jobs) and zombienet; lane 2 the chain-only end-to-end tests, the web UI and the doc
+# tests. Every test waits for the state it asserts with a deadline, so sharing the cores makes
+# them slower, not wrong.
+#
+# Each binary's output goes to its own log, printed when it fails; a lane stops at its first
+# failure, the other runs on, and the script fails if either did.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/build-env.sh
+root=$PWD
+logs=$(mktemp -d "${TMPDIR:-/tmp}/grid-tests.XXXXXX")
+
+# The chain-only end-to-end tests (lane 2); every other test binary runs in lane 1.
+CHAIN_TESTS=" cli_errors metadata dev_chain providers jobs worker local_testnet fraud "
+
+cargo test --release --locked --workspace --no-run --message-format=json-render-diagnostics \
+	>"$logs/build.jsonl"
+# One line per test binary: target name, package directory (the working directory cargo would
+# give it), executable.
+python3 - "$logs/build.jsonl" >"$logs/binaries.tsv" <<'EOF'
+import json, os, sys
+for line in open(sys.argv[1]):
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(f"{m['target']['name']}\t{os.path.dirname(m['manifest_path'])}\t{m['executable']}")
+EOF
+
+# run LANE NAME COMMAND...: runs a suite, logs it, reports it; fails when it fails.
+run() {
+	local lane=$1 name=$2 log="$logs/$1-$2.log" began=$SECONDS
+	shift 2
+	if "$@" >"$log" 2>&1; then
+		printf 'lane %s: %-22s ok     %4d s  %s\n' "$lane" "$name" "$((SECONDS - began))" \
+			"$(grep -E '^test result:' "$log" | tail -n 1 | cut -c 14-60)"
+	else
+		printf 'lane %s: %-22s FAILED %4d s (log below)\n' "$lane" "$name" "$((SECONDS - began))"
+		sed "s/^/  [$name] /" "$log" | tail -n 200
+		return 1
+	fi
+}
+
+# binaries LANE: runs the lane's test binaries in the order cargo built them.
+binaries() {
+	local lane=$1 name dir exe in_chain
+	while IFS=$'\t' read -r name dir exe; do
+		in_chain=2
+		[[ $CHAIN_TESTS == *" $name "* ]] || in_chain=1
+		[ "$in_chain" = "$lane" ] || continue
+		run "$lane" "$name" bash -c 'cd "$1" && exec "$2"' _ "$dir" "$exe" || return 1
+	done <"$logs/binaries.tsv"
+}
+
+lane1() {
+	binaries 1 && run 1 zombienet "$root/scripts/zombienet.sh"
+}
+
+lane2() {
+	binaries 2 &&
+		run 2 web-ui "$root/scripts/frontend.sh" &&
+		run 2 doc-tests cargo test --release --locked --workspace --doc
+}
+
+lane1 &
+pid1=$!
+lane2 &
+pid2=$!
+status=0
+wait "$pid1" || status=1
+wait "$pid2" || status=1
+if ((status)); then
+	echo "tests failed (logs in $logs)" >&2
+	exit 1
+fi
+rm -rf "$logs"

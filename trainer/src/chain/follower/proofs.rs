@@ -1,0 +1,215 @@
+//! The proofs of this trainer's rounds: signed once and stored before they are first sent
+//! (a restarted trainer resends the same proof rather than equivocating), resent until the
+//! chain has them; and peers' gossiped proofs, checked for equivocation.
+
+use std::path::Path;
+
+use codec::{Decode, Encode};
+use grid_primitives::{
+	job::{proof_payload, ContributionProof},
+	Hash,
+};
+use polkadot_sdk::sp_runtime::BoundedVec;
+
+use super::{Follower, Pending};
+use crate::{
+	chain::{api, client::JobView, AccountId, ChainError, Result, SignedProof},
+	round::coordinator::RoundReport,
+};
+
+impl Follower {
+	/// Turns a finished round into a signed proof (or the one already signed for it).
+	pub(super) async fn on_report(&mut self, report: RoundReport) -> Result<()> {
+		let path = self.config.proof_dir.join(format!("round-{}.scale", report.round));
+		let signed = match load_proof(&path)? {
+			Some(signed) => signed,
+			None => {
+				let received = self.accounts_of(&report.received).await?;
+				let signed = self.sign(&report, received);
+				store_proof(&path, &signed)?;
+				signed
+			}
+		};
+		self.shared().outbox.push(signed.encode());
+		if self.config.equivocate {
+			let mut other = signed.proof.clone();
+			other.samples_processed += 1;
+			let second = self.sign_proof(other);
+			tracing::warn!(
+				"round {}: announcing a second, different proof (equivocating)",
+				report.round
+			);
+			self.shared().outbox.push(second.encode());
+		}
+		self.pending.push(Pending { signed, sent_at: 0, seen: false });
+		Ok(())
+	}
+
+	/// A peer's proof: kept if validly signed; a second, different one of the same provider
+	/// for the same round is reported to the chain with the first.
+	pub(super) async fn on_heard(&mut self, bytes: &[u8]) -> Result<()> {
+		let bad = |why: String| ChainError::Missing(format!("ignored a gossiped proof: {why}"));
+		let signed = SignedProof::decode(&mut &bytes[..]).map_err(|e| bad(e.to_string()))?;
+		let proof = &signed.proof;
+		if proof.job != self.config.job || proof.provider == self.me {
+			return Ok(());
+		}
+		let payload = proof_payload(&self.chain.genesis(), proof);
+		let valid = subxt_signer::sr25519::verify(
+			&subxt_signer::sr25519::Signature(signed.signature),
+			payload,
+			&subxt_signer::sr25519::PublicKey(proof.provider.0),
+		);
+		if !valid {
+			return Err(bad(format!("bad signature for {}", proof.provider)));
+		}
+		let key = (proof.round, proof.provider);
+		let first = match self.heard_proofs.get(&key) {
+			None => {
+				// Keep a bounded window: proofs of the last few rounds.
+				let floor = proof.round.saturating_sub(4);
+				self.heard_proofs.retain(|(r, _), _| *r >= floor);
+				self.heard_proofs.insert(key, signed);
+				return Ok(());
+			}
+			Some(first) if *first == signed => return Ok(()),
+			Some(first) => first.clone(),
+		};
+		if !self.reported.insert(key) {
+			return Ok(());
+		}
+		tracing::warn!("{} signed two proofs for round {}: reporting", key.1, key.0);
+		let call = api::tx()
+			.jobs()
+			.report_equivocation(subxt::utils::Static(first), subxt::utils::Static(signed));
+		// Handed to the pool without waiting for a block: this round's own proof is due too.
+		// Another trainer may report it first; the chain then refuses this report.
+		match self.chain.send("report_equivocation", &call, &self.account).await {
+			Ok(()) => tracing::info!("reported {} for equivocating in round {}", key.1, key.0),
+			Err(e) => tracing::info!("equivocation report not taken: {e}"),
+		}
+		Ok(())
+	}
+
+	pub(super) fn sign(&self, report: &RoundReport, received: Vec<AccountId>) -> SignedProof {
+		let (own, samples) =
+			report.own_update.map_or((Hash::zero(), 0), |(h, n)| (Hash::from(h), n));
+		let loss = report.train_loss.filter(|l| l.is_finite() && *l >= 0.0).unwrap_or(0.0);
+		let proof = ContributionProof {
+			job: self.config.job,
+			round: report.round,
+			provider: self.me,
+			base_model_hash: Hash::from(report.base_model_hash),
+			own_update_commitment: own,
+			result_model_hash: Hash::from(report.result_model_hash),
+			samples_processed: samples,
+			train_loss_micros: (f64::from(loss) * 1e6).min(f64::from(u32::MAX)) as u32,
+			received: BoundedVec::truncate_from(received),
+		};
+		self.sign_proof(proof)
+	}
+
+	pub(super) fn sign_proof(&self, proof: ContributionProof<AccountId>) -> SignedProof {
+		let signature = self.account.sign(&proof_payload(&self.chain.genesis(), &proof)).0;
+		SignedProof { proof, signature }
+	}
+
+	/// Sends the proofs the chain does not have yet for its open round; drops those whose
+	/// round has closed.
+	pub(super) async fn send_pending(&mut self, view: &JobView, number: u32) -> Result<()> {
+		if self.pending.is_empty() {
+			return Ok(());
+		}
+		let open = view.round.as_ref().map(|r| (r.index, r.members.0.contains(&self.me)));
+		let on_chain = match open {
+			Some(_) => self.chain.round_proofs(self.config.job).await?,
+			None => Vec::new(),
+		};
+		let mut keep = Vec::new();
+		for mut p in std::mem::take(&mut self.pending) {
+			let round = p.signed.proof.round;
+			p.seen |= on_chain.iter().any(|s| s.proof == p.signed.proof);
+			let openable = open.is_some_and(|(index, member)| index == round && member);
+			if !openable {
+				// The round settled (or this trainer is not in it). A proof that completed
+				// the round settled it in its own block, so it may never have been seen
+				// among the open round's proofs: what was paid tells.
+				let paid = p.seen
+					|| self.chain.contribution(self.config.job, round, &self.me).await?.is_some();
+				if !paid {
+					tracing::warn!(
+						"round {round}: not paid (the proof was late, or the round had no quorum)"
+					);
+				}
+				self.shared().unsent -= 1;
+				continue;
+			}
+			if p.seen {
+				keep.push(p);
+				continue;
+			}
+			// Resend when not included two blocks after sending (the node may have
+			// restarted and lost its pool).
+			if p.sent_at == 0 || number >= p.sent_at + 2 {
+				let call = api::tx().jobs().submit_proof(subxt::utils::Static(p.signed.clone()));
+				match self.chain.send("submit_proof", &call, &self.account).await {
+					Ok(()) => tracing::info!("round {round}: proof sent"),
+					Err(e) => tracing::warn!("round {round}: sending the proof failed: {e}"),
+				}
+				p.sent_at = number;
+			}
+			keep.push(p);
+		}
+		self.pending = keep;
+		Ok(())
+	}
+}
+
+fn load_proof(path: &Path) -> Result<Option<SignedProof>> {
+	if !path.exists() {
+		return Ok(None);
+	}
+	let bytes = std::fs::read(path)
+		.map_err(|e| ChainError::Missing(format!("reading {}: {e}", path.display())))?;
+	SignedProof::decode(&mut &bytes[..])
+		.map(Some)
+		.map_err(|e| ChainError::Missing(format!("{} is not a signed proof: {e}", path.display())))
+}
+
+/// Writes a proof atomically (a crash leaves the old file or the new one, never half).
+fn store_proof(path: &Path, signed: &SignedProof) -> Result<()> {
+	let tmp = path.with_extension("tmp");
+	std::fs::write(&tmp, signed.encode())
+		.and_then(|_| std::fs::rename(&tmp, path))
+		.map_err(|e| ChainError::Missing(format!("writing {}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	#[test]
+	pub(super) fn stored_proofs_come_back_identical_and_corrupt_ones_are_refused() {
+		let dir = tempfile::tempdir().unwrap();
+		let path = dir.path().join("round-3.scale");
+		assert!(load_proof(&path).unwrap().is_none());
+		let account = subxt_signer::sr25519::dev::bob();
+		let proof = ContributionProof {
+			job: 1,
+			round: 3,
+			provider: account.public_key().to_account_id(),
+			base_model_hash: Hash::repeat_byte(1),
+			own_update_commitment: Hash::repeat_byte(2),
+			result_model_hash: Hash::repeat_byte(3),
+			samples_processed: 640,
+			train_loss_micros: 2_000_000,
+			received: BoundedVec::truncate_from(vec![]),
+		};
+		let signed = SignedProof { signature: account.sign(&proof.encode()).0, proof };
+		store_proof(&path, &signed).unwrap();
+		assert_eq!(load_proof(&path).unwrap(), Some(signed));
+		std::fs::write(&path, b"junk").unwrap();
+		let err = load_proof(&path).unwrap_err().to_string();
+		assert!(err.contains("round-3.scale") && err.contains("not a signed proof"), "{err}");
+	}
+}

@@ -1,0 +1,10 @@
+//! The I/O drivers: the trainer loop around the round protocol, its reports and status
+//! server, the provider daemon (the only place the network and the chain meet), the buyer's
+//! commands and the local test network.
+
+pub mod buyer;
+pub mod localnet;
+pub mod provider;
+pub mod reports;
+pub mod status_server;
+pub mod trainer;

@@ -1,0 +1,185 @@
+//! The provider's configuration file (TOML): its account and stake, where it listens and
+//! answers probes, which jobs it takes, and local training settings.
+
+use std::path::{Path, PathBuf};
+
+use grid_primitives::job::JobId;
+use serde::Deserialize;
+use subxt_signer::sr25519::Keypair;
+
+use crate::{
+	chain::{keys, ChainError},
+	config::Misbehaviour,
+	daemon::status_server,
+	device::DeviceChoice,
+};
+
+/// The provider's configuration file (TOML). Relative paths are relative to the file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+	/// A name for logs.
+	pub name: String,
+	/// Keys, checkpoints, proofs and logs (one sub-directory per job).
+	pub data_dir: PathBuf,
+	/// The libp2p listen address, with a fixed port: it is registered on chain.
+	pub listen: String,
+	/// The address peers dial, when it differs from `listen` (behind NAT).
+	pub advertise: Option<String>,
+	/// Compute threads (0: Candle's default).
+	#[serde(default)]
+	pub threads: usize,
+	/// Where to train: "auto" (a GPU when there is one), "cpu", "cuda" or "cuda:N".
+	#[serde(default)]
+	pub device: DeviceChoice,
+	/// Makes each inner step take this many times longer (simulates a slower device).
+	#[serde(default = "one")]
+	pub compute_slowdown: f64,
+	/// Deliberate misbehaviour, for tests.
+	#[serde(default)]
+	pub misbehave: Misbehaviour,
+	/// The chain.
+	pub chain: ChainSection,
+	/// Local choices that do not affect the model peers agree on.
+	#[serde(default)]
+	pub training: LocalTraining,
+}
+
+fn one() -> f64 {
+	1.0
+}
+
+/// How the provider talks to the chain and which jobs it takes.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChainSection {
+	/// The node (`ws://…`).
+	pub url: String,
+	/// The account's secret (`//Alice`, a mnemonic, or a `0x` seed). Development only: use
+	/// `account_file` otherwise.
+	pub account: Option<String>,
+	/// A file holding the account's secret (`grid-trainer key generate` writes one).
+	pub account_file: Option<PathBuf>,
+	/// Stake to put up when registering, in GRID.
+	pub stake: f64,
+	/// Join this job; otherwise the lowest-numbered one that fits.
+	pub job: Option<JobId>,
+	/// Largest model (parameters) it takes.
+	#[serde(default = "max_parameters")]
+	pub max_parameters: u64,
+	/// Smallest reward per round it works for, in GRID.
+	#[serde(default)]
+	pub min_reward_per_round: f64,
+	/// The URL validators probe for liveness (this trainer's status server).
+	pub endpoint: String,
+	/// How long to keep serving the final model after the job, for the buyer (s).
+	#[serde(default = "serve_final_secs")]
+	pub serve_final_secs: u64,
+}
+
+fn serve_final_secs() -> u64 {
+	120
+}
+
+fn max_parameters() -> u64 {
+	50_000_000
+}
+
+/// Timing of the exchange and local evaluation.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LocalTraining {
+	/// Commitments are taken this long after the commit deadline (ms).
+	pub grace_ms: u64,
+	/// Longest wait for updates after that (ms).
+	pub fetch_timeout_ms: u64,
+	/// Time an update should take to download (ms), which sets the compression level.
+	pub transfer_budget_ms: u64,
+	/// Held-out samples evaluated after each round (0: none).
+	pub eval_samples: usize,
+	/// At most this many inner steps per round.
+	pub max_steps: Option<u32>,
+}
+
+impl Default for LocalTraining {
+	fn default() -> Self {
+		LocalTraining {
+			grace_ms: 1_500,
+			fetch_timeout_ms: 4_000,
+			transfer_budget_ms: 500,
+			eval_samples: 0,
+			max_steps: None,
+		}
+	}
+}
+
+impl ProviderConfig {
+	/// Reads and checks a provider file.
+	pub fn load(path: &Path) -> Result<Self, ChainError> {
+		let bad = |m: String| ChainError::Config(format!("{}: {m}", path.display()));
+		let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+		let mut config: ProviderConfig = toml::from_str(&text).map_err(|e| bad(e.to_string()))?;
+		let base = path.parent().unwrap_or(Path::new("."));
+		config.data_dir = base.join(&config.data_dir);
+		config.chain.account_file = config.chain.account_file.map(|f| base.join(f));
+		if config.chain.account.is_some() == config.chain.account_file.is_some() {
+			return Err(bad("give exactly one of chain.account and chain.account_file".into()));
+		}
+		for addr in [Some(&config.listen), config.advertise.as_ref()].into_iter().flatten() {
+			let parsed: libp2p::Multiaddr =
+				addr.parse().map_err(|e| bad(format!("address {addr:?}: {e}")))?;
+			if parsed.iter().any(|p| matches!(p, libp2p::multiaddr::Protocol::Tcp(0))) {
+				return Err(bad(format!("{addr}: a registered address needs a fixed port")));
+			}
+		}
+		status_server::listen_address(&config.chain.endpoint).map_err(bad)?;
+		if !(config.compute_slowdown.is_finite() && config.compute_slowdown >= 1.0) {
+			return Err(bad("compute_slowdown must be >= 1".into()));
+		}
+		Ok(config)
+	}
+
+	pub(super) fn account(&self) -> Result<Keypair, ChainError> {
+		match (&self.chain.account, &self.chain.account_file) {
+			(Some(secret), _) => keys::account_from_secret(secret),
+			(None, Some(file)) => keys::account_from_file(file),
+			(None, None) => Err(ChainError::Key("no account configured".into())),
+		}
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use crate::daemon::provider::TEST_FILE as GOOD;
+
+	#[test]
+	fn provider_files_parse_and_bad_ones_say_why() {
+		let dir = tempfile::tempdir().unwrap();
+		let path = dir.path().join("p.toml");
+		std::fs::write(&path, GOOD).unwrap();
+		let config = ProviderConfig::load(&path).unwrap();
+		assert_eq!(config.data_dir, dir.path().join("bob"));
+		assert_eq!(config.training.eval_samples, 100);
+		assert_eq!(config.training.grace_ms, LocalTraining::default().grace_ms);
+		assert_eq!(
+			config.account().unwrap().public_key().0,
+			subxt_signer::sr25519::dev::bob().public_key().0
+		);
+		let cases = [
+			(GOOD.replace("account = \"//Bob\"", ""), "exactly one of"),
+			(
+				GOOD.replace("account = \"//Bob\"", "account = \"//Bob\"\naccount_file = \"k\""),
+				"exactly one of",
+			),
+			(GOOD.replace("tcp/4001", "tcp/0"), "fixed port"),
+			(GOOD.replace("http://127.0.0.1:9101/health", "ftp://x"), "http://"),
+			(GOOD.replace("stake = 200", "stake = 200\nfoo = 1"), "unknown field"),
+		];
+		for (text, expected) in cases {
+			std::fs::write(&path, text).unwrap();
+			let err = ProviderConfig::load(&path).unwrap_err().to_string();
+			assert!(err.contains(expected), "{expected}: {err}");
+		}
+	}
+}

@@ -1,0 +1,263 @@
+//! The provider daemon (`grid-trainer provide`): a GPU (here: CPU) provider's trainer on a
+//! Grid network. It registers its account with stake and binds its libp2p key to it, finds a
+//! job it can run, joins it, trains it with the other participants — rounds opened and closed
+//! by the chain — and attests every round on chain, where it is paid.
+
+mod config;
+mod registration;
+
+use std::time::Duration;
+
+use grid_primitives::job::{JobId, JobSpec};
+use subxt_signer::sr25519::Keypair;
+
+pub use config::{ChainSection, LocalTraining, ProviderConfig};
+use registration::ensure_registered;
+pub use registration::{capabilities, registration};
+
+use crate::{
+	chain::{
+		api,
+		client::JobStatus,
+		follower::{self, FollowConfig},
+		keys, spec, AccountId, Chain, ChainError,
+	},
+	config::{Schedule, TrainerConfig},
+	daemon::{
+		status_server::{self, Extra, StatusSink},
+		trainer::Trainer,
+	},
+	net::ProofLink,
+};
+
+/// Whether this provider takes a job: a live job with room, a spec it can run within its
+/// policy, and a stake requirement it meets.
+fn fits(spec: &JobSpec<u128, u32>, config: &ProviderConfig) -> Result<(), String> {
+	spec::job_config(0, spec, 0, None).map_err(|e| e.to_string())?;
+	if spec.model.parameters() > config.chain.max_parameters {
+		return Err(format!("{} parameters is above the limit", spec.model.parameters()));
+	}
+	let min_reward =
+		spec::grid_units("min_reward_per_round", config.chain.min_reward_per_round).unwrap_or(0);
+	if spec.reward_per_round < min_reward {
+		return Err("the reward is below this provider's minimum".into());
+	}
+	let stake = spec::grid_units("stake", config.chain.stake).unwrap_or(0);
+	if stake < spec.min_provider_stake {
+		return Err("the job needs more stake".into());
+	}
+	Ok(())
+}
+
+/// The job to work on: one this account is in already (a restart), the configured one, or
+/// the lowest-numbered live job that fits and has room. Waits until there is one.
+async fn choose_job(
+	chain: &Chain,
+	me: &AccountId,
+	config: &ProviderConfig,
+) -> Result<(JobId, JobSpec<u128, u32>), ChainError> {
+	loop {
+		for (id, status) in chain.jobs().await? {
+			if config.chain.job.is_some_and(|j| j != id)
+				|| !matches!(status, JobStatus::Open | JobStatus::Running)
+			{
+				continue;
+			}
+			let Some(view) = chain.job(id).await? else { continue };
+			let spec = view.job.spec.0.clone();
+			let member = chain.participants(id).await?.iter().any(|(who, _)| who == me);
+			if member {
+				return Ok((id, spec));
+			}
+			match fits(&spec, config) {
+				Ok(()) if view.job.participants < spec.max_providers => return Ok((id, spec)),
+				Ok(()) => tracing::debug!("job {id} is full"),
+				Err(why) if config.chain.job == Some(id) => {
+					return Err(ChainError::Spec(format!("job {id}: {why}")))
+				}
+				Err(why) => tracing::debug!("job {id} skipped: {why}"),
+			}
+		}
+		tokio::time::sleep(Duration::from_secs(2)).await;
+	}
+}
+
+/// Joins `job` unless this account is in it already.
+async fn ensure_joined(chain: &Chain, account: &Keypair, job: JobId) -> Result<(), ChainError> {
+	let me = account.public_key().to_account_id();
+	if chain.participants(job).await?.iter().any(|(who, _)| *who == me) {
+		return Ok(());
+	}
+	chain.submit("join_job", &api::tx().jobs().join_job(job), account).await?;
+	tracing::info!("joined job {job}");
+	Ok(())
+}
+
+/// Runs the provider until its job ends.
+pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
+	use anyhow::Context;
+	std::fs::create_dir_all(&config.data_dir)
+		.with_context(|| format!("creating {}", config.data_dir.display()))?;
+	let account = config.account()?;
+	let me = account.public_key().to_account_id();
+	let p2p = keys::p2p_key(&config.data_dir.join("p2p.key"))?;
+	let (chain, job, spec, bootstrap) = runtime.block_on(async {
+		let chain = Chain::connect(&config.chain.url, Duration::from_secs(60)).await?;
+		ensure_registered(&chain, &account, &p2p, &config).await?;
+		let (job, spec) = choose_job(&chain, &me, &config).await?;
+		ensure_joined(&chain, &account, job).await?;
+		// The job's other participants, to dial first.
+		let bootstrap = chain.participant_addresses(job, Some(&me)).await?;
+		let bootstrap: Vec<String> = bootstrap.iter().map(ToString::to_string).collect();
+		Ok::<_, ChainError>((chain, job, spec, bootstrap))
+	})?;
+	let local = &config.training;
+	let job_config = spec::job_config(job, &spec, local.eval_samples, local.max_steps)?;
+	let job_dir = config.data_dir.join(format!("job-{job}"));
+	let trainer_config = TrainerConfig {
+		name: config.name.clone(),
+		key_seed: String::new(),
+		data_dir: job_dir.clone(),
+		listen: vec![config.listen.clone()],
+		bootstrap,
+		scenario: None,
+		threads: config.threads,
+		device: config.device,
+		compute_slowdown: config.compute_slowdown,
+		misbehave: config.misbehave,
+		job: job_config,
+		// Rounds are opened by the chain; the period only bounds the grace.
+		schedule: Schedule::Deadline {
+			start_unix_ms: 0,
+			period_ms: u64::from(spec.training.round_blocks)
+				* grid_primitives::time::MILLI_SECS_PER_BLOCK,
+			grace_ms: local.grace_ms,
+			fetch_timeout_ms: local.fetch_timeout_ms,
+			transfer_budget_ms: local.transfer_budget_ms,
+		},
+	};
+	trainer_config.validate()?;
+	let follow = FollowConfig {
+		job,
+		proof_dir: job_dir.join("proofs"),
+		// Commitments are taken for `grace`; fetching and aggregating on top of that.
+		exchange_ms: local.grace_ms + local.fetch_timeout_ms / 2,
+		equivocate: config.misbehave.equivocate,
+	};
+	let coordinator = follower::start(runtime.handle(), chain, account, follow)?;
+	let handle = std::sync::Arc::new(coordinator);
+	let mut trainer = Trainer::with_key(
+		trainer_config,
+		p2p,
+		Box::new(handle.clone()),
+		Some(Box::new(handle.clone())),
+		runtime.handle(),
+	)?;
+	if let Some(link) = trainer.take_proof_link() {
+		relay_proofs(handle.clone(), link);
+	}
+	trainer.set_linger(Duration::from_secs(config.chain.serve_final_secs));
+	let sink: StatusSink = std::sync::Arc::new(std::sync::Mutex::new(serde_json::json!({})));
+	let address =
+		status_server::listen_address(&config.chain.endpoint).map_err(ChainError::Spec)?;
+	let extra: Extra = {
+		let (handle, me) = (handle.clone(), me.to_string());
+		std::sync::Arc::new(move || {
+			let (earned, rounds_paid, slashed) = handle.earnings();
+			serde_json::json!({ "chain": {
+				"account": me,
+				"job": job,
+				"earned": earned.to_string(),
+				"earned_grid": earned as f64 / grid_primitives::currency::UNIT as f64,
+				"rounds_paid": rounds_paid,
+				"slashed": slashed.to_string(),
+			}})
+		})
+	};
+	runtime
+		.block_on(status_server::serve(address, sink.clone(), extra))
+		.with_context(|| format!("serving {}", config.chain.endpoint))?;
+	trainer.set_status_sink(sink);
+	tracing::info!("provider {me} trains job {job} as {}", trainer.peer_id());
+	trainer.run()?;
+	if !handle.flush(Duration::from_secs(60)) {
+		tracing::warn!("some proofs were not seen on chain before exiting");
+	}
+	let (earned, rounds, slashed) = handle.earnings();
+	tracing::info!("job {job} done: earned {earned} units for {rounds} rounds; {slashed} slashed");
+	Ok(())
+}
+
+/// Relays contribution proofs between the chain task and the job's peers, on a thread of
+/// its own (proofs never pass through the round loop): this trainer's proofs go out on the
+/// proofs topic, and the proofs peers announce go to the chain task, which reports
+/// equivocations among them. It ends when the network task does.
+fn relay_proofs(chain: std::sync::Arc<follower::ChainCoordinator>, link: ProofLink) {
+	std::thread::spawn(move || loop {
+		for proof in chain.outgoing_proofs() {
+			link.publish(proof);
+		}
+		match link.heard.recv_timeout(Duration::from_millis(100)) {
+			Ok(proof) => chain.heard_proof(proof),
+			Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+			Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+		}
+	});
+}
+
+/// A valid provider file, for the tests of this module's parts.
+#[cfg(test)]
+const TEST_FILE: &str = r#"
+	name = "bob"
+	data_dir = "bob"
+	listen = "/ip4/127.0.0.1/tcp/4001"
+
+	[chain]
+	url = "ws://127.0.0.1:9944"
+	account = "//Bob"
+	stake = 200
+	endpoint = "http://127.0.0.1:9101/health"
+
+	[training]
+	eval_samples = 100
+	"#;
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use crate::daemon::provider::TEST_FILE as GOOD;
+
+	#[test]
+	fn jobs_outside_the_policy_are_not_taken() {
+		let dir = tempfile::tempdir().unwrap();
+		let path = dir.path().join("p.toml");
+		std::fs::write(&path, GOOD).unwrap();
+		let mut config = ProviderConfig::load(&path).unwrap();
+		let file: spec::JobFile = toml::from_str(
+			r#"
+			dataset = "mnist"
+			model = { kind = "mlp", hidden = 32, layers = 1 }
+			rounds = 2
+			round_blocks = 5
+			batch_size = 32
+			lr = 0.002
+			compression = { scheme = "int8", chunk = 64 }
+			reward_per_round = 10
+			min_providers = 2
+			max_providers = 4
+			min_provider_stake = 100
+			"#,
+		)
+		.unwrap();
+		let spec = file.to_spec().unwrap();
+		assert_eq!(fits(&spec, &config), Ok(()));
+		config.chain.max_parameters = 1_000;
+		assert!(fits(&spec, &config).unwrap_err().contains("parameters"));
+		config.chain.max_parameters = u64::MAX;
+		config.chain.min_reward_per_round = 11.0;
+		assert!(fits(&spec, &config).unwrap_err().contains("reward"));
+		config.chain.min_reward_per_round = 0.0;
+		config.chain.stake = 50.0;
+		assert!(fits(&spec, &config).unwrap_err().contains("stake"));
+	}
+}

@@ -1,0 +1,142 @@
+//! The trainer's own contribution: training paced against the round's deadline (or its
+//! fixed step count), the attacker behaviours tests switch on, and the sealed update served
+//! and announced.
+
+use std::time::{Duration, Instant};
+
+use grid_primitives::job::RoundIndex;
+
+use super::Trainer;
+use crate::{
+	config::Schedule,
+	data::batch_indices,
+	diloco::{train_round, LocalRound},
+	error::Result,
+	net::Command,
+	round::{
+		contribute::{self, Context, OwnUpdate},
+		misbehave::{self, LAZY_FIRST_NORM, LAZY_STEPS},
+	},
+};
+
+impl Trainer {
+	/// Trains from the global state until the round's deadline (or the fixed step count)
+	/// and compresses the result.
+	pub(super) fn compute(
+		&mut self,
+		round: RoundIndex,
+		end: Option<Instant>,
+	) -> Result<Option<OwnUpdate>> {
+		let started = Instant::now();
+		let state = self.state.as_ref().expect("compute runs with a state");
+		let job = &self.config.job;
+		let seed =
+			contribute::round_seed(self.coordinator.data_seed(round), job.id, round, &self.me);
+		let population = self.dataset.train_len();
+		let batch = job.batch_size as u64;
+		let slowdown = self.config.compute_slowdown;
+		let max_steps = job.max_steps;
+		let (fixed, margin) = match self.config.schedule {
+			Schedule::FixedSteps { steps, .. } => (Some(steps), Duration::ZERO),
+			Schedule::Deadline { .. } => (None, Duration::from_millis(50)),
+		};
+		let stop_at = end.map(|e| e.checked_sub(margin).unwrap_or(e));
+		if self.config.misbehave.lazy {
+			// It waits until an honest trainer would be done.
+			if let Some(wait) = stop_at.and_then(|s| s.checked_duration_since(Instant::now())) {
+				std::thread::sleep(wait);
+			}
+			let steps = fixed.or(max_steps).unwrap_or(LAZY_STEPS);
+			let norm = self.last_update_norm.unwrap_or(LAZY_FIRST_NORM);
+			let local = misbehave::lazy_round(state.weights.len(), norm, round, steps, batch);
+			return self.commit(round, local, started).map(Some);
+		}
+		let mut step_secs = self.step_secs;
+		let mut last: Option<Instant> = None;
+		let mut i = 0u64;
+		let (dataset, device) = (&self.dataset, &self.device);
+		let batches = std::iter::from_fn(|| {
+			let now = Instant::now();
+			if let Some(prev) = last {
+				let took = now - prev;
+				if slowdown > 1.0 {
+					std::thread::sleep(took.mul_f64(slowdown - 1.0));
+				}
+				let secs = took.as_secs_f64() * slowdown;
+				step_secs = Some(step_secs.map_or(secs, |s| 0.8 * s + 0.2 * secs));
+			}
+			let capped = max_steps.is_some_and(|m| i >= u64::from(m));
+			let go = !capped
+				&& match (fixed, stop_at) {
+					(Some(steps), _) => i < u64::from(steps),
+					(None, Some(stop)) => {
+						Instant::now() + Duration::from_secs_f64(step_secs.unwrap_or(0.0)) < stop
+					}
+					(None, None) => false,
+				};
+			if !go {
+				return None;
+			}
+			last = Some(Instant::now());
+			let indices = batch_indices(&seed, i, batch, population);
+			i += 1;
+			Some(dataset.train_batch(&indices, device))
+		});
+		let mut local = train_round(&mut self.inner, &state.weights, batches)?;
+		self.step_secs = step_secs;
+		if local.steps == 0 {
+			return Ok(None);
+		}
+		if let Some(poison) = self.config.misbehave.poison {
+			misbehave::poison_update(&mut local.delta, poison, round);
+		}
+		self.commit(round, local, started).map(Some)
+	}
+
+	/// Compresses a round's update, signs its commitment and serves it.
+	pub(super) fn commit(
+		&mut self,
+		round: RoundIndex,
+		local: LocalRound,
+		started: Instant,
+	) -> Result<OwnUpdate> {
+		let state = self.state.as_ref().expect("commit runs with a state");
+		let budget = self.transfer_budget();
+		let context =
+			Context { job: self.config.job.id, round, manifest: &self.manifest, base: state };
+		let own =
+			contribute::seal(local, context, &mut self.compressor, budget, &self.key, started)?;
+		self.net.send(Command::ServeUpdate {
+			hash: own.signed.commitment.update_hash,
+			round,
+			bytes: own.bytes.clone(),
+		});
+		Ok(own)
+	}
+
+	/// Bytes an update may take so peers download it within the transfer budget, from the
+	/// median throughput measured to peers (`None`: no budget yet, or not adaptive).
+	pub(super) fn transfer_budget(&self) -> Option<usize> {
+		let Schedule::Deadline { transfer_budget_ms, .. } = self.config.schedule else {
+			return None;
+		};
+		if !self.config.job.adaptive_compression {
+			return None;
+		}
+		let mbit = self.health.median_throughput_mbit()?;
+		Some(contribute::transfer_budget(mbit, transfer_budget_ms))
+	}
+
+	pub(super) fn publish(&mut self, own: &OwnUpdate) -> Result<()> {
+		self.net.send(Command::Publish(own.signed.clone()));
+		let offer = self.books.heard(self.me, own.signed.clone());
+		if let Some(offer) = offer {
+			self.on_offer(self.me, offer);
+		}
+		if self.config.misbehave.equivocate {
+			let twin = misbehave::equivocation_twin(&own.signed.commitment);
+			self.net.send(Command::Publish(contribute::sign(twin, &self.key)?));
+		}
+		Ok(())
+	}
+}

@@ -1,0 +1,159 @@
+//! The exchange with peers: waiting for commitments, fetching the set's updates, and the
+//! network's events while the loop waits.
+
+use std::{
+	sync::mpsc::RecvTimeoutError,
+	time::{Duration, Instant},
+};
+
+use grid_primitives::job::RoundIndex;
+use libp2p::PeerId;
+
+use super::Trainer;
+use crate::{
+	config::Schedule,
+	daemon::reports,
+	net::{Command, Event},
+	round::{
+		book::Offer,
+		fetch::{Answer, Outgoing},
+		messages::{Response, SignedCommitment},
+	},
+};
+
+impl Trainer {
+	/// Waits for the round's commitments: until the grace period after the deadline, or
+	/// (fixed steps) until every expected peer committed.
+	pub(super) fn collect(&mut self, round: RoundIndex, end: Option<Instant>) {
+		match self.config.schedule {
+			Schedule::Deadline { grace_ms, .. } => {
+				let until = end.unwrap_or_else(Instant::now) + Duration::from_millis(grace_ms);
+				self.pump_until(until, |_| false);
+			}
+			Schedule::FixedSteps { wait_ms, .. } => {
+				let mut expected = self.last_set.clone();
+				if expected.is_empty() || round == 0 {
+					expected = self.health.connected();
+				}
+				expected.retain(|p| *p != self.me);
+				let until = Instant::now() + Duration::from_millis(wait_ms);
+				self.pump_until(until, |s| expected.iter().all(|p| s.books.current().has(p)));
+			}
+		}
+	}
+
+	/// Fetches every update of the set not yet here, from its committer first and from
+	/// other members when that fails, until the fetch deadline.
+	pub(super) fn fetch_all(&mut self, set: &[(PeerId, SignedCommitment)]) {
+		let (requests, wanted) = self.fetches.want(set, self.me);
+		for request in requests {
+			self.send_request(request);
+		}
+		if wanted.is_empty() {
+			return;
+		}
+		let wait = match self.config.schedule {
+			Schedule::Deadline { fetch_timeout_ms, .. } => fetch_timeout_ms,
+			Schedule::FixedSteps { wait_ms, .. } => wait_ms,
+		};
+		let until = Instant::now() + Duration::from_millis(wait);
+		self.pump_until(until, |s| s.fetches.settled(&wanted));
+	}
+
+	/// Handles network events until `until` or until `done` holds.
+	pub(super) fn pump_until(&mut self, until: Instant, done: impl Fn(&Self) -> bool) {
+		loop {
+			if let Some(fraud) = &mut self.fraud {
+				fraud.desk.poll(fraud.port.as_ref());
+			}
+			if done(self) {
+				return;
+			}
+			let now = Instant::now();
+			if now >= until {
+				return;
+			}
+			match self.net.events.recv_timeout(until - now) {
+				Ok(event) => self.on_event(event),
+				Err(RecvTimeoutError::Timeout) => return,
+				Err(RecvTimeoutError::Disconnected) => {
+					std::thread::sleep(until - now);
+					return;
+				}
+			}
+		}
+	}
+
+	pub(super) fn on_event(&mut self, event: Event) {
+		match event {
+			Event::Listening(addr) => {
+				tracing::info!("listening on {addr}/p2p/{}", self.me);
+				self.listen.push(addr);
+				let _ = self.write_status(false);
+			}
+			Event::Connected(peer) => self.health.peer(peer).connected = true,
+			Event::Disconnected(peer) => self.health.peer(peer).connected = false,
+			Event::Rtt { peer, rtt } => self.health.rtt(peer, rtt),
+			Event::Commitment { signer, signed } => {
+				let c = &signed.commitment;
+				tracing::debug!(
+					"commitment of {signer} for round {} (book {})",
+					c.round,
+					self.books.current().round()
+				);
+				self.health.committed(signer, c.round, c.samples, c.compute_millis);
+				if let Some(offer) = self.books.heard(signer, signed) {
+					self.on_offer(signer, offer);
+				}
+			}
+			Event::Fetched { id, peer, result, elapsed } => {
+				self.on_fetched(id, peer, result, elapsed)
+			}
+		}
+	}
+
+	pub(super) fn on_offer(&mut self, signer: PeerId, offer: Offer) {
+		let round = self.books.current().round();
+		match offer {
+			Offer::Equivocation(evidence) => {
+				tracing::warn!("{signer} equivocated in round {round}");
+				self.health.peer(signer).equivocations += 1;
+				if let Err(e) = reports::save_evidence(&self.config.data_dir, &evidence) {
+					tracing::error!("saving equivocation evidence: {e}");
+				}
+				self.evidence_seen += 1;
+			}
+			Offer::Late => tracing::info!("late commitment from {signer} left out"),
+			Offer::Full => tracing::warn!("round full: commitment from {signer} left out"),
+			_ => {}
+		}
+	}
+
+	pub(super) fn on_fetched(
+		&mut self,
+		id: u64,
+		peer: PeerId,
+		result: std::result::Result<Response, String>,
+		elapsed: Duration,
+	) {
+		let round = self.books.current().round();
+		match self.fetches.on_answer(id, peer, result, round) {
+			Answer::Unasked | Answer::State => {}
+			Answer::Update { hash, bytes } => {
+				self.health.fetched(peer, Some(bytes.len()), elapsed);
+				self.net.send(Command::ServeUpdate { hash, round, bytes });
+			}
+			Answer::Failed { hash, why, retry } => {
+				tracing::info!("update {} from {peer}: {why}", &hex::encode(hash)[..12]);
+				self.health.fetched(peer, None, elapsed);
+				if let Some(retry) = retry {
+					self.send_request(retry);
+				}
+			}
+		}
+	}
+
+	pub(super) fn send_request(&self, out: Outgoing) {
+		self.net.send(Command::Fetch { id: out.id, peer: out.peer, request: out.request });
+	}
+}

@@ -1,0 +1,473 @@
+//! The trainer daemon's round loop: train until the round's deadline, commit, collect the
+//! round's commitments, fetch and verify the updates, aggregate the canonical set, apply the
+//! outer step, checkpoint — and join, leave and re-sync as peers come and go.
+//!
+//! This is the I/O driver of the round protocol ([`crate::round`]): it reads the clock,
+//! moves bytes between the protocol and the network task, writes checkpoints and reports.
+//! The loop runs on its own thread (training is CPU-bound) and talks to the network task
+//! through channels, so serving peers never waits for a training step.
+
+use std::{
+	sync::Arc,
+	time::{Duration, Instant},
+};
+
+use candle_core::Device;
+use grid_primitives::job::RoundIndex;
+use libp2p::{identity::Keypair, Multiaddr, PeerId};
+
+use super::{
+	reports::{self, push_history, unix_ms, LossPoint, RoundRecord, Status, Totals},
+	status_server::StatusSink,
+};
+use crate::{
+	checkpoint::Checkpoint,
+	compress::adaptive::AdaptiveCompressor,
+	config::TrainerConfig,
+	data::Dataset,
+	error::Result,
+	model::Batch,
+	net::{keypair_from_seed, scenario::Scenario, Command, NetworkHandle, ProofLink, Shaper},
+	params::Manifest,
+	round::{
+		book::Books,
+		contribute::OwnUpdate,
+		coordinator::{Clock, Coordinator, LocalSchedule, RoundReport},
+		decide,
+		fetch::Fetches,
+		fraud::{FraudDesk, FraudPort},
+		messages::Digest,
+		peers::HealthBook,
+		state::{GlobalState, OuterSettings},
+	},
+	train::{evaluate, InnerTrainer},
+};
+
+mod compute;
+mod exchange;
+mod setup;
+mod sync;
+
+/// Longest checkpoint or update a peer may send (a 100M-parameter model's state fits).
+const MAX_RESPONSE_BYTES: u64 = 1 << 30;
+/// How long a single state request may take.
+const STATE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The instant at Unix time `ms` (now, if it has passed).
+fn instant_at(ms: u64) -> Instant {
+	let now = unix_ms();
+	Instant::now() + Duration::from_millis(ms.saturating_sub(now))
+}
+
+/// The fraud desk and the chain it answers to.
+struct Fraud {
+	desk: FraudDesk,
+	port: Box<dyn FraudPort>,
+}
+
+/// A running trainer.
+pub struct Trainer {
+	config: TrainerConfig,
+	key: Keypair,
+	me: PeerId,
+	net: NetworkHandle,
+	shaper: Shaper,
+	scenario: Option<Scenario>,
+	dataset: Arc<Dataset>,
+	eval: Vec<Batch>,
+	device: Device,
+	inner: InnerTrainer,
+	manifest: Manifest,
+	outer: OuterSettings,
+	compressor: AdaptiveCompressor,
+	state: Option<GlobalState>,
+	health: HealthBook,
+	books: Books,
+	evidence_seen: usize,
+	fetches: Fetches,
+	step_secs: Option<f64>,
+	listen: Vec<Multiaddr>,
+	started: Instant,
+	totals: Totals,
+	last_set: Vec<PeerId>,
+	coordinator: Box<dyn Coordinator>,
+	fraud: Option<Fraud>,
+	linger: Duration,
+	status_sink: Option<StatusSink>,
+	/// Norm of the last aggregated update (what a lazy trainer's noise imitates).
+	last_update_norm: Option<f64>,
+}
+
+impl Trainer {
+	/// Sets up a trainer whose rounds follow the configured schedule, with the libp2p key
+	/// derived from the configured seed.
+	pub fn new(config: TrainerConfig, runtime: &tokio::runtime::Handle) -> Result<Self> {
+		let key = keypair_from_seed(&config.key_seed);
+		let schedule = Box::new(LocalSchedule(config.schedule));
+		Self::with_key(config, key, schedule, None, runtime)
+	}
+
+	/// How long the trainer keeps serving its final state after the last round (3 s unless
+	/// set).
+	pub fn set_linger(&mut self, linger: Duration) {
+		self.linger = linger;
+	}
+
+	/// Where the status report also goes, after every round (the status server's).
+	pub fn set_status_sink(&mut self, sink: StatusSink) {
+		self.status_sink = Some(sink);
+	}
+
+	/// This trainer's peer id.
+	pub fn peer_id(&self) -> PeerId {
+		self.me
+	}
+
+	/// The job's proof gossip, for whoever relays proofs between the chain and the peers
+	/// (taken once; proofs never pass through the round loop).
+	pub fn take_proof_link(&mut self) -> Option<ProofLink> {
+		self.net.take_proof_link()
+	}
+
+	/// Runs the job to its last round.
+	pub fn run(mut self) -> Result<()> {
+		let start = instant_at(self.config.schedule.start_unix_ms());
+		// Connect to peers before round 0.
+		self.pump_until(start, |_| false);
+		if !self.wait_open(0) {
+			return self.finish();
+		}
+		if self.state.is_none() && self.clock().round() == 0 {
+			let weights = self.inner.model().params().flatten()?;
+			self.state = Some(GlobalState::initial(&self.manifest, weights, self.outer)?);
+		}
+		self.publish_state()?;
+		let mut round = self.state.as_ref().map_or_else(|| self.clock().round(), |s| s.round);
+		while round < self.config.job.rounds {
+			let clock_round = self.clock().round();
+			let usable = self
+				.state
+				.as_ref()
+				.is_some_and(|s| s.round == round && (s.verified || s.round >= clock_round));
+			// Without a usable state, fetch one and observe the round it is the base of;
+			// contribute from the next.
+			let observe = !usable;
+			if !usable {
+				self.state = None;
+				match self.sync(Instant::now() + STATE_TIMEOUT) {
+					Some(at) => round = at,
+					None => {
+						round = round.max(self.clock().round());
+						continue;
+					}
+				}
+			}
+			if round >= self.config.job.rounds || !self.wait_open(round) {
+				break;
+			}
+			self.run_round(round, observe)?;
+			round += 1;
+		}
+		self.finish()
+	}
+
+	fn clock(&self) -> Clock {
+		self.coordinator.clock(unix_ms())
+	}
+
+	/// Waits (serving peers) until the coordinator has opened `round`; false when the job
+	/// ended first.
+	fn wait_open(&mut self, round: RoundIndex) -> bool {
+		loop {
+			if self.coordinator.ended() {
+				return false;
+			}
+			if self.clock().has_opened(round) {
+				return true;
+			}
+			self.pump_until(Instant::now() + Duration::from_millis(200), |_| false);
+		}
+	}
+
+	fn finish(mut self) -> Result<()> {
+		self.write_status(true)?;
+		// Stay a while so peers can fetch the last update and state (and buyers the model).
+		let linger = Instant::now() + self.linger;
+		self.pump_until(linger, |_| false);
+		Ok(())
+	}
+
+	fn apply_scenario(&mut self, round: RoundIndex) {
+		let Some(scenario) = self.scenario.clone() else { return };
+		let me = self.me;
+		let policy = scenario.clone();
+		self.shaper.set_policy(Box::new(move |peer| policy.link(&me, peer, round)));
+		for d in scenario.disconnects_at(&me, round) {
+			self.shaper.disconnect(d.peer);
+			self.net.send(Command::Disconnect(d.peer));
+		}
+		if scenario.disconnects_self(&me, round) {
+			for peer in self.health.connected() {
+				self.shaper.disconnect(peer);
+				self.net.send(Command::Disconnect(peer));
+			}
+		}
+	}
+
+	fn run_round(&mut self, round: RoundIndex, observe: bool) -> Result<()> {
+		let round_start = Instant::now();
+		self.apply_scenario(round);
+		self.start_book(round);
+		let end = self.coordinator.deadline(round).map(instant_at);
+		// A trainer late for a round (its previous exchange overran) observes it too.
+		let step = Duration::from_secs_f64(self.step_secs.unwrap_or(0.0));
+		let in_time = end.is_none_or(|e| Instant::now() + step + Duration::from_millis(100) < e);
+		let contribute = !observe && in_time;
+		let own = if contribute { self.compute(round, end)? } else { None };
+		let compute = own.as_ref().map_or(Duration::ZERO, |o| o.compute);
+		let exchange_start = Instant::now();
+		if let Some(own) = &own {
+			self.publish(own)?;
+		}
+		self.collect(round, end);
+		self.books.close();
+		let decided = self.finish_round(round, own.as_ref())?;
+		let exchange = exchange_start.elapsed();
+		let eval_start = Instant::now();
+		let eval_loss = match (&self.state, self.eval.is_empty()) {
+			(Some(s), false) if s.round == round + 1 => {
+				self.inner.model().params().load_flat(&s.weights)?;
+				Some(evaluate(self.inner.model(), &self.eval)?)
+			}
+			_ => None,
+		};
+		let eval = eval_start.elapsed();
+		self.totals.compute += compute;
+		self.totals.eval += eval;
+		if own.is_some() {
+			self.totals.contributed += 1;
+		}
+		if eval_loss.is_some() {
+			self.totals.last_eval = eval_loss;
+		}
+		if let Some(own) = &own {
+			self.totals.last_train = Some(own.signed.commitment.train_loss());
+		}
+		if let Some(round_end) = decided {
+			let c = own.as_ref().map(|o| &o.signed.commitment);
+			let record = RoundRecord {
+				contributed: own.is_some(),
+				train_loss: c.map(|c| c.train_loss()),
+				steps: c.map_or(0, |c| c.steps),
+				samples: c.map_or(0, |c| c.samples),
+				compression_level: own.as_ref().map(|o| o.level),
+				update_bytes: c.map(|c| c.update_len),
+				eval_loss,
+				compute_ms: compute.as_millis() as u64,
+				exchange_ms: exchange.as_millis() as u64,
+				eval_ms: eval.as_millis() as u64,
+				wall_ms: round_start.elapsed().as_millis() as u64,
+				..round_end.record
+			};
+			reports::append_record(&self.config.data_dir, &record)?;
+			push_history(
+				&mut self.totals.history,
+				LossPoint {
+					round: record.round,
+					unix_ms: record.unix_ms,
+					train_loss: record.train_loss,
+					eval_loss,
+				},
+			);
+			self.coordinator.round_done(RoundReport {
+				round,
+				base_model_hash: round_end.base_model_hash,
+				result_model_hash: round_end.result_model_hash,
+				own_update: c.map(|c| (c.update_hash, c.samples)),
+				train_loss: record.train_loss,
+				received: round_end.accepted.into_iter().filter(|p| *p != self.me).collect(),
+			});
+			tracing::info!(
+				"round {round}: {} aggregated, eval loss {:?}, model {}",
+				record.aggregated.len(),
+				eval_loss,
+				&record.model_hash[..16]
+			);
+		}
+		self.write_status(false)
+	}
+
+	/// Opens the round's book unless it is open already (a sync opened it with the round's
+	/// commitments).
+	fn start_book(&mut self, round: RoundIndex) {
+		let book = self.books.current();
+		if book.round() != round || book.is_closed() {
+			self.open_book(round);
+		}
+	}
+
+	/// A fresh book for `round`, with the commitments already received for it.
+	fn open_book(&mut self, round: RoundIndex) {
+		self.fetches.new_round();
+		for (peer, offer) in self.books.open(round) {
+			self.on_offer(peer, offer);
+		}
+	}
+
+	/// Decides the round: check the base, fetch the set's updates, aggregate, step, save.
+	/// `None` when the trainer must re-sync instead.
+	fn finish_round(
+		&mut self,
+		round: RoundIndex,
+		own: Option<&OwnUpdate>,
+	) -> Result<Option<RoundEnd>> {
+		let Some(state) = &self.state else { return Ok(None) };
+		let base = match decide::check_base(self.books.current(), state, own.is_some()) {
+			Ok(base) => base,
+			Err(why) => {
+				// E.g. an observer that heard nothing cannot tell whether its state is the
+				// network's.
+				tracing::warn!("round {round}: {why}; re-syncing");
+				self.state = None;
+				return Ok(None);
+			}
+		};
+		let set = self.books.current().set(&base);
+		if let Some(own) = own {
+			let hash = own.signed.commitment.update_hash;
+			self.fetches.keep_own(hash, own.bytes.clone(), own.update.clone());
+		}
+		self.fetch_all(&set);
+		let gathered = decide::gather(&set, &self.fetches, self.fraud.is_some());
+		let state = self.state.take().expect("checked above");
+		if let Some(fraud) = &mut self.fraud {
+			fraud.desk.keep_round(round, &state.weights, gathered.evidence, fraud.port.as_ref());
+		}
+		let base_model_hash = state.model_hash;
+		let job = &self.config.job;
+		let rule = job.rule(gathered.contributions.len());
+		let decided = decide::step(
+			state,
+			&self.manifest,
+			&gathered.contributions,
+			&gathered.members,
+			rule,
+			job.screen_ratio,
+		)?;
+		for peer in &decided.accepted {
+			self.health.peer(*peer).accepted += 1;
+		}
+		for peer in &decided.rejected {
+			self.health.peer(*peer).rejected += 1;
+		}
+		if decided.update_norm.is_some() {
+			self.last_update_norm = decided.update_norm;
+		}
+		self.last_set = gathered.members;
+		self.state = Some(decided.next);
+		self.publish_state()?;
+		self.net.send(Command::Forget(round));
+		let state = self.state.as_ref().expect("just set");
+		let names = |peers: &[PeerId]| peers.iter().map(|p| p.to_string()).collect();
+		let record = RoundRecord {
+			round,
+			unix_ms: unix_ms(),
+			contributed: false,
+			committed: self.books.current().len(),
+			aggregated: names(&decided.accepted),
+			screened_out: names(&decided.rejected),
+			missing: names(&gathered.missing),
+			model_hash: hex::encode(state.model_hash),
+			state_hash: hex::encode(state.state_hash),
+			train_loss: None,
+			eval_loss: None,
+			steps: 0,
+			samples: 0,
+			compression_level: None,
+			update_bytes: None,
+			compute_ms: 0,
+			exchange_ms: 0,
+			eval_ms: 0,
+			wall_ms: 0,
+		};
+		Ok(Some(RoundEnd {
+			record,
+			base_model_hash,
+			result_model_hash: state.model_hash,
+			accepted: decided.accepted,
+		}))
+	}
+
+	/// Saves the state as the checkpoint and serves it to joiners.
+	fn publish_state(&mut self) -> Result<()> {
+		let Some(state) = &self.state else { return Ok(()) };
+		let ck = state.checkpoint(&self.manifest);
+		ck.save(&self.config.data_dir.join("checkpoint.safetensors"))?;
+		self.net.send(Command::ServeState {
+			round: state.round,
+			state_hash: state.state_hash,
+			checkpoint: Arc::new(ck.encode()?),
+		});
+		Ok(())
+	}
+
+	fn write_status(&self, finished: bool) -> Result<()> {
+		let round = self.state.as_ref().map(|s| s.round);
+		let wall = self.started.elapsed();
+		let status = Status {
+			name: &self.config.name,
+			peer_id: self.me.to_string(),
+			listen: self.listen.iter().map(|a| format!("{a}/p2p/{}", self.me)).collect(),
+			job: self.config.job.id,
+			round,
+			synced: self.state.is_some(),
+			model_hash: self.state.as_ref().map(|s| hex::encode(s.model_hash)),
+			last_eval_loss: self.totals.last_eval,
+			last_train_loss: self.totals.last_train,
+			rounds_contributed: self.totals.contributed,
+			compute_ms: self.totals.compute.as_millis() as u64,
+			wall_ms: wall.as_millis() as u64,
+			eval_ms: self.totals.eval.as_millis() as u64,
+			utilization: self.totals.utilization(wall),
+			median_rtt_ms: self.health.median_rtt_ms(),
+			median_throughput_mbit: self.health.median_throughput_mbit(),
+			equivocations_seen: self.evidence_seen,
+			peers: self.health.report(round.unwrap_or(0)),
+			network: self.net.stats(),
+			history: &self.totals.history,
+			finished,
+		};
+		if let Some(sink) = &self.status_sink {
+			if let Ok(value) = serde_json::to_value(&status) {
+				*sink.lock().unwrap_or_else(|e| e.into_inner()) = value;
+			}
+		}
+		reports::write_status(&self.config.data_dir, &status)
+	}
+}
+
+/// What a decided round leaves for its record and its report.
+struct RoundEnd {
+	record: RoundRecord,
+	base_model_hash: Digest,
+	result_model_hash: Digest,
+	accepted: Vec<PeerId>,
+}
+
+/// The checkpoint in `dir`, if there is one; a fresh model at round 0 otherwise is
+/// decided later (only a trainer present from the start may use it).
+fn restore(
+	dir: &std::path::Path,
+	manifest: &Manifest,
+	outer: OuterSettings,
+) -> Result<Option<GlobalState>> {
+	let path = dir.join("checkpoint.safetensors");
+	if !path.exists() {
+		return Ok(None);
+	}
+	let ck = Checkpoint::load(&path)?;
+	let round = ck.round;
+	let state = GlobalState::restore(ck, manifest, outer)?;
+	tracing::info!("resuming from {} at round {round}", path.display());
+	Ok(Some(state))
+}

@@ -1,0 +1,143 @@
+//! Setting a trainer up: device, data, model, checkpoint, fraud desk and network.
+
+use std::{
+	sync::Arc,
+	time::{Duration, Instant},
+};
+
+use libp2p::{identity::Keypair, Multiaddr};
+
+use super::{restore, Fraud, Trainer, MAX_RESPONSE_BYTES};
+use crate::{
+	compress::adaptive::AdaptiveCompressor,
+	config::TrainerConfig,
+	daemon::reports::Totals,
+	error::{Error, Result},
+	net::{behaviour::BehaviourConfig, scenario::Scenario, service, NetConfig, Shaper},
+	round::{
+		book::Books,
+		coordinator::Coordinator,
+		fetch::Fetches,
+		fraud::{FraudDesk, FraudPort},
+		peers::HealthBook,
+		state::OuterSettings,
+	},
+	train::{InnerConfig, InnerTrainer},
+	verify::Replayer,
+};
+
+impl Trainer {
+	/// Sets up the trainer: identity, data, model, checkpoint (if any) and network. Rounds
+	/// open and close when `coordinator` says; with a `fraud` port (the chain's), the trainer
+	/// keeps evidence, screens and replays updates, and judges challenges.
+	pub fn with_key(
+		config: TrainerConfig,
+		key: Keypair,
+		coordinator: Box<dyn Coordinator>,
+		fraud: Option<Box<dyn FraudPort>>,
+		runtime: &tokio::runtime::Handle,
+	) -> Result<Self> {
+		std::fs::create_dir_all(&config.data_dir)
+			.map_err(|e| Error::io("creating", &config.data_dir, e))?;
+		let me = key.public().to_peer_id();
+		let job = &config.job;
+		let device = crate::device::select(config.device)?;
+		tracing::info!("training on {:?}", device.location());
+		let dataset = Arc::new(job.dataset()?);
+		let eval = if job.eval_samples > 0 {
+			dataset.eval_batches(job.eval_samples, 250, &device)?
+		} else {
+			Vec::new()
+		};
+		let seed = format!("grid/job/{}", job.id);
+		let inner_config = InnerConfig { total_steps: job.total_steps, ..Default::default() };
+		let inner = InnerTrainer::new(
+			job.model_spec(),
+			seed.as_bytes(),
+			&device,
+			&job.inner(),
+			inner_config,
+		)?;
+		if device.is_cuda() {
+			// The driver compiles Candle's kernels on their first use (seconds each on a new
+			// machine): pay for that now rather than in the first round.
+			let start = Instant::now();
+			let indices: Vec<u64> = (0..u64::from(job.batch_size)).collect();
+			inner.warm_up(&dataset.train_batch(&indices, &device)?)?;
+			tracing::info!("GPU warmed up in {:.1} s", start.elapsed().as_secs_f64());
+		}
+		let manifest = inner.model().params().manifest();
+		let fraud = fraud.map(|port| {
+			let replayer = Replayer {
+				spec: job.model_spec(),
+				inner: job.inner(),
+				config: inner_config,
+				batch_size: job.batch_size as u64,
+				dataset: dataset.clone(),
+				device: device.clone(),
+			};
+			Fraud { desk: FraudDesk::new(me, replayer), port }
+		});
+		let compressor = AdaptiveCompressor::new(job.compression(), manifest.numel());
+		let outer = OuterSettings { lr: job.outer_lr as f32, momentum: job.outer_momentum as f32 };
+		let state = restore(&config.data_dir, &manifest, outer)?;
+		let scenario = config
+			.scenario
+			.as_deref()
+			.map(Scenario::load)
+			.transpose()
+			.map_err(|e| Error::Config(e.to_string()))?;
+		let shaper = Shaper::default();
+		let parse = |list: &[String]| -> Result<Vec<Multiaddr>> {
+			list.iter()
+				.map(|a| a.parse().map_err(|e| Error::Config(format!("address {a:?}: {e}"))))
+				.collect()
+		};
+		let net_config = NetConfig {
+			listen: parse(&config.listen)?,
+			bootstrap: parse(&config.bootstrap)?,
+			job: job.id,
+			manifest_hash: manifest.hash(),
+			behaviour: BehaviourConfig {
+				agent: format!("grid-trainer/{}", config.name),
+				max_response_bytes: MAX_RESPONSE_BYTES,
+				request_timeout: Duration::from_secs(60),
+				ping_interval: Duration::from_secs(2),
+			},
+		};
+		let net = service::start(runtime, key.clone(), shaper.clone(), net_config)
+			.map_err(Error::Network)?;
+		let books = Books::new(job.id, state.as_ref().map_or(0, |s| s.round));
+		let fetches = Fetches::new(job.id, manifest.numel());
+		Ok(Trainer {
+			key,
+			me,
+			net,
+			shaper,
+			scenario,
+			dataset,
+			eval,
+			device,
+			inner,
+			manifest,
+			outer,
+			compressor,
+			state,
+			health: HealthBook::default(),
+			books,
+			evidence_seen: 0,
+			fetches,
+			step_secs: None,
+			listen: Vec::new(),
+			started: Instant::now(),
+			totals: Totals::default(),
+			last_set: Vec::new(),
+			coordinator,
+			fraud,
+			linger: Duration::from_secs(3),
+			status_sink: None,
+			last_update_norm: None,
+			config,
+		})
+	}
+}

@@ -1,0 +1,359 @@
+//! The network task: owns the libp2p swarm, serves updates and state to peers, verifies what
+//! comes in, and talks to the (blocking) training loop through channels.
+//!
+//! Nothing a peer sends can stop this task: malformed, oversized, unsigned or foreign
+//! messages are rejected, logged and counted in [`NetStats`].
+
+use std::{
+	collections::{BTreeMap, HashMap, HashSet},
+	sync::{mpsc, Arc, Mutex},
+	time::{Duration, Instant},
+};
+
+use codec::Encode;
+use futures::StreamExt;
+use grid_primitives::job::RoundIndex;
+use libp2p::{
+	gossipsub::{self, IdentTopic, MessageAcceptance},
+	identify, kad, ping,
+	request_response::{self, OutboundRequestId},
+	swarm::SwarmEvent,
+	Multiaddr, PeerId, Swarm,
+};
+use tokio::sync::mpsc as tokio_mpsc;
+
+use super::{
+	behaviour::{Behaviour, BehaviourEvent},
+	service::{Command, Event, NetConfig, NetStats},
+};
+use crate::round::messages::{decode_proof, Digest, Request, Response, SignedCommitment};
+
+/// The network task's state.
+pub(super) struct Task {
+	swarm: Swarm<Behaviour>,
+	topic: IdentTopic,
+	proof_topic: IdentTopic,
+	config: NetConfig,
+	events: mpsc::Sender<Event>,
+	proofs: mpsc::SyncSender<Vec<u8>>,
+	stats: Arc<Mutex<NetStats>>,
+	updates: HashMap<Digest, (RoundIndex, Arc<Vec<u8>>)>,
+	state: Option<(RoundIndex, Digest, Arc<Vec<u8>>)>,
+	fetches: HashMap<OutboundRequestId, (u64, PeerId, Instant)>,
+	/// Messages not yet heard by anyone (no peer subscribed yet): topic, bytes, deadline.
+	unpublished: Vec<(IdentTopic, Vec<u8>, Instant)>,
+	connected: HashSet<PeerId>,
+	/// Commitments seen, by round, handed to joiners with the state.
+	recent: BTreeMap<RoundIndex, Vec<SignedCommitment>>,
+}
+
+/// Most commitments remembered per round (a bound on what a flood of valid signers costs).
+const MAX_REMEMBERED: usize = 256;
+/// How long an unheard commitment is retried.
+const PUBLISH_RETRY: Duration = Duration::from_secs(30);
+
+impl Task {
+	/// A task on `swarm`, gossiping on `[commitments, proofs]` topics.
+	pub(super) fn new(
+		swarm: Swarm<Behaviour>,
+		[topic, proof_topic]: [IdentTopic; 2],
+		config: NetConfig,
+		events: mpsc::Sender<Event>,
+		proofs: mpsc::SyncSender<Vec<u8>>,
+		stats: Arc<Mutex<NetStats>>,
+	) -> Self {
+		Task {
+			swarm,
+			topic,
+			proof_topic,
+			config,
+			events,
+			proofs,
+			stats,
+			updates: HashMap::new(),
+			state: None,
+			fetches: HashMap::new(),
+			unpublished: Vec::new(),
+			connected: HashSet::new(),
+			recent: BTreeMap::new(),
+		}
+	}
+
+	pub(super) async fn run(mut self, mut commands: tokio_mpsc::UnboundedReceiver<Command>) {
+		for addr in self.config.bootstrap.clone() {
+			self.add_bootstrap(addr);
+		}
+		let mut tick = tokio::time::interval(Duration::from_millis(250));
+		let mut redial = tokio::time::interval(Duration::from_secs(2));
+		let mut discover = tokio::time::interval(Duration::from_secs(10));
+		loop {
+			tokio::select! {
+				command = commands.recv() => match command {
+					Some(c) => self.command(c),
+					None => return,
+				},
+				event = self.swarm.select_next_some() => self.swarm_event(event),
+				_ = tick.tick() => self.retry_publish(),
+				_ = redial.tick() => self.redial(),
+				_ = discover.tick() => {
+					let _ = self.swarm.behaviour_mut().kad.bootstrap();
+				},
+			}
+		}
+	}
+
+	fn emit(&self, event: Event) {
+		let _ = self.events.send(event);
+	}
+
+	fn count(&self, reason: &str) {
+		let mut stats = self.stats.lock().unwrap_or_else(|p| p.into_inner());
+		*stats.rejected.entry(reason.to_string()).or_default() += 1;
+	}
+
+	fn stats(&self) -> std::sync::MutexGuard<'_, NetStats> {
+		self.stats.lock().unwrap_or_else(|p| p.into_inner())
+	}
+
+	fn add_bootstrap(&mut self, addr: Multiaddr) {
+		if let Some(libp2p::multiaddr::Protocol::P2p(peer)) = addr.iter().last() {
+			self.swarm.behaviour_mut().kad.add_address(&peer, addr.clone());
+		}
+		let _ = self.swarm.dial(addr);
+	}
+
+	fn redial(&mut self) {
+		for addr in self.config.bootstrap.clone() {
+			let known = match addr.iter().last() {
+				Some(libp2p::multiaddr::Protocol::P2p(peer)) => self.connected.contains(&peer),
+				_ => false,
+			};
+			if !known {
+				let _ = self.swarm.dial(addr);
+			}
+		}
+	}
+
+	fn command(&mut self, command: Command) {
+		match command {
+			Command::Publish(signed) => {
+				self.stats().published += 1;
+				self.remember(signed.clone());
+				let topic = self.topic.clone();
+				self.unpublished.push((topic, signed.encode(), Instant::now() + PUBLISH_RETRY));
+				self.retry_publish();
+			}
+			Command::PublishProof(bytes) => {
+				let topic = self.proof_topic.clone();
+				self.unpublished.push((topic, bytes, Instant::now() + PUBLISH_RETRY));
+				self.retry_publish();
+			}
+			Command::Fetch { id, peer, request } => {
+				let rid = self.swarm.behaviour_mut().fetch.send_request(&peer, request);
+				self.fetches.insert(rid, (id, peer, Instant::now()));
+			}
+			Command::ServeUpdate { hash, round, bytes } => {
+				self.updates.insert(hash, (round, bytes));
+			}
+			Command::ServeState { round, state_hash, checkpoint } => {
+				self.recent.retain(|r, _| *r >= round);
+				self.state = Some((round, state_hash, checkpoint));
+			}
+			Command::Forget(before) => self.updates.retain(|_, (r, _)| *r >= before),
+			Command::Disconnect(peer) => {
+				let _ = self.swarm.disconnect_peer_id(peer);
+			}
+		}
+	}
+
+	/// Keeps a valid commitment for joiners (only for rounds from the served state on, and
+	/// a bounded number per round).
+	fn remember(&mut self, signed: SignedCommitment) {
+		let round = signed.commitment.round;
+		if self.state.as_ref().is_some_and(|(r, _, _)| round < *r) {
+			return;
+		}
+		let list = self.recent.entry(round).or_default();
+		if list.len() < MAX_REMEMBERED && !list.contains(&signed) {
+			list.push(signed);
+		}
+	}
+
+	fn retry_publish(&mut self) {
+		let now = Instant::now();
+		let pending = std::mem::take(&mut self.unpublished);
+		for (topic, bytes, deadline) in pending {
+			match self.swarm.behaviour_mut().gossipsub.publish(topic.clone(), bytes.clone()) {
+				Ok(_) => {}
+				Err(gossipsub::PublishError::InsufficientPeers) if now < deadline => {
+					self.unpublished.push((topic, bytes, deadline));
+				}
+				Err(e) => tracing::warn!("{topic} message not published: {e}"),
+			}
+		}
+	}
+
+	fn swarm_event(&mut self, event: SwarmEvent<BehaviourEvent>) {
+		match event {
+			SwarmEvent::NewListenAddr { address, .. } => self.emit(Event::Listening(address)),
+			SwarmEvent::ConnectionEstablished { peer_id, num_established, .. }
+				if num_established.get() == 1 =>
+			{
+				self.connected.insert(peer_id);
+				self.emit(Event::Connected(peer_id));
+			}
+			SwarmEvent::ConnectionClosed { peer_id, num_established: 0, .. } => {
+				self.connected.remove(&peer_id);
+				self.emit(Event::Disconnected(peer_id));
+			}
+			SwarmEvent::IncomingConnectionError { error, .. } => {
+				tracing::debug!("incoming connection failed: {error}");
+			}
+			SwarmEvent::Behaviour(event) => self.behaviour_event(event),
+			_ => {}
+		}
+	}
+
+	fn behaviour_event(&mut self, event: BehaviourEvent) {
+		match event {
+			BehaviourEvent::Gossipsub(gossipsub::Event::Message {
+				propagation_source,
+				message_id,
+				message,
+			}) => self.gossip(propagation_source, message_id, message),
+			BehaviourEvent::Fetch(event) => self.fetch_event(event),
+			BehaviourEvent::Ping(ping::Event { peer, result: Ok(rtt), .. }) => {
+				self.emit(Event::Rtt { peer, rtt });
+			}
+			BehaviourEvent::Identify(identify::Event::Received { peer_id, info, .. }) => {
+				if info.protocol_version != super::behaviour::IDENTIFY_PROTOCOL {
+					self.count("foreign identify protocol");
+					return;
+				}
+				for addr in info.listen_addrs {
+					self.swarm.behaviour_mut().kad.add_address(&peer_id, addr);
+				}
+			}
+			BehaviourEvent::Kad(kad::Event::RoutingUpdated { peer, .. })
+				if !self.connected.contains(&peer) && peer != *self.swarm.local_peer_id() =>
+			{
+				let _ = self.swarm.dial(peer);
+			}
+			_ => {}
+		}
+	}
+
+	fn gossip(&mut self, source: PeerId, id: gossipsub::MessageId, message: gossipsub::Message) {
+		let acceptance = if message.topic == self.proof_topic.hash() {
+			self.check_proof(&source, message.data)
+		} else {
+			self.check_commitment(&source, &message.data)
+		};
+		let _ = self
+			.swarm
+			.behaviour_mut()
+			.gossipsub
+			.report_message_validation_result(&id, &source, acceptance);
+	}
+
+	fn check_commitment(&mut self, source: &PeerId, data: &[u8]) -> MessageAcceptance {
+		match SignedCommitment::decode_verified(data, self.config.job, &self.config.manifest_hash) {
+			Ok((signed, signer)) => {
+				self.remember(signed.clone());
+				self.emit(Event::Commitment { signer, signed });
+				MessageAcceptance::Accept
+			}
+			Err(e) => {
+				tracing::warn!("rejected commitment relayed by {source}: {e}");
+				self.count(&reason_key(&e.to_string()));
+				MessageAcceptance::Reject
+			}
+		}
+	}
+
+	fn check_proof(&mut self, source: &PeerId, data: Vec<u8>) -> MessageAcceptance {
+		match decode_proof(&data, self.config.job) {
+			Ok(_) => {
+				let _ = self.proofs.try_send(data);
+				MessageAcceptance::Accept
+			}
+			Err(e) => {
+				tracing::warn!("rejected proof relayed by {source}: {e}");
+				self.count(&format!("proof: {}", reason_key(&e.to_string())));
+				MessageAcceptance::Reject
+			}
+		}
+	}
+
+	fn fetch_event(&mut self, event: request_response::Event<Request, Response>) {
+		match event {
+			request_response::Event::Message { peer, message } => match message {
+				request_response::Message::Request { request, channel, .. } => {
+					let response = self.answer(&peer, request);
+					let size = response.encoded_size() as u64;
+					{
+						let mut stats = self.stats();
+						stats.served += 1;
+						stats.bytes_served += size;
+					}
+					let _ = self.swarm.behaviour_mut().fetch.send_response(channel, response);
+				}
+				request_response::Message::Response { request_id, response } => {
+					if let Some((id, peer, at)) = self.fetches.remove(&request_id) {
+						self.stats().bytes_fetched += response.encoded_size() as u64;
+						self.emit(Event::Fetched {
+							id,
+							peer,
+							result: Ok(response),
+							elapsed: at.elapsed(),
+						});
+					}
+				}
+			},
+			request_response::Event::OutboundFailure { request_id, error, peer } => {
+				if let Some((id, _, at)) = self.fetches.remove(&request_id) {
+					self.emit(Event::Fetched {
+						id,
+						peer,
+						result: Err(error.to_string()),
+						elapsed: at.elapsed(),
+					});
+				}
+			}
+			request_response::Event::InboundFailure { peer, error, .. } => {
+				tracing::debug!("request from {peer} failed: {error}");
+				self.count(&reason_key(&error.to_string()));
+			}
+			request_response::Event::ResponseSent { .. } => {}
+		}
+	}
+
+	fn answer(&self, peer: &PeerId, request: Request) -> Response {
+		let job = self.config.job;
+		match request {
+			Request::Update { job: j, .. } | Request::State { job: j } if j != job => {
+				self.count("request for another job");
+				tracing::warn!("{peer} asked for job {j}; this trainer runs job {job}");
+				Response::Unavailable(format!("this trainer runs job {job}, not {j}"))
+			}
+			Request::Update { hash, .. } => match self.updates.get(&hash) {
+				Some((_, bytes)) => Response::Update(bytes.to_vec()),
+				None => Response::Unavailable(format!("no update {}", hex::encode(hash))),
+			},
+			Request::State { .. } => match &self.state {
+				Some((round, state_hash, bytes)) => Response::State {
+					round: *round,
+					state_hash: *state_hash,
+					checkpoint: bytes.to_vec(),
+					commitments: self.recent.get(round).cloned().unwrap_or_default(),
+				},
+				None => Response::Unavailable("no state yet".into()),
+			},
+		}
+	}
+}
+
+/// A short counter key from an error message (its text up to the first colon).
+fn reason_key(message: &str) -> String {
+	message.split(':').next().unwrap_or(message).trim().to_string()
+}

@@ -1,0 +1,99 @@
+//! A trainer's own contribution to a round: its data seed, how many bytes its update may
+//! take, and the update compressed and sealed in a signed commitment. Training itself runs
+//! in the engine ([`crate::diloco::train_round`]); its pacing against the round's deadline is
+//! the daemon's.
+
+use std::{
+	sync::Arc,
+	time::{Duration, Instant},
+};
+
+use grid_primitives::{
+	job::{JobId, RoundIndex},
+	work::data_seed,
+	Hash,
+};
+use libp2p::{identity::Keypair, PeerId};
+
+use super::{
+	coordinator::offline_round_seed,
+	messages::{update_hash, Commitment, MessageError, SignedCommitment},
+	state::GlobalState,
+};
+use crate::{
+	compress::{adaptive::AdaptiveCompressor, CompressedUpdate},
+	diloco::LocalRound,
+	error::{Error, Result},
+	params::Manifest,
+};
+
+/// This trainer's own update of a round.
+pub struct OwnUpdate {
+	/// Its signed commitment.
+	pub signed: SignedCommitment,
+	/// The update.
+	pub update: CompressedUpdate,
+	/// Its encoding (served to peers, and what the commitment hashes).
+	pub bytes: Arc<Vec<u8>>,
+	/// The compression level used.
+	pub level: usize,
+	/// Time from the round's start to the sealed commitment.
+	pub compute: Duration,
+}
+
+/// The seed of `me`'s batches in `round`: the coordinator's, or one derived from the job
+/// and round when it deals none.
+pub fn round_seed(dealt: Option<Hash>, job: JobId, round: RoundIndex, me: &PeerId) -> Hash {
+	dealt.unwrap_or_else(|| data_seed(&offline_round_seed(job, round), job, round, &me.to_bytes()))
+}
+
+/// Bytes an update may take so peers download it within `budget_ms` at `mbit` Mbit/s.
+pub fn transfer_budget(mbit: f64, budget_ms: u64) -> usize {
+	(mbit * 1e6 / 8.0 * budget_ms as f64 / 1e3) as usize
+}
+
+/// What a commitment names besides the update: the job, round and layout it belongs to.
+pub struct Context<'a> {
+	/// The job.
+	pub job: JobId,
+	/// The round.
+	pub round: RoundIndex,
+	/// The job's parameter layout.
+	pub manifest: &'a Manifest,
+	/// The state the update was trained from.
+	pub base: &'a GlobalState,
+}
+
+/// Compresses a round's update (within `budget` bytes when given) and signs its
+/// commitment with `key`; the compute time claimed runs from `started` to now.
+pub fn seal(
+	local: LocalRound,
+	context: Context<'_>,
+	compressor: &mut AdaptiveCompressor,
+	budget: Option<usize>,
+	key: &Keypair,
+	started: Instant,
+) -> Result<OwnUpdate> {
+	let (update, bytes, level) = compressor.compress(&local.delta, budget)?;
+	let compute = started.elapsed();
+	let commitment = Commitment {
+		job: context.job,
+		round: context.round,
+		manifest_hash: context.manifest.hash(),
+		base_state: context.base.state_hash,
+		base_model_hash: context.base.model_hash,
+		update_hash: update_hash(&bytes),
+		update_len: bytes.len() as u64,
+		samples: local.samples,
+		steps: local.steps,
+		compute_millis: compute.as_millis().min(u128::from(u32::MAX)) as u32,
+		train_loss_bits: local.mean_loss.to_bits(),
+	};
+	let signed = sign(commitment, key)?;
+	Ok(OwnUpdate { signed, update, bytes: Arc::new(bytes), level, compute })
+}
+
+/// Signs a commitment with the trainer's libp2p key.
+pub fn sign(commitment: Commitment, key: &Keypair) -> Result<SignedCommitment> {
+	commitment.sign(key).map_err(|e: MessageError| Error::Network(e.to_string()))
+}

@@ -1,0 +1,224 @@
+//! The port through which rounds are set from outside the trainer: which round is open, by
+//! when its update must be committed, its data seed, and the report of each finished round.
+//! On a Grid network the chain implements it; [`LocalSchedule`] implements it from a
+//! trainer's own configured schedule, so the round loop has one path for both.
+
+use grid_primitives::{
+	job::{JobId, RoundIndex},
+	Hash,
+};
+use libp2p::PeerId;
+use serde::Deserialize;
+use sp_crypto_hashing::blake2_256;
+
+use super::messages::Digest;
+
+/// Where the job's rounds stand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clock {
+	/// The job has not started (no round is open yet).
+	NotStarted,
+	/// Rounds open on a clock: this one is open now.
+	Open(RoundIndex),
+	/// Rounds follow the trainer's own progress (fixed steps): each opens when the last ends.
+	SelfPaced,
+}
+
+impl Clock {
+	/// The round whose compute window is open now (0 before the start, or self-paced).
+	pub fn round(self) -> RoundIndex {
+		match self {
+			Clock::Open(round) => round,
+			Clock::NotStarted | Clock::SelfPaced => 0,
+		}
+	}
+
+	/// Whether `round` may start.
+	pub fn has_opened(self, round: RoundIndex) -> bool {
+		match self {
+			Clock::Open(open) => open >= round,
+			Clock::SelfPaced => true,
+			Clock::NotStarted => false,
+		}
+	}
+}
+
+/// What a trainer reports to its coordinator about a round it finished.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoundReport {
+	/// The round.
+	pub round: RoundIndex,
+	/// Model the round started from.
+	pub base_model_hash: Digest,
+	/// Model after the round's outer step.
+	pub result_model_hash: Digest,
+	/// This trainer's update (its hash) and the samples it trained on, when it contributed.
+	pub own_update: Option<(Digest, u64)>,
+	/// Its mean training loss, when it contributed.
+	pub train_loss: Option<f32>,
+	/// Other trainers whose updates went into the aggregate.
+	pub received: Vec<PeerId>,
+}
+
+/// Sets a trainer's rounds: on a Grid network, the chain; offline, [`LocalSchedule`].
+pub trait Coordinator: Send {
+	/// Where the rounds stand at Unix time `now_ms`.
+	fn clock(&self, now_ms: u64) -> Clock;
+	/// The job is over for this trainer (completed, cancelled, or it was removed).
+	fn ended(&self) -> bool;
+	/// Unix ms by which `round`'s update must be committed; `None` when rounds have no
+	/// deadline (fixed steps). A round already past gives 0.
+	fn deadline(&self, round: RoundIndex) -> Option<u64>;
+	/// This trainer's data seed for `round`, when the coordinator deals seeds (else the
+	/// trainer derives one from the job and round).
+	fn data_seed(&self, round: RoundIndex) -> Option<Hash>;
+	/// A round finished here.
+	fn round_done(&self, report: RoundReport);
+}
+
+/// A coordinator shared with whoever started the trainer.
+impl<C: Coordinator + Sync> Coordinator for std::sync::Arc<C> {
+	fn clock(&self, now_ms: u64) -> Clock {
+		C::clock(self, now_ms)
+	}
+	fn ended(&self) -> bool {
+		C::ended(self)
+	}
+	fn deadline(&self, round: RoundIndex) -> Option<u64> {
+		C::deadline(self, round)
+	}
+	fn data_seed(&self, round: RoundIndex) -> Option<Hash> {
+		C::data_seed(self, round)
+	}
+	fn round_done(&self, report: RoundReport) {
+		C::round_done(self, report)
+	}
+}
+
+/// When rounds run.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(tag = "mode", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Schedule {
+	/// Network-aware: round `r` ends at `start + (r + 1) · period` for everyone; each
+	/// trainer computes as many steps as fit, commitments are taken until `grace` after the
+	/// end, and updates are fetched for at most `fetch_timeout` more.
+	Deadline {
+		/// Start of round 0 (Unix ms).
+		start_unix_ms: u64,
+		/// Round length (ms).
+		period_ms: u64,
+		/// Commitments accepted this long after the round's end (ms).
+		grace_ms: u64,
+		/// Longest wait for updates after that (ms).
+		fetch_timeout_ms: u64,
+		/// Time an update should take to download (ms), which sets the compression level.
+		#[serde(default = "default_transfer_budget")]
+		transfer_budget_ms: u64,
+	},
+	/// Naive synchronous rounds: a fixed number of steps, then wait for every peer.
+	FixedSteps {
+		/// Start of round 0 (Unix ms).
+		start_unix_ms: u64,
+		/// Inner steps per round.
+		steps: u32,
+		/// Longest wait for peers' commitments and updates (ms).
+		wait_ms: u64,
+	},
+}
+
+fn default_transfer_budget() -> u64 {
+	500
+}
+
+impl Schedule {
+	/// When round 0 starts.
+	pub fn start_unix_ms(&self) -> u64 {
+		match *self {
+			Schedule::Deadline { start_unix_ms, .. }
+			| Schedule::FixedSteps { start_unix_ms, .. } => start_unix_ms,
+		}
+	}
+}
+
+/// Rounds set by a trainer's own [`Schedule`] (no chain): nothing deals seeds or takes
+/// reports, and the job never ends early.
+#[derive(Clone, Copy, Debug)]
+pub struct LocalSchedule(pub Schedule);
+
+impl Coordinator for LocalSchedule {
+	fn clock(&self, now_ms: u64) -> Clock {
+		match self.0 {
+			Schedule::Deadline { start_unix_ms, period_ms, .. } => {
+				Clock::Open((now_ms.saturating_sub(start_unix_ms) / period_ms) as RoundIndex)
+			}
+			Schedule::FixedSteps { .. } => Clock::SelfPaced,
+		}
+	}
+
+	fn ended(&self) -> bool {
+		false
+	}
+
+	fn deadline(&self, round: RoundIndex) -> Option<u64> {
+		match self.0 {
+			Schedule::Deadline { start_unix_ms, period_ms, .. } => {
+				Some(start_unix_ms + (u64::from(round) + 1) * period_ms)
+			}
+			Schedule::FixedSteps { .. } => None,
+		}
+	}
+
+	fn data_seed(&self, _round: RoundIndex) -> Option<Hash> {
+		None
+	}
+
+	fn round_done(&self, _report: RoundReport) {}
+}
+
+/// The seed of a round's data when no chain provides one: a hash of the job and round.
+pub fn offline_round_seed(job: JobId, round: RoundIndex) -> Hash {
+	let mut bytes = b"grid/offline-round-seed".to_vec();
+	bytes.extend_from_slice(&job.to_le_bytes());
+	bytes.extend_from_slice(&round.to_le_bytes());
+	Hash::from(blake2_256(&bytes))
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	#[test]
+	fn offline_seeds_differ_by_job_and_round() {
+		assert_ne!(offline_round_seed(1, 0), offline_round_seed(1, 1));
+		assert_ne!(offline_round_seed(1, 0), offline_round_seed(2, 0));
+		assert_eq!(offline_round_seed(3, 4), offline_round_seed(3, 4));
+	}
+
+	#[test]
+	fn a_deadline_schedule_opens_rounds_by_the_clock() {
+		let schedule = LocalSchedule(Schedule::Deadline {
+			start_unix_ms: 10_000,
+			period_ms: 1_000,
+			grace_ms: 100,
+			fetch_timeout_ms: 100,
+			transfer_budget_ms: 100,
+		});
+		assert_eq!(schedule.clock(0), Clock::Open(0), "before the start, round 0 is next");
+		assert_eq!(schedule.clock(12_500), Clock::Open(2));
+		assert!(schedule.clock(12_500).has_opened(2) && !schedule.clock(12_500).has_opened(3));
+		assert_eq!(schedule.deadline(2), Some(13_000));
+		assert!(!schedule.ended() && schedule.data_seed(2).is_none());
+	}
+
+	#[test]
+	fn fixed_steps_are_self_paced_without_deadlines() {
+		let schedule =
+			LocalSchedule(Schedule::FixedSteps { start_unix_ms: 0, steps: 5, wait_ms: 100 });
+		let clock = schedule.clock(123_456);
+		assert_eq!(clock, Clock::SelfPaced);
+		assert_eq!(clock.round(), 0);
+		assert!(clock.has_opened(1_000));
+		assert_eq!(schedule.deadline(3), None);
+		assert!(!Clock::NotStarted.has_opened(0));
+	}
+}

@@ -1,0 +1,235 @@
+//! Deciding a round: whether this trainer's base is the network's, which updates make the
+//! canonical set, their aggregate and the outer step that gives the next round's state.
+
+use libp2p::PeerId;
+
+use super::{
+	book::RoundBook,
+	fetch::Fetches,
+	fraud::Received,
+	messages::{Digest, SignedCommitment},
+	state::GlobalState,
+};
+use crate::{
+	aggregate::{aggregate, norm, Contribution, Rule},
+	error::Result,
+	params::Manifest,
+};
+
+/// How chain jobs aggregate: every participant must use the same rule to reach the same
+/// model hash, and the spec has no field for it yet, so it is fixed by the protocol: a
+/// coordinate-wise trimmed mean (one value off each end) after norm screening.
+pub const CHAIN_AGGREGATION: Rule = Rule::TrimmedMean { trim: 1 };
+/// Updates above this multiple of the median norm are screened out (chain jobs).
+pub const CHAIN_SCREEN_RATIO: f64 = 4.0;
+
+/// Why a trainer cannot decide the round from its state and must fetch the network's.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Resync {
+	/// It observed a round, heard nothing and could not confirm its unverified state.
+	NothingHeard,
+	/// Most committers trained from another base.
+	OtherBase {
+		/// The majority's base state.
+		majority: Digest,
+		/// How many trained from it.
+		count: usize,
+		/// This trainer's.
+		own: Digest,
+	},
+}
+
+impl std::fmt::Display for Resync {
+	fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+		match self {
+			Resync::NothingHeard => write!(f, "no commitments heard"),
+			Resync::OtherBase { majority, count, own } => write!(
+				f,
+				"{count} peers trained from {}, not from this trainer's {}",
+				hex::encode(majority),
+				hex::encode(own)
+			),
+		}
+	}
+}
+
+/// The base the round's set is taken from: this trainer's state, unless the round shows it
+/// is not the network's.
+pub fn check_base(
+	book: &RoundBook,
+	state: &GlobalState,
+	contributed: bool,
+) -> Result<Digest, Resync> {
+	if !contributed && book.is_empty() && !state.verified {
+		return Err(Resync::NothingHeard);
+	}
+	if let Some((majority, count)) = book.majority_base() {
+		if majority != state.state_hash {
+			return Err(Resync::OtherBase { majority, count, own: state.state_hash });
+		}
+	}
+	Ok(state.state_hash)
+}
+
+/// The set's updates that arrived, in the set's (canonical) order.
+#[derive(Default)]
+pub struct Gathered {
+	/// The updates with the samples they claim.
+	pub contributions: Vec<Contribution>,
+	/// Their senders, in the same order.
+	pub members: Vec<PeerId>,
+	/// Members whose update did not arrive.
+	pub missing: Vec<PeerId>,
+	/// The updates as evidence for fraud checks (when kept).
+	pub evidence: Vec<Received>,
+}
+
+/// Collects the arrived updates of `set`; `keep_evidence` also copies them for the fraud
+/// desk.
+pub fn gather(
+	set: &[(PeerId, SignedCommitment)],
+	fetches: &Fetches,
+	keep_evidence: bool,
+) -> Gathered {
+	let mut gathered = Gathered::default();
+	for (peer, signed) in set {
+		let Some(update) = fetches.update(&signed.commitment.update_hash) else {
+			gathered.missing.push(*peer);
+			continue;
+		};
+		let delta = update.decompress();
+		if keep_evidence {
+			let steps = signed.commitment.steps;
+			gathered.evidence.push(Received { peer: *peer, steps, delta: delta.clone() });
+		}
+		gathered.contributions.push(Contribution { delta, samples: signed.commitment.samples });
+		gathered.members.push(*peer);
+	}
+	gathered
+}
+
+/// A decided round.
+pub struct Decided {
+	/// The next round's state (verified: computed from a verified base).
+	pub next: GlobalState,
+	/// Members whose updates went into the aggregate.
+	pub accepted: Vec<PeerId>,
+	/// Members whose updates screening rejected.
+	pub rejected: Vec<PeerId>,
+	/// Norm of the aggregated update, when there was one.
+	pub update_norm: Option<f64>,
+}
+
+/// Aggregates the gathered updates with `rule` (after screening at `screen_ratio`) and
+/// applies the outer step to `state`.
+pub fn step(
+	mut state: GlobalState,
+	manifest: &Manifest,
+	contributions: &[Contribution],
+	members: &[PeerId],
+	rule: Rule,
+	screen_ratio: Option<f64>,
+) -> Result<Decided> {
+	let (mut accepted, mut rejected, mut update_norm) = (Vec::new(), Vec::new(), None);
+	if !contributions.is_empty() {
+		let agg = aggregate(contributions, rule, screen_ratio)?;
+		accepted = agg.accepted.iter().map(|&i| members[i]).collect();
+		rejected = agg.rejected.iter().map(|&i| members[i]).collect();
+		update_norm = Some(norm(&agg.delta));
+		state.outer.step(&mut state.weights, &agg.delta)?;
+	}
+	let mut next = GlobalState::new(state.round + 1, manifest, state.weights, state.outer)?;
+	next.verified = true;
+	Ok(Decided { next, accepted, rejected, update_norm })
+}
+
+#[cfg(test)]
+mod tests {
+	use candle_core::Device;
+	use grid_primitives::job::{MlpConfig, ModelSpec};
+	use libp2p::identity::Keypair;
+
+	use super::*;
+	use crate::{model::Model, round::messages::Commitment, round::state::OuterSettings};
+
+	const OUTER: OuterSettings = OuterSettings { lr: 0.7, momentum: 0.9 };
+
+	fn initial() -> (Manifest, GlobalState) {
+		let spec = ModelSpec::MnistMlp(MlpConfig { hidden: 4, layers: 1 });
+		let model = Model::new(spec, b"decide", &Device::Cpu).unwrap();
+		let manifest = model.params().manifest();
+		let weights = model.params().flatten().unwrap();
+		let state = GlobalState::initial(&manifest, weights, OUTER).unwrap();
+		(manifest, state)
+	}
+
+	/// A commitment by a fresh key to an update trained from `base`.
+	fn commit(base: Digest, update: u8) -> (PeerId, SignedCommitment) {
+		let key = Keypair::generate_ed25519();
+		let commitment = Commitment {
+			job: 1,
+			round: 0,
+			manifest_hash: [1; 32],
+			base_state: base,
+			base_model_hash: [3; 32],
+			update_hash: [update; 32],
+			update_len: 8,
+			samples: 64,
+			steps: 2,
+			compute_millis: 10,
+			train_loss_bits: 1.0f32.to_bits(),
+		};
+		(key.public().to_peer_id(), commitment.sign(&key).unwrap())
+	}
+
+	#[test]
+	fn the_base_is_checked_against_what_the_round_heard() {
+		let (_, mut state) = initial();
+		let mut book = RoundBook::new(1, 0);
+		assert_eq!(check_base(&book, &state, false), Ok(state.state_hash));
+		state.verified = false;
+		assert_eq!(check_base(&book, &state, false), Err(Resync::NothingHeard));
+		assert_eq!(check_base(&book, &state, true), Ok(state.state_hash), "its own work counts");
+		// Two peers trained from another base, one from ours: the majority wins.
+		for (i, base) in [[9; 32], [9; 32], state.state_hash].into_iter().enumerate() {
+			let (peer, signed) = commit(base, i as u8);
+			book.offer(peer, signed);
+		}
+		let resync = check_base(&book, &state, true).unwrap_err();
+		assert_eq!(
+			resync,
+			Resync::OtherBase { majority: [9; 32], count: 2, own: state.state_hash }
+		);
+		assert!(resync.to_string().contains("2 peers trained from 0909"), "{resync}");
+	}
+
+	#[test]
+	fn a_round_without_updates_keeps_the_weights_and_moves_on() {
+		let (manifest, state) = initial();
+		let (weights, hash) = (state.weights.clone(), state.model_hash);
+		let decided = step(state, &manifest, &[], &[], Rule::Mean, None).unwrap();
+		assert_eq!(decided.next.round, 1);
+		assert!(decided.next.verified);
+		assert_eq!(decided.next.weights, weights);
+		assert_eq!(decided.next.model_hash, hash);
+		assert!(decided.accepted.is_empty() && decided.update_norm.is_none());
+	}
+
+	#[test]
+	fn screened_updates_are_left_out_and_the_rest_step_the_model() {
+		let (manifest, state) = initial();
+		let n = state.weights.len();
+		let peers: Vec<PeerId> = (0..4).map(|_| PeerId::random()).collect();
+		let mut contributions: Vec<Contribution> =
+			(0..3).map(|_| Contribution { delta: vec![0.01; n], samples: 10 }).collect();
+		contributions.push(Contribution { delta: vec![100.0; n], samples: 10 });
+		let before = state.weights.clone();
+		let decided =
+			step(state, &manifest, &contributions, &peers, Rule::Mean, Some(3.0)).unwrap();
+		assert_eq!(decided.accepted, peers[..3].to_vec());
+		assert_eq!(decided.rejected, vec![peers[3]]);
+		assert!(decided.next.weights.iter().zip(&before).all(|(a, b)| a < b), "Δ is subtracted");
+		let norm = decided.update_norm.unwrap();
+		assert!((norm - 0.01 * (n as f64).sqrt()).abs() < 1e-4, "{norm}");
+	}
+}

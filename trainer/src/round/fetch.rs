@@ -1,0 +1,336 @@
+//! Fetch bookkeeping: which requests are in flight and what they were for, the candidates
+//! an update may come from, retries from the next candidate when one fails, and the checks
+//! of fetched bytes against their commitment. It sends nothing: it returns the requests to
+//! send ([`Outgoing`]) and what each answer meant ([`Answer`]); the daemon does the sending.
+
+use std::{collections::HashMap, sync::Arc};
+
+use grid_primitives::job::{JobId, RoundIndex};
+use libp2p::PeerId;
+
+use super::messages::{update_hash, Digest, Request, Response, SignedCommitment};
+use crate::compress::CompressedUpdate;
+
+/// A request to send to a peer, tagged with the id its answer will carry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outgoing {
+	/// The tag.
+	pub id: u64,
+	/// Who to ask.
+	pub peer: PeerId,
+	/// What to ask.
+	pub request: Request,
+}
+
+/// What an answer meant.
+#[derive(Debug)]
+pub enum Answer {
+	/// Not an answer to a request in flight (forgotten, or never asked).
+	Unasked,
+	/// The answer to a state request; taken with [`Fetches::take_state_answer`].
+	State,
+	/// An update arrived and matches its commitment: serve it on.
+	Update {
+		/// Its hash.
+		hash: Digest,
+		/// Its bytes.
+		bytes: Arc<Vec<u8>>,
+	},
+	/// A fetch of an update failed.
+	Failed {
+		/// The update's hash.
+		hash: Digest,
+		/// Why.
+		why: String,
+		/// Its request to the next candidate, if one is left (else nobody has it).
+		retry: Option<Outgoing>,
+	},
+}
+
+/// A request in flight.
+enum Pending {
+	Update { hash: Digest, tried: Vec<PeerId> },
+	State,
+}
+
+/// The fetches of one trainer.
+pub struct Fetches {
+	job: JobId,
+	/// Values an update must have (the model's parameter count).
+	numel: usize,
+	next_id: u64,
+	pending: HashMap<u64, Pending>,
+	arrived: HashMap<Digest, (Arc<Vec<u8>>, CompressedUpdate)>,
+	expected_lens: HashMap<Digest, u64>,
+	unavailable: Vec<Digest>,
+	candidates: Vec<PeerId>,
+	state_answer: Option<(PeerId, Result<Response, String>)>,
+}
+
+impl Fetches {
+	/// Fetches for `job`, whose updates have `numel` values.
+	pub fn new(job: JobId, numel: usize) -> Self {
+		Fetches {
+			job,
+			numel,
+			next_id: 0,
+			pending: HashMap::new(),
+			arrived: HashMap::new(),
+			expected_lens: HashMap::new(),
+			unavailable: Vec::new(),
+			candidates: Vec::new(),
+			state_answer: None,
+		}
+	}
+
+	/// Forgets the last round's updates (a state request in flight stays).
+	pub fn new_round(&mut self) {
+		self.arrived.clear();
+		self.expected_lens.clear();
+		self.unavailable.clear();
+		self.pending.retain(|_, p| matches!(p, Pending::State));
+	}
+
+	fn request(&mut self, peer: PeerId, request: Request, pending: Pending) -> Outgoing {
+		self.next_id += 1;
+		let id = self.next_id;
+		self.pending.insert(id, pending);
+		Outgoing { id, peer, request }
+	}
+
+	/// A request for `peer`'s latest state.
+	pub fn request_state(&mut self, peer: PeerId) -> Outgoing {
+		self.request(peer, Request::State { job: self.job }, Pending::State)
+	}
+
+	/// Stops waiting for the answer to `id`.
+	pub fn forget(&mut self, id: u64) {
+		self.pending.remove(&id);
+	}
+
+	/// The answer to the last state request, once it came.
+	pub fn take_state_answer(&mut self) -> Option<(PeerId, Result<Response, String>)> {
+		self.state_answer.take()
+	}
+
+	/// Whether a state answer is waiting.
+	pub fn has_state_answer(&self) -> bool {
+		self.state_answer.is_some()
+	}
+
+	/// This trainer's own update, which needs no fetching.
+	pub fn keep_own(&mut self, hash: Digest, bytes: Arc<Vec<u8>>, update: CompressedUpdate) {
+		self.arrived.insert(hash, (bytes, update));
+	}
+
+	/// The requests for every update of the round's set (`me` excluded) not here yet, each
+	/// from its committer first; other members are the candidates when that fails. Returns
+	/// the requests and the hashes now wanted.
+	pub fn want(
+		&mut self,
+		set: &[(PeerId, SignedCommitment)],
+		me: PeerId,
+	) -> (Vec<Outgoing>, Vec<Digest>) {
+		self.candidates = set.iter().map(|(p, _)| *p).filter(|p| *p != me).collect();
+		let (mut requests, mut wanted) = (Vec::new(), Vec::new());
+		for (peer, signed) in set {
+			let hash = signed.commitment.update_hash;
+			if self.arrived.contains_key(&hash) {
+				continue;
+			}
+			self.expected_lens.insert(hash, signed.commitment.update_len);
+			wanted.push(hash);
+			let request = Request::Update { job: self.job, round: signed.commitment.round, hash };
+			requests.push(self.request(
+				*peer,
+				request,
+				Pending::Update { hash, tried: vec![*peer] },
+			));
+		}
+		(requests, wanted)
+	}
+
+	/// Whether every hash in `wanted` arrived or is known to be unavailable.
+	pub fn settled(&self, wanted: &[Digest]) -> bool {
+		wanted.iter().all(|h| self.arrived.contains_key(h) || self.unavailable.contains(h))
+	}
+
+	/// The decompressed update with this hash, if it arrived.
+	pub fn update(&self, hash: &Digest) -> Option<&CompressedUpdate> {
+		self.arrived.get(hash).map(|(_, update)| update)
+	}
+
+	/// What `peer`'s answer to request `id` means; a failed update fetch is retried from the
+	/// next candidate of `round`.
+	pub fn on_answer(
+		&mut self,
+		id: u64,
+		peer: PeerId,
+		result: Result<Response, String>,
+		round: RoundIndex,
+	) -> Answer {
+		let Some(pending) = self.pending.remove(&id) else { return Answer::Unasked };
+		let (hash, mut tried) = match pending {
+			Pending::State => {
+				self.state_answer = Some((peer, result));
+				return Answer::State;
+			}
+			Pending::Update { hash, tried } => (hash, tried),
+		};
+		let outcome = match result {
+			Ok(Response::Update(bytes)) => self.check_update(hash, bytes),
+			Ok(Response::Unavailable(why)) => Err(why),
+			Ok(other) => Err(format!("unexpected answer {}", variant(&other))),
+			Err(e) => Err(e),
+		};
+		match outcome {
+			Ok(bytes) => Answer::Update { hash, bytes },
+			Err(why) => {
+				let next = self.candidates.iter().copied().find(|p| !tried.contains(p));
+				let retry = next.map(|next| {
+					tried.push(next);
+					let request = Request::Update { job: self.job, round, hash };
+					self.request(next, request, Pending::Update { hash, tried })
+				});
+				if retry.is_none() {
+					// Its committer and every other member failed: nobody has it.
+					self.unavailable.push(hash);
+				}
+				Answer::Failed { hash, why, retry }
+			}
+		}
+	}
+
+	/// Checks a fetched update against its commitment and keeps it.
+	fn check_update(&mut self, hash: Digest, bytes: Vec<u8>) -> Result<Arc<Vec<u8>>, String> {
+		if update_hash(&bytes) != hash {
+			return Err("bytes do not match the committed hash".into());
+		}
+		if self.expected_lens.get(&hash).is_some_and(|&l| l != bytes.len() as u64) {
+			return Err("length differs from the commitment".into());
+		}
+		let update = CompressedUpdate::decode(&bytes).map_err(|e| e.to_string())?;
+		if update.len() != self.numel {
+			return Err(format!("{} values for a model of {}", update.len(), self.numel));
+		}
+		let bytes = Arc::new(bytes);
+		self.arrived.insert(hash, (bytes.clone(), update));
+		Ok(bytes)
+	}
+}
+
+fn variant(response: &Response) -> &'static str {
+	match response {
+		Response::Update(_) => "update",
+		Response::State { .. } => "state",
+		Response::Unavailable(_) => "unavailable",
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use libp2p::identity::Keypair;
+
+	use super::*;
+	use crate::round::messages::Commitment;
+
+	/// A signed commitment of `key` to `bytes` in round 3 of job 7.
+	fn committed(key: &Keypair, bytes: &[u8]) -> (PeerId, SignedCommitment) {
+		let commitment = Commitment {
+			job: 7,
+			round: 3,
+			manifest_hash: [1; 32],
+			base_state: [2; 32],
+			base_model_hash: [3; 32],
+			update_hash: update_hash(bytes),
+			update_len: bytes.len() as u64,
+			samples: 64,
+			steps: 2,
+			compute_millis: 10,
+			train_loss_bits: 1.5f32.to_bits(),
+		};
+		(key.public().to_peer_id(), commitment.sign(key).unwrap())
+	}
+
+	#[test]
+	fn a_failed_fetch_moves_to_the_next_member_then_gives_up() {
+		let keys: Vec<Keypair> = (0..3).map(|_| Keypair::generate_ed25519()).collect();
+		let me = keys[0].public().to_peer_id();
+		let updates: Vec<CompressedUpdate> =
+			(0..3).map(|i| CompressedUpdate::None(vec![i as f32; 2])).collect();
+		let set: Vec<_> =
+			keys.iter().zip(&updates).map(|(k, u)| committed(k, &u.encode())).collect();
+		let mut fetches = Fetches::new(7, 2);
+		let own = set[0].1.commitment.update_hash;
+		fetches.keep_own(own, Arc::new(updates[0].encode()), updates[0].clone());
+		let (requests, wanted) = fetches.want(&set, me);
+		assert_eq!(wanted.len(), 2, "its own update is not fetched");
+		assert_eq!(requests[0].peer, set[1].0, "asked from its committer first");
+		// The committer answers garbage: the other member is asked.
+		let answer = fetches.on_answer(requests[0].id, set[1].0, Ok(Response::Update(vec![9])), 3);
+		let Answer::Failed { why, retry: Some(retry), .. } = answer else { panic!("{answer:?}") };
+		assert!(why.contains("hash"), "{why}");
+		assert_eq!(retry.peer, set[2].0);
+		assert!(!fetches.settled(&wanted));
+		// It has nothing either: nobody does.
+		let none = Ok(Response::Unavailable("no".into()));
+		let answer = fetches.on_answer(retry.id, retry.peer, none, 3);
+		assert!(matches!(answer, Answer::Failed { retry: None, .. }), "{answer:?}");
+		// A second answer to the same request is not taken.
+		let late = fetches.on_answer(retry.id, retry.peer, Ok(Response::Update(vec![])), 3);
+		assert!(matches!(late, Answer::Unasked));
+		let answer = fetches.on_answer(
+			requests[1].id,
+			set[2].0,
+			Ok(Response::Update(updates[2].encode())),
+			3,
+		);
+		assert!(matches!(answer, Answer::Update { .. }), "{answer:?}");
+		assert!(fetches.settled(&wanted));
+		assert!(fetches.update(&wanted[0]).is_none());
+		assert_eq!(fetches.update(&wanted[1]), Some(&updates[2]));
+		assert_eq!(fetches.update(&own), Some(&updates[0]));
+	}
+
+	#[test]
+	fn fetched_updates_must_match_their_commitment_and_the_model() {
+		let key = Keypair::generate_ed25519();
+		let me = Keypair::generate_ed25519().public().to_peer_id();
+		let update = CompressedUpdate::None(vec![1.0, 2.0, 3.0]);
+		let (peer, signed) = committed(&key, &update.encode());
+		// A model of 2 values cannot take an update of 3.
+		let mut fetches = Fetches::new(7, 2);
+		let (requests, _) = fetches.want(&[(peer, signed.clone())], me);
+		let answer =
+			fetches.on_answer(requests[0].id, peer, Ok(Response::Update(update.encode())), 3);
+		assert!(
+			matches!(&answer, Answer::Failed { why, .. } if why.contains("3 values")),
+			"{answer:?}"
+		);
+		// The right model takes it, and serves it on.
+		let mut fetches = Fetches::new(7, 3);
+		let (requests, wanted) = fetches.want(&[(peer, signed)], me);
+		let answer =
+			fetches.on_answer(requests[0].id, peer, Ok(Response::Update(update.encode())), 3);
+		assert!(matches!(answer, Answer::Update { hash, .. } if hash == wanted[0]));
+		assert_eq!(fetches.update(&wanted[0]), Some(&update));
+		assert!(fetches.settled(&wanted));
+		// The next round starts empty.
+		fetches.new_round();
+		assert!(!fetches.settled(&wanted));
+	}
+
+	#[test]
+	fn state_answers_wait_to_be_taken_and_survive_a_new_round() {
+		let peer = PeerId::random();
+		let mut fetches = Fetches::new(7, 2);
+		let out = fetches.request_state(peer);
+		assert_eq!(out.request, Request::State { job: 7 });
+		fetches.new_round();
+		let answer = fetches.on_answer(out.id, peer, Err("timeout".into()), 0);
+		assert!(matches!(answer, Answer::State));
+		assert!(fetches.has_state_answer());
+		assert!(matches!(fetches.take_state_answer(), Some((p, Err(_))) if p == peer));
+		assert!(!fetches.has_state_answer());
+	}
+}

@@ -1,0 +1,27 @@
+//! The round protocol, without I/O: no sockets, no chain client, no files, no async
+//! runtime. It takes what was heard (commitments, fetched bytes, the coordinator's clock)
+//! and returns what to send and what was decided; the daemon ([`crate::daemon`]) moves the
+//! bytes. Each part is unit-tested on its own.
+//!
+//! - [`coordinator`]: the port that says which round is open (the chain, or a local
+//!   schedule) and takes each finished round's report.
+//! - [`messages`]: commitments, requests and answers, state and update hashes.
+//! - [`book`]: the commitments of a round, equivocations, the majority base and the set.
+//! - [`state`]: the canonical state, from the initial model, a checkpoint or a peer.
+//! - [`contribute`]: seed, transfer budget, and the sealed (compressed, signed) update.
+//! - [`fetch`]: requests in flight, candidates, retries and checks of fetched bytes.
+//! - [`decide`]: base check, the set's updates, aggregate and outer step.
+//! - [`fraud`]: the fraud desk (evidence, screening, replays, votes).
+//! - [`peers`]: per-peer link and compute health.
+//! - [`misbehave`]: the attacker behaviours tests switch on.
+
+pub mod book;
+pub mod contribute;
+pub mod coordinator;
+pub mod decide;
+pub mod fetch;
+pub mod fraud;
+pub mod messages;
+pub mod misbehave;
+pub mod peers;
+pub mod state;
