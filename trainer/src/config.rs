@@ -149,6 +149,28 @@ pub enum DatasetName {
 	Shakespeare,
 }
 
+impl DatasetName {
+	/// Every shipped dataset.
+	pub const ALL: [DatasetName; 2] = [DatasetName::Mnist, DatasetName::Shakespeare];
+
+	/// Its name in job files.
+	pub fn name(self) -> &'static str {
+		match self {
+			DatasetName::Mnist => "mnist",
+			DatasetName::Shakespeare => "shakespeare",
+		}
+	}
+
+	/// Whether `model` can train on it: a GPT on text, an MNIST model on MNIST.
+	pub fn fits(self, model: &ModelConfig) -> bool {
+		matches!(
+			(self, model),
+			(DatasetName::Mnist, ModelConfig::Mlp { .. } | ModelConfig::Cnn { .. })
+				| (DatasetName::Shakespeare, ModelConfig::Gpt { .. })
+		)
+	}
+}
+
 /// A model.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
@@ -304,16 +326,17 @@ impl JobConfig {
 
 	/// Loads the dataset from the shipped files, checking the model fits it.
 	pub fn dataset(&self) -> Result<Dataset> {
-		match (self.dataset, self.model) {
-			(DatasetName::Mnist, ModelConfig::Mlp { .. } | ModelConfig::Cnn { .. }) => {
-				Ok(Dataset::Mnist(MnistDataset::shipped()?))
-			}
+		let (d, m) = (self.dataset, self.model);
+		if !d.fits(&m) {
+			return Err(Error::Config(format!("model {m:?} cannot train on dataset {d:?}")));
+		}
+		match (d, m) {
 			(DatasetName::Shakespeare, ModelConfig::Gpt { context, .. }) => {
 				let hash = parse_hash(SHAKESPEARE_HASH)?;
 				let path = shipped_dir().join("shakespeare.txt");
 				Ok(Dataset::Text(TextDataset::load(&path, Some(&hash), context as usize)?))
 			}
-			(d, m) => Err(Error::Config(format!("model {m:?} cannot train on dataset {d:?}"))),
+			_ => Ok(Dataset::Mnist(MnistDataset::shipped()?)),
 		}
 	}
 }

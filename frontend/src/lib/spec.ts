@@ -8,7 +8,8 @@ import { formatGrid, parseGrid, perbillMulCeil, toNanos } from "./units";
 export type JobSpec = GridCalls["Jobs"]["create_job"]["spec"];
 export type ModelSpec = JobSpec["model"];
 
-/** The shipped datasets: `grid:` URI and BLAKE2b-256 content hash (trainer/src/data/mod.rs). */
+/** The shipped datasets: `grid:` URI and BLAKE2b-256 content hash (trainer/src/data/mod.rs;
+ * `spec-rules.test.ts` checks them against the trainer's `spec-rules.json`). */
 export const DATASETS = {
   shakespeare: {
     uri: "grid:shakespeare",
@@ -23,6 +24,12 @@ export const DATASETS = {
 } as const;
 export type DatasetName = keyof typeof DATASETS;
 export type ModelKind = "gpt" | "mlp" | "cnn";
+
+/** Whether a model can train on a dataset: the GPT on text, the MLP or the CNN on MNIST
+ * (trainer/src/config.rs `DatasetName::fits`; `spec-rules.test.ts` checks they agree). */
+export function modelFits(dataset: DatasetName, model: ModelKind): boolean {
+  return dataset === "shakespeare" ? model === "gpt" : model !== "gpt";
+}
 export type OptimizerKind = "adamw" | "sgd";
 export type CompressionKind = "none" | "int8" | "topk";
 
@@ -205,8 +212,7 @@ export function buildJobSpec(
   } else {
     model = { type: "MnistCnn", value: { channels: int("cnnChannels", U16_MAX, 1), hidden: int("cnnHidden", U32_MAX, 1) } };
   }
-  const fits = form.dataset === "shakespeare" ? form.model === "gpt" : form.model !== "gpt";
-  rule(!fits, "model", form.dataset === "shakespeare" ? "text needs the GPT" : "MNIST needs the MLP or the CNN");
+  rule(!modelFits(form.dataset, form.model), "model", form.dataset === "shakespeare" ? "text needs the GPT" : "MNIST needs the MLP or the CNN");
   const anyModelError = Object.keys(errors).length > 0;
   if (!anyModelError && parameters(model) > MAX_MODEL_PARAMS) {
     errors.model = `${parameters(model)} parameters is above the limit of 10 billion`;

@@ -120,12 +120,11 @@ pub fn job_config(
 		max_steps,
 		eval_samples,
 	};
-	// The model must fit the data (a GPT on text, an MNIST model on MNIST).
-	match (config.dataset, config.model) {
-		(DatasetName::Mnist, ModelConfig::Mlp { .. } | ModelConfig::Cnn { .. })
-		| (DatasetName::Shakespeare, ModelConfig::Gpt { .. }) => Ok(config),
-		(d, m) => Err(spec_error(format!("model {m:?} cannot train on dataset {d:?}"))),
+	let (d, m) = (config.dataset, config.model);
+	if !d.fits(&m) {
+		return Err(spec_error(format!("model {m:?} cannot train on dataset {d:?}")));
 	}
+	Ok(config)
 }
 
 /// A buyer's job file: what to train, for how long, and what it pays (amounts in GRID).
@@ -299,5 +298,54 @@ mod tests {
 		let bad = JOB.replace("reward_per_round = 10.5", "reward_per_round = -3.0");
 		let err = toml::from_str::<JobFile>(&bad).unwrap().to_spec().unwrap_err().to_string();
 		assert!(err.contains("reward_per_round"), "{err}");
+	}
+
+	/// What the web UI must agree with: the shipped datasets, which models fit which, and
+	/// the fixed-point rule for hyper-parameters (`null`: refused).
+	fn web_ui_rules() -> serde_json::Value {
+		let models = [
+			("mlp", ModelConfig::Mlp { hidden: 1, layers: 1 }),
+			("cnn", ModelConfig::Cnn { channels: 1, hidden: 1 }),
+			("gpt", ModelConfig::Gpt { context: 1, layers: 1, heads: 1, width: 1 }),
+		];
+		let mut datasets = serde_json::Map::new();
+		let mut fits = serde_json::Map::new();
+		for d in DatasetName::ALL {
+			let r = dataset_ref(d);
+			let uri = String::from_utf8(r.uri.to_vec()).unwrap();
+			let hash = format!("0x{}", hex::encode(r.content_hash));
+			datasets.insert(d.name().into(), serde_json::json!({ "uri": uri, "hash": hash }));
+			let kinds: Vec<&str> =
+				models.iter().filter(|(_, m)| d.fits(m)).map(|(kind, _)| *kind).collect();
+			fits.insert(d.name().into(), serde_json::json!(kinds));
+		}
+		let samples = [0.0, 1e-9, 0.003, 0.0004, 0.7, 0.9, 1.0, 4.294967295, 4.3, -0.1, f64::NAN];
+		let nanos: Vec<serde_json::Value> = samples
+			.iter()
+			.map(|&x| {
+				let value =
+					if x.is_nan() { serde_json::json!("NaN") } else { serde_json::json!(x) };
+				serde_json::json!([value, nanos("x", x).ok().map(|n| n.0)])
+			})
+			.collect();
+		serde_json::json!({ "datasets": datasets, "fits": fits, "nanos": nanos })
+	}
+
+	/// The web UI tests its job form against `frontend/src/lib/spec-rules.json`, which must
+	/// be what the trainer says; `GRID_UPDATE_SPEC_RULES=1` rewrites it.
+	#[test]
+	fn the_web_uis_spec_rules_are_the_trainers() {
+		let path =
+			Path::new(env!("CARGO_MANIFEST_DIR")).join("../frontend/src/lib/spec-rules.json");
+		let text = serde_json::to_string_pretty(&web_ui_rules()).unwrap() + "\n";
+		if std::env::var_os("GRID_UPDATE_SPEC_RULES").is_some() {
+			std::fs::write(&path, &text).unwrap();
+		}
+		let committed = std::fs::read_to_string(&path).unwrap_or_default();
+		assert!(
+			committed == text,
+			"{} is stale: run this test with GRID_UPDATE_SPEC_RULES=1 and commit it",
+			path.display()
+		);
 	}
 }

@@ -1,0 +1,36 @@
+// The job form's rules against the trainer's: `spec-rules.json` is written and checked by the
+// Rust test `the_web_uis_spec_rules_are_the_trainers` (trainer/src/chain/spec.rs), so a change
+// on either side that the other does not follow fails one of the two test suites.
+import { describe, expect, it } from "vitest";
+import rules from "./spec-rules.json";
+import { DATASETS, type DatasetName, type ModelKind, modelFits } from "./spec";
+import { toNanos } from "./units";
+
+const MODELS: ModelKind[] = ["mlp", "cnn", "gpt"];
+
+describe("the job form follows the trainer's rules", () => {
+  it("ships the same datasets under the same URIs and content hashes", () => {
+    expect(Object.keys(DATASETS).sort()).toEqual(Object.keys(rules.datasets).sort());
+    for (const [name, shipped] of Object.entries(rules.datasets)) {
+      const ours = DATASETS[name as DatasetName];
+      expect({ uri: ours.uri, hash: ours.hash }).toEqual(shipped);
+    }
+  });
+
+  it("lets the same models train on each dataset", () => {
+    for (const [name, kinds] of Object.entries(rules.fits)) {
+      const ours = MODELS.filter((m) => modelFits(name as DatasetName, m));
+      expect(ours).toEqual(kinds);
+    }
+  });
+
+  it("turns hyper-parameters into billionths as the trainer does, refusing the same values", () => {
+    expect(rules.nanos.length).toBeGreaterThan(5);
+    for (const [input, expected] of rules.nanos as [number | string, number | null][]) {
+      const x = input === "NaN" ? Number.NaN : Number(input);
+      const ours = toNanos(x);
+      if (expected === null) expect(typeof ours, `${x} must be refused`).toBe("string");
+      else expect(ours, `${x}`).toBe(expected);
+    }
+  });
+});
