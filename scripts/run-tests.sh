@@ -46,11 +46,11 @@ run() {
 
 # binaries LANE: runs the lane's test binaries in the order cargo built them.
 binaries() {
-	local lane=$1 name dir exe in_chain
+	local lane=$1 name dir exe its_lane
 	while IFS=$'\t' read -r name dir exe; do
-		in_chain=2
-		[[ $CHAIN_TESTS == *" $name "* ]] || in_chain=1
-		[ "$in_chain" = "$lane" ] || continue
+		its_lane=1
+		[[ $CHAIN_TESTS == *" $name "* ]] && its_lane=2
+		[ "$its_lane" = "$lane" ] || continue
 		run "$lane" "$name" bash -c 'cd "$1" && exec "$2"' _ "$dir" "$exe" || return 1
 	done <"$logs/binaries.tsv"
 }

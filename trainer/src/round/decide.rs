@@ -150,7 +150,13 @@ mod tests {
 	use libp2p::identity::Keypair;
 
 	use super::*;
-	use crate::{model::Model, round::messages::Commitment, round::state::OuterSettings};
+	use crate::{
+		model::Model,
+		round::{
+			messages::{tests::commitment, Commitment},
+			state::OuterSettings,
+		},
+	};
 
 	const OUTER: OuterSettings = OuterSettings { lr: 0.7, momentum: 0.9 };
 
@@ -166,26 +172,14 @@ mod tests {
 	/// A commitment by a fresh key to an update trained from `base`.
 	fn commit(base: Digest, update: u8) -> (PeerId, SignedCommitment) {
 		let key = Keypair::generate_ed25519();
-		let commitment = Commitment {
-			job: 1,
-			round: 0,
-			manifest_hash: [1; 32],
-			base_state: base,
-			base_model_hash: [3; 32],
-			update_hash: [update; 32],
-			update_len: 8,
-			samples: 64,
-			steps: 2,
-			compute_millis: 10,
-			train_loss_bits: 1.0f32.to_bits(),
-		};
+		let commitment = Commitment { base_state: base, ..commitment(0, update) };
 		(key.public().to_peer_id(), commitment.sign(&key).unwrap())
 	}
 
 	#[test]
 	fn the_base_is_checked_against_what_the_round_heard() {
 		let (_, mut state) = initial();
-		let mut book = RoundBook::new(1, 0);
+		let mut book = RoundBook::new(7, 0);
 		assert_eq!(check_base(&book, &state, false), Ok(state.state_hash));
 		state.verified = false;
 		assert_eq!(check_base(&book, &state, false), Err(Resync::NothingHeard));

@@ -232,22 +232,14 @@ mod tests {
 	use libp2p::identity::Keypair;
 
 	use super::*;
-	use crate::round::messages::Commitment;
+	use crate::round::messages::{tests::commitment, Commitment};
 
 	/// A signed commitment of `key` to `bytes` in round 3 of job 7.
 	fn committed(key: &Keypair, bytes: &[u8]) -> (PeerId, SignedCommitment) {
 		let commitment = Commitment {
-			job: 7,
-			round: 3,
-			manifest_hash: [1; 32],
-			base_state: [2; 32],
-			base_model_hash: [3; 32],
 			update_hash: update_hash(bytes),
 			update_len: bytes.len() as u64,
-			samples: 64,
-			steps: 2,
-			compute_millis: 10,
-			train_loss_bits: 1.5f32.to_bits(),
+			..commitment(3, 0)
 		};
 		(key.public().to_peer_id(), commitment.sign(key).unwrap())
 	}

@@ -288,9 +288,10 @@ pub fn update_hash(bytes: &[u8]) -> Digest {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
 	use super::*;
 
+	/// A commitment of job 7 to update `[update; 32]` in `round`, for tests.
 	pub(crate) fn commitment(round: RoundIndex, update: u8) -> Commitment {
 		Commitment {
 			job: 7,

@@ -1,6 +1,6 @@
 //! The round protocol, without I/O: no sockets, no chain client, no files, no async
 //! runtime. It takes what was heard (commitments, fetched bytes, the coordinator's clock)
-//! and returns what to send and what was decided; the daemon ([`crate::daemon`]) moves the
+//! and returns what to send and what was decided; the daemon moves the
 //! bytes. Each part is unit-tested on its own.
 //!
 //! - [`coordinator`]: the port that says which round is open (the chain, or a local
