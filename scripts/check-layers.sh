@@ -2,7 +2,8 @@
 # Holds grid-trainer's layering (see trainer/src/lib.rs): arrows point down only.
 #   daemon/ -> chain/, net/ -> round/ -> the engine (every other module)
 # - round/ names neither net, chain nor daemon;
-# - net/ and chain/ never name each other, nor the daemon;
+# - net/ and chain/ never name each other, nor the daemon, nor the engine (but net's shaper
+#   uses the engine's seeded RNG);
 # - the engine names none of round, net, chain or daemon.
 # A `use` of a forbidden wing anywhere in a file (tests included) fails the check.
 set -euo pipefail
@@ -27,18 +28,26 @@ forbid() {
 	fi
 }
 
-engine=()
+engine=() engine_modules=()
 for entry in *; do
 	case "$entry" in
-	# config.rs is the trainer's config file, read by the daemon and the chain's spec.
-	round | net | chain | daemon | bin | lib.rs | config.rs) ;;
-	*) engine+=("$entry") ;;
+	round | net | chain | daemon | bin | lib.rs) ;;
+	*)
+		engine+=("$entry")
+		engine_modules+=("${entry%.rs}")
+		;;
 	esac
+done
+# The transport's link shaper draws from the engine's seeded RNG; nothing else of the engine
+# is the adapters' business.
+net_may_not=()
+for module in "${engine_modules[@]}"; do
+	[ "$module" = rng ] || net_may_not+=("$module")
 done
 
 forbid round -- net chain daemon
-forbid net -- chain daemon
-forbid chain -- net daemon
+forbid net -- chain daemon "${net_may_not[@]}"
+forbid chain -- net daemon "${engine_modules[@]}"
 forbid "${engine[@]}" -- round net chain daemon
 
 if ((failed)); then

@@ -12,7 +12,7 @@ use polkadot_sdk::{
 };
 use scale_info::TypeInfo;
 
-use crate::provider::BoundedBytes;
+use crate::{datasets::DataKind, provider::BoundedBytes};
 
 /// Identifies a job; assigned by the chain in creation order.
 pub type JobId = u64;
@@ -52,10 +52,23 @@ impl Nanos {
 	pub fn to_f64(self) -> f64 {
 		f64::from(self.0) / 1e9
 	}
+
+	/// The fixed point nearest `x`; `None` for what it cannot hold (negative, not finite, or
+	/// above [`Nanos::MAX_F64`]). The one rule by which floats become fixed point: files are
+	/// read with it and the web UI is tested against it.
+	#[cfg(feature = "std")]
+	pub fn from_f64(x: f64) -> Option<Nanos> {
+		let n = (x * 1e9).round();
+		(x.is_finite() && x >= 0.0 && n <= f64::from(u32::MAX)).then_some(Nanos(n as u32))
+	}
+
+	/// The largest value, as a float.
+	pub const MAX_F64: f64 = u32::MAX as f64 / 1e9;
 }
 
 /// A byte-level GPT (nanoGPT-style): embeddings, `layers` blocks of causal self-attention and
 /// MLP with layer norm, `width` split over `heads`.
+#[cfg_attr(feature = "serde", derive(serde::Deserialize), serde(deny_unknown_fields))]
 #[derive(
 	Clone,
 	Copy,
@@ -69,7 +82,8 @@ impl Nanos {
 	TypeInfo,
 )]
 pub struct GptConfig {
-	/// Vocabulary size (256 for bytes).
+	/// Vocabulary size (256 for bytes; the default in files).
+	#[cfg_attr(feature = "serde", serde(default = "crate::spec_file::byte_vocab"))]
 	pub vocab: u32,
 	/// Context length in tokens; one training sample is one context.
 	pub context: u32,
@@ -82,6 +96,7 @@ pub struct GptConfig {
 }
 
 /// A multi-layer perceptron over 28x28 MNIST images.
+#[cfg_attr(feature = "serde", derive(serde::Deserialize), serde(deny_unknown_fields))]
 #[derive(
 	Clone,
 	Copy,
@@ -102,6 +117,7 @@ pub struct MlpConfig {
 }
 
 /// A small convolutional network over MNIST: two 3x3 conv layers then a dense layer.
+#[cfg_attr(feature = "serde", derive(serde::Deserialize), serde(deny_unknown_fields))]
 #[derive(
 	Clone,
 	Copy,
@@ -121,7 +137,9 @@ pub struct CnnConfig {
 	pub hidden: u32,
 }
 
-/// The model to train: the architecture (the variant) with its configuration.
+/// The model to train: the architecture (the variant) with its configuration. In files:
+/// `{ kind = "mlp" | "cnn" | "gpt", <the configuration's fields> }`.
+#[cfg_attr(feature = "serde", derive(serde::Deserialize), serde(tag = "kind"))]
 #[derive(
 	Clone,
 	Copy,
@@ -136,10 +154,13 @@ pub struct CnnConfig {
 )]
 pub enum ModelSpec {
 	/// Byte-level GPT on a text corpus.
+	#[cfg_attr(feature = "serde", serde(rename = "gpt"))]
 	Gpt(GptConfig),
 	/// MLP on MNIST.
+	#[cfg_attr(feature = "serde", serde(rename = "mlp"))]
 	MnistMlp(MlpConfig),
 	/// CNN on MNIST.
+	#[cfg_attr(feature = "serde", serde(rename = "cnn"))]
 	MnistCnn(CnnConfig),
 }
 
@@ -147,6 +168,14 @@ const MNIST_PIXELS: u64 = 28 * 28;
 const MNIST_CLASSES: u64 = 10;
 
 impl ModelSpec {
+	/// What the model reads: the data it can train on.
+	pub fn reads(&self) -> DataKind {
+		match *self {
+			ModelSpec::Gpt(c) => DataKind::Tokens { vocab: c.vocab },
+			ModelSpec::MnistMlp(_) | ModelSpec::MnistCnn(_) => DataKind::MnistImages,
+		}
+	}
+
 	/// Number of trainable parameters (weights and biases), as the trainer builds the model.
 	pub fn parameters(&self) -> u64 {
 		match *self {
@@ -234,7 +263,13 @@ pub struct DatasetRef {
 	pub uri: BoundedBytes<MaxUriLen>,
 }
 
-/// The optimizer each participant runs locally between synchronizations.
+/// The optimizer each participant runs locally between synchronizations. In files:
+/// `{ optimizer = "adamw" | "sgd", lr = 0.001, … }`.
+#[cfg_attr(
+	feature = "serde",
+	derive(serde::Deserialize),
+	serde(tag = "optimizer", rename_all = "lowercase", deny_unknown_fields)
+)]
 #[derive(
 	Clone,
 	Copy,
@@ -252,9 +287,11 @@ pub enum InnerOptimizer {
 	AdamW {
 		/// Peak learning rate.
 		lr: Nanos,
-		/// Decoupled weight decay.
+		/// Decoupled weight decay (none by default).
+		#[cfg_attr(feature = "serde", serde(default))]
 		weight_decay: Nanos,
-		/// Linear warm-up steps.
+		/// Linear warm-up steps (none by default).
+		#[cfg_attr(feature = "serde", serde(default))]
 		warmup_steps: u32,
 	},
 	/// Plain SGD.
@@ -273,7 +310,13 @@ impl InnerOptimizer {
 	}
 }
 
-/// How participants compress pseudo-gradients before exchanging them.
+/// How participants compress pseudo-gradients before exchanging them. In files:
+/// `{ scheme = "none" | "int8" | "topk", … }`.
+#[cfg_attr(
+	feature = "serde",
+	derive(serde::Deserialize),
+	serde(tag = "scheme", rename_all = "lowercase", deny_unknown_fields)
+)]
 #[derive(
 	Clone,
 	Copy,
@@ -320,6 +363,7 @@ impl Compression {
 }
 
 /// Hyper-parameters of the DiLoCo-style training.
+#[cfg_attr(feature = "serde", derive(serde::Deserialize), serde(deny_unknown_fields))]
 #[derive(
 	Clone,
 	Copy,
@@ -333,21 +377,37 @@ impl Compression {
 	TypeInfo,
 )]
 pub struct TrainingParams<BlockNumber> {
-	/// Length of a round in blocks: the deadline for its proofs.
+	/// Length of a round in blocks: the deadline for its proofs. A trainer running off chain
+	/// times rounds by its own schedule and leaves it out (zero).
+	#[cfg_attr(feature = "serde", serde(default))]
 	pub round_blocks: BlockNumber,
 	/// Samples per inner step.
 	pub batch_size: u32,
 	/// The local optimizer.
 	pub inner: InnerOptimizer,
-	/// Outer (Nesterov) learning rate applied to the averaged pseudo-gradient.
+	/// Outer (Nesterov) learning rate applied to the averaged pseudo-gradient (0.7 by
+	/// default, DiLoCo's).
+	#[cfg_attr(feature = "serde", serde(default = "crate::spec_file::outer_lr"))]
 	pub outer_lr: Nanos,
-	/// Outer momentum, below one.
+	/// Outer momentum, below one (0.9 by default).
+	#[cfg_attr(feature = "serde", serde(default = "crate::spec_file::outer_momentum"))]
 	pub outer_momentum: Nanos,
 	/// Pseudo-gradient compression.
 	pub compression: Compression,
 }
 
-/// Everything a buyer specifies when posting a job.
+/// Everything a buyer specifies when posting a job. In a job file (TOML) amounts are in GRID
+/// and the dataset is a shipped one's name or `{ uri, content_hash }`.
+#[cfg_attr(
+	feature = "serde",
+	derive(serde::Deserialize),
+	serde(
+		deny_unknown_fields,
+		bound(
+			deserialize = "Balance: TryFrom<u128>, BlockNumber: serde::Deserialize<'de> + Default"
+		)
+	)
+)]
 #[derive(
 	Clone, PartialEq, Eq, Debug, Encode, Decode, DecodeWithMemTracking, MaxEncodedLen, TypeInfo,
 )]
@@ -361,14 +421,18 @@ pub struct JobSpec<Balance, BlockNumber> {
 	/// Rounds to train for.
 	pub rounds: RoundIndex,
 	/// Paid out per round to the participants that delivered it.
+	#[cfg_attr(feature = "serde", serde(deserialize_with = "crate::spec_file::grid"))]
 	pub reward_per_round: Balance,
 	/// Participants needed before the job starts.
 	pub min_providers: u32,
 	/// Most participants at once.
 	pub max_providers: u32,
 	/// Active stake a provider needs to join (the registry's minimum applies too).
+	#[cfg_attr(feature = "serde", serde(deserialize_with = "crate::spec_file::grid"))]
 	pub min_provider_stake: Balance,
-	/// Blocks after a round during which its contributions may be challenged.
+	/// Blocks after a round during which its contributions may be challenged (none by
+	/// default).
+	#[cfg_attr(feature = "serde", serde(default))]
 	pub challenge_window: BlockNumber,
 }
 

@@ -7,8 +7,11 @@
 
 extern crate alloc;
 
+pub mod datasets;
 pub mod job;
 pub mod provider;
+#[cfg(feature = "serde")]
+pub mod spec_file;
 pub mod work;
 
 use polkadot_sdk::{

@@ -351,7 +351,9 @@ impl CheatRun {
 		let extra = format!("[misbehave]\n{misbehave}");
 		let cheat = ProviderSpec { name: "eve", account: "//Eve", stake: 200, extra: &extra };
 		providers.push(Provider::start(dir.path(), &url, &cheat)?);
-		let spec = MNIST_JOB.replace("min_providers = 3", "min_providers = 4") + spec_extra;
+		// Top-level keys go before the file's `[training]` table.
+		let spec =
+			MNIST_JOB.replace("min_providers = 3\n", &format!("min_providers = 4\n{spec_extra}"));
 		post_job(&url, dir.path(), &spec, 0)?;
 		let status = wait_status(&url, 0, Duration::from_secs(300), &providers, |s| {
 			s.contains("completed")

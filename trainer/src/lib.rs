@@ -1,9 +1,9 @@
 //! Grid's trainer, in three wings around a round protocol that does no I/O (arrows point
 //! down only; `scripts/check-layers.sh` holds them in CI):
 //!
-//! - [`daemon`]: the I/O drivers — the trainer loop, reports, status server, provider,
-//!   buyer, local network. The only wing that wires `net` and `chain` together.
-//! - [`chain`]: adapters over the chain's client (follower, proofs, fraud, keys, job specs).
+//! - [`daemon`]: the I/O drivers — the trainer loop, config and job files, reports, status
+//!   server, provider, buyer, local network. The only wing that wires `net` and `chain` together.
+//! - [`chain`]: adapters over the chain's client (follower, proofs, fraud, keys).
 //! - [`net`]: transport between trainers (libp2p behaviour, codec, task, shaper).
 //! - [`round`]: the round protocol as plain state and functions: no sockets, no chain
 //!   client, no files, no async runtime.
@@ -18,7 +18,6 @@ pub mod aggregate;
 pub mod chain;
 pub mod checkpoint;
 pub mod compress;
-pub mod config;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod daemon;

@@ -118,10 +118,9 @@ pub fn evaluate(model: &Model, batches: &[Batch]) -> Result<f64> {
 #[cfg(test)]
 mod tests {
 	use super::*;
-	use crate::data::{
-		parse_hash, shard, shipped_dir, MnistDataset, TextDataset, SHAKESPEARE_HASH,
-	};
+	use crate::data::{shard, shipped_dir, MnistDataset, TextDataset};
 	use grid_primitives::{
+		datasets::SHAKESPEARE,
 		job::{GptConfig, MlpConfig, Nanos},
 		Hash,
 	};
@@ -135,7 +134,7 @@ mod tests {
 		let dev = Device::Cpu;
 		let spec =
 			ModelSpec::Gpt(GptConfig { vocab: 128, context: 32, layers: 2, heads: 2, width: 32 });
-		let hash = parse_hash(SHAKESPEARE_HASH).unwrap();
+		let hash = SHAKESPEARE.content_hash;
 		let data =
 			TextDataset::load(&shipped_dir().join("shakespeare.txt"), Some(&hash), 32).unwrap();
 		let config = InnerConfig { total_steps: 60, ..Default::default() };

@@ -15,13 +15,14 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use candle_core::{Device, Tensor, Var};
 use grid_primitives::{
+	datasets::SHAKESPEARE,
 	job::{CnnConfig, GptConfig, InnerOptimizer, MlpConfig, ModelSpec, Nanos},
 	provider::DeviceKind,
 	Hash,
 };
 use grid_trainer::{
 	daemon::localnet::LocalNet,
-	data::{parse_hash, shard, shipped_dir, MnistDataset, TextDataset, SHAKESPEARE_HASH},
+	data::{shard, shipped_dir, MnistDataset, TextDataset},
 	device::{DeviceChoice, Precision},
 	model::{Batch, Model},
 	optim::Optimizer,
@@ -48,7 +49,7 @@ fn batch_for(spec: ModelSpec, device: &Device) -> Batch {
 		ModelSpec::Gpt(_) => {
 			let data = TextDataset::load(
 				&shipped_dir().join("shakespeare.txt"),
-				Some(&parse_hash(SHAKESPEARE_HASH).unwrap()),
+				Some(&SHAKESPEARE.content_hash),
 				32,
 			)
 			.unwrap();
@@ -197,7 +198,7 @@ fn bf16_training_on_the_gpu_learns() {
 	let Some(gpu) = gpu() else { return };
 	let spec =
 		ModelSpec::Gpt(GptConfig { vocab: 128, context: 32, layers: 2, heads: 2, width: 32 });
-	let hash = parse_hash(SHAKESPEARE_HASH).unwrap();
+	let hash = SHAKESPEARE.content_hash;
 	let data = TextDataset::load(&shipped_dir().join("shakespeare.txt"), Some(&hash), 32).unwrap();
 	let inner = InnerOptimizer::AdamW {
 		lr: Nanos(3_000_000),
@@ -232,15 +233,16 @@ fn a_gpu_trainer_and_cpu_trainers_agree_on_every_round() {
 		rounds = 3
 		dataset = "mnist"
 		model = { kind = "mlp", hidden = 64, layers = 1 }
-		batch_size = 32
-		lr = 0.003
-		warmup_steps = 5
 		total_steps = 3000
-		compression = { scheme = "int8", chunk = 64 }
 		aggregation = { rule = "trimmed-mean", trim = 1 }
 		screen_ratio = 3.0
 		eval_samples = 500
 		max_steps = 25
+
+		[job.training]
+		batch_size = 32
+		inner = { optimizer = "adamw", lr = 0.003, warmup_steps = 5 }
+		compression = { scheme = "int8", chunk = 64 }
 		outer_momentum = 0.5
 		"#;
 	let schedule = format!(

@@ -38,15 +38,16 @@ fn job(rounds: u32) -> String {
 		rounds = {rounds}
 		dataset = "mnist"
 		model = {{ kind = "mlp", hidden = 32, layers = 1 }}
-		batch_size = 32
-		lr = 0.003
-		warmup_steps = 5
 		total_steps = 3000
-		compression = {{ scheme = "int8", chunk = 64 }}
 		aggregation = {{ rule = "trimmed-mean", trim = 1 }}
 		screen_ratio = 3.0
 		eval_samples = 500
 		max_steps = 25
+
+		[job.training]
+		batch_size = 32
+		inner = {{ optimizer = "adamw", lr = 0.003, warmup_steps = 5 }}
+		compression = {{ scheme = "int8", chunk = 64 }}
 		# Few inner steps per round: less outer momentum than DiLoCo's 0.9 (tuned for
 		# 500 steps), or the outer step overshoots.
 		outer_momentum = 0.5

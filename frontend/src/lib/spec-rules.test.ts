@@ -1,5 +1,5 @@
 // The job form's rules against the trainer's: `spec-rules.json` is written and checked by the
-// Rust test `the_web_uis_spec_rules_are_the_trainers` (trainer/src/chain/spec.rs), so a change
+// Rust test `the_web_uis_spec_rules_are_the_trainers` (trainer/src/daemon/job_spec.rs), so a change
 // on either side that the other does not follow fails one of the two test suites.
 import { describe, expect, it } from "vitest";
 import rules from "./spec-rules.json";

@@ -16,7 +16,7 @@ const errorsOf = (patch: Partial<JobForm>, limits: SpecLimits | undefined = LIMI
   buildJobSpec(form(patch), limits).errors ?? {};
 
 describe("job form → JobSpec", () => {
-  it("converts examples/shakespeare-job.toml as the trainer's JobFile::to_spec does", () => {
+  it("converts examples/shakespeare-job.toml as the buyer CLI reads it", () => {
     const { spec, errors } = buildJobSpec(DEFAULT_FORM, LIMITS);
     expect(errors).toBeUndefined();
     expect(spec).toEqual({

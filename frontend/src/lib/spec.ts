@@ -1,6 +1,6 @@
-// A buyer's job form → the chain's `JobSpec`, mirroring `grid-trainer`'s job file
-// (trainer/src/chain/spec.rs `JobFile::to_spec`) and the chain's checks
-// (primitives/src/job.rs `JobSpec::validate`, trainer `job_config`'s dataset/model match).
+// A buyer's job form → the chain's `JobSpec`, mirroring the buyer CLI's job file (the spec's
+// serde form, primitives/src/spec_file.rs) and the chain's checks (primitives/src/job.rs
+// `JobSpec::validate`; the trainer's dataset/model match, primitives/src/datasets.rs).
 import type { GridCalls } from "@polkadot-api/descriptors";
 import { formatGrid, parseGrid, perbillMulCeil, toNanos } from "./units";
 
@@ -8,7 +8,7 @@ import { formatGrid, parseGrid, perbillMulCeil, toNanos } from "./units";
 export type JobSpec = GridCalls["Jobs"]["create_job"]["spec"];
 export type ModelSpec = JobSpec["model"];
 
-/** The shipped datasets: `grid:` URI and BLAKE2b-256 content hash (trainer/src/data/mod.rs;
+/** The shipped datasets: `grid:` URI and BLAKE2b-256 content hash (primitives/src/datasets.rs;
  * `spec-rules.test.ts` checks them against the trainer's `spec-rules.json`). */
 export const DATASETS = {
   shakespeare: {
@@ -26,7 +26,7 @@ export type DatasetName = keyof typeof DATASETS;
 export type ModelKind = "gpt" | "mlp" | "cnn";
 
 /** Whether a model can train on a dataset: the GPT on text, the MLP or the CNN on MNIST
- * (trainer/src/config.rs `DatasetName::fits`; `spec-rules.test.ts` checks they agree). */
+ * (primitives `ShippedDataset::fits`; `spec-rules.test.ts` checks they agree). */
 export function modelFits(dataset: DatasetName, model: ModelKind): boolean {
   return dataset === "shakespeare" ? model === "gpt" : model !== "gpt";
 }

@@ -15,7 +15,7 @@ use grid_primitives::{
 use grid_trainer::{
 	aggregate::{aggregate, Contribution, Rule},
 	compress::{compressor, topk::TopKCompressor, CompressedUpdate, Compressor},
-	data::{parse_hash, shard, shipped_dir, TextDataset, SHAKESPEARE_HASH},
+	data::{shard, shipped_dir, TextDataset},
 	diloco::{OuterOptimizer, Participant},
 	model::{Batch, Model},
 	plot::{line_plot, Axes, Series},
@@ -395,7 +395,7 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 	grid_trainer::malloc::retain_freed_memory();
 	let s = Settings::parse()?;
 	let dev = Device::Cpu;
-	let hash = parse_hash(SHAKESPEARE_HASH)?;
+	let hash = grid_primitives::datasets::SHAKESPEARE.content_hash;
 	let data =
 		TextDataset::load(&shipped_dir().join("shakespeare.txt"), Some(&hash), s.context as usize)?;
 	data.check_vocab(128)?;

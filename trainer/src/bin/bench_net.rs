@@ -38,14 +38,15 @@ fn gpt_job(rounds: u32, aggregation: &str) -> String {
 		rounds = {rounds}
 		dataset = "shakespeare"
 		model = {{ kind = "gpt", context = 64, layers = 2, heads = 4, width = 96 }}
-		batch_size = 16
-		lr = 0.003
-		warmup_steps = 10
 		total_steps = 4000
-		compression = {{ scheme = "int8", chunk = 64 }}
 		aggregation = {aggregation}
 		screen_ratio = 4.0
 		eval_samples = 256
+
+		[job.training]
+		batch_size = 16
+		inner = {{ optimizer = "adamw", lr = 0.003, warmup_steps = 10 }}
+		compression = {{ scheme = "int8", chunk = 64 }}
 		outer_momentum = 0.5
 		"#
 	)

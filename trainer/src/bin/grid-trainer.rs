@@ -14,9 +14,9 @@ use clap::{Args, Parser, Subcommand};
 use grid_primitives::job::JobId;
 use grid_trainer::{
 	chain::{keys, Chain},
-	config::TrainerConfig,
 	daemon::{
 		buyer,
+		config::TrainerConfig,
 		provider::{self, ProviderConfig},
 		trainer::Trainer,
 	},

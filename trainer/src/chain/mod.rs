@@ -11,7 +11,6 @@
 pub mod client;
 pub mod follower;
 pub mod keys;
-pub mod spec;
 
 pub use client::{Chain, JobView, ProviderView};
 

@@ -16,7 +16,7 @@ use subxt::utils::Static;
 use subxt_signer::sr25519::Keypair;
 
 use crate::{
-	chain::{api, client::JobStatus, spec::JobFile, Chain, JobView},
+	chain::{api, client::JobStatus, Chain, JobView},
 	checkpoint::Checkpoint,
 	net::{behaviour::BehaviourConfig, service, Command, Event, NetConfig, Shaper},
 	round::messages::{Request, Response},
@@ -29,7 +29,7 @@ pub fn grid(units: u128) -> String {
 
 /// Posts the job in `spec_file`; returns its id.
 pub async fn create(chain: &Chain, buyer: &Keypair, spec_file: &Path) -> anyhow::Result<JobId> {
-	let spec = JobFile::load(spec_file)?.to_spec()?;
+	let spec = super::job_spec::load_job_file(spec_file)?;
 	let events =
 		chain.submit("create_job", &api::tx().jobs().create_job(Static(spec)), buyer).await?;
 	let created = events

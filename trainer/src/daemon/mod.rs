@@ -3,6 +3,8 @@
 //! commands and the local test network.
 
 pub mod buyer;
+pub mod config;
+pub mod job_spec;
 pub mod localnet;
 pub mod provider;
 pub mod reports;

@@ -5,11 +5,22 @@ use std::{io::Read, path::Path};
 
 use candle_core::{Device, Tensor};
 
-use super::{parse_hash, read_verified, shipped_dir};
+use grid_primitives::datasets::{hex32, MNIST};
+
+use super::{read_verified, shipped_dir};
 use crate::{
 	error::{Error, Result},
 	model::{mnist::PIXELS, Batch},
 };
+
+/// BLAKE2b-256 of the shipped subset's other files (the training images' hash is the
+/// dataset's, [`MNIST`]'s `content_hash`).
+const TRAIN_LABELS_HASH: [u8; 32] =
+	hex32("d213929edbbd12222a906ef9ad8796618f3c225b94b757bc1f9c8ed6a3eadc14");
+const TEST_IMAGES_HASH: [u8; 32] =
+	hex32("e4061da825a644c4e0499abaa8147b65df76ff83a5801d5794595785174ac3de");
+const TEST_LABELS_HASH: [u8; 32] =
+	hex32("58bd167323a8f0d0af5cbdfc2b20eb939e5e18b5cb7a34e86b124c6ea20d94d6");
 
 /// IDX type code of unsigned bytes.
 const IDX_UBYTE: u8 = 0x08;
@@ -121,13 +132,7 @@ impl MnistDataset {
 	/// The 10,000-digit subset shipped in the repository's `data/mnist`, hash-checked.
 	pub fn shipped() -> Result<Self> {
 		let dir = shipped_dir().join("mnist");
-		let h = |s: &str| parse_hash(s);
-		let hashes = [
-			h(super::MNIST_TRAIN_IMAGES_HASH)?,
-			h(super::MNIST_TRAIN_LABELS_HASH)?,
-			h(super::MNIST_TEST_IMAGES_HASH)?,
-			h(super::MNIST_TEST_LABELS_HASH)?,
-		];
+		let hashes = [MNIST.content_hash, TRAIN_LABELS_HASH, TEST_IMAGES_HASH, TEST_LABELS_HASH];
 		let paths = [
 			dir.join("train-images-idx3-ubyte.gz"),
 			dir.join("train-labels-idx1-ubyte.gz"),

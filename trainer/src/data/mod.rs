@@ -13,6 +13,11 @@ use std::path::{Path, PathBuf};
 
 use candle_core::Device;
 
+use grid_primitives::{
+	datasets::{DataKind, ShippedDataset},
+	job::{DatasetRef, ModelSpec},
+};
+
 use crate::{
 	error::{Error, Result},
 	model::Batch,
@@ -22,22 +27,6 @@ pub use mnist::MnistDataset;
 pub use shard::{batch_indices, shard};
 pub use text::TextDataset;
 
-/// BLAKE2b-256 of the shipped `data/shakespeare.txt`.
-pub const SHAKESPEARE_HASH: &str =
-	"c408e3deb0f6b0c7a74ed68df5507bda3b8f5e8b5453d6d3b4586876d76f2565";
-/// BLAKE2b-256 of the shipped `data/mnist/train-images-idx3-ubyte.gz`.
-pub const MNIST_TRAIN_IMAGES_HASH: &str =
-	"1388f86419e599423f67d82f3549d590c382aa5a5a16023d8a1e0912b345803c";
-/// BLAKE2b-256 of the shipped `data/mnist/train-labels-idx1-ubyte.gz`.
-pub const MNIST_TRAIN_LABELS_HASH: &str =
-	"d213929edbbd12222a906ef9ad8796618f3c225b94b757bc1f9c8ed6a3eadc14";
-/// BLAKE2b-256 of the shipped `data/mnist/t10k-images-idx3-ubyte.gz`.
-pub const MNIST_TEST_IMAGES_HASH: &str =
-	"e4061da825a644c4e0499abaa8147b65df76ff83a5801d5794595785174ac3de";
-/// BLAKE2b-256 of the shipped `data/mnist/t10k-labels-idx1-ubyte.gz`.
-pub const MNIST_TEST_LABELS_HASH: &str =
-	"58bd167323a8f0d0af5cbdfc2b20eb939e5e18b5cb7a34e86b124c6ea20d94d6";
-
 /// The shipped datasets' directory: `GRID_DATA_DIR` when set (a binary run away from its
 /// checkout, e.g. on a GPU machine), else the repository's `data/`.
 pub fn shipped_dir() -> PathBuf {
@@ -45,19 +34,6 @@ pub fn shipped_dir() -> PathBuf {
 		Some(dir) => PathBuf::from(dir),
 		None => Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("data"),
 	}
-}
-
-/// Parses a 64-digit hex hash.
-pub fn parse_hash(hex_str: &str) -> Result<[u8; 32]> {
-	let bad = || Error::Config(format!("{hex_str:?} is not a 32-byte hex hash"));
-	if hex_str.len() != 64 || !hex_str.is_ascii() {
-		return Err(bad());
-	}
-	let mut out = [0u8; 32];
-	for (i, byte) in out.iter_mut().enumerate() {
-		*byte = u8::from_str_radix(&hex_str[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
-	}
-	Ok(out)
 }
 
 /// Reads a whole file and, when `expected` is given, checks its BLAKE2b-256.
@@ -74,6 +50,42 @@ pub fn read_verified(path: &Path, expected: Option<&[u8; 32]>) -> Result<Vec<u8>
 		}
 	}
 	Ok(bytes)
+}
+
+/// The shipped dataset `dataset` names, when `model` can train on it; otherwise why not (a
+/// URI this trainer does not ship, a hash that is not the shipped file's, or the wrong data
+/// for the model).
+pub fn shipped(dataset: &DatasetRef, model: &ModelSpec) -> Result<&'static ShippedDataset> {
+	let uri = String::from_utf8_lossy(&dataset.uri);
+	let shipped = ShippedDataset::at(&dataset.uri)
+		.ok_or_else(|| Error::Config(format!("dataset {uri:?} is not one this trainer ships")))?;
+	if dataset.content_hash.0 != shipped.content_hash {
+		return Err(Error::Config(format!(
+			"dataset {uri}: content hash {:?} is not the shipped file's",
+			dataset.content_hash
+		)));
+	}
+	if !shipped.fits(model) {
+		return Err(Error::Config(format!(
+			"model {model:?} cannot train on dataset {}",
+			shipped.name
+		)));
+	}
+	Ok(shipped)
+}
+
+/// Loads the shipped dataset `dataset` names for `model`, checked as [`shipped`] does and
+/// against the files' hashes.
+pub fn load_shipped(dataset: &DatasetRef, model: &ModelSpec) -> Result<Dataset> {
+	let shipped = shipped(dataset, model)?;
+	match (shipped.kind, model) {
+		(DataKind::Tokens { .. }, ModelSpec::Gpt(gpt)) => {
+			let path = shipped_dir().join("shakespeare.txt");
+			let text = TextDataset::load(&path, Some(&shipped.content_hash), gpt.context as usize)?;
+			Ok(Dataset::Text(text))
+		}
+		_ => Ok(Dataset::Mnist(MnistDataset::shipped()?)),
+	}
 }
 
 /// A job's dataset: what the trainer draws batches from.
@@ -134,9 +146,27 @@ mod tests {
 	}
 
 	#[test]
-	fn hex_hashes_parse_and_bad_ones_are_rejected() {
-		assert_eq!(hex::encode(parse_hash(SHAKESPEARE_HASH).unwrap()), SHAKESPEARE_HASH);
-		assert!(parse_hash("abc").is_err());
-		assert!(parse_hash(&"zz".repeat(32)).is_err());
+	fn only_shipped_data_with_its_hash_and_a_model_that_fits_is_loaded() {
+		use grid_primitives::{
+			datasets::{MNIST, SHAKESPEARE},
+			job::{GptConfig, MlpConfig},
+			provider::BoundedBytes,
+			Hash,
+		};
+		let mlp = ModelSpec::MnistMlp(MlpConfig { hidden: 8, layers: 1 });
+		let gpt =
+			ModelSpec::Gpt(GptConfig { vocab: 256, context: 8, layers: 1, heads: 1, width: 8 });
+		assert_eq!(shipped(&MNIST.reference(), &mlp).unwrap(), &MNIST);
+		assert_eq!(shipped(&SHAKESPEARE.reference(), &gpt).unwrap(), &SHAKESPEARE);
+		let mut foreign = MNIST.reference();
+		foreign.uri = BoundedBytes::truncate_from(b"ipfs://Qm".to_vec());
+		let err = shipped(&foreign, &mlp).unwrap_err().to_string();
+		assert!(err.contains("ipfs://Qm"), "{err}");
+		let mut forged = MNIST.reference();
+		forged.content_hash = Hash::repeat_byte(1);
+		let err = shipped(&forged, &mlp).unwrap_err().to_string();
+		assert!(err.contains("content hash"), "{err}");
+		let err = shipped(&MNIST.reference(), &gpt).unwrap_err().to_string();
+		assert!(err.contains("cannot train"), "{err}");
 	}
 }

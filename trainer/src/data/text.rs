@@ -132,7 +132,8 @@ impl TextDataset {
 #[cfg(test)]
 mod tests {
 	use super::*;
-	use crate::data::{parse_hash, shipped_dir, SHAKESPEARE_HASH};
+	use crate::data::shipped_dir;
+	use grid_primitives::datasets::SHAKESPEARE;
 
 	#[test]
 	fn windows_are_inputs_and_next_tokens() {
@@ -169,7 +170,7 @@ mod tests {
 	#[test]
 	fn shipped_shakespeare_loads_with_its_hash() {
 		let path = shipped_dir().join("shakespeare.txt");
-		let hash = parse_hash(SHAKESPEARE_HASH).unwrap();
+		let hash = SHAKESPEARE.content_hash;
 		let d = TextDataset::load(&path, Some(&hash), 64).unwrap();
 		assert_eq!(d.tokens.len(), 5_057_198);
 		assert!(d.check_vocab(128).is_ok());

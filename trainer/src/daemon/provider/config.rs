@@ -9,9 +9,9 @@ use subxt_signer::sr25519::Keypair;
 
 use crate::{
 	chain::{keys, ChainError},
-	config::Misbehaviour,
 	daemon::status_server,
 	device::DeviceChoice,
+	round::misbehave::Misbehaviour,
 };
 
 /// The provider's configuration file (TOML). Relative paths are relative to the file.
@@ -60,16 +60,17 @@ pub struct ChainSection {
 	pub account: Option<String>,
 	/// A file holding the account's secret (`grid-trainer key generate` writes one).
 	pub account_file: Option<PathBuf>,
-	/// Stake to put up when registering, in GRID.
-	pub stake: f64,
+	/// Stake to put up when registering: written in GRID, held in units.
+	#[serde(deserialize_with = "grid_primitives::spec_file::grid")]
+	pub stake: u128,
 	/// Join this job; otherwise the lowest-numbered one that fits.
 	pub job: Option<JobId>,
 	/// Largest model (parameters) it takes.
 	#[serde(default = "max_parameters")]
 	pub max_parameters: u64,
-	/// Smallest reward per round it works for, in GRID.
-	#[serde(default)]
-	pub min_reward_per_round: f64,
+	/// Smallest reward per round it works for: written in GRID, held in units.
+	#[serde(default, deserialize_with = "grid_primitives::spec_file::grid")]
+	pub min_reward_per_round: u128,
 	/// The URL validators probe for liveness (this trainer's status server).
 	pub endpoint: String,
 	/// How long to keep serving the final model after the job, for the buyer (s).
@@ -175,6 +176,7 @@ mod tests {
 			(GOOD.replace("tcp/4001", "tcp/0"), "fixed port"),
 			(GOOD.replace("http://127.0.0.1:9101/health", "ftp://x"), "http://"),
 			(GOOD.replace("stake = 200", "stake = 200\nfoo = 1"), "unknown field"),
+			(GOOD.replace("stake = 200", "stake = -5"), "-5 GRID is not a usable amount"),
 		];
 		for (text, expected) in cases {
 			std::fs::write(&path, text).unwrap();

@@ -20,30 +20,29 @@ use crate::{
 		api,
 		client::JobStatus,
 		follower::{self, FollowConfig},
-		keys, spec, AccountId, Chain, ChainError,
+		keys, AccountId, Chain, ChainError,
 	},
-	config::{Schedule, TrainerConfig},
 	daemon::{
+		config::TrainerConfig,
+		job_spec,
 		status_server::{self, Extra, StatusSink},
 		trainer::Trainer,
 	},
 	net::ProofLink,
+	round::coordinator::Schedule,
 };
 
 /// Whether this provider takes a job: a live job with room, a spec it can run within its
 /// policy, and a stake requirement it meets.
 fn fits(spec: &JobSpec<u128, u32>, config: &ProviderConfig) -> Result<(), String> {
-	spec::job_config(0, spec, 0, None).map_err(|e| e.to_string())?;
+	job_spec::chain_job(0, spec, 0, None).map_err(|e| e.to_string())?;
 	if spec.model.parameters() > config.chain.max_parameters {
 		return Err(format!("{} parameters is above the limit", spec.model.parameters()));
 	}
-	let min_reward =
-		spec::grid_units("min_reward_per_round", config.chain.min_reward_per_round).unwrap_or(0);
-	if spec.reward_per_round < min_reward {
+	if spec.reward_per_round < config.chain.min_reward_per_round {
 		return Err("the reward is below this provider's minimum".into());
 	}
-	let stake = spec::grid_units("stake", config.chain.stake).unwrap_or(0);
-	if stake < spec.min_provider_stake {
+	if config.chain.stake < spec.min_provider_stake {
 		return Err("the job needs more stake".into());
 	}
 	Ok(())
@@ -112,7 +111,7 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		Ok::<_, ChainError>((chain, job, spec, bootstrap))
 	})?;
 	let local = &config.training;
-	let job_config = spec::job_config(job, &spec, local.eval_samples, local.max_steps)?;
+	let job_config = job_spec::chain_job(job, &spec, local.eval_samples, local.max_steps)?;
 	let job_dir = config.data_dir.join(format!("job-{job}"));
 	let trainer_config = TrainerConfig {
 		name: config.name.clone(),
@@ -226,6 +225,7 @@ const TEST_FILE: &str = r#"
 mod tests {
 	use super::*;
 	use crate::daemon::provider::TEST_FILE as GOOD;
+	use grid_primitives::currency::UNIT;
 
 	#[test]
 	fn jobs_outside_the_policy_are_not_taken() {
@@ -233,31 +233,32 @@ mod tests {
 		let path = dir.path().join("p.toml");
 		std::fs::write(&path, GOOD).unwrap();
 		let mut config = ProviderConfig::load(&path).unwrap();
-		let file: spec::JobFile = toml::from_str(
+		let spec: JobSpec<u128, u32> = toml::from_str(
 			r#"
 			dataset = "mnist"
 			model = { kind = "mlp", hidden = 32, layers = 1 }
 			rounds = 2
-			round_blocks = 5
-			batch_size = 32
-			lr = 0.002
-			compression = { scheme = "int8", chunk = 64 }
 			reward_per_round = 10
 			min_providers = 2
 			max_providers = 4
 			min_provider_stake = 100
+
+			[training]
+			round_blocks = 5
+			batch_size = 32
+			inner = { optimizer = "adamw", lr = 0.002 }
+			compression = { scheme = "int8", chunk = 64 }
 			"#,
 		)
 		.unwrap();
-		let spec = file.to_spec().unwrap();
 		assert_eq!(fits(&spec, &config), Ok(()));
 		config.chain.max_parameters = 1_000;
 		assert!(fits(&spec, &config).unwrap_err().contains("parameters"));
 		config.chain.max_parameters = u64::MAX;
-		config.chain.min_reward_per_round = 11.0;
+		config.chain.min_reward_per_round = 11 * UNIT;
 		assert!(fits(&spec, &config).unwrap_err().contains("reward"));
-		config.chain.min_reward_per_round = 0.0;
-		config.chain.stake = 50.0;
+		config.chain.min_reward_per_round = 0;
+		config.chain.stake = 50 * UNIT;
 		assert!(fits(&spec, &config).unwrap_err().contains("stake"));
 	}
 }

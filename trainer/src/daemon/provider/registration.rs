@@ -11,7 +11,7 @@ use subxt_signer::sr25519::Keypair;
 
 use super::ProviderConfig;
 use crate::{
-	chain::{api, keys, spec, AccountId, Chain, ChainError},
+	chain::{api, keys, AccountId, Chain, ChainError},
 	device::DeviceChoice,
 };
 
@@ -68,7 +68,7 @@ pub(super) async fn ensure_registered(
 	let multiaddrs: Multiaddrs =
 		Multiaddrs::truncate_from(vec![BoundedBytes::truncate_from(address.into_bytes())]);
 	let call = api::tx().providers().register(
-		spec::grid_units("stake", config.chain.stake)?,
+		config.chain.stake,
 		Static(capabilities(config.device)?),
 		public,
 		signature,
@@ -111,7 +111,7 @@ pub fn registration(
 		"peer_signature": format!("0x{}", hex::encode(signature)),
 		"multiaddrs": [registered_address(config, &p2p)],
 		"endpoint": config.chain.endpoint,
-		"stake_grid": config.chain.stake,
+		"stake_grid": config.chain.stake as f64 / grid_primitives::currency::UNIT as f64,
 		"capabilities": {
 			"device": format!("{:?}", caps.device),
 			"device_name": String::from_utf8_lossy(caps.device_name.as_ref()).into_owned(),

@@ -8,13 +8,13 @@ use grid_primitives::job::RoundIndex;
 
 use super::Trainer;
 use crate::{
-	config::Schedule,
 	data::batch_indices,
 	diloco::{train_round, LocalRound},
 	error::Result,
 	net::Command,
 	round::{
 		contribute::{self, Context, OwnUpdate},
+		coordinator::Schedule,
 		misbehave::{self, LAZY_FIRST_NORM, LAZY_STEPS},
 	},
 };
@@ -33,7 +33,7 @@ impl Trainer {
 		let seed =
 			contribute::round_seed(self.coordinator.data_seed(round), job.id, round, &self.me);
 		let population = self.dataset.train_len();
-		let batch = job.batch_size as u64;
+		let batch = u64::from(job.training.batch_size);
 		let slowdown = self.config.compute_slowdown;
 		let max_steps = job.max_steps;
 		let (fixed, margin) = match self.config.schedule {

@@ -11,11 +11,11 @@ use libp2p::PeerId;
 
 use super::Trainer;
 use crate::{
-	config::Schedule,
 	daemon::reports,
 	net::{Command, Event},
 	round::{
 		book::Offer,
+		coordinator::Schedule,
 		fetch::{Answer, Outgoing},
 		messages::{Response, SignedCommitment},
 	},

@@ -23,7 +23,7 @@ use super::{
 use crate::{
 	checkpoint::Checkpoint,
 	compress::adaptive::AdaptiveCompressor,
-	config::TrainerConfig,
+	daemon::config::TrainerConfig,
 	data::Dataset,
 	error::Result,
 	model::Batch,

@@ -10,7 +10,7 @@ use libp2p::{identity::Keypair, Multiaddr};
 use super::{restore, Fraud, Trainer, MAX_RESPONSE_BYTES};
 use crate::{
 	compress::adaptive::AdaptiveCompressor,
-	config::TrainerConfig,
+	daemon::config::TrainerConfig,
 	daemon::reports::Totals,
 	error::{Error, Result},
 	net::{behaviour::BehaviourConfig, scenario::Scenario, service, NetConfig, Shaper},
@@ -52,34 +52,37 @@ impl Trainer {
 		let seed = format!("grid/job/{}", job.id);
 		let inner_config = InnerConfig { total_steps: job.total_steps, ..Default::default() };
 		let inner = InnerTrainer::new(
-			job.model_spec(),
+			job.model,
 			seed.as_bytes(),
 			&device,
-			&job.inner(),
+			&job.training.inner,
 			inner_config,
 		)?;
 		if device.is_cuda() {
 			// The driver compiles Candle's kernels on their first use (seconds each on a new
 			// machine): pay for that now rather than in the first round.
 			let start = Instant::now();
-			let indices: Vec<u64> = (0..u64::from(job.batch_size)).collect();
+			let indices: Vec<u64> = (0..u64::from(job.training.batch_size)).collect();
 			inner.warm_up(&dataset.train_batch(&indices, &device)?)?;
 			tracing::info!("GPU warmed up in {:.1} s", start.elapsed().as_secs_f64());
 		}
 		let manifest = inner.model().params().manifest();
 		let fraud = fraud.map(|port| {
 			let replayer = Replayer {
-				spec: job.model_spec(),
-				inner: job.inner(),
+				spec: job.model,
+				inner: job.training.inner,
 				config: inner_config,
-				batch_size: job.batch_size as u64,
+				batch_size: u64::from(job.training.batch_size),
 				dataset: dataset.clone(),
 				device: device.clone(),
 			};
 			Fraud { desk: FraudDesk::new(me, replayer), port }
 		});
-		let compressor = AdaptiveCompressor::new(job.compression(), manifest.numel());
-		let outer = OuterSettings { lr: job.outer_lr as f32, momentum: job.outer_momentum as f32 };
+		let compressor = AdaptiveCompressor::new(job.training.compression, manifest.numel());
+		let outer = OuterSettings {
+			lr: job.training.outer_lr.to_f64() as f32,
+			momentum: job.training.outer_momentum.to_f64() as f32,
+		};
 		let state = restore(&config.data_dir, &manifest, outer)?;
 		let scenario = config
 			.scenario

@@ -1,0 +1,153 @@
+//! The datasets every trainer ships (in the repository's `data/`), named in job specs by a
+//! `grid:` URI and the content hash of the file the trainer checks. The one registry: the
+//! trainer, the buyer's job files and (through `frontend/src/lib/spec-rules.json`, which a
+//! trainer test writes) the web UI read it from here.
+
+use crate::{
+	job::{DatasetRef, ModelSpec},
+	provider::BoundedBytes,
+};
+use polkadot_sdk::sp_core::H256;
+
+/// What a model reads, so what data it can train on.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum DataKind {
+	/// 28x28 grey-scale digits with ten classes (MNIST's IDX files).
+	MnistImages,
+	/// A token stream over a vocabulary of this size (256: bytes).
+	Tokens {
+		/// Distinct tokens.
+		vocab: u32,
+	},
+}
+
+/// A dataset shipped with every trainer.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ShippedDataset {
+	/// Its name in job files and the web UI.
+	pub name: &'static str,
+	/// Its URI on chain.
+	pub uri: &'static str,
+	/// BLAKE2b-256 of the file trainers check (for MNIST, the training images `.gz`).
+	pub content_hash: [u8; 32],
+	/// What it holds.
+	pub kind: DataKind,
+}
+
+/// The 10,000-digit MNIST subset in `data/mnist`.
+pub const MNIST: ShippedDataset = ShippedDataset {
+	name: "mnist",
+	uri: "grid:mnist",
+	content_hash: hex32("1388f86419e599423f67d82f3549d590c382aa5a5a16023d8a1e0912b345803c"),
+	kind: DataKind::MnistImages,
+};
+
+/// Tiny Shakespeare (`data/shakespeare.txt`), read as bytes.
+pub const SHAKESPEARE: ShippedDataset = ShippedDataset {
+	name: "shakespeare",
+	uri: "grid:shakespeare",
+	content_hash: hex32("c408e3deb0f6b0c7a74ed68df5507bda3b8f5e8b5453d6d3b4586876d76f2565"),
+	kind: DataKind::Tokens { vocab: 256 },
+};
+
+/// Every shipped dataset.
+pub static SHIPPED: [ShippedDataset; 2] = [MNIST, SHAKESPEARE];
+
+impl ShippedDataset {
+	/// The shipped dataset called `name` in job files.
+	pub fn named(name: &str) -> Option<&'static ShippedDataset> {
+		SHIPPED.iter().find(|d| d.name == name)
+	}
+
+	/// The shipped dataset at `uri` (whatever its hash).
+	pub fn at(uri: &[u8]) -> Option<&'static ShippedDataset> {
+		SHIPPED.iter().find(|d| d.uri.as_bytes() == uri)
+	}
+
+	/// How a job spec names it.
+	pub fn reference(&self) -> DatasetRef {
+		DatasetRef {
+			content_hash: H256(self.content_hash),
+			uri: BoundedBytes::truncate_from(self.uri.as_bytes().to_vec()),
+		}
+	}
+
+	/// Whether `model` can train on it.
+	pub fn fits(&self, model: &ModelSpec) -> bool {
+		model.reads() == self.kind
+	}
+}
+
+/// A 64-digit hex string (with or without `0x`) as 32 bytes; `None` for anything else.
+pub fn parse_hex32(text: &str) -> Option<[u8; 32]> {
+	let digits = text.strip_prefix("0x").unwrap_or(text).as_bytes();
+	if digits.len() != 64 {
+		return None;
+	}
+	let mut out = [0u8; 32];
+	for (i, byte) in out.iter_mut().enumerate() {
+		*byte = nibble(digits[2 * i])? << 4 | nibble(digits[2 * i + 1])?;
+	}
+	Some(out)
+}
+
+/// [`parse_hex32`] for constants: a malformed literal fails the build.
+pub const fn hex32(text: &str) -> [u8; 32] {
+	let digits = text.as_bytes();
+	assert!(digits.len() == 64, "a 32-byte hash has 64 hex digits");
+	let mut out = [0u8; 32];
+	let mut i = 0;
+	while i < 32 {
+		match (nibble(digits[2 * i]), nibble(digits[2 * i + 1])) {
+			(Some(high), Some(low)) => out[i] = high << 4 | low,
+			_ => panic!("not a hex digit"),
+		}
+		i += 1;
+	}
+	out
+}
+
+const fn nibble(digit: u8) -> Option<u8> {
+	match digit {
+		b'0'..=b'9' => Some(digit - b'0'),
+		b'a'..=b'f' => Some(digit - b'a' + 10),
+		b'A'..=b'F' => Some(digit - b'A' + 10),
+		_ => None,
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use crate::job::{CnnConfig, GptConfig, MlpConfig};
+
+	#[test]
+	fn shipped_datasets_are_found_by_name_and_uri_and_fit_their_models() {
+		assert_eq!(ShippedDataset::named("mnist"), Some(&MNIST));
+		assert_eq!(ShippedDataset::at(b"grid:shakespeare"), Some(&SHAKESPEARE));
+		assert_eq!(ShippedDataset::named("imagenet"), None);
+		assert_eq!(ShippedDataset::at(b"ipfs://Qm"), None);
+		let reference = SHAKESPEARE.reference();
+		assert_eq!(reference.content_hash.0, SHAKESPEARE.content_hash);
+		assert_eq!(&reference.uri[..], b"grid:shakespeare");
+
+		let gpt =
+			|vocab| ModelSpec::Gpt(GptConfig { vocab, context: 8, layers: 1, heads: 1, width: 8 });
+		let mlp = ModelSpec::MnistMlp(MlpConfig { hidden: 8, layers: 1 });
+		let cnn = ModelSpec::MnistCnn(CnnConfig { channels: 2, hidden: 8 });
+		assert!(MNIST.fits(&mlp) && MNIST.fits(&cnn) && !MNIST.fits(&gpt(256)));
+		assert!(SHAKESPEARE.fits(&gpt(256)) && !SHAKESPEARE.fits(&gpt(50_257)));
+		assert!(!SHAKESPEARE.fits(&mlp));
+	}
+
+	#[test]
+	fn hex_hashes_parse_and_bad_ones_are_refused() {
+		let text = "c408e3deb0f6b0c7a74ed68df5507bda3b8f5e8b5453d6d3b4586876d76f2565";
+		assert_eq!(parse_hex32(text), Some(SHAKESPEARE.content_hash));
+		assert_eq!(parse_hex32(&["0x", text].concat()), Some(SHAKESPEARE.content_hash));
+		assert_eq!(parse_hex32(&text.to_uppercase()), Some(SHAKESPEARE.content_hash));
+		assert_eq!(parse_hex32("abc"), None);
+		assert_eq!(parse_hex32(&"zz".repeat(32)), None);
+		assert_eq!(parse_hex32(&"0".repeat(66)), None);
+	}
+}

@@ -1,0 +1,177 @@
+//! Job specs as the daemon meets them: the buyer's job file (the chain's `JobSpec` in its one
+//! `serde` form, see `examples/`) and the job a provider trains for a spec on chain.
+
+use std::path::Path;
+
+use grid_primitives::job::{JobId, JobSpec};
+
+use crate::{
+	daemon::config::{JobConfig, DEFAULT_TOTAL_STEPS},
+	data,
+	error::{Error, Result},
+	round::decide::{CHAIN_AGGREGATION, CHAIN_SCREEN_RATIO},
+};
+
+/// Reads a buyer's job file. The chain checks the spec again against its limits.
+pub fn load_job_file(path: &Path) -> Result<JobSpec<u128, u32>> {
+	let text = std::fs::read_to_string(path).map_err(|e| Error::io("reading", path, e))?;
+	toml::from_str(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display())))
+}
+
+/// What the trainer runs for job `id` of the chain: the spec's model, data and
+/// hyper-parameters, the protocol's aggregation, and the provider's local choices. Refuses
+/// specs this trainer cannot run (data it does not ship, or a model that cannot read it).
+pub fn chain_job(
+	id: JobId,
+	spec: &JobSpec<u128, u32>,
+	eval_samples: usize,
+	max_steps: Option<u32>,
+) -> Result<JobConfig> {
+	data::shipped(&spec.dataset, &spec.model)?;
+	Ok(JobConfig {
+		id,
+		rounds: spec.rounds,
+		dataset: spec.dataset.clone(),
+		model: spec.model,
+		training: spec.training,
+		total_steps: DEFAULT_TOTAL_STEPS,
+		adaptive_compression: true,
+		aggregation: CHAIN_AGGREGATION,
+		screen_ratio: Some(CHAIN_SCREEN_RATIO),
+		max_steps,
+		eval_samples,
+	})
+}
+
+#[cfg(test)]
+mod tests {
+	use grid_primitives::{
+		currency::UNIT,
+		datasets::{MNIST, SHIPPED},
+		job::{CnnConfig, GptConfig, MlpConfig, ModelSpec, Nanos},
+		provider::BoundedBytes,
+		Hash,
+	};
+
+	use super::*;
+
+	const JOB: &str = include_str!("../../../examples/shakespeare-job.toml");
+
+	fn job_file(text: &str) -> Result<JobSpec<u128, u32>> {
+		let dir = tempfile::tempdir().unwrap();
+		let path = dir.path().join("job.toml");
+		std::fs::write(&path, text).unwrap();
+		load_job_file(&path)
+	}
+
+	#[test]
+	fn a_job_file_round_trips_through_the_chain_spec() {
+		let spec = job_file(JOB).unwrap();
+		assert_eq!(spec.reward_per_round, 30 * UNIT);
+		assert_eq!(spec.training.outer_momentum, Nanos(500_000_000));
+		let config = chain_job(7, &spec, 100, None).unwrap();
+		assert_eq!(config.id, 7);
+		assert_eq!(config.dataset, spec.dataset);
+		assert_eq!(config.model, spec.model);
+		assert_eq!(config.training, spec.training);
+		assert!((config.training.inner.lr().to_f64() - 0.003).abs() < 1e-12);
+		assert_eq!(config.aggregation, CHAIN_AGGREGATION);
+	}
+
+	#[test]
+	fn specs_this_trainer_cannot_run_are_refused_with_the_reason() {
+		let good = job_file(JOB).unwrap();
+		let mut spec = good.clone();
+		spec.dataset.uri = BoundedBytes::truncate_from(b"ipfs://Qm".to_vec());
+		let err = chain_job(0, &spec, 0, None).unwrap_err().to_string();
+		assert!(err.contains("ipfs://Qm"), "{err}");
+
+		let mut spec = good.clone();
+		spec.dataset.content_hash = Hash::repeat_byte(1);
+		let err = chain_job(0, &spec, 0, None).unwrap_err().to_string();
+		assert!(err.contains("content hash"), "{err}");
+
+		let mut spec = good.clone();
+		spec.dataset = MNIST.reference();
+		let err = chain_job(0, &spec, 0, None).unwrap_err().to_string();
+		assert!(err.contains("cannot train"), "{err}");
+
+		let mut spec = good;
+		spec.model = ModelSpec::Gpt(GptConfig {
+			vocab: 50_257,
+			context: 64,
+			layers: 2,
+			heads: 4,
+			width: 64,
+		});
+		let err = chain_job(0, &spec, 0, None).unwrap_err().to_string();
+		assert!(err.contains("cannot train"), "{err}");
+
+		let err = job_file(&JOB.replace("lr = 0.003", "lr = -1.0")).unwrap_err().to_string();
+		assert!(err.contains("lr = -1"), "{err}");
+		let bad = JOB.replace("reward_per_round = 30", "reward_per_round = -3.0");
+		let err = job_file(&bad).unwrap_err().to_string();
+		assert!(err.contains("reward_per_round"), "{err}");
+		let err = load_job_file(Path::new("/nonexistent/job.toml")).unwrap_err().to_string();
+		assert!(err.contains("/nonexistent/job.toml"), "{err}");
+	}
+
+	#[test]
+	fn the_quick_example_job_is_one_this_trainer_runs() {
+		let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/mnist-job.toml");
+		let spec = load_job_file(&path).unwrap();
+		assert_eq!(spec.dataset, MNIST.reference());
+		chain_job(0, &spec, 0, None).unwrap();
+	}
+
+	/// What the web UI must agree with: the shipped datasets, which models fit which, and
+	/// the fixed-point rule for hyper-parameters (`null`: refused).
+	fn web_ui_rules() -> serde_json::Value {
+		let models = [
+			("mlp", ModelSpec::MnistMlp(MlpConfig { hidden: 1, layers: 1 })),
+			("cnn", ModelSpec::MnistCnn(CnnConfig { channels: 1, hidden: 1 })),
+			(
+				"gpt",
+				ModelSpec::Gpt(GptConfig { vocab: 256, context: 1, layers: 1, heads: 1, width: 1 }),
+			),
+		];
+		let mut datasets = serde_json::Map::new();
+		let mut fits = serde_json::Map::new();
+		for shipped in &SHIPPED {
+			let hash = format!("0x{}", hex::encode(shipped.content_hash));
+			let entry = serde_json::json!({ "uri": shipped.uri, "hash": hash });
+			datasets.insert(shipped.name.into(), entry);
+			let kinds: Vec<&str> =
+				models.iter().filter(|(_, m)| shipped.fits(m)).map(|(kind, _)| *kind).collect();
+			fits.insert(shipped.name.into(), serde_json::json!(kinds));
+		}
+		let samples = [0.0, 1e-9, 0.003, 0.0004, 0.7, 0.9, 1.0, 4.294967295, 4.3, -0.1, f64::NAN];
+		let nanos: Vec<serde_json::Value> = samples
+			.iter()
+			.map(|&x| {
+				let value =
+					if x.is_nan() { serde_json::json!("NaN") } else { serde_json::json!(x) };
+				serde_json::json!([value, Nanos::from_f64(x).map(|n| n.0)])
+			})
+			.collect();
+		serde_json::json!({ "datasets": datasets, "fits": fits, "nanos": nanos })
+	}
+
+	/// The web UI tests its job form against `frontend/src/lib/spec-rules.json`, which must
+	/// be what the trainer says; `GRID_UPDATE_SPEC_RULES=1` rewrites it.
+	#[test]
+	fn the_web_uis_spec_rules_are_the_trainers() {
+		let path =
+			Path::new(env!("CARGO_MANIFEST_DIR")).join("../frontend/src/lib/spec-rules.json");
+		let text = serde_json::to_string_pretty(&web_ui_rules()).unwrap() + "\n";
+		if std::env::var_os("GRID_UPDATE_SPEC_RULES").is_some() {
+			std::fs::write(&path, &text).unwrap();
+		}
+		let committed = std::fs::read_to_string(&path).unwrap_or_default();
+		assert!(
+			committed == text,
+			"{} is stale: run this test with GRID_UPDATE_SPEC_RULES=1 and commit it",
+			path.display()
+		);
+	}
+}
