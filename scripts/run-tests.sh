@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs every test suite after the build: the workspace's test binaries (unit, integration and
-# end-to-end), doc tests, zombienet and the web UI, in two lanes at once. The machines have two
-# cores and most end-to-end tests spend their time waiting for 6-second blocks, so the lanes
-# overlap that waiting: lane 1 holds the suites that train (the trainer's network tests, the
-# network jobs) and zombienet; lane 2 the chain-only end-to-end tests, the web UI and the doc
-# tests. Every test waits for the state it asserts with a deadline, so sharing the cores makes
-# them slower, not wrong.
+# end-to-end), doc tests, zombienet, the web UI and the pallet benchmarks, in two lanes at
+# once. The machines have two cores and most end-to-end tests spend their time waiting for
+# 6-second blocks, so the lanes overlap that waiting: lane 1 holds the unit tests, the network
+# jobs, zombienet and the pallet benchmarks (their own feature build); lane 2 the trainer's
+# network tests, the chain-only end-to-end tests, the web UI and the doc tests. The lanes take
+# about as long as each other (about 10.5 minutes each, warm). Every test waits for the state
+# it asserts with a deadline, so sharing the cores makes them slower, not wrong.
 #
 # Each binary's output goes to its own log, printed when it fails; a lane stops at its first
 # failure, the other runs on, and the script fails if either did.
@@ -15,8 +16,9 @@ source scripts/build-env.sh
 root=$PWD
 logs=$(mktemp -d "${TMPDIR:-/tmp}/grid-tests.XXXXXX")
 
-# The chain-only end-to-end tests (lane 2); every other test binary runs in lane 1.
-CHAIN_TESTS=" cli_errors metadata dev_chain providers jobs worker local_testnet fraud "
+# The trainer's network tests and the chain-only end-to-end tests (lane 2); every other test
+# binary runs in lane 1.
+LANE2_TESTS=" network cli_errors metadata dev_chain providers jobs worker local_testnet fraud "
 
 cargo test --release --locked --workspace --no-run --message-format=json-render-diagnostics \
 	>"$logs/build.jsonl"
@@ -49,14 +51,17 @@ binaries() {
 	local lane=$1 name dir exe its_lane
 	while IFS=$'\t' read -r name dir exe; do
 		its_lane=1
-		[[ $CHAIN_TESTS == *" $name "* ]] && its_lane=2
+		[[ $LANE2_TESTS == *" $name "* ]] && its_lane=2
 		[ "$its_lane" = "$lane" ] || continue
 		run "$lane" "$name" bash -c 'cd "$1" && exec "$2"' _ "$dir" "$exe" || return 1
 	done <"$logs/binaries.tsv"
 }
 
 lane1() {
-	binaries 1 && run 1 zombienet "$root/scripts/zombienet.sh"
+	binaries 1 &&
+		run 1 zombienet "$root/scripts/zombienet.sh" &&
+		run 1 pallet-benchmarks cargo test --release --locked -p pallet-providers -p pallet-jobs \
+			--features pallet-providers/runtime-benchmarks,pallet-jobs/runtime-benchmarks
 }
 
 lane2() {

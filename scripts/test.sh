@@ -23,12 +23,8 @@ step "layering of grid-trainer (round, net, chain and the engine point down only
 step "build and lint (release: every crate, its tests, the node and the runtime wasm)"
 cargo build --release --locked --workspace --all-targets
 
-step "tests: unit, end-to-end, zombienet (multi-validator networks), web UI, doc tests"
+step "tests: unit, end-to-end, zombienet (multi-validator networks), web UI, doc tests, pallet benchmarks"
 ./scripts/run-tests.sh
-
-step "pallet benchmarks (as tests)"
-cargo test --release --locked -p pallet-providers -p pallet-jobs \
-	--features pallet-providers/runtime-benchmarks,pallet-jobs/runtime-benchmarks
 
 step "no RocksDB in the dependency tree"
 if cargo tree --locked -i librocksdb-sys >/dev/null 2>&1; then
