@@ -164,8 +164,25 @@ pub enum ModelSpec {
 	MnistCnn(CnnConfig),
 }
 
-const MNIST_PIXELS: u64 = 28 * 28;
-const MNIST_CLASSES: u64 = 10;
+const MNIST_PIXELS: u128 = 28 * 28;
+const MNIST_CLASSES: u128 = 10;
+
+/// The largest value of each model dimension a job may ask for. Far above anything the
+/// parameter limit lets through in practice; they bound what a spec can make anyone compute.
+pub mod model_bounds {
+	/// A GPT's vocabulary.
+	pub const GPT_VOCAB: u32 = 1 << 20;
+	/// A GPT's context, in tokens.
+	pub const GPT_CONTEXT: u32 = 1 << 20;
+	/// A GPT's embedding width.
+	pub const GPT_WIDTH: u32 = 1 << 16;
+	/// Layers (GPT blocks, MLP hidden layers).
+	pub const LAYERS: u16 = 1 << 10;
+	/// An MLP's or CNN's hidden width.
+	pub const HIDDEN: u32 = 1 << 20;
+	/// A CNN's first convolution's channels.
+	pub const CNN_CHANNELS: u16 = 1 << 12;
+}
 
 impl ModelSpec {
 	/// What the model reads: the data it can train on.
@@ -176,15 +193,39 @@ impl ModelSpec {
 		}
 	}
 
-	/// Number of trainable parameters (weights and biases), as the trainer builds the model.
-	pub fn parameters(&self) -> u64 {
+	/// Number of trainable parameters (weights and biases), as the trainer builds the model;
+	/// `None` when it does not fit in a `u64`.
+	pub fn parameters(&self) -> Option<u64> {
+		u64::try_from(self.parameters_exact()).ok()
+	}
+
+	/// Floating point operations to train on one sample (forward and backward, the usual
+	/// 6 × parameters × tokens estimate; a CNN's convolutions reuse weights per pixel);
+	/// `None` when it does not fit in a `u64`.
+	pub fn flops_per_sample(&self) -> Option<u64> {
+		let per_sample = match *self {
+			ModelSpec::Gpt(c) => 6 * self.parameters_exact() * u128::from(c.context),
+			ModelSpec::MnistMlp(_) => 6 * self.parameters_exact(),
+			ModelSpec::MnistCnn(c) => {
+				let c1 = u128::from(c.channels);
+				let convs = 28 * 28 * 9 * c1 + 14 * 14 * 9 * c1 * 2 * c1;
+				6 * (self.parameters_exact() + convs)
+			}
+		};
+		u64::try_from(per_sample).ok()
+	}
+
+	/// The parameter count in `u128`, where it is exact for any dimensions: each term is a
+	/// product of at most one 16-bit and two 32-bit values and a small constant (under 2^90),
+	/// and the flop estimate multiplies that by at most 6 × 2^32 (under 2^125).
+	fn parameters_exact(&self) -> u128 {
 		match *self {
 			ModelSpec::Gpt(c) => {
 				let (v, t, l, w) = (
-					u64::from(c.vocab),
-					u64::from(c.context),
-					u64::from(c.layers),
-					u64::from(c.width),
+					u128::from(c.vocab),
+					u128::from(c.context),
+					u128::from(c.layers),
+					u128::from(c.width),
 				);
 				// Per block: attention qkv + proj (4w² + 4w), MLP 4x (8w² + 5w), two layer norms
 				// (4w). Plus token and position embeddings, final norm and the output head.
@@ -192,11 +233,13 @@ impl ModelSpec {
 				v * w + t * w + l * block + 2 * w + w * v
 			}
 			ModelSpec::MnistMlp(c) => {
-				let (h, l) = (u64::from(c.hidden), u64::from(c.layers));
-				(MNIST_PIXELS * h + h) + (l - 1) * (h * h + h) + (h * MNIST_CLASSES + MNIST_CLASSES)
+				let (h, l) = (u128::from(c.hidden), u128::from(c.layers));
+				(MNIST_PIXELS * h + h)
+					+ l.saturating_sub(1) * (h * h + h)
+					+ (h * MNIST_CLASSES + MNIST_CLASSES)
 			}
 			ModelSpec::MnistCnn(c) => {
-				let (c1, h) = (u64::from(c.channels), u64::from(c.hidden));
+				let (c1, h) = (u128::from(c.channels), u128::from(c.hidden));
 				let c2 = 2 * c1;
 				// conv1 1->c1, conv2 c1->c2 (3x3, with bias), 2x2 pooling twice leaves 7x7.
 				let conv = (9 * c1 + c1) + (9 * c1 * c2 + c2);
@@ -205,37 +248,34 @@ impl ModelSpec {
 		}
 	}
 
-	/// Floating point operations to train on one sample (forward and backward, the usual
-	/// 6 × parameters × tokens estimate; a CNN's convolutions reuse weights per pixel).
-	pub fn flops_per_sample(&self) -> u64 {
-		match *self {
-			ModelSpec::Gpt(c) => {
-				6u64.saturating_mul(self.parameters()).saturating_mul(c.context.into())
-			}
-			ModelSpec::MnistMlp(_) => 6 * self.parameters(),
-			ModelSpec::MnistCnn(c) => {
-				let c1 = u64::from(c.channels);
-				let convs = 28 * 28 * 9 * c1 + 14 * 14 * 9 * c1 * 2 * c1;
-				6 * (self.parameters() + convs)
-			}
-		}
-	}
-
-	fn validate(&self) -> Result<(), SpecError> {
-		let ok = match *self {
-			ModelSpec::Gpt(c) => {
+	/// Checks the dimensions (none zero, none above [`model_bounds`], a GPT's heads dividing
+	/// its width) and the size (at most [`MAX_MODEL_PARAMS`]).
+	pub fn validate(&self) -> Result<(), SpecError> {
+		use model_bounds::*;
+		let (ok, within_bounds) = match *self {
+			ModelSpec::Gpt(c) => (
 				c.vocab > 0
 					&& c.context > 0
 					&& c.layers > 0 && c.heads > 0
-					&& c.width > 0 && c.width % u32::from(c.heads) == 0
+					&& c.width > 0 && c.width % u32::from(c.heads) == 0,
+				c.vocab <= GPT_VOCAB
+					&& c.context <= GPT_CONTEXT
+					&& c.layers <= LAYERS
+					&& c.width <= GPT_WIDTH,
+			),
+			ModelSpec::MnistMlp(c) => {
+				(c.hidden > 0 && c.layers > 0, c.hidden <= HIDDEN && c.layers <= LAYERS)
 			}
-			ModelSpec::MnistMlp(c) => c.hidden > 0 && c.layers > 0,
-			ModelSpec::MnistCnn(c) => c.channels > 0 && c.hidden > 0,
+			ModelSpec::MnistCnn(c) => {
+				(c.channels > 0 && c.hidden > 0, c.channels <= CNN_CHANNELS && c.hidden <= HIDDEN)
+			}
 		};
 		if !ok {
 			return Err(SpecError::BadModel);
 		}
-		if self.parameters() > MAX_MODEL_PARAMS {
+		let small_enough = self.parameters().is_some_and(|p| p <= MAX_MODEL_PARAMS)
+			&& self.flops_per_sample().is_some();
+		if !within_bounds || !small_enough {
 			return Err(SpecError::ModelTooLarge);
 		}
 		Ok(())
@@ -247,8 +287,9 @@ impl ModelSpec {
 pub fn max_samples(model: &ModelSpec, tflops_milli: u32, millis: u64) -> u64 {
 	// TFLOP/s × 1e12 × ms / 1e3 = tflops_milli × 1e6 × ms flops.
 	let flops = u128::from(tflops_milli) * 1_000_000 * u128::from(millis);
-	let per_sample = u128::from(model.flops_per_sample().max(1));
-	u64::try_from(flops / per_sample).unwrap_or(u64::MAX)
+	// A model too large to count is one nobody can train.
+	let Some(per_sample) = model.flops_per_sample() else { return 0 };
+	u64::try_from(flops / u128::from(per_sample.max(1))).unwrap_or(u64::MAX)
 }
 
 /// The training data: a file identified by its content hash and where to get it.
@@ -456,7 +497,8 @@ pub struct SpecLimits<BlockNumber> {
 pub enum SpecError {
 	/// A model dimension is zero, or the GPT's heads do not divide its width.
 	BadModel,
-	/// The model has more than [`MAX_MODEL_PARAMS`] parameters.
+	/// A model dimension is above its [`model_bounds`], or the model has more than
+	/// [`MAX_MODEL_PARAMS`] parameters.
 	ModelTooLarge,
 	/// The dataset's URI is empty or not text, or its content hash is zero.
 	BadDataset,
@@ -731,15 +773,95 @@ mod tests {
 		let model = spec().model;
 		let w = 128u64;
 		let expected = 256 * w + 64 * w + 4 * (12 * w * w + 13 * w) + 2 * w + w * 256;
-		assert_eq!(model.parameters(), expected);
-		assert_eq!(model.flops_per_sample(), 6 * expected * 64);
+		assert_eq!(model.parameters(), Some(expected));
+		assert_eq!(model.flops_per_sample(), Some(6 * expected * 64));
+	}
+
+	#[test]
+	fn a_model_whose_size_wraps_a_u64_is_refused_not_counted_small() {
+		// The attack: 5 h² + … is 2^64 + 21,247,839, which wrapped to a 21M-parameter model
+		// that auto-joining trainers could not build.
+		let wrapping = ModelSpec::MnistMlp(MlpConfig { hidden: 1_920_767_687, layers: 6 });
+		assert_eq!(wrapping.parameters(), None);
+		assert_eq!(wrapping.flops_per_sample(), None);
+		assert_eq!(max_samples(&wrapping, u32::MAX, u64::MAX), 0);
+		let mut s = spec();
+		s.model = wrapping;
+		assert_eq!(s.validate(&limits()), Err(SpecError::ModelTooLarge));
+	}
+
+	#[test]
+	fn every_dimension_has_a_bound() {
+		use model_bounds::*;
+		let gpt = |vocab, context, layers, width| {
+			ModelSpec::Gpt(GptConfig { vocab, context, layers, heads: 1, width })
+		};
+		// Small models (few parameters) refused for one dimension each.
+		let over = [
+			gpt(GPT_VOCAB + 1, 8, 1, 8),
+			gpt(256, GPT_CONTEXT + 1, 1, 8),
+			gpt(256, 8, LAYERS + 1, 8),
+			ModelSpec::MnistMlp(MlpConfig { hidden: 1, layers: LAYERS + 1 }),
+			ModelSpec::MnistCnn(CnnConfig { channels: CNN_CHANNELS + 1, hidden: 1 }),
+		];
+		for model in over {
+			assert!(model.parameters().unwrap() < MAX_MODEL_PARAMS, "{model:?}");
+			assert_eq!(model.validate(), Err(SpecError::ModelTooLarge), "{model:?}");
+		}
+		for model in [
+			gpt(GPT_VOCAB, 8, 1, 8),
+			gpt(256, GPT_CONTEXT, 1, 8),
+			ModelSpec::MnistMlp(MlpConfig { hidden: 1, layers: LAYERS }),
+			ModelSpec::MnistCnn(CnnConfig { channels: CNN_CHANNELS, hidden: 1 }),
+		] {
+			assert_eq!(model.validate(), Ok(()), "{model:?}");
+		}
+		let wide = gpt(256, 8, 1, GPT_WIDTH + 1);
+		assert_eq!(wide.validate(), Err(SpecError::ModelTooLarge));
+		let wide = ModelSpec::MnistMlp(MlpConfig { hidden: HIDDEN + 1, layers: 1 });
+		assert_eq!(wide.validate(), Err(SpecError::ModelTooLarge));
+	}
+
+	#[test]
+	fn sizes_are_exact_or_none_at_every_extreme() {
+		// The chain's crates build with overflow checks: an overflow here panics the test.
+		let u32s = [0, 1, 2, 255, 256, 65_535, 65_536, 1 << 20, u32::MAX - 1, u32::MAX];
+		let u16s = [0, 1, 2, 1_024, 1_025, 4_096, u16::MAX];
+		let mut models = Vec::new();
+		for &a in &u32s {
+			for &b in &u16s {
+				models.push(ModelSpec::MnistMlp(MlpConfig { hidden: a, layers: b }));
+				models.push(ModelSpec::MnistCnn(CnnConfig { channels: b, hidden: a }));
+				for &c in &u32s {
+					models.push(ModelSpec::Gpt(GptConfig {
+						vocab: a,
+						context: c,
+						layers: b,
+						heads: 1,
+						width: c,
+					}));
+				}
+			}
+		}
+		for model in models {
+			let accepted = model.validate().is_ok();
+			let params = model.parameters();
+			if accepted {
+				assert!(params.is_some_and(|p| p <= MAX_MODEL_PARAMS), "{model:?}");
+				assert!(model.flops_per_sample().is_some(), "{model:?}");
+			}
+			if let (Some(p), ModelSpec::MnistMlp(c)) = (params, model) {
+				let (h, l) = (u128::from(c.hidden), u128::from(c.layers.max(1)));
+				assert_eq!(u128::from(p), 785 * h + (l - 1) * (h * h + h) + 10 * h + 10);
+			}
+		}
 	}
 
 	#[test]
 	fn hardware_cap_scales_with_throughput_and_time() {
 		let model = ModelSpec::MnistMlp(MlpConfig { hidden: 100, layers: 1 });
 		let one = max_samples(&model, 1_000, 1_000);
-		assert_eq!(one, 1_000_000_000_000 / model.flops_per_sample());
+		assert_eq!(one, 1_000_000_000_000 / model.flops_per_sample().unwrap());
 		assert_eq!(max_samples(&model, 2_000, 1_000), 2 * one);
 		assert_eq!(max_samples(&model, 0, 1_000), 0);
 	}

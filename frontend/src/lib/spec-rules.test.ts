@@ -3,7 +3,7 @@
 // on either side that the other does not follow fails one of the two test suites.
 import { describe, expect, it } from "vitest";
 import rules from "./spec-rules.json";
-import { DATASETS, type DatasetName, type ModelKind, modelFits } from "./spec";
+import { DATASETS, type DatasetName, MODEL_BOUNDS, type ModelKind, modelFits } from "./spec";
 import { toNanos } from "./units";
 
 const MODELS: ModelKind[] = ["mlp", "cnn", "gpt"];
@@ -22,6 +22,10 @@ describe("the job form follows the trainer's rules", () => {
       const ours = MODELS.filter((m) => modelFits(name as DatasetName, m));
       expect(ours).toEqual(kinds);
     }
+  });
+
+  it("bounds every model dimension where the chain does", () => {
+    expect(MODEL_BOUNDS).toEqual(rules.model_bounds);
   });
 
   it("turns hyper-parameters into billionths as the trainer does, refusing the same values", () => {

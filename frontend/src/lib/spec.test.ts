@@ -77,6 +77,11 @@ describe("job form → JobSpec", () => {
     expect(errorsOf({ rewardPerRound: "-3" }).rewardPerRound).toBeDefined();
     expect(errorsOf({ rewardPerRound: "0" }).rewardPerRound).toMatch(/above 0/);
     expect(errorsOf({ gptHeads: "3" }).gptHeads).toMatch(/divide/);
+    // Each dimension is bounded as the chain bounds it, whatever the parameter count.
+    expect(errorsOf({ gptContext: String(2 ** 20 + 1) }).gptContext).toMatch(/between 1 and 1048576/);
+    expect(errorsOf({ gptLayers: "1025" }).gptLayers).toMatch(/between 1 and 1024/);
+    const mlp = { dataset: "mnist", model: "mlp" } as const;
+    expect(errorsOf({ ...mlp, mlpHidden: "1920767687", mlpLayers: "6" }).mlpHidden).toMatch(/between 1 and 1048576/);
     expect(errorsOf({ dataset: "mnist" }).model).toMatch(/MNIST needs/);
     expect(errorsOf({ model: "mlp" }).model).toMatch(/text needs/);
     expect(errorsOf({ outerLr: "0" }).outerLr).toBeDefined();

@@ -110,6 +110,17 @@ export interface SpecLimits {
 
 /** Most peers a proof can list, hence most participants of any job (`MaxProofPeers`). */
 export const MAX_PROOF_PEERS = 64;
+/** The largest value of each model dimension (grid-primitives `job::model_bounds`;
+ * `spec-rules.test.ts` checks them against the trainer's `spec-rules.json`). */
+export const MODEL_BOUNDS = {
+  gptVocab: 1 << 20,
+  gptContext: 1 << 20,
+  gptWidth: 1 << 16,
+  layers: 1 << 10,
+  hidden: 1 << 20,
+  cnnChannels: 1 << 12,
+} as const;
+
 /** Largest model, in parameters (`MAX_MODEL_PARAMS`). */
 export const MAX_MODEL_PARAMS = 10_000_000_000n;
 
@@ -200,17 +211,20 @@ export function buildJobSpec(
   // Model.
   let model: ModelSpec;
   if (form.model === "gpt") {
-    const width = int("gptWidth", U32_MAX, 1);
+    const width = int("gptWidth", MODEL_BOUNDS.gptWidth, 1);
     const heads = int("gptHeads", U16_MAX, 1);
+    const context = int("gptContext", MODEL_BOUNDS.gptContext, 1);
     model = {
       type: "Gpt",
-      value: { vocab: 256, context: int("gptContext", U32_MAX, 1), layers: int("gptLayers", U16_MAX, 1), heads, width },
+      value: { vocab: 256, context, layers: int("gptLayers", MODEL_BOUNDS.layers, 1), heads, width },
     };
     rule(heads > 0 && width % heads !== 0, "gptHeads", "must divide the width");
   } else if (form.model === "mlp") {
-    model = { type: "MnistMlp", value: { hidden: int("mlpHidden", U32_MAX, 1), layers: int("mlpLayers", U16_MAX, 1) } };
+    const hidden = int("mlpHidden", MODEL_BOUNDS.hidden, 1);
+    model = { type: "MnistMlp", value: { hidden, layers: int("mlpLayers", MODEL_BOUNDS.layers, 1) } };
   } else {
-    model = { type: "MnistCnn", value: { channels: int("cnnChannels", U16_MAX, 1), hidden: int("cnnHidden", U32_MAX, 1) } };
+    const channels = int("cnnChannels", MODEL_BOUNDS.cnnChannels, 1);
+    model = { type: "MnistCnn", value: { channels, hidden: int("cnnHidden", MODEL_BOUNDS.hidden, 1) } };
   }
   rule(!modelFits(form.dataset, form.model), "model", form.dataset === "shakespeare" ? "text needs the GPT" : "MNIST needs the MLP or the CNN");
   const anyModelError = Object.keys(errors).length > 0;

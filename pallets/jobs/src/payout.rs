@@ -19,12 +19,17 @@ pub(crate) fn split<B: AtLeast32BitUnsigned + Copy>(
 	members: u32,
 	weights: &[u64],
 ) -> Vec<B> {
-	let total: u64 = weights.iter().copied().fold(0u64, u64::saturating_add);
+	// Exact: at most 64 weights of at most 2^64 each. (A saturating u64 sum let two members
+	// claiming `u64::MAX` samples each take the whole pool each.)
+	let total: u128 = weights.iter().map(|&weight| u128::from(weight)).sum();
 	if total == 0 {
 		return vec![B::zero(); weights.len()];
 	}
 	let pool = Perbill::from_rational(weights.len() as u32, members).mul_floor(reward);
-	weights.iter().map(|weight| Perbill::from_rational(*weight, total).mul_floor(pool)).collect()
+	weights
+		.iter()
+		.map(|&weight| Perbill::from_rational(u128::from(weight), total).mul_floor(pool))
+		.collect()
 }
 
 #[cfg(test)]
@@ -112,6 +117,16 @@ mod tests {
 		assert_eq!(amounts, vec![u128::MAX / 64; 64]);
 		assert!(amounts.iter().try_fold(0u128, |sum, a| sum.checked_add(*a)).is_some());
 		assert_eq!(split(u64::MAX, 2, &[u64::MAX / 2, u64::MAX / 2]), vec![u64::MAX / 2; 2]);
+	}
+
+	#[test]
+	fn weights_whose_sum_passes_u64_max_share_the_pool_not_double_it() {
+		// Two members each claiming (and capped at) u64::MAX samples: half each, not all each.
+		assert_eq!(split(1_000u128, 2, &[u64::MAX, u64::MAX]), vec![500, 500]);
+		let amounts = split(1_000u128, 3, &[u64::MAX, u64::MAX, u64::MAX / 2]);
+		assert_eq!(amounts[..2], [400, 400]);
+		assert!((199..=200).contains(&amounts[2]), "{amounts:?}");
+		assert!(amounts.iter().sum::<u128>() <= 1_000);
 	}
 
 	#[test]

@@ -229,14 +229,21 @@ fn random_reward(rng: &mut Rng) -> Balance {
 	}
 }
 
-/// Weights adding up to at most `u64::MAX`, as capped sample counts do in practice.
+/// Weights of any size: capped sample counts reach `u64::MAX` each (a small model, the
+/// largest declared throughput, the longest round), so their sum can pass it.
 fn random_weights(rng: &mut Rng, count: u64) -> Vec<u64> {
-	let ceiling = match rng.below(3) {
+	let ceiling = match rng.below(4) {
 		0 => 1_000,
 		1 => 1 << 32,
-		_ => u64::MAX / count.max(1),
+		2 => u64::MAX / count.max(1),
+		_ => u64::MAX,
 	};
-	(0..count).map(|_| if rng.below(8) == 0 { 0 } else { rng.below(ceiling) }).collect()
+	let weight = |rng: &mut Rng| match rng.below(8) {
+		0 => 0,
+		1 if ceiling == u64::MAX => u64::MAX,
+		_ => rng.below(ceiling),
+	};
+	(0..count).map(|_| weight(rng)).collect()
 }
 
 #[test]
@@ -257,14 +264,14 @@ fn payout_splits_never_pay_more_than_the_qualified_slots() {
 		// Never more than the qualified members' slots: reward × qualified / members.
 		let slots = U256::from(reward) * U256::from(qualified) / U256::from(members);
 		assert!(paid <= slots, "{context}: paid {paid} above {slots}");
-		let total: u64 = weights.iter().sum();
-		if total == 0 {
+		let total = weights.iter().fold(U256::zero(), |sum, w| sum + U256::from(*w));
+		if total.is_zero() {
 			assert!(amounts.iter().all(|a| *a == 0), "{context}");
 			continue;
 		}
 		for (weight, amount) in weights.iter().zip(&amounts) {
 			// At most the exact proportional share of the slots.
-			let exact = slots * U256::from(*weight) / U256::from(total);
+			let exact = slots * U256::from(*weight) / total;
 			assert!(U256::from(*amount) <= exact, "{context}: {amount} above {exact}");
 		}
 		// What is left unpaid is rounding: under a billionth of the reward and a unit per

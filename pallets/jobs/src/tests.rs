@@ -74,6 +74,29 @@ fn create_job_rejects_every_bad_field() {
 				},
 				Error::ModelTooLarge,
 			),
+			// The attacker's MLP: 2^64 + 21,247,839 parameters, which used to wrap to 21M.
+			(
+				|s| {
+					s.model = ModelSpec::MnistMlp(grid_primitives::job::MlpConfig {
+						hidden: 1_920_767_687,
+						layers: 6,
+					})
+				},
+				Error::ModelTooLarge,
+			),
+			// Few parameters, but a context no trainer should be asked to hold.
+			(
+				|s| {
+					s.model = ModelSpec::Gpt(GptConfig {
+						vocab: 256,
+						context: grid_primitives::job::model_bounds::GPT_CONTEXT + 1,
+						layers: 1,
+						heads: 1,
+						width: 8,
+					})
+				},
+				Error::ModelTooLarge,
+			),
 			(|s| s.dataset.uri = Default::default(), Error::BadDataset),
 			(|s| s.dataset.content_hash = H256::zero(), Error::BadDataset),
 			(|s| s.training.batch_size = 0, Error::BadBatchSize),

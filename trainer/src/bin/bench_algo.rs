@@ -400,7 +400,7 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 		TextDataset::load(&shipped_dir().join("shakespeare.txt"), Some(&hash), s.context as usize)?;
 	data.check_vocab(128)?;
 	let eval = data.eval_batches(s.eval_samples, 64, &dev)?;
-	let params = s.spec().parameters() as usize;
+	let params = s.spec().parameters().ok_or("the model is too large to count")? as usize;
 	let bench = Bench { s: s.clone(), data, eval, dev, params };
 	let mut runs = Vec::new();
 	let mut seen = BTreeMap::new();

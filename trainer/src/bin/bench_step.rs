@@ -96,7 +96,7 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 	})?);
 	println!(
 		"{{\"impl\": \"candle\", \"params\": {}, \"threads\": {}, \"device\": \"{choice}\", \"precision\": \"{:?}\", \"batch\": {b}, \"context\": {t}, \"median_ms\": {median_ms:.2}, \"mean_ms\": {mean:.2}, \"forward_ms\": {forward:.2}, \"backward_ms\": {:.2}, \"final_loss\": {loss:.4}}}",
-		spec.parameters(),
+		spec.parameters().unwrap_or(0),
 		candle_core::utils::get_num_threads(),
 		trainer.model().precision(),
 		forward_backward - forward,

@@ -20,13 +20,16 @@ pub fn load_job_file(path: &Path) -> Result<JobSpec<u128, u32>> {
 
 /// What the trainer runs for job `id` of the chain: the spec's model, data and
 /// hyper-parameters, the protocol's aggregation, and the provider's local choices. Refuses
-/// specs this trainer cannot run (data it does not ship, or a model that cannot read it).
+/// specs this trainer cannot run: a model outside the spec rules (checked again here, so a
+/// chain with weaker rules cannot hand it one it cannot build), data it does not ship, or a
+/// model that cannot read it.
 pub fn chain_job(
 	id: JobId,
 	spec: &JobSpec<u128, u32>,
 	eval_samples: usize,
 	max_steps: Option<u32>,
 ) -> Result<JobConfig> {
+	spec.model.validate().map_err(|e| Error::Config(format!("model {:?}: {e:?}", spec.model)))?;
 	data::shipped(&spec.dataset, &spec.model)?;
 	Ok(JobConfig {
 		id,
@@ -124,8 +127,9 @@ mod tests {
 		chain_job(0, &spec, 0, None).unwrap();
 	}
 
-	/// What the web UI must agree with: the shipped datasets, which models fit which, and
-	/// the fixed-point rule for hyper-parameters (`null`: refused).
+	/// What the web UI must agree with: the shipped datasets, which models fit which, the
+	/// bound of each model dimension and the fixed-point rule for hyper-parameters (`null`:
+	/// refused).
 	fn web_ui_rules() -> serde_json::Value {
 		let models = [
 			("mlp", ModelSpec::MnistMlp(MlpConfig { hidden: 1, layers: 1 })),
@@ -154,7 +158,21 @@ mod tests {
 				serde_json::json!([value, Nanos::from_f64(x).map(|n| n.0)])
 			})
 			.collect();
-		serde_json::json!({ "datasets": datasets, "fits": fits, "nanos": nanos })
+		use grid_primitives::job::model_bounds::*;
+		let model_bounds = serde_json::json!({
+			"gptVocab": GPT_VOCAB,
+			"gptContext": GPT_CONTEXT,
+			"gptWidth": GPT_WIDTH,
+			"layers": LAYERS,
+			"hidden": HIDDEN,
+			"cnnChannels": CNN_CHANNELS,
+		});
+		serde_json::json!({
+			"datasets": datasets,
+			"fits": fits,
+			"model_bounds": model_bounds,
+			"nanos": nanos,
+		})
 	}
 
 	/// The web UI tests its job form against `frontend/src/lib/spec-rules.json`, which must

@@ -36,8 +36,10 @@ use crate::{
 /// policy, and a stake requirement it meets.
 fn fits(spec: &JobSpec<u128, u32>, config: &ProviderConfig) -> Result<(), String> {
 	job_spec::chain_job(0, spec, 0, None).map_err(|e| e.to_string())?;
-	if spec.model.parameters() > config.chain.max_parameters {
-		return Err(format!("{} parameters is above the limit", spec.model.parameters()));
+	match spec.model.parameters() {
+		Some(p) if p <= config.chain.max_parameters => {}
+		Some(p) => return Err(format!("{p} parameters is above the limit")),
+		None => return Err("the model's size does not fit in 64 bits".into()),
 	}
 	if spec.reward_per_round < config.chain.min_reward_per_round {
 		return Err("the reward is below this provider's minimum".into());
@@ -225,7 +227,10 @@ const TEST_FILE: &str = r#"
 mod tests {
 	use super::*;
 	use crate::daemon::provider::TEST_FILE as GOOD;
-	use grid_primitives::currency::UNIT;
+	use grid_primitives::{
+		currency::UNIT,
+		job::{MlpConfig, ModelSpec},
+	};
 
 	#[test]
 	fn jobs_outside_the_policy_are_not_taken() {
@@ -260,5 +265,13 @@ mod tests {
 		config.chain.min_reward_per_round = 0;
 		config.chain.stake = 50 * UNIT;
 		assert!(fits(&spec, &config).unwrap_err().contains("stake"));
+
+		// A model whose size wraps a u64 (5 h² + … = 2^64 + 21,247,839) is not taken for a
+		// 21M-parameter one, even if a chain let it through.
+		config.chain.stake = 200 * UNIT;
+		let mut wrapping = spec.clone();
+		wrapping.model = ModelSpec::MnistMlp(MlpConfig { hidden: 1_920_767_687, layers: 6 });
+		let err = fits(&wrapping, &config).unwrap_err();
+		assert!(err.contains("ModelTooLarge"), "{err}");
 	}
 }
