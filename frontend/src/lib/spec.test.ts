@@ -100,7 +100,7 @@ describe("job form → JobSpec", () => {
     expect(errorsOf({ compression: "topk", chunk: "4", k: "5" }).k).toMatch(/chunk/);
     expect(errorsOf({ compression: "topk", valueBits: "9" }).valueBits).toBeDefined();
     expect(errorsOf({ gptLayers: "2.5" }).gptLayers).toMatch(/whole number/);
-    expect(errorsOf({ gptLayers: "70000" }).gptLayers).toMatch(/65535/);
+    expect(errorsOf({ gptLayers: "70000" }).gptLayers).toMatch(/between 1 and 1024/);
     expect(errorsOf({ gptLayers: "100", gptWidth: "4096" }).model).toMatch(/10 billion/);
     expect(errorsOf({ minProviderStake: "1.0000000000001" }).minProviderStake).toMatch(/decimals/);
   });
