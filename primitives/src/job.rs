@@ -788,6 +788,11 @@ mod tests {
 		let mut s = spec();
 		s.model = wrapping;
 		assert_eq!(s.validate(&limits()), Err(SpecError::ModelTooLarge));
+		// The review's GPT: about 10^19 parameters that wrapped to 7,433,378.
+		let wide = GptConfig { vocab: 256, context: 1, layers: 38, heads: 1, width: 3_931_055_010 };
+		s.model = ModelSpec::Gpt(wide);
+		assert!(s.model.parameters().is_none_or(|p| p > MAX_MODEL_PARAMS));
+		assert_eq!(s.validate(&limits()), Err(SpecError::ModelTooLarge));
 	}
 
 	#[test]
