@@ -79,32 +79,32 @@ impl ShippedDataset {
 }
 
 /// A 64-digit hex string (with or without `0x`) as 32 bytes; `None` for anything else.
-pub fn parse_hex32(text: &str) -> Option<[u8; 32]> {
-	let digits = text.strip_prefix("0x").unwrap_or(text).as_bytes();
+pub const fn parse_hex32(text: &str) -> Option<[u8; 32]> {
+	let digits = match text.as_bytes() {
+		[b'0', b'x', rest @ ..] => rest,
+		digits => digits,
+	};
 	if digits.len() != 64 {
 		return None;
 	}
 	let mut out = [0u8; 32];
-	for (i, byte) in out.iter_mut().enumerate() {
-		*byte = nibble(digits[2 * i])? << 4 | nibble(digits[2 * i + 1])?;
+	let mut i = 0;
+	while i < 32 {
+		let (Some(high), Some(low)) = (nibble(digits[2 * i]), nibble(digits[2 * i + 1])) else {
+			return None;
+		};
+		out[i] = high << 4 | low;
+		i += 1;
 	}
 	Some(out)
 }
 
 /// [`parse_hex32`] for constants: a malformed literal fails the build.
 pub const fn hex32(text: &str) -> [u8; 32] {
-	let digits = text.as_bytes();
-	assert!(digits.len() == 64, "a 32-byte hash has 64 hex digits");
-	let mut out = [0u8; 32];
-	let mut i = 0;
-	while i < 32 {
-		match (nibble(digits[2 * i]), nibble(digits[2 * i + 1])) {
-			(Some(high), Some(low)) => out[i] = high << 4 | low,
-			_ => panic!("not a hex digit"),
-		}
-		i += 1;
+	match parse_hex32(text) {
+		Some(hash) => hash,
+		None => panic!("not a 32-byte hex hash"),
 	}
-	out
 }
 
 const fn nibble(digit: u8) -> Option<u8> {

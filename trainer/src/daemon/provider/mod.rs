@@ -35,11 +35,11 @@ use crate::{
 /// Whether this provider takes a job: a live job with room, a spec it can run within its
 /// policy, and a stake requirement it meets.
 fn fits(spec: &JobSpec<u128, u32>, config: &ProviderConfig) -> Result<(), String> {
+	// Checks the model against the spec rules too, so its size is known.
 	job_spec::chain_job(0, spec, 0, None).map_err(|e| e.to_string())?;
-	match spec.model.parameters() {
-		Some(p) if p <= config.chain.max_parameters => {}
-		Some(p) => return Err(format!("{p} parameters is above the limit")),
-		None => return Err("the model's size does not fit in 64 bits".into()),
+	let parameters = spec.model.parameters().unwrap_or(u64::MAX);
+	if parameters > config.chain.max_parameters {
+		return Err(format!("{parameters} parameters is above the limit"));
 	}
 	if spec.reward_per_round < config.chain.min_reward_per_round {
 		return Err("the reward is below this provider's minimum".into());
