@@ -137,8 +137,11 @@ impl pallet_sudo::Config for Runtime {
 parameter_types! {
 	/// Smallest active stake a GPU provider must keep: 100 GRID.
 	pub const ProviderMinStake: Balance = 100 * grid_primitives::currency::UNIT;
-	/// Stake leaves a day after `unbond`, long enough for a pending challenge to be decided.
-	pub const ProviderUnbondingPeriod: u32 = grid_primitives::time::DAYS;
+	/// Stake leaves `unbond` only after the longest round, the longest challenge window and
+	/// the voting that may follow: whatever a provider was paid for before it unbonded can
+	/// still be challenged and slashed (its job locks keep the job's stake bonded meanwhile).
+	pub const ProviderUnbondingPeriod: u32 =
+		JOB_MAX_ROUND_BLOCKS + JOB_MAX_CHALLENGE_WINDOW + JOB_VOTING_PERIOD;
 }
 
 impl pallet_providers::Config for Runtime {
@@ -149,6 +152,9 @@ impl pallet_providers::Config for Runtime {
 	type UnbondingPeriod = ProviderUnbondingPeriod;
 	type MaxUnbondingChunks = ConstU32<16>;
 	type MaxProviders = ConstU32<1024>;
+	/// A provider's stake backs at most 16 jobs at once (current ones and those it left
+	/// within their challenge windows).
+	type MaxJobsPerProvider = ConstU32<16>;
 	type WeightInfo = pallet_providers::weights::SubstrateWeight<Runtime>;
 }
 
@@ -175,8 +181,11 @@ parameter_types! {
 
 /// Blocks a committee has to re-execute a challenged update and vote (one hour).
 pub const JOB_VOTING_PERIOD: BlockNumber = grid_primitives::time::HOURS;
-/// Longest challenge window a job may ask for. With the voting period it stays below the
-/// providers' unbonding period, so an accused provider cannot withdraw before the verdict.
+/// Longest round a job may ask for: a day.
+pub const JOB_MAX_ROUND_BLOCKS: BlockNumber = grid_primitives::time::DAYS;
+/// Longest challenge window a job may ask for. With the longest round and the voting period
+/// it fits in the providers' unbonding period, so an accused provider cannot withdraw before
+/// the verdict.
 pub const JOB_MAX_CHALLENGE_WINDOW: BlockNumber = 12 * grid_primitives::time::HOURS;
 
 /// The fee collector's pallet id; its account is endowed in genesis so fees below the
@@ -193,7 +202,7 @@ impl pallet_jobs::Config for Runtime {
 	type MaxRunningJobs = ConstU32<256>;
 	type MaxRounds = ConstU32<100_000>;
 	type MinRoundBlocks = ConstU32<2>;
-	type MaxRoundBlocks = ConstU32<{ grid_primitives::time::DAYS }>;
+	type MaxRoundBlocks = ConstU32<JOB_MAX_ROUND_BLOCKS>;
 	type MaxChallengeWindow = ConstU32<JOB_MAX_CHALLENGE_WINDOW>;
 	/// Two blocks (12 s) for the last third of a round's proofs after a quorum.
 	type QuorumGrace = ConstU32<2>;
@@ -204,6 +213,8 @@ impl pallet_jobs::Config for Runtime {
 	type EquivocationSlash = JobEquivocationSlash;
 	type LivenessSlash = JobLivenessSlash;
 	type MaxMissedRounds = ConstU32<3>;
+	/// A job with fewer than `min_providers` for three settlements in a row ends and refunds.
+	type MaxUnderstaffedRounds = ConstU32<3>;
 	type ReporterShare = JobReporterShare;
 	type BuyerShare = JobBuyerShare;
 	type Randomness = pallet_jobs::ParentHashRandomness<Runtime>;

@@ -68,12 +68,19 @@ fn aura_slot_duration_is_the_block_time() {
 
 #[test]
 fn an_accused_provider_cannot_unbond_before_its_verdict() {
-	use crate::configs::{ProviderUnbondingPeriod, JOB_MAX_CHALLENGE_WINDOW, JOB_VOTING_PERIOD};
-	let latest_verdict = JOB_MAX_CHALLENGE_WINDOW + JOB_VOTING_PERIOD;
-	let unbonding: u32 = ProviderUnbondingPeriod::get();
+	use polkadot_sdk::frame_support::traits::Get;
+	type Jobs = <crate::Runtime as pallet_jobs::Config>::MaxRoundBlocks;
+	type Window = <crate::Runtime as pallet_jobs::Config>::MaxChallengeWindow;
+	type Voting = <crate::Runtime as pallet_jobs::Config>::VotingPeriod;
+	type Unbonding = <crate::Runtime as pallet_providers::Config>::UnbondingPeriod;
+	// Stake unbonded as a round opens must stay slashable through that round, its challenge
+	// window and the voting of a challenge opened at the window's end.
+	let latest_verdict =
+		<Jobs as Get<u32>>::get() + <Window as Get<u32>>::get() + <Voting as Get<u32>>::get();
+	let unbonding = <Unbonding as Get<u32>>::get();
 	assert!(
-		latest_verdict < unbonding,
-		"a challenge can still be decided {latest_verdict} blocks after a round, but stake \
-		 unbonded when the round settled leaves after {unbonding}"
+		latest_verdict <= unbonding,
+		"a challenge can still be decided {latest_verdict} blocks after a round opens, but \
+		 stake unbonded then leaves after {unbonding}"
 	);
 }

@@ -121,6 +121,56 @@ export function ProviderDetailView({ provider: p, jobs, events = [], now, childr
         </section>
       </div>
 
+      <section aria-labelledby="provider-locks-title" className="card">
+        <h2 id="provider-locks-title">Stake locked for jobs</h2>
+        {p.jobLocks.length === 0 ? (
+          <p className="empty">No stake locked for jobs.</p>
+        ) : (
+          <>
+            <p>
+              <span data-testid="provider-locked">{formatGrid(p.locked)}</span> of the active stake is locked now: each job
+              locks its minimum provider stake while the provider takes part, and for a challenge window and voting
+              period after it leaves.
+            </p>
+            <div className="table-wrap">
+              <table aria-labelledby="provider-locks-title">
+                <thead>
+                  <tr>
+                    <th scope="col">Job</th>
+                    <th scope="col">Locked</th>
+                    <th scope="col">Lasts</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {p.jobLocks.map((l) => (
+                    <tr key={l.job.toString()}>
+                      <th scope="row">
+                        <a href={`#/jobs/${l.job}`}>#{l.job.toString()}</a>
+                      </th>
+                      <td>{formatGrid(l.amount)}</td>
+                      <td>
+                        {l.until === undefined
+                          ? "while a member"
+                          : `until block #${l.until}${
+                              now === undefined ? "" : l.until <= now ? " (lapsed)" : ` (in ${blocksToText(l.until - now)})`
+                            }`}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+                <tfoot>
+                  <tr>
+                    <th scope="row">Total locked now</th>
+                    <td>{formatGrid(p.locked)}</td>
+                    <td />
+                  </tr>
+                </tfoot>
+              </table>
+            </div>
+          </>
+        )}
+      </section>
+
       <section aria-labelledby="provider-jobs-title" className="card">
         <h2 id="provider-jobs-title">Jobs{jobs ? ` (${jobs.length})` : ""}</h2>
         {!jobs ? (

@@ -5,7 +5,8 @@ import type { TxState } from "../lib/tx";
 import { TxStatus } from "./TxStatus";
 
 export interface ProviderUpdateFormProps {
-  provider: Pick<ProviderRow, "capabilities" | "multiaddrs" | "endpoint">;
+  /** With `activeJobs` > 0 the hardware is frozen (`Providers.InJob`): only addresses may change. */
+  provider: Pick<ProviderRow, "capabilities" | "multiaddrs" | "endpoint"> & Partial<Pick<ProviderRow, "activeJobs">>;
   onSubmit: (update: ProviderUpdate) => void;
   tx?: TxState;
 }
@@ -33,7 +34,12 @@ const describe = (u: ProviderUpdate) =>
 export function ProviderUpdateForm({ provider, onSubmit, tx }: ProviderUpdateFormProps) {
   const [draft, setDraft] = useState<UpdateDraft>(() => draftOf(provider));
   const busy = tx?.phase === "signing" || tx?.phase === "pending";
-  const result = buildUpdate(draft, provider);
+  const inJob = (provider.activeJobs ?? 0) > 0;
+  // In a job only the addresses are sent, whatever the hardware fields hold.
+  const result = buildUpdate(
+    inJob ? { ...draftOf(provider), multiaddrs: draft.multiaddrs, endpoint: draft.endpoint } : draft,
+    provider,
+  );
   const errors = result.errors ?? {};
   const set = (key: FieldKey, value: string) => setDraft((d) => ({ ...d, [key]: value }));
   const submit = (e: FormEvent) => {
@@ -60,8 +66,14 @@ export function ProviderUpdateForm({ provider, onSubmit, tx }: ProviderUpdateFor
         What the chain records about this provider's hardware and where to reach its trainer. Only what you change is
         sent (<code>Providers.update</code>).
       </p>
-      <fieldset>
+      <fieldset disabled={inJob} aria-describedby={inJob ? "update-frozen" : undefined}>
         <legend>Hardware</legend>
+        {inJob && (
+          <p id="update-frozen" className="muted">
+            In a job: the hardware cannot change until the provider leaves it (<code>Providers.InJob</code>); addresses
+            and endpoint still can.
+          </p>
+        )}
         <div className="fields">
           <div className={`field${errors.device ? " invalid" : ""}`}>
             <label htmlFor="update-device">Device</label>

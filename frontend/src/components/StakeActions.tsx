@@ -21,13 +21,14 @@ export interface StakeActionsProps {
 export function StakeActions({ provider, now, minStake, free, onBond, onUnbond, onWithdraw, tx, txLabel }: StakeActionsProps) {
   const busy = tx?.phase === "signing" || tx?.phase === "pending";
   const ready = withdrawable(provider, now);
-  const ctx = { stake: provider.stake, minStake, free, activeJobs: provider.activeJobs };
+  const ctx = { stake: provider.stake, minStake, free, activeJobs: provider.activeJobs, locked: provider.locked };
   return (
     <section aria-labelledby="stake-title" className="card">
       <h2 id="stake-title">Your stake</h2>
       <p>
         Active {formatGrid(provider.stake)}
         {minStake !== undefined && <span className="muted"> (minimum {formatGrid(minStake)})</span>}
+        {provider.locked > 0n && <span className="muted">; locked for jobs {formatGrid(provider.locked)}</span>}
         {free !== undefined && <span className="muted">; free balance {formatGrid(free)}</span>}
       </p>
       <div className="grid-2">

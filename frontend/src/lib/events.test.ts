@@ -46,6 +46,12 @@ describe("chain events", () => {
       describeEvent(ev("Jobs", "RoundSettled", { job: 3n, round: 4, result_model_hash: undefined, paid: 0n, fee: 0n, refunded: 30n * UNIT })),
     ).toBe("job #3 round 4 settled without quorum: paid 0 GRID, fee 0 GRID, refunded 30 GRID");
     expect(describeEvent(ev("Jobs", "JobCancelled", { job: 5n, refunded: 151n * UNIT }))).toBe("job #5 cancelled, 151 GRID refunded");
+    expect(describeEvent(ev("Jobs", "JobAbandoned", { job: 6n, refunded: 90n * UNIT }))).toBe(
+      "job #6 abandoned (too few providers), 90 GRID refunded",
+    );
+    expect(describeEvent(ev("Jobs", "Removed", { job: 6n, who: BOB, reason: { type: "StakeShortfall", value: undefined } }))).toBe(
+      "job #6: 5FHneW46…jJM694ty removed (StakeShortfall)",
+    );
     expect(describeEvent(ev("Jobs", "RoundOpened", { job: 1n, round: 0, deadline: 120, members: 3 }))).toBe(
       "job #1 round 0 open until #120, 3 members",
     );

@@ -126,6 +126,7 @@ const DESCRIBE: Record<string, (f: Fields) => string> = {
   "Jobs.JobCompleted": (f) =>
     `job ${id(f.job)} completed${f.final_model_hash === undefined ? "" : ` (model ${hash(f.final_model_hash)})`}`,
   "Jobs.JobCancelled": (f) => `job ${id(f.job)} cancelled, ${grid(f.refunded)} refunded`,
+  "Jobs.JobAbandoned": (f) => `job ${id(f.job)} abandoned (too few providers), ${grid(f.refunded)} refunded`,
   "Jobs.EquivocationPunished": (f) =>
     `job ${id(f.job)} round ${formatValue(f.round)}: ${who(f.provider)} slashed ${grid(f.slashed)} for equivocation, reported by ${who(f.reporter)}`,
   "Jobs.ChallengeOpened": (f) =>

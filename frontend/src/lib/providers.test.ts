@@ -40,9 +40,13 @@ describe("provider rows", () => {
         multiaddrs: [enc("/ip4/1.2.3.4/tcp/30333")],
         endpoint: enc("https://p.example/health"),
         registered_at: 3,
-        active_jobs: 1,
+        jobs: [
+          { job: 7n, amount: 100n * UNIT, state: { type: "Member", value: undefined } },
+          { job: 5n, amount: 50n * UNIT, state: { type: "Until", value: 90 } },
+        ],
       },
       health: { rounds_delivered: 4, rounds_missed: 1, challenges_lost: 0, probes_ok: 9, probes_failed: 1, last_probe: { at: 40, ok: true, latency_ms: 12 } },
+      locked: 150n * UNIT,
       score: 750_000_000,
     } as never);
     expect(row).toMatchObject({
@@ -54,6 +58,57 @@ describe("provider rows", () => {
       health: { roundsDelivered: 4, lastProbe: { at: 40, ok: true, latencyMs: 12 } },
       score: 750_000_000,
     });
+  });
+
+  it("derive the jobs it is in and its job locks from the record's locks", () => {
+    const view = (jobs: unknown[], locked: bigint) =>
+      ({
+        provider: {
+          stake: 300n * UNIT,
+          unbonding: [],
+          capabilities: {
+            device: { type: "Cpu", value: undefined },
+            device_name: enc("cpu"),
+            device_count: 1,
+            memory_mib: 1024,
+            tflops_milli: 150,
+            bandwidth_mbps: 100,
+            region: enc(""),
+          },
+          peer_id: "0x00",
+          multiaddrs: [],
+          endpoint: enc("http://x"),
+          registered_at: 3,
+          jobs,
+        },
+        health: { rounds_delivered: 0, rounds_missed: 0, challenges_lost: 0, probes_ok: 0, probes_failed: 0 },
+        locked,
+        score: 1_000_000_000,
+      }) as never;
+    const row = providerRowOf(
+      BOB,
+      view(
+        [
+          { job: 7n, amount: 100n * UNIT, state: { type: "Member", value: undefined } },
+          { job: 5n, amount: 50n * UNIT, state: { type: "Until", value: 90 } },
+        ],
+        150n * UNIT,
+      ),
+    );
+    expect(row.activeJobs).toBe(1);
+    expect(row.jobLocks).toEqual([
+      { job: 7n, amount: 100n * UNIT },
+      { job: 5n, amount: 50n * UNIT, until: 90 },
+    ]);
+    expect(row.jobLocks[0]).not.toHaveProperty("until");
+    expect(row.locked).toBe(150n * UNIT);
+    expect(providerStatus(row)).toBe("In job");
+
+    // Only a lock it left: not in a job, but its stake stays locked until the block.
+    const left = providerRowOf(BOB, view([{ job: 5n, amount: 50n * UNIT, state: { type: "Until", value: 90 } }], 50n * UNIT));
+    expect(left).toMatchObject({ activeJobs: 0, jobLocks: [{ job: 5n, until: 90 }], locked: 50n * UNIT });
+    expect(providerStatus(left)).toBe("Idle");
+    expect(providerRowOf(BOB, view([], 0n))).toMatchObject({ activeJobs: 0, jobLocks: [], locked: 0n });
   });
 
   it("sum unbonding and what is withdrawable at a block", () => {
@@ -129,9 +184,37 @@ describe("stake amounts", () => {
     expect(validateStakeAmount("150", "unbond", ctx)).toBe("what stays bonded must be zero or at least the minimum stake");
     expect(validateStakeAmount("200", "unbond", { ...ctx, activeJobs: 1 })).toBe("a provider in a job must keep the minimum stake");
   });
+  it("refuse unbonding below the stake locked for jobs, in the pallet's order", () => {
+    const locked = "that much stake is locked for jobs: at least 150 GRID must stay bonded";
+    // Left a job (no Member lock) whose lock still binds: above the minimum, below what is locked.
+    expect(validateStakeAmount("60", "unbond", { ...ctx, locked: 150n * UNIT })).toBe(locked);
+    expect(validateStakeAmount("50", "unbond", { ...ctx, locked: 150n * UNIT })).toBe(50n * UNIT);
+    // Everything, with a lock left: StakeLocked (not "zero or at least the minimum", which would allow it).
+    expect(validateStakeAmount("200", "unbond", { ...ctx, locked: 150n * UNIT })).toBe(locked);
+    // In a job and below the minimum: InJob first.
+    expect(validateStakeAmount("150", "unbond", { ...ctx, activeJobs: 1, locked: 150n * UNIT })).toBe(
+      "a provider in a job must keep the minimum stake",
+    );
+    // Below the minimum but not below what is locked: then the zero-or-minimum rule.
+    expect(validateStakeAmount("150", "unbond", { ...ctx, locked: 20n * UNIT })).toBe(
+      "what stays bonded must be zero or at least the minimum stake",
+    );
+    // Known even without the minimum; bonding is not limited by it.
+    expect(validateStakeAmount("60", "unbond", { stake: 200n * UNIT, activeJobs: 0, locked: 150n * UNIT })).toBe(locked);
+    expect(validateStakeAmount("10", "bond", { ...ctx, locked: 150n * UNIT })).toBe(10n * UNIT);
+  });
   it("decode the pallet's errors", () => {
     expect(formatDispatchError({ type: "Module", value: { type: "Providers", value: { type: "InsufficientBond" } } })).toBe(
       "Providers.InsufficientBond: unbonding more than the active stake",
+    );
+    expect(formatDispatchError({ type: "Module", value: { type: "Providers", value: { type: "StakeLocked" } } })).toBe(
+      "Providers.StakeLocked: that much active stake is locked for jobs (taken part in, or left less than a challenge window and voting period ago)",
+    );
+    expect(formatDispatchError({ type: "Module", value: { type: "Providers", value: { type: "InJob" } } })).toBe(
+      "Providers.InJob: the provider is in a job: leave it first (it must keep the minimum stake, and its capabilities are frozen)",
+    );
+    expect(formatDispatchError({ type: "Module", value: { type: "Jobs", value: { type: "TooManyJobs" } } })).toBe(
+      "Jobs.TooManyJobs: the provider takes part in (or recently left) as many jobs as it may",
     );
   });
 });

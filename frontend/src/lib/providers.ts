@@ -3,7 +3,7 @@
 // render them without a node.
 import type { GridApi } from "./chain";
 import { loadJobs, type At, type JobRow, type JobStatusName, type ParticipantRow } from "./jobs";
-import { NANOS_ONE, parseGrid } from "./units";
+import { formatGrid, NANOS_ONE, parseGrid } from "./units";
 
 export type DeviceKindName = "Cpu" | "Cuda" | "Rocm" | "Metal";
 
@@ -22,6 +22,17 @@ export interface CapabilitiesRow {
 export interface UnbondingRow {
   amount: bigint;
   unlockAt: number;
+}
+
+/**
+ * Stake one job locks (`JobLock`): while the provider is a member (`until` undefined), or, once
+ * it left, was removed or the job ended, until block `until` (so that its paid rounds can still
+ * be challenged and slashed).
+ */
+export interface JobLockRow {
+  job: bigint;
+  amount: bigint;
+  until?: number;
 }
 
 export interface ProbeRow {
@@ -49,7 +60,12 @@ export interface ProviderRow {
   multiaddrs: string[];
   endpoint: string;
   registeredAt: number;
+  /** Jobs it takes part in now (its `Member` locks). */
   activeJobs: number;
+  /** Its job locks, members' and recently left jobs' alike, as the record keeps them. */
+  jobLocks: JobLockRow[];
+  /** Active stake locked for jobs at the block read (the view's `locked`). */
+  locked: bigint;
   health: HealthRow;
   /** `health.score()` in Perbill parts (1e9 = 1). */
   score: number;
@@ -65,8 +81,12 @@ export function text(bytes: Uint8Array | string): string {
 
 /** A view function's provider record as a row. */
 export function providerRowOf(who: string, view: ProviderView): ProviderRow {
-  const { provider: p, health: h, score } = view;
+  const { provider: p, health: h, score, locked } = view;
   const c = p.capabilities;
+  const jobLocks = p.jobs.map(
+    (l): JobLockRow =>
+      l.state.type === "Member" ? { job: l.job, amount: l.amount } : { job: l.job, amount: l.amount, until: l.state.value },
+  );
   return {
     who,
     stake: p.stake,
@@ -84,7 +104,9 @@ export function providerRowOf(who: string, view: ProviderView): ProviderRow {
     multiaddrs: p.multiaddrs.map(text),
     endpoint: text(p.endpoint),
     registeredAt: p.registered_at,
-    activeJobs: p.active_jobs,
+    activeJobs: jobLocks.filter((l) => l.until === undefined).length,
+    jobLocks,
+    locked,
     health: {
       roundsDelivered: h.rounds_delivered,
       roundsMissed: h.rounds_missed,
@@ -271,12 +293,14 @@ export interface StakeContext {
   free?: bigint;
   /** Jobs it is in: then it must keep the minimum. */
   activeJobs: number;
+  /** Active stake locked for jobs (the view's `locked`): unbonding must leave at least this. */
+  locked?: bigint;
 }
 
 /**
  * Checks a GRID amount typed for `bond_more` / `unbond` against what the pallet accepts
- * (`ZeroAmount`, `InsufficientBalance`, `InsufficientBond`, `StakeTooLow`): the amount in units,
- * or why not.
+ * (`ZeroAmount`, `InsufficientBalance`, `InsufficientBond`, `InJob`, `StakeLocked`,
+ * `StakeTooLow`, in the pallet's order): the amount in units, or why not.
  */
 export function validateStakeAmount(textAmount: string, action: StakeAction, ctx: StakeContext): bigint | string {
   const amount = parseGrid(textAmount);
@@ -290,9 +314,11 @@ export function validateStakeAmount(textAmount: string, action: StakeAction, ctx
   }
   if (amount > ctx.stake) return "more than the active stake";
   const left = ctx.stake - amount;
-  if (ctx.minStake !== undefined) {
-    if (ctx.activeJobs > 0 && left < ctx.minStake) return "a provider in a job must keep the minimum stake";
-    if (left !== 0n && left < ctx.minStake) return "what stays bonded must be zero or at least the minimum stake";
-  }
+  if (ctx.minStake !== undefined && ctx.activeJobs > 0 && left < ctx.minStake)
+    return "a provider in a job must keep the minimum stake";
+  if (ctx.locked !== undefined && left < ctx.locked)
+    return `that much stake is locked for jobs: at least ${formatGrid(ctx.locked)} must stay bonded`;
+  if (ctx.minStake !== undefined && left !== 0n && left < ctx.minStake)
+    return "what stays bonded must be zero or at least the minimum stake";
   return amount;
 }

@@ -40,6 +40,7 @@ const JOB_ERRORS: Record<string, string> = {
   UnknownJob: "no such job",
   NotBuyer: "only the job's buyer may do that",
   JobEnded: "the job is completed or cancelled",
+  TooManyJobs: "the provider takes part in (or recently left) as many jobs as it may",
 };
 
 /** What pallet-providers' errors mean (from their docs in pallets/providers/src/lib.rs). */
@@ -59,7 +60,9 @@ const PROVIDER_ERRORS: Record<string, string> = {
   InsufficientBond: "unbonding more than the active stake",
   TooManyUnbondingChunks: "too many unbonding chunks in flight: withdraw first",
   NothingToWithdraw: "no unbonding chunk has unlocked yet",
-  InJob: "the provider is in a job: leave it first (or keep the minimum stake)",
+  InJob: "the provider is in a job: leave it first (it must keep the minimum stake, and its capabilities are frozen)",
+  StakeLocked:
+    "that much active stake is locked for jobs (taken part in, or left less than a challenge window and voting period ago)",
   StillBonded: "active stake must be unbonded before deregistering",
   StillUnbonding: "unbonding stake must be withdrawn before deregistering",
 };

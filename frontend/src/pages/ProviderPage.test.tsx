@@ -19,7 +19,10 @@ function fakeSource() {
     provider: vi.fn(async (who: string) =>
       who === BOB
         ? provider(BOB, {
+            // A member of job 4; job 2 it left, its stake locked until block 150.
             activeJobs: 1,
+            jobLocks: [{ job: 4n, amount: 100n * UNIT }, { job: 2n, amount: 40n * UNIT, until: 150 }],
+            locked: 140n * UNIT,
             unbonding: [{ amount: 10n * UNIT, unlockAt: 20 }, { amount: 5n * UNIT, unlockAt: 900 }],
             health: { roundsDelivered: 4, roundsMissed: 1, challengesLost: 0, probesOk: 3, probesFailed: 1, lastProbe: { at: 30, ok: true, latencyMs: 12 } },
             score: 600_000_000,
@@ -57,6 +60,15 @@ describe("ProviderPage with a fake data source", () => {
     const jobs = await screen.findByRole("region", { name: "Jobs (1)" });
     expect(jobs).toHaveTextContent("Earned 60 GRID over 2 paid rounds.");
     expect(within(jobs).getByRole("link", { name: "#4" })).toHaveAttribute("href", "#/jobs/4");
+    const locks = screen.getByRole("region", { name: "Stake locked for jobs" });
+    const lockRows = within(locks).getAllByRole("row").slice(1);
+    expect(lockRows.map((r) => r.textContent)).toEqual([
+      "#4100 GRIDwhile a member",
+      "#240 GRIDuntil block #150 (in 50 blocks (5 min))",
+      "Total locked now140 GRID",
+    ]);
+    expect(within(locks).getByRole("link", { name: "#2" })).toHaveAttribute("href", "#/jobs/2");
+    expect(within(locks).getByTestId("provider-locked")).toHaveTextContent("140 GRID");
     // Alice is not this provider: no stake actions.
     expect(screen.queryByRole("region", { name: "Your stake" })).not.toBeInTheDocument();
 
@@ -81,6 +93,15 @@ describe("ProviderPage with a fake data source", () => {
     // In a job, Bob must keep the minimum: unbonding 150 of 200 is refused before signing.
     await userEvent.type(within(stake).getByLabelText("Unbond (GRID)"), "150");
     expect(within(stake).getByText("a provider in a job must keep the minimum stake")).toBeInTheDocument();
+    await userEvent.click(within(stake).getByRole("button", { name: "Unbond" }));
+    expect(source.unbond).not.toHaveBeenCalled();
+    // 140 GRID are locked for jobs: unbonding 70 would leave 130, above the minimum but below that.
+    expect(within(stake).getByText(/locked for jobs 140 GRID/)).toBeInTheDocument();
+    await userEvent.clear(within(stake).getByLabelText("Unbond (GRID)"));
+    await userEvent.type(within(stake).getByLabelText("Unbond (GRID)"), "70");
+    expect(
+      within(stake).getByText("that much stake is locked for jobs: at least 140 GRID must stay bonded"),
+    ).toBeInTheDocument();
     await userEvent.click(within(stake).getByRole("button", { name: "Unbond" }));
     expect(source.unbond).not.toHaveBeenCalled();
     await userEvent.clear(within(stake).getByLabelText("Unbond (GRID)"));

@@ -95,6 +95,21 @@ describe("ProviderUpdatePanel with a fake source", () => {
     expect(screen.getByRole("status")).toHaveTextContent("Providers.BadMultiaddr: no listen multiaddr");
   });
 
+  it("freezes the hardware while the provider is in a job, but not its addresses", async () => {
+    const { source } = fakeSource();
+    source.provider = vi.fn(async () => provider(BOB, { activeJobs: 1, jobLocks: [{ job: 3n, amount: 100n * UNIT }], locked: 100n * UNIT }));
+    render(<ProviderUpdatePanel source={source} who={BOB} at="0xbest" account={bob} />);
+    await screen.findByRole("form", { name: "Capabilities and addresses" });
+    expect(screen.getByRole("group", { name: "Hardware" })).toHaveTextContent("In a job: the hardware cannot change");
+    expect(screen.getByLabelText("Region")).toBeDisabled();
+    expect(screen.getByLabelText("Device")).toBeDisabled();
+    await userEvent.clear(screen.getByLabelText("Endpoint (http:// or https://)"));
+    await userEvent.type(screen.getByLabelText("Endpoint (http:// or https://)"), "https://gpu.example");
+    expect(screen.getByTestId("update-changes")).toHaveTextContent("Will update: endpoint.");
+    await userEvent.click(screen.getByRole("button", { name: "Sign and update" }));
+    expect(source.update).toHaveBeenCalledWith({ endpoint: "https://gpu.example" }, bob.signer);
+  });
+
   it("is not shown to another account", async () => {
     const { source } = fakeSource();
     const { container } = render(<ProviderUpdatePanel source={source} who={BOB} at="0xbest" account={alice} />);

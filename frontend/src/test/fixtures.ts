@@ -83,6 +83,8 @@ export function provider(who: string, patch: Partial<ProviderRow> = {}): Provide
     endpoint: "http://127.0.0.1:8090",
     registeredAt: 7,
     activeJobs: 0,
+    jobLocks: [],
+    locked: 0n,
     health: { roundsDelivered: 0, roundsMissed: 0, challengesLost: 0, probesOk: 0, probesFailed: 0 },
     score: 1_000_000_000,
     ...patch,

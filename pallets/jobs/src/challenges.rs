@@ -196,6 +196,7 @@ fn punish_fraud<T: Config>(challenge: &ChallengeOf<T>) -> (BalanceOf<T>, Balance
 	T::Providers::challenge_lost(accused);
 	membership::remove::<T>(challenge.job, &mut job, accused, RemovalReason::Fraud);
 	Jobs::<T>::insert(challenge.job, job);
+	membership::drop_if_uncovered::<T>(accused);
 	(slashed, clawed_back)
 }
 
@@ -241,6 +242,7 @@ fn slash_absent<T: Config>(challenge: &ChallengeOf<T>) -> u32 {
 		if vote.is_none() {
 			let amount = T::AbsentVoterSlash::get().mul_floor(T::Providers::active_stake(who));
 			T::Providers::slash(who, amount, SlashReason::CommitteeAbsence, &[]);
+			membership::drop_if_uncovered::<T>(who);
 			absent += 1;
 		}
 	}

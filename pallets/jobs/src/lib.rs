@@ -51,6 +51,8 @@ mod benchmarking;
 #[cfg(test)]
 mod challenge_tests;
 #[cfg(test)]
+mod economics_tests;
+#[cfg(test)]
 mod mock;
 #[cfg(test)]
 mod proptests;
@@ -151,7 +153,7 @@ pub mod pallet {
 		type RuntimeHoldReason: From<HoldReason>;
 
 		/// The provider registry: eligibility, health records and slashing.
-		type Providers: ProviderRegistry<Self::AccountId, BalanceOf<Self>>
+		type Providers: ProviderRegistry<Self::AccountId, BalanceOf<Self>, BlockNumberFor<Self>>
 			+ ProviderHealth<Self::AccountId>
 			+ ProviderSlashing<Self::AccountId, BalanceOf<Self>>;
 
@@ -213,6 +215,11 @@ pub mod pallet {
 		/// Consecutive rounds without a proof after which a participant is removed.
 		#[pallet::constant]
 		type MaxMissedRounds: Get<u32>;
+
+		/// Consecutive settlements after which fewer than `min_providers` take part that end a
+		/// running job (the rest of its escrow goes back to the buyer).
+		#[pallet::constant]
+		type MaxUnderstaffedRounds: Get<u32>;
 
 		/// Share of a slash that goes to whoever reported it.
 		#[pallet::constant]
@@ -409,8 +416,11 @@ pub mod pallet {
 		},
 		/// Every round settled.
 		JobCompleted { job: JobId, final_model_hash: Option<H256> },
-		/// The buyer cancelled; `refunded` went back.
+		/// The buyer (or root) cancelled; `refunded` went back.
 		JobCancelled { job: JobId, refunded: BalanceOf<T> },
+		/// Fewer than `min_providers` took part for `MaxUnderstaffedRounds` settlements in a
+		/// row: the job ended and `refunded` went back to the buyer.
+		JobAbandoned { job: JobId, refunded: BalanceOf<T> },
 		/// A provider was punished for signing two different proofs for one round.
 		EquivocationPunished {
 			job: JobId,
@@ -508,6 +518,8 @@ pub mod pallet {
 		JobFull,
 		/// Too many jobs running: this one cannot start now.
 		TooManyRunningJobs,
+		/// The provider takes part in (or recently left) as many jobs as it may.
+		TooManyJobs,
 		/// Not a participant of the job.
 		NotParticipant,
 		/// The job is not running.
@@ -597,6 +609,7 @@ pub mod pallet {
 				created_at: frame_system::Pallet::<T>::block_number(),
 				participants: 0,
 				rounds_settled: 0,
+				understaffed_rounds: 0,
 				last_result: None,
 				funded: budget,
 				paid: Zero::zero(),
@@ -617,6 +630,18 @@ pub mod pallet {
 			let who = ensure_signed(origin)?;
 			let record = Jobs::<T>::get(job).ok_or(Error::<T>::UnknownJob)?;
 			ensure!(record.buyer == who, Error::<T>::NotBuyer);
+			ensure!(record.status.is_live(), Error::<T>::JobEnded);
+			rounds::cancel::<T>(job);
+			Ok(())
+		}
+
+		/// Cancels any live job (root only), as its buyer could: the way out of a job that
+		/// harms the chain, without a runtime upgrade.
+		#[pallet::call_index(9)]
+		#[pallet::weight(T::WeightInfo::cancel_job(T::MaxParticipants::get()))]
+		pub fn force_cancel_job(origin: OriginFor<T>, job: JobId) -> DispatchResult {
+			ensure_root(origin)?;
+			let record = Jobs::<T>::get(job).ok_or(Error::<T>::UnknownJob)?;
 			ensure!(record.status.is_live(), Error::<T>::JobEnded);
 			rounds::cancel::<T>(job);
 			Ok(())

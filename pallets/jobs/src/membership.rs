@@ -1,12 +1,12 @@
 //! Joining and leaving jobs.
 
 use grid_primitives::job::{max_samples, JobId};
-use pallet_providers::traits::ProviderRegistry;
+use pallet_providers::traits::{LockRefusal, ProviderRegistry};
 use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
 use crate::{
-	rounds, Config, Error, Event, JobOf, JobStatus, Jobs, Pallet, Participant, Participants,
-	RemovalReason,
+	rounds, BalanceOf, Config, Error, Event, JobOf, JobStatus, Jobs, Pallet, Participant,
+	Participants, RemovalReason,
 };
 
 /// Adds `who` to `job`; starts the job when it reaches `min_providers`.
@@ -27,7 +27,12 @@ pub(crate) fn join<T: Config>(id: JobId, who: T::AccountId) -> DispatchResult {
 		JobStatus::Running => job.rounds_settled.saturating_add(1),
 		_ => 0,
 	};
-	T::Providers::note_joined_job(&who)?;
+	T::Providers::lock_for_job(&who, id, job.spec.min_provider_stake).map_err(|refusal| {
+		match refusal {
+			LockRefusal::NotEligible => Error::<T>::NotEligible,
+			LockRefusal::TooManyJobs => Error::<T>::TooManyJobs,
+		}
+	})?;
 	let participant =
 		Participant { from_round, missed_in_row: 0, rounds_paid: 0, earned: Zero::zero() };
 	Participants::<T>::insert(id, &who, participant);
@@ -70,10 +75,39 @@ pub(crate) fn remove<T: Config>(
 
 /// Ends every membership of a job that completed or was cancelled; the records stay as the
 /// job's final participants.
-pub(crate) fn release_all<T: Config>(id: JobId) {
-	for who in Participants::<T>::iter_key_prefix(id) {
-		T::Providers::note_left_job(&who);
+pub(crate) fn release_all<T: Config>(id: JobId, job: &JobOf<T>) {
+	for (who, participant) in Participants::<T>::iter_prefix(id) {
+		T::Providers::release_job(&who, id, lock_until::<T>(job, &participant));
 	}
+}
+
+/// After a slash: a provider whose active stake no longer covers what its jobs lock (and the
+/// registry minimum) leaves every job it is still in. Jobs the caller holds in memory must
+/// have been dealt with (the provider removed) before.
+pub(crate) fn drop_if_uncovered<T: Config>(who: &T::AccountId) {
+	if T::Providers::covers_jobs(who) {
+		return;
+	}
+	for id in T::Providers::jobs_of(who) {
+		let Some(mut job) = Jobs::<T>::get(id) else { continue };
+		remove::<T>(id, &mut job, who, RemovalReason::StakeShortfall);
+		Jobs::<T>::insert(id, job);
+	}
+}
+
+/// Until when a member's stake stays locked after it leaves `job`: through the challenge
+/// window of its last paid round and the voting that may follow (a leaver is not paid for the
+/// open round, so its last paid round settled before now). Never paid, nothing can be
+/// challenged: the lock ends now.
+fn lock_until<T: Config>(
+	job: &JobOf<T>,
+	participant: &Participant<BalanceOf<T>>,
+) -> BlockNumberFor<T> {
+	let now = frame_system::Pallet::<T>::block_number();
+	if participant.rounds_paid == 0 {
+		return now;
+	}
+	now.saturating_add(job.spec.challenge_window).saturating_add(T::VotingPeriod::get())
 }
 
 /// Whether `who` is still a participant (and so may be paid).
@@ -88,9 +122,9 @@ pub(crate) fn round_millis<T: Config>(job: &JobOf<T>) -> u64 {
 }
 
 fn drop_participant<T: Config>(id: JobId, job: &mut JobOf<T>, who: &T::AccountId) {
-	Participants::<T>::remove(id, who);
+	let Some(participant) = Participants::<T>::take(id, who) else { return };
 	job.participants = job.participants.saturating_sub(1);
 	// A leaver stays a member of the open round (its slot is refunded as it is not paid), so
 	// the quorum threshold of a round never moves after it opened.
-	T::Providers::note_left_job(who);
+	T::Providers::release_job(who, id, lock_until::<T>(job, &participant));
 }

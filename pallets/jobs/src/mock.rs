@@ -46,7 +46,9 @@ pub const REWARD: Balance = 1_000;
 pub const ROUND_BLOCKS: u64 = 5;
 pub const MAX_PARTICIPANTS: u32 = 8;
 pub const MAX_RUNNING: u32 = 3;
+pub const MAX_JOBS_PER_PROVIDER: u32 = 16;
 pub const MAX_MISSED: u32 = 2;
+pub const MAX_UNDERSTAFFED: u32 = 2;
 pub const DEPOSIT: Balance = 300;
 pub const COMMITTEE: u32 = 3;
 pub const VOTING_BLOCKS: u64 = 4;
@@ -103,6 +105,7 @@ impl pallet_providers::Config for Test {
 	type UnbondingPeriod = UnbondingPeriod;
 	type MaxUnbondingChunks = ConstU32<3>;
 	type MaxProviders = ConstU32<32>;
+	type MaxJobsPerProvider = ConstU32<MAX_JOBS_PER_PROVIDER>;
 	type WeightInfo = ();
 }
 
@@ -136,6 +139,7 @@ impl pallet_jobs::Config for Test {
 	type EquivocationSlash = EquivocationSlash;
 	type LivenessSlash = LivenessSlash;
 	type MaxMissedRounds = ConstU32<MAX_MISSED>;
+	type MaxUnderstaffedRounds = ConstU32<MAX_UNDERSTAFFED>;
 	type ReporterShare = ReporterShare;
 	type BuyerShare = BuyerShare;
 	type Randomness = crate::ParentHashRandomness<Test>;

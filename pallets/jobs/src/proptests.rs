@@ -1,8 +1,16 @@
-//! Property tests: random sequences of calls from several buyers and providers, with blocks
-//! passing in between, checking after every step that
+//! Property tests: random sequences of every call of both pallets (jobs, proofs, challenges,
+//! votes, and the registry's update, bond, unbond, withdraw, deregister and register again)
+//! from several buyers and providers, some of them hostile (wrong rounds, dissenting results,
+//! equivocations, challenges of anything, unbonding while in jobs), and root's force cancel,
+//! with blocks passing in between, checking after every step that
 //! - every job's escrow adds up (paid + fees + refunded + held == funded) and matches the
 //!   buyers' holds, and the registry's held stake matches its records (`do_try_state`);
+//! - every participant's stake is locked for its job and covers its locks; no job runs
+//!   understaffed past `MaxUnderstaffedRounds`; the queues stay sorted and bounded;
 //! - total issuance changes only by what slashes burned.
+//!
+//! `GRID_PROPTEST_SEQUENCES` sets how many sequences run (48 in CI; the benchmark run in
+//! `bench/` uses 100,000).
 //!
 //! Separately, random payout splits never pay more than the qualified members' slots, stay
 //! proportional to the weights and lose only rounding.
@@ -45,6 +53,39 @@ fn dispatch(who: AccountId, call: crate::Call<Test>) {
 	let _ = call.dispatch_bypass_filter(RuntimeOrigin::signed(who));
 }
 
+fn dispatch_registry(who: AccountId, call: pallet_providers::Call<Test>) {
+	let _ = call.dispatch_bypass_filter(RuntimeOrigin::signed(who));
+}
+
+/// A registry call by `who`: moving stake in and out (often while in jobs), changing the
+/// declared hardware, leaving the registry and coming back.
+fn registry_step(rng: &mut Rng, who: AccountId) {
+	use pallet_providers::Call as P;
+	let amount = match rng.below(3) {
+		0 => MIN_STAKE,
+		1 => rng.below(3 * STAKE as u64) as Balance,
+		_ => pallet_providers::Providers::<Test>::get(who).map(|p| p.stake).unwrap_or(STAKE),
+	};
+	match rng.below(6) {
+		0 | 1 => dispatch_registry(who, P::unbond { amount }),
+		2 => dispatch_registry(who, P::withdraw_unbonded {}),
+		3 => dispatch_registry(who, P::bond_more { amount }),
+		4 => {
+			let capabilities = Some(hardware(1 + rng.below(400_000) as u32));
+			dispatch_registry(who, P::update { capabilities, multiaddrs: None, endpoint: None });
+		}
+		_ if pallet_providers::Providers::<Test>::contains_key(who) => {
+			// Leaving for good: unbond everything, wait, withdraw, deregister (each step
+			// refused while it is in a job or its stake is locked).
+			dispatch_registry(who, P::unbond { amount });
+			advance(UnbondingPeriod::get() + 1);
+			dispatch_registry(who, P::withdraw_unbonded {});
+			dispatch_registry(who, P::deregister {});
+		}
+		_ => register_with(who, STAKE, 1 + rng.below(400_000) as u32),
+	}
+}
+
 fn random_spec(rng: &mut Rng) -> grid_primitives::job::JobSpec<Balance, u64> {
 	let mut s = spec();
 	s.rounds = 1 + rng.below(4) as u32;
@@ -71,6 +112,14 @@ fn random_proof(
 	proof(job, round, who, result, rng.below(300), &received)
 }
 
+/// Three times in four, a (job, member) of an open round.
+fn round_member(rng: &mut Rng) -> Option<(u64, AccountId)> {
+	let open: Vec<_> = Rounds::<Test>::iter()
+		.flat_map(|(job, round)| round.members.into_iter().map(move |who| (job, who)))
+		.collect();
+	(rng.below(4) != 0 && !open.is_empty()).then(|| open[rng.below(open.len() as u64) as usize])
+}
+
 fn step(rng: &mut Rng) {
 	let job = random_job(rng);
 	let provider = rng.pick(&PROVIDERS);
@@ -79,14 +128,17 @@ fn step(rng: &mut Rng) {
 		1 => dispatch(rng.pick(&BUYERS), crate::Call::cancel_job { job }),
 		2 | 3 => dispatch(provider, crate::Call::join_job { job }),
 		4 => dispatch(provider, crate::Call::leave_job { job }),
-		5..=8 => {
-			let proof = random_proof(rng, job, provider);
-			dispatch(rng.pick(&[provider, REPORTER]), crate::Call::submit_proof { proof });
-		}
-		9 => {
+		// Equivocations halve a stake: rarely enough that providers stay around.
+		9 if rng.below(3) == 0 => {
 			let first = random_proof(rng, job, provider);
 			let second = random_proof(rng, job, provider);
 			dispatch(REPORTER, crate::Call::report_equivocation { first, second });
+		}
+		5..=9 => {
+			// Mostly a member of an open round, sometimes anyone for any job.
+			let (job, provider) = round_member(rng).unwrap_or((job, provider));
+			let proof = random_proof(rng, job, provider);
+			dispatch(rng.pick(&[provider, REPORTER]), crate::Call::submit_proof { proof });
 		}
 		10 => {
 			let now = System::block_number();
@@ -115,6 +167,12 @@ fn step(rng: &mut Rng) {
 			let verdict = rng.pick(&[Verdict::Valid, Verdict::Invalid, Verdict::Invalid]);
 			dispatch(voter, crate::Call::vote { challenge: id, verdict });
 		}
+		11 => registry_step(rng, provider),
+		// Root steps in rarely: a cancelled job is a job no one can explore further.
+		14 if rng.below(8) == 0 => {
+			let _ = crate::Call::<Test>::force_cancel_job { job }
+				.dispatch_bypass_filter(RuntimeOrigin::root());
+		}
 		_ => advance(1 + rng.below(3)),
 	}
 }
@@ -133,6 +191,11 @@ struct Coverage {
 	challenges: u32,
 	frauds: u32,
 	rejected: u32,
+	abandoned: u32,
+	shortfalls: u32,
+	unbonded: u32,
+	withdrawn: u32,
+	deregistered: u32,
 }
 
 /// Burned by slashes since the last call (slashed minus what went to recipients); counts
@@ -147,6 +210,15 @@ fn burned_since_last(coverage: &mut Coverage) -> Balance {
 				to_recipients,
 				..
 			}) => burned += amount - to_recipients,
+			RuntimeEvent::Providers(pallet_providers::Event::Unbonding { .. }) => {
+				coverage.unbonded += 1
+			}
+			RuntimeEvent::Providers(pallet_providers::Event::Withdrawn { .. }) => {
+				coverage.withdrawn += 1
+			}
+			RuntimeEvent::Providers(pallet_providers::Event::Deregistered { .. }) => {
+				coverage.deregistered += 1
+			}
 			RuntimeEvent::Jobs(event) => match event {
 				E::JobCreated { .. } => coverage.created += 1,
 				E::JobStarted { .. } => coverage.started += 1,
@@ -156,6 +228,10 @@ fn burned_since_last(coverage: &mut Coverage) -> Balance {
 				E::JobCancelled { .. } => coverage.cancelled += 1,
 				E::EquivocationPunished { .. } => coverage.equivocations += 1,
 				E::Removed { reason: crate::RemovalReason::Liveness, .. } => coverage.liveness += 1,
+				E::Removed { reason: crate::RemovalReason::StakeShortfall, .. } => {
+					coverage.shortfalls += 1
+				}
+				E::JobAbandoned { .. } => coverage.abandoned += 1,
 				E::ChallengeOpened { .. } => coverage.challenges += 1,
 				E::ChallengeResolved { outcome, .. } => match outcome {
 					crate::ChallengeOutcome::FraudProven => coverage.frauds += 1,
@@ -184,7 +260,10 @@ fn run(seed: u64, steps: usize, coverage: &mut Coverage) {
 			expected_issuance -= burned_since_last(coverage);
 			let context = format!("seed {seed}, step {i}");
 			Jobs::do_try_state().unwrap_or_else(|e| panic!("{context}: jobs: {e:?}"));
-			Providers::do_try_state().unwrap_or_else(|e| panic!("{context}: providers: {e:?}"));
+			Providers::do_try_state().unwrap_or_else(|e| {
+				let records: Vec<_> = pallet_providers::Providers::<Test>::iter().collect();
+				panic!("{context}: providers: {e:?}\n{records:#?}")
+			});
 			assert_eq!(Balances::total_issuance(), expected_issuance, "{context}: issuance");
 		}
 		// Let every running job run out: each must end with nothing held.
@@ -205,11 +284,20 @@ fn run(seed: u64, steps: usize, coverage: &mut Coverage) {
 	});
 }
 
+/// A number from the environment, or `default`.
+fn env_or(name: &str, default: u64) -> u64 {
+	std::env::var(name).ok().and_then(|n| n.parse().ok()).unwrap_or(default)
+}
+
 #[test]
 fn random_call_sequences_keep_the_invariants() {
 	let mut coverage = Coverage::default();
-	for seed in 0..48 {
-		run(seed, 150, &mut coverage);
+	// `GRID_PROPTEST_SEQUENCES` sequences from seed `GRID_PROPTEST_FIRST_SEED` (the benchmark
+	// run shards its seeds this way).
+	let count = env_or("GRID_PROPTEST_SEQUENCES", 48);
+	let first = env_or("GRID_PROPTEST_FIRST_SEED", 0);
+	for seed in first..first + count {
+		run(seed, 300, &mut coverage);
 	}
 	// Every path the invariants are about was taken, many times.
 	let c = &coverage;
@@ -217,7 +305,9 @@ fn random_call_sequences_keep_the_invariants() {
 	assert!(counts.iter().all(|n| *n >= 10), "{coverage:?}");
 	assert!(c.equivocations >= 10 && c.liveness >= 1, "{coverage:?}");
 	assert!(c.challenges >= 5 && c.frauds >= 1 && c.rejected >= 1, "{coverage:?}");
-	println!("{coverage:?}");
+	assert!(c.abandoned >= 1 && c.unbonded >= 10 && c.withdrawn >= 1, "{coverage:?}");
+	assert!(c.deregistered >= 1, "{coverage:?}");
+	println!("{count} sequences: {coverage:?}");
 }
 
 /// A reward of any size: small, mid-range or near `Balance::MAX`.

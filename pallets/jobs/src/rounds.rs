@@ -186,6 +186,9 @@ pub(crate) fn settle<T: Config>(id: JobId) {
 	job.rounds_settled = round.index.saturating_add(1);
 	if job.rounds_settled >= job.spec.rounds {
 		complete::<T>(id, &mut job);
+	} else if understaffed_too_long::<T>(&mut job) {
+		let refunded = end_unfinished::<T>(id, &mut job);
+		Pallet::<T>::deposit_event(Event::JobAbandoned { job: id, refunded });
 	} else if open::<T>(id, &job, job.rounds_settled).is_err() {
 		// The queue entry of this job was just taken, so there is room; never reached.
 		complete::<T>(id, &mut job);
@@ -268,12 +271,24 @@ fn record_members<T: Config>(
 	}
 }
 
+/// Counts a settlement after which fewer than `min_providers` take part; whether that has
+/// now lasted `MaxUnderstaffedRounds` settlements in a row. A job nobody works on must not
+/// hold a slot of the settlement queue (and the buyer's escrow) for the rest of its rounds.
+fn understaffed_too_long<T: Config>(job: &mut JobOf<T>) -> bool {
+	job.understaffed_rounds = if job.participants < job.spec.min_providers {
+		job.understaffed_rounds.saturating_add(1)
+	} else {
+		0
+	};
+	job.understaffed_rounds >= T::MaxUnderstaffedRounds::get()
+}
+
 /// Marks a job completed with its last attested result; any escrow dust goes back.
 fn complete<T: Config>(id: JobId, job: &mut JobOf<T>) {
 	let dust = job.held();
 	escrow::refund::<T>(job, dust);
 	job.status = JobStatus::Completed { final_model_hash: job.last_result };
-	membership::release_all::<T>(id);
+	membership::release_all::<T>(id, job);
 	Pallet::<T>::deposit_event(Event::JobCompleted { job: id, final_model_hash: job.last_result });
 }
 
@@ -290,10 +305,17 @@ pub(crate) fn cancel<T: Config>(id: JobId) {
 		queue::remove::<T>(id);
 		let _ = Proofs::<T>::clear_prefix(id, u32::MAX, None);
 	}
-	let held = job.held();
-	let refunded = escrow::refund::<T>(&mut job, held);
-	job.status = JobStatus::Cancelled;
-	membership::release_all::<T>(id);
+	let refunded = end_unfinished::<T>(id, &mut job);
 	Jobs::<T>::insert(id, job);
 	Pallet::<T>::deposit_event(Event::JobCancelled { job: id, refunded });
+}
+
+/// Ends a live job before its last round (its open round, if any, is already dropped): the
+/// rest of the escrow goes back and the providers are released. Returns the refund.
+fn end_unfinished<T: Config>(id: JobId, job: &mut JobOf<T>) -> BalanceOf<T> {
+	let held = job.held();
+	let refunded = escrow::refund::<T>(job, held);
+	job.status = JobStatus::Cancelled;
+	membership::release_all::<T>(id, job);
+	refunded
 }

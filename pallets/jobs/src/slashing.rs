@@ -45,6 +45,7 @@ pub(crate) fn equivocation<T: Config>(
 	let slashed = T::Providers::slash(&offender, amount, SlashReason::Equivocation, &recipients);
 	membership::remove::<T>(id, &mut job, &offender, RemovalReason::Equivocation);
 	Jobs::<T>::insert(id, job);
+	membership::drop_if_uncovered::<T>(&offender);
 	Equivocations::<T>::insert(&key, ());
 	Pallet::<T>::deposit_event(Event::EquivocationPunished {
 		job: id,
@@ -63,6 +64,7 @@ pub(crate) fn liveness<T: Config>(id: JobId, job: &mut JobOf<T>, who: &T::Accoun
 	let recipients = [(job.buyer.clone(), T::BuyerShare::get())];
 	T::Providers::slash(who, amount, SlashReason::Liveness, &recipients);
 	membership::remove::<T>(id, job, who, RemovalReason::Liveness);
+	membership::drop_if_uncovered::<T>(who);
 }
 
 /// The stake a slash percentage applies to: the provider's active stake, or the job's minimum

@@ -158,7 +158,7 @@ fn joining_starts_the_job_at_min_providers() {
 			members: 2
 		}));
 		// In a job: the provider cannot leave the registry.
-		assert_eq!(pallet_providers::Providers::<Test>::get(P1).unwrap().active_jobs, 1);
+		assert!(pallet_providers::Providers::<Test>::get(P1).unwrap().in_jobs());
 		check_invariants();
 	});
 }
@@ -423,7 +423,7 @@ fn a_job_completes_after_its_rounds_and_releases_its_providers() {
 		assert_eq!(escrow_held(BUYER), 0);
 		assert!(Rounds::<Test>::get(id).is_none());
 		assert!(SettlementQueue::<Test>::get().is_empty());
-		assert_eq!(pallet_providers::Providers::<Test>::get(P1).unwrap().active_jobs, 0);
+		assert!(!pallet_providers::Providers::<Test>::get(P1).unwrap().in_jobs());
 		assert_eq!(Balances::total_issuance(), issuance, "payouts move funds, never mint");
 		assert!(job_events().contains(&Event::JobCompleted {
 			job: id,
@@ -463,7 +463,7 @@ fn cancel_refunds_what_is_unspent() {
 		assert_eq!(job.held(), 0);
 		assert_eq!(job.refunded, job.funded - job.paid - job.fees);
 		assert!(Rounds::<Test>::get(id).is_none());
-		assert_eq!(pallet_providers::Providers::<Test>::get(P3).unwrap().active_jobs, 0);
+		assert!(!pallet_providers::Providers::<Test>::get(P3).unwrap().in_jobs());
 		assert_noop!(
 			Jobs::submit_proof(RuntimeOrigin::signed(P3), proof(id, 0, P3, 42, 100, &[])),
 			Error::<Test>::NotRunning
@@ -479,7 +479,7 @@ fn leaving_keeps_the_round_threshold_and_refunds_the_slot() {
 		assert_noop!(Jobs::leave_job(RuntimeOrigin::signed(P4), id), Error::<Test>::NotParticipant);
 		assert_ok!(Jobs::leave_job(RuntimeOrigin::signed(P3), id));
 		assert_eq!(job_events(), vec![Event::Left { job: id, who: P3 }]);
-		assert_eq!(pallet_providers::Providers::<Test>::get(P3).unwrap().active_jobs, 0);
+		assert!(!pallet_providers::Providers::<Test>::get(P3).unwrap().in_jobs());
 		// Even a proof P3 signed before leaving is not paid.
 		assert_ok!(Jobs::submit_proof(
 			RuntimeOrigin::signed(P3),

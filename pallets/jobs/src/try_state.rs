@@ -3,6 +3,7 @@
 //! Always compiled (not only with `try-runtime`) because the tests call them.
 
 use alloc::collections::btree_map::BTreeMap;
+use pallet_providers::traits::ProviderRegistry;
 use polkadot_sdk::polkadot_sdk_frame::{
 	deps::sp_runtime::TryRuntimeError, prelude::*, traits::fungible::InspectHold,
 };
@@ -14,7 +15,8 @@ use crate::{
 
 impl<T: Config> Pallet<T> {
 	/// Invariants: every job's escrow adds up and matches its buyer's hold; running jobs
-	/// (and only they) have an open round and one queue entry; participant counts match.
+	/// (and only they) have an open round and one queue entry; participant counts match, and
+	/// every participant's stake is locked for the job and covers its locks.
 	pub fn do_try_state() -> Result<(), TryRuntimeError> {
 		let mut held_by_buyer: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
 		let queue = SettlementQueue::<T>::get();
@@ -32,8 +34,20 @@ impl<T: Config> Pallet<T> {
 			ensure!(Rounds::<T>::contains_key(id) == running, "open round without running job");
 			let queued = queue.iter().filter(|(_, j)| *j == id).count();
 			ensure!(queued == usize::from(running), "running job not queued exactly once");
+			ensure!(
+				!running || job.understaffed_rounds < T::MaxUnderstaffedRounds::get(),
+				"job runs understaffed past the limit"
+			);
 			if job.status.is_live() {
-				let count = Participants::<T>::iter_prefix(id).count() as u32;
+				let mut count = 0u32;
+				for who in Participants::<T>::iter_key_prefix(id) {
+					count += 1;
+					ensure!(
+						T::Providers::jobs_of(&who).contains(&id),
+						"participant without a stake lock for its job"
+					);
+					ensure!(T::Providers::covers_jobs(&who), "participant's stake below its locks");
+				}
 				ensure!(count == job.participants, "participant count is wrong");
 			}
 		}

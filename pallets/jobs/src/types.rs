@@ -58,6 +58,9 @@ pub struct Job<AccountId, Balance, BlockNumber> {
 	pub participants: u32,
 	/// Rounds settled so far (paid or refunded); the open round has this index.
 	pub rounds_settled: RoundIndex,
+	/// Settlements in a row after which fewer than `min_providers` took part: the job ends
+	/// after `MaxUnderstaffedRounds` of them.
+	pub understaffed_rounds: u32,
 	/// Latest round result a quorum attested.
 	pub last_result: Option<H256>,
 	/// Put on hold at creation: `rounds × round_escrow`.
@@ -169,6 +172,8 @@ pub enum RemovalReason {
 	Liveness,
 	/// A verifier committee found one of its updates invalid.
 	Fraud,
+	/// A slash left its active stake below what its jobs lock (or the registry minimum).
+	StakeShortfall,
 }
 
 /// A paid contribution, kept as evidence so it can be challenged during the job's challenge

@@ -50,12 +50,20 @@ pub mod pallet {
 	>>::Balance;
 
 	/// The stored record of a provider.
-	pub type ProviderOf<T> =
-		Provider<BalanceOf<T>, BlockNumberFor<T>, <T as Config>::MaxUnbondingChunks>;
+	pub type ProviderOf<T> = Provider<
+		BalanceOf<T>,
+		BlockNumberFor<T>,
+		<T as Config>::MaxUnbondingChunks,
+		<T as Config>::MaxJobsPerProvider,
+	>;
 
 	/// A provider as returned by the view functions.
-	pub type ProviderViewOf<T> =
-		ProviderView<BalanceOf<T>, BlockNumberFor<T>, <T as Config>::MaxUnbondingChunks>;
+	pub type ProviderViewOf<T> = ProviderView<
+		BalanceOf<T>,
+		BlockNumberFor<T>,
+		<T as Config>::MaxUnbondingChunks,
+		<T as Config>::MaxJobsPerProvider,
+	>;
 
 	#[pallet::pallet]
 	pub struct Pallet<T>(_);
@@ -89,6 +97,10 @@ pub mod pallet {
 		/// Most registered providers (bounds the view functions and `try_state`).
 		#[pallet::constant]
 		type MaxProviders: Get<u32>;
+
+		/// Most jobs a provider takes part in or recently left (whose stake is still locked).
+		#[pallet::constant]
+		type MaxJobsPerProvider: Get<u32>;
 
 		/// Weights of the calls.
 		type WeightInfo: WeightInfo;
@@ -177,6 +189,9 @@ pub mod pallet {
 		NothingToWithdraw,
 		/// The provider is in a job: leave it first.
 		InJob,
+		/// That much active stake is locked for jobs (taken part in, or left less than a
+		/// challenge window and voting period ago).
+		StakeLocked,
 		/// Active stake must be unbonded before deregistering.
 		StillBonded,
 		/// Unbonding stake must be withdrawn before deregistering.
@@ -219,7 +234,7 @@ pub mod pallet {
 				multiaddrs,
 				endpoint,
 				registered_at: frame_system::Pallet::<T>::block_number(),
-				active_jobs: 0,
+				jobs: BoundedVec::new(),
 			};
 			Providers::<T>::insert(&who, provider);
 			PeerOwners::<T>::insert(peer_id, &who);
@@ -228,7 +243,8 @@ pub mod pallet {
 			Ok(())
 		}
 
-		/// Changes declared capabilities, listen addresses and/or probe endpoint.
+		/// Changes declared capabilities, listen addresses and/or probe endpoint. Capabilities
+		/// cap what a provider is paid for, so they are frozen while it takes part in a job.
 		#[pallet::call_index(1)]
 		#[pallet::weight(T::WeightInfo::update())]
 		pub fn update(
@@ -245,6 +261,7 @@ pub mod pallet {
 			Providers::<T>::try_mutate(&who, |maybe| -> DispatchResult {
 				let provider = maybe.as_mut().ok_or(Error::<T>::NotRegistered)?;
 				if let Some(capabilities) = capabilities {
+					ensure!(!provider.in_jobs(), Error::<T>::InJob);
 					identity::validate_capabilities::<T>(&capabilities)?;
 					provider.capabilities = capabilities;
 				}
@@ -270,7 +287,8 @@ pub mod pallet {
 		}
 
 		/// Starts unbonding `amount` of active stake. What remains must be zero or at least
-		/// the minimum; a provider in a job must keep the minimum.
+		/// the minimum, and cover the stake locked for jobs; a provider in a job must keep
+		/// the minimum.
 		#[pallet::call_index(3)]
 		#[pallet::weight(T::WeightInfo::unbond())]
 		pub fn unbond(origin: OriginFor<T>, amount: BalanceOf<T>) -> DispatchResult {
@@ -296,7 +314,7 @@ pub mod pallet {
 		pub fn deregister(origin: OriginFor<T>) -> DispatchResult {
 			let who = ensure_signed(origin)?;
 			let provider = Providers::<T>::get(&who).ok_or(Error::<T>::NotRegistered)?;
-			ensure!(provider.active_jobs == 0, Error::<T>::InJob);
+			ensure!(!provider.in_jobs(), Error::<T>::InJob);
 			ensure!(provider.stake.is_zero(), Error::<T>::StillBonded);
 			ensure!(provider.unbonding.is_empty(), Error::<T>::StillUnbonding);
 			Providers::<T>::remove(&who);
@@ -338,7 +356,8 @@ pub mod pallet {
 			let provider = Providers::<T>::get(who)?;
 			let health = HealthRecords::<T>::get(who);
 			let score = health.score();
-			Some(ProviderView { provider, health, score })
+			let locked = provider.locked(frame_system::Pallet::<T>::block_number());
+			Some(ProviderView { provider, health, score, locked })
 		}
 
 		/// Invariants: held stake equals recorded stake for every provider; peer bindings and
@@ -358,10 +377,18 @@ pub mod pallet {
 					PeerOwners::<T>::get(provider.peer_id).as_ref() == Some(&who),
 					"provider's PeerId is not bound to it"
 				);
+				// Slashed below the minimum while in a job, the rest stays active (and locked)
+				// until the jobs pallet removes it from its jobs.
 				ensure!(
-					provider.stake.is_zero() || provider.stake >= T::MinStake::get(),
+					provider.stake.is_zero()
+						|| provider.stake >= T::MinStake::get()
+						|| provider.in_jobs(),
 					"active stake below the minimum"
 				);
+				let mut jobs: Vec<_> = provider.jobs.iter().map(|lock| lock.job).collect();
+				jobs.sort_unstable();
+				jobs.dedup();
+				ensure!(jobs.len() == provider.jobs.len(), "two stake locks for one job");
 			}
 			ensure!(count == Providers::<T>::count(), "provider counter is wrong");
 			ensure!(

@@ -32,6 +32,7 @@ pub const MIN_STAKE: Balance = 100;
 pub const UNBONDING: u64 = 10;
 pub const MAX_CHUNKS: u32 = 3;
 pub const MAX_PROVIDERS: u32 = 4;
+pub const MAX_JOBS: u32 = 3;
 
 frame_support::construct_runtime!(
 	pub enum Test {
@@ -68,6 +69,7 @@ impl pallet_providers::Config for Test {
 	type UnbondingPeriod = UnbondingPeriod;
 	type MaxUnbondingChunks = ConstU32<MAX_CHUNKS>;
 	type MaxProviders = ConstU32<MAX_PROVIDERS>;
+	type MaxJobsPerProvider = ConstU32<MAX_JOBS>;
 	type WeightInfo = ();
 }
 

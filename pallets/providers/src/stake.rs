@@ -9,7 +9,12 @@ use polkadot_sdk::polkadot_sdk_frame::{
 	},
 };
 
-use crate::{BalanceOf, Config, Error, HoldReason, Providers, UnbondingChunk};
+use grid_primitives::job::JobId;
+
+use crate::{
+	traits::LockRefusal, BalanceOf, Config, Error, HoldReason, JobLock, LockState, ProviderOf,
+	Providers, UnbondingChunk,
+};
 
 /// Puts `amount` of `who`'s free balance on hold as provider stake.
 pub(crate) fn hold<T: Config>(who: &T::AccountId, amount: BalanceOf<T>) -> DispatchResult {
@@ -37,16 +42,19 @@ pub(crate) fn unbond<T: Config>(
 	amount: BalanceOf<T>,
 ) -> Result<BlockNumberFor<T>, DispatchError> {
 	ensure!(!amount.is_zero(), Error::<T>::ZeroAmount);
+	let now = frame_system::Pallet::<T>::block_number();
 	Providers::<T>::try_mutate(who, |maybe| {
 		let provider = maybe.as_mut().ok_or(Error::<T>::NotRegistered)?;
 		ensure!(amount <= provider.stake, Error::<T>::InsufficientBond);
 		let remaining = provider.stake - amount;
-		if provider.active_jobs > 0 {
+		if provider.in_jobs() {
 			ensure!(remaining >= T::MinStake::get(), Error::<T>::InJob);
 		}
+		provider.prune_locks(now);
+		ensure!(remaining >= provider.locked(now), Error::<T>::StakeLocked);
 		ensure!(remaining.is_zero() || remaining >= T::MinStake::get(), Error::<T>::StakeTooLow);
 
-		let unlock_at = frame_system::Pallet::<T>::block_number() + T::UnbondingPeriod::get();
+		let unlock_at = now + T::UnbondingPeriod::get();
 		// Two unbonds in one block share a chunk.
 		match provider.unbonding.last_mut() {
 			Some(chunk) if chunk.unlock_at == unlock_at => {
@@ -110,16 +118,7 @@ pub(crate) fn slash<T: Config>(
 			provider.unbonding.pop();
 		}
 	}
-	// A provider slashed below the minimum is out of admission until it bonds more.
-	if !provider.stake.is_zero() && provider.stake < T::MinStake::get() {
-		let rest = provider.stake;
-		provider.stake = Zero::zero();
-		let unlock_at = frame_system::Pallet::<T>::block_number() + T::UnbondingPeriod::get();
-		if provider.unbonding.try_push(UnbondingChunk { amount: rest, unlock_at }).is_err() {
-			// No room for a chunk: keep it active rather than lose track of held funds.
-			provider.stake = rest;
-		}
-	}
+	retire_below_minimum::<T>(&mut provider);
 	Providers::<T>::insert(who, provider);
 
 	let mut paid = BalanceOf::<T>::zero();
@@ -149,4 +148,68 @@ pub(crate) fn slash<T: Config>(
 		debug_assert!(burned.is_ok_and(|b| b == to_burn), "held funds match the record");
 	}
 	(taken, paid)
+}
+
+/// Locks `amount` of `who`'s active stake for `job`: the registry minimum and every other
+/// lock must stay covered. A lock lingering from an earlier membership of the same job becomes
+/// a member's lock again.
+pub(crate) fn lock_for_job<T: Config>(
+	who: &T::AccountId,
+	job: JobId,
+	amount: BalanceOf<T>,
+) -> Result<(), LockRefusal> {
+	let now = frame_system::Pallet::<T>::block_number();
+	Providers::<T>::try_mutate(who, |maybe| {
+		let provider = maybe.as_mut().ok_or(LockRefusal::NotEligible)?;
+		provider.prune_locks(now);
+		provider.jobs.retain(|lock| lock.job != job);
+		let needed = provider.locked(now).saturating_add(amount);
+		ensure!(
+			provider.stake >= T::MinStake::get() && provider.stake >= needed,
+			LockRefusal::NotEligible
+		);
+		let lock = JobLock { job, amount, state: LockState::Member };
+		provider.jobs.try_push(lock).map_err(|_| LockRefusal::TooManyJobs)
+	})
+}
+
+/// `who` no longer takes part in `job`: its lock lasts until `until` (dropped at once when
+/// that is not in the future).
+pub(crate) fn release_job<T: Config>(who: &T::AccountId, job: JobId, until: BlockNumberFor<T>) {
+	let now = frame_system::Pallet::<T>::block_number();
+	Providers::<T>::mutate(who, |maybe| {
+		let Some(provider) = maybe else { return };
+		for lock in provider.jobs.iter_mut().filter(|lock| lock.job == job) {
+			lock.state = LockState::Until(until);
+		}
+		provider.prune_locks(now);
+		retire_below_minimum::<T>(provider);
+	})
+}
+
+/// A provider below the minimum (after a slash) and in no job is out of admission until it
+/// bonds more: its active stake starts unbonding, still held and slashable, and unlocks no
+/// earlier than its job locks lapse. One still in a job keeps it active and locked until the
+/// jobs pallet has removed it from its jobs.
+fn retire_below_minimum<T: Config>(provider: &mut ProviderOf<T>) {
+	if provider.stake.is_zero() || provider.stake >= T::MinStake::get() || provider.in_jobs() {
+		return;
+	}
+	let rest = provider.stake;
+	let now = frame_system::Pallet::<T>::block_number();
+	let unlock_at = provider
+		.jobs
+		.iter()
+		.filter_map(|lock| match lock.state {
+			LockState::Until(until) => Some(until),
+			LockState::Member => None,
+		})
+		.fold(now + T::UnbondingPeriod::get(), |latest, until| latest.max(until));
+	if let Err(chunk) = provider.unbonding.try_push(UnbondingChunk { amount: rest, unlock_at }) {
+		// No room for another chunk: join the last one, unlocking at the later of the two.
+		let Some(last) = provider.unbonding.last_mut() else { return };
+		last.amount = last.amount.saturating_add(chunk.amount);
+		last.unlock_at = last.unlock_at.max(chunk.unlock_at);
+	}
+	provider.stake = Zero::zero();
 }

@@ -2,7 +2,7 @@
 
 use crate::{
 	mock::*,
-	traits::{ProviderHealth, ProviderRegistry, ProviderSlashing},
+	traits::{LockRefusal, ProviderHealth, ProviderRegistry, ProviderSlashing},
 	Error, Event, HealthRecords, PeerOwners, Providers as ProvidersMap, SlashReason,
 };
 use grid_primitives::provider::{ed25519_peer_id, BoundedBytes, Multiaddrs};
@@ -348,11 +348,11 @@ fn deregister_only_when_out_of_jobs_and_fully_unbonded() {
 			Error::<Test>::NotRegistered
 		);
 		assert_ok!(register(ALICE, 500));
-		assert_ok!(<Providers as ProviderRegistry<_, _>>::note_joined_job(&ALICE));
+		assert_eq!(<Providers as ProviderRegistry<_, _, _>>::lock_for_job(&ALICE, 7, 0), Ok(()));
 		assert_noop!(Providers::deregister(RuntimeOrigin::signed(ALICE)), Error::<Test>::InJob);
 		// In a job a provider cannot drop under the minimum.
 		assert_noop!(Providers::unbond(RuntimeOrigin::signed(ALICE), 500), Error::<Test>::InJob);
-		<Providers as ProviderRegistry<_, _>>::note_left_job(&ALICE);
+		<Providers as ProviderRegistry<_, _, _>>::release_job(&ALICE, 7, 0);
 
 		assert_noop!(
 			Providers::deregister(RuntimeOrigin::signed(ALICE)),
@@ -382,18 +382,18 @@ fn deregister_only_when_out_of_jobs_and_fully_unbonded() {
 fn a_provider_that_unbonded_everything_is_not_eligible_until_it_bonds_the_minimum() {
 	new_test_ext().execute_with(|| {
 		assert_ok!(register(ALICE, 500));
-		assert!(<Providers as ProviderRegistry<_, _>>::is_eligible(&ALICE, 0));
-		assert!(<Providers as ProviderRegistry<_, _>>::is_eligible(&ALICE, 500));
-		assert!(!<Providers as ProviderRegistry<_, _>>::is_eligible(&ALICE, 501));
+		assert!(<Providers as ProviderRegistry<_, _, _>>::is_eligible(&ALICE, 0));
+		assert!(<Providers as ProviderRegistry<_, _, _>>::is_eligible(&ALICE, 500));
+		assert!(!<Providers as ProviderRegistry<_, _, _>>::is_eligible(&ALICE, 501));
 		assert_ok!(Providers::unbond(RuntimeOrigin::signed(ALICE), 500));
-		assert!(!<Providers as ProviderRegistry<_, _>>::is_eligible(&ALICE, 0));
+		assert!(!<Providers as ProviderRegistry<_, _, _>>::is_eligible(&ALICE, 0));
 		assert_noop!(
 			Providers::bond_more(RuntimeOrigin::signed(ALICE), 50),
 			Error::<Test>::StakeTooLow
 		);
 		assert_ok!(Providers::bond_more(RuntimeOrigin::signed(ALICE), MIN_STAKE));
-		assert!(<Providers as ProviderRegistry<_, _>>::is_eligible(&ALICE, 0));
-		assert!(!<Providers as ProviderRegistry<_, _>>::is_eligible(&BOB, 0));
+		assert!(<Providers as ProviderRegistry<_, _, _>>::is_eligible(&ALICE, 0));
+		assert!(!<Providers as ProviderRegistry<_, _, _>>::is_eligible(&BOB, 0));
 	});
 }
 
@@ -442,7 +442,26 @@ fn slash_below_the_minimum_moves_the_rest_to_unbonding() {
 		let provider = ProvidersMap::<Test>::get(ALICE).unwrap();
 		assert_eq!(provider.stake, 0);
 		assert_eq!(provider.total_held(), 50);
-		assert!(!<Providers as ProviderRegistry<_, _>>::is_eligible(&ALICE, 0));
+		assert!(!<Providers as ProviderRegistry<_, _, _>>::is_eligible(&ALICE, 0));
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_slash_below_the_minimum_with_every_chunk_taken_still_unbonds_the_rest() {
+	new_test_ext().execute_with(|| {
+		assert_ok!(register(ALICE, 1_000));
+		for block in 1..=u64::from(MAX_CHUNKS) {
+			run_to_block(block);
+			assert_ok!(Providers::unbond(RuntimeOrigin::signed(ALICE), 100));
+		}
+		// 700 active, 3 chunks: a slash leaves 50 active, which joins the last chunk.
+		Providers::slash(&ALICE, 650, SlashReason::Fraud, &[]);
+		let provider = ProvidersMap::<Test>::get(ALICE).unwrap();
+		assert_eq!(provider.stake, 0);
+		assert_eq!(provider.unbonding.len(), MAX_CHUNKS as usize);
+		let last = provider.unbonding.last().unwrap();
+		assert_eq!((last.amount, last.unlock_at), (150, u64::from(MAX_CHUNKS) + UNBONDING));
 		check_invariants();
 	});
 }
@@ -555,5 +574,131 @@ fn probe_targets_put_the_never_and_least_recently_probed_first() {
 		assert_eq!(order, vec![CHARLIE, ALICE, BOB]);
 		let first = <Providers as ProviderHealth<_>>::probe_targets(2);
 		assert_eq!(first, vec![(CHARLIE, endpoint()), (ALICE, endpoint())]);
+	});
+}
+
+fn lock(who: AccountId, job: u64, amount: Balance) -> Result<(), LockRefusal> {
+	<Providers as ProviderRegistry<_, _, _>>::lock_for_job(&who, job, amount)
+}
+
+fn release(who: AccountId, job: u64, until: u64) {
+	<Providers as ProviderRegistry<_, _, _>>::release_job(&who, job, until)
+}
+
+fn covers(who: AccountId) -> bool {
+	<Providers as ProviderRegistry<_, _, _>>::covers_jobs(&who)
+}
+
+#[test]
+fn a_provider_cannot_unbond_the_stake_its_job_requires() {
+	new_test_ext().execute_with(|| {
+		assert_ok!(register(ALICE, 1_000));
+		assert_eq!(lock(ALICE, 1, 800), Ok(()));
+		// The attack: join a job that requires 800, then unbond down to the minimum.
+		assert_noop!(
+			Providers::unbond(RuntimeOrigin::signed(ALICE), 900),
+			Error::<Test>::StakeLocked
+		);
+		assert_noop!(
+			Providers::unbond(RuntimeOrigin::signed(ALICE), 201),
+			Error::<Test>::StakeLocked
+		);
+		assert_ok!(Providers::unbond(RuntimeOrigin::signed(ALICE), 200));
+		assert_eq!(ProvidersMap::<Test>::get(ALICE).unwrap().locked(1), 800);
+		check_invariants();
+	});
+}
+
+#[test]
+fn one_stake_cannot_back_more_jobs_than_it_covers() {
+	new_test_ext().execute_with(|| {
+		assert_ok!(register(ALICE, 1_000));
+		assert_eq!(lock(ALICE, 1, 600), Ok(()));
+		assert_eq!(lock(ALICE, 2, 600), Err(LockRefusal::NotEligible), "1,200 > 1,000");
+		assert_eq!(lock(ALICE, 2, 400), Ok(()));
+		assert_eq!(lock(ALICE, 3, 1), Err(LockRefusal::NotEligible));
+		assert_eq!(lock(ALICE, 3, 0), Ok(()));
+		// Jobs without a stake requirement are capped by count.
+		assert_eq!(lock(ALICE, 4, 0), Err(LockRefusal::TooManyJobs));
+		assert_eq!(lock(BOB, 1, 0), Err(LockRefusal::NotEligible), "not registered");
+		assert_eq!(<Providers as ProviderRegistry<_, _, _>>::jobs_of(&ALICE), vec![1, 2, 3]);
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_lock_outlives_the_membership_until_its_challenge_window_closes() {
+	new_test_ext().execute_with(|| {
+		assert_ok!(register(ALICE, 1_000));
+		assert_eq!(lock(ALICE, 1, 800), Ok(()));
+		// Leaving right after being paid does not free the stake before it can be challenged.
+		release(ALICE, 1, 20);
+		assert!(!ProvidersMap::<Test>::get(ALICE).unwrap().in_jobs());
+		assert_noop!(
+			Providers::unbond(RuntimeOrigin::signed(ALICE), 1_000),
+			Error::<Test>::StakeLocked
+		);
+		// Joining again takes the lingering lock back rather than counting it twice.
+		assert_eq!(lock(ALICE, 1, 800), Ok(()));
+		assert_eq!(ProvidersMap::<Test>::get(ALICE).unwrap().locked(1), 800);
+		release(ALICE, 1, 20);
+		run_to_block(20);
+		assert_ok!(Providers::unbond(RuntimeOrigin::signed(ALICE), 1_000));
+		assert!(ProvidersMap::<Test>::get(ALICE).unwrap().jobs.is_empty(), "lapsed locks pruned");
+		// A lock released with nothing to challenge ends at once.
+		assert_ok!(register(BOB, 500));
+		assert_eq!(lock(BOB, 1, 500), Ok(()));
+		release(BOB, 1, 20);
+		assert_ok!(Providers::unbond(RuntimeOrigin::signed(BOB), 500));
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_slash_below_the_minimum_in_a_job_does_not_free_the_rest() {
+	new_test_ext().execute_with(|| {
+		// The attack: sit at the minimum, provoke a small slash, and walk away with the rest
+		// while staying in the job.
+		assert_ok!(register(ALICE, 150));
+		assert_eq!(lock(ALICE, 1, 100), Ok(()));
+		Providers::slash(&ALICE, 60, SlashReason::CommitteeAbsence, &[]);
+		let provider = ProvidersMap::<Test>::get(ALICE).unwrap();
+		assert_eq!((provider.stake, provider.total_held()), (90, 90), "still active");
+		assert!(!covers(ALICE), "the jobs pallet must remove it from its jobs");
+		assert_noop!(Providers::unbond(RuntimeOrigin::signed(ALICE), 90), Error::<Test>::InJob);
+		// Removed from the job, it is out of admission: the rest unbonds, and stays held until
+		// the job's challenge window has closed (past the unbonding period here).
+		release(ALICE, 1, 30);
+		let provider = ProvidersMap::<Test>::get(ALICE).unwrap();
+		assert_eq!(provider.stake, 0);
+		assert_eq!(provider.unbonding.last().map(|c| (c.amount, c.unlock_at)), Some((90, 30)));
+		check_invariants();
+		run_to_block(29);
+		assert_noop!(
+			Providers::withdraw_unbonded(RuntimeOrigin::signed(ALICE)),
+			Error::<Test>::NothingToWithdraw
+		);
+		run_to_block(30);
+		assert_ok!(Providers::withdraw_unbonded(RuntimeOrigin::signed(ALICE)));
+		check_invariants();
+	});
+}
+
+#[test]
+fn capabilities_are_frozen_while_in_a_job() {
+	new_test_ext().execute_with(|| {
+		assert_ok!(register(ALICE, 500));
+		assert_eq!(lock(ALICE, 1, 0), Ok(()));
+		let mut faster = gpu();
+		faster.tflops_milli *= 10;
+		// The attack: declare more throughput after joining, to raise the cap on paid claims.
+		assert_noop!(
+			Providers::update(RuntimeOrigin::signed(ALICE), Some(faster.clone()), None, None),
+			Error::<Test>::InJob
+		);
+		// Addresses may still move.
+		assert_ok!(Providers::update(RuntimeOrigin::signed(ALICE), None, Some(addrs(1)), None));
+		release(ALICE, 1, 0);
+		assert_ok!(Providers::update(RuntimeOrigin::signed(ALICE), Some(faster), None, None));
 	});
 }

@@ -1,16 +1,28 @@
 //! How other pallets (jobs, the off-chain worker's reports) use the registry.
 
 use alloc::vec::Vec;
-use grid_primitives::provider::{Capabilities, Endpoint, PeerIdBytes};
+use grid_primitives::{
+	job::JobId,
+	provider::{Capabilities, Endpoint, PeerIdBytes},
+};
 use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
-use crate::{
-	health, stake, BalanceOf, Config, Error, HealthRecords, Pallet, Providers, SlashReason,
-};
+use crate::{health, stake, BalanceOf, Config, HealthRecords, Pallet, Providers, SlashReason};
+
+/// Why a provider cannot take part in a job.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum LockRefusal {
+	/// Not registered, or its active stake does not cover the registry minimum, the job's
+	/// stake and what its other jobs lock.
+	NotEligible,
+	/// It takes part in (or recently left) `MaxJobsPerProvider` jobs.
+	TooManyJobs,
+}
 
 /// Read access and job membership.
-pub trait ProviderRegistry<AccountId, Balance> {
-	/// Whether `who` is registered with at least `min_stake` active stake.
+pub trait ProviderRegistry<AccountId, Balance, BlockNumber> {
+	/// Whether `who` is registered with at least `min_stake` active stake (and the registry
+	/// minimum).
 	fn is_eligible(who: &AccountId, min_stake: Balance) -> bool;
 	/// Active stake of `who` (zero when unregistered).
 	fn active_stake(who: &AccountId) -> Balance;
@@ -20,11 +32,19 @@ pub trait ProviderRegistry<AccountId, Balance> {
 	fn peer_id(who: &AccountId) -> Option<PeerIdBytes>;
 	/// Health score of `who` (zero when unregistered).
 	fn health_score(who: &AccountId) -> Perbill;
-	/// `who` joined a job: it cannot deregister or drop below the minimum stake until it
-	/// leaves.
-	fn note_joined_job(who: &AccountId) -> DispatchResult;
-	/// `who` left (or finished) a job.
-	fn note_left_job(who: &AccountId);
+	/// `who` joins `job`, which locks `amount` of its active stake: it cannot unbond that,
+	/// drop below the registry minimum, change its capabilities or deregister until it
+	/// leaves and the lock lapses.
+	fn lock_for_job(who: &AccountId, job: JobId, amount: Balance) -> Result<(), LockRefusal>;
+	/// `who` left `job` (or the job ended); its lock lasts until `until`, so that its paid
+	/// rounds can be challenged and slashed until then.
+	fn release_job(who: &AccountId, job: JobId, until: BlockNumber);
+	/// The jobs `who` takes part in.
+	fn jobs_of(who: &AccountId) -> Vec<JobId>;
+	/// Whether `who`'s active stake still covers the registry minimum and its job locks
+	/// (true when it takes part in no job). A slash can break it; the jobs pallet then
+	/// removes the provider from its jobs.
+	fn covers_jobs(who: &AccountId) -> bool;
 }
 
 /// Writes to the health record.
@@ -55,7 +75,7 @@ pub trait ProviderSlashing<AccountId, Balance> {
 	) -> Balance;
 }
 
-impl<T: Config> ProviderRegistry<T::AccountId, BalanceOf<T>> for Pallet<T> {
+impl<T: Config> ProviderRegistry<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> for Pallet<T> {
 	fn is_eligible(who: &T::AccountId, min_stake: BalanceOf<T>) -> bool {
 		Providers::<T>::get(who)
 			.is_some_and(|p| p.stake >= min_stake.max(<T as Config>::MinStake::get()))
@@ -77,20 +97,27 @@ impl<T: Config> ProviderRegistry<T::AccountId, BalanceOf<T>> for Pallet<T> {
 		Pallet::<T>::view_of(who).map(|v| v.score).unwrap_or_default()
 	}
 
-	fn note_joined_job(who: &T::AccountId) -> DispatchResult {
-		Providers::<T>::try_mutate(who, |maybe| {
-			let provider = maybe.as_mut().ok_or(Error::<T>::NotRegistered)?;
-			provider.active_jobs = provider.active_jobs.saturating_add(1);
-			Ok(())
-		})
+	fn lock_for_job(
+		who: &T::AccountId,
+		job: JobId,
+		amount: BalanceOf<T>,
+	) -> Result<(), LockRefusal> {
+		stake::lock_for_job::<T>(who, job, amount)
 	}
 
-	fn note_left_job(who: &T::AccountId) {
-		Providers::<T>::mutate(who, |maybe| {
-			if let Some(provider) = maybe {
-				provider.active_jobs = provider.active_jobs.saturating_sub(1);
-			}
-		})
+	fn release_job(who: &T::AccountId, job: JobId, until: BlockNumberFor<T>) {
+		stake::release_job::<T>(who, job, until)
+	}
+
+	fn jobs_of(who: &T::AccountId) -> Vec<JobId> {
+		Providers::<T>::get(who)
+			.map(|p| p.jobs.iter().filter(|lock| lock.is_member()).map(|lock| lock.job).collect())
+			.unwrap_or_default()
+	}
+
+	fn covers_jobs(who: &T::AccountId) -> bool {
+		let now = frame_system::Pallet::<T>::block_number();
+		Providers::<T>::get(who).is_none_or(|p| p.covers_jobs(<T as Config>::MinStake::get(), now))
 	}
 }
 

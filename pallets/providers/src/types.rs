@@ -1,7 +1,10 @@
 //! Storage and event types of the provider registry.
 
 use codec::{Decode, DecodeWithMemTracking, Encode, MaxEncodedLen};
-use grid_primitives::provider::{Capabilities, Endpoint, Multiaddrs, PeerIdBytes};
+use grid_primitives::{
+	job::JobId,
+	provider::{Capabilities, Endpoint, Multiaddrs, PeerIdBytes},
+};
 use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 use scale_info::TypeInfo;
 
@@ -15,10 +18,46 @@ pub struct UnbondingChunk<Balance, BlockNumber> {
 	pub unlock_at: BlockNumber,
 }
 
+/// How long a job's stake lock lasts.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Encode, Decode, MaxEncodedLen, TypeInfo)]
+pub enum LockState<BlockNumber> {
+	/// The provider takes part in the job: the lock lasts as long as it does.
+	Member,
+	/// It left, was removed, or the job ended: the lock lasts until this block, so that the
+	/// rounds it was paid for can still be challenged and its stake slashed.
+	Until(BlockNumber),
+}
+
+/// Active stake a job requires, locked for it: it cannot be unbonded while locked.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Encode, Decode, MaxEncodedLen, TypeInfo)]
+pub struct JobLock<Balance, BlockNumber> {
+	/// Which job.
+	pub job: JobId,
+	/// The job's `min_provider_stake`.
+	pub amount: Balance,
+	/// While it lasts.
+	pub state: LockState<BlockNumber>,
+}
+
+impl<Balance, BlockNumber: PartialOrd + Copy> JobLock<Balance, BlockNumber> {
+	/// Whether the lock still binds stake at block `now`.
+	pub fn binds_at(&self, now: BlockNumber) -> bool {
+		match self.state {
+			LockState::Member => true,
+			LockState::Until(until) => now < until,
+		}
+	}
+
+	/// Whether the provider still takes part in the job.
+	pub fn is_member(&self) -> bool {
+		self.state == LockState::Member
+	}
+}
+
 /// A registered provider.
 #[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, MaxEncodedLen, TypeInfo)]
-#[scale_info(skip_type_params(MaxChunks))]
-pub struct Provider<Balance, BlockNumber, MaxChunks: Get<u32>> {
+#[scale_info(skip_type_params(MaxChunks, MaxJobs))]
+pub struct Provider<Balance, BlockNumber, MaxChunks: Get<u32>, MaxJobs: Get<u32>> {
 	/// Active stake: counts for admission and reward weight. On hold.
 	pub stake: Balance,
 	/// Stake on its way out. Also on hold.
@@ -33,16 +72,45 @@ pub struct Provider<Balance, BlockNumber, MaxChunks: Get<u32>> {
 	pub endpoint: Endpoint,
 	/// Block of registration.
 	pub registered_at: BlockNumber,
-	/// Jobs it currently takes part in (maintained by the jobs pallet).
-	pub active_jobs: u32,
+	/// Stake locked for the jobs it takes part in or recently left (maintained by the jobs
+	/// pallet): at most one lock per job.
+	pub jobs: BoundedVec<JobLock<Balance, BlockNumber>, MaxJobs>,
 }
 
-impl<Balance: AtLeast32BitUnsigned + Copy, BlockNumber, MaxChunks: Get<u32>>
-	Provider<Balance, BlockNumber, MaxChunks>
+impl<
+		Balance: AtLeast32BitUnsigned + Copy,
+		BlockNumber: PartialOrd + Copy,
+		MaxChunks: Get<u32>,
+		MaxJobs: Get<u32>,
+	> Provider<Balance, BlockNumber, MaxChunks, MaxJobs>
 {
 	/// Everything held for this provider: active stake plus unbonding chunks.
 	pub fn total_held(&self) -> Balance {
 		self.unbonding.iter().fold(self.stake, |sum, chunk| sum.saturating_add(chunk.amount))
+	}
+
+	/// Active stake locked for jobs at block `now`: it may not be unbonded.
+	pub fn locked(&self, now: BlockNumber) -> Balance {
+		self.jobs
+			.iter()
+			.filter(|lock| lock.binds_at(now))
+			.fold(Zero::zero(), |sum: Balance, lock| sum.saturating_add(lock.amount))
+	}
+
+	/// Whether it takes part in any job.
+	pub fn in_jobs(&self) -> bool {
+		self.jobs.iter().any(JobLock::is_member)
+	}
+
+	/// Whether its active stake still backs every job it takes part in: the registry
+	/// minimum and every lock.
+	pub fn covers_jobs(&self, min_stake: Balance, now: BlockNumber) -> bool {
+		!self.in_jobs() || (self.stake >= min_stake && self.stake >= self.locked(now))
+	}
+
+	/// Drops the locks that no longer bind at `now`.
+	pub fn prune_locks(&mut self, now: BlockNumber) {
+		self.jobs.retain(|lock| lock.binds_at(now));
 	}
 }
 
@@ -128,12 +196,14 @@ pub enum SlashReason {
 
 /// A provider as read through the view functions: its record, health and score.
 #[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, TypeInfo)]
-#[scale_info(skip_type_params(MaxChunks))]
-pub struct ProviderView<Balance, BlockNumber, MaxChunks: Get<u32>> {
+#[scale_info(skip_type_params(MaxChunks, MaxJobs))]
+pub struct ProviderView<Balance, BlockNumber, MaxChunks: Get<u32>, MaxJobs: Get<u32>> {
 	/// The registry record.
-	pub provider: Provider<Balance, BlockNumber, MaxChunks>,
+	pub provider: Provider<Balance, BlockNumber, MaxChunks, MaxJobs>,
 	/// Its health record.
 	pub health: Health<BlockNumber>,
+	/// Active stake locked for jobs now.
+	pub locked: Balance,
 	/// `health.score()`.
 	pub score: Perbill,
 }
