@@ -14,12 +14,12 @@ use polkadot_sdk::{
 	},
 	frame_system::{self, limits},
 	pallet_aura, pallet_balances, pallet_grandpa, pallet_sudo, pallet_timestamp,
-	pallet_transaction_payment::{self, ConstFeeMultiplier, FungibleAdapter, Multiplier},
+	pallet_transaction_payment::{self, FungibleAdapter, Multiplier, TargetedFeeAdjustment},
 	sp_consensus_aura::sr25519::AuthorityId as AuraId,
 	sp_core::Void,
 	sp_runtime::{
-		traits::{AccountIdConversion, One},
-		Perbill,
+		traits::{AccountIdConversion, Bounded, One},
+		FixedPointNumber, Perbill, Perquintill,
 	},
 	sp_version::RuntimeVersion,
 };
@@ -115,15 +115,33 @@ impl pallet_balances::Config for Runtime {
 }
 
 parameter_types! {
-	pub FeeMultiplier: Multiplier = Multiplier::one();
+	/// Blocks fuller than a quarter of their normal-class weight raise the fee multiplier;
+	/// emptier ones lower it, never below the base fee.
+	pub const TargetBlockFullness: Perquintill = Perquintill::from_percent(25);
+	/// How fast: each full block raises fees by about 0.75%, so a hundred full blocks in a row
+	/// double them and a thousand multiply them by about 1,800 (stuffing blocks for long
+	/// grows costly; see the trust model for what this does not stop).
+	pub AdjustmentVariable: Multiplier = Multiplier::saturating_from_rational(1, 100);
+	pub MinimumMultiplier: Multiplier = Multiplier::one();
+	pub MaximumMultiplier: Multiplier = Bounded::max_value();
 }
+
+/// The fee multiplier follows congestion (the slow-adjusting mechanism of Polkadot's
+/// runtimes, with a faster variable and a floor at the base fee).
+pub type FeeMultiplierUpdate = TargetedFeeAdjustment<
+	Runtime,
+	TargetBlockFullness,
+	AdjustmentVariable,
+	MinimumMultiplier,
+	MaximumMultiplier,
+>;
 
 impl pallet_transaction_payment::Config for Runtime {
 	type RuntimeEvent = RuntimeEvent;
 	type OnChargeTransaction = FungibleAdapter<Balances, ()>;
 	type WeightToFee = IdentityFee<Balance>;
 	type LengthToFee = IdentityFee<Balance>;
-	type FeeMultiplierUpdate = ConstFeeMultiplier<FeeMultiplier>;
+	type FeeMultiplierUpdate = FeeMultiplierUpdate;
 	type OperationalFeeMultiplier = ConstU8<5>;
 	type WeightInfo = pallet_transaction_payment::weights::SubstrateWeight<Runtime>;
 }

@@ -84,3 +84,40 @@ fn an_accused_provider_cannot_unbond_before_its_verdict() {
 		 stake unbonded then leaves after {unbonding}"
 	);
 }
+
+#[test]
+fn fees_rise_while_blocks_are_full_and_never_fall_below_the_base() {
+	use crate::configs::FeeMultiplierUpdate;
+	use polkadot_sdk::{
+		frame_support::{dispatch::DispatchClass, weights::Weight},
+		frame_system,
+		pallet_transaction_payment::Multiplier,
+		sp_runtime::{
+			traits::{Convert, One},
+			FixedPointNumber,
+		},
+	};
+	build_preset(&PresetId::from(polkadot_sdk::sp_genesis_builder::DEV_RUNTIME_PRESET))
+		.execute_with(|| {
+			let limits = <crate::Runtime as frame_system::Config>::BlockWeights::get();
+			let full = limits.get(DispatchClass::Normal).max_total.expect("normal has a limit");
+			// A block stuffer keeps blocks full: every block costs the next more.
+			frame_system::Pallet::<crate::Runtime>::set_block_consumed_resources(full, 0);
+			let mut multiplier = Multiplier::one();
+			for _ in 0..100 {
+				let next = FeeMultiplierUpdate::convert(multiplier);
+				assert!(next > multiplier, "a full block raises fees");
+				multiplier = next;
+			}
+			assert!(
+				multiplier > Multiplier::saturating_from_integer(2),
+				"fees doubled in 100 blocks"
+			);
+			// Quiet blocks bring fees back down, to the base and no lower.
+			frame_system::Pallet::<crate::Runtime>::set_block_consumed_resources(Weight::zero(), 0);
+			for _ in 0..10_000 {
+				multiplier = FeeMultiplierUpdate::convert(multiplier);
+			}
+			assert_eq!(multiplier, Multiplier::one());
+		});
+}

@@ -47,4 +47,11 @@ describe("JobDetailView", () => {
     expect(onCancel).toHaveBeenCalled();
     expect(screen.getByText("No provider has joined yet.")).toBeInTheDocument();
   });
+
+  it("says a cancelled running job ends after its open round, and offers no second cancel", () => {
+    const running = job(1, { status: "Running", roundsSettled: 2, cancelRequested: true });
+    render(<JobDetailView detail={{ job: running, participants: [], rounds: [] }} rpcUrl="ws://x" canCancel onCancel={vi.fn()} />);
+    expect(screen.queryByRole("button", { name: "Cancel job" })).not.toBeInTheDocument();
+    expect(screen.getByRole("status")).toHaveTextContent("the job ends when round 2 settles");
+  });
 });

@@ -42,13 +42,19 @@ export function JobDetailView({ detail, liveRounds = [], rpcUrl, canCancel, onCa
         <h1 id="job-title">
           Job #{job.id.toString()} <StatusBadge status={job.status} />
         </h1>
-        {canCancel && onCancel && (
+        {canCancel && onCancel && !job.cancelRequested && (
           <button type="button" className="danger" onClick={onCancel} disabled={cancelTx?.phase === "signing" || cancelTx?.phase === "pending"}>
             Cancel job
           </button>
         )}
       </div>
       {cancelTx && <TxStatus state={cancelTx} label="Cancel" />}
+      {job.cancelRequested && job.status === "Running" && (
+        <p className="note" role="status">
+          Cancelled by the buyer: the job ends when round {job.roundsSettled} settles; its members are paid for
+          it as usual and the rest of the escrow goes back then.
+        </p>
+      )}
 
       {job.status === "Completed" && (
         <section aria-labelledby="final-title" className="card final">

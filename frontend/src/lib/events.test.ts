@@ -46,6 +46,9 @@ describe("chain events", () => {
       describeEvent(ev("Jobs", "RoundSettled", { job: 3n, round: 4, result_model_hash: undefined, paid: 0n, fee: 0n, refunded: 30n * UNIT })),
     ).toBe("job #3 round 4 settled without quorum: paid 0 GRID, fee 0 GRID, refunded 30 GRID");
     expect(describeEvent(ev("Jobs", "JobCancelled", { job: 5n, refunded: 151n * UNIT }))).toBe("job #5 cancelled, 151 GRID refunded");
+    expect(describeEvent(ev("Jobs", "CancelScheduled", { job: 5n, round: 2 }))).toBe(
+      "job #5 cancelled by its buyer: it ends when round 2 settles",
+    );
     expect(describeEvent(ev("Jobs", "JobAbandoned", { job: 6n, refunded: 90n * UNIT }))).toBe(
       "job #6 abandoned (too few providers), 90 GRID refunded",
     );

@@ -125,6 +125,7 @@ const DESCRIBE: Record<string, (f: Fields) => string> = {
     `job ${id(f.job)} round ${formatValue(f.round)} settled${f.result_model_hash === undefined ? " without quorum" : ""}: paid ${grid(f.paid)}, fee ${grid(f.fee)}, refunded ${grid(f.refunded)}`,
   "Jobs.JobCompleted": (f) =>
     `job ${id(f.job)} completed${f.final_model_hash === undefined ? "" : ` (model ${hash(f.final_model_hash)})`}`,
+  "Jobs.CancelScheduled": (f) => `job ${id(f.job)} cancelled by its buyer: it ends when round ${f.round} settles`,
   "Jobs.JobCancelled": (f) => `job ${id(f.job)} cancelled, ${grid(f.refunded)} refunded`,
   "Jobs.JobAbandoned": (f) => `job ${id(f.job)} abandoned (too few providers), ${grid(f.refunded)} refunded`,
   "Jobs.EquivocationPunished": (f) =>

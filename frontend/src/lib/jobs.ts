@@ -36,6 +36,8 @@ export interface JobRow {
   refunded: bigint;
   held: bigint;
   clawedBack: bigint;
+  /** The buyer cancelled while a round was open: the job ends when that round settles. */
+  cancelRequested: boolean;
   round?: OpenRound;
 }
 
@@ -90,6 +92,7 @@ export function jobRowOf(id: bigint, view: JobView): JobRow {
     refunded: job.refunded,
     held,
     clawedBack: job.clawed_back,
+    cancelRequested: job.cancel_requested,
     round: round && {
       index: round.index,
       openedAt: round.opened_at,

@@ -40,6 +40,7 @@ const JOB_ERRORS: Record<string, string> = {
   UnknownJob: "no such job",
   NotBuyer: "only the job's buyer may do that",
   JobEnded: "the job is completed or cancelled",
+  CancelPending: "the buyer cancelled the job: it ends when its open round settles",
   TooManyJobs: "the provider takes part in (or recently left) as many jobs as it may",
 };
 

@@ -37,6 +37,7 @@ export function job(id: number, patch: Partial<JobRow> = {}): JobRow {
     refunded: 0n,
     held: 5n * 30_300_000_000_000n,
     clawedBack: 0n,
+    cancelRequested: false,
     ...patch,
   };
 }

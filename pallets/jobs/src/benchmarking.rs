@@ -129,13 +129,26 @@ mod benchmarks {
 		assert!(Jobs::<T>::contains_key(0));
 	}
 
-	/// Cancelling a running job whose open round has a quorum: that round settles first.
+	/// Cancelling an open job `p - 1` providers joined: the refund, and every lock released.
+	/// (A running job's cancel only marks it; its open round's settlement ends it.)
 	#[benchmark]
 	fn cancel_job(p: Linear<3, { T::MaxParticipants::get() }>) {
-		let (buyer, id, providers) = running::<T>(p);
-		submit_all::<T>(id, &providers, quorum_threshold(p) as usize);
+		let (buyer, id) = create::<T>(p);
+		for who in (0..p - 1).map(T::BenchmarkHelper::provider) {
+			Pallet::<T>::join_job(RawOrigin::Signed(who).into(), id).expect("joins");
+		}
 		#[extrinsic_call]
 		_(RawOrigin::Signed(buyer), id);
+		assert_eq!(Jobs::<T>::get(id).expect("exists").status, JobStatus::Cancelled);
+	}
+
+	/// Root cancelling a running job whose open round has a quorum: that round settles first.
+	#[benchmark]
+	fn force_cancel_job(p: Linear<3, { T::MaxParticipants::get() }>) {
+		let (_, id, providers) = running::<T>(p);
+		submit_all::<T>(id, &providers, quorum_threshold(p) as usize);
+		#[extrinsic_call]
+		_(RawOrigin::Root, id);
 		assert_eq!(Jobs::<T>::get(id).expect("exists").status, JobStatus::Cancelled);
 	}
 

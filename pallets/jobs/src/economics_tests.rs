@@ -218,3 +218,73 @@ fn only_root_can_force_cancel_a_job() {
 		check_invariants();
 	});
 }
+
+#[test]
+fn a_buyer_cannot_cancel_away_a_round_about_to_reach_quorum() {
+	new_test_ext().execute_with(|| {
+		let id = running_job(&[P1, P2, P3]);
+		let before: Vec<Balance> = [P1, P2, P3].map(free).to_vec();
+		// The attack: the members have trained; one proof is in, the quorum is one proof
+		// away, and the buyer cancels to keep the round's reward.
+		assert_ok!(Jobs::submit_proof(
+			RuntimeOrigin::signed(P1),
+			proof(id, 0, P1, 42, 100, &[P1, P2, P3])
+		));
+		assert_ok!(Jobs::cancel_job(RuntimeOrigin::signed(BUYER), id));
+		assert_noop!(
+			Jobs::cancel_job(RuntimeOrigin::signed(BUYER), id),
+			Error::<Test>::CancelPending
+		);
+		register(P4);
+		assert_noop!(join(id, P4), Error::<Test>::CancelPending);
+		// The round goes on: the other proofs land and everyone is paid for it.
+		for who in [P2, P3] {
+			assert_ok!(Jobs::submit_proof(
+				RuntimeOrigin::signed(who),
+				proof(id, 0, who, 42, 100, &[P1, P2, P3])
+			));
+		}
+		for (who, was) in [P1, P2, P3].iter().zip(before) {
+			assert_eq!(free(*who) - was, REWARD / 3, "provider {who} paid for round 0");
+		}
+		let job = JobsMap::<Test>::get(id).unwrap();
+		assert_eq!(job.status, JobStatus::Cancelled);
+		assert_eq!((job.rounds_settled, job.held()), (1, 0));
+		let ended = job_events()
+			.into_iter()
+			.any(|e| matches!(e, Event::JobCancelled { job, .. } if job == id));
+		assert!(ended);
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_cancelled_round_without_quorum_ends_at_its_deadline_and_refunds() {
+	new_test_ext().execute_with(|| {
+		let id = running_job(&[P1, P2, P3]);
+		assert_ok!(Jobs::cancel_job(RuntimeOrigin::signed(BUYER), id));
+		advance(ROUND_BLOCKS);
+		let job = JobsMap::<Test>::get(id).unwrap();
+		assert_eq!((job.status, job.paid, job.held()), (JobStatus::Cancelled, 0, 0));
+		assert_eq!(job.refunded, job.funded);
+		check_invariants();
+	});
+}
+
+#[test]
+fn the_buyer_gets_no_share_of_its_members_liveness_slashes() {
+	new_test_ext().execute_with(|| {
+		// A buyer that could profit from its members missing rounds would stuff blocks to
+		// make them miss. It gets its refunded slots back, nothing more.
+		let id = running_job(&[P1, P2, P3]);
+		let buyer = free(BUYER);
+		for round in 0..MAX_MISSED {
+			deliver(id, round, &[P1, P2]);
+			advance(1);
+		}
+		assert!(!Participants::<Test>::contains_key(id, P3));
+		let refunded = JobsMap::<Test>::get(id).unwrap().refunded;
+		assert_eq!(free(BUYER) - buyer, refunded);
+		check_invariants();
+	});
+}

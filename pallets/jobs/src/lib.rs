@@ -416,6 +416,8 @@ pub mod pallet {
 		},
 		/// Every round settled.
 		JobCompleted { job: JobId, final_model_hash: Option<H256> },
+		/// The buyer cancelled a running job: it ends when `round` settles.
+		CancelScheduled { job: JobId, round: RoundIndex },
 		/// The buyer (or root) cancelled; `refunded` went back.
 		JobCancelled { job: JobId, refunded: BalanceOf<T> },
 		/// Fewer than `min_providers` took part for `MaxUnderstaffedRounds` settlements in a
@@ -508,6 +510,8 @@ pub mod pallet {
 		NotBuyer,
 		/// The job is completed or cancelled.
 		JobEnded,
+		/// The buyer cancelled the job: it ends when its open round settles.
+		CancelPending,
 		/// The caller is not a registered provider with the job's minimum stake.
 		NotEligible,
 		/// The provider's declared throughput cannot process a single sample in a round.
@@ -610,6 +614,7 @@ pub mod pallet {
 				participants: 0,
 				rounds_settled: 0,
 				understaffed_rounds: 0,
+				cancel_requested: false,
 				last_result: None,
 				funded: budget,
 				paid: Zero::zero(),
@@ -622,8 +627,10 @@ pub mod pallet {
 			Ok(())
 		}
 
-		/// Cancels a live job (buyer only). A round that already reached a quorum is paid;
-		/// the rest of the escrow goes back to the buyer.
+		/// Cancels a live job (buyer only). An open job ends at once. A running job ends when
+		/// its open round settles (at its deadline, or earlier with a quorum), paid as usual:
+		/// members that are working on it cannot be left unpaid. The rest of the escrow goes
+		/// back to the buyer.
 		#[pallet::call_index(1)]
 		#[pallet::weight(T::WeightInfo::cancel_job(T::MaxParticipants::get()))]
 		pub fn cancel_job(origin: OriginFor<T>, job: JobId) -> DispatchResult {
@@ -631,19 +638,21 @@ pub mod pallet {
 			let record = Jobs::<T>::get(job).ok_or(Error::<T>::UnknownJob)?;
 			ensure!(record.buyer == who, Error::<T>::NotBuyer);
 			ensure!(record.status.is_live(), Error::<T>::JobEnded);
-			rounds::cancel::<T>(job);
+			ensure!(!record.cancel_requested, Error::<T>::CancelPending);
+			rounds::cancel_after_round::<T>(job, record);
 			Ok(())
 		}
 
-		/// Cancels any live job (root only), as its buyer could: the way out of a job that
-		/// harms the chain, without a runtime upgrade.
+		/// Cancels any live job at once (root only): the way out of a job that harms the
+		/// chain, without a runtime upgrade. An open round with a quorum is settled (paid)
+		/// first; one without is dropped.
 		#[pallet::call_index(9)]
 		#[pallet::weight(T::WeightInfo::cancel_job(T::MaxParticipants::get()))]
 		pub fn force_cancel_job(origin: OriginFor<T>, job: JobId) -> DispatchResult {
 			ensure_root(origin)?;
 			let record = Jobs::<T>::get(job).ok_or(Error::<T>::UnknownJob)?;
 			ensure!(record.status.is_live(), Error::<T>::JobEnded);
-			rounds::cancel::<T>(job);
+			rounds::cancel_now::<T>(job);
 			Ok(())
 		}
 

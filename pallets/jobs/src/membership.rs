@@ -13,6 +13,7 @@ use crate::{
 pub(crate) fn join<T: Config>(id: JobId, who: T::AccountId) -> DispatchResult {
 	let mut job = Jobs::<T>::get(id).ok_or(Error::<T>::UnknownJob)?;
 	ensure!(job.status.is_live(), Error::<T>::JobEnded);
+	ensure!(!job.cancel_requested, Error::<T>::CancelPending);
 	ensure!(!Participants::<T>::contains_key(id, &who), Error::<T>::AlreadyJoined);
 	ensure!(job.participants < job.spec.max_providers, Error::<T>::JobFull);
 	ensure!(T::Providers::is_eligible(&who, job.spec.min_provider_stake), Error::<T>::NotEligible);

@@ -186,6 +186,9 @@ pub(crate) fn settle<T: Config>(id: JobId) {
 	job.rounds_settled = round.index.saturating_add(1);
 	if job.rounds_settled >= job.spec.rounds {
 		complete::<T>(id, &mut job);
+	} else if job.cancel_requested {
+		let refunded = end_unfinished::<T>(id, &mut job);
+		Pallet::<T>::deposit_event(Event::JobCancelled { job: id, refunded });
 	} else if understaffed_too_long::<T>(&mut job) {
 		let refunded = end_unfinished::<T>(id, &mut job);
 		Pallet::<T>::deposit_event(Event::JobAbandoned { job: id, refunded });
@@ -292,9 +295,17 @@ fn complete<T: Config>(id: JobId, job: &mut JobOf<T>) {
 	Pallet::<T>::deposit_event(Event::JobCompleted { job: id, final_model_hash: job.last_result });
 }
 
-/// Cancels a live job: a round that already has a quorum is settled (and paid) first; then
-/// the open round is dropped and the rest of the escrow returns to the buyer.
-pub(crate) fn cancel<T: Config>(id: JobId) {
+/// The buyer's cancel: an open job ends now; a running one when its open round settles.
+pub(crate) fn cancel_after_round<T: Config>(id: JobId, mut job: JobOf<T>) {
+	let Some(round) = Rounds::<T>::get(id) else { return cancel_now::<T>(id) };
+	job.cancel_requested = true;
+	Jobs::<T>::insert(id, job);
+	Pallet::<T>::deposit_event(Event::CancelScheduled { job: id, round: round.index });
+}
+
+/// Cancels a live job now: a round that already has a quorum is settled (and paid) first;
+/// then the open round is dropped and the rest of the escrow returns to the buyer.
+pub(crate) fn cancel_now<T: Config>(id: JobId) {
 	if Rounds::<T>::get(id).is_some_and(|round| round.quorum.is_some()) {
 		queue::remove::<T>(id);
 		settle::<T>(id);

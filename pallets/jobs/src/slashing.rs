@@ -57,12 +57,12 @@ pub(crate) fn equivocation<T: Config>(
 	Ok(())
 }
 
-/// Removes `who` from `job` for missing rounds and takes a light slash (the buyer's share to
-/// the buyer). The caller stores `job`.
+/// Removes `who` from `job` for missing rounds and takes a light slash, all burned: a buyer
+/// paid from its own members' misses would gain from causing them (by stuffing blocks around
+/// proof deadlines, say). The caller stores `job`.
 pub(crate) fn liveness<T: Config>(id: JobId, job: &mut JobOf<T>, who: &T::AccountId) {
 	let amount = T::LivenessSlash::get().mul_floor(slash_base::<T>(job, who));
-	let recipients = [(job.buyer.clone(), T::BuyerShare::get())];
-	T::Providers::slash(who, amount, SlashReason::Liveness, &recipients);
+	T::Providers::slash(who, amount, SlashReason::Liveness, &[]);
 	membership::remove::<T>(id, job, who, RemovalReason::Liveness);
 	membership::drop_if_uncovered::<T>(who);
 }

@@ -61,6 +61,9 @@ pub struct Job<AccountId, Balance, BlockNumber> {
 	/// Settlements in a row after which fewer than `min_providers` took part: the job ends
 	/// after `MaxUnderstaffedRounds` of them.
 	pub understaffed_rounds: u32,
+	/// The buyer cancelled while a round was open: the job ends when that round settles
+	/// (paying its members as usual), so a cancel cannot take a round's work unpaid.
+	pub cancel_requested: bool,
 	/// Latest round result a quorum attested.
 	pub last_result: Option<H256>,
 	/// Put on hold at creation: `rounds × round_escrow`.

@@ -40,14 +40,23 @@ pub async fn create(chain: &Chain, buyer: &Keypair, spec_file: &Path) -> anyhow:
 	Ok(created.job)
 }
 
-/// Cancels a job; prints what came back.
+/// Cancels a job; prints what came back. A running job ends when its open round settles
+/// (its members are paid for it), so the refund comes then.
 pub async fn cancel(chain: &Chain, buyer: &Keypair, job: JobId) -> anyhow::Result<()> {
 	let events = chain.submit("cancel_job", &api::tx().jobs().cancel_job(job), buyer).await?;
-	let cancelled = events
-		.find_first::<api::jobs::events::JobCancelled>()
-		.ok_or_else(|| anyhow!("cancel_job succeeded without a JobCancelled event"))?
-		.context("decoding JobCancelled")?;
-	println!("job {job} cancelled; {} refunded", grid(cancelled.refunded));
+	if let Some(cancelled) = events.find_first::<api::jobs::events::JobCancelled>() {
+		let cancelled = cancelled.context("decoding JobCancelled")?;
+		println!("job {job} cancelled; {} refunded", grid(cancelled.refunded));
+		return Ok(());
+	}
+	let scheduled = events
+		.find_first::<api::jobs::events::CancelScheduled>()
+		.ok_or_else(|| anyhow!("cancel_job succeeded without a cancel event"))?
+		.context("decoding CancelScheduled")?;
+	println!(
+		"job {job} ends when its open round {} settles; the rest of its escrow is refunded then",
+		scheduled.round
+	);
 	Ok(())
 }
 
