@@ -8,6 +8,7 @@
 extern crate alloc;
 
 pub mod datasets;
+pub mod endpoint;
 pub mod job;
 pub mod provider;
 #[cfg(feature = "serde")]

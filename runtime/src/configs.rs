@@ -173,6 +173,8 @@ impl pallet_providers::Config for Runtime {
 	/// A provider's stake backs at most 16 jobs at once (current ones and those it left
 	/// within their challenge windows).
 	type MaxJobsPerProvider = ConstU32<16>;
+	/// A provider may move its probe endpoint once an hour.
+	type EndpointCooldown = ConstU32<{ grid_primitives::time::HOURS }>;
 	type WeightInfo = pallet_providers::weights::SubstrateWeight<Runtime>;
 }
 

@@ -53,6 +53,12 @@ fn genesis(validators: Vec<Validator>, endowed: Vec<AccountId>, root: AccountId)
 			..Default::default()
 		},
 		sudo: SudoConfig { key: Some(root) },
+		// Both presets run every provider and validator on one machine: their probe endpoints
+		// are loopback addresses, which a public chain's genesis must not allow.
+		providers: pallet_providers::GenesisConfig {
+			loopback_endpoints: true,
+			..Default::default()
+		},
 		..Default::default()
 	};
 	serde_json::to_value(config).expect("a genesis config always serializes to JSON")

@@ -121,3 +121,18 @@ fn fees_rise_while_blocks_are_full_and_never_fall_below_the_base() {
 			assert_eq!(multiplier, Multiplier::one());
 		});
 }
+
+#[test]
+fn genesis_records_the_pallets_storage_versions() {
+	use polkadot_sdk::frame_support::traits::{GetStorageVersion, StorageVersion};
+	build_preset(&PresetId::from(polkadot_sdk::sp_genesis_builder::DEV_RUNTIME_PRESET))
+		.execute_with(|| {
+			// Migrations key off these: a pallet whose layout changes bumps its version.
+			assert_eq!(crate::Jobs::on_chain_storage_version(), StorageVersion::new(1));
+			assert_eq!(crate::Providers::on_chain_storage_version(), StorageVersion::new(1));
+			assert_eq!(
+				crate::Jobs::on_chain_storage_version(),
+				crate::Jobs::in_code_storage_version()
+			);
+		});
+}

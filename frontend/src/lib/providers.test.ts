@@ -216,6 +216,12 @@ describe("stake amounts", () => {
     expect(formatDispatchError({ type: "Module", value: { type: "Jobs", value: { type: "TooManyJobs" } } })).toBe(
       "Jobs.TooManyJobs: the provider takes part in (or recently left) as many jobs as it may",
     );
+    expect(formatDispatchError({ type: "Module", value: { type: "Providers", value: { type: "EndpointNotPublic" } } })).toBe(
+      "Providers.EndpointNotPublic: the endpoint's host is not a public IP address (loopback only on development chains; no DNS names)",
+    );
+    expect(formatDispatchError({ type: "Module", value: { type: "Jobs", value: { type: "CancelPending" } } })).toBe(
+      "Jobs.CancelPending: the buyer cancelled the job: it ends when its open round settles",
+    );
   });
 });
 

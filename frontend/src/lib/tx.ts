@@ -56,6 +56,8 @@ const PROVIDER_ERRORS: Record<string, string> = {
   InvalidCapabilities: "device count is zero or the device name is empty",
   BadMultiaddr: "no listen multiaddr, or one that is not text starting with /",
   BadEndpoint: "the endpoint is not an http:// or https:// URL",
+  EndpointNotPublic: "the endpoint's host is not a public IP address (loopback only on development chains; no DNS names)",
+  EndpointChangedRecently: "the endpoint changed less than the cooldown ago: try again later",
   NothingToUpdate: "nothing to change",
   ZeroAmount: "zero amount",
   InsufficientBond: "unbonding more than the active stake",

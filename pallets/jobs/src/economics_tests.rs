@@ -1,4 +1,5 @@
-//! Attacker tests of the job market's economics (stake bound to jobs, jobs per provider): each
+//! Attacker tests of the job market's economics (stake bound to jobs, jobs per provider,
+//! abandoned jobs, root's and buyers' cancels, frozen capabilities, per-job escrow): each
 //! plays a hostile provider or buyer against a rule that protects money or stake.
 
 use crate::{mock::*, Error, Event, JobStatus, Jobs as JobsMap, Participants, RemovalReason};
@@ -272,19 +273,19 @@ fn a_cancelled_round_without_quorum_ends_at_its_deadline_and_refunds() {
 }
 
 #[test]
-fn the_buyer_gets_no_share_of_its_members_liveness_slashes() {
+fn one_job_never_pays_out_of_another_jobs_escrow() {
 	new_test_ext().execute_with(|| {
-		// A buyer that could profit from its members missing rounds would stuff blocks to
-		// make them miss. It gets its refunded slots back, nothing more.
-		let id = running_job(&[P1, P2, P3]);
-		let buyer = free(BUYER);
-		for round in 0..MAX_MISSED {
-			deliver(id, round, &[P1, P2]);
-			advance(1);
-		}
-		assert!(!Participants::<Test>::contains_key(id, P3));
-		let refunded = JobsMap::<Test>::get(id).unwrap().refunded;
-		assert_eq!(free(BUYER) - buyer, refunded);
+		// Both jobs' escrow sits in one hold of the buyer's: a payout larger than the first
+		// job holds must stop at what it holds.
+		let (first, second) = (create(spec()), create(spec()));
+		let mut job = JobsMap::<Test>::get(first).unwrap();
+		let held = job.held();
+		let before = free(P1);
+		assert_eq!(crate::escrow::pay::<Test>(&mut job, &P1, held * 2), held);
+		assert_eq!(crate::escrow::take_fee::<Test>(&mut job, 1), 0, "nothing left for a fee");
+		JobsMap::<Test>::insert(first, job);
+		assert_eq!(free(P1) - before, held);
+		assert_eq!(JobsMap::<Test>::get(second).unwrap().held(), 3 * ROUND_ESCROW);
 		check_invariants();
 	});
 }

@@ -36,19 +36,24 @@ pub(crate) fn hold<T: Config>(buyer: &T::AccountId, amount: BalanceOf<T>) -> Dis
 
 /// Moves `amount` of the job's escrow to `to` as a reward. Returns what was paid: zero when
 /// the transfer is impossible (e.g. it would create an account below the existential deposit),
-/// in which case the amount stays held and is refunded with the round's rest.
+/// in which case the amount stays held and is refunded with the round's rest. Never more than
+/// the job still holds: a buyer's hold pools all its jobs' escrow, and one job must not pay
+/// out of another's.
 pub(crate) fn pay<T: Config>(
 	job: &mut JobOf<T>,
 	to: &T::AccountId,
 	amount: BalanceOf<T>,
 ) -> BalanceOf<T> {
+	let amount = amount.min(job.held());
 	let moved = move_held::<T>(HoldReason::JobEscrow, &job.buyer, to, amount);
 	job.paid = job.paid.saturating_add(moved);
 	moved
 }
 
-/// Moves `amount` of the job's escrow to the fee collector. Returns what was moved.
+/// Moves `amount` of the job's escrow (at most what it holds) to the fee collector. Returns
+/// what was moved.
 pub(crate) fn take_fee<T: Config>(job: &mut JobOf<T>, amount: BalanceOf<T>) -> BalanceOf<T> {
+	let amount = amount.min(job.held());
 	let moved = move_held::<T>(HoldReason::JobEscrow, &job.buyer, &T::FeeCollector::get(), amount);
 	job.fees = job.fees.saturating_add(moved);
 	moved

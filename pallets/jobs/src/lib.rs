@@ -135,7 +135,12 @@ pub mod pallet {
 		<T as Config>::MaxCommittee,
 	>;
 
+	/// Version 1: job records gained `understaffed_rounds` and `cancel_requested`. No chain ran version 0 (the first layout), so there is no
+	/// migration; later layout changes bump this and ship one.
+	const STORAGE_VERSION: StorageVersion = StorageVersion::new(1);
+
 	#[pallet::pallet]
+	#[pallet::storage_version(STORAGE_VERSION)]
 	pub struct Pallet<T>(_);
 
 	#[pallet::config]

@@ -106,6 +106,7 @@ impl pallet_providers::Config for Test {
 	type MaxUnbondingChunks = ConstU32<3>;
 	type MaxProviders = ConstU32<32>;
 	type MaxJobsPerProvider = ConstU32<MAX_JOBS_PER_PROVIDER>;
+	type EndpointCooldown = ConstU64<5>;
 	type WeightInfo = ();
 }
 
@@ -218,6 +219,10 @@ pub fn new_test_ext() -> sp_io::TestExternalities {
 		[BUYER, OTHER_BUYER, REPORTER, FEES].map(|a| (a, ENDOWMENT)).to_vec();
 	balances.extend((11..=20).map(|who| (who, ENDOWMENT)));
 	pallet_balances::GenesisConfig::<Test> { balances, ..Default::default() }
+		.assimilate_storage(&mut storage)
+		.unwrap();
+	// The tests' providers run on this machine, like on a development chain.
+	pallet_providers::GenesisConfig::<Test> { loopback_endpoints: true, ..Default::default() }
 		.assimilate_storage(&mut storage)
 		.unwrap();
 	let mut ext = sp_io::TestExternalities::new(storage);

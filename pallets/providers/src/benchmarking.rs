@@ -43,8 +43,13 @@ fn multiaddrs() -> Multiaddrs {
 }
 
 fn endpoint() -> Endpoint {
-	let mut url = b"http://".to_vec();
-	url.resize(<MaxAddressLen as Get<u32>>::get() as usize, b'h');
+	endpoint_with(b'h')
+}
+
+/// The longest endpoint: a public address with a long path of `fill`.
+fn endpoint_with(fill: u8) -> Endpoint {
+	let mut url = b"http://1.2.3.4/".to_vec();
+	url.resize(<MaxAddressLen as Get<u32>>::get() as usize, fill);
 	BoundedBytes::truncate_from(url)
 }
 
@@ -119,7 +124,13 @@ mod benchmarks {
 	fn update() {
 		let who = registered::<T>(0);
 		#[extrinsic_call]
-		_(RawOrigin::Signed(who), Some(capabilities()), Some(multiaddrs()), Some(endpoint()));
+		// A new endpoint: its change is recorded too.
+		_(
+			RawOrigin::Signed(who),
+			Some(capabilities()),
+			Some(multiaddrs()),
+			Some(endpoint_with(b'g')),
+		);
 	}
 
 	#[benchmark]

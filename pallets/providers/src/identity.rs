@@ -1,14 +1,17 @@
 //! Validation of what a provider declares: its libp2p identity, hardware and addresses.
 
-use grid_primitives::provider::{
-	ed25519_peer_id, peer_binding_payload, Capabilities, Endpoint, Multiaddrs, PeerIdBytes,
+use grid_primitives::{
+	endpoint::{check_endpoint, EndpointError},
+	provider::{
+		ed25519_peer_id, peer_binding_payload, Capabilities, Endpoint, Multiaddrs, PeerIdBytes,
+	},
 };
 use polkadot_sdk::polkadot_sdk_frame::{
 	deps::{sp_core::ed25519, sp_io},
 	prelude::*,
 };
 
-use crate::{Config, Error};
+use crate::{Config, EndpointChangedAt, Error, LoopbackEndpoints};
 
 /// Checks that the libp2p key `public` signed the binding payload for `who` on this chain, and
 /// returns the `PeerId` it proves.
@@ -38,7 +41,8 @@ pub(crate) fn validate_capabilities<T: Config>(
 	Ok(())
 }
 
-/// At least one multiaddr, each UTF-8 text starting with `/`; an `http(s)://` endpoint.
+/// At least one multiaddr, each UTF-8 text starting with `/`; an `http(s)://` endpoint whose
+/// host validators may probe (a public IP address; loopback on development chains).
 ///
 /// Full multiaddr parsing stays off chain (the trainer dials them and a bad one only hurts
 /// the provider); the chain rejects what is clearly not an address.
@@ -52,10 +56,27 @@ pub(crate) fn validate_addresses<T: Config>(
 	if multiaddrs.is_empty() || !multiaddrs.iter().all(|m| is_multiaddr(m)) {
 		return Err(Error::<T>::BadMultiaddr);
 	}
-	let url = core::str::from_utf8(endpoint).map_err(|_| Error::<T>::BadEndpoint)?;
-	let host = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"));
-	if host.is_none_or(str::is_empty) {
-		return Err(Error::<T>::BadEndpoint);
+	check_endpoint(endpoint, LoopbackEndpoints::<T>::get()).map_err(|e| match e {
+		EndpointError::NotHttpUrl => Error::<T>::BadEndpoint,
+		EndpointError::NotPublic => Error::<T>::EndpointNotPublic,
+	})
+}
+
+/// Whether validators may probe `endpoint` now (the rule may have changed since it was
+/// registered).
+pub(crate) fn probe_allowed<T: Config>(endpoint: &Endpoint) -> bool {
+	check_endpoint(endpoint, LoopbackEndpoints::<T>::get()).is_ok()
+}
+
+/// Records that `who` changes its endpoint now, unless it did within `EndpointCooldown`.
+pub(crate) fn note_endpoint_change<T: Config>(who: &T::AccountId) -> Result<(), Error<T>> {
+	let now = frame_system::Pallet::<T>::block_number();
+	if let Some(at) = EndpointChangedAt::<T>::get(who) {
+		ensure!(
+			now >= at.saturating_add(T::EndpointCooldown::get()),
+			Error::<T>::EndpointChangedRecently
+		);
 	}
+	EndpointChangedAt::<T>::insert(who, now);
 	Ok(())
 }

@@ -65,7 +65,12 @@ pub mod pallet {
 		<T as Config>::MaxJobsPerProvider,
 	>;
 
+	/// Version 1: provider records hold job stake locks instead of a job count. No chain ran version 0 (the first layout), so there is no
+	/// migration; later layout changes bump this and ship one.
+	const STORAGE_VERSION: StorageVersion = StorageVersion::new(1);
+
 	#[pallet::pallet]
+	#[pallet::storage_version(STORAGE_VERSION)]
 	pub struct Pallet<T>(_);
 
 	#[pallet::config]
@@ -102,6 +107,11 @@ pub mod pallet {
 		#[pallet::constant]
 		type MaxJobsPerProvider: Get<u32>;
 
+		/// Blocks between two changes of a provider's probe endpoint, so a provider cannot
+		/// walk validators' probes over many addresses.
+		#[pallet::constant]
+		type EndpointCooldown: Get<BlockNumberFor<Self>>;
+
 		/// Weights of the calls.
 		type WeightInfo: WeightInfo;
 	}
@@ -126,6 +136,32 @@ pub mod pallet {
 	#[pallet::storage]
 	pub type HealthRecords<T: Config> =
 		StorageMap<_, Blake2_128Concat, T::AccountId, Health<BlockNumberFor<T>>, ValueQuery>;
+
+	/// When each provider last changed its probe endpoint with `update`.
+	#[pallet::storage]
+	pub type EndpointChangedAt<T: Config> =
+		StorageMap<_, Blake2_128Concat, T::AccountId, BlockNumberFor<T>>;
+
+	/// Whether probe endpoints may be loopback addresses: only on development and local test
+	/// chains, whose providers and validators share one machine (set in genesis).
+	#[pallet::storage]
+	pub type LoopbackEndpoints<T> = StorageValue<_, bool, ValueQuery>;
+
+	#[pallet::genesis_config]
+	#[derive(DefaultNoBound)]
+	pub struct GenesisConfig<T: Config> {
+		/// See [`LoopbackEndpoints`].
+		pub loopback_endpoints: bool,
+		#[serde(skip)]
+		pub _config: core::marker::PhantomData<T>,
+	}
+
+	#[pallet::genesis_build]
+	impl<T: Config> BuildGenesisConfig for GenesisConfig<T> {
+		fn build(&self) {
+			LoopbackEndpoints::<T>::put(self.loopback_endpoints);
+		}
+	}
 
 	#[pallet::event]
 	#[pallet::generate_deposit(pub(super) fn deposit_event)]
@@ -177,6 +213,11 @@ pub mod pallet {
 		BadMultiaddr,
 		/// The endpoint is not an `http://` or `https://` URL.
 		BadEndpoint,
+		/// The endpoint's host is not a public IP address (loopback only on development
+		/// chains; DNS names are not accepted).
+		EndpointNotPublic,
+		/// The endpoint changed less than `EndpointCooldown` blocks ago.
+		EndpointChangedRecently,
 		/// `update` was called without anything to change.
 		NothingToUpdate,
 		/// Zero amount.
@@ -265,6 +306,9 @@ pub mod pallet {
 					identity::validate_capabilities::<T>(&capabilities)?;
 					provider.capabilities = capabilities;
 				}
+				if endpoint.as_ref().is_some_and(|e| *e != provider.endpoint) {
+					identity::note_endpoint_change::<T>(&who)?;
+				}
 				let multiaddrs = multiaddrs.unwrap_or_else(|| provider.multiaddrs.clone());
 				let endpoint = endpoint.unwrap_or_else(|| provider.endpoint.clone());
 				identity::validate_addresses::<T>(&multiaddrs, &endpoint)?;
@@ -320,6 +364,7 @@ pub mod pallet {
 			Providers::<T>::remove(&who);
 			PeerOwners::<T>::remove(provider.peer_id);
 			HealthRecords::<T>::remove(&who);
+			EndpointChangedAt::<T>::remove(&who);
 			Self::deposit_event(Event::Deregistered { who });
 			Ok(())
 		}
@@ -398,6 +443,10 @@ pub mod pallet {
 			ensure!(
 				HealthRecords::<T>::iter_keys().all(|who| Providers::<T>::contains_key(&who)),
 				"health record of an unregistered account"
+			);
+			ensure!(
+				EndpointChangedAt::<T>::iter_keys().all(|who| Providers::<T>::contains_key(&who)),
+				"endpoint change of an unregistered account"
 			);
 			Ok(())
 		}

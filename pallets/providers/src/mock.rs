@@ -33,6 +33,7 @@ pub const UNBONDING: u64 = 10;
 pub const MAX_CHUNKS: u32 = 3;
 pub const MAX_PROVIDERS: u32 = 4;
 pub const MAX_JOBS: u32 = 3;
+pub const ENDPOINT_COOLDOWN: u64 = 5;
 
 frame_support::construct_runtime!(
 	pub enum Test {
@@ -70,6 +71,7 @@ impl pallet_providers::Config for Test {
 	type MaxUnbondingChunks = ConstU32<MAX_CHUNKS>;
 	type MaxProviders = ConstU32<MAX_PROVIDERS>;
 	type MaxJobsPerProvider = ConstU32<MAX_JOBS>;
+	type EndpointCooldown = polkadot_sdk::polkadot_sdk_frame::traits::ConstU64<ENDPOINT_COOLDOWN>;
 	type WeightInfo = ();
 }
 
@@ -79,6 +81,10 @@ pub fn new_test_ext() -> sp_io::TestExternalities {
 	let mut balances: Vec<_> = (1..=8).map(|who| (who, ENDOWMENT)).collect();
 	balances.push((POOR, MIN_STAKE));
 	pallet_balances::GenesisConfig::<Test> { balances, ..Default::default() }
+		.assimilate_storage(&mut storage)
+		.unwrap();
+	// The tests' providers run on this machine, like on a development chain.
+	pallet_providers::GenesisConfig::<Test> { loopback_endpoints: true, ..Default::default() }
 		.assimilate_storage(&mut storage)
 		.unwrap();
 	let mut ext = sp_io::TestExternalities::new(storage);

@@ -702,3 +702,94 @@ fn capabilities_are_frozen_while_in_a_job() {
 		assert_ok!(Providers::update(RuntimeOrigin::signed(ALICE), Some(faster), None, None));
 	});
 }
+
+fn register_at(who: AccountId, url: &str) -> DispatchResult {
+	let (public, signature) = peer_proof(&peer_key(who), who);
+	Providers::register(
+		RuntimeOrigin::signed(who),
+		500,
+		gpu(),
+		public,
+		signature,
+		addrs(30_000 + who as u16),
+		BoundedBytes::truncate_from(url.as_bytes().to_vec()),
+	)
+}
+
+#[test]
+fn endpoints_inside_a_validators_network_are_refused() {
+	new_test_ext().execute_with(|| {
+		// The attack: make every validator's off-chain worker GET its own metadata service,
+		// private network or RPC, and publish whether it answered.
+		crate::LoopbackEndpoints::<Test>::put(false);
+		for url in [
+			"http://169.254.169.254/latest/meta-data/",
+			"http://10.0.0.1:9944/",
+			"http://192.168.0.1/",
+			"http://[fd00::1]/",
+			"http://127.0.0.1:9944/",
+			"http://localhost:9944/",
+			"http://internal.example/",
+		] {
+			assert_noop!(register_at(ALICE, url), Error::<Test>::EndpointNotPublic);
+		}
+		assert_noop!(register_at(ALICE, "ftp://8.8.8.8/"), Error::<Test>::BadEndpoint);
+		assert_ok!(register_at(ALICE, "http://8.8.8.8:9000/health"));
+		// Updating to an internal address is refused the same way.
+		let internal = BoundedBytes::truncate_from(b"http://10.1.1.1/".to_vec());
+		assert_noop!(
+			Providers::update(RuntimeOrigin::signed(ALICE), None, None, Some(internal)),
+			Error::<Test>::EndpointNotPublic
+		);
+		// A development chain allows loopback, and nothing else internal.
+		crate::LoopbackEndpoints::<Test>::put(true);
+		assert_ok!(register_at(BOB, "http://127.0.0.1:9001/health"));
+		assert_noop!(register_at(CHARLIE, "http://10.0.0.1/"), Error::<Test>::EndpointNotPublic);
+		check_invariants();
+	});
+}
+
+#[test]
+fn probes_skip_endpoints_the_rule_no_longer_allows() {
+	new_test_ext().execute_with(|| {
+		assert_ok!(register_at(ALICE, "http://127.0.0.1:9000/health"));
+		assert_ok!(register_at(BOB, "http://8.8.8.8/health"));
+		let targets = || -> Vec<AccountId> {
+			<Providers as ProviderHealth<_>>::probe_targets(10)
+				.into_iter()
+				.map(|(w, _)| w)
+				.collect()
+		};
+		assert_eq!(targets().len(), 2);
+		// The chain stops allowing loopback: validators stop probing it.
+		crate::LoopbackEndpoints::<Test>::put(false);
+		assert_eq!(targets(), vec![BOB]);
+	});
+}
+
+#[test]
+fn endpoint_changes_are_rate_limited() {
+	new_test_ext().execute_with(|| {
+		assert_ok!(register(ALICE, 500));
+		let url =
+			|n: u8| Some(BoundedBytes::truncate_from(format!("http://8.8.8.{n}/").into_bytes()));
+		let update = |n| Providers::update(RuntimeOrigin::signed(ALICE), None, None, url(n));
+		// The attack: walk validators' probes over many addresses, one update per block.
+		assert_ok!(update(1));
+		run_to_block(2);
+		assert_noop!(update(2), Error::<Test>::EndpointChangedRecently);
+		// The same endpoint again is no change; other fields may change any time.
+		assert_ok!(update(1));
+		assert_ok!(Providers::update(RuntimeOrigin::signed(ALICE), None, Some(addrs(7)), None));
+		run_to_block(1 + ENDPOINT_COOLDOWN);
+		assert_ok!(update(2));
+		check_invariants();
+		// Deregistering forgets the change.
+		assert_ok!(Providers::unbond(RuntimeOrigin::signed(ALICE), 500));
+		run_to_block(2 + ENDPOINT_COOLDOWN + UNBONDING);
+		assert_ok!(Providers::withdraw_unbonded(RuntimeOrigin::signed(ALICE)));
+		assert_ok!(Providers::deregister(RuntimeOrigin::signed(ALICE)));
+		assert!(!crate::EndpointChangedAt::<Test>::contains_key(ALICE));
+		check_invariants();
+	});
+}

@@ -7,7 +7,9 @@ use grid_primitives::{
 };
 use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
-use crate::{health, stake, BalanceOf, Config, HealthRecords, Pallet, Providers, SlashReason};
+use crate::{
+	health, identity, stake, BalanceOf, Config, HealthRecords, Pallet, Providers, SlashReason,
+};
 
 /// Why a provider cannot take part in a job.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -58,7 +60,9 @@ pub trait ProviderHealth<AccountId> {
 	/// A validator probed `who`'s endpoint.
 	fn probed(who: &AccountId, ok: bool, latency_ms: u32);
 	/// Up to `max` providers with their probe endpoints, never probed first, then least
-	/// recently probed. For off-chain workers: it reads every provider.
+	/// recently probed; only endpoints validators may probe under today's rule (a public IP
+	/// address, loopback on development chains). For off-chain workers: it reads every
+	/// provider.
 	fn probe_targets(max: u32) -> Vec<(AccountId, Endpoint)>;
 }
 
@@ -140,6 +144,7 @@ impl<T: Config> ProviderHealth<T::AccountId> for Pallet<T> {
 
 	fn probe_targets(max: u32) -> Vec<(T::AccountId, Endpoint)> {
 		let mut all: Vec<_> = Providers::<T>::iter()
+			.filter(|(_, provider)| identity::probe_allowed::<T>(&provider.endpoint))
 			.map(|(who, provider)| {
 				let last = HealthRecords::<T>::get(&who).last_probe.map(|probe| probe.at);
 				(last, who, provider.endpoint)
