@@ -242,6 +242,9 @@ impl pallet_jobs::Config for Runtime {
 	type MaxCommittee = ConstU32<5>;
 	type VotingPeriod = ConstU32<JOB_VOTING_PERIOD>;
 	type MaxOpenChallenges = ConstU32<256>;
+	/// One challenger holds at most 8 of the 256 open slots, one job at most 32.
+	type MaxChallengesPerChallenger = ConstU32<8>;
+	type MaxChallengesPerJob = ConstU32<32>;
 	type FraudSlash = JobFraudSlash;
 	type AbsentVoterSlash = JobAbsentVoterSlash;
 	type AuthorityId = AuraId;

@@ -42,6 +42,9 @@ const JOB_ERRORS: Record<string, string> = {
   JobEnded: "the job is completed or cancelled",
   CancelPending: "the buyer cancelled the job: it ends when its open round settles",
   TooManyJobs: "the provider takes part in (or recently left) as many jobs as it may",
+  TooManyChallenges: "too many challenges are open: try again later",
+  TooManyChallengesByChallenger: "the challenger has as many challenges open as it may",
+  TooManyChallengesOnJob: "the job has as many challenges open as it may",
 };
 
 /** What pallet-providers' errors mean (from their docs in pallets/providers/src/lib.rs). */

@@ -160,19 +160,29 @@ fn a_challenge_needs_someone_to_verify() {
 }
 
 #[test]
-fn open_challenges_are_bounded() {
+fn open_challenges_are_bounded_per_challenger_and_per_job() {
 	new_test_ext().execute_with(|| {
+		// The attack: one challenger (or a swarm on one job) keeps the challenge queue full so
+		// that honest challenges cannot be opened. (The global bound is `queue.rs`'s test.)
 		let id = delivered_job();
-		let pairs = [(P1, P2), (P1, P3), (P1, P4), (P2, P1)];
-		assert_eq!(pairs.len() as u32, MAX_OPEN_CHALLENGES);
-		for (who, accused) in pairs {
-			assert_ok!(challenge(who, id, accused));
-		}
 		deliver(id, 1, &[P1, P2, P3, P4]);
-		assert_noop!(
-			Jobs::challenge(RuntimeOrigin::signed(P3), id, 1, P4),
-			Error::<Test>::TooManyChallenges
-		);
+		let on_round_1 = |who, accused| Jobs::challenge(RuntimeOrigin::signed(who), id, 1, accused);
+		for accused in [P2, P3, P4] {
+			assert_ok!(challenge(P1, id, accused));
+		}
+		assert_eq!(MAX_CHALLENGES_PER_CHALLENGER, 3);
+		assert_noop!(on_round_1(P1, P2), Error::<Test>::TooManyChallengesByChallenger);
+		assert_ok!(challenge(P2, id, P1));
+		assert_eq!(MAX_CHALLENGES_PER_JOB, 4);
+		assert_noop!(on_round_1(P3, P4), Error::<Test>::TooManyChallengesOnJob);
+		check_invariants();
+		// A decided challenge frees its slots.
+		let first = crate::NextChallengeId::<Test>::get() - 4;
+		for member in committee(first) {
+			let _ = vote(member, first, Verdict::Valid);
+		}
+		assert!(Challenges::<Test>::get(first).is_none(), "decided");
+		assert_ok!(on_round_1(P1, P2));
 		check_invariants();
 	});
 }

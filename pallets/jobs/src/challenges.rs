@@ -34,7 +34,8 @@ use polkadot_sdk::polkadot_sdk_frame::{
 use crate::{
 	escrow, membership, queue, slashing, BalanceOf, Challenge, ChallengeId, ChallengeOf,
 	ChallengeOutcome, Challenged, Challenges, Config, Contributions, Error, Event, HoldReason,
-	Jobs, NextChallengeId, Pallet, Participants, RemovalReason, RoundResults,
+	Jobs, NextChallengeId, OpenChallengesBy, OpenChallengesOn, Pallet, Participants, RemovalReason,
+	RoundResults,
 };
 
 /// Domain separator of the randomness that draws a committee.
@@ -60,6 +61,14 @@ pub(crate) fn open<T: Config>(
 	ensure!(now <= closes, Error::<T>::ChallengeWindowClosed);
 	let key = (job, round, accused.clone());
 	ensure!(!Challenged::<T>::contains_key(&key), Error::<T>::AlreadyChallenged);
+	ensure!(
+		OpenChallengesBy::<T>::get(&challenger) < T::MaxChallengesPerChallenger::get(),
+		Error::<T>::TooManyChallengesByChallenger
+	);
+	ensure!(
+		OpenChallengesOn::<T>::get(job) < T::MaxChallengesPerJob::get(),
+		Error::<T>::TooManyChallengesOnJob
+	);
 
 	let id = NextChallengeId::<T>::get();
 	let committee = draw_committee::<T>(id, job, &challenger, &accused);
@@ -72,6 +81,8 @@ pub(crate) fn open<T: Config>(
 
 	NextChallengeId::<T>::put(id.saturating_add(1));
 	Challenged::<T>::insert(&key, id);
+	OpenChallengesBy::<T>::mutate(&challenger, |n| *n = n.saturating_add(1));
+	OpenChallengesOn::<T>::mutate(job, |n| *n = n.saturating_add(1));
 	let members: Vec<T::AccountId> = committee.iter().map(|(who, _)| who.clone()).collect();
 	Challenges::<T>::insert(
 		id,
@@ -146,6 +157,7 @@ pub(crate) fn vote<T: Config>(
 /// Decides challenge `id` (already off the queue) by the votes cast so far.
 pub(crate) fn resolve<T: Config>(id: ChallengeId) {
 	let Some(challenge) = Challenges::<T>::take(id) else { return };
+	close_count::<T>(&challenge);
 	let (invalid, valid) = (challenge.votes(Verdict::Invalid), challenge.votes(Verdict::Valid));
 	let outcome = match invalid.cmp(&valid) {
 		core::cmp::Ordering::Greater => ChallengeOutcome::FraudProven,
@@ -198,6 +210,16 @@ fn punish_fraud<T: Config>(challenge: &ChallengeOf<T>) -> (BalanceOf<T>, Balance
 	Jobs::<T>::insert(challenge.job, job);
 	membership::drop_if_uncovered::<T>(accused);
 	(slashed, clawed_back)
+}
+
+/// Counts a challenge as no longer open for its challenger and job.
+fn close_count<T: Config>(challenge: &ChallengeOf<T>) {
+	OpenChallengesBy::<T>::mutate_exists(&challenge.challenger, |n| {
+		*n = n.map(|n| n.saturating_sub(1)).filter(|n| *n > 0)
+	});
+	OpenChallengesOn::<T>::mutate_exists(challenge.job, |n| {
+		*n = n.map(|n| n.saturating_sub(1)).filter(|n| *n > 0)
+	});
 }
 
 /// Returns `amount` of the challenger's deposit to it.

@@ -254,6 +254,15 @@ pub mod pallet {
 		#[pallet::constant]
 		type MaxOpenChallenges: Get<u32>;
 
+		/// Most challenges one challenger may have open at once, so that no one can keep the
+		/// challenge queue full by itself.
+		#[pallet::constant]
+		type MaxChallengesPerChallenger: Get<u32>;
+
+		/// Most challenges open at once against one job's contributions.
+		#[pallet::constant]
+		type MaxChallengesPerJob: Get<u32>;
+
 		/// Part of a provider's stake taken when fraud is proven (besides the clawed-back
 		/// reward).
 		#[pallet::constant]
@@ -364,6 +373,15 @@ pub mod pallet {
 	#[pallet::storage]
 	pub type Challenged<T: Config> =
 		StorageMap<_, Blake2_128Concat, (JobId, RoundIndex, T::AccountId), ChallengeId>;
+
+	/// How many challenges each challenger has open.
+	#[pallet::storage]
+	pub type OpenChallengesBy<T: Config> =
+		StorageMap<_, Blake2_128Concat, T::AccountId, u32, ValueQuery>;
+
+	/// How many challenges are open against each job's contributions.
+	#[pallet::storage]
+	pub type OpenChallengesOn<T: Config> = StorageMap<_, Twox64Concat, JobId, u32, ValueQuery>;
 
 	/// Open challenges by voting deadline, earliest first.
 	#[pallet::storage]
@@ -563,6 +581,10 @@ pub mod pallet {
 		NoVerifiers,
 		/// Too many challenges are open: try again later.
 		TooManyChallenges,
+		/// The challenger has `MaxChallengesPerChallenger` challenges open.
+		TooManyChallengesByChallenger,
+		/// The job has `MaxChallengesPerJob` challenges open.
+		TooManyChallengesOnJob,
 		/// No such open challenge.
 		UnknownChallenge,
 		/// The caller is not on the challenge's committee.

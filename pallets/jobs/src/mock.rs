@@ -52,7 +52,9 @@ pub const MAX_UNDERSTAFFED: u32 = 2;
 pub const DEPOSIT: Balance = 300;
 pub const COMMITTEE: u32 = 3;
 pub const VOTING_BLOCKS: u64 = 4;
-pub const MAX_OPEN_CHALLENGES: u32 = 4;
+pub const MAX_OPEN_CHALLENGES: u32 = 6;
+pub const MAX_CHALLENGES_PER_CHALLENGER: u32 = 3;
+pub const MAX_CHALLENGES_PER_JOB: u32 = 4;
 /// Authority id of the first test validator.
 pub const VALIDATOR: u64 = 100;
 pub const PROBE_INTERVAL: u64 = 3;
@@ -148,6 +150,8 @@ impl pallet_jobs::Config for Test {
 	type MaxCommittee = ConstU32<COMMITTEE>;
 	type VotingPeriod = ConstU64<VOTING_BLOCKS>;
 	type MaxOpenChallenges = ConstU32<MAX_OPEN_CHALLENGES>;
+	type MaxChallengesPerChallenger = ConstU32<MAX_CHALLENGES_PER_CHALLENGER>;
+	type MaxChallengesPerJob = ConstU32<MAX_CHALLENGES_PER_JOB>;
 	type FraudSlash = FraudSlash;
 	type AbsentVoterSlash = AbsentVoterSlash;
 	type AuthorityId = UintAuthorityId;

@@ -9,8 +9,8 @@ use polkadot_sdk::polkadot_sdk_frame::{
 };
 
 use crate::{
-	BalanceOf, ChallengeQueue, Challenges, Config, HoldReason, JobStatus, Jobs, Pallet,
-	Participants, Rounds, SettlementQueue,
+	BalanceOf, ChallengeQueue, Challenges, Config, HoldReason, JobStatus, Jobs, OpenChallengesBy,
+	OpenChallengesOn, Pallet, Participants, Rounds, SettlementQueue,
 };
 
 impl<T: Config> Pallet<T> {
@@ -74,6 +74,24 @@ impl<T: Config> Pallet<T> {
 		for (_, id) in queue.iter() {
 			ensure!(Challenges::<T>::contains_key(id), "queued challenge is not open");
 		}
+		let (mut by, mut on) = (BTreeMap::new(), BTreeMap::new());
+		for (_, challenge) in Challenges::<T>::iter() {
+			*by.entry(challenge.challenger).or_insert(0u32) += 1;
+			*on.entry(challenge.job).or_insert(0u32) += 1;
+		}
+		ensure!(
+			OpenChallengesBy::<T>::iter().collect::<BTreeMap<_, _>>() == by,
+			"open challenges per challenger miscounted"
+		);
+		ensure!(
+			OpenChallengesOn::<T>::iter().collect::<BTreeMap<_, _>>() == on,
+			"open challenges per job miscounted"
+		);
+		ensure!(
+			by.values().all(|n| *n <= T::MaxChallengesPerChallenger::get())
+				&& on.values().all(|n| *n <= T::MaxChallengesPerJob::get()),
+			"more challenges open than a challenger or job may have"
+		);
 		let reason = HoldReason::ChallengeDeposit.into();
 		for (challenger, held) in held_deposits::<T>() {
 			ensure!(
