@@ -214,12 +214,10 @@ fn punish_fraud<T: Config>(challenge: &ChallengeOf<T>) -> (BalanceOf<T>, Balance
 
 /// Counts a challenge as no longer open for its challenger and job.
 fn close_count<T: Config>(challenge: &ChallengeOf<T>) {
-	OpenChallengesBy::<T>::mutate_exists(&challenge.challenger, |n| {
-		*n = n.map(|n| n.saturating_sub(1)).filter(|n| *n > 0)
-	});
-	OpenChallengesOn::<T>::mutate_exists(challenge.job, |n| {
-		*n = n.map(|n| n.saturating_sub(1)).filter(|n| *n > 0)
-	});
+	// One less; the entry goes at zero, so the maps hold only what is open.
+	let decrement = |n: &mut Option<u32>| *n = n.map(|n| n.saturating_sub(1)).filter(|n| *n > 0);
+	OpenChallengesBy::<T>::mutate_exists(&challenge.challenger, decrement);
+	OpenChallengesOn::<T>::mutate_exists(challenge.job, decrement);
 }
 
 /// Returns `amount` of the challenger's deposit to it.

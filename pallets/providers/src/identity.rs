@@ -56,7 +56,7 @@ pub(crate) fn validate_addresses<T: Config>(
 	if multiaddrs.is_empty() || !multiaddrs.iter().all(|m| is_multiaddr(m)) {
 		return Err(Error::<T>::BadMultiaddr);
 	}
-	check_endpoint(endpoint, LoopbackEndpoints::<T>::get()).map_err(|e| match e {
+	probe_rule::<T>(endpoint).map_err(|e| match e {
 		EndpointError::NotHttpUrl => Error::<T>::BadEndpoint,
 		EndpointError::NotPublic => Error::<T>::EndpointNotPublic,
 	})
@@ -65,7 +65,12 @@ pub(crate) fn validate_addresses<T: Config>(
 /// Whether validators may probe `endpoint` now (the rule may have changed since it was
 /// registered).
 pub(crate) fn probe_allowed<T: Config>(endpoint: &Endpoint) -> bool {
-	check_endpoint(endpoint, LoopbackEndpoints::<T>::get()).is_ok()
+	probe_rule::<T>(endpoint).is_ok()
+}
+
+/// This chain's rule for probe endpoints: a public IP host, loopback where genesis allows it.
+fn probe_rule<T: Config>(endpoint: &Endpoint) -> Result<(), EndpointError> {
+	check_endpoint(endpoint, LoopbackEndpoints::<T>::get())
 }
 
 /// Records that `who` changes its endpoint now, unless it did within `EndpointCooldown`.
