@@ -1,6 +1,6 @@
 //! Command-line interface: the standard Substrate node commands.
 
-use polkadot_sdk::sc_cli;
+use polkadot_sdk::{frame_benchmarking_cli::BenchmarkCmd, sc_cli};
 
 /// Subcommands besides running the node.
 #[derive(Debug, clap::Subcommand)]
@@ -36,6 +36,12 @@ pub enum Subcommand {
 
 	/// Database metadata.
 	ChainInfo(sc_cli::ChainInfoCmd),
+
+	/// Benchmarks. Only `benchmark pallet` is wired: it runs the pallets' benchmarks in a
+	/// runtime built with `--features runtime-benchmarks` (`--runtime <wasm>`), which is how
+	/// `bench/weights.sh` measures each pallet's `weights.rs`.
+	#[command(subcommand)]
+	Benchmark(BenchmarkCmd),
 }
 
 /// `grid-node [SUBCOMMAND] [OPTIONS]`.

@@ -2,9 +2,11 @@
 
 use grid_primitives::{Hash, OpaqueBlock as Block};
 use polkadot_sdk::{
+	frame_benchmarking_cli::BenchmarkCmd,
 	sc_cli::{self, SubstrateCli},
 	sc_network::{config::NetworkBackendType, Litep2pNetworkBackend, NetworkWorker},
 	sc_service::{self, PartialComponents},
+	sp_runtime::traits::HashingFor,
 };
 
 use crate::{
@@ -107,6 +109,13 @@ pub fn run() -> sc_cli::Result<()> {
 		Some(Subcommand::ChainInfo(cmd)) => {
 			let runner = cli.create_runner(cmd)?;
 			runner.sync_run(|config| cmd.run::<Block>(&config))
+		}
+		Some(Subcommand::Benchmark(BenchmarkCmd::Pallet(cmd))) => {
+			// The runtime comes from `--runtime` (a wasm built with benchmarks) or `--chain`.
+			cmd.run_with_spec::<HashingFor<Block>, ()>(None)
+		}
+		Some(Subcommand::Benchmark(_)) => {
+			Err("only `grid-node benchmark pallet` is supported".into())
 		}
 		None => {
 			let runner = cli.create_runner(&cli.run)?;

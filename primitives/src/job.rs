@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use codec::{Decode, DecodeWithMemTracking, Encode, MaxEncodedLen};
 use polkadot_sdk::{
 	sp_core::{ConstU32, Get, H256},
-	sp_runtime::BoundedVec,
+	sp_runtime::{traits::UniqueSaturatedInto, BoundedVec},
 };
 use scale_info::TypeInfo;
 
@@ -490,6 +490,8 @@ pub struct SpecLimits<BlockNumber> {
 	pub max_round_blocks: BlockNumber,
 	/// Longest challenge window, in blocks.
 	pub max_challenge_window: BlockNumber,
+	/// Longest job (rounds × round blocks), in blocks.
+	pub max_job_blocks: BlockNumber,
 }
 
 /// What is wrong with a job spec; one variant per field or rule.
@@ -528,9 +530,13 @@ pub enum SpecError {
 	RoundTooLong,
 	/// The challenge window is longer than the chain allows.
 	ChallengeWindowTooLong,
+	/// Rounds × round blocks is longer than the chain allows a job to run.
+	JobTooLong,
 }
 
-impl<Balance: Default + PartialEq, BlockNumber: PartialOrd + Copy> JobSpec<Balance, BlockNumber> {
+impl<Balance: Default + PartialEq, BlockNumber: PartialOrd + Copy + UniqueSaturatedInto<u64>>
+	JobSpec<Balance, BlockNumber>
+{
 	/// Checks every field; the first problem found is returned.
 	pub fn validate(&self, limits: &SpecLimits<BlockNumber>) -> Result<(), SpecError> {
 		self.model.validate()?;
@@ -567,6 +573,11 @@ impl<Balance: Default + PartialEq, BlockNumber: PartialOrd + Copy> JobSpec<Balan
 			(
 				self.challenge_window > limits.max_challenge_window,
 				SpecError::ChallengeWindowTooLong,
+			),
+			(
+				u64::from(self.rounds).saturating_mul(t.round_blocks.unique_saturated_into())
+					> limits.max_job_blocks.unique_saturated_into(),
+				SpecError::JobTooLong,
 			),
 		];
 		match checks.into_iter().find(|(bad, _)| *bad) {
@@ -672,12 +683,16 @@ mod tests {
 			min_round_blocks: 2,
 			max_round_blocks: 1_000,
 			max_challenge_window: 100,
+			max_job_blocks: 50_000,
 		}
 	}
 
 	#[test]
 	fn a_good_spec_validates() {
 		assert_eq!(spec().validate(&limits()), Ok(()));
+		let mut longest = spec();
+		(longest.rounds, longest.training.round_blocks) = (50, 1_000);
+		assert_eq!(longest.validate(&limits()), Ok(()), "exactly the longest job is allowed");
 	}
 
 	#[test]
@@ -759,6 +774,13 @@ mod tests {
 			(|s| s.training.round_blocks = 1, SpecError::RoundTooShort),
 			(|s| s.training.round_blocks = 1_001, SpecError::RoundTooLong),
 			(|s| s.challenge_window = 101, SpecError::ChallengeWindowTooLong),
+			(
+				|s| {
+					s.rounds = 51;
+					s.training.round_blocks = 1_000;
+				},
+				SpecError::JobTooLong,
+			),
 		];
 		for (i, (mutate, error)) in cases.into_iter().enumerate() {
 			let mut s = spec();

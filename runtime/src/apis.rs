@@ -229,4 +229,35 @@ impl_runtime_apis! {
 			genesis_config_presets::preset_names()
 		}
 	}
+
+	#[cfg(feature = "runtime-benchmarks")]
+	impl polkadot_sdk::frame_benchmarking::Benchmark<Block> for Runtime {
+		fn benchmark_metadata(extra: bool) -> (
+			Vec<polkadot_sdk::frame_benchmarking::BenchmarkList>,
+			Vec<frame_support::traits::StorageInfo>,
+		) {
+			use polkadot_sdk::frame_benchmarking::BenchmarkList;
+			use frame_support::traits::StorageInfoTrait;
+			use crate::{AllPalletsWithSystem, Jobs, Providers};
+
+			let mut list = Vec::<BenchmarkList>::new();
+			list_benchmarks!(list, extra);
+			(list, AllPalletsWithSystem::storage_info())
+		}
+
+		#[allow(non_local_definitions)]
+		fn dispatch_benchmark(
+			config: polkadot_sdk::frame_benchmarking::BenchmarkConfig,
+		) -> Result<Vec<polkadot_sdk::frame_benchmarking::BenchmarkBatch>, alloc::string::String> {
+			use polkadot_sdk::frame_benchmarking::BenchmarkBatch;
+			use frame_support::traits::WhitelistedStorageKeys;
+			use crate::{AllPalletsWithSystem, Jobs, Providers};
+
+			let whitelist = AllPalletsWithSystem::whitelisted_storage_keys();
+			let mut batches = Vec::<BenchmarkBatch>::new();
+			let params = (&config, &whitelist);
+			add_benchmarks!(params, batches);
+			Ok(batches)
+		}
+	}
 }

@@ -219,14 +219,20 @@ impl pallet_jobs::Config for Runtime {
 	type Providers = Providers;
 	type ProofVerifier = pallet_jobs::Sr25519Verifier;
 	type MaxParticipants = ConstU32<64>;
-	type MaxRunningJobs = ConstU32<256>;
 	type MaxRounds = ConstU32<100_000>;
 	type MinRoundBlocks = ConstU32<2>;
 	type MaxRoundBlocks = ConstU32<JOB_MAX_ROUND_BLOCKS>;
+	/// A job runs at most 90 days (rounds × round blocks).
+	type MaxJobBlocks = ConstU32<{ 90 * grid_primitives::time::DAYS }>;
 	type MaxChallengeWindow = ConstU32<JOB_MAX_CHALLENGE_WINDOW>;
 	/// Two blocks (12 s) for the last third of a round's proofs after a quorum.
 	type QuorumGrace = ConstU32<2>;
 	type MaxSettlementsPerBlock = ConstU32<4>;
+	/// 32 rounds or challenges due per block; a full block's entries go up to 64 blocks (six
+	/// minutes) later, a running job's next round up to 256. Filling that means keeping 2,048
+	/// jobs or challenges due within minutes of each other.
+	type MaxAgendaPerBlock = ConstU32<32>;
+	type MaxAgendaReach = ConstU32<64>;
 	type MillisPerBlock = ConstU64<{ grid_primitives::time::MILLI_SECS_PER_BLOCK }>;
 	type ProtocolFee = JobProtocolFee;
 	type FeeCollector = JobFeeCollector;
@@ -241,8 +247,7 @@ impl pallet_jobs::Config for Runtime {
 	type ChallengeDeposit = JobChallengeDeposit;
 	type MaxCommittee = ConstU32<5>;
 	type VotingPeriod = ConstU32<JOB_VOTING_PERIOD>;
-	type MaxOpenChallenges = ConstU32<256>;
-	/// One challenger holds at most 8 of the 256 open slots, one job at most 32.
+	/// One challenger has at most 8 challenges open, one job at most 32.
 	type MaxChallengesPerChallenger = ConstU32<8>;
 	type MaxChallengesPerJob = ConstU32<32>;
 	type FraudSlash = JobFraudSlash;
@@ -325,7 +330,7 @@ const JOBS_BENCH_KEY: polkadot_sdk::sp_core::crypto::KeyTypeId =
 	polkadot_sdk::sp_core::crypto::KeyTypeId(*b"gjob");
 
 #[cfg(feature = "runtime-benchmarks")]
-impl pallet_jobs::BenchmarkHelper<AccountId> for JobsBenchmarkHelper {
+impl pallet_jobs::BenchmarkHelper<AccountId, AuraId> for JobsBenchmarkHelper {
 	fn provider(index: u32) -> AccountId {
 		let seed = alloc::format!("//grid-bench-provider-{index}").into_bytes();
 		let public = polkadot_sdk::sp_io::crypto::sr25519_generate(JOBS_BENCH_KEY, Some(seed));
@@ -339,5 +344,15 @@ impl pallet_jobs::BenchmarkHelper<AccountId> for JobsBenchmarkHelper {
 		polkadot_sdk::sp_io::crypto::sr25519_sign(JOBS_BENCH_KEY, &public, payload)
 			.expect("the key was generated in the keystore")
 			.0
+	}
+
+	/// A fresh Aura key in the benchmark's keystore, made the only authority.
+	fn validator() -> AuraId {
+		use polkadot_sdk::sp_runtime::RuntimeAppPublic;
+		let key = AuraId::generate_pair(None);
+		pallet_aura::Authorities::<Runtime>::put(
+			polkadot_sdk::sp_runtime::BoundedVec::truncate_from(alloc::vec![key.clone()]),
+		);
+		key
 	}
 }

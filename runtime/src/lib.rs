@@ -18,6 +18,10 @@ extern crate alloc;
 // The runtime macros expand to code naming `Vec`, which `no_std` has no prelude for.
 use alloc::vec::Vec;
 
+// Before `apis`: it defines the `list_benchmarks!`/`add_benchmarks!` macros `apis` uses.
+#[cfg(feature = "runtime-benchmarks")]
+#[macro_use]
+mod benchmarks;
 pub mod apis;
 pub mod configs;
 pub mod genesis_config_presets;

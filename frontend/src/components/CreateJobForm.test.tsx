@@ -5,7 +5,7 @@ import { IDLE } from "../lib/tx";
 import { UNIT } from "../lib/units";
 import { CreateJobForm } from "./CreateJobForm";
 
-const LIMITS = { maxRounds: 100_000, maxParticipants: 64, minRoundBlocks: 2, maxRoundBlocks: 14_400, maxChallengeWindow: 7_200 };
+const LIMITS = { maxRounds: 100_000, maxParticipants: 64, minRoundBlocks: 2, maxRoundBlocks: 14_400, maxChallengeWindow: 7_200, maxJobBlocks: 1_296_000 };
 
 describe("CreateJobForm", () => {
   it("summarizes the escrow with the chain's protocol fee before signing", async () => {

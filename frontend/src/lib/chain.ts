@@ -88,17 +88,18 @@ export interface JobConstants {
 
 export async function jobConstants(api: GridApi): Promise<JobConstants> {
   const c = api.constants.Jobs;
-  const [maxRounds, maxParticipants, minRoundBlocks, maxRoundBlocks, maxChallengeWindow, protocolFee] =
+  const [maxRounds, maxParticipants, minRoundBlocks, maxRoundBlocks, maxChallengeWindow, maxJobBlocks, protocolFee] =
     await Promise.all([
       c.MaxRounds(),
       c.MaxParticipants(),
       c.MinRoundBlocks(),
       c.MaxRoundBlocks(),
       c.MaxChallengeWindow(),
+      c.MaxJobBlocks(),
       c.ProtocolFee(),
     ]);
   return {
-    limits: { maxRounds, maxParticipants, minRoundBlocks, maxRoundBlocks, maxChallengeWindow },
+    limits: { maxRounds, maxParticipants, minRoundBlocks, maxRoundBlocks, maxChallengeWindow, maxJobBlocks },
     protocolFee,
   };
 }

@@ -9,6 +9,7 @@ const LIMITS: SpecLimits = {
   minRoundBlocks: 2,
   maxRoundBlocks: 14_400,
   maxChallengeWindow: 7_200,
+  maxJobBlocks: 1_296_000,
 };
 
 const form = (patch: Partial<JobForm>): JobForm => ({ ...DEFAULT_FORM, ...patch });
@@ -96,6 +97,9 @@ describe("job form → JobSpec", () => {
     expect(errorsOf({ maxProviders: "65" }).maxProviders).toMatch(/at most 64/);
     expect(errorsOf({ maxProviders: "65" }, undefined).maxProviders).toMatch(/at most 64/);
     expect(errorsOf({ challengeWindow: "7201" }).challengeWindow).toMatch(/at most 7200/);
+    // 100 rounds of a day run 100 days: past the chain's 90 (pallet error JobTooLong).
+    expect(errorsOf({ rounds: "100", roundBlocks: "14400" }).rounds).toMatch(/rounds × round blocks may be at most 1296000/);
+    expect(errorsOf({ rounds: "90", roundBlocks: "14400" }).rounds).toBeUndefined();
     expect(errorsOf({ compression: "int8", chunk: "0" }).chunk).toBeDefined();
     expect(errorsOf({ compression: "topk", chunk: "4", k: "5" }).k).toMatch(/chunk/);
     expect(errorsOf({ compression: "topk", valueBits: "9" }).valueBits).toBeDefined();

@@ -106,6 +106,8 @@ export interface SpecLimits {
   minRoundBlocks: number;
   maxRoundBlocks: number;
   maxChallengeWindow: number;
+  /** Longest job, rounds × round blocks (`MaxJobBlocks`). */
+  maxJobBlocks: number;
 }
 
 /** Most peers a proof can list, hence most participants of any job (`MaxProofPeers`). */
@@ -273,6 +275,11 @@ export function buildJobSpec(
       challengeWindow > limits.maxChallengeWindow,
       "challengeWindow",
       `at most ${limits.maxChallengeWindow} blocks`,
+    );
+    rule(
+      rounds * roundBlocks > limits.maxJobBlocks,
+      "rounds",
+      `rounds × round blocks may be at most ${limits.maxJobBlocks}`,
     );
   }
   if (Object.keys(errors).length > 0) return { errors };

@@ -35,6 +35,7 @@ const JOB_ERRORS: Record<string, string> = {
   RoundTooShort: "the round is shorter than the chain allows",
   RoundTooLong: "the round is longer than the chain allows",
   ChallengeWindowTooLong: "the challenge window is longer than the chain allows",
+  JobTooLong: "rounds × round blocks is longer than the chain lets a job run",
   BudgetOverflow: "rounds × (reward + fee) overflows",
   InsufficientBalance: "the buyer cannot put the budget on hold",
   UnknownJob: "no such job",
@@ -42,7 +43,7 @@ const JOB_ERRORS: Record<string, string> = {
   JobEnded: "the job is completed or cancelled",
   CancelPending: "the buyer cancelled the job: it ends when its open round settles",
   TooManyJobs: "the provider takes part in (or recently left) as many jobs as it may",
-  TooManyChallenges: "too many challenges are open: try again later",
+  AgendaFull: "the blocks this would be due in are fully booked: try again a little later",
   TooManyChallengesByChallenger: "the challenger has as many challenges open as it may",
   TooManyChallengesOnJob: "the job has as many challenges open as it may",
 };

@@ -10,20 +10,25 @@ use grid_primitives::{
 		TrainingParams,
 	},
 	provider::BoundedBytes,
-	work::Verdict,
+	work::{worker_report_payload, MaxProbesPerReport, ProbeResult, Verdict, WorkerReport},
 };
 use polkadot_sdk::polkadot_sdk_frame::{
-	benchmarking::prelude::*, deps::sp_core::H256, traits::fungible::Mutate,
+	benchmarking::prelude::*,
+	deps::{sp_core::H256, sp_runtime::RuntimeAppPublic},
+	prelude::TransactionSource,
+	traits::fungible::Mutate,
 };
 
-/// What the benchmarks need from the runtime: providers that can join jobs, and their proof
-/// signatures (the runtime's accounts and keys are opaque to the pallet).
-pub trait BenchmarkHelper<AccountId> {
+/// What the benchmarks need from the runtime: providers that can join jobs, their proof
+/// signatures, and a validator (the runtime's accounts and keys are opaque to the pallet).
+pub trait BenchmarkHelper<AccountId, AuthorityId> {
 	/// Provider number `index`: registered with enough stake and fast hardware, with a key
 	/// [`BenchmarkHelper::sign`] can sign with.
 	fn provider(index: u32) -> AccountId;
 	/// `who`'s signature over `payload`, accepted by the runtime's `ProofVerifier`.
 	fn sign(who: &AccountId, payload: &[u8]) -> ProofSignature;
+	/// A current validator (in `Config::Validators`) whose key can sign.
+	fn validator() -> AuthorityId;
 }
 
 fn max_spec<T: Config>(p: u32) -> JobSpecOf<T> {
@@ -69,16 +74,25 @@ fn buyer<T: Config>() -> T::AccountId {
 }
 
 fn create<T: Config>(p: u32) -> (T::AccountId, JobId) {
+	create_spec::<T>(max_spec::<T>(p))
+}
+
+fn create_spec<T: Config>(spec: JobSpecOf<T>) -> (T::AccountId, JobId) {
 	let who = buyer::<T>();
 	let id = NextJobId::<T>::get();
-	Pallet::<T>::create_job(RawOrigin::Signed(who.clone()).into(), max_spec::<T>(p))
-		.expect("creates");
+	Pallet::<T>::create_job(RawOrigin::Signed(who.clone()).into(), spec).expect("creates");
 	(who, id)
 }
 
 /// A running job with `p` participants (its `min_providers`).
 fn running<T: Config>(p: u32) -> (T::AccountId, JobId, Vec<T::AccountId>) {
-	let (buyer, id) = create::<T>(p);
+	running_spec::<T>(max_spec::<T>(p))
+}
+
+/// A running job of `spec` with its `min_providers` participants.
+fn running_spec<T: Config>(spec: JobSpecOf<T>) -> (T::AccountId, JobId, Vec<T::AccountId>) {
+	let p = spec.min_providers;
+	let (buyer, id) = create_spec::<T>(spec);
 	let providers: Vec<_> = (0..p).map(T::BenchmarkHelper::provider).collect();
 	for who in &providers {
 		Pallet::<T>::join_job(RawOrigin::Signed(who.clone()).into(), id).expect("joins");
@@ -115,6 +129,29 @@ fn submit_all<T: Config>(id: JobId, providers: &[T::AccountId], count: usize) {
 		let proof = signed::<T>(id, 0, who, providers, 42);
 		Pallet::<T>::submit_proof(RawOrigin::Signed(who.clone()).into(), proof).expect("accepted");
 	}
+}
+
+/// A signed worker report of `n` probes of registered providers, not asking to settle.
+fn worker_report<T: Config>(n: u32) -> (WorkerReportOf<T>, AuthoritySignatureOf<T>) {
+	let probes = (0..n)
+		.map(|i| ProbeResult {
+			provider: T::BenchmarkHelper::provider(i),
+			ok: true,
+			latency_ms: 80,
+		})
+		.collect::<Vec<_>>();
+	let now = frame_system::Pallet::<T>::block_number().max(One::one());
+	frame_system::Pallet::<T>::set_block_number(now);
+	let report = WorkerReport {
+		validator: T::BenchmarkHelper::validator(),
+		at: now,
+		probes: BoundedVec::truncate_from(probes),
+		settle: false,
+	};
+	let genesis = frame_system::Pallet::<T>::block_hash(BlockNumberFor::<T>::zero());
+	let signature =
+		report.validator.sign(&worker_report_payload(&genesis, &report)).expect("can sign");
+	(report, signature)
 }
 
 #[benchmarks]
@@ -197,17 +234,46 @@ mod benchmarks {
 		assert!(Equivocations::<T>::contains_key((id, 0, providers[0].clone())));
 	}
 
-	/// Settling a round of `p` members where all but one delivered (a quorum for p >= 3).
+	/// Settling a round of `p` members where all but one delivered (a quorum for p >= 3) and
+	/// are paid, then opening the next round.
 	#[benchmark]
 	fn settle_round(p: Linear<3, { T::MaxParticipants::get() }>) {
 		let (_, id, providers) = running::<T>(p);
 		submit_all::<T>(id, &providers, p as usize - 1);
+		let due = Rounds::<T>::get(id).expect("open").due;
 		#[block]
 		{
-			queue::remove::<T>(id);
+			agenda::take_first::<T>(due);
 			rounds::settle::<T>(id);
 		}
 		assert!(RoundResults::<T>::contains_key(id, 0));
+		assert!(Rounds::<T>::get(id).is_some_and(|round| round.index == 1));
+	}
+
+	/// Settling a job's last round in which none of its `p` members delivered, each at its
+	/// last allowed miss: every member is liveness-slashed and removed, then the job
+	/// completes and releases them.
+	#[benchmark]
+	fn settle_round_slashing(p: Linear<3, { T::MaxParticipants::get() }>) {
+		let mut spec = max_spec::<T>(p);
+		spec.rounds = 1;
+		let (_, id, providers) = running_spec::<T>(spec);
+		let missed = T::MaxMissedRounds::get().saturating_sub(1);
+		for who in &providers {
+			Participants::<T>::mutate(id, who, |p| {
+				if let Some(p) = p {
+					p.missed_in_row = missed;
+				}
+			});
+		}
+		let due = Rounds::<T>::get(id).expect("open").due;
+		#[block]
+		{
+			agenda::take_first::<T>(due);
+			rounds::settle::<T>(id);
+		}
+		assert!(matches!(Jobs::<T>::get(id).map(|j| j.status), Some(JobStatus::Completed { .. })));
+		assert_eq!(Participants::<T>::iter_prefix(id).count(), 0);
 	}
 
 	/// A challenge in a job of `p` participants: every one is a committee candidate.
@@ -262,10 +328,35 @@ mod benchmarks {
 		frame_system::Pallet::<T>::set_block_number(open.deadline);
 		#[block]
 		{
-			queue::remove_challenge::<T>(0);
+			agenda::take_first::<T>(open.due);
 			challenges::resolve::<T>(0);
 		}
 		assert!(!Challenges::<T>::contains_key(0));
+	}
+
+	/// Authorizing a worker report with the most probes: the validator check, the
+	/// signature over the largest payload.
+	#[benchmark]
+	fn authorize_worker_report() {
+		let (report, signature) = worker_report::<T>(MaxProbesPerReport::get());
+		#[block]
+		{
+			Pallet::<T>::authorize_worker_report(TransactionSource::External, &report, &signature)
+				.expect("authorized");
+		}
+	}
+
+	/// Applying a worker report with `n` probes of registered providers (settling is
+	/// charged separately, per item).
+	#[benchmark]
+	fn apply_worker_report(n: Linear<1, { MaxProbesPerReport::get() }>) {
+		let (report, _) = worker_report::<T>(n);
+		let validator = report.validator.clone();
+		#[block]
+		{
+			worker::apply::<T>(report);
+		}
+		assert!(LastWorkerReport::<T>::contains_key(&validator));
 	}
 
 	impl_benchmark_test_suite!(Pallet, crate::mock::new_test_ext(), crate::mock::Test);

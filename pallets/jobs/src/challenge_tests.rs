@@ -2,8 +2,8 @@
 //! outcome with its money movements, absent verifiers, and the hooks that decide at deadlines.
 
 use crate::{
-	mock::*, ChallengeOutcome, ChallengeQueue, Challenged, Challenges, Contributions, Error, Event,
-	HoldReason, Jobs as JobsMap, Participants, RemovalReason, RoundResults, Rounds,
+	mock::*, Agenda, AgendaItem, ChallengeOutcome, Challenged, Challenges, Contributions, Error,
+	Event, HoldReason, Jobs as JobsMap, Participants, RemovalReason, RoundResults, Rounds,
 };
 use grid_primitives::work::Verdict;
 use pallet_providers::{HealthRecords, Providers as ProviderRecords, SlashReason};
@@ -92,7 +92,7 @@ fn a_challenge_holds_the_deposit_and_draws_a_committee_of_other_participants() {
 			}]
 		);
 		assert_eq!(Challenged::<Test>::get((id, 0, P2)), Some(0));
-		assert_eq!(ChallengeQueue::<Test>::get().to_vec(), vec![(deadline, 0)]);
+		assert_eq!(Agenda::<Test>::get(deadline).to_vec(), vec![AgendaItem::Decide(0)]);
 		check_invariants();
 	});
 }
@@ -230,7 +230,7 @@ fn proven_fraud_claws_back_slashes_rewards_and_removes() {
 			})
 		);
 		assert!(!Challenges::<Test>::contains_key(0));
-		assert!(ChallengeQueue::<Test>::get().is_empty());
+		assert!(!Agenda::<Test>::iter_values().flatten().any(|item| item == AgendaItem::Decide(0)));
 		check_invariants();
 	});
 }
@@ -379,10 +379,10 @@ fn hooks_decide_due_challenges_within_the_block_budget() {
 		// on_initialize decides at most MaxSettlementsPerBlock (2) items...
 		System::set_block_number(deadline);
 		Jobs::on_initialize(deadline);
-		assert_eq!(ChallengeQueue::<Test>::get().len(), 1);
+		assert_eq!(Agenda::<Test>::get(deadline).len(), 1);
 		// ...and on_idle the rest while weight remains.
 		Jobs::on_idle(deadline, Weight::MAX);
-		assert!(ChallengeQueue::<Test>::get().is_empty());
+		assert!(!Agenda::<Test>::contains_key(deadline));
 		assert_eq!(Challenges::<Test>::iter().count(), 0);
 		assert_eq!(deposit_held(P1), 0);
 		check_invariants();

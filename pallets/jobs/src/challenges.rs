@@ -32,10 +32,10 @@ use polkadot_sdk::polkadot_sdk_frame::{
 };
 
 use crate::{
-	escrow, membership, queue, slashing, BalanceOf, Challenge, ChallengeId, ChallengeOf,
-	ChallengeOutcome, Challenged, Challenges, Config, Contributions, Error, Event, HoldReason,
-	Jobs, NextChallengeId, OpenChallengesBy, OpenChallengesOn, Pallet, Participants, RemovalReason,
-	RoundResults,
+	agenda, escrow, membership, slashing, AgendaItem, BalanceOf, Challenge, ChallengeId,
+	ChallengeOf, ChallengeOutcome, Challenged, Challenges, Config, Contributions, Error, Event,
+	HoldReason, Jobs, NextChallengeId, OpenChallengesBy, OpenChallengesOn, Pallet, Participants,
+	RemovalReason, RoundResults,
 };
 
 /// Domain separator of the randomness that draws a committee.
@@ -77,7 +77,7 @@ pub(crate) fn open<T: Config>(
 	T::Currency::hold(&HoldReason::ChallengeDeposit.into(), &challenger, deposit)
 		.map_err(|_| Error::<T>::InsufficientBalance)?;
 	let deadline = now.saturating_add(T::VotingPeriod::get());
-	queue::insert_challenge::<T>(id, deadline)?;
+	let due = agenda::schedule::<T>(AgendaItem::Decide(id), deadline, agenda::caller_reach::<T>())?;
 
 	NextChallengeId::<T>::put(id.saturating_add(1));
 	Challenged::<T>::insert(&key, id);
@@ -94,6 +94,7 @@ pub(crate) fn open<T: Config>(
 			deposit,
 			committee,
 			deadline,
+			due,
 		},
 	);
 	Pallet::<T>::deposit_event(Event::ChallengeOpened {
@@ -145,16 +146,17 @@ pub(crate) fn vote<T: Config>(
 	ensure!(slot.1.is_none(), Error::<T>::AlreadyVoted);
 	slot.1 = Some(verdict);
 	let decided = challenge.settled_verdict().is_some();
+	let due = challenge.due;
 	Challenges::<T>::insert(id, challenge);
 	Pallet::<T>::deposit_event(Event::Voted { id, who, verdict });
 	if decided {
-		queue::remove_challenge::<T>(id);
+		agenda::unschedule::<T>(AgendaItem::Decide(id), due);
 		resolve::<T>(id);
 	}
 	Ok(())
 }
 
-/// Decides challenge `id` (already off the queue) by the votes cast so far.
+/// Decides challenge `id` (already off the agenda) by the votes cast so far.
 pub(crate) fn resolve<T: Config>(id: ChallengeId) {
 	let Some(challenge) = Challenges::<T>::take(id) else { return };
 	close_count::<T>(&challenge);

@@ -2,7 +2,10 @@
 //! abandoned jobs, root's and buyers' cancels, frozen capabilities, per-job escrow): each
 //! plays a hostile provider or buyer against a rule that protects money or stake.
 
-use crate::{mock::*, Error, Event, JobStatus, Jobs as JobsMap, Participants, RemovalReason};
+use crate::{
+	mock::*, Agenda, AgendaItem, Error, Event, JobStatus, Jobs as JobsMap, Participants,
+	RemovalReason, Rounds,
+};
 use polkadot_sdk::polkadot_sdk_frame::{
 	deps::frame_support::{assert_noop, assert_ok},
 	prelude::*,
@@ -132,25 +135,32 @@ fn status(job: u64) -> JobStatus {
 	JobsMap::<Test>::get(job).unwrap().status
 }
 
+/// Starts `count` one-provider jobs of 50 rounds with `who` in each; returns their ids.
+fn zombie_jobs(who: u64, count: u32) -> Vec<u64> {
+	(0..count)
+		.map(|_| {
+			let mut s = spec();
+			s.min_providers = 1;
+			s.rounds = 50;
+			let id = create(s);
+			assert_ok!(join(id, who));
+			id
+		})
+		.collect()
+}
+
 #[test]
-fn a_job_its_providers_left_ends_and_refunds_instead_of_holding_a_running_slot() {
+fn a_job_its_providers_left_ends_and_refunds_instead_of_holding_agenda_slots() {
 	new_test_ext().execute_with(|| {
-		// The attack: fill every running slot with long jobs, then leave them, so no honest
-		// job can start for as long as they last.
+		// The attack: fill a block's agenda with long jobs, then leave them, so that they
+		// hold slots (and the buyer's escrow) for as long as they last.
 		register(P1);
-		let zombies: Vec<u64> = (0..MAX_RUNNING)
-			.map(|_| {
-				let mut s = spec();
-				s.min_providers = 1;
-				s.rounds = 50;
-				let id = create(s);
-				assert_ok!(join(id, P1));
-				id
-			})
-			.collect();
+		let zombies = zombie_jobs(P1, AGENDA_PER_BLOCK);
 		register(P2);
 		let honest = job_requiring(MIN_STAKE, 1);
-		assert_noop!(join(honest, P2), Error::<Test>::TooManyRunningJobs);
+		// A full block does not keep the honest job out: its round settles a block later.
+		assert_ok!(join(honest, P2));
+		assert_eq!(Rounds::<Test>::get(honest).unwrap().due, 2 + ROUND_BLOCKS);
 		for id in &zombies {
 			assert_ok!(Jobs::leave_job(RuntimeOrigin::signed(P1), *id));
 		}
@@ -165,9 +175,59 @@ fn a_job_its_providers_left_ends_and_refunds_instead_of_holding_a_running_slot()
 				.iter()
 				.any(|e| matches!(e, Event::JobAbandoned { job, .. } if job == id)));
 		}
+		assert!(!Agenda::<Test>::iter_values().flatten().any(|i| matches!(i,
+			AgendaItem::Settle(job) if zombies.contains(&job))));
+		check_invariants();
+	});
+}
+
+#[test]
+fn filling_the_agenda_within_reach_only_delays_a_start_by_a_block() {
+	new_test_ext().execute_with(|| {
+		// The attack: book every block a job starting now could settle its first round in.
+		register(P1);
+		zombie_jobs(P1, AGENDA_PER_BLOCK * (AGENDA_REACH + 1));
+		register(P2);
+		let honest = job_requiring(MIN_STAKE, 1);
+		assert_noop!(join(honest, P2), Error::<Test>::AgendaFull);
+		// To keep it up the attacker must start as many jobs again every block.
+		advance(1);
 		assert_ok!(join(honest, P2));
 		assert_eq!(status(honest), JobStatus::Running);
 		check_invariants();
+	});
+}
+
+#[test]
+fn a_running_job_whose_next_round_finds_no_room_ends_and_refunds() {
+	new_test_ext().execute_with(|| {
+		let id = running_job(&[P1, P2]);
+		// Round 0 settles at block 2, so round 1 would be due at 2 + ROUND_BLOCKS.
+		System::set_block_number(2);
+		let next_deadline = 2 + ROUND_BLOCKS;
+		// Book every block its next round could be due in (directly: no attacker can reach
+		// this far, since callers' entries go at most `AGENDA_REACH` blocks past their due).
+		let reach = u64::from(crate::agenda::next_round_reach::<Test>());
+		for block in next_deadline..=next_deadline + reach {
+			for n in 0..AGENDA_PER_BLOCK {
+				let filler = AgendaItem::Decide(1_000 * block + u64::from(n));
+				assert_eq!(crate::agenda::schedule::<Test>(filler, block, 0).ok(), Some(block));
+			}
+		}
+		let held = JobsMap::<Test>::get(id).unwrap().held();
+		let buyer = free(BUYER);
+		job_events();
+		deliver(id, 0, &[P1, P2]);
+		let job = JobsMap::<Test>::get(id).unwrap();
+		assert_eq!(job.status, JobStatus::Cancelled);
+		assert_eq!(job.held(), 0);
+		// The delivered round is paid; the rest of the escrow goes back.
+		assert_eq!(job.paid, REWARD);
+		assert_eq!(free(BUYER) - buyer, held - job.paid - job.fees);
+		assert!(job_events()
+			.iter()
+			.any(|e| matches!(e, Event::JobCancelled { job, .. } if *job == id)));
+		assert!(!Rounds::<Test>::contains_key(id));
 	});
 }
 

@@ -31,11 +31,11 @@ extern crate alloc;
 
 pub use pallet::*;
 
+mod agenda;
 mod challenges;
 mod escrow;
 mod membership;
 mod payout;
-mod queue;
 mod randomness;
 mod rounds;
 pub mod signature;
@@ -68,6 +68,9 @@ pub use signature::{ProofVerifier, Sr25519Verifier};
 pub use types::*;
 pub use weights::WeightInfo;
 pub use worker::{Host as WorkerHost, NOTHING_TO_REPORT};
+
+/// Most challenges `assigned_challenges` lists at once.
+const ASSIGNED_CHALLENGES_SHOWN: usize = 256;
 
 #[polkadot_sdk::polkadot_sdk_frame::pallet]
 pub mod pallet {
@@ -169,10 +172,6 @@ pub mod pallet {
 		#[pallet::constant]
 		type MaxParticipants: Get<u32>;
 
-		/// Most jobs running at once (bounds the settlement queue).
-		#[pallet::constant]
-		type MaxRunningJobs: Get<u32>;
-
 		/// Most rounds per job.
 		#[pallet::constant]
 		type MaxRounds: Get<RoundIndex>;
@@ -184,6 +183,10 @@ pub mod pallet {
 		/// Longest round, in blocks.
 		#[pallet::constant]
 		type MaxRoundBlocks: Get<BlockNumberFor<Self>>;
+
+		/// Longest job, in blocks: its rounds times its round length.
+		#[pallet::constant]
+		type MaxJobBlocks: Get<BlockNumberFor<Self>>;
 
 		/// Longest challenge window, in blocks.
 		#[pallet::constant]
@@ -197,6 +200,15 @@ pub mod pallet {
 		/// block has room.
 		#[pallet::constant]
 		type MaxSettlementsPerBlock: Get<u32>;
+
+		/// Most rounds and challenges due in one block of the agenda.
+		#[pallet::constant]
+		type MaxAgendaPerBlock: Get<u32>;
+
+		/// Blocks past its due block an entry may go when those blocks' agendas are full
+		/// (a running job's next round may go four times as far).
+		#[pallet::constant]
+		type MaxAgendaReach: Get<u32>;
 
 		/// Target block time, to turn a round's blocks into the time its hardware cap allows.
 		#[pallet::constant]
@@ -250,12 +262,8 @@ pub mod pallet {
 		#[pallet::constant]
 		type VotingPeriod: Get<BlockNumberFor<Self>>;
 
-		/// Most challenges open at once (bounds the challenge queue).
-		#[pallet::constant]
-		type MaxOpenChallenges: Get<u32>;
-
-		/// Most challenges one challenger may have open at once, so that no one can keep the
-		/// challenge queue full by itself.
+		/// Most challenges one challenger may have open at once, so that no one can fill the
+		/// agenda's blocks with challenges by itself.
 		#[pallet::constant]
 		type MaxChallengesPerChallenger: Get<u32>;
 
@@ -300,7 +308,7 @@ pub mod pallet {
 
 		/// Makes eligible providers and signs proofs for the benchmarks.
 		#[cfg(feature = "runtime-benchmarks")]
-		type BenchmarkHelper: BenchmarkHelper<Self::AccountId>;
+		type BenchmarkHelper: BenchmarkHelper<Self::AccountId, Self::AuthorityId>;
 	}
 
 	/// Why this pallet holds funds.
@@ -345,10 +353,19 @@ pub mod pallet {
 	pub type RoundResults<T: Config> =
 		StorageDoubleMap<_, Twox64Concat, JobId, Twox64Concat, RoundIndex, RoundSummaryOf<T>>;
 
-	/// Running jobs by the block their open round is due to settle, earliest first.
+	/// What is due at each block: rounds to settle and challenges to decide, in arrival order.
 	#[pallet::storage]
-	pub type SettlementQueue<T: Config> =
-		StorageValue<_, BoundedVec<(BlockNumberFor<T>, JobId), T::MaxRunningJobs>, ValueQuery>;
+	pub type Agenda<T: Config> = StorageMap<
+		_,
+		Twox64Concat,
+		BlockNumberFor<T>,
+		BoundedVec<AgendaItem, T::MaxAgendaPerBlock>,
+		ValueQuery,
+	>;
+
+	/// The earliest block whose agenda may still hold work; per-block work starts there.
+	#[pallet::storage]
+	pub type AgendaCursor<T: Config> = StorageValue<_, BlockNumberFor<T>, ValueQuery>;
 
 	/// Paid contributions, the evidence a challenge disputes: by (job, round), then provider.
 	#[pallet::storage]
@@ -382,14 +399,6 @@ pub mod pallet {
 	/// How many challenges are open against each job's contributions.
 	#[pallet::storage]
 	pub type OpenChallengesOn<T: Config> = StorageMap<_, Twox64Concat, JobId, u32, ValueQuery>;
-
-	/// Open challenges by voting deadline, earliest first.
-	#[pallet::storage]
-	pub type ChallengeQueue<T: Config> = StorageValue<
-		_,
-		BoundedVec<(BlockNumberFor<T>, ChallengeId), T::MaxOpenChallenges>,
-		ValueQuery,
-	>;
 
 	/// The block of each validator's latest accepted worker report.
 	#[pallet::storage]
@@ -523,6 +532,8 @@ pub mod pallet {
 		RoundTooLong,
 		/// The challenge window is longer than `MaxChallengeWindow`.
 		ChallengeWindowTooLong,
+		/// rounds × round blocks is longer than `MaxJobBlocks`.
+		JobTooLong,
 		/// rounds × (reward + fee) overflows.
 		BudgetOverflow,
 		/// The buyer cannot put the budget on hold.
@@ -543,8 +554,8 @@ pub mod pallet {
 		AlreadyJoined,
 		/// The job has `max_providers` participants.
 		JobFull,
-		/// Too many jobs running: this one cannot start now.
-		TooManyRunningJobs,
+		/// The agenda's blocks this would be due in are full: try again a little later.
+		AgendaFull,
 		/// The provider takes part in (or recently left) as many jobs as it may.
 		TooManyJobs,
 		/// Not a participant of the job.
@@ -579,8 +590,6 @@ pub mod pallet {
 		AlreadyChallenged,
 		/// No other registered participant of the job can verify.
 		NoVerifiers,
-		/// Too many challenges are open: try again later.
-		TooManyChallenges,
 		/// The challenger has `MaxChallengesPerChallenger` challenges open.
 		TooManyChallengesByChallenger,
 		/// The job has `MaxChallengesPerJob` challenges open.
@@ -614,6 +623,7 @@ pub mod pallet {
 				SpecError::RoundTooShort => Error::RoundTooShort,
 				SpecError::RoundTooLong => Error::RoundTooLong,
 				SpecError::ChallengeWindowTooLong => Error::ChallengeWindowTooLong,
+				SpecError::JobTooLong => Error::JobTooLong,
 			}
 		}
 	}
@@ -674,7 +684,7 @@ pub mod pallet {
 		/// chain, without a runtime upgrade. An open round with a quorum is settled (paid)
 		/// first; one without is dropped.
 		#[pallet::call_index(9)]
-		#[pallet::weight(T::WeightInfo::cancel_job(T::MaxParticipants::get()))]
+		#[pallet::weight(T::WeightInfo::force_cancel_job(T::MaxParticipants::get()))]
 		pub fn force_cancel_job(origin: OriginFor<T>, job: JobId) -> DispatchResult {
 			ensure_root(origin)?;
 			let record = Jobs::<T>::get(job).ok_or(Error::<T>::UnknownJob)?;
@@ -860,7 +870,7 @@ pub mod pallet {
 		pub fn assigned_challenges(who: T::AccountId) -> Vec<(ChallengeId, ChallengeOf<T>)> {
 			Challenges::<T>::iter()
 				.filter(|(_, c)| c.committee.iter().any(|(member, _)| *member == who))
-				.take(T::MaxOpenChallenges::get() as usize)
+				.take(ASSIGNED_CHALLENGES_SHOWN)
 				.collect()
 		}
 	}
@@ -873,6 +883,7 @@ pub mod pallet {
 				max_participants: T::MaxParticipants::get(),
 				min_round_blocks: T::MinRoundBlocks::get(),
 				max_round_blocks: T::MaxRoundBlocks::get(),
+				max_job_blocks: T::MaxJobBlocks::get(),
 				max_challenge_window: T::MaxChallengeWindow::get(),
 			}
 		}

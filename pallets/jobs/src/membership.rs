@@ -5,7 +5,7 @@ use pallet_providers::traits::{LockRefusal, ProviderRegistry};
 use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
 use crate::{
-	rounds, BalanceOf, Config, Error, Event, JobOf, JobStatus, Jobs, Pallet, Participant,
+	agenda, rounds, BalanceOf, Config, Error, Event, JobOf, JobStatus, Jobs, Pallet, Participant,
 	Participants, RemovalReason,
 };
 
@@ -42,7 +42,7 @@ pub(crate) fn join<T: Config>(id: JobId, who: T::AccountId) -> DispatchResult {
 
 	if job.status == JobStatus::Open && job.participants >= job.spec.min_providers {
 		job.status = JobStatus::Running;
-		rounds::open::<T>(id, &job, 0)?;
+		rounds::open::<T>(id, &job, 0, agenda::caller_reach::<T>())?;
 		Pallet::<T>::deposit_event(Event::JobStarted { job: id });
 	}
 	Jobs::<T>::insert(id, job);

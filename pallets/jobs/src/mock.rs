@@ -45,14 +45,14 @@ pub const STAKE: Balance = 1_000;
 pub const REWARD: Balance = 1_000;
 pub const ROUND_BLOCKS: u64 = 5;
 pub const MAX_PARTICIPANTS: u32 = 8;
-pub const MAX_RUNNING: u32 = 3;
+pub const AGENDA_PER_BLOCK: u32 = 3;
+pub const AGENDA_REACH: u32 = 2;
 pub const MAX_JOBS_PER_PROVIDER: u32 = 16;
 pub const MAX_MISSED: u32 = 2;
 pub const MAX_UNDERSTAFFED: u32 = 2;
 pub const DEPOSIT: Balance = 300;
 pub const COMMITTEE: u32 = 3;
 pub const VOTING_BLOCKS: u64 = 4;
-pub const MAX_OPEN_CHALLENGES: u32 = 6;
 pub const MAX_CHALLENGES_PER_CHALLENGER: u32 = 3;
 pub const MAX_CHALLENGES_PER_JOB: u32 = 4;
 /// Authority id of the first test validator.
@@ -129,13 +129,15 @@ impl pallet_jobs::Config for Test {
 	type Providers = Providers;
 	type ProofVerifier = TestVerifier;
 	type MaxParticipants = ConstU32<MAX_PARTICIPANTS>;
-	type MaxRunningJobs = ConstU32<MAX_RUNNING>;
 	type MaxRounds = ConstU32<50>;
 	type MinRoundBlocks = ConstU64<2>;
 	type MaxRoundBlocks = ConstU64<100>;
+	type MaxJobBlocks = ConstU64<1_000>;
 	type MaxChallengeWindow = ConstU64<100>;
 	type QuorumGrace = ConstU64<1>;
 	type MaxSettlementsPerBlock = ConstU32<2>;
+	type MaxAgendaPerBlock = ConstU32<AGENDA_PER_BLOCK>;
+	type MaxAgendaReach = ConstU32<AGENDA_REACH>;
 	type MillisPerBlock = ConstU64<6_000>;
 	type ProtocolFee = ProtocolFee;
 	type FeeCollector = FeeCollector;
@@ -149,7 +151,6 @@ impl pallet_jobs::Config for Test {
 	type ChallengeDeposit = ChallengeDeposit;
 	type MaxCommittee = ConstU32<COMMITTEE>;
 	type VotingPeriod = ConstU64<VOTING_BLOCKS>;
-	type MaxOpenChallenges = ConstU32<MAX_OPEN_CHALLENGES>;
 	type MaxChallengesPerChallenger = ConstU32<MAX_CHALLENGES_PER_CHALLENGER>;
 	type MaxChallengesPerJob = ConstU32<MAX_CHALLENGES_PER_JOB>;
 	type FraudSlash = FraudSlash;
@@ -202,7 +203,7 @@ where
 pub struct TestBenchmarkHelper;
 
 #[cfg(feature = "runtime-benchmarks")]
-impl crate::BenchmarkHelper<AccountId> for TestBenchmarkHelper {
+impl crate::BenchmarkHelper<AccountId, UintAuthorityId> for TestBenchmarkHelper {
 	fn provider(index: u32) -> AccountId {
 		use polkadot_sdk::polkadot_sdk_frame::traits::fungible::Mutate;
 		let who = 100 + u64::from(index);
@@ -213,6 +214,10 @@ impl crate::BenchmarkHelper<AccountId> for TestBenchmarkHelper {
 
 	fn sign(who: &AccountId, payload: &[u8]) -> ProofSignature {
 		account_key(*who).sign(payload).0
+	}
+
+	fn validator() -> UintAuthorityId {
+		UintAuthorityId(VALIDATOR)
 	}
 }
 

@@ -8,16 +8,23 @@ use pallet_providers::traits::{ProviderHealth, ProviderRegistry};
 use polkadot_sdk::polkadot_sdk_frame::{deps::sp_core::H256, prelude::*, traits::Randomness};
 
 use crate::{
-	escrow, membership, payout, queue, quorum_threshold, signature, slashing, BalanceOf, Config,
-	Contribution, Contributions, Error, Event, JobOf, JobStatus, Jobs, Pallet, Participants,
-	Proofs, RoundResults, RoundState, RoundStateOf, RoundSummary, Rounds, SignedProofOf,
+	agenda, escrow, membership, payout, quorum_threshold, signature, slashing, AgendaItem,
+	BalanceOf, Config, Contribution, Contributions, Error, Event, JobOf, JobStatus, Jobs, Pallet,
+	Participants, Proofs, RoundResults, RoundState, RoundStateOf, RoundSummary, Rounds,
+	SignedProofOf,
 };
 
 /// Domain separator of the randomness behind round seeds.
 const ROUND_SEED_DOMAIN: &[u8] = b"grid/round-seed/v1";
 
-/// Opens round `index` of a running job with the participants admitted by then.
-pub(crate) fn open<T: Config>(id: JobId, job: &JobOf<T>, index: RoundIndex) -> DispatchResult {
+/// Opens round `index` of a running job with the participants admitted by then; its
+/// settlement goes on the agenda at most `reach` blocks past its deadline.
+pub(crate) fn open<T: Config>(
+	id: JobId,
+	job: &JobOf<T>,
+	index: RoundIndex,
+	reach: u32,
+) -> DispatchResult {
 	let now = frame_system::Pallet::<T>::block_number();
 	let deadline = now.saturating_add(job.spec.training.round_blocks);
 	let members: Vec<T::AccountId> = Participants::<T>::iter_prefix(id)
@@ -26,7 +33,7 @@ pub(crate) fn open<T: Config>(id: JobId, job: &JobOf<T>, index: RoundIndex) -> D
 		.collect();
 	// At most `max_providers <= MaxParticipants` participants exist.
 	let members = BoundedVec::truncate_from(members);
-	queue::insert::<T>(id, deadline)?;
+	let due = agenda::schedule::<T>(AgendaItem::Settle(id), deadline, reach)?;
 	let count = members.len() as u32;
 	let (seed, _) = T::Randomness::random(&(ROUND_SEED_DOMAIN, id, index).encode());
 	Rounds::<T>::insert(
@@ -36,7 +43,7 @@ pub(crate) fn open<T: Config>(id: JobId, job: &JobOf<T>, index: RoundIndex) -> D
 			opened_at: now,
 			seed,
 			deadline,
-			due: deadline,
+			due,
 			members,
 			tally: BoundedVec::new(),
 			quorum: None,
@@ -83,14 +90,14 @@ pub(crate) fn submit<T: Config>(signed: SignedProofOf<T>) -> DispatchResult {
 		});
 		let due = round.deadline.min(now.saturating_add(T::QuorumGrace::get()));
 		if due < round.due {
-			round.due = due;
-			queue::reschedule::<T>(id, due);
+			round.due = agenda::reschedule::<T>(AgendaItem::Settle(id), round.due, due);
 		}
 	}
 	let all_in = round.tally.iter().map(|(_, n)| n).sum::<u32>() as usize == round.members.len();
+	let due = round.due;
 	Rounds::<T>::insert(id, round);
 	if all_in {
-		queue::remove::<T>(id);
+		agenda::unschedule::<T>(AgendaItem::Settle(id), due);
 		settle::<T>(id);
 	}
 	Ok(())
@@ -128,7 +135,7 @@ fn tally<T: Config>(round: &mut RoundStateOf<T>, hash: H256) -> u32 {
 	1
 }
 
-/// Settles the open round of `id` (already off the queue): pays, refunds, records health and
+/// Settles the open round of `id` (already off the agenda): pays, refunds, records health and
 /// liveness, then opens the next round or completes the job.
 pub(crate) fn settle<T: Config>(id: JobId) {
 	let (Some(mut job), Some(round)) = (Jobs::<T>::get(id), Rounds::<T>::take(id)) else { return };
@@ -192,9 +199,10 @@ pub(crate) fn settle<T: Config>(id: JobId) {
 	} else if understaffed_too_long::<T>(&mut job) {
 		let refunded = end_unfinished::<T>(id, &mut job);
 		Pallet::<T>::deposit_event(Event::JobAbandoned { job: id, refunded });
-	} else if open::<T>(id, &job, job.rounds_settled).is_err() {
-		// The queue entry of this job was just taken, so there is room; never reached.
-		complete::<T>(id, &mut job);
+	} else if open::<T>(id, &job, job.rounds_settled, agenda::next_round_reach::<T>()).is_err() {
+		// Every block within reach of the next deadline is booked: the job cannot go on.
+		let refunded = end_unfinished::<T>(id, &mut job);
+		Pallet::<T>::deposit_event(Event::JobCancelled { job: id, refunded });
 	}
 	Jobs::<T>::insert(id, job);
 }
@@ -276,7 +284,7 @@ fn record_members<T: Config>(
 
 /// Counts a settlement after which fewer than `min_providers` take part; whether that has
 /// now lasted `MaxUnderstaffedRounds` settlements in a row. A job nobody works on must not
-/// hold a slot of the settlement queue (and the buyer's escrow) for the rest of its rounds.
+/// hold agenda slots (and the buyer's escrow) for the rest of its rounds.
 fn understaffed_too_long<T: Config>(job: &mut JobOf<T>) -> bool {
 	job.understaffed_rounds = if job.participants < job.spec.min_providers {
 		job.understaffed_rounds.saturating_add(1)
@@ -306,14 +314,14 @@ pub(crate) fn cancel_after_round<T: Config>(id: JobId, mut job: JobOf<T>) {
 /// Cancels a live job now: a round that already has a quorum is settled (and paid) first;
 /// then the open round is dropped and the rest of the escrow returns to the buyer.
 pub(crate) fn cancel_now<T: Config>(id: JobId) {
-	if Rounds::<T>::get(id).is_some_and(|round| round.quorum.is_some()) {
-		queue::remove::<T>(id);
+	if let Some(round) = Rounds::<T>::get(id).filter(|round| round.quorum.is_some()) {
+		agenda::unschedule::<T>(AgendaItem::Settle(id), round.due);
 		settle::<T>(id);
 	}
 	// Settling the last round completes the job: nothing is left to cancel.
 	let Some(mut job) = Jobs::<T>::get(id).filter(|j| j.status.is_live()) else { return };
-	if Rounds::<T>::take(id).is_some() {
-		queue::remove::<T>(id);
+	if let Some(round) = Rounds::<T>::take(id) {
+		agenda::unschedule::<T>(AgendaItem::Settle(id), round.due);
 		let _ = Proofs::<T>::clear_prefix(id, u32::MAX, None);
 	}
 	let refunded = end_unfinished::<T>(id, &mut job);

@@ -1,8 +1,8 @@
 //! Unit tests: every call, every error, settlement, slashing and the escrow invariant.
 
 use crate::{
-	mock::*, Equivocations, Error, Event, JobStatus, Jobs as JobsMap, Participants, RemovalReason,
-	RoundResults, Rounds, SettlementQueue,
+	mock::*, Agenda, Equivocations, Error, Event, JobStatus, Jobs as JobsMap, Participants,
+	RemovalReason, RoundResults, Rounds,
 };
 use grid_primitives::job::{max_samples, Compression, GptConfig, ModelSpec, Nanos};
 use pallet_providers::SlashReason;
@@ -123,6 +123,14 @@ fn create_job_rejects_every_bad_field() {
 			(|s| s.training.round_blocks = 1, Error::RoundTooShort),
 			(|s| s.training.round_blocks = 101, Error::RoundTooLong),
 			(|s| s.challenge_window = 101, Error::ChallengeWindowTooLong),
+			(
+				|s| {
+					// 50 rounds of 21 blocks: past `MaxJobBlocks` (1,000).
+					s.rounds = 50;
+					s.training.round_blocks = 21;
+				},
+				Error::JobTooLong,
+			),
 			(|s| s.reward_per_round = Balance::MAX / 2, Error::BudgetOverflow),
 			(|s| s.reward_per_round = ENDOWMENT, Error::InsufficientBalance),
 		];
@@ -422,7 +430,7 @@ fn a_job_completes_after_its_rounds_and_releases_its_providers() {
 		assert_eq!(job.fees, 3 * REWARD / 10);
 		assert_eq!(escrow_held(BUYER), 0);
 		assert!(Rounds::<Test>::get(id).is_none());
-		assert!(SettlementQueue::<Test>::get().is_empty());
+		assert_eq!(Agenda::<Test>::iter().count(), 0, "nothing left to settle");
 		assert!(!pallet_providers::Providers::<Test>::get(P1).unwrap().in_jobs());
 		assert_eq!(Balances::total_issuance(), issuance, "payouts move funds, never mint");
 		assert!(job_events().contains(&Event::JobCompleted {
@@ -589,15 +597,7 @@ fn settlement_work_per_block_is_bounded() {
 	new_test_ext().execute_with(|| {
 		let jobs: Vec<_> =
 			[[P1, P2], [P3, P4], [15, 16]].iter().map(|ps| running_job(ps)).collect();
-		let queue = SettlementQueue::<Test>::get();
-		assert_eq!(queue.len(), 3);
-		assert!(queue.iter().all(|(due, _)| *due == 1 + ROUND_BLOCKS));
-		// A fourth job cannot start while three run.
-		let mut s = spec();
-		s.min_providers = 1;
-		let fourth = create(s);
-		register(17);
-		assert_noop!(join(fourth, 17), Error::<Test>::TooManyRunningJobs);
+		assert_eq!(Agenda::<Test>::get(1 + ROUND_BLOCKS).len(), 3, "all three are due together");
 
 		run_to_block(1 + ROUND_BLOCKS);
 		let settled = jobs.iter().filter(|id| RoundResults::<Test>::get(**id, 0).is_some()).count();

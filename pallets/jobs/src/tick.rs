@@ -1,22 +1,32 @@
-//! Per-block work: settling due rounds and deciding due challenges, with its weight accounted
-//! here and nowhere else (as `pallet-broker`'s `tick_impls.rs`).
+//! Per-block work: settling due rounds and deciding due challenges from the agenda, with its
+//! weight accounted here and nowhere else (as `pallet-broker`'s `tick_impls.rs`).
 //!
 //! `on_initialize` works at most `MaxSettlementsPerBlock` items, `on_idle` as many as the
 //! block's spare weight allows, and a validator's worker report the same bounded amount as
-//! `on_initialize` (for items whose block ran out of weight). Rounds go first; what does not
-//! fit waits for the next block.
+//! `on_initialize` (for items whose block ran out of weight). Items are worked block by block
+//! from the agenda's cursor, in arrival order within a block; what does not fit waits for the
+//! next pass, and the cursor stays on its block.
 
 use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
-use crate::{challenges, queue, rounds, Config, WeightInfo};
+use crate::{agenda, challenges, rounds, AgendaCursor, AgendaItem, Config, WeightInfo};
+
+/// Most agenda blocks one pass looks at. The cursor trails the chain only by blocks whose work
+/// did not fit, so this bounds the reads of a pass without leaving work behind for long.
+const MAX_BLOCKS_PER_PASS: u32 = 16;
 
 /// What one pass did.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Worked {
-	/// Weight used, the fixed queue reads included.
+	/// Weight used, the agenda reads included.
 	pub weight: Weight,
 	/// Rounds settled and challenges decided.
 	pub items: u32,
+}
+
+/// Whether work due before `now` is still on the agenda, within the blocks one pass looks at.
+pub(crate) fn overdue<T: Config>(now: BlockNumberFor<T>) -> bool {
+	agenda::overdue_within::<T>(now, MAX_BLOCKS_PER_PASS)
 }
 
 /// The `on_initialize` pass: a bounded number of items, whatever their weight.
@@ -35,24 +45,48 @@ pub(crate) fn on_worker_report<T: Config>(now: BlockNumberFor<T>) -> u32 {
 	work_due::<T>(now, T::MaxSettlementsPerBlock::get(), Weight::MAX).items
 }
 
-/// The most `items` items can weigh, whichever kind they are.
+/// The most a pass of `items` items can weigh, whichever kind they are.
 pub(crate) fn worst_case<T: Config>(items: u32) -> Weight {
-	per_round::<T>().max(per_challenge::<T>()).saturating_mul(items.into())
+	let blocks = per_block::<T>().saturating_mul(MAX_BLOCKS_PER_PASS.into());
+	per_round::<T>().max(per_challenge::<T>()).saturating_mul(items.into()).saturating_add(blocks)
 }
 
-/// Reading both queue heads, paid once per pass whether or not anything is due.
+/// Reading and writing the cursor, paid once per pass whether or not anything is due.
 fn base<T: Config>() -> Weight {
-	T::DbWeight::get().reads(2)
+	T::DbWeight::get().reads_writes(1, 1)
 }
 
-/// Settling one round of the largest job.
+/// Reading (and rewriting) one block's agenda.
+fn per_block<T: Config>() -> Weight {
+	T::DbWeight::get().reads_writes(1, 1)
+}
+
+/// Settling one round of the largest job: paying its members and opening the next round, or
+/// slashing them all and completing it, whichever costs more.
 fn per_round<T: Config>() -> Weight {
-	T::WeightInfo::settle_round(T::MaxParticipants::get())
+	let p = T::MaxParticipants::get();
+	T::WeightInfo::settle_round(p).max(T::WeightInfo::settle_round_slashing(p))
 }
 
 /// Deciding one challenge of the largest committee.
 fn per_challenge<T: Config>() -> Weight {
 	T::WeightInfo::resolve_challenge(T::MaxCommittee::get())
+}
+
+/// The worst case of one item.
+fn cost_of<T: Config>(item: AgendaItem) -> Weight {
+	match item {
+		AgendaItem::Settle(_) => per_round::<T>(),
+		AgendaItem::Decide(_) => per_challenge::<T>(),
+	}
+}
+
+/// Does one item.
+fn work<T: Config>(item: AgendaItem) {
+	match item {
+		AgendaItem::Settle(job) => rounds::settle::<T>(job),
+		AgendaItem::Decide(id) => challenges::resolve::<T>(id),
+	}
 }
 
 /// Weight used against a limit. The base is charged even past the limit and sums saturate,
@@ -72,24 +106,29 @@ impl Meter {
 	}
 }
 
-/// Settles rounds and then decides challenges due at or before `now`: at most `max` items,
-/// each only while `limit` allows its worst case.
+/// Works the agenda from its cursor through `now`: at most `max` items, each only while
+/// `limit` allows its worst case. The cursor moves past each block left empty (it is stored
+/// as the pass goes, so that work scheduled meanwhile is never put behind it).
 fn work_due<T: Config>(now: BlockNumberFor<T>, max: u32, limit: Weight) -> Worked {
 	let mut meter = Meter { used: base::<T>(), limit };
 	let mut items = 0u32;
-	let per_round = per_round::<T>();
-	while items < max && meter.fits(per_round) {
-		let Some(job) = queue::pop_due::<T>(now) else { break };
-		rounds::settle::<T>(job);
-		meter.charge(per_round);
-		items += 1;
-	}
-	let per_challenge = per_challenge::<T>();
-	while items < max && meter.fits(per_challenge) {
-		let Some(id) = queue::pop_due_challenge::<T>(now) else { break };
-		challenges::resolve::<T>(id);
-		meter.charge(per_challenge);
-		items += 1;
+	let mut block = AgendaCursor::<T>::get();
+	for _ in 0..MAX_BLOCKS_PER_PASS {
+		if block > now {
+			break;
+		}
+		meter.charge(per_block::<T>());
+		while let Some(item) = agenda::first::<T>(block) {
+			if items >= max || !meter.fits(cost_of::<T>(item)) {
+				return Worked { weight: meter.used, items };
+			}
+			agenda::take_first::<T>(block);
+			work::<T>(item);
+			meter.charge(cost_of::<T>(item));
+			items += 1;
+		}
+		block = block.saturating_add(One::one());
+		AgendaCursor::<T>::put(block);
 	}
 	Worked { weight: meter.used, items }
 }
@@ -97,11 +136,15 @@ fn work_due<T: Config>(now: BlockNumberFor<T>, max: u32, limit: Weight) -> Worke
 #[cfg(test)]
 mod tests {
 	use super::*;
-	use crate::{mock::*, Challenges, RoundResults, SettlementQueue};
+	use crate::{mock::*, Agenda, Challenges, RoundResults};
 	use polkadot_sdk::polkadot_sdk_frame::deps::frame_support::assert_ok;
 
 	fn base() -> Weight {
 		super::base::<Test>()
+	}
+
+	fn per_block() -> Weight {
+		super::per_block::<Test>()
 	}
 
 	fn per_round() -> Weight {
@@ -112,14 +155,21 @@ mod tests {
 		super::per_challenge::<Test>()
 	}
 
-	/// Three running jobs whose first rounds are due together; moves to that block without
-	/// running its hooks and returns it.
+	/// Moves to block `n` without running its hooks, the agenda's cursor on it as if every
+	/// block before had been worked.
+	fn jump_to(n: u64) {
+		System::set_block_number(n);
+		AgendaCursor::<Test>::put(n);
+	}
+
+	/// Three running jobs whose first rounds are due together; moves to that block and
+	/// returns it.
 	fn three_rounds_due() -> u64 {
 		for providers in [[P1, P2], [P3, P4], [15, 16]] {
 			running_job(&providers);
 		}
 		let due = 1 + ROUND_BLOCKS;
-		System::set_block_number(due);
+		jump_to(due);
 		due
 	}
 
@@ -134,13 +184,14 @@ mod tests {
 	}
 
 	#[test]
-	fn nothing_due_costs_only_the_queue_reads() {
+	fn an_empty_agenda_costs_only_its_reads_and_moves_the_cursor() {
 		new_test_ext().execute_with(|| {
-			assert_eq!(on_initialize::<Test>(1), base());
+			assert_eq!(on_initialize::<Test>(1), base() + per_block() * 2u64, "blocks 0 and 1");
+			assert_eq!(AgendaCursor::<Test>::get(), 2);
 			running_job(&[P1, P2]);
-			assert_eq!(on_initialize::<Test>(1), base());
+			assert_eq!(on_initialize::<Test>(1), base(), "block 1 was worked already");
 			assert_eq!(on_idle::<Test>(1, Weight::MAX), base());
-			assert_eq!(SettlementQueue::<Test>::get().len(), 1);
+			assert_eq!(Agenda::<Test>::get(1 + ROUND_BLOCKS).len(), 1);
 		});
 	}
 
@@ -151,9 +202,11 @@ mod tests {
 			let weight = on_initialize::<Test>(due);
 			// MaxSettlementsPerBlock is 2.
 			assert_eq!(settled(), 2);
-			assert_eq!(weight, base() + per_round() * 2u64);
+			assert_eq!(weight, base() + per_block() + per_round() * 2u64);
+			assert_eq!(AgendaCursor::<Test>::get(), due, "work is left at the due block");
 			assert_eq!(on_worker_report::<Test>(due), 1);
 			assert_eq!(settled(), 3);
+			assert_eq!(AgendaCursor::<Test>::get(), due + 1);
 			check_invariants();
 		});
 	}
@@ -162,43 +215,59 @@ mod tests {
 	fn on_idle_works_what_fits_in_the_remaining_weight() {
 		new_test_ext().execute_with(|| {
 			let due = three_rounds_due();
-			let short = base() + per_round() - Weight::from_parts(1, 0);
-			assert_eq!(on_idle::<Test>(due, short), base());
+			let overhead = base() + per_block();
+			let short = overhead + per_round() - Weight::from_parts(1, 0);
+			assert_eq!(on_idle::<Test>(due, short), overhead);
 			assert_eq!(settled(), 0);
-			assert_eq!(on_idle::<Test>(due, base() + per_round()), base() + per_round());
+			assert_eq!(on_idle::<Test>(due, overhead + per_round()), overhead + per_round());
 			assert_eq!(settled(), 1);
-			assert_eq!(on_idle::<Test>(due, Weight::MAX), base() + per_round() * 2u64);
+			assert_eq!(on_idle::<Test>(due, Weight::MAX), overhead + per_round() * 2u64);
 			assert_eq!(settled(), 3);
 			check_invariants();
 		});
 	}
 
 	#[test]
-	fn rounds_go_before_challenges() {
+	fn earlier_blocks_go_first_and_a_pass_catches_up_on_several() {
 		new_test_ext().execute_with(|| {
 			let members = [P1, P2, P3, P4];
 			let id = running_job(&members);
 			deliver(id, 0, &members);
 			assert_ok!(Jobs::challenge(RuntimeOrigin::signed(P1), id, 0, P2));
-			// Round 1 is due at 1 + ROUND_BLOCKS, the challenge at 1 + VOTING_BLOCKS.
-			let now = 1 + ROUND_BLOCKS.max(VOTING_BLOCKS);
+			// The challenge is due at 1 + VOTING_BLOCKS, before round 1 at 1 + ROUND_BLOCKS.
+			const { assert!(VOTING_BLOCKS < ROUND_BLOCKS) };
+			let now = 1 + ROUND_BLOCKS;
 			System::set_block_number(now);
+			AgendaCursor::<Test>::put(2);
 			let first = work_due::<Test>(now, 1, Weight::MAX);
-			assert_eq!(first, Worked { weight: base() + per_round(), items: 1 });
-			assert!(RoundResults::<Test>::contains_key(id, 1));
-			assert!(Challenges::<Test>::contains_key(0));
-			let second = work_due::<Test>(now, 1, Weight::MAX);
-			assert_eq!(second, Worked { weight: base() + per_challenge(), items: 1 });
+			// Blocks 2 to 6: the pass stops at 6 with its round left for the next item.
+			let blocks = per_block() * (VOTING_BLOCKS + 1);
+			assert_eq!(first, Worked { weight: base() + blocks + per_challenge(), items: 1 });
 			assert!(!Challenges::<Test>::contains_key(0));
+			assert!(!RoundResults::<Test>::contains_key(id, 1));
+			let second = work_due::<Test>(now, 1, Weight::MAX);
+			assert_eq!(second.items, 1);
+			assert!(RoundResults::<Test>::contains_key(id, 1));
 			check_invariants();
 		});
 	}
 
 	#[test]
-	fn the_worst_case_covers_either_kind_of_item() {
+	fn one_pass_looks_at_a_bounded_number_of_blocks() {
+		new_test_ext().execute_with(|| {
+			let far = u64::from(MAX_BLOCKS_PER_PASS) * 3;
+			System::set_block_number(far);
+			let worked = on_initialize::<Test>(far);
+			assert_eq!(worked, base() + per_block() * u64::from(MAX_BLOCKS_PER_PASS));
+			assert_eq!(AgendaCursor::<Test>::get(), u64::from(MAX_BLOCKS_PER_PASS));
+		});
+	}
+
+	#[test]
+	fn the_worst_case_covers_either_kind_of_item_and_the_blocks_looked_at() {
 		let worst = worst_case::<Test>(3);
 		assert!(worst.all_gte(per_round() * 3u64) && worst.all_gte(per_challenge() * 3u64));
-		assert_eq!(worst_case::<Test>(0), Weight::zero());
+		assert_eq!(worst_case::<Test>(0), per_block() * u64::from(MAX_BLOCKS_PER_PASS));
 	}
 
 	#[test]

@@ -9,17 +9,21 @@ use polkadot_sdk::polkadot_sdk_frame::{
 };
 
 use crate::{
-	BalanceOf, ChallengeQueue, Challenges, Config, HoldReason, JobStatus, Jobs, OpenChallengesBy,
-	OpenChallengesOn, Pallet, Participants, Rounds, SettlementQueue,
+	Agenda, AgendaCursor, AgendaItem, BalanceOf, Challenges, Config, HoldReason, JobStatus, Jobs,
+	OpenChallengesBy, OpenChallengesOn, Pallet, Participants, Rounds,
 };
+
+/// Each agenda entry with its block.
+type Scheduled<T> = BTreeMap<AgendaItem, BlockNumberFor<T>>;
 
 impl<T: Config> Pallet<T> {
 	/// Invariants: every job's escrow adds up and matches its buyer's hold; running jobs
-	/// (and only they) have an open round and one queue entry; participant counts match, and
+	/// (and only they) have an open round and one agenda entry; participant counts match, and
 	/// every participant's stake is locked for the job and covers its locks.
 	pub fn do_try_state() -> Result<(), TryRuntimeError> {
 		let mut held_by_buyer: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
-		let queue = SettlementQueue::<T>::get();
+		let scheduled = Self::try_state_agenda()?;
+		let mut running_jobs = 0usize;
 		for (id, job) in Jobs::<T>::iter() {
 			let accounted = job
 				.paid
@@ -31,9 +35,15 @@ impl<T: Config> Pallet<T> {
 			let entry = held_by_buyer.entry(job.buyer.clone()).or_default();
 			*entry = entry.saturating_add(job.held());
 			let running = job.status == JobStatus::Running;
-			ensure!(Rounds::<T>::contains_key(id) == running, "open round without running job");
-			let queued = queue.iter().filter(|(_, j)| *j == id).count();
-			ensure!(queued == usize::from(running), "running job not queued exactly once");
+			let round = Rounds::<T>::get(id);
+			ensure!(round.is_some() == running, "open round without running job");
+			if let Some(round) = round {
+				running_jobs += 1;
+				ensure!(
+					scheduled.get(&AgendaItem::Settle(id)) == Some(&round.due),
+					"running job's round is not on the agenda at its due block"
+				);
+			}
 			ensure!(
 				!running || job.understaffed_rounds < T::MaxUnderstaffedRounds::get(),
 				"job runs understaffed past the limit"
@@ -58,27 +68,43 @@ impl<T: Config> Pallet<T> {
 				"buyer's hold differs from its jobs' escrow"
 			);
 		}
-		ensure!(queue.windows(2).all(|w| w[0] <= w[1]), "settlement queue out of order");
-		Self::try_state_challenges()
+		let settles = scheduled.keys().filter(|i| matches!(i, AgendaItem::Settle(_))).count();
+		ensure!(settles == running_jobs, "agenda settles a job that is not running");
+		Self::try_state_challenges(&scheduled)
 	}
 
-	/// Challenges: each open one is queued once, and challengers' holds equal their open
-	/// challenges' deposits.
-	fn try_state_challenges() -> Result<(), TryRuntimeError> {
-		let queue = ChallengeQueue::<T>::get();
-		ensure!(queue.windows(2).all(|w| w[0] <= w[1]), "challenge queue out of order");
-		ensure!(
-			queue.len() == Challenges::<T>::iter_keys().count(),
-			"challenge queue and open challenges differ"
-		);
-		for (_, id) in queue.iter() {
-			ensure!(Challenges::<T>::contains_key(id), "queued challenge is not open");
+	/// The agenda: no empty lists stored, nothing behind the cursor, each item once.
+	fn try_state_agenda() -> Result<Scheduled<T>, TryRuntimeError> {
+		let cursor = AgendaCursor::<T>::get();
+		let mut scheduled = Scheduled::<T>::new();
+		for (block, items) in Agenda::<T>::iter() {
+			ensure!(!items.is_empty(), "empty agenda stored");
+			ensure!(block >= cursor, "agenda entry behind the cursor");
+			for item in items {
+				ensure!(scheduled.insert(item, block).is_none(), "item on the agenda twice");
+			}
 		}
-		let (mut by, mut on) = (BTreeMap::new(), BTreeMap::new());
-		for (_, challenge) in Challenges::<T>::iter() {
-			*by.entry(challenge.challenger).or_insert(0u32) += 1;
+		Ok(scheduled)
+	}
+
+	/// Challenges: each open one is on the agenda at its due block, the counts per challenger
+	/// and per job are right, and challengers' holds equal their open challenges' deposits.
+	fn try_state_challenges(scheduled: &Scheduled<T>) -> Result<(), TryRuntimeError> {
+		let (mut by, mut on, mut held) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+		let mut open = 0usize;
+		for (id, challenge) in Challenges::<T>::iter() {
+			open += 1;
+			ensure!(
+				scheduled.get(&AgendaItem::Decide(id)) == Some(&challenge.due),
+				"open challenge is not on the agenda at its due block"
+			);
+			*by.entry(challenge.challenger.clone()).or_insert(0u32) += 1;
 			*on.entry(challenge.job).or_insert(0u32) += 1;
+			let entry: &mut BalanceOf<T> = held.entry(challenge.challenger).or_default();
+			*entry = entry.saturating_add(challenge.deposit);
 		}
+		let decides = scheduled.keys().filter(|i| matches!(i, AgendaItem::Decide(_))).count();
+		ensure!(decides == open, "agenda decides a challenge that is not open");
 		ensure!(
 			OpenChallengesBy::<T>::iter().collect::<BTreeMap<_, _>>() == by,
 			"open challenges per challenger miscounted"
@@ -93,7 +119,7 @@ impl<T: Config> Pallet<T> {
 			"more challenges open than a challenger or job may have"
 		);
 		let reason = HoldReason::ChallengeDeposit.into();
-		for (challenger, held) in held_deposits::<T>() {
+		for (challenger, held) in held {
 			ensure!(
 				T::Currency::balance_on_hold(&reason, &challenger) == held,
 				"challenger's hold differs from its open deposits"
@@ -101,14 +127,4 @@ impl<T: Config> Pallet<T> {
 		}
 		Ok(())
 	}
-}
-
-/// Deposits held by open challenges, per challenger.
-fn held_deposits<T: Config>() -> BTreeMap<T::AccountId, BalanceOf<T>> {
-	let mut held = BTreeMap::new();
-	for (_, challenge) in Challenges::<T>::iter() {
-		let entry: &mut BalanceOf<T> = held.entry(challenge.challenger).or_default();
-		*entry = entry.saturating_add(challenge.deposit);
-	}
-	held
 }

@@ -8,6 +8,28 @@ use grid_primitives::{
 use polkadot_sdk::polkadot_sdk_frame::{deps::sp_core::H256, prelude::*};
 use scale_info::TypeInfo;
 
+/// What per-block work must do at a block of the agenda.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	PartialOrd,
+	Ord,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub enum AgendaItem {
+	/// Settle the open round of this job.
+	Settle(JobId),
+	/// Decide this challenge by the votes cast.
+	Decide(ChallengeId),
+}
+
 /// Where a job is in its life.
 #[derive(
 	Clone,
@@ -212,9 +234,11 @@ pub struct Challenge<AccountId, Balance, BlockNumber, MaxCommittee: Get<u32>> {
 	pub deposit: Balance,
 	/// The verifiers drawn, each with its vote once cast.
 	pub committee: BoundedVec<(AccountId, Option<Verdict>), MaxCommittee>,
-	/// First block at which votes are no longer accepted; the challenge is decided then at
-	/// the latest.
+	/// First block at which votes are no longer accepted.
 	pub deadline: BlockNumber,
+	/// The block whose agenda decides it: the deadline, or a little later when that block's
+	/// agenda was full.
+	pub due: BlockNumber,
 }
 
 impl<AccountId, Balance, BlockNumber, MaxCommittee: Get<u32>>

@@ -21,6 +21,8 @@ pub trait WeightInfo {
 	fn submit_proof(p: u32) -> Weight;
 	fn report_equivocation() -> Weight;
 	fn settle_round(p: u32) -> Weight;
+	fn settle_round_slashing(p: u32) -> Weight;
+	fn force_cancel_job(p: u32) -> Weight;
 	fn challenge(p: u32) -> Weight;
 	fn vote() -> Weight;
 	fn resolve_challenge(k: u32) -> Weight;
@@ -175,6 +177,12 @@ macro_rules! delegate {
 		}
 		fn settle_round(p: u32) -> Weight {
 			Derived($db).settle_round(p)
+		}
+		fn settle_round_slashing(p: u32) -> Weight {
+			Derived($db).settle_round(p).saturating_mul(2)
+		}
+		fn force_cancel_job(p: u32) -> Weight {
+			Derived($db).cancel_job(p)
 		}
 		fn challenge(p: u32) -> Weight {
 			Derived($db).challenge(p)

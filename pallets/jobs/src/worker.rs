@@ -12,7 +12,7 @@ use polkadot_sdk::polkadot_sdk_frame::{
 };
 
 use crate::{
-	queue, tick, AuthoritySignatureOf, Call, Config, Event, LastWorkerReport, Pallet, WeightInfo,
+	tick, AuthoritySignatureOf, Call, Config, Event, LastWorkerReport, Pallet, WeightInfo,
 	WorkerReportOf,
 };
 
@@ -62,12 +62,7 @@ pub(crate) fn offchain_worker<T: Config>(now: BlockNumberFor<T>) {
 	log::debug!(target: "grid::worker", "block {now:?}: {outcome:?}");
 }
 
-/// Whether a round or a challenge is due before `now` and still unsettled: the hooks of its
-/// due block ran out of weight.
-pub(crate) fn overdue<T: Config>(now: BlockNumberFor<T>) -> bool {
-	let rounds = queue::next_due::<T>().is_some_and(|due| due < now);
-	rounds || queue::next_challenge_due::<T>().is_some_and(|due| due < now)
-}
+pub(crate) use tick::overdue;
 
 fn genesis<T: Config>() -> T::Hash {
 	frame_system::Pallet::<T>::block_hash(BlockNumberFor::<T>::zero())

@@ -3,8 +3,7 @@
 //! externalities with a mocked HTTP probe and a transaction pool.
 
 use crate::{
-	mock::*, Call, Event, LastWorkerReport, Pallet, SettlementQueue, WorkerReportOf,
-	NOTHING_TO_REPORT,
+	mock::*, Agenda, Call, Event, LastWorkerReport, Pallet, WorkerReportOf, NOTHING_TO_REPORT,
 };
 use codec::Decode;
 use grid_primitives::work::{worker_report_payload, ProbeResult};
@@ -166,10 +165,9 @@ fn three_rounds_due_together() -> u64 {
 		register(who);
 		assert_ok!(join(id, who));
 	}
-	let due: Vec<u64> = SettlementQueue::<Test>::get().iter().map(|(due, _)| *due).collect();
-	assert_eq!(due.len(), 3);
-	assert!(due.iter().all(|d| *d == due[0]));
-	due[0]
+	let due = 1 + ROUND_BLOCKS;
+	assert_eq!(Agenda::<Test>::get(due).len(), 3);
+	due
 }
 
 #[test]
@@ -181,7 +179,7 @@ fn a_report_settles_rounds_the_hooks_could_not_reach() {
 		System::set_block_number(due);
 		Jobs::on_initialize(due);
 		Jobs::on_idle(due, Weight::zero());
-		assert_eq!(SettlementQueue::<Test>::get().iter().filter(|(d, _)| *d == due).count(), 1);
+		assert_eq!(Agenda::<Test>::get(due).len(), 1);
 
 		System::set_block_number(due + 1);
 		assert!(crate::worker::overdue::<Test>(due + 1));
@@ -189,7 +187,7 @@ fn a_report_settles_rounds_the_hooks_could_not_reach() {
 		assert_ok!(authorize(&r, &signed(&r)));
 		job_events();
 		assert_ok!(dispatch(r));
-		assert!(SettlementQueue::<Test>::get().iter().all(|(d, _)| *d > due + 1));
+		assert!(Agenda::<Test>::iter_keys().all(|block| block > due + 1));
 		assert!(job_events().contains(&Event::WorkerReported {
 			validator: UintAuthorityId(VALIDATOR),
 			at: due + 1,
