@@ -338,7 +338,7 @@ mod benchmarks {
 	/// signature over the largest payload.
 	#[benchmark]
 	fn authorize_worker_report() {
-		let (report, signature) = worker_report::<T>(MaxProbesPerReport::get());
+		let (report, signature) = worker_report::<T>(<MaxProbesPerReport as Get<u32>>::get());
 		#[block]
 		{
 			Pallet::<T>::authorize_worker_report(TransactionSource::External, &report, &signature)
@@ -349,7 +349,7 @@ mod benchmarks {
 	/// Applying a worker report with `n` probes of registered providers (settling is
 	/// charged separately, per item).
 	#[benchmark]
-	fn apply_worker_report(n: Linear<1, { MaxProbesPerReport::get() }>) {
+	fn apply_worker_report(n: Linear<1, { <MaxProbesPerReport as Get<u32>>::get() }>) {
 		let (report, _) = worker_report::<T>(n);
 		let validator = report.validator.clone();
 		#[block]
