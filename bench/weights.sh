@@ -14,7 +14,8 @@ bench_target="${GRID_BENCH_TARGET_DIR:-$HOME/.cache/grid-bench-target}"
 STEPS="${STEPS:-20}"
 REPEAT="${REPEAT:-10}"
 
-cargo build --release --locked -p grid-node
+# The whole workspace, as the tests build it: the same features, so nothing is rebuilt.
+cargo build --release --locked --workspace --all-targets
 CARGO_TARGET_DIR="$bench_target" cargo build --release --locked -p grid-runtime \
 	--features runtime-benchmarks
 wasm="$bench_target/release/wbuild/grid-runtime/grid_runtime.compact.compressed.wasm"

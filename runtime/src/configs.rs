@@ -193,6 +193,9 @@ parameter_types! {
 	/// A challenger risks 100 GRID: enough to make frivolous challenges costly, small next to
 	/// the stake a cheater loses.
 	pub const JobChallengeDeposit: Balance = 100 * grid_primitives::currency::UNIT;
+	/// A buyer's storage deposit per job: 1 GRID, back when the job's records are pruned
+	/// (the challenge window and a vote after it ends).
+	pub const JobStorageDeposit: Balance = grid_primitives::currency::UNIT;
 	/// Proven fraud is deliberate: half the stake (besides the clawed-back reward).
 	pub const JobFraudSlash: Perbill = Perbill::from_percent(50);
 	/// A verifier that does not vote: 1%, like a missed round.
@@ -244,6 +247,7 @@ impl pallet_jobs::Config for Runtime {
 	type ReporterShare = JobReporterShare;
 	type BuyerShare = JobBuyerShare;
 	type Randomness = pallet_jobs::ParentHashRandomness<Runtime>;
+	type JobDeposit = JobStorageDeposit;
 	type ChallengeDeposit = JobChallengeDeposit;
 	type MaxCommittee = ConstU32<5>;
 	type VotingPeriod = ConstU32<JOB_VOTING_PERIOD>;

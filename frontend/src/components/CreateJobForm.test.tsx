@@ -18,6 +18,11 @@ describe("CreateJobForm", () => {
     expect(screen.getByTestId("escrow-total")).toHaveTextContent("50.5 GRID");
   });
 
+  it("states the storage deposit the chain holds until the job is pruned", () => {
+    render(<CreateJobForm limits={LIMITS} protocolFee={10_000_000} jobDeposit={UNIT} onSubmit={vi.fn()} tx={IDLE} />);
+    expect(screen.getByTestId("job-deposit")).toHaveTextContent("storage deposit of 1 GRID");
+  });
+
   it("shows validation messages on the fields and does not submit", async () => {
     const onSubmit = vi.fn();
     render(<CreateJobForm limits={LIMITS} protocolFee={10_000_000} onSubmit={onSubmit} tx={IDLE} />);

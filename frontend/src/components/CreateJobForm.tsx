@@ -20,6 +20,8 @@ export interface CreateJobFormProps {
   limits?: SpecLimits;
   /** Protocol fee (Perbill parts); the escrow summary needs it. */
   protocolFee?: number;
+  /** The storage deposit held per job until its records are pruned. */
+  jobDeposit?: bigint;
   /** Why signing is not possible now (no account, not connected), if so. */
   cannotSign?: string;
   onSubmit: (spec: JobSpec) => void;
@@ -29,7 +31,7 @@ export interface CreateJobFormProps {
   initial?: JobForm;
 }
 
-export function CreateJobForm({ limits, protocolFee, cannotSign, onSubmit, tx, createdJob, initial = DEFAULT_FORM }: CreateJobFormProps) {
+export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onSubmit, tx, createdJob, initial = DEFAULT_FORM }: CreateJobFormProps) {
   const [form, setForm] = useState<JobForm>(initial);
   const [touched, setTouched] = useState<Set<FormField>>(new Set());
   const [submitted, setSubmitted] = useState(false);
@@ -219,6 +221,12 @@ export function CreateJobForm({ limits, protocolFee, cannotSign, onSubmit, tx, c
               the providers that deliver each round; what is not paid (missing providers, failed rounds, a cancelled job)
               comes back.
             </p>
+            {jobDeposit !== undefined && (
+              <p className="muted" data-testid="job-deposit">
+                Plus a storage deposit of {formatGrid(jobDeposit)}, held until the job's records are pruned (its challenge
+                window and a vote after it ends), then returned.
+              </p>
+            )}
           </>
         ) : built.spec ? (
           <p className="muted">Connect to a node to see the escrow (the protocol fee is read from the chain).</p>

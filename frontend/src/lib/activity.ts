@@ -62,7 +62,7 @@ export function chainActivitySource(api: GridApi, client: PolkadotClient): Activ
           })),
         challenged: challenged
           .filter(({ keyArgs: [[j]] }) => j === job)
-          .map(({ keyArgs: [[j, round, accused]], value: id }) => ({ id, job: j, round, accused })),
+          .map(({ keyArgs: [[j, round], accused], value: id }) => ({ id, job: j, round, accused })),
       };
     },
     endpoints: async (who, at) => {

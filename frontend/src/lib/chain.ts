@@ -80,15 +80,16 @@ export function isDevChain(info: Pick<ChainInfo, "name" | "chainType">): boolean
   return /dev|local/i.test(info.name);
 }
 
-/** The pallet's limits and protocol fee (Perbill parts), from its constants. */
+/** The pallet's limits, protocol fee (Perbill parts) and per-job storage deposit, from its constants. */
 export interface JobConstants {
   limits: SpecLimits;
   protocolFee: number;
+  jobDeposit: bigint;
 }
 
 export async function jobConstants(api: GridApi): Promise<JobConstants> {
   const c = api.constants.Jobs;
-  const [maxRounds, maxParticipants, minRoundBlocks, maxRoundBlocks, maxChallengeWindow, maxJobBlocks, protocolFee] =
+  const [maxRounds, maxParticipants, minRoundBlocks, maxRoundBlocks, maxChallengeWindow, maxJobBlocks, protocolFee, jobDeposit] =
     await Promise.all([
       c.MaxRounds(),
       c.MaxParticipants(),
@@ -97,9 +98,11 @@ export async function jobConstants(api: GridApi): Promise<JobConstants> {
       c.MaxChallengeWindow(),
       c.MaxJobBlocks(),
       c.ProtocolFee(),
+      c.JobDeposit(),
     ]);
   return {
     limits: { maxRounds, maxParticipants, minRoundBlocks, maxRoundBlocks, maxChallengeWindow, maxJobBlocks },
     protocolFee,
+    jobDeposit,
   };
 }

@@ -26,6 +26,7 @@ export function CreatePage({ source, account, connected }: { source?: GridSource
     <CreateJobForm
       limits={constants?.limits}
       protocolFee={constants?.protocolFee}
+      jobDeposit={constants?.jobDeposit}
       cannotSign={cannotSign}
       tx={tx.state}
       createdJob={createdJobId(tx.events)}

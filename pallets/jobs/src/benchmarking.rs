@@ -231,7 +231,7 @@ mod benchmarks {
 		let reporter: T::AccountId = account("reporter", 0, 0);
 		#[extrinsic_call]
 		_(RawOrigin::Signed(reporter), first, second);
-		assert!(Equivocations::<T>::contains_key((id, 0, providers[0].clone())));
+		assert!(Equivocations::<T>::contains_key((id, 0), &providers[0]));
 	}
 
 	/// Settling a round of `p` members where all but one delivered (a quorum for p >= 3) and
@@ -332,6 +332,32 @@ mod benchmarks {
 			challenges::resolve::<T>(0);
 		}
 		assert!(!Challenges::<T>::contains_key(0));
+	}
+
+	/// Pruning an ended job of `p` participants together with a round of `p` contributions,
+	/// each challenged and punished for equivocation (more than any one `Expire` item does:
+	/// a round's and a job's pruning are separate items).
+	#[benchmark]
+	fn expire(p: Linear<3, { T::MaxParticipants::get() }>) {
+		let mut spec = max_spec::<T>(p);
+		spec.rounds = 1;
+		let (_, id, providers) = running_spec::<T>(spec);
+		submit_all::<T>(id, &providers, p as usize);
+		let job = Jobs::<T>::get(id).expect("stored");
+		assert!(!job.status.is_live(), "its one round settled and completed it");
+		let last = job.rounds_settled;
+		for who in &providers {
+			let evidence = Contributions::<T>::get((id, 0), who).expect("paid");
+			Contributions::<T>::insert((id, last), who, evidence);
+			Challenged::<T>::insert((id, last), who, 0);
+			Equivocations::<T>::insert((id, last), who, ());
+		}
+		#[block]
+		{
+			expiry::expire::<T>(id, last);
+		}
+		assert!(!Jobs::<T>::contains_key(id));
+		assert_eq!(Contributions::<T>::iter_prefix((id, last)).count(), 0);
 	}
 
 	/// Authorizing a worker report with the most probes: the validator check, the

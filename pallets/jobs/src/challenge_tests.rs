@@ -28,7 +28,7 @@ fn delivered_job() -> u64 {
 }
 
 fn challenge(who: AccountId, job: u64, accused: AccountId) -> DispatchResult {
-	Jobs::challenge(RuntimeOrigin::signed(who), job, 0, accused)
+	Jobs::challenge(RuntimeOrigin::signed(who), job, 0, accused).map(|_| ()).map_err(|e| e.error)
 }
 
 fn vote(who: AccountId, id: u64, verdict: Verdict) -> DispatchResult {
@@ -91,7 +91,7 @@ fn a_challenge_holds_the_deposit_and_draws_a_committee_of_other_participants() {
 				deadline,
 			}]
 		);
-		assert_eq!(Challenged::<Test>::get((id, 0, P2)), Some(0));
+		assert_eq!(Challenged::<Test>::get((id, 0), P2), Some(0));
 		assert_eq!(Agenda::<Test>::get(deadline).to_vec(), vec![AgendaItem::Decide(0)]);
 		check_invariants();
 	});

@@ -59,8 +59,7 @@ pub(crate) fn open<T: Config>(
 	let now = frame_system::Pallet::<T>::block_number();
 	let closes = summary.settled_at.saturating_add(record.spec.challenge_window);
 	ensure!(now <= closes, Error::<T>::ChallengeWindowClosed);
-	let key = (job, round, accused.clone());
-	ensure!(!Challenged::<T>::contains_key(&key), Error::<T>::AlreadyChallenged);
+	ensure!(!Challenged::<T>::contains_key((job, round), &accused), Error::<T>::AlreadyChallenged);
 	ensure!(
 		OpenChallengesBy::<T>::get(&challenger) < T::MaxChallengesPerChallenger::get(),
 		Error::<T>::TooManyChallengesByChallenger
@@ -80,7 +79,7 @@ pub(crate) fn open<T: Config>(
 	let due = agenda::schedule::<T>(AgendaItem::Decide(id), deadline, agenda::caller_reach::<T>())?;
 
 	NextChallengeId::<T>::put(id.saturating_add(1));
-	Challenged::<T>::insert(&key, id);
+	Challenged::<T>::insert((job, round), &accused, id);
 	OpenChallengesBy::<T>::mutate(&challenger, |n| *n = n.saturating_add(1));
 	OpenChallengesOn::<T>::mutate(job, |n| *n = n.saturating_add(1));
 	let members: Vec<T::AccountId> = committee.iter().map(|(who, _)| who.clone()).collect();

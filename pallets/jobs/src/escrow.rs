@@ -34,6 +34,25 @@ pub(crate) fn hold<T: Config>(buyer: &T::AccountId, amount: BalanceOf<T>) -> Dis
 		.map_err(|_| Error::<T>::InsufficientBalance.into())
 }
 
+/// Puts a job's storage deposit on hold from `buyer`.
+pub(crate) fn hold_deposit<T: Config>(
+	buyer: &T::AccountId,
+	amount: BalanceOf<T>,
+) -> DispatchResult {
+	T::Currency::hold(&HoldReason::JobDeposit.into(), buyer, amount)
+		.map_err(|_| Error::<T>::InsufficientBalance.into())
+}
+
+/// Returns a pruned job's storage deposit to its buyer.
+pub(crate) fn release_deposit<T: Config>(job: &JobOf<T>) {
+	let _ = T::Currency::release(
+		&HoldReason::JobDeposit.into(),
+		&job.buyer,
+		job.deposit,
+		Precision::BestEffort,
+	);
+}
+
 /// Moves `amount` of the job's escrow to `to` as a reward. Returns what was paid: zero when
 /// the transfer is impossible (e.g. it would create an account below the existential deposit),
 /// in which case the amount stays held and is refunded with the round's rest. Never more than

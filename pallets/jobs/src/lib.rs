@@ -34,6 +34,7 @@ pub use pallet::*;
 mod agenda;
 mod challenges;
 mod escrow;
+mod expiry;
 mod membership;
 mod payout;
 mod randomness;
@@ -52,6 +53,8 @@ mod benchmarking;
 mod challenge_tests;
 #[cfg(test)]
 mod economics_tests;
+#[cfg(test)]
+mod expiry_tests;
 #[cfg(test)]
 mod mock;
 #[cfg(test)]
@@ -250,6 +253,11 @@ pub mod pallet {
 		/// (by withholding a block); see `docs/architecture.md` for the trust model.
 		type Randomness: Randomness<H256, BlockNumberFor<Self>>;
 
+		/// What a buyer puts on hold per job for the records the job leaves on chain; it
+		/// returns when they are pruned (the challenge window and voting after the job ended).
+		#[pallet::constant]
+		type JobDeposit: Get<BalanceOf<Self>>;
+
 		/// What a challenger puts on hold; it goes to the verifiers if the challenge fails.
 		#[pallet::constant]
 		type ChallengeDeposit: Get<BalanceOf<Self>>;
@@ -318,6 +326,8 @@ pub mod pallet {
 		JobEscrow,
 		/// A challenger's deposit while its challenge is open.
 		ChallengeDeposit,
+		/// A buyer's storage deposit while its job's records are kept.
+		JobDeposit,
 	}
 
 	/// The id the next job gets.
@@ -386,10 +396,17 @@ pub mod pallet {
 	#[pallet::storage]
 	pub type Challenges<T: Config> = StorageMap<_, Twox64Concat, ChallengeId, ChallengeOf<T>>;
 
-	/// Every contribution ever challenged, with its challenge: each is challenged once.
+	/// Every contribution challenged, with its challenge, by (job, round) then provider: each
+	/// is challenged once (pruned with the round).
 	#[pallet::storage]
-	pub type Challenged<T: Config> =
-		StorageMap<_, Blake2_128Concat, (JobId, RoundIndex, T::AccountId), ChallengeId>;
+	pub type Challenged<T: Config> = StorageDoubleMap<
+		_,
+		Twox64Concat,
+		(JobId, RoundIndex),
+		Blake2_128Concat,
+		T::AccountId,
+		ChallengeId,
+	>;
 
 	/// How many challenges each challenger has open.
 	#[pallet::storage]
@@ -408,7 +425,7 @@ pub mod pallet {
 	/// (job, round, provider) equivocations already punished.
 	#[pallet::storage]
 	pub type Equivocations<T: Config> =
-		StorageMap<_, Blake2_128Concat, (JobId, RoundIndex, T::AccountId), ()>;
+		StorageDoubleMap<_, Twox64Concat, (JobId, RoundIndex), Blake2_128Concat, T::AccountId, ()>;
 
 	#[pallet::event]
 	#[pallet::generate_deposit(pub(super) fn deposit_event)]
@@ -455,6 +472,9 @@ pub mod pallet {
 		/// Fewer than `min_providers` took part for `MaxUnderstaffedRounds` settlements in a
 		/// row: the job ended and `refunded` went back to the buyer.
 		JobAbandoned { job: JobId, refunded: BalanceOf<T> },
+		/// An ended job's records were pruned (no challenge can need them any more) and its
+		/// buyer's storage `deposit` returned.
+		JobPruned { job: JobId, deposit: BalanceOf<T> },
 		/// A provider was punished for signing two different proofs for one round.
 		EquivocationPunished {
 			job: JobId,
@@ -578,6 +598,8 @@ pub mod pallet {
 		SameProof,
 		/// This equivocation was already punished.
 		AlreadyReported,
+		/// The round is neither open nor settled within its challenge window.
+		NotReportable,
 		/// A provider cannot challenge its own contribution.
 		CannotChallengeSelf,
 		/// The round has not been settled (or does not exist).
@@ -638,6 +660,8 @@ pub mod pallet {
 			spec.validate(&Self::spec_limits()).map_err(Error::<T>::from)?;
 			let budget = escrow::budget::<T>(&spec)?;
 			escrow::hold::<T>(&buyer, budget)?;
+			let deposit = T::JobDeposit::get();
+			escrow::hold_deposit::<T>(&buyer, deposit)?;
 			let id = NextJobId::<T>::mutate(|next| {
 				let id = *next;
 				*next = next.saturating_add(1);
@@ -658,6 +682,7 @@ pub mod pallet {
 				fees: Zero::zero(),
 				refunded: Zero::zero(),
 				clawed_back: Zero::zero(),
+				deposit,
 			};
 			Jobs::<T>::insert(id, job);
 			Self::deposit_event(Event::JobCreated { job: id, buyer, budget });
@@ -670,14 +695,15 @@ pub mod pallet {
 		/// back to the buyer.
 		#[pallet::call_index(1)]
 		#[pallet::weight(T::WeightInfo::cancel_job(T::MaxParticipants::get()))]
-		pub fn cancel_job(origin: OriginFor<T>, job: JobId) -> DispatchResult {
+		pub fn cancel_job(origin: OriginFor<T>, job: JobId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
 			let record = Jobs::<T>::get(job).ok_or(Error::<T>::UnknownJob)?;
 			ensure!(record.buyer == who, Error::<T>::NotBuyer);
 			ensure!(record.status.is_live(), Error::<T>::JobEnded);
 			ensure!(!record.cancel_requested, Error::<T>::CancelPending);
+			let members = record.spec.max_providers;
 			rounds::cancel_after_round::<T>(job, record);
-			Ok(())
+			Ok(Some(T::WeightInfo::cancel_job(members)).into())
 		}
 
 		/// Cancels any live job at once (root only): the way out of a job that harms the
@@ -685,21 +711,22 @@ pub mod pallet {
 		/// first; one without is dropped.
 		#[pallet::call_index(9)]
 		#[pallet::weight(T::WeightInfo::force_cancel_job(T::MaxParticipants::get()))]
-		pub fn force_cancel_job(origin: OriginFor<T>, job: JobId) -> DispatchResult {
+		pub fn force_cancel_job(origin: OriginFor<T>, job: JobId) -> DispatchResultWithPostInfo {
 			ensure_root(origin)?;
 			let record = Jobs::<T>::get(job).ok_or(Error::<T>::UnknownJob)?;
 			ensure!(record.status.is_live(), Error::<T>::JobEnded);
 			rounds::cancel_now::<T>(job);
-			Ok(())
+			Ok(Some(T::WeightInfo::force_cancel_job(record.spec.max_providers)).into())
 		}
 
 		/// Joins a job as a participant. A running job admits the caller from its next round;
 		/// an open job starts when this join brings it to `min_providers`.
 		#[pallet::call_index(2)]
 		#[pallet::weight(T::WeightInfo::join_job(T::MaxParticipants::get()))]
-		pub fn join_job(origin: OriginFor<T>, job: JobId) -> DispatchResult {
+		pub fn join_job(origin: OriginFor<T>, job: JobId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
-			membership::join::<T>(job, who)
+			membership::join::<T>(job, who)?;
+			Ok(Some(T::WeightInfo::join_job(Self::members_bound(job))).into())
 		}
 
 		/// Leaves a job. Rounds already delivered stay paid; the open round's share of a
@@ -715,9 +742,14 @@ pub mod pallet {
 		/// proofs can be batched); the signature is what counts.
 		#[pallet::call_index(4)]
 		#[pallet::weight(T::WeightInfo::submit_proof(T::MaxParticipants::get()))]
-		pub fn submit_proof(origin: OriginFor<T>, proof: Box<SignedProofOf<T>>) -> DispatchResult {
+		pub fn submit_proof(
+			origin: OriginFor<T>,
+			proof: Box<SignedProofOf<T>>,
+		) -> DispatchResultWithPostInfo {
 			ensure_signed(origin)?;
-			rounds::submit::<T>(*proof)
+			let job = proof.proof.job;
+			rounds::submit::<T>(*proof)?;
+			Ok(Some(T::WeightInfo::submit_proof(Self::members_bound(job))).into())
 		}
 
 		/// Punishes a provider that signed two different proofs for one (job, round): its
@@ -744,9 +776,10 @@ pub mod pallet {
 			job: JobId,
 			round: RoundIndex,
 			provider: T::AccountId,
-		) -> DispatchResult {
+		) -> DispatchResultWithPostInfo {
 			let challenger = ensure_signed(origin)?;
-			challenges::open::<T>(challenger, job, round, provider)
+			challenges::open::<T>(challenger, job, round, provider)?;
+			Ok(Some(T::WeightInfo::challenge(Self::members_bound(job))).into())
 		}
 
 		/// A committee member's verdict on a challenged contribution. The challenge is decided
@@ -876,6 +909,12 @@ pub mod pallet {
 	}
 
 	impl<T: Config> Pallet<T> {
+		/// The most members or participants any loop over `job` can meet: its `max_providers`
+		/// (what calls whose cost grows with them are charged after the fact).
+		pub(crate) fn members_bound(job: JobId) -> u32 {
+			Jobs::<T>::get(job).map_or(T::MaxParticipants::get(), |j| j.spec.max_providers)
+		}
+
 		/// The chain's limits job specs are validated against.
 		pub fn spec_limits() -> SpecLimits<BlockNumberFor<T>> {
 			SpecLimits {

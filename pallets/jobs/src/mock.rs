@@ -51,6 +51,7 @@ pub const MAX_JOBS_PER_PROVIDER: u32 = 16;
 pub const MAX_MISSED: u32 = 2;
 pub const MAX_UNDERSTAFFED: u32 = 2;
 pub const DEPOSIT: Balance = 300;
+pub const JOB_DEPOSIT: Balance = 50;
 pub const COMMITTEE: u32 = 3;
 pub const VOTING_BLOCKS: u64 = 4;
 pub const MAX_CHALLENGES_PER_CHALLENGER: u32 = 3;
@@ -93,6 +94,7 @@ parameter_types! {
 	pub const ReporterShare: Perbill = Perbill::from_percent(25);
 	pub const BuyerShare: Perbill = Perbill::from_percent(25);
 	pub const ChallengeDeposit: Balance = DEPOSIT;
+	pub const JobDeposit: Balance = JOB_DEPOSIT;
 	pub const FraudSlash: Perbill = Perbill::from_percent(40);
 	pub const AbsentVoterSlash: Perbill = Perbill::from_percent(5);
 	/// The validator set; tests change it.
@@ -148,6 +150,7 @@ impl pallet_jobs::Config for Test {
 	type ReporterShare = ReporterShare;
 	type BuyerShare = BuyerShare;
 	type Randomness = crate::ParentHashRandomness<Test>;
+	type JobDeposit = JobDeposit;
 	type ChallengeDeposit = ChallengeDeposit;
 	type MaxCommittee = ConstU32<COMMITTEE>;
 	type VotingPeriod = ConstU64<VOTING_BLOCKS>;
@@ -394,7 +397,7 @@ pub fn free(who: AccountId) -> Balance {
 
 /// `who` joins `job`.
 pub fn join(job: JobId, who: AccountId) -> DispatchResult {
-	Jobs::join_job(RuntimeOrigin::signed(who), job)
+	Jobs::join_job(RuntimeOrigin::signed(who), job).map(|_| ()).map_err(|e| e.error)
 }
 
 /// A job with `providers` registered and joined (min_providers = their number), running.

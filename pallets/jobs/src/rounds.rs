@@ -8,7 +8,7 @@ use pallet_providers::traits::{ProviderHealth, ProviderRegistry};
 use polkadot_sdk::polkadot_sdk_frame::{deps::sp_core::H256, prelude::*, traits::Randomness};
 
 use crate::{
-	agenda, escrow, membership, payout, quorum_threshold, signature, slashing, AgendaItem,
+	agenda, escrow, expiry, membership, payout, quorum_threshold, signature, slashing, AgendaItem,
 	BalanceOf, Config, Contribution, Contributions, Error, Event, JobOf, JobStatus, Jobs, Pallet,
 	Participants, Proofs, RoundResults, RoundState, RoundStateOf, RoundSummary, Rounds,
 	SignedProofOf,
@@ -179,6 +179,7 @@ pub(crate) fn settle<T: Config>(id: JobId) {
 			seed: round.seed,
 		},
 	);
+	expiry::schedule_round::<T>(id, &job, round.index);
 	Pallet::<T>::deposit_event(Event::RoundSettled {
 		job: id,
 		round: round.index,
@@ -300,6 +301,7 @@ fn complete<T: Config>(id: JobId, job: &mut JobOf<T>) {
 	escrow::refund::<T>(job, dust);
 	job.status = JobStatus::Completed { final_model_hash: job.last_result };
 	membership::release_all::<T>(id, job);
+	expiry::schedule_job::<T>(id, job);
 	Pallet::<T>::deposit_event(Event::JobCompleted { job: id, final_model_hash: job.last_result });
 }
 
@@ -336,5 +338,6 @@ fn end_unfinished<T: Config>(id: JobId, job: &mut JobOf<T>) -> BalanceOf<T> {
 	let refunded = escrow::refund::<T>(job, held);
 	job.status = JobStatus::Cancelled;
 	membership::release_all::<T>(id, job);
+	expiry::schedule_job::<T>(id, job);
 	refunded
 }

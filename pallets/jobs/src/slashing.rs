@@ -1,7 +1,7 @@
 //! Punishments with evidence: equivocation (two signed proofs for one slot) and liveness
 //! (missing rounds). The stake is taken through `pallet-providers`.
 
-use grid_primitives::job::JobId;
+use grid_primitives::job::{JobId, RoundIndex};
 use pallet_providers::{
 	traits::{ProviderRegistry, ProviderSlashing},
 	SlashReason,
@@ -10,7 +10,7 @@ use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
 use crate::{
 	membership, signature, BalanceOf, Config, Equivocations, Error, Event, JobOf, Jobs, Pallet,
-	RemovalReason, SignedProofOf,
+	RemovalReason, RoundResults, Rounds, SignedProofOf,
 };
 
 /// Checks the evidence, slashes the provider (shares to `reporter` and the buyer), removes it
@@ -27,8 +27,9 @@ pub(crate) fn equivocation<T: Config>(
 	);
 	// sr25519 signatures are randomized: the same proof signed twice is not an offence.
 	ensure!(a != b, Error::<T>::SameProof);
-	let key = (a.job, a.round, a.provider.clone());
-	ensure!(!Equivocations::<T>::contains_key(&key), Error::<T>::AlreadyReported);
+	ensure!(reportable::<T>(a.job, a.round), Error::<T>::NotReportable);
+	let slot = (a.job, a.round);
+	ensure!(!Equivocations::<T>::contains_key(slot, &a.provider), Error::<T>::AlreadyReported);
 	ensure!(
 		signature::is_valid::<T>(&first) && signature::is_valid::<T>(&second),
 		Error::<T>::BadSignature
@@ -46,15 +47,30 @@ pub(crate) fn equivocation<T: Config>(
 	membership::remove::<T>(id, &mut job, &offender, RemovalReason::Equivocation);
 	Jobs::<T>::insert(id, job);
 	membership::drop_if_uncovered::<T>(&offender);
-	Equivocations::<T>::insert(&key, ());
+	Equivocations::<T>::insert(slot, &offender, ());
 	Pallet::<T>::deposit_event(Event::EquivocationPunished {
 		job: id,
-		round: key.1,
+		round: slot.1,
 		provider: offender,
 		reporter,
 		slashed,
 	});
 	Ok(())
+}
+
+/// Whether an equivocation in `round` of `job` can still be punished: the round is open, or
+/// settled and within its challenge window. Its record of punished offences is pruned after
+/// that, so a later report could punish the same offence twice.
+fn reportable<T: Config>(job: JobId, round: RoundIndex) -> bool {
+	if Rounds::<T>::get(job).is_some_and(|open| open.index == round) {
+		return true;
+	}
+	let (Some(summary), Some(record)) = (RoundResults::<T>::get(job, round), Jobs::<T>::get(job))
+	else {
+		return false;
+	};
+	let now = frame_system::Pallet::<T>::block_number();
+	now <= summary.settled_at.saturating_add(record.spec.challenge_window)
 }
 
 /// Removes `who` from `job` for missing rounds and takes a light slash, all burned: a buyer

@@ -1,8 +1,8 @@
 //! Unit tests: every call, every error, settlement, slashing and the escrow invariant.
 
 use crate::{
-	mock::*, Agenda, Equivocations, Error, Event, JobStatus, Jobs as JobsMap, Participants,
-	RemovalReason, RoundResults, Rounds,
+	mock::*, Agenda, AgendaItem, Equivocations, Error, Event, JobStatus, Jobs as JobsMap,
+	Participants, RemovalReason, RoundResults, Rounds,
 };
 use grid_primitives::job::{max_samples, Compression, GptConfig, ModelSpec, Nanos};
 use pallet_providers::SlashReason;
@@ -35,7 +35,8 @@ fn create_job_holds_the_budget() {
 		assert_eq!(job.funded, 3 * ROUND_ESCROW);
 		assert_eq!(job.status, JobStatus::Open);
 		assert_eq!(escrow_held(BUYER), 3 * ROUND_ESCROW);
-		assert_eq!(free(BUYER), ENDOWMENT - 3 * ROUND_ESCROW);
+		assert_eq!(job.deposit, JOB_DEPOSIT);
+		assert_eq!(free(BUYER), ENDOWMENT - 3 * ROUND_ESCROW - JOB_DEPOSIT);
 		assert_eq!(
 			job_events(),
 			vec![Event::JobCreated { job: id, buyer: BUYER, budget: 3 * ROUND_ESCROW }]
@@ -430,7 +431,11 @@ fn a_job_completes_after_its_rounds_and_releases_its_providers() {
 		assert_eq!(job.fees, 3 * REWARD / 10);
 		assert_eq!(escrow_held(BUYER), 0);
 		assert!(Rounds::<Test>::get(id).is_none());
-		assert_eq!(Agenda::<Test>::iter().count(), 0, "nothing left to settle");
+		let settles = Agenda::<Test>::iter_values().flatten();
+		assert!(
+			!settles.into_iter().any(|i| matches!(i, AgendaItem::Settle(_))),
+			"nothing to settle"
+		);
 		assert!(!pallet_providers::Providers::<Test>::get(P1).unwrap().in_jobs());
 		assert_eq!(Balances::total_issuance(), issuance, "payouts move funds, never mint");
 		assert!(job_events().contains(&Event::JobCompleted {
@@ -449,7 +454,8 @@ fn cancel_refunds_what_is_unspent() {
 		assert_ok!(Jobs::cancel_job(RuntimeOrigin::signed(BUYER), open));
 		assert_eq!(status(open), JobStatus::Cancelled);
 		assert_eq!(escrow_held(BUYER), 0);
-		assert_eq!(free(BUYER), ENDOWMENT);
+		// The storage deposit returns when the job's records are pruned (`expiry_tests`).
+		assert_eq!(free(BUYER), ENDOWMENT - JOB_DEPOSIT);
 		assert_noop!(Jobs::cancel_job(RuntimeOrigin::signed(BUYER), open), Error::<Test>::JobEnded);
 		assert_noop!(Jobs::cancel_job(RuntimeOrigin::signed(BUYER), 42), Error::<Test>::UnknownJob);
 
@@ -535,7 +541,7 @@ fn equivocation_is_slashed_rewarded_and_removed_once() {
 		assert_eq!(issuance - Balances::total_issuance(), slashed / 2, "the rest is burned");
 		assert_eq!(pallet_providers::Providers::<Test>::get(P1).unwrap().stake, STAKE - slashed);
 		assert!(!Participants::<Test>::contains_key(id, P1));
-		assert!(Equivocations::<Test>::contains_key((id, 0, P1)));
+		assert!(Equivocations::<Test>::contains_key((id, 0), P1));
 		let events = job_events();
 		assert!(events.contains(&Event::Removed {
 			job: id,
@@ -660,5 +666,23 @@ fn the_rounding_dust_of_a_split_goes_back_to_the_buyer() {
 		assert_eq!(summary.refunded, ROUND_ESCROW - paid - fee);
 		assert_eq!(free(BUYER) - buyer, ROUND_ESCROW - paid - fee);
 		check_invariants();
+	});
+}
+
+#[test]
+fn calls_whose_cost_grows_with_members_charge_what_the_job_allows() {
+	use crate::weights::WeightInfo;
+	use polkadot_sdk::polkadot_sdk_frame::deps::frame_support::dispatch::GetDispatchInfo;
+	new_test_ext().execute_with(|| {
+		// spec() allows 4 providers; the chain's bound is MAX_PARTICIPANTS (8).
+		let id = create(spec());
+		register(P1);
+		let declared = crate::Call::<Test>::join_job { job: id }.get_dispatch_info().call_weight;
+		assert_eq!(declared, <() as WeightInfo>::join_job(MAX_PARTICIPANTS));
+		let post = Jobs::join_job(RuntimeOrigin::signed(P1), id).unwrap();
+		assert_eq!(post.actual_weight, Some(<() as WeightInfo>::join_job(4)));
+		assert!(post.actual_weight.unwrap().all_lte(declared));
+		let post = Jobs::cancel_job(RuntimeOrigin::signed(BUYER), id).unwrap();
+		assert_eq!(post.actual_weight, Some(<() as WeightInfo>::cancel_job(4)));
 	});
 }

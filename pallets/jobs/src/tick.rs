@@ -9,7 +9,7 @@
 
 use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
-use crate::{agenda, challenges, rounds, AgendaCursor, AgendaItem, Config, WeightInfo};
+use crate::{agenda, challenges, expiry, rounds, AgendaCursor, AgendaItem, Config, WeightInfo};
 
 /// Most agenda blocks one pass looks at. The cursor trails the chain only by blocks whose work
 /// did not fit, so this bounds the reads of a pass without leaving work behind for long.
@@ -48,7 +48,9 @@ pub(crate) fn on_worker_report<T: Config>(now: BlockNumberFor<T>) -> u32 {
 /// The most a pass of `items` items can weigh, whichever kind they are.
 pub(crate) fn worst_case<T: Config>(items: u32) -> Weight {
 	let blocks = per_block::<T>().saturating_mul(MAX_BLOCKS_PER_PASS.into());
-	per_round::<T>().max(per_challenge::<T>()).saturating_mul(items.into()).saturating_add(blocks)
+	let expire = T::WeightInfo::expire(T::MaxParticipants::get());
+	let item = per_round::<T>().max(per_challenge::<T>()).max(expire);
+	item.saturating_mul(items.into()).saturating_add(blocks)
 }
 
 /// Reading and writing the cursor, paid once per pass whether or not anything is due.
@@ -78,6 +80,7 @@ fn cost_of<T: Config>(item: AgendaItem) -> Weight {
 	match item {
 		AgendaItem::Settle(_) => per_round::<T>(),
 		AgendaItem::Decide(_) => per_challenge::<T>(),
+		AgendaItem::Expire(..) => T::WeightInfo::expire(T::MaxParticipants::get()),
 	}
 }
 
@@ -86,6 +89,7 @@ fn work<T: Config>(item: AgendaItem) {
 	match item {
 		AgendaItem::Settle(job) => rounds::settle::<T>(job),
 		AgendaItem::Decide(id) => challenges::resolve::<T>(id),
+		AgendaItem::Expire(job, round) => expiry::expire::<T>(job, round),
 	}
 }
 

@@ -22,6 +22,7 @@ impl<T: Config> Pallet<T> {
 	/// every participant's stake is locked for the job and covers its locks.
 	pub fn do_try_state() -> Result<(), TryRuntimeError> {
 		let mut held_by_buyer: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
+		let mut deposits: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
 		let scheduled = Self::try_state_agenda()?;
 		let mut running_jobs = 0usize;
 		for (id, job) in Jobs::<T>::iter() {
@@ -34,6 +35,8 @@ impl<T: Config> Pallet<T> {
 			ensure!(job.status.is_live() || job.held().is_zero(), "ended job still holds escrow");
 			let entry = held_by_buyer.entry(job.buyer.clone()).or_default();
 			*entry = entry.saturating_add(job.held());
+			let entry = deposits.entry(job.buyer.clone()).or_default();
+			*entry = entry.saturating_add(job.deposit);
 			let running = job.status == JobStatus::Running;
 			let round = Rounds::<T>::get(id);
 			ensure!(round.is_some() == running, "open round without running job");
@@ -66,6 +69,13 @@ impl<T: Config> Pallet<T> {
 			ensure!(
 				T::Currency::balance_on_hold(&reason, &buyer) == held,
 				"buyer's hold differs from its jobs' escrow"
+			);
+		}
+		for (buyer, deposit) in deposits {
+			let reason = HoldReason::JobDeposit.into();
+			ensure!(
+				T::Currency::balance_on_hold(&reason, &buyer) == deposit,
+				"buyer's deposit hold differs from its unpruned jobs' deposits"
 			);
 		}
 		let settles = scheduled.keys().filter(|i| matches!(i, AgendaItem::Settle(_))).count();

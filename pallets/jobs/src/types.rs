@@ -28,6 +28,10 @@ pub enum AgendaItem {
 	Settle(JobId),
 	/// Decide this challenge by the votes cast.
 	Decide(ChallengeId),
+	/// Prune what a settled round left for challenges (its window and votes are over); with
+	/// the index of the job's first unsettled round once the job ended, prune the job itself
+	/// and return its storage deposit.
+	Expire(JobId, RoundIndex),
 }
 
 /// Where a job is in its life.
@@ -99,6 +103,8 @@ pub struct Job<AccountId, Balance, BlockNumber> {
 	/// Rewards taken back from the stake of participants proven to have cheated and given to
 	/// the buyer (outside the escrow: they come from stake).
 	pub clawed_back: Balance,
+	/// The buyer's storage deposit, on hold until the job's records are pruned.
+	pub deposit: Balance,
 }
 
 impl<AccountId, Balance: AtLeast32BitUnsigned + Copy, BlockNumber>

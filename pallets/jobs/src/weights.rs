@@ -1,215 +1,590 @@
-//! Weights of the jobs pallet's calls and hooks.
+//! Weights of `pallet_jobs`, measured by `bench/weights.sh` (`grid-node benchmark pallet`,
+//! frame-benchmarking-cli 64.0.0) on 2026-11-24: 20 steps, 10 repeats,
+//! wasm runtime built with `runtime-benchmarks`, on `vm` (AMD EPYC).
+//! Regenerate with `bash bench/weights.sh`; do not edit by hand.
 //!
-//! Derived, not yet machine-measured (as in `pallet-providers`): storage accesses are counted
-//! from the code (listed per function) and charged at the runtime's `DbWeight`; compute is a
-//! conservative estimate (sr25519 verification ~80 µs, a balance transfer on hold ~40 µs,
-//! SCALE coding of a job or round record ~15 µs). `p` is the number of participants, which
-//! bounds every loop. The proof-size part is the `MaxEncodedLen` of the records touched.
-#![allow(unused_parens, unused_imports)]
+//! Each weight is the measured base time plus its slope per component, the storage reads and
+//! writes the benchmark observed at the runtime's `DbWeight`, and the worst-case proof size.
 
-use core::marker::PhantomData;
-use polkadot_sdk::polkadot_sdk_frame::{
-	deps::frame_support::weights::RuntimeDbWeight, prelude::*, weights_prelude::*,
-};
+#![cfg_attr(rustfmt, rustfmt_skip)]
+#![allow(unused_parens)]
+#![allow(unused_imports)]
+#![allow(missing_docs)]
 
-/// Weight functions of `pallet-jobs`.
+use polkadot_sdk::polkadot_sdk_frame::weights_prelude::*;
+
+/// Weight functions of `pallet_jobs`.
 pub trait WeightInfo {
 	fn create_job() -> Weight;
-	fn cancel_job(p: u32) -> Weight;
-	fn join_job(p: u32) -> Weight;
+	fn cancel_job(p: u32, ) -> Weight;
+	fn force_cancel_job(p: u32, ) -> Weight;
+	fn join_job(p: u32, ) -> Weight;
 	fn leave_job() -> Weight;
-	fn submit_proof(p: u32) -> Weight;
+	fn submit_proof(p: u32, ) -> Weight;
 	fn report_equivocation() -> Weight;
-	fn settle_round(p: u32) -> Weight;
-	fn settle_round_slashing(p: u32) -> Weight;
-	fn force_cancel_job(p: u32) -> Weight;
-	fn challenge(p: u32) -> Weight;
+	fn settle_round(p: u32, ) -> Weight;
+	fn settle_round_slashing(p: u32, ) -> Weight;
+	fn challenge(p: u32, ) -> Weight;
 	fn vote() -> Weight;
-	fn resolve_challenge(k: u32) -> Weight;
+	fn resolve_challenge(k: u32, ) -> Weight;
+	fn expire(p: u32, ) -> Weight;
 	fn authorize_worker_report() -> Weight;
-	fn apply_worker_report(n: u32) -> Weight;
+	fn apply_worker_report(n: u32, ) -> Weight;
 }
 
-/// Proof size of a job record (bytes, rounded up).
-const JOB_PROOF: u64 = 700;
-/// Proof size of an open round with 64 members (bytes, rounded up).
-const ROUND_PROOF: u64 = 4_500;
-/// Proof size of one stored signed proof (64 peers listed, bytes, rounded up).
-const PROOF_PROOF: u64 = 2_400;
-/// Proof size of an account's balance and holds (bytes, rounded up).
-const BALANCE_PROOF: u64 = 400;
-/// Proof size of a provider's registry and health records (bytes, rounded up).
-const PROVIDER_PROOF: u64 = 2_300;
-/// Proof size of the settlement queue at its bound (bytes, rounded up).
-const QUEUE_PROOF: u64 = 3_200;
-/// Proof size of an open challenge with its committee (bytes, rounded up).
-const CHALLENGE_PROOF: u64 = 900;
-/// Proof size of a contribution record (bytes, rounded up).
-const CONTRIBUTION_PROOF: u64 = 200;
-
-/// The derived weights at database costs `db`.
-struct Derived(RuntimeDbWeight);
-
-impl Derived {
-	/// Reads: NextJobId, Account, Holds. Writes: NextJobId, Jobs, Account, Holds.
-	fn create_job(&self) -> Weight {
-		Weight::from_parts(40_000_000, JOB_PROOF + BALANCE_PROOF)
-			.saturating_add(self.0.reads_writes(3, 4))
-	}
-	/// Settles a round with a quorum first (see `settle_round`), then: reads Jobs, Rounds,
-	/// SettlementQueue, Account, Holds, and each participant's registry record; writes Jobs,
-	/// Rounds, SettlementQueue, Proofs (p), Account, Holds, registry records (p).
-	fn cancel_job(&self, p: u32) -> Weight {
-		self.settle_round(p)
-			.saturating_add(Weight::from_parts(40_000_000, JOB_PROOF + ROUND_PROOF + QUEUE_PROOF))
-			.saturating_add(Weight::from_parts(5_000_000, PROVIDER_PROOF).saturating_mul(p.into()))
-			.saturating_add(self.0.reads_writes(5, 5))
-			.saturating_add(self.0.reads_writes(p.into(), (2 * p).into()))
-	}
-	/// Reads: Jobs, Participants, the provider's registry record. Writes: Participants, Jobs,
-	/// the registry record. When the join starts the job: reads the p participants, writes
-	/// Rounds and SettlementQueue.
-	fn join_job(&self, p: u32) -> Weight {
-		Weight::from_parts(35_000_000, JOB_PROOF + PROVIDER_PROOF + ROUND_PROOF + QUEUE_PROOF)
-			.saturating_add(Weight::from_parts(2_000_000, 100).saturating_mul(p.into()))
-			.saturating_add(self.0.reads_writes(4, 5))
-			.saturating_add(self.0.reads(p.into()))
-	}
-	/// Reads: Jobs, Participants, the registry record. Writes: the same.
-	fn leave_job(&self) -> Weight {
-		Weight::from_parts(30_000_000, JOB_PROOF + PROVIDER_PROOF)
-			.saturating_add(self.0.reads_writes(3, 3))
-	}
-	/// Reads: Jobs, Rounds, Proofs, BlockHash(0). Writes: Proofs, Rounds, SettlementQueue.
-	/// When the proof completes the round it is settled at once (see `settle_round`).
-	fn submit_proof(&self, p: u32) -> Weight {
-		Weight::from_parts(110_000_000, JOB_PROOF + ROUND_PROOF + PROOF_PROOF + QUEUE_PROOF)
-			.saturating_add(self.0.reads_writes(5, 3))
-			.saturating_add(self.settle_round(p))
-	}
-	/// Two signature checks; reads: Equivocations, BlockHash(0), Jobs, the offender's registry
-	/// record, Participants, the recipients' accounts. Writes: the registry record,
-	/// Participants, Jobs, Equivocations, two recipients' accounts, total issuance.
-	fn report_equivocation(&self) -> Weight {
-		Weight::from_parts(260_000_000, JOB_PROOF + PROVIDER_PROOF + 3 * BALANCE_PROOF)
-			.saturating_add(self.0.reads_writes(8, 8))
-	}
-	/// Reads: Jobs, Rounds, the p stored proofs, each member's Participants and registry
-	/// records, the buyer's and each payee's accounts. Writes: Proofs (p), Participants (p),
-	/// health records (p), payee accounts (p), the buyer's holds, RoundResults, Jobs, Rounds,
-	/// SettlementQueue. A liveness slash of a member costs a transfer more.
-	fn settle_round(&self, p: u32) -> Weight {
-		let per_member =
-			Weight::from_parts(90_000_000, PROOF_PROOF + PROVIDER_PROOF + BALANCE_PROOF + 200)
-				.saturating_add(self.0.reads_writes(5, 5));
-		Weight::from_parts(60_000_000, JOB_PROOF + ROUND_PROOF + QUEUE_PROOF + BALANCE_PROOF)
-			.saturating_add(self.0.reads_writes(4, 6))
-			.saturating_add(per_member.saturating_mul(p.into()))
-	}
-	/// Reads: the challenger's registry record, Jobs, RoundResults, Contributions, Challenged,
-	/// NextChallengeId, the randomness, the challenger's account and holds, ChallengeQueue,
-	/// and for each of the p participants its Participants key and registry record (the
-	/// committee draw hashes each). Writes: holds, account, ChallengeQueue, NextChallengeId,
-	/// Challenged, Challenges.
-	fn challenge(&self, p: u32) -> Weight {
-		let per_candidate =
-			Weight::from_parts(4_000_000, PROVIDER_PROOF + 100).saturating_add(self.0.reads(2));
-		Weight::from_parts(
-			60_000_000,
-			PROVIDER_PROOF + JOB_PROOF + CONTRIBUTION_PROOF + CHALLENGE_PROOF + BALANCE_PROOF,
-		)
-		.saturating_add(self.0.reads_writes(10, 6))
-		.saturating_add(per_candidate.saturating_mul(p.into()))
-	}
-	/// Reads and writes Challenges. Deciding the challenge early is charged separately.
-	fn vote(&self) -> Weight {
-		Weight::from_parts(25_000_000, CHALLENGE_PROOF).saturating_add(self.0.reads_writes(1, 1))
-	}
-	/// Reads: Challenges, Jobs, Contributions, ChallengeQueue, the accused's registry and
-	/// health records, the challenger's, buyer's and voters' accounts. Writes: the same
-	/// records, Participants, total issuance. Each of the k members may be paid a deposit
-	/// share or slashed for absence (a registry record and an account each).
-	fn resolve_challenge(&self, k: u32) -> Weight {
-		let per_member = Weight::from_parts(45_000_000, PROVIDER_PROOF + BALANCE_PROOF)
-			.saturating_add(self.0.reads_writes(2, 2));
-		Weight::from_parts(
-			200_000_000,
-			CHALLENGE_PROOF + JOB_PROOF + CONTRIBUTION_PROOF + PROVIDER_PROOF + 3 * BALANCE_PROOF,
-		)
-		.saturating_add(self.0.reads_writes(10, 10))
-		.saturating_add(per_member.saturating_mul(k.into()))
-	}
-	/// Reads: the validator set, LastWorkerReport, the queue heads, BlockHash(0); one
-	/// signature check.
-	fn authorize_worker_report(&self) -> Weight {
-		Weight::from_parts(90_000_000, 2 * QUEUE_PROOF + 200).saturating_add(self.0.reads(5))
-	}
-	/// Writes LastWorkerReport; for each of the n probes reads and writes the provider's
-	/// registry and health records. Settling overdue items is charged per item on top.
-	fn apply_worker_report(&self, n: u32) -> Weight {
-		let per_probe = Weight::from_parts(15_000_000, PROVIDER_PROOF)
-			.saturating_add(self.0.reads_writes(2, 1));
-		Weight::from_parts(20_000_000, 200)
-			.saturating_add(self.0.writes(1))
-			.saturating_add(per_probe.saturating_mul(n.into()))
-	}
-}
-
-macro_rules! delegate {
-	($db:expr) => {
-		fn create_job() -> Weight {
-			Derived($db).create_job()
-		}
-		fn cancel_job(p: u32) -> Weight {
-			Derived($db).cancel_job(p)
-		}
-		fn join_job(p: u32) -> Weight {
-			Derived($db).join_job(p)
-		}
-		fn leave_job() -> Weight {
-			Derived($db).leave_job()
-		}
-		fn submit_proof(p: u32) -> Weight {
-			Derived($db).submit_proof(p)
-		}
-		fn report_equivocation() -> Weight {
-			Derived($db).report_equivocation()
-		}
-		fn settle_round(p: u32) -> Weight {
-			Derived($db).settle_round(p)
-		}
-		fn settle_round_slashing(p: u32) -> Weight {
-			Derived($db).settle_round(p).saturating_mul(2)
-		}
-		fn force_cancel_job(p: u32) -> Weight {
-			Derived($db).cancel_job(p)
-		}
-		fn challenge(p: u32) -> Weight {
-			Derived($db).challenge(p)
-		}
-		fn vote() -> Weight {
-			Derived($db).vote()
-		}
-		fn resolve_challenge(k: u32) -> Weight {
-			Derived($db).resolve_challenge(k)
-		}
-		fn authorize_worker_report() -> Weight {
-			Derived($db).authorize_worker_report()
-		}
-		fn apply_worker_report(n: u32) -> Weight {
-			Derived($db).apply_worker_report(n)
-		}
-	};
-}
-
-/// Weights for a runtime using `T::DbWeight`.
+/// Weights at the runtime's `DbWeight`.
 pub struct SubstrateWeight<T>(PhantomData<T>);
-
 impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
-	delegate!(T::DbWeight::get());
+	/// Storage: `System::Account` (r:1 w:1)
+	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
+	/// Storage: `Balances::Holds` (r:1 w:1)
+	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::NextJobId` (r:1 w:1)
+	/// Proof: `Jobs::NextJobId` (`max_values`: Some(1), `max_size`: Some(8), added: 503, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Jobs` (r:0 w:1)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	fn create_job() -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `146`
+		//  Estimated: `3593`
+		// Minimum execution time: 79_298_000 picoseconds.
+		Weight::from_parts(82_453_000, 3593)
+			.saturating_add(T::DbWeight::get().reads(3_u64))
+			.saturating_add(T::DbWeight::get().writes(4_u64))
+	}
+	/// Storage: `Jobs::Jobs` (r:1 w:1)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Rounds` (r:1 w:0)
+	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
+	/// Storage: `System::Account` (r:1 w:1)
+	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
+	/// Storage: `Balances::Holds` (r:1 w:1)
+	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Participants` (r:64 w:0)
+	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::Providers` (r:63 w:63)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2176), added: 4651, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::AgendaCursor` (r:1 w:0)
+	/// Proof: `Jobs::AgendaCursor` (`max_values`: Some(1), `max_size`: Some(4), added: 499, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Agenda` (r:1 w:1)
+	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
+	/// The range of component `p` is `[3, 64]`.
+	fn cancel_job(p: u32, ) -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `0 + p * (1516 ±0)`
+		//  Estimated: `10292 + p * (4329 ±0)`
+		// Minimum execution time: 97_005_000 picoseconds.
+		Weight::from_parts(65_945_364, 10292)
+			// Standard Error: 62_404
+			.saturating_add(Weight::from_parts(13_204_460, 0).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().reads(5_u64))
+			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(p.into())))
+			.saturating_add(T::DbWeight::get().writes(3_u64))
+			.saturating_add(T::DbWeight::get().writes((1_u64).saturating_mul(p.into())))
+			.saturating_add(Weight::from_parts(0, 4329).saturating_mul(p.into()))
+	}
+	/// Storage: `Jobs::Jobs` (r:1 w:1)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Rounds` (r:1 w:1)
+	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Agenda` (r:3 w:3)
+	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Proofs` (r:44 w:43)
+	/// Proof: `Jobs::Proofs` (`max_values`: None, `max_size`: Some(2330), added: 4805, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Participants` (r:65 w:64)
+	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::Providers` (r:64 w:64)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2176), added: 4651, mode: `MaxEncodedLen`)
+	/// Storage: `Balances::Holds` (r:1 w:1)
+	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
+	/// Storage: `System::Account` (r:45 w:45)
+	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::HealthRecords` (r:64 w:64)
+	/// Proof: `Providers::HealthRecords` (`max_values`: None, `max_size`: Some(78), added: 2553, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::AgendaCursor` (r:1 w:0)
+	/// Proof: `Jobs::AgendaCursor` (`max_values`: Some(1), `max_size`: Some(4), added: 499, mode: `MaxEncodedLen`)
+	/// Storage: `System::ParentHash` (r:1 w:0)
+	/// Proof: `System::ParentHash` (`max_values`: Some(1), `max_size`: Some(32), added: 527, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Contributions` (r:0 w:43)
+	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(156), added: 2631, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::RoundResults` (r:0 w:1)
+	/// Proof: `Jobs::RoundResults` (`max_values`: None, `max_size`: Some(157), added: 2632, mode: `MaxEncodedLen`)
+	/// The range of component `p` is `[3, 64]`.
+	fn force_cancel_job(p: u32, ) -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `0 + p * (3311 ±0)`
+		//  Estimated: `9702 + p * (4651 ±16)`
+		// Minimum execution time: 359_456_000 picoseconds.
+		Weight::from_parts(151_004_325, 9702)
+			// Standard Error: 185_915
+			.saturating_add(Weight::from_parts(64_227_614, 0).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().reads(12_u64))
+			.saturating_add(T::DbWeight::get().reads((4_u64).saturating_mul(p.into())))
+			.saturating_add(T::DbWeight::get().writes(9_u64))
+			.saturating_add(T::DbWeight::get().writes((5_u64).saturating_mul(p.into())))
+			.saturating_add(Weight::from_parts(0, 4651).saturating_mul(p.into()))
+	}
+	/// Storage: `Jobs::Jobs` (r:1 w:1)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Participants` (r:65 w:1)
+	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::Providers` (r:1 w:1)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2176), added: 4651, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::AgendaCursor` (r:1 w:0)
+	/// Proof: `Jobs::AgendaCursor` (`max_values`: Some(1), `max_size`: Some(4), added: 499, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Agenda` (r:1 w:1)
+	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
+	/// Storage: `System::ParentHash` (r:1 w:0)
+	/// Proof: `System::ParentHash` (`max_values`: Some(1), `max_size`: Some(32), added: 527, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Rounds` (r:0 w:1)
+	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
+	/// The range of component `p` is `[1, 64]`.
+	fn join_job(p: u32, ) -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `2220 + p * (90 ±0)`
+		//  Estimated: `5641 + p * (2567 ±0)`
+		// Minimum execution time: 52_479_000 picoseconds.
+		Weight::from_parts(60_957_336, 5641)
+			// Standard Error: 36_187
+			.saturating_add(Weight::from_parts(4_166_119, 0).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().reads(6_u64))
+			.saturating_add(T::DbWeight::get().reads((1_u64).saturating_mul(p.into())))
+			.saturating_add(T::DbWeight::get().writes(5_u64))
+			.saturating_add(Weight::from_parts(0, 2567).saturating_mul(p.into()))
+	}
+	/// Storage: `Jobs::Jobs` (r:1 w:1)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Participants` (r:1 w:1)
+	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::Providers` (r:1 w:1)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2176), added: 4651, mode: `MaxEncodedLen`)
+	fn leave_job() -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `2406`
+		//  Estimated: `5641`
+		// Minimum execution time: 32_519_000 picoseconds.
+		Weight::from_parts(34_301_000, 5641)
+			.saturating_add(T::DbWeight::get().reads(3_u64))
+			.saturating_add(T::DbWeight::get().writes(3_u64))
+	}
+	/// Storage: `Jobs::Jobs` (r:1 w:1)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Rounds` (r:1 w:1)
+	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Proofs` (r:65 w:64)
+	/// Proof: `Jobs::Proofs` (`max_values`: None, `max_size`: Some(2330), added: 4805, mode: `MaxEncodedLen`)
+	/// Storage: `System::BlockHash` (r:1 w:0)
+	/// Proof: `System::BlockHash` (`max_values`: None, `max_size`: Some(44), added: 2519, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Agenda` (r:3 w:3)
+	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Participants` (r:65 w:64)
+	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::Providers` (r:64 w:0)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2176), added: 4651, mode: `MaxEncodedLen`)
+	/// Storage: `Balances::Holds` (r:1 w:1)
+	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
+	/// Storage: `System::Account` (r:66 w:66)
+	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::HealthRecords` (r:64 w:64)
+	/// Proof: `Providers::HealthRecords` (`max_values`: None, `max_size`: Some(78), added: 2553, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::AgendaCursor` (r:1 w:0)
+	/// Proof: `Jobs::AgendaCursor` (`max_values`: Some(1), `max_size`: Some(4), added: 499, mode: `MaxEncodedLen`)
+	/// Storage: `System::ParentHash` (r:1 w:0)
+	/// Proof: `System::ParentHash` (`max_values`: Some(1), `max_size`: Some(32), added: 527, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Contributions` (r:0 w:64)
+	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(156), added: 2631, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::RoundResults` (r:0 w:1)
+	/// Proof: `Jobs::RoundResults` (`max_values`: None, `max_size`: Some(157), added: 2632, mode: `MaxEncodedLen`)
+	/// The range of component `p` is `[1, 64]`.
+	fn submit_proof(p: u32, ) -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `0 + p * (3995 ±0)`
+		//  Estimated: `10241 + p * (4805 ±0)`
+		// Minimum execution time: 229_683_000 picoseconds.
+		Weight::from_parts(178_836_691, 10241)
+			// Standard Error: 332_901
+			.saturating_add(Weight::from_parts(72_574_978, 0).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().reads(13_u64))
+			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
+			.saturating_add(T::DbWeight::get().writes(9_u64))
+			.saturating_add(T::DbWeight::get().writes((5_u64).saturating_mul(p.into())))
+			.saturating_add(Weight::from_parts(0, 4805).saturating_mul(p.into()))
+	}
+	/// Storage: `Jobs::Rounds` (r:1 w:0)
+	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Equivocations` (r:1 w:1)
+	/// Proof: `Jobs::Equivocations` (`max_values`: None, `max_size`: Some(68), added: 2543, mode: `MaxEncodedLen`)
+	/// Storage: `System::BlockHash` (r:1 w:0)
+	/// Proof: `System::BlockHash` (`max_values`: None, `max_size`: Some(44), added: 2519, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Jobs` (r:1 w:1)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::Providers` (r:1 w:1)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2176), added: 4651, mode: `MaxEncodedLen`)
+	/// Storage: `Balances::Holds` (r:1 w:1)
+	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
+	/// Storage: `System::Account` (r:3 w:3)
+	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Participants` (r:1 w:1)
+	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
+	fn report_equivocation() -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `3002`
+		//  Estimated: `8799`
+		// Minimum execution time: 224_225_000 picoseconds.
+		Weight::from_parts(237_244_000, 8799)
+			.saturating_add(T::DbWeight::get().reads(10_u64))
+			.saturating_add(T::DbWeight::get().writes(8_u64))
+	}
+	/// Storage: `Jobs::Agenda` (r:3 w:3)
+	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Jobs` (r:1 w:1)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Rounds` (r:1 w:1)
+	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Proofs` (r:64 w:63)
+	/// Proof: `Jobs::Proofs` (`max_values`: None, `max_size`: Some(2330), added: 4805, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Participants` (r:65 w:64)
+	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::Providers` (r:64 w:0)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2176), added: 4651, mode: `MaxEncodedLen`)
+	/// Storage: `Balances::Holds` (r:1 w:1)
+	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
+	/// Storage: `System::Account` (r:65 w:65)
+	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::HealthRecords` (r:64 w:64)
+	/// Proof: `Providers::HealthRecords` (`max_values`: None, `max_size`: Some(78), added: 2553, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::AgendaCursor` (r:1 w:0)
+	/// Proof: `Jobs::AgendaCursor` (`max_values`: Some(1), `max_size`: Some(4), added: 499, mode: `MaxEncodedLen`)
+	/// Storage: `System::ParentHash` (r:1 w:0)
+	/// Proof: `System::ParentHash` (`max_values`: Some(1), `max_size`: Some(32), added: 527, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Contributions` (r:0 w:63)
+	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(156), added: 2631, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::RoundResults` (r:0 w:1)
+	/// Proof: `Jobs::RoundResults` (`max_values`: None, `max_size`: Some(157), added: 2632, mode: `MaxEncodedLen`)
+	/// The range of component `p` is `[3, 64]`.
+	fn settle_round(p: u32, ) -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `0 + p * (4059 ±0)`
+		//  Estimated: `9702 + p * (4805 ±0)`
+		// Minimum execution time: 271_966_000 picoseconds.
+		Weight::from_parts(41_713_877, 9702)
+			// Standard Error: 357_691
+			.saturating_add(Weight::from_parts(71_468_426, 0).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().reads(10_u64))
+			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
+			.saturating_add(T::DbWeight::get().writes(6_u64))
+			.saturating_add(T::DbWeight::get().writes((5_u64).saturating_mul(p.into())))
+			.saturating_add(Weight::from_parts(0, 4805).saturating_mul(p.into()))
+	}
+	/// Storage: `Jobs::Agenda` (r:2 w:2)
+	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Jobs` (r:1 w:1)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Rounds` (r:1 w:1)
+	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Proofs` (r:1 w:0)
+	/// Proof: `Jobs::Proofs` (`max_values`: None, `max_size`: Some(2330), added: 4805, mode: `MaxEncodedLen`)
+	/// Storage: `System::Account` (r:65 w:65)
+	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
+	/// Storage: `Balances::Holds` (r:65 w:65)
+	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Participants` (r:65 w:64)
+	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::Providers` (r:64 w:64)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2176), added: 4651, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::HealthRecords` (r:64 w:64)
+	/// Proof: `Providers::HealthRecords` (`max_values`: None, `max_size`: Some(78), added: 2553, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::AgendaCursor` (r:1 w:0)
+	/// Proof: `Jobs::AgendaCursor` (`max_values`: Some(1), `max_size`: Some(4), added: 499, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::RoundResults` (r:0 w:1)
+	/// Proof: `Jobs::RoundResults` (`max_values`: None, `max_size`: Some(157), added: 2632, mode: `MaxEncodedLen`)
+	/// The range of component `p` is `[3, 64]`.
+	fn settle_round_slashing(p: u32, ) -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `1123 + p * (1771 ±0)`
+		//  Estimated: `7918 + p * (4651 ±0)`
+		// Minimum execution time: 283_784_000 picoseconds.
+		Weight::from_parts(85_291_871, 7918)
+			// Standard Error: 195_748
+			.saturating_add(Weight::from_parts(69_396_650, 0).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().reads(9_u64))
+			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
+			.saturating_add(T::DbWeight::get().writes(7_u64))
+			.saturating_add(T::DbWeight::get().writes((5_u64).saturating_mul(p.into())))
+			.saturating_add(Weight::from_parts(0, 4651).saturating_mul(p.into()))
+	}
+	/// Storage: `Providers::Providers` (r:63 w:0)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2176), added: 4651, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Jobs` (r:1 w:0)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::RoundResults` (r:1 w:0)
+	/// Proof: `Jobs::RoundResults` (`max_values`: None, `max_size`: Some(157), added: 2632, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Contributions` (r:1 w:0)
+	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(156), added: 2631, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Challenged` (r:1 w:1)
+	/// Proof: `Jobs::Challenged` (`max_values`: None, `max_size`: Some(76), added: 2551, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::OpenChallengesBy` (r:1 w:1)
+	/// Proof: `Jobs::OpenChallengesBy` (`max_values`: None, `max_size`: Some(52), added: 2527, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::OpenChallengesOn` (r:1 w:1)
+	/// Proof: `Jobs::OpenChallengesOn` (`max_values`: None, `max_size`: Some(20), added: 2495, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::NextChallengeId` (r:1 w:1)
+	/// Proof: `Jobs::NextChallengeId` (`max_values`: Some(1), `max_size`: Some(8), added: 503, mode: `MaxEncodedLen`)
+	/// Storage: `System::ParentHash` (r:1 w:0)
+	/// Proof: `System::ParentHash` (`max_values`: Some(1), `max_size`: Some(32), added: 527, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Participants` (r:65 w:0)
+	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
+	/// Storage: `System::Account` (r:1 w:1)
+	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
+	/// Storage: `Balances::Holds` (r:1 w:1)
+	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::AgendaCursor` (r:1 w:0)
+	/// Proof: `Jobs::AgendaCursor` (`max_values`: Some(1), `max_size`: Some(4), added: 499, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Agenda` (r:1 w:1)
+	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Challenges` (r:0 w:1)
+	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(287), added: 2762, mode: `MaxEncodedLen`)
+	/// The range of component `p` is `[3, 64]`.
+	fn challenge(p: u32, ) -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `340 + p * (1525 ±0)`
+		//  Estimated: `10292 + p * (4329 ±0)`
+		// Minimum execution time: 116_664_000 picoseconds.
+		Weight::from_parts(102_266_754, 10292)
+			// Standard Error: 47_071
+			.saturating_add(Weight::from_parts(8_856_930, 0).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().reads(12_u64))
+			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(p.into())))
+			.saturating_add(T::DbWeight::get().writes(8_u64))
+			.saturating_add(Weight::from_parts(0, 4329).saturating_mul(p.into()))
+	}
+	/// Storage: `Jobs::Challenges` (r:1 w:1)
+	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(287), added: 2762, mode: `MaxEncodedLen`)
+	fn vote() -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `487`
+		//  Estimated: `3752`
+		// Minimum execution time: 14_812_000 picoseconds.
+		Weight::from_parts(17_426_000, 3752)
+			.saturating_add(T::DbWeight::get().reads(1_u64))
+			.saturating_add(T::DbWeight::get().writes(1_u64))
+	}
+	/// Storage: `Jobs::Agenda` (r:1 w:1)
+	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Challenges` (r:1 w:1)
+	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(287), added: 2762, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::OpenChallengesBy` (r:1 w:1)
+	/// Proof: `Jobs::OpenChallengesBy` (`max_values`: None, `max_size`: Some(52), added: 2527, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::OpenChallengesOn` (r:1 w:1)
+	/// Proof: `Jobs::OpenChallengesOn` (`max_values`: None, `max_size`: Some(20), added: 2495, mode: `MaxEncodedLen`)
+	/// Storage: `System::Account` (r:7 w:7)
+	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
+	/// Storage: `Balances::Holds` (r:6 w:6)
+	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Jobs` (r:1 w:1)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Contributions` (r:1 w:0)
+	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(156), added: 2631, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::Providers` (r:5 w:5)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2176), added: 4651, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::HealthRecords` (r:1 w:1)
+	/// Proof: `Providers::HealthRecords` (`max_values`: None, `max_size`: Some(78), added: 2553, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Participants` (r:1 w:1)
+	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
+	/// The range of component `k` is `[1, 5]`.
+	fn resolve_challenge(k: u32, ) -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `2262 + k * (1717 ±0)`
+		//  Estimated: `4087 + k * (4651 ±0)`
+		// Minimum execution time: 105_237_000 picoseconds.
+		Weight::from_parts(77_680_372, 4087)
+			// Standard Error: 1_765_452
+			.saturating_add(Weight::from_parts(83_082_108, 0).saturating_mul(k.into()))
+			.saturating_add(T::DbWeight::get().reads(6_u64))
+			.saturating_add(T::DbWeight::get().reads((4_u64).saturating_mul(k.into())))
+			.saturating_add(T::DbWeight::get().writes(6_u64))
+			.saturating_add(T::DbWeight::get().writes((4_u64).saturating_mul(k.into())))
+			.saturating_add(Weight::from_parts(0, 4651).saturating_mul(k.into()))
+	}
+	/// Storage: `Jobs::OpenChallengesOn` (r:1 w:0)
+	/// Proof: `Jobs::OpenChallengesOn` (`max_values`: None, `max_size`: Some(20), added: 2495, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Contributions` (r:64 w:64)
+	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(156), added: 2631, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Challenged` (r:64 w:64)
+	/// Proof: `Jobs::Challenged` (`max_values`: None, `max_size`: Some(76), added: 2551, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Equivocations` (r:64 w:64)
+	/// Proof: `Jobs::Equivocations` (`max_values`: None, `max_size`: Some(68), added: 2543, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Jobs` (r:1 w:1)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Participants` (r:64 w:64)
+	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
+	/// Storage: `System::Account` (r:1 w:1)
+	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
+	/// Storage: `Balances::Holds` (r:1 w:1)
+	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::RoundResults` (r:0 w:1)
+	/// Proof: `Jobs::RoundResults` (`max_values`: None, `max_size`: Some(157), added: 2632, mode: `MaxEncodedLen`)
+	/// The range of component `p` is `[3, 64]`.
+	fn expire(p: u32, ) -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `1343 + p * (291 ±0)`
+		//  Estimated: `4087 + p * (2631 ±0)`
+		// Minimum execution time: 73_099_000 picoseconds.
+		Weight::from_parts(59_932_497, 4087)
+			// Standard Error: 22_732
+			.saturating_add(Weight::from_parts(3_942_126, 0).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().reads(4_u64))
+			.saturating_add(T::DbWeight::get().reads((4_u64).saturating_mul(p.into())))
+			.saturating_add(T::DbWeight::get().writes(4_u64))
+			.saturating_add(T::DbWeight::get().writes((4_u64).saturating_mul(p.into())))
+			.saturating_add(Weight::from_parts(0, 2631).saturating_mul(p.into()))
+	}
+	/// Storage: `Aura::Authorities` (r:1 w:0)
+	/// Proof: `Aura::Authorities` (`max_values`: Some(1), `max_size`: Some(1025), added: 1520, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::LastWorkerReport` (r:1 w:0)
+	/// Proof: `Jobs::LastWorkerReport` (`max_values`: None, `max_size`: Some(52), added: 2527, mode: `MaxEncodedLen`)
+	/// Storage: `System::BlockHash` (r:1 w:0)
+	/// Proof: `System::BlockHash` (`max_values`: None, `max_size`: Some(44), added: 2519, mode: `MaxEncodedLen`)
+	fn authorize_worker_report() -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `195`
+		//  Estimated: `3517`
+		// Minimum execution time: 53_269_000 picoseconds.
+		Weight::from_parts(60_931_000, 3517)
+			.saturating_add(T::DbWeight::get().reads(3_u64))
+	}
+	/// Storage: `Providers::Providers` (r:32 w:0)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2176), added: 4651, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::HealthRecords` (r:32 w:32)
+	/// Proof: `Providers::HealthRecords` (`max_values`: None, `max_size`: Some(78), added: 2553, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::LastWorkerReport` (r:0 w:1)
+	/// Proof: `Jobs::LastWorkerReport` (`max_values`: None, `max_size`: Some(52), added: 2527, mode: `MaxEncodedLen`)
+	/// The range of component `n` is `[1, 32]`.
+	fn apply_worker_report(n: u32, ) -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `126 + n * (161 ±0)`
+		//  Estimated: `990 + n * (4651 ±0)`
+		// Minimum execution time: 16_624_000 picoseconds.
+		Weight::from_parts(9_760_613, 990)
+			// Standard Error: 26_273
+			.saturating_add(Weight::from_parts(9_740_199, 0).saturating_mul(n.into()))
+			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(n.into())))
+			.saturating_add(T::DbWeight::get().writes(1_u64))
+			.saturating_add(T::DbWeight::get().writes((1_u64).saturating_mul(n.into())))
+			.saturating_add(Weight::from_parts(0, 4651).saturating_mul(n.into()))
+	}
 }
 
-/// Test weights: the same shape with a zero database cost.
+/// The same weights at ParityDB's costs, for tests and mocks.
 impl WeightInfo for () {
-	delegate!(RuntimeDbWeight { read: 0, write: 0 });
+	fn create_job() -> Weight {
+		Weight::from_parts(82_453_000, 3593)
+			.saturating_add(ParityDbWeight::get().reads(3_u64))
+			.saturating_add(ParityDbWeight::get().writes(4_u64))
+	}
+	fn cancel_job(p: u32, ) -> Weight {
+		Weight::from_parts(65_945_364, 10292)
+			.saturating_add(Weight::from_parts(13_204_460, 0).saturating_mul(p.into()))
+			.saturating_add(ParityDbWeight::get().reads(5_u64))
+			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(p.into())))
+			.saturating_add(ParityDbWeight::get().writes(3_u64))
+			.saturating_add(ParityDbWeight::get().writes((1_u64).saturating_mul(p.into())))
+			.saturating_add(Weight::from_parts(0, 4329).saturating_mul(p.into()))
+	}
+	fn force_cancel_job(p: u32, ) -> Weight {
+		Weight::from_parts(151_004_325, 9702)
+			.saturating_add(Weight::from_parts(64_227_614, 0).saturating_mul(p.into()))
+			.saturating_add(ParityDbWeight::get().reads(12_u64))
+			.saturating_add(ParityDbWeight::get().reads((4_u64).saturating_mul(p.into())))
+			.saturating_add(ParityDbWeight::get().writes(9_u64))
+			.saturating_add(ParityDbWeight::get().writes((5_u64).saturating_mul(p.into())))
+			.saturating_add(Weight::from_parts(0, 4651).saturating_mul(p.into()))
+	}
+	fn join_job(p: u32, ) -> Weight {
+		Weight::from_parts(60_957_336, 5641)
+			.saturating_add(Weight::from_parts(4_166_119, 0).saturating_mul(p.into()))
+			.saturating_add(ParityDbWeight::get().reads(6_u64))
+			.saturating_add(ParityDbWeight::get().reads((1_u64).saturating_mul(p.into())))
+			.saturating_add(ParityDbWeight::get().writes(5_u64))
+			.saturating_add(Weight::from_parts(0, 2567).saturating_mul(p.into()))
+	}
+	fn leave_job() -> Weight {
+		Weight::from_parts(34_301_000, 5641)
+			.saturating_add(ParityDbWeight::get().reads(3_u64))
+			.saturating_add(ParityDbWeight::get().writes(3_u64))
+	}
+	fn submit_proof(p: u32, ) -> Weight {
+		Weight::from_parts(178_836_691, 10241)
+			.saturating_add(Weight::from_parts(72_574_978, 0).saturating_mul(p.into()))
+			.saturating_add(ParityDbWeight::get().reads(13_u64))
+			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
+			.saturating_add(ParityDbWeight::get().writes(9_u64))
+			.saturating_add(ParityDbWeight::get().writes((5_u64).saturating_mul(p.into())))
+			.saturating_add(Weight::from_parts(0, 4805).saturating_mul(p.into()))
+	}
+	fn report_equivocation() -> Weight {
+		Weight::from_parts(237_244_000, 8799)
+			.saturating_add(ParityDbWeight::get().reads(10_u64))
+			.saturating_add(ParityDbWeight::get().writes(8_u64))
+	}
+	fn settle_round(p: u32, ) -> Weight {
+		Weight::from_parts(41_713_877, 9702)
+			.saturating_add(Weight::from_parts(71_468_426, 0).saturating_mul(p.into()))
+			.saturating_add(ParityDbWeight::get().reads(10_u64))
+			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
+			.saturating_add(ParityDbWeight::get().writes(6_u64))
+			.saturating_add(ParityDbWeight::get().writes((5_u64).saturating_mul(p.into())))
+			.saturating_add(Weight::from_parts(0, 4805).saturating_mul(p.into()))
+	}
+	fn settle_round_slashing(p: u32, ) -> Weight {
+		Weight::from_parts(85_291_871, 7918)
+			.saturating_add(Weight::from_parts(69_396_650, 0).saturating_mul(p.into()))
+			.saturating_add(ParityDbWeight::get().reads(9_u64))
+			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
+			.saturating_add(ParityDbWeight::get().writes(7_u64))
+			.saturating_add(ParityDbWeight::get().writes((5_u64).saturating_mul(p.into())))
+			.saturating_add(Weight::from_parts(0, 4651).saturating_mul(p.into()))
+	}
+	fn challenge(p: u32, ) -> Weight {
+		Weight::from_parts(102_266_754, 10292)
+			.saturating_add(Weight::from_parts(8_856_930, 0).saturating_mul(p.into()))
+			.saturating_add(ParityDbWeight::get().reads(12_u64))
+			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(p.into())))
+			.saturating_add(ParityDbWeight::get().writes(8_u64))
+			.saturating_add(Weight::from_parts(0, 4329).saturating_mul(p.into()))
+	}
+	fn vote() -> Weight {
+		Weight::from_parts(17_426_000, 3752)
+			.saturating_add(ParityDbWeight::get().reads(1_u64))
+			.saturating_add(ParityDbWeight::get().writes(1_u64))
+	}
+	fn resolve_challenge(k: u32, ) -> Weight {
+		Weight::from_parts(77_680_372, 4087)
+			.saturating_add(Weight::from_parts(83_082_108, 0).saturating_mul(k.into()))
+			.saturating_add(ParityDbWeight::get().reads(6_u64))
+			.saturating_add(ParityDbWeight::get().reads((4_u64).saturating_mul(k.into())))
+			.saturating_add(ParityDbWeight::get().writes(6_u64))
+			.saturating_add(ParityDbWeight::get().writes((4_u64).saturating_mul(k.into())))
+			.saturating_add(Weight::from_parts(0, 4651).saturating_mul(k.into()))
+	}
+	fn expire(p: u32, ) -> Weight {
+		Weight::from_parts(59_932_497, 4087)
+			.saturating_add(Weight::from_parts(3_942_126, 0).saturating_mul(p.into()))
+			.saturating_add(ParityDbWeight::get().reads(4_u64))
+			.saturating_add(ParityDbWeight::get().reads((4_u64).saturating_mul(p.into())))
+			.saturating_add(ParityDbWeight::get().writes(4_u64))
+			.saturating_add(ParityDbWeight::get().writes((4_u64).saturating_mul(p.into())))
+			.saturating_add(Weight::from_parts(0, 2631).saturating_mul(p.into()))
+	}
+	fn authorize_worker_report() -> Weight {
+		Weight::from_parts(60_931_000, 3517)
+			.saturating_add(ParityDbWeight::get().reads(3_u64))
+	}
+	fn apply_worker_report(n: u32, ) -> Weight {
+		Weight::from_parts(9_760_613, 990)
+			.saturating_add(Weight::from_parts(9_740_199, 0).saturating_mul(n.into()))
+			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(n.into())))
+			.saturating_add(ParityDbWeight::get().writes(1_u64))
+			.saturating_add(ParityDbWeight::get().writes((1_u64).saturating_mul(n.into())))
+			.saturating_add(Weight::from_parts(0, 4651).saturating_mul(n.into()))
+	}
 }

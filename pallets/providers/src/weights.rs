@@ -1,88 +1,167 @@
-//! Weights of the provider registry's calls.
+//! Weights of `pallet_providers`, measured by `bench/weights.sh` (`grid-node benchmark pallet`,
+//! frame-benchmarking-cli 64.0.0) on 2026-11-24: 20 steps, 10 repeats,
+//! wasm runtime built with `runtime-benchmarks`, on `vm` (AMD EPYC).
+//! Regenerate with `bash bench/weights.sh`; do not edit by hand.
 //!
-//! Derived, not yet machine-measured: each call's storage accesses are counted from the code
-//! (listed per function) and charged at the runtime's `DbWeight`; the compute part is a
-//! conservative estimate (ed25519 verification ~60 µs, SCALE coding of a provider record
-//! ~10 µs). The proof-size part is the `MaxEncodedLen` of the records touched. The benchmarks
-//! in `benchmarking.rs` exercise the worst case of each call so `frame-benchmarking-cli` can
-//! replace these numbers once the node ships the `benchmark` subcommand.
-#![allow(unused_parens, unused_imports)]
+//! Each weight is the measured base time plus its slope per component, the storage reads and
+//! writes the benchmark observed at the runtime's `DbWeight`, and the worst-case proof size.
 
-use core::marker::PhantomData;
-use polkadot_sdk::polkadot_sdk_frame::{prelude::*, weights_prelude::*};
+#![cfg_attr(rustfmt, rustfmt_skip)]
+#![allow(unused_parens)]
+#![allow(unused_imports)]
+#![allow(missing_docs)]
 
-/// Weight functions of `pallet-providers`.
+use polkadot_sdk::polkadot_sdk_frame::weights_prelude::*;
+
+/// Weight functions of `pallet_providers`.
 pub trait WeightInfo {
 	fn register() -> Weight;
 	fn update() -> Weight;
 	fn bond_more() -> Weight;
 	fn unbond() -> Weight;
-	fn withdraw_unbonded(chunks: u32) -> Weight;
+	fn withdraw_unbonded(c: u32, ) -> Weight;
 	fn deregister() -> Weight;
 }
 
-/// Proof size of one provider record plus its health record and counter (bytes, rounded up).
-const PROVIDER_PROOF: u64 = 2_200;
-/// Proof size of an account's balance and holds (bytes, rounded up).
-const BALANCE_PROOF: u64 = 400;
-
-/// Weights for a runtime using `T::DbWeight`.
+/// Weights at the runtime's `DbWeight`.
 pub struct SubstrateWeight<T>(PhantomData<T>);
 impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
-	/// Reads: Providers, CounterForProviders, BlockHash(0), PeerOwners, Account, Holds.
-	/// Writes: Providers, CounterForProviders, PeerOwners, HealthRecords, Account, Holds.
+	/// Storage: `Providers::Providers` (r:1 w:1)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2176), added: 4651, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::CounterForProviders` (r:1 w:1)
+	/// Proof: `Providers::CounterForProviders` (`max_values`: Some(1), `max_size`: Some(4), added: 499, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::LoopbackEndpoints` (r:1 w:0)
+	/// Proof: `Providers::LoopbackEndpoints` (`max_values`: Some(1), `max_size`: Some(1), added: 496, mode: `MaxEncodedLen`)
+	/// Storage: `System::BlockHash` (r:1 w:0)
+	/// Proof: `System::BlockHash` (`max_values`: None, `max_size`: Some(44), added: 2519, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::PeerOwners` (r:1 w:1)
+	/// Proof: `Providers::PeerOwners` (`max_values`: None, `max_size`: Some(86), added: 2561, mode: `MaxEncodedLen`)
+	/// Storage: `System::Account` (r:1 w:1)
+	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
+	/// Storage: `Balances::Holds` (r:1 w:1)
+	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::HealthRecords` (r:0 w:1)
+	/// Proof: `Providers::HealthRecords` (`max_values`: None, `max_size`: Some(78), added: 2553, mode: `MaxEncodedLen`)
 	fn register() -> Weight {
-		Weight::from_parts(90_000_000, PROVIDER_PROOF + BALANCE_PROOF + 100)
-			.saturating_add(T::DbWeight::get().reads_writes(6, 6))
+		// Proof Size summary in bytes:
+		//  Measured:  `257`
+		//  Estimated: `5641`
+		// Minimum execution time: 97_806_000 picoseconds.
+		Weight::from_parts(101_742_000, 5641)
+			.saturating_add(T::DbWeight::get().reads(7_u64))
+			.saturating_add(T::DbWeight::get().writes(6_u64))
 	}
-	/// Reads/writes: Providers.
+	/// Storage: `Providers::Providers` (r:1 w:1)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2176), added: 4651, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::EndpointChangedAt` (r:1 w:1)
+	/// Proof: `Providers::EndpointChangedAt` (`max_values`: None, `max_size`: Some(52), added: 2527, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::LoopbackEndpoints` (r:1 w:0)
+	/// Proof: `Providers::LoopbackEndpoints` (`max_values`: Some(1), `max_size`: Some(1), added: 496, mode: `MaxEncodedLen`)
 	fn update() -> Weight {
-		Weight::from_parts(25_000_000, PROVIDER_PROOF)
-			.saturating_add(T::DbWeight::get().reads_writes(1, 1))
+		// Proof Size summary in bytes:
+		//  Measured:  `1503`
+		//  Estimated: `5641`
+		// Minimum execution time: 20_330_000 picoseconds.
+		Weight::from_parts(22_603_000, 5641)
+			.saturating_add(T::DbWeight::get().reads(3_u64))
+			.saturating_add(T::DbWeight::get().writes(2_u64))
 	}
-	/// Reads: Providers, Account, Holds. Writes: Providers, Account, Holds.
+	/// Storage: `Providers::Providers` (r:1 w:1)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2176), added: 4651, mode: `MaxEncodedLen`)
+	/// Storage: `System::Account` (r:1 w:1)
+	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
+	/// Storage: `Balances::Holds` (r:1 w:1)
+	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
 	fn bond_more() -> Weight {
-		Weight::from_parts(35_000_000, PROVIDER_PROOF + BALANCE_PROOF)
-			.saturating_add(T::DbWeight::get().reads_writes(3, 3))
+		// Proof Size summary in bytes:
+		//  Measured:  `1732`
+		//  Estimated: `5641`
+		// Minimum execution time: 55_533_000 picoseconds.
+		Weight::from_parts(58_367_000, 5641)
+			.saturating_add(T::DbWeight::get().reads(3_u64))
+			.saturating_add(T::DbWeight::get().writes(3_u64))
 	}
-	/// Reads/writes: Providers.
+	/// Storage: `Providers::Providers` (r:1 w:1)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2176), added: 4651, mode: `MaxEncodedLen`)
 	fn unbond() -> Weight {
-		Weight::from_parts(25_000_000, PROVIDER_PROOF)
-			.saturating_add(T::DbWeight::get().reads_writes(1, 1))
+		// Proof Size summary in bytes:
+		//  Measured:  `1503`
+		//  Estimated: `5641`
+		// Minimum execution time: 14_452_000 picoseconds.
+		Weight::from_parts(16_134_000, 5641)
+			.saturating_add(T::DbWeight::get().reads(1_u64))
+			.saturating_add(T::DbWeight::get().writes(1_u64))
 	}
-	/// Reads: Providers, Account, Holds. Writes: Providers, Account, Holds. Linear in the
-	/// chunks scanned.
-	fn withdraw_unbonded(chunks: u32) -> Weight {
-		Weight::from_parts(35_000_000, PROVIDER_PROOF + BALANCE_PROOF)
-			.saturating_add(Weight::from_parts(500_000, 0).saturating_mul(chunks.into()))
-			.saturating_add(T::DbWeight::get().reads_writes(3, 3))
+	/// Storage: `Providers::Providers` (r:1 w:1)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2176), added: 4651, mode: `MaxEncodedLen`)
+	/// Storage: `System::Account` (r:1 w:1)
+	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
+	/// Storage: `Balances::Holds` (r:1 w:1)
+	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
+	/// The range of component `c` is `[1, 16]`.
+	fn withdraw_unbonded(c: u32, ) -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `1732 + c * (20 ±0)`
+		//  Estimated: `5641`
+		// Minimum execution time: 48_272_000 picoseconds.
+		Weight::from_parts(50_564_492, 5641)
+			// Standard Error: 1_794
+			.saturating_add(Weight::from_parts(7_300, 0).saturating_mul(c.into()))
+			.saturating_add(T::DbWeight::get().reads(3_u64))
+			.saturating_add(T::DbWeight::get().writes(3_u64))
 	}
-	/// Reads: Providers, CounterForProviders. Writes: Providers, CounterForProviders,
-	/// PeerOwners, HealthRecords.
+	/// Storage: `Providers::Providers` (r:1 w:1)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2176), added: 4651, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::CounterForProviders` (r:1 w:1)
+	/// Proof: `Providers::CounterForProviders` (`max_values`: Some(1), `max_size`: Some(4), added: 499, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::EndpointChangedAt` (r:0 w:1)
+	/// Proof: `Providers::EndpointChangedAt` (`max_values`: None, `max_size`: Some(52), added: 2527, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::PeerOwners` (r:0 w:1)
+	/// Proof: `Providers::PeerOwners` (`max_values`: None, `max_size`: Some(86), added: 2561, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::HealthRecords` (r:0 w:1)
+	/// Proof: `Providers::HealthRecords` (`max_values`: None, `max_size`: Some(78), added: 2553, mode: `MaxEncodedLen`)
 	fn deregister() -> Weight {
-		Weight::from_parts(30_000_000, PROVIDER_PROOF)
-			.saturating_add(T::DbWeight::get().reads_writes(2, 4))
+		// Proof Size summary in bytes:
+		//  Measured:  `1503`
+		//  Estimated: `5641`
+		// Minimum execution time: 19_959_000 picoseconds.
+		Weight::from_parts(21_472_000, 5641)
+			.saturating_add(T::DbWeight::get().reads(2_u64))
+			.saturating_add(T::DbWeight::get().writes(5_u64))
 	}
 }
 
-/// Test weights: the same shape with a zero database cost.
+/// The same weights at ParityDB's costs, for tests and mocks.
 impl WeightInfo for () {
 	fn register() -> Weight {
-		Weight::from_parts(90_000_000, PROVIDER_PROOF + BALANCE_PROOF + 100)
+		Weight::from_parts(101_742_000, 5641)
+			.saturating_add(ParityDbWeight::get().reads(7_u64))
+			.saturating_add(ParityDbWeight::get().writes(6_u64))
 	}
 	fn update() -> Weight {
-		Weight::from_parts(25_000_000, PROVIDER_PROOF)
+		Weight::from_parts(22_603_000, 5641)
+			.saturating_add(ParityDbWeight::get().reads(3_u64))
+			.saturating_add(ParityDbWeight::get().writes(2_u64))
 	}
 	fn bond_more() -> Weight {
-		Weight::from_parts(35_000_000, PROVIDER_PROOF + BALANCE_PROOF)
+		Weight::from_parts(58_367_000, 5641)
+			.saturating_add(ParityDbWeight::get().reads(3_u64))
+			.saturating_add(ParityDbWeight::get().writes(3_u64))
 	}
 	fn unbond() -> Weight {
-		Weight::from_parts(25_000_000, PROVIDER_PROOF)
+		Weight::from_parts(16_134_000, 5641)
+			.saturating_add(ParityDbWeight::get().reads(1_u64))
+			.saturating_add(ParityDbWeight::get().writes(1_u64))
 	}
-	fn withdraw_unbonded(chunks: u32) -> Weight {
-		Weight::from_parts(35_000_000 + 500_000 * chunks as u64, PROVIDER_PROOF + BALANCE_PROOF)
+	fn withdraw_unbonded(c: u32, ) -> Weight {
+		Weight::from_parts(50_564_492, 5641)
+			.saturating_add(Weight::from_parts(7_300, 0).saturating_mul(c.into()))
+			.saturating_add(ParityDbWeight::get().reads(3_u64))
+			.saturating_add(ParityDbWeight::get().writes(3_u64))
 	}
 	fn deregister() -> Weight {
-		Weight::from_parts(30_000_000, PROVIDER_PROOF)
+		Weight::from_parts(21_472_000, 5641)
+			.saturating_add(ParityDbWeight::get().reads(2_u64))
+			.saturating_add(ParityDbWeight::get().writes(5_u64))
 	}
 }

@@ -280,7 +280,7 @@ impl Chain {
 		let at = self.at_best().await?;
 		let value = at
 			.storage()
-			.try_fetch(api::storage().jobs().challenged(), ((job, round, *who),))
+			.try_fetch(api::storage().jobs().challenged(), ((job, round), *who))
 			.await
 			.map_err(|e| ChainError::rpc("reading a challenge", e))?;
 		value
