@@ -190,6 +190,10 @@ parameter_types! {
 	/// Of a slash: 20% to the reporter, 30% to the job's buyer, the rest burned.
 	pub const JobReporterShare: Perbill = Perbill::from_percent(20);
 	pub const JobBuyerShare: Perbill = Perbill::from_percent(30);
+	/// Of a fraud slash, 20% more to the verifiers that voted `Invalid` (the rest burned).
+	pub const JobVerifierShare: Perbill = Perbill::from_percent(20);
+	/// Every challenge costs 10 GRID, kept whatever the outcome: a tenth of the deposit.
+	pub const JobChallengeFee: Balance = 10 * grid_primitives::currency::UNIT;
 	/// A challenger risks 100 GRID: enough to make frivolous challenges costly, small next to
 	/// the stake a cheater loses.
 	pub const JobChallengeDeposit: Balance = 100 * grid_primitives::currency::UNIT;
@@ -249,6 +253,8 @@ impl pallet_jobs::Config for Runtime {
 	type Randomness = pallet_jobs::ParentHashRandomness<Runtime>;
 	type JobDeposit = JobStorageDeposit;
 	type ChallengeDeposit = JobChallengeDeposit;
+	type ChallengeFee = JobChallengeFee;
+	type VerifierShare = JobVerifierShare;
 	type MaxCommittee = ConstU32<5>;
 	type VotingPeriod = ConstU32<JOB_VOTING_PERIOD>;
 	/// One challenger has at most 8 challenges open, one job at most 32.

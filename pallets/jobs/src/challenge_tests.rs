@@ -98,6 +98,29 @@ fn a_challenge_holds_the_deposit_and_draws_a_committee_of_other_participants() {
 }
 
 #[test]
+fn every_challenge_costs_its_fee_whatever_the_outcome() {
+	new_test_ext().execute_with(|| {
+		// The attack: challenge freely, recycling the deposit (a tie or no votes returns it,
+		// a rejection pays it to voters who may be the challenger's own accounts).
+		let id = delivered_job();
+		let total = |who| free(who) + deposit_held(who);
+		let (challenger, collector) = (total(P1), free(FEES));
+		assert_ok!(challenge(P1, id, P2));
+		assert_eq!(free(FEES), collector + CHALLENGE_FEE);
+		// Nobody votes: undecided at the deadline, the deposit returns, the fee does not.
+		let deadline = Challenges::<Test>::get(0).unwrap().deadline;
+		run_to_block(deadline);
+		assert!(!Challenges::<Test>::contains_key(0));
+		assert_eq!(total(P1), challenger - CHALLENGE_FEE);
+		// A challenger that cannot pay the fee on top of the deposit cannot challenge.
+		let spare = free(P3) - DEPOSIT - CHALLENGE_FEE / 2;
+		assert_ok!(<Balances as Mutate<_>>::transfer(&P3, &FEES, spare, Preservation::Preserve));
+		assert_noop!(challenge(P3, id, P4), Error::<Test>::InsufficientBalance);
+		check_invariants();
+	});
+}
+
+#[test]
 fn committees_are_capped_and_drawn_by_randomness() {
 	new_test_ext().execute_with(|| {
 		let mut s = spec();
@@ -162,8 +185,8 @@ fn a_challenge_needs_someone_to_verify() {
 #[test]
 fn open_challenges_are_bounded_per_challenger_and_per_job() {
 	new_test_ext().execute_with(|| {
-		// The attack: one challenger (or a swarm on one job) keeps the challenge queue full so
-		// that honest challenges cannot be opened. (The global bound is `queue.rs`'s test.)
+		// The attack: one challenger (or a swarm on one job) opens so many challenges that
+		// honest ones find no room (the agenda's per-block room is `agenda.rs`'s test).
 		let id = delivered_job();
 		deliver(id, 1, &[P1, P2, P3, P4]);
 		let on_round_1 = |who, accused| Jobs::challenge(RuntimeOrigin::signed(who), id, 1, accused);
@@ -192,6 +215,7 @@ fn proven_fraud_claws_back_slashes_rewards_and_removes() {
 	new_test_ext().execute_with(|| {
 		let id = delivered_job();
 		let (buyer_before, challenger_before) = (free(BUYER), free(P1));
+		let voters_before = (free(P3), free(P4));
 		let issuance = Balances::total_issuance();
 		assert_ok!(challenge(P1, id, P2));
 		assert_ok!(vote(P3, 0, Verdict::Invalid));
@@ -201,11 +225,22 @@ fn proven_fraud_claws_back_slashes_rewards_and_removes() {
 		// Clawback first (the whole reward to the buyer), then 40% of what stake is left.
 		let penalty = (STAKE - SHARE) * 40 / 100;
 		let (to_challenger, to_buyer) = (penalty / 4, penalty / 4);
+		// The verifiers that voted with the outcome share VerifierShare (20%) of it.
+		let to_each_verifier = penalty / 10;
 		assert_eq!(stake(P2), STAKE - SHARE - penalty);
 		assert_eq!(free(BUYER), buyer_before + SHARE + to_buyer);
-		assert_eq!(free(P1), challenger_before + to_challenger);
+		assert_eq!(
+			free(P1),
+			challenger_before + to_challenger - CHALLENGE_FEE,
+			"the fee stays paid"
+		);
+		assert_eq!(
+			(free(P3), free(P4)),
+			(voters_before.0 + to_each_verifier, voters_before.1 + to_each_verifier)
+		);
 		assert_eq!(deposit_held(P1), 0, "the deposit returned");
-		assert_eq!(Balances::total_issuance(), issuance - (penalty - to_challenger - to_buyer));
+		let kept = to_challenger + to_buyer + 2 * to_each_verifier;
+		assert_eq!(Balances::total_issuance(), issuance - (penalty - kept));
 		assert_eq!(JobsMap::<Test>::get(id).unwrap().clawed_back, SHARE);
 		assert!(!Participants::<Test>::contains_key(id, P2));
 		assert_eq!(HealthRecords::<Test>::get(P2).challenges_lost, 1);
@@ -243,7 +278,7 @@ fn a_rejected_challenge_pays_the_deposit_to_the_verifiers() {
 		assert_ok!(challenge(P1, id, P2));
 		assert_ok!(vote(P3, 0, Verdict::Valid));
 		assert_ok!(vote(P4, 0, Verdict::Valid));
-		assert_eq!(free(P1), before[0] - DEPOSIT);
+		assert_eq!(free(P1), before[0] - DEPOSIT - CHALLENGE_FEE);
 		assert_eq!(free(P3), before[1] + DEPOSIT / 2);
 		assert_eq!(free(P4), before[2] + DEPOSIT / 2);
 		assert_eq!(deposit_held(P1), 0);

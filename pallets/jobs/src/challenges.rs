@@ -1,10 +1,13 @@
 //! Fraud challenges: a staked provider disputes a paid contribution, a committee drawn with
 //! on-chain randomness re-executes it off chain and votes, and the majority decides who pays.
+//! Every challenge costs the challenger `ChallengeFee` (to the fee collector, whatever the
+//! outcome) besides the deposit it puts on hold.
 //!
 //! - Fraud proven (more `Invalid` than `Valid` votes): the accused's reward for the round is
 //!   clawed back from its stake to the buyer, `FraudSlash` of its stake is taken (shares to
-//!   the challenger and the buyer, the rest burned), it loses a challenge on its health record
-//!   and leaves the job; the challenger's deposit returns.
+//!   the challenger, the buyer and the verifiers that voted `Invalid`, the rest burned), it
+//!   loses a challenge on its health record and leaves the job; the challenger's deposit
+//!   returns.
 //! - Rejected (more `Valid`): the challenger's deposit goes to the verifiers that voted `Valid`.
 //! - Undecided (a tie or no votes): the deposit returns and nobody is punished for the update.
 //!
@@ -28,7 +31,11 @@ use polkadot_sdk::polkadot_sdk_frame::{
 		sp_runtime::traits::{BlakeTwo256, Hash},
 	},
 	prelude::*,
-	traits::{fungible::MutateHold, tokens::Precision, Randomness},
+	traits::{
+		fungible::{Mutate, MutateHold},
+		tokens::{Precision, Preservation},
+		Randomness,
+	},
 };
 
 use crate::{
@@ -75,6 +82,15 @@ pub(crate) fn open<T: Config>(
 	let deposit = T::ChallengeDeposit::get();
 	T::Currency::hold(&HoldReason::ChallengeDeposit.into(), &challenger, deposit)
 		.map_err(|_| Error::<T>::InsufficientBalance)?;
+	// Non-refundable, and to the fee collector rather than the voters: a challenger whose own
+	// accounts sit on the committee cannot recycle it.
+	T::Currency::transfer(
+		&challenger,
+		&T::FeeCollector::get(),
+		T::ChallengeFee::get(),
+		Preservation::Preserve,
+	)
+	.map_err(|_| Error::<T>::InsufficientBalance)?;
 	let deadline = now.saturating_add(T::VotingPeriod::get());
 	let due = agenda::schedule::<T>(AgendaItem::Decide(id), deadline, agenda::caller_reach::<T>())?;
 
@@ -201,16 +217,29 @@ fn punish_fraud<T: Config>(challenge: &ChallengeOf<T>) -> (BalanceOf<T>, Balance
 	job.clawed_back = job.clawed_back.saturating_add(clawed_back);
 
 	let penalty = T::FraudSlash::get().mul_floor(slashing::slash_base::<T>(&job, accused));
-	let recipients = [
+	let mut recipients = alloc::vec![
 		(challenge.challenger.clone(), T::ReporterShare::get()),
 		(job.buyer.clone(), T::BuyerShare::get()),
 	];
+	recipients.extend(verifier_shares::<T>(challenge, Verdict::Invalid));
 	let slashed = T::Providers::slash(accused, penalty, SlashReason::Fraud, &recipients);
 	T::Providers::challenge_lost(accused);
 	membership::remove::<T>(challenge.job, &mut job, accused, RemovalReason::Fraud);
 	Jobs::<T>::insert(challenge.job, job);
 	membership::drop_if_uncovered::<T>(accused);
 	(slashed, clawed_back)
+}
+
+/// `VerifierShare` of a fraud slash split evenly among the members that voted `verdict`
+/// (those who voted with the outcome).
+fn verifier_shares<T: Config>(
+	challenge: &ChallengeOf<T>,
+	verdict: Verdict,
+) -> Vec<(T::AccountId, Perbill)> {
+	let voters = challenge.committee.iter().filter(|(_, v)| *v == Some(verdict));
+	let count = voters.clone().count() as u32;
+	let each = Perbill::from_parts(T::VerifierShare::get().deconstruct() / count.max(1));
+	voters.map(|(who, _)| (who.clone(), each)).collect()
 }
 
 /// Counts a challenge as no longer open for its challenger and job.

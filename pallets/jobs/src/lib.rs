@@ -258,6 +258,16 @@ pub mod pallet {
 		#[pallet::constant]
 		type JobDeposit: Get<BalanceOf<Self>>;
 
+		/// What a challenger pays the fee collector per challenge, whatever the outcome: the
+		/// price of making a committee work.
+		#[pallet::constant]
+		type ChallengeFee: Get<BalanceOf<Self>>;
+
+		/// Share of a fraud slash split among the verifiers that voted `Invalid` (a rejected
+		/// challenge's deposit goes to those that voted `Valid`).
+		#[pallet::constant]
+		type VerifierShare: Get<Perbill>;
+
 		/// What a challenger puts on hold; it goes to the verifiers if the challenge fails.
 		#[pallet::constant]
 		type ChallengeDeposit: Get<BalanceOf<Self>>;

@@ -52,6 +52,7 @@ pub const MAX_MISSED: u32 = 2;
 pub const MAX_UNDERSTAFFED: u32 = 2;
 pub const DEPOSIT: Balance = 300;
 pub const JOB_DEPOSIT: Balance = 50;
+pub const CHALLENGE_FEE: Balance = 20;
 pub const COMMITTEE: u32 = 3;
 pub const VOTING_BLOCKS: u64 = 4;
 pub const MAX_CHALLENGES_PER_CHALLENGER: u32 = 3;
@@ -95,6 +96,8 @@ parameter_types! {
 	pub const BuyerShare: Perbill = Perbill::from_percent(25);
 	pub const ChallengeDeposit: Balance = DEPOSIT;
 	pub const JobDeposit: Balance = JOB_DEPOSIT;
+	pub const ChallengeFee: Balance = CHALLENGE_FEE;
+	pub const VerifierShare: Perbill = Perbill::from_percent(20);
 	pub const FraudSlash: Perbill = Perbill::from_percent(40);
 	pub const AbsentVoterSlash: Perbill = Perbill::from_percent(5);
 	/// The validator set; tests change it.
@@ -152,6 +155,8 @@ impl pallet_jobs::Config for Test {
 	type Randomness = crate::ParentHashRandomness<Test>;
 	type JobDeposit = JobDeposit;
 	type ChallengeDeposit = ChallengeDeposit;
+	type ChallengeFee = ChallengeFee;
+	type VerifierShare = VerifierShare;
 	type MaxCommittee = ConstU32<COMMITTEE>;
 	type VotingPeriod = ConstU64<VOTING_BLOCKS>;
 	type MaxChallengesPerChallenger = ConstU32<MAX_CHALLENGES_PER_CHALLENGER>;

@@ -47,8 +47,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `146`
 		//  Estimated: `3593`
-		// Minimum execution time: 79_298_000 picoseconds.
-		Weight::from_parts(82_453_000, 3593)
+		// Minimum execution time: 78_588_000 picoseconds.
+		Weight::from_parts(82_763_000, 3593)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 			.saturating_add(T::DbWeight::get().writes(4_u64))
 	}
@@ -72,11 +72,11 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	fn cancel_job(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `0 + p * (1516 ±0)`
-		//  Estimated: `10292 + p * (4329 ±0)`
-		// Minimum execution time: 97_005_000 picoseconds.
-		Weight::from_parts(65_945_364, 10292)
-			// Standard Error: 62_404
-			.saturating_add(Weight::from_parts(13_204_460, 0).saturating_mul(p.into()))
+		//  Estimated: `10292 + p * (4329 ±41)`
+		// Minimum execution time: 92_618_000 picoseconds.
+		Weight::from_parts(51_871_974, 10292)
+			// Standard Error: 76_988
+			.saturating_add(Weight::from_parts(13_185_356, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(5_u64))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(3_u64))
@@ -114,10 +114,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `0 + p * (3311 ±0)`
 		//  Estimated: `9702 + p * (4651 ±16)`
-		// Minimum execution time: 359_456_000 picoseconds.
-		Weight::from_parts(151_004_325, 9702)
-			// Standard Error: 185_915
-			.saturating_add(Weight::from_parts(64_227_614, 0).saturating_mul(p.into()))
+		// Minimum execution time: 356_212_000 picoseconds.
+		Weight::from_parts(145_118_690, 9702)
+			// Standard Error: 195_464
+			.saturating_add(Weight::from_parts(64_573_425, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(12_u64))
 			.saturating_add(T::DbWeight::get().reads((4_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(9_u64))
@@ -143,10 +143,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `2220 + p * (90 ±0)`
 		//  Estimated: `5641 + p * (2567 ±0)`
-		// Minimum execution time: 52_479_000 picoseconds.
-		Weight::from_parts(60_957_336, 5641)
-			// Standard Error: 36_187
-			.saturating_add(Weight::from_parts(4_166_119, 0).saturating_mul(p.into()))
+		// Minimum execution time: 54_652_000 picoseconds.
+		Weight::from_parts(70_697_159, 5641)
+			// Standard Error: 50_848
+			.saturating_add(Weight::from_parts(4_063_450, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(6_u64))
 			.saturating_add(T::DbWeight::get().reads((1_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(5_u64))
@@ -162,8 +162,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `2406`
 		//  Estimated: `5641`
-		// Minimum execution time: 32_519_000 picoseconds.
-		Weight::from_parts(34_301_000, 5641)
+		// Minimum execution time: 30_696_000 picoseconds.
+		Weight::from_parts(33_089_000, 5641)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 			.saturating_add(T::DbWeight::get().writes(3_u64))
 	}
@@ -200,10 +200,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `0 + p * (3995 ±0)`
 		//  Estimated: `10241 + p * (4805 ±0)`
-		// Minimum execution time: 229_683_000 picoseconds.
-		Weight::from_parts(178_836_691, 10241)
-			// Standard Error: 332_901
-			.saturating_add(Weight::from_parts(72_574_978, 0).saturating_mul(p.into()))
+		// Minimum execution time: 222_823_000 picoseconds.
+		Weight::from_parts(112_578_195, 10241)
+			// Standard Error: 174_156
+			.saturating_add(Weight::from_parts(74_822_212, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(13_u64))
 			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(9_u64))
@@ -230,8 +230,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `3002`
 		//  Estimated: `8799`
-		// Minimum execution time: 224_225_000 picoseconds.
-		Weight::from_parts(237_244_000, 8799)
+		// Minimum execution time: 227_380_000 picoseconds.
+		Weight::from_parts(240_449_000, 8799)
 			.saturating_add(T::DbWeight::get().reads(10_u64))
 			.saturating_add(T::DbWeight::get().writes(8_u64))
 	}
@@ -266,10 +266,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `0 + p * (4059 ±0)`
 		//  Estimated: `9702 + p * (4805 ±0)`
-		// Minimum execution time: 271_966_000 picoseconds.
-		Weight::from_parts(41_713_877, 9702)
-			// Standard Error: 357_691
-			.saturating_add(Weight::from_parts(71_468_426, 0).saturating_mul(p.into()))
+		// Minimum execution time: 267_359_000 picoseconds.
+		Weight::from_parts(14_968_857, 9702)
+			// Standard Error: 500_385
+			.saturating_add(Weight::from_parts(74_500_004, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(10_u64))
 			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(6_u64))
@@ -303,10 +303,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `1123 + p * (1771 ±0)`
 		//  Estimated: `7918 + p * (4651 ±0)`
-		// Minimum execution time: 283_784_000 picoseconds.
-		Weight::from_parts(85_291_871, 7918)
-			// Standard Error: 195_748
-			.saturating_add(Weight::from_parts(69_396_650, 0).saturating_mul(p.into()))
+		// Minimum execution time: 305_966_000 picoseconds.
+		Weight::from_parts(130_644_713, 7918)
+			// Standard Error: 296_112
+			.saturating_add(Weight::from_parts(69_935_424, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(9_u64))
 			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(7_u64))
@@ -333,7 +333,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Proof: `System::ParentHash` (`max_values`: Some(1), `max_size`: Some(32), added: 527, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Participants` (r:65 w:0)
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
-	/// Storage: `System::Account` (r:1 w:1)
+	/// Storage: `System::Account` (r:2 w:2)
 	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
 	/// Storage: `Balances::Holds` (r:1 w:1)
 	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
@@ -346,15 +346,15 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[3, 64]`.
 	fn challenge(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `340 + p * (1525 ±0)`
-		//  Estimated: `10292 + p * (4329 ±0)`
-		// Minimum execution time: 116_664_000 picoseconds.
-		Weight::from_parts(102_266_754, 10292)
-			// Standard Error: 47_071
-			.saturating_add(Weight::from_parts(8_856_930, 0).saturating_mul(p.into()))
-			.saturating_add(T::DbWeight::get().reads(12_u64))
+		//  Measured:  `479 + p * (1527 ±0)`
+		//  Estimated: `10292 + p * (4329 ±41)`
+		// Minimum execution time: 157_866_000 picoseconds.
+		Weight::from_parts(160_660_315, 10292)
+			// Standard Error: 70_891
+			.saturating_add(Weight::from_parts(8_596_632, 0).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().reads(13_u64))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(p.into())))
-			.saturating_add(T::DbWeight::get().writes(8_u64))
+			.saturating_add(T::DbWeight::get().writes(9_u64))
 			.saturating_add(Weight::from_parts(0, 4329).saturating_mul(p.into()))
 	}
 	/// Storage: `Jobs::Challenges` (r:1 w:1)
@@ -363,8 +363,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `487`
 		//  Estimated: `3752`
-		// Minimum execution time: 14_812_000 picoseconds.
-		Weight::from_parts(17_426_000, 3752)
+		// Minimum execution time: 15_523_000 picoseconds.
+		Weight::from_parts(22_954_000, 3752)
 			.saturating_add(T::DbWeight::get().reads(1_u64))
 			.saturating_add(T::DbWeight::get().writes(1_u64))
 	}
@@ -376,7 +376,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Proof: `Jobs::OpenChallengesBy` (`max_values`: None, `max_size`: Some(52), added: 2527, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::OpenChallengesOn` (r:1 w:1)
 	/// Proof: `Jobs::OpenChallengesOn` (`max_values`: None, `max_size`: Some(20), added: 2495, mode: `MaxEncodedLen`)
-	/// Storage: `System::Account` (r:7 w:7)
+	/// Storage: `System::Account` (r:8 w:8)
 	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
 	/// Storage: `Balances::Holds` (r:6 w:6)
 	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
@@ -393,14 +393,14 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `k` is `[1, 5]`.
 	fn resolve_challenge(k: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `2262 + k * (1717 ±0)`
+		//  Measured:  `2314 + k * (1717 ±0)`
 		//  Estimated: `4087 + k * (4651 ±0)`
-		// Minimum execution time: 105_237_000 picoseconds.
-		Weight::from_parts(77_680_372, 4087)
-			// Standard Error: 1_765_452
-			.saturating_add(Weight::from_parts(83_082_108, 0).saturating_mul(k.into()))
+		// Minimum execution time: 108_201_000 picoseconds.
+		Weight::from_parts(80_892_011, 4087)
+			// Standard Error: 2_171_094
+			.saturating_add(Weight::from_parts(95_828_417, 0).saturating_mul(k.into()))
 			.saturating_add(T::DbWeight::get().reads(6_u64))
-			.saturating_add(T::DbWeight::get().reads((4_u64).saturating_mul(k.into())))
+			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(k.into())))
 			.saturating_add(T::DbWeight::get().writes(6_u64))
 			.saturating_add(T::DbWeight::get().writes((4_u64).saturating_mul(k.into())))
 			.saturating_add(Weight::from_parts(0, 4651).saturating_mul(k.into()))
@@ -428,10 +428,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `1343 + p * (291 ±0)`
 		//  Estimated: `4087 + p * (2631 ±0)`
-		// Minimum execution time: 73_099_000 picoseconds.
-		Weight::from_parts(59_932_497, 4087)
-			// Standard Error: 22_732
-			.saturating_add(Weight::from_parts(3_942_126, 0).saturating_mul(p.into()))
+		// Minimum execution time: 86_408_000 picoseconds.
+		Weight::from_parts(77_776_006, 4087)
+			// Standard Error: 37_723
+			.saturating_add(Weight::from_parts(3_665_402, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(4_u64))
 			.saturating_add(T::DbWeight::get().reads((4_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(4_u64))
@@ -448,8 +448,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `195`
 		//  Estimated: `3517`
-		// Minimum execution time: 53_269_000 picoseconds.
-		Weight::from_parts(60_931_000, 3517)
+		// Minimum execution time: 57_115_000 picoseconds.
+		Weight::from_parts(60_100_000, 3517)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 	}
 	/// Storage: `Providers::Providers` (r:32 w:0)
@@ -463,10 +463,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `126 + n * (161 ±0)`
 		//  Estimated: `990 + n * (4651 ±0)`
-		// Minimum execution time: 16_624_000 picoseconds.
-		Weight::from_parts(9_760_613, 990)
-			// Standard Error: 26_273
-			.saturating_add(Weight::from_parts(9_740_199, 0).saturating_mul(n.into()))
+		// Minimum execution time: 16_945_000 picoseconds.
+		Weight::from_parts(10_606_068, 990)
+			// Standard Error: 22_594
+			.saturating_add(Weight::from_parts(9_667_706, 0).saturating_mul(n.into()))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(n.into())))
 			.saturating_add(T::DbWeight::get().writes(1_u64))
 			.saturating_add(T::DbWeight::get().writes((1_u64).saturating_mul(n.into())))
@@ -477,13 +477,13 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 /// The same weights at ParityDB's costs, for tests and mocks.
 impl WeightInfo for () {
 	fn create_job() -> Weight {
-		Weight::from_parts(82_453_000, 3593)
+		Weight::from_parts(82_763_000, 3593)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 			.saturating_add(ParityDbWeight::get().writes(4_u64))
 	}
 	fn cancel_job(p: u32, ) -> Weight {
-		Weight::from_parts(65_945_364, 10292)
-			.saturating_add(Weight::from_parts(13_204_460, 0).saturating_mul(p.into()))
+		Weight::from_parts(51_871_974, 10292)
+			.saturating_add(Weight::from_parts(13_185_356, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(5_u64))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(3_u64))
@@ -491,8 +491,8 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4329).saturating_mul(p.into()))
 	}
 	fn force_cancel_job(p: u32, ) -> Weight {
-		Weight::from_parts(151_004_325, 9702)
-			.saturating_add(Weight::from_parts(64_227_614, 0).saturating_mul(p.into()))
+		Weight::from_parts(145_118_690, 9702)
+			.saturating_add(Weight::from_parts(64_573_425, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(12_u64))
 			.saturating_add(ParityDbWeight::get().reads((4_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(9_u64))
@@ -500,21 +500,21 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4651).saturating_mul(p.into()))
 	}
 	fn join_job(p: u32, ) -> Weight {
-		Weight::from_parts(60_957_336, 5641)
-			.saturating_add(Weight::from_parts(4_166_119, 0).saturating_mul(p.into()))
+		Weight::from_parts(70_697_159, 5641)
+			.saturating_add(Weight::from_parts(4_063_450, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(6_u64))
 			.saturating_add(ParityDbWeight::get().reads((1_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(5_u64))
 			.saturating_add(Weight::from_parts(0, 2567).saturating_mul(p.into()))
 	}
 	fn leave_job() -> Weight {
-		Weight::from_parts(34_301_000, 5641)
+		Weight::from_parts(33_089_000, 5641)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 			.saturating_add(ParityDbWeight::get().writes(3_u64))
 	}
 	fn submit_proof(p: u32, ) -> Weight {
-		Weight::from_parts(178_836_691, 10241)
-			.saturating_add(Weight::from_parts(72_574_978, 0).saturating_mul(p.into()))
+		Weight::from_parts(112_578_195, 10241)
+			.saturating_add(Weight::from_parts(74_822_212, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(13_u64))
 			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(9_u64))
@@ -522,13 +522,13 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4805).saturating_mul(p.into()))
 	}
 	fn report_equivocation() -> Weight {
-		Weight::from_parts(237_244_000, 8799)
+		Weight::from_parts(240_449_000, 8799)
 			.saturating_add(ParityDbWeight::get().reads(10_u64))
 			.saturating_add(ParityDbWeight::get().writes(8_u64))
 	}
 	fn settle_round(p: u32, ) -> Weight {
-		Weight::from_parts(41_713_877, 9702)
-			.saturating_add(Weight::from_parts(71_468_426, 0).saturating_mul(p.into()))
+		Weight::from_parts(14_968_857, 9702)
+			.saturating_add(Weight::from_parts(74_500_004, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(10_u64))
 			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(6_u64))
@@ -536,8 +536,8 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4805).saturating_mul(p.into()))
 	}
 	fn settle_round_slashing(p: u32, ) -> Weight {
-		Weight::from_parts(85_291_871, 7918)
-			.saturating_add(Weight::from_parts(69_396_650, 0).saturating_mul(p.into()))
+		Weight::from_parts(130_644_713, 7918)
+			.saturating_add(Weight::from_parts(69_935_424, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(9_u64))
 			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(7_u64))
@@ -545,30 +545,30 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4651).saturating_mul(p.into()))
 	}
 	fn challenge(p: u32, ) -> Weight {
-		Weight::from_parts(102_266_754, 10292)
-			.saturating_add(Weight::from_parts(8_856_930, 0).saturating_mul(p.into()))
-			.saturating_add(ParityDbWeight::get().reads(12_u64))
+		Weight::from_parts(160_660_315, 10292)
+			.saturating_add(Weight::from_parts(8_596_632, 0).saturating_mul(p.into()))
+			.saturating_add(ParityDbWeight::get().reads(13_u64))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(p.into())))
-			.saturating_add(ParityDbWeight::get().writes(8_u64))
+			.saturating_add(ParityDbWeight::get().writes(9_u64))
 			.saturating_add(Weight::from_parts(0, 4329).saturating_mul(p.into()))
 	}
 	fn vote() -> Weight {
-		Weight::from_parts(17_426_000, 3752)
+		Weight::from_parts(22_954_000, 3752)
 			.saturating_add(ParityDbWeight::get().reads(1_u64))
 			.saturating_add(ParityDbWeight::get().writes(1_u64))
 	}
 	fn resolve_challenge(k: u32, ) -> Weight {
-		Weight::from_parts(77_680_372, 4087)
-			.saturating_add(Weight::from_parts(83_082_108, 0).saturating_mul(k.into()))
+		Weight::from_parts(80_892_011, 4087)
+			.saturating_add(Weight::from_parts(95_828_417, 0).saturating_mul(k.into()))
 			.saturating_add(ParityDbWeight::get().reads(6_u64))
-			.saturating_add(ParityDbWeight::get().reads((4_u64).saturating_mul(k.into())))
+			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(k.into())))
 			.saturating_add(ParityDbWeight::get().writes(6_u64))
 			.saturating_add(ParityDbWeight::get().writes((4_u64).saturating_mul(k.into())))
 			.saturating_add(Weight::from_parts(0, 4651).saturating_mul(k.into()))
 	}
 	fn expire(p: u32, ) -> Weight {
-		Weight::from_parts(59_932_497, 4087)
-			.saturating_add(Weight::from_parts(3_942_126, 0).saturating_mul(p.into()))
+		Weight::from_parts(77_776_006, 4087)
+			.saturating_add(Weight::from_parts(3_665_402, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(4_u64))
 			.saturating_add(ParityDbWeight::get().reads((4_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(4_u64))
@@ -576,12 +576,12 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 2631).saturating_mul(p.into()))
 	}
 	fn authorize_worker_report() -> Weight {
-		Weight::from_parts(60_931_000, 3517)
+		Weight::from_parts(60_100_000, 3517)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 	}
 	fn apply_worker_report(n: u32, ) -> Weight {
-		Weight::from_parts(9_760_613, 990)
-			.saturating_add(Weight::from_parts(9_740_199, 0).saturating_mul(n.into()))
+		Weight::from_parts(10_606_068, 990)
+			.saturating_add(Weight::from_parts(9_667_706, 0).saturating_mul(n.into()))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(n.into())))
 			.saturating_add(ParityDbWeight::get().writes(1_u64))
 			.saturating_add(ParityDbWeight::get().writes((1_u64).saturating_mul(n.into())))

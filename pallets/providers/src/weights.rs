@@ -46,8 +46,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `257`
 		//  Estimated: `5641`
-		// Minimum execution time: 97_806_000 picoseconds.
-		Weight::from_parts(101_742_000, 5641)
+		// Minimum execution time: 97_525_000 picoseconds.
+		Weight::from_parts(102_723_000, 5641)
 			.saturating_add(T::DbWeight::get().reads(7_u64))
 			.saturating_add(T::DbWeight::get().writes(6_u64))
 	}
@@ -61,8 +61,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `1503`
 		//  Estimated: `5641`
-		// Minimum execution time: 20_330_000 picoseconds.
-		Weight::from_parts(22_603_000, 5641)
+		// Minimum execution time: 20_251_000 picoseconds.
+		Weight::from_parts(22_504_000, 5641)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 			.saturating_add(T::DbWeight::get().writes(2_u64))
 	}
@@ -76,8 +76,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `1732`
 		//  Estimated: `5641`
-		// Minimum execution time: 55_533_000 picoseconds.
-		Weight::from_parts(58_367_000, 5641)
+		// Minimum execution time: 55_402_000 picoseconds.
+		Weight::from_parts(58_948_000, 5641)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 			.saturating_add(T::DbWeight::get().writes(3_u64))
 	}
@@ -87,8 +87,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `1503`
 		//  Estimated: `5641`
-		// Minimum execution time: 14_452_000 picoseconds.
-		Weight::from_parts(16_134_000, 5641)
+		// Minimum execution time: 14_101_000 picoseconds.
+		Weight::from_parts(15_844_000, 5641)
 			.saturating_add(T::DbWeight::get().reads(1_u64))
 			.saturating_add(T::DbWeight::get().writes(1_u64))
 	}
@@ -103,10 +103,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `1732 + c * (20 ±0)`
 		//  Estimated: `5641`
-		// Minimum execution time: 48_272_000 picoseconds.
-		Weight::from_parts(50_564_492, 5641)
-			// Standard Error: 1_794
-			.saturating_add(Weight::from_parts(7_300, 0).saturating_mul(c.into()))
+		// Minimum execution time: 47_221_000 picoseconds.
+		Weight::from_parts(49_770_449, 5641)
+			// Standard Error: 1_616
+			.saturating_add(Weight::from_parts(10_139, 0).saturating_mul(c.into()))
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 			.saturating_add(T::DbWeight::get().writes(3_u64))
 	}
@@ -124,8 +124,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `1503`
 		//  Estimated: `5641`
-		// Minimum execution time: 19_959_000 picoseconds.
-		Weight::from_parts(21_472_000, 5641)
+		// Minimum execution time: 19_108_000 picoseconds.
+		Weight::from_parts(20_751_000, 5641)
 			.saturating_add(T::DbWeight::get().reads(2_u64))
 			.saturating_add(T::DbWeight::get().writes(5_u64))
 	}
@@ -134,33 +134,33 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 /// The same weights at ParityDB's costs, for tests and mocks.
 impl WeightInfo for () {
 	fn register() -> Weight {
-		Weight::from_parts(101_742_000, 5641)
+		Weight::from_parts(102_723_000, 5641)
 			.saturating_add(ParityDbWeight::get().reads(7_u64))
 			.saturating_add(ParityDbWeight::get().writes(6_u64))
 	}
 	fn update() -> Weight {
-		Weight::from_parts(22_603_000, 5641)
+		Weight::from_parts(22_504_000, 5641)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 			.saturating_add(ParityDbWeight::get().writes(2_u64))
 	}
 	fn bond_more() -> Weight {
-		Weight::from_parts(58_367_000, 5641)
+		Weight::from_parts(58_948_000, 5641)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 			.saturating_add(ParityDbWeight::get().writes(3_u64))
 	}
 	fn unbond() -> Weight {
-		Weight::from_parts(16_134_000, 5641)
+		Weight::from_parts(15_844_000, 5641)
 			.saturating_add(ParityDbWeight::get().reads(1_u64))
 			.saturating_add(ParityDbWeight::get().writes(1_u64))
 	}
 	fn withdraw_unbonded(c: u32, ) -> Weight {
-		Weight::from_parts(50_564_492, 5641)
-			.saturating_add(Weight::from_parts(7_300, 0).saturating_mul(c.into()))
+		Weight::from_parts(49_770_449, 5641)
+			.saturating_add(Weight::from_parts(10_139, 0).saturating_mul(c.into()))
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 			.saturating_add(ParityDbWeight::get().writes(3_u64))
 	}
 	fn deregister() -> Weight {
-		Weight::from_parts(21_472_000, 5641)
+		Weight::from_parts(20_751_000, 5641)
 			.saturating_add(ParityDbWeight::get().reads(2_u64))
 			.saturating_add(ParityDbWeight::get().writes(5_u64))
 	}
