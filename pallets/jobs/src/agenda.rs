@@ -73,16 +73,11 @@ pub(crate) fn first<T: Config>(at: BlockNumberFor<T>) -> Option<AgendaItem> {
 	Agenda::<T>::get(at).first().copied()
 }
 
-/// Takes the first entry off block `at`'s agenda.
+/// Takes the first entry off block `at`'s agenda (an item is on the agenda at most once).
 pub(crate) fn take_first<T: Config>(at: BlockNumberFor<T>) -> Option<AgendaItem> {
-	Agenda::<T>::mutate_exists(at, |items| {
-		let list = items.as_mut()?;
-		let item = (!list.is_empty()).then(|| list.remove(0));
-		if list.is_empty() {
-			*items = None;
-		}
-		item
-	})
+	let item = first::<T>(at)?;
+	unschedule::<T>(item, at);
+	Some(item)
 }
 
 /// Whether work due before `now` is still on the agenda (some block's hooks ran out of

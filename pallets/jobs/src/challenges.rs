@@ -41,8 +41,8 @@ use polkadot_sdk::polkadot_sdk_frame::{
 use crate::{
 	agenda, escrow, membership, slashing, AgendaItem, BalanceOf, Challenge, ChallengeId,
 	ChallengeOf, ChallengeOutcome, Challenged, Challenges, Config, Contributions, Error, Event,
-	HoldReason, Jobs, NextChallengeId, OpenChallengesBy, OpenChallengesOn, Pallet, Participants,
-	RemovalReason, RoundResults,
+	HoldReason, JobOf, Jobs, NextChallengeId, OpenChallengesBy, OpenChallengesOn, Pallet,
+	Participants, RemovalReason, RoundResults,
 };
 
 /// Domain separator of the randomness that draws a committee.
@@ -64,8 +64,10 @@ pub(crate) fn open<T: Config>(
 		Error::<T>::NoSuchContribution
 	);
 	let now = frame_system::Pallet::<T>::block_number();
-	let closes = summary.settled_at.saturating_add(record.spec.challenge_window);
-	ensure!(now <= closes, Error::<T>::ChallengeWindowClosed);
+	ensure!(
+		now <= window_closes::<T>(&record, summary.settled_at),
+		Error::<T>::ChallengeWindowClosed
+	);
 	ensure!(!Challenged::<T>::contains_key((job, round), &accused), Error::<T>::AlreadyChallenged);
 	ensure!(
 		OpenChallengesBy::<T>::get(&challenger) < T::MaxChallengesPerChallenger::get(),
@@ -122,6 +124,23 @@ pub(crate) fn open<T: Config>(
 		deadline,
 	});
 	Ok(())
+}
+
+/// The last block at which what `job` settled at `settled_at` may be challenged.
+pub(crate) fn window_closes<T: Config>(
+	job: &JobOf<T>,
+	settled_at: BlockNumberFor<T>,
+) -> BlockNumberFor<T> {
+	settled_at.saturating_add(job.spec.challenge_window)
+}
+
+/// The last block at which a challenge of what `job` settled at `settled_at` may still be
+/// voted on: its window, then a whole voting period.
+pub(crate) fn last_vote<T: Config>(
+	job: &JobOf<T>,
+	settled_at: BlockNumberFor<T>,
+) -> BlockNumberFor<T> {
+	window_closes::<T>(job, settled_at).saturating_add(T::VotingPeriod::get())
 }
 
 /// Up to `MaxCommittee` of the job's participants other than the two parties that are still

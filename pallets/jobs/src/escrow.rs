@@ -28,18 +28,13 @@ pub(crate) fn budget<T: Config>(spec: &JobSpecOf<T>) -> Result<BalanceOf<T>, Err
 	per_round.checked_mul(&spec.rounds.into()).ok_or(Error::<T>::BudgetOverflow)
 }
 
-/// Puts `amount` on hold from `buyer`.
-pub(crate) fn hold<T: Config>(buyer: &T::AccountId, amount: BalanceOf<T>) -> DispatchResult {
-	T::Currency::hold(&HoldReason::JobEscrow.into(), buyer, amount)
-		.map_err(|_| Error::<T>::InsufficientBalance.into())
-}
-
-/// Puts a job's storage deposit on hold from `buyer`.
-pub(crate) fn hold_deposit<T: Config>(
+/// Puts `amount` on hold from `buyer` for `reason` (its budget, or its storage deposit).
+pub(crate) fn hold<T: Config>(
+	reason: HoldReason,
 	buyer: &T::AccountId,
 	amount: BalanceOf<T>,
 ) -> DispatchResult {
-	T::Currency::hold(&HoldReason::JobDeposit.into(), buyer, amount)
+	T::Currency::hold(&reason.into(), buyer, amount)
 		.map_err(|_| Error::<T>::InsufficientBalance.into())
 }
 

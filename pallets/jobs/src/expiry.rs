@@ -7,34 +7,36 @@ use grid_primitives::job::{JobId, RoundIndex};
 use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
 use crate::{
-	agenda, escrow, AgendaItem, Challenged, Config, Contributions, Equivocations, Event, JobOf,
-	Jobs, OpenChallengesOn, Pallet, Participants, RoundResults,
+	agenda, challenges, escrow, AgendaItem, Challenged, Config, Contributions, Equivocations,
+	Error, Event, JobOf, Jobs, OpenChallengesOn, Pallet, Participants, RoundResults,
 };
 
-/// The first block at which what `job` settled at `from` can no longer be challenged or
-/// voted on.
-fn expires_at<T: Config>(job: &JobOf<T>, from: BlockNumberFor<T>) -> BlockNumberFor<T> {
-	from.saturating_add(job.spec.challenge_window)
-		.saturating_add(T::VotingPeriod::get())
-		.saturating_add(One::one())
+/// Puts `Expire(id, round)` on the agenda at `at` or as soon after as there is room.
+fn schedule<T: Config>(
+	id: JobId,
+	round: RoundIndex,
+	at: BlockNumberFor<T>,
+) -> Result<BlockNumberFor<T>, Error<T>> {
+	agenda::schedule::<T>(AgendaItem::Expire(id, round), at, agenda::next_round_reach::<T>())
+}
+
+/// The first block after the last vote a challenge of what `job` settles now could get.
+fn after_last_vote<T: Config>(job: &JobOf<T>) -> BlockNumberFor<T> {
+	let now = frame_system::Pallet::<T>::block_number();
+	challenges::last_vote::<T>(job, now).saturating_add(One::one())
 }
 
 /// Schedules the evidence of `round`, settled now, to be pruned. When no block within reach
 /// has room it stays: storage the job's deposit keeps paying for, nothing else is lost.
 pub(crate) fn schedule_round<T: Config>(id: JobId, job: &JobOf<T>, round: RoundIndex) {
-	let now = frame_system::Pallet::<T>::block_number();
-	let item = AgendaItem::Expire(id, round);
-	let _ = agenda::schedule::<T>(item, expires_at::<T>(job, now), agenda::next_round_reach::<T>());
+	let _ = schedule::<T>(id, round, after_last_vote::<T>(job));
 }
 
 /// Schedules a job that just ended to be pruned. When no block within reach has room, its
 /// deposit returns at once (the buyer must not pay for the agenda being full) and the record
 /// stays.
 pub(crate) fn schedule_job<T: Config>(id: JobId, job: &mut JobOf<T>) {
-	let now = frame_system::Pallet::<T>::block_number();
-	let item = AgendaItem::Expire(id, job.rounds_settled);
-	let at = expires_at::<T>(job, now);
-	if agenda::schedule::<T>(item, at, agenda::next_round_reach::<T>()).is_err() {
+	if schedule::<T>(id, job.rounds_settled, after_last_vote::<T>(job)).is_err() {
 		escrow::release_deposit::<T>(job);
 		job.deposit = Zero::zero();
 	}
@@ -46,8 +48,7 @@ pub(crate) fn expire<T: Config>(id: JobId, round: RoundIndex) {
 	if OpenChallengesOn::<T>::get(id) > 0 {
 		let later =
 			frame_system::Pallet::<T>::block_number().saturating_add(T::VotingPeriod::get());
-		let item = AgendaItem::Expire(id, round);
-		let _ = agenda::schedule::<T>(item, later, agenda::next_round_reach::<T>());
+		let _ = schedule::<T>(id, round, later);
 		return;
 	}
 	// Each of these holds at most one entry per member of the round.

@@ -669,9 +669,9 @@ pub mod pallet {
 			let buyer = ensure_signed(origin)?;
 			spec.validate(&Self::spec_limits()).map_err(Error::<T>::from)?;
 			let budget = escrow::budget::<T>(&spec)?;
-			escrow::hold::<T>(&buyer, budget)?;
+			escrow::hold::<T>(HoldReason::JobEscrow, &buyer, budget)?;
 			let deposit = T::JobDeposit::get();
-			escrow::hold_deposit::<T>(&buyer, deposit)?;
+			escrow::hold::<T>(HoldReason::JobDeposit, &buyer, deposit)?;
 			let id = NextJobId::<T>::mutate(|next| {
 				let id = *next;
 				*next = next.saturating_add(1);

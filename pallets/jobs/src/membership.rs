@@ -5,8 +5,8 @@ use pallet_providers::traits::{LockRefusal, ProviderRegistry};
 use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
 use crate::{
-	agenda, rounds, BalanceOf, Config, Error, Event, JobOf, JobStatus, Jobs, Pallet, Participant,
-	Participants, RemovalReason,
+	agenda, challenges, rounds, BalanceOf, Config, Error, Event, JobOf, JobStatus, Jobs, Pallet,
+	Participant, Participants, RemovalReason,
 };
 
 /// Adds `who` to `job`; starts the job when it reaches `min_providers`.
@@ -108,7 +108,7 @@ fn lock_until<T: Config>(
 	if participant.rounds_paid == 0 {
 		return now;
 	}
-	now.saturating_add(job.spec.challenge_window).saturating_add(T::VotingPeriod::get())
+	challenges::last_vote::<T>(job, now)
 }
 
 /// Whether `who` is still a participant (and so may be paid).

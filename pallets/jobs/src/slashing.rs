@@ -9,8 +9,8 @@ use pallet_providers::{
 use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
 use crate::{
-	membership, signature, BalanceOf, Config, Equivocations, Error, Event, JobOf, Jobs, Pallet,
-	RemovalReason, RoundResults, Rounds, SignedProofOf,
+	challenges, membership, signature, BalanceOf, Config, Equivocations, Error, Event, JobOf, Jobs,
+	Pallet, RemovalReason, RoundResults, Rounds, SignedProofOf,
 };
 
 /// Checks the evidence, slashes the provider (shares to `reporter` and the buyer), removes it
@@ -70,7 +70,7 @@ fn reportable<T: Config>(job: JobId, round: RoundIndex) -> bool {
 		return false;
 	};
 	let now = frame_system::Pallet::<T>::block_number();
-	now <= summary.settled_at.saturating_add(record.spec.challenge_window)
+	now <= challenges::window_closes::<T>(&record, summary.settled_at)
 }
 
 /// Removes `who` from `job` for missing rounds and takes a light slash, all burned: a buyer

@@ -48,8 +48,7 @@ pub(crate) fn on_worker_report<T: Config>(now: BlockNumberFor<T>) -> u32 {
 /// The most a pass of `items` items can weigh, whichever kind they are.
 pub(crate) fn worst_case<T: Config>(items: u32) -> Weight {
 	let blocks = per_block::<T>().saturating_mul(MAX_BLOCKS_PER_PASS.into());
-	let expire = T::WeightInfo::expire(T::MaxParticipants::get());
-	let item = per_round::<T>().max(per_challenge::<T>()).max(expire);
+	let item = per_round::<T>().max(per_challenge::<T>()).max(per_expire::<T>());
 	item.saturating_mul(items.into()).saturating_add(blocks)
 }
 
@@ -75,12 +74,17 @@ fn per_challenge<T: Config>() -> Weight {
 	T::WeightInfo::resolve_challenge(T::MaxCommittee::get())
 }
 
+/// Pruning a round of the largest job together with the job itself.
+fn per_expire<T: Config>() -> Weight {
+	T::WeightInfo::expire(T::MaxParticipants::get())
+}
+
 /// The worst case of one item.
 fn cost_of<T: Config>(item: AgendaItem) -> Weight {
 	match item {
 		AgendaItem::Settle(_) => per_round::<T>(),
 		AgendaItem::Decide(_) => per_challenge::<T>(),
-		AgendaItem::Expire(..) => T::WeightInfo::expire(T::MaxParticipants::get()),
+		AgendaItem::Expire(..) => per_expire::<T>(),
 	}
 }
 

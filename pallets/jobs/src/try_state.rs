@@ -64,20 +64,16 @@ impl<T: Config> Pallet<T> {
 				ensure!(count == job.participants, "participant count is wrong");
 			}
 		}
-		for (buyer, held) in held_by_buyer {
-			let reason = HoldReason::JobEscrow.into();
-			ensure!(
-				T::Currency::balance_on_hold(&reason, &buyer) == held,
-				"buyer's hold differs from its jobs' escrow"
-			);
-		}
-		for (buyer, deposit) in deposits {
-			let reason = HoldReason::JobDeposit.into();
-			ensure!(
-				T::Currency::balance_on_hold(&reason, &buyer) == deposit,
-				"buyer's deposit hold differs from its unpruned jobs' deposits"
-			);
-		}
+		holds_match::<T>(
+			HoldReason::JobEscrow,
+			held_by_buyer,
+			"buyer's hold differs from its jobs' escrow",
+		)?;
+		holds_match::<T>(
+			HoldReason::JobDeposit,
+			deposits,
+			"buyer's deposit hold differs from its unpruned jobs' deposits",
+		)?;
 		let settles = scheduled.keys().filter(|i| matches!(i, AgendaItem::Settle(_))).count();
 		ensure!(settles == running_jobs, "agenda settles a job that is not running");
 		Self::try_state_challenges(&scheduled)
@@ -128,13 +124,23 @@ impl<T: Config> Pallet<T> {
 				&& on.values().all(|n| *n <= T::MaxChallengesPerJob::get()),
 			"more challenges open than a challenger or job may have"
 		);
-		let reason = HoldReason::ChallengeDeposit.into();
-		for (challenger, held) in held {
-			ensure!(
-				T::Currency::balance_on_hold(&reason, &challenger) == held,
-				"challenger's hold differs from its open deposits"
-			);
-		}
-		Ok(())
+		holds_match::<T>(
+			HoldReason::ChallengeDeposit,
+			held,
+			"challenger's hold differs from its open deposits",
+		)
 	}
+}
+
+/// Each account's hold for `reason` equals what the pallet's records say it should be.
+fn holds_match<T: Config>(
+	reason: HoldReason,
+	expected: BTreeMap<T::AccountId, BalanceOf<T>>,
+	error: &'static str,
+) -> Result<(), TryRuntimeError> {
+	let reason = reason.into();
+	for (who, amount) in expected {
+		ensure!(T::Currency::balance_on_hold(&reason, &who) == amount, error);
+	}
+	Ok(())
 }
