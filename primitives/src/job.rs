@@ -292,6 +292,20 @@ pub fn max_samples(model: &ModelSpec, tflops_milli: u32, millis: u64) -> u64 {
 	u64::try_from(flops / u128::from(per_sample.max(1))).unwrap_or(u64::MAX)
 }
 
+/// Most samples a provider can be paid for in one round: the whole batches of `batch_size`
+/// that [`max_samples`] allows in the round's `millis`, with its hardware shared evenly among
+/// the `jobs` it takes part in (one declared GPU does not train several jobs at full speed).
+pub fn max_claim(
+	model: &ModelSpec,
+	batch_size: u32,
+	tflops_milli: u32,
+	millis: u64,
+	jobs: u32,
+) -> u64 {
+	let batch = u64::from(batch_size.max(1));
+	max_samples(model, tflops_milli, millis / u64::from(jobs.max(1))) / batch * batch
+}
+
 /// The training data: a file identified by its content hash and where to get it.
 #[derive(
 	Clone, PartialEq, Eq, Debug, Encode, Decode, DecodeWithMemTracking, MaxEncodedLen, TypeInfo,
@@ -891,6 +905,23 @@ mod tests {
 		assert_eq!(one, 1_000_000_000_000 / model.flops_per_sample().unwrap());
 		assert_eq!(max_samples(&model, 2_000, 1_000), 2 * one);
 		assert_eq!(max_samples(&model, 0, 1_000), 0);
+	}
+
+	#[test]
+	fn a_claim_counts_whole_batches_of_a_shared_gpu() {
+		let model = ModelSpec::MnistMlp(MlpConfig { hidden: 100, layers: 1 });
+		let alone = max_samples(&model, 1_000, 1_000);
+		let claim = max_claim(&model, 32, 1_000, 1_000, 1);
+		assert_eq!(claim, alone / 32 * 32);
+		assert_eq!(claim % 32, 0);
+		// Three concurrent jobs share the GPU's round time.
+		assert_eq!(
+			max_claim(&model, 32, 1_000, 1_000, 3),
+			max_samples(&model, 1_000, 333) / 32 * 32
+		);
+		// Zero jobs counts as one; a batch larger than the hardware allows pays nothing.
+		assert_eq!(max_claim(&model, 32, 1_000, 1_000, 0), claim);
+		assert_eq!(max_claim(&model, u32::MAX, 1_000, 1_000, 1), 0);
 	}
 
 	#[test]

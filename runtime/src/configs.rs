@@ -325,6 +325,7 @@ where
 			frame_system::CheckNonce::<Runtime>::from(0),
 			frame_system::CheckWeight::<Runtime>::new(),
 			pallet_transaction_payment::ChargeTransactionPayment::<Runtime>::from(0),
+			pallet_jobs::CheckProof::<Runtime>::new(),
 			frame_system::WeightReclaim::<Runtime>::new(),
 		)
 	}

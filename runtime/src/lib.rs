@@ -94,6 +94,7 @@ pub type TxExtension = (
 	frame_system::CheckNonce<Runtime>,
 	frame_system::CheckWeight<Runtime>,
 	pallet_transaction_payment::ChargeTransactionPayment<Runtime>,
+	pallet_jobs::CheckProof<Runtime>,
 	frame_system::WeightReclaim<Runtime>,
 );
 

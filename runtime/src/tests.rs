@@ -136,3 +136,55 @@ fn genesis_records_the_pallets_storage_versions() {
 			);
 		});
 }
+
+#[test]
+fn a_block_stuffed_with_normal_transactions_still_takes_proofs() {
+	use grid_primitives::job::{ContributionProof, SignedProof};
+	use polkadot_sdk::{
+		frame_support::{dispatch::GetDispatchInfo, BoundedVec},
+		frame_system::{self, CheckWeight},
+		sp_core::H256,
+		sp_runtime::transaction_validity::InvalidTransaction,
+	};
+	build_preset(&PresetId::from(polkadot_sdk::sp_genesis_builder::DEV_RUNTIME_PRESET))
+		.execute_with(|| {
+			let limits = <Runtime as frame_system::Config>::BlockWeights::get();
+			let full = limits
+				.get(polkadot_sdk::frame_support::dispatch::DispatchClass::Normal)
+				.max_total
+				.expect("normal has a limit");
+			// A buyer stuffs the block with normal transactions so its job's members miss
+			// their round.
+			frame_system::Pallet::<Runtime>::set_block_consumed_resources(full, 0);
+			let member = Sr25519Keyring::Bob.to_account_id();
+			let transfer = crate::RuntimeCall::Balances(
+				polkadot_sdk::pallet_balances::Call::transfer_allow_death {
+					dest: member.clone().into(),
+					value: 1,
+				},
+			);
+			let proof = ContributionProof {
+				job: 0,
+				round: 0,
+				provider: member,
+				base_model_hash: H256::zero(),
+				own_update_commitment: H256::zero(),
+				result_model_hash: H256::zero(),
+				samples_processed: 1,
+				train_loss_micros: 0,
+				received: BoundedVec::new(),
+			};
+			let signed = Box::new(SignedProof { proof, signature: [0; 64] });
+			let submit =
+				crate::RuntimeCall::Jobs(pallet_jobs::Call::submit_proof { proof: signed });
+			assert_eq!(
+				CheckWeight::<Runtime>::do_prepare(&transfer.get_dispatch_info(), 200, 200),
+				Err(InvalidTransaction::ExhaustsResources.into()),
+				"the stuffing works on normal transactions"
+			);
+			assert!(
+				CheckWeight::<Runtime>::do_prepare(&submit.get_dispatch_info(), 400, 400).is_ok(),
+				"proofs have their own room"
+			);
+		});
+}

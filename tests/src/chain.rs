@@ -72,6 +72,7 @@ pub fn sign(
 		frame_system::CheckNonce::from(nonce),
 		frame_system::CheckWeight::new(),
 		ChargeTransactionPayment::from(0),
+		pallet_jobs::CheckProof::new(),
 		frame_system::WeightReclaim::new(),
 	);
 	// The signed-over data each extension adds without putting it in the extrinsic.
@@ -82,6 +83,7 @@ pub fn sign(
 		ctx.transaction_version,
 		ctx.genesis,
 		ctx.genesis, // immortal era: checked against the genesis hash
+		(),
 		(),
 		(),
 		(),

@@ -14,7 +14,7 @@ use grid_primitives::{
 };
 use polkadot_sdk::polkadot_sdk_frame::{
 	benchmarking::prelude::*,
-	deps::{sp_core::H256, sp_runtime::RuntimeAppPublic},
+	deps::{sp_core::H256, sp_io::hashing::blake2_256, sp_runtime::RuntimeAppPublic},
 	prelude::TransactionSource,
 	traits::fungible::Mutate,
 };
@@ -113,7 +113,8 @@ fn signed<T: Config>(
 		round,
 		provider: who.clone(),
 		base_model_hash: H256::repeat_byte(2),
-		own_update_commitment: H256::repeat_byte(3),
+		// Each its own update: proofs sharing a commitment would not be paid.
+		own_update_commitment: H256(blake2_256(&codec::Encode::encode(who))),
 		result_model_hash: H256::repeat_byte(result),
 		samples_processed: 1_000,
 		train_loss_micros: 2_000_000,
@@ -352,12 +353,15 @@ mod benchmarks {
 			Challenged::<T>::insert((id, last), who, 0);
 			Equivocations::<T>::insert((id, last), who, ());
 		}
+		let members = RoundMembers::<T>::get(id, 0).expect("a paid round keeps its members");
+		RoundMembers::<T>::insert(id, last, members);
 		#[block]
 		{
 			expiry::expire::<T>(id, last);
 		}
 		assert!(!Jobs::<T>::contains_key(id));
 		assert_eq!(Contributions::<T>::iter_prefix((id, last)).count(), 0);
+		assert!(!RoundMembers::<T>::contains_key(id, last));
 	}
 
 	/// Authorizing a worker report with the most probes: the validator check, the

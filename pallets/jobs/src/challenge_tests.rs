@@ -423,3 +423,56 @@ fn hooks_decide_due_challenges_within_the_block_budget() {
 		check_invariants();
 	});
 }
+
+#[test]
+fn members_that_never_held_the_update_are_neither_drawn_nor_slashed_for_absence() {
+	new_test_ext().execute_with(|| {
+		let members = [P1, P2, P3, P4];
+		let id = running_job(&members);
+		// P4 did not use P1's update (it never had it); P2 and P3 did.
+		for (who, received) in
+			[(P1, vec![P1, P2, P3, P4]), (P2, vec![P1, P2, P3, P4]), (P3, vec![P1, P2, P3, P4])]
+				.into_iter()
+				.chain([(P4, vec![P2, P3, P4])])
+		{
+			assert_ok!(Jobs::submit_proof(
+				RuntimeOrigin::signed(who),
+				proof(id, 0, who, 42, 100, &received)
+			));
+		}
+		assert!(Contributions::<Test>::contains_key((id, 0), P1), "P1 was paid");
+		register(P5);
+		// The attack this defends against: a challenger hoping the draw lands on members that
+		// cannot judge the update, so that they are slashed for not voting.
+		assert_ok!(challenge(P5, id, P1));
+		let mut drawn = committee(0);
+		drawn.sort();
+		assert_eq!(drawn, vec![P2, P3], "only holders of the update are drawn");
+		advance(VOTING_BLOCKS);
+		assert_eq!(stake(P4), STAKE, "a member without the update is never slashed for absence");
+		assert!(stake(P2) < STAKE && stake(P3) < STAKE, "holders that did not vote are");
+		check_invariants();
+	});
+}
+
+#[test]
+fn an_update_nobody_else_holds_cannot_be_challenged_into_an_empty_committee() {
+	new_test_ext().execute_with(|| {
+		let members = [P1, P2];
+		let id = running_job(&members);
+		// Two members: one other attester using an update is enough to pay it. P2 used P1's
+		// update; P1 used only its own.
+		assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(P1), proof(id, 0, P1, 42, 100, &[P1])));
+		assert_ok!(Jobs::submit_proof(
+			RuntimeOrigin::signed(P2),
+			proof(id, 0, P2, 42, 100, &[P1, P2])
+		));
+		assert!(Contributions::<Test>::contains_key((id, 0), P1));
+		register(P5);
+		// P1's only holder is P2: challenged by P2 there is nobody left to judge.
+		assert_noop!(challenge(P2, id, P1), Error::<Test>::NoVerifiers);
+		assert_ok!(challenge(P5, id, P1));
+		assert_eq!(committee(0), vec![P2]);
+		check_invariants();
+	});
+}

@@ -13,7 +13,8 @@
 //!
 //! A challenge is decided as soon as a strict majority of the committee agrees, or at its
 //! deadline; decided at the deadline, members that never voted lose `AbsentVoterSlash` of
-//! their stake.
+//! their stake. The committee is drawn only from members that signed that they used the
+//! disputed update, so nobody is slashed for not judging an update it never had.
 
 use alloc::vec::Vec;
 use codec::Encode;
@@ -40,9 +41,9 @@ use polkadot_sdk::polkadot_sdk_frame::{
 
 use crate::{
 	agenda, escrow, membership, slashing, AgendaItem, BalanceOf, Challenge, ChallengeId,
-	ChallengeOf, ChallengeOutcome, Challenged, Challenges, Config, Contributions, Error, Event,
-	HoldReason, JobOf, Jobs, NextChallengeId, OpenChallengesBy, OpenChallengesOn, Pallet,
-	Participants, RemovalReason, RoundResults,
+	ChallengeOf, ChallengeOutcome, Challenged, Challenges, Config, Contribution, Contributions,
+	Error, Event, HoldReason, JobOf, Jobs, NextChallengeId, OpenChallengesBy, OpenChallengesOn,
+	Pallet, RemovalReason, RoundMembers, RoundResults,
 };
 
 /// Domain separator of the randomness that draws a committee.
@@ -59,10 +60,8 @@ pub(crate) fn open<T: Config>(
 	ensure!(T::Providers::is_eligible(&challenger, Zero::zero()), Error::<T>::NotEligible);
 	let record = Jobs::<T>::get(job).ok_or(Error::<T>::UnknownJob)?;
 	let summary = RoundResults::<T>::get(job, round).ok_or(Error::<T>::RoundNotSettled)?;
-	ensure!(
-		Contributions::<T>::contains_key((job, round), &accused),
-		Error::<T>::NoSuchContribution
-	);
+	let contribution =
+		Contributions::<T>::get((job, round), &accused).ok_or(Error::<T>::NoSuchContribution)?;
 	let now = frame_system::Pallet::<T>::block_number();
 	ensure!(
 		now <= window_closes::<T>(&record, summary.settled_at),
@@ -79,7 +78,8 @@ pub(crate) fn open<T: Config>(
 	);
 
 	let id = NextChallengeId::<T>::get();
-	let committee = draw_committee::<T>(id, job, &challenger, &accused);
+	let holders = holders::<T>(job, round, &contribution);
+	let committee = draw_committee::<T>(id, job, holders, &challenger, &accused);
 	ensure!(!committee.is_empty(), Error::<T>::NoVerifiers);
 	let deposit = T::ChallengeDeposit::get();
 	T::Currency::hold(&HoldReason::ChallengeDeposit.into(), &challenger, deposit)
@@ -143,18 +143,38 @@ pub(crate) fn last_vote<T: Config>(
 	window_closes::<T>(job, settled_at).saturating_add(T::VotingPeriod::get())
 }
 
-/// Up to `MaxCommittee` of the job's participants other than the two parties that are still
-/// registered, in an order drawn from on-chain randomness. Participants hold the job's base
-/// model and dataset, so they can re-execute the update without fetching anything new.
+/// The members of `round` whose signed proofs say they used `contribution`'s update.
+fn holders<T: Config>(
+	job: JobId,
+	round: RoundIndex,
+	contribution: &Contribution<BalanceOf<T>>,
+) -> Vec<T::AccountId> {
+	let members = RoundMembers::<T>::get(job, round).unwrap_or_default();
+	members
+		.into_iter()
+		.enumerate()
+		.filter(|(index, _)| contribution.held_by(*index))
+		.map(|(_, who)| who)
+		.collect()
+}
+
+/// Up to `MaxCommittee` of the update's `holders` other than the two parties that are still
+/// in the job and registered, in an order drawn from on-chain randomness. A holder signed that
+/// it used the update, and as a participant it has the job's base model and dataset: it can
+/// re-execute the update without fetching anything, so its absence is its own fault (members
+/// that never had the update are never drawn, so never slashed for not voting).
 fn draw_committee<T: Config>(
 	id: ChallengeId,
 	job: JobId,
+	holders: Vec<T::AccountId>,
 	challenger: &T::AccountId,
 	accused: &T::AccountId,
 ) -> BoundedVec<(T::AccountId, Option<Verdict>), T::MaxCommittee> {
 	let (seed, _) = T::Randomness::random(&(COMMITTEE_DOMAIN, job, id).encode());
-	let mut candidates: Vec<(H256, T::AccountId)> = Participants::<T>::iter_key_prefix(job)
+	let mut candidates: Vec<(H256, T::AccountId)> = holders
+		.into_iter()
 		.filter(|who| who != challenger && who != accused)
+		.filter(|who| membership::is_participant::<T>(job, who))
 		.filter(|who| T::Providers::is_eligible(who, Zero::zero()))
 		.map(|who| (BlakeTwo256::hash_of(&(seed, &who)), who))
 		.collect();

@@ -1,13 +1,21 @@
 //! Attacker tests of the job market's economics (stake bound to jobs, jobs per provider,
-//! abandoned jobs, root's and buyers' cancels, frozen capabilities, per-job escrow): each
+//! abandoned jobs, root's and buyers' cancels, frozen capabilities, claim caps, copied
+//! updates, per-job escrow): each
 //! plays a hostile provider or buyer against a rule that protects money or stake.
 
 use crate::{
-	mock::*, Agenda, AgendaItem, Error, Event, JobStatus, Jobs as JobsMap, Participants,
-	RemovalReason, Rounds,
+	mock::*, Agenda, AgendaItem, Contributions, Error, Event, JobStatus, Jobs as JobsMap,
+	Participants, RemovalReason, Rounds,
 };
+use grid_primitives::job::{max_claim, GptConfig, ModelSpec};
 use polkadot_sdk::polkadot_sdk_frame::{
-	deps::frame_support::{assert_noop, assert_ok},
+	deps::{
+		frame_support::{assert_noop, assert_ok},
+		sp_runtime::{
+			self,
+			transaction_validity::{InvalidTransaction, TransactionValidityError},
+		},
+	},
 	prelude::*,
 };
 
@@ -347,5 +355,229 @@ fn one_job_never_pays_out_of_another_jobs_escrow() {
 		assert_eq!(free(P1) - before, held);
 		assert_eq!(JobsMap::<Test>::get(second).unwrap().held(), 3 * ROUND_ESCROW);
 		check_invariants();
+	});
+}
+
+/// A small GPT: its flops make the hardware cap bite at small declared throughput.
+const SMALL_GPT: GptConfig = GptConfig { vocab: 256, context: 64, layers: 4, heads: 4, width: 128 };
+/// A GPT of which one thousandth of a TFLOP/s trains less than a sample per round.
+const LARGE_GPT: GptConfig =
+	GptConfig { vocab: 256, context: 256, layers: 8, heads: 8, width: 512 };
+
+/// A two-provider job of `model` that requires no stake.
+fn gpt_job(model: GptConfig) -> u64 {
+	let mut s = spec();
+	s.model = ModelSpec::Gpt(model);
+	s.min_provider_stake = 0;
+	create(s)
+}
+
+/// The cap on one member's claim in a round of [`gpt_job`] while it is in `jobs` jobs.
+fn gpt_cap(model: GptConfig, tflops_milli: u32, jobs: u32) -> u64 {
+	let model = ModelSpec::Gpt(model);
+	max_claim(&model, spec().training.batch_size, tflops_milli, ROUND_BLOCKS * 6_000, jobs)
+}
+
+#[test]
+fn one_gpu_in_two_jobs_is_paid_for_its_share_of_the_round_in_each() {
+	new_test_ext().execute_with(|| {
+		let weak = 8;
+		assert!(gpt_cap(SMALL_GPT, weak, 2) > 0);
+		assert!(gpt_cap(SMALL_GPT, weak, 2) < gpt_cap(SMALL_GPT, weak, 1));
+		register_with(P1, STAKE, weak);
+		register(P2);
+		let (first, second) = (gpt_job(SMALL_GPT), gpt_job(SMALL_GPT));
+		for id in [first, second] {
+			assert_ok!(join(id, P1));
+			assert_ok!(join(id, P2));
+		}
+		let before = free(P1);
+		// The attack: claim the whole GPU's throughput in both jobs at once.
+		for id in [first, second] {
+			for (who, samples) in [(P1, 1_000_000), (P2, 100)] {
+				let signed = proof(id, 0, who, 42, samples, &[P1, P2]);
+				assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(who), signed));
+			}
+		}
+		let counted = gpt_cap(SMALL_GPT, weak, 2) as u128;
+		let share = Perbill::from_rational(counted, counted + 100).mul_floor(REWARD);
+		assert_eq!(free(P1) - before, 2 * share, "each job counts half the GPU");
+		let alone = gpt_cap(SMALL_GPT, weak, 1) as u128;
+		assert!(share < Perbill::from_rational(alone, alone + 100).mul_floor(REWARD));
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_gpu_with_no_round_time_left_for_another_job_cannot_join_it() {
+	new_test_ext().execute_with(|| {
+		// Enough hardware for one batch per round alone, not when shared by two jobs.
+		let fits = |t: &u32| gpt_cap(LARGE_GPT, *t, 1) > 0;
+		let tflops = (1..1_000_000).find(fits).expect("some hardware fits");
+		assert_eq!(gpt_cap(LARGE_GPT, tflops, 2), 0);
+		register_with(P1, STAKE, tflops);
+		let (first, second) = (gpt_job(LARGE_GPT), gpt_job(LARGE_GPT));
+		assert_ok!(join(first, P1));
+		assert_noop!(join(second, P1), Error::<Test>::Underpowered);
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_claim_counts_only_whole_batches_the_hardware_fits() {
+	new_test_ext().execute_with(|| {
+		let weak = 8;
+		let cap = gpt_cap(SMALL_GPT, weak, 1);
+		assert!(cap.is_multiple_of(u64::from(spec().training.batch_size)));
+		register_with(P1, STAKE, weak);
+		register(P2);
+		let id = gpt_job(SMALL_GPT);
+		assert_ok!(join(id, P1));
+		assert_ok!(join(id, P2));
+		let before = free(P1);
+		for (who, samples) in [(P1, cap + 31), (P2, cap)] {
+			let signed = proof(id, 0, who, 42, samples, &[P1, P2]);
+			assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(who), signed));
+		}
+		// The 31 samples past the last whole batch that fits are not paid: equal shares.
+		assert_eq!(free(P1) - before, REWARD / 2);
+		check_invariants();
+	});
+}
+
+/// A running job of `members` (any number up to `MAX_PARTICIPANTS`).
+fn running_with(members: &[AccountId]) -> u64 {
+	let mut s = spec();
+	(s.min_providers, s.max_providers) = (members.len() as u32, members.len() as u32);
+	let id = create(s);
+	for who in members {
+		register(*who);
+		assert_ok!(join(id, *who));
+	}
+	id
+}
+
+/// Round 0 of a running job of `members`, each using every other's update, where `copier`
+/// submits (first) a proof carrying `author`'s update commitment.
+fn copied_round(members: &[AccountId], author: AccountId, copier: AccountId) -> u64 {
+	let id = running_with(members);
+	let mut copy = proof(id, 0, copier, 42, 100, members).proof;
+	copy.own_update_commitment = H256::from_low_u64_be(author);
+	assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(copier), sign(copy)));
+	for who in members.iter().filter(|who| **who != copier) {
+		assert_ok!(Jobs::submit_proof(
+			RuntimeOrigin::signed(*who),
+			proof(id, 0, *who, 42, 100, members)
+		));
+	}
+	id
+}
+
+#[test]
+fn one_update_claimed_by_two_members_used_alike_pays_neither() {
+	new_test_ext().execute_with(|| {
+		let id = copied_round(&[P1, P2, P3], P1, P3);
+		let paid = |who| Contributions::<Test>::contains_key((id, 0), who);
+		assert!(!paid(P3), "the copy is not paid");
+		assert!(!paid(P1), "nor, on a tie, the update claimed twice");
+		assert!(paid(P2));
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_copier_that_lands_its_proof_first_does_not_lock_out_the_author() {
+	new_test_ext().execute_with(|| {
+		let members = [P1, P2, P3, P4, P5];
+		let id = running_with(&members);
+		let before = free(P1);
+		// P3 copies P1's commitment and lands its proof first; its Sybil P4 lists it. Honest
+		// P1, P2 and P5 kept the first commitment of the update they heard: P1's.
+		let mut copy = proof(id, 0, P3, 42, 100, &members).proof;
+		copy.own_update_commitment = H256::from_low_u64_be(P1);
+		assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(P3), sign(copy)));
+		let honest = [P1, P2, P4, P5];
+		for (who, received) in [(P1, &honest[..]), (P2, &honest), (P5, &honest), (P4, &members)] {
+			assert_ok!(Jobs::submit_proof(
+				RuntimeOrigin::signed(who),
+				proof(id, 0, who, 42, 100, received)
+			));
+		}
+		assert!(free(P1) > before, "the author is paid");
+		assert!(Contributions::<Test>::get((id, 0), P3).is_none(), "the copier is not");
+		check_invariants();
+	});
+}
+
+/// What the pool makes of `call` sent by `who`: `CheckProof`'s verdict.
+fn pool_verdict(
+	who: AccountId,
+	call: RuntimeCall,
+) -> Result<sp_runtime::transaction_validity::ValidTransaction, TransactionValidityError> {
+	use sp_runtime::traits::DispatchTransaction;
+	let info = call.get_dispatch_info();
+	crate::CheckProof::<Test>::new()
+		.validate_only(RuntimeOrigin::signed(who), &call, &info, 0, TransactionSource::External, 0)
+		.map(|(valid, _, _)| valid)
+}
+
+fn submit_call(signed: Box<grid_primitives::job::SignedProof<AccountId>>) -> RuntimeCall {
+	RuntimeCall::Jobs(crate::Call::submit_proof { proof: signed })
+}
+
+/// The code `CheckProof` gives a proof dispatching would refuse with `error`.
+fn refused(error: Error<Test>) -> TransactionValidityError {
+	use codec::Encode;
+	InvalidTransaction::Custom(error.encode()[0]).into()
+}
+
+#[test]
+fn only_proofs_the_chain_would_accept_enter_the_pool_and_one_per_member() {
+	new_test_ext().execute_with(|| {
+		let id = running_job(&[P1, P2]);
+		register(P3);
+		// A stuffer's proofs: not a member, a forged signature, the wrong round.
+		let outsider = proof(id, 0, P3, 42, 100, &[P1, P2]);
+		assert_eq!(pool_verdict(P3, submit_call(outsider)), Err(refused(Error::NotRoundMember)));
+		let mut forged = *proof(id, 0, P1, 42, 100, &[P1, P2]);
+		forged.signature = [7; 64];
+		assert_eq!(
+			pool_verdict(P3, submit_call(Box::new(forged))),
+			Err(refused(Error::BadSignature))
+		);
+		let early = proof(id, 1, P1, 42, 100, &[P1, P2]);
+		assert_eq!(pool_verdict(P1, submit_call(early)), Err(refused(Error::WrongRound)));
+		// An honest proof goes first in the pool, once per (job, round, member), whoever
+		// relays it.
+		let honest = submit_call(proof(id, 0, P1, 42, 100, &[P1, P2]));
+		let valid = pool_verdict(P3, honest.clone()).expect("a member's proof is admitted");
+		assert_eq!(valid.priority, crate::PROOF_PRIORITY);
+		assert_eq!(valid.provides.len(), 1);
+		assert_eq!(pool_verdict(P1, honest.clone()).unwrap().provides, valid.provides);
+		let RuntimeCall::Jobs(crate::Call::submit_proof { proof: signed }) = honest else {
+			unreachable!()
+		};
+		assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(P1), signed.clone()));
+		assert_eq!(pool_verdict(P1, submit_call(signed)), Err(refused(Error::DuplicateProof)));
+		// Other calls pass through untouched.
+		let other = RuntimeCall::Jobs(crate::Call::leave_job { job: id });
+		assert_eq!(pool_verdict(P1, other), Ok(Default::default()));
+	});
+}
+
+#[test]
+fn an_accepted_proof_is_operational_and_free() {
+	new_test_ext().execute_with(|| {
+		let id = running_job(&[P1, P2]);
+		let call = submit_call(proof(id, 0, P1, 42, 100, &[P1, P2]));
+		assert_eq!(call.get_dispatch_info().class, DispatchClass::Operational);
+		let RuntimeCall::Jobs(crate::Call::submit_proof { proof: signed }) = call else {
+			unreachable!()
+		};
+		let post = Jobs::submit_proof(RuntimeOrigin::signed(P1), signed.clone()).unwrap();
+		assert_eq!(post.pays_fee, Pays::No);
+		// A proof that fails pays as usual.
+		let refused = Jobs::submit_proof(RuntimeOrigin::signed(P1), signed).unwrap_err();
+		assert_eq!(refused.post_info.pays_fee, Pays::Yes);
 	});
 }

@@ -8,7 +8,7 @@ use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
 use crate::{
 	agenda, challenges, escrow, AgendaItem, Challenged, Config, Contributions, Equivocations,
-	Error, Event, JobOf, Jobs, OpenChallengesOn, Pallet, Participants, RoundResults,
+	Error, Event, JobOf, Jobs, OpenChallengesOn, Pallet, Participants, RoundMembers, RoundResults,
 };
 
 /// Puts `Expire(id, round)` on the agenda at `at` or as soon after as there is room.
@@ -55,6 +55,7 @@ pub(crate) fn expire<T: Config>(id: JobId, round: RoundIndex) {
 	let members = T::MaxParticipants::get();
 	RoundResults::<T>::remove(id, round);
 	let _ = Contributions::<T>::clear_prefix((id, round), members, None);
+	RoundMembers::<T>::remove(id, round);
 	let _ = Challenged::<T>::clear_prefix((id, round), members, None);
 	let _ = Equivocations::<T>::clear_prefix((id, round), members, None);
 	let Some(job) = Jobs::<T>::get(id) else { return };

@@ -37,6 +37,7 @@ mod escrow;
 mod expiry;
 mod membership;
 mod payout;
+mod proof_check;
 mod randomness;
 mod rounds;
 pub mod signature;
@@ -66,6 +67,7 @@ mod worker_tests;
 
 #[cfg(feature = "runtime-benchmarks")]
 pub use benchmarking::BenchmarkHelper;
+pub use proof_check::{CheckProof, PROOF_PRIORITY};
 pub use randomness::ParentHashRandomness;
 pub use signature::{ProofVerifier, Sr25519Verifier};
 pub use types::*;
@@ -398,6 +400,18 @@ pub mod pallet {
 		Contribution<BalanceOf<T>>,
 	>;
 
+	/// The members of each round with paid contributions, in the round's order: the index
+	/// space of [`Contribution::holders`]. Pruned with the contributions.
+	#[pallet::storage]
+	pub type RoundMembers<T: Config> = StorageDoubleMap<
+		_,
+		Twox64Concat,
+		JobId,
+		Twox64Concat,
+		RoundIndex,
+		BoundedVec<T::AccountId, T::MaxParticipants>,
+	>;
+
 	/// The id the next challenge gets.
 	#[pallet::storage]
 	pub type NextChallengeId<T> = StorageValue<_, ChallengeId, ValueQuery>;
@@ -578,7 +592,8 @@ pub mod pallet {
 		CancelPending,
 		/// The caller is not a registered provider with the job's minimum stake.
 		NotEligible,
-		/// The provider's declared throughput cannot process a single sample in a round.
+		/// The provider's declared throughput, shared among its jobs and this one, cannot
+		/// process a single batch in a round.
 		Underpowered,
 		/// Already a participant.
 		AlreadyJoined,
@@ -749,9 +764,13 @@ pub mod pallet {
 		}
 
 		/// Records a participant's signed proof for the open round. Anyone may submit it (so
-		/// proofs can be batched); the signature is what counts.
+		/// proofs can be batched); the signature is what counts. Operational and, once
+		/// accepted, free: see [`CheckProof`] for why stuffing blocks cannot crowd it out.
 		#[pallet::call_index(4)]
-		#[pallet::weight(T::WeightInfo::submit_proof(T::MaxParticipants::get()))]
+		#[pallet::weight((
+			T::WeightInfo::submit_proof(T::MaxParticipants::get()),
+			DispatchClass::Operational
+		))]
 		pub fn submit_proof(
 			origin: OriginFor<T>,
 			proof: Box<SignedProofOf<T>>,
@@ -759,7 +778,8 @@ pub mod pallet {
 			ensure_signed(origin)?;
 			let job = proof.proof.job;
 			rounds::submit::<T>(*proof)?;
-			Ok(Some(T::WeightInfo::submit_proof(Self::members_bound(job))).into())
+			let actual = T::WeightInfo::submit_proof(Self::members_bound(job));
+			Ok(PostDispatchInfo { actual_weight: Some(actual), pays_fee: Pays::No })
 		}
 
 		/// Punishes a provider that signed two different proofs for one (job, round): its
@@ -849,6 +869,7 @@ pub mod pallet {
 					<= <grid_primitives::job::MaxProofPeers as Get<u32>>::get(),
 				"MaxParticipants above the most peers a proof can list"
 			);
+			assert!(T::MaxParticipants::get() <= 64, "contribution holders are a 64-bit set");
 			assert!(T::ReporterShare::get().saturating_add(T::BuyerShare::get()) <= Perbill::one());
 			assert!(T::MinRoundBlocks::get() > Zero::zero(), "rounds must last a block");
 			assert!(T::VotingPeriod::get() > Zero::zero(), "committees need a block to vote");

@@ -1,6 +1,6 @@
 //! Joining and leaving jobs.
 
-use grid_primitives::job::{max_samples, JobId};
+use grid_primitives::job::{max_claim, JobId};
 use pallet_providers::traits::{LockRefusal, ProviderRegistry};
 use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
@@ -17,11 +17,8 @@ pub(crate) fn join<T: Config>(id: JobId, who: T::AccountId) -> DispatchResult {
 	ensure!(!Participants::<T>::contains_key(id, &who), Error::<T>::AlreadyJoined);
 	ensure!(job.participants < job.spec.max_providers, Error::<T>::JobFull);
 	ensure!(T::Providers::is_eligible(&who, job.spec.min_provider_stake), Error::<T>::NotEligible);
-	let tflops = T::Providers::capabilities(&who).map(|c| c.tflops_milli).unwrap_or_default();
-	ensure!(
-		max_samples(&job.spec.model, tflops, round_millis::<T>(&job)) > 0,
-		Error::<T>::Underpowered
-	);
+	let jobs = T::Providers::jobs_of(&who).len() as u32;
+	ensure!(claim_cap::<T>(&job, &who, jobs.saturating_add(1)) > 0, Error::<T>::Underpowered);
 
 	// A running job admits joiners from the round after the open one.
 	let from_round = match job.status {
@@ -114,6 +111,15 @@ fn lock_until<T: Config>(
 /// Whether `who` is still a participant (and so may be paid).
 pub(crate) fn is_participant<T: Config>(id: JobId, who: &T::AccountId) -> bool {
 	Participants::<T>::contains_key(id, who)
+}
+
+/// Most samples `who` can be paid for in a round of `job` while it takes part in `jobs` jobs:
+/// whole batches of what its declared hardware (frozen while it is in a job) computes in its
+/// share of the round's time ([`max_claim`]).
+pub(crate) fn claim_cap<T: Config>(job: &JobOf<T>, who: &T::AccountId, jobs: u32) -> u64 {
+	let tflops = T::Providers::capabilities(who).map(|c| c.tflops_milli).unwrap_or_default();
+	let batch = job.spec.training.batch_size;
+	max_claim(&job.spec.model, batch, tflops, round_millis::<T>(job), jobs)
 }
 
 /// Milliseconds a round of `job` lasts at the target block time.

@@ -3,15 +3,15 @@
 
 use alloc::vec::Vec;
 use codec::Encode;
-use grid_primitives::job::{max_samples, JobId, RoundIndex};
+use grid_primitives::job::{ContributionProof, JobId, RoundIndex};
 use pallet_providers::traits::{ProviderHealth, ProviderRegistry};
 use polkadot_sdk::polkadot_sdk_frame::{deps::sp_core::H256, prelude::*, traits::Randomness};
 
 use crate::{
 	agenda, escrow, expiry, membership, payout, quorum_threshold, signature, slashing, AgendaItem,
 	BalanceOf, Config, Contribution, Contributions, Error, Event, JobOf, JobStatus, Jobs, Pallet,
-	Participants, Proofs, RoundResults, RoundState, RoundStateOf, RoundSummary, Rounds,
-	SignedProofOf,
+	Participants, Proofs, RoundMembers, RoundResults, RoundState, RoundStateOf, RoundSummary,
+	Rounds, SignedProofOf,
 };
 
 /// Domain separator of the randomness behind round seeds.
@@ -58,19 +58,30 @@ pub(crate) fn open<T: Config>(
 	Ok(())
 }
 
-/// Records a signed proof for the open round; settles the round when every member is in.
-pub(crate) fn submit<T: Config>(signed: SignedProofOf<T>) -> DispatchResult {
+/// Whether `signed` would be accepted now: a proof for the open round of a running job, by
+/// one of its members, its first, validly signed. Returns the open round. Writes nothing (the
+/// transaction pool runs it through `CheckProof`).
+pub(crate) fn check<T: Config>(signed: &SignedProofOf<T>) -> Result<RoundStateOf<T>, Error<T>> {
 	let id = signed.proof.job;
 	let job = Jobs::<T>::get(id).ok_or(Error::<T>::UnknownJob)?;
 	ensure!(job.status == JobStatus::Running, Error::<T>::NotRunning);
-	let mut round = Rounds::<T>::get(id).ok_or(Error::<T>::NotRunning)?;
-	let provider = signed.proof.provider.clone();
+	let round = Rounds::<T>::get(id).ok_or(Error::<T>::NotRunning)?;
+	let provider = &signed.proof.provider;
 	let now = frame_system::Pallet::<T>::block_number();
 	ensure!(signed.proof.round == round.index, Error::<T>::WrongRound);
 	ensure!(now < round.deadline, Error::<T>::RoundClosed);
-	ensure!(round.members.contains(&provider), Error::<T>::NotRoundMember);
-	ensure!(!Proofs::<T>::contains_key(id, &provider), Error::<T>::DuplicateProof);
-	ensure!(signature::is_valid::<T>(&signed), Error::<T>::BadSignature);
+	ensure!(round.members.contains(provider), Error::<T>::NotRoundMember);
+	ensure!(!Proofs::<T>::contains_key(id, provider), Error::<T>::DuplicateProof);
+	ensure!(signature::is_valid::<T>(signed), Error::<T>::BadSignature);
+	Ok(round)
+}
+
+/// Records a signed proof for the open round; settles the round when every member is in.
+pub(crate) fn submit<T: Config>(signed: SignedProofOf<T>) -> DispatchResult {
+	let mut round = check::<T>(&signed)?;
+	let id = signed.proof.job;
+	let provider = signed.proof.provider.clone();
+	let now = frame_system::Pallet::<T>::block_number();
 
 	let hash = signed.proof.result_model_hash;
 	let votes = tally::<T>(&mut round, hash);
@@ -103,25 +114,34 @@ pub(crate) fn submit<T: Config>(signed: SignedProofOf<T>) -> DispatchResult {
 	Ok(())
 }
 
-/// Keeps what `who` was paid `reward` for in `round`, so it can be challenged.
+/// Keeps what `who` was paid `reward` for in `round`, so it can be challenged, with the
+/// members that attested the quorum result and used its update (the holders).
 fn keep_evidence<T: Config>(
 	id: JobId,
-	round: RoundIndex,
+	round: &RoundStateOf<T>,
 	who: &T::AccountId,
 	reward: BalanceOf<T>,
 	proofs: &[SignedProofOf<T>],
 ) {
-	// Only members with a proof are paid.
-	let Some(proof) = proofs.iter().map(|s| &s.proof).find(|p| &p.provider == who) else {
-		return;
-	};
+	// Only members with a proof attesting the quorum result are paid.
+	let attesters: Vec<_> = proofs
+		.iter()
+		.map(|s| &s.proof)
+		.filter(|p| Some(p.result_model_hash) == round.quorum)
+		.collect();
+	let Some(proof) = attesters.iter().find(|p| &p.provider == who) else { return };
+	let holders = holders(proof, &attesters)
+		.filter_map(|h| round.members.iter().position(|m| m == &h.provider))
+		.filter(|index| *index < 64)
+		.fold(0u64, |set, index| set | (1 << index));
 	let contribution = Contribution {
 		base_model_hash: proof.base_model_hash,
 		update_commitment: proof.own_update_commitment,
 		samples_processed: proof.samples_processed,
 		reward,
+		holders,
 	};
-	Contributions::<T>::insert((id, round), who, contribution);
+	Contributions::<T>::insert((id, round.index), who, contribution);
 }
 
 /// Counts a vote for `hash`; returns its votes so far.
@@ -148,7 +168,7 @@ pub(crate) fn settle<T: Config>(id: JobId) {
 		let moved = escrow::pay::<T>(&mut job, &who, amount);
 		if !moved.is_zero() {
 			paid = paid.saturating_add(moved);
-			keep_evidence::<T>(id, round.index, &who, moved, &proofs);
+			keep_evidence::<T>(id, &round, &who, moved, &proofs);
 			Pallet::<T>::deposit_event(Event::RewardPaid {
 				job: id,
 				round: round.index,
@@ -163,6 +183,9 @@ pub(crate) fn settle<T: Config>(id: JobId) {
 	let refunded = escrow::refund::<T>(&mut job, rest);
 
 	record_members::<T>(id, &mut job, &round, &proofs, &paid_to);
+	if !paid_to.is_empty() {
+		RoundMembers::<T>::insert(id, round.index, &round.members);
+	}
 	let now = frame_system::Pallet::<T>::block_number();
 	RoundResults::<T>::insert(
 		id,
@@ -211,8 +234,14 @@ pub(crate) fn settle<T: Config>(id: JobId) {
 /// Who is paid how much for a round: the members (still participating) that attested the
 /// quorum result and whose update at least two thirds of the other attesters used. The round's
 /// reward is split into one slot per member; qualified members share their slots in
-/// proportion to samples processed, each capped by what its declared hardware could do
-/// (`payout::split`).
+/// proportion to samples processed, each capped by `membership::claim_cap` (whole batches its
+/// declared hardware could do in its share of the round), see `payout::split`.
+///
+/// Two proofs carrying the same update commitment are one update claimed twice: only the one
+/// strictly more attesters used can be paid (honest trainers keep the first commitment of an
+/// update they hear and refuse copies), neither on a tie. The chain does not refuse the
+/// second proof when it arrives: a copier that sees an honest commitment on gossip could
+/// otherwise land its proof first and lock the author out.
 fn payouts<T: Config>(
 	id: JobId,
 	job: &JobOf<T>,
@@ -226,20 +255,21 @@ fn payouts<T: Config>(
 		.filter(|p| p.result_model_hash == hash && membership::is_participant::<T>(id, &p.provider))
 		.collect();
 	let needed = quorum_threshold(attesters.len().saturating_sub(1) as u32) as usize;
-	let millis = membership::round_millis::<T>(job);
-	let qualified: Vec<(T::AccountId, u64)> = attesters
+	let used: Vec<(&ContributionProof<T::AccountId>, usize)> =
+		attesters.iter().map(|p| (*p, holders(p, &attesters).count())).collect();
+	let qualified: Vec<(T::AccountId, u64)> = used
 		.iter()
-		.filter(|p| {
-			let used_by = attesters
-				.iter()
-				.filter(|q| q.provider != p.provider && q.received.contains(&p.provider))
-				.count();
-			used_by >= needed
+		.filter(|(p, used_by)| {
+			let copied_as_much = used.iter().any(|(q, other)| {
+				q.provider != p.provider
+					&& q.own_update_commitment == p.own_update_commitment
+					&& other >= used_by
+			});
+			*used_by >= needed && !copied_as_much
 		})
-		.map(|p| {
-			let tflops =
-				T::Providers::capabilities(&p.provider).map(|c| c.tflops_milli).unwrap_or_default();
-			let cap = max_samples(&job.spec.model, tflops, millis);
+		.map(|(p, _)| {
+			let jobs = T::Providers::jobs_of(&p.provider).len() as u32;
+			let cap = membership::claim_cap::<T>(job, &p.provider, jobs);
 			(p.provider.clone(), p.samples_processed.min(cap))
 		})
 		.collect();
@@ -251,6 +281,17 @@ fn payouts<T: Config>(
 		.map(|((who, _), amount)| (who, amount))
 		.filter(|(_, amount)| !amount.is_zero())
 		.collect()
+}
+
+/// The other attesters whose proofs say they used `proof`'s update: they hold it.
+fn holders<'a, A: PartialEq>(
+	proof: &'a ContributionProof<A>,
+	attesters: &'a [&'a ContributionProof<A>],
+) -> impl Iterator<Item = &'a ContributionProof<A>> + 'a {
+	attesters
+		.iter()
+		.copied()
+		.filter(move |q| q.provider != proof.provider && q.received.contains(&proof.provider))
 }
 
 /// Updates each still-participating member's record and health after a round; removes those

@@ -4,7 +4,7 @@ use crate::{
 	mock::*, Agenda, AgendaItem, Equivocations, Error, Event, JobStatus, Jobs as JobsMap,
 	Participants, RemovalReason, RoundResults, Rounds,
 };
-use grid_primitives::job::{max_samples, Compression, GptConfig, ModelSpec, Nanos};
+use grid_primitives::job::{max_claim, Compression, GptConfig, ModelSpec, Nanos};
 use pallet_providers::SlashReason;
 use polkadot_sdk::polkadot_sdk_frame::{
 	deps::{
@@ -389,8 +389,8 @@ fn rewards_follow_samples_capped_by_declared_hardware() {
 		register(P1);
 		// P2 declares hardware that can do fewer than 1000 samples in a round.
 		let tflops_milli = 1;
-		let cap = max_samples(&s.model, tflops_milli, ROUND_BLOCKS * 6_000);
-		assert!(cap > 0 && cap < 1_000);
+		let cap = max_claim(&s.model, 32, tflops_milli, ROUND_BLOCKS * 6_000, 1);
+		assert!(cap > 0 && cap < 1_000 && cap.is_multiple_of(32), "{cap}");
 		register_with(P2, STAKE, tflops_milli);
 		assert_ok!(join(id, P1));
 		assert_ok!(join(id, P2));

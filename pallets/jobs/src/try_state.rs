@@ -9,8 +9,9 @@ use polkadot_sdk::polkadot_sdk_frame::{
 };
 
 use crate::{
-	Agenda, AgendaCursor, AgendaItem, BalanceOf, Challenges, Config, HoldReason, JobStatus, Jobs,
-	OpenChallengesBy, OpenChallengesOn, Pallet, Participants, Rounds,
+	Agenda, AgendaCursor, AgendaItem, BalanceOf, Challenges, Config, Contributions, HoldReason,
+	JobStatus, Jobs, OpenChallengesBy, OpenChallengesOn, Pallet, Participants, RoundMembers,
+	Rounds,
 };
 
 /// Each agenda entry with its block.
@@ -93,8 +94,9 @@ impl<T: Config> Pallet<T> {
 		Ok(scheduled)
 	}
 
-	/// Challenges: each open one is on the agenda at its due block, the counts per challenger
-	/// and per job are right, and challengers' holds equal their open challenges' deposits.
+	/// Challenges: each open one is on the agenda at its due block, its committee holds the
+	/// update, the counts per challenger and per job are right, and challengers' holds equal
+	/// their open challenges' deposits.
 	fn try_state_challenges(scheduled: &Scheduled<T>) -> Result<(), TryRuntimeError> {
 		let (mut by, mut on, mut held) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
 		let mut open = 0usize;
@@ -103,6 +105,18 @@ impl<T: Config> Pallet<T> {
 			ensure!(
 				scheduled.get(&AgendaItem::Decide(id)) == Some(&challenge.due),
 				"open challenge is not on the agenda at its due block"
+			);
+			let contribution =
+				Contributions::<T>::get((challenge.job, challenge.round), &challenge.accused)
+					.ok_or("challenged contribution missing")?;
+			let members = RoundMembers::<T>::get(challenge.job, challenge.round)
+				.ok_or("challenged round without its members")?;
+			let holds = |who: &T::AccountId| {
+				members.iter().position(|m| m == who).is_some_and(|i| contribution.held_by(i))
+			};
+			ensure!(
+				challenge.committee.iter().all(|(who, _)| holds(who)),
+				"committee member that never held the update"
 			);
 			*by.entry(challenge.challenger.clone()).or_insert(0u32) += 1;
 			*on.entry(challenge.job).or_insert(0u32) += 1;

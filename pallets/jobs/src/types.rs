@@ -219,6 +219,16 @@ pub struct Contribution<Balance> {
 	pub samples_processed: u64,
 	/// What it was paid for the round.
 	pub reward: Balance,
+	/// The round's members (bit `i` is `RoundMembers[i]`) whose attesting proofs say they
+	/// used this update: they hold it, so a committee is drawn from them.
+	pub holders: u64,
+}
+
+impl<Balance> Contribution<Balance> {
+	/// Whether the member at `index` of the round holds the update.
+	pub fn held_by(&self, index: usize) -> bool {
+		index < 64 && self.holders & (1 << index) != 0
+	}
 }
 
 /// Identifies a fraud challenge; assigned in creation order.

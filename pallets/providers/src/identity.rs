@@ -13,6 +13,17 @@ use polkadot_sdk::polkadot_sdk_frame::{
 
 use crate::{Config, EndpointChangedAt, Error, LoopbackEndpoints};
 
+/// What a provider declares when it registers: the arguments of `register` besides stake.
+pub(crate) struct Declared {
+	pub capabilities: Capabilities,
+	/// The libp2p ed25519 public key.
+	pub peer_public: [u8; 32],
+	/// Its signature over the binding payload.
+	pub peer_signature: [u8; 64],
+	pub multiaddrs: Multiaddrs,
+	pub endpoint: Endpoint,
+}
+
 /// Checks that the libp2p key `public` signed the binding payload for `who` on this chain, and
 /// returns the `PeerId` it proves.
 pub(crate) fn verify_peer_binding<T: Config>(

@@ -37,9 +37,13 @@ pub use benchmarking::register_for_benchmarks;
 pub use types::*;
 pub use weights::WeightInfo;
 
+// `register_in_place_of` takes `register`'s seven arguments and the seat (the macro's
+// generated constructors carry them all): bundling them would make the two calls differ.
+#[allow(clippy::too_many_arguments)]
 #[polkadot_sdk::polkadot_sdk_frame::pallet]
 pub mod pallet {
 	use super::*;
+	use crate::identity::Declared;
 	use alloc::vec::Vec;
 	use grid_primitives::provider::{Capabilities, Endpoint, Multiaddrs, PeerIdBytes};
 	use polkadot_sdk::polkadot_sdk_frame::{prelude::*, traits::fungible};
@@ -178,6 +182,9 @@ pub mod pallet {
 		Withdrawn { who: T::AccountId, amount: BalanceOf<T> },
 		/// A provider left the registry.
 		Deregistered { who: T::AccountId },
+		/// An idle provider's seat in the full registry went to `by`, who staked more; its
+		/// stake was released.
+		Evicted { who: T::AccountId, by: T::AccountId },
 		/// Stake was slashed; `to_recipients` went to reporters/buyers, the rest was burned.
 		Slashed {
 			who: T::AccountId,
@@ -205,8 +212,14 @@ pub mod pallet {
 		BadPeerSignature,
 		/// That `PeerId` is bound to another account.
 		PeerIdInUse,
-		/// The registry is full.
+		/// The registry is full (`register_in_place_of` can take an idle provider's seat).
 		TooManyProviders,
+		/// The registry has room: `register` instead of taking a seat.
+		RegistryNotFull,
+		/// The seat's provider is in a job, or its stake is still locked for one.
+		SeatInUse,
+		/// Taking a seat needs more stake than its provider holds.
+		StakeBelowSeat,
 		/// `device_count` is zero or the device name is empty.
 		InvalidCapabilities,
 		/// No listen multiaddr, or one that is not UTF-8 text starting with `/`.
@@ -258,30 +271,41 @@ pub mod pallet {
 			endpoint: Endpoint,
 		) -> DispatchResult {
 			let who = ensure_signed(origin)?;
-			ensure!(!Providers::<T>::contains_key(&who), Error::<T>::AlreadyRegistered);
 			ensure!(Providers::<T>::count() < T::MaxProviders::get(), Error::<T>::TooManyProviders);
-			ensure!(stake >= T::MinStake::get(), Error::<T>::StakeTooLow);
-			identity::validate_capabilities::<T>(&capabilities)?;
-			identity::validate_addresses::<T>(&multiaddrs, &endpoint)?;
-			let peer_id = identity::verify_peer_binding::<T>(&who, &peer_public, &peer_signature)?;
-			ensure!(!PeerOwners::<T>::contains_key(peer_id), Error::<T>::PeerIdInUse);
+			let declared =
+				Declared { capabilities, peer_public, peer_signature, multiaddrs, endpoint };
+			Self::admit(who, stake, declared)
+		}
 
-			stake::hold::<T>(&who, stake)?;
-			let provider = Provider {
-				stake,
-				unbonding: BoundedVec::new(),
-				capabilities,
-				peer_id,
-				multiaddrs,
-				endpoint,
-				registered_at: frame_system::Pallet::<T>::block_number(),
-				jobs: BoundedVec::new(),
-			};
-			Providers::<T>::insert(&who, provider);
-			PeerOwners::<T>::insert(peer_id, &who);
-			HealthRecords::<T>::insert(&who, Health::default());
-			Self::deposit_event(Event::Registered { who, peer_id, stake });
-			Ok(())
+		/// Registers the caller in a full registry in place of `seat`: a provider that has
+		/// held no job's stake lock for a whole challenge window (none binds) and holds less
+		/// than the caller's `stake`. `seat` leaves the registry with all its stake released.
+		/// Locked capital can therefore fill the registry only for as long as it outbids every
+		/// newcomer, or works. Arguments are [`Self::register`]'s.
+		#[pallet::call_index(6)]
+		#[pallet::weight(
+			T::WeightInfo::register()
+				.saturating_add(T::WeightInfo::deregister())
+				.saturating_add(T::WeightInfo::withdraw_unbonded(T::MaxUnbondingChunks::get()))
+		)]
+		pub fn register_in_place_of(
+			origin: OriginFor<T>,
+			seat: T::AccountId,
+			stake: BalanceOf<T>,
+			capabilities: Capabilities,
+			peer_public: [u8; 32],
+			peer_signature: [u8; 64],
+			multiaddrs: Multiaddrs,
+			endpoint: Endpoint,
+		) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			ensure!(Providers::<T>::count() >= T::MaxProviders::get(), Error::<T>::RegistryNotFull);
+			ensure!(!Providers::<T>::contains_key(&who), Error::<T>::AlreadyRegistered);
+			stake::evict::<T>(&seat, stake)?;
+			Self::deposit_event(Event::Evicted { who: seat, by: who.clone() });
+			let declared =
+				Declared { capabilities, peer_public, peer_signature, multiaddrs, endpoint };
+			Self::admit(who, stake, declared)
 		}
 
 		/// Changes declared capabilities, listen addresses and/or probe endpoint. Capabilities
@@ -361,12 +385,48 @@ pub mod pallet {
 			ensure!(!provider.in_jobs(), Error::<T>::InJob);
 			ensure!(provider.stake.is_zero(), Error::<T>::StillBonded);
 			ensure!(provider.unbonding.is_empty(), Error::<T>::StillUnbonding);
-			Providers::<T>::remove(&who);
-			PeerOwners::<T>::remove(provider.peer_id);
-			HealthRecords::<T>::remove(&who);
-			EndpointChangedAt::<T>::remove(&who);
+			Self::remove_record(&who, &provider);
 			Self::deposit_event(Event::Deregistered { who });
 			Ok(())
+		}
+	}
+
+	impl<T: Config> Pallet<T> {
+		/// Registers `who` with `stake` on hold, once its identity checks out.
+		fn admit(who: T::AccountId, stake: BalanceOf<T>, declared: Declared) -> DispatchResult {
+			ensure!(!Providers::<T>::contains_key(&who), Error::<T>::AlreadyRegistered);
+			ensure!(stake >= T::MinStake::get(), Error::<T>::StakeTooLow);
+			let Declared { capabilities, peer_public, peer_signature, multiaddrs, endpoint } =
+				declared;
+			identity::validate_capabilities::<T>(&capabilities)?;
+			identity::validate_addresses::<T>(&multiaddrs, &endpoint)?;
+			let peer_id = identity::verify_peer_binding::<T>(&who, &peer_public, &peer_signature)?;
+			ensure!(!PeerOwners::<T>::contains_key(peer_id), Error::<T>::PeerIdInUse);
+
+			stake::hold::<T>(&who, stake)?;
+			let provider = Provider {
+				stake,
+				unbonding: BoundedVec::new(),
+				capabilities,
+				peer_id,
+				multiaddrs,
+				endpoint,
+				registered_at: frame_system::Pallet::<T>::block_number(),
+				jobs: BoundedVec::new(),
+			};
+			Providers::<T>::insert(&who, provider);
+			PeerOwners::<T>::insert(peer_id, &who);
+			HealthRecords::<T>::insert(&who, Health::default());
+			Self::deposit_event(Event::Registered { who, peer_id, stake });
+			Ok(())
+		}
+
+		/// Removes `who`'s records (its holds are released by the caller).
+		pub(crate) fn remove_record(who: &T::AccountId, provider: &ProviderOf<T>) {
+			Providers::<T>::remove(who);
+			PeerOwners::<T>::remove(provider.peer_id);
+			HealthRecords::<T>::remove(who);
+			EndpointChangedAt::<T>::remove(who);
 		}
 	}
 

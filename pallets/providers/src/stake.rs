@@ -12,8 +12,8 @@ use polkadot_sdk::polkadot_sdk_frame::{
 use grid_primitives::job::JobId;
 
 use crate::{
-	traits::LockRefusal, BalanceOf, Config, Error, HoldReason, JobLock, LockState, ProviderOf,
-	Providers, UnbondingChunk,
+	traits::LockRefusal, BalanceOf, Config, Error, HoldReason, JobLock, LockState, Pallet,
+	ProviderOf, Providers, UnbondingChunk,
 };
 
 /// Puts `amount` of `who`'s free balance on hold as provider stake.
@@ -68,6 +68,20 @@ pub(crate) fn unbond<T: Config>(
 		provider.stake = remaining;
 		Ok(unlock_at)
 	})
+}
+
+/// Frees the registry seat of `seat` for a newcomer staking `stake`: `seat` must hold no
+/// binding job lock (nothing it did can still be challenged or slashed) and less than
+/// `stake` in all. Releases everything it holds and removes its records.
+pub(crate) fn evict<T: Config>(seat: &T::AccountId, stake: BalanceOf<T>) -> DispatchResult {
+	let provider = Providers::<T>::get(seat).ok_or(Error::<T>::NotRegistered)?;
+	let now = frame_system::Pallet::<T>::block_number();
+	ensure!(provider.jobs.iter().all(|lock| !lock.binds_at(now)), Error::<T>::SeatInUse);
+	let held = provider.total_held();
+	ensure!(stake > held, Error::<T>::StakeBelowSeat);
+	T::Currency::release(&HoldReason::ProviderStake.into(), seat, held, Precision::Exact)?;
+	Pallet::<T>::remove_record(seat, &provider);
+	Ok(())
 }
 
 /// Releases every chunk that has unlocked; returns the amount released.

@@ -793,3 +793,68 @@ fn endpoint_changes_are_rate_limited() {
 		check_invariants();
 	});
 }
+
+/// `who` takes `seat` in the full registry with `stake`.
+fn take_seat(who: AccountId, seat: AccountId, stake: Balance) -> DispatchResult {
+	let (public, signature) = peer_proof(&peer_key(who), who);
+	Providers::register_in_place_of(
+		RuntimeOrigin::signed(who),
+		seat,
+		stake,
+		gpu(),
+		public,
+		signature,
+		addrs(30_000 + who as u16),
+		endpoint(),
+	)
+}
+
+/// The attack: fill every seat of the registry with the least stake, idle.
+fn fill_registry_with_squatters() {
+	for who in 1..=MAX_PROVIDERS as AccountId {
+		assert_ok!(register(who, MIN_STAKE));
+	}
+	assert_noop!(register(6, 5 * MIN_STAKE), Error::<Test>::TooManyProviders);
+}
+
+#[test]
+fn a_registry_filled_with_idle_capital_gives_seats_to_whoever_stakes_more() {
+	new_test_ext().execute_with(|| {
+		fill_registry_with_squatters();
+		let squatter_balance = Balances::balance(&ALICE);
+		assert_ok!(take_seat(6, ALICE, MIN_STAKE + 1));
+		assert!(ProvidersMap::<Test>::contains_key(6));
+		assert!(!ProvidersMap::<Test>::contains_key(ALICE));
+		// The evicted squatter loses nothing but the seat.
+		assert_eq!(held(ALICE), 0);
+		assert_eq!(Balances::balance(&ALICE), squatter_balance + MIN_STAKE);
+		assert!(!HealthRecords::<Test>::contains_key(ALICE));
+		assert!(PeerOwners::<Test>::get(ed25519_peer_id(&peer_key(ALICE).public().0)).is_none());
+		assert!(provider_events().contains(&Event::Evicted { who: ALICE, by: 6 }));
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_seat_is_taken_only_from_an_idle_provider_that_holds_less() {
+	new_test_ext().execute_with(|| {
+		assert_noop!(take_seat(6, ALICE, 5 * MIN_STAKE), Error::<Test>::RegistryNotFull);
+		fill_registry_with_squatters();
+		// Equal stake does not outbid; unbonding stake counts as held.
+		assert_noop!(take_seat(6, ALICE, MIN_STAKE), Error::<Test>::StakeBelowSeat);
+		assert_ok!(Providers::bond_more(RuntimeOrigin::signed(BOB), 100));
+		assert_ok!(Providers::unbond(RuntimeOrigin::signed(BOB), 100));
+		assert_noop!(take_seat(6, BOB, 2 * MIN_STAKE), Error::<Test>::StakeBelowSeat);
+		// A provider in a job, or whose stake is still locked after leaving one, keeps its seat.
+		assert_ok!(lock(CHARLIE, 7, 0));
+		assert_noop!(take_seat(6, CHARLIE, 5 * MIN_STAKE), Error::<Test>::SeatInUse);
+		release(CHARLIE, 7, 20);
+		assert_noop!(take_seat(6, CHARLIE, 5 * MIN_STAKE), Error::<Test>::SeatInUse);
+		run_to_block(20);
+		assert_ok!(take_seat(6, CHARLIE, 5 * MIN_STAKE));
+		// Not a seat: an unregistered account; and nobody registers twice.
+		assert_noop!(take_seat(7, 8, 5 * MIN_STAKE), Error::<Test>::NotRegistered);
+		assert_noop!(take_seat(6, ALICE, 5 * MIN_STAKE), Error::<Test>::AlreadyRegistered);
+		check_invariants();
+	});
+}

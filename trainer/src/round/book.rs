@@ -30,6 +30,10 @@ pub enum Offer {
 	OtherRound,
 	/// The round already has [`MAX_SIGNERS`] signers.
 	Full,
+	/// The update another signer (the peer given) committed first: a copy, left out so that
+	/// one update is neither aggregated nor attested twice (the chain pays only the one more
+	/// attesters used).
+	Copied(PeerId),
 }
 
 /// Most signers a round takes (the chain takes at most 64 peers per proof; keys are free,
@@ -84,6 +88,12 @@ impl RoundBook {
 		}
 		if self.commitments.len() >= MAX_SIGNERS {
 			return Offer::Full;
+		}
+		let copied = |(_, first): &(&PeerId, &SignedCommitment)| {
+			first.commitment.update_hash == signed.commitment.update_hash
+		};
+		if let Some((original, _)) = self.commitments.iter().find(copied) {
+			return Offer::Copied(*original);
 		}
 		self.commitments.insert(signer, signed);
 		Offer::Accepted
@@ -261,6 +271,21 @@ mod tests {
 		assert_eq!(set, vec![peers[0]]);
 		// Bases 1 and 2 have one honest signer each: the tie goes to the smaller hash.
 		assert_eq!(book.majority_base(), Some(([1; 32], 1)));
+	}
+
+	#[test]
+	fn a_copied_update_is_left_out_and_the_original_kept() {
+		let keys: Vec<Keypair> = (0..3).map(|_| Keypair::generate_ed25519()).collect();
+		let peers: Vec<PeerId> = keys.iter().map(|k| k.public().to_peer_id()).collect();
+		let mut book = RoundBook::new(1, 5);
+		assert_eq!(book.offer(peers[0], signed(&keys[0], 5, 1, 7)), Offer::Accepted);
+		// A copier signs the honest update's hash under its own key.
+		assert_eq!(book.offer(peers[1], signed(&keys[1], 5, 1, 7)), Offer::Copied(peers[0]));
+		assert_eq!(book.offer(peers[2], signed(&keys[2], 5, 1, 8)), Offer::Accepted);
+		let set: Vec<PeerId> = book.set(&[1; 32]).into_iter().map(|(p, _)| p).collect();
+		assert!(set.contains(&peers[0]) && set.contains(&peers[2]) && !set.contains(&peers[1]));
+		// Left out, the copier can still commit its own update.
+		assert_eq!(book.offer(peers[1], signed(&keys[1], 5, 1, 9)), Offer::Accepted);
 	}
 
 	#[test]

@@ -125,6 +125,9 @@ impl Trainer {
 			}
 			Offer::Late => tracing::info!("late commitment from {signer} left out"),
 			Offer::Full => tracing::warn!("round full: commitment from {signer} left out"),
+			Offer::Copied(original) => {
+				tracing::warn!("{signer} committed {original}'s update in round {round}: left out")
+			}
 			_ => {}
 		}
 	}
