@@ -231,6 +231,7 @@ impl pallet_jobs::Config for Runtime {
 	type MaxRoundBlocks = ConstU32<JOB_MAX_ROUND_BLOCKS>;
 	/// A job runs at most 90 days (rounds × round blocks).
 	type MaxJobBlocks = ConstU32<{ 90 * grid_primitives::time::DAYS }>;
+	type MaxOpenBlocks = ConstU32<{ grid_primitives::time::DAYS }>;
 	type MaxChallengeWindow = ConstU32<JOB_MAX_CHALLENGE_WINDOW>;
 	/// Two blocks (12 s) for the last third of a round's proofs after a quorum.
 	type QuorumGrace = ConstU32<2>;

@@ -130,7 +130,7 @@ export function ProviderDetailView({ provider: p, jobs, events = [], now, childr
             <p>
               <span data-testid="provider-locked">{formatGrid(p.locked)}</span> of the active stake is locked now: each job
               locks its minimum provider stake while the provider takes part, and for a challenge window and voting
-              period after it leaves.
+              period after it leaves, and while a challenge of its work in the job is open.
             </p>
             <div className="table-wrap">
               <table aria-labelledby="provider-locks-title">
@@ -154,6 +154,10 @@ export function ProviderDetailView({ provider: p, jobs, events = [], now, childr
                           : `until block #${l.until}${
                               now === undefined ? "" : l.until <= now ? " (lapsed)" : ` (in ${blocksToText(l.until - now)})`
                             }`}
+                        {l.disputes > 0 &&
+                          `, and while ${l.disputes} challenge${l.disputes === 1 ? "" : "s"} of its work ${
+                            l.disputes === 1 ? "is" : "are"
+                          } open`}
                       </td>
                     </tr>
                   ))}

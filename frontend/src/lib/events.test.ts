@@ -52,6 +52,12 @@ describe("chain events", () => {
     expect(describeEvent(ev("Jobs", "JobAbandoned", { job: 6n, refunded: 90n * UNIT }))).toBe(
       "job #6 abandoned (too few providers), 90 GRID refunded",
     );
+    expect(describeEvent(ev("Jobs", "JobUnfilled", { job: 7n, refunded: 33n * UNIT }))).toBe(
+      "job #7 never filled, 33 GRID refunded",
+    );
+    expect(describeEvent(ev("Providers", "Evicted", { who: BOB, by: BOB }))).toBe(
+      "5FHneW46…jJM694ty lost its seat to 5FHneW46…jJM694ty, its stake released",
+    );
     expect(describeEvent(ev("Jobs", "Removed", { job: 6n, who: BOB, reason: { type: "StakeShortfall", value: undefined } }))).toBe(
       "job #6: 5FHneW46…jJM694ty removed (StakeShortfall)",
     );

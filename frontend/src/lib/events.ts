@@ -128,6 +128,7 @@ const DESCRIBE: Record<string, (f: Fields) => string> = {
   "Jobs.CancelScheduled": (f) => `job ${id(f.job)} cancelled by its buyer: it ends when round ${f.round} settles`,
   "Jobs.JobCancelled": (f) => `job ${id(f.job)} cancelled, ${grid(f.refunded)} refunded`,
   "Jobs.JobAbandoned": (f) => `job ${id(f.job)} abandoned (too few providers), ${grid(f.refunded)} refunded`,
+  "Jobs.JobUnfilled": (f) => `job ${id(f.job)} never filled, ${grid(f.refunded)} refunded`,
   "Jobs.EquivocationPunished": (f) =>
     `job ${id(f.job)} round ${formatValue(f.round)}: ${who(f.provider)} slashed ${grid(f.slashed)} for equivocation, reported by ${who(f.reporter)}`,
   "Jobs.ChallengeOpened": (f) =>
@@ -143,6 +144,7 @@ const DESCRIBE: Record<string, (f: Fields) => string> = {
   "Providers.Unbonding": (f) => `${who(f.who)} unbonding ${grid(f.amount)}, unlocks at #${formatValue(f.unlock_at)}`,
   "Providers.Withdrawn": (f) => `${who(f.who)} withdrew ${grid(f.amount)}`,
   "Providers.Deregistered": (f) => `${who(f.who)} deregistered`,
+  "Providers.Evicted": (f) => `${who(f.who)} lost its seat to ${who(f.by)}, its stake released`,
   "Providers.Slashed": (f) =>
     `${who(f.who)} slashed ${grid(f.amount)} (${name(f.reason)}), ${grid(f.to_recipients)} to recipients`,
   "Providers.Probed": (f) => `${who(f.who)} probed: ${f.ok ? `ok, ${formatValue(f.latency_ms)} ms` : "failed"}`,

@@ -41,8 +41,8 @@ describe("provider rows", () => {
         endpoint: enc("https://p.example/health"),
         registered_at: 3,
         jobs: [
-          { job: 7n, amount: 100n * UNIT, state: { type: "Member", value: undefined } },
-          { job: 5n, amount: 50n * UNIT, state: { type: "Until", value: 90 } },
+          { job: 7n, amount: 100n * UNIT, state: { type: "Member", value: undefined }, disputes: 0 },
+          { job: 5n, amount: 50n * UNIT, state: { type: "Until", value: 90 }, disputes: 1 },
         ],
       },
       health: { rounds_delivered: 4, rounds_missed: 1, challenges_lost: 0, probes_ok: 9, probes_failed: 1, last_probe: { at: 40, ok: true, latency_ms: 12 } },
@@ -89,23 +89,23 @@ describe("provider rows", () => {
       BOB,
       view(
         [
-          { job: 7n, amount: 100n * UNIT, state: { type: "Member", value: undefined } },
-          { job: 5n, amount: 50n * UNIT, state: { type: "Until", value: 90 } },
+          { job: 7n, amount: 100n * UNIT, state: { type: "Member", value: undefined }, disputes: 0 },
+          { job: 5n, amount: 50n * UNIT, state: { type: "Until", value: 90 }, disputes: 1 },
         ],
         150n * UNIT,
       ),
     );
     expect(row.activeJobs).toBe(1);
     expect(row.jobLocks).toEqual([
-      { job: 7n, amount: 100n * UNIT },
-      { job: 5n, amount: 50n * UNIT, until: 90 },
+      { job: 7n, amount: 100n * UNIT, disputes: 0 },
+      { job: 5n, amount: 50n * UNIT, until: 90, disputes: 1 },
     ]);
     expect(row.jobLocks[0]).not.toHaveProperty("until");
     expect(row.locked).toBe(150n * UNIT);
     expect(providerStatus(row)).toBe("In job");
 
     // Only a lock it left: not in a job, but its stake stays locked until the block.
-    const left = providerRowOf(BOB, view([{ job: 5n, amount: 50n * UNIT, state: { type: "Until", value: 90 } }], 50n * UNIT));
+    const left = providerRowOf(BOB, view([{ job: 5n, amount: 50n * UNIT, state: { type: "Until", value: 90 }, disputes: 0 }], 50n * UNIT));
     expect(left).toMatchObject({ activeJobs: 0, jobLocks: [{ job: 5n, until: 90 }], locked: 50n * UNIT });
     expect(providerStatus(left)).toBe("Idle");
     expect(providerRowOf(BOB, view([], 0n))).toMatchObject({ activeJobs: 0, jobLocks: [], locked: 0n });

@@ -33,6 +33,8 @@ export interface JobLockRow {
   job: bigint;
   amount: bigint;
   until?: number;
+  /** Open challenges of the provider's work in the job: the lock holds while any is open. */
+  disputes: number;
 }
 
 export interface ProbeRow {
@@ -85,7 +87,9 @@ export function providerRowOf(who: string, view: ProviderView): ProviderRow {
   const c = p.capabilities;
   const jobLocks = p.jobs.map(
     (l): JobLockRow =>
-      l.state.type === "Member" ? { job: l.job, amount: l.amount } : { job: l.job, amount: l.amount, until: l.state.value },
+      l.state.type === "Member"
+        ? { job: l.job, amount: l.amount, disputes: l.disputes }
+        : { job: l.job, amount: l.amount, until: l.state.value, disputes: l.disputes },
   );
   return {
     who,

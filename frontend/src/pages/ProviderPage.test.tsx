@@ -21,7 +21,7 @@ function fakeSource() {
         ? provider(BOB, {
             // A member of job 4; job 2 it left, its stake locked until block 150.
             activeJobs: 1,
-            jobLocks: [{ job: 4n, amount: 100n * UNIT }, { job: 2n, amount: 40n * UNIT, until: 150 }],
+            jobLocks: [{ job: 4n, amount: 100n * UNIT, disputes: 0 }, { job: 2n, amount: 40n * UNIT, until: 150, disputes: 0 }],
             locked: 140n * UNIT,
             unbonding: [{ amount: 10n * UNIT, unlockAt: 20 }, { amount: 5n * UNIT, unlockAt: 900 }],
             health: { roundsDelivered: 4, roundsMissed: 1, challengesLost: 0, probesOk: 3, probesFailed: 1, lastProbe: { at: 30, ok: true, latencyMs: 12 } },

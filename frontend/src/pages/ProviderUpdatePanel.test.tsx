@@ -97,7 +97,7 @@ describe("ProviderUpdatePanel with a fake source", () => {
 
   it("freezes the hardware while the provider is in a job, but not its addresses", async () => {
     const { source } = fakeSource();
-    source.provider = vi.fn(async () => provider(BOB, { activeJobs: 1, jobLocks: [{ job: 3n, amount: 100n * UNIT }], locked: 100n * UNIT }));
+    source.provider = vi.fn(async () => provider(BOB, { activeJobs: 1, jobLocks: [{ job: 3n, amount: 100n * UNIT, disputes: 0 }], locked: 100n * UNIT }));
     render(<ProviderUpdatePanel source={source} who={BOB} at="0xbest" account={bob} />);
     await screen.findByRole("form", { name: "Capabilities and addresses" });
     expect(screen.getByRole("group", { name: "Hardware" })).toHaveTextContent("In a job: the hardware cannot change");

@@ -476,3 +476,46 @@ fn an_update_nobody_else_holds_cannot_be_challenged_into_an_empty_committee() {
 		check_invariants();
 	});
 }
+
+#[test]
+fn an_accused_stays_locked_while_its_challenge_is_decided_after_its_lock_would_lapse() {
+	new_test_ext().execute_with(|| {
+		let id = delivered_job();
+		let settled_at = System::block_number();
+		// The accused leaves at once: its lock lasts through the window and a vote.
+		assert_ok!(Jobs::leave_job(RuntimeOrigin::signed(P2), id));
+		let lapses = settled_at + spec().challenge_window + VOTING_BLOCKS;
+		// The others finish the job (and so stay members that can judge P2's update).
+		for round in 1..spec().rounds {
+			while Rounds::<Test>::get(id).is_some_and(|r| r.index < round) {
+				advance(1);
+			}
+			for who in [P1, P3, P4] {
+				let signed = proof(id, round, who, 42, 100, &[P1, P2, P3, P4]);
+				assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(who), signed));
+			}
+		}
+		// The challenge opens on the window's last block, so its deadline is the lapse block,
+		// and that block's agenda is full: the decision comes a block later.
+		let filler: Vec<AgendaItem> =
+			(0..AGENDA_PER_BLOCK as u64).map(|job| AgendaItem::Expire(1_000 + job, 0)).collect();
+		Agenda::<Test>::insert(lapses, BoundedVec::truncate_from(filler));
+		run_to_block(settled_at + spec().challenge_window);
+		assert_ok!(challenge(P1, id, P2));
+		run_to_block(lapses);
+		assert!(Challenges::<Test>::contains_key(0), "not decided yet");
+		// The attack: unbond and walk away before the verdict, however late it comes.
+		while Challenges::<Test>::contains_key(0) {
+			assert!(System::block_number() < lapses + 10, "the challenge is decided");
+			assert_noop!(
+				Providers::unbond(RuntimeOrigin::signed(P2), STAKE),
+				pallet_providers::Error::<Test>::StakeLocked
+			);
+			check_invariants();
+			advance(1);
+		}
+		assert!(System::block_number() > lapses, "decided after the lock would have lapsed");
+		assert_ok!(Providers::unbond(RuntimeOrigin::signed(P2), stake(P2)));
+		check_invariants();
+	});
+}

@@ -98,6 +98,7 @@ pub(crate) fn open<T: Config>(
 
 	NextChallengeId::<T>::put(id.saturating_add(1));
 	Challenged::<T>::insert((job, round), &accused, id);
+	T::Providers::dispute_opened(&accused, job);
 	OpenChallengesBy::<T>::mutate(&challenger, |n| *n = n.saturating_add(1));
 	OpenChallengesOn::<T>::mutate(job, |n| *n = n.saturating_add(1));
 	let members: Vec<T::AccountId> = committee.iter().map(|(who, _)| who.clone()).collect();
@@ -229,6 +230,7 @@ pub(crate) fn resolve<T: Config>(id: ChallengeId) {
 		ChallengeOutcome::Rejected => reward_verifiers::<T>(&challenge),
 		ChallengeOutcome::Undecided => release_deposit::<T>(&challenge, challenge.deposit),
 	}
+	T::Providers::dispute_closed(&challenge.accused, challenge.job);
 	let now = frame_system::Pallet::<T>::block_number();
 	let absent = if now >= challenge.deadline { slash_absent::<T>(&challenge) } else { 0 };
 	Pallet::<T>::deposit_event(Event::ChallengeResolved {

@@ -581,3 +581,34 @@ fn an_accepted_proof_is_operational_and_free() {
 		assert_eq!(refused.post_info.pays_fee, Pays::Yes);
 	});
 }
+
+#[test]
+fn an_open_job_nobody_fills_ends_and_frees_its_members_stake() {
+	new_test_ext().execute_with(|| {
+		register(P1);
+		register(P2);
+		// The attack: a job that needs more providers than will ever come, posted to catch
+		// auto-joining providers and hold their stake and job slots.
+		let bait = job_requiring(STAKE / 2, 3);
+		let filled = job_requiring(STAKE / 2, 1);
+		assert_ok!(join(bait, P1));
+		assert_noop!(unbond(P1, STAKE / 2 + 1), ProvidersError::StakeLocked);
+		assert_ok!(join(filled, P2));
+		let funded = JobsMap::<Test>::get(bait).unwrap().funded;
+		job_events();
+		advance(MAX_OPEN_BLOCKS - 1);
+		assert_eq!(status(bait), JobStatus::Open, "not before its time");
+		advance(1);
+		assert_eq!(status(bait), JobStatus::Cancelled);
+		let job = JobsMap::<Test>::get(bait).unwrap();
+		assert_eq!((job.held(), job.refunded), (0, funded));
+		let events = job_events();
+		assert!(events.contains(&Event::JobUnfilled { job: bait, refunded: funded }));
+		// Never paid, P1's stake is free at once; the job that filled is not ended for it.
+		assert_ok!(unbond(P1, STAKE));
+		assert!(!events
+			.iter()
+			.any(|e| matches!(e, Event::JobUnfilled { job, .. } if *job == filled)));
+		check_invariants();
+	});
+}

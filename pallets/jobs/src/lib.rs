@@ -193,6 +193,12 @@ pub mod pallet {
 		#[pallet::constant]
 		type MaxJobBlocks: Get<BlockNumberFor<Self>>;
 
+		/// How long a job may wait for `min_providers` to join before it ends and refunds:
+		/// a job nobody fills must not hold its buyer's escrow, nor its early members' stake
+		/// and job slots, for ever.
+		#[pallet::constant]
+		type MaxOpenBlocks: Get<BlockNumberFor<Self>>;
+
 		/// Longest challenge window, in blocks.
 		#[pallet::constant]
 		type MaxChallengeWindow: Get<BlockNumberFor<Self>>;
@@ -496,6 +502,9 @@ pub mod pallet {
 		/// Fewer than `min_providers` took part for `MaxUnderstaffedRounds` settlements in a
 		/// row: the job ended and `refunded` went back to the buyer.
 		JobAbandoned { job: JobId, refunded: BalanceOf<T> },
+		/// The job never reached `min_providers` within `MaxOpenBlocks` of its creation: it
+		/// ended and `refunded` went back to the buyer.
+		JobUnfilled { job: JobId, refunded: BalanceOf<T> },
 		/// An ended job's records were pruned (no challenge can need them any more) and its
 		/// buyer's storage `deposit` returned.
 		JobPruned { job: JobId, deposit: BalanceOf<T> },
@@ -692,11 +701,17 @@ pub mod pallet {
 				*next = next.saturating_add(1);
 				id
 			});
+			let now = frame_system::Pallet::<T>::block_number();
+			let unfilled_at = now.saturating_add(T::MaxOpenBlocks::get());
+			// A day's wait need not end on the block: the longest reach leaves room for many
+			// jobs posted in one block.
+			let reach = agenda::next_round_reach::<T>();
+			agenda::schedule::<T>(AgendaItem::Unfilled(id), unfilled_at, reach)?;
 			let job = Job {
 				buyer: buyer.clone(),
 				spec,
 				status: JobStatus::Open,
-				created_at: frame_system::Pallet::<T>::block_number(),
+				created_at: now,
 				participants: 0,
 				rounds_settled: 0,
 				understaffed_rounds: 0,

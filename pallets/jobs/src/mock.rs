@@ -50,6 +50,7 @@ pub const AGENDA_REACH: u32 = 2;
 pub const MAX_JOBS_PER_PROVIDER: u32 = 16;
 pub const MAX_MISSED: u32 = 2;
 pub const MAX_UNDERSTAFFED: u32 = 2;
+pub const MAX_OPEN_BLOCKS: u64 = 500;
 pub const DEPOSIT: Balance = 300;
 pub const JOB_DEPOSIT: Balance = 50;
 pub const CHALLENGE_FEE: Balance = 20;
@@ -138,6 +139,7 @@ impl pallet_jobs::Config for Test {
 	type MinRoundBlocks = ConstU64<2>;
 	type MaxRoundBlocks = ConstU64<100>;
 	type MaxJobBlocks = ConstU64<1_000>;
+	type MaxOpenBlocks = ConstU64<MAX_OPEN_BLOCKS>;
 	type MaxChallengeWindow = ConstU64<100>;
 	type QuorumGrace = ConstU64<1>;
 	type MaxSettlementsPerBlock = ConstU32<2>;

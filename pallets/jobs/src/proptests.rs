@@ -1,7 +1,8 @@
 //! Property tests: random sequences of every call of both pallets (jobs, proofs, challenges,
 //! votes, and the registry's update, bond, unbond, withdraw, deregister and register again)
 //! from several buyers and providers, some of them hostile (wrong rounds, dissenting results,
-//! equivocations, challenges of anything, unbonding while in jobs), and root's force cancel,
+//! equivocations, copied update commitments, challenges of anything, unbonding while in
+//! jobs), and root's force cancel,
 //! with blocks passing in between, checking after every step that
 //! - every job's escrow adds up (paid + fees + refunded + held == funded) and matches the
 //!   buyers' holds, and the registry's held stake matches its records (`do_try_state`);
@@ -109,7 +110,14 @@ fn random_proof(
 	let round = Rounds::<Test>::get(job).map(|r| r.index).unwrap_or(0) + (rng.below(8) == 0) as u32;
 	let result = if rng.below(5) == 0 { 43 } else { 42 };
 	let received: Vec<_> = PROVIDERS.iter().copied().filter(|_| rng.below(4) != 0).collect();
-	proof(job, round, who, result, rng.below(300), &received)
+	let honest = proof(job, round, who, result, rng.below(300), &received);
+	if rng.below(8) != 0 {
+		return honest;
+	}
+	// A copier: another provider's update commitment under its own signature.
+	let mut copy = honest.proof;
+	copy.own_update_commitment = H256::from_low_u64_be(rng.pick(&PROVIDERS));
+	sign(copy)
 }
 
 /// Three times in four, a (job, member) of an open round.

@@ -372,6 +372,17 @@ pub(crate) fn cancel_now<T: Config>(id: JobId) {
 	Pallet::<T>::deposit_event(Event::JobCancelled { job: id, refunded });
 }
 
+/// Ends `id` if it is still open (it never reached `min_providers`): the escrow returns and
+/// its members' locks are released. A job that started meanwhile is left alone.
+pub(crate) fn end_if_unfilled<T: Config>(id: JobId) {
+	let Some(mut job) = Jobs::<T>::get(id).filter(|j| j.status == JobStatus::Open) else {
+		return;
+	};
+	let refunded = end_unfinished::<T>(id, &mut job);
+	Jobs::<T>::insert(id, job);
+	Pallet::<T>::deposit_event(Event::JobUnfilled { job: id, refunded });
+}
+
 /// Ends a live job before its last round (its open round, if any, is already dropped): the
 /// rest of the escrow goes back and the providers are released. Returns the refund.
 fn end_unfinished<T: Config>(id: JobId, job: &mut JobOf<T>) -> BalanceOf<T> {

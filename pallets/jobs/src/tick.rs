@@ -48,7 +48,8 @@ pub(crate) fn on_worker_report<T: Config>(now: BlockNumberFor<T>) -> u32 {
 /// The most a pass of `items` items can weigh, whichever kind they are.
 pub(crate) fn worst_case<T: Config>(items: u32) -> Weight {
 	let blocks = per_block::<T>().saturating_mul(MAX_BLOCKS_PER_PASS.into());
-	let item = per_round::<T>().max(per_challenge::<T>()).max(per_expire::<T>());
+	let item =
+		per_round::<T>().max(per_challenge::<T>()).max(per_expire::<T>()).max(per_unfilled::<T>());
 	item.saturating_mul(items.into()).saturating_add(blocks)
 }
 
@@ -79,12 +80,19 @@ fn per_expire<T: Config>() -> Weight {
 	T::WeightInfo::expire(T::MaxParticipants::get())
 }
 
+/// Ending an unfilled job of the most members: bounded by a force cancel, which also
+/// releases every member and refunds (and may settle a round besides).
+fn per_unfilled<T: Config>() -> Weight {
+	T::WeightInfo::force_cancel_job(T::MaxParticipants::get())
+}
+
 /// The worst case of one item.
 fn cost_of<T: Config>(item: AgendaItem) -> Weight {
 	match item {
 		AgendaItem::Settle(_) => per_round::<T>(),
 		AgendaItem::Decide(_) => per_challenge::<T>(),
 		AgendaItem::Expire(..) => per_expire::<T>(),
+		AgendaItem::Unfilled(_) => per_unfilled::<T>(),
 	}
 }
 
@@ -94,6 +102,7 @@ fn work<T: Config>(item: AgendaItem) {
 		AgendaItem::Settle(job) => rounds::settle::<T>(job),
 		AgendaItem::Decide(id) => challenges::resolve::<T>(id),
 		AgendaItem::Expire(job, round) => expiry::expire::<T>(job, round),
+		AgendaItem::Unfilled(job) => rounds::end_if_unfilled::<T>(job),
 	}
 }
 

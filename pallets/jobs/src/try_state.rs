@@ -2,7 +2,7 @@
 //!
 //! Always compiled (not only with `try-runtime`) because the tests call them.
 
-use alloc::collections::btree_map::BTreeMap;
+use alloc::collections::{btree_map::BTreeMap, btree_set::BTreeSet};
 use pallet_providers::traits::ProviderRegistry;
 use polkadot_sdk::polkadot_sdk_frame::{
 	deps::sp_runtime::TryRuntimeError, prelude::*, traits::fungible::InspectHold,
@@ -77,6 +77,7 @@ impl<T: Config> Pallet<T> {
 		)?;
 		let settles = scheduled.keys().filter(|i| matches!(i, AgendaItem::Settle(_))).count();
 		ensure!(settles == running_jobs, "agenda settles a job that is not running");
+		Self::try_state_contributions()?;
 		Self::try_state_challenges(&scheduled)
 	}
 
@@ -94,11 +95,26 @@ impl<T: Config> Pallet<T> {
 		Ok(scheduled)
 	}
 
+	/// Paid contributions: their round's members are kept (the index space of `holders`),
+	/// and no update commitment was paid twice in one round.
+	fn try_state_contributions() -> Result<(), TryRuntimeError> {
+		let mut paid = BTreeSet::new();
+		for ((job, round), _, contribution) in Contributions::<T>::iter() {
+			ensure!(RoundMembers::<T>::contains_key(job, round), "paid round without its members");
+			ensure!(
+				paid.insert((job, round, contribution.update_commitment)),
+				"one update commitment paid twice in a round"
+			);
+		}
+		Ok(())
+	}
+
 	/// Challenges: each open one is on the agenda at its due block, its committee holds the
-	/// update, the counts per challenger and per job are right, and challengers' holds equal
+	/// update, the accused's stake lock for the job counts it, the counts per challenger and per job are right, and challengers' holds equal
 	/// their open challenges' deposits.
 	fn try_state_challenges(scheduled: &Scheduled<T>) -> Result<(), TryRuntimeError> {
 		let (mut by, mut on, mut held) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+		let mut disputes = BTreeMap::new();
 		let mut open = 0usize;
 		for (id, challenge) in Challenges::<T>::iter() {
 			open += 1;
@@ -118,10 +134,17 @@ impl<T: Config> Pallet<T> {
 				challenge.committee.iter().all(|(who, _)| holds(who)),
 				"committee member that never held the update"
 			);
+			*disputes.entry((challenge.accused.clone(), challenge.job)).or_insert(0u32) += 1;
 			*by.entry(challenge.challenger.clone()).or_insert(0u32) += 1;
 			*on.entry(challenge.job).or_insert(0u32) += 1;
 			let entry: &mut BalanceOf<T> = held.entry(challenge.challenger).or_default();
 			*entry = entry.saturating_add(challenge.deposit);
+		}
+		for ((accused, job), open) in disputes {
+			ensure!(
+				T::Providers::open_disputes(&accused, job) == open,
+				"accused's stake lock does not count its open challenges"
+			);
 		}
 		let decides = scheduled.keys().filter(|i| matches!(i, AgendaItem::Decide(_))).count();
 		ensure!(decides == open, "agenda decides a challenge that is not open");

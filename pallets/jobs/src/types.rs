@@ -32,6 +32,9 @@ pub enum AgendaItem {
 	/// the index of the job's first unsettled round once the job ended, prune the job itself
 	/// and return its storage deposit.
 	Expire(JobId, RoundIndex),
+	/// End this job if it is still waiting for `min_providers` (`MaxOpenBlocks` after it
+	/// was created): its escrow returns and its members' stake is free.
+	Unfilled(JobId),
 }
 
 /// Where a job is in its life.

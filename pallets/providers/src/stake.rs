@@ -176,13 +176,15 @@ pub(crate) fn lock_for_job<T: Config>(
 	Providers::<T>::try_mutate(who, |maybe| {
 		let provider = maybe.as_mut().ok_or(LockRefusal::NotEligible)?;
 		provider.prune_locks(now);
+		// A lingering lock's open disputes carry over to the new one.
+		let disputes = provider.jobs.iter().find(|l| l.job == job).map_or(0, |l| l.disputes);
 		provider.jobs.retain(|lock| lock.job != job);
 		let needed = provider.locked(now).saturating_add(amount);
 		ensure!(
 			provider.stake >= T::MinStake::get() && provider.stake >= needed,
 			LockRefusal::NotEligible
 		);
-		let lock = JobLock { job, amount, state: LockState::Member };
+		let lock = JobLock { job, amount, state: LockState::Member, disputes };
 		provider.jobs.try_push(lock).map_err(|_| LockRefusal::TooManyJobs)
 	})
 }
@@ -195,6 +197,24 @@ pub(crate) fn release_job<T: Config>(who: &T::AccountId, job: JobId, until: Bloc
 		let Some(provider) = maybe else { return };
 		for lock in provider.jobs.iter_mut().filter(|lock| lock.job == job) {
 			lock.state = LockState::Until(until);
+		}
+		provider.prune_locks(now);
+		retire_below_minimum::<T>(provider);
+	})
+}
+
+/// A challenge of `who`'s work in `job` opened (`open`) or was decided: while one is open its
+/// lock for the job binds (see [`JobLock::disputes`]); the last decision lets it lapse.
+pub(crate) fn note_dispute<T: Config>(who: &T::AccountId, job: JobId, open: bool) {
+	let now = frame_system::Pallet::<T>::block_number();
+	Providers::<T>::mutate(who, |maybe| {
+		let Some(provider) = maybe else { return };
+		for lock in provider.jobs.iter_mut().filter(|lock| lock.job == job) {
+			lock.disputes = if open {
+				lock.disputes.saturating_add(1)
+			} else {
+				lock.disputes.saturating_sub(1)
+			};
 		}
 		provider.prune_locks(now);
 		retire_below_minimum::<T>(provider);

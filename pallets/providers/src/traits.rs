@@ -41,6 +41,13 @@ pub trait ProviderRegistry<AccountId, Balance, BlockNumber> {
 	/// `who` left `job` (or the job ended); its lock lasts until `until`, so that its paid
 	/// rounds can be challenged and slashed until then.
 	fn release_job(who: &AccountId, job: JobId, until: BlockNumber);
+	/// A challenge of `who`'s work in `job` opened: its lock for the job binds until every
+	/// such challenge is decided ([`Self::dispute_closed`]).
+	fn dispute_opened(who: &AccountId, job: JobId);
+	/// A challenge of `who`'s work in `job` was decided.
+	fn dispute_closed(who: &AccountId, job: JobId);
+	/// The open challenges of `who`'s work in `job` its lock counts.
+	fn open_disputes(who: &AccountId, job: JobId) -> u32;
 	/// The jobs `who` takes part in.
 	fn jobs_of(who: &AccountId) -> Vec<JobId>;
 	/// Whether `who`'s active stake still covers the registry minimum and its job locks
@@ -111,6 +118,20 @@ impl<T: Config> ProviderRegistry<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> 
 
 	fn release_job(who: &T::AccountId, job: JobId, until: BlockNumberFor<T>) {
 		stake::release_job::<T>(who, job, until)
+	}
+
+	fn dispute_opened(who: &T::AccountId, job: JobId) {
+		stake::note_dispute::<T>(who, job, true)
+	}
+
+	fn dispute_closed(who: &T::AccountId, job: JobId) {
+		stake::note_dispute::<T>(who, job, false)
+	}
+
+	fn open_disputes(who: &T::AccountId, job: JobId) -> u32 {
+		Providers::<T>::get(who)
+			.and_then(|p| p.jobs.iter().find(|lock| lock.job == job).map(|lock| lock.disputes))
+			.unwrap_or_default()
 	}
 
 	fn jobs_of(who: &T::AccountId) -> Vec<JobId> {

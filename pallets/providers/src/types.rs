@@ -37,15 +37,19 @@ pub struct JobLock<Balance, BlockNumber> {
 	pub amount: Balance,
 	/// While it lasts.
 	pub state: LockState<BlockNumber>,
+	/// Open challenges of the provider's work in this job: while any is open the lock binds,
+	/// whatever its state, so the stake a verdict may slash stays put however late it comes.
+	pub disputes: u32,
 }
 
 impl<Balance, BlockNumber: PartialOrd + Copy> JobLock<Balance, BlockNumber> {
 	/// Whether the lock still binds stake at block `now`.
 	pub fn binds_at(&self, now: BlockNumber) -> bool {
-		match self.state {
-			LockState::Member => true,
-			LockState::Until(until) => now < until,
-		}
+		self.disputes > 0
+			|| match self.state {
+				LockState::Member => true,
+				LockState::Until(until) => now < until,
+			}
 	}
 
 	/// Whether the provider still takes part in the job.
