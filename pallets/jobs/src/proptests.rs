@@ -200,6 +200,7 @@ struct Coverage {
 	frauds: u32,
 	rejected: u32,
 	abandoned: u32,
+	unfilled: u32,
 	shortfalls: u32,
 	unbonded: u32,
 	withdrawn: u32,
@@ -240,6 +241,7 @@ fn burned_since_last(coverage: &mut Coverage) -> Balance {
 					coverage.shortfalls += 1
 				}
 				E::JobAbandoned { .. } => coverage.abandoned += 1,
+				E::JobUnfilled { .. } => coverage.unfilled += 1,
 				E::ChallengeOpened { .. } => coverage.challenges += 1,
 				E::ChallengeResolved { outcome, .. } => match outcome {
 					crate::ChallengeOutcome::FraudProven => coverage.frauds += 1,
