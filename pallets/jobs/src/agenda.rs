@@ -52,20 +52,27 @@ pub(crate) fn unschedule<T: Config>(item: AgendaItem, at: BlockNumberFor<T>) {
 	});
 }
 
-/// Moves `item` from block `from` to the first block with room from `due` on; keeps it where
-/// it is when no block within a caller's reach has room. Returns where it is now.
+/// Moves `item` from block `from` to an earlier block: the first with room from `due` on,
+/// within a caller's reach; keeps it where it is when none before `from` has room. Returns
+/// where it is now. (Searching up to `from` itself would add a second copy there, and taking
+/// the item off `from` would then remove both.)
 pub(crate) fn reschedule<T: Config>(
 	item: AgendaItem,
 	from: BlockNumberFor<T>,
 	due: BlockNumberFor<T>,
 ) -> BlockNumberFor<T> {
-	match schedule::<T>(item, due, caller_reach::<T>()) {
-		Ok(at) => {
-			unschedule::<T>(item, from);
-			at
+	let mut at = due.max(AgendaCursor::<T>::get());
+	for _ in 0..=caller_reach::<T>() {
+		if at >= from {
+			break;
 		}
-		Err(_) => from,
+		if Agenda::<T>::try_mutate(at, |items| items.try_push(item)).is_ok() {
+			unschedule::<T>(item, from);
+			return at;
+		}
+		at = at.saturating_add(One::one());
 	}
+	from
 }
 
 /// The first entry of block `at`, if any.
@@ -174,6 +181,17 @@ mod tests {
 			fill(2, u64::from(AGENDA_REACH) + 1);
 			assert_eq!(reschedule::<Test>(settle(1), 10, 2), 10, "no room: it stays");
 			assert_eq!(at(10), vec![settle(1)]);
+		});
+	}
+
+	#[test]
+	fn rescheduling_into_a_full_block_keeps_the_one_entry_where_it_was() {
+		new_test_ext().execute_with(|| {
+			// Block 20 is full, so the entry went to 21; a quorum asks for 20 again.
+			fill(20, 1);
+			assert_eq!(schedule::<Test>(settle(1), 20, 1).ok(), Some(21));
+			assert_eq!(reschedule::<Test>(settle(1), 21, 20), 21);
+			assert_eq!(at(21), vec![settle(1)], "still there, once");
 		});
 	}
 

@@ -61,6 +61,35 @@ fn a_provider_cannot_unbond_what_its_job_requires_until_the_challenge_window_clo
 }
 
 #[test]
+fn leaving_and_joining_again_does_not_free_stake_a_paid_round_may_still_need() {
+	new_test_ext().execute_with(|| {
+		register(P1);
+		register(P2);
+		register(P3);
+		let mut s = spec();
+		(s.min_provider_stake, s.min_providers, s.rounds) = (900, 3, 10);
+		let id = create(s);
+		for who in [P1, P2, P3] {
+			assert_ok!(join(id, who));
+		}
+		deliver(id, 0, &[P1, P2, P3]);
+		// P1 was paid for round 0: its stake is locked through the challenge window.
+		assert_ok!(Jobs::leave_job(RuntimeOrigin::signed(P1), id));
+		let free_at = System::block_number() + spec().challenge_window + VOTING_BLOCKS;
+		// The attack: join again and leave at once, unpaid in the new membership, so that the
+		// chain takes it for a provider that was never paid and frees its stake now.
+		assert_ok!(join(id, P1));
+		assert_ok!(Jobs::leave_job(RuntimeOrigin::signed(P1), id));
+		assert_noop!(unbond(P1, 900), ProvidersError::StakeLocked);
+		run_to_block(free_at - 1);
+		assert_noop!(unbond(P1, 900), ProvidersError::StakeLocked);
+		run_to_block(free_at);
+		assert_ok!(unbond(P1, 900));
+		check_invariants();
+	});
+}
+
+#[test]
 fn a_leaver_that_was_never_paid_is_free_at_once() {
 	new_test_ext().execute_with(|| {
 		register(P1);

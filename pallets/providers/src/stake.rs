@@ -176,15 +176,21 @@ pub(crate) fn lock_for_job<T: Config>(
 	Providers::<T>::try_mutate(who, |maybe| {
 		let provider = maybe.as_mut().ok_or(LockRefusal::NotEligible)?;
 		provider.prune_locks(now);
-		// A lingering lock's open disputes carry over to the new one.
-		let disputes = provider.jobs.iter().find(|l| l.job == job).map_or(0, |l| l.disputes);
+		// A lingering lock (it still binds: pruned above otherwise) carries its open disputes
+		// and how long it had to last over to the new one.
+		let earlier = provider.jobs.iter().find(|l| l.job == job);
+		let disputes = earlier.map_or(0, |l| l.disputes);
+		let earlier_until = earlier.map_or(Zero::zero(), |l| match l.state {
+			LockState::Until(until) => until.max(l.earlier_until),
+			LockState::Member => l.earlier_until,
+		});
 		provider.jobs.retain(|lock| lock.job != job);
 		let needed = provider.locked(now).saturating_add(amount);
 		ensure!(
 			provider.stake >= T::MinStake::get() && provider.stake >= needed,
 			LockRefusal::NotEligible
 		);
-		let lock = JobLock { job, amount, state: LockState::Member, disputes };
+		let lock = JobLock { job, amount, state: LockState::Member, disputes, earlier_until };
 		provider.jobs.try_push(lock).map_err(|_| LockRefusal::TooManyJobs)
 	})
 }
@@ -196,7 +202,7 @@ pub(crate) fn release_job<T: Config>(who: &T::AccountId, job: JobId, until: Bloc
 	Providers::<T>::mutate(who, |maybe| {
 		let Some(provider) = maybe else { return };
 		for lock in provider.jobs.iter_mut().filter(|lock| lock.job == job) {
-			lock.state = LockState::Until(until);
+			lock.state = LockState::Until(until.max(lock.earlier_until));
 		}
 		provider.prune_locks(now);
 		retire_below_minimum::<T>(provider);

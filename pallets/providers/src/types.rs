@@ -40,6 +40,10 @@ pub struct JobLock<Balance, BlockNumber> {
 	/// Open challenges of the provider's work in this job: while any is open the lock binds,
 	/// whatever its state, so the stake a verdict may slash stays put however late it comes.
 	pub disputes: u32,
+	/// Until when the lock of an earlier membership of the same job still bound when the
+	/// provider joined again (zero if none): leaving again never lets it lapse sooner, so
+	/// re-joining cannot free stake that rounds paid before may still be slashed from.
+	pub earlier_until: BlockNumber,
 }
 
 impl<Balance, BlockNumber: PartialOrd + Copy> JobLock<Balance, BlockNumber> {

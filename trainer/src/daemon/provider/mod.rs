@@ -8,7 +8,7 @@ mod registration;
 
 use std::time::Duration;
 
-use grid_primitives::job::{JobId, JobSpec};
+use grid_primitives::job::{max_claim, JobId, JobSpec};
 use subxt_signer::sr25519::Keypair;
 
 pub use config::{ChainSection, LocalTraining, ProviderConfig};
@@ -32,9 +32,37 @@ use crate::{
 	round::coordinator::Schedule,
 };
 
+/// This provider's throughput as the chain sees it: declared TFLOP/s (thousandths) and the
+/// jobs it takes part in, which share it.
+#[derive(Clone, Copy, Debug)]
+struct Throughput {
+	tflops_milli: u32,
+	jobs: u32,
+}
+
+impl Throughput {
+	/// What the chain has on record for `me` (nothing before it registers).
+	async fn of(chain: &Chain, me: &AccountId) -> Result<Self, ChainError> {
+		use api::runtime_types::pallet_providers::types::LockState;
+		let Some(view) = chain.provider(me).await? else {
+			return Ok(Throughput { tflops_milli: 0, jobs: 0 });
+		};
+		let member = |lock: &&api::runtime_types::pallet_providers::types::JobLock<u128, u32>| {
+			matches!(lock.state, LockState::Member)
+		};
+		let jobs = view.provider.jobs.0.iter().filter(member).count() as u32;
+		Ok(Throughput { tflops_milli: view.provider.capabilities.tflops_milli, jobs })
+	}
+}
+
 /// Whether this provider takes a job: a live job with room, a spec it can run within its
-/// policy, and a stake requirement it meets.
-fn fits(spec: &JobSpec<u128, u32>, config: &ProviderConfig) -> Result<(), String> {
+/// policy, a stake requirement it meets, and room in its throughput for a batch per round
+/// (the chain refuses the join otherwise: `Underpowered`).
+fn fits(
+	spec: &JobSpec<u128, u32>,
+	config: &ProviderConfig,
+	throughput: Throughput,
+) -> Result<(), String> {
 	// Checks the model against the spec rules too, so its size is known.
 	job_spec::chain_job(0, spec, 0, None).map_err(|e| e.to_string())?;
 	let parameters = spec.model.parameters().unwrap_or(u64::MAX);
@@ -47,6 +75,13 @@ fn fits(spec: &JobSpec<u128, u32>, config: &ProviderConfig) -> Result<(), String
 	if config.chain.stake < spec.min_provider_stake {
 		return Err("the job needs more stake".into());
 	}
+	let millis =
+		u64::from(spec.training.round_blocks) * grid_primitives::time::MILLI_SECS_PER_BLOCK;
+	let batch = spec.training.batch_size;
+	let Throughput { tflops_milli, jobs } = throughput;
+	if max_claim(&spec.model, batch, tflops_milli, millis, jobs.saturating_add(1)) == 0 {
+		return Err("this GPU, shared with its other jobs, cannot train a batch in a round".into());
+	}
 	Ok(())
 }
 
@@ -58,6 +93,7 @@ async fn choose_job(
 	config: &ProviderConfig,
 ) -> Result<(JobId, JobSpec<u128, u32>), ChainError> {
 	loop {
+		let throughput = Throughput::of(chain, me).await?;
 		for (id, status) in chain.jobs().await? {
 			if config.chain.job.is_some_and(|j| j != id)
 				|| !matches!(status, JobStatus::Open | JobStatus::Running)
@@ -70,7 +106,7 @@ async fn choose_job(
 			if member {
 				return Ok((id, spec));
 			}
-			match fits(&spec, config) {
+			match fits(&spec, config, throughput) {
 				Ok(()) if view.job.participants < spec.max_providers => return Ok((id, spec)),
 				Ok(()) => tracing::debug!("job {id} is full"),
 				Err(why) if config.chain.job == Some(id) => {
@@ -256,22 +292,31 @@ mod tests {
 			"#,
 		)
 		.unwrap();
-		assert_eq!(fits(&spec, &config), Ok(()));
+		let gpu = Throughput { tflops_milli: 400_000, jobs: 0 };
+		assert_eq!(fits(&spec, &config, gpu), Ok(()));
+		// The chain would refuse the join: no batch fits this provider's share of a round.
+		let busy = Throughput { tflops_milli: 1, jobs: 3 };
+		let slow = ModelSpec::MnistMlp(MlpConfig { hidden: 4096, layers: 4 });
+		let heavy = JobSpec { model: slow, ..spec.clone() };
+		config.chain.max_parameters = u64::MAX;
+		let err = fits(&heavy, &config, busy).unwrap_err();
+		assert!(err.contains("batch"), "{err}");
+		assert_eq!(fits(&heavy, &config, gpu), Ok(()));
 		config.chain.max_parameters = 1_000;
-		assert!(fits(&spec, &config).unwrap_err().contains("parameters"));
+		assert!(fits(&spec, &config, gpu).unwrap_err().contains("parameters"));
 		config.chain.max_parameters = u64::MAX;
 		config.chain.min_reward_per_round = 11 * UNIT;
-		assert!(fits(&spec, &config).unwrap_err().contains("reward"));
+		assert!(fits(&spec, &config, gpu).unwrap_err().contains("reward"));
 		config.chain.min_reward_per_round = 0;
 		config.chain.stake = 50 * UNIT;
-		assert!(fits(&spec, &config).unwrap_err().contains("stake"));
+		assert!(fits(&spec, &config, gpu).unwrap_err().contains("stake"));
 
 		// A model whose size wraps a u64 (5 h² + … = 2^64 + 21,247,839) is not taken for a
 		// 21M-parameter one, even if a chain let it through.
 		config.chain.stake = 200 * UNIT;
 		let mut wrapping = spec.clone();
 		wrapping.model = ModelSpec::MnistMlp(MlpConfig { hidden: 1_920_767_687, layers: 6 });
-		let err = fits(&wrapping, &config).unwrap_err();
+		let err = fits(&wrapping, &config, gpu).unwrap_err();
 		assert!(err.contains("ModelTooLarge"), "{err}");
 	}
 }
