@@ -463,9 +463,10 @@ fn a_lazy_provider_is_challenged_voted_invalid_and_slashed() -> Result<()> {
 	})
 	.unwrap_or_else(|_| run.providers[3].log());
 	ensure!(eve_log.contains("slashed") && eve_log.contains("Fraud"), "eve saw no slash");
-	// The committee judged by replaying: its members logged the cosine of the replay.
+	// The committee judged by replaying exactly from eve's committed start state: its members
+	// logged the cosine of the replay.
 	ensure!(
-		run.providers.iter().any(|p| p.log().contains("is Invalid (cosine with its replay")),
+		run.providers.iter().any(|p| p.log().contains("is Invalid (cosine with its exact replay")),
 		"no replay logged\n{}",
 		logs(&run.providers)
 	);

@@ -35,5 +35,6 @@ pub mod rng;
 pub mod round;
 pub mod train;
 pub mod verify;
+pub mod work_state;
 
 pub use error::{Error, Result};

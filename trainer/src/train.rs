@@ -7,6 +7,7 @@ use crate::{
 	error::Result,
 	model::{Batch, Model},
 	optim::{Optimizer, Schedule},
+	work_state::WorkState,
 };
 
 /// What one inner step did.
@@ -83,6 +84,19 @@ impl InnerTrainer {
 	/// Inner steps taken so far (drives the schedule).
 	pub fn steps(&self) -> u64 {
 		self.step
+	}
+
+	/// Its position and moments with the compressor's `residual`: the private state a round
+	/// starts from (see [`crate::work_state`]).
+	pub fn snapshot(&self, residual: Vec<f32>) -> Result<WorkState> {
+		Ok(WorkState { step: self.step, moments: self.optimizer.moments()?, residual })
+	}
+
+	/// Continues from `state`'s position and moments (its residual is the compressor's).
+	pub fn restore(&mut self, state: &WorkState) -> Result<()> {
+		self.optimizer.restore(state.step, state.moments.as_ref())?;
+		self.step = state.step;
+		Ok(())
 	}
 
 	/// A forward and backward pass on `batch` whose gradients are dropped: the model, the

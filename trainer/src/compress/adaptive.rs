@@ -5,7 +5,7 @@
 use grid_primitives::job::Compression;
 
 use super::{compressor, CompressedUpdate};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// The job's scheme followed by stronger ones.
 pub fn ladder(base: Compression) -> Vec<Compression> {
@@ -25,6 +25,12 @@ pub fn ladder(base: Compression) -> Vec<Compression> {
 	}
 }
 
+/// `corrected` (a Δ with the carried error added) compressed with `scheme` and no memory of
+/// its own: the error memory is the [`AdaptiveCompressor`]'s. A replay compresses with this.
+pub fn compress_once(scheme: &Compression, corrected: &[f32]) -> Result<CompressedUpdate> {
+	compressor(scheme, corrected.len())?.compress(corrected)
+}
+
 /// A ladder of schemes with shared error feedback.
 pub struct AdaptiveCompressor {
 	levels: Vec<Compression>,
@@ -42,6 +48,24 @@ impl AdaptiveCompressor {
 		&self.levels
 	}
 
+	/// The carried error (what earlier updates left out).
+	pub fn residual(&self) -> &[f32] {
+		&self.error
+	}
+
+	/// Restores a carried error saved from [`AdaptiveCompressor::residual`].
+	pub fn set_residual(&mut self, residual: Vec<f32>) -> Result<()> {
+		if residual.len() != self.error.len() {
+			return Err(Error::Layout(format!(
+				"a residual of {} values for updates of {}",
+				residual.len(),
+				self.error.len()
+			)));
+		}
+		self.error = residual;
+		Ok(())
+	}
+
 	/// Compresses `delta` plus the carried error at the weakest level whose encoding fits
 	/// in `budget` bytes (the strongest level if none does). Returns the update, its
 	/// encoding and the level used.
@@ -53,8 +77,7 @@ impl AdaptiveCompressor {
 		let corrected: Vec<f32> = delta.iter().zip(&self.error).map(|(d, e)| d + e).collect();
 		let mut chosen = None;
 		for (level, scheme) in self.levels.iter().enumerate() {
-			// A fresh compressor per call: the error memory is ours, not the scheme's.
-			let update = compressor(scheme, corrected.len())?.compress(&corrected)?;
+			let update = compress_once(scheme, &corrected)?;
 			let bytes = update.encode();
 			let last = level + 1 == self.levels.len();
 			if budget.is_none_or(|b| bytes.len() <= b) || last {

@@ -62,6 +62,11 @@ impl Int8Update {
 		self.values.is_empty()
 	}
 
+	/// Values per scale.
+	pub fn chunk(&self) -> u32 {
+		self.chunk as u32
+	}
+
 	/// The dense vector.
 	pub fn decompress(&self) -> Vec<f32> {
 		let mut out = Vec::with_capacity(self.values.len());

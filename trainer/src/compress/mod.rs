@@ -67,6 +67,15 @@ impl CompressedUpdate {
 		self.len() == 0
 	}
 
+	/// The scheme (with its parameters) that produced it.
+	pub fn scheme(&self) -> Compression {
+		match self {
+			CompressedUpdate::None(_) => Compression::None,
+			CompressedUpdate::Int8(u) => Compression::Int8 { chunk: u.chunk() },
+			CompressedUpdate::TopK(u) => u.scheme(),
+		}
+	}
+
 	/// The dense vector it represents.
 	pub fn decompress(&self) -> Vec<f32> {
 		match self {

@@ -10,6 +10,8 @@
 //! b ≥ 2 bits the top bit is the sign and the rest a magnitude level m in 1..=2^(b-1)
 //! (value ±scale·m/2^(b-1), scale = largest kept magnitude).
 
+use grid_primitives::job::Compression;
+
 use super::{chunks, CompressedUpdate, Compressor, Reader};
 use crate::error::{Error, Result};
 
@@ -203,6 +205,11 @@ impl BitReader<'_> {
 }
 
 impl TopKUpdate {
+	/// The scheme that produced it.
+	pub fn scheme(&self) -> Compression {
+		Compression::TopK { chunk: self.chunk as u32, k: self.k as u32, value_bits: self.bits }
+	}
+
 	/// Number of values it stands for.
 	pub fn len(&self) -> usize {
 		self.len

@@ -74,6 +74,17 @@ pub enum Command {
 	},
 	/// Stop serving updates of rounds before this one.
 	Forget(RoundIndex),
+	/// Serve this trainer's committed work state of `round` under `id`.
+	ServeWorkState {
+		/// Its [`crate::round::messages::Commitment::start`] id.
+		id: Digest,
+		/// The round it is the start state of.
+		round: RoundIndex,
+		/// The encoded state.
+		bytes: Arc<Vec<u8>>,
+	},
+	/// Stop serving work states of rounds before this one.
+	ForgetWorkStates(RoundIndex),
 	/// Close the connections to a peer.
 	Disconnect(PeerId),
 	/// Announce a signed contribution proof (SCALE bytes) on the job's proofs topic.

@@ -38,6 +38,8 @@ pub(super) struct Task {
 	proofs: mpsc::SyncSender<Vec<u8>>,
 	stats: Arc<Mutex<NetStats>>,
 	updates: HashMap<Digest, (RoundIndex, Arc<Vec<u8>>)>,
+	/// This trainer's committed work states by id, with their round.
+	work_states: HashMap<Digest, (RoundIndex, Arc<Vec<u8>>)>,
 	state: Option<(RoundIndex, Digest, Arc<Vec<u8>>)>,
 	fetches: HashMap<OutboundRequestId, (u64, PeerId, Instant)>,
 	/// Messages not yet heard by anyone (no peer subscribed yet): topic, bytes, deadline.
@@ -71,6 +73,7 @@ impl Task {
 			proofs,
 			stats,
 			updates: HashMap::new(),
+			work_states: HashMap::new(),
 			state: None,
 			fetches: HashMap::new(),
 			unpublished: Vec::new(),
@@ -160,6 +163,10 @@ impl Task {
 				self.state = Some((round, state_hash, checkpoint));
 			}
 			Command::Forget(before) => self.updates.retain(|_, (r, _)| *r >= before),
+			Command::ServeWorkState { id, round, bytes } => {
+				self.work_states.insert(id, (round, bytes));
+			}
+			Command::ForgetWorkStates(before) => self.work_states.retain(|_, (r, _)| *r >= before),
 			Command::Disconnect(peer) => {
 				let _ = self.swarm.disconnect_peer_id(peer);
 			}
@@ -331,7 +338,11 @@ impl Task {
 	fn answer(&self, peer: &PeerId, request: Request) -> Response {
 		let job = self.config.job;
 		match request {
-			Request::Update { job: j, .. } | Request::State { job: j } if j != job => {
+			Request::Update { job: j, .. }
+			| Request::State { job: j }
+			| Request::WorkState { job: j, .. }
+				if j != job =>
+			{
 				self.count("request for another job");
 				tracing::warn!("{peer} asked for job {j}; this trainer runs job {job}");
 				Response::Unavailable(format!("this trainer runs job {job}, not {j}"))
@@ -348,6 +359,10 @@ impl Task {
 					commitments: self.recent.get(round).cloned().unwrap_or_default(),
 				},
 				None => Response::Unavailable("no state yet".into()),
+			},
+			Request::WorkState { id, .. } => match self.work_states.get(&id) {
+				Some((_, bytes)) => Response::WorkState(bytes.to_vec()),
+				None => Response::Unavailable(format!("no work state {}", hex::encode(id))),
 			},
 		}
 	}

@@ -4,7 +4,10 @@ use candle_core::{DType, Var};
 use rayon::prelude::*;
 
 use super::store;
-use crate::error::{Error, Result};
+use crate::{
+	error::{Error, Result},
+	work_state::Moments,
+};
 
 /// AdamW over a fixed list of variables. Weight decay applies to matrices and embeddings
 /// (rank ≥ 2) only, not to biases and norm scales, as in nanoGPT.
@@ -99,6 +102,26 @@ impl AdamW {
 	/// Steps taken.
 	pub fn steps(&self) -> i32 {
 		self.steps
+	}
+
+	/// The moments, flat in variable order.
+	pub fn moments(&self) -> Moments {
+		Moments { m: self.m.concat(), v: self.v.concat() }
+	}
+
+	/// Restores a saved step count and moments (flat, in variable order).
+	pub fn restore(&mut self, steps: i32, moments: &Moments) -> Result<()> {
+		let len: usize = self.m.iter().map(Vec::len).sum();
+		moments.check_len(len)?;
+		let mut offset = 0;
+		for (m, v) in self.m.iter_mut().zip(&mut self.v) {
+			let n = m.len();
+			m.copy_from_slice(&moments.m[offset..offset + n]);
+			v.copy_from_slice(&moments.v[offset..offset + n]);
+			offset += n;
+		}
+		self.steps = steps;
+		Ok(())
 	}
 
 	/// One AdamW update with learning rate `lr`, gradients multiplied by `scale`.

@@ -23,6 +23,7 @@ use super::{
 use crate::{
 	cuda::{driver_error, elementwise, range, Kernel},
 	error::{Error, Result},
+	work_state::Moments,
 };
 
 /// Adds the sum of squares of `x` (f32, on the GPU) to `acc`.
@@ -157,6 +158,44 @@ impl GpuOptimizer {
 	/// The variables it updates.
 	pub fn vars(&self) -> &[(String, Var)] {
 		&self.vars
+	}
+
+	/// The moments (flat, in variable order), copied to the host; `None` for SGD.
+	pub fn moments(&self) -> Result<Option<Moments>> {
+		let Some(moments) = &self.moments else { return Ok(None) };
+		let host = |slices: &[CudaSlice<f32>]| -> Result<Vec<f32>> {
+			let mut out = Vec::new();
+			for slice in slices {
+				out.extend(self.device.clone_dtoh(slice)?);
+			}
+			Ok(out)
+		};
+		Ok(Some(Moments { m: host(&moments.m)?, v: host(&moments.v)? }))
+	}
+
+	/// Restores a step count and moments saved by [`GpuOptimizer::moments`].
+	pub fn restore(&mut self, steps: i32, saved: Option<&Moments>) -> Result<()> {
+		let (moments, saved) = match (&mut self.moments, saved) {
+			(Some(moments), Some(saved)) => (moments, saved),
+			(None, None) => return Ok(()),
+			(None, Some(_)) => {
+				return Err(Error::Config("SGD keeps no moments, but some were given".into()))
+			}
+			(Some(_), None) => {
+				return Err(Error::Config("AdamW needs its moments, and none were given".into()))
+			}
+		};
+		let len: usize = moments.m.iter().map(|s| s.len()).sum();
+		saved.check_len(len)?;
+		let mut offset = 0;
+		for (m, v) in moments.m.iter_mut().zip(&mut moments.v) {
+			let n = m.len();
+			self.device.memcpy_htod(&saved.m[offset..offset + n], m)?;
+			self.device.memcpy_htod(&saved.v[offset..offset + n], v)?;
+			offset += n;
+		}
+		moments.steps = steps;
+		Ok(())
 	}
 
 	/// One update from a backward pass's gradients, clipped to global norm `clip`, with

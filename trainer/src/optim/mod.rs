@@ -15,7 +15,10 @@ pub mod schedule;
 use candle_core::{backprop::GradStore, Tensor, Var};
 use grid_primitives::job::InnerOptimizer;
 
-use crate::error::{Error, Result};
+use crate::{
+	error::{Error, Result},
+	work_state::Moments,
+};
 pub use adamw::AdamW;
 pub use schedule::Schedule;
 
@@ -113,6 +116,32 @@ impl Optimizer {
 			Optimizer::Sgd(o) => &o.vars,
 			#[cfg(feature = "cuda")]
 			Optimizer::Gpu(o) => o.vars(),
+		}
+	}
+
+	/// The moments it keeps (flat, in [`Optimizer::vars`] order), copied to the host; `None`
+	/// for SGD.
+	pub fn moments(&self) -> Result<Option<Moments>> {
+		Ok(match self {
+			Optimizer::AdamW(o) => Some(o.moments()),
+			Optimizer::Sgd(_) => None,
+			#[cfg(feature = "cuda")]
+			Optimizer::Gpu(o) => o.moments()?,
+		})
+	}
+
+	/// Restores a step count and the moments saved by [`Optimizer::moments`]; the kind must
+	/// match (moments for AdamW, none for SGD).
+	pub fn restore(&mut self, steps: u64, moments: Option<&Moments>) -> Result<()> {
+		let steps = i32::try_from(steps)
+			.map_err(|_| Error::Config(format!("{steps} inner steps is over the limit")))?;
+		match (self, moments) {
+			(Optimizer::AdamW(o), Some(moments)) => o.restore(steps, moments),
+			(Optimizer::Sgd(_), None) => Ok(()),
+			#[cfg(feature = "cuda")]
+			(Optimizer::Gpu(o), moments) => o.restore(steps, moments),
+			(_, Some(_)) => Err(Error::Config("SGD keeps no moments, but some were given".into())),
+			(_, None) => Err(Error::Config("AdamW needs its moments, and none were given".into())),
 		}
 	}
 

@@ -229,6 +229,7 @@ mod tests {
 			update_len: 10,
 			samples: 32,
 			steps: 1,
+			start: crate::work_state::WorkState::fresh(1, false).digests(),
 			compute_millis: 5,
 			train_loss_bits: 0,
 		}

@@ -25,6 +25,7 @@ use crate::{
 	diloco::LocalRound,
 	error::{Error, Result},
 	params::Manifest,
+	work_state::WorkDigests,
 };
 
 /// This trainer's own update of a round.
@@ -62,6 +63,8 @@ pub struct Context<'a> {
 	pub manifest: &'a Manifest,
 	/// The state the update was trained from.
 	pub base: &'a GlobalState,
+	/// Digests of this trainer's private state at the round's start.
+	pub start: WorkDigests,
 }
 
 /// Compresses a round's update (within `budget` bytes when given) and signs its
@@ -86,6 +89,7 @@ pub fn seal(
 		update_len: bytes.len() as u64,
 		samples: local.samples,
 		steps: local.steps,
+		start: context.start,
 		compute_millis: compute.as_millis().min(u128::from(u32::MAX)) as u32,
 		train_loss_bits: local.mean_loss.to_bits(),
 	};

@@ -1,6 +1,8 @@
 //! Deciding a round: whether this trainer's base is the network's, which updates make the
 //! canonical set, their aggregate and the outer step that gives the next round's state.
 
+use std::sync::Arc;
+
 use libp2p::PeerId;
 
 use super::{
@@ -99,8 +101,13 @@ pub fn gather(
 		};
 		let delta = update.decompress();
 		if keep_evidence {
-			let steps = signed.commitment.steps;
-			gathered.evidence.push(Received { peer: *peer, steps, delta: delta.clone() });
+			let c = &signed.commitment;
+			gathered.evidence.push(Received {
+				peer: *peer,
+				steps: c.steps,
+				start: c.start,
+				update: Arc::new(update.clone()),
+			});
 		}
 		gathered.contributions.push(Contribution { delta, samples: signed.commitment.samples });
 		gathered.members.push(*peer);

@@ -36,6 +36,16 @@ pub enum Answer {
 		/// Its bytes.
 		bytes: Arc<Vec<u8>>,
 	},
+	/// The answer to a work-state request (checked against its commitment by the fraud
+	/// desk, which asked).
+	WorkState {
+		/// The round whose start state it is.
+		round: RoundIndex,
+		/// Whose state it is (who was asked).
+		peer: PeerId,
+		/// The encoded state, or why there is none.
+		result: Result<Vec<u8>, String>,
+	},
 	/// A fetch of an update failed.
 	Failed {
 		/// The update's hash.
@@ -51,6 +61,7 @@ pub enum Answer {
 enum Pending {
 	Update { hash: Digest, tried: Vec<PeerId> },
 	State,
+	WorkState { round: RoundIndex },
 }
 
 /// The fetches of one trainer.
@@ -88,7 +99,7 @@ impl Fetches {
 		self.arrived.clear();
 		self.expected_lens.clear();
 		self.unavailable.clear();
-		self.pending.retain(|_, p| matches!(p, Pending::State));
+		self.pending.retain(|_, p| matches!(p, Pending::State | Pending::WorkState { .. }));
 	}
 
 	fn request(&mut self, peer: PeerId, request: Request, pending: Pending) -> Outgoing {
@@ -101,6 +112,11 @@ impl Fetches {
 	/// A request for `peer`'s latest state.
 	pub fn request_state(&mut self, peer: PeerId) -> Outgoing {
 		self.request(peer, Request::State { job: self.job }, Pending::State)
+	}
+
+	/// A request for the work state `peer` committed to at the start of `round`.
+	pub fn request_work_state(&mut self, peer: PeerId, round: RoundIndex, id: Digest) -> Outgoing {
+		self.request(peer, Request::WorkState { job: self.job, id }, Pending::WorkState { round })
 	}
 
 	/// Stops waiting for the answer to `id`.
@@ -175,6 +191,15 @@ impl Fetches {
 				self.state_answer = Some((peer, result));
 				return Answer::State;
 			}
+			Pending::WorkState { round } => {
+				let result = match result {
+					Ok(Response::WorkState(bytes)) => Ok(bytes),
+					Ok(Response::Unavailable(why)) => Err(why),
+					Ok(other) => Err(format!("unexpected answer {}", variant(&other))),
+					Err(e) => Err(e),
+				};
+				return Answer::WorkState { round, peer, result };
+			}
 			Pending::Update { hash, tried } => (hash, tried),
 		};
 		let outcome = match result {
@@ -223,6 +248,7 @@ fn variant(response: &Response) -> &'static str {
 	match response {
 		Response::Update(_) => "update",
 		Response::State { .. } => "state",
+		Response::WorkState(_) => "work state",
 		Response::Unavailable(_) => "unavailable",
 	}
 }
@@ -324,5 +350,37 @@ mod tests {
 		assert!(fetches.has_state_answer());
 		assert!(matches!(fetches.take_state_answer(), Some((p, Err(_))) if p == peer));
 		assert!(!fetches.has_state_answer());
+	}
+
+	#[test]
+	fn work_state_answers_reach_the_desk_across_rounds_and_wrong_answers_are_failures() {
+		let mut fetches = Fetches::new(7, 2);
+		let peer = PeerId::random();
+		let out = fetches.request_work_state(peer, 3, [9; 32]);
+		assert_eq!(out.request, Request::WorkState { job: 7, id: [9; 32] });
+		// A new round does not drop a pending check's request.
+		fetches.new_round();
+		match fetches.on_answer(out.id, peer, Ok(Response::WorkState(vec![1, 2])), 4) {
+			Answer::WorkState { round: 3, peer: p, result: Ok(bytes) } => {
+				assert_eq!((p, bytes), (peer, vec![1, 2]))
+			}
+			other => panic!("{other:?}"),
+		}
+		let answers = [
+			(Ok(Response::Unavailable("gone".into())), "gone"),
+			(Ok(Response::Update(vec![])), "unexpected answer update"),
+			(Err("timeout".to_string()), "timeout"),
+		];
+		for (answer, why) in answers {
+			let out = fetches.request_work_state(peer, 3, [9; 32]);
+			match fetches.on_answer(out.id, peer, answer, 4) {
+				Answer::WorkState { result: Err(e), .. } => assert!(e.contains(why), "{e}"),
+				other => panic!("{other:?}"),
+			}
+		}
+		assert!(matches!(
+			fetches.on_answer(out.id, peer, Ok(Response::WorkState(vec![])), 4),
+			Answer::Unasked
+		));
 	}
 }

@@ -1,9 +1,15 @@
 //! The trainer's part in the fraud path: it keeps what the last rounds' checks need (each
-//! round's base model and the updates it aggregated), screens every round's updates, replays
-//! suspects before accusing them, and replays the contributions the chain asks it to judge
-//! as a committee member. The replays themselves are in [`crate::verify`] and run on their
-//! own thread; findings come back through [`FraudDesk::poll`], which the round loop calls while
-//! it waits for the network.
+//! round's base model and the updates it aggregated, as sent, with their senders' committed
+//! start-state digests), screens every round's updates, replays suspects before accusing
+//! them, and replays the contributions the chain asks it to judge as a committee member.
+//!
+//! A replay is exact: it needs the sender's private start state, which only the sender holds.
+//! The desk asks for it ([`FraudDesk::state_requests`]; the daemon fetches it from the sender)
+//! and checks what comes back against the commitment's digests. A sender that serves a state
+//! other than the one it committed to, or none after [`MAX_STATE_TRIES`] asks, has broken its
+//! commitment: its update is judged invalid. The replays themselves are in [`crate::verify`]
+//! and run on their own thread; findings come back through [`FraudDesk::poll`], which the
+//! round loop calls while it waits for the network.
 
 use std::{
 	collections::{HashMap, VecDeque},
@@ -13,7 +19,12 @@ use std::{
 use grid_primitives::{job::RoundIndex, work::Verdict, Hash};
 use libp2p::PeerId;
 
-use crate::verify::{suspects, Claim, Replayer, VerifyWorker};
+use super::messages::Digest;
+use crate::{
+	compress::CompressedUpdate,
+	verify::{suspects, Claim, Replayer, VerifyWorker},
+	work_state::{WorkDigests, WorkState},
+};
 
 /// What the fraud desk needs from the chain: peers' data seeds, and where its accusations
 /// and votes go.
@@ -58,6 +69,11 @@ pub struct CheckRequest {
 
 /// Rounds whose evidence is kept (a challenge comes within a few rounds of its round).
 pub const EVIDENCE_ROUNDS: usize = 4;
+/// Rounds a trainer serves its own committed start states: longer than others keep the
+/// evidence to judge them, so no check it can face finds the state gone.
+pub const WORK_STATE_ROUNDS: RoundIndex = 2 * EVIDENCE_ROUNDS as RoundIndex;
+/// Times a sender's start state is asked for before its update is judged invalid.
+pub const MAX_STATE_TRIES: u32 = 3;
 
 /// An update as it went into a round's aggregate.
 pub struct Received {
@@ -65,26 +81,41 @@ pub struct Received {
 	pub peer: PeerId,
 	/// Inner steps it claimed.
 	pub steps: u32,
-	/// The update, decompressed.
-	pub delta: Vec<f32>,
+	/// Its committed start state's digests.
+	pub start: WorkDigests,
+	/// The update as sent.
+	pub update: Arc<CompressedUpdate>,
+}
+
+/// One update kept as evidence.
+struct Kept {
+	steps: u32,
+	start: WorkDigests,
+	update: Arc<CompressedUpdate>,
 }
 
 /// What one round leaves for checks.
 struct RoundEvidence {
 	round: RoundIndex,
 	base: Arc<Vec<f32>>,
-	updates: HashMap<PeerId, (u32, Arc<Vec<f32>>)>,
+	updates: HashMap<PeerId, Kept>,
+}
+
+/// What a check's finding is for.
+#[derive(Default)]
+struct Purpose {
+	/// Accuse the peer if the update is invalid (this trainer found it suspect).
+	accuse: bool,
+	/// Challenges to vote on with the finding.
+	challenges: Vec<u64>,
 }
 
 /// A check of one peer's update for one round.
 enum CheckState {
-	/// Replaying; what to do with the finding.
-	Running {
-		/// Accuse the peer if the update is invalid (this trainer found it suspect).
-		accuse: bool,
-		/// Challenges to vote on with the finding.
-		challenges: Vec<u64>,
-	},
+	/// Waiting for the sender's start state (asked `tries` times).
+	Fetching { purpose: Purpose, tries: u32 },
+	/// Replaying.
+	Replaying { purpose: Purpose },
 	/// Decided (a later challenge of the same update gets the same vote).
 	Done(Verdict),
 }
@@ -95,6 +126,8 @@ pub struct FraudDesk {
 	worker: VerifyWorker<(RoundIndex, PeerId)>,
 	history: VecDeque<RoundEvidence>,
 	states: HashMap<(RoundIndex, PeerId), CheckState>,
+	/// Start states to fetch: (round, sender, state id).
+	to_fetch: Vec<(RoundIndex, PeerId, Digest)>,
 }
 
 impl FraudDesk {
@@ -105,29 +138,28 @@ impl FraudDesk {
 			worker: VerifyWorker::start(replayer),
 			history: VecDeque::new(),
 			states: HashMap::new(),
+			to_fetch: Vec::new(),
 		}
 	}
 
 	/// Keeps `round`'s base model and updates, and screens the updates: a peer's update
 	/// that disagrees with the others is replayed, and its sender accused if the replay
 	/// refutes it.
-	pub fn keep_round(
-		&mut self,
-		round: RoundIndex,
-		base: &[f32],
-		received: Vec<Received>,
-		port: &dyn FraudPort,
-	) {
+	pub fn keep_round(&mut self, round: RoundIndex, base: &[f32], received: Vec<Received>) {
 		let order: Vec<PeerId> = received.iter().map(|r| r.peer).collect();
-		let updates: HashMap<PeerId, (u32, Arc<Vec<f32>>)> =
-			received.into_iter().map(|r| (r.peer, (r.steps, Arc::new(r.delta)))).collect();
-		let deltas: Vec<&[f32]> = order.iter().map(|p| updates[p].1.as_slice()).collect();
+		let dense: Vec<Vec<f32>> = received.iter().map(|r| r.update.decompress()).collect();
+		let deltas: Vec<&[f32]> = dense.iter().map(Vec::as_slice).collect();
 		let flagged: Vec<(PeerId, f64)> =
 			suspects(&deltas).into_iter().map(|(i, cosine)| (order[i], cosine)).collect();
+		let updates = received
+			.into_iter()
+			.map(|r| (r.peer, Kept { steps: r.steps, start: r.start, update: r.update }))
+			.collect();
 		self.history.push_back(RoundEvidence { round, base: Arc::new(base.to_vec()), updates });
 		while self.history.len() > EVIDENCE_ROUNDS {
 			let old = self.history.pop_front().map_or(0, |e| e.round);
 			self.states.retain(|(r, _), _| *r > old);
+			self.to_fetch.retain(|(r, _, _)| *r > old);
 		}
 		for (peer, agreement) in flagged {
 			if peer == self.me {
@@ -137,8 +169,75 @@ impl FraudDesk {
 				"round {round}: the update of {peer} disagrees with the others (cosine \
 				 {agreement:.3}); replaying it"
 			);
-			let running = CheckState::Running { accuse: true, challenges: vec![] };
-			self.start(port, round, peer, running);
+			self.start(round, peer, Purpose { accuse: true, challenges: vec![] });
+		}
+	}
+
+	/// Start states to fetch, each from its owner: (round, owner, state id). Taken once;
+	/// every answer goes to [`FraudDesk::state_arrived`].
+	pub fn state_requests(&mut self) -> Vec<(RoundIndex, PeerId, Digest)> {
+		std::mem::take(&mut self.to_fetch)
+	}
+
+	/// `peer`'s answer to the request for its start state of `round`: the encoded state, or
+	/// why there is none.
+	pub fn state_arrived(
+		&mut self,
+		round: RoundIndex,
+		peer: PeerId,
+		answer: std::result::Result<Vec<u8>, String>,
+		port: &dyn FraudPort,
+	) {
+		let key = (round, peer);
+		let Some(CheckState::Fetching { tries, .. }) = self.states.get(&key) else { return };
+		let tries = *tries;
+		let Some(evidence) = self.history.iter().find(|e| e.round == round) else { return };
+		let Some(kept) = evidence.updates.get(&peer) else { return };
+		let bytes = match answer {
+			Ok(bytes) => bytes,
+			Err(why) if tries < MAX_STATE_TRIES => {
+				if let Some(CheckState::Fetching { tries, .. }) = self.states.get_mut(&key) {
+					*tries += 1;
+				}
+				tracing::info!(
+					"round {round}: no start state from {peer} yet ({why}); asking again"
+				);
+				self.to_fetch.push((round, peer, kept.start.id()));
+				return;
+			}
+			Err(why) => {
+				tracing::warn!(
+					"round {round}: {peer} did not serve the start state it committed to \
+					 ({why}): its update is invalid"
+				);
+				return self.conclude(key, Verdict::Invalid, port);
+			}
+		};
+		match WorkState::decode_committed(&bytes, evidence.base.len(), &kept.start) {
+			Ok(state) => {
+				let Some(seed) = port.peer_seed(round, &peer) else {
+					tracing::warn!("round {round}: no data seed known for {peer}; cannot replay");
+					self.states.remove(&key);
+					return;
+				};
+				let claim = Claim {
+					base: evidence.base.clone(),
+					start: Arc::new(state),
+					sent: kept.update.clone(),
+					seed,
+					steps: kept.steps,
+				};
+				self.worker.submit(key, claim);
+				if let Some(CheckState::Fetching { purpose, .. }) = self.states.remove(&key) {
+					self.states.insert(key, CheckState::Replaying { purpose });
+				}
+			}
+			Err(e) => {
+				tracing::warn!(
+					"round {round}: {peer} served a start state it did not commit to: {e}"
+				);
+				self.conclude(key, Verdict::Invalid, port);
+			}
 		}
 	}
 
@@ -149,11 +248,12 @@ impl FraudDesk {
 			let key = (request.round, request.accused);
 			match self.states.get_mut(&key) {
 				Some(CheckState::Done(verdict)) => port.vote(request.challenge, *verdict),
-				Some(CheckState::Running { challenges, .. }) => challenges.push(request.challenge),
+				Some(CheckState::Fetching { purpose, .. } | CheckState::Replaying { purpose }) => {
+					purpose.challenges.push(request.challenge)
+				}
 				None => {
-					let running =
-						CheckState::Running { accuse: false, challenges: vec![request.challenge] };
-					if !self.start(port, request.round, request.accused, running) {
+					let purpose = Purpose { accuse: false, challenges: vec![request.challenge] };
+					if !self.start(request.round, request.accused, purpose) {
 						tracing::warn!(
 							"challenge {}: this trainer does not hold the update of {} for \
 							 round {}; it cannot vote",
@@ -166,49 +266,49 @@ impl FraudDesk {
 			}
 		}
 		for ((round, peer), finding) in self.worker.finished() {
-			let Some(CheckState::Running { accuse, challenges }) =
-				self.states.remove(&(round, peer))
-			else {
-				continue;
-			};
-			let judgement = match finding {
-				Ok(judgement) => judgement,
+			match finding {
+				Ok(judgement) => {
+					tracing::info!(
+						"round {round}: the update of {peer} is {:?} (cosine with its exact \
+						 replay {:.4})",
+						judgement.verdict,
+						judgement.cosine
+					);
+					self.conclude((round, peer), judgement.verdict, port);
+				}
 				Err(e) => {
 					tracing::warn!("round {round}: replaying the update of {peer} failed: {e}");
-					continue;
+					self.states.remove(&(round, peer));
 				}
-			};
-			tracing::info!(
-				"round {round}: the update of {peer} is {:?} (cosine with its replay {:.3})",
-				judgement.verdict,
-				judgement.cosine
-			);
-			for challenge in challenges {
-				port.vote(challenge, judgement.verdict);
 			}
-			if accuse && judgement.verdict == Verdict::Invalid {
-				port.accuse(round, peer);
-			}
-			self.states.insert((round, peer), CheckState::Done(judgement.verdict));
 		}
 	}
 
-	/// Queues the replay of `peer`'s update for `round`; false when this trainer lacks the
-	/// evidence (the round, the update or the peer's data seed).
-	fn start(
-		&mut self,
-		port: &dyn FraudPort,
-		round: RoundIndex,
-		peer: PeerId,
-		state: CheckState,
-	) -> bool {
+	/// Records the verdict on `key`'s update: votes on its challenges, accuses its sender
+	/// if this trainer suspected it and it is invalid.
+	fn conclude(&mut self, key: (RoundIndex, PeerId), verdict: Verdict, port: &dyn FraudPort) {
+		let purpose = match self.states.remove(&key) {
+			Some(CheckState::Fetching { purpose, .. } | CheckState::Replaying { purpose }) => {
+				purpose
+			}
+			_ => Purpose::default(),
+		};
+		for challenge in purpose.challenges {
+			port.vote(challenge, verdict);
+		}
+		if purpose.accuse && verdict == Verdict::Invalid {
+			port.accuse(key.0, key.1);
+		}
+		self.states.insert(key, CheckState::Done(verdict));
+	}
+
+	/// Asks for `peer`'s start state of `round` to replay its update; false when this
+	/// trainer lacks the evidence (the round or the update).
+	fn start(&mut self, round: RoundIndex, peer: PeerId, purpose: Purpose) -> bool {
 		let Some(evidence) = self.history.iter().find(|e| e.round == round) else { return false };
-		let Some((steps, delta)) = evidence.updates.get(&peer) else { return false };
-		let Some(seed) = port.peer_seed(round, &peer) else { return false };
-		let claim =
-			Claim { base: evidence.base.clone(), delta: delta.clone(), seed, steps: *steps };
-		self.worker.submit((round, peer), claim);
-		self.states.insert((round, peer), state);
+		let Some(kept) = evidence.updates.get(&peer) else { return false };
+		self.to_fetch.push((round, peer, kept.start.id()));
+		self.states.insert((round, peer), CheckState::Fetching { purpose, tries: 1 });
 		true
 	}
 }
@@ -260,12 +360,40 @@ mod tests {
 		}
 	}
 
-	/// Polls until `done` holds (replays run on their own thread).
-	fn poll_until(checks: &mut FraudDesk, chain: &Recorder, done: impl Fn(&Recorder) -> bool) {
+	/// How each peer answers requests for its start state.
+	#[derive(Clone, Copy, PartialEq)]
+	enum Serves {
+		/// The state it committed to.
+		Committed,
+		/// Another state.
+		Other,
+		/// Nothing.
+		Nothing,
+	}
+
+	/// Answers the desk's state requests the way each peer does, and polls, until `done`
+	/// holds (replays run on their own thread).
+	fn poll_until(
+		desk: &mut FraudDesk,
+		chain: &Recorder,
+		serves: &HashMap<PeerId, Serves>,
+		done: impl Fn(&Recorder) -> bool,
+	) {
 		let start = Instant::now();
 		while !done(chain) {
 			assert!(start.elapsed() < Duration::from_secs(60), "no finding in time");
-			checks.poll(chain);
+			desk.poll(chain);
+			for (round, peer, _) in desk.state_requests() {
+				let n = desk.history[0].base.len();
+				let answer = match serves[&peer] {
+					Serves::Committed => Ok(WorkState::fresh(n, true).encode()),
+					Serves::Other => {
+						Ok(WorkState { step: 1, ..WorkState::fresh(n, true) }.encode())
+					}
+					Serves::Nothing => Err("no work state".to_string()),
+				};
+				desk.state_arrived(round, peer, answer, chain);
+			}
 			std::thread::sleep(Duration::from_millis(5));
 		}
 	}
@@ -280,50 +408,83 @@ mod tests {
 			inner,
 			config: InnerConfig::default(),
 			batch_size: 16,
+			max_steps: None,
 			dataset: Arc::new(Dataset::Mnist(MnistDataset::shipped().unwrap())),
 			device: Device::Cpu,
 		};
 		let base =
 			Arc::new(Model::new(spec, b"t", &Device::Cpu).unwrap().params().flatten().unwrap());
-		let peers: Vec<PeerId> = (0..4).map(|_| PeerId::random()).collect();
-		let (me, lazy) = (peers[0], peers[3]);
+		let n = base.len();
+		let fresh = Arc::new(WorkState::fresh(n, true));
+		let peers: Vec<PeerId> = (0..6).map(|_| PeerId::random()).collect();
+		let (me, lazy, liar, mute) = (peers[0], peers[3], peers[4], peers[5]);
+		let serves: HashMap<PeerId, Serves> = peers
+			.iter()
+			.map(|p| {
+				let how = match *p {
+					p if p == liar => Serves::Other,
+					p if p == mute => Serves::Nothing,
+					_ => Serves::Committed,
+				};
+				(*p, how)
+			})
+			.collect();
 		let mut chain = Recorder::default();
 		let mut received = Vec::new();
 		for (i, peer) in peers.iter().enumerate() {
 			let seed = Hash::repeat_byte(i as u8 + 1);
 			chain.seeds.insert(*peer, seed);
-			// Honest updates are what the replay itself gives; the lazy one is noise.
-			let claim = Claim { base: base.clone(), delta: base.clone(), seed, steps: 20 };
-			let delta = if *peer == lazy {
-				(0..base.len()).map(|j| if j % 2 == 0 { 0.01 } else { -0.01 }).collect()
+			// Honest updates are what an exact replay from the committed (fresh) state gives;
+			// the lazy one is noise. The liar and the mute send honest-looking work but will
+			// not show the state behind it.
+			let claim = Claim {
+				base: base.clone(),
+				start: fresh.clone(),
+				sent: Arc::new(CompressedUpdate::None(vec![0.0; n])),
+				seed,
+				steps: 20,
+			};
+			let update = if *peer == lazy {
+				CompressedUpdate::None(
+					(0..n).map(|j| if j % 2 == 0 { 0.01 } else { -0.01 }).collect(),
+				)
 			} else {
 				replayer().replay(&claim).unwrap()
 			};
-			received.push(Received { peer: *peer, steps: 20, delta });
+			let start = fresh.digests();
+			received.push(Received { peer: *peer, steps: 20, start, update: Arc::new(update) });
 		}
-		let mut checks = FraudDesk::new(me, replayer());
-		checks.keep_round(0, &base, received, &chain);
-		poll_until(&mut checks, &chain, |c| !c.accused.lock().unwrap().is_empty());
+		let mut desk = FraudDesk::new(me, replayer());
+		desk.keep_round(0, &base, received);
+		poll_until(&mut desk, &chain, &serves, |c| !c.accused.lock().unwrap().is_empty());
 		assert_eq!(*chain.accused.lock().unwrap(), vec![(0, lazy)], "only the noise is accused");
 
 		// Drawn for a challenge of the update it already judged: the vote is immediate.
 		chain.request(7, 0, lazy);
-		checks.poll(&chain);
+		desk.poll(&chain);
 		assert_eq!(*chain.votes.lock().unwrap(), vec![(7, Verdict::Invalid)]);
 		// A challenge of honest work is replayed and voted valid.
 		chain.request(8, 0, peers[1]);
-		poll_until(&mut checks, &chain, |c| c.votes.lock().unwrap().len() == 2);
+		poll_until(&mut desk, &chain, &serves, |c| c.votes.lock().unwrap().len() == 2);
 		assert_eq!(chain.votes.lock().unwrap()[1], (8, Verdict::Valid));
+		// Work whose committed start state is not shown, or is not the one committed, is
+		// invalid whatever it looks like.
+		chain.request(11, 0, liar);
+		chain.request(12, 0, mute);
+		poll_until(&mut desk, &chain, &serves, |c| c.votes.lock().unwrap().len() == 4);
+		let votes = chain.votes.lock().unwrap().clone();
+		assert!(votes.contains(&(11, Verdict::Invalid)) && votes.contains(&(12, Verdict::Invalid)));
 		// Without the round's evidence there is no vote.
 		chain.request(9, 5, peers[1]);
-		checks.poll(&chain);
+		desk.poll(&chain);
 		for round in 1..=EVIDENCE_ROUNDS as RoundIndex {
-			checks.keep_round(round, &base, Vec::new(), &chain);
+			desk.keep_round(round, &base, Vec::new());
 		}
 		chain.request(10, 0, peers[2]);
-		checks.poll(&chain);
+		desk.poll(&chain);
+		assert!(desk.state_requests().is_empty(), "nothing to fetch for evicted rounds");
 		std::thread::sleep(Duration::from_millis(200));
-		checks.poll(&chain);
-		assert_eq!(chain.votes.lock().unwrap().len(), 2, "rounds 5 and (evicted) 0 are not held");
+		desk.poll(&chain);
+		assert_eq!(chain.votes.lock().unwrap().len(), 4, "rounds 5 and (evicted) 0 are not held");
 	}
 }

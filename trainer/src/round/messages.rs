@@ -14,8 +14,10 @@ use libp2p::{
 };
 use sp_crypto_hashing::blake2_256;
 
+use crate::work_state::WorkDigests;
+
 /// Domain separation for commitment signatures.
-const COMMITMENT_DOMAIN: &[u8] = b"grid/commitment/v1";
+const COMMITMENT_DOMAIN: &[u8] = b"grid/commitment/v2";
 /// Domain of the state hash (model + outer optimizer state at a round).
 const STATE_DOMAIN: &[u8] = b"grid/state/v1";
 
@@ -82,6 +84,11 @@ pub struct Commitment {
 	pub samples: u64,
 	/// Inner steps run.
 	pub steps: u32,
+	/// Digests of the trainer's private state at the round's start (inner optimizer
+	/// position and moments, error-feedback residual): with the base, its data seed and
+	/// `steps` they fix the update, and the trainer serves the state under
+	/// [`WorkDigests::id`] so a verifier can redo the round exactly.
+	pub start: WorkDigests,
 	/// Milliseconds spent computing.
 	pub compute_millis: u32,
 	/// Mean training loss, as f32 bits.
@@ -243,6 +250,14 @@ pub enum Request {
 		/// The job.
 		job: JobId,
 	},
+	/// The private work state a peer committed to at a round's start (see
+	/// [`Commitment::start`]); only its owner holds it.
+	WorkState {
+		/// The job.
+		job: JobId,
+		/// [`WorkDigests::id`] of the state.
+		id: Digest,
+	},
 }
 
 /// A peer's answer.
@@ -262,6 +277,8 @@ pub enum Response {
 		/// learns of those announced before it connected.
 		commitments: Vec<SignedCommitment>,
 	},
+	/// An encoded [`crate::work_state::WorkState`] asked for.
+	WorkState(Vec<u8>),
 	/// The peer cannot answer (unknown hash, other job, no state yet).
 	Unavailable(String),
 }
@@ -303,6 +320,7 @@ pub(crate) mod tests {
 			update_len: 100,
 			samples: 64,
 			steps: 2,
+			start: WorkDigests { step: 40, optimizer: [4; 32], residual: [5; 32] },
 			compute_millis: 10,
 			train_loss_bits: 1.5f32.to_bits(),
 		}

@@ -2,7 +2,10 @@
 //! fixed step count), the attacker behaviours tests switch on, and the sealed update served
 //! and announced.
 
-use std::time::{Duration, Instant};
+use std::{
+	sync::Arc,
+	time::{Duration, Instant},
+};
 
 use grid_primitives::job::RoundIndex;
 
@@ -15,8 +18,10 @@ use crate::{
 	round::{
 		contribute::{self, Context, OwnUpdate},
 		coordinator::Schedule,
+		fraud::WORK_STATE_ROUNDS,
 		misbehave::{self, LAZY_FIRST_NORM, LAZY_STEPS},
 	},
+	work_state::WorkDigests,
 };
 
 impl Trainer {
@@ -28,6 +33,7 @@ impl Trainer {
 		end: Option<Instant>,
 	) -> Result<Option<OwnUpdate>> {
 		let started = Instant::now();
+		let start = self.keep_start_state(round)?;
 		let state = self.state.as_ref().expect("compute runs with a state");
 		let job = &self.config.job;
 		let seed =
@@ -49,7 +55,7 @@ impl Trainer {
 			let steps = fixed.or(max_steps).unwrap_or(LAZY_STEPS);
 			let norm = self.last_update_norm.unwrap_or(LAZY_FIRST_NORM);
 			let local = misbehave::lazy_round(state.weights.len(), norm, round, steps, batch);
-			return self.commit(round, local, started).map(Some);
+			return self.commit(round, local, start, started).map(Some);
 		}
 		let mut step_secs = self.step_secs;
 		let mut last: Option<Instant> = None;
@@ -90,7 +96,20 @@ impl Trainer {
 		if let Some(poison) = self.config.misbehave.poison {
 			misbehave::poison_update(&mut local.delta, poison, round);
 		}
-		self.commit(round, local, started).map(Some)
+		self.commit(round, local, start, started).map(Some)
+	}
+
+	/// Snapshots this trainer's private state at the start of `round` (inner optimizer and
+	/// error feedback) and serves it, so verifiers can redo the round from it; returns its
+	/// digests for the commitment.
+	fn keep_start_state(&mut self, round: RoundIndex) -> Result<WorkDigests> {
+		let state = self.inner.snapshot(self.compressor.residual().to_vec())?;
+		let digests = state.digests();
+		let bytes = Arc::new(state.encode());
+		self.net.send(Command::ServeWorkState { id: digests.id(), round, bytes });
+		let keep = round.saturating_sub(WORK_STATE_ROUNDS);
+		self.net.send(Command::ForgetWorkStates(keep));
+		Ok(digests)
 	}
 
 	/// Compresses a round's update, signs its commitment and serves it.
@@ -98,12 +117,18 @@ impl Trainer {
 		&mut self,
 		round: RoundIndex,
 		local: LocalRound,
+		start: WorkDigests,
 		started: Instant,
 	) -> Result<OwnUpdate> {
 		let state = self.state.as_ref().expect("commit runs with a state");
 		let budget = self.transfer_budget();
-		let context =
-			Context { job: self.config.job.id, round, manifest: &self.manifest, base: state };
+		let context = Context {
+			job: self.config.job.id,
+			round,
+			manifest: &self.manifest,
+			base: state,
+			start,
+		};
 		let own =
 			contribute::seal(local, context, &mut self.compressor, budget, &self.key, started)?;
 		self.net.send(Command::ServeUpdate {

@@ -65,6 +65,10 @@ impl Trainer {
 		loop {
 			if let Some(fraud) = &mut self.fraud {
 				fraud.desk.poll(fraud.port.as_ref());
+				for (round, peer, id) in fraud.desk.state_requests() {
+					let out = self.fetches.request_work_state(peer, round, id);
+					self.net.send(Command::Fetch { id: out.id, peer, request: out.request });
+				}
 			}
 			if done(self) {
 				return;
@@ -142,6 +146,11 @@ impl Trainer {
 		let round = self.books.current().round();
 		match self.fetches.on_answer(id, peer, result, round) {
 			Answer::Unasked | Answer::State => {}
+			Answer::WorkState { round, peer, result } => {
+				if let Some(fraud) = &mut self.fraud {
+					fraud.desk.state_arrived(round, peer, result, fraud.port.as_ref());
+				}
+			}
 			Answer::Update { hash, bytes } => {
 				self.health.fetched(peer, Some(bytes.len()), elapsed);
 				self.net.send(Command::ServeUpdate { hash, round, bytes });

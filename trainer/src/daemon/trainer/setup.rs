@@ -73,6 +73,7 @@ impl Trainer {
 				inner: job.training.inner,
 				config: inner_config,
 				batch_size: u64::from(job.training.batch_size),
+				max_steps: job.max_steps,
 				dataset: dataset.clone(),
 				device: device.clone(),
 			};

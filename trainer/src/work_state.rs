@@ -1,0 +1,287 @@
+//! What a participant carries from one round to the next besides the global model: the inner
+//! optimizer's position (step counter, which is also the learning-rate schedule's position)
+//! and moments, and the compressor's error-feedback residual.
+//!
+//! A round's update is a deterministic function of this state, the round's base model and the
+//! participant's data seed and step count. So a commitment to the state's digests
+//! ([`WorkDigests`]) lets anyone who fetches the state by them redo the round exactly
+//! ([`crate::verify`]): honest work then replays to (nearly) the same update, anything else
+//! does not.
+//!
+//! Encoding, little-endian: magic `GWS1`, step (u64), moments flag (u8: 0 none, 1 AdamW),
+//! value count n (u64), then the first and second moments (n f32 each, when flagged) and the
+//! residual (n f32). Decoding refuses anything malformed, truncated, non-finite or with a
+//! negative second moment, so a hostile peer's state cannot put NaNs into a replay.
+
+use blake2::{digest::consts::U32, Blake2b, Digest as _};
+
+use crate::{
+	compress::Reader,
+	error::{Error, Result},
+};
+
+/// A 32-byte BLAKE2b-256 digest.
+pub type Digest = [u8; 32];
+
+/// First bytes of an encoded state; the digit is the format version.
+pub const MAGIC: &[u8; 4] = b"GWS1";
+/// Domain separators of the digests; bump the versions when an encoding changes.
+const OPTIMIZER_DOMAIN: &[u8] = b"grid/work-optimizer/v1";
+const RESIDUAL_DOMAIN: &[u8] = b"grid/work-residual/v1";
+const ID_DOMAIN: &[u8] = b"grid/work-state/v1";
+
+type Blake2b256 = Blake2b<U32>;
+
+/// AdamW's first and second moments, flat in manifest order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Moments {
+	/// First moments.
+	pub m: Vec<f32>,
+	/// Second moments (never negative).
+	pub v: Vec<f32>,
+}
+
+impl Moments {
+	/// Errors unless both moments have `len` values.
+	pub fn check_len(&self, len: usize) -> Result<()> {
+		if self.m.len() != len || self.v.len() != len {
+			return Err(Error::Layout(format!(
+				"moments of {} and {} values for {len} parameters",
+				self.m.len(),
+				self.v.len()
+			)));
+		}
+		Ok(())
+	}
+}
+
+/// A participant's private training state at one instant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkState {
+	/// Inner steps taken so far: the schedule's position and AdamW's bias-correction count.
+	pub step: u64,
+	/// The inner optimizer's moments (`None` for SGD, which keeps none).
+	pub moments: Option<Moments>,
+	/// Error feedback: what compression has left out of earlier updates.
+	pub residual: Vec<f32>,
+}
+
+/// What a commitment says about a [`WorkState`]: enough to fetch it and to check it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, codec::Encode, codec::Decode)]
+pub struct WorkDigests {
+	/// Inner steps taken before the round (the learning-rate position).
+	pub step: u64,
+	/// Digest of the step and the optimizer's moments.
+	pub optimizer: Digest,
+	/// Digest of the error-feedback residual.
+	pub residual: Digest,
+}
+
+impl WorkDigests {
+	/// The content address the state is served under.
+	pub fn id(&self) -> Digest {
+		let mut h = Blake2b256::new();
+		h.update(ID_DOMAIN);
+		h.update(self.step.to_le_bytes());
+		h.update(self.optimizer);
+		h.update(self.residual);
+		h.finalize().into()
+	}
+}
+
+fn hash_values(h: &mut Blake2b256, values: &[f32]) {
+	for x in values {
+		h.update(x.to_le_bytes());
+	}
+}
+
+impl WorkState {
+	/// The state of a participant that has not trained yet: step 0, zero moments (for an
+	/// optimizer that keeps them), zero residual, for a model of `len` values.
+	pub fn fresh(len: usize, with_moments: bool) -> Self {
+		let moments = with_moments.then(|| Moments { m: vec![0.0; len], v: vec![0.0; len] });
+		WorkState { step: 0, moments, residual: vec![0.0; len] }
+	}
+
+	/// Number of model values it belongs to.
+	pub fn len(&self) -> usize {
+		self.residual.len()
+	}
+
+	/// Whether it belongs to an empty model.
+	pub fn is_empty(&self) -> bool {
+		self.residual.is_empty()
+	}
+
+	/// Its digests (what commitments carry).
+	pub fn digests(&self) -> WorkDigests {
+		let mut h = Blake2b256::new();
+		h.update(OPTIMIZER_DOMAIN);
+		h.update(self.step.to_le_bytes());
+		match &self.moments {
+			None => h.update([0u8]),
+			Some(moments) => {
+				h.update([1u8]);
+				hash_values(&mut h, &moments.m);
+				hash_values(&mut h, &moments.v);
+			}
+		}
+		let optimizer = h.finalize().into();
+		let mut h = Blake2b256::new();
+		h.update(RESIDUAL_DOMAIN);
+		hash_values(&mut h, &self.residual);
+		WorkDigests { step: self.step, optimizer, residual: h.finalize().into() }
+	}
+
+	/// The canonical bytes (see the module docs).
+	pub fn encode(&self) -> Vec<u8> {
+		let n = self.residual.len();
+		let floats = if self.moments.is_some() { 3 * n } else { n };
+		let mut out = Vec::with_capacity(4 + 8 + 1 + 8 + 4 * floats);
+		out.extend_from_slice(MAGIC);
+		out.extend_from_slice(&self.step.to_le_bytes());
+		out.push(u8::from(self.moments.is_some()));
+		out.extend_from_slice(&(n as u64).to_le_bytes());
+		let mut put = |values: &[f32]| values.iter().for_each(|x| out.extend(x.to_le_bytes()));
+		if let Some(moments) = &self.moments {
+			put(&moments.m);
+			put(&moments.v);
+		}
+		put(&self.residual);
+		out
+	}
+
+	/// Parses bytes from [`WorkState::encode`] for a model of `len` values.
+	pub fn decode(bytes: &[u8], len: usize) -> Result<Self> {
+		let mut r = Reader::new(bytes);
+		if r.take(4)? != MAGIC {
+			return Err(Error::Decode(
+				"bad magic (not a Grid work state, or another version)".into(),
+			));
+		}
+		let step = r.u64()?;
+		let with_moments = match r.u8()? {
+			0 => false,
+			1 => true,
+			flag => return Err(Error::Decode(format!("unknown moments flag {flag}"))),
+		};
+		let n = r.u64()?;
+		if n != len as u64 {
+			return Err(Error::Decode(format!("a work state of {n} values for a model of {len}")));
+		}
+		let moments = if with_moments {
+			let m = r.finite_f32s(len, "first moment")?;
+			let v = r.finite_f32s(len, "second moment")?;
+			if let Some(i) = v.iter().position(|x| *x < 0.0) {
+				return Err(Error::Decode(format!("second moment {i} is negative")));
+			}
+			Some(Moments { m, v })
+		} else {
+			None
+		};
+		let residual = r.finite_f32s(len, "residual value")?;
+		if r.remaining() != 0 {
+			return Err(Error::Decode(format!("{} trailing bytes", r.remaining())));
+		}
+		Ok(WorkState { step, moments, residual })
+	}
+
+	/// Parses `bytes` and checks them against the committed `digests`.
+	pub fn decode_committed(bytes: &[u8], len: usize, digests: &WorkDigests) -> Result<Self> {
+		let state = Self::decode(bytes, len)?;
+		let got = state.digests();
+		if &got != digests {
+			return Err(Error::Decode(format!(
+				"the work state does not match its commitment (step {} vs {}, optimizer {} vs \
+				 {}, residual {} vs {})",
+				got.step,
+				digests.step,
+				hex::encode(&got.optimizer[..4]),
+				hex::encode(&digests.optimizer[..4]),
+				hex::encode(&got.residual[..4]),
+				hex::encode(&digests.residual[..4]),
+			)));
+		}
+		Ok(state)
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	fn sample() -> WorkState {
+		WorkState {
+			step: 42,
+			moments: Some(Moments { m: vec![0.5, -1.0, 2.0], v: vec![0.25, 1.0, 0.0] }),
+			residual: vec![0.1, 0.0, -0.3],
+		}
+	}
+
+	#[test]
+	fn round_trips_and_digests_bind_every_part() {
+		let state = sample();
+		let bytes = state.encode();
+		assert_eq!(WorkState::decode(&bytes, 3).unwrap(), state);
+		let digests = state.digests();
+		assert_eq!(WorkState::decode_committed(&bytes, 3, &digests).unwrap(), state);
+		let sgd = WorkState { moments: None, ..state.clone() };
+		assert_eq!(WorkState::decode(&sgd.encode(), 3).unwrap(), sgd);
+		// Changing any part changes a digest, and the id.
+		let mut variants = vec![sgd, WorkState { step: 43, ..state.clone() }];
+		let mut m = state.clone();
+		m.moments.as_mut().unwrap().m[1] = -1.5;
+		variants.push(m);
+		let mut v = state.clone();
+		v.moments.as_mut().unwrap().v[2] = 1e-9;
+		variants.push(v);
+		let mut r = state.clone();
+		r.residual[0] = 0.2;
+		variants.push(r);
+		for other in variants {
+			assert_ne!(other.digests(), digests, "{other:?}");
+			assert_ne!(other.digests().id(), digests.id());
+			let err = WorkState::decode_committed(&other.encode(), 3, &digests).unwrap_err();
+			assert!(err.to_string().contains("does not match its commitment"), "{err}");
+		}
+	}
+
+	#[test]
+	fn hostile_encodings_are_refused_with_the_reason() {
+		let good = sample().encode();
+		let mut cases: Vec<(Vec<u8>, usize, &str)> = vec![
+			(b"GWS0".to_vec(), 3, "bad magic"),
+			(good[..good.len() - 1].to_vec(), 3, "truncated"),
+			([good.clone(), vec![0]].concat(), 3, "trailing"),
+			(good.clone(), 4, "a work state of 3 values for a model of 4"),
+		];
+		let mut flag = good.clone();
+		flag[12] = 7;
+		cases.push((flag, 3, "unknown moments flag 7"));
+		let nan_at = |offset: usize| {
+			let mut b = good.clone();
+			b[offset..offset + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+			b
+		};
+		// Header: magic 4, step 8, flag 1, count 8; then m (3 values), v (3), residual (3).
+		cases.push((nan_at(21), 3, "first moment 0 is not finite"));
+		cases.push((nan_at(21 + 12 + 4), 3, "second moment 1 is not finite"));
+		cases.push((nan_at(21 + 24 + 8), 3, "residual value 2 is not finite"));
+		let mut negative = good.clone();
+		negative[33..37].copy_from_slice(&(-1.0f32).to_le_bytes());
+		cases.push((negative, 3, "second moment 0 is negative"));
+		for (bytes, len, reason) in cases {
+			let err = WorkState::decode(&bytes, len).unwrap_err().to_string();
+			assert!(err.contains(reason), "{reason}: {err}");
+		}
+	}
+
+	#[test]
+	fn a_fresh_state_is_all_zero() {
+		let fresh = WorkState::fresh(4, true);
+		assert_eq!(fresh.step, 0);
+		assert_eq!(fresh.moments.as_ref().unwrap().v, vec![0.0; 4]);
+		assert_eq!(WorkState::fresh(4, false).moments, None);
+		assert_eq!(fresh.len(), 4);
+	}
+}
