@@ -43,6 +43,31 @@ fn le_bytes(values: &[f32]) -> Vec<u8> {
 	values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
+/// Writes `bytes` to `path` atomically: to a temporary file beside it, synced, then renamed
+/// over it, so a crash leaves the old file or the new one, never a torn one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+	let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+	let file_name = path.file_name().ok_or_else(|| bad(path, "not a file path"))?;
+	let mut tmp_name = file_name.to_os_string();
+	tmp_name.push(format!(".tmp-{}", std::process::id()));
+	let tmp: PathBuf = dir.join(tmp_name);
+	let write = || -> std::io::Result<()> {
+		let mut f = std::fs::File::create(&tmp)?;
+		f.write_all(bytes)?;
+		f.sync_all()
+	};
+	if let Err(e) = write() {
+		let _ = std::fs::remove_file(&tmp);
+		return Err(Error::io("writing", &tmp, e));
+	}
+	std::fs::rename(&tmp, path).map_err(|e| Error::io("renaming into place", path, e))?;
+	// Persist the rename itself; not every platform can open a directory, so best effort.
+	if let Ok(d) = std::fs::File::open(dir) {
+		let _ = d.sync_all();
+	}
+	Ok(())
+}
+
 impl Checkpoint {
 	/// The model hash of the weights.
 	pub fn model_hash(&self) -> Result<[u8; 32]> {
@@ -104,27 +129,7 @@ impl Checkpoint {
 
 	/// Writes the checkpoint to `path` atomically.
 	pub fn save(&self, path: &Path) -> Result<()> {
-		let bytes = self.to_bytes(path)?;
-		let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-		let file_name = path.file_name().ok_or_else(|| bad(path, "not a file path"))?;
-		let mut tmp_name = file_name.to_os_string();
-		tmp_name.push(format!(".tmp-{}", std::process::id()));
-		let tmp: PathBuf = dir.join(tmp_name);
-		let write = || -> std::io::Result<()> {
-			let mut f = std::fs::File::create(&tmp)?;
-			f.write_all(&bytes)?;
-			f.sync_all()
-		};
-		if let Err(e) = write() {
-			let _ = std::fs::remove_file(&tmp);
-			return Err(Error::io("writing", &tmp, e));
-		}
-		std::fs::rename(&tmp, path).map_err(|e| Error::io("renaming into place", path, e))?;
-		// Persist the rename itself; not every platform can open a directory, so best effort.
-		if let Ok(d) = std::fs::File::open(dir) {
-			let _ = d.sync_all();
-		}
-		Ok(())
+		write_atomic(path, &self.to_bytes(path)?)
 	}
 
 	/// Reads and verifies a checkpoint written by [`Checkpoint::save`].

@@ -320,17 +320,23 @@ fn a_tie_at_the_deadline_is_undecided_and_returns_the_deposit() {
 }
 
 #[test]
-fn verifiers_that_never_vote_are_lightly_slashed_at_the_deadline() {
+fn one_hostile_vote_cannot_convict_and_members_that_never_vote_are_lightly_slashed() {
 	new_test_ext().execute_with(|| {
 		let id = delivered_job();
+		let buyer_before = free(BUYER);
 		assert_ok!(challenge(P1, id, P2));
+		// A Sybil drawn onto the committee votes against honest work; its co-member stays
+		// silent. One vote of two is no majority of the committee: nobody is convicted.
 		assert_ok!(vote(P3, 0, Verdict::Invalid));
 		job_events();
 		advance(VOTING_BLOCKS);
-		// The one vote cast decides: fraud. P4 never voted.
+		assert_eq!(stake(P2), STAKE, "the accused keeps its stake");
+		assert!(Participants::<Test>::contains_key(id, P2));
+		assert_eq!(free(BUYER), buyer_before, "nothing clawed back");
+		assert_eq!(deposit_held(P1), 0, "the deposit returns");
+		// P4 never voted.
 		assert_eq!(stake(P4), STAKE - STAKE * 5 / 100);
 		assert_eq!(stake(P3), STAKE);
-		assert!(stake(P2) < STAKE - SHARE);
 		let absence_slashed = System::events().iter().any(|r| {
 			matches!(
 				r.event,
@@ -344,7 +350,7 @@ fn verifiers_that_never_vote_are_lightly_slashed_at_the_deadline() {
 		assert!(absence_slashed, "the absent verifier's slash is reported");
 		match resolved(&job_events()) {
 			Some(Event::ChallengeResolved { outcome, absent, .. }) => {
-				assert_eq!(outcome, ChallengeOutcome::FraudProven);
+				assert_eq!(outcome, ChallengeOutcome::Undecided);
 				assert_eq!(absent, 1);
 			}
 			other => panic!("not resolved: {other:?}"),

@@ -3,13 +3,17 @@
 //! Every challenge costs the challenger `ChallengeFee` (to the fee collector, whatever the
 //! outcome) besides the deposit it puts on hold.
 //!
-//! - Fraud proven (more `Invalid` than `Valid` votes): the accused's reward for the round is
+//! A verdict needs a strict majority of the whole committee, not of the votes cast:
+//!
+//! - Fraud proven (a majority of the committee voted `Invalid`): the accused's reward for the round is
 //!   clawed back from its stake to the buyer, `FraudSlash` of its stake is taken (shares to
 //!   the challenger, the buyer and the verifiers that voted `Invalid`, the rest burned), it
 //!   loses a challenge on its health record and leaves the job; the challenger's deposit
 //!   returns.
-//! - Rejected (more `Valid`): the challenger's deposit goes to the verifiers that voted `Valid`.
-//! - Undecided (a tie or no votes): the deposit returns and nobody is punished for the update.
+//! - Rejected (a majority voted `Valid`): the challenger's deposit goes to the verifiers that
+//!   voted `Valid`.
+//! - Undecided (no majority by the deadline): the deposit returns and nobody is punished for
+//!   the update.
 //!
 //! A challenge is decided as soon as a strict majority of the committee agrees, or at its
 //! deadline; decided at the deadline, members that never voted lose `AbsentVoterSlash` of
@@ -211,15 +215,17 @@ pub(crate) fn vote<T: Config>(
 	Ok(())
 }
 
-/// Decides challenge `id` (already off the agenda) by the votes cast so far.
+/// Decides challenge `id` (already off the agenda): by the committee's majority, or
+/// undecided without one.
 pub(crate) fn resolve<T: Config>(id: ChallengeId) {
 	let Some(challenge) = Challenges::<T>::take(id) else { return };
 	close_count::<T>(&challenge);
-	let (invalid, valid) = (challenge.votes(Verdict::Invalid), challenge.votes(Verdict::Valid));
-	let outcome = match invalid.cmp(&valid) {
-		core::cmp::Ordering::Greater => ChallengeOutcome::FraudProven,
-		core::cmp::Ordering::Less => ChallengeOutcome::Rejected,
-		core::cmp::Ordering::Equal => ChallengeOutcome::Undecided,
+	// Only a strict majority of the whole committee decides: votes cast are not enough, or a
+	// single drawn Sybil whose honest co-members could not vote in time would convict.
+	let outcome = match challenge.settled_verdict() {
+		Some(Verdict::Invalid) => ChallengeOutcome::FraudProven,
+		Some(Verdict::Valid) => ChallengeOutcome::Rejected,
+		None => ChallengeOutcome::Undecided,
 	};
 	let (mut slashed, mut clawed_back) = (Zero::zero(), Zero::zero());
 	match outcome {

@@ -26,7 +26,7 @@ use scale_info::TypeInfo;
 pub enum AgendaItem {
 	/// Settle the open round of this job.
 	Settle(JobId),
-	/// Decide this challenge by the votes cast.
+	/// Decide this challenge at its deadline (undecided without a committee majority).
 	Decide(ChallengeId),
 	/// Prune what a settled round left for challenges (its window and votes are over); with
 	/// the index of the job's first unsettled round once the job ended, prune the job itself

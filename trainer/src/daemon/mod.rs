@@ -10,3 +10,4 @@ pub mod provider;
 pub mod reports;
 pub mod status_server;
 pub mod trainer;
+pub mod work_states;

@@ -30,6 +30,14 @@ pub enum Offer {
 	OtherRound,
 	/// The round already has [`MAX_SIGNERS`] signers.
 	Full,
+	/// Claims work the job does not allow: samples other than steps x the job's batch, or
+	/// more steps than its cap (the samples weight the update in the aggregate).
+	BadClaim {
+		/// Samples claimed.
+		samples: u64,
+		/// Steps claimed.
+		steps: u32,
+	},
 	/// The update another signer (the peer given) committed first: a copy, left out so that
 	/// one update is neither aggregated nor attested twice (the chain pays only the one more
 	/// attesters used).
@@ -40,24 +48,47 @@ pub enum Offer {
 /// so without a bound a flood of self-made signers could exhaust memory).
 pub const MAX_SIGNERS: usize = 256;
 
+/// What a commitment may claim in a job: every inner step trains on one batch of the job's
+/// size, and a round runs at most the job's step cap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClaimRule {
+	/// Samples per inner step.
+	pub batch: u64,
+	/// Most inner steps per round (`None`: no cap).
+	pub max_steps: Option<u32>,
+}
+
+impl ClaimRule {
+	/// Whether `samples` over `steps` is work the job allows.
+	pub fn allows(&self, samples: u64, steps: u32) -> bool {
+		let capped = self.max_steps.is_some_and(|cap| steps > cap);
+		!capped && u64::from(steps).checked_mul(self.batch) == Some(samples)
+	}
+}
+
 /// The commitments of one round.
 #[derive(Clone, Debug)]
 pub struct RoundBook {
 	job: JobId,
 	round: RoundIndex,
+	claims: ClaimRule,
 	commitments: BTreeMap<PeerId, SignedCommitment>,
 	equivocators: BTreeSet<PeerId>,
+	/// Signers whose commitment claims work the job does not allow.
+	bad_claims: BTreeSet<PeerId>,
 	closed: bool,
 }
 
 impl RoundBook {
 	/// An empty book for `round` of `job`.
-	pub fn new(job: JobId, round: RoundIndex) -> Self {
+	pub fn new(job: JobId, round: RoundIndex, claims: ClaimRule) -> Self {
 		RoundBook {
 			job,
 			round,
+			claims,
 			commitments: BTreeMap::new(),
 			equivocators: BTreeSet::new(),
+			bad_claims: BTreeSet::new(),
 			closed: false,
 		}
 	}
@@ -95,8 +126,20 @@ impl RoundBook {
 		if let Some((original, _)) = self.commitments.iter().find(copied) {
 			return Offer::Copied(*original);
 		}
+		// Kept even when refused: a second, different commitment of the signer is evidence.
+		let offer = if self.claims.allows(c.samples, c.steps) {
+			Offer::Accepted
+		} else {
+			self.bad_claims.insert(signer);
+			Offer::BadClaim { samples: c.samples, steps: c.steps }
+		};
 		self.commitments.insert(signer, signed);
-		Offer::Accepted
+		offer
+	}
+
+	/// Whether `peer`'s commitment counts: neither an equivocator's nor a bad claim.
+	fn counts(&self, peer: &PeerId) -> bool {
+		!self.equivocators.contains(peer) && !self.bad_claims.contains(peer)
 	}
 
 	/// Stops admitting new signers (the collection deadline passed).
@@ -130,11 +173,11 @@ impl RoundBook {
 	}
 
 	/// The base state most signers trained from, with their count (ties: the smaller hash,
-	/// so every node picks the same). Equivocators do not count.
+	/// so every node picks the same). Equivocators and bad claims do not count.
 	pub fn majority_base(&self) -> Option<(Digest, usize)> {
 		let mut counts: BTreeMap<Digest, usize> = BTreeMap::new();
 		for (peer, s) in &self.commitments {
-			if !self.equivocators.contains(peer) {
+			if self.counts(peer) {
 				*counts.entry(s.commitment.base_state).or_default() += 1;
 			}
 		}
@@ -142,11 +185,11 @@ impl RoundBook {
 	}
 
 	/// The aggregation set for a node at `base`: commitments from that base, without
-	/// equivocators, in canonical (peer id) order.
+	/// equivocators and bad claims, in canonical (peer id) order.
 	pub fn set(&self, base: &Digest) -> Vec<(PeerId, SignedCommitment)> {
 		self.commitments
 			.iter()
-			.filter(|(p, s)| !self.equivocators.contains(p) && &s.commitment.base_state == base)
+			.filter(|(p, s)| self.counts(p) && &s.commitment.base_state == base)
 			.map(|(p, s)| (*p, s.clone()))
 			.collect()
 	}
@@ -165,9 +208,9 @@ pub struct Books {
 }
 
 impl Books {
-	/// Books starting at `round` of `job`.
-	pub fn new(job: JobId, round: RoundIndex) -> Self {
-		Books { current: RoundBook::new(job, round), future: Vec::new() }
+	/// Books starting at `round` of `job`, whose commitments must keep to `claims`.
+	pub fn new(job: JobId, round: RoundIndex, claims: ClaimRule) -> Self {
+		Books { current: RoundBook::new(job, round, claims), future: Vec::new() }
 	}
 
 	/// The open round's book.
@@ -183,7 +226,7 @@ impl Books {
 	/// A fresh book for `round`, offered the commitments kept for it; returns what became of
 	/// each (equivocations among them are evidence).
 	pub fn open(&mut self, round: RoundIndex) -> Vec<(PeerId, Offer)> {
-		self.current = RoundBook::new(self.current.job, round);
+		self.current = RoundBook::new(self.current.job, round, self.current.claims);
 		let mut offers = Vec::new();
 		for (peer, signed) in std::mem::take(&mut self.future) {
 			match signed.commitment.round.cmp(&round) {
@@ -213,10 +256,13 @@ impl Books {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
 	use super::*;
 	use crate::round::messages::Commitment;
 	use libp2p::identity::Keypair;
+
+	/// The tests' job: batches of 32, no step cap.
+	pub(crate) const RULE: ClaimRule = ClaimRule { batch: 32, max_steps: None };
 
 	fn signed(key: &Keypair, round: RoundIndex, base: u8, update: u8) -> SignedCommitment {
 		Commitment {
@@ -242,7 +288,7 @@ mod tests {
 		let keys: Vec<Keypair> = (0..4).map(|_| Keypair::generate_ed25519()).collect();
 		let peers: Vec<PeerId> = keys.iter().map(|k| k.public().to_peer_id()).collect();
 		let offer_all = |order: &[usize]| {
-			let mut book = RoundBook::new(1, 5);
+			let mut book = RoundBook::new(1, 5, RULE);
 			for &i in order {
 				assert_eq!(book.offer(peers[i], signed(&keys[i], 5, 1, i as u8)), Offer::Accepted);
 			}
@@ -278,7 +324,7 @@ mod tests {
 	fn a_copied_update_is_left_out_and_the_original_kept() {
 		let keys: Vec<Keypair> = (0..3).map(|_| Keypair::generate_ed25519()).collect();
 		let peers: Vec<PeerId> = keys.iter().map(|k| k.public().to_peer_id()).collect();
-		let mut book = RoundBook::new(1, 5);
+		let mut book = RoundBook::new(1, 5, RULE);
 		assert_eq!(book.offer(peers[0], signed(&keys[0], 5, 1, 7)), Offer::Accepted);
 		// A copier signs the honest update's hash under its own key.
 		assert_eq!(book.offer(peers[1], signed(&keys[1], 5, 1, 7)), Offer::Copied(peers[0]));
@@ -291,7 +337,7 @@ mod tests {
 
 	#[test]
 	fn a_round_takes_a_bounded_number_of_signers() {
-		let mut book = RoundBook::new(1, 0);
+		let mut book = RoundBook::new(1, 0, RULE);
 		for i in 0..MAX_SIGNERS {
 			let key = Keypair::generate_ed25519();
 			let offer = book.offer(key.public().to_peer_id(), signed(&key, 0, 1, i as u8));
@@ -306,7 +352,7 @@ mod tests {
 	fn early_commitments_wait_for_their_round_within_bounds() {
 		let keys: Vec<Keypair> = (0..3).map(|_| Keypair::generate_ed25519()).collect();
 		let peers: Vec<PeerId> = keys.iter().map(|k| k.public().to_peer_id()).collect();
-		let mut books = Books::new(1, 5);
+		let mut books = Books::new(1, 5, RULE);
 		assert_eq!(books.heard(peers[0], signed(&keys[0], 5, 1, 0)), Some(Offer::Accepted));
 		assert_eq!(books.heard(peers[1], signed(&keys[1], 6, 1, 1)), None, "kept for round 6");
 		assert_eq!(books.heard(peers[2], signed(&keys[2], 9, 1, 2)), None, "too far ahead");
@@ -322,5 +368,34 @@ mod tests {
 		// A closed book takes no new signers.
 		books.close();
 		assert_eq!(books.heard(peers[0], signed(&keys[0], 9, 1, 0)), Some(Offer::Late));
+	}
+
+	#[test]
+	fn claims_the_job_does_not_allow_are_left_out_of_the_set_and_still_bind_their_signer() {
+		let keys: Vec<Keypair> = (0..4).map(|_| Keypair::generate_ed25519()).collect();
+		let rule = ClaimRule { batch: 32, max_steps: Some(4) };
+		let mut book = RoundBook::new(1, 5, rule);
+		let claim = |key: &Keypair, samples, steps| {
+			let mut signed = signed(key, 5, 1, steps as u8);
+			signed.commitment.samples = samples;
+			signed.commitment.steps = steps;
+			signed.commitment.sign(key).unwrap()
+		};
+		// More samples than its steps train on (they would weigh its update up), more steps
+		// than the job allows.
+		for (key, (samples, steps)) in keys.iter().zip([(33, 1), (1_000_000, 2), (5 * 32, 5)]) {
+			let got = book.offer(key.public().to_peer_id(), claim(key, samples, steps));
+			assert_eq!(got, Offer::BadClaim { samples, steps }, "{samples} samples, {steps} steps");
+		}
+		let honest = keys[3].public().to_peer_id();
+		assert_eq!(book.offer(honest, claim(&keys[3], 4 * 32, 4)), Offer::Accepted);
+		let set: Vec<PeerId> = book.set(&[1; 32]).into_iter().map(|(p, _)| p).collect();
+		assert_eq!(set, vec![honest], "only the allowed claim is aggregated");
+		assert_eq!(book.majority_base(), Some(([1; 32], 1)));
+		// A refused signer that signs another commitment has equivocated.
+		let cheat = keys[0].public().to_peer_id();
+		assert!(matches!(book.offer(cheat, claim(&keys[0], 32, 1)), Offer::Equivocation(_)));
+		let overflow = ClaimRule { batch: u64::MAX, max_steps: None };
+		assert!(!overflow.allows(u64::MAX, 2));
 	}
 }

@@ -186,7 +186,7 @@ mod tests {
 	#[test]
 	fn the_base_is_checked_against_what_the_round_heard() {
 		let (_, mut state) = initial();
-		let mut book = RoundBook::new(7, 0);
+		let mut book = RoundBook::new(7, 0, crate::round::book::tests::RULE);
 		assert_eq!(check_base(&book, &state, false), Ok(state.state_hash));
 		state.verified = false;
 		assert_eq!(check_base(&book, &state, false), Err(Resync::NothingHeard));

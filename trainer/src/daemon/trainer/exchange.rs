@@ -128,6 +128,10 @@ impl Trainer {
 				self.evidence_seen += 1;
 			}
 			Offer::Late => tracing::info!("late commitment from {signer} left out"),
+			Offer::BadClaim { samples, steps } => tracing::warn!(
+				"{signer} claims {samples} samples in {steps} steps in round {round}, which the \
+				 job does not allow: left out"
+			),
 			Offer::Full => tracing::warn!("round full: commitment from {signer} left out"),
 			Offer::Copied(original) => {
 				tracing::warn!("{signer} committed {original}'s update in round {round}: left out")

@@ -23,7 +23,7 @@ use super::{
 use crate::{
 	checkpoint::Checkpoint,
 	compress::adaptive::AdaptiveCompressor,
-	daemon::config::TrainerConfig,
+	daemon::{config::TrainerConfig, work_states::WorkStates},
 	data::Dataset,
 	error::Result,
 	model::Batch,
@@ -92,6 +92,8 @@ pub struct Trainer {
 	last_set: Vec<PeerId>,
 	coordinator: Box<dyn Coordinator>,
 	fraud: Option<Fraud>,
+	/// This trainer's committed start states, kept for verifiers.
+	work_states: WorkStates,
 	linger: Duration,
 	status_sink: Option<StatusSink>,
 	/// Norm of the last aggregated update (what a lazy trainer's noise imitates).

@@ -11,11 +11,11 @@ use super::{restore, Fraud, Trainer, MAX_RESPONSE_BYTES};
 use crate::{
 	compress::adaptive::AdaptiveCompressor,
 	daemon::config::TrainerConfig,
-	daemon::reports::Totals,
+	daemon::{reports::Totals, work_states::WorkStates},
 	error::{Error, Result},
-	net::{behaviour::BehaviourConfig, scenario::Scenario, service, NetConfig, Shaper},
+	net::{behaviour::BehaviourConfig, scenario::Scenario, service, Command, NetConfig, Shaper},
 	round::{
-		book::Books,
+		book::{Books, ClaimRule},
 		coordinator::Coordinator,
 		fetch::Fetches,
 		fraud::{FraudDesk, FraudPort},
@@ -111,7 +111,14 @@ impl Trainer {
 		};
 		let net = service::start(runtime, key.clone(), shaper.clone(), net_config)
 			.map_err(Error::Network)?;
-		let books = Books::new(job.id, state.as_ref().map_or(0, |s| s.round));
+		let work_states = WorkStates::open(&config.data_dir)?;
+		for stored in work_states.load(manifest.numel())? {
+			let bytes = Arc::new(stored.bytes);
+			net.send(Command::ServeWorkState { id: stored.id, round: stored.round, bytes });
+		}
+		let claims =
+			ClaimRule { batch: u64::from(job.training.batch_size), max_steps: job.max_steps };
+		let books = Books::new(job.id, state.as_ref().map_or(0, |s| s.round), claims);
 		let fetches = Fetches::new(job.id, manifest.numel());
 		Ok(Trainer {
 			key,
@@ -138,6 +145,7 @@ impl Trainer {
 			last_set: Vec::new(),
 			coordinator,
 			fraud,
+			work_states,
 			linger: Duration::from_secs(3),
 			status_sink: None,
 			last_update_norm: None,
