@@ -22,7 +22,7 @@ use libp2p::PeerId;
 use super::messages::Digest;
 use crate::{
 	compress::CompressedUpdate,
-	verify::{suspects, Claim, Replayer, VerifyWorker},
+	verify::{copy_suspects, suspects, Claim, Replayer, VerifyWorker},
 	work_state::{WorkDigests, WorkState},
 };
 
@@ -149,8 +149,17 @@ impl FraudDesk {
 		let order: Vec<PeerId> = received.iter().map(|r| r.peer).collect();
 		let dense: Vec<Vec<f32>> = received.iter().map(|r| r.update.decompress()).collect();
 		let deltas: Vec<&[f32]> = dense.iter().map(Vec::as_slice).collect();
-		let flagged: Vec<(PeerId, f64)> =
+		let mut flagged: Vec<(PeerId, f64)> =
 			suspects(&deltas).into_iter().map(|(i, cosine)| (order[i], cosine)).collect();
+		for (i, closest) in copy_suspects(&deltas) {
+			if !flagged.iter().any(|(p, _)| *p == order[i]) {
+				tracing::warn!(
+					"round {round}: the update of {} is within cosine {closest:.3} of another",
+					order[i]
+				);
+				flagged.push((order[i], closest));
+			}
+		}
 		let updates = received
 			.into_iter()
 			.map(|r| (r.peer, Kept { steps: r.steps, start: r.start, update: r.update }))
@@ -166,8 +175,8 @@ impl FraudDesk {
 				continue;
 			}
 			tracing::warn!(
-				"round {round}: the update of {peer} disagrees with the others (cosine \
-				 {agreement:.3}); replaying it"
+				"round {round}: the update of {peer} is a suspect (cosine {agreement:.3}); \
+				 replaying it"
 			);
 			self.start(round, peer, Purpose { accuse: true, challenges: vec![] });
 		}
