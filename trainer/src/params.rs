@@ -8,13 +8,23 @@ use std::collections::BTreeMap;
 
 use candle_core::{DType, Device, Tensor, Var};
 
-use blake2::{digest::consts::U32, Blake2b, Digest};
+use blake2::{digest::consts::U32, Blake2b, Digest as _};
 
 use crate::error::{Error, Result};
 
 /// BLAKE2b with a 256-bit output (the chain's hash), fed in pieces: model hashes stream
 /// hundreds of MB of weights.
-type Blake2b256 = Blake2b<U32>;
+pub(crate) type Blake2b256 = Blake2b<U32>;
+
+/// A 32-byte BLAKE2b-256 digest.
+pub type Digest = [u8; 32];
+
+/// Feeds `values` to `h` as little-endian f32s.
+pub(crate) fn hash_f32s(h: &mut Blake2b256, values: &[f32]) {
+	for x in values {
+		h.update(x.to_le_bytes());
+	}
+}
 
 /// Domain separator for manifest hashes; bump the version when the encoding changes.
 const MANIFEST_DOMAIN: &[u8] = b"grid/param-manifest/v1";
@@ -95,9 +105,7 @@ impl Manifest {
 		let mut h = Blake2b256::new();
 		h.update(MODEL_DOMAIN);
 		h.update(self.canonical_bytes());
-		for x in flat {
-			h.update(x.to_le_bytes());
-		}
+		hash_f32s(&mut h, flat);
 		Ok(h.finalize().into())
 	}
 

@@ -13,15 +13,13 @@
 //! residual (n f32). Decoding refuses anything malformed, truncated, non-finite or with a
 //! negative second moment, so a hostile peer's state cannot put NaNs into a replay.
 
-use blake2::{digest::consts::U32, Blake2b, Digest as _};
+use blake2::Digest as _;
 
 use crate::{
 	compress::Reader,
 	error::{Error, Result},
+	params::{hash_f32s, Blake2b256, Digest},
 };
-
-/// A 32-byte BLAKE2b-256 digest.
-pub type Digest = [u8; 32];
 
 /// First bytes of an encoded state; the digit is the format version.
 pub const MAGIC: &[u8; 4] = b"GWS1";
@@ -29,8 +27,6 @@ pub const MAGIC: &[u8; 4] = b"GWS1";
 const OPTIMIZER_DOMAIN: &[u8] = b"grid/work-optimizer/v1";
 const RESIDUAL_DOMAIN: &[u8] = b"grid/work-residual/v1";
 const ID_DOMAIN: &[u8] = b"grid/work-state/v1";
-
-type Blake2b256 = Blake2b<U32>;
 
 /// AdamW's first and second moments, flat in manifest order.
 #[derive(Clone, Debug, PartialEq)]
@@ -89,12 +85,6 @@ impl WorkDigests {
 	}
 }
 
-fn hash_values(h: &mut Blake2b256, values: &[f32]) {
-	for x in values {
-		h.update(x.to_le_bytes());
-	}
-}
-
 impl WorkState {
 	/// The state of a participant that has not trained yet: step 0, zero moments (for an
 	/// optimizer that keeps them), zero residual, for a model of `len` values.
@@ -122,14 +112,14 @@ impl WorkState {
 			None => h.update([0u8]),
 			Some(moments) => {
 				h.update([1u8]);
-				hash_values(&mut h, &moments.m);
-				hash_values(&mut h, &moments.v);
+				hash_f32s(&mut h, &moments.m);
+				hash_f32s(&mut h, &moments.v);
 			}
 		}
 		let optimizer = h.finalize().into();
 		let mut h = Blake2b256::new();
 		h.update(RESIDUAL_DOMAIN);
-		hash_values(&mut h, &self.residual);
+		hash_f32s(&mut h, &self.residual);
 		WorkDigests { step: self.step, optimizer, residual: h.finalize().into() }
 	}
 

@@ -149,15 +149,13 @@ impl FraudDesk {
 		let order: Vec<PeerId> = received.iter().map(|r| r.peer).collect();
 		let dense: Vec<Vec<f32>> = received.iter().map(|r| r.update.decompress()).collect();
 		let deltas: Vec<&[f32]> = dense.iter().map(Vec::as_slice).collect();
-		let mut flagged: Vec<(PeerId, f64)> =
-			suspects(&deltas).into_iter().map(|(i, cosine)| (order[i], cosine)).collect();
+		let mut flagged: Vec<(PeerId, &str, f64)> = suspects(&deltas)
+			.into_iter()
+			.map(|(i, cosine)| (order[i], "disagrees with the others", cosine))
+			.collect();
 		for (i, closest) in copy_suspects(&deltas) {
-			if !flagged.iter().any(|(p, _)| *p == order[i]) {
-				tracing::warn!(
-					"round {round}: the update of {} is within cosine {closest:.3} of another",
-					order[i]
-				);
-				flagged.push((order[i], closest));
+			if !flagged.iter().any(|(p, _, _)| *p == order[i]) {
+				flagged.push((order[i], "is this close to another", closest));
 			}
 		}
 		let updates = received
@@ -170,13 +168,12 @@ impl FraudDesk {
 			self.states.retain(|(r, _), _| *r > old);
 			self.to_fetch.retain(|(r, _, _)| *r > old);
 		}
-		for (peer, agreement) in flagged {
+		for (peer, why, cosine) in flagged {
 			if peer == self.me {
 				continue;
 			}
 			tracing::warn!(
-				"round {round}: the update of {peer} is a suspect (cosine {agreement:.3}); \
-				 replaying it"
+				"round {round}: the update of {peer} {why} (cosine {cosine:.3}); replaying it"
 			);
 			self.start(round, peer, Purpose { accuse: true, challenges: vec![] });
 		}

@@ -14,15 +14,13 @@ use libp2p::{
 };
 use sp_crypto_hashing::blake2_256;
 
+pub use crate::params::Digest;
 use crate::work_state::WorkDigests;
 
 /// Domain separation for commitment signatures.
 const COMMITMENT_DOMAIN: &[u8] = b"grid/commitment/v2";
 /// Domain of the state hash (model + outer optimizer state at a round).
 const STATE_DOMAIN: &[u8] = b"grid/state/v1";
-
-/// A 32-byte BLAKE2b-256 digest.
-pub type Digest = [u8; 32];
 
 /// Why a message from a peer was rejected.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

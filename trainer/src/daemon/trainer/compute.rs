@@ -105,14 +105,14 @@ impl Trainer {
 	fn keep_start_state(&mut self, round: RoundIndex) -> Result<WorkDigests> {
 		let state = self.inner.snapshot(self.compressor.residual().to_vec())?;
 		let digests = state.digests();
-		let bytes = Arc::new(state.encode());
+		let (id, bytes) = (digests.id(), Arc::new(state.encode()));
 		// Kept on disk too, so a restart does not leave this trainer unable to show it.
 		let keep = round.saturating_sub(WORK_STATE_ROUNDS);
-		let stored = self.work_states.save(round, &digests.id(), &bytes);
+		let stored = self.work_states.save(round, &id, &bytes);
 		if let Err(e) = stored.and_then(|_| self.work_states.prune(keep)) {
 			tracing::error!("round {round}: keeping the start state on disk: {e}");
 		}
-		self.net.send(Command::ServeWorkState { id: digests.id(), round, bytes });
+		self.net.send(Command::ServeWorkState { id, round, bytes });
 		self.net.send(Command::ForgetWorkStates(keep));
 		Ok(digests)
 	}
