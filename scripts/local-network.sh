@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job, end to end on this machine: a development chain (`grid-node --dev`), three
-# provider daemons (Bob, Charlie, Dave) that register with stake and join, and Alice as the
+# The main job, end to end on this machine: a development chain (`grid-node --dev`), four
+# provider daemons (Bob, Charlie, Dave, Eve) that register with stake and join (a job open to
+# challenges needs four, so that a challenged update leaves a committee of two), and Alice as the
 # buyer posting a byte-level GPT job on Tiny Shakespeare (examples/shakespeare-job.toml).
 # The providers train it together over libp2p for a few minutes on the CPU, attest every
 # round on chain and are paid per round; Alice follows the loss and downloads the model.
@@ -32,7 +33,7 @@ pids+=($!)
 URL="ws://127.0.0.1:$RPC"
 echo "grid-node --dev: $URL (log: $OUT/node.log)"
 
-for who in Bob Charlie Dave; do
+for who in Bob Charlie Dave Eve; do
 	name=$(echo "$who" | tr 'A-Z' 'a-z')
 	cat >"$OUT/$name.toml" <<TOML
 name = "$name"

@@ -222,6 +222,8 @@ try {
     "Reward per round (GRID)": "10",
     "Min providers": "2",
     "Max providers": "2",
+    // No challenge window: a job open to challenges needs at least MinVerifiableProviders (4).
+    "Challenge window (blocks)": "0",
   });
   const job = await mnist.post();
   trainers.setJob(charlie, job.id);

@@ -1,11 +1,13 @@
 // Against a real node (skipped unless GRID_RPC is set): the chain layer the UI uses reads the
-// chain, a job posted as //Alice with the form's default spec is created and listed with the
-// escrow the form announced, and a cancel by someone else fails with the decoded error.
+// chain, a job posted as //Alice with the form's default spec (and admission rules from the
+// form's fields) is created and listed with the escrow the form announced and those rules, and a
+// cancel by someone else fails with the decoded error.
 //   GRID_RPC=ws://127.0.0.1:9944 npm run test:node
 // (It runs in jsdom like the app tests, whose WebSocket works on Node 20 too.)
 import { firstValueFrom, filter } from "rxjs";
 import { afterAll, describe, expect, it } from "vitest";
 import { devAccounts } from "../src/lib/accounts";
+import { buildAdmission } from "../src/lib/admission";
 import { chainInfo, connect, isDevChain, jobConstants, type Connection } from "../src/lib/chain";
 import { loadJobDetail, loadJobs } from "../src/lib/jobs";
 import { buildJobSpec, DEFAULT_FORM, escrowOf } from "../src/lib/spec";
@@ -28,6 +30,10 @@ describe.skipIf(!rpc)("against a dev node", () => {
     expect(built.errors).toBeUndefined();
     const spec = built.spec!;
     const alice = devAccounts(info.ss58Format)[0]!;
+    const bob = devAccounts(info.ss58Format)[1]!;
+    // Admission rules from the form's fields: they come back from the `job` view function.
+    const { admission } = buildAdmission({ minHealth: "50", minAge: "10", allowlist: `${bob.address}\n` });
+    expect(admission).toEqual({ min_health: 500_000_000, min_age: 10, allowlist: [bob.address] });
     const escrowHeld = async (at: string) =>
       (await conn.api.query.Balances.Holds.getValue(alice.address, { at }))
         .filter((h) => h.id.type === "Jobs" && h.id.value.type === "JobEscrow")
@@ -37,7 +43,7 @@ describe.skipIf(!rpc)("against a dev node", () => {
     let state: TxState = IDLE;
     const seen: string[] = [];
     const inBlock = await firstValueFrom(
-      conn.api.tx.Jobs.create_job({ spec }).signSubmitAndWatch(alice.signer).pipe(
+      conn.api.tx.Jobs.create_job({ spec, admission: admission! }).signSubmitAndWatch(alice.signer).pipe(
         filter((ev) => {
           state = nextTxState(state, ev);
           seen.push(state.phase);
@@ -56,12 +62,12 @@ describe.skipIf(!rpc)("against a dev node", () => {
     expect(row.buyer).toBe(alice.address);
     expect(row.funded).toBe(escrowOf(spec, protocolFee).total);
     expect(row.spec).toEqual(spec);
+    expect(row.admission).toEqual(admission);
     const detail = await loadJobDetail(conn.api, id!, inBlock.block.hash);
     expect(detail?.participants).toEqual([]);
     expect((await escrowHeld(inBlock.block.hash)) - before).toBe(row.funded);
 
     // Bob may not cancel Alice's job: the dispatch error comes back decoded.
-    const bob = devAccounts(info.ss58Format)[1]!;
     let refused: TxState = IDLE;
     await firstValueFrom(
       conn.api.tx.Jobs.cancel_job({ job: id! }).signSubmitAndWatch(bob.signer).pipe(

@@ -9,6 +9,7 @@ import { filter, firstValueFrom } from "rxjs";
 import { afterAll, describe, expect, it } from "vitest";
 import { App } from "../src/App";
 import { devAccounts } from "../src/lib/accounts";
+import { OPEN_ADMISSION } from "../src/lib/admission";
 import { chainInfo, connect, jobConstants, type Connection } from "../src/lib/chain";
 import { shortAddress } from "../src/lib/format";
 import { chainSource } from "../src/lib/source";
@@ -44,7 +45,7 @@ describe.skipIf(!rpc)("the network view against a dev node", () => {
     let state: TxState = IDLE;
     const inBlock = await firstValueFrom(
       chainSource(conn.api)
-        .createJob(spec, dave.signer)
+        .createJob(spec, OPEN_ADMISSION, dave.signer)
         .pipe(
           filter((ev) => {
             state = nextTxState(state, ev);

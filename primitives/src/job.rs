@@ -491,6 +491,71 @@ pub struct JobSpec<Balance, BlockNumber> {
 	pub challenge_window: BlockNumber,
 }
 
+/// Most accounts a job's allowlist names (as many as a job can have participants).
+pub type MaxAllowlist = MaxProofPeers;
+
+/// Who may join a job, besides holding its `min_provider_stake`: the buyer's admission rules.
+/// The default admits every eligible provider.
+#[derive(
+	Clone, PartialEq, Eq, Debug, Encode, Decode, DecodeWithMemTracking, MaxEncodedLen, TypeInfo,
+)]
+pub struct Admission<AccountId, BlockNumber> {
+	/// Lowest health score (delivered rounds, probes, challenges lost) a joiner may have.
+	pub min_health: polkadot_sdk::sp_runtime::Perbill,
+	/// Blocks a joiner must have been registered: fresh Sybil accounts wait this long.
+	pub min_age: BlockNumber,
+	/// Only these accounts may join; empty: any.
+	pub allowlist: BoundedVec<AccountId, MaxAllowlist>,
+}
+
+// By hand: a derive would ask accounts to have a default too.
+impl<AccountId, BlockNumber: Default> Default for Admission<AccountId, BlockNumber> {
+	fn default() -> Self {
+		Admission {
+			min_health: Default::default(),
+			min_age: Default::default(),
+			allowlist: Default::default(),
+		}
+	}
+}
+
+/// Why [`Admission::admits`] turns a provider away.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Refusal {
+	/// Not on the allowlist.
+	NotListed,
+	/// Health score below the minimum.
+	Unhealthy,
+	/// Registered too recently.
+	TooNew,
+}
+
+impl<
+		AccountId: PartialEq,
+		BlockNumber: PartialOrd + Copy + polkadot_sdk::sp_runtime::Saturating,
+	> Admission<AccountId, BlockNumber>
+{
+	/// Whether `who`, with health `health`, registered at `registered_at`, may join at `now`.
+	pub fn admits(
+		&self,
+		who: &AccountId,
+		health: polkadot_sdk::sp_runtime::Perbill,
+		registered_at: BlockNumber,
+		now: BlockNumber,
+	) -> Result<(), Refusal> {
+		if !self.allowlist.is_empty() && !self.allowlist.contains(who) {
+			return Err(Refusal::NotListed);
+		}
+		if health < self.min_health {
+			return Err(Refusal::Unhealthy);
+		}
+		if registered_at.saturating_add(self.min_age) > now {
+			return Err(Refusal::TooNew);
+		}
+		Ok(())
+	}
+}
+
 /// The chain's limits a job spec is checked against.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct SpecLimits<BlockNumber> {
@@ -506,6 +571,9 @@ pub struct SpecLimits<BlockNumber> {
 	pub max_challenge_window: BlockNumber,
 	/// Longest job (rounds × round blocks), in blocks.
 	pub max_job_blocks: BlockNumber,
+	/// Fewest `min_providers` of a job with a challenge window: enough that a challenged
+	/// update leaves a committee besides its sender and its challenger.
+	pub min_verifiable_providers: u32,
 }
 
 /// What is wrong with a job spec; one variant per field or rule.
@@ -546,6 +614,8 @@ pub enum SpecError {
 	ChallengeWindowTooLong,
 	/// Rounds × round blocks is longer than the chain allows a job to run.
 	JobTooLong,
+	/// The job has a challenge window but too few `min_providers` to field a committee.
+	TooFewToVerify,
 }
 
 impl<Balance: Default + PartialEq, BlockNumber: PartialOrd + Copy + UniqueSaturatedInto<u64>>
@@ -592,6 +662,11 @@ impl<Balance: Default + PartialEq, BlockNumber: PartialOrd + Copy + UniqueSatura
 				u64::from(self.rounds).saturating_mul(t.round_blocks.unique_saturated_into())
 					> limits.max_job_blocks.unique_saturated_into(),
 				SpecError::JobTooLong,
+			),
+			(
+				self.challenge_window.unique_saturated_into() > 0u64
+					&& self.min_providers < limits.min_verifiable_providers,
+				SpecError::TooFewToVerify,
 			),
 		];
 		match checks.into_iter().find(|(bad, _)| *bad) {
@@ -698,7 +773,25 @@ mod tests {
 			max_round_blocks: 1_000,
 			max_challenge_window: 100,
 			max_job_blocks: 50_000,
+			min_verifiable_providers: 2,
 		}
+	}
+
+	#[test]
+	fn admission_turns_away_each_kind_of_joiner_it_names() {
+		use polkadot_sdk::sp_runtime::Perbill;
+		let open = Admission::<u64, u32>::default();
+		assert_eq!(open.admits(&7, Perbill::zero(), 100, 100), Ok(()), "the default admits all");
+		let rules = Admission {
+			min_health: Perbill::from_percent(80),
+			min_age: 50,
+			allowlist: BoundedVec::truncate_from(vec![1, 2]),
+		};
+		let healthy = Perbill::from_percent(90);
+		assert_eq!(rules.admits(&1, healthy, 10, 60), Ok(()));
+		assert_eq!(rules.admits(&3, healthy, 10, 60), Err(Refusal::NotListed));
+		assert_eq!(rules.admits(&2, Perbill::from_percent(79), 10, 60), Err(Refusal::Unhealthy));
+		assert_eq!(rules.admits(&2, healthy, 11, 60), Err(Refusal::TooNew));
 	}
 
 	#[test]
@@ -788,6 +881,7 @@ mod tests {
 			(|s| s.training.round_blocks = 1, SpecError::RoundTooShort),
 			(|s| s.training.round_blocks = 1_001, SpecError::RoundTooLong),
 			(|s| s.challenge_window = 101, SpecError::ChallengeWindowTooLong),
+			(|s| s.min_providers = 1, SpecError::TooFewToVerify),
 			(
 				|s| {
 					s.rounds = 51;

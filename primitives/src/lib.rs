@@ -79,6 +79,9 @@ pub mod time {
 	pub const HOURS: BlockNumber = MINUTES * 60;
 	/// Blocks per day.
 	pub const DAYS: BlockNumber = HOURS * 24;
+	/// Blocks from a fraud challenge to its verdict deadline (the runtime's `VotingPeriod`):
+	/// trainers keep a round's evidence for its challenge window and this long after it.
+	pub const CHALLENGE_VOTING_PERIOD: BlockNumber = HOURS;
 }
 
 #[cfg(test)]

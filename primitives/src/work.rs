@@ -67,6 +67,24 @@ pub enum Verdict {
 	Invalid,
 }
 
+/// Domain separator of committee vote commitments.
+pub const VOTE_DOMAIN: &[u8] = b"grid/vote/v1";
+
+/// Random bytes that hide a committed verdict until it is revealed.
+pub type VoteSalt = [u8; 32];
+
+/// What a committee member commits to before revealing `verdict` on challenge `challenge`.
+/// The voter is part of it, so nobody can reveal another member's verdict as its own, and
+/// the salt keeps a two-valued verdict from being guessed from the commitment.
+pub fn vote_commitment<A: Encode>(
+	challenge: u64,
+	voter: &A,
+	verdict: Verdict,
+	salt: &VoteSalt,
+) -> H256 {
+	BlakeTwo256::hash_of(&(VOTE_DOMAIN, challenge, voter, verdict, salt))
+}
+
 /// Most provider probes one worker report carries.
 pub type MaxProbesPerReport = ConstU32<32>;
 
@@ -117,6 +135,17 @@ pub fn worker_report_payload<H: Encode, A: Encode, B: Encode, V: Encode>(
 mod tests {
 	use super::*;
 	use crate::AccountId;
+
+	#[test]
+	fn a_vote_commitment_binds_challenge_voter_verdict_and_salt() {
+		let (a, b) = (AccountId::new([1; 32]), AccountId::new([2; 32]));
+		let base = vote_commitment(7, &a, Verdict::Valid, &[3; 32]);
+		assert_eq!(base, vote_commitment(7, &a, Verdict::Valid, &[3; 32]));
+		assert_ne!(base, vote_commitment(8, &a, Verdict::Valid, &[3; 32]));
+		assert_ne!(base, vote_commitment(7, &b, Verdict::Valid, &[3; 32]));
+		assert_ne!(base, vote_commitment(7, &a, Verdict::Invalid, &[3; 32]));
+		assert_ne!(base, vote_commitment(7, &a, Verdict::Valid, &[4; 32]));
+	}
 
 	#[test]
 	fn data_seed_differs_per_provider_round_and_job() {

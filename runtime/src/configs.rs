@@ -206,8 +206,15 @@ parameter_types! {
 	pub const JobAbsentVoterSlash: Perbill = Perbill::from_percent(1);
 }
 
-/// Blocks a committee has to re-execute a challenged update and vote (one hour).
-pub const JOB_VOTING_PERIOD: BlockNumber = grid_primitives::time::HOURS;
+/// Blocks from a challenge to its verdict deadline (one hour): the committee is drawn, re-executes
+/// the challenged update, commits to its verdicts and reveals them.
+pub const JOB_VOTING_PERIOD: BlockNumber = grid_primitives::time::CHALLENGE_VOTING_PERIOD;
+/// The committee is drawn two blocks after the challenge, with randomness from a block the
+/// challenger had not seen when it sent the challenge.
+pub const JOB_COMMITTEE_DELAY: BlockNumber = 2;
+/// The last ten minutes of the voting period are for revealing committed verdicts (they open
+/// earlier once every member committed).
+pub const JOB_REVEAL_PERIOD: BlockNumber = 10 * grid_primitives::time::MINUTES;
 /// Longest round a job may ask for: a day.
 pub const JOB_MAX_ROUND_BLOCKS: BlockNumber = grid_primitives::time::DAYS;
 /// Longest challenge window a job may ask for. With the longest round and the voting period
@@ -233,6 +240,10 @@ impl pallet_jobs::Config for Runtime {
 	type MaxJobBlocks = ConstU32<{ 90 * grid_primitives::time::DAYS }>;
 	type MaxOpenBlocks = ConstU32<{ grid_primitives::time::DAYS }>;
 	type MaxChallengeWindow = ConstU32<JOB_MAX_CHALLENGE_WINDOW>;
+	/// A job open to challenges needs four members: a challenged update's sender and its
+	/// challenger leave a committee of two, so one drawn Sybil can neither convict nor
+	/// clear alone.
+	type MinVerifiableProviders = ConstU32<4>;
 	/// Two blocks (12 s) for the last third of a round's proofs after a quorum.
 	type QuorumGrace = ConstU32<2>;
 	type MaxSettlementsPerBlock = ConstU32<4>;
@@ -258,6 +269,8 @@ impl pallet_jobs::Config for Runtime {
 	type VerifierShare = JobVerifierShare;
 	type MaxCommittee = ConstU32<5>;
 	type VotingPeriod = ConstU32<JOB_VOTING_PERIOD>;
+	type CommitteeDelay = ConstU32<JOB_COMMITTEE_DELAY>;
+	type RevealPeriod = ConstU32<JOB_REVEAL_PERIOD>;
 	/// One challenger has at most 8 challenges open, one job at most 32.
 	type MaxChallengesPerChallenger = ConstU32<8>;
 	type MaxChallengesPerJob = ConstU32<32>;

@@ -86,6 +86,16 @@ fn an_accused_provider_cannot_unbond_before_its_verdict() {
 }
 
 #[test]
+fn a_verifiable_job_leaves_a_committee_no_single_sybil_decides() {
+	use polkadot_sdk::frame_support::traits::Get;
+	type Min = <crate::Runtime as pallet_jobs::Config>::MinVerifiableProviders;
+	// The accused and the challenger are never on the committee; with a strict majority of
+	// the whole committee needed, a committee of one would let one drawn Sybil decide.
+	let committee = <Min as Get<u32>>::get() - 2;
+	assert!(committee >= 2, "a verifiable job's smallest committee is {committee}");
+}
+
+#[test]
 fn fees_rise_while_blocks_are_full_and_never_fall_below_the_base() {
 	use crate::configs::FeeMultiplierUpdate;
 	use polkadot_sdk::{

@@ -1,6 +1,6 @@
 //! Fraud is proven and punished on a running `grid-node --dev`: four providers deliver a
-//! round, one challenges another's contribution, the committee the chain draws votes it
-//! invalid, and the cheater's reward is clawed back and its stake slashed; a second challenge
+//! round, one challenges another's contribution, the committee the chain draws a block later
+//! commits to and reveals verdicts of invalid, and the cheater's reward is clawed back and its stake slashed; a second challenge
 //! of the same contribution is refused.
 
 use std::time::Duration;
@@ -11,7 +11,10 @@ use grid_e2e_tests::{
 	chain::{view, ChainContext},
 	wait_for, Node,
 };
-use grid_primitives::{currency::UNIT, work::Verdict};
+use grid_primitives::{
+	currency::UNIT,
+	work::{vote_commitment, Verdict},
+};
 use grid_runtime::{Runtime, RuntimeCall};
 use pallet_jobs::{
 	ContributionViewFunction, JobViewFunction, OpenChallengeViewFunction, ParticipantsViewFunction,
@@ -47,7 +50,10 @@ fn a_committee_proves_fraud_on_a_dev_node() -> Result<()> {
 		&node,
 		&ctx,
 		Alice,
-		jobs(pallet_jobs::Call::create_job { spec: mnist_job(REWARD, 4, 200) }),
+		jobs(pallet_jobs::Call::create_job {
+			spec: mnist_job(REWARD, 4, 200),
+			admission: Default::default(),
+		}),
 	)?;
 	for who in providers {
 		send(&node, &ctx, who, jobs(pallet_jobs::Call::join_job { job: 0 }))?;
@@ -66,12 +72,16 @@ fn a_committee_proves_fraud_on_a_dev_node() -> Result<()> {
 			.context("Charlie's contribution is kept")?
 			.reward;
 
-	// Bob disputes Charlie's update; the chain draws Dave and Eve to verify.
+	// Bob disputes Charlie's update; a block later the chain draws Dave and Eve to verify.
 	let challenge =
 		jobs(pallet_jobs::Call::challenge { job: 0, round: 0, provider: Charlie.to_account_id() });
 	send(&node, &ctx, Bob, challenge.clone())?;
-	let open = view(&node, OpenChallengeViewFunction::<Runtime>::new(0))?
-		.context("challenge 0 is open")?;
+	let open = wait_for("the committee's draw", INCLUSION_TIMEOUT, || {
+		view(&node, OpenChallengeViewFunction::<Runtime>::new(0))
+			.ok()
+			.flatten()
+			.filter(|c| c.drawn())
+	})?;
 	let mut committee: Vec<_> = open.committee.iter().map(|(who, _)| who.clone()).collect();
 	committee.sort();
 	let mut expected = vec![Dave.to_account_id(), Eve.to_account_id()];
@@ -85,9 +95,25 @@ fn a_committee_proves_fraud_on_a_dev_node() -> Result<()> {
 		"no second challenge"
 	);
 
-	for verifier in [Dave, Eve] {
-		let vote = jobs(pallet_jobs::Call::vote { challenge: 0, verdict: Verdict::Invalid });
-		send(&node, &ctx, verifier, vote)?;
+	// Each verifier commits to its hidden verdict; once both have, both reveal.
+	let salt = |i: u8| [i; 32];
+	for (i, verifier) in [Dave, Eve].into_iter().enumerate() {
+		let commitment =
+			vote_commitment(0, &verifier.to_account_id(), Verdict::Invalid, &salt(i as u8));
+		send(
+			&node,
+			&ctx,
+			verifier,
+			jobs(pallet_jobs::Call::commit_vote { challenge: 0, commitment }),
+		)?;
+	}
+	for (i, verifier) in [Dave, Eve].into_iter().enumerate() {
+		let reveal = pallet_jobs::Call::reveal_vote {
+			challenge: 0,
+			verdict: Verdict::Invalid,
+			salt: salt(i as u8),
+		};
+		send(&node, &ctx, verifier, jobs(reveal))?;
 	}
 	ensure!(
 		view(&node, OpenChallengeViewFunction::<Runtime>::new(0))?.is_none(),

@@ -39,7 +39,11 @@ fn a_job_runs_and_pays_on_a_dev_node() -> Result<()> {
 		&node,
 		&ctx,
 		alice,
-		RuntimeCall::Jobs(pallet_jobs::Call::create_job { spec: mnist_job(REWARD, 2, 10) }),
+		RuntimeCall::Jobs(pallet_jobs::Call::create_job {
+			// Two members cannot judge each other: the job is posted without a window.
+			spec: mnist_job(REWARD, 2, 0),
+			admission: Default::default(),
+		}),
 	)?;
 	let job = view(&node, JobViewFunction::<Runtime>::new(0))?.expect("job 0 exists");
 	ensure!(job.job.status == JobStatus::Open, "a new job is open");

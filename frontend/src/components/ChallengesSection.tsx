@@ -1,4 +1,4 @@
-import { OUTCOME_TEXT, voteCounts, type ChallengeView, type JobIncident } from "../lib/challenges";
+import { ballotText, challengePhase, OUTCOME_TEXT, phaseText, voteCounts, type ChallengeView, type CommitteeVote, type JobIncident } from "../lib/challenges";
 import { shortAddress } from "../lib/format";
 import { describeScan, type HistoryScan } from "../lib/history";
 import { formatGrid } from "../lib/units";
@@ -15,6 +15,9 @@ export interface ChallengesSectionProps {
   now?: number;
 }
 
+const ballotClass = (m: CommitteeVote) =>
+  m.ballot === "Revealed" ? (m.verdict === "Invalid" ? "vote-invalid" : "vote-valid") : m.ballot === "Committed" ? "vote-committed" : "vote-none";
+
 const Who = ({ who }: { who: string }) => (
   <span className="mono" title={who}>
     {shortAddress(who)}
@@ -26,9 +29,13 @@ export function describeIncident(i: JobIncident): string {
   const s = shortAddress;
   switch (i.kind) {
     case "ChallengeOpened":
-      return `challenge #${i.id} opened on round ${i.round}: ${s(i.accused)} accused by ${s(i.challenger)}, ${i.committee.length} verifiers until #${i.deadline}`;
+      return `challenge #${i.id} opened on round ${i.round}: ${s(i.accused)} accused by ${s(i.challenger)}, committee drawn at #${i.drawAt}, voting until #${i.deadline}`;
+    case "CommitteeDrawn":
+      return `challenge #${i.id}: committee of ${i.committee.length} drawn (${i.committee.map(s).join(", ")}), committing until #${i.revealFrom}`;
+    case "VoteCommitted":
+      return `challenge #${i.id}: ${s(i.who)} committed a hidden verdict`;
     case "Voted":
-      return `challenge #${i.id}: ${s(i.who)} voted ${i.verdict}`;
+      return `challenge #${i.id}: ${s(i.who)} revealed ${i.verdict}`;
     case "ChallengeResolved":
       return `challenge #${i.id} on round ${i.round} decided: ${OUTCOME_TEXT[i.outcome] ?? i.outcome}; ${s(i.accused)} slashed ${formatGrid(i.slashed)}, ${formatGrid(i.clawedBack)} clawed back, ${i.absent} verifiers absent`;
     case "EquivocationPunished":
@@ -38,12 +45,14 @@ export function describeIncident(i: JobIncident): string {
   }
 }
 
-function stateText(c: ChallengeView): string {
-  if (c.state === "open") return "open";
+const PHASE_WORD = { draw: "awaiting draw", commit: "committing", reveal: "revealing", closed: "to be decided" } as const;
+
+function stateText(c: ChallengeView, now?: number): string {
+  if (c.state === "open") return `open, ${PHASE_WORD[challengePhase(c, now).phase]}`;
   return c.outcome ? OUTCOME_TEXT[c.outcome] ?? c.outcome : "decided (outcome before the events read)";
 }
 
-/** A job's open challenges with their committees' votes, every challenge raised, and slashes. */
+/** A job's open challenges with their phase and committees' ballots, every challenge raised, and slashes. */
 export function ChallengesSection({ challenges, incidents, scan, scanning, error, now }: ChallengesSectionProps) {
   const open = challenges.filter((c) => c.state === "open");
   const slashes = incidents.filter((i) => i.kind === "Slashed" || i.kind === "EquivocationPunished" || i.kind === "ChallengeResolved");
@@ -59,39 +68,43 @@ export function ChallengesSection({ challenges, incidents, scan, scanning, error
       ) : (
         open.map((c) => {
           const n = voteCounts(c.committee ?? []);
+          const drawn = (c.committee ?? []).length > 0;
           return (
             <div key={c.id.toString()} className="open-challenge" role="group" aria-label={`Challenge #${c.id}`}>
               <p>
                 <strong>Challenge #{c.id.toString()}</strong> on round {c.round}: <Who who={c.accused} /> accused by{" "}
                 {c.challenger ? <Who who={c.challenger} /> : "?"}
-                {c.deposit !== undefined && `, deposit ${formatGrid(c.deposit)}`}; voting until #{c.deadline}
-                {now !== undefined && c.deadline !== undefined && (c.deadline >= now ? ` (${c.deadline - now} blocks left)` : " (closed, to be decided)")}.{" "}
-                <span className="muted">
-                  {n.invalid} invalid, {n.valid} valid, {n.notVoted} not voted
-                </span>
+                {c.deposit !== undefined && `, deposit ${formatGrid(c.deposit)}`}; {phaseText(c, now)}.{" "}
+                {drawn && (
+                  <span className="muted">
+                    {n.invalid} invalid, {n.valid} valid, {n.committed} committed (hidden), {n.pending} pending
+                  </span>
+                )}
               </p>
-              <div className="table-wrap">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Committee member</th>
-                      <th scope="col">Vote</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {(c.committee ?? []).map((m) => (
-                      <tr key={m.who}>
-                        <th scope="row">
-                          <Who who={m.who} />
-                        </th>
-                        <td className={m.verdict === "Valid" ? "vote-valid" : m.verdict === "Invalid" ? "vote-invalid" : "vote-none"}>
-                          {m.verdict ?? "not voted"}
-                        </td>
+              {!drawn ? (
+                <p className="empty">Committee not drawn yet (at #{c.drawAt ?? "?"}, from a block after the challenge).</p>
+              ) : (
+                <div className="table-wrap">
+                  <table>
+                    <thead>
+                      <tr>
+                        <th scope="col">Committee member</th>
+                        <th scope="col">Ballot</th>
                       </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+                    </thead>
+                    <tbody>
+                      {(c.committee ?? []).map((m) => (
+                        <tr key={m.who}>
+                          <th scope="row">
+                            <Who who={m.who} />
+                          </th>
+                          <td className={ballotClass(m)}>{ballotText(m)}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
+              )}
             </div>
           );
         })
@@ -110,7 +123,7 @@ export function ChallengesSection({ challenges, incidents, scan, scanning, error
                 <th scope="col">Accused</th>
                 <th scope="col">Challenger</th>
                 <th scope="col">Outcome</th>
-                <th scope="col">Votes (invalid / valid / none)</th>
+                <th scope="col">Ballots (invalid / valid / hidden / pending)</th>
                 <th scope="col">Slashed</th>
                 <th scope="col">Clawed back</th>
                 <th scope="col">Decided in</th>
@@ -118,7 +131,7 @@ export function ChallengesSection({ challenges, incidents, scan, scanning, error
             </thead>
             <tbody>
               {challenges.map((c) => {
-                const n = c.committee && voteCounts(c.committee);
+                const n = c.committee && c.committee.length > 0 ? voteCounts(c.committee) : undefined;
                 return (
                   <tr key={c.id.toString()} className={c.outcome === "FraudProven" ? "failed" : undefined}>
                     <th scope="row">#{c.id.toString()}</th>
@@ -127,8 +140,8 @@ export function ChallengesSection({ challenges, incidents, scan, scanning, error
                       <Who who={c.accused} />
                     </td>
                     <td>{c.challenger ? <Who who={c.challenger} /> : "—"}</td>
-                    <td>{stateText(c)}</td>
-                    <td>{n ? `${n.invalid} / ${n.valid} / ${n.notVoted}` : "—"}</td>
+                    <td>{stateText(c, now)}</td>
+                    <td>{n ? `${n.invalid} / ${n.valid} / ${n.committed} / ${n.pending}` : "—"}</td>
                     <td>{c.slashed !== undefined ? formatGrid(c.slashed) : "—"}</td>
                     <td>{c.clawedBack !== undefined ? formatGrid(c.clawedBack) : "—"}</td>
                     <td>{c.resolvedAt !== undefined ? `#${c.resolvedAt}` : "—"}</td>
@@ -142,7 +155,7 @@ export function ChallengesSection({ challenges, incidents, scan, scanning, error
 
       <h3>Events</h3>
       {incidents.length === 0 ? (
-        <p className="empty">No challenge, vote or slash event of this job in the blocks read.</p>
+        <p className="empty">No challenge, committee draw, vote or slash event of this job in the blocks read.</p>
       ) : (
         <>
           {slashes.length > 0 && <p>Slashed in the blocks read: {formatGrid(slashTotal)}.</p>}

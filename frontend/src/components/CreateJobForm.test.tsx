@@ -1,11 +1,13 @@
 import { render, screen } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
+import { OPEN_ADMISSION } from "../lib/admission";
+import { ALICE, BOB } from "../test/fixtures";
 import { IDLE } from "../lib/tx";
 import { UNIT } from "../lib/units";
 import { CreateJobForm } from "./CreateJobForm";
 
-const LIMITS = { maxRounds: 100_000, maxParticipants: 64, minRoundBlocks: 2, maxRoundBlocks: 14_400, maxChallengeWindow: 7_200, maxJobBlocks: 1_296_000 };
+const LIMITS = { maxRounds: 100_000, maxParticipants: 64, minRoundBlocks: 2, maxRoundBlocks: 14_400, maxChallengeWindow: 7_200, maxJobBlocks: 1_296_000, minVerifiableProviders: 4 };
 
 describe("CreateJobForm", () => {
   it("summarizes the escrow with the chain's protocol fee before signing", async () => {
@@ -59,7 +61,47 @@ describe("CreateJobForm", () => {
     render(<CreateJobForm limits={LIMITS} protocolFee={10_000_000} onSubmit={onSubmit} tx={IDLE} />);
     await userEvent.click(screen.getByRole("button", { name: "Sign and post job" }));
     expect(onSubmit).toHaveBeenCalledTimes(1);
-    expect(onSubmit.mock.calls[0]![0]).toMatchObject({ rounds: 5, reward_per_round: 30n * UNIT, min_providers: 3 });
+    expect(onSubmit.mock.calls[0]![0]).toMatchObject({ rounds: 5, reward_per_round: 30n * UNIT, min_providers: 4 });
+    expect(onSubmit.mock.calls[0]![1]).toEqual(OPEN_ADMISSION);
+    expect(screen.getByTestId("admission-summary")).toHaveTextContent("Who may join: anyone with the stake.");
+  });
+
+  it("asks for enough providers to verify a job with a challenge window", async () => {
+    render(<CreateJobForm limits={LIMITS} protocolFee={10_000_000} onSubmit={vi.fn()} tx={IDLE} />);
+    const min = screen.getByLabelText("Min providers");
+    await userEvent.clear(min);
+    await userEvent.type(min, "3");
+    expect(min).toHaveAttribute("aria-invalid", "true");
+    expect(min).toHaveAccessibleDescription("needed to start at least 4 with a challenge window (or set the window to 0)");
+    await userEvent.clear(screen.getByLabelText("Challenge window (blocks)"));
+    await userEvent.type(screen.getByLabelText("Challenge window (blocks)"), "0");
+    expect(min).not.toHaveAttribute("aria-invalid");
+  });
+
+  it("submits the admission rules and shows a bad allowlist entry on its field", async () => {
+    const onSubmit = vi.fn();
+    render(<CreateJobForm limits={LIMITS} protocolFee={10_000_000} onSubmit={onSubmit} tx={IDLE} />);
+    await userEvent.clear(screen.getByLabelText("Minimum health score (%)"));
+    await userEvent.type(screen.getByLabelText("Minimum health score (%)"), "80");
+    await userEvent.clear(screen.getByLabelText("Minimum registration age (blocks)"));
+    await userEvent.type(screen.getByLabelText("Minimum registration age (blocks)"), "600");
+    const allowlist = screen.getByLabelText("Allowlist");
+    await userEvent.type(allowlist, `${ALICE}\nnot-an-address\n`);
+    expect(allowlist).toHaveAttribute("aria-invalid", "true");
+    expect(screen.getByText('line 2 ("not-an-address") is not an SS58 account address')).toBeInTheDocument();
+    expect(screen.getByText("1 field needs fixing.")).toBeInTheDocument();
+    await userEvent.click(screen.getByRole("button", { name: "Sign and post job" }));
+    expect(onSubmit).not.toHaveBeenCalled();
+
+    await userEvent.clear(allowlist);
+    await userEvent.type(allowlist, `${ALICE}\n\n  ${BOB}  \n`);
+    expect(allowlist).not.toHaveAttribute("aria-invalid");
+    expect(screen.getByTestId("admission-summary")).toHaveTextContent(
+      "Who may join: providers with the stake, a health score of at least 0.800 (80%), registered for at least 600 blocks (60 min), on the allowlist (2 accounts).",
+    );
+    await userEvent.click(screen.getByRole("button", { name: "Sign and post job" }));
+    expect(onSubmit).toHaveBeenCalledTimes(1);
+    expect(onSubmit.mock.calls[0]![1]).toEqual({ min_health: 800_000_000, min_age: 600, allowlist: [ALICE, BOB] });
   });
 
   it("cannot sign without an account and shows the transaction", () => {

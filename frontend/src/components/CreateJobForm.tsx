@@ -1,4 +1,5 @@
 import { useMemo, useState, type FormEvent, type ReactNode } from "react";
+import { admissionText, buildAdmission, MAX_ALLOWLIST, type Admission } from "../lib/admission";
 import { blocksToText } from "../lib/format";
 import {
   buildJobSpec,
@@ -24,7 +25,7 @@ export interface CreateJobFormProps {
   jobDeposit?: bigint;
   /** Why signing is not possible now (no account, not connected), if so. */
   cannotSign?: string;
-  onSubmit: (spec: JobSpec) => void;
+  onSubmit: (spec: JobSpec, admission: Admission) => void;
   tx: TxState;
   /** The id of the job the last transaction created. */
   createdJob?: bigint;
@@ -36,7 +37,8 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
   const [touched, setTouched] = useState<Set<FormField>>(new Set());
   const [submitted, setSubmitted] = useState(false);
   const built = useMemo(() => buildJobSpec(form, limits), [form, limits]);
-  const errors = built.errors ?? {};
+  const admission = useMemo(() => buildAdmission(form), [form]);
+  const errors = { ...built.errors, ...admission.errors };
   const escrow = built.spec && protocolFee !== undefined ? escrowOf(built.spec, protocolFee) : undefined;
   const busy = tx.phase === "signing" || tx.phase === "pending";
 
@@ -50,6 +52,12 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
     setTouched((t) => new Set(t).add(field).add(field === "dataset" ? "model" : field));
   };
   const errorOf = (field: FormField) => (submitted || touched.has(field) ? errors[field] : undefined);
+  const errorNote = (name: FormField, error: string | undefined) =>
+    error && (
+      <small id={`${name}-error`} className="error">
+        {error}
+      </small>
+    );
 
   const field = (name: FormField, label: string, hint?: ReactNode, props: React.InputHTMLAttributes<HTMLInputElement> = {}) => {
     const error = errorOf(name);
@@ -72,11 +80,7 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
             {hint}
           </small>
         )}
-        {error && (
-          <small id={`${name}-error`} className="error">
-            {error}
-          </small>
-        )}
+        {errorNote(name, error)}
       </div>
     );
   };
@@ -98,11 +102,34 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
             </option>
           ))}
         </select>
-        {error && (
-          <small id={`${name}-error`} className="error">
-            {error}
-          </small>
-        )}
+        {errorNote(name, error)}
+      </div>
+    );
+  };
+
+  const textArea = (name: FormField, label: string, hint: ReactNode) => {
+    const error = errorOf(name);
+    const describedBy = [`${name}-hint`, error ? `${name}-error` : ""].filter(Boolean).join(" ");
+    return (
+      <div className={`field${error ? " invalid" : ""}`}>
+        <label htmlFor={name}>{label}</label>
+        <textarea
+          id={name}
+          name={name}
+          rows={4}
+          spellCheck={false}
+          autoCapitalize="off"
+          autoCorrect="off"
+          className="mono"
+          value={form[name]}
+          onChange={(e) => set(name, e.target.value)}
+          aria-invalid={error ? true : undefined}
+          aria-describedby={describedBy}
+        />
+        <small id={`${name}-hint`} className="muted">
+          {hint}
+        </small>
+        {errorNote(name, error)}
       </div>
     );
   };
@@ -110,7 +137,7 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
   const submit = (e: FormEvent) => {
     e.preventDefault();
     setSubmitted(true);
-    if (built.spec && !cannotSign && !busy) onSubmit(built.spec);
+    if (built.spec && admission.admission && !cannotSign && !busy) onSubmit(built.spec, admission.admission);
   };
 
   const errorCount = Object.keys(errors).length;
@@ -208,6 +235,32 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
         </div>
       </fieldset>
 
+      <fieldset>
+        <legend>Admission (optional)</legend>
+        <p className="muted">Who may join besides holding the stake. Left as they are, anyone with the stake may.</p>
+        <div className="fields">
+          {field("minHealth", "Minimum health score (%)", "0 to 100: a provider's score of 0.800 is 80%")}
+          {field(
+            "minAge",
+            "Minimum registration age (blocks)",
+            /^\d+$/.test(form.minAge.trim()) && Number(form.minAge) > 0
+              ? `registered at least ${blocksToText(Number(form.minAge))}`
+              : "blocks a joiner must have been registered",
+            { inputMode: "numeric" },
+          )}
+        </div>
+        {textArea(
+          "allowlist",
+          "Allowlist",
+          `One SS58 address per line, at most ${MAX_ALLOWLIST}; empty: any provider.`,
+        )}
+        {admission.admission && (
+          <p className="muted" data-testid="admission-summary">
+            Who may join: {admissionText(admission.admission)}.
+          </p>
+        )}
+      </fieldset>
+
       <section className="card escrow" aria-labelledby="escrow-summary-title" aria-live="polite">
         <h2 id="escrow-summary-title">Escrow</h2>
         {escrow ? (
@@ -230,7 +283,8 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
           </>
         ) : built.spec ? (
           <p className="muted">Connect to a node to see the escrow (the protocol fee is read from the chain).</p>
-        ) : (
+        ) : null}
+        {errorCount > 0 && (
           <p className="error">
             {errorCount} field{errorCount === 1 ? " needs" : "s need"} fixing.
           </p>

@@ -1,7 +1,7 @@
 import { render, screen, within } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
 import { UNIT } from "../lib/units";
-import { BOB, completedDetail, HASH, job } from "../test/fixtures";
+import { ALICE, BOB, completedDetail, HASH, job } from "../test/fixtures";
 import { JobDetailView } from "./JobDetailView";
 
 describe("JobDetailView", () => {
@@ -53,5 +53,24 @@ describe("JobDetailView", () => {
     render(<JobDetailView detail={{ job: running, participants: [], rounds: [] }} rpcUrl="ws://x" canCancel onCancel={vi.fn()} />);
     expect(screen.queryByRole("button", { name: "Cancel job" })).not.toBeInTheDocument();
     expect(screen.getByRole("status")).toHaveTextContent("the job ends when round 2 settles");
+  });
+
+  it("says anyone with the stake may join a job with the default admission", () => {
+    render(<JobDetailView detail={completedDetail()} rpcUrl="ws://x" />);
+    const spec = screen.getByRole("region", { name: "Spec" });
+    expect(within(spec).getByTestId("admission")).toHaveTextContent(/^anyone with the stake$/);
+    expect(within(spec).queryByRole("list", { name: "Allowlist" })).not.toBeInTheDocument();
+  });
+
+  it("shows the buyer's admission rules and the allowlist's accounts", () => {
+    const admission = { min_health: 750_000_000, min_age: 14_400, allowlist: [ALICE, BOB] };
+    render(<JobDetailView detail={{ job: job(2, { admission }), participants: [], rounds: [] }} rpcUrl="ws://x" />);
+    const spec = screen.getByRole("region", { name: "Spec" });
+    expect(within(spec).getByText("Who may join")).toBeInTheDocument();
+    expect(within(spec).getByTestId("admission")).toHaveTextContent(
+      "providers with the stake, a health score of at least 0.750 (75%), registered for at least 14400 blocks (24.0 h), on the allowlist (2 accounts)",
+    );
+    const list = within(spec).getByRole("list", { name: "Allowlist" });
+    expect(within(list).getAllByRole("listitem").map((li) => li.getAttribute("title"))).toEqual([ALICE, BOB]);
   });
 });

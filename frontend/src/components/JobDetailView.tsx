@@ -1,4 +1,5 @@
 import type { ReactNode } from "react";
+import { admissionText, type Admission } from "../lib/admission";
 import { blocksToText, shortAddress, shortHash } from "../lib/format";
 import { fetchCommand, mergeRounds, type JobDetail, type RoundRow } from "../lib/jobs";
 import { describeCompression, describeModel } from "../lib/spec";
@@ -26,6 +27,24 @@ export interface JobDetailViewProps {
 }
 
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+
+/** The buyer's admission rules, with the allowlist's accounts. */
+function AdmissionRules({ admission }: { admission: Admission }) {
+  return (
+    <>
+      {admissionText(admission)}
+      {admission.allowlist.length > 0 && (
+        <ul className="allowlist" aria-label="Allowlist">
+          {admission.allowlist.map((who) => (
+            <li key={who} className="mono" title={who}>
+              {shortAddress(who)}
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}
 
 export function JobDetailView({ detail, liveRounds = [], rpcUrl, canCancel, onCancel, cancelTx, now, progress, children }: JobDetailViewProps) {
   const { job, participants } = detail;
@@ -117,6 +136,10 @@ export function JobDetailView({ detail, liveRounds = [], rpcUrl, canCancel, onCa
             </dd>
             <dt>Challenge window</dt>
             <dd>{blocksToText(spec.challenge_window)}</dd>
+            <dt>Who may join</dt>
+            <dd data-testid="admission">
+              <AdmissionRules admission={job.admission} />
+            </dd>
           </dl>
         </section>
 

@@ -20,7 +20,7 @@ describe("JobsList", () => {
     expect(running.getByRole("link", { name: "#2" })).toHaveAttribute("href", "#/jobs/2");
     expect(running.getByText("Running")).toBeInTheDocument();
     expect(running.getByText("2 / 5", { exact: false })).toBeInTheDocument();
-    expect(running.getByText("3 (3–4)")).toBeInTheDocument();
+    expect(running.getByText("3 (4–4)")).toBeInTheDocument();
     expect(running.getByText("60 GRID / 90 GRID")).toBeInTheDocument();
     expect(running.getByTitle(BOB)).toHaveTextContent("5FHneW46…jJM694ty");
     expect(within(rows[2]!).getByText("0 GRID / 151.5 GRID")).toBeInTheDocument();

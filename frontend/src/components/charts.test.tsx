@@ -126,38 +126,62 @@ describe("ChallengesSection", () => {
     state: "open",
     challenger: BOB,
     deposit: 10n * UNIT,
-    committee: [{ who: ALICE, verdict: "Invalid" }, { who: BOB }],
+    drawAt: 42,
+    committee: [
+      { who: ALICE, ballot: "Revealed", verdict: "Invalid" },
+      { who: BOB, ballot: "Committed" },
+      { who: CHARLIE, ballot: "Pending" },
+    ],
+    revealFrom: 50,
     deadline: 60,
   };
+  const undrawn: ChallengeView = { id: 8n, round: 4, accused: BOB, state: "open", challenger: ALICE, drawAt: 57, committee: [], revealFrom: 65, deadline: 75 };
   const decided: ChallengeView = { id: 2n, round: 1, accused: BOB, state: "decided", outcome: "Rejected", slashed: 0n, clawedBack: 0n, resolvedAt: 33 };
   const unknown: ChallengeView = { id: 1n, round: 0, accused: ALICE, state: "decided" };
   const incidents: JobIncident[] = [
+    { kind: "ChallengeOpened", block: 40, id: 7n, round: 3, accused: CHARLIE, challenger: BOB, drawAt: 42, deadline: 60 },
+    { kind: "CommitteeDrawn", block: 42, id: 7n, committee: [ALICE, BOB, CHARLIE], revealFrom: 50 },
+    { kind: "VoteCommitted", block: 44, id: 7n, who: BOB },
+    { kind: "Voted", block: 53, id: 7n, who: ALICE, verdict: "Invalid" },
     { kind: "EquivocationPunished", block: 50, round: 2, provider: CHARLIE, reporter: ALICE, slashed: 5n * UNIT },
     { kind: "Slashed", block: 50, who: CHARLIE, reason: "Equivocation", amount: 5n * UNIT, toRecipients: UNIT },
   ];
 
-  it("shows open challenges with each member's vote, every challenge, events and the scan's range", () => {
+  it("shows open challenges with their phase and each member's ballot, every challenge, events and the scan's range", () => {
     render(
       <ChallengesSection
-        challenges={[open, decided, unknown]}
+        challenges={[undrawn, open, decided, unknown]}
         incidents={incidents}
         now={55}
         scan={{ requested: { from: 10, to: 100 }, covered: { from: 40, to: 100 }, stoppedAt: 39, pruned: true, truncated: false, events: [], reason: "State already discarded" }}
       />,
     );
     const group = screen.getByRole("group", { name: "Challenge #7" });
-    expect(group).toHaveTextContent("voting until #60 (5 blocks left)");
-    expect(group).toHaveTextContent("1 invalid, 0 valid, 1 not voted");
+    expect(group).toHaveTextContent("revealing until #60 (5 blocks left)");
+    expect(group).toHaveTextContent("1 invalid, 0 valid, 1 committed (hidden), 1 pending");
     const votes = within(group).getAllByRole("row").slice(1).map((r) => r.textContent);
-    expect(votes).toEqual(["5GrwvaEF…oHGKutQYInvalid", "5FHneW46…jJM694tynot voted"]);
-    const all = screen.getByRole("heading", { name: "Every challenge of this job (3)" }).nextElementSibling!;
+    expect(votes).toEqual(["5GrwvaEF…oHGKutQYInvalid", "5FHneW46…jJM694tycommitted (hidden)", "5FLSigC9…1hXcS59Ypending"]);
+    const waiting = screen.getByRole("group", { name: "Challenge #8" });
+    expect(waiting).toHaveTextContent("awaiting the committee draw at #57 (2 blocks left)");
+    expect(waiting).toHaveTextContent("Committee not drawn yet");
+    expect(within(waiting).queryByRole("table")).toBeNull();
+    const all = screen.getByRole("heading", { name: "Every challenge of this job (4)" }).nextElementSibling!;
     const rows = within(all as HTMLElement).getAllByRole("row").slice(1).map((r) => r.textContent);
-    expect(rows[0]).toContain("open");
-    expect(rows[1]).toContain("rejected (contribution valid)");
-    expect(rows[1]).toContain("#33");
-    expect(rows[2]).toContain("decided (outcome before the events read)");
+    expect(rows[0]).toContain("open, awaiting draw");
+    expect(rows[1]).toContain("open, revealing");
+    expect(rows[1]).toContain("1 / 0 / 1 / 1");
+    expect(rows[2]).toContain("rejected (contribution valid)");
+    expect(rows[2]).toContain("#33");
+    expect(rows[3]).toContain("decided (outcome before the events read)");
     const events = screen.getByRole("list", { name: "Challenge and slash events" });
-    expect(within(events).getAllByRole("listitem")[0]).toHaveTextContent("#50 Slashed: 5FLSigC9…1hXcS59Y slashed 5 GRID (Equivocation), 1 GRID to recipients");
+    const lines = within(events).getAllByRole("listitem").map((li) => li.textContent);
+    expect(lines[0]).toBe("#50 Slashed: 5FLSigC9…1hXcS59Y slashed 5 GRID (Equivocation), 1 GRID to recipients");
+    expect(lines.slice(2)).toEqual([
+      "#53 Voted: challenge #7: 5GrwvaEF…oHGKutQY revealed Invalid",
+      "#44 VoteCommitted: challenge #7: 5FHneW46…jJM694ty committed a hidden verdict",
+      "#42 CommitteeDrawn: challenge #7: committee of 3 drawn (5GrwvaEF…oHGKutQY, 5FHneW46…jJM694ty, 5FLSigC9…1hXcS59Y), committing until #50",
+      "#40 ChallengeOpened: challenge #7 opened on round 3: 5FLSigC9…1hXcS59Y accused by 5FHneW46…jJM694ty, committee drawn at #42, voting until #60",
+    ]);
     expect(screen.getByText(/Events from block #40 on; older state is pruned by this node/)).toBeInTheDocument();
   });
 

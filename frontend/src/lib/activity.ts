@@ -4,7 +4,7 @@
 import type { PolkadotClient } from "polkadot-api";
 import type { Observable } from "rxjs";
 import type { GridApi } from "./chain";
-import type { OpenChallengeRow, ChallengedRow, VerdictName } from "./challenges";
+import { ballotOf, type ChallengedRow, type OpenChallengeRow } from "./challenges";
 import type { BlockEvents, ChainEventRow } from "./events";
 import { chainHistoryRpc, scanHistory, type HistoryScan } from "./history";
 import type { ProofLoss } from "./losses";
@@ -57,7 +57,9 @@ export function chainActivitySource(api: GridApi, client: PolkadotClient): Activ
             accused: c.accused,
             challenger: c.challenger,
             deposit: c.deposit,
-            committee: c.committee.map(([who, verdict]) => ({ who, verdict: verdict?.type as VerdictName | undefined })),
+            drawAt: c.draw_at,
+            committee: c.committee.map(([who, ballot]) => ({ who, ...ballotOf(ballot) })),
+            revealFrom: c.reveal_from,
             deadline: c.deadline,
           })),
         challenged: challenged

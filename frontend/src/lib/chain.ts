@@ -89,19 +89,29 @@ export interface JobConstants {
 
 export async function jobConstants(api: GridApi): Promise<JobConstants> {
   const c = api.constants.Jobs;
-  const [maxRounds, maxParticipants, minRoundBlocks, maxRoundBlocks, maxChallengeWindow, maxJobBlocks, protocolFee, jobDeposit] =
-    await Promise.all([
-      c.MaxRounds(),
-      c.MaxParticipants(),
-      c.MinRoundBlocks(),
-      c.MaxRoundBlocks(),
-      c.MaxChallengeWindow(),
-      c.MaxJobBlocks(),
-      c.ProtocolFee(),
-      c.JobDeposit(),
-    ]);
+  const [
+    maxRounds,
+    maxParticipants,
+    minRoundBlocks,
+    maxRoundBlocks,
+    maxChallengeWindow,
+    maxJobBlocks,
+    minVerifiableProviders,
+    protocolFee,
+    jobDeposit,
+  ] = await Promise.all([
+    c.MaxRounds(),
+    c.MaxParticipants(),
+    c.MinRoundBlocks(),
+    c.MaxRoundBlocks(),
+    c.MaxChallengeWindow(),
+    c.MaxJobBlocks(),
+    c.MinVerifiableProviders(),
+    c.ProtocolFee(),
+    c.JobDeposit(),
+  ]);
   return {
-    limits: { maxRounds, maxParticipants, minRoundBlocks, maxRoundBlocks, maxChallengeWindow, maxJobBlocks },
+    limits: { maxRounds, maxParticipants, minRoundBlocks, maxRoundBlocks, maxChallengeWindow, maxJobBlocks, minVerifiableProviders },
     protocolFee,
     jobDeposit,
   };

@@ -1,19 +1,37 @@
 import { describe, expect, it } from "vitest";
 import { ALICE, BOB, CHARLIE } from "../test/fixtures";
-import { foldChallenges, isIncidentEvent, jobIncidentsOf, mergeEventRows, voteCounts, type OpenChallengeRow } from "./challenges";
+import {
+  ballotOf,
+  ballotText,
+  challengePhase,
+  foldChallenges,
+  isIncidentEvent,
+  jobIncidentsOf,
+  mergeEventRows,
+  phaseText,
+  voteCounts,
+  type CommitteeVote,
+  type OpenChallengeRow,
+} from "./challenges";
 import type { ChainEventRow } from "./events";
 
 const DAVE = "5DAAnrj7VHTznn2AWBemMuyBwZWs6FNFjdyVXUeYum3PTXFy";
+const EVE = "5HGjWAeFDfFCWPsjFQdVV2Msvz2XtMktvgocEZcCj68kUMaw";
 let index = 0;
 const ev = (block: number, pallet: string, name: string, fields: unknown): ChainEventRow => ({ block, index: index++, pallet, name, fields });
 
 const rows: ChainEventRow[] = [
-  ev(10, "Jobs", "ChallengeOpened", { id: 4n, job: 1n, round: 2, accused: BOB, challenger: ALICE, committee: [CHARLIE, DAVE], deadline: 30 }),
-  ev(10, "Jobs", "ChallengeOpened", { id: 5n, job: 2n, round: 0, accused: DAVE, challenger: ALICE, committee: [CHARLIE], deadline: 30 }),
-  ev(12, "Jobs", "Voted", { id: 4n, who: CHARLIE, verdict: { type: "Invalid" } }),
-  ev(13, "Jobs", "Voted", { id: 5n, who: CHARLIE, verdict: { type: "Valid" } }),
+  ev(10, "Jobs", "ChallengeOpened", { id: 4n, job: 1n, round: 2, accused: BOB, challenger: ALICE, draw_at: 12, deadline: 30 }),
+  ev(10, "Jobs", "ChallengeOpened", { id: 5n, job: 2n, round: 0, accused: DAVE, challenger: ALICE, draw_at: 12, deadline: 30 }),
+  ev(12, "Jobs", "CommitteeDrawn", { id: 4n, committee: [CHARLIE, DAVE], reveal_from: 20 }),
+  ev(12, "Jobs", "CommitteeDrawn", { id: 5n, committee: [CHARLIE, EVE], reveal_from: 20 }),
+  ev(14, "Jobs", "VoteCommitted", { id: 4n, who: CHARLIE }),
+  ev(15, "Jobs", "VoteCommitted", { id: 5n, who: CHARLIE }),
+  ev(21, "Jobs", "Voted", { id: 4n, who: CHARLIE, verdict: { type: "Invalid" } }),
+  ev(22, "Jobs", "Voted", { id: 5n, who: CHARLIE, verdict: { type: "Valid" } }),
   ev(31, "Providers", "Slashed", { who: BOB, reason: { type: "Fraud" }, amount: 50n, to_recipients: 10n }),
   ev(31, "Providers", "Slashed", { who: DAVE, reason: { type: "CommitteeAbsence" }, amount: 5n, to_recipients: 5n }),
+  ev(31, "Providers", "Slashed", { who: EVE, reason: { type: "CommitteeAbsence" }, amount: 5n, to_recipients: 5n }),
   ev(31, "Jobs", "ChallengeResolved", { id: 4n, job: 1n, round: 2, accused: BOB, outcome: { type: "FraudProven" }, slashed: 50n, clawed_back: 30n, absent: 1 }),
   ev(40, "Providers", "Slashed", { who: BOB, reason: { type: "Liveness" }, amount: 7n, to_recipients: 0n }),
   ev(41, "Jobs", "EquivocationPunished", { job: 1n, round: 5, provider: CHARLIE, reporter: ALICE, slashed: 20n }),
@@ -22,36 +40,107 @@ const rows: ChainEventRow[] = [
 ];
 
 describe("a job's incidents", () => {
-  it("keeps its challenges, their votes and the slashes of its events' blocks", () => {
+  it("keeps its challenges, their draws, commitments, revealed votes and the slashes of its events' blocks", () => {
     const incidents = jobIncidentsOf(rows, 1n);
     expect(incidents.map((i) => `${i.block} ${i.kind}`)).toEqual([
       "10 ChallengeOpened",
-      "12 Voted",
+      "12 CommitteeDrawn",
+      "14 VoteCommitted",
+      "21 Voted",
       "31 Slashed",
       "31 Slashed",
       "31 ChallengeResolved",
       "41 EquivocationPunished",
       "41 Slashed",
     ]);
-    // Dave's absence slash counts: he sits on the job's committee.
-    expect(incidents[3]).toMatchObject({ kind: "Slashed", who: DAVE, reason: "CommitteeAbsence", amount: 5n });
-    expect(incidents[4]).toMatchObject({ outcome: "FraudProven", slashed: 50n, clawedBack: 30n, absent: 1 });
+    expect(incidents[0]).toMatchObject({ kind: "ChallengeOpened", id: 4n, drawAt: 12, deadline: 30 });
+    expect(incidents[1]).toEqual({ kind: "CommitteeDrawn", block: 12, id: 4n, committee: [CHARLIE, DAVE], revealFrom: 20 });
+    expect(incidents[2]).toMatchObject({ kind: "VoteCommitted", id: 4n, who: CHARLIE });
+    expect(incidents[3]).toMatchObject({ kind: "Voted", id: 4n, who: CHARLIE, verdict: "Invalid" });
+    // Dave's absence slash counts: he was drawn on the job's committee (Eve only on another job's).
+    expect(incidents[5]).toMatchObject({ kind: "Slashed", who: DAVE, reason: "CommitteeAbsence", amount: 5n });
+    expect(incidents[6]).toMatchObject({ outcome: "FraudProven", slashed: 50n, clawedBack: 30n, absent: 1 });
   });
 
-  it("keeps votes on challenges known from state even when their opening was not read", () => {
-    const late = rows.filter((r) => r.name === "Voted");
+  it("knows the committee members from the draw (or from the accounts given)", () => {
+    const undrawn = rows.filter((r) => r.name !== "CommitteeDrawn");
+    const slashed = (incidents: ReturnType<typeof jobIncidentsOf>) => incidents.flatMap((i) => (i.kind === "Slashed" ? [`${i.block} ${i.who}`] : []));
+    expect(slashed(jobIncidentsOf(rows, 1n))).toEqual([`31 ${BOB}`, `31 ${DAVE}`, `41 ${CHARLIE}`]);
+    expect(slashed(jobIncidentsOf(undrawn, 1n))).toEqual([`31 ${BOB}`, `41 ${CHARLIE}`]);
+    expect(slashed(jobIncidentsOf(undrawn, 1n, [], [DAVE]))).toEqual([`31 ${BOB}`, `31 ${DAVE}`, `41 ${CHARLIE}`]);
+    // A draw of a challenge known from state counts too, its opening unread.
+    const late = rows.filter((r) => r.name !== "ChallengeOpened");
+    expect(slashed(jobIncidentsOf(late, 1n, [4n]))).toEqual([`31 ${BOB}`, `31 ${DAVE}`, `41 ${CHARLIE}`]);
+  });
+
+  it("keeps draws and votes on challenges known from state even when their opening was not read", () => {
+    const late = rows.filter((r) => ["CommitteeDrawn", "VoteCommitted", "Voted"].includes(r.name));
     expect(jobIncidentsOf(late, 1n).length).toBe(0);
-    expect(jobIncidentsOf(late, 1n, [4n]).map((i) => i.kind === "Voted" && i.verdict)).toEqual(["Invalid"]);
+    expect(jobIncidentsOf(late, 1n, [4n]).map((i) => i.kind)).toEqual(["CommitteeDrawn", "VoteCommitted", "Voted"]);
+    expect(jobIncidentsOf(late, 1n, [4n]).map((i) => i.kind === "Voted" && i.verdict)).toEqual([false, false, "Invalid"]);
   });
 
   it("selects the events to keep from blocks", () => {
-    expect(rows.filter(isIncidentEvent).length).toBe(10);
+    expect(rows.filter(isIncidentEvent).length).toBe(15);
+    expect(isIncidentEvent({ pallet: "Jobs", name: "CommitteeDrawn" })).toBe(true);
+    expect(isIncidentEvent({ pallet: "Jobs", name: "VoteCommitted" })).toBe(true);
   });
 
   it("merges a scan and live blocks, each event once, oldest first", () => {
     const a = rows.slice(0, 4);
     const b = rows.slice(2, 6);
     expect(mergeEventRows(b, a)).toEqual(rows.slice(0, 6));
+  });
+});
+
+describe("ballots", () => {
+  it("reads PAPI's ballots", () => {
+    expect(ballotOf({ type: "Pending", value: undefined })).toEqual({ ballot: "Pending" });
+    expect(ballotOf({ type: "Committed", value: `0x${"12".repeat(32)}` })).toEqual({ ballot: "Committed" });
+    expect(ballotOf({ type: "Revealed", value: { type: "Invalid", value: undefined } })).toEqual({ ballot: "Revealed", verdict: "Invalid" });
+  });
+
+  it("counts revealed verdicts, hidden ones and those not sent", () => {
+    const committee: CommitteeVote[] = [
+      { who: ALICE, ballot: "Revealed", verdict: "Invalid" },
+      { who: BOB, ballot: "Revealed", verdict: "Valid" },
+      { who: CHARLIE, ballot: "Revealed", verdict: "Invalid" },
+      { who: DAVE, ballot: "Committed" },
+      { who: EVE, ballot: "Pending" },
+    ];
+    expect(voteCounts(committee)).toEqual({ invalid: 2, valid: 1, committed: 1, pending: 1 });
+    expect(voteCounts([])).toEqual({ invalid: 0, valid: 0, committed: 0, pending: 0 });
+    expect(committee.map(ballotText)).toEqual(["Invalid", "Valid", "Invalid", "committed (hidden)", "pending"]);
+  });
+});
+
+describe("a challenge's phase", () => {
+  const undrawn = { drawAt: 12, committee: [], revealFrom: 20, deadline: 30 };
+  const drawn = {
+    ...undrawn,
+    committee: [
+      { who: ALICE, ballot: "Committed" as const },
+      { who: BOB, ballot: "Pending" as const },
+    ],
+  };
+  const allCommitted = { ...drawn, committee: drawn.committee.map((m) => ({ ...m, ballot: "Committed" as const })) };
+
+  it("awaits its draw, then commits until reveal_from (or every member committed), reveals until the deadline", () => {
+    expect(challengePhase(undrawn, 10)).toEqual({ phase: "draw", until: 12 });
+    expect(challengePhase(drawn, 15)).toEqual({ phase: "commit", until: 20 });
+    expect(challengePhase(allCommitted, 15)).toEqual({ phase: "reveal", until: 30 });
+    expect(challengePhase(drawn, 20)).toEqual({ phase: "reveal", until: 30 });
+    expect(challengePhase(drawn, 30)).toEqual({ phase: "closed", until: 30 });
+    expect(challengePhase(drawn)).toEqual({ phase: "commit", until: 20 });
+  });
+
+  it("reads as text, with the blocks left", () => {
+    expect(phaseText(undrawn, 10)).toBe("awaiting the committee draw at #12 (2 blocks left)");
+    expect(phaseText(undrawn, 13)).toBe("awaiting the committee draw at #12 (due)");
+    expect(phaseText(drawn, 15)).toBe("committing until #20 (5 blocks left)");
+    expect(phaseText(allCommitted, 15)).toBe("revealing until #30 (15 blocks left)");
+    expect(phaseText(drawn, 31)).toBe("voting closed at #30, to be decided");
+    expect(phaseText(drawn)).toBe("committing until #20");
   });
 });
 
@@ -63,7 +152,12 @@ describe("foldChallenges", () => {
     accused: CHARLIE,
     challenger: BOB,
     deposit: 100n,
-    committee: [{ who: ALICE, verdict: "Valid" }, { who: DAVE }],
+    drawAt: 70,
+    committee: [
+      { who: ALICE, ballot: "Revealed", verdict: "Valid" },
+      { who: DAVE, ballot: "Committed" },
+    ],
+    revealFrom: 80,
     deadline: 90,
   };
 
@@ -83,10 +177,25 @@ describe("foldChallenges", () => {
       [4n, "decided", "FraudProven"],
       [1n, "decided", undefined],
     ]);
+    expect(views[0]).toMatchObject({ drawAt: 70, revealFrom: 80, deadline: 90 });
     expect(views[0]!.committee).toEqual(open.committee);
-    expect(views[1]).toMatchObject({ challenger: ALICE, openedAt: 10, resolvedAt: 31, deadline: 30 });
-    expect(views[1]!.committee).toEqual([{ who: CHARLIE, verdict: "Invalid" }, { who: DAVE }]);
-    expect(voteCounts(views[1]!.committee!)).toEqual({ valid: 0, invalid: 1, notVoted: 1 });
+    expect(views[1]).toMatchObject({ challenger: ALICE, openedAt: 10, drawAt: 12, drawnAt: 12, revealFrom: 20, resolvedAt: 31, deadline: 30 });
+    expect(views[1]!.committee).toEqual([
+      { who: CHARLIE, ballot: "Revealed", verdict: "Invalid" },
+      { who: DAVE, ballot: "Pending" },
+    ]);
+    expect(voteCounts(views[1]!.committee!)).toEqual({ invalid: 1, valid: 0, committed: 0, pending: 1 });
+  });
+
+  it("follows a challenge's committee through the events: drawn, committed, revealed", () => {
+    const upTo = (block: number) => foldChallenges([], [], jobIncidentsOf(rows.filter((r) => r.block <= block), 1n))[0]!;
+    expect(upTo(10).committee).toBeUndefined();
+    expect(upTo(12).committee).toEqual([
+      { who: CHARLIE, ballot: "Pending" },
+      { who: DAVE, ballot: "Pending" },
+    ]);
+    expect(upTo(14).committee![0]).toEqual({ who: CHARLIE, ballot: "Committed" });
+    expect(upTo(21).committee![0]).toEqual({ who: CHARLIE, ballot: "Revealed", verdict: "Invalid" });
   });
 
   it("is empty without challenges", () => {

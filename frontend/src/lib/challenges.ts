@@ -1,17 +1,33 @@
 // A job's challenges, votes and slashes as plain rows: open challenges (`Jobs.Challenges`), every
 // contribution ever challenged (`Jobs.Challenged`), and the events that tell the rest
-// (`ChallengeOpened`, `Voted`, `ChallengeResolved`, `EquivocationPunished`, `Providers.Slashed`),
-// from a scan of past blocks and live. Pure, so tests need no node.
+// (`ChallengeOpened`, `CommitteeDrawn`, `VoteCommitted`, `Voted`, `ChallengeResolved`,
+// `EquivocationPunished`, `Providers.Slashed`), from a scan of past blocks and live. Pure, so
+// tests need no node.
+//
+// A challenge opened at block n has its committee drawn at `draw_at` (empty until then); the
+// members commit hidden verdicts until `reveal_from` (or until every member committed), reveal
+// them until `deadline`, and it is decided as soon as a strict majority of the committee revealed
+// the same verdict, else at the deadline.
 import type { ChainEventRow } from "./events";
 import type { SlashReasonName } from "./providers";
 
 export type VerdictName = "Valid" | "Invalid";
 export type OutcomeName = "FraudProven" | "Rejected" | "Undecided";
+/** A committee member's ballot: nothing sent, a hidden verdict, or the verdict revealed. */
+export type BallotName = "Pending" | "Committed" | "Revealed";
 
 export interface CommitteeVote {
   who: string;
-  /** Undefined: not voted (yet). */
+  ballot: BallotName;
+  /** The revealed verdict (`ballot` "Revealed" only). */
   verdict?: VerdictName;
+}
+
+/** A ballot as PAPI decodes it (`{ type: "Revealed", value: { type: "Valid" } }`), as plain fields. */
+export function ballotOf(ballot: unknown): Pick<CommitteeVote, "ballot" | "verdict"> {
+  const type = enumName(ballot);
+  if (type === "Revealed") return { ballot: "Revealed", verdict: enumName((ballot as { value?: unknown }).value) as VerdictName };
+  return { ballot: type === "Committed" ? "Committed" : "Pending" };
 }
 
 /** A challenge still open (`Jobs.Challenges`). */
@@ -22,7 +38,12 @@ export interface OpenChallengeRow {
   accused: string;
   challenger: string;
   deposit: bigint;
+  /** The block the committee is drawn at. */
+  drawAt: number;
+  /** Members with their ballots; empty until drawn. */
   committee: CommitteeVote[];
+  /** The block reveals open at (earlier once every member committed). */
+  revealFrom: number;
   deadline: number;
 }
 
@@ -43,9 +64,12 @@ export type JobIncident =
       round: number;
       accused: string;
       challenger: string;
-      committee: string[];
+      drawAt: number;
       deadline: number;
     }
+  | { kind: "CommitteeDrawn"; block: number; id: bigint; committee: string[]; revealFrom: number }
+  | { kind: "VoteCommitted"; block: number; id: bigint; who: string }
+  /** A revealed vote. */
   | { kind: "Voted"; block: number; id: bigint; who: string; verdict: VerdictName }
   | {
       kind: "ChallengeResolved";
@@ -65,21 +89,27 @@ export type JobIncident =
 export function isIncidentEvent(e: Pick<ChainEventRow, "pallet" | "name">): boolean {
   return (
     (e.pallet === "Jobs" &&
-      ["ChallengeOpened", "Voted", "ChallengeResolved", "EquivocationPunished", "Removed"].includes(e.name)) ||
+      ["ChallengeOpened", "CommitteeDrawn", "VoteCommitted", "Voted", "ChallengeResolved", "EquivocationPunished", "Removed"].includes(
+        e.name,
+      )) ||
     (e.pallet === "Providers" && e.name === "Slashed")
   );
 }
 
 type F = Record<string, unknown>;
-const enumName = (v: unknown) => (v && typeof v === "object" && "type" in v ? String((v as { type: unknown }).type) : String(v));
+function enumName(v: unknown): string {
+  return v && typeof v === "object" && "type" in v ? String((v as { type: unknown }).type) : String(v);
+}
 const asBig = (v: unknown) => (typeof v === "bigint" ? v : BigInt(v as number));
+const strings = (v: unknown) => (Array.isArray(v) ? v.map(String) : []);
 
 /**
- * The incidents of job `job` among `rows` (oldest first). `Voted` names only the challenge, so
- * it is kept when the challenge is one of `challengeIds` or opened in `rows`. `Providers.Slashed`
- * names no job: it is kept when its block also has an `EquivocationPunished`, `ChallengeResolved`
- * or `Removed` event of this job and the slashed account is named there or in `accounts` (the
- * job's participants and committees).
+ * The incidents of job `job` among `rows` (oldest first). `CommitteeDrawn`, `VoteCommitted` and
+ * `Voted` name only the challenge, so they are kept when the challenge is one of `challengeIds`
+ * or opened in `rows`. `Providers.Slashed` names no job: it is kept when its block also has an
+ * `EquivocationPunished`, `ChallengeResolved` or `Removed` event of this job and the slashed
+ * account is named there or in `accounts` (the job's participants and committees, with those
+ * drawn in `rows`).
  */
 export function jobIncidentsOf(
   rows: readonly ChainEventRow[],
@@ -92,11 +122,13 @@ export function jobIncidentsOf(
   const slashBlocks = new Map<number, Set<string>>();
   for (const r of rows) {
     const f = r.fields as F;
-    if (r.pallet !== "Jobs" || !f || f.job === undefined || asBig(f.job) !== job) continue;
-    if (r.name === "ChallengeOpened") {
-      ids.add(asBig(f.id));
-      for (const m of (f.committee as string[]) ?? []) known.add(m);
+    if (r.pallet !== "Jobs" || !f || typeof f !== "object") continue;
+    if (r.name === "CommitteeDrawn" && f.id !== undefined && ids.has(asBig(f.id))) {
+      for (const m of strings(f.committee)) known.add(m);
+      continue;
     }
+    if (f.job === undefined || asBig(f.job) !== job) continue;
+    if (r.name === "ChallengeOpened") ids.add(asBig(f.id));
     if (r.name === "EquivocationPunished" || r.name === "ChallengeResolved" || r.name === "Removed") {
       const named = slashBlocks.get(r.block) ?? new Set<string>();
       for (const k of ["provider", "accused", "who"]) if (typeof f[k] === "string") named.add(f[k] as string);
@@ -108,6 +140,7 @@ export function jobIncidentsOf(
     const f = r.fields as F;
     if (!f || typeof f !== "object") continue;
     const ofJob = f.job !== undefined && asBig(f.job) === job;
+    const ofChallenge = f.id !== undefined && ids.has(asBig(f.id));
     const key = `${r.pallet}.${r.name}`;
     if (key === "Jobs.ChallengeOpened" && ofJob)
       out.push({
@@ -117,10 +150,14 @@ export function jobIncidentsOf(
         round: Number(f.round),
         accused: String(f.accused),
         challenger: String(f.challenger),
-        committee: (f.committee as string[]) ?? [],
+        drawAt: Number(f.draw_at),
         deadline: Number(f.deadline),
       });
-    else if (key === "Jobs.Voted" && ids.has(asBig(f.id)))
+    else if (key === "Jobs.CommitteeDrawn" && ofChallenge)
+      out.push({ kind: "CommitteeDrawn", block: r.block, id: asBig(f.id), committee: strings(f.committee), revealFrom: Number(f.reveal_from) });
+    else if (key === "Jobs.VoteCommitted" && ofChallenge)
+      out.push({ kind: "VoteCommitted", block: r.block, id: asBig(f.id), who: String(f.who) });
+    else if (key === "Jobs.Voted" && ofChallenge)
       out.push({ kind: "Voted", block: r.block, id: asBig(f.id), who: String(f.who), verdict: enumName(f.verdict) as VerdictName });
     else if (key === "Jobs.ChallengeResolved" && ofJob)
       out.push({
@@ -181,10 +218,15 @@ export interface ChallengeView {
   state: "open" | "decided";
   challenger?: string;
   deposit?: bigint;
-  /** Members with their votes (open challenges: from state; decided: from events seen). */
+  /** The block the committee is (or was) drawn at. */
+  drawAt?: number;
+  /** Members with their ballots (open challenges: from state, empty until drawn; decided: from events seen). */
   committee?: CommitteeVote[];
+  revealFrom?: number;
   deadline?: number;
   openedAt?: number;
+  /** The block a `CommitteeDrawn` event was read in. */
+  drawnAt?: number;
   outcome?: OutcomeName;
   slashed?: bigint;
   clawedBack?: bigint;
@@ -194,7 +236,8 @@ export interface ChallengeView {
 
 /**
  * Every challenge of the job: those ever raised (`Challenged`), open ones with their committee
- * and votes from state, and what the events tell (opening, votes, outcome); newest id first.
+ * and ballots from state, and what the events tell (opening, draw, commitments, revealed votes,
+ * outcome); newest id first.
  */
 export function foldChallenges(
   open: readonly OpenChallengeRow[],
@@ -203,21 +246,30 @@ export function foldChallenges(
 ): ChallengeView[] {
   const byId = new Map<bigint, ChallengeView>();
   for (const c of challenged) byId.set(c.id, { id: c.id, round: c.round, accused: c.accused, state: "decided" });
+  const vote = (id: bigint, who: string, ballot: Pick<CommitteeVote, "ballot" | "verdict">, onlyPending: boolean) => {
+    const v = byId.get(id);
+    if (v?.committee)
+      byId.set(id, {
+        ...v,
+        committee: v.committee.map((m) => (m.who === who && (!onlyPending || m.ballot === "Pending") ? { who, ...ballot } : m)),
+      });
+  };
   for (const i of incidents) {
     if (i.kind === "ChallengeOpened") {
       const v = byId.get(i.id) ?? { id: i.id, round: i.round, accused: i.accused, state: "decided" as const };
-      byId.set(i.id, {
-        ...v,
-        challenger: i.challenger,
-        committee: v.committee ?? i.committee.map((who) => ({ who })),
-        deadline: i.deadline,
-        openedAt: i.block,
-      });
-    } else if (i.kind === "Voted") {
+      byId.set(i.id, { ...v, challenger: i.challenger, drawAt: i.drawAt, deadline: i.deadline, openedAt: i.block });
+    } else if (i.kind === "CommitteeDrawn") {
       const v = byId.get(i.id);
-      if (v?.committee)
-        byId.set(i.id, { ...v, committee: v.committee.map((m) => (m.who === i.who ? { ...m, verdict: i.verdict } : m)) });
-    } else if (i.kind === "ChallengeResolved") {
+      if (v)
+        byId.set(i.id, {
+          ...v,
+          committee: v.committee ?? i.committee.map((who) => ({ who, ballot: "Pending" as const })),
+          revealFrom: i.revealFrom,
+          drawnAt: i.block,
+        });
+    } else if (i.kind === "VoteCommitted") vote(i.id, i.who, { ballot: "Committed" }, true);
+    else if (i.kind === "Voted") vote(i.id, i.who, { ballot: "Revealed", verdict: i.verdict }, false);
+    else if (i.kind === "ChallengeResolved") {
       const v = byId.get(i.id) ?? { id: i.id, round: i.round, accused: i.accused, state: "decided" as const };
       byId.set(i.id, {
         ...v,
@@ -230,7 +282,7 @@ export function foldChallenges(
       });
     }
   }
-  // State is the authority on open challenges (and their votes).
+  // State is the authority on open challenges (and their ballots).
   for (const c of open) {
     const v = byId.get(c.id);
     byId.set(c.id, {
@@ -241,7 +293,9 @@ export function foldChallenges(
       state: "open",
       challenger: c.challenger,
       deposit: c.deposit,
+      drawAt: c.drawAt,
       committee: c.committee,
+      revealFrom: c.revealFrom,
       deadline: c.deadline,
       outcome: undefined,
       resolvedAt: undefined,
@@ -250,15 +304,58 @@ export function foldChallenges(
   return [...byId.values()].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
 }
 
-/** "Valid 2, Invalid 1, not voted 1" */
-export function voteCounts(committee: readonly CommitteeVote[]): { valid: number; invalid: number; notVoted: number } {
-  let valid = 0;
-  let invalid = 0;
+/** How many members revealed Invalid, Valid, committed a hidden verdict, or sent nothing. */
+export function voteCounts(committee: readonly CommitteeVote[]): { invalid: number; valid: number; committed: number; pending: number } {
+  const n = { invalid: 0, valid: 0, committed: 0, pending: 0 };
   for (const m of committee) {
-    if (m.verdict === "Valid") valid++;
-    else if (m.verdict === "Invalid") invalid++;
+    if (m.ballot === "Revealed" && m.verdict === "Invalid") n.invalid++;
+    else if (m.ballot === "Revealed") n.valid++;
+    else if (m.ballot === "Committed") n.committed++;
+    else n.pending++;
   }
-  return { valid, invalid, notVoted: committee.length - valid - invalid };
+  return n;
+}
+
+/** A ballot as the page shows it: "pending", "committed (hidden)", "Valid" or "Invalid". */
+export function ballotText(m: Pick<CommitteeVote, "ballot" | "verdict">): string {
+  return m.ballot === "Revealed" ? (m.verdict ?? "revealed") : m.ballot === "Committed" ? "committed (hidden)" : "pending";
+}
+
+export type ChallengePhaseName = "draw" | "commit" | "reveal" | "closed";
+
+/**
+ * Where an open challenge stands at block `now` (unknown: from its ballots only), and the block
+ * that phase ends at: awaiting its draw (`draw_at`), committing (until `reveal_from`, or until
+ * every member committed), revealing (until `deadline`), or past its deadline, to be decided.
+ */
+export function challengePhase(
+  c: Pick<ChallengeView, "drawAt" | "committee" | "revealFrom" | "deadline">,
+  now?: number,
+): { phase: ChallengePhaseName; until?: number } {
+  if (now !== undefined && c.deadline !== undefined && now >= c.deadline) return { phase: "closed", until: c.deadline };
+  const committee = c.committee ?? [];
+  if (committee.length === 0) return { phase: "draw", until: c.drawAt };
+  const allCommitted = committee.every((m) => m.ballot !== "Pending");
+  if (allCommitted || (now !== undefined && c.revealFrom !== undefined && now >= c.revealFrom))
+    return { phase: "reveal", until: c.deadline };
+  return { phase: "commit", until: c.revealFrom };
+}
+
+/** "committing until #40 (5 blocks left)", "awaiting the committee draw at #12", "revealing until #60", … */
+export function phaseText(c: Pick<ChallengeView, "drawAt" | "committee" | "revealFrom" | "deadline">, now?: number): string {
+  const { phase, until } = challengePhase(c, now);
+  const at = until === undefined ? "?" : `#${until}`;
+  const left = now !== undefined && until !== undefined ? (until > now ? ` (${until - now} blocks left)` : " (due)") : "";
+  switch (phase) {
+    case "draw":
+      return `awaiting the committee draw at ${at}${left}`;
+    case "commit":
+      return `committing until ${at}${left}`;
+    case "reveal":
+      return `revealing until ${at}${left}`;
+    case "closed":
+      return `voting closed at ${at}, to be decided`;
+  }
 }
 
 /** Readable outcome names. */

@@ -70,6 +70,19 @@ describe("chain events", () => {
     expect(describeEvent(ev("Jobs", "JobCompleted", { job: 1n, final_model_hash: HASH }))).toBe("job #1 completed (model 0xabababab…abababab)");
   });
 
+  it("format a challenge's commit-reveal vote as one-liners", () => {
+    expect(describeEvent(ev("Jobs", "ChallengeOpened", { id: 4n, job: 1n, round: 2, accused: BOB, challenger: ALICE, draw_at: 14, deadline: 40 }))).toBe(
+      "challenge #4 on job #1 round 2: 5FHneW46…jJM694ty accused by 5GrwvaEF…oHGKutQY, committee drawn at #14, voting until #40",
+    );
+    expect(describeEvent(ev("Jobs", "CommitteeDrawn", { id: 4n, committee: [ALICE, BOB], reveal_from: 30 }))).toBe(
+      "challenge #4: committee of 2 drawn, committing until #30",
+    );
+    expect(describeEvent(ev("Jobs", "VoteCommitted", { id: 4n, who: BOB }))).toBe("challenge #4: 5FHneW46…jJM694ty committed a hidden verdict");
+    expect(describeEvent(ev("Jobs", "Voted", { id: 4n, who: BOB, verdict: { type: "Invalid", value: undefined } }))).toBe(
+      "challenge #4: 5FHneW46…jJM694ty revealed Invalid",
+    );
+  });
+
   it("format Providers events as one-liners", () => {
     expect(formatEvent(ev("Providers", "Registered", { who: BOB, peer_id: "0x0024cd", stake: 200n * UNIT }))).toBe(
       "#12 Providers.Registered: 5FHneW46…jJM694ty registered with 200 GRID",

@@ -132,8 +132,11 @@ const DESCRIBE: Record<string, (f: Fields) => string> = {
   "Jobs.EquivocationPunished": (f) =>
     `job ${id(f.job)} round ${formatValue(f.round)}: ${who(f.provider)} slashed ${grid(f.slashed)} for equivocation, reported by ${who(f.reporter)}`,
   "Jobs.ChallengeOpened": (f) =>
-    `challenge ${id(f.id)} on job ${id(f.job)} round ${formatValue(f.round)}: ${who(f.accused)} accused by ${who(f.challenger)}, ${Array.isArray(f.committee) ? f.committee.length : "?"} verifiers until #${formatValue(f.deadline)}`,
-  "Jobs.Voted": (f) => `challenge ${id(f.id)}: ${who(f.who)} voted ${name(f.verdict)}`,
+    `challenge ${id(f.id)} on job ${id(f.job)} round ${formatValue(f.round)}: ${who(f.accused)} accused by ${who(f.challenger)}, committee drawn at #${formatValue(f.draw_at)}, voting until #${formatValue(f.deadline)}`,
+  "Jobs.CommitteeDrawn": (f) =>
+    `challenge ${id(f.id)}: committee of ${Array.isArray(f.committee) ? f.committee.length : "?"} drawn, committing until #${formatValue(f.reveal_from)}`,
+  "Jobs.VoteCommitted": (f) => `challenge ${id(f.id)}: ${who(f.who)} committed a hidden verdict`,
+  "Jobs.Voted": (f) => `challenge ${id(f.id)}: ${who(f.who)} revealed ${name(f.verdict)}`,
   "Jobs.ChallengeResolved": (f) =>
     `challenge ${id(f.id)} on job ${id(f.job)} round ${formatValue(f.round)}: ${who(f.accused)} ${name(f.outcome)}, slashed ${grid(f.slashed)}, clawed back ${grid(f.clawed_back)}, ${formatValue(f.absent)} absent`,
   "Jobs.WorkerReported": (f) =>

@@ -1,5 +1,6 @@
 // Plain data the job components render, and how it is read from the chain (pallet-jobs view
 // functions). Components take these types, so tests can render them without a node.
+import type { Admission } from "./admission";
 import type { GridApi } from "./chain";
 import type { JobEvent } from "./source";
 import type { JobSpec } from "./spec";
@@ -39,6 +40,8 @@ export interface JobRow {
   /** The buyer cancelled while a round was open: the job ends when that round settles. */
   cancelRequested: boolean;
   round?: OpenRound;
+  /** Who may join besides holding the stake (the default admits anyone with it). */
+  admission: Admission;
 }
 
 export interface ParticipantRow {
@@ -75,7 +78,7 @@ type RoundSummary = NonNullable<Awaited<ReturnType<GridApi["view"]["Jobs"]["roun
 
 /** A view function's job record as a row. */
 export function jobRowOf(id: bigint, view: JobView): JobRow {
-  const { job, held, round } = view;
+  const { job, held, round, admission } = view;
   return {
     id,
     buyer: job.buyer,
@@ -101,6 +104,7 @@ export function jobRowOf(id: bigint, view: JobView): JobRow {
       attested: round.tally.reduce((n, [, count]) => n + count, 0),
       quorum: round.quorum,
     },
+    admission,
   };
 }
 

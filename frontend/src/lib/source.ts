@@ -17,6 +17,7 @@ import {
   type ProviderJobRow,
   type ProviderRow,
 } from "./providers";
+import type { Admission } from "./admission";
 import type { ProviderUpdate, Registration } from "./registration";
 import type { JobSpec } from "./spec";
 import { fetchTrainerStatus, type TrainerStatus } from "./trainer";
@@ -41,7 +42,8 @@ export interface GridSource {
   /** Free balance of an account. */
   free(address: string, at: At): Promise<bigint>;
   jobEvents(id: bigint): Observable<JobEvent>;
-  createJob(spec: JobSpec, signer: PolkadotSigner): Observable<TxEvent>;
+  /** `Jobs.create_job` with the buyer's admission rules (`OPEN_ADMISSION`: anyone with the stake). */
+  createJob(spec: JobSpec, admission: Admission, signer: PolkadotSigner): Observable<TxEvent>;
   cancelJob(id: bigint, signer: PolkadotSigner): Observable<TxEvent>;
 }
 
@@ -86,7 +88,7 @@ export function chainSource(api: GridApi): GridSource {
           ),
         ),
       ).pipe(mergeMap((batch) => batch)),
-    createJob: (spec, signer) => api.tx.Jobs.create_job({ spec }).signSubmitAndWatch(signer),
+    createJob: (spec, admission, signer) => api.tx.Jobs.create_job({ spec, admission }).signSubmitAndWatch(signer),
     cancelJob: (id, signer) => api.tx.Jobs.cancel_job({ job: id }).signSubmitAndWatch(signer),
   };
 }

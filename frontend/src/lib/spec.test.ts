@@ -10,6 +10,7 @@ const LIMITS: SpecLimits = {
   maxRoundBlocks: 14_400,
   maxChallengeWindow: 7_200,
   maxJobBlocks: 1_296_000,
+  minVerifiableProviders: 4,
 };
 
 const form = (patch: Partial<JobForm>): JobForm => ({ ...DEFAULT_FORM, ...patch });
@@ -33,7 +34,7 @@ describe("job form → JobSpec", () => {
       },
       rounds: 5,
       reward_per_round: 30n * UNIT,
-      min_providers: 3,
+      min_providers: 4,
       max_providers: 4,
       min_provider_stake: 100n * UNIT,
       challenge_window: 16,
@@ -107,6 +108,19 @@ describe("job form → JobSpec", () => {
     expect(errorsOf({ gptLayers: "70000" }).gptLayers).toMatch(/between 1 and 1024/);
     expect(errorsOf({ gptLayers: "100", gptWidth: "4096" }).model).toMatch(/10 billion/);
     expect(errorsOf({ minProviderStake: "1.0000000000001" }).minProviderStake).toMatch(/decimals/);
+  });
+
+  it("asks a job with a challenge window for enough providers to field a committee (TooFewToVerify)", () => {
+    expect(errorsOf({ minProviders: "3" }).minProviders).toBe("at least 4 with a challenge window (or set the window to 0)");
+    expect(errorsOf({ minProviders: "2", maxProviders: "2", challengeWindow: "1" }).minProviders).toMatch(/at least 4/);
+    // Without a challenge window any committee size will do; at the minimum the window is fine.
+    expect(errorsOf({ minProviders: "2", maxProviders: "2", challengeWindow: "0" })).toEqual({});
+    expect(errorsOf({ minProviders: "4", maxProviders: "8" })).toEqual({});
+    // The chain's constant, whatever it is; without the chain's limits it is not checked.
+    expect(errorsOf({ minProviders: "4" }, { ...LIMITS, minVerifiableProviders: 5 }).minProviders).toMatch(/at least 5/);
+    expect(buildJobSpec(form({ minProviders: "3" })).errors).toBeUndefined();
+    // A range error on the field comes first.
+    expect(errorsOf({ minProviders: "3", maxProviders: "2" }).minProviders).toMatch(/maximum/);
   });
 
   it("counts parameters like ModelSpec::parameters", () => {

@@ -63,6 +63,12 @@ export interface JobForm {
   maxProviders: string;
   minProviderStake: string;
   challengeWindow: string;
+  /** Admission (optional): the lowest health score a joiner may have, in percent. */
+  minHealth: string;
+  /** Admission: blocks a joiner must have been registered. */
+  minAge: string;
+  /** Admission: one SS58 address per line; empty: anyone. */
+  allowlist: string;
 }
 export type FormField = keyof JobForm;
 export type FormErrors = Partial<Record<FormField, string>>;
@@ -93,10 +99,13 @@ export const DEFAULT_FORM: JobForm = {
   k: "16",
   valueBits: "2",
   rewardPerRound: "30",
-  minProviders: "3",
+  minProviders: "4",
   maxProviders: "4",
   minProviderStake: "100",
   challengeWindow: "16",
+  minHealth: "0",
+  minAge: "0",
+  allowlist: "",
 };
 
 /** The chain's limits (pallet-jobs constants), checked before signing. */
@@ -108,6 +117,9 @@ export interface SpecLimits {
   maxChallengeWindow: number;
   /** Longest job, rounds × round blocks (`MaxJobBlocks`). */
   maxJobBlocks: number;
+  /** Fewest min providers of a job with a challenge window (`MinVerifiableProviders`): a
+   * challenged update's sender and challenger leave a committee of the rest. */
+  minVerifiableProviders: number;
 }
 
 /** Most peers a proof can list, hence most participants of any job (`MaxProofPeers`). */
@@ -280,6 +292,12 @@ export function buildJobSpec(
       rounds * roundBlocks > limits.maxJobBlocks,
       "rounds",
       `rounds × round blocks may be at most ${limits.maxJobBlocks}`,
+    );
+    // Pallet error TooFewToVerify.
+    rule(
+      challengeWindow > 0 && minProviders < limits.minVerifiableProviders,
+      "minProviders",
+      `at least ${limits.minVerifiableProviders} with a challenge window (or set the window to 0)`,
     );
   }
   if (Object.keys(errors).length > 0) return { errors };

@@ -72,6 +72,14 @@ describe("dispatch errors", () => {
     expect(formatDispatchError({ type: "Token", value: { type: "FundsUnavailable" } })).toBe("Token.FundsUnavailable");
     expect(formatDispatchError({ type: "BadOrigin" })).toBe("BadOrigin");
   });
+
+  it("explain the admission and verifiability errors", () => {
+    const jobs = (type: string) => formatDispatchError({ type: "Module", value: { type: "Jobs", value: { type } } });
+    expect(jobs("NotOnAllowlist")).toBe("Jobs.NotOnAllowlist: the job's buyer admits only the accounts on its allowlist");
+    expect(jobs("HealthTooLow")).toBe("Jobs.HealthTooLow: the provider's health score is below the job's minimum");
+    expect(jobs("RegisteredTooRecently")).toMatch(/^Jobs.RegisteredTooRecently: the provider registered more recently/);
+    expect(jobs("TooFewToVerify")).toMatch(/^Jobs.TooFewToVerify: the job has a challenge window but too few min providers/);
+  });
 });
 
 describe("created job id", () => {

@@ -36,6 +36,11 @@ const JOB_ERRORS: Record<string, string> = {
   RoundTooLong: "the round is longer than the chain allows",
   ChallengeWindowTooLong: "the challenge window is longer than the chain allows",
   JobTooLong: "rounds × round blocks is longer than the chain lets a job run",
+  TooFewToVerify:
+    "the job has a challenge window but too few min providers to field a committee (MinVerifiableProviders)",
+  NotOnAllowlist: "the job's buyer admits only the accounts on its allowlist",
+  HealthTooLow: "the provider's health score is below the job's minimum",
+  RegisteredTooRecently: "the provider registered more recently than the job's minimum age allows",
   BudgetOverflow: "rounds × (reward + fee) overflows",
   InsufficientBalance: "the buyer cannot put the budget on hold",
   UnknownJob: "no such job",

@@ -30,7 +30,7 @@ export function CreatePage({ source, account, connected }: { source?: GridSource
       cannotSign={cannotSign}
       tx={tx.state}
       createdJob={createdJobId(tx.events)}
-      onSubmit={(spec) => source && account && tx.run(source.createJob(spec, account.signer))}
+      onSubmit={(spec, admission) => source && account && tx.run(source.createJob(spec, admission, account.signer))}
     />
   );
 }

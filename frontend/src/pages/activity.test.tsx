@@ -48,7 +48,7 @@ describe("job page: loss curve, rounds, challenges", () => {
       }),
       roundProofs: vi.fn(async () => [{ round: 1, provider: BOB, trainLoss: 2.25 }]),
       challenges: vi.fn(async () => ({
-        open: [{ id: 3n, job: 1n, round: 0, accused: CHARLIE, challenger: ALICE, deposit: 10n * UNIT, committee: [{ who: BOB, verdict: "Invalid" as const }], deadline: 80 }],
+        open: [{ id: 3n, job: 1n, round: 0, accused: CHARLIE, challenger: ALICE, deposit: 10n * UNIT, drawAt: 62, committee: [{ who: BOB, ballot: "Revealed" as const, verdict: "Invalid" as const }], revealFrom: 70, deadline: 80 }],
         challenged: [
           { id: 2n, job: 1n, round: 0, accused: BOB },
           { id: 3n, job: 1n, round: 0, accused: CHARLIE },
@@ -85,7 +85,9 @@ describe("job page: loss curve, rounds, challenges", () => {
     expect(within(rounds).getByRole("img")).toHaveAccessibleName(/1 settled, 1 with a quorum, 0 without; Round 1 open since #60, deadline #68 \(4 blocks left\)/);
 
     const challenges = screen.getByRole("region", { name: "Challenges, votes and slashes" });
-    expect(await within(challenges).findByRole("group", { name: "Challenge #3" })).toHaveTextContent("1 invalid, 0 valid, 0 not voted");
+    expect(await within(challenges).findByRole("group", { name: "Challenge #3" })).toHaveTextContent(
+      "revealing until #80 (16 blocks left). 1 invalid, 0 valid, 0 committed (hidden), 0 pending",
+    );
     await waitFor(() => expect(challenges).toHaveTextContent("fraud proven"));
     expect(challenges).toHaveTextContent("Events from block #50 on; older state is pruned by this node");
     expect(within(challenges).getByRole("list", { name: "Challenge and slash events" })).toHaveTextContent("#62 Slashed");
@@ -98,11 +100,18 @@ describe("job page: loss curve, rounds, challenges", () => {
           row(101, 0, "Providers", "Slashed", { who: CHARLIE, reason: { type: "Equivocation" }, amount: UNIT, to_recipients: 0n }),
           row(101, 1, "Jobs", "EquivocationPunished", { job: 1n, round: 1, provider: CHARLIE, reporter: BOB, slashed: UNIT }),
           row(101, 2, "Jobs", "EquivocationPunished", { job: 9n, round: 1, provider: ALICE, reporter: BOB, slashed: UNIT }),
+          row(101, 3, "Jobs", "CommitteeDrawn", { id: 3n, committee: [BOB], reveal_from: 70 }),
+          row(101, 4, "Jobs", "VoteCommitted", { id: 3n, who: BOB }),
+          row(101, 5, "Jobs", "Voted", { id: 3n, who: BOB, verdict: { type: "Invalid" } }),
+          row(101, 6, "Jobs", "VoteCommitted", { id: 9n, who: ALICE }),
         ],
       }),
     );
     const items = within(challenges).getAllByRole("listitem").filter((li) => li.textContent?.startsWith("#"));
     expect(items.map((li) => li.textContent?.slice(0, 26))).toEqual([
+      "#101 Voted: challenge #3: ",
+      "#101 VoteCommitted: challe",
+      "#101 CommitteeDrawn: chall",
       "#101 EquivocationPunished:",
       "#101 Slashed: 5FLSigC9…1hX",
       "#62 ChallengeResolved: cha",

@@ -1,4 +1,5 @@
 // Plain job data for component tests (what the view functions would return).
+import { OPEN_ADMISSION } from "../lib/admission";
 import type { JobDetail, JobRow } from "../lib/jobs";
 import type { CapabilitiesRow, ProviderRow } from "../lib/providers";
 import { buildJobSpec, DEFAULT_FORM } from "../lib/spec";
@@ -38,6 +39,7 @@ export function job(id: number, patch: Partial<JobRow> = {}): JobRow {
     held: 5n * 30_300_000_000_000n,
     clawedBack: 0n,
     cancelRequested: false,
+    admission: OPEN_ADMISSION,
     ...patch,
   };
 }

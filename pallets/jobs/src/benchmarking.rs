@@ -5,12 +5,15 @@ use super::*;
 use alloc::{boxed::Box, vec::Vec};
 use grid_primitives::{
 	job::{
-		proof_payload, Compression, ContributionProof, DatasetRef, GptConfig, InnerOptimizer,
-		JobId, JobSpec, MaxUriLen, ModelSpec, Nanos, ProofSignature, RoundIndex, SignedProof,
-		TrainingParams,
+		proof_payload, Admission, Compression, ContributionProof, DatasetRef, GptConfig,
+		InnerOptimizer, JobId, JobSpec, MaxAllowlist, MaxUriLen, ModelSpec, Nanos, ProofSignature,
+		RoundIndex, SignedProof, TrainingParams,
 	},
 	provider::BoundedBytes,
-	work::{worker_report_payload, MaxProbesPerReport, ProbeResult, Verdict, WorkerReport},
+	work::{
+		vote_commitment, worker_report_payload, MaxProbesPerReport, ProbeResult, Verdict,
+		WorkerReport,
+	},
 };
 use polkadot_sdk::polkadot_sdk_frame::{
 	benchmarking::prelude::*,
@@ -63,7 +66,11 @@ fn max_spec<T: Config>(p: u32) -> JobSpecOf<T> {
 		min_providers: p.max(1),
 		max_providers: T::MaxParticipants::get(),
 		min_provider_stake: Zero::zero(),
-		challenge_window: T::MaxChallengeWindow::get(),
+		// The longest window where the chain lets `p` members verify each other.
+		challenge_window: match p >= T::MinVerifiableProviders::get() {
+			true => T::MaxChallengeWindow::get(),
+			false => Zero::zero(),
+		},
 	}
 }
 
@@ -78,9 +85,17 @@ fn create<T: Config>(p: u32) -> (T::AccountId, JobId) {
 }
 
 fn create_spec<T: Config>(spec: JobSpecOf<T>) -> (T::AccountId, JobId) {
+	create_admitting::<T>(spec, Default::default())
+}
+
+fn create_admitting<T: Config>(
+	spec: JobSpecOf<T>,
+	admission: AdmissionOf<T>,
+) -> (T::AccountId, JobId) {
 	let who = buyer::<T>();
 	let id = NextJobId::<T>::get();
-	Pallet::<T>::create_job(RawOrigin::Signed(who.clone()).into(), spec).expect("creates");
+	Pallet::<T>::create_job(RawOrigin::Signed(who.clone()).into(), spec, admission)
+		.expect("creates");
 	(who, id)
 }
 
@@ -132,6 +147,30 @@ fn submit_all<T: Config>(id: JobId, providers: &[T::AccountId], count: usize) {
 	}
 }
 
+/// Challenge 0: of the second of `p` providers' round-0 update, by the first (every
+/// member delivered and holds every update).
+fn challenged<T: Config>(p: u32) -> ChallengeOf<T> {
+	let (_, id, providers) = running::<T>(p);
+	submit_all::<T>(id, &providers, p as usize);
+	Pallet::<T>::challenge(
+		RawOrigin::Signed(providers[0].clone()).into(),
+		id,
+		0,
+		providers[1].clone(),
+	)
+	.expect("opens");
+	Challenges::<T>::get(0).expect("open")
+}
+
+/// Challenge 0 of [`challenged`], with its committee drawn.
+fn drawn<T: Config>(p: u32) -> ChallengeOf<T> {
+	let open = challenged::<T>(p);
+	frame_system::Pallet::<T>::set_block_number(open.draw_at);
+	agenda::unschedule::<T>(AgendaItem::Draw(0), open.draw_at);
+	challenges::draw::<T>(0);
+	Challenges::<T>::get(0).expect("drawn")
+}
+
 /// A signed worker report of `n` probes of registered providers, not asking to settle.
 fn worker_report<T: Config>(n: u32) -> (WorkerReportOf<T>, AuthoritySignatureOf<T>) {
 	let probes = (0..n)
@@ -162,9 +201,17 @@ mod benchmarks {
 	#[benchmark]
 	fn create_job() {
 		let who = buyer::<T>();
+		let listed = <MaxAllowlist as Get<u32>>::get();
+		let admission = Admission {
+			min_health: Perbill::from_percent(50),
+			min_age: One::one(),
+			allowlist: BoundedVec::truncate_from(
+				(0..listed).map(|i| account("listed", i, 0)).collect(),
+			),
+		};
 		#[extrinsic_call]
-		_(RawOrigin::Signed(who), max_spec::<T>(2));
-		assert!(Jobs::<T>::contains_key(0));
+		_(RawOrigin::Signed(who), max_spec::<T>(2), admission);
+		assert!(Jobs::<T>::contains_key(0) && Admissions::<T>::contains_key(0));
 	}
 
 	/// Cancelling an open job `p - 1` providers joined: the refund, and every lock released.
@@ -190,11 +237,20 @@ mod benchmarks {
 		assert_eq!(Jobs::<T>::get(id).expect("exists").status, JobStatus::Cancelled);
 	}
 
-	/// The join that brings a job to `p = min_providers` participants and starts it.
+	/// The join that brings a job to `p = min_providers` participants and starts it, past
+	/// admission rules with a full allowlist that names the joiners last.
 	#[benchmark]
 	fn join_job(p: Linear<1, { T::MaxParticipants::get() }>) {
-		let (_, id) = create::<T>(p);
 		let providers: Vec<_> = (0..p).map(T::BenchmarkHelper::provider).collect();
+		let listed = <MaxAllowlist as Get<u32>>::get().saturating_sub(p);
+		let mut allowlist: Vec<_> = (0..listed).map(|i| account("listed", i, 0)).collect();
+		allowlist.extend(providers.iter().cloned());
+		let admission = Admission {
+			min_health: Perbill::zero(),
+			min_age: Zero::zero(),
+			allowlist: BoundedVec::truncate_from(allowlist),
+		};
+		let (_, id) = create_admitting::<T>(max_spec::<T>(p), admission);
 		for who in &providers[..providers.len() - 1] {
 			Pallet::<T>::join_job(RawOrigin::Signed(who.clone()).into(), id).expect("joins");
 		}
@@ -277,9 +333,10 @@ mod benchmarks {
 		assert_eq!(Participants::<T>::iter_prefix(id).count(), 0);
 	}
 
-	/// A challenge in a job of `p` participants: every one is a committee candidate.
+	/// A challenge in a job of `p` participants: every one is a committee candidate. (From
+	/// four: a smaller job has no challenge window on the runtime.)
 	#[benchmark]
-	fn challenge(p: Linear<3, { T::MaxParticipants::get() }>) {
+	fn challenge(p: Linear<4, { T::MaxParticipants::get() }>) {
 		let (_, id, providers) = running::<T>(p);
 		submit_all::<T>(id, &providers, p as usize);
 		#[extrinsic_call]
@@ -287,46 +344,62 @@ mod benchmarks {
 		assert!(Challenges::<T>::contains_key(0));
 	}
 
-	/// A vote that does not decide the challenge yet (the deciding one adds
+	/// Drawing the committee of a challenge in a job of `p` participants: every one but the
+	/// two parties is a candidate.
+	#[benchmark]
+	fn draw_committee(p: Linear<4, { T::MaxParticipants::get() }>) {
+		let open = challenged::<T>(p);
+		frame_system::Pallet::<T>::set_block_number(open.draw_at);
+		#[block]
+		{
+			agenda::unschedule::<T>(AgendaItem::Draw(0), open.draw_at);
+			challenges::draw::<T>(0);
+		}
+		assert!(Challenges::<T>::get(0).is_some_and(|c| c.drawn()));
+	}
+
+	/// A committed verdict.
+	#[benchmark]
+	fn commit_vote() {
+		let open = drawn::<T>(4);
+		let voter = open.committee[0].0.clone();
+		let commitment = vote_commitment(0, &voter, Verdict::Valid, &[7; 32]);
+		#[extrinsic_call]
+		_(RawOrigin::Signed(voter), 0, commitment);
+		assert!(Challenges::<T>::get(0)
+			.is_some_and(|c| c.committee[0].1 == Ballot::Committed(commitment)));
+	}
+
+	/// A revealed verdict that does not decide the challenge yet (the deciding one adds
 	/// `resolve_challenge`).
 	#[benchmark]
-	fn vote() {
-		let (_, id, providers) = running::<T>(4);
-		submit_all::<T>(id, &providers, 4);
-		Pallet::<T>::challenge(
-			RawOrigin::Signed(providers[0].clone()).into(),
-			id,
-			0,
-			providers[1].clone(),
-		)
-		.expect("opens");
-		let voter = Challenges::<T>::get(0).expect("open").committee[0].0.clone();
+	fn reveal_vote() {
+		let open = drawn::<T>(4);
+		let voter = open.committee[0].0.clone();
+		let commitment = vote_commitment(0, &voter, Verdict::Valid, &[7; 32]);
+		Pallet::<T>::commit_vote(RawOrigin::Signed(voter.clone()).into(), 0, commitment)
+			.expect("committed");
+		frame_system::Pallet::<T>::set_block_number(open.reveal_from);
 		#[extrinsic_call]
-		_(RawOrigin::Signed(voter), 0, Verdict::Valid);
+		_(RawOrigin::Signed(voter), 0, Verdict::Valid, [7; 32]);
 		assert!(Challenges::<T>::get(0).is_some_and(|c| c.votes(Verdict::Valid) == 1));
 	}
 
 	/// Deciding a challenge with a committee of `k` at its deadline: fraud proven by a
 	/// majority, every other member slashed for not voting (the most transfers and slashes;
-	/// the votes are written directly, since a majority cast through `vote` decides at once).
+	/// the ballots are written directly, since a majority revealed through `reveal_vote`
+	/// decides at once).
 	#[benchmark]
 	fn resolve_challenge(k: Linear<1, { T::MaxCommittee::get() }>) {
-		let p = k + 2;
-		let (_, id, providers) = running::<T>(p);
-		submit_all::<T>(id, &providers, p as usize);
-		Pallet::<T>::challenge(
-			RawOrigin::Signed(providers[0].clone()).into(),
-			id,
-			0,
-			providers[1].clone(),
-		)
-		.expect("opens");
-		let open = Challenges::<T>::get(0).expect("open");
+		let open = drawn::<T>(k + 2);
 		assert_eq!(open.committee.len() as u32, k);
 		Challenges::<T>::mutate(0, |c| {
 			let c = c.as_mut().expect("open");
 			let majority = c.committee.len() / 2 + 1;
-			c.committee.iter_mut().take(majority).for_each(|m| m.1 = Some(Verdict::Invalid));
+			c.committee
+				.iter_mut()
+				.take(majority)
+				.for_each(|m| m.1 = Ballot::Revealed(Verdict::Invalid));
 		});
 		frame_system::Pallet::<T>::set_block_number(open.deadline);
 		#[block]

@@ -1,11 +1,12 @@
-//! Fraud challenges: opening (every error), committee draws, votes (every error), each
-//! outcome with its money movements, absent verifiers, and the hooks that decide at deadlines.
+//! Fraud challenges: opening (every error), committee draws a block later, committed and
+//! revealed votes (every error), each outcome with its money movements, absent verifiers, and
+//! the hooks that draw and decide at their blocks.
 
 use crate::{
-	mock::*, Agenda, AgendaItem, ChallengeOutcome, Challenged, Challenges, Contributions, Error,
-	Event, HoldReason, Jobs as JobsMap, Participants, RemovalReason, RoundResults, Rounds,
+	mock::*, Agenda, AgendaItem, Ballot, ChallengeOutcome, Challenged, Challenges, Contributions,
+	Error, Event, HoldReason, Jobs as JobsMap, Participants, RemovalReason, RoundResults, Rounds,
 };
-use grid_primitives::work::Verdict;
+use grid_primitives::work::{vote_commitment, Verdict};
 use pallet_providers::{HealthRecords, Providers as ProviderRecords, SlashReason};
 use polkadot_sdk::polkadot_sdk_frame::{
 	deps::frame_support::{assert_noop, assert_ok},
@@ -27,12 +28,27 @@ fn delivered_job() -> u64 {
 	id
 }
 
+/// A running job of six members (more candidates than a committee seats) whose round 0
+/// every member delivered.
+fn six_member_job() -> u64 {
+	let members = [P1, P2, P3, P4, P5, 16];
+	let id = running_job(&members);
+	deliver(id, 0, &members);
+	id
+}
+
 fn challenge(who: AccountId, job: u64, accused: AccountId) -> DispatchResult {
 	Jobs::challenge(RuntimeOrigin::signed(who), job, 0, accused).map(|_| ()).map_err(|e| e.error)
 }
 
-fn vote(who: AccountId, id: u64, verdict: Verdict) -> DispatchResult {
-	Jobs::vote(RuntimeOrigin::signed(who), id, verdict)
+/// Challenges `accused`'s round-0 contribution and runs to the committee's draw; the
+/// challenge's id.
+fn open(who: AccountId, job: u64, accused: AccountId) -> u64 {
+	assert_ok!(challenge(who, job, accused));
+	let id = crate::NextChallengeId::<Test>::get() - 1;
+	run_to_block(Challenges::<Test>::get(id).unwrap().draw_at);
+	assert!(Challenges::<Test>::get(id).is_some_and(|c| c.drawn()), "drawn");
+	id
 }
 
 fn deposit_held(who: AccountId) -> Balance {
@@ -75,10 +91,8 @@ fn a_challenge_holds_the_deposit_and_draws_a_committee_of_other_participants() {
 		let id = delivered_job();
 		assert_ok!(challenge(P1, id, P2));
 		assert_eq!(deposit_held(P1), DEPOSIT);
-		let mut members = committee(0);
-		members.sort();
-		assert_eq!(members, vec![P3, P4], "everyone but the two parties, at most COMMITTEE");
-		let deadline = System::block_number() + VOTING_BLOCKS;
+		let now = System::block_number();
+		let (draw_at, deadline) = (now + COMMITTEE_DELAY, now + VOTING_BLOCKS);
 		assert_eq!(
 			job_events(),
 			vec![Event::ChallengeOpened {
@@ -87,12 +101,28 @@ fn a_challenge_holds_the_deposit_and_draws_a_committee_of_other_participants() {
 				round: 0,
 				accused: P2,
 				challenger: P1,
-				committee: committee(0),
+				draw_at,
 				deadline,
 			}]
 		);
+		assert!(committee(0).is_empty(), "nobody is drawn in the challenge's own block");
 		assert_eq!(Challenged::<Test>::get((id, 0), P2), Some(0));
+		assert_eq!(Agenda::<Test>::get(draw_at).to_vec(), vec![AgendaItem::Draw(0)]);
 		assert_eq!(Agenda::<Test>::get(deadline).to_vec(), vec![AgendaItem::Decide(0)]);
+		check_invariants();
+
+		run_to_block(draw_at);
+		let mut members = committee(0);
+		members.sort();
+		assert_eq!(members, vec![P3, P4], "everyone but the two parties, at most COMMITTEE");
+		assert_eq!(
+			job_events(),
+			vec![Event::CommitteeDrawn {
+				id: 0,
+				committee: committee(0),
+				reveal_from: deadline - REVEAL_BLOCKS
+			}]
+		);
 		check_invariants();
 	});
 }
@@ -123,18 +153,10 @@ fn every_challenge_costs_its_fee_whatever_the_outcome() {
 #[test]
 fn committees_are_capped_and_drawn_by_randomness() {
 	new_test_ext().execute_with(|| {
-		let mut s = spec();
-		s.min_providers = 6;
-		s.max_providers = 6;
-		let id = create(s);
-		let members = [P1, P2, P3, P4, P5, 16];
-		for who in members {
-			register(who);
-			assert_ok!(join(id, who));
-		}
-		deliver(id, 0, &members);
+		let id = six_member_job();
 		assert_ok!(challenge(P1, id, P2));
 		assert_ok!(Jobs::challenge(RuntimeOrigin::signed(P2), id, 0, P1));
+		advance(COMMITTEE_DELAY);
 		let (first, second) = (committee(0), committee(1));
 		for drawn in [&first, &second] {
 			assert_eq!(drawn.len(), COMMITTEE as usize);
@@ -201,9 +223,9 @@ fn open_challenges_are_bounded_per_challenger_and_per_job() {
 		check_invariants();
 		// A decided challenge frees its slots.
 		let first = crate::NextChallengeId::<Test>::get() - 4;
-		for member in committee(first) {
-			let _ = vote(member, first, Verdict::Valid);
-		}
+		advance(COMMITTEE_DELAY);
+		let ballots: Vec<_> = committee(first).into_iter().map(|m| (m, Verdict::Valid)).collect();
+		vote(first, &ballots);
 		assert!(Challenges::<Test>::get(first).is_none(), "decided");
 		assert_ok!(on_round_1(P1, P2));
 		check_invariants();
@@ -217,10 +239,12 @@ fn proven_fraud_claws_back_slashes_rewards_and_removes() {
 		let (buyer_before, challenger_before) = (free(BUYER), free(P1));
 		let voters_before = (free(P3), free(P4));
 		let issuance = Balances::total_issuance();
-		assert_ok!(challenge(P1, id, P2));
-		assert_ok!(vote(P3, 0, Verdict::Invalid));
+		let challenge = open(P1, id, P2);
+		assert_ok!(commit(P3, challenge, Verdict::Invalid));
+		assert_ok!(commit(P4, challenge, Verdict::Invalid));
+		assert_ok!(reveal(P3, challenge, Verdict::Invalid));
 		assert!(Challenges::<Test>::contains_key(0), "one of two votes is no majority");
-		assert_ok!(vote(P4, 0, Verdict::Invalid));
+		assert_ok!(reveal(P4, challenge, Verdict::Invalid));
 
 		// Clawback first (the whole reward to the buyer), then 40% of what stake is left.
 		let penalty = (STAKE - SHARE) * 40 / 100;
@@ -275,9 +299,8 @@ fn a_rejected_challenge_pays_the_deposit_to_the_verifiers() {
 	new_test_ext().execute_with(|| {
 		let id = delivered_job();
 		let before = [free(P1), free(P3), free(P4)];
-		assert_ok!(challenge(P1, id, P2));
-		assert_ok!(vote(P3, 0, Verdict::Valid));
-		assert_ok!(vote(P4, 0, Verdict::Valid));
+		let challenge = open(P1, id, P2);
+		vote(challenge, &[(P3, Verdict::Valid), (P4, Verdict::Valid)]);
 		assert_eq!(free(P1), before[0] - DEPOSIT - CHALLENGE_FEE);
 		assert_eq!(free(P3), before[1] + DEPOSIT / 2);
 		assert_eq!(free(P4), before[2] + DEPOSIT / 2);
@@ -300,12 +323,11 @@ fn a_rejected_challenge_pays_the_deposit_to_the_verifiers() {
 fn a_tie_at_the_deadline_is_undecided_and_returns_the_deposit() {
 	new_test_ext().execute_with(|| {
 		let id = delivered_job();
-		assert_ok!(challenge(P1, id, P2));
-		assert_ok!(vote(P3, 0, Verdict::Invalid));
-		assert_ok!(vote(P4, 0, Verdict::Valid));
+		let challenge = open(P1, id, P2);
+		vote(challenge, &[(P3, Verdict::Invalid), (P4, Verdict::Valid)]);
 		assert!(Challenges::<Test>::contains_key(0), "a tie waits for the deadline");
 		job_events();
-		advance(VOTING_BLOCKS);
+		run_to_block(Challenges::<Test>::get(0).unwrap().deadline);
 		assert_eq!(deposit_held(P1), 0);
 		assert_eq!(stake(P2), STAKE);
 		match resolved(&job_events()) {
@@ -324,12 +346,12 @@ fn one_hostile_vote_cannot_convict_and_members_that_never_vote_are_lightly_slash
 	new_test_ext().execute_with(|| {
 		let id = delivered_job();
 		let buyer_before = free(BUYER);
-		assert_ok!(challenge(P1, id, P2));
+		let challenge = open(P1, id, P2);
 		// A Sybil drawn onto the committee votes against honest work; its co-member stays
 		// silent. One vote of two is no majority of the committee: nobody is convicted.
-		assert_ok!(vote(P3, 0, Verdict::Invalid));
+		vote(challenge, &[(P3, Verdict::Invalid)]);
 		job_events();
-		advance(VOTING_BLOCKS);
+		run_to_block(Challenges::<Test>::get(0).unwrap().deadline);
 		assert_eq!(stake(P2), STAKE, "the accused keeps its stake");
 		assert!(Participants::<Test>::contains_key(id, P2));
 		assert_eq!(free(BUYER), buyer_before, "nothing clawed back");
@@ -365,6 +387,7 @@ fn a_challenge_nobody_votes_on_is_undecided_and_every_member_slashed() {
 		let id = delivered_job();
 		assert_ok!(challenge(P1, id, P2));
 		advance(VOTING_BLOCKS);
+		assert!(!Challenges::<Test>::contains_key(0));
 		assert_eq!(deposit_held(P1), 0);
 		assert_eq!(stake(P3), STAKE - STAKE * 5 / 100);
 		assert_eq!(stake(P4), STAKE - STAKE * 5 / 100);
@@ -374,20 +397,87 @@ fn a_challenge_nobody_votes_on_is_undecided_and_every_member_slashed() {
 }
 
 #[test]
-fn vote_rejects_each_bad_case() {
+fn commits_and_reveals_reject_each_bad_case() {
 	new_test_ext().execute_with(|| {
 		let id = delivered_job();
-		assert_noop!(vote(P3, 0, Verdict::Valid), Error::<Test>::UnknownChallenge);
+		assert_noop!(commit(P3, 0, Verdict::Valid), Error::<Test>::UnknownChallenge);
+		assert_noop!(reveal(P3, 0, Verdict::Valid), Error::<Test>::UnknownChallenge);
 		assert_ok!(challenge(P1, id, P2));
-		assert_noop!(vote(P2, 0, Verdict::Valid), Error::<Test>::NotOnCommittee);
-		assert_noop!(vote(P1, 0, Verdict::Invalid), Error::<Test>::NotOnCommittee);
-		assert_noop!(vote(P5, 0, Verdict::Invalid), Error::<Test>::NotOnCommittee);
-		assert_ok!(vote(P3, 0, Verdict::Invalid));
-		assert_noop!(vote(P3, 0, Verdict::Valid), Error::<Test>::AlreadyVoted);
-		// At the deadline, before the hooks decide it, votes are refused.
-		let deadline = Challenges::<Test>::get(0).unwrap().deadline;
-		System::set_block_number(deadline);
-		assert_noop!(vote(P4, 0, Verdict::Invalid), Error::<Test>::VotingClosed);
+		// Nobody can vote before the draw: not even a member-to-be.
+		assert_noop!(commit(P3, 0, Verdict::Valid), Error::<Test>::CommitteeNotDrawn);
+		advance(COMMITTEE_DELAY);
+		assert_noop!(commit(P2, 0, Verdict::Valid), Error::<Test>::NotOnCommittee);
+		assert_noop!(commit(P1, 0, Verdict::Invalid), Error::<Test>::NotOnCommittee);
+		assert_noop!(commit(P5, 0, Verdict::Invalid), Error::<Test>::NotOnCommittee);
+		// Nothing is revealed before the reveal block while a member has not committed.
+		assert_ok!(commit(P3, 0, Verdict::Invalid));
+		assert_noop!(commit(P3, 0, Verdict::Valid), Error::<Test>::AlreadyVoted);
+		assert_noop!(reveal(P3, 0, Verdict::Invalid), Error::<Test>::RevealTooEarly);
+		let c = Challenges::<Test>::get(0).unwrap();
+		System::set_block_number(c.reveal_from);
+		assert_noop!(commit(P4, 0, Verdict::Invalid), Error::<Test>::CommitPhaseOver);
+		assert_noop!(reveal(P4, 0, Verdict::Invalid), Error::<Test>::NotCommitted);
+		// The attack: reveal the other verdict, or someone else's, than the one committed.
+		assert_noop!(reveal(P3, 0, Verdict::Valid), Error::<Test>::RevealMismatch);
+		let wrong_salt = Jobs::reveal_vote(RuntimeOrigin::signed(P3), 0, Verdict::Invalid, [0; 32]);
+		assert_noop!(wrong_salt, Error::<Test>::RevealMismatch);
+		assert_ok!(reveal(P3, 0, Verdict::Invalid));
+		assert_noop!(reveal(P3, 0, Verdict::Invalid), Error::<Test>::AlreadyVoted);
+		// At the deadline, before the hooks decide it, reveals are refused.
+		System::set_block_number(c.deadline);
+		assert_noop!(reveal(P4, 0, Verdict::Invalid), Error::<Test>::VotingClosed);
+	});
+}
+
+#[test]
+fn a_member_cannot_copy_another_members_revealed_vote() {
+	new_test_ext().execute_with(|| {
+		let id = delivered_job();
+		let challenge = open(P1, id, P2);
+		// The attack: a lazy member commits P3's commitment as its own, then reveals what P3
+		// revealed, without judging anything. The voter is part of the commitment.
+		let p3 = vote_commitment(challenge, &P3, Verdict::Invalid, &salt(P3));
+		assert_ok!(Jobs::commit_vote(RuntimeOrigin::signed(P3), challenge, p3));
+		assert_ok!(Jobs::commit_vote(RuntimeOrigin::signed(P4), challenge, p3));
+		assert_ok!(reveal(P3, challenge, Verdict::Invalid));
+		let copied =
+			Jobs::reveal_vote(RuntimeOrigin::signed(P4), challenge, Verdict::Invalid, salt(P3));
+		assert_noop!(copied, Error::<Test>::RevealMismatch);
+		assert_eq!(
+			Challenges::<Test>::get(challenge).unwrap().committee.into_iter().find(|m| m.0 == P4),
+			Some((P4, Ballot::Committed(p3))),
+			"its ballot stays unrevealed: it is slashed as absent at the deadline"
+		);
+	});
+}
+
+#[test]
+fn the_committee_is_drawn_with_randomness_from_after_the_challenge() {
+	new_test_ext().execute_with(|| {
+		let id = six_member_job();
+		// What the challenger could know when it sent the challenge: this block's randomness.
+		let known = <Test as crate::Config>::Randomness::random(b"").0;
+		assert_ok!(challenge(P1, id, P2));
+		let draw_at = Challenges::<Test>::get(0).unwrap().draw_at;
+		assert!(draw_at > System::block_number());
+		run_to_block(draw_at);
+		let unknown_then = <Test as crate::Config>::Randomness::random(b"").0;
+		assert_ne!(known, unknown_then, "the draw's block has its own randomness");
+		// The committee is the draw of that later block's randomness.
+		use polkadot_sdk::polkadot_sdk_frame::{
+			deps::sp_runtime::traits::{BlakeTwo256, Hash},
+			traits::Randomness,
+		};
+		let (seed, _) = <Test as crate::Config>::Randomness::random(
+			&(&b"grid/committee/v1"[..], id, 0u64).encode(),
+		);
+		let mut ranked: Vec<_> =
+			[P3, P4, P5, 16].into_iter().map(|w| (BlakeTwo256::hash_of(&(seed, w)), w)).collect();
+		ranked.sort();
+		let expected: Vec<_> =
+			ranked.into_iter().take(COMMITTEE as usize).map(|(_, w)| w).collect();
+		assert_eq!(committee(0), expected);
+		check_invariants();
 	});
 }
 
@@ -401,8 +491,8 @@ fn fraud_after_the_job_completed_is_still_punished() {
 		assert!(!JobsMap::<Test>::get(id).unwrap().status.is_live());
 		let buyer_before = free(BUYER);
 		assert_ok!(Jobs::challenge(RuntimeOrigin::signed(P1), id, 2, P2));
-		assert_ok!(vote(P3, 0, Verdict::Invalid));
-		assert_ok!(vote(P4, 0, Verdict::Invalid));
+		advance(COMMITTEE_DELAY);
+		vote(0, &[(P3, Verdict::Invalid), (P4, Verdict::Invalid)]);
 		assert!(free(BUYER) > buyer_before + SHARE);
 		assert_eq!(JobsMap::<Test>::get(id).unwrap().clawed_back, SHARE);
 		check_invariants();
@@ -416,6 +506,9 @@ fn hooks_decide_due_challenges_within_the_block_budget() {
 		for (who, accused) in [(P1, P2), (P1, P3), (P1, P4)] {
 			assert_ok!(challenge(who, id, accused));
 		}
+		// Three draws, two a block (on_initialize's limit): all drawn a block later.
+		advance(COMMITTEE_DELAY + 1);
+		assert!(Challenges::<Test>::iter_values().all(|c| c.drawn()));
 		let deadline = Challenges::<Test>::get(0).unwrap().deadline;
 		// on_initialize decides at most MaxSettlementsPerBlock (2) items...
 		System::set_block_number(deadline);
@@ -450,8 +543,8 @@ fn members_that_never_held_the_update_are_neither_drawn_nor_slashed_for_absence(
 		register(P5);
 		// The attack this defends against: a challenger hoping the draw lands on members that
 		// cannot judge the update, so that they are slashed for not voting.
-		assert_ok!(challenge(P5, id, P1));
-		let mut drawn = committee(0);
+		let challenge = open(P5, id, P1);
+		let mut drawn = committee(challenge);
 		drawn.sort();
 		assert_eq!(drawn, vec![P2, P3], "only holders of the update are drawn");
 		advance(VOTING_BLOCKS);
@@ -477,8 +570,8 @@ fn an_update_nobody_else_holds_cannot_be_challenged_into_an_empty_committee() {
 		register(P5);
 		// P1's only holder is P2: challenged by P2 there is nobody left to judge.
 		assert_noop!(challenge(P2, id, P1), Error::<Test>::NoVerifiers);
-		assert_ok!(challenge(P5, id, P1));
-		assert_eq!(committee(0), vec![P2]);
+		let challenge = open(P5, id, P1);
+		assert_eq!(committee(challenge), vec![P2]);
 		check_invariants();
 	});
 }

@@ -3,20 +3,27 @@
 //! Every challenge costs the challenger `ChallengeFee` (to the fee collector, whatever the
 //! outcome) besides the deposit it puts on hold.
 //!
+//! A challenge lives `VotingPeriod` blocks. `CommitteeDelay` blocks after it was opened the
+//! agenda draws the committee, with the randomness of a block that did not exist when the
+//! challenge was sent: the challenger cannot time its challenge to land on a committee of
+//! its own accounts. Members then commit to a hidden verdict and reveal it in the last
+//! `RevealPeriod` blocks (or as soon as every member committed), so no member can wait to
+//! copy another's verdict instead of judging.
+//!
 //! A verdict needs a strict majority of the whole committee, not of the votes cast:
 //!
-//! - Fraud proven (a majority of the committee voted `Invalid`): the accused's reward for the round is
-//!   clawed back from its stake to the buyer, `FraudSlash` of its stake is taken (shares to
-//!   the challenger, the buyer and the verifiers that voted `Invalid`, the rest burned), it
-//!   loses a challenge on its health record and leaves the job; the challenger's deposit
-//!   returns.
-//! - Rejected (a majority voted `Valid`): the challenger's deposit goes to the verifiers that
-//!   voted `Valid`.
-//! - Undecided (no majority by the deadline): the deposit returns and nobody is punished for
-//!   the update.
+//! - Fraud proven (a majority of the committee revealed `Invalid`): the accused's reward for
+//!   the round is clawed back from its stake to the buyer, `FraudSlash` of its stake is taken
+//!   (shares to the challenger, the buyer and the verifiers that voted `Invalid`, the rest
+//!   burned), it loses a challenge on its health record and leaves the job; the challenger's
+//!   deposit returns.
+//! - Rejected (a majority revealed `Valid`): the challenger's deposit goes to the verifiers
+//!   that voted `Valid`.
+//! - Undecided (no majority by the deadline, or nobody left to draw): the deposit returns and
+//!   nobody is punished for the update.
 //!
 //! A challenge is decided as soon as a strict majority of the committee agrees, or at its
-//! deadline; decided at the deadline, members that never voted lose `AbsentVoterSlash` of
+//! deadline; decided at the deadline, members that never revealed lose `AbsentVoterSlash` of
 //! their stake. The committee is drawn only from members that signed that they used the
 //! disputed update, so nobody is slashed for not judging an update it never had.
 
@@ -24,7 +31,7 @@ use alloc::vec::Vec;
 use codec::Encode;
 use grid_primitives::{
 	job::{JobId, RoundIndex},
-	work::Verdict,
+	work::{vote_commitment, Verdict, VoteSalt},
 };
 use pallet_providers::{
 	traits::{ProviderHealth, ProviderRegistry, ProviderSlashing},
@@ -44,7 +51,7 @@ use polkadot_sdk::polkadot_sdk_frame::{
 };
 
 use crate::{
-	agenda, escrow, membership, slashing, AgendaItem, BalanceOf, Challenge, ChallengeId,
+	agenda, escrow, membership, slashing, AgendaItem, BalanceOf, Ballot, Challenge, ChallengeId,
 	ChallengeOf, ChallengeOutcome, Challenged, Challenges, Config, Contribution, Contributions,
 	Error, Event, HoldReason, JobOf, Jobs, NextChallengeId, OpenChallengesBy, OpenChallengesOn,
 	Pallet, RemovalReason, RoundMembers, RoundResults,
@@ -82,9 +89,12 @@ pub(crate) fn open<T: Config>(
 	);
 
 	let id = NextChallengeId::<T>::get();
-	let holders = holders::<T>(job, round, &contribution);
-	let committee = draw_committee::<T>(id, job, holders, &challenger, &accused);
-	ensure!(!committee.is_empty(), Error::<T>::NoVerifiers);
+	// Drawn later, with randomness from after this block; checked now so that nobody pays for
+	// a challenge nobody could judge.
+	ensure!(
+		candidates::<T>(job, round, &contribution, &challenger, &accused).next().is_some(),
+		Error::<T>::NoVerifiers
+	);
 	let deposit = T::ChallengeDeposit::get();
 	T::Currency::hold(&HoldReason::ChallengeDeposit.into(), &challenger, deposit)
 		.map_err(|_| Error::<T>::InsufficientBalance)?;
@@ -98,6 +108,10 @@ pub(crate) fn open<T: Config>(
 	)
 	.map_err(|_| Error::<T>::InsufficientBalance)?;
 	let deadline = now.saturating_add(T::VotingPeriod::get());
+	let reveal_from = deadline.saturating_sub(T::RevealPeriod::get());
+	let draw_due = now.saturating_add(T::CommitteeDelay::get());
+	let draw_at =
+		agenda::schedule::<T>(AgendaItem::Draw(id), draw_due, agenda::caller_reach::<T>())?;
 	let due = agenda::schedule::<T>(AgendaItem::Decide(id), deadline, agenda::caller_reach::<T>())?;
 
 	NextChallengeId::<T>::put(id.saturating_add(1));
@@ -105,7 +119,6 @@ pub(crate) fn open<T: Config>(
 	T::Providers::dispute_opened(&accused, job);
 	OpenChallengesBy::<T>::mutate(&challenger, |n| *n = n.saturating_add(1));
 	OpenChallengesOn::<T>::mutate(job, |n| *n = n.saturating_add(1));
-	let members: Vec<T::AccountId> = committee.iter().map(|(who, _)| who.clone()).collect();
 	Challenges::<T>::insert(
 		id,
 		Challenge {
@@ -114,7 +127,9 @@ pub(crate) fn open<T: Config>(
 			accused: accused.clone(),
 			challenger: challenger.clone(),
 			deposit,
-			committee,
+			draw_at,
+			committee: BoundedVec::new(),
+			reveal_from,
 			deadline,
 			due,
 		},
@@ -125,10 +140,42 @@ pub(crate) fn open<T: Config>(
 		round,
 		accused,
 		challenger,
-		committee: members,
+		draw_at,
 		deadline,
 	});
 	Ok(())
+}
+
+/// Draws challenge `id`'s committee (its agenda entry came due). Nobody left to draw (the
+/// holders left the job or lost their stake since) decides it at once, undecided.
+pub(crate) fn draw<T: Config>(id: ChallengeId) {
+	let Some(mut challenge) = Challenges::<T>::get(id) else { return };
+	if challenge.drawn() {
+		return;
+	}
+	let Some(contribution) =
+		Contributions::<T>::get((challenge.job, challenge.round), &challenge.accused)
+	else {
+		return;
+	};
+	let holders = candidates::<T>(
+		challenge.job,
+		challenge.round,
+		&contribution,
+		&challenge.challenger,
+		&challenge.accused,
+	);
+	challenge.committee = draw_committee::<T>(id, challenge.job, holders);
+	if !challenge.drawn() {
+		agenda::unschedule::<T>(AgendaItem::Decide(id), challenge.due);
+		Challenges::<T>::insert(id, challenge);
+		resolve::<T>(id);
+		return;
+	}
+	let committee = challenge.committee.iter().map(|(who, _)| who.clone()).collect();
+	let reveal_from = challenge.reveal_from;
+	Challenges::<T>::insert(id, challenge);
+	Pallet::<T>::deposit_event(Event::CommitteeDrawn { id, committee, reveal_from });
 }
 
 /// The last block at which what `job` settled at `settled_at` may be challenged.
@@ -148,62 +195,81 @@ pub(crate) fn last_vote<T: Config>(
 	window_closes::<T>(job, settled_at).saturating_add(T::VotingPeriod::get())
 }
 
-/// The members of `round` whose signed proofs say they used `contribution`'s update.
-fn holders<T: Config>(
+/// The members of `round` that may judge `contribution`: those whose signed proofs say they
+/// used its update, other than the two parties, still in the job and registered. A holder
+/// signed that it used the update, and as a participant it has the job's base model and
+/// dataset: it can re-execute the update, so its absence is its own fault (members that never
+/// had the update are never drawn, so never slashed for not voting).
+fn candidates<'a, T: Config>(
 	job: JobId,
 	round: RoundIndex,
-	contribution: &Contribution<BalanceOf<T>>,
-) -> Vec<T::AccountId> {
+	contribution: &'a Contribution<BalanceOf<T>>,
+	challenger: &'a T::AccountId,
+	accused: &'a T::AccountId,
+) -> impl Iterator<Item = T::AccountId> + 'a {
 	let members = RoundMembers::<T>::get(job, round).unwrap_or_default();
 	members
 		.into_iter()
 		.enumerate()
 		.filter(|(index, _)| contribution.held_by(*index))
 		.map(|(_, who)| who)
-		.collect()
+		.filter(move |who| who != challenger && who != accused)
+		.filter(move |who| membership::is_participant::<T>(job, who))
+		.filter(|who| T::Providers::is_eligible(who, Zero::zero()))
 }
 
-/// Up to `MaxCommittee` of the update's `holders` other than the two parties that are still
-/// in the job and registered, in an order drawn from on-chain randomness. A holder signed that
-/// it used the update, and as a participant it has the job's base model and dataset: it can
-/// re-execute the update without fetching anything, so its absence is its own fault (members
-/// that never had the update are never drawn, so never slashed for not voting).
+/// Up to `MaxCommittee` of `candidates`, in an order drawn from on-chain randomness.
 fn draw_committee<T: Config>(
 	id: ChallengeId,
 	job: JobId,
-	holders: Vec<T::AccountId>,
-	challenger: &T::AccountId,
-	accused: &T::AccountId,
-) -> BoundedVec<(T::AccountId, Option<Verdict>), T::MaxCommittee> {
+	candidates: impl Iterator<Item = T::AccountId>,
+) -> BoundedVec<(T::AccountId, Ballot), T::MaxCommittee> {
 	let (seed, _) = T::Randomness::random(&(COMMITTEE_DOMAIN, job, id).encode());
-	let mut candidates: Vec<(H256, T::AccountId)> = holders
-		.into_iter()
-		.filter(|who| who != challenger && who != accused)
-		.filter(|who| membership::is_participant::<T>(job, who))
-		.filter(|who| T::Providers::is_eligible(who, Zero::zero()))
-		.map(|who| (BlakeTwo256::hash_of(&(seed, &who)), who))
-		.collect();
-	candidates.sort_by_key(|candidate| candidate.0);
-	let chosen = candidates.into_iter().map(|(_, who)| (who, None));
+	let mut ranked: Vec<(H256, T::AccountId)> =
+		candidates.map(|who| (BlakeTwo256::hash_of(&(seed, &who)), who)).collect();
+	ranked.sort_by_key(|candidate| candidate.0);
+	let chosen = ranked.into_iter().map(|(_, who)| (who, Ballot::Pending));
 	BoundedVec::truncate_from(chosen.take(T::MaxCommittee::get() as usize).collect())
 }
 
-/// Records `who`'s vote; decides the challenge once a strict majority agrees.
-pub(crate) fn vote<T: Config>(
+/// Records `who`'s commitment to a hidden verdict.
+pub(crate) fn commit_vote<T: Config>(
+	who: T::AccountId,
+	id: ChallengeId,
+	commitment: H256,
+) -> DispatchResult {
+	let mut challenge = Challenges::<T>::get(id).ok_or(Error::<T>::UnknownChallenge)?;
+	let now = frame_system::Pallet::<T>::block_number();
+	ensure!(challenge.drawn(), Error::<T>::CommitteeNotDrawn);
+	ensure!(now < challenge.reveal_from, Error::<T>::CommitPhaseOver);
+	let slot = ballot_of::<T>(&mut challenge, &who)?;
+	ensure!(*slot == Ballot::Pending, Error::<T>::AlreadyVoted);
+	*slot = Ballot::Committed(commitment);
+	Challenges::<T>::insert(id, challenge);
+	Pallet::<T>::deposit_event(Event::VoteCommitted { id, who });
+	Ok(())
+}
+
+/// Reveals `who`'s committed verdict; decides the challenge once a strict majority agrees.
+pub(crate) fn reveal_vote<T: Config>(
 	who: T::AccountId,
 	id: ChallengeId,
 	verdict: Verdict,
+	salt: VoteSalt,
 ) -> DispatchResult {
 	let mut challenge = Challenges::<T>::get(id).ok_or(Error::<T>::UnknownChallenge)?;
 	let now = frame_system::Pallet::<T>::block_number();
 	ensure!(now < challenge.deadline, Error::<T>::VotingClosed);
-	let slot = challenge
-		.committee
-		.iter_mut()
-		.find(|(member, _)| *member == who)
-		.ok_or(Error::<T>::NotOnCommittee)?;
-	ensure!(slot.1.is_none(), Error::<T>::AlreadyVoted);
-	slot.1 = Some(verdict);
+	ensure!(challenge.drawn(), Error::<T>::CommitteeNotDrawn);
+	ensure!(challenge.revealing(now), Error::<T>::RevealTooEarly);
+	let slot = ballot_of::<T>(&mut challenge, &who)?;
+	let committed = match *slot {
+		Ballot::Pending => return Err(Error::<T>::NotCommitted.into()),
+		Ballot::Revealed(_) => return Err(Error::<T>::AlreadyVoted.into()),
+		Ballot::Committed(hash) => hash,
+	};
+	ensure!(committed == vote_commitment(id, &who, verdict, &salt), Error::<T>::RevealMismatch);
+	*slot = Ballot::Revealed(verdict);
 	let decided = challenge.settled_verdict().is_some();
 	let due = challenge.due;
 	Challenges::<T>::insert(id, challenge);
@@ -213,6 +279,19 @@ pub(crate) fn vote<T: Config>(
 		resolve::<T>(id);
 	}
 	Ok(())
+}
+
+/// `who`'s ballot on `challenge`.
+fn ballot_of<'a, T: Config>(
+	challenge: &'a mut ChallengeOf<T>,
+	who: &T::AccountId,
+) -> Result<&'a mut Ballot, Error<T>> {
+	challenge
+		.committee
+		.iter_mut()
+		.find(|(member, _)| member == who)
+		.map(|(_, ballot)| ballot)
+		.ok_or(Error::<T>::NotOnCommittee)
 }
 
 /// Decides challenge `id` (already off the agenda): by the committee's majority, or
@@ -283,7 +362,7 @@ fn verifier_shares<T: Config>(
 	challenge: &ChallengeOf<T>,
 	verdict: Verdict,
 ) -> Vec<(T::AccountId, Perbill)> {
-	let voters = challenge.committee.iter().filter(|(_, v)| *v == Some(verdict));
+	let voters = challenge.committee.iter().filter(|(_, b)| *b == Ballot::Revealed(verdict));
 	let count = voters.clone().count() as u32;
 	let each = Perbill::from_parts(T::VerifierShare::get().deconstruct() / count.max(1));
 	voters.map(|(who, _)| (who.clone(), each)).collect()
@@ -313,7 +392,7 @@ fn reward_verifiers<T: Config>(challenge: &ChallengeOf<T>) {
 	let voters: Vec<&T::AccountId> = challenge
 		.committee
 		.iter()
-		.filter(|(_, v)| *v == Some(Verdict::Valid))
+		.filter(|(_, b)| *b == Ballot::Revealed(Verdict::Valid))
 		.map(|(who, _)| who)
 		.collect();
 	let count: BalanceOf<T> = (voters.len() as u32).into();
@@ -332,11 +411,12 @@ fn reward_verifiers<T: Config>(challenge: &ChallengeOf<T>) {
 	release_deposit::<T>(challenge, left);
 }
 
-/// Lightly slashes committee members that never voted (burned). Returns how many.
+/// Lightly slashes committee members that never revealed a verdict (burned). Returns how
+/// many.
 fn slash_absent<T: Config>(challenge: &ChallengeOf<T>) -> u32 {
 	let mut absent = 0;
-	for (who, vote) in &challenge.committee {
-		if vote.is_none() {
+	for (who, ballot) in &challenge.committee {
+		if !matches!(ballot, Ballot::Revealed(_)) {
 			let amount = T::AbsentVoterSlash::get().mul_floor(T::Providers::active_stake(who));
 			T::Providers::slash(who, amount, SlashReason::CommitteeAbsence, &[]);
 			membership::drop_if_uncovered::<T>(who);

@@ -1,14 +1,15 @@
 //! Pruning what jobs leave behind once no challenge can need it: a settled round's evidence
 //! (`RoundResults`, `Contributions`, `Challenged`, `Equivocations`) after its challenge window
-//! and a full vote, and an ended job's record and participants, which returns the buyer's
+//! and a full vote, and an ended job's record, participants and admission rules, which returns the buyer's
 //! storage deposit. Both are `Expire` items of the agenda.
 
 use grid_primitives::job::{JobId, RoundIndex};
 use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
 use crate::{
-	agenda, challenges, escrow, AgendaItem, Challenged, Config, Contributions, Equivocations,
-	Error, Event, JobOf, Jobs, OpenChallengesOn, Pallet, Participants, RoundMembers, RoundResults,
+	agenda, challenges, escrow, Admissions, AgendaItem, Challenged, Config, Contributions,
+	Equivocations, Error, Event, JobOf, Jobs, OpenChallengesOn, Pallet, Participants, RoundMembers,
+	RoundResults,
 };
 
 /// Puts `Expire(id, round)` on the agenda at `at` or as soon after as there is room.
@@ -64,6 +65,7 @@ pub(crate) fn expire<T: Config>(id: JobId, round: RoundIndex) {
 	}
 	let _ = Participants::<T>::clear_prefix(id, members, None);
 	Jobs::<T>::remove(id);
+	Admissions::<T>::remove(id);
 	escrow::release_deposit::<T>(&job);
 	Pallet::<T>::deposit_event(Event::JobPruned { job: id, deposit: job.deposit });
 }

@@ -88,16 +88,16 @@ fn an_open_challenge_keeps_the_evidence_until_it_is_decided() {
 		deliver(id, 0, &members);
 		run_to_block(5);
 		assert_ok!(Jobs::challenge(RuntimeOrigin::signed(P1), id, 0, P2));
+		advance(COMMITTEE_DELAY);
 		let challenge = Challenges::<Test>::get(0).unwrap();
 		// Expiry comes while the challenge is open (as it would if its decision spilled past).
 		crate::expiry::expire::<Test>(id, 0);
 		assert!(evidence_of(id, 0) > 0, "nothing pruned while a challenge on the job is open");
 		assert!(Challenged::<Test>::contains_key((id, 0), P2));
 		let stake = pallet_providers::Providers::<Test>::get(P2).unwrap().stake;
-		let votes = challenge.committee.iter().map(|(who, _)| *who).take(2).collect::<Vec<_>>();
-		for who in votes {
-			assert_ok!(Jobs::vote(RuntimeOrigin::signed(who), 0, Verdict::Invalid));
-		}
+		let ballots: Vec<_> =
+			challenge.committee.iter().map(|(who, _)| (*who, Verdict::Invalid)).take(2).collect();
+		vote(0, &ballots);
 		assert!(!Challenges::<Test>::contains_key(0), "decided by a majority");
 		assert!(pallet_providers::Providers::<Test>::get(P2).unwrap().stake < stake);
 		assert!(JobsMap::<Test>::get(id).unwrap().clawed_back > 0);

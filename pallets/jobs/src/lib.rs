@@ -82,8 +82,8 @@ pub mod pallet {
 	use super::*;
 	use alloc::{boxed::Box, vec::Vec};
 	use grid_primitives::{
-		job::{JobId, JobSpec, RoundIndex, SignedProof, SpecError, SpecLimits},
-		work::{Verdict, WorkerReport},
+		job::{Admission, JobId, JobSpec, RoundIndex, SignedProof, SpecError, SpecLimits},
+		work::{Verdict, VoteSalt, WorkerReport},
 	};
 	use pallet_providers::traits::{ProviderHealth, ProviderRegistry, ProviderSlashing};
 	use polkadot_sdk::polkadot_sdk_frame::{
@@ -103,6 +103,9 @@ pub mod pallet {
 
 	/// A job spec with this runtime's balance and block number.
 	pub type JobSpecOf<T> = JobSpec<BalanceOf<T>, BlockNumberFor<T>>;
+
+	/// A job's admission rules with this runtime's accounts and block number.
+	pub type AdmissionOf<T> = Admission<<T as frame_system::Config>::AccountId, BlockNumberFor<T>>;
 
 	/// The open round of a job.
 	pub type RoundStateOf<T> = RoundState<
@@ -203,6 +206,11 @@ pub mod pallet {
 		#[pallet::constant]
 		type MaxChallengeWindow: Get<BlockNumberFor<Self>>;
 
+		/// Fewest `min_providers` a job with a challenge window may ask for: a challenged
+		/// update must leave a committee besides its sender and its challenger.
+		#[pallet::constant]
+		type MinVerifiableProviders: Get<u32>;
+
 		/// Blocks a round waits after reaching a quorum for the remaining members' proofs.
 		#[pallet::constant]
 		type QuorumGrace: Get<BlockNumberFor<Self>>;
@@ -284,9 +292,19 @@ pub mod pallet {
 		#[pallet::constant]
 		type MaxCommittee: Get<u32>;
 
-		/// Blocks the committee has to vote.
+		/// Blocks from a challenge to its verdict deadline: the committee's draw, its commits
+		/// and its reveals.
 		#[pallet::constant]
 		type VotingPeriod: Get<BlockNumberFor<Self>>;
+
+		/// Blocks from a challenge to its committee's draw. At least one, so that the draw's
+		/// randomness comes from a block the challenger had not seen.
+		#[pallet::constant]
+		type CommitteeDelay: Get<BlockNumberFor<Self>>;
+
+		/// The last blocks of `VotingPeriod`, in which committed verdicts are revealed.
+		#[pallet::constant]
+		type RevealPeriod: Get<BlockNumberFor<Self>>;
 
 		/// Most challenges one challenger may have open at once, so that no one can fill the
 		/// agenda's blocks with challenges by itself.
@@ -355,6 +373,10 @@ pub mod pallet {
 	/// Every job ever created.
 	#[pallet::storage]
 	pub type Jobs<T: Config> = StorageMap<_, Twox64Concat, JobId, JobOf<T>>;
+
+	/// The admission rules of jobs whose buyer set any (pruned with the job).
+	#[pallet::storage]
+	pub type Admissions<T: Config> = StorageMap<_, Twox64Concat, JobId, AdmissionOf<T>>;
 
 	/// Participants of live jobs; the final participants of ended ones.
 	#[pallet::storage]
@@ -516,16 +538,26 @@ pub mod pallet {
 			reporter: T::AccountId,
 			slashed: BalanceOf<T>,
 		},
-		/// A contribution was challenged; `committee` votes until `deadline`.
+		/// A contribution was challenged; its committee is drawn at `draw_at` and votes until
+		/// `deadline`.
 		ChallengeOpened {
 			id: ChallengeId,
 			job: JobId,
 			round: RoundIndex,
 			accused: T::AccountId,
 			challenger: T::AccountId,
-			committee: Vec<T::AccountId>,
+			draw_at: BlockNumberFor<T>,
 			deadline: BlockNumberFor<T>,
 		},
+		/// A challenge's committee was drawn: its members commit to verdicts, and reveal them
+		/// from `reveal_from` (or once all committed).
+		CommitteeDrawn {
+			id: ChallengeId,
+			committee: Vec<T::AccountId>,
+			reveal_from: BlockNumberFor<T>,
+		},
+		/// A committee member committed to a hidden verdict.
+		VoteCommitted { id: ChallengeId, who: T::AccountId },
 		/// A validator's worker reported `probes` probe results and settled `settled` overdue
 		/// rounds and challenges.
 		WorkerReported {
@@ -534,7 +566,7 @@ pub mod pallet {
 			probes: u32,
 			settled: u32,
 		},
-		/// A verifier voted.
+		/// A verifier revealed its verdict.
 		Voted { id: ChallengeId, who: T::AccountId, verdict: Verdict },
 		/// A challenge was decided. `slashed` is the penalty taken from the accused,
 		/// `clawed_back` its reward returned to the buyer, `absent` the verifiers slashed for
@@ -601,6 +633,15 @@ pub mod pallet {
 		CancelPending,
 		/// The caller is not a registered provider with the job's minimum stake.
 		NotEligible,
+		/// The job's buyer admits only the accounts on its allowlist.
+		NotOnAllowlist,
+		/// The caller's health score is below the job's minimum.
+		HealthTooLow,
+		/// The caller registered more recently than the job's minimum age allows.
+		RegisteredTooRecently,
+		/// The job has a challenge window but too few `min_providers` to field a committee
+		/// (`MinVerifiableProviders`).
+		TooFewToVerify,
 		/// The provider's declared throughput, shared among its jobs and this one, cannot
 		/// process a single batch in a round.
 		Underpowered,
@@ -654,10 +695,20 @@ pub mod pallet {
 		UnknownChallenge,
 		/// The caller is not on the challenge's committee.
 		NotOnCommittee,
-		/// The caller already voted.
+		/// The caller already committed (to commit) or revealed (to reveal).
 		AlreadyVoted,
 		/// The voting deadline has passed.
 		VotingClosed,
+		/// The challenge's committee is not drawn yet.
+		CommitteeNotDrawn,
+		/// Commitments are no longer taken: verdicts are being revealed.
+		CommitPhaseOver,
+		/// Verdicts are revealed only from the reveal block, or once every member committed.
+		RevealTooEarly,
+		/// The caller committed to no verdict, so it has none to reveal.
+		NotCommitted,
+		/// The revealed verdict and salt are not what the caller committed to.
+		RevealMismatch,
 	}
 
 	impl<T> From<SpecError> for Error<T> {
@@ -680,6 +731,7 @@ pub mod pallet {
 				SpecError::RoundTooLong => Error::RoundTooLong,
 				SpecError::ChallengeWindowTooLong => Error::ChallengeWindowTooLong,
 				SpecError::JobTooLong => Error::JobTooLong,
+				SpecError::TooFewToVerify => Error::TooFewToVerify,
 			}
 		}
 	}
@@ -687,9 +739,15 @@ pub mod pallet {
 	#[pallet::call]
 	impl<T: Config> Pallet<T> {
 		/// Posts a job and puts `rounds × (reward_per_round + fee)` on hold from the caller.
+		/// `admission` says who may join besides holding `min_provider_stake` (the default
+		/// admits every eligible provider).
 		#[pallet::call_index(0)]
 		#[pallet::weight(T::WeightInfo::create_job())]
-		pub fn create_job(origin: OriginFor<T>, spec: JobSpecOf<T>) -> DispatchResult {
+		pub fn create_job(
+			origin: OriginFor<T>,
+			spec: JobSpecOf<T>,
+			admission: AdmissionOf<T>,
+		) -> DispatchResult {
 			let buyer = ensure_signed(origin)?;
 			spec.validate(&Self::spec_limits()).map_err(Error::<T>::from)?;
 			let budget = escrow::budget::<T>(&spec)?;
@@ -725,6 +783,9 @@ pub mod pallet {
 				deposit,
 			};
 			Jobs::<T>::insert(id, job);
+			if admission != AdmissionOf::<T>::default() {
+				Admissions::<T>::insert(id, admission);
+			}
 			Self::deposit_event(Event::JobCreated { job: id, buyer, budget });
 			Ok(())
 		}
@@ -827,21 +888,36 @@ pub mod pallet {
 			Ok(Some(T::WeightInfo::challenge(Self::members_bound(job))).into())
 		}
 
-		/// A committee member's verdict on a challenged contribution. The challenge is decided
-		/// as soon as a strict majority of the committee agrees.
+		/// A committee member's commitment to its verdict on a challenged contribution:
+		/// [`grid_primitives::work::vote_commitment`] of the challenge, the member, the verdict
+		/// and a secret salt. Taken from the draw until the reveal block.
 		#[pallet::call_index(7)]
+		#[pallet::weight(T::WeightInfo::commit_vote())]
+		pub fn commit_vote(
+			origin: OriginFor<T>,
+			challenge: ChallengeId,
+			commitment: H256,
+		) -> DispatchResult {
+			let who = ensure_signed(origin)?;
+			challenges::commit_vote::<T>(who, challenge, commitment)
+		}
+
+		/// Reveals a committed verdict. The challenge is decided as soon as a strict majority
+		/// of the committee has revealed the same verdict.
+		#[pallet::call_index(10)]
 		#[pallet::weight(
-			T::WeightInfo::vote().saturating_add(
+			T::WeightInfo::reveal_vote().saturating_add(
 				T::WeightInfo::resolve_challenge(T::MaxCommittee::get())
 			)
 		)]
-		pub fn vote(
+		pub fn reveal_vote(
 			origin: OriginFor<T>,
 			challenge: ChallengeId,
 			verdict: Verdict,
+			salt: VoteSalt,
 		) -> DispatchResult {
 			let who = ensure_signed(origin)?;
-			challenges::vote::<T>(who, challenge, verdict)
+			challenges::reveal_vote::<T>(who, challenge, verdict, salt)
 		}
 
 		/// A validator's off-chain worker report: probe results for the provider registry's
@@ -887,7 +963,16 @@ pub mod pallet {
 			assert!(T::MaxParticipants::get() <= 64, "contribution holders are a 64-bit set");
 			assert!(T::ReporterShare::get().saturating_add(T::BuyerShare::get()) <= Perbill::one());
 			assert!(T::MinRoundBlocks::get() > Zero::zero(), "rounds must last a block");
-			assert!(T::VotingPeriod::get() > Zero::zero(), "committees need a block to vote");
+			assert!(
+				T::CommitteeDelay::get() > Zero::zero(),
+				"a draw needs a later block's randomness"
+			);
+			assert!(T::RevealPeriod::get() > Zero::zero(), "reveals need a block");
+			assert!(
+				T::CommitteeDelay::get().saturating_add(T::RevealPeriod::get())
+					< T::VotingPeriod::get(),
+				"committees need a block to commit"
+			);
 			assert!(T::MaxCommittee::get() > 0, "a committee needs a member");
 		}
 
@@ -904,7 +989,12 @@ pub mod pallet {
 		/// A job with its held escrow and open round.
 		pub fn job(job: JobId) -> Option<JobViewOf<T>> {
 			let record = Jobs::<T>::get(job)?;
-			Some(JobView { held: record.held(), round: Rounds::<T>::get(job), job: record })
+			Some(JobView {
+				held: record.held(),
+				round: Rounds::<T>::get(job),
+				admission: Admissions::<T>::get(job).unwrap_or_default(),
+				job: record,
+			})
 		}
 
 		/// Ids and states of up to `limit` jobs from `start` on (ids are sequential).
@@ -970,6 +1060,7 @@ pub mod pallet {
 				max_round_blocks: T::MaxRoundBlocks::get(),
 				max_job_blocks: T::MaxJobBlocks::get(),
 				max_challenge_window: T::MaxChallengeWindow::get(),
+				min_verifiable_providers: T::MinVerifiableProviders::get(),
 			}
 		}
 	}

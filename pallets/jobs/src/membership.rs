@@ -1,12 +1,12 @@
 //! Joining and leaving jobs.
 
-use grid_primitives::job::{max_claim, JobId};
+use grid_primitives::job::{max_claim, JobId, Refusal};
 use pallet_providers::traits::{LockRefusal, ProviderRegistry};
 use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
 use crate::{
-	agenda, challenges, rounds, BalanceOf, Config, Error, Event, JobOf, JobStatus, Jobs, Pallet,
-	Participant, Participants, RemovalReason,
+	agenda, challenges, rounds, Admissions, BalanceOf, Config, Error, Event, JobOf, JobStatus,
+	Jobs, Pallet, Participant, Participants, RemovalReason,
 };
 
 /// Adds `who` to `job`; starts the job when it reaches `min_providers`.
@@ -17,6 +17,7 @@ pub(crate) fn join<T: Config>(id: JobId, who: T::AccountId) -> DispatchResult {
 	ensure!(!Participants::<T>::contains_key(id, &who), Error::<T>::AlreadyJoined);
 	ensure!(job.participants < job.spec.max_providers, Error::<T>::JobFull);
 	ensure!(T::Providers::is_eligible(&who, job.spec.min_provider_stake), Error::<T>::NotEligible);
+	admit::<T>(id, &who)?;
 	let jobs = T::Providers::jobs_of(&who).len() as u32;
 	ensure!(claim_cap::<T>(&job, &who, jobs.saturating_add(1)) > 0, Error::<T>::Underpowered);
 
@@ -43,6 +44,21 @@ pub(crate) fn join<T: Config>(id: JobId, who: T::AccountId) -> DispatchResult {
 		Pallet::<T>::deposit_event(Event::JobStarted { job: id });
 	}
 	Jobs::<T>::insert(id, job);
+	Ok(())
+}
+
+/// Checks `who` against the job's admission rules, if its buyer set any.
+fn admit<T: Config>(id: JobId, who: &T::AccountId) -> DispatchResult {
+	let Some(rules) = Admissions::<T>::get(id) else { return Ok(()) };
+	let registered_at = T::Providers::registered_at(who).ok_or(Error::<T>::NotEligible)?;
+	let now = frame_system::Pallet::<T>::block_number();
+	rules.admits(who, T::Providers::health_score(who), registered_at, now).map_err(|refusal| {
+		match refusal {
+			Refusal::NotListed => Error::<T>::NotOnAllowlist,
+			Refusal::Unhealthy => Error::<T>::HealthTooLow,
+			Refusal::TooNew => Error::<T>::RegisteredTooRecently,
+		}
+	})?;
 	Ok(())
 }
 

@@ -19,7 +19,7 @@
 //! A small deterministic generator keeps failures reproducible: the failing seed is printed.
 
 use crate::{mock::*, Challenges, Contributions, Jobs as JobsMap, Rounds};
-use grid_primitives::work::Verdict;
+use grid_primitives::work::{vote_commitment, Verdict};
 use polkadot_sdk::polkadot_sdk_frame::{
 	deps::frame_support::traits::{Hooks, UnfilteredDispatchable},
 	prelude::*,
@@ -94,6 +94,10 @@ fn random_spec(rng: &mut Rng) -> grid_primitives::job::JobSpec<Balance, u64> {
 	s.min_providers = 1 + rng.below(3) as u32;
 	s.max_providers = s.min_providers + rng.below(3) as u32;
 	s.training.round_blocks = 2 + rng.below(5);
+	// A one-member job cannot be verified: it goes unchallengeable (or, rarely, is refused).
+	if s.min_providers == 1 && rng.below(8) != 0 {
+		s.challenge_window = 0;
+	}
 	s
 }
 
@@ -132,7 +136,10 @@ fn step(rng: &mut Rng) {
 	let job = random_job(rng);
 	let provider = rng.pick(&PROVIDERS);
 	match rng.below(16) {
-		0 => dispatch(rng.pick(&BUYERS), crate::Call::create_job { spec: random_spec(rng) }),
+		0 => dispatch(
+			rng.pick(&BUYERS),
+			crate::Call::create_job { spec: random_spec(rng), admission: Default::default() },
+		),
 		1 => dispatch(rng.pick(&BUYERS), crate::Call::cancel_job { job }),
 		2 | 3 => dispatch(provider, crate::Call::join_job { job }),
 		4 => dispatch(provider, crate::Call::leave_job { job }),
@@ -162,18 +169,22 @@ fn step(rng: &mut Rng) {
 			dispatch(provider, crate::Call::challenge { job, round, provider: accused });
 		}
 		13 => {
-			// Mostly a committee member of an open challenge, sometimes anyone.
+			// Mostly an open challenge's whole committee takes its next step, sometimes anyone
+			// votes on any challenge.
 			let open: Vec<_> = Challenges::<Test>::iter().collect();
-			let (id, voter) = match open.is_empty() || rng.below(4) == 0 {
-				true => (rng.below(crate::NextChallengeId::<Test>::get() + 1), provider),
-				false => {
-					let (id, challenge) = &open[rng.below(open.len() as u64) as usize];
-					let members: Vec<_> = challenge.committee.iter().map(|(w, _)| *w).collect();
-					(*id, rng.pick(&members))
+			if open.is_empty() || rng.below(4) == 0 {
+				let id = rng.below(crate::NextChallengeId::<Test>::get() + 1);
+				dispatch(provider, ballot_step(rng, id, provider, None));
+				return;
+			}
+			// Twice: a committee that all committed may reveal at once.
+			let id = open[rng.below(open.len() as u64) as usize].0;
+			for _ in 0..2 {
+				let Some(challenge) = Challenges::<Test>::get(id) else { return };
+				for (voter, ballot) in challenge.committee {
+					dispatch(voter, ballot_step(rng, id, voter, Some(ballot)));
 				}
-			};
-			let verdict = rng.pick(&[Verdict::Valid, Verdict::Invalid, Verdict::Invalid]);
-			dispatch(voter, crate::Call::vote { challenge: id, verdict });
+			}
 		}
 		11 => registry_step(rng, provider),
 		// Root steps in rarely: a cancelled job is a job no one can explore further.
@@ -182,6 +193,41 @@ fn step(rng: &mut Rng) {
 				.dispatch_bypass_filter(RuntimeOrigin::root());
 		}
 		_ => advance(1 + rng.below(3)),
+	}
+}
+
+/// `voter`'s next call on challenge `id` given its ballot: reveal what it committed to (a
+/// quarter of the time the other verdict), else commit to a verdict.
+fn ballot_step(
+	rng: &mut Rng,
+	id: u64,
+	voter: AccountId,
+	ballot: Option<crate::Ballot>,
+) -> crate::Call<Test> {
+	let commitment = |verdict| vote_commitment(id, &voter, verdict, &salt(voter));
+	match ballot {
+		Some(crate::Ballot::Committed(hash)) => {
+			let committed = [Verdict::Valid, Verdict::Invalid]
+				.into_iter()
+				.find(|v| commitment(*v) == hash)
+				.unwrap_or(Verdict::Valid);
+			let verdict = match (rng.below(4), committed) {
+				(0, Verdict::Valid) => Verdict::Invalid,
+				(0, Verdict::Invalid) => Verdict::Valid,
+				_ => committed,
+			};
+			crate::Call::reveal_vote { challenge: id, verdict, salt: salt(voter) }
+		}
+		_ => {
+			// Committees mostly agree (on fraud for even challenges), so both outcomes and
+			// splits all happen.
+			let usual = if id.is_multiple_of(2) { Verdict::Invalid } else { Verdict::Valid };
+			let verdict = match rng.below(4) {
+				0 => rng.pick(&[Verdict::Valid, Verdict::Invalid]),
+				_ => usual,
+			};
+			crate::Call::commit_vote { challenge: id, commitment: commitment(verdict) }
+		}
 	}
 }
 

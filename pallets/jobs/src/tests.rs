@@ -5,7 +5,7 @@ use crate::{
 	Participants, RemovalReason, RoundResults, Rounds,
 };
 use grid_primitives::job::{max_claim, Compression, GptConfig, ModelSpec, Nanos};
-use pallet_providers::SlashReason;
+use pallet_providers::{traits::ProviderRegistry, SlashReason};
 use polkadot_sdk::polkadot_sdk_frame::{
 	deps::{
 		frame_support::{assert_noop, assert_ok},
@@ -126,6 +126,14 @@ fn create_job_rejects_every_bad_field() {
 			(|s| s.challenge_window = 101, Error::ChallengeWindowTooLong),
 			(
 				|s| {
+					// Challengeable, with only one member needed: nobody could judge it.
+					s.min_providers = 1;
+					s.challenge_window = 1;
+				},
+				Error::TooFewToVerify,
+			),
+			(
+				|s| {
 					// 50 rounds of 21 blocks: past `MaxJobBlocks` (1,000).
 					s.rounds = 50;
 					s.training.round_blocks = 21;
@@ -138,7 +146,10 @@ fn create_job_rejects_every_bad_field() {
 		for (mutate, error) in cases {
 			let mut s = spec();
 			mutate(&mut s);
-			assert_noop!(Jobs::create_job(RuntimeOrigin::signed(BUYER), s), error);
+			assert_noop!(
+				Jobs::create_job(RuntimeOrigin::signed(BUYER), s, Default::default()),
+				error
+			);
 		}
 		assert_eq!(escrow_held(BUYER), 0);
 	});
@@ -169,6 +180,55 @@ fn joining_starts_the_job_at_min_providers() {
 		// In a job: the provider cannot leave the registry.
 		assert!(pallet_providers::Providers::<Test>::get(P1).unwrap().in_jobs());
 		check_invariants();
+	});
+}
+
+#[test]
+fn admission_rules_turn_away_strangers_fresh_sybils_and_the_unhealthy() {
+	new_test_ext().execute_with(|| {
+		use grid_primitives::job::Admission;
+		for who in [P1, P2, P3, P4] {
+			register(who);
+		}
+		// The buyer admits P1, P2 and P4 only, registered 5 blocks or more, healthy.
+		let admission = Admission {
+			min_health: admission_health(),
+			min_age: 5,
+			allowlist: BoundedVec::truncate_from(vec![P1, P2, P4]),
+		};
+		let id = crate::NextJobId::<Test>::get();
+		assert_ok!(Jobs::create_job(RuntimeOrigin::signed(BUYER), spec(), admission.clone()));
+		assert_eq!(Jobs::job(id).map(|v| v.admission), Some(admission));
+		// A stranger with stake is not on the list.
+		assert_noop!(join(id, P3), Error::<Test>::NotOnAllowlist);
+		// A listed account that registered a moment ago waits out the minimum age (a Sybil
+		// made for the job would have to).
+		assert_noop!(join(id, P1), Error::<Test>::RegisteredTooRecently);
+		run_to_block(System::block_number() + 5);
+		assert_ok!(join(id, P1));
+		// A listed account that lost fraud challenges and missed rounds is unhealthy.
+		pallet_providers::HealthRecords::<Test>::mutate(P4, |h| {
+			(h.rounds_delivered, h.rounds_missed, h.challenges_lost) = (1, 3, 1);
+		});
+		assert!(<Test as crate::Config>::Providers::health_score(&P4) < admission_health());
+		assert_noop!(join(id, P4), Error::<Test>::HealthTooLow);
+		assert_ok!(join(id, P2));
+		assert_eq!(status(id), JobStatus::Running);
+		// The rules go with the job once it is pruned.
+		check_invariants();
+	});
+}
+
+fn admission_health() -> Perbill {
+	Perbill::from_percent(50)
+}
+
+#[test]
+fn a_job_without_rules_admits_any_eligible_provider_and_stores_none() {
+	new_test_ext().execute_with(|| {
+		let id = running_job(&[P1, P2]);
+		assert!(!crate::Admissions::<Test>::contains_key(id));
+		assert_eq!(Jobs::job(id).map(|v| v.admission), Some(Default::default()));
 	});
 }
 

@@ -1,5 +1,6 @@
-//! Per-block work: settling due rounds and deciding due challenges from the agenda, with its
-//! weight accounted here and nowhere else (as `pallet-broker`'s `tick_impls.rs`).
+//! Per-block work: settling due rounds, drawing committees and deciding challenges from the
+//! agenda, with its weight accounted here and nowhere else (as `pallet-broker`'s
+//! `tick_impls.rs`).
 //!
 //! `on_initialize` works at most `MaxSettlementsPerBlock` items, `on_idle` as many as the
 //! block's spare weight allows, and a validator's worker report the same bounded amount as
@@ -48,8 +49,11 @@ pub(crate) fn on_worker_report<T: Config>(now: BlockNumberFor<T>) -> u32 {
 /// The most a pass of `items` items can weigh, whichever kind they are.
 pub(crate) fn worst_case<T: Config>(items: u32) -> Weight {
 	let blocks = per_block::<T>().saturating_mul(MAX_BLOCKS_PER_PASS.into());
-	let item =
-		per_round::<T>().max(per_challenge::<T>()).max(per_expire::<T>()).max(per_unfilled::<T>());
+	let item = per_round::<T>()
+		.max(per_draw::<T>())
+		.max(per_challenge::<T>())
+		.max(per_expire::<T>())
+		.max(per_unfilled::<T>());
 	item.saturating_mul(items.into()).saturating_add(blocks)
 }
 
@@ -68,6 +72,13 @@ fn per_block<T: Config>() -> Weight {
 fn per_round<T: Config>() -> Weight {
 	let p = T::MaxParticipants::get();
 	T::WeightInfo::settle_round(p).max(T::WeightInfo::settle_round_slashing(p))
+}
+
+/// Drawing the committee of one challenge among the most members a round can have; a draw
+/// that finds nobody decides the challenge at once.
+fn per_draw<T: Config>() -> Weight {
+	T::WeightInfo::draw_committee(T::MaxParticipants::get())
+		.saturating_add(T::WeightInfo::resolve_challenge(0))
 }
 
 /// Deciding one challenge of the largest committee.
@@ -90,6 +101,7 @@ fn per_unfilled<T: Config>() -> Weight {
 fn cost_of<T: Config>(item: AgendaItem) -> Weight {
 	match item {
 		AgendaItem::Settle(_) => per_round::<T>(),
+		AgendaItem::Draw(_) => per_draw::<T>(),
 		AgendaItem::Decide(_) => per_challenge::<T>(),
 		AgendaItem::Expire(..) => per_expire::<T>(),
 		AgendaItem::Unfilled(_) => per_unfilled::<T>(),
@@ -100,6 +112,7 @@ fn cost_of<T: Config>(item: AgendaItem) -> Weight {
 fn work<T: Config>(item: AgendaItem) {
 	match item {
 		AgendaItem::Settle(job) => rounds::settle::<T>(job),
+		AgendaItem::Draw(id) => challenges::draw::<T>(id),
 		AgendaItem::Decide(id) => challenges::resolve::<T>(id),
 		AgendaItem::Expire(job, round) => expiry::expire::<T>(job, round),
 		AgendaItem::Unfilled(job) => rounds::end_if_unfilled::<T>(job),
@@ -166,6 +179,10 @@ mod tests {
 
 	fn per_round() -> Weight {
 		super::per_round::<Test>()
+	}
+
+	fn per_draw() -> Weight {
+		super::per_draw::<Test>()
 	}
 
 	fn per_challenge() -> Weight {
@@ -251,19 +268,27 @@ mod tests {
 			let id = running_job(&members);
 			deliver(id, 0, &members);
 			assert_ok!(Jobs::challenge(RuntimeOrigin::signed(P1), id, 0, P2));
-			// The challenge is due at 1 + VOTING_BLOCKS, before round 1 at 1 + ROUND_BLOCKS.
+			// The committee is drawn at 1 + COMMITTEE_DELAY and the challenge decided at
+			// 1 + VOTING_BLOCKS, both before round 1 at 1 + ROUND_BLOCKS.
 			const { assert!(VOTING_BLOCKS < ROUND_BLOCKS) };
 			let now = 1 + ROUND_BLOCKS;
 			System::set_block_number(now);
 			AgendaCursor::<Test>::put(2);
 			let first = work_due::<Test>(now, 1, Weight::MAX);
-			// Blocks 2 to 6: the pass stops at 6 with its round left for the next item.
-			let blocks = per_block() * (VOTING_BLOCKS + 1);
-			assert_eq!(first, Worked { weight: base() + blocks + per_challenge(), items: 1 });
+			// The draw at block 2, then blocks up to the decision's, where the pass stops.
+			let blocks = per_block() * (VOTING_BLOCKS - COMMITTEE_DELAY + 1);
+			assert_eq!(first, Worked { weight: base() + blocks + per_draw(), items: 1 });
+			assert!(Challenges::<Test>::get(0).is_some_and(|c| c.drawn()));
+			let second = work_due::<Test>(now, 1, Weight::MAX);
+			// The decision, then block 6 with its round left for the next pass.
+			assert_eq!(
+				second,
+				Worked { weight: base() + per_block() * 2 + per_challenge(), items: 1 }
+			);
 			assert!(!Challenges::<Test>::contains_key(0));
 			assert!(!RoundResults::<Test>::contains_key(id, 1));
-			let second = work_due::<Test>(now, 1, Weight::MAX);
-			assert_eq!(second.items, 1);
+			let third = work_due::<Test>(now, 1, Weight::MAX);
+			assert_eq!(third.items, 1);
 			assert!(RoundResults::<Test>::contains_key(id, 1));
 			check_invariants();
 		});
@@ -283,7 +308,9 @@ mod tests {
 	#[test]
 	fn the_worst_case_covers_either_kind_of_item_and_the_blocks_looked_at() {
 		let worst = worst_case::<Test>(3);
-		assert!(worst.all_gte(per_round() * 3u64) && worst.all_gte(per_challenge() * 3u64));
+		for item in [per_round(), per_draw(), per_challenge()] {
+			assert!(worst.all_gte(item * 3u64));
+		}
 		assert_eq!(worst_case::<Test>(0), per_block() * u64::from(MAX_BLOCKS_PER_PASS));
 	}
 

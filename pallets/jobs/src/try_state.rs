@@ -9,9 +9,9 @@ use polkadot_sdk::polkadot_sdk_frame::{
 };
 
 use crate::{
-	Agenda, AgendaCursor, AgendaItem, BalanceOf, Challenges, Config, Contributions, HoldReason,
-	JobStatus, Jobs, OpenChallengesBy, OpenChallengesOn, Pallet, Participants, RoundMembers,
-	Rounds,
+	Admissions, Agenda, AgendaCursor, AgendaItem, BalanceOf, Challenges, Config, Contributions,
+	HoldReason, JobStatus, Jobs, OpenChallengesBy, OpenChallengesOn, Pallet, Participants,
+	RoundMembers, Rounds,
 };
 
 /// Each agenda entry with its block.
@@ -25,6 +25,10 @@ impl<T: Config> Pallet<T> {
 		let mut held_by_buyer: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
 		let mut deposits: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
 		let scheduled = Self::try_state_agenda()?;
+		ensure!(
+			Admissions::<T>::iter_keys().all(Jobs::<T>::contains_key),
+			"admission rules of a pruned job"
+		);
 		let mut running_jobs = 0usize;
 		for (id, job) in Jobs::<T>::iter() {
 			let accounted = job
@@ -109,9 +113,10 @@ impl<T: Config> Pallet<T> {
 		Ok(())
 	}
 
-	/// Challenges: each open one is on the agenda at its due block, its committee holds the
-	/// update, the accused's stake lock for the job counts it, the counts per challenger and per job are right, and challengers' holds equal
-	/// their open challenges' deposits.
+	/// Challenges: each open one is on the agenda at its due block (and, until drawn, at its
+	/// draw block), its committee holds the update, the accused's stake lock for the job
+	/// counts it, the counts per challenger and per job are right, and challengers' holds
+	/// equal their open challenges' deposits.
 	fn try_state_challenges(scheduled: &Scheduled<T>) -> Result<(), TryRuntimeError> {
 		let (mut by, mut on, mut held) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
 		let mut disputes = BTreeMap::new();
@@ -121,6 +126,16 @@ impl<T: Config> Pallet<T> {
 			ensure!(
 				scheduled.get(&AgendaItem::Decide(id)) == Some(&challenge.due),
 				"open challenge is not on the agenda at its due block"
+			);
+			ensure!(
+				challenge.drawn()
+					|| scheduled.get(&AgendaItem::Draw(id)) == Some(&challenge.draw_at),
+				"undrawn challenge is not on the agenda at its draw block"
+			);
+			ensure!(
+				challenge.draw_at <= challenge.reveal_from
+					&& challenge.reveal_from <= challenge.deadline,
+				"challenge phases out of order"
 			);
 			let contribution =
 				Contributions::<T>::get((challenge.job, challenge.round), &challenge.accused)
@@ -148,6 +163,16 @@ impl<T: Config> Pallet<T> {
 		}
 		let decides = scheduled.keys().filter(|i| matches!(i, AgendaItem::Decide(_))).count();
 		ensure!(decides == open, "agenda decides a challenge that is not open");
+		let draws = scheduled.keys().filter_map(|i| match i {
+			AgendaItem::Draw(id) => Some(*id),
+			_ => None,
+		});
+		for id in draws {
+			ensure!(
+				Challenges::<T>::get(id).is_some_and(|c| !c.drawn()),
+				"agenda draws a committee already drawn, or for no open challenge"
+			);
+		}
 		ensure!(
 			OpenChallengesBy::<T>::iter().collect::<BTreeMap<_, _>>() == by,
 			"open challenges per challenger miscounted"

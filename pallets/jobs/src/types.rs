@@ -2,7 +2,7 @@
 
 use codec::{Decode, DecodeWithMemTracking, Encode, MaxEncodedLen};
 use grid_primitives::{
-	job::{JobId, JobSpec, RoundIndex, SignedProof},
+	job::{Admission, JobId, JobSpec, RoundIndex, SignedProof},
 	work::Verdict,
 };
 use polkadot_sdk::polkadot_sdk_frame::{deps::sp_core::H256, prelude::*};
@@ -26,6 +26,8 @@ use scale_info::TypeInfo;
 pub enum AgendaItem {
 	/// Settle the open round of this job.
 	Settle(JobId),
+	/// Draw this challenge's committee (with randomness from after the challenge was sent).
+	Draw(ChallengeId),
 	/// Decide this challenge at its deadline (undecided without a committee majority).
 	Decide(ChallengeId),
 	/// Prune what a settled round left for challenges (its window and votes are over); with
@@ -237,7 +239,35 @@ impl<Balance> Contribution<Balance> {
 /// Identifies a fraud challenge; assigned in creation order.
 pub type ChallengeId = u64;
 
+/// A committee member's ballot: hidden while members commit, so that no member can follow
+/// another's verdict instead of judging, then revealed.
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub enum Ballot {
+	/// Nothing sent yet.
+	Pending,
+	/// A commitment ([`grid_primitives::work::vote_commitment`]) to a verdict not yet shown.
+	Committed(H256),
+	/// The verdict, revealed and matching the commitment.
+	Revealed(Verdict),
+}
+
 /// An open fraud challenge against one contribution.
+///
+/// Its life, in blocks from when it was opened: the committee is drawn at `draw_at` (with
+/// randomness nobody knew when the challenge was sent), members commit until `reveal_from`
+/// (or until every member has), reveal until `deadline`, and it is decided at once when a
+/// strict majority of the committee has revealed the same verdict, else at the deadline.
 #[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, MaxEncodedLen, TypeInfo)]
 #[scale_info(skip_type_params(MaxCommittee))]
 pub struct Challenge<AccountId, Balance, BlockNumber, MaxCommittee: Get<u32>> {
@@ -251,8 +281,13 @@ pub struct Challenge<AccountId, Balance, BlockNumber, MaxCommittee: Get<u32>> {
 	pub challenger: AccountId,
 	/// The challenger's deposit.
 	pub deposit: Balance,
-	/// The verifiers drawn, each with its vote once cast.
-	pub committee: BoundedVec<(AccountId, Option<Verdict>), MaxCommittee>,
+	/// The block whose agenda draws the committee: later than the challenge's own block, so
+	/// the challenger could not know the randomness when it sent the challenge.
+	pub draw_at: BlockNumber,
+	/// The verifiers drawn, each with its ballot; empty until drawn.
+	pub committee: BoundedVec<(AccountId, Ballot), MaxCommittee>,
+	/// First block at which verdicts may be revealed (earlier once every member committed).
+	pub reveal_from: BlockNumber,
 	/// First block at which votes are no longer accepted.
 	pub deadline: BlockNumber,
 	/// The block whose agenda decides it: the deadline, or a little later when that block's
@@ -260,19 +295,32 @@ pub struct Challenge<AccountId, Balance, BlockNumber, MaxCommittee: Get<u32>> {
 	pub due: BlockNumber,
 }
 
-impl<AccountId, Balance, BlockNumber, MaxCommittee: Get<u32>>
+impl<AccountId, Balance, BlockNumber: PartialOrd, MaxCommittee: Get<u32>>
 	Challenge<AccountId, Balance, BlockNumber, MaxCommittee>
 {
-	/// Votes cast for `verdict`.
+	/// Revealed votes for `verdict`.
 	pub fn votes(&self, verdict: Verdict) -> u32 {
-		self.committee.iter().filter(|(_, v)| *v == Some(verdict)).count() as u32
+		self.committee.iter().filter(|(_, b)| *b == Ballot::Revealed(verdict)).count() as u32
 	}
 
-	/// The verdict a strict majority of the whole committee has cast, if any: nothing the
+	/// The verdict a strict majority of the whole committee has revealed, if any: nothing the
 	/// remaining members vote can change it.
 	pub fn settled_verdict(&self) -> Option<Verdict> {
 		let size = self.committee.len() as u32;
 		[Verdict::Invalid, Verdict::Valid].into_iter().find(|v| 2 * self.votes(*v) > size)
+	}
+
+	/// Whether the committee has been drawn (an empty draw ends the challenge at once).
+	pub fn drawn(&self) -> bool {
+		!self.committee.is_empty()
+	}
+
+	/// Whether verdicts may be revealed at `now`: from `reveal_from` on, or once every member
+	/// has committed (nobody is left to be swayed by what is revealed).
+	pub fn revealing(&self, now: BlockNumber) -> bool {
+		let all_committed =
+			self.drawn() && self.committee.iter().all(|(_, b)| *b != Ballot::Pending);
+		all_committed || now >= self.reveal_from
 	}
 }
 
@@ -290,13 +338,14 @@ impl<AccountId, Balance, BlockNumber, MaxCommittee: Get<u32>>
 	TypeInfo,
 )]
 pub enum ChallengeOutcome {
-	/// More verifiers voted `Invalid` than `Valid`: the accused was slashed, its reward clawed
-	/// back, and the challenger got its deposit back with a share of the slash.
+	/// A strict majority of the committee revealed `Invalid`: the accused was slashed, its
+	/// reward clawed back, and the challenger got its deposit back with a share of the slash.
 	FraudProven,
-	/// More verifiers voted `Valid`: the challenger's deposit went to the verifiers that said
-	/// so.
+	/// A strict majority of the committee revealed `Valid`: the challenger's deposit went to
+	/// the verifiers that said so.
 	Rejected,
-	/// A tie, or no votes: nobody is punished for the contribution and the deposit returns.
+	/// No strict majority by the deadline, or no committee left to draw: nobody is punished
+	/// for the contribution and the deposit returns.
 	Undecided,
 }
 
@@ -310,6 +359,8 @@ pub struct JobView<AccountId, Balance, BlockNumber, MaxMembers: Get<u32>> {
 	pub held: Balance,
 	/// The open round, when running.
 	pub round: Option<RoundState<AccountId, BlockNumber, MaxMembers>>,
+	/// Who may join besides holding the stake.
+	pub admission: Admission<AccountId, BlockNumber>,
 }
 
 /// A proof as stored for the open round.

@@ -25,7 +25,9 @@ pub trait WeightInfo {
 	fn settle_round(p: u32, ) -> Weight;
 	fn settle_round_slashing(p: u32, ) -> Weight;
 	fn challenge(p: u32, ) -> Weight;
-	fn vote() -> Weight;
+	fn draw_committee(p: u32, ) -> Weight;
+	fn commit_vote() -> Weight;
+	fn reveal_vote() -> Weight;
 	fn resolve_challenge(k: u32, ) -> Weight;
 	fn expire(p: u32, ) -> Weight;
 	fn authorize_worker_report() -> Weight;
@@ -47,14 +49,16 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Jobs` (r:0 w:1)
 	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Admissions` (r:0 w:1)
+	/// Proof: `Jobs::Admissions` (`max_values`: None, `max_size`: Some(2074), added: 4549, mode: `MaxEncodedLen`)
 	fn create_job() -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `146`
 		//  Estimated: `3894`
-		// Minimum execution time: 80_190_000 picoseconds.
-		Weight::from_parts(85_498_000, 3894)
+		// Minimum execution time: 86_979_000 picoseconds.
+		Weight::from_parts(95_693_000, 3894)
 			.saturating_add(T::DbWeight::get().reads(5_u64))
-			.saturating_add(T::DbWeight::get().writes(5_u64))
+			.saturating_add(T::DbWeight::get().writes(6_u64))
 	}
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
 	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
@@ -67,7 +71,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::Participants` (r:64 w:0)
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:63 w:63)
-	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2240), added: 4715, mode: `MaxEncodedLen`)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::AgendaCursor` (r:1 w:0)
 	/// Proof: `Jobs::AgendaCursor` (`max_values`: Some(1), `max_size`: Some(4), added: 499, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Agenda` (r:1 w:1)
@@ -75,17 +79,17 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[3, 64]`.
 	fn cancel_job(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `0 + p * (1520 ±0)`
-		//  Estimated: `10420 + p * (4389 ±0)`
-		// Minimum execution time: 95_182_000 picoseconds.
-		Weight::from_parts(66_013_714, 10420)
-			// Standard Error: 68_120
-			.saturating_add(Weight::from_parts(13_522_400, 0).saturating_mul(p.into()))
+		//  Measured:  `0 + p * (1524 ±0)`
+		//  Estimated: `10548 + p * (4448 ±42)`
+		// Minimum execution time: 98_157_000 picoseconds.
+		Weight::from_parts(72_606_706, 10548)
+			// Standard Error: 70_459
+			.saturating_add(Weight::from_parts(14_070_079, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(5_u64))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(3_u64))
 			.saturating_add(T::DbWeight::get().writes((1_u64).saturating_mul(p.into())))
-			.saturating_add(Weight::from_parts(0, 4389).saturating_mul(p.into()))
+			.saturating_add(Weight::from_parts(0, 4448).saturating_mul(p.into()))
 	}
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
 	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
@@ -98,7 +102,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::Participants` (r:65 w:64)
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:64 w:64)
-	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2240), added: 4715, mode: `MaxEncodedLen`)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	/// Storage: `Balances::Holds` (r:1 w:1)
 	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
 	/// Storage: `System::Account` (r:45 w:45)
@@ -118,24 +122,28 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[3, 64]`.
 	fn force_cancel_job(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `0 + p * (3315 ±0)`
-		//  Estimated: `9702 + p * (4715 ±8)`
-		// Minimum execution time: 379_346_000 picoseconds.
-		Weight::from_parts(146_493_020, 9702)
-			// Standard Error: 216_339
-			.saturating_add(Weight::from_parts(71_677_340, 0).saturating_mul(p.into()))
+		//  Measured:  `0 + p * (3319 ±0)`
+		//  Estimated: `9702 + p * (4779 ±16)`
+		// Minimum execution time: 413_527_000 picoseconds.
+		Weight::from_parts(170_998_838, 9702)
+			// Standard Error: 401_173
+			.saturating_add(Weight::from_parts(72_246_055, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(12_u64))
 			.saturating_add(T::DbWeight::get().reads((4_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(10_u64))
 			.saturating_add(T::DbWeight::get().writes((5_u64).saturating_mul(p.into())))
-			.saturating_add(Weight::from_parts(0, 4715).saturating_mul(p.into()))
+			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
 	}
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
 	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Participants` (r:65 w:1)
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:1 w:1)
-	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2240), added: 4715, mode: `MaxEncodedLen`)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Admissions` (r:1 w:0)
+	/// Proof: `Jobs::Admissions` (`max_values`: None, `max_size`: Some(2074), added: 4549, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::HealthRecords` (r:1 w:0)
+	/// Proof: `Providers::HealthRecords` (`max_values`: None, `max_size`: Some(78), added: 2553, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::AgendaCursor` (r:1 w:0)
 	/// Proof: `Jobs::AgendaCursor` (`max_values`: Some(1), `max_size`: Some(4), added: 499, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Agenda` (r:1 w:1)
@@ -147,13 +155,13 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[1, 64]`.
 	fn join_job(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `2264 + p * (90 ±0)`
-		//  Estimated: `5705 + p * (2567 ±0)`
-		// Minimum execution time: 59_890_000 picoseconds.
-		Weight::from_parts(81_048_398, 5705)
-			// Standard Error: 38_168
-			.saturating_add(Weight::from_parts(4_025_145, 0).saturating_mul(p.into()))
-			.saturating_add(T::DbWeight::get().reads(6_u64))
+		//  Measured:  `4606 + p * (98 ±0)`
+		//  Estimated: `5769 + p * (2567 ±0)`
+		// Minimum execution time: 76_454_000 picoseconds.
+		Weight::from_parts(95_259_476, 5769)
+			// Standard Error: 50_190
+			.saturating_add(Weight::from_parts(4_384_777, 0).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().reads(8_u64))
 			.saturating_add(T::DbWeight::get().reads((1_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(5_u64))
 			.saturating_add(Weight::from_parts(0, 2567).saturating_mul(p.into()))
@@ -163,13 +171,13 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::Participants` (r:1 w:1)
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:1 w:1)
-	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2240), added: 4715, mode: `MaxEncodedLen`)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	fn leave_job() -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `2410`
-		//  Estimated: `5705`
-		// Minimum execution time: 31_858_000 picoseconds.
-		Weight::from_parts(35_273_000, 5705)
+		//  Measured:  `2414`
+		//  Estimated: `5769`
+		// Minimum execution time: 33_369_000 picoseconds.
+		Weight::from_parts(36_855_000, 5769)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 			.saturating_add(T::DbWeight::get().writes(3_u64))
 	}
@@ -186,7 +194,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::Participants` (r:65 w:64)
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:64 w:0)
-	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2240), added: 4715, mode: `MaxEncodedLen`)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	/// Storage: `Balances::Holds` (r:1 w:1)
 	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
 	/// Storage: `System::Account` (r:66 w:66)
@@ -206,12 +214,12 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[1, 64]`.
 	fn submit_proof(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `0 + p * (3999 ±0)`
+		//  Measured:  `0 + p * (4003 ±0)`
 		//  Estimated: `10241 + p * (4805 ±0)`
-		// Minimum execution time: 238_226_000 picoseconds.
-		Weight::from_parts(91_004_751, 10241)
-			// Standard Error: 399_581
-			.saturating_add(Weight::from_parts(84_734_879, 0).saturating_mul(p.into()))
+		// Minimum execution time: 235_882_000 picoseconds.
+		Weight::from_parts(80_800_725, 10241)
+			// Standard Error: 399_116
+			.saturating_add(Weight::from_parts(88_347_656, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(13_u64))
 			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(10_u64))
@@ -227,7 +235,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
 	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:1 w:1)
-	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2240), added: 4715, mode: `MaxEncodedLen`)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	/// Storage: `Balances::Holds` (r:1 w:1)
 	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
 	/// Storage: `System::Account` (r:3 w:3)
@@ -236,10 +244,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	fn report_equivocation() -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `3006`
+		//  Measured:  `3010`
 		//  Estimated: `8799`
-		// Minimum execution time: 237_134_000 picoseconds.
-		Weight::from_parts(256_613_000, 8799)
+		// Minimum execution time: 238_395_000 picoseconds.
+		Weight::from_parts(254_270_000, 8799)
 			.saturating_add(T::DbWeight::get().reads(10_u64))
 			.saturating_add(T::DbWeight::get().writes(8_u64))
 	}
@@ -254,7 +262,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::Participants` (r:65 w:64)
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:64 w:0)
-	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2240), added: 4715, mode: `MaxEncodedLen`)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	/// Storage: `Balances::Holds` (r:1 w:1)
 	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
 	/// Storage: `System::Account` (r:65 w:65)
@@ -274,12 +282,12 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[3, 64]`.
 	fn settle_round(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `0 + p * (4063 ±0)`
+		//  Measured:  `0 + p * (4067 ±0)`
 		//  Estimated: `9702 + p * (4805 ±0)`
-		// Minimum execution time: 307_008_000 picoseconds.
-		Weight::from_parts(312_436_000, 9702)
-			// Standard Error: 405_864
-			.saturating_add(Weight::from_parts(76_515_767, 0).saturating_mul(p.into()))
+		// Minimum execution time: 307_469_000 picoseconds.
+		Weight::from_parts(317_153_000, 9702)
+			// Standard Error: 471_089
+			.saturating_add(Weight::from_parts(79_515_102, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(10_u64))
 			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(7_u64))
@@ -301,7 +309,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::Participants` (r:65 w:64)
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:64 w:64)
-	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2240), added: 4715, mode: `MaxEncodedLen`)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::HealthRecords` (r:64 w:64)
 	/// Proof: `Providers::HealthRecords` (`max_values`: None, `max_size`: Some(78), added: 2553, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::AgendaCursor` (r:1 w:0)
@@ -311,20 +319,20 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[3, 64]`.
 	fn settle_round_slashing(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `1153 + p * (1775 ±0)`
-		//  Estimated: `7918 + p * (4715 ±0)`
-		// Minimum execution time: 295_882_000 picoseconds.
-		Weight::from_parts(123_116_940, 7918)
-			// Standard Error: 204_427
-			.saturating_add(Weight::from_parts(67_967_499, 0).saturating_mul(p.into()))
+		//  Measured:  `1153 + p * (1779 ±0)`
+		//  Estimated: `7918 + p * (4779 ±0)`
+		// Minimum execution time: 301_099_000 picoseconds.
+		Weight::from_parts(32_555_206, 7918)
+			// Standard Error: 432_307
+			.saturating_add(Weight::from_parts(77_004_347, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(9_u64))
 			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(7_u64))
 			.saturating_add(T::DbWeight::get().writes((5_u64).saturating_mul(p.into())))
-			.saturating_add(Weight::from_parts(0, 4715).saturating_mul(p.into()))
+			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
 	}
-	/// Storage: `Providers::Providers` (r:64 w:1)
-	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2240), added: 4715, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::Providers` (r:3 w:1)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Jobs` (r:1 w:0)
 	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::RoundResults` (r:1 w:0)
@@ -341,9 +349,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Proof: `Jobs::NextChallengeId` (`max_values`: Some(1), `max_size`: Some(8), added: 503, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::RoundMembers` (r:1 w:0)
 	/// Proof: `Jobs::RoundMembers` (`max_values`: None, `max_size`: Some(2078), added: 4553, mode: `MaxEncodedLen`)
-	/// Storage: `System::ParentHash` (r:1 w:0)
-	/// Proof: `System::ParentHash` (`max_values`: Some(1), `max_size`: Some(32), added: 527, mode: `MaxEncodedLen`)
-	/// Storage: `Jobs::Participants` (r:62 w:0)
+	/// Storage: `Jobs::Participants` (r:1 w:0)
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	/// Storage: `System::Account` (r:2 w:2)
 	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
@@ -351,53 +357,90 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::AgendaCursor` (r:1 w:0)
 	/// Proof: `Jobs::AgendaCursor` (`max_values`: Some(1), `max_size`: Some(4), added: 499, mode: `MaxEncodedLen`)
-	/// Storage: `Jobs::Agenda` (r:1 w:1)
+	/// Storage: `Jobs::Agenda` (r:2 w:2)
 	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Challenges` (r:0 w:1)
-	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(287), added: 2762, mode: `MaxEncodedLen`)
-	/// The range of component `p` is `[3, 64]`.
+	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(450), added: 2925, mode: `MaxEncodedLen`)
+	/// The range of component `p` is `[4, 64]`.
 	fn challenge(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `1885 + p * (1563 ±0)`
-		//  Estimated: `6196 + p * (4715 ±22)`
-		// Minimum execution time: 175_742_000 picoseconds.
-		Weight::from_parts(141_395_839, 6196)
-			// Standard Error: 67_727
-			.saturating_add(Weight::from_parts(11_329_756, 0).saturating_mul(p.into()))
-			.saturating_add(T::DbWeight::get().reads(12_u64))
+		//  Measured:  `6523 + p * (72 ±0)`
+		//  Estimated: `15327`
+		// Minimum execution time: 192_728_000 picoseconds.
+		Weight::from_parts(209_022_586, 15327)
+			// Standard Error: 43_145
+			.saturating_add(Weight::from_parts(116_305, 0).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().reads(18_u64))
+			.saturating_add(T::DbWeight::get().writes(11_u64))
+	}
+	/// Storage: `Jobs::Agenda` (r:1 w:1)
+	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Challenges` (r:1 w:1)
+	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(450), added: 2925, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Contributions` (r:1 w:0)
+	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(164), added: 2639, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::RoundMembers` (r:1 w:0)
+	/// Proof: `Jobs::RoundMembers` (`max_values`: None, `max_size`: Some(2078), added: 4553, mode: `MaxEncodedLen`)
+	/// Storage: `System::ParentHash` (r:1 w:0)
+	/// Proof: `System::ParentHash` (`max_values`: Some(1), `max_size`: Some(32), added: 527, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Participants` (r:62 w:0)
+	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::Providers` (r:62 w:0)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
+	/// The range of component `p` is `[4, 64]`.
+	fn draw_committee(p: u32, ) -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `0 + p * (1556 ±0)`
+		//  Estimated: `10548 + p * (4338 ±29)`
+		// Minimum execution time: 61_251_000 picoseconds.
+		Weight::from_parts(9_185_879, 10548)
+			// Standard Error: 90_101
+			.saturating_add(Weight::from_parts(11_885_427, 0).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().reads(1_u64))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(p.into())))
-			.saturating_add(T::DbWeight::get().writes(10_u64))
-			.saturating_add(Weight::from_parts(0, 4715).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().writes(2_u64))
+			.saturating_add(Weight::from_parts(0, 4338).saturating_mul(p.into()))
 	}
 	/// Storage: `Jobs::Challenges` (r:1 w:1)
-	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(287), added: 2762, mode: `MaxEncodedLen`)
-	fn vote() -> Weight {
+	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(450), added: 2925, mode: `MaxEncodedLen`)
+	fn commit_vote() -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `523`
-		//  Estimated: `3752`
-		// Minimum execution time: 17_035_000 picoseconds.
-		Weight::from_parts(22_313_000, 3752)
+		//  Measured:  `531`
+		//  Estimated: `3915`
+		// Minimum execution time: 15_083_000 picoseconds.
+		Weight::from_parts(18_728_000, 3915)
+			.saturating_add(T::DbWeight::get().reads(1_u64))
+			.saturating_add(T::DbWeight::get().writes(1_u64))
+	}
+	/// Storage: `Jobs::Challenges` (r:1 w:1)
+	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(450), added: 2925, mode: `MaxEncodedLen`)
+	fn reveal_vote() -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `563`
+		//  Estimated: `3915`
+		// Minimum execution time: 15_393_000 picoseconds.
+		Weight::from_parts(18_928_000, 3915)
 			.saturating_add(T::DbWeight::get().reads(1_u64))
 			.saturating_add(T::DbWeight::get().writes(1_u64))
 	}
 	/// Storage: `Jobs::Agenda` (r:1 w:1)
 	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Challenges` (r:1 w:1)
-	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(287), added: 2762, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(450), added: 2925, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::OpenChallengesBy` (r:1 w:1)
 	/// Proof: `Jobs::OpenChallengesBy` (`max_values`: None, `max_size`: Some(52), added: 2527, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::OpenChallengesOn` (r:1 w:1)
 	/// Proof: `Jobs::OpenChallengesOn` (`max_values`: None, `max_size`: Some(20), added: 2495, mode: `MaxEncodedLen`)
 	/// Storage: `System::Account` (r:8 w:8)
 	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
-	/// Storage: `Balances::Holds` (r:6 w:6)
+	/// Storage: `Balances::Holds` (r:4 w:4)
 	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
 	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Contributions` (r:1 w:0)
 	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(164), added: 2639, mode: `MaxEncodedLen`)
-	/// Storage: `Providers::Providers` (r:5 w:5)
-	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2240), added: 4715, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::Providers` (r:3 w:3)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::HealthRecords` (r:1 w:1)
 	/// Proof: `Providers::HealthRecords` (`max_values`: None, `max_size`: Some(78), added: 2553, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Participants` (r:1 w:1)
@@ -405,17 +448,17 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `k` is `[1, 5]`.
 	fn resolve_challenge(k: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `2416 + k * (1704 ±0)`
-		//  Estimated: `5387 + k * (3997 ±183)`
-		// Minimum execution time: 119_148_000 picoseconds.
-		Weight::from_parts(93_966_548, 5387)
-			// Standard Error: 2_214_538
-			.saturating_add(Weight::from_parts(96_333_715, 0).saturating_mul(k.into()))
-			.saturating_add(T::DbWeight::get().reads(7_u64))
-			.saturating_add(T::DbWeight::get().reads((4_u64).saturating_mul(k.into())))
-			.saturating_add(T::DbWeight::get().writes(7_u64))
-			.saturating_add(T::DbWeight::get().writes((4_u64).saturating_mul(k.into())))
-			.saturating_add(Weight::from_parts(0, 3997).saturating_mul(k.into()))
+		//  Measured:  `3162 + k * (988 ±0)`
+		//  Estimated: `8799 + k * (2603 ±0)`
+		// Minimum execution time: 301_130_000 picoseconds.
+		Weight::from_parts(267_570_854, 8799)
+			// Standard Error: 150_206
+			.saturating_add(Weight::from_parts(41_863_814, 0).saturating_mul(k.into()))
+			.saturating_add(T::DbWeight::get().reads(13_u64))
+			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(k.into())))
+			.saturating_add(T::DbWeight::get().writes(12_u64))
+			.saturating_add(T::DbWeight::get().writes((2_u64).saturating_mul(k.into())))
+			.saturating_add(Weight::from_parts(0, 2603).saturating_mul(k.into()))
 	}
 	/// Storage: `Jobs::OpenChallengesOn` (r:1 w:0)
 	/// Proof: `Jobs::OpenChallengesOn` (`max_values`: None, `max_size`: Some(20), added: 2495, mode: `MaxEncodedLen`)
@@ -435,6 +478,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::RoundMembers` (r:0 w:1)
 	/// Proof: `Jobs::RoundMembers` (`max_values`: None, `max_size`: Some(2078), added: 4553, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Admissions` (r:0 w:1)
+	/// Proof: `Jobs::Admissions` (`max_values`: None, `max_size`: Some(2074), added: 4549, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::RoundResults` (r:0 w:1)
 	/// Proof: `Jobs::RoundResults` (`max_values`: None, `max_size`: Some(157), added: 2632, mode: `MaxEncodedLen`)
 	/// The range of component `p` is `[3, 64]`.
@@ -442,13 +487,13 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `1376 + p * (291 ±0)`
 		//  Estimated: `4087 + p * (2639 ±0)`
-		// Minimum execution time: 79_729_000 picoseconds.
-		Weight::from_parts(71_991_825, 4087)
-			// Standard Error: 44_900
-			.saturating_add(Weight::from_parts(3_919_525, 0).saturating_mul(p.into()))
+		// Minimum execution time: 85_167_000 picoseconds.
+		Weight::from_parts(82_547_953, 4087)
+			// Standard Error: 39_609
+			.saturating_add(Weight::from_parts(3_855_548, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(4_u64))
 			.saturating_add(T::DbWeight::get().reads((4_u64).saturating_mul(p.into())))
-			.saturating_add(T::DbWeight::get().writes(5_u64))
+			.saturating_add(T::DbWeight::get().writes(6_u64))
 			.saturating_add(T::DbWeight::get().writes((4_u64).saturating_mul(p.into())))
 			.saturating_add(Weight::from_parts(0, 2639).saturating_mul(p.into()))
 	}
@@ -462,12 +507,12 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `195`
 		//  Estimated: `3517`
-		// Minimum execution time: 57_366_000 picoseconds.
-		Weight::from_parts(63_154_000, 3517)
+		// Minimum execution time: 59_069_000 picoseconds.
+		Weight::from_parts(62_844_000, 3517)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 	}
 	/// Storage: `Providers::Providers` (r:32 w:0)
-	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2240), added: 4715, mode: `MaxEncodedLen`)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::HealthRecords` (r:32 w:32)
 	/// Proof: `Providers::HealthRecords` (`max_values`: None, `max_size`: Some(78), added: 2553, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::LastWorkerReport` (r:0 w:1)
@@ -476,59 +521,59 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	fn apply_worker_report(n: u32, ) -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `126 + n * (161 ±0)`
-		//  Estimated: `990 + n * (4715 ±0)`
-		// Minimum execution time: 18_057_000 picoseconds.
-		Weight::from_parts(13_249_980, 990)
-			// Standard Error: 28_183
-			.saturating_add(Weight::from_parts(9_701_661, 0).saturating_mul(n.into()))
+		//  Estimated: `990 + n * (4779 ±0)`
+		// Minimum execution time: 17_626_000 picoseconds.
+		Weight::from_parts(16_200_444, 990)
+			// Standard Error: 31_300
+			.saturating_add(Weight::from_parts(9_875_650, 0).saturating_mul(n.into()))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(n.into())))
 			.saturating_add(T::DbWeight::get().writes(1_u64))
 			.saturating_add(T::DbWeight::get().writes((1_u64).saturating_mul(n.into())))
-			.saturating_add(Weight::from_parts(0, 4715).saturating_mul(n.into()))
+			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(n.into()))
 	}
 }
 
 /// The same weights at ParityDB's costs, for tests and mocks.
 impl WeightInfo for () {
 	fn create_job() -> Weight {
-		Weight::from_parts(85_498_000, 3894)
+		Weight::from_parts(95_693_000, 3894)
 			.saturating_add(ParityDbWeight::get().reads(5_u64))
-			.saturating_add(ParityDbWeight::get().writes(5_u64))
+			.saturating_add(ParityDbWeight::get().writes(6_u64))
 	}
 	fn cancel_job(p: u32, ) -> Weight {
-		Weight::from_parts(66_013_714, 10420)
-			.saturating_add(Weight::from_parts(13_522_400, 0).saturating_mul(p.into()))
+		Weight::from_parts(72_606_706, 10548)
+			.saturating_add(Weight::from_parts(14_070_079, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(5_u64))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(3_u64))
 			.saturating_add(ParityDbWeight::get().writes((1_u64).saturating_mul(p.into())))
-			.saturating_add(Weight::from_parts(0, 4389).saturating_mul(p.into()))
+			.saturating_add(Weight::from_parts(0, 4448).saturating_mul(p.into()))
 	}
 	fn force_cancel_job(p: u32, ) -> Weight {
-		Weight::from_parts(146_493_020, 9702)
-			.saturating_add(Weight::from_parts(71_677_340, 0).saturating_mul(p.into()))
+		Weight::from_parts(170_998_838, 9702)
+			.saturating_add(Weight::from_parts(72_246_055, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(12_u64))
 			.saturating_add(ParityDbWeight::get().reads((4_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(10_u64))
 			.saturating_add(ParityDbWeight::get().writes((5_u64).saturating_mul(p.into())))
-			.saturating_add(Weight::from_parts(0, 4715).saturating_mul(p.into()))
+			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
 	}
 	fn join_job(p: u32, ) -> Weight {
-		Weight::from_parts(81_048_398, 5705)
-			.saturating_add(Weight::from_parts(4_025_145, 0).saturating_mul(p.into()))
-			.saturating_add(ParityDbWeight::get().reads(6_u64))
+		Weight::from_parts(95_259_476, 5769)
+			.saturating_add(Weight::from_parts(4_384_777, 0).saturating_mul(p.into()))
+			.saturating_add(ParityDbWeight::get().reads(8_u64))
 			.saturating_add(ParityDbWeight::get().reads((1_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(5_u64))
 			.saturating_add(Weight::from_parts(0, 2567).saturating_mul(p.into()))
 	}
 	fn leave_job() -> Weight {
-		Weight::from_parts(35_273_000, 5705)
+		Weight::from_parts(36_855_000, 5769)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 			.saturating_add(ParityDbWeight::get().writes(3_u64))
 	}
 	fn submit_proof(p: u32, ) -> Weight {
-		Weight::from_parts(91_004_751, 10241)
-			.saturating_add(Weight::from_parts(84_734_879, 0).saturating_mul(p.into()))
+		Weight::from_parts(80_800_725, 10241)
+			.saturating_add(Weight::from_parts(88_347_656, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(13_u64))
 			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(10_u64))
@@ -536,13 +581,13 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4805).saturating_mul(p.into()))
 	}
 	fn report_equivocation() -> Weight {
-		Weight::from_parts(256_613_000, 8799)
+		Weight::from_parts(254_270_000, 8799)
 			.saturating_add(ParityDbWeight::get().reads(10_u64))
 			.saturating_add(ParityDbWeight::get().writes(8_u64))
 	}
 	fn settle_round(p: u32, ) -> Weight {
-		Weight::from_parts(312_436_000, 9702)
-			.saturating_add(Weight::from_parts(76_515_767, 0).saturating_mul(p.into()))
+		Weight::from_parts(317_153_000, 9702)
+			.saturating_add(Weight::from_parts(79_515_102, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(10_u64))
 			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(7_u64))
@@ -550,55 +595,66 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4805).saturating_mul(p.into()))
 	}
 	fn settle_round_slashing(p: u32, ) -> Weight {
-		Weight::from_parts(123_116_940, 7918)
-			.saturating_add(Weight::from_parts(67_967_499, 0).saturating_mul(p.into()))
+		Weight::from_parts(32_555_206, 7918)
+			.saturating_add(Weight::from_parts(77_004_347, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(9_u64))
 			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(7_u64))
 			.saturating_add(ParityDbWeight::get().writes((5_u64).saturating_mul(p.into())))
-			.saturating_add(Weight::from_parts(0, 4715).saturating_mul(p.into()))
+			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
 	}
 	fn challenge(p: u32, ) -> Weight {
-		Weight::from_parts(141_395_839, 6196)
-			.saturating_add(Weight::from_parts(11_329_756, 0).saturating_mul(p.into()))
-			.saturating_add(ParityDbWeight::get().reads(12_u64))
-			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(p.into())))
-			.saturating_add(ParityDbWeight::get().writes(10_u64))
-			.saturating_add(Weight::from_parts(0, 4715).saturating_mul(p.into()))
+		Weight::from_parts(209_022_586, 15327)
+			.saturating_add(Weight::from_parts(116_305, 0).saturating_mul(p.into()))
+			.saturating_add(ParityDbWeight::get().reads(18_u64))
+			.saturating_add(ParityDbWeight::get().writes(11_u64))
 	}
-	fn vote() -> Weight {
-		Weight::from_parts(22_313_000, 3752)
+	fn draw_committee(p: u32, ) -> Weight {
+		Weight::from_parts(9_185_879, 10548)
+			.saturating_add(Weight::from_parts(11_885_427, 0).saturating_mul(p.into()))
+			.saturating_add(ParityDbWeight::get().reads(1_u64))
+			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(p.into())))
+			.saturating_add(ParityDbWeight::get().writes(2_u64))
+			.saturating_add(Weight::from_parts(0, 4338).saturating_mul(p.into()))
+	}
+	fn commit_vote() -> Weight {
+		Weight::from_parts(18_728_000, 3915)
+			.saturating_add(ParityDbWeight::get().reads(1_u64))
+			.saturating_add(ParityDbWeight::get().writes(1_u64))
+	}
+	fn reveal_vote() -> Weight {
+		Weight::from_parts(18_928_000, 3915)
 			.saturating_add(ParityDbWeight::get().reads(1_u64))
 			.saturating_add(ParityDbWeight::get().writes(1_u64))
 	}
 	fn resolve_challenge(k: u32, ) -> Weight {
-		Weight::from_parts(93_966_548, 5387)
-			.saturating_add(Weight::from_parts(96_333_715, 0).saturating_mul(k.into()))
-			.saturating_add(ParityDbWeight::get().reads(7_u64))
-			.saturating_add(ParityDbWeight::get().reads((4_u64).saturating_mul(k.into())))
-			.saturating_add(ParityDbWeight::get().writes(7_u64))
-			.saturating_add(ParityDbWeight::get().writes((4_u64).saturating_mul(k.into())))
-			.saturating_add(Weight::from_parts(0, 3997).saturating_mul(k.into()))
+		Weight::from_parts(267_570_854, 8799)
+			.saturating_add(Weight::from_parts(41_863_814, 0).saturating_mul(k.into()))
+			.saturating_add(ParityDbWeight::get().reads(13_u64))
+			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(k.into())))
+			.saturating_add(ParityDbWeight::get().writes(12_u64))
+			.saturating_add(ParityDbWeight::get().writes((2_u64).saturating_mul(k.into())))
+			.saturating_add(Weight::from_parts(0, 2603).saturating_mul(k.into()))
 	}
 	fn expire(p: u32, ) -> Weight {
-		Weight::from_parts(71_991_825, 4087)
-			.saturating_add(Weight::from_parts(3_919_525, 0).saturating_mul(p.into()))
+		Weight::from_parts(82_547_953, 4087)
+			.saturating_add(Weight::from_parts(3_855_548, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(4_u64))
 			.saturating_add(ParityDbWeight::get().reads((4_u64).saturating_mul(p.into())))
-			.saturating_add(ParityDbWeight::get().writes(5_u64))
+			.saturating_add(ParityDbWeight::get().writes(6_u64))
 			.saturating_add(ParityDbWeight::get().writes((4_u64).saturating_mul(p.into())))
 			.saturating_add(Weight::from_parts(0, 2639).saturating_mul(p.into()))
 	}
 	fn authorize_worker_report() -> Weight {
-		Weight::from_parts(63_154_000, 3517)
+		Weight::from_parts(62_844_000, 3517)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 	}
 	fn apply_worker_report(n: u32, ) -> Weight {
-		Weight::from_parts(13_249_980, 990)
-			.saturating_add(Weight::from_parts(9_701_661, 0).saturating_mul(n.into()))
+		Weight::from_parts(16_200_444, 990)
+			.saturating_add(Weight::from_parts(9_875_650, 0).saturating_mul(n.into()))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(n.into())))
 			.saturating_add(ParityDbWeight::get().writes(1_u64))
 			.saturating_add(ParityDbWeight::get().writes((1_u64).saturating_mul(n.into())))
-			.saturating_add(Weight::from_parts(0, 4715).saturating_mul(n.into()))
+			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(n.into()))
 	}
 }

@@ -158,9 +158,9 @@ fn probe_results_feed_the_providers_health() {
 fn three_rounds_due_together() -> u64 {
 	for (i, buyer) in [BUYER, OTHER_BUYER, REPORTER].into_iter().enumerate() {
 		let mut s = spec();
-		s.min_providers = 1;
+		(s.min_providers, s.challenge_window) = (1, 0);
 		let id = crate::NextJobId::<Test>::get();
-		assert_ok!(Jobs::create_job(RuntimeOrigin::signed(buyer), s));
+		assert_ok!(Jobs::create_job(RuntimeOrigin::signed(buyer), s, Default::default()));
 		let who = P1 + i as u64;
 		register(who);
 		assert_ok!(join(id, who));

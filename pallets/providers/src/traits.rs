@@ -34,6 +34,8 @@ pub trait ProviderRegistry<AccountId, Balance, BlockNumber> {
 	fn peer_id(who: &AccountId) -> Option<PeerIdBytes>;
 	/// Health score of `who` (zero when unregistered).
 	fn health_score(who: &AccountId) -> Perbill;
+	/// The block `who` registered at (`None` when unregistered).
+	fn registered_at(who: &AccountId) -> Option<BlockNumber>;
 	/// `who` joins `job`, which locks `amount` of its active stake: it cannot unbond that,
 	/// drop below the registry minimum, change its capabilities or deregister until it
 	/// leaves and the lock lapses.
@@ -106,6 +108,10 @@ impl<T: Config> ProviderRegistry<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> 
 
 	fn health_score(who: &T::AccountId) -> Perbill {
 		Pallet::<T>::view_of(who).map(|v| v.score).unwrap_or_default()
+	}
+
+	fn registered_at(who: &T::AccountId) -> Option<BlockNumberFor<T>> {
+		Providers::<T>::get(who).map(|p| p.registered_at)
 	}
 
 	fn lock_for_job(

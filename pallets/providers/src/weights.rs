@@ -29,7 +29,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Providers::CounterForProviders` (r:1 w:1)
 	/// Proof: `Providers::CounterForProviders` (`max_values`: Some(1), `max_size`: Some(4), added: 499, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:1 w:1)
-	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2240), added: 4715, mode: `MaxEncodedLen`)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::LoopbackEndpoints` (r:1 w:0)
 	/// Proof: `Providers::LoopbackEndpoints` (`max_values`: Some(1), `max_size`: Some(1), added: 496, mode: `MaxEncodedLen`)
 	/// Storage: `System::BlockHash` (r:1 w:0)
@@ -45,14 +45,14 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	fn register() -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `257`
-		//  Estimated: `5705`
-		// Minimum execution time: 92_227_000 picoseconds.
-		Weight::from_parts(99_678_000, 5705)
+		//  Estimated: `5769`
+		// Minimum execution time: 96_253_000 picoseconds.
+		Weight::from_parts(102_232_000, 5769)
 			.saturating_add(T::DbWeight::get().reads(7_u64))
 			.saturating_add(T::DbWeight::get().writes(6_u64))
 	}
 	/// Storage: `Providers::Providers` (r:1 w:1)
-	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2240), added: 4715, mode: `MaxEncodedLen`)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::EndpointChangedAt` (r:1 w:1)
 	/// Proof: `Providers::EndpointChangedAt` (`max_values`: None, `max_size`: Some(52), added: 2527, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::LoopbackEndpoints` (r:1 w:0)
@@ -60,14 +60,14 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	fn update() -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `1503`
-		//  Estimated: `5705`
-		// Minimum execution time: 19_309_000 picoseconds.
-		Weight::from_parts(22_013_000, 5705)
+		//  Estimated: `5769`
+		// Minimum execution time: 20_621_000 picoseconds.
+		Weight::from_parts(22_874_000, 5769)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 			.saturating_add(T::DbWeight::get().writes(2_u64))
 	}
 	/// Storage: `Providers::Providers` (r:1 w:1)
-	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2240), added: 4715, mode: `MaxEncodedLen`)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	/// Storage: `System::Account` (r:1 w:1)
 	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
 	/// Storage: `Balances::Holds` (r:1 w:1)
@@ -75,25 +75,25 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	fn bond_more() -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `1732`
-		//  Estimated: `5705`
-		// Minimum execution time: 52_538_000 picoseconds.
-		Weight::from_parts(55_032_000, 5705)
+		//  Estimated: `5769`
+		// Minimum execution time: 56_825_000 picoseconds.
+		Weight::from_parts(60_070_000, 5769)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 			.saturating_add(T::DbWeight::get().writes(3_u64))
 	}
 	/// Storage: `Providers::Providers` (r:1 w:1)
-	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2240), added: 4715, mode: `MaxEncodedLen`)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	fn unbond() -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `1503`
-		//  Estimated: `5705`
-		// Minimum execution time: 13_640_000 picoseconds.
-		Weight::from_parts(15_443_000, 5705)
+		//  Estimated: `5769`
+		// Minimum execution time: 14_462_000 picoseconds.
+		Weight::from_parts(16_464_000, 5769)
 			.saturating_add(T::DbWeight::get().reads(1_u64))
 			.saturating_add(T::DbWeight::get().writes(1_u64))
 	}
 	/// Storage: `Providers::Providers` (r:1 w:1)
-	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2240), added: 4715, mode: `MaxEncodedLen`)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	/// Storage: `System::Account` (r:1 w:1)
 	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
 	/// Storage: `Balances::Holds` (r:1 w:1)
@@ -102,16 +102,16 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	fn withdraw_unbonded(c: u32, ) -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `1732 + c * (20 ±0)`
-		//  Estimated: `5705`
-		// Minimum execution time: 45_649_000 picoseconds.
-		Weight::from_parts(49_618_089, 5705)
-			// Standard Error: 2_029
-			.saturating_add(Weight::from_parts(26_770, 0).saturating_mul(c.into()))
+		//  Estimated: `5769`
+		// Minimum execution time: 49_063_000 picoseconds.
+		Weight::from_parts(52_413_169, 5769)
+			// Standard Error: 3_327
+			.saturating_add(Weight::from_parts(20_459, 0).saturating_mul(c.into()))
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 			.saturating_add(T::DbWeight::get().writes(3_u64))
 	}
 	/// Storage: `Providers::Providers` (r:1 w:1)
-	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2240), added: 4715, mode: `MaxEncodedLen`)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::CounterForProviders` (r:1 w:1)
 	/// Proof: `Providers::CounterForProviders` (`max_values`: Some(1), `max_size`: Some(4), added: 499, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::EndpointChangedAt` (r:0 w:1)
@@ -123,9 +123,9 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	fn deregister() -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `1503`
-		//  Estimated: `5705`
-		// Minimum execution time: 19_348_000 picoseconds.
-		Weight::from_parts(20_841_000, 5705)
+		//  Estimated: `5769`
+		// Minimum execution time: 19_950_000 picoseconds.
+		Weight::from_parts(21_723_000, 5769)
 			.saturating_add(T::DbWeight::get().reads(2_u64))
 			.saturating_add(T::DbWeight::get().writes(5_u64))
 	}
@@ -134,33 +134,33 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 /// The same weights at ParityDB's costs, for tests and mocks.
 impl WeightInfo for () {
 	fn register() -> Weight {
-		Weight::from_parts(99_678_000, 5705)
+		Weight::from_parts(102_232_000, 5769)
 			.saturating_add(ParityDbWeight::get().reads(7_u64))
 			.saturating_add(ParityDbWeight::get().writes(6_u64))
 	}
 	fn update() -> Weight {
-		Weight::from_parts(22_013_000, 5705)
+		Weight::from_parts(22_874_000, 5769)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 			.saturating_add(ParityDbWeight::get().writes(2_u64))
 	}
 	fn bond_more() -> Weight {
-		Weight::from_parts(55_032_000, 5705)
+		Weight::from_parts(60_070_000, 5769)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 			.saturating_add(ParityDbWeight::get().writes(3_u64))
 	}
 	fn unbond() -> Weight {
-		Weight::from_parts(15_443_000, 5705)
+		Weight::from_parts(16_464_000, 5769)
 			.saturating_add(ParityDbWeight::get().reads(1_u64))
 			.saturating_add(ParityDbWeight::get().writes(1_u64))
 	}
 	fn withdraw_unbonded(c: u32, ) -> Weight {
-		Weight::from_parts(49_618_089, 5705)
-			.saturating_add(Weight::from_parts(26_770, 0).saturating_mul(c.into()))
+		Weight::from_parts(52_413_169, 5769)
+			.saturating_add(Weight::from_parts(20_459, 0).saturating_mul(c.into()))
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 			.saturating_add(ParityDbWeight::get().writes(3_u64))
 	}
 	fn deregister() -> Weight {
-		Weight::from_parts(20_841_000, 5705)
+		Weight::from_parts(21_723_000, 5769)
 			.saturating_add(ParityDbWeight::get().reads(2_u64))
 			.saturating_add(ParityDbWeight::get().writes(5_u64))
 	}

@@ -25,6 +25,8 @@ pub type JobStatus = runtime_types::pallet_jobs::types::JobStatus;
 pub type Participant = runtime_types::pallet_jobs::types::Participant<u128>;
 /// An open fraud challenge.
 pub type Challenge = runtime_types::pallet_jobs::types::Challenge<AccountId, u128, u32>;
+/// A committee member's ballot on a challenge.
+pub type Ballot = runtime_types::pallet_jobs::types::Ballot;
 /// Events of a transaction.
 pub type TxEvents = subxt::extrinsics::ExtrinsicEvents<GridConfig>;
 
@@ -187,6 +189,18 @@ impl Chain {
 	/// Ids and states of every job.
 	pub async fn jobs(&self) -> Result<Vec<(JobId, JobStatus)>> {
 		self.view("listing jobs", api::view_functions().jobs().jobs(0, u32::MAX)).await
+	}
+
+	/// The data seed round `round` of `job` was settled with, while the chain keeps it.
+	pub async fn round_seed(
+		&self,
+		job: JobId,
+		round: grid_primitives::job::RoundIndex,
+	) -> Result<Option<grid_primitives::Hash>> {
+		let summary = self
+			.view("reading a round", api::view_functions().jobs().round_result(job, round))
+			.await?;
+		Ok(summary.map(|s| s.seed))
 	}
 
 	/// A provider's record, if it is registered.

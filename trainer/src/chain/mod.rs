@@ -22,6 +22,10 @@ pub use client::{Chain, JobView, ProviderView};
 		with = "::subxt::utils::Static<::grid_primitives::job::JobSpec<::core::primitive::u128, ::core::primitive::u32>>"
 	),
 	substitute_type(
+		path = "grid_primitives::job::Admission<A, B>",
+		with = "::subxt::utils::Static<::grid_primitives::job::Admission<::subxt::utils::AccountId32, ::core::primitive::u32>>"
+	),
+	substitute_type(
 		path = "grid_primitives::job::SignedProof<A>",
 		with = "::subxt::utils::Static<::grid_primitives::job::SignedProof<::subxt::utils::AccountId32>>"
 	),

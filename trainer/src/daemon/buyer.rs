@@ -27,11 +27,11 @@ pub fn grid(units: u128) -> String {
 	format!("{:.3} GRID", units as f64 / UNIT as f64)
 }
 
-/// Posts the job in `spec_file`; returns its id.
+/// Posts the job in `spec_file` (with its admission rules, if it has any); returns its id.
 pub async fn create(chain: &Chain, buyer: &Keypair, spec_file: &Path) -> anyhow::Result<JobId> {
-	let spec = super::job_spec::load_job_file(spec_file)?;
-	let events =
-		chain.submit("create_job", &api::tx().jobs().create_job(Static(spec)), buyer).await?;
+	let file = super::job_spec::load_job_file(spec_file)?;
+	let call = api::tx().jobs().create_job(Static(file.spec), Static(file.admission));
+	let events = chain.submit("create_job", &call, buyer).await?;
 	let created = events
 		.find_first::<api::jobs::events::JobCreated>()
 		.ok_or_else(|| anyhow!("create_job succeeded without a JobCreated event"))?

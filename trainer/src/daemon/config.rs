@@ -90,6 +90,11 @@ pub struct JobConfig {
 	/// Held-out samples evaluated after each round (0: none).
 	#[serde(default)]
 	pub eval_samples: usize,
+	/// Rounds a round's contributions stay challengeable (its challenge window and a vote,
+	/// see [`crate::round::fraud::challengeable_rounds`]): how long this trainer keeps
+	/// evidence and serves its start states. Off chain nothing is challenged.
+	#[serde(default = "default_evidence_rounds")]
+	pub evidence_rounds: RoundIndex,
 }
 
 /// The learning-rate decay's length when a job does not say (the chain's jobs do not).
@@ -97,6 +102,9 @@ pub const DEFAULT_TOTAL_STEPS: u64 = 10_000;
 
 fn default_total_steps() -> u64 {
 	DEFAULT_TOTAL_STEPS
+}
+fn default_evidence_rounds() -> RoundIndex {
+	crate::round::fraud::MEMORY_ROUNDS as RoundIndex
 }
 fn yes() -> bool {
 	true

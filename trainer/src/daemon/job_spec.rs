@@ -3,19 +3,89 @@
 
 use std::path::Path;
 
-use grid_primitives::job::{JobId, JobSpec};
+use grid_primitives::{
+	job::{Admission, JobId, JobSpec, MaxAllowlist},
+	time::CHALLENGE_VOTING_PERIOD,
+};
+use polkadot_sdk::{
+	sp_core::Get,
+	sp_runtime::{BoundedVec, Perbill},
+};
 
 use crate::{
+	chain::AccountId,
 	daemon::config::{JobConfig, DEFAULT_TOTAL_STEPS},
 	data,
 	error::{Error, Result},
-	round::decide::{CHAIN_AGGREGATION, CHAIN_SCREEN_RATIO},
+	round::{
+		decide::{CHAIN_AGGREGATION, CHAIN_SCREEN_RATIO},
+		fraud::challengeable_rounds,
+	},
 };
 
+/// A buyer's job file: the chain's spec, and who may join (an optional `[admission]` table).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobFile {
+	/// The spec.
+	pub spec: JobSpec<u128, u32>,
+	/// The admission rules (the default admits every eligible provider).
+	pub admission: Admission<AccountId, u32>,
+}
+
+/// The `[admission]` table of a job file.
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct AdmissionTable {
+	/// Lowest health score, a fraction.
+	#[serde(default)]
+	min_health: f64,
+	/// Blocks a joiner must have been registered.
+	#[serde(default)]
+	min_age_blocks: u32,
+	/// SS58 addresses of the only accounts that may join.
+	#[serde(default)]
+	allowlist: Vec<String>,
+}
+
+impl AdmissionTable {
+	fn admission(self) -> std::result::Result<Admission<AccountId, u32>, String> {
+		if !(0.0..=1.0).contains(&self.min_health) {
+			return Err(format!("min_health {} is not a fraction in [0, 1]", self.min_health));
+		}
+		let most = <MaxAllowlist as Get<u32>>::get() as usize;
+		if self.allowlist.len() > most {
+			return Err(format!("{} accounts listed; at most {most}", self.allowlist.len()));
+		}
+		let allowlist = self
+			.allowlist
+			.iter()
+			.map(|a| a.parse().map_err(|e| format!("allowlist entry {a:?}: {e}")))
+			.collect::<std::result::Result<Vec<AccountId>, _>>()?;
+		Ok(Admission {
+			min_health: Perbill::from_float(self.min_health),
+			min_age: self.min_age_blocks,
+			allowlist: BoundedVec::truncate_from(allowlist),
+		})
+	}
+}
+
 /// Reads a buyer's job file. The chain checks the spec again against its limits.
-pub fn load_job_file(path: &Path) -> Result<JobSpec<u128, u32>> {
+pub fn load_job_file(path: &Path) -> Result<JobFile> {
+	let bad = |e: String| Error::Config(format!("{}: {e}", path.display()));
 	let text = std::fs::read_to_string(path).map_err(|e| Error::io("reading", path, e))?;
-	toml::from_str(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display())))
+	let mut table: toml::Table = toml::from_str(&text).map_err(|e| bad(e.to_string()))?;
+	// The spec is read from the text (its errors then quote the line), less the table.
+	let (admission, spec_text) = match table.remove("admission") {
+		Some(value) => {
+			let admission: AdmissionTable =
+				value.try_into().map_err(|e| bad(format!("[admission]: {e}")))?;
+			(admission, toml::to_string(&table).map_err(|e| bad(e.to_string()))?)
+		}
+		None => (AdmissionTable::default(), text),
+	};
+	let spec = toml::from_str(&spec_text).map_err(|e| bad(e.to_string()))?;
+	let admission = admission.admission().map_err(|e| bad(format!("[admission]: {e}")))?;
+	Ok(JobFile { spec, admission })
 }
 
 /// What the trainer runs for job `id` of the chain: the spec's model, data and
@@ -43,6 +113,11 @@ pub fn chain_job(
 		screen_ratio: Some(CHAIN_SCREEN_RATIO),
 		max_steps,
 		eval_samples,
+		evidence_rounds: challengeable_rounds(
+			spec.challenge_window,
+			CHALLENGE_VOTING_PERIOD,
+			spec.training.round_blocks,
+		),
 	})
 }
 
@@ -61,10 +136,36 @@ mod tests {
 	const JOB: &str = include_str!("../../../examples/shakespeare-job.toml");
 
 	fn job_file(text: &str) -> Result<JobSpec<u128, u32>> {
+		admitted(text).map(|file| file.spec)
+	}
+
+	fn admitted(text: &str) -> Result<JobFile> {
 		let dir = tempfile::tempdir().unwrap();
 		let path = dir.path().join("job.toml");
 		std::fs::write(&path, text).unwrap();
 		load_job_file(&path)
+	}
+
+	#[test]
+	fn a_job_file_may_name_admission_rules_and_bad_ones_say_why() {
+		assert_eq!(admitted(JOB).unwrap().admission, Admission::default());
+		let alice = "5GrwvaEF5zXb26Fz9rcQpDWS57CtERHpNehXCPcNoHGKutQY";
+		let rules = format!(
+			"{JOB}\n[admission]\nmin_health = 0.8\nmin_age_blocks = 600\nallowlist = [\"{alice}\"]\n"
+		);
+		let file = admitted(&rules).unwrap();
+		assert_eq!(file.spec, job_file(JOB).unwrap(), "the spec reads the same");
+		assert_eq!(file.admission.min_health, Perbill::from_percent(80));
+		assert_eq!(file.admission.min_age, 600);
+		assert_eq!(file.admission.allowlist.to_vec(), vec![alice.parse::<AccountId>().unwrap()]);
+		for (bad, why) in [
+			("min_health = 1.5", "min_health 1.5"),
+			("allowlist = [\"5Grw\"]", "allowlist entry \"5Grw\""),
+			("max_age = 3", "max_age"),
+		] {
+			let err = admitted(&format!("{JOB}\n[admission]\n{bad}\n")).unwrap_err().to_string();
+			assert!(err.contains(why) && err.contains("[admission]"), "{err}");
+		}
 	}
 
 	#[test]
@@ -122,7 +223,7 @@ mod tests {
 	#[test]
 	fn the_quick_example_job_is_one_this_trainer_runs() {
 		let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/mnist-job.toml");
-		let spec = load_job_file(&path).unwrap();
+		let spec = load_job_file(&path).unwrap().spec;
 		assert_eq!(spec.dataset, MNIST.reference());
 		chain_job(0, &spec, 0, None).unwrap();
 	}

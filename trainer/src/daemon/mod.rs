@@ -4,6 +4,7 @@
 
 pub mod buyer;
 pub mod config;
+pub mod evidence;
 pub mod job_spec;
 pub mod localnet;
 pub mod provider;

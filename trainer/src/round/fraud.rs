@@ -1,7 +1,8 @@
-//! The trainer's part in the fraud path: it keeps what the last rounds' checks need (each
-//! round's base model and the updates it aggregated, as sent, with their senders' committed
-//! start-state digests), screens every round's updates, replays suspects before accusing
-//! them, and replays the contributions the chain asks it to judge as a committee member.
+//! The trainer's part in the fraud path: it keeps what checks need (each round's base model
+//! and the updates it aggregated, as sent, with their senders' committed start-state digests:
+//! the last rounds in memory, every round of the challenge window in an
+//! [`EvidenceArchive`]), screens every round's updates, replays suspects before accusing them,
+//! and replays the contributions the chain asks it to judge as a committee member.
 //!
 //! A replay is exact: it needs the sender's private start state, which only the sender holds.
 //! The desk asks for it ([`FraudDesk::state_requests`]; the daemon fetches it from the sender)
@@ -19,7 +20,10 @@ use std::{
 use grid_primitives::{job::RoundIndex, work::Verdict, Hash};
 use libp2p::PeerId;
 
-use super::messages::Digest;
+use super::{
+	evidence::{EvidenceArchive, Kept, RoundEvidence},
+	messages::Digest,
+};
 use crate::{
 	compress::CompressedUpdate,
 	verify::{copy_suspects, suspects, Claim, Replayer, VerifyWorker},
@@ -67,11 +71,20 @@ pub struct CheckRequest {
 	pub accused: PeerId,
 }
 
-/// Rounds whose evidence is kept (a challenge comes within a few rounds of its round).
-pub const EVIDENCE_ROUNDS: usize = 4;
-/// Rounds a trainer serves its own committed start states: longer than others keep the
-/// evidence to judge them, so no check it can face finds the state gone.
-pub const WORK_STATE_ROUNDS: RoundIndex = 2 * EVIDENCE_ROUNDS as RoundIndex;
+/// Rounds whose evidence is also held in memory (screens and suspects' replays come within
+/// a round or two; older rounds come back from the archive).
+pub const MEMORY_ROUNDS: usize = 4;
+
+/// Rounds after its own that a round's contributions can still be challenged and voted on:
+/// its challenge window and a challenge's voting period, in rounds, and the round itself.
+/// Verifiers keep evidence, and senders serve their start states, this long.
+pub fn challengeable_rounds(
+	challenge_window: u32,
+	voting_period: u32,
+	round_blocks: u32,
+) -> RoundIndex {
+	challenge_window.saturating_add(voting_period).div_ceil(round_blocks.max(1)).saturating_add(1)
+}
 /// Times a sender's start state is asked for before its update is judged invalid.
 pub const MAX_STATE_TRIES: u32 = 3;
 
@@ -85,20 +98,6 @@ pub struct Received {
 	pub start: WorkDigests,
 	/// The update as sent.
 	pub update: Arc<CompressedUpdate>,
-}
-
-/// One update kept as evidence.
-struct Kept {
-	steps: u32,
-	start: WorkDigests,
-	update: Arc<CompressedUpdate>,
-}
-
-/// What one round leaves for checks.
-struct RoundEvidence {
-	round: RoundIndex,
-	base: Arc<Vec<f32>>,
-	updates: HashMap<PeerId, Kept>,
 }
 
 /// What a check's finding is for.
@@ -124,19 +123,31 @@ enum CheckState {
 pub struct FraudDesk {
 	me: PeerId,
 	worker: VerifyWorker<(RoundIndex, PeerId)>,
-	history: VecDeque<RoundEvidence>,
+	/// The last [`MEMORY_ROUNDS`] rounds' evidence.
+	history: VecDeque<Arc<RoundEvidence>>,
+	/// Every round's evidence for `keep_rounds` rounds.
+	archive: Box<dyn EvidenceArchive>,
+	keep_rounds: RoundIndex,
 	states: HashMap<(RoundIndex, PeerId), CheckState>,
 	/// Start states to fetch: (round, sender, state id).
 	to_fetch: Vec<(RoundIndex, PeerId, Digest)>,
 }
 
 impl FraudDesk {
-	/// The desk of the trainer `me`, replaying with `replayer`.
-	pub fn new(me: PeerId, replayer: Replayer) -> Self {
+	/// The desk of the trainer `me`, replaying with `replayer`, keeping each round's
+	/// evidence in `archive` for `keep_rounds` rounds (see [`challengeable_rounds`]).
+	pub fn new(
+		me: PeerId,
+		replayer: Replayer,
+		archive: Box<dyn EvidenceArchive>,
+		keep_rounds: RoundIndex,
+	) -> Self {
 		FraudDesk {
 			me,
 			worker: VerifyWorker::start(replayer),
 			history: VecDeque::new(),
+			archive,
+			keep_rounds: keep_rounds.max(MEMORY_ROUNDS as RoundIndex),
 			states: HashMap::new(),
 			to_fetch: Vec::new(),
 		}
@@ -162,12 +173,17 @@ impl FraudDesk {
 			.into_iter()
 			.map(|r| (r.peer, Kept { steps: r.steps, start: r.start, update: r.update }))
 			.collect();
-		self.history.push_back(RoundEvidence { round, base: Arc::new(base.to_vec()), updates });
-		while self.history.len() > EVIDENCE_ROUNDS {
-			let old = self.history.pop_front().map_or(0, |e| e.round);
-			self.states.retain(|(r, _), _| *r > old);
-			self.to_fetch.retain(|(r, _, _)| *r > old);
+		let evidence = RoundEvidence { round, base: Arc::new(base.to_vec()), updates };
+		self.archive.put(round, evidence.encode());
+		self.history.push_back(Arc::new(evidence));
+		while self.history.len() > MEMORY_ROUNDS {
+			self.history.pop_front();
 		}
+		// Older rounds can no longer be challenged: their evidence and findings go.
+		let keep_from = (round + 1).saturating_sub(self.keep_rounds);
+		self.archive.forget_before(keep_from);
+		self.states.retain(|(r, _), _| *r >= keep_from);
+		self.to_fetch.retain(|(r, _, _)| *r >= keep_from);
 		for (peer, why, cosine) in flagged {
 			if peer == self.me {
 				continue;
@@ -197,7 +213,7 @@ impl FraudDesk {
 		let key = (round, peer);
 		let Some(CheckState::Fetching { tries, .. }) = self.states.get(&key) else { return };
 		let tries = *tries;
-		let Some(evidence) = self.history.iter().find(|e| e.round == round) else { return };
+		let Some(evidence) = self.evidence(round) else { return };
 		let Some(kept) = evidence.updates.get(&peer) else { return };
 		let bytes = match answer {
 			Ok(bytes) => bytes,
@@ -308,10 +324,30 @@ impl FraudDesk {
 		self.states.insert(key, CheckState::Done(verdict));
 	}
 
+	/// `round`'s evidence: from memory, or else from the archive (a round that does not
+	/// decode is as good as missing, and said so).
+	fn evidence(&self, round: RoundIndex) -> Option<Arc<RoundEvidence>> {
+		if let Some(e) = self.history.iter().find(|e| e.round == round) {
+			return Some(e.clone());
+		}
+		let bytes = self.archive.get(round)?;
+		match RoundEvidence::decode(&bytes) {
+			Ok(e) if e.round == round => Some(Arc::new(e)),
+			Ok(e) => {
+				tracing::warn!("the archive's evidence for round {round} is round {}", e.round);
+				None
+			}
+			Err(e) => {
+				tracing::warn!("the archive's evidence for round {round}: {e}");
+				None
+			}
+		}
+	}
+
 	/// Asks for `peer`'s start state of `round` to replay its update; false when this
 	/// trainer lacks the evidence (the round or the update).
 	fn start(&mut self, round: RoundIndex, peer: PeerId, purpose: Purpose) -> bool {
-		let Some(evidence) = self.history.iter().find(|e| e.round == round) else { return false };
+		let Some(evidence) = self.evidence(round) else { return false };
 		let Some(kept) = evidence.updates.get(&peer) else { return false };
 		self.to_fetch.push((round, peer, kept.start.id()));
 		self.states.insert((round, peer), CheckState::Fetching { purpose, tries: 1 });
@@ -333,8 +369,12 @@ mod tests {
 	use crate::{
 		data::{Dataset, MnistDataset},
 		model::Model,
+		round::evidence::MemoryArchive,
 		train::InnerConfig,
 	};
+
+	/// Rounds the tests' desks keep evidence for.
+	const KEEP_ROUNDS: RoundIndex = MEMORY_ROUNDS as RoundIndex + 3;
 
 	/// The chain as the checks see it: seeds by peer, and what they accuse and vote.
 	#[derive(Default)]
@@ -383,6 +423,7 @@ mod tests {
 		desk: &mut FraudDesk,
 		chain: &Recorder,
 		serves: &HashMap<PeerId, Serves>,
+		n: usize,
 		done: impl Fn(&Recorder) -> bool,
 	) {
 		let start = Instant::now();
@@ -390,7 +431,6 @@ mod tests {
 			assert!(start.elapsed() < Duration::from_secs(60), "no finding in time");
 			desk.poll(chain);
 			for (round, peer, _) in desk.state_requests() {
-				let n = desk.history[0].base.len();
 				let answer = match serves[&peer] {
 					Serves::Committed => Ok(WorkState::fresh(n, true).encode()),
 					Serves::Other => {
@@ -460,9 +500,10 @@ mod tests {
 			let start = fresh.digests();
 			received.push(Received { peer: *peer, steps: 20, start, update: Arc::new(update) });
 		}
-		let mut desk = FraudDesk::new(me, replayer());
+		let archive = MemoryArchive::default();
+		let mut desk = FraudDesk::new(me, replayer(), Box::new(archive.clone()), KEEP_ROUNDS);
 		desk.keep_round(0, &base, received);
-		poll_until(&mut desk, &chain, &serves, |c| !c.accused.lock().unwrap().is_empty());
+		poll_until(&mut desk, &chain, &serves, n, |c| !c.accused.lock().unwrap().is_empty());
 		assert_eq!(*chain.accused.lock().unwrap(), vec![(0, lazy)], "only the noise is accused");
 
 		// Drawn for a challenge of the update it already judged: the vote is immediate.
@@ -471,26 +512,49 @@ mod tests {
 		assert_eq!(*chain.votes.lock().unwrap(), vec![(7, Verdict::Invalid)]);
 		// A challenge of honest work is replayed and voted valid.
 		chain.request(8, 0, peers[1]);
-		poll_until(&mut desk, &chain, &serves, |c| c.votes.lock().unwrap().len() == 2);
+		poll_until(&mut desk, &chain, &serves, n, |c| c.votes.lock().unwrap().len() == 2);
 		assert_eq!(chain.votes.lock().unwrap()[1], (8, Verdict::Valid));
 		// Work whose committed start state is not shown, or is not the one committed, is
 		// invalid whatever it looks like.
 		chain.request(11, 0, liar);
 		chain.request(12, 0, mute);
-		poll_until(&mut desk, &chain, &serves, |c| c.votes.lock().unwrap().len() == 4);
+		poll_until(&mut desk, &chain, &serves, n, |c| c.votes.lock().unwrap().len() == 4);
 		let votes = chain.votes.lock().unwrap().clone();
 		assert!(votes.contains(&(11, Verdict::Invalid)) && votes.contains(&(12, Verdict::Invalid)));
 		// Without the round's evidence there is no vote.
 		chain.request(9, 5, peers[1]);
 		desk.poll(&chain);
-		for round in 1..=EVIDENCE_ROUNDS as RoundIndex {
+		assert!(desk.state_requests().is_empty(), "round 5 was never kept");
+		// Out of memory, round 0 is still in the archive: a challenge of it is judged.
+		for round in 1..=MEMORY_ROUNDS as RoundIndex {
 			desk.keep_round(round, &base, Vec::new());
 		}
 		chain.request(10, 0, peers[2]);
+		poll_until(&mut desk, &chain, &serves, n, |c| c.votes.lock().unwrap().len() == 5);
+		assert_eq!(chain.votes.lock().unwrap()[4], (10, Verdict::Valid));
+		// A restarted trainer (nothing in memory, the same archive) judges it too.
+		let mut restarted = FraudDesk::new(me, replayer(), Box::new(archive.clone()), KEEP_ROUNDS);
+		chain.request(14, 0, lazy);
+		poll_until(&mut restarted, &chain, &serves, n, |c| c.votes.lock().unwrap().len() == 6);
+		assert_eq!(chain.votes.lock().unwrap()[5], (14, Verdict::Invalid));
+		// Once round 0 can no longer be challenged, its evidence is gone.
+		for round in MEMORY_ROUNDS as RoundIndex + 1..=KEEP_ROUNDS {
+			desk.keep_round(round, &base, Vec::new());
+		}
+		chain.request(13, 0, peers[1]);
 		desk.poll(&chain);
-		assert!(desk.state_requests().is_empty(), "nothing to fetch for evicted rounds");
+		assert!(desk.state_requests().is_empty(), "nothing to fetch for a forgotten round");
 		std::thread::sleep(Duration::from_millis(200));
 		desk.poll(&chain);
-		assert_eq!(chain.votes.lock().unwrap().len(), 4, "rounds 5 and (evicted) 0 are not held");
+		assert_eq!(chain.votes.lock().unwrap().len(), 6, "rounds 5 and (forgotten) 0 are not held");
+	}
+
+	#[test]
+	fn challengeable_rounds_cover_the_window_and_the_vote() {
+		// A 20-block window and a 600-block vote at 10 blocks a round: the round itself and
+		// 62 after it.
+		assert_eq!(challengeable_rounds(20, 600, 10), 63);
+		assert_eq!(challengeable_rounds(0, 600, 7), 87);
+		assert_eq!(challengeable_rounds(u32::MAX, 600, 0), u32::MAX);
 	}
 }

@@ -19,6 +19,7 @@ pub mod book;
 pub mod contribute;
 pub mod coordinator;
 pub mod decide;
+pub mod evidence;
 pub mod fetch;
 pub mod fraud;
 pub mod messages;

@@ -1,17 +1,64 @@
 //! The chain side of the fraud path: challenges of contributions the trainer's replays
 //! refuted (once the chain has paid them), the challenges this trainer is drawn to judge,
-//! and its votes, each resent until the chain shows it.
+//! and its votes: a commitment to the verdict, then (once the chain takes reveals) the
+//! verdict with its salt, each resent until the chain shows it.
+//!
+//! A vote's salt is derived from a secret kept beside the proofs and the challenge's id, so a
+//! trainer restarted between its commitment and its reveal can still reveal: the verdict is
+//! whichever of the two opens its commitment.
 
-use std::collections::BTreeSet;
+use std::{collections::BTreeSet, io::Read, path::Path};
 
-use grid_primitives::job::RoundIndex;
+use grid_primitives::{
+	job::RoundIndex,
+	work::{vote_commitment, Verdict, VoteSalt},
+};
 use libp2p::PeerId;
 
 use super::{Action, Follower, CHALLENGE_TRIES, RESEND_BLOCKS};
 use crate::{
-	chain::{api, client::JobView, AccountId, Result},
+	chain::{
+		api,
+		client::{Ballot, Challenge, JobView},
+		AccountId, ChainError, Result,
+	},
 	round::fraud::CheckRequest,
 };
+
+/// The file beside the proofs holding the secret vote salts are derived from.
+const VOTE_SECRET_FILE: &str = "vote-secret";
+
+/// The trainer's vote secret in `dir`, made (from the OS's randomness) on first use.
+pub(super) fn vote_secret(dir: &Path) -> Result<[u8; 32]> {
+	let path = dir.join(VOTE_SECRET_FILE);
+	let missing = |e| ChainError::Missing(format!("vote secret {}: {e}", path.display()));
+	if let Ok(bytes) = std::fs::read(&path) {
+		return bytes
+			.try_into()
+			.map_err(|b: Vec<u8>| missing(format!("{} bytes, not 32", b.len())));
+	}
+	let mut secret = [0u8; 32];
+	std::fs::File::open("/dev/urandom")
+		.and_then(|mut f| f.read_exact(&mut secret))
+		.map_err(|e| missing(e.to_string()))?;
+	std::fs::write(&path, secret).map_err(|e| missing(e.to_string()))?;
+	Ok(secret)
+}
+
+/// The salt of this trainer's vote on challenge `id`: secret until revealed, and the same
+/// after a restart.
+fn vote_salt(secret: &[u8; 32], id: u64) -> VoteSalt {
+	sp_crypto_hashing::blake2_256(&[&secret[..], &id.to_le_bytes()].concat())
+}
+
+/// Whether `challenge` takes reveals at block `number`: from its reveal block, or once every
+/// member committed (as the pallet decides).
+fn revealing(challenge: &Challenge, number: u32) -> bool {
+	let members = &challenge.committee.0;
+	let all_committed =
+		!members.is_empty() && members.iter().all(|(_, b)| !matches!(b, Ballot::Pending));
+	all_committed || number >= challenge.reveal_from
+}
 
 /// A contribution to challenge once the chain has paid it.
 pub(super) struct Accusation {
@@ -86,36 +133,76 @@ impl Follower {
 	}
 
 	/// Hands the challenges this trainer was drawn for to the trainer, and sends its votes
-	/// until the chain shows them.
+	/// (commitment, then reveal) until the chain shows them.
 	pub(super) async fn follow_assignments(&mut self, number: u32) -> Result<()> {
 		let assigned = self.chain.assigned_challenges(&self.me).await?;
 		let mut open = BTreeSet::new();
+		let mut rounds = Vec::new();
 		for (id, challenge) in assigned {
 			if challenge.job != self.config.job {
 				continue;
 			}
-			let voted = challenge.committee.0.iter().any(|(who, v)| *who == self.me && v.is_some());
-			if voted {
+			let mine = challenge.committee.0.iter().find(|(who, _)| *who == self.me);
+			let Some((_, ballot)) = mine else { continue };
+			if matches!(ballot, Ballot::Revealed(_)) {
 				continue;
 			}
 			open.insert(id);
+			rounds.push(challenge.round);
 			if !self.requested.contains(&id) {
 				self.request_check(id, challenge.round, challenge.accused).await?;
 				self.requested.insert(id);
 			}
-			if let Some((verdict, sent_at)) = self.votes.get_mut(&id) {
-				if *sent_at == 0 || number >= *sent_at + RESEND_BLOCKS {
-					let call = api::tx().jobs().vote(id, subxt::utils::Static(*verdict));
-					match self.chain.send("vote", &call, &self.account).await {
-						Ok(()) => tracing::info!("challenge {id}: voted {verdict:?}"),
-						Err(e) => tracing::warn!("challenge {id}: voting failed: {e}"),
-					}
-					*sent_at = number;
+			match ballot {
+				Ballot::Pending => self.commit(id, number).await,
+				Ballot::Committed(hash) if revealing(&challenge, number) => {
+					self.reveal(id, hash.0, number).await
 				}
+				_ => {}
 			}
 		}
 		self.votes.retain(|id, _| open.contains(id));
+		self.reveals.retain(|id, _| open.contains(id));
+		let judged: BTreeSet<RoundIndex> = rounds.into_iter().collect();
+		self.shared().check_seeds.retain(|round, _| judged.contains(round));
 		Ok(())
+	}
+
+	/// Sends the commitment to this trainer's verdict on challenge `id`, once it has one.
+	async fn commit(&mut self, id: u64, number: u32) {
+		let salt = vote_salt(&self.vote_secret, id);
+		let Some((verdict, sent_at)) = self.votes.get_mut(&id) else { return };
+		if *sent_at != 0 && number < *sent_at + RESEND_BLOCKS {
+			return;
+		}
+		*sent_at = number;
+		let commitment = vote_commitment(id, &self.me, *verdict, &salt);
+		let call = api::tx().jobs().commit_vote(id, commitment);
+		match self.chain.send("commit a vote", &call, &self.account).await {
+			Ok(()) => tracing::info!("challenge {id}: committed to a verdict"),
+			Err(e) => tracing::warn!("challenge {id}: committing a vote failed: {e}"),
+		}
+	}
+
+	/// Reveals the verdict this trainer committed to on challenge `id` (`committed`, as the
+	/// chain shows it: the verdict is whichever opens it with this trainer's salt).
+	async fn reveal(&mut self, id: u64, committed: [u8; 32], number: u32) {
+		let salt = vote_salt(&self.vote_secret, id);
+		let opens = |v: &Verdict| vote_commitment(id, &self.me, *v, &salt).0 == committed;
+		let Some(verdict) = [Verdict::Valid, Verdict::Invalid].into_iter().find(opens) else {
+			tracing::warn!("challenge {id}: the chain holds a commitment this trainer cannot open");
+			return;
+		};
+		let sent_at = self.reveals.entry(id).or_insert(0);
+		if *sent_at != 0 && number < *sent_at + RESEND_BLOCKS {
+			return;
+		}
+		*sent_at = number;
+		let call = api::tx().jobs().reveal_vote(id, subxt::utils::Static(verdict), salt);
+		match self.chain.send("reveal a vote", &call, &self.account).await {
+			Ok(()) => tracing::info!("challenge {id}: voted {verdict:?}"),
+			Err(e) => tracing::warn!("challenge {id}: revealing a vote failed: {e}"),
+		}
 	}
 
 	/// Asks the trainer to judge `accused`'s contribution to `round` for challenge `id`.
@@ -134,7 +221,12 @@ impl Follower {
 			return Ok(());
 		};
 		tracing::info!("challenge {id}: drawn to judge {accused}'s update for round {round}");
+		// The round may be older than the seeds kept while following the chain.
+		let seed = self.chain.round_seed(self.config.job, round).await?;
 		let mut s = self.shared();
+		if let Some(seed) = seed {
+			s.check_seeds.insert(round, seed);
+		}
 		s.accounts.insert(peer.to_bytes(), accused);
 		s.checks.push(CheckRequest { challenge: id, round, accused: peer });
 		Ok(())

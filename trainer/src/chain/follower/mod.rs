@@ -14,8 +14,8 @@
 //!
 //! The fraud path's chain side is here too: a contribution the trainer's replay refuted is
 //! challenged once the chain has paid it, and the challenges the chain draws this trainer to
-//! judge are handed to the trainer, whose verdicts go back as votes (each resent until the
-//! chain has it).
+//! judge are handed to the trainer, whose verdicts go back as committed, then revealed, votes
+//! (each resent until the chain has it).
 
 mod accounts;
 mod fraud;
@@ -86,6 +86,8 @@ struct Shared {
 	outbox: Vec<Vec<u8>>,
 	/// Seeds of the recent rounds.
 	seeds: BTreeMap<RoundIndex, Hash>,
+	/// Seeds of older rounds with a challenge this trainer judges (read from the chain).
+	check_seeds: BTreeMap<RoundIndex, Hash>,
 	/// libp2p peer ids (bytes) of registered providers → their accounts.
 	accounts: HashMap<Vec<u8>, AccountId>,
 	/// Challenges this trainer was drawn to judge, not yet taken by the trainer.
@@ -183,7 +185,7 @@ impl Coordinator for ChainCoordinator {
 impl FraudPort for ChainCoordinator {
 	fn peer_seed(&self, round: RoundIndex, peer: &PeerId) -> Option<Hash> {
 		let s = self.shared();
-		let seed = s.seeds.get(&round)?;
+		let seed = s.seeds.get(&round).or_else(|| s.check_seeds.get(&round))?;
 		let account = s.accounts.get(&peer.to_bytes())?;
 		Some(data_seed(seed, self.job, round, account))
 	}
@@ -228,6 +230,7 @@ pub fn start(
 	})?;
 	let me = account.public_key().to_account_id();
 	let job = config.job;
+	let vote_secret = fraud::vote_secret(&config.proof_dir)?;
 	let shared = Arc::new(Mutex::new(Shared::default()));
 	let (reports, inbox) = mpsc::unbounded_channel();
 	let (heard, heard_inbox) = mpsc::unbounded_channel();
@@ -244,6 +247,8 @@ pub fn start(
 		reported: BTreeSet::new(),
 		accusations: Vec::new(),
 		votes: BTreeMap::new(),
+		reveals: BTreeMap::new(),
+		vote_secret,
 		requested: BTreeSet::new(),
 	};
 	runtime.spawn(follower.run(inbox, heard_inbox, actions_inbox));
@@ -274,8 +279,13 @@ struct Follower {
 	reported: BTreeSet<(RoundIndex, AccountId)>,
 	/// Contributions to challenge.
 	accusations: Vec<Accusation>,
-	/// Verdicts to vote, by challenge, with the block they were last sent at (0: never).
+	/// Verdicts to vote, by challenge, with the block their commitment was last sent at (0:
+	/// never).
 	votes: BTreeMap<u64, (Verdict, u32)>,
+	/// Block at which each challenge's reveal was last sent.
+	reveals: BTreeMap<u64, u32>,
+	/// What this trainer's vote salts are derived from.
+	vote_secret: [u8; 32],
 	/// Challenges already handed to the trainer.
 	requested: BTreeSet<u64>,
 }

@@ -8,7 +8,8 @@ mod registration;
 
 use std::time::Duration;
 
-use grid_primitives::job::{max_claim, JobId, JobSpec};
+use grid_primitives::job::{max_claim, Admission, JobId, JobSpec, Refusal};
+use polkadot_sdk::sp_runtime::Perbill;
 use subxt_signer::sr25519::Keypair;
 
 pub use config::{ChainSection, LocalTraining, ProviderConfig};
@@ -85,6 +86,28 @@ fn fits(
 	Ok(())
 }
 
+/// Whether the job's admission rules let this account join now (the chain refuses the join
+/// otherwise).
+async fn admitted(
+	chain: &Chain,
+	me: &AccountId,
+	rules: &Admission<AccountId, u32>,
+) -> Result<Result<(), String>, ChainError> {
+	if *rules == Admission::default() {
+		return Ok(Ok(()));
+	}
+	let Some(view) = chain.provider(me).await? else {
+		return Ok(Err("this account is not registered".into()));
+	};
+	let (now, _) = chain.head().await?;
+	let score = Perbill::from_parts(view.score.0);
+	Ok(rules.admits(me, score, view.provider.registered_at, now).map_err(|refusal| match refusal {
+		Refusal::NotListed => "the job's allowlist does not name this account".into(),
+		Refusal::Unhealthy => "this account's health is below the job's minimum".into(),
+		Refusal::TooNew => "this account registered too recently for the job".into(),
+	}))
+}
+
 /// The job to work on: one this account is in already (a restart), the configured one, or
 /// the lowest-numbered live job that fits and has room. Waits until there is one.
 async fn choose_job(
@@ -106,7 +129,8 @@ async fn choose_job(
 			if member {
 				return Ok((id, spec));
 			}
-			match fits(&spec, config, throughput) {
+			let admitted = admitted(chain, me, &view.admission.0).await?;
+			match fits(&spec, config, throughput).and(admitted) {
 				Ok(()) if view.job.participants < spec.max_providers => return Ok((id, spec)),
 				Ok(()) => tracing::debug!("job {id} is full"),
 				Err(why) if config.chain.job == Some(id) => {

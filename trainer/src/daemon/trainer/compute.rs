@@ -18,7 +18,6 @@ use crate::{
 	round::{
 		contribute::{self, Context, OwnUpdate},
 		coordinator::Schedule,
-		fraud::WORK_STATE_ROUNDS,
 		misbehave::{self, LAZY_FIRST_NORM, LAZY_STEPS},
 	},
 	work_state::WorkDigests,
@@ -107,7 +106,8 @@ impl Trainer {
 		let digests = state.digests();
 		let (id, bytes) = (digests.id(), Arc::new(state.encode()));
 		// Kept on disk too, so a restart does not leave this trainer unable to show it.
-		let keep = round.saturating_sub(WORK_STATE_ROUNDS);
+		// Served as long as the round can be challenged: no verifier finds it gone.
+		let keep = round.saturating_sub(self.config.job.evidence_rounds);
 		let stored = self.work_states.save(round, &id, &bytes);
 		if let Err(e) = stored.and_then(|_| self.work_states.prune(keep)) {
 			tracing::error!("round {round}: keeping the start state on disk: {e}");

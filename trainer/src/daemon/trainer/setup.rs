@@ -11,7 +11,7 @@ use super::{restore, Fraud, Trainer, MAX_RESPONSE_BYTES};
 use crate::{
 	compress::adaptive::AdaptiveCompressor,
 	daemon::config::TrainerConfig,
-	daemon::{reports::Totals, work_states::WorkStates},
+	daemon::{evidence::EvidenceFiles, reports::Totals, work_states::WorkStates},
 	error::{Error, Result},
 	net::{behaviour::BehaviourConfig, scenario::Scenario, service, Command, NetConfig, Shaper},
 	round::{
@@ -67,7 +67,11 @@ impl Trainer {
 			tracing::info!("GPU warmed up in {:.1} s", start.elapsed().as_secs_f64());
 		}
 		let manifest = inner.model().params().manifest();
-		let fraud = fraud.map(|port| {
+		let archive = match fraud {
+			Some(_) => Some(EvidenceFiles::open(&config.data_dir)?),
+			None => None,
+		};
+		let fraud = fraud.zip(archive).map(|(port, archive)| {
 			let replayer = Replayer {
 				spec: job.model,
 				inner: job.training.inner,
@@ -77,7 +81,8 @@ impl Trainer {
 				dataset: dataset.clone(),
 				device: device.clone(),
 			};
-			Fraud { desk: FraudDesk::new(me, replayer), port }
+			let desk = FraudDesk::new(me, replayer, Box::new(archive), job.evidence_rounds);
+			Fraud { desk, port }
 		});
 		let compressor = AdaptiveCompressor::new(job.training.compression, manifest.numel());
 		let outer = OuterSettings {
