@@ -3,9 +3,9 @@
 //! and its votes: a commitment to the verdict, then (once the chain takes reveals) the
 //! verdict with its salt, each resent until the chain shows it.
 //!
-//! A vote's salt is derived from a secret kept beside the proofs and the challenge's id, so a
-//! trainer restarted between its commitment and its reveal can still reveal: the verdict is
-//! whichever of the two opens its commitment.
+//! A vote's salt is derived from a secret kept in the job's directory (`vote-secret`) and the
+//! challenge's id, so a trainer restarted between its commitment and its reveal can still
+//! reveal: the verdict is whichever of the two opens its commitment.
 
 use std::{collections::BTreeSet, io::Read, path::Path};
 
@@ -25,14 +25,10 @@ use crate::{
 	round::fraud::CheckRequest,
 };
 
-/// The file beside the proofs holding the secret vote salts are derived from.
-const VOTE_SECRET_FILE: &str = "vote-secret";
-
-/// The trainer's vote secret in `dir`, made (from the OS's randomness) on first use.
-pub(super) fn vote_secret(dir: &Path) -> Result<[u8; 32]> {
-	let path = dir.join(VOTE_SECRET_FILE);
+/// The trainer's vote secret kept at `path`, made (from the OS's randomness) on first use.
+pub(super) fn vote_secret(path: &Path) -> Result<[u8; 32]> {
 	let missing = |e| ChainError::Missing(format!("vote secret {}: {e}", path.display()));
-	if let Ok(bytes) = std::fs::read(&path) {
+	if let Ok(bytes) = std::fs::read(path) {
 		return bytes
 			.try_into()
 			.map_err(|b: Vec<u8>| missing(format!("{} bytes, not 32", b.len())));
@@ -41,7 +37,7 @@ pub(super) fn vote_secret(dir: &Path) -> Result<[u8; 32]> {
 	std::fs::File::open("/dev/urandom")
 		.and_then(|mut f| f.read_exact(&mut secret))
 		.map_err(|e| missing(e.to_string()))?;
-	std::fs::write(&path, secret).map_err(|e| missing(e.to_string()))?;
+	std::fs::write(path, secret).map_err(|e| missing(e.to_string()))?;
 	Ok(secret)
 }
 

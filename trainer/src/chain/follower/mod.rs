@@ -209,6 +209,9 @@ pub struct FollowConfig {
 	pub job: JobId,
 	/// Where signed proofs are kept (`<dir>/round-<r>.scale`).
 	pub proof_dir: PathBuf,
+	/// The file holding the secret this trainer's vote salts derive from (made on first
+	/// use).
+	pub vote_secret: PathBuf,
 	/// Time the trainer needs between committing its update and having the round's result
 	/// (collecting commitments, fetching updates, aggregating), ms.
 	pub exchange_ms: u64,
@@ -230,7 +233,7 @@ pub fn start(
 	})?;
 	let me = account.public_key().to_account_id();
 	let job = config.job;
-	let vote_secret = fraud::vote_secret(&config.proof_dir)?;
+	let vote_secret = fraud::vote_secret(&config.vote_secret)?;
 	let shared = Arc::new(Mutex::new(Shared::default()));
 	let (reports, inbox) = mpsc::unbounded_channel();
 	let (heard, heard_inbox) = mpsc::unbounded_channel();

@@ -201,6 +201,7 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 	let follow = FollowConfig {
 		job,
 		proof_dir: job_dir.join("proofs"),
+		vote_secret: job_dir.join("vote-secret"),
 		// Commitments are taken for `grace`; fetching and aggregating on top of that.
 		exchange_ms: local.grace_ms + local.fetch_timeout_ms / 2,
 		equivocate: config.misbehave.equivocate,
