@@ -44,7 +44,7 @@ threads = 1
 [chain]
 url = "$URL"
 account = "//$who"
-stake = 200
+stake = 6000
 endpoint = "http://127.0.0.1:$(free_port)/health"
 serve_final_secs = 120
 

@@ -222,8 +222,12 @@ try {
     "Reward per round (GRID)": "10",
     "Min providers": "2",
     "Max providers": "2",
-    // No challenge window: a job open to challenges needs at least MinVerifiableProviders (4).
+    // No challenge window: a job open to challenges needs at least MinVerifiableProviders (4),
+    // and a stake that deters cheating against the chain's audits (thousands of GRID).
     "Challenge window (blocks)": "0",
+    // Within the trainers' stake (200 GRID, e2e/trainers.mjs); the form's default is sized for
+    // a job with a challenge window.
+    "Min provider stake (GRID)": "100",
   });
   const job = await mnist.post();
   trainers.setJob(charlie, job.id);

@@ -574,6 +574,51 @@ pub struct SpecLimits<BlockNumber> {
 	/// Fewest `min_providers` of a job with a challenge window: enough that a challenged
 	/// update leaves a committee besides its sender and its challenger.
 	pub min_verifiable_providers: u32,
+	/// The random audits a job with a challenge window is subject to: its stake must make
+	/// cheating a losing bet ([`Deterrence::stake_for`]).
+	pub deterrence: Deterrence,
+}
+
+/// The chain's random audits and what proven fraud costs: a paid contribution is audited with
+/// probability `audit_rate`, and fraud proven loses `fraud_slash` of the provider's stake
+/// (besides the reward, clawed back).
+///
+/// A provider that cheats every round gains its reward R in each round not audited and loses
+/// the slash S once caught: cheating pays nothing in expectation when S >= R (1 - q) / q
+/// (an expected (1 - q) / q rounds go by unaudited before the first audit). The job's
+/// `min_provider_stake` is what the slash applies to at least, so a job open to challenges
+/// must ask for `stake_for(reward_per_round)` or more; the whole round's reward bounds what
+/// one member can be paid in it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Deterrence {
+	/// Probability that a paid contribution is audited (zero: no audits, no stake rule).
+	pub audit_rate: polkadot_sdk::sp_runtime::Perbill,
+	/// Share of the stake proven fraud loses.
+	pub fraud_slash: polkadot_sdk::sp_runtime::Perbill,
+}
+
+impl Deterrence {
+	/// The least stake whose `fraud_slash` is at least `reward × (1 - q) / q`, rounded up;
+	/// `None` when there are no audits. Saturates (a reward so large no stake deters it asks
+	/// for `u128::MAX`).
+	pub fn stake_for(&self, reward: u128) -> Option<u128> {
+		const BILLION: u128 = 1_000_000_000;
+		let q = u128::from(self.audit_rate.deconstruct());
+		if q == 0 {
+			return None;
+		}
+		let slash = u128::from(self.fraud_slash.deconstruct());
+		if slash == 0 {
+			return Some(u128::MAX);
+		}
+		// stake × slash / 1e9 >= reward × (1e9 - q) / q, so
+		// stake >= reward × (1e9 - q) × 1e9 / (q × slash).
+		let numerator = reward.saturating_mul(BILLION - q).saturating_mul(BILLION);
+		if numerator == u128::MAX {
+			return Some(u128::MAX);
+		}
+		Some(numerator.div_ceil(q * slash))
+	}
 }
 
 /// What is wrong with a job spec; one variant per field or rule.
@@ -616,10 +661,15 @@ pub enum SpecError {
 	JobTooLong,
 	/// The job has a challenge window but too few `min_providers` to field a committee.
 	TooFewToVerify,
+	/// The job has a challenge window but its `min_provider_stake` is below what makes
+	/// cheating a losing bet against the chain's audits ([`Deterrence::stake_for`]).
+	StakeTooLowToDeter,
 }
 
-impl<Balance: Default + PartialEq, BlockNumber: PartialOrd + Copy + UniqueSaturatedInto<u64>>
-	JobSpec<Balance, BlockNumber>
+impl<
+		Balance: Default + PartialEq + Copy + UniqueSaturatedInto<u128>,
+		BlockNumber: PartialOrd + Copy + UniqueSaturatedInto<u64>,
+	> JobSpec<Balance, BlockNumber>
 {
 	/// Checks every field; the first problem found is returned.
 	pub fn validate(&self, limits: &SpecLimits<BlockNumber>) -> Result<(), SpecError> {
@@ -639,6 +689,7 @@ impl<Balance: Default + PartialEq, BlockNumber: PartialOrd + Copy + UniqueSatura
 			return Err(error);
 		}
 		t.compression.validate()?;
+		let verifiable = self.challenge_window.unique_saturated_into() > 0u64;
 		let checks = [
 			(self.rounds == 0, SpecError::ZeroRounds),
 			(self.rounds > limits.max_rounds, SpecError::TooManyRounds),
@@ -664,15 +715,23 @@ impl<Balance: Default + PartialEq, BlockNumber: PartialOrd + Copy + UniqueSatura
 				SpecError::JobTooLong,
 			),
 			(
-				self.challenge_window.unique_saturated_into() > 0u64
-					&& self.min_providers < limits.min_verifiable_providers,
+				verifiable && self.min_providers < limits.min_verifiable_providers,
 				SpecError::TooFewToVerify,
 			),
+			(verifiable && !self.deters(&limits.deterrence), SpecError::StakeTooLowToDeter),
 		];
 		match checks.into_iter().find(|(bad, _)| *bad) {
 			Some((_, error)) => Err(error),
 			None => Ok(()),
 		}
+	}
+
+	/// Whether `min_provider_stake` makes cheating a losing bet under `deterrence`.
+	pub fn deters(&self, deterrence: &Deterrence) -> bool {
+		let reward = self.reward_per_round.unique_saturated_into();
+		deterrence
+			.stake_for(reward)
+			.is_none_or(|needed| self.min_provider_stake.unique_saturated_into() >= needed)
 	}
 }
 
@@ -760,7 +819,7 @@ mod tests {
 			reward_per_round: 1_000,
 			min_providers: 2,
 			max_providers: 8,
-			min_provider_stake: 100,
+			min_provider_stake: 18_000,
 			challenge_window: 20,
 		}
 	}
@@ -774,6 +833,11 @@ mod tests {
 			max_challenge_window: 100,
 			max_job_blocks: 50_000,
 			min_verifiable_providers: 2,
+			// 10% audits, half the stake slashed: a stake of 18 rounds' reward.
+			deterrence: Deterrence {
+				audit_rate: polkadot_sdk::sp_runtime::Perbill::from_percent(10),
+				fraud_slash: polkadot_sdk::sp_runtime::Perbill::from_percent(50),
+			},
 		}
 	}
 
@@ -792,6 +856,35 @@ mod tests {
 		assert_eq!(rules.admits(&3, healthy, 10, 60), Err(Refusal::NotListed));
 		assert_eq!(rules.admits(&2, Perbill::from_percent(79), 10, 60), Err(Refusal::Unhealthy));
 		assert_eq!(rules.admits(&2, healthy, 11, 60), Err(Refusal::TooNew));
+	}
+
+	#[test]
+	fn the_deterrent_stake_makes_cheating_a_losing_bet() {
+		use polkadot_sdk::sp_runtime::Perbill;
+		let rule = |q, slash| Deterrence {
+			audit_rate: Perbill::from_percent(q),
+			fraud_slash: Perbill::from_percent(slash),
+		};
+		// q = 1%, half the stake: S >= 99 R, so the stake is 198 R.
+		assert_eq!(rule(1, 50).stake_for(30), Some(5_940));
+		assert_eq!(rule(10, 50).stake_for(1_000), Some(18_000));
+		assert_eq!(rule(50, 100).stake_for(7), Some(7));
+		// Rounded up: a third of a plank more is a plank more.
+		assert_eq!(rule(3, 100).stake_for(1), Some(33));
+		assert_eq!(rule(0, 50).stake_for(30), None, "no audits, no rule");
+		assert_eq!(rule(1, 0).stake_for(30), Some(u128::MAX), "nothing slashed deters nothing");
+		assert_eq!(rule(1, 50).stake_for(u128::MAX / 2), Some(u128::MAX));
+		// At that stake the expected gain of cheating every round is not positive:
+		// (1 - q) R - q × slash × stake <= 0.
+		for (q, slash, reward) in [(1u32, 50u32, 30u128), (7, 33, 1_234_567), (60, 10, 9)] {
+			let stake = rule(q, slash).stake_for(reward).unwrap();
+			let gain = i128::from(100 - q) * reward as i128 * 100;
+			let loss = i128::from(q) * i128::from(slash) * stake as i128;
+			assert!(gain <= loss, "q {q}% slash {slash}% reward {reward}: {gain} > {loss}");
+		}
+		let mut unverified = spec();
+		(unverified.challenge_window, unverified.min_provider_stake) = (0, 0);
+		assert_eq!(unverified.validate(&limits()), Ok(()), "no window, no audits to deter");
 	}
 
 	#[test]
@@ -882,6 +975,8 @@ mod tests {
 			(|s| s.training.round_blocks = 1_001, SpecError::RoundTooLong),
 			(|s| s.challenge_window = 101, SpecError::ChallengeWindowTooLong),
 			(|s| s.min_providers = 1, SpecError::TooFewToVerify),
+			(|s| s.min_provider_stake = 17_999, SpecError::StakeTooLowToDeter),
+			(|s| s.reward_per_round = 1_001, SpecError::StakeTooLowToDeter),
 			(
 				|s| {
 					s.rounds = 51;

@@ -204,6 +204,10 @@ parameter_types! {
 	pub const JobFraudSlash: Perbill = Perbill::from_percent(50);
 	/// A verifier that does not vote: 1%, like a missed round.
 	pub const JobAbsentVoterSlash: Perbill = Perbill::from_percent(1);
+	/// One paid contribution in a hundred is audited, by a committee of three: audits cost
+	/// 3% of the training they check. With half the stake slashed, a job open to challenges
+	/// asks a stake of 198 rounds' reward (`Deterrence::stake_for`).
+	pub const JobAuditRate: Perbill = Perbill::from_percent(1);
 }
 
 /// Blocks from a challenge to its verdict deadline (one hour): the committee is drawn, re-executes
@@ -276,6 +280,10 @@ impl pallet_jobs::Config for Runtime {
 	type MaxChallengesPerJob = ConstU32<32>;
 	type FraudSlash = JobFraudSlash;
 	type AbsentVoterSlash = JobAbsentVoterSlash;
+	type AuditRate = JobAuditRate;
+	type AuditCommittee = ConstU32<3>;
+	/// Four audits per round at most (at 1%, a round of 64 expects 0.64).
+	type MaxAuditsPerRound = ConstU32<4>;
 	type AuthorityId = AuraId;
 	type Validators = AuraValidators;
 	/// Each validator probes up to 32 providers every 30 seconds.

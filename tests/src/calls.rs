@@ -94,8 +94,19 @@ pub fn signed_proof(
 	Box::new(SignedProof { proof, signature })
 }
 
+/// The least stake the runtime's audits ask of a job paying `reward` a round with a
+/// `challenge_window` (none without one).
+pub fn deterrent_stake(reward: u128, challenge_window: u32) -> u128 {
+	let limits = pallet_jobs::Pallet::<grid_runtime::Runtime>::spec_limits();
+	match challenge_window {
+		0 => 0,
+		_ => limits.deterrence.stake_for(reward).unwrap_or_default(),
+	}
+}
+
 /// A small MNIST job of two 30-block rounds paying `reward` each, needing `min_providers`
-/// (at most four), 100 GRID of stake, and open to challenges for `challenge_window` blocks.
+/// (at most four), 100 GRID of stake (more when the chain's audits ask for it), and open to
+/// challenges for `challenge_window` blocks.
 pub fn mnist_job(reward: u128, min_providers: u32, challenge_window: u32) -> JobSpec<u128, u32> {
 	JobSpec {
 		model: ModelSpec::MnistMlp(MlpConfig { hidden: 64, layers: 1 }),
@@ -119,7 +130,7 @@ pub fn mnist_job(reward: u128, min_providers: u32, challenge_window: u32) -> Job
 		reward_per_round: reward,
 		min_providers,
 		max_providers: 4,
-		min_provider_stake: 100 * UNIT,
+		min_provider_stake: deterrent_stake(reward, challenge_window).max(100 * UNIT),
 		challenge_window,
 	}
 }

@@ -40,9 +40,13 @@ fn dev_node(dir: &Path) -> Result<Node> {
 	Ok(node)
 }
 
-/// Starts a provider for the dev account `account` (`//Bob`) with 200 GRID of stake.
+/// Each provider's stake, in GRID: enough for the MNIST job opened to challenges, where the
+/// chain's audits ask for 198 rounds' reward (1,980 GRID).
+const STAKE: u32 = 2_000;
+
+/// Starts a provider for the dev account `account` (`//Bob`) with [`STAKE`].
 fn provider(dir: &Path, url: &str, name: &str, account: &str) -> Result<Provider> {
-	Provider::start(dir, url, &ProviderSpec { name, account, stake: 200, extra: "" })
+	Provider::start(dir, url, &ProviderSpec { name, account, stake: STAKE, extra: "" })
 }
 
 /// The providers of the dev accounts `keys`, named after them.
@@ -78,6 +82,11 @@ struct Ledger {
 	frauds: Vec<(AccountId32, u128)>,
 	/// Challenges decided otherwise.
 	other_outcomes: u32,
+	/// Ids of the random audits the chain opened (1% of paid contributions of a job with a
+	/// challenge window), apart from the challenges.
+	audits: Vec<u64>,
+	/// (accused, outcome) of each audit decided.
+	audit_outcomes: Vec<(AccountId32, pallet_jobs::ChallengeOutcome)>,
 	settled_with_result: u32,
 	completed: bool,
 }
@@ -109,6 +118,10 @@ impl Ledger {
 					RuntimeEvent::Jobs(Jobs::ChallengeOpened { accused, challenger, .. }) => {
 						l.challenges.push((accused, challenger))
 					}
+					RuntimeEvent::Jobs(Jobs::AuditOpened { id, .. }) => l.audits.push(id),
+					RuntimeEvent::Jobs(Jobs::ChallengeResolved {
+						id, accused, outcome, ..
+					}) if l.audits.contains(&id) => l.audit_outcomes.push((accused, outcome)),
 					RuntimeEvent::Jobs(Jobs::ChallengeResolved {
 						accused,
 						outcome,
@@ -349,11 +362,12 @@ impl CheatRun {
 		let start = node.best_number()?;
 		let mut providers = providers(dir.path(), &url, &HONEST)?;
 		let extra = format!("[misbehave]\n{misbehave}");
-		let cheat = ProviderSpec { name: "eve", account: "//Eve", stake: 200, extra: &extra };
+		let cheat = ProviderSpec { name: "eve", account: "//Eve", stake: STAKE, extra: &extra };
 		providers.push(Provider::start(dir.path(), &url, &cheat)?);
 		// Top-level keys go before the file's `[training]` table.
-		let spec =
-			MNIST_JOB.replace("min_providers = 3\n", &format!("min_providers = 4\n{spec_extra}"));
+		let spec = MNIST_JOB
+			.replace("min_providers = 3\n", &format!("min_providers = 4\n{spec_extra}"))
+			.replace("min_provider_stake = 100", &format!("min_provider_stake = {STAKE}"));
 		post_job(&url, dir.path(), &spec, 0)?;
 		let status = wait_status(&url, 0, Duration::from_secs(300), &providers, |s| {
 			s.contains("completed")
@@ -454,6 +468,13 @@ fn a_lazy_provider_is_challenged_voted_invalid_and_slashed() -> Result<()> {
 		l.frauds.iter().all(|(_, back)| *back > 0),
 		"eve's rewards clawed back: {:?}",
 		l.frauds
+	);
+	// A random audit may have drawn anyone's update: none convicts an honest provider.
+	ensure!(
+		l.audit_outcomes.iter().all(|(accused, outcome)| *accused == eve
+			|| *outcome != pallet_jobs::ChallengeOutcome::FraudProven),
+		"an audit convicted an honest provider: {:?}",
+		l.audit_outcomes
 	);
 	// Eve's daemon followed its own slashes: it logs one when it next reads the chain, a
 	// moment after the block that has it.

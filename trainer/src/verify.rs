@@ -33,7 +33,8 @@ use crate::{
 	data::{batch_indices, Dataset},
 	diloco::train_round,
 	error::{Error, Result},
-	train::{InnerConfig, InnerTrainer},
+	model::{Batch, Model},
+	train::{evaluate, InnerConfig, InnerTrainer},
 	work_state::WorkState,
 };
 
@@ -119,6 +120,56 @@ pub fn copy_suspects(updates: &[&[f32]]) -> Vec<(usize, f64)> {
 	closest.into_iter().enumerate().filter(|(_, c)| *c >= COPY_COSINE).collect()
 }
 
+/// An update whose norm is below this share of the median norm of the round's other updates
+/// is a suspect: with AdamW every inner step moves the weights by about the learning rate, so
+/// an update of fewer steps than claimed is shorter than its peers' (three quarters of the
+/// steps: about three quarters of the norm).
+pub const SHORT_NORM: f64 = 0.85;
+
+/// Positions of the updates shorter than [`SHORT_NORM`] of the median of the others' norms,
+/// with that ratio. Needs three updates.
+pub fn short_suspects(updates: &[&[f32]]) -> Vec<(usize, f64)> {
+	if updates.len() < 3 {
+		return Vec::new();
+	}
+	let norm = |v: &[f32]| v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+	let norms: Vec<f64> = updates.iter().map(|u| norm(u)).collect();
+	let mut out = Vec::new();
+	for (i, own) in norms.iter().enumerate() {
+		let mut others: Vec<f64> =
+			norms.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, n)| *n).collect();
+		others.sort_by(f64::total_cmp);
+		let median = others[others.len() / 2];
+		let ratio = own / median.max(f64::MIN_POSITIVE);
+		if ratio < SHORT_NORM {
+			out.push((i, ratio));
+		}
+	}
+	out
+}
+
+/// Batches of a sender's own data, and as many random ones, the loss screen evaluates.
+pub const GAUNTLET_BATCHES: u32 = 1;
+
+/// What applying an update to the round's base does to the loss (Templar's Gauntlet): on a
+/// few batches of the data its sender was given, and on as many random batches. An update
+/// trained on its sender's data lowers the loss on that data more than on data it never saw;
+/// one trained on other data (or not at all) does not.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LossGain {
+	/// Loss before minus loss after, on the sender's data.
+	pub assigned: f64,
+	/// The same on random data.
+	pub random: f64,
+}
+
+impl LossGain {
+	/// Whether the update shows no sign of training on its sender's data.
+	pub fn suspect(&self) -> bool {
+		self.assigned <= self.random
+	}
+}
+
 /// A contribution to check: what it started from, what it sent, what it was given to train.
 #[derive(Clone)]
 pub struct Claim {
@@ -163,6 +214,7 @@ impl Judgement {
 }
 
 /// What a replay needs of the job: model, inner optimizer, batch size, data.
+#[derive(Clone)]
 pub struct Replayer {
 	/// The job's model.
 	pub spec: ModelSpec,
@@ -197,6 +249,46 @@ impl Replayer {
 		let corrected: Vec<f32> =
 			local.delta.iter().zip(&claim.start.residual).map(|(d, e)| d + e).collect();
 		compress_once(&claim.sent.scheme(), &corrected)
+	}
+
+	/// The loss screen of `update` (dense) sent from `base` by a sender whose data seed is
+	/// `seed` and who claimed `steps` steps: its own batches are spread over those steps, the
+	/// random ones drawn from a seed derived from its own (the sender cannot train on them
+	/// without training on more than its shard, which the screen does not mind).
+	pub fn loss_gain(
+		&self,
+		base: &[f32],
+		update: &[f32],
+		seed: &Hash,
+		steps: u32,
+	) -> Result<LossGain> {
+		let population = self.dataset.train_len();
+		let spread = steps.max(1).div_ceil(GAUNTLET_BATCHES);
+		let own: Vec<Batch> = (0..GAUNTLET_BATCHES.min(steps.max(1)))
+			.map(|k| {
+				let indices =
+					batch_indices(seed, u64::from(k * spread), self.batch_size, population);
+				self.dataset.train_batch(&indices, &self.device)
+			})
+			.collect::<Result<_>>()?;
+		let other = Hash::from(sp_crypto_hashing::blake2_256(
+			&[b"grid/gauntlet".as_slice(), seed.as_bytes()].concat(),
+		));
+		let random: Vec<Batch> = (0..own.len() as u64)
+			.map(|k| {
+				let indices = batch_indices(&other, k, self.batch_size, population);
+				self.dataset.train_batch(&indices, &self.device)
+			})
+			.collect::<Result<_>>()?;
+		let model = Model::new(self.spec, b"grid/gauntlet", &self.device)?;
+		model.params().load_flat(base)?;
+		let (own_before, random_before) = (evaluate(&model, &own)?, evaluate(&model, &random)?);
+		let after: Vec<f32> = base.iter().zip(update).map(|(b, u)| b - u).collect();
+		model.params().load_flat(&after)?;
+		Ok(LossGain {
+			assigned: own_before - evaluate(&model, &own)?,
+			random: random_before - evaluate(&model, &random)?,
+		})
 	}
 
 	/// Replays `claim` and judges the update it sent.
@@ -477,6 +569,37 @@ mod tests {
 			seed: Hash::zero(),
 			steps,
 		}
+	}
+
+	#[test]
+	fn an_update_shorter_than_its_peers_is_a_suspect() {
+		let a = [1.0f32, 0.0, 0.0];
+		let b = [0.0f32, 1.0, 0.0];
+		let c = [0.0f32, 0.0, 1.0];
+		let short = [0.0f32, 0.6, 0.6];
+		assert!(short_suspects(&[&a, &b]).is_empty(), "two updates cannot be told apart");
+		assert!(short_suspects(&[&a, &b, &c]).is_empty());
+		let found = short_suspects(&[&a, &b, &c, &short]);
+		assert_eq!(found.len(), 1);
+		assert_eq!(found[0].0, 3);
+		assert!((found[0].1 - 0.6 * 2f64.sqrt()).abs() < 1e-6);
+	}
+
+	#[test]
+	fn the_loss_screen_tells_training_on_its_own_data_from_training_on_other_data() {
+		let (rep, base) = tiny();
+		let train = |seed: Hash| {
+			let mut w = worker(&rep, Compression::None, base.len());
+			w.round(&rep, &base, seed, 30)
+		};
+		let mine = Hash::repeat_byte(3);
+		let honest = rep.loss_gain(&base, &train(mine), &mine, 30).unwrap();
+		assert!(!honest.suspect(), "honest work: {honest:?}");
+		assert!(honest.assigned > 0.0, "training lowers the loss on its data: {honest:?}");
+		let elsewhere = rep.loss_gain(&base, &train(Hash::repeat_byte(9)), &mine, 30).unwrap();
+		assert!(elsewhere.assigned - elsewhere.random < honest.assigned - honest.random);
+		let nothing = rep.loss_gain(&base, &vec![0.0; base.len()], &mine, 30).unwrap();
+		assert!(nothing.suspect(), "no training: {nothing:?}");
 	}
 
 	#[test]

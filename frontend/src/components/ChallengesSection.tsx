@@ -24,26 +24,35 @@ const Who = ({ who }: { who: string }) => (
   </span>
 );
 
-/** One incident as a line of text. */
-export function describeIncident(i: JobIncident): string {
+/**
+ * One incident as a line of text. Draws, votes and verdicts name only the id: those of `audits`
+ * read "audit #id", the rest "challenge #id".
+ */
+export function describeIncident(i: JobIncident, audits: ReadonlySet<bigint> = new Set()): string {
   const s = shortAddress;
+  const what = (id: bigint) => `${audits.has(id) ? "audit" : "challenge"} #${id}`;
   switch (i.kind) {
     case "ChallengeOpened":
       return `challenge #${i.id} opened on round ${i.round}: ${s(i.accused)} accused by ${s(i.challenger)}, committee drawn at #${i.drawAt}, voting until #${i.deadline}`;
+    case "AuditOpened":
+      return `audit #${i.id} of round ${i.round}: ${s(i.accused)}'s update, judged by a committee drawn now, voting until #${i.deadline}`;
     case "CommitteeDrawn":
-      return `challenge #${i.id}: committee of ${i.committee.length} drawn (${i.committee.map(s).join(", ")}), committing until #${i.revealFrom}`;
+      return `${what(i.id)}: committee of ${i.committee.length} drawn (${i.committee.map(s).join(", ")}), committing until #${i.revealFrom}`;
     case "VoteCommitted":
-      return `challenge #${i.id}: ${s(i.who)} committed a hidden verdict`;
+      return `${what(i.id)}: ${s(i.who)} committed a hidden verdict`;
     case "Voted":
-      return `challenge #${i.id}: ${s(i.who)} revealed ${i.verdict}`;
+      return `${what(i.id)}: ${s(i.who)} revealed ${i.verdict}`;
     case "ChallengeResolved":
-      return `challenge #${i.id} on round ${i.round} decided: ${OUTCOME_TEXT[i.outcome] ?? i.outcome}; ${s(i.accused)} slashed ${formatGrid(i.slashed)}, ${formatGrid(i.clawedBack)} clawed back, ${i.absent} verifiers absent`;
+      return `${what(i.id)} on round ${i.round} decided: ${OUTCOME_TEXT[i.outcome] ?? i.outcome}; ${s(i.accused)} slashed ${formatGrid(i.slashed)}, ${formatGrid(i.clawedBack)} clawed back, ${i.absent} verifiers absent`;
     case "EquivocationPunished":
       return `round ${i.round}: ${s(i.provider)} slashed ${formatGrid(i.slashed)} for equivocation, reported by ${s(i.reporter)}`;
     case "Slashed":
       return `${s(i.who)} slashed ${formatGrid(i.amount)} (${i.reason}), ${formatGrid(i.toRecipients)} to recipients`;
   }
 }
+
+/** Where the challenger would be: the chain for an audit (it puts no deposit down). */
+const AUDITOR = "audit (chain)";
 
 const PHASE_WORD = { draw: "awaiting draw", commit: "committing", reveal: "revealing", closed: "to be decided" } as const;
 
@@ -52,28 +61,30 @@ function stateText(c: ChallengeView, now?: number): string {
   return c.outcome ? OUTCOME_TEXT[c.outcome] ?? c.outcome : "decided (outcome before the events read)";
 }
 
-/** A job's open challenges with their phase and committees' ballots, every challenge raised, and slashes. */
+/** A job's open challenges and audits with their phase and committees' ballots, every one raised, and slashes. */
 export function ChallengesSection({ challenges, incidents, scan, scanning, error, now }: ChallengesSectionProps) {
   const open = challenges.filter((c) => c.state === "open");
+  const audits = new Set(challenges.filter((c) => c.audit).map((c) => c.id));
   const slashes = incidents.filter((i) => i.kind === "Slashed" || i.kind === "EquivocationPunished" || i.kind === "ChallengeResolved");
   const slashTotal = incidents.reduce((t, i) => t + (i.kind === "Slashed" ? i.amount : 0n), 0n);
   return (
     <section aria-labelledby="challenges-title" className="card">
-      <h2 id="challenges-title">Challenges, votes and slashes</h2>
+      <h2 id="challenges-title">Challenges, audits, votes and slashes</h2>
       {error && <p role="alert">Could not read the challenges: {error}</p>}
 
-      <h3>Open challenges ({open.length})</h3>
+      <h3>Open challenges and audits ({open.length})</h3>
       {open.length === 0 ? (
-        <p className="empty">No open challenge.</p>
+        <p className="empty">No open challenge or audit.</p>
       ) : (
         open.map((c) => {
           const n = voteCounts(c.committee ?? []);
           const drawn = (c.committee ?? []).length > 0;
+          const title = `${c.audit ? "Audit" : "Challenge"} #${c.id}`;
           return (
-            <div key={c.id.toString()} className="open-challenge" role="group" aria-label={`Challenge #${c.id}`}>
+            <div key={c.id.toString()} className="open-challenge" role="group" aria-label={title}>
               <p>
-                <strong>Challenge #{c.id.toString()}</strong> on round {c.round}: <Who who={c.accused} /> accused by{" "}
-                {c.challenger ? <Who who={c.challenger} /> : "?"}
+                <strong>{title}</strong> on round {c.round}: <Who who={c.accused} /> accused by{" "}
+                {c.audit ? AUDITOR : c.challenger ? <Who who={c.challenger} /> : "?"}
                 {c.deposit !== undefined && `, deposit ${formatGrid(c.deposit)}`}; {phaseText(c, now)}.{" "}
                 {drawn && (
                   <span className="muted">
@@ -110,9 +121,9 @@ export function ChallengesSection({ challenges, incidents, scan, scanning, error
         })
       )}
 
-      <h3>Every challenge of this job ({challenges.length})</h3>
+      <h3>Every challenge and audit of this job ({challenges.length})</h3>
       {challenges.length === 0 ? (
-        <p className="empty">No contribution of this job was ever challenged.</p>
+        <p className="empty">No contribution of this job was ever challenged or audited.</p>
       ) : (
         <div className="table-wrap">
           <table>
@@ -139,7 +150,7 @@ export function ChallengesSection({ challenges, incidents, scan, scanning, error
                     <td>
                       <Who who={c.accused} />
                     </td>
-                    <td>{c.challenger ? <Who who={c.challenger} /> : "—"}</td>
+                    <td>{c.audit ? AUDITOR : c.challenger ? <Who who={c.challenger} /> : "—"}</td>
                     <td>{stateText(c, now)}</td>
                     <td>{n ? `${n.invalid} / ${n.valid} / ${n.committed} / ${n.pending}` : "—"}</td>
                     <td>{c.slashed !== undefined ? formatGrid(c.slashed) : "—"}</td>
@@ -155,14 +166,14 @@ export function ChallengesSection({ challenges, incidents, scan, scanning, error
 
       <h3>Events</h3>
       {incidents.length === 0 ? (
-        <p className="empty">No challenge, committee draw, vote or slash event of this job in the blocks read.</p>
+        <p className="empty">No challenge, audit, committee draw, vote or slash event of this job in the blocks read.</p>
       ) : (
         <>
           {slashes.length > 0 && <p>Slashed in the blocks read: {formatGrid(slashTotal)}.</p>}
           <ol className="timeline" aria-live="polite" aria-label="Challenge and slash events">
             {[...incidents].reverse().map((i, k) => (
               <li key={k} className={i.kind === "Slashed" || i.kind === "EquivocationPunished" ? "failed" : undefined}>
-                #{i.block} {i.kind}: {describeIncident(i)}
+                #{i.block} {i.kind}: {describeIncident(i, audits)}
               </li>
             ))}
           </ol>

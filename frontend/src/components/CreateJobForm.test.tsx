@@ -7,7 +7,7 @@ import { IDLE } from "../lib/tx";
 import { UNIT } from "../lib/units";
 import { CreateJobForm } from "./CreateJobForm";
 
-const LIMITS = { maxRounds: 100_000, maxParticipants: 64, minRoundBlocks: 2, maxRoundBlocks: 14_400, maxChallengeWindow: 7_200, maxJobBlocks: 1_296_000, minVerifiableProviders: 4 };
+const LIMITS = { maxRounds: 100_000, maxParticipants: 64, minRoundBlocks: 2, maxRoundBlocks: 14_400, maxChallengeWindow: 7_200, maxJobBlocks: 1_296_000, minVerifiableProviders: 4, auditRate: 10_000_000, fraudSlash: 500_000_000 };
 
 describe("CreateJobForm", () => {
   it("summarizes the escrow with the chain's protocol fee before signing", async () => {
@@ -76,6 +76,33 @@ describe("CreateJobForm", () => {
     await userEvent.clear(screen.getByLabelText("Challenge window (blocks)"));
     await userEvent.type(screen.getByLabelText("Challenge window (blocks)"), "0");
     expect(min).not.toHaveAttribute("aria-invalid");
+  });
+
+  it("refuses a stake too low to deter cheating against the chain's audits, naming the stake needed", async () => {
+    const onSubmit = vi.fn();
+    render(<CreateJobForm limits={LIMITS} protocolFee={10_000_000} onSubmit={onSubmit} tx={IDLE} />);
+    const stake = screen.getByLabelText("Min provider stake (GRID)");
+    expect(stake).toHaveAccessibleDescription("5,940 GRID or more with this reward and challenge window");
+    await userEvent.clear(stake);
+    await userEvent.type(stake, "100");
+    expect(stake).toHaveAttribute("aria-invalid", "true");
+    expect(screen.getByText(/^at least 5,940 GRID with a challenge window, or cheating pays: 1% of contributions are audited and fraud loses 50% of the stake/)).toBeInTheDocument();
+    await userEvent.click(screen.getByRole("button", { name: "Sign and post job" }));
+    expect(onSubmit).not.toHaveBeenCalled();
+    // A smaller reward needs less; no challenge window needs none.
+    const reward = screen.getByLabelText("Reward per round (GRID)");
+    await userEvent.clear(reward);
+    await userEvent.type(reward, "0.5");
+    expect(stake).not.toHaveAttribute("aria-invalid");
+    expect(stake).toHaveAccessibleDescription("99 GRID or more with this reward and challenge window");
+    await userEvent.clear(reward);
+    await userEvent.type(reward, "30");
+    expect(stake).toHaveAttribute("aria-invalid", "true");
+    await userEvent.clear(screen.getByLabelText("Challenge window (blocks)"));
+    await userEvent.type(screen.getByLabelText("Challenge window (blocks)"), "0");
+    expect(stake).not.toHaveAttribute("aria-invalid");
+    await userEvent.click(screen.getByRole("button", { name: "Sign and post job" }));
+    expect(onSubmit.mock.calls[0]![0]).toMatchObject({ min_provider_stake: 100n * UNIT, challenge_window: 0 });
   });
 
   it("submits the admission rules and shows a bad allowlist entry on its field", async () => {

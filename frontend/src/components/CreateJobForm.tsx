@@ -7,6 +7,8 @@ import {
   DEFAULT_FORM,
   describeModel,
   escrowOf,
+  neededStake,
+  U128_MAX,
   type FormField,
   type JobForm,
   type JobSpec,
@@ -40,6 +42,7 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
   const admission = useMemo(() => buildAdmission(form), [form]);
   const errors = { ...built.errors, ...admission.errors };
   const escrow = built.spec && protocolFee !== undefined ? escrowOf(built.spec, protocolFee) : undefined;
+  const stake = neededStake(form, limits);
   const busy = tx.phase === "signing" || tx.phase === "pending";
 
   const set = (field: FormField, value: string) => {
@@ -226,7 +229,11 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
           {field("rewardPerRound", "Reward per round (GRID)")}
           {field("minProviders", "Min providers", "needed to start")}
           {field("maxProviders", "Max providers", limits && `at most ${Math.min(limits.maxParticipants, 64)}`)}
-          {field("minProviderStake", "Min provider stake (GRID)")}
+          {field(
+            "minProviderStake",
+            "Min provider stake (GRID)",
+            stake !== null && stake < U128_MAX ? `${formatGrid(stake)} or more with this reward and challenge window` : undefined,
+          )}
           {field(
             "challengeWindow",
             "Challenge window (blocks)",

@@ -165,7 +165,7 @@ describe("ChallengesSection", () => {
     expect(waiting).toHaveTextContent("awaiting the committee draw at #57 (2 blocks left)");
     expect(waiting).toHaveTextContent("Committee not drawn yet");
     expect(within(waiting).queryByRole("table")).toBeNull();
-    const all = screen.getByRole("heading", { name: "Every challenge of this job (4)" }).nextElementSibling!;
+    const all = screen.getByRole("heading", { name: "Every challenge and audit of this job (4)" }).nextElementSibling!;
     const rows = within(all as HTMLElement).getAllByRole("row").slice(1).map((r) => r.textContent);
     expect(rows[0]).toContain("open, awaiting draw");
     expect(rows[1]).toContain("open, revealing");
@@ -185,11 +185,52 @@ describe("ChallengesSection", () => {
     expect(screen.getByText(/Events from block #40 on; older state is pruned by this node/)).toBeInTheDocument();
   });
 
+  it("shows an audit by the chain: no challenger, no deposit, its committee drawn at once", () => {
+    const audit: ChallengeView = {
+      id: 9n,
+      round: 5,
+      accused: CHARLIE,
+      state: "open",
+      audit: true,
+      drawAt: 70,
+      committee: [
+        { who: ALICE, ballot: "Committed" },
+        { who: BOB, ballot: "Pending" },
+      ],
+      revealFrom: 82,
+      deadline: 90,
+      openedAt: 70,
+    };
+    const auditIncidents: JobIncident[] = [
+      { kind: "AuditOpened", block: 70, id: 9n, round: 5, accused: CHARLIE, deadline: 90 },
+      { kind: "CommitteeDrawn", block: 70, id: 9n, committee: [ALICE, BOB], revealFrom: 82 },
+      { kind: "VoteCommitted", block: 72, id: 9n, who: ALICE },
+    ];
+    render(<ChallengesSection challenges={[audit, open]} incidents={auditIncidents} now={75} />);
+    const group = screen.getByRole("group", { name: "Audit #9" });
+    expect(group).toHaveTextContent("Audit #9 on round 5: 5FLSigC9…1hXcS59Y accused by audit (chain); committing until #82 (7 blocks left).");
+    expect(group).not.toHaveTextContent("deposit");
+    expect(within(group).getAllByRole("row").slice(1).map((r) => r.textContent)).toEqual([
+      "5GrwvaEF…oHGKutQYcommitted (hidden)",
+      "5FHneW46…jJM694typending",
+    ]);
+    expect(screen.getByRole("group", { name: "Challenge #7" })).toHaveTextContent("accused by 5FHneW46…jJM694ty, deposit 10 GRID");
+    const all = screen.getByRole("heading", { name: "Every challenge and audit of this job (2)" }).nextElementSibling as HTMLElement;
+    const cells = within(all).getAllByRole("row")[1]!.querySelectorAll("th, td");
+    expect([...cells].slice(0, 5).map((c) => c.textContent)).toEqual(["#9", "5", "5FLSigC9…1hXcS59Y", "audit (chain)", "open, committing"]);
+    const lines = within(screen.getByRole("list", { name: "Challenge and slash events" })).getAllByRole("listitem").map((li) => li.textContent);
+    expect(lines).toEqual([
+      "#72 VoteCommitted: audit #9: 5GrwvaEF…oHGKutQY committed a hidden verdict",
+      "#70 CommitteeDrawn: audit #9: committee of 2 drawn (5GrwvaEF…oHGKutQY, 5FHneW46…jJM694ty), committing until #82",
+      "#70 AuditOpened: audit #9 of round 5: 5FLSigC9…1hXcS59Y's update, judged by a committee drawn now, voting until #90",
+    ]);
+  });
+
   it("has empty states and says when challenges cannot be read", () => {
     render(<ChallengesSection challenges={[]} incidents={[]} scanning error="boom" />);
     expect(screen.getByRole("alert")).toHaveTextContent("Could not read the challenges: boom");
-    expect(screen.getByText("No open challenge.")).toBeInTheDocument();
-    expect(screen.getByText("No contribution of this job was ever challenged.")).toBeInTheDocument();
+    expect(screen.getByText("No open challenge or audit.")).toBeInTheDocument();
+    expect(screen.getByText("No contribution of this job was ever challenged or audited.")).toBeInTheDocument();
     expect(screen.getByText("Reading past blocks…")).toBeInTheDocument();
   });
 });

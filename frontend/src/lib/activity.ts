@@ -4,7 +4,7 @@
 import type { PolkadotClient } from "polkadot-api";
 import type { Observable } from "rxjs";
 import type { GridApi } from "./chain";
-import { ballotOf, type ChallengedRow, type OpenChallengeRow } from "./challenges";
+import { accuserOf, ballotOf, type ChallengedRow, type OpenChallengeRow } from "./challenges";
 import type { BlockEvents, ChainEventRow } from "./events";
 import { chainHistoryRpc, scanHistory, type HistoryScan } from "./history";
 import type { ProofLoss } from "./losses";
@@ -16,7 +16,7 @@ import { fetchTrainerStatus, type TrainerStatus } from "./trainer";
 export interface ActivitySource {
   /** Training losses of the proofs in the job's open round (`round_proofs`). */
   roundProofs(job: bigint, at: string): Promise<ProofLoss[]>;
-  /** The job's open challenges (`Challenges`) and every contribution of it ever challenged (`Challenged`). */
+  /** The job's open challenges and audits (`Challenges`) and every contribution of it ever disputed (`Challenged`). */
   challenges(job: bigint, at: string): Promise<{ open: OpenChallengeRow[]; challenged: ChallengedRow[] }>;
   /** Registered endpoints of these providers (those not registered any more are left out). */
   endpoints(who: readonly string[], at: string): Promise<Map<string, string>>;
@@ -55,8 +55,7 @@ export function chainActivitySource(api: GridApi, client: PolkadotClient): Activ
             job: c.job,
             round: c.round,
             accused: c.accused,
-            challenger: c.challenger,
-            deposit: c.deposit,
+            ...accuserOf(c.accuser),
             drawAt: c.draw_at,
             committee: c.committee.map(([who, ballot]) => ({ who, ...ballotOf(ballot) })),
             revealFrom: c.reveal_from,

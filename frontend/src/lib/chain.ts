@@ -97,6 +97,8 @@ export async function jobConstants(api: GridApi): Promise<JobConstants> {
     maxChallengeWindow,
     maxJobBlocks,
     minVerifiableProviders,
+    auditRate,
+    fraudSlash,
     protocolFee,
     jobDeposit,
   ] = await Promise.all([
@@ -107,11 +109,23 @@ export async function jobConstants(api: GridApi): Promise<JobConstants> {
     c.MaxChallengeWindow(),
     c.MaxJobBlocks(),
     c.MinVerifiableProviders(),
+    c.AuditRate(),
+    c.FraudSlash(),
     c.ProtocolFee(),
     c.JobDeposit(),
   ]);
   return {
-    limits: { maxRounds, maxParticipants, minRoundBlocks, maxRoundBlocks, maxChallengeWindow, maxJobBlocks, minVerifiableProviders },
+    limits: {
+      maxRounds,
+      maxParticipants,
+      minRoundBlocks,
+      maxRoundBlocks,
+      maxChallengeWindow,
+      maxJobBlocks,
+      minVerifiableProviders,
+      auditRate,
+      fraudSlash,
+    },
     protocolFee,
     jobDeposit,
   };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ALICE, BOB, CHARLIE } from "../test/fixtures";
 import {
+  accuserOf,
   ballotOf,
   ballotText,
   challengePhase,
@@ -150,6 +151,7 @@ describe("foldChallenges", () => {
     job: 1n,
     round: 6,
     accused: CHARLIE,
+    audit: false,
     challenger: BOB,
     deposit: 100n,
     drawAt: 70,
@@ -200,5 +202,65 @@ describe("foldChallenges", () => {
 
   it("is empty without challenges", () => {
     expect(foldChallenges([], [], [])).toEqual([]);
+  });
+});
+
+describe("audits", () => {
+  // The chain audits Bob's update to round 3 of job 1 at block 50: the committee is drawn in the
+  // same block, and the verdict comes as for any challenge.
+  const audit: ChainEventRow[] = [
+    ev(50, "Jobs", "AuditOpened", { id: 9n, job: 1n, round: 3, accused: BOB, deadline: 70 }),
+    ev(50, "Jobs", "CommitteeDrawn", { id: 9n, committee: [CHARLIE, DAVE, EVE], reveal_from: 62 }),
+    ev(50, "Jobs", "AuditOpened", { id: 10n, job: 2n, round: 3, accused: EVE, deadline: 70 }),
+    ev(50, "Jobs", "CommitteeDrawn", { id: 10n, committee: [ALICE], reveal_from: 62 }),
+    ev(55, "Jobs", "VoteCommitted", { id: 9n, who: CHARLIE }),
+    ev(63, "Jobs", "Voted", { id: 9n, who: CHARLIE, verdict: { type: "Valid" } }),
+    ev(66, "Jobs", "ChallengeResolved", { id: 9n, job: 1n, round: 3, accused: BOB, outcome: { type: "Rejected" }, slashed: 0n, clawed_back: 0n, absent: 0 }),
+  ];
+
+  it("reads AuditOpened and the draw in its block, and folds the audit like a challenge", () => {
+    expect(audit.filter(isIncidentEvent).length).toBe(7);
+    const incidents = jobIncidentsOf(audit, 1n);
+    expect(incidents.map((i) => `${i.block} ${i.kind}`)).toEqual([
+      "50 AuditOpened",
+      "50 CommitteeDrawn",
+      "55 VoteCommitted",
+      "63 Voted",
+      "66 ChallengeResolved",
+    ]);
+    expect(incidents[0]).toEqual({ kind: "AuditOpened", block: 50, id: 9n, round: 3, accused: BOB, deadline: 70 });
+    const [view] = foldChallenges([], [{ id: 9n, job: 1n, round: 3, accused: BOB }], incidents);
+    expect(view).toMatchObject({ id: 9n, audit: true, state: "decided", outcome: "Rejected", openedAt: 50, drawAt: 50, drawnAt: 50, revealFrom: 62, deadline: 70 });
+    expect(view!.challenger).toBeUndefined();
+    expect(view!.committee).toEqual([
+      { who: CHARLIE, ballot: "Revealed", verdict: "Valid" },
+      { who: DAVE, ballot: "Pending" },
+      { who: EVE, ballot: "Pending" },
+    ]);
+  });
+
+  it("reads a challenge's accuser from state: a challenger with its deposit, or the chain's audit", () => {
+    expect(accuserOf({ type: "Challenger", value: { who: ALICE, deposit: 10n } })).toEqual({ audit: false, challenger: ALICE, deposit: 10n });
+    expect(accuserOf({ type: "Audit", value: undefined })).toEqual({ audit: true });
+    expect(accuserOf({ type: "Audit" })).toEqual({ audit: true });
+  });
+
+  it("shows an open audit from state, its committee and ballots from state", () => {
+    const row: OpenChallengeRow = {
+      id: 9n,
+      job: 1n,
+      round: 3,
+      accused: BOB,
+      ...accuserOf({ type: "Audit", value: undefined }),
+      drawAt: 50,
+      committee: [{ who: CHARLIE, ballot: "Committed" }],
+      revealFrom: 62,
+      deadline: 70,
+    };
+    const [view] = foldChallenges([row], [{ id: 9n, job: 1n, round: 3, accused: BOB }], jobIncidentsOf(audit.slice(0, 2), 1n));
+    expect(view).toMatchObject({ id: 9n, state: "open", audit: true, drawAt: 50, openedAt: 50, committee: row.committee, deadline: 70 });
+    expect(view!.challenger).toBeUndefined();
+    expect(view!.deposit).toBeUndefined();
+    expect(challengePhase(view!, 60)).toEqual({ phase: "reveal", until: 70 });
   });
 });

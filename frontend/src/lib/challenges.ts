@@ -1,13 +1,15 @@
-// A job's challenges, votes and slashes as plain rows: open challenges (`Jobs.Challenges`), every
-// contribution ever challenged (`Jobs.Challenged`), and the events that tell the rest
-// (`ChallengeOpened`, `CommitteeDrawn`, `VoteCommitted`, `Voted`, `ChallengeResolved`,
-// `EquivocationPunished`, `Providers.Slashed`), from a scan of past blocks and live. Pure, so
-// tests need no node.
+// A job's challenges, audits, votes and slashes as plain rows: open challenges and audits
+// (`Jobs.Challenges`), every contribution ever disputed (`Jobs.Challenged`), and the events that
+// tell the rest (`ChallengeOpened`, `AuditOpened`, `CommitteeDrawn`, `VoteCommitted`, `Voted`,
+// `ChallengeResolved`, `EquivocationPunished`, `Providers.Slashed`), from a scan of past blocks
+// and live. Pure, so tests need no node.
 //
 // A challenge opened at block n has its committee drawn at `draw_at` (empty until then); the
 // members commit hidden verdicts until `reveal_from` (or until every member committed), reveal
 // them until `deadline`, and it is decided as soon as a strict majority of the committee revealed
-// the same verdict, else at the deadline.
+// the same verdict, else at the deadline. An audit is a challenge the chain opens by itself on a
+// random paid contribution (no challenger, no deposit), its committee drawn in the same block;
+// it is decided like any challenge (`ChallengeResolved`).
 import type { ChainEventRow } from "./events";
 import type { SlashReasonName } from "./providers";
 
@@ -30,14 +32,17 @@ export function ballotOf(ballot: unknown): Pick<CommitteeVote, "ballot" | "verdi
   return { ballot: type === "Committed" ? "Committed" : "Pending" };
 }
 
-/** A challenge still open (`Jobs.Challenges`). */
+/** A challenge or audit still open (`Jobs.Challenges`). */
 export interface OpenChallengeRow {
   id: bigint;
   job: bigint;
   round: number;
   accused: string;
-  challenger: string;
-  deposit: bigint;
+  /** The chain's random audit: no challenger, no deposit. */
+  audit: boolean;
+  /** Who challenged, with its deposit on hold (challenges only). */
+  challenger?: string;
+  deposit?: bigint;
   /** The block the committee is drawn at. */
   drawAt: number;
   /** Members with their ballots; empty until drawn. */
@@ -47,7 +52,15 @@ export interface OpenChallengeRow {
   deadline: number;
 }
 
-/** A contribution that was challenged (`Jobs.Challenged`: (job, round, accused) → id). */
+/** A challenge's `accuser` as PAPI decodes it (`{ type: "Challenger", value: { who, deposit } }` or
+ * `{ type: "Audit" }`), as plain fields. */
+export function accuserOf(accuser: unknown): Pick<OpenChallengeRow, "audit" | "challenger" | "deposit"> {
+  if (enumName(accuser) !== "Challenger") return { audit: true };
+  const { who, deposit } = ((accuser as { value?: unknown }).value ?? {}) as F;
+  return { audit: false, challenger: String(who), deposit: asBig(deposit) };
+}
+
+/** A contribution that was disputed (`Jobs.Challenged`: (job, round, accused) → id), by a challenge or an audit. */
 export interface ChallengedRow {
   id: bigint;
   job: bigint;
@@ -67,6 +80,8 @@ export type JobIncident =
       drawAt: number;
       deadline: number;
     }
+  /** The chain audits a paid contribution; its committee is drawn in the same block. */
+  | { kind: "AuditOpened"; block: number; id: bigint; round: number; accused: string; deadline: number }
   | { kind: "CommitteeDrawn"; block: number; id: bigint; committee: string[]; revealFrom: number }
   | { kind: "VoteCommitted"; block: number; id: bigint; who: string }
   /** A revealed vote. */
@@ -89,7 +104,7 @@ export type JobIncident =
 export function isIncidentEvent(e: Pick<ChainEventRow, "pallet" | "name">): boolean {
   return (
     (e.pallet === "Jobs" &&
-      ["ChallengeOpened", "CommitteeDrawn", "VoteCommitted", "Voted", "ChallengeResolved", "EquivocationPunished", "Removed"].includes(
+      ["ChallengeOpened", "AuditOpened", "CommitteeDrawn", "VoteCommitted", "Voted", "ChallengeResolved", "EquivocationPunished", "Removed"].includes(
         e.name,
       )) ||
     (e.pallet === "Providers" && e.name === "Slashed")
@@ -106,10 +121,10 @@ const strings = (v: unknown) => (Array.isArray(v) ? v.map(String) : []);
 /**
  * The incidents of job `job` among `rows` (oldest first). `CommitteeDrawn`, `VoteCommitted` and
  * `Voted` name only the challenge, so they are kept when the challenge is one of `challengeIds`
- * or opened in `rows`. `Providers.Slashed` names no job: it is kept when its block also has an
- * `EquivocationPunished`, `ChallengeResolved` or `Removed` event of this job and the slashed
- * account is named there or in `accounts` (the job's participants and committees, with those
- * drawn in `rows`).
+ * or opened in `rows` (`ChallengeOpened`, `AuditOpened`). `Providers.Slashed` names no job: it
+ * is kept when its block also has an `EquivocationPunished`, `ChallengeResolved` or `Removed`
+ * event of this job and the slashed account is named there or in `accounts` (the job's
+ * participants and committees, with those drawn in `rows`).
  */
 export function jobIncidentsOf(
   rows: readonly ChainEventRow[],
@@ -128,7 +143,7 @@ export function jobIncidentsOf(
       continue;
     }
     if (f.job === undefined || asBig(f.job) !== job) continue;
-    if (r.name === "ChallengeOpened") ids.add(asBig(f.id));
+    if (r.name === "ChallengeOpened" || r.name === "AuditOpened") ids.add(asBig(f.id));
     if (r.name === "EquivocationPunished" || r.name === "ChallengeResolved" || r.name === "Removed") {
       const named = slashBlocks.get(r.block) ?? new Set<string>();
       for (const k of ["provider", "accused", "who"]) if (typeof f[k] === "string") named.add(f[k] as string);
@@ -151,6 +166,15 @@ export function jobIncidentsOf(
         accused: String(f.accused),
         challenger: String(f.challenger),
         drawAt: Number(f.draw_at),
+        deadline: Number(f.deadline),
+      });
+    else if (key === "Jobs.AuditOpened" && ofJob)
+      out.push({
+        kind: "AuditOpened",
+        block: r.block,
+        id: asBig(f.id),
+        round: Number(f.round),
+        accused: String(f.accused),
         deadline: Number(f.deadline),
       });
     else if (key === "Jobs.CommitteeDrawn" && ofChallenge)
@@ -216,6 +240,8 @@ export interface ChallengeView {
   round: number;
   accused: string;
   state: "open" | "decided";
+  /** A random audit by the chain (known from state or its `AuditOpened` event). */
+  audit?: boolean;
   challenger?: string;
   deposit?: bigint;
   /** The block the committee is (or was) drawn at. */
@@ -235,9 +261,9 @@ export interface ChallengeView {
 }
 
 /**
- * Every challenge of the job: those ever raised (`Challenged`), open ones with their committee
- * and ballots from state, and what the events tell (opening, draw, commitments, revealed votes,
- * outcome); newest id first.
+ * Every challenge and audit of the job: those ever raised (`Challenged`), open ones with their
+ * committee and ballots from state, and what the events tell (opening, draw, commitments,
+ * revealed votes, outcome); newest id first.
  */
 export function foldChallenges(
   open: readonly OpenChallengeRow[],
@@ -258,6 +284,10 @@ export function foldChallenges(
     if (i.kind === "ChallengeOpened") {
       const v = byId.get(i.id) ?? { id: i.id, round: i.round, accused: i.accused, state: "decided" as const };
       byId.set(i.id, { ...v, challenger: i.challenger, drawAt: i.drawAt, deadline: i.deadline, openedAt: i.block });
+    } else if (i.kind === "AuditOpened") {
+      // Drawn in the block that opened it.
+      const v = byId.get(i.id) ?? { id: i.id, round: i.round, accused: i.accused, state: "decided" as const };
+      byId.set(i.id, { ...v, audit: true, drawAt: i.block, deadline: i.deadline, openedAt: i.block });
     } else if (i.kind === "CommitteeDrawn") {
       const v = byId.get(i.id);
       if (v)
@@ -291,6 +321,7 @@ export function foldChallenges(
       round: c.round,
       accused: c.accused,
       state: "open",
+      audit: c.audit,
       challenger: c.challenger,
       deposit: c.deposit,
       drawAt: c.drawAt,

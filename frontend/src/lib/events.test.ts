@@ -83,6 +83,12 @@ describe("chain events", () => {
     );
   });
 
+  it("format the chain's random audit", () => {
+    expect(describeEvent(ev("Jobs", "AuditOpened", { id: 5n, job: 1n, round: 2, accused: BOB, deadline: 60 }))).toBe(
+      "audit #5 of job #1 round 2: 5FHneW46…jJM694ty's update, judged by a committee drawn now, voting until #60",
+    );
+  });
+
   it("format Providers events as one-liners", () => {
     expect(formatEvent(ev("Providers", "Registered", { who: BOB, peer_id: "0x0024cd", stake: 200n * UNIT }))).toBe(
       "#12 Providers.Registered: 5FHneW46…jJM694ty registered with 200 GRID",

@@ -133,6 +133,8 @@ const DESCRIBE: Record<string, (f: Fields) => string> = {
     `job ${id(f.job)} round ${formatValue(f.round)}: ${who(f.provider)} slashed ${grid(f.slashed)} for equivocation, reported by ${who(f.reporter)}`,
   "Jobs.ChallengeOpened": (f) =>
     `challenge ${id(f.id)} on job ${id(f.job)} round ${formatValue(f.round)}: ${who(f.accused)} accused by ${who(f.challenger)}, committee drawn at #${formatValue(f.draw_at)}, voting until #${formatValue(f.deadline)}`,
+  "Jobs.AuditOpened": (f) =>
+    `audit ${id(f.id)} of job ${id(f.job)} round ${formatValue(f.round)}: ${who(f.accused)}'s update, judged by a committee drawn now, voting until #${formatValue(f.deadline)}`,
   "Jobs.CommitteeDrawn": (f) =>
     `challenge ${id(f.id)}: committee of ${Array.isArray(f.committee) ? f.committee.length : "?"} drawn, committing until #${formatValue(f.reveal_from)}`,
   "Jobs.VoteCommitted": (f) => `challenge ${id(f.id)}: ${who(f.who)} committed a hidden verdict`,

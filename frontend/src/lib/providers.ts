@@ -275,7 +275,9 @@ export async function providerConstants(api: GridApi): Promise<ProviderConstants
   return { minStake, unbondingPeriod, maxUnbondingChunks };
 }
 
-export type SlashReasonName = "Equivocation" | "Fraud" | "Liveness" | "CommitteeAbsence";
+/** pallet-providers `SlashReason`; `Outvoted`: a committee member that revealed the verdict its
+ * committee's majority decided against. */
+export type SlashReasonName = "Equivocation" | "Fraud" | "Liveness" | "CommitteeAbsence" | "Outvoted";
 
 /** A reward or a slash of one provider, seen in a finalized block. */
 export type ProviderEvent =

@@ -3,10 +3,13 @@
 // on either side that the other does not follow fails one of the two test suites.
 import { describe, expect, it } from "vitest";
 import rules from "./spec-rules.json";
-import { DATASETS, type DatasetName, MODEL_BOUNDS, type ModelKind, modelFits } from "./spec";
+import { DATASETS, type DatasetName, MODEL_BOUNDS, type ModelKind, modelFits, stakeFor } from "./spec";
 import { toNanos } from "./units";
 
 const MODELS: ModelKind[] = ["mlp", "cnn", "gpt"];
+/** `[audit rate, fraud slash (billionths), reward, stake or null]`, amounts as decimal strings. */
+type DeterrenceVector = [number, number, string, string | null];
+const deterrence = (rules as unknown as { deterrence?: DeterrenceVector[] }).deterrence;
 
 describe("the job form follows the trainer's rules", () => {
   it("ships the same datasets under the same URIs and content hashes", () => {
@@ -35,6 +38,14 @@ describe("the job form follows the trainer's rules", () => {
       const ours = toNanos(x);
       if (expected === null) expect(typeof ours, `${x} must be refused`).toBe("string");
       else expect(ours, `${x}`).toBe(expected);
+    }
+  });
+
+  // Absent until the Rust test writes the file again; checked from then on.
+  it.skipIf(!deterrence)("asks for the deterrent stake the chain does (Deterrence::stake_for)", () => {
+    expect(deterrence!.length).toBeGreaterThan(3);
+    for (const [q, slash, reward, stake] of deterrence!) {
+      expect(stakeFor(q, slash, BigInt(reward)), `q ${q}, slash ${slash}, reward ${reward}`).toBe(stake === null ? null : BigInt(stake));
     }
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildJobSpec, DATASETS, DEFAULT_FORM, escrowOf, parameters, type JobForm, type SpecLimits } from "./spec";
+import { buildJobSpec, DATASETS, DEFAULT_FORM, escrowOf, neededStake, parameters, stakeFor, U128_MAX, type JobForm, type SpecLimits } from "./spec";
 import { UNIT } from "./units";
 
 // The runtime's limits (runtime/src/configs.rs).
@@ -11,6 +11,9 @@ const LIMITS: SpecLimits = {
   maxChallengeWindow: 7_200,
   maxJobBlocks: 1_296_000,
   minVerifiableProviders: 4,
+  // 1% of paid contributions audited, half the stake slashed for fraud.
+  auditRate: 10_000_000,
+  fraudSlash: 500_000_000,
 };
 
 const form = (patch: Partial<JobForm>): JobForm => ({ ...DEFAULT_FORM, ...patch });
@@ -36,7 +39,7 @@ describe("job form → JobSpec", () => {
       reward_per_round: 30n * UNIT,
       min_providers: 4,
       max_providers: 4,
-      min_provider_stake: 100n * UNIT,
+      min_provider_stake: 6_000n * UNIT,
       challenge_window: 16,
     });
   });
@@ -121,6 +124,42 @@ describe("job form → JobSpec", () => {
     expect(buildJobSpec(form({ minProviders: "3" })).errors).toBeUndefined();
     // A range error on the field comes first.
     expect(errorsOf({ minProviders: "3", maxProviders: "2" }).minProviders).toMatch(/maximum/);
+  });
+
+  it("asks a job with a challenge window for a stake that makes cheating a losing bet (StakeTooLowToDeter)", () => {
+    // 30 GRID a round at 1% audits and a 50% slash: 198 rounds' reward, 5,940 GRID.
+    expect(errorsOf({ minProviderStake: "5939.999999999999" }).minProviderStake).toBe(
+      "at least 5,940 GRID with a challenge window, or cheating pays: 1% of contributions are audited and fraud loses 50% of the stake (or set the window to 0)",
+    );
+    expect(errorsOf({ minProviderStake: "5940" })).toEqual({});
+    expect(errorsOf({ rewardPerRound: "10", minProviderStake: "1980" })).toEqual({});
+    expect(errorsOf({ rewardPerRound: "10", minProviderStake: "1979" }).minProviderStake).toMatch(/at least 1,980 GRID/);
+    // No challenge window, no audits, or no chain limits: no rule.
+    expect(errorsOf({ minProviderStake: "100", challengeWindow: "0" })).toEqual({});
+    expect(errorsOf({ minProviderStake: "100" }, { ...LIMITS, auditRate: 0 })).toEqual({});
+    expect(buildJobSpec(form({ minProviderStake: "100" })).errors).toBeUndefined();
+    // A chain that slashes nothing for fraud deters no cheat.
+    expect(errorsOf({ minProviderStake: "1000000" }, { ...LIMITS, fraudSlash: 0 }).minProviderStake).toMatch(
+      /^no stake makes cheating a losing bet here \(1% of contributions are audited and fraud loses 0% of the stake\)/,
+    );
+    // The form's hint: the stake for the reward and window as typed.
+    expect(neededStake(DEFAULT_FORM, LIMITS)).toBe(5_940n * UNIT);
+    expect(neededStake({ ...DEFAULT_FORM, challengeWindow: "0" }, LIMITS)).toBeNull();
+    expect(neededStake({ ...DEFAULT_FORM, rewardPerRound: "x" }, LIMITS)).toBeNull();
+    expect(neededStake(DEFAULT_FORM)).toBeNull();
+  });
+
+  it("computes the deterrent stake as Deterrence::stake_for does", () => {
+    // The Rust unit test's vectors (primitives/src/job.rs).
+    const pct = (p: number) => p * 10_000_000;
+    expect(stakeFor(pct(1), pct(50), 30n)).toBe(5_940n);
+    expect(stakeFor(pct(10), pct(50), 1_000n)).toBe(18_000n);
+    expect(stakeFor(pct(50), pct(100), 7n)).toBe(7n);
+    expect(stakeFor(pct(3), pct(100), 1n)).toBe(33n);
+    expect(stakeFor(0, pct(50), 30n)).toBeNull();
+    expect(stakeFor(pct(1), 0, 30n)).toBe(U128_MAX);
+    expect(stakeFor(pct(1), pct(50), U128_MAX / 2n)).toBe(U128_MAX);
+    expect(stakeFor(pct(100), pct(50), 30n)).toBe(0n);
   });
 
   it("counts parameters like ModelSpec::parameters", () => {

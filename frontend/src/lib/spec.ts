@@ -2,7 +2,7 @@
 // serde form, primitives/src/spec_file.rs) and the chain's checks (primitives/src/job.rs
 // `JobSpec::validate`; the trainer's dataset/model match, primitives/src/datasets.rs).
 import type { GridCalls } from "@polkadot-api/descriptors";
-import { formatGrid, parseGrid, perbillMulCeil, toNanos } from "./units";
+import { formatGrid, formatPerbill, parseGrid, perbillMulCeil, toNanos } from "./units";
 
 /** The chain's job spec, as the generated descriptors type it. */
 export type JobSpec = GridCalls["Jobs"]["create_job"]["spec"];
@@ -101,7 +101,9 @@ export const DEFAULT_FORM: JobForm = {
   rewardPerRound: "30",
   minProviders: "4",
   maxProviders: "4",
-  minProviderStake: "100",
+  // A job open to challenges must make cheating a losing bet: 198 rounds' reward at 1% audits
+  // and half the stake slashed (StakeTooLowToDeter), 5,940 GRID for 30 GRID a round.
+  minProviderStake: "6000",
   challengeWindow: "16",
   minHealth: "0",
   minAge: "0",
@@ -120,6 +122,48 @@ export interface SpecLimits {
   /** Fewest min providers of a job with a challenge window (`MinVerifiableProviders`): a
    * challenged update's sender and challenger leave a committee of the rest. */
   minVerifiableProviders: number;
+  /** Share of paid contributions the chain audits (`AuditRate`, Perbill parts); zero: no audits. */
+  auditRate: number;
+  /** Share of the stake proven fraud loses (`FraudSlash`, Perbill parts). */
+  fraudSlash: number;
+}
+
+const BILLION = 1_000_000_000n;
+/** What `stakeFor` asks when no stake deters (the chain's u128::MAX). */
+export const U128_MAX = (1n << 128n) - 1n;
+
+/**
+ * The least stake that makes cheating a losing bet against the chain's audits, in planks
+ * (grid-primitives `Deterrence::stake_for`): a cheat gains the reward R in each round not
+ * audited and loses `fraudSlash` of its stake once caught, so the slash must be at least
+ * R (1 - q) / q, rounded up. Null without audits; u128::MAX (impossible) when fraud costs
+ * nothing or the reward is too large for any stake.
+ */
+export function stakeFor(auditRate: number, fraudSlash: number, reward: bigint): bigint | null {
+  const q = BigInt(auditRate);
+  if (q === 0n) return null;
+  const slash = BigInt(fraudSlash);
+  if (slash === 0n) return U128_MAX;
+  // stake × slash / 1e9 >= reward × (1e9 - q) / q; the chain's u128 saturates.
+  const numerator = reward * (BILLION - q) * BILLION;
+  if (numerator >= U128_MAX) return U128_MAX;
+  const den = q * slash;
+  return (numerator + den - 1n) / den;
+}
+
+/** The stake the form's reward and challenge window need (null: no rule applies, or they do not parse yet). */
+export function neededStake(form: Pick<JobForm, "rewardPerRound" | "challengeWindow">, limits?: SpecLimits): bigint | null {
+  const reward = parseGrid(form.rewardPerRound);
+  const blocks = form.challengeWindow.trim();
+  if (!limits || typeof reward === "string" || !/^\d+$/.test(blocks) || Number(blocks) === 0) return null;
+  return stakeFor(limits.auditRate, limits.fraudSlash, reward);
+}
+
+/** Why a stake below `needed` is refused (pallet error StakeTooLowToDeter), naming the stake. */
+function deterrenceText(needed: bigint, limits: SpecLimits): string {
+  const odds = `${formatPerbill(limits.auditRate)} of contributions are audited and fraud loses ${formatPerbill(limits.fraudSlash)} of the stake`;
+  if (needed === U128_MAX) return `no stake makes cheating a losing bet here (${odds}): lower the reward or set the challenge window to 0`;
+  return `at least ${formatGrid(needed)} with a challenge window, or cheating pays: ${odds} (or set the window to 0)`;
 }
 
 /** Most peers a proof can list, hence most participants of any job (`MaxProofPeers`). */
@@ -299,6 +343,9 @@ export function buildJobSpec(
       "minProviders",
       `at least ${limits.minVerifiableProviders} with a challenge window (or set the window to 0)`,
     );
+    // Pallet error StakeTooLowToDeter: the chain's audits must make cheating a losing bet.
+    const needed = challengeWindow > 0 ? stakeFor(limits.auditRate, limits.fraudSlash, rewardPerRound) : null;
+    rule(needed !== null && minProviderStake < needed, "minProviderStake", deterrenceText(needed ?? 0n, limits));
   }
   if (Object.keys(errors).length > 0) return { errors };
 

@@ -38,6 +38,8 @@ const JOB_ERRORS: Record<string, string> = {
   JobTooLong: "rounds × round blocks is longer than the chain lets a job run",
   TooFewToVerify:
     "the job has a challenge window but too few min providers to field a committee (MinVerifiableProviders)",
+  StakeTooLowToDeter:
+    "the job has a challenge window but its min provider stake is too low for the chain's audits to make cheating a losing bet (AuditRate, FraudSlash)",
   NotOnAllowlist: "the job's buyer admits only the accounts on its allowlist",
   HealthTooLow: "the provider's health score is below the job's minimum",
   RegisteredTooRecently: "the provider registered more recently than the job's minimum age allows",

@@ -48,7 +48,7 @@ describe("job page: loss curve, rounds, challenges", () => {
       }),
       roundProofs: vi.fn(async () => [{ round: 1, provider: BOB, trainLoss: 2.25 }]),
       challenges: vi.fn(async () => ({
-        open: [{ id: 3n, job: 1n, round: 0, accused: CHARLIE, challenger: ALICE, deposit: 10n * UNIT, drawAt: 62, committee: [{ who: BOB, ballot: "Revealed" as const, verdict: "Invalid" as const }], revealFrom: 70, deadline: 80 }],
+        open: [{ id: 3n, job: 1n, round: 0, accused: CHARLIE, audit: false, challenger: ALICE, deposit: 10n * UNIT, drawAt: 62, committee: [{ who: BOB, ballot: "Revealed" as const, verdict: "Invalid" as const }], revealFrom: 70, deadline: 80 }],
         challenged: [
           { id: 2n, job: 1n, round: 0, accused: BOB },
           { id: 3n, job: 1n, round: 0, accused: CHARLIE },
@@ -84,7 +84,7 @@ describe("job page: loss curve, rounds, challenges", () => {
     const rounds = screen.getByRole("region", { name: "Rounds" });
     expect(within(rounds).getByRole("img")).toHaveAccessibleName(/1 settled, 1 with a quorum, 0 without; Round 1 open since #60, deadline #68 \(4 blocks left\)/);
 
-    const challenges = screen.getByRole("region", { name: "Challenges, votes and slashes" });
+    const challenges = screen.getByRole("region", { name: "Challenges, audits, votes and slashes" });
     expect(await within(challenges).findByRole("group", { name: "Challenge #3" })).toHaveTextContent(
       "revealing until #80 (16 blocks left). 1 invalid, 0 valid, 0 committed (hidden), 0 pending",
     );
@@ -117,6 +117,26 @@ describe("job page: loss curve, rounds, challenges", () => {
       "#62 ChallengeResolved: cha",
       "#62 Slashed: 5FHneW46…jJM6",
     ]);
+
+    // The chain audits Bob's update to round 1: the audit and its committee show up at once.
+    act(() =>
+      blocks.next({
+        block: 102,
+        hash: "0x102",
+        events: [
+          row(102, 0, "Jobs", "AuditOpened", { id: 4n, job: 1n, round: 1, accused: BOB, deadline: 122 }),
+          row(102, 1, "Jobs", "CommitteeDrawn", { id: 4n, committee: [ALICE, CHARLIE], reveal_from: 114 }),
+        ],
+      }),
+    );
+    const feed = within(challenges).getByRole("list", { name: "Challenge and slash events" });
+    const lines = within(feed).getAllByRole("listitem").map((li) => li.textContent);
+    expect(lines.slice(0, 2)).toEqual([
+      "#102 CommitteeDrawn: audit #4: committee of 2 drawn (5GrwvaEF…oHGKutQY, 5FLSigC9…1hXcS59Y), committing until #114",
+      "#102 AuditOpened: audit #4 of round 1: 5FHneW46…jJM694ty's update, judged by a committee drawn now, voting until #122",
+    ]);
+    const all = within(challenges).getByRole("heading", { name: "Every challenge and audit of this job (3)" }).nextElementSibling as HTMLElement;
+    expect(within(all).getAllByRole("row")[1]).toHaveTextContent(/^#41.*audit \(chain\)/);
   });
 
   it("still shows the job when the chain's extra reads fail and no trainer answers", async () => {

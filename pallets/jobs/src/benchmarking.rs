@@ -65,7 +65,12 @@ fn max_spec<T: Config>(p: u32) -> JobSpecOf<T> {
 		reward_per_round: 1_000_000u32.into(),
 		min_providers: p.max(1),
 		max_providers: T::MaxParticipants::get(),
-		min_provider_stake: Zero::zero(),
+		// What the chain's audits ask of a job open to challenges.
+		min_provider_stake: Pallet::<T>::spec_limits()
+			.deterrence
+			.stake_for(1_000_000)
+			.unwrap_or_default()
+			.saturated_into(),
 		// The longest window where the chain lets `p` members verify each other.
 		challenge_window: match p >= T::MinVerifiableProviders::get() {
 			true => T::MaxChallengeWindow::get(),
@@ -408,6 +413,34 @@ mod benchmarks {
 			challenges::resolve::<T>(0);
 		}
 		assert!(!Challenges::<T>::contains_key(0));
+	}
+
+	/// Drawing which of a round's `p` paid contributions are audited (at the chain's rate:
+	/// what the draw opens is measured too, `open_audit` bounds each it may open).
+	#[benchmark]
+	fn audit_round(p: Linear<4, { T::MaxParticipants::get() }>) {
+		let (_, id, providers) = running::<T>(p);
+		submit_all::<T>(id, &providers, p as usize);
+		assert!(RoundMembers::<T>::contains_key(id, 0), "round 0 settled with pay");
+		#[block]
+		{
+			audits::run::<T>(id, 0);
+		}
+	}
+
+	/// Opening one audit of a round of `p` paid members: its committee drawn among the other
+	/// `p - 1`, who all hold the update.
+	#[benchmark]
+	fn open_audit(p: Linear<4, { T::MaxParticipants::get() }>) {
+		let (_, id, providers) = running::<T>(p);
+		submit_all::<T>(id, &providers, p as usize);
+		let accused = providers[1].clone();
+		let opened;
+		#[block]
+		{
+			opened = audits::open::<T>(id, 0, accused);
+		}
+		assert!(opened.is_some_and(|audit| Challenges::<T>::get(audit).is_some_and(|c| c.drawn())));
 	}
 
 	/// Pruning an ended job of `p` participants together with a round of `p` contributions,

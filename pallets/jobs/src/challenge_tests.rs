@@ -286,6 +286,7 @@ fn proven_fraud_claws_back_slashes_rewards_and_removes() {
 				slashed: penalty,
 				clawed_back: SHARE,
 				absent: 0,
+				outvoted: 0,
 			})
 		);
 		assert!(!Challenges::<Test>::contains_key(0));
@@ -615,6 +616,44 @@ fn an_accused_stays_locked_while_its_challenge_is_decided_after_its_lock_would_l
 		}
 		assert!(System::block_number() > lapses, "decided after the lock would have lapsed");
 		assert_ok!(Providers::unbond(RuntimeOrigin::signed(P2), stake(P2)));
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_verifier_that_votes_against_its_committees_majority_is_slashed() {
+	new_test_ext().execute_with(|| {
+		// The attack: a Sybil drawn onto the committee votes to clear a cheat (or to convict
+		// an honest provider). Under an honest majority its vote loses, and costs it.
+		let members = [P1, P2, P3, P4, P5];
+		let id = running_job(&members);
+		deliver(id, 0, &members);
+		let challenge = open(P1, id, P2);
+		let drawn = committee(challenge);
+		assert_eq!(drawn.len(), 3);
+		let (sybil, honest) = (drawn[0], &drawn[1..]);
+		let stake_before = stake(sybil);
+		// The Sybil reveals first, then the two honest members decide.
+		let mut ballots = vec![(sybil, Verdict::Valid)];
+		ballots.extend(honest.iter().map(|who| (*who, Verdict::Invalid)));
+		vote(challenge, &ballots);
+		let outcome = resolved(&job_events());
+		assert!(
+			matches!(
+				outcome,
+				Some(Event::ChallengeResolved {
+					outcome: ChallengeOutcome::FraudProven,
+					outvoted: 1,
+					absent: 0,
+					..
+				})
+			),
+			"{outcome:?}"
+		);
+		assert_eq!(stake(sybil), stake_before - AbsentVoterSlash::get().mul_floor(stake_before));
+		for who in honest {
+			assert!(stake(*who) >= STAKE, "honest verifiers keep their stake");
+		}
 		check_invariants();
 	});
 }

@@ -24,8 +24,12 @@
 //!
 //! A challenge is decided as soon as a strict majority of the committee agrees, or at its
 //! deadline; decided at the deadline, members that never revealed lose `AbsentVoterSlash` of
-//! their stake. The committee is drawn only from members that signed that they used the
+//! their stake, and once decided, members that revealed the verdict the majority decided
+//! against lose as much (`Outvoted`). The committee is drawn only from members that signed that they used the
 //! disputed update, so nobody is slashed for not judging an update it never had.
+//!
+//! An audit (`audits.rs`) is a challenge with no challenger: no fee, no deposit, and on fraud
+//! the challenger's share of the slash is burned.
 
 use alloc::vec::Vec;
 use codec::Encode;
@@ -51,10 +55,10 @@ use polkadot_sdk::polkadot_sdk_frame::{
 };
 
 use crate::{
-	agenda, escrow, membership, slashing, AgendaItem, BalanceOf, Ballot, Challenge, ChallengeId,
-	ChallengeOf, ChallengeOutcome, Challenged, Challenges, Config, Contribution, Contributions,
-	Error, Event, HoldReason, JobOf, Jobs, NextChallengeId, OpenChallengesBy, OpenChallengesOn,
-	Pallet, RemovalReason, RoundMembers, RoundResults,
+	agenda, escrow, membership, slashing, Accuser, AgendaItem, BalanceOf, Ballot, Challenge,
+	ChallengeId, ChallengeOf, ChallengeOutcome, Challenged, Challenges, Config, Contribution,
+	Contributions, Error, Event, HoldReason, JobOf, Jobs, NextChallengeId, OpenAuditsOn,
+	OpenChallengesBy, OpenChallengesOn, Pallet, RemovalReason, RoundMembers, RoundResults,
 };
 
 /// Domain separator of the randomness that draws a committee.
@@ -92,7 +96,7 @@ pub(crate) fn open<T: Config>(
 	// Drawn later, with randomness from after this block; checked now so that nobody pays for
 	// a challenge nobody could judge.
 	ensure!(
-		candidates::<T>(job, round, &contribution, &challenger, &accused).next().is_some(),
+		candidates::<T>(job, round, &contribution, Some(&challenger), &accused).next().is_some(),
 		Error::<T>::NoVerifiers
 	);
 	let deposit = T::ChallengeDeposit::get();
@@ -114,19 +118,13 @@ pub(crate) fn open<T: Config>(
 		agenda::schedule::<T>(AgendaItem::Draw(id), draw_due, agenda::caller_reach::<T>())?;
 	let due = agenda::schedule::<T>(AgendaItem::Decide(id), deadline, agenda::caller_reach::<T>())?;
 
-	NextChallengeId::<T>::put(id.saturating_add(1));
-	Challenged::<T>::insert((job, round), &accused, id);
-	T::Providers::dispute_opened(&accused, job);
-	OpenChallengesBy::<T>::mutate(&challenger, |n| *n = n.saturating_add(1));
-	OpenChallengesOn::<T>::mutate(job, |n| *n = n.saturating_add(1));
-	Challenges::<T>::insert(
+	store_open::<T>(
 		id,
 		Challenge {
 			job,
 			round,
 			accused: accused.clone(),
-			challenger: challenger.clone(),
-			deposit,
+			accuser: Accuser::Challenger { who: challenger.clone(), deposit },
 			draw_at,
 			committee: BoundedVec::new(),
 			reveal_from,
@@ -146,6 +144,23 @@ pub(crate) fn open<T: Config>(
 	Ok(())
 }
 
+/// Stores challenge `id` as open: counted on its job (and challenger), its contribution
+/// marked challenged and the accused's stake kept for the dispute.
+pub(crate) fn store_open<T: Config>(id: ChallengeId, challenge: ChallengeOf<T>) {
+	NextChallengeId::<T>::put(id.saturating_add(1));
+	Challenged::<T>::insert((challenge.job, challenge.round), &challenge.accused, id);
+	T::Providers::dispute_opened(&challenge.accused, challenge.job);
+	let increment = |n: &mut u32| *n = n.saturating_add(1);
+	match challenge.accuser.challenger() {
+		Some(challenger) => {
+			OpenChallengesBy::<T>::mutate(challenger, increment);
+			OpenChallengesOn::<T>::mutate(challenge.job, increment);
+		}
+		None => OpenAuditsOn::<T>::mutate(challenge.job, increment),
+	}
+	Challenges::<T>::insert(id, challenge);
+}
+
 /// Draws challenge `id`'s committee (its agenda entry came due). Nobody left to draw (the
 /// holders left the job or lost their stake since) decides it at once, undecided.
 pub(crate) fn draw<T: Config>(id: ChallengeId) {
@@ -162,10 +177,10 @@ pub(crate) fn draw<T: Config>(id: ChallengeId) {
 		challenge.job,
 		challenge.round,
 		&contribution,
-		&challenge.challenger,
+		challenge.accuser.challenger(),
 		&challenge.accused,
 	);
-	challenge.committee = draw_committee::<T>(id, challenge.job, holders);
+	challenge.committee = draw_committee::<T>(id, challenge.job, holders, T::MaxCommittee::get());
 	if !challenge.drawn() {
 		agenda::unschedule::<T>(AgendaItem::Decide(id), challenge.due);
 		Challenges::<T>::insert(id, challenge);
@@ -196,15 +211,16 @@ pub(crate) fn last_vote<T: Config>(
 }
 
 /// The members of `round` that may judge `contribution`: those whose signed proofs say they
-/// used its update, other than the two parties, still in the job and registered. A holder
+/// used its update, other than the two parties (an audit has one), still in the job and
+/// registered. A holder
 /// signed that it used the update, and as a participant it has the job's base model and
 /// dataset: it can re-execute the update, so its absence is its own fault (members that never
 /// had the update are never drawn, so never slashed for not voting).
-fn candidates<'a, T: Config>(
+pub(crate) fn candidates<'a, T: Config>(
 	job: JobId,
 	round: RoundIndex,
 	contribution: &'a Contribution<BalanceOf<T>>,
-	challenger: &'a T::AccountId,
+	challenger: Option<&'a T::AccountId>,
 	accused: &'a T::AccountId,
 ) -> impl Iterator<Item = T::AccountId> + 'a {
 	let members = RoundMembers::<T>::get(job, round).unwrap_or_default();
@@ -213,23 +229,25 @@ fn candidates<'a, T: Config>(
 		.enumerate()
 		.filter(|(index, _)| contribution.held_by(*index))
 		.map(|(_, who)| who)
-		.filter(move |who| who != challenger && who != accused)
+		.filter(move |who| Some(who) != challenger && who != accused)
 		.filter(move |who| membership::is_participant::<T>(job, who))
 		.filter(|who| T::Providers::is_eligible(who, Zero::zero()))
 }
 
-/// Up to `MaxCommittee` of `candidates`, in an order drawn from on-chain randomness.
-fn draw_committee<T: Config>(
+/// Up to `size` (at most `MaxCommittee`) of `candidates`, in an order drawn from on-chain
+/// randomness.
+pub(crate) fn draw_committee<T: Config>(
 	id: ChallengeId,
 	job: JobId,
 	candidates: impl Iterator<Item = T::AccountId>,
+	size: u32,
 ) -> BoundedVec<(T::AccountId, Ballot), T::MaxCommittee> {
 	let (seed, _) = T::Randomness::random(&(COMMITTEE_DOMAIN, job, id).encode());
 	let mut ranked: Vec<(H256, T::AccountId)> =
 		candidates.map(|who| (BlakeTwo256::hash_of(&(seed, &who)), who)).collect();
 	ranked.sort_by_key(|candidate| candidate.0);
 	let chosen = ranked.into_iter().map(|(_, who)| (who, Ballot::Pending));
-	BoundedVec::truncate_from(chosen.take(T::MaxCommittee::get() as usize).collect())
+	BoundedVec::truncate_from(chosen.take(size as usize).collect())
 }
 
 /// Records `who`'s commitment to a hidden verdict.
@@ -307,17 +325,23 @@ pub(crate) fn resolve<T: Config>(id: ChallengeId) {
 		None => ChallengeOutcome::Undecided,
 	};
 	let (mut slashed, mut clawed_back) = (Zero::zero(), Zero::zero());
-	match outcome {
-		ChallengeOutcome::FraudProven => {
-			release_deposit::<T>(&challenge, challenge.deposit);
-			(slashed, clawed_back) = punish_fraud::<T>(&challenge);
+	if outcome == ChallengeOutcome::FraudProven {
+		(slashed, clawed_back) = punish_fraud::<T>(&challenge);
+	}
+	if let Accuser::Challenger { who, deposit } = &challenge.accuser {
+		match outcome {
+			ChallengeOutcome::Rejected => reward_verifiers::<T>(&challenge, who, *deposit),
+			_ => release_deposit::<T>(who, *deposit),
 		}
-		ChallengeOutcome::Rejected => reward_verifiers::<T>(&challenge),
-		ChallengeOutcome::Undecided => release_deposit::<T>(&challenge, challenge.deposit),
 	}
 	T::Providers::dispute_closed(&challenge.accused, challenge.job);
 	let now = frame_system::Pallet::<T>::block_number();
 	let absent = if now >= challenge.deadline { slash_absent::<T>(&challenge) } else { 0 };
+	let outvoted = match challenge.settled_verdict() {
+		Some(Verdict::Invalid) => slash_outvoted::<T>(&challenge, Verdict::Valid),
+		Some(Verdict::Valid) => slash_outvoted::<T>(&challenge, Verdict::Invalid),
+		None => 0,
+	};
 	Pallet::<T>::deposit_event(Event::ChallengeResolved {
 		id,
 		job: challenge.job,
@@ -327,6 +351,7 @@ pub(crate) fn resolve<T: Config>(id: ChallengeId) {
 		slashed,
 		clawed_back,
 		absent,
+		outvoted,
 	});
 }
 
@@ -343,10 +368,11 @@ fn punish_fraud<T: Config>(challenge: &ChallengeOf<T>) -> (BalanceOf<T>, Balance
 	job.clawed_back = job.clawed_back.saturating_add(clawed_back);
 
 	let penalty = T::FraudSlash::get().mul_floor(slashing::slash_base::<T>(&job, accused));
-	let mut recipients = alloc::vec![
-		(challenge.challenger.clone(), T::ReporterShare::get()),
-		(job.buyer.clone(), T::BuyerShare::get()),
-	];
+	// An audit's reporter share is burned: the chain reported it.
+	let mut recipients = alloc::vec![(job.buyer.clone(), T::BuyerShare::get())];
+	if let Some(challenger) = challenge.accuser.challenger() {
+		recipients.push((challenger.clone(), T::ReporterShare::get()));
+	}
 	recipients.extend(verifier_shares::<T>(challenge, Verdict::Invalid));
 	let slashed = T::Providers::slash(accused, penalty, SlashReason::Fraud, &recipients);
 	T::Providers::challenge_lost(accused);
@@ -368,27 +394,36 @@ fn verifier_shares<T: Config>(
 	voters.map(|(who, _)| (who.clone(), each)).collect()
 }
 
-/// Counts a challenge as no longer open for its challenger and job.
+/// Counts a challenge (or audit) as no longer open for its challenger and job.
 fn close_count<T: Config>(challenge: &ChallengeOf<T>) {
 	// One less; the entry goes at zero, so the maps hold only what is open.
 	let decrement = |n: &mut Option<u32>| *n = n.map(|n| n.saturating_sub(1)).filter(|n| *n > 0);
-	OpenChallengesBy::<T>::mutate_exists(&challenge.challenger, decrement);
-	OpenChallengesOn::<T>::mutate_exists(challenge.job, decrement);
+	match challenge.accuser.challenger() {
+		Some(challenger) => {
+			OpenChallengesBy::<T>::mutate_exists(challenger, decrement);
+			OpenChallengesOn::<T>::mutate_exists(challenge.job, decrement);
+		}
+		None => OpenAuditsOn::<T>::mutate_exists(challenge.job, decrement),
+	}
 }
 
-/// Returns `amount` of the challenger's deposit to it.
-fn release_deposit<T: Config>(challenge: &ChallengeOf<T>, amount: BalanceOf<T>) {
+/// Returns `amount` of `challenger`'s deposit to it.
+fn release_deposit<T: Config>(challenger: &T::AccountId, amount: BalanceOf<T>) {
 	let _ = T::Currency::release(
 		&HoldReason::ChallengeDeposit.into(),
-		&challenge.challenger,
+		challenger,
 		amount,
 		Precision::BestEffort,
 	);
 }
 
-/// Splits the deposit among the verifiers that voted `Valid` (the last one gets the rounding
-/// remainder); what cannot be moved returns to the challenger.
-fn reward_verifiers<T: Config>(challenge: &ChallengeOf<T>) {
+/// Splits `challenger`'s `deposit` among the verifiers that voted `Valid` (the last one gets
+/// the rounding remainder); what cannot be moved returns to the challenger.
+fn reward_verifiers<T: Config>(
+	challenge: &ChallengeOf<T>,
+	challenger: &T::AccountId,
+	deposit: BalanceOf<T>,
+) {
 	let voters: Vec<&T::AccountId> = challenge
 		.committee
 		.iter()
@@ -396,19 +431,30 @@ fn reward_verifiers<T: Config>(challenge: &ChallengeOf<T>) {
 		.map(|(who, _)| who)
 		.collect();
 	let count: BalanceOf<T> = (voters.len() as u32).into();
-	let share = challenge.deposit / count.max(One::one());
-	let mut left = challenge.deposit;
+	let share = deposit / count.max(One::one());
+	let mut left = deposit;
 	for (i, voter) in voters.iter().enumerate() {
 		let amount = if i + 1 == voters.len() { left } else { share };
-		let moved = escrow::move_held::<T>(
-			HoldReason::ChallengeDeposit,
-			&challenge.challenger,
-			voter,
-			amount,
-		);
+		let moved = escrow::move_held::<T>(HoldReason::ChallengeDeposit, challenger, voter, amount);
 		left = left.saturating_sub(moved);
 	}
-	release_deposit::<T>(challenge, left);
+	release_deposit::<T>(challenger, left);
+}
+
+/// Lightly slashes committee members that revealed `wrong`, the verdict the committee's
+/// strict majority decided against (burned): under an honest majority that is a vote against
+/// the truth, a Sybil's or a verifier's that voted without re-executing. Returns how many.
+fn slash_outvoted<T: Config>(challenge: &ChallengeOf<T>, wrong: Verdict) -> u32 {
+	let mut outvoted = 0;
+	for (who, ballot) in &challenge.committee {
+		if *ballot == Ballot::Revealed(wrong) {
+			let amount = T::AbsentVoterSlash::get().mul_floor(T::Providers::active_stake(who));
+			T::Providers::slash(who, amount, SlashReason::Outvoted, &[]);
+			membership::drop_if_uncovered::<T>(who);
+			outvoted += 1;
+		}
+	}
+	outvoted
 }
 
 /// Lightly slashes committee members that never revealed a verdict (burned). Returns how

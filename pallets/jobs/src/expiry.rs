@@ -8,8 +8,8 @@ use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
 use crate::{
 	agenda, challenges, escrow, Admissions, AgendaItem, Challenged, Config, Contributions,
-	Equivocations, Error, Event, JobOf, Jobs, OpenChallengesOn, Pallet, Participants, RoundMembers,
-	RoundResults,
+	Equivocations, Error, Event, JobOf, Jobs, OpenAuditsOn, OpenChallengesOn, Pallet, Participants,
+	RoundMembers, RoundResults,
 };
 
 /// Puts `Expire(id, round)` on the agenda at `at` or as soon after as there is room.
@@ -44,9 +44,10 @@ pub(crate) fn schedule_job<T: Config>(id: JobId, job: &mut JobOf<T>) {
 }
 
 /// Prunes round `round` of `id`; when `round` is the ended job's first unsettled round, the
-/// job too. Waits a vote longer while a challenge on the job is open (it may need any round).
+/// job too. Waits a vote longer while a challenge or audit on the job is open (it may need
+/// any round).
 pub(crate) fn expire<T: Config>(id: JobId, round: RoundIndex) {
-	if OpenChallengesOn::<T>::get(id) > 0 {
+	if OpenChallengesOn::<T>::get(id) > 0 || OpenAuditsOn::<T>::get(id) > 0 {
 		let later =
 			frame_system::Pallet::<T>::block_number().saturating_add(T::VotingPeriod::get());
 		let _ = schedule::<T>(id, round, later);

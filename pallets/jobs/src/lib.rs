@@ -13,7 +13,9 @@
 //! Misbehaviour is slashed through `pallet-providers`: two different signed proofs for one
 //! (job, round, provider) ([`Pallet::report_equivocation`]), missing `MaxMissedRounds`
 //! rounds in a row, and an update a verifier committee finds invalid after a fraud challenge
-//! ([`Pallet::challenge`], [`Pallet::vote`]; see `challenges.rs`). Each round draws a random
+//! ([`Pallet::challenge`], [`Pallet::commit_vote`], [`Pallet::reveal_vote`]; see
+//! `challenges.rs`) or after a random audit the chain opens by itself (`audits.rs`: each
+//! paid contribution with probability `AuditRate`). Each round draws a random
 //! seed from which every member's training data is derived
 //! ([`grid_primitives::work::data_seed`]), so a challenged update can be recomputed.
 //!
@@ -22,8 +24,9 @@
 //!
 //! Layout: calls and storage here; per-block work and its weight in `tick.rs`, escrow
 //! movements in `escrow.rs`, membership in `membership.rs`, proofs and settlement in
-//! `rounds.rs`, the payout split in `payout.rs`, fraud challenges in `challenges.rs`, the
-//! deadline queues in `queue.rs`, slashing paths in `slashing.rs`, invariants in
+//! `rounds.rs`, the payout split in `payout.rs`, fraud challenges in `challenges.rs`, random
+//! audits in `audits.rs`, the agenda in `agenda.rs`, pruning in `expiry.rs`, slashing paths
+//! in `slashing.rs`, invariants in
 //! `try_state.rs`, signature checks in [`signature`]; types in [`types`].
 #![cfg_attr(not(feature = "std"), no_std)]
 
@@ -32,6 +35,7 @@ extern crate alloc;
 pub use pallet::*;
 
 mod agenda;
+mod audits;
 mod challenges;
 mod escrow;
 mod expiry;
@@ -48,6 +52,8 @@ pub mod types;
 pub mod weights;
 mod worker;
 
+#[cfg(test)]
+mod audit_tests;
 #[cfg(feature = "runtime-benchmarks")]
 mod benchmarking;
 #[cfg(test)]
@@ -56,8 +62,8 @@ mod challenge_tests;
 mod economics_tests;
 #[cfg(test)]
 mod expiry_tests;
-#[cfg(test)]
-mod mock;
+#[cfg(any(test, feature = "mock-runtime"))]
+pub mod mock;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
@@ -82,7 +88,9 @@ pub mod pallet {
 	use super::*;
 	use alloc::{boxed::Box, vec::Vec};
 	use grid_primitives::{
-		job::{Admission, JobId, JobSpec, RoundIndex, SignedProof, SpecError, SpecLimits},
+		job::{
+			Admission, Deterrence, JobId, JobSpec, RoundIndex, SignedProof, SpecError, SpecLimits,
+		},
 		work::{Verdict, VoteSalt, WorkerReport},
 	};
 	use pallet_providers::traits::{ProviderHealth, ProviderRegistry, ProviderSlashing};
@@ -320,9 +328,27 @@ pub mod pallet {
 		#[pallet::constant]
 		type FraudSlash: Get<Perbill>;
 
-		/// Part of a verifier's stake taken when it does not vote.
+		/// Part of a verifier's stake taken when it does not vote, or reveals the verdict its
+		/// committee's majority decided against.
 		#[pallet::constant]
 		type AbsentVoterSlash: Get<Perbill>;
+
+		/// Probability that a paid contribution to a job with a challenge window is audited:
+		/// judged by a committee as if challenged, without anyone having to suspect it. With
+		/// `FraudSlash` it sets the stake such a job must ask for
+		/// ([`Deterrence::stake_for`]). Zero turns audits off.
+		#[pallet::constant]
+		type AuditRate: Get<Perbill>;
+
+		/// Verifiers drawn per audit (at most `MaxCommittee`): each re-executes the update,
+		/// so audits cost `AuditRate × AuditCommittee` of the training they check.
+		#[pallet::constant]
+		type AuditCommittee: Get<u32>;
+
+		/// Most audits opened per settled round, whatever the draw says: bounds the work of
+		/// an `Audit` agenda item.
+		#[pallet::constant]
+		type MaxAuditsPerRound: Get<u32>;
 
 		/// The key validators sign their off-chain worker reports with.
 		type AuthorityId: Member
@@ -469,6 +495,11 @@ pub mod pallet {
 	#[pallet::storage]
 	pub type OpenChallengesOn<T: Config> = StorageMap<_, Twox64Concat, JobId, u32, ValueQuery>;
 
+	/// How many audits are open against each job's contributions (apart from challenges, so
+	/// that audits never count against the challenges a job may have open).
+	#[pallet::storage]
+	pub type OpenAuditsOn<T: Config> = StorageMap<_, Twox64Concat, JobId, u32, ValueQuery>;
+
 	/// The block of each validator's latest accepted worker report.
 	#[pallet::storage]
 	pub type LastWorkerReport<T: Config> =
@@ -549,6 +580,15 @@ pub mod pallet {
 			draw_at: BlockNumberFor<T>,
 			deadline: BlockNumberFor<T>,
 		},
+		/// The chain audits a paid contribution: judged like a challenge, with no challenger.
+		/// Its committee is drawn at once (`CommitteeDrawn` follows).
+		AuditOpened {
+			id: ChallengeId,
+			job: JobId,
+			round: RoundIndex,
+			accused: T::AccountId,
+			deadline: BlockNumberFor<T>,
+		},
 		/// A challenge's committee was drawn: its members commit to verdicts, and reveal them
 		/// from `reveal_from` (or once all committed).
 		CommitteeDrawn {
@@ -570,7 +610,8 @@ pub mod pallet {
 		Voted { id: ChallengeId, who: T::AccountId, verdict: Verdict },
 		/// A challenge was decided. `slashed` is the penalty taken from the accused,
 		/// `clawed_back` its reward returned to the buyer, `absent` the verifiers slashed for
-		/// not voting.
+		/// not voting, `outvoted` those slashed for revealing the verdict the committee's
+		/// majority decided against.
 		ChallengeResolved {
 			id: ChallengeId,
 			job: JobId,
@@ -580,6 +621,7 @@ pub mod pallet {
 			slashed: BalanceOf<T>,
 			clawed_back: BalanceOf<T>,
 			absent: u32,
+			outvoted: u32,
 		},
 	}
 
@@ -642,6 +684,9 @@ pub mod pallet {
 		/// The job has a challenge window but too few `min_providers` to field a committee
 		/// (`MinVerifiableProviders`).
 		TooFewToVerify,
+		/// The job has a challenge window but its `min_provider_stake` is too low for the
+		/// chain's audits to make cheating a losing bet (`AuditRate`, `FraudSlash`).
+		StakeTooLowToDeter,
 		/// The provider's declared throughput, shared among its jobs and this one, cannot
 		/// process a single batch in a round.
 		Underpowered,
@@ -732,6 +777,7 @@ pub mod pallet {
 				SpecError::ChallengeWindowTooLong => Error::ChallengeWindowTooLong,
 				SpecError::JobTooLong => Error::JobTooLong,
 				SpecError::TooFewToVerify => Error::TooFewToVerify,
+				SpecError::StakeTooLowToDeter => Error::StakeTooLowToDeter,
 			}
 		}
 	}
@@ -974,6 +1020,10 @@ pub mod pallet {
 				"committees need a block to commit"
 			);
 			assert!(T::MaxCommittee::get() > 0, "a committee needs a member");
+			assert!(
+				(1..=T::MaxCommittee::get()).contains(&T::AuditCommittee::get()),
+				"an audit committee is a committee"
+			);
 		}
 
 		#[cfg(feature = "try-runtime")]
@@ -1061,6 +1111,10 @@ pub mod pallet {
 				max_job_blocks: T::MaxJobBlocks::get(),
 				max_challenge_window: T::MaxChallengeWindow::get(),
 				min_verifiable_providers: T::MinVerifiableProviders::get(),
+				deterrence: Deterrence {
+					audit_rate: T::AuditRate::get(),
+					fraud_slash: T::FraudSlash::get(),
+				},
 			}
 		}
 	}

@@ -63,6 +63,8 @@ pub const COMMITTEE_DELAY: u64 = 1;
 pub const REVEAL_BLOCKS: u64 = 1;
 pub const MAX_CHALLENGES_PER_CHALLENGER: u32 = 3;
 pub const MAX_CHALLENGES_PER_JOB: u32 = 4;
+pub const AUDIT_COMMITTEE: u32 = 3;
+pub const MAX_AUDITS_PER_ROUND: u32 = 2;
 /// Authority id of the first test validator.
 pub const VALIDATOR: u64 = 100;
 pub const PROBE_INTERVAL: u64 = 3;
@@ -106,6 +108,9 @@ parameter_types! {
 	pub const VerifierShare: Perbill = Perbill::from_percent(20);
 	pub const FraudSlash: Perbill = Perbill::from_percent(40);
 	pub const AbsentVoterSlash: Perbill = Perbill::from_percent(5);
+	/// Audits are off unless a test turns them on (they would draw committees in every
+	/// other test's rounds).
+	pub static AuditRate: Perbill = Perbill::zero();
 	/// The validator set; tests change it.
 	pub static Validators: Vec<UintAuthorityId> = vec![UintAuthorityId(VALIDATOR), UintAuthorityId(VALIDATOR + 1)];
 }
@@ -175,6 +180,9 @@ impl pallet_jobs::Config for Test {
 	type MaxChallengesPerJob = ConstU32<MAX_CHALLENGES_PER_JOB>;
 	type FraudSlash = FraudSlash;
 	type AbsentVoterSlash = AbsentVoterSlash;
+	type AuditRate = AuditRate;
+	type AuditCommittee = ConstU32<AUDIT_COMMITTEE>;
+	type MaxAuditsPerRound = ConstU32<MAX_AUDITS_PER_ROUND>;
 	type AuthorityId = UintAuthorityId;
 	type Validators = Validators;
 	type ProbeInterval = ConstU64<PROBE_INTERVAL>;

@@ -8,10 +8,10 @@ use pallet_providers::traits::{ProviderHealth, ProviderRegistry};
 use polkadot_sdk::polkadot_sdk_frame::{deps::sp_core::H256, prelude::*, traits::Randomness};
 
 use crate::{
-	agenda, escrow, expiry, membership, payout, quorum_threshold, signature, slashing, AgendaItem,
-	BalanceOf, Config, Contribution, Contributions, Error, Event, JobOf, JobStatus, Jobs, Pallet,
-	Participants, Proofs, RoundMembers, RoundResults, RoundState, RoundStateOf, RoundSummary,
-	Rounds, SignedProofOf,
+	agenda, audits, escrow, expiry, membership, payout, quorum_threshold, signature, slashing,
+	AgendaItem, BalanceOf, Config, Contribution, Contributions, Error, Event, JobOf, JobStatus,
+	Jobs, Pallet, Participants, Proofs, RoundMembers, RoundResults, RoundState, RoundStateOf,
+	RoundSummary, Rounds, SignedProofOf,
 };
 
 /// Domain separator of the randomness behind round seeds.
@@ -185,6 +185,7 @@ pub(crate) fn settle<T: Config>(id: JobId) {
 	record_members::<T>(id, &mut job, &round, &proofs, &paid_to);
 	if !paid_to.is_empty() {
 		RoundMembers::<T>::insert(id, round.index, &round.members);
+		audits::schedule::<T>(id, &job, round.index);
 	}
 	let now = frame_system::Pallet::<T>::block_number();
 	RoundResults::<T>::insert(

@@ -10,7 +10,9 @@
 
 use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
-use crate::{agenda, challenges, expiry, rounds, AgendaCursor, AgendaItem, Config, WeightInfo};
+use crate::{
+	agenda, audits, challenges, expiry, rounds, AgendaCursor, AgendaItem, Config, WeightInfo,
+};
 
 /// Most agenda blocks one pass looks at. The cursor trails the chain only by blocks whose work
 /// did not fit, so this bounds the reads of a pass without leaving work behind for long.
@@ -53,7 +55,8 @@ pub(crate) fn worst_case<T: Config>(items: u32) -> Weight {
 		.max(per_draw::<T>())
 		.max(per_challenge::<T>())
 		.max(per_expire::<T>())
-		.max(per_unfilled::<T>());
+		.max(per_unfilled::<T>())
+		.max(per_audit::<T>());
 	item.saturating_mul(items.into()).saturating_add(blocks)
 }
 
@@ -97,6 +100,15 @@ fn per_unfilled<T: Config>() -> Weight {
 	T::WeightInfo::force_cancel_job(T::MaxParticipants::get())
 }
 
+/// Drawing the audits of a round of the most members: the draw over all of them, and the
+/// most audits a round may get, each drawing a committee among them.
+fn per_audit<T: Config>() -> Weight {
+	let p = T::MaxParticipants::get();
+	let audits = u64::from(T::MaxAuditsPerRound::get());
+	T::WeightInfo::audit_round(p)
+		.saturating_add(T::WeightInfo::open_audit(p).saturating_mul(audits))
+}
+
 /// The worst case of one item.
 fn cost_of<T: Config>(item: AgendaItem) -> Weight {
 	match item {
@@ -105,6 +117,7 @@ fn cost_of<T: Config>(item: AgendaItem) -> Weight {
 		AgendaItem::Decide(_) => per_challenge::<T>(),
 		AgendaItem::Expire(..) => per_expire::<T>(),
 		AgendaItem::Unfilled(_) => per_unfilled::<T>(),
+		AgendaItem::Audit(..) => per_audit::<T>(),
 	}
 }
 
@@ -116,6 +129,9 @@ fn work<T: Config>(item: AgendaItem) {
 		AgendaItem::Decide(id) => challenges::resolve::<T>(id),
 		AgendaItem::Expire(job, round) => expiry::expire::<T>(job, round),
 		AgendaItem::Unfilled(job) => rounds::end_if_unfilled::<T>(job),
+		AgendaItem::Audit(job, round) => {
+			audits::run::<T>(job, round);
+		}
 	}
 }
 

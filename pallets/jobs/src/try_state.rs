@@ -9,9 +9,9 @@ use polkadot_sdk::polkadot_sdk_frame::{
 };
 
 use crate::{
-	Admissions, Agenda, AgendaCursor, AgendaItem, BalanceOf, Challenges, Config, Contributions,
-	HoldReason, JobStatus, Jobs, OpenChallengesBy, OpenChallengesOn, Pallet, Participants,
-	RoundMembers, Rounds,
+	Accuser, Admissions, Agenda, AgendaCursor, AgendaItem, BalanceOf, Challenges, Config,
+	Contributions, HoldReason, JobStatus, Jobs, OpenAuditsOn, OpenChallengesBy, OpenChallengesOn,
+	Pallet, Participants, RoundMembers, Rounds,
 };
 
 /// Each agenda entry with its block.
@@ -119,6 +119,7 @@ impl<T: Config> Pallet<T> {
 	/// equal their open challenges' deposits.
 	fn try_state_challenges(scheduled: &Scheduled<T>) -> Result<(), TryRuntimeError> {
 		let (mut by, mut on, mut held) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+		let mut audits = BTreeMap::new();
 		let mut disputes = BTreeMap::new();
 		let mut open = 0usize;
 		for (id, challenge) in Challenges::<T>::iter() {
@@ -150,10 +151,15 @@ impl<T: Config> Pallet<T> {
 				"committee member that never held the update"
 			);
 			*disputes.entry((challenge.accused.clone(), challenge.job)).or_insert(0u32) += 1;
-			*by.entry(challenge.challenger.clone()).or_insert(0u32) += 1;
-			*on.entry(challenge.job).or_insert(0u32) += 1;
-			let entry: &mut BalanceOf<T> = held.entry(challenge.challenger).or_default();
-			*entry = entry.saturating_add(challenge.deposit);
+			match challenge.accuser {
+				Accuser::Challenger { who, deposit } => {
+					*by.entry(who.clone()).or_insert(0u32) += 1;
+					*on.entry(challenge.job).or_insert(0u32) += 1;
+					let entry: &mut BalanceOf<T> = held.entry(who).or_default();
+					*entry = entry.saturating_add(deposit);
+				}
+				Accuser::Audit => *audits.entry(challenge.job).or_insert(0u32) += 1,
+			}
 		}
 		for ((accused, job), open) in disputes {
 			ensure!(
@@ -180,6 +186,10 @@ impl<T: Config> Pallet<T> {
 		ensure!(
 			OpenChallengesOn::<T>::iter().collect::<BTreeMap<_, _>>() == on,
 			"open challenges per job miscounted"
+		);
+		ensure!(
+			OpenAuditsOn::<T>::iter().collect::<BTreeMap<_, _>>() == audits,
+			"open audits per job miscounted"
 		);
 		ensure!(
 			by.values().all(|n| *n <= T::MaxChallengesPerChallenger::get())

@@ -37,6 +37,9 @@ pub enum AgendaItem {
 	/// End this job if it is still waiting for `min_providers` (`MaxOpenBlocks` after it
 	/// was created): its escrow returns and its members' stake is free.
 	Unfilled(JobId),
+	/// Draw which paid contributions to this settled round are audited, and their
+	/// committees, with randomness from after the round settled.
+	Audit(JobId, RoundIndex),
 }
 
 /// Where a job is in its life.
@@ -262,7 +265,33 @@ pub enum Ballot {
 	Revealed(Verdict),
 }
 
-/// An open fraud challenge against one contribution.
+/// Who disputes a contribution.
+#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, MaxEncodedLen, TypeInfo)]
+pub enum Accuser<AccountId, Balance> {
+	/// A staked provider, with `deposit` on hold (it goes to the verifiers if the committee
+	/// finds the update valid).
+	Challenger {
+		/// The challenger.
+		who: AccountId,
+		/// Its deposit.
+		deposit: Balance,
+	},
+	/// The chain's random audit: nobody suspected the contribution, nobody puts a deposit
+	/// at stake, and nobody but the verifiers and the buyer shares a slash.
+	Audit,
+}
+
+impl<AccountId, Balance> Accuser<AccountId, Balance> {
+	/// The challenger, unless this is an audit.
+	pub fn challenger(&self) -> Option<&AccountId> {
+		match self {
+			Accuser::Challenger { who, .. } => Some(who),
+			Accuser::Audit => None,
+		}
+	}
+}
+
+/// An open fraud challenge (or audit) against one contribution.
 ///
 /// Its life, in blocks from when it was opened: the committee is drawn at `draw_at` (with
 /// randomness nobody knew when the challenge was sent), members commit until `reveal_from`
@@ -277,12 +306,11 @@ pub struct Challenge<AccountId, Balance, BlockNumber, MaxCommittee: Get<u32>> {
 	pub round: RoundIndex,
 	/// Whose contribution is challenged.
 	pub accused: AccountId,
-	/// Who challenged it; its deposit is on hold.
-	pub challenger: AccountId,
-	/// The challenger's deposit.
-	pub deposit: Balance,
+	/// A provider that challenged it, or the chain's random audit.
+	pub accuser: Accuser<AccountId, Balance>,
 	/// The block whose agenda draws the committee: later than the challenge's own block, so
-	/// the challenger could not know the randomness when it sent the challenge.
+	/// the challenger could not know the randomness when it sent the challenge (an audit's
+	/// is drawn in the block that opens it, itself drawn after the round settled).
 	pub draw_at: BlockNumber,
 	/// The verifiers drawn, each with its ballot; empty until drawn.
 	pub committee: BoundedVec<(AccountId, Ballot), MaxCommittee>,

@@ -29,6 +29,8 @@ pub trait WeightInfo {
 	fn commit_vote() -> Weight;
 	fn reveal_vote() -> Weight;
 	fn resolve_challenge(k: u32, ) -> Weight;
+	fn audit_round(p: u32, ) -> Weight;
+	fn open_audit(p: u32, ) -> Weight;
 	fn expire(p: u32, ) -> Weight;
 	fn authorize_worker_report() -> Weight;
 	fn apply_worker_report(n: u32, ) -> Weight;
@@ -55,8 +57,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `146`
 		//  Estimated: `3894`
-		// Minimum execution time: 86_979_000 picoseconds.
-		Weight::from_parts(95_693_000, 3894)
+		// Minimum execution time: 87_180_000 picoseconds.
+		Weight::from_parts(93_249_000, 3894)
 			.saturating_add(T::DbWeight::get().reads(5_u64))
 			.saturating_add(T::DbWeight::get().writes(6_u64))
 	}
@@ -81,10 +83,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `0 + p * (1524 ±0)`
 		//  Estimated: `10548 + p * (4448 ±42)`
-		// Minimum execution time: 98_157_000 picoseconds.
-		Weight::from_parts(72_606_706, 10548)
-			// Standard Error: 70_459
-			.saturating_add(Weight::from_parts(14_070_079, 0).saturating_mul(p.into()))
+		// Minimum execution time: 119_729_000 picoseconds.
+		Weight::from_parts(80_223_671, 10548)
+			// Standard Error: 153_078
+			.saturating_add(Weight::from_parts(15_643_009, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(5_u64))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(3_u64))
@@ -95,7 +97,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Rounds` (r:1 w:1)
 	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
-	/// Storage: `Jobs::Agenda` (r:3 w:3)
+	/// Storage: `Jobs::Agenda` (r:4 w:4)
 	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Proofs` (r:44 w:43)
 	/// Proof: `Jobs::Proofs` (`max_values`: None, `max_size`: Some(2330), added: 4805, mode: `MaxEncodedLen`)
@@ -123,14 +125,14 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	fn force_cancel_job(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `0 + p * (3319 ±0)`
-		//  Estimated: `9702 + p * (4779 ±16)`
-		// Minimum execution time: 413_527_000 picoseconds.
-		Weight::from_parts(170_998_838, 9702)
-			// Standard Error: 401_173
-			.saturating_add(Weight::from_parts(72_246_055, 0).saturating_mul(p.into()))
-			.saturating_add(T::DbWeight::get().reads(12_u64))
+		//  Estimated: `12038 + p * (4779 ±0)`
+		// Minimum execution time: 426_406_000 picoseconds.
+		Weight::from_parts(380_120_614, 12038)
+			// Standard Error: 1_871_536
+			.saturating_add(Weight::from_parts(73_179_415, 0).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().reads(13_u64))
 			.saturating_add(T::DbWeight::get().reads((4_u64).saturating_mul(p.into())))
-			.saturating_add(T::DbWeight::get().writes(10_u64))
+			.saturating_add(T::DbWeight::get().writes(11_u64))
 			.saturating_add(T::DbWeight::get().writes((5_u64).saturating_mul(p.into())))
 			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
 	}
@@ -157,10 +159,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `4606 + p * (98 ±0)`
 		//  Estimated: `5769 + p * (2567 ±0)`
-		// Minimum execution time: 76_454_000 picoseconds.
-		Weight::from_parts(95_259_476, 5769)
-			// Standard Error: 50_190
-			.saturating_add(Weight::from_parts(4_384_777, 0).saturating_mul(p.into()))
+		// Minimum execution time: 81_752_000 picoseconds.
+		Weight::from_parts(104_830_114, 5769)
+			// Standard Error: 43_697
+			.saturating_add(Weight::from_parts(4_053_560, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(8_u64))
 			.saturating_add(T::DbWeight::get().reads((1_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(5_u64))
@@ -176,8 +178,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `2414`
 		//  Estimated: `5769`
-		// Minimum execution time: 33_369_000 picoseconds.
-		Weight::from_parts(36_855_000, 5769)
+		// Minimum execution time: 32_909_000 picoseconds.
+		Weight::from_parts(37_276_000, 5769)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 			.saturating_add(T::DbWeight::get().writes(3_u64))
 	}
@@ -189,7 +191,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Proof: `Jobs::Proofs` (`max_values`: None, `max_size`: Some(2330), added: 4805, mode: `MaxEncodedLen`)
 	/// Storage: `System::BlockHash` (r:1 w:0)
 	/// Proof: `System::BlockHash` (`max_values`: None, `max_size`: Some(44), added: 2519, mode: `MaxEncodedLen`)
-	/// Storage: `Jobs::Agenda` (r:3 w:3)
+	/// Storage: `Jobs::Agenda` (r:4 w:4)
 	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Participants` (r:65 w:64)
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
@@ -215,14 +217,14 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	fn submit_proof(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `0 + p * (4003 ±0)`
-		//  Estimated: `10241 + p * (4805 ±0)`
-		// Minimum execution time: 235_882_000 picoseconds.
-		Weight::from_parts(80_800_725, 10241)
-			// Standard Error: 399_116
-			.saturating_add(Weight::from_parts(88_347_656, 0).saturating_mul(p.into()))
-			.saturating_add(T::DbWeight::get().reads(13_u64))
+		//  Estimated: `12606 + p * (4805 ±0)`
+		// Minimum execution time: 238_496_000 picoseconds.
+		Weight::from_parts(145_349_299, 12606)
+			// Standard Error: 297_428
+			.saturating_add(Weight::from_parts(83_383_757, 0).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().reads(14_u64))
 			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
-			.saturating_add(T::DbWeight::get().writes(10_u64))
+			.saturating_add(T::DbWeight::get().writes(11_u64))
 			.saturating_add(T::DbWeight::get().writes((5_u64).saturating_mul(p.into())))
 			.saturating_add(Weight::from_parts(0, 4805).saturating_mul(p.into()))
 	}
@@ -246,12 +248,12 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `3010`
 		//  Estimated: `8799`
-		// Minimum execution time: 238_395_000 picoseconds.
-		Weight::from_parts(254_270_000, 8799)
+		// Minimum execution time: 235_561_000 picoseconds.
+		Weight::from_parts(246_278_000, 8799)
 			.saturating_add(T::DbWeight::get().reads(10_u64))
 			.saturating_add(T::DbWeight::get().writes(8_u64))
 	}
-	/// Storage: `Jobs::Agenda` (r:3 w:3)
+	/// Storage: `Jobs::Agenda` (r:4 w:4)
 	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
 	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
@@ -283,14 +285,14 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	fn settle_round(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `0 + p * (4067 ±0)`
-		//  Estimated: `9702 + p * (4805 ±0)`
-		// Minimum execution time: 307_469_000 picoseconds.
-		Weight::from_parts(317_153_000, 9702)
-			// Standard Error: 471_089
-			.saturating_add(Weight::from_parts(79_515_102, 0).saturating_mul(p.into()))
-			.saturating_add(T::DbWeight::get().reads(10_u64))
+		//  Estimated: `12038 + p * (4805 ±0)`
+		// Minimum execution time: 296_252_000 picoseconds.
+		Weight::from_parts(300_228_000, 12038)
+			// Standard Error: 516_413
+			.saturating_add(Weight::from_parts(76_942_531, 0).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().reads(11_u64))
 			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
-			.saturating_add(T::DbWeight::get().writes(7_u64))
+			.saturating_add(T::DbWeight::get().writes(8_u64))
 			.saturating_add(T::DbWeight::get().writes((5_u64).saturating_mul(p.into())))
 			.saturating_add(Weight::from_parts(0, 4805).saturating_mul(p.into()))
 	}
@@ -321,10 +323,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `1153 + p * (1779 ±0)`
 		//  Estimated: `7918 + p * (4779 ±0)`
-		// Minimum execution time: 301_099_000 picoseconds.
-		Weight::from_parts(32_555_206, 7918)
-			// Standard Error: 432_307
-			.saturating_add(Weight::from_parts(77_004_347, 0).saturating_mul(p.into()))
+		// Minimum execution time: 299_768_000 picoseconds.
+		Weight::from_parts(234_336_006, 7918)
+			// Standard Error: 1_937_828
+			.saturating_add(Weight::from_parts(71_580_789, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(9_u64))
 			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(7_u64))
@@ -360,23 +362,23 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::Agenda` (r:2 w:2)
 	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Challenges` (r:0 w:1)
-	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(450), added: 2925, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(451), added: 2926, mode: `MaxEncodedLen`)
 	/// The range of component `p` is `[4, 64]`.
 	fn challenge(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `6523 + p * (72 ±0)`
+		//  Measured:  `6552 + p * (72 ±0)`
 		//  Estimated: `15327`
-		// Minimum execution time: 192_728_000 picoseconds.
-		Weight::from_parts(209_022_586, 15327)
-			// Standard Error: 43_145
-			.saturating_add(Weight::from_parts(116_305, 0).saturating_mul(p.into()))
+		// Minimum execution time: 176_313_000 picoseconds.
+		Weight::from_parts(192_249_975, 15327)
+			// Standard Error: 31_628
+			.saturating_add(Weight::from_parts(461_951, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(18_u64))
 			.saturating_add(T::DbWeight::get().writes(11_u64))
 	}
 	/// Storage: `Jobs::Agenda` (r:1 w:1)
 	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Challenges` (r:1 w:1)
-	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(450), added: 2925, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(451), added: 2926, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Contributions` (r:1 w:0)
 	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(164), added: 2639, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::RoundMembers` (r:1 w:0)
@@ -392,55 +394,55 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `0 + p * (1556 ±0)`
 		//  Estimated: `10548 + p * (4338 ±29)`
-		// Minimum execution time: 61_251_000 picoseconds.
-		Weight::from_parts(9_185_879, 10548)
-			// Standard Error: 90_101
-			.saturating_add(Weight::from_parts(11_885_427, 0).saturating_mul(p.into()))
+		// Minimum execution time: 62_093_000 picoseconds.
+		Weight::from_parts(34_482_992, 10548)
+			// Standard Error: 64_347
+			.saturating_add(Weight::from_parts(10_872_300, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(1_u64))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(2_u64))
 			.saturating_add(Weight::from_parts(0, 4338).saturating_mul(p.into()))
 	}
 	/// Storage: `Jobs::Challenges` (r:1 w:1)
-	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(450), added: 2925, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(451), added: 2926, mode: `MaxEncodedLen`)
 	fn commit_vote() -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `531`
-		//  Estimated: `3915`
-		// Minimum execution time: 15_083_000 picoseconds.
-		Weight::from_parts(18_728_000, 3915)
+		//  Measured:  `532`
+		//  Estimated: `3916`
+		// Minimum execution time: 15_293_000 picoseconds.
+		Weight::from_parts(19_930_000, 3916)
 			.saturating_add(T::DbWeight::get().reads(1_u64))
 			.saturating_add(T::DbWeight::get().writes(1_u64))
 	}
 	/// Storage: `Jobs::Challenges` (r:1 w:1)
-	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(450), added: 2925, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(451), added: 2926, mode: `MaxEncodedLen`)
 	fn reveal_vote() -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `563`
-		//  Estimated: `3915`
-		// Minimum execution time: 15_393_000 picoseconds.
-		Weight::from_parts(18_928_000, 3915)
+		//  Measured:  `564`
+		//  Estimated: `3916`
+		// Minimum execution time: 15_463_000 picoseconds.
+		Weight::from_parts(17_537_000, 3916)
 			.saturating_add(T::DbWeight::get().reads(1_u64))
 			.saturating_add(T::DbWeight::get().writes(1_u64))
 	}
 	/// Storage: `Jobs::Agenda` (r:1 w:1)
 	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Challenges` (r:1 w:1)
-	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(450), added: 2925, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(451), added: 2926, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::OpenChallengesBy` (r:1 w:1)
 	/// Proof: `Jobs::OpenChallengesBy` (`max_values`: None, `max_size`: Some(52), added: 2527, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::OpenChallengesOn` (r:1 w:1)
 	/// Proof: `Jobs::OpenChallengesOn` (`max_values`: None, `max_size`: Some(20), added: 2495, mode: `MaxEncodedLen`)
-	/// Storage: `System::Account` (r:8 w:8)
-	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
-	/// Storage: `Balances::Holds` (r:4 w:4)
-	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
 	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Contributions` (r:1 w:0)
 	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(164), added: 2639, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:3 w:3)
 	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
+	/// Storage: `Balances::Holds` (r:4 w:4)
+	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
+	/// Storage: `System::Account` (r:8 w:8)
+	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::HealthRecords` (r:1 w:1)
 	/// Proof: `Providers::HealthRecords` (`max_values`: None, `max_size`: Some(78), added: 2553, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Participants` (r:1 w:1)
@@ -448,20 +450,77 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `k` is `[1, 5]`.
 	fn resolve_challenge(k: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `3162 + k * (988 ±0)`
+		//  Measured:  `3163 + k * (988 ±0)`
 		//  Estimated: `8799 + k * (2603 ±0)`
-		// Minimum execution time: 301_130_000 picoseconds.
-		Weight::from_parts(267_570_854, 8799)
-			// Standard Error: 150_206
-			.saturating_add(Weight::from_parts(41_863_814, 0).saturating_mul(k.into()))
+		// Minimum execution time: 297_965_000 picoseconds.
+		Weight::from_parts(267_829_289, 8799)
+			// Standard Error: 194_067
+			.saturating_add(Weight::from_parts(42_764_284, 0).saturating_mul(k.into()))
 			.saturating_add(T::DbWeight::get().reads(13_u64))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(k.into())))
 			.saturating_add(T::DbWeight::get().writes(12_u64))
 			.saturating_add(T::DbWeight::get().writes((2_u64).saturating_mul(k.into())))
 			.saturating_add(Weight::from_parts(0, 2603).saturating_mul(k.into()))
 	}
+	/// Storage: `Jobs::RoundMembers` (r:1 w:0)
+	/// Proof: `Jobs::RoundMembers` (`max_values`: None, `max_size`: Some(2078), added: 4553, mode: `MaxEncodedLen`)
+	/// Storage: `System::ParentHash` (r:1 w:0)
+	/// Proof: `System::ParentHash` (`max_values`: Some(1), `max_size`: Some(32), added: 527, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Contributions` (r:64 w:0)
+	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(164), added: 2639, mode: `MaxEncodedLen`)
+	/// The range of component `p` is `[4, 64]`.
+	fn audit_round(p: u32, ) -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `264 + p * (117 ±0)`
+		//  Estimated: `5543 + p * (2639 ±0)`
+		// Minimum execution time: 27_792_000 picoseconds.
+		Weight::from_parts(15_539_606, 5543)
+			// Standard Error: 22_027
+			.saturating_add(Weight::from_parts(4_160_784, 0).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().reads(2_u64))
+			.saturating_add(T::DbWeight::get().reads((1_u64).saturating_mul(p.into())))
+			.saturating_add(Weight::from_parts(0, 2639).saturating_mul(p.into()))
+	}
+	/// Storage: `Jobs::Challenged` (r:1 w:1)
+	/// Proof: `Jobs::Challenged` (`max_values`: None, `max_size`: Some(76), added: 2551, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Contributions` (r:1 w:0)
+	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(164), added: 2639, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::NextChallengeId` (r:1 w:1)
+	/// Proof: `Jobs::NextChallengeId` (`max_values`: Some(1), `max_size`: Some(8), added: 503, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::RoundMembers` (r:1 w:0)
+	/// Proof: `Jobs::RoundMembers` (`max_values`: None, `max_size`: Some(2078), added: 4553, mode: `MaxEncodedLen`)
+	/// Storage: `System::ParentHash` (r:1 w:0)
+	/// Proof: `System::ParentHash` (`max_values`: Some(1), `max_size`: Some(32), added: 527, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Participants` (r:63 w:0)
+	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::Providers` (r:64 w:1)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::AgendaCursor` (r:1 w:0)
+	/// Proof: `Jobs::AgendaCursor` (`max_values`: Some(1), `max_size`: Some(4), added: 499, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Agenda` (r:1 w:1)
+	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::OpenAuditsOn` (r:1 w:1)
+	/// Proof: `Jobs::OpenAuditsOn` (`max_values`: None, `max_size`: Some(20), added: 2495, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Challenges` (r:0 w:1)
+	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(451), added: 2926, mode: `MaxEncodedLen`)
+	/// The range of component `p` is `[4, 64]`.
+	fn open_audit(p: u32, ) -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `776 + p * (1556 ±0)`
+		//  Estimated: `8691 + p * (4779 ±29)`
+		// Minimum execution time: 88_442_000 picoseconds.
+		Weight::from_parts(55_423_803, 8691)
+			// Standard Error: 80_442
+			.saturating_add(Weight::from_parts(11_208_730, 0).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().reads(7_u64))
+			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(p.into())))
+			.saturating_add(T::DbWeight::get().writes(6_u64))
+			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
+	}
 	/// Storage: `Jobs::OpenChallengesOn` (r:1 w:0)
 	/// Proof: `Jobs::OpenChallengesOn` (`max_values`: None, `max_size`: Some(20), added: 2495, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::OpenAuditsOn` (r:1 w:0)
+	/// Proof: `Jobs::OpenAuditsOn` (`max_values`: None, `max_size`: Some(20), added: 2495, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Contributions` (r:64 w:64)
 	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(164), added: 2639, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Challenged` (r:64 w:64)
@@ -487,11 +546,11 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `1376 + p * (291 ±0)`
 		//  Estimated: `4087 + p * (2639 ±0)`
-		// Minimum execution time: 85_167_000 picoseconds.
-		Weight::from_parts(82_547_953, 4087)
-			// Standard Error: 39_609
-			.saturating_add(Weight::from_parts(3_855_548, 0).saturating_mul(p.into()))
-			.saturating_add(T::DbWeight::get().reads(4_u64))
+		// Minimum execution time: 80_450_000 picoseconds.
+		Weight::from_parts(74_607_619, 4087)
+			// Standard Error: 50_550
+			.saturating_add(Weight::from_parts(4_136_851, 0).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().reads(5_u64))
 			.saturating_add(T::DbWeight::get().reads((4_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(6_u64))
 			.saturating_add(T::DbWeight::get().writes((4_u64).saturating_mul(p.into())))
@@ -507,8 +566,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `195`
 		//  Estimated: `3517`
-		// Minimum execution time: 59_069_000 picoseconds.
-		Weight::from_parts(62_844_000, 3517)
+		// Minimum execution time: 59_639_000 picoseconds.
+		Weight::from_parts(62_693_000, 3517)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 	}
 	/// Storage: `Providers::Providers` (r:32 w:0)
@@ -522,10 +581,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `126 + n * (161 ±0)`
 		//  Estimated: `990 + n * (4779 ±0)`
-		// Minimum execution time: 17_626_000 picoseconds.
-		Weight::from_parts(16_200_444, 990)
-			// Standard Error: 31_300
-			.saturating_add(Weight::from_parts(9_875_650, 0).saturating_mul(n.into()))
+		// Minimum execution time: 17_056_000 picoseconds.
+		Weight::from_parts(16_465_324, 990)
+			// Standard Error: 47_032
+			.saturating_add(Weight::from_parts(10_299_069, 0).saturating_mul(n.into()))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(n.into())))
 			.saturating_add(T::DbWeight::get().writes(1_u64))
 			.saturating_add(T::DbWeight::get().writes((1_u64).saturating_mul(n.into())))
@@ -536,13 +595,13 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 /// The same weights at ParityDB's costs, for tests and mocks.
 impl WeightInfo for () {
 	fn create_job() -> Weight {
-		Weight::from_parts(95_693_000, 3894)
+		Weight::from_parts(93_249_000, 3894)
 			.saturating_add(ParityDbWeight::get().reads(5_u64))
 			.saturating_add(ParityDbWeight::get().writes(6_u64))
 	}
 	fn cancel_job(p: u32, ) -> Weight {
-		Weight::from_parts(72_606_706, 10548)
-			.saturating_add(Weight::from_parts(14_070_079, 0).saturating_mul(p.into()))
+		Weight::from_parts(80_223_671, 10548)
+			.saturating_add(Weight::from_parts(15_643_009, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(5_u64))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(3_u64))
@@ -550,53 +609,53 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4448).saturating_mul(p.into()))
 	}
 	fn force_cancel_job(p: u32, ) -> Weight {
-		Weight::from_parts(170_998_838, 9702)
-			.saturating_add(Weight::from_parts(72_246_055, 0).saturating_mul(p.into()))
-			.saturating_add(ParityDbWeight::get().reads(12_u64))
+		Weight::from_parts(380_120_614, 12038)
+			.saturating_add(Weight::from_parts(73_179_415, 0).saturating_mul(p.into()))
+			.saturating_add(ParityDbWeight::get().reads(13_u64))
 			.saturating_add(ParityDbWeight::get().reads((4_u64).saturating_mul(p.into())))
-			.saturating_add(ParityDbWeight::get().writes(10_u64))
+			.saturating_add(ParityDbWeight::get().writes(11_u64))
 			.saturating_add(ParityDbWeight::get().writes((5_u64).saturating_mul(p.into())))
 			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
 	}
 	fn join_job(p: u32, ) -> Weight {
-		Weight::from_parts(95_259_476, 5769)
-			.saturating_add(Weight::from_parts(4_384_777, 0).saturating_mul(p.into()))
+		Weight::from_parts(104_830_114, 5769)
+			.saturating_add(Weight::from_parts(4_053_560, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(8_u64))
 			.saturating_add(ParityDbWeight::get().reads((1_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(5_u64))
 			.saturating_add(Weight::from_parts(0, 2567).saturating_mul(p.into()))
 	}
 	fn leave_job() -> Weight {
-		Weight::from_parts(36_855_000, 5769)
+		Weight::from_parts(37_276_000, 5769)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 			.saturating_add(ParityDbWeight::get().writes(3_u64))
 	}
 	fn submit_proof(p: u32, ) -> Weight {
-		Weight::from_parts(80_800_725, 10241)
-			.saturating_add(Weight::from_parts(88_347_656, 0).saturating_mul(p.into()))
-			.saturating_add(ParityDbWeight::get().reads(13_u64))
+		Weight::from_parts(145_349_299, 12606)
+			.saturating_add(Weight::from_parts(83_383_757, 0).saturating_mul(p.into()))
+			.saturating_add(ParityDbWeight::get().reads(14_u64))
 			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
-			.saturating_add(ParityDbWeight::get().writes(10_u64))
+			.saturating_add(ParityDbWeight::get().writes(11_u64))
 			.saturating_add(ParityDbWeight::get().writes((5_u64).saturating_mul(p.into())))
 			.saturating_add(Weight::from_parts(0, 4805).saturating_mul(p.into()))
 	}
 	fn report_equivocation() -> Weight {
-		Weight::from_parts(254_270_000, 8799)
+		Weight::from_parts(246_278_000, 8799)
 			.saturating_add(ParityDbWeight::get().reads(10_u64))
 			.saturating_add(ParityDbWeight::get().writes(8_u64))
 	}
 	fn settle_round(p: u32, ) -> Weight {
-		Weight::from_parts(317_153_000, 9702)
-			.saturating_add(Weight::from_parts(79_515_102, 0).saturating_mul(p.into()))
-			.saturating_add(ParityDbWeight::get().reads(10_u64))
+		Weight::from_parts(300_228_000, 12038)
+			.saturating_add(Weight::from_parts(76_942_531, 0).saturating_mul(p.into()))
+			.saturating_add(ParityDbWeight::get().reads(11_u64))
 			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
-			.saturating_add(ParityDbWeight::get().writes(7_u64))
+			.saturating_add(ParityDbWeight::get().writes(8_u64))
 			.saturating_add(ParityDbWeight::get().writes((5_u64).saturating_mul(p.into())))
 			.saturating_add(Weight::from_parts(0, 4805).saturating_mul(p.into()))
 	}
 	fn settle_round_slashing(p: u32, ) -> Weight {
-		Weight::from_parts(32_555_206, 7918)
-			.saturating_add(Weight::from_parts(77_004_347, 0).saturating_mul(p.into()))
+		Weight::from_parts(234_336_006, 7918)
+			.saturating_add(Weight::from_parts(71_580_789, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(9_u64))
 			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(7_u64))
@@ -604,54 +663,69 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
 	}
 	fn challenge(p: u32, ) -> Weight {
-		Weight::from_parts(209_022_586, 15327)
-			.saturating_add(Weight::from_parts(116_305, 0).saturating_mul(p.into()))
+		Weight::from_parts(192_249_975, 15327)
+			.saturating_add(Weight::from_parts(461_951, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(18_u64))
 			.saturating_add(ParityDbWeight::get().writes(11_u64))
 	}
 	fn draw_committee(p: u32, ) -> Weight {
-		Weight::from_parts(9_185_879, 10548)
-			.saturating_add(Weight::from_parts(11_885_427, 0).saturating_mul(p.into()))
+		Weight::from_parts(34_482_992, 10548)
+			.saturating_add(Weight::from_parts(10_872_300, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(1_u64))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(2_u64))
 			.saturating_add(Weight::from_parts(0, 4338).saturating_mul(p.into()))
 	}
 	fn commit_vote() -> Weight {
-		Weight::from_parts(18_728_000, 3915)
+		Weight::from_parts(19_930_000, 3916)
 			.saturating_add(ParityDbWeight::get().reads(1_u64))
 			.saturating_add(ParityDbWeight::get().writes(1_u64))
 	}
 	fn reveal_vote() -> Weight {
-		Weight::from_parts(18_928_000, 3915)
+		Weight::from_parts(17_537_000, 3916)
 			.saturating_add(ParityDbWeight::get().reads(1_u64))
 			.saturating_add(ParityDbWeight::get().writes(1_u64))
 	}
 	fn resolve_challenge(k: u32, ) -> Weight {
-		Weight::from_parts(267_570_854, 8799)
-			.saturating_add(Weight::from_parts(41_863_814, 0).saturating_mul(k.into()))
+		Weight::from_parts(267_829_289, 8799)
+			.saturating_add(Weight::from_parts(42_764_284, 0).saturating_mul(k.into()))
 			.saturating_add(ParityDbWeight::get().reads(13_u64))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(k.into())))
 			.saturating_add(ParityDbWeight::get().writes(12_u64))
 			.saturating_add(ParityDbWeight::get().writes((2_u64).saturating_mul(k.into())))
 			.saturating_add(Weight::from_parts(0, 2603).saturating_mul(k.into()))
 	}
+	fn audit_round(p: u32, ) -> Weight {
+		Weight::from_parts(15_539_606, 5543)
+			.saturating_add(Weight::from_parts(4_160_784, 0).saturating_mul(p.into()))
+			.saturating_add(ParityDbWeight::get().reads(2_u64))
+			.saturating_add(ParityDbWeight::get().reads((1_u64).saturating_mul(p.into())))
+			.saturating_add(Weight::from_parts(0, 2639).saturating_mul(p.into()))
+	}
+	fn open_audit(p: u32, ) -> Weight {
+		Weight::from_parts(55_423_803, 8691)
+			.saturating_add(Weight::from_parts(11_208_730, 0).saturating_mul(p.into()))
+			.saturating_add(ParityDbWeight::get().reads(7_u64))
+			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(p.into())))
+			.saturating_add(ParityDbWeight::get().writes(6_u64))
+			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
+	}
 	fn expire(p: u32, ) -> Weight {
-		Weight::from_parts(82_547_953, 4087)
-			.saturating_add(Weight::from_parts(3_855_548, 0).saturating_mul(p.into()))
-			.saturating_add(ParityDbWeight::get().reads(4_u64))
+		Weight::from_parts(74_607_619, 4087)
+			.saturating_add(Weight::from_parts(4_136_851, 0).saturating_mul(p.into()))
+			.saturating_add(ParityDbWeight::get().reads(5_u64))
 			.saturating_add(ParityDbWeight::get().reads((4_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(6_u64))
 			.saturating_add(ParityDbWeight::get().writes((4_u64).saturating_mul(p.into())))
 			.saturating_add(Weight::from_parts(0, 2639).saturating_mul(p.into()))
 	}
 	fn authorize_worker_report() -> Weight {
-		Weight::from_parts(62_844_000, 3517)
+		Weight::from_parts(62_693_000, 3517)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 	}
 	fn apply_worker_report(n: u32, ) -> Weight {
-		Weight::from_parts(16_200_444, 990)
-			.saturating_add(Weight::from_parts(9_875_650, 0).saturating_mul(n.into()))
+		Weight::from_parts(16_465_324, 990)
+			.saturating_add(Weight::from_parts(10_299_069, 0).saturating_mul(n.into()))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(n.into())))
 			.saturating_add(ParityDbWeight::get().writes(1_u64))
 			.saturating_add(ParityDbWeight::get().writes((1_u64).saturating_mul(n.into())))

@@ -200,6 +200,9 @@ pub enum SlashReason {
 	Liveness,
 	/// A verifier committee member that did not vote.
 	CommitteeAbsence,
+	/// A verifier committee member that revealed the verdict its committee's strict majority
+	/// decided against (under an honest majority, a vote against the truth).
+	Outvoted,
 }
 
 /// A provider as read through the view functions: its record, health and score.

@@ -46,8 +46,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `257`
 		//  Estimated: `5769`
-		// Minimum execution time: 96_253_000 picoseconds.
-		Weight::from_parts(102_232_000, 5769)
+		// Minimum execution time: 97_806_000 picoseconds.
+		Weight::from_parts(115_873_000, 5769)
 			.saturating_add(T::DbWeight::get().reads(7_u64))
 			.saturating_add(T::DbWeight::get().writes(6_u64))
 	}
@@ -61,8 +61,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `1503`
 		//  Estimated: `5769`
-		// Minimum execution time: 20_621_000 picoseconds.
-		Weight::from_parts(22_874_000, 5769)
+		// Minimum execution time: 20_481_000 picoseconds.
+		Weight::from_parts(23_175_000, 5769)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 			.saturating_add(T::DbWeight::get().writes(2_u64))
 	}
@@ -76,8 +76,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `1732`
 		//  Estimated: `5769`
-		// Minimum execution time: 56_825_000 picoseconds.
-		Weight::from_parts(60_070_000, 5769)
+		// Minimum execution time: 55_924_000 picoseconds.
+		Weight::from_parts(61_472_000, 5769)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 			.saturating_add(T::DbWeight::get().writes(3_u64))
 	}
@@ -87,8 +87,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `1503`
 		//  Estimated: `5769`
-		// Minimum execution time: 14_462_000 picoseconds.
-		Weight::from_parts(16_464_000, 5769)
+		// Minimum execution time: 14_241_000 picoseconds.
+		Weight::from_parts(18_117_000, 5769)
 			.saturating_add(T::DbWeight::get().reads(1_u64))
 			.saturating_add(T::DbWeight::get().writes(1_u64))
 	}
@@ -99,14 +99,12 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Balances::Holds` (r:1 w:1)
 	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
 	/// The range of component `c` is `[1, 16]`.
-	fn withdraw_unbonded(c: u32, ) -> Weight {
+	fn withdraw_unbonded(_c: u32, ) -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `1732 + c * (20 ±0)`
 		//  Estimated: `5769`
-		// Minimum execution time: 49_063_000 picoseconds.
-		Weight::from_parts(52_413_169, 5769)
-			// Standard Error: 3_327
-			.saturating_add(Weight::from_parts(20_459, 0).saturating_mul(c.into()))
+		// Minimum execution time: 47_921_000 picoseconds.
+		Weight::from_parts(53_448_998, 5769)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 			.saturating_add(T::DbWeight::get().writes(3_u64))
 	}
@@ -124,8 +122,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `1503`
 		//  Estimated: `5769`
-		// Minimum execution time: 19_950_000 picoseconds.
-		Weight::from_parts(21_723_000, 5769)
+		// Minimum execution time: 19_419_000 picoseconds.
+		Weight::from_parts(21_532_000, 5769)
 			.saturating_add(T::DbWeight::get().reads(2_u64))
 			.saturating_add(T::DbWeight::get().writes(5_u64))
 	}
@@ -134,33 +132,32 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 /// The same weights at ParityDB's costs, for tests and mocks.
 impl WeightInfo for () {
 	fn register() -> Weight {
-		Weight::from_parts(102_232_000, 5769)
+		Weight::from_parts(115_873_000, 5769)
 			.saturating_add(ParityDbWeight::get().reads(7_u64))
 			.saturating_add(ParityDbWeight::get().writes(6_u64))
 	}
 	fn update() -> Weight {
-		Weight::from_parts(22_874_000, 5769)
+		Weight::from_parts(23_175_000, 5769)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 			.saturating_add(ParityDbWeight::get().writes(2_u64))
 	}
 	fn bond_more() -> Weight {
-		Weight::from_parts(60_070_000, 5769)
+		Weight::from_parts(61_472_000, 5769)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 			.saturating_add(ParityDbWeight::get().writes(3_u64))
 	}
 	fn unbond() -> Weight {
-		Weight::from_parts(16_464_000, 5769)
+		Weight::from_parts(18_117_000, 5769)
 			.saturating_add(ParityDbWeight::get().reads(1_u64))
 			.saturating_add(ParityDbWeight::get().writes(1_u64))
 	}
-	fn withdraw_unbonded(c: u32, ) -> Weight {
-		Weight::from_parts(52_413_169, 5769)
-			.saturating_add(Weight::from_parts(20_459, 0).saturating_mul(c.into()))
+	fn withdraw_unbonded(_c: u32, ) -> Weight {
+		Weight::from_parts(53_448_998, 5769)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 			.saturating_add(ParityDbWeight::get().writes(3_u64))
 	}
 	fn deregister() -> Weight {
-		Weight::from_parts(21_723_000, 5769)
+		Weight::from_parts(21_532_000, 5769)
 			.saturating_add(ParityDbWeight::get().reads(2_u64))
 			.saturating_add(ParityDbWeight::get().writes(5_u64))
 	}

@@ -268,11 +268,33 @@ mod tests {
 			"hidden": HIDDEN,
 			"cnnChannels": CNN_CHANNELS,
 		});
+		// [audit rate, fraud slash (both in billionths), reward, the deterrent stake or null
+		// without audits]; amounts as decimal strings (they pass 2^53).
+		let deterrence: Vec<serde_json::Value> = [
+			(10_000_000u32, 500_000_000u32, 30 * UNIT),
+			(10_000_000, 500_000_000, 1),
+			(30_000_000, 1_000_000_000, 1),
+			(70_000_000, 330_000_000, 1_234_567_890_123),
+			(0, 500_000_000, 5),
+			(10_000_000, 0, 5),
+			(10_000_000, 500_000_000, u128::MAX / 2),
+		]
+		.iter()
+		.map(|&(q, slash, reward)| {
+			let rule = grid_primitives::job::Deterrence {
+				audit_rate: Perbill::from_parts(q),
+				fraud_slash: Perbill::from_parts(slash),
+			};
+			let stake = rule.stake_for(reward).map(|s| s.to_string());
+			serde_json::json!([q, slash, reward.to_string(), stake])
+		})
+		.collect();
 		serde_json::json!({
 			"datasets": datasets,
 			"fits": fits,
 			"model_bounds": model_bounds,
 			"nanos": nanos,
+			"deterrence": deterrence,
 		})
 	}
 

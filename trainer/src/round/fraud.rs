@@ -26,7 +26,7 @@ use super::{
 };
 use crate::{
 	compress::CompressedUpdate,
-	verify::{copy_suspects, suspects, Claim, Replayer, VerifyWorker},
+	verify::{copy_suspects, short_suspects, suspects, Claim, Replayer, VerifyWorker},
 	work_state::{WorkDigests, WorkState},
 };
 
@@ -85,6 +85,12 @@ pub fn challengeable_rounds(
 ) -> RoundIndex {
 	challenge_window.saturating_add(voting_period).div_ceil(round_blocks.max(1)).saturating_add(1)
 }
+/// Peers' updates each trainer loss-screens per round ([`Replayer::loss_gain`]), chosen anew
+/// every round: each update is screened by about as many trainers, at four forward passes
+/// each (about 1.3 inner steps), where screening all would cost a trainer in proportion to
+/// the job's size. `bench/redteam.sh` measures what this catches and costs.
+pub const GAUNTLET_PEERS: usize = 1;
+
 /// Times a sender's start state is asked for before its update is judged invalid.
 pub const MAX_STATE_TRIES: u32 = 3;
 
@@ -123,6 +129,10 @@ enum CheckState {
 pub struct FraudDesk {
 	me: PeerId,
 	worker: VerifyWorker<(RoundIndex, PeerId)>,
+	/// The loss screen's evaluator (the replayer's job settings).
+	screen: Replayer,
+	/// Batches the loss screen has evaluated (its cost, next to the replays').
+	screened_batches: u64,
 	/// The last [`MEMORY_ROUNDS`] rounds' evidence.
 	history: VecDeque<Arc<RoundEvidence>>,
 	/// Every round's evidence for `keep_rounds` rounds.
@@ -144,6 +154,8 @@ impl FraudDesk {
 	) -> Self {
 		FraudDesk {
 			me,
+			screen: replayer.clone(),
+			screened_batches: 0,
 			worker: VerifyWorker::start(replayer),
 			history: VecDeque::new(),
 			archive,
@@ -154,9 +166,15 @@ impl FraudDesk {
 	}
 
 	/// Keeps `round`'s base model and updates, and screens the updates: a peer's update
-	/// that disagrees with the others is replayed, and its sender accused if the replay
-	/// refutes it.
-	pub fn keep_round(&mut self, round: RoundIndex, base: &[f32], received: Vec<Received>) {
+	/// that disagrees with the others, is this close to another, is shorter than its peers
+	/// or fails the loss screen is replayed, and its sender accused if the replay refutes it.
+	pub fn keep_round(
+		&mut self,
+		round: RoundIndex,
+		base: &[f32],
+		received: Vec<Received>,
+		port: &dyn FraudPort,
+	) {
 		let order: Vec<PeerId> = received.iter().map(|r| r.peer).collect();
 		let dense: Vec<Vec<f32>> = received.iter().map(|r| r.update.decompress()).collect();
 		let deltas: Vec<&[f32]> = dense.iter().map(Vec::as_slice).collect();
@@ -164,9 +182,29 @@ impl FraudDesk {
 			.into_iter()
 			.map(|(i, cosine)| (order[i], "disagrees with the others", cosine))
 			.collect();
-		for (i, closest) in copy_suspects(&deltas) {
+		let flag = |flagged: &mut Vec<(PeerId, &str, f64)>, i: usize, why, value| {
 			if !flagged.iter().any(|(p, _, _)| *p == order[i]) {
-				flagged.push((order[i], "is this close to another", closest));
+				flagged.push((order[i], why, value));
+			}
+		};
+		for (i, closest) in copy_suspects(&deltas) {
+			flag(&mut flagged, i, "is this close to another (cosine)", closest);
+		}
+		for (i, ratio) in short_suspects(&deltas) {
+			flag(&mut flagged, i, "is this short next to its peers' (norm ratio)", ratio);
+		}
+		for i in self.gauntlet_picks(round, &order, &flagged) {
+			let Some(seed) = port.peer_seed(round, &order[i]) else { continue };
+			match self.screen.loss_gain(base, &dense[i], &seed, received[i].steps) {
+				Ok(gain) => {
+					self.screened_batches += 4 * u64::from(crate::verify::GAUNTLET_BATCHES);
+					if gain.suspect() {
+						let why = "lowers the loss on its own data no more than on random data \
+						           (gain on its data minus gain on random)";
+						flag(&mut flagged, i, why, gain.assigned - gain.random);
+					}
+				}
+				Err(e) => tracing::warn!("round {round}: loss screen of {}: {e}", order[i]),
 			}
 		}
 		let updates = received
@@ -188,11 +226,40 @@ impl FraudDesk {
 			if peer == self.me {
 				continue;
 			}
-			tracing::warn!(
-				"round {round}: the update of {peer} {why} (cosine {cosine:.3}); replaying it"
-			);
+			tracing::warn!("round {round}: the update of {peer} {why} ({cosine:.3}); replaying it");
 			self.start(round, peer, Purpose { accuse: true, challenges: vec![] });
 		}
+	}
+
+	/// Up to [`GAUNTLET_PEERS`] positions in `order` to loss-screen this round: other peers
+	/// not flagged already, in an order drawn from this trainer's id and the round.
+	fn gauntlet_picks(
+		&self,
+		round: RoundIndex,
+		order: &[PeerId],
+		flagged: &[(PeerId, &str, f64)],
+	) -> Vec<usize> {
+		let rank = |peer: &PeerId| {
+			let key = [self.me.to_bytes(), round.to_le_bytes().to_vec(), peer.to_bytes()].concat();
+			sp_crypto_hashing::blake2_256(&key)
+		};
+		let mut picks: Vec<usize> = (0..order.len())
+			.filter(|i| order[*i] != self.me && !flagged.iter().any(|(p, _, _)| *p == order[*i]))
+			.collect();
+		picks.sort_by_key(|i| rank(&order[*i]));
+		picks.truncate(GAUNTLET_PEERS);
+		picks
+	}
+
+	/// Batches the loss screen evaluated so far (forward passes, each about a third of an
+	/// inner step's work).
+	pub fn screened_batches(&self) -> u64 {
+		self.screened_batches
+	}
+
+	/// Whether a check is still under way (waiting for a start state or replaying).
+	pub fn busy(&self) -> bool {
+		self.states.values().any(|s| !matches!(s, CheckState::Done(_)))
 	}
 
 	/// Start states to fetch, each from its owner: (round, owner, state id). Taken once;
@@ -502,7 +569,7 @@ mod tests {
 		}
 		let archive = MemoryArchive::default();
 		let mut desk = FraudDesk::new(me, replayer(), Box::new(archive.clone()), KEEP_ROUNDS);
-		desk.keep_round(0, &base, received);
+		desk.keep_round(0, &base, received, &chain);
 		poll_until(&mut desk, &chain, &serves, n, |c| !c.accused.lock().unwrap().is_empty());
 		assert_eq!(*chain.accused.lock().unwrap(), vec![(0, lazy)], "only the noise is accused");
 
@@ -527,7 +594,7 @@ mod tests {
 		assert!(desk.state_requests().is_empty(), "round 5 was never kept");
 		// Out of memory, round 0 is still in the archive: a challenge of it is judged.
 		for round in 1..=MEMORY_ROUNDS as RoundIndex {
-			desk.keep_round(round, &base, Vec::new());
+			desk.keep_round(round, &base, Vec::new(), &chain);
 		}
 		chain.request(10, 0, peers[2]);
 		poll_until(&mut desk, &chain, &serves, n, |c| c.votes.lock().unwrap().len() == 5);
@@ -539,7 +606,7 @@ mod tests {
 		assert_eq!(chain.votes.lock().unwrap()[5], (14, Verdict::Invalid));
 		// Once round 0 can no longer be challenged, its evidence is gone.
 		for round in MEMORY_ROUNDS as RoundIndex + 1..=KEEP_ROUNDS {
-			desk.keep_round(round, &base, Vec::new());
+			desk.keep_round(round, &base, Vec::new(), &chain);
 		}
 		chain.request(13, 0, peers[1]);
 		desk.poll(&chain);

@@ -343,7 +343,7 @@ impl Trainer {
 		let gathered = decide::gather(&set, &self.fetches, self.fraud.is_some());
 		let state = self.state.take().expect("checked above");
 		if let Some(fraud) = &mut self.fraud {
-			fraud.desk.keep_round(round, &state.weights, gathered.evidence);
+			fraud.desk.keep_round(round, &state.weights, gathered.evidence, fraud.port.as_ref());
 		}
 		let base_model_hash = state.model_hash;
 		let job = &self.config.job;

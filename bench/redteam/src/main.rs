@@ -1,0 +1,43 @@
+//! `grid-redteam`: runs the red-team suite and writes its report.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use grid_redteam::{suite, Attacker};
+
+/// Runs every attacker `--attempts` times; writes `redteam.md` and `redteam.json` to `--out`.
+#[derive(Parser)]
+struct Args {
+	/// Attempts per attacker.
+	#[arg(long, default_value_t = 100)]
+	attempts: u32,
+	/// Where the report goes.
+	#[arg(long, default_value = "bench/reports")]
+	out: PathBuf,
+}
+
+fn main() -> Result<()> {
+	let args = Args::parse();
+	let started = std::time::Instant::now();
+	let report = suite(&Attacker::ALL, args.attempts, |attacker, attempt, outcome| {
+		eprintln!(
+			"{attacker}: attempt {attempt}: caught in round {:?}, {} rounds, {} audits",
+			outcome.caught_in_round, outcome.rounds, outcome.audits
+		);
+	})?;
+	let secs = started.elapsed().as_secs_f64();
+	std::fs::create_dir_all(&args.out)?;
+	let mut json = report.json();
+	json["attempts_per_attacker"] = args.attempts.into();
+	json["wall_seconds"] = secs.into();
+	let json_path = args.out.join("redteam.json");
+	std::fs::write(&json_path, serde_json::to_string_pretty(&json)? + "\n")
+		.with_context(|| format!("writing {}", json_path.display()))?;
+	let md_path = args.out.join("redteam.md");
+	let table = report.markdown();
+	std::fs::write(&md_path, format!("{}\n", table))
+		.with_context(|| format!("writing {}", md_path.display()))?;
+	println!("{table}\n{:.0} s; wrote {} and {}", secs, md_path.display(), json_path.display());
+	Ok(())
+}

@@ -1,0 +1,721 @@
+//! One attempt: a job on the pallets' test runtime (`pallet_jobs::mock`: the real
+//! `pallet-jobs` and `pallet-providers`, with audits at the runtime's 1%), four honest
+//! providers and one attacker training MNIST with the real trainer library, each honest
+//! provider screening every round with its own [`FraudDesk`] (the daemon's), challenging
+//! what its replays refute and judging what the chain draws it to judge.
+//!
+//! Time is the chain's: every loop plays the open round (proofs submitted, so it settles at
+//! once), then moves one block, then lets committee members judge and vote. Challenges and
+//! audits thus run while later rounds train, as on a live chain.
+
+use std::{
+	collections::{HashMap, HashSet},
+	sync::{Arc, Mutex},
+	time::{Duration, Instant},
+};
+
+use anyhow::{anyhow, bail, Context, Result};
+use candle_core::Device;
+use grid_primitives::{
+	job::{Compression, InnerOptimizer, JobId, MlpConfig, ModelSpec, Nanos, RoundIndex},
+	work::{data_seed, Verdict},
+	Hash,
+};
+use grid_trainer::{
+	compress::{
+		adaptive::{compress_once, AdaptiveCompressor},
+		CompressedUpdate,
+	},
+	data::{batch_indices, Dataset},
+	diloco::{train_round, OuterOptimizer},
+	model::Model,
+	rng::Rng,
+	round::{
+		evidence::MemoryArchive,
+		fraud::{CheckRequest, FraudDesk, FraudPort, Received},
+	},
+	train::{InnerConfig, InnerTrainer},
+	verify::Replayer,
+	work_state::WorkState,
+};
+use libp2p::{identity::Keypair, PeerId};
+use pallet_jobs::{
+	mock::{
+		self, AccountId, AllPalletsWithSystem, Jobs, RuntimeEvent, RuntimeOrigin, System, Test,
+	},
+	ChallengeOutcome, Challenges, Event as JobsEvent, Rounds,
+};
+use polkadot_sdk::{
+	frame_system::RunToBlockHooks, sp_io::hashing::blake2_256, sp_runtime::Perbill,
+};
+
+use crate::attack::Attacker;
+
+/// The honest providers.
+pub const HONEST: [AccountId; 4] = [11, 12, 13, 14];
+/// The attacker.
+pub const ATTACKER: AccountId = 15;
+/// The lazy provider next to a Sybil voter (someone for the committees to judge).
+pub const CHEATER: AccountId = 16;
+/// Rounds an attempt lasts at most.
+pub const ROUNDS: u32 = 10;
+/// Inner steps per round.
+pub const STEPS: u32 = 30;
+/// Samples per inner step.
+const BATCH: u64 = 32;
+/// Each provider's stake: above the deterrent stake the audits ask of the job.
+const STAKE: u128 = 300_000;
+/// Blocks an attempt may run (rounds, then the last votes).
+const MAX_BLOCKS: u64 = 120;
+
+/// What one attempt found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Outcome {
+	/// The round (from 0) whose offence was first caught, if any.
+	pub caught_in_round: Option<RoundIndex>,
+	/// Rounds played.
+	pub rounds: u32,
+	/// Honest providers' paid contributions.
+	pub honest_contributions: u32,
+	/// Honest contributions challenged by honest providers (screen false positives).
+	pub honest_challenged: u32,
+	/// Honest providers slashed, for any reason.
+	pub honest_slashed: u32,
+	/// Honest contributions a griefer challenged, and of those convicted.
+	pub griefed: u32,
+	/// Audits the chain opened.
+	pub audits: u32,
+	/// Verdicts that went against the truth (an honest update convicted or a cheat cleared).
+	pub wrong_verdicts: u32,
+	/// Inner steps the job's contributions claimed (the training the chain paid for).
+	pub training_steps: u64,
+	/// Inner steps replayed by screens, challenges and audits.
+	pub replay_steps: u64,
+	/// Batches the loss screens evaluated (a forward pass each: about a third of a step).
+	pub screened_batches: u64,
+	/// Whether the attacker attacked: a Sybil voter only does when drawn onto a committee.
+	pub attacked: bool,
+}
+
+/// Who a provider is.
+#[derive(Clone, Copy, PartialEq)]
+enum Role {
+	Honest,
+	Attacker(Attacker),
+	/// The lazy provider of the Sybil voter's job.
+	Cheater,
+}
+
+impl Role {
+	/// Whether it screens, challenges and votes (cheaters never vote).
+	fn judges(self) -> bool {
+		match self {
+			Role::Honest => true,
+			Role::Attacker(a) => a.trains_honestly(),
+			Role::Cheater => false,
+		}
+	}
+}
+
+/// The chain as one provider's fraud desk sees it.
+struct Port {
+	seeds: Arc<Mutex<HashMap<(RoundIndex, PeerId), Hash>>>,
+	accused: Mutex<Vec<(RoundIndex, PeerId)>>,
+	assigned: Mutex<Vec<CheckRequest>>,
+	votes: Mutex<Vec<(u64, Verdict)>>,
+}
+
+impl FraudPort for Port {
+	fn peer_seed(&self, round: RoundIndex, peer: &PeerId) -> Option<Hash> {
+		self.seeds.lock().unwrap().get(&(round, *peer)).copied()
+	}
+	fn accuse(&self, round: RoundIndex, peer: PeerId) {
+		self.accused.lock().unwrap().push((round, peer));
+	}
+	fn assigned_checks(&self) -> Vec<CheckRequest> {
+		std::mem::take(&mut self.assigned.lock().unwrap())
+	}
+	fn vote(&self, challenge: u64, verdict: Verdict) {
+		self.votes.lock().unwrap().push((challenge, verdict));
+	}
+}
+
+/// One provider: its trainer, compressor and (if it judges) fraud desk.
+struct Member {
+	who: AccountId,
+	peer: PeerId,
+	role: Role,
+	trainer: InnerTrainer,
+	compressor: AdaptiveCompressor,
+	desk: Option<(FraudDesk, Arc<Port>)>,
+}
+
+/// What one member sent for a round.
+struct Sent {
+	start: WorkState,
+	update: Arc<CompressedUpdate>,
+	claimed_steps: u32,
+}
+
+/// The job's training setup (the same for every attempt).
+pub struct Setup {
+	spec: ModelSpec,
+	inner: InnerOptimizer,
+	config: InnerConfig,
+	compression: Compression,
+	data: Arc<Dataset>,
+}
+
+impl Setup {
+	/// An MNIST MLP trained with AdamW, updates sent as int8, on the shipped MNIST subset.
+	pub fn mnist(data: Arc<Dataset>) -> Self {
+		Setup {
+			spec: ModelSpec::MnistMlp(MlpConfig { hidden: 32, layers: 1 }),
+			inner: InnerOptimizer::AdamW {
+				lr: Nanos(2_000_000),
+				weight_decay: Nanos(0),
+				warmup_steps: 0,
+			},
+			config: InnerConfig { total_steps: u64::from(ROUNDS * STEPS), ..Default::default() },
+			compression: Compression::Int8 { chunk: 256 },
+			data,
+		}
+	}
+
+	fn replayer(&self) -> Replayer {
+		Replayer {
+			spec: self.spec,
+			inner: self.inner,
+			config: self.config,
+			batch_size: BATCH,
+			max_steps: Some(STEPS),
+			dataset: self.data.clone(),
+			device: Device::Cpu,
+		}
+	}
+}
+
+/// Runs attempt `attempt` of `attacker` on a fresh test chain.
+pub fn run_attempt(setup: &Setup, attacker: Attacker, attempt: u32) -> Result<Outcome> {
+	mock::new_test_ext().execute_with(|| World::new(setup, attacker, attempt)?.run())
+}
+
+/// An attempt in progress.
+struct World<'a> {
+	setup: &'a Setup,
+	attacker: Attacker,
+	attempt: u32,
+	job: JobId,
+	members: Vec<Member>,
+	seeds: Arc<Mutex<HashMap<(RoundIndex, PeerId), Hash>>>,
+	/// Each contribution's committed start state (encoded) and claimed steps.
+	states: HashMap<(RoundIndex, PeerId), (Vec<u8>, u32)>,
+	base: Vec<f32>,
+	outer: OuterOptimizer,
+	previous_mean: Vec<f32>,
+	rng: Rng,
+	/// Committee seats already handed to a desk.
+	seated: HashSet<(u64, AccountId)>,
+	/// Committed votes not yet revealed: (challenge, voter, verdict).
+	to_reveal: Vec<(u64, AccountId, Verdict)>,
+	/// The round and accused of each challenge or audit opened.
+	disputes: HashMap<u64, (RoundIndex, AccountId)>,
+	/// Challenges the griefer opened.
+	griefs: HashSet<u64>,
+	/// Challenges the Sybil voted on.
+	sybil_votes: HashSet<u64>,
+	outcome: Outcome,
+}
+
+impl<'a> World<'a> {
+	fn new(setup: &'a Setup, attacker: Attacker, attempt: u32) -> Result<Self> {
+		// The runtime's audit rate.
+		mock::AuditRate::set(Perbill::from_percent(1));
+		let mut roles: Vec<(AccountId, Role)> = HONEST.iter().map(|w| (*w, Role::Honest)).collect();
+		roles.push((ATTACKER, Role::Attacker(attacker)));
+		if attacker == Attacker::SybilVoter {
+			roles.push((CHEATER, Role::Cheater));
+		}
+		let job = create_job(roles.len() as u32)?;
+		let seeds = Arc::new(Mutex::new(HashMap::new()));
+		let model = Model::new(setup.spec, b"job", &Device::Cpu)?;
+		let base = model.params().flatten()?;
+		let members = roles
+			.into_iter()
+			.map(|(who, role)| member(setup, who, role, base.len(), &seeds))
+			.collect::<Result<Vec<_>>>()?;
+		for m in &members {
+			mock::register_with(m.who, STAKE, 400_000);
+			mock::join(job, m.who).map_err(|e| anyhow!("{} cannot join: {e:?}", m.who))?;
+		}
+		let len = base.len();
+		Ok(World {
+			setup,
+			attacker,
+			attempt,
+			job,
+			members,
+			seeds,
+			states: HashMap::new(),
+			base,
+			outer: OuterOptimizer::new(0.7, 0.5, len),
+			previous_mean: vec![0.0; len],
+			rng: Rng::new(0x5eed ^ u64::from(attempt) << 8 ^ attacker as u64),
+			seated: HashSet::new(),
+			to_reveal: Vec::new(),
+			disputes: HashMap::new(),
+			griefs: HashSet::new(),
+			sybil_votes: HashSet::new(),
+			outcome: Outcome { attacked: attacker != Attacker::SybilVoter, ..Outcome::default() },
+		})
+	}
+
+	fn run(mut self) -> Result<Outcome> {
+		for _ in 0..MAX_BLOCKS {
+			let open = Rounds::<Test>::get(self.job);
+			let done = self.outcome.caught_in_round.is_some() || open.is_none();
+			if done && Challenges::<Test>::iter().next().is_none() {
+				break;
+			}
+			if let Some(round) = open.filter(|_| self.outcome.caught_in_round.is_none()) {
+				if round.index < ROUNDS {
+					self.play_round(round.index, round.seed, &round.members)?;
+				}
+			}
+			self.next_block();
+			self.judge()?;
+		}
+		Ok(self.outcome)
+	}
+
+	/// Trains, sends and proves round `index`; the chain settles it at once; then screens.
+	fn play_round(&mut self, index: RoundIndex, seed: Hash, members: &[AccountId]) -> Result<()> {
+		let base = Arc::new(self.base.clone());
+		let playing: Vec<usize> =
+			(0..self.members.len()).filter(|i| members.contains(&self.members[*i].who)).collect();
+		let seeds: Vec<Hash> = playing
+			.iter()
+			.map(|i| data_seed(&seed, self.job, index, &self.members[*i].who))
+			.collect();
+		for (i, s) in playing.iter().zip(&seeds) {
+			self.seeds.lock().unwrap().insert((index, self.members[*i].peer), *s);
+		}
+		// Honest training first: copiers copy what honest providers sent.
+		let mut sent: Vec<Option<Sent>> = (0..playing.len()).map(|_| None).collect();
+		let mut victim: Option<Vec<f32>> = None;
+		for (k, i) in playing.iter().enumerate() {
+			let role = self.members[*i].role;
+			if matches!(role, Role::Honest)
+				|| matches!(role, Role::Attacker(a) if a.trains_honestly())
+			{
+				let (s, corrected) = self.train(*i, &base, seeds[k], STEPS, STEPS)?;
+				victim.get_or_insert(corrected);
+				sent[k] = Some(s);
+			}
+		}
+		let victim = victim.context("no honest provider left")?;
+		for (k, i) in playing.iter().enumerate() {
+			if sent[k].is_none() {
+				sent[k] = Some(self.cheat(*i, &base, seeds[k], &victim)?);
+			}
+		}
+		let sent: Vec<Sent> = sent.into_iter().map(|s| s.expect("every member sent")).collect();
+		self.prove(index, &playing, &sent, members)?;
+		self.screen(index, &base, &playing, &sent)?;
+		self.step_base(&sent)?;
+		if self.attacker == Attacker::GriefingChallenger {
+			self.grief(index)?;
+		}
+		self.outcome.rounds += 1;
+		Ok(())
+	}
+
+	/// Member `i` trains `ran` steps from its own state (claiming `claimed`) on `seed`'s
+	/// batches; what it sends, and its error-corrected update.
+	fn train(
+		&mut self,
+		i: usize,
+		base: &[f32],
+		seed: Hash,
+		ran: u32,
+		claimed: u32,
+	) -> Result<(Sent, Vec<f32>)> {
+		let data = self.setup.data.clone();
+		let m = &mut self.members[i];
+		let start = m.trainer.snapshot(m.compressor.residual().to_vec())?;
+		let batches = (0..u64::from(ran)).map(|step| {
+			data.train_batch(&batch_indices(&seed, step, BATCH, data.train_len()), &Device::Cpu)
+		});
+		let delta = train_round(&mut m.trainer, base, batches)?.delta;
+		let corrected: Vec<f32> = delta.iter().zip(&start.residual).map(|(d, e)| d + e).collect();
+		let (update, _, _) = m.compressor.compress(&delta, None)?;
+		Ok((Sent { start, update: Arc::new(update), claimed_steps: claimed }, corrected))
+	}
+
+	/// What a cheating member `i` sends instead of its work; `victim` is an honest
+	/// provider's error-corrected update of the round.
+	fn cheat(&mut self, i: usize, base: &[f32], seed: Hash, victim: &[f32]) -> Result<Sent> {
+		let kind = match self.members[i].role {
+			Role::Attacker(a) => a,
+			_ => Attacker::Lazy,
+		};
+		let scheme = self.setup.compression;
+		let noise = self.noise(victim);
+		let values: Vec<f32> = match kind {
+			Attacker::WrongData => {
+				let other = Hash::from(blake2_256(seed.as_bytes()));
+				return Ok(self.train(i, base, other, STEPS, STEPS)?.0);
+			}
+			Attacker::InflatedClaim => {
+				return Ok(self.train(i, base, seed, STEPS * 3 / 4, STEPS)?.0);
+			}
+			Attacker::ExactCopy => victim.to_vec(),
+			Attacker::ScaledCopy => victim.iter().map(|x| x * 1.5).collect(),
+			Attacker::NoisedCopy => victim.iter().zip(&noise).map(|(v, z)| v + 0.3 * z).collect(),
+			Attacker::PreviousAggregate => self.previous_mean.clone(),
+			_ => noise,
+		};
+		let m = &self.members[i];
+		// It commits its true start state: its update is what fails to replay from it.
+		let start = m.trainer.snapshot(m.compressor.residual().to_vec())?;
+		let update = Arc::new(compress_once(&scheme, &values)?);
+		Ok(Sent { start, update, claimed_steps: STEPS })
+	}
+
+	/// Gaussian noise with `like`'s norm.
+	fn noise(&mut self, like: &[f32]) -> Vec<f32> {
+		let z: Vec<f32> = like.iter().map(|_| self.rng.normal() as f32).collect();
+		let norm = |v: &[f32]| v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+		let scale = (norm(like) / norm(&z).max(f64::MIN_POSITIVE)) as f32;
+		z.into_iter().map(|x| x * scale).collect()
+	}
+
+	/// Signs and submits every member's proof; the last settles the round.
+	fn prove(
+		&mut self,
+		index: RoundIndex,
+		playing: &[usize],
+		sent: &[Sent],
+		members: &[AccountId],
+	) -> Result<()> {
+		for (i, s) in playing.iter().zip(sent) {
+			let m = &self.members[*i];
+			self.states.insert((index, m.peer), (s.start.encode(), s.claimed_steps));
+			self.outcome.training_steps += u64::from(s.claimed_steps);
+			let samples = u64::from(s.claimed_steps) * BATCH;
+			let proof = mock::proof(self.job, index, m.who, 42, samples, members);
+			Jobs::submit_proof(RuntimeOrigin::signed(m.who), proof)
+				.map_err(|e| anyhow!("round {index}: {}'s proof refused: {e:?}", m.who))?;
+		}
+		Ok(())
+	}
+
+	/// Every judging member screens the round's updates; what its replays refute, it
+	/// challenges.
+	fn screen(
+		&mut self,
+		index: RoundIndex,
+		base: &[f32],
+		playing: &[usize],
+		sent: &[Sent],
+	) -> Result<()> {
+		let received: Vec<(PeerId, u32, _, Arc<CompressedUpdate>)> = playing
+			.iter()
+			.zip(sent)
+			.map(|(i, s)| {
+				(self.members[*i].peer, s.claimed_steps, s.start.digests(), s.update.clone())
+			})
+			.collect();
+		for m in &mut self.members {
+			let Some((desk, port)) = m.desk.as_mut() else { continue };
+			let updates = received
+				.iter()
+				.map(|(peer, steps, start, update)| Received {
+					peer: *peer,
+					steps: *steps,
+					start: *start,
+					update: update.clone(),
+				})
+				.collect();
+			let before = desk.screened_batches();
+			desk.keep_round(index, base, updates, port.as_ref());
+			self.outcome.screened_batches += desk.screened_batches() - before;
+		}
+		self.drive_desks()?;
+		self.accuse()
+	}
+
+	/// Answers the desks' start-state requests and polls them until no check is under way.
+	fn drive_desks(&mut self) -> Result<()> {
+		let deadline = Instant::now() + Duration::from_secs(300);
+		loop {
+			let mut busy = false;
+			for m in &mut self.members {
+				let Some((desk, port)) = m.desk.as_mut() else { continue };
+				for (round, peer, _) in desk.state_requests() {
+					let answer = match self.states.get(&(round, peer)) {
+						Some((bytes, steps)) => {
+							self.outcome.replay_steps += u64::from(*steps);
+							Ok(bytes.clone())
+						}
+						None => Err("no such state".to_string()),
+					};
+					desk.state_arrived(round, peer, answer, port.as_ref());
+				}
+				desk.poll(port.as_ref());
+				busy |= desk.busy();
+			}
+			if !busy {
+				return Ok(());
+			}
+			if Instant::now() > deadline {
+				bail!("the fraud desks did not finish their checks in 300 s");
+			}
+			std::thread::sleep(Duration::from_millis(2));
+		}
+	}
+
+	/// Sends the desks' accusations to the chain (the first of each stands).
+	fn accuse(&mut self) -> Result<()> {
+		let mut accusations = Vec::new();
+		for m in &self.members {
+			if let Some((_, port)) = &m.desk {
+				for (round, peer) in port.accused.lock().unwrap().drain(..) {
+					accusations.push((m.who, round, peer));
+				}
+			}
+		}
+		for (challenger, round, peer) in accusations {
+			let accused = self.account_of(&peer)?;
+			let id = pallet_jobs::NextChallengeId::<Test>::get();
+			if Jobs::challenge(RuntimeOrigin::signed(challenger), self.job, round, accused).is_ok()
+			{
+				if HONEST.contains(&accused) && HONEST.contains(&challenger) {
+					self.outcome.honest_challenged += 1;
+				}
+				self.disputes.insert(id, (round, accused));
+			}
+		}
+		Ok(())
+	}
+
+	/// The griefer challenges an honest provider's contribution of `round`.
+	fn grief(&mut self, round: RoundIndex) -> Result<()> {
+		let victim = HONEST[round as usize % HONEST.len()];
+		let id = pallet_jobs::NextChallengeId::<Test>::get();
+		if Jobs::challenge(RuntimeOrigin::signed(ATTACKER), self.job, round, victim).is_ok() {
+			self.griefs.insert(id);
+			self.disputes.insert(id, (round, victim));
+			self.outcome.griefed += 1;
+		}
+		Ok(())
+	}
+
+	/// The next base model: the outer step on the mean of what was sent.
+	fn step_base(&mut self, sent: &[Sent]) -> Result<()> {
+		let n = sent.len() as f32;
+		let mut mean = vec![0f32; self.base.len()];
+		for s in sent {
+			for (m, x) in mean.iter_mut().zip(s.update.decompress()) {
+				*m += x / n;
+			}
+		}
+		self.outer.step(&mut self.base, &mean)?;
+		self.previous_mean = mean;
+		Ok(())
+	}
+
+	/// Moves the chain one block (its parent hash drawn per attempt, so that committees
+	/// and audits differ between attempts) and reads what happened in it.
+	fn next_block(&mut self) {
+		let salt = (self.attempt, self.attacker as u32);
+		let hooks = RunToBlockHooks::default().before_initialize(move |n: u64| {
+			System::set_parent_hash(blake2_256(&(salt, n).encode_pair()).into())
+		});
+		System::run_to_block_with::<AllPalletsWithSystem>(System::block_number() + 1, hooks);
+		self.read_events();
+	}
+
+	/// Committee members judge the disputes they were drawn onto, commit, and reveal when
+	/// the chain lets them (the Sybil first: it wants its vote to count).
+	fn judge(&mut self) -> Result<()> {
+		let open: Vec<(u64, RoundIndex, AccountId, Vec<AccountId>)> = Challenges::<Test>::iter()
+			.filter(|(_, c)| c.drawn())
+			.map(|(id, c)| (id, c.round, c.accused, c.committee.iter().map(|(w, _)| *w).collect()))
+			.collect();
+		for (id, round, accused, committee) in &open {
+			let accused = self.peer_of(*accused)?;
+			for who in committee {
+				if !self.seated.insert((*id, *who)) {
+					continue;
+				}
+				if let Some((_, port)) =
+					self.members.iter().find(|m| m.who == *who).and_then(|m| m.desk.as_ref())
+				{
+					port.assigned.lock().unwrap().push(CheckRequest {
+						challenge: *id,
+						round: *round,
+						accused,
+					});
+				}
+			}
+		}
+		self.drive_desks()?;
+		self.vote()?;
+		self.read_events();
+		Ok(())
+	}
+
+	/// Commits the desks' verdicts (the Sybil's turned around), then reveals what may be.
+	fn vote(&mut self) -> Result<()> {
+		for m in &self.members {
+			let Some((_, port)) = &m.desk else { continue };
+			for (id, verdict) in port.votes.lock().unwrap().drain(..) {
+				let verdict = match m.role {
+					Role::Attacker(Attacker::SybilVoter) => {
+						self.sybil_votes.insert(id);
+						self.outcome.attacked = true;
+						flip(verdict)
+					}
+					_ => verdict,
+				};
+				if mock::commit(m.who, id, verdict).is_ok() {
+					self.to_reveal.push((id, m.who, verdict));
+				}
+			}
+		}
+		self.to_reveal.sort_by_key(|(_, who, _)| *who != ATTACKER);
+		let now = System::block_number();
+		let mut left = Vec::new();
+		for (id, who, verdict) in std::mem::take(&mut self.to_reveal) {
+			match Challenges::<Test>::get(id) {
+				Some(c) if c.revealing(now) => {
+					let _ = mock::reveal(who, id, verdict);
+				}
+				Some(_) => left.push((id, who, verdict)),
+				None => {}
+			}
+		}
+		self.to_reveal = left;
+		Ok(())
+	}
+
+	/// Tallies this block's events.
+	fn read_events(&mut self) {
+		for record in System::events() {
+			match record.event {
+				RuntimeEvent::Jobs(JobsEvent::AuditOpened { id, round, accused, .. }) => {
+					self.outcome.audits += 1;
+					self.disputes.insert(id, (round, accused));
+				}
+				RuntimeEvent::Jobs(JobsEvent::RewardPaid { who, .. }) if HONEST.contains(&who) => {
+					self.outcome.honest_contributions += 1;
+				}
+				RuntimeEvent::Jobs(JobsEvent::ChallengeResolved {
+					id,
+					accused,
+					outcome,
+					outvoted,
+					..
+				}) => self.resolved(id, accused, outcome, outvoted),
+				RuntimeEvent::Providers(pallet_providers::Event::Slashed { who, .. })
+					if HONEST.contains(&who) =>
+				{
+					self.outcome.honest_slashed += 1;
+				}
+				_ => {}
+			}
+		}
+		System::reset_events();
+	}
+
+	/// Records how dispute `id` ended.
+	fn resolved(&mut self, id: u64, accused: AccountId, outcome: ChallengeOutcome, outvoted: u32) {
+		let round = self.disputes.get(&id).map(|(r, _)| *r).unwrap_or_default();
+		let cheat = accused == ATTACKER && !self.attacker.trains_honestly() || accused == CHEATER;
+		let wrong = match outcome {
+			ChallengeOutcome::FraudProven => !cheat,
+			ChallengeOutcome::Rejected => cheat,
+			ChallengeOutcome::Undecided => false,
+		};
+		self.outcome.wrong_verdicts += u32::from(wrong);
+		let caught = match self.attacker {
+			Attacker::GriefingChallenger => {
+				self.griefs.contains(&id) && outcome == ChallengeOutcome::Rejected
+			}
+			Attacker::SybilVoter => self.sybil_votes.contains(&id) && outvoted > 0,
+			_ => accused == ATTACKER && outcome == ChallengeOutcome::FraudProven,
+		};
+		if caught {
+			let first = self.outcome.caught_in_round.map_or(round, |r| r.min(round));
+			self.outcome.caught_in_round = Some(first);
+		}
+	}
+
+	fn account_of(&self, peer: &PeerId) -> Result<AccountId> {
+		self.members.iter().find(|m| m.peer == *peer).map(|m| m.who).context("unknown peer")
+	}
+
+	fn peer_of(&self, who: AccountId) -> Result<PeerId> {
+		self.members.iter().find(|m| m.who == who).map(|m| m.peer).context("unknown account")
+	}
+}
+
+/// The other verdict.
+fn flip(verdict: Verdict) -> Verdict {
+	match verdict {
+		Verdict::Valid => Verdict::Invalid,
+		Verdict::Invalid => Verdict::Valid,
+	}
+}
+
+/// A pair's bytes for hashing.
+trait EncodePair {
+	fn encode_pair(&self) -> Vec<u8>;
+}
+
+impl EncodePair for ((u32, u32), u64) {
+	fn encode_pair(&self) -> Vec<u8> {
+		let ((a, b), n) = *self;
+		[a.to_le_bytes().as_slice(), &b.to_le_bytes(), &n.to_le_bytes()].concat()
+	}
+}
+
+/// Posts the job: `members` providers needed and allowed, every round's contributions open
+/// to challenges and audits, the stake the audits ask for.
+fn create_job(members: u32) -> Result<JobId> {
+	let mut spec = mock::spec();
+	(spec.rounds, spec.min_providers, spec.max_providers) = (ROUNDS, members, members);
+	let limits = pallet_jobs::Pallet::<Test>::spec_limits();
+	spec.min_provider_stake =
+		limits.deterrence.stake_for(spec.reward_per_round).context("audits are on")?;
+	let id = pallet_jobs::NextJobId::<Test>::get();
+	Jobs::create_job(RuntimeOrigin::signed(mock::BUYER), spec, Default::default())
+		.map_err(|e| anyhow!("the job is refused: {e:?}"))?;
+	Ok(id)
+}
+
+/// Provider `who` with a fresh trainer; a fraud desk if it judges.
+fn member(
+	setup: &Setup,
+	who: AccountId,
+	role: Role,
+	len: usize,
+	seeds: &Arc<Mutex<HashMap<(RoundIndex, PeerId), Hash>>>,
+) -> Result<Member> {
+	let key = Keypair::ed25519_from_bytes([who as u8; 32]).context("a key")?;
+	let peer = key.public().to_peer_id();
+	let trainer = InnerTrainer::new(setup.spec, b"job", &Device::Cpu, &setup.inner, setup.config)?;
+	let desk = role.judges().then(|| {
+		let port = Arc::new(Port {
+			seeds: seeds.clone(),
+			accused: Mutex::default(),
+			assigned: Mutex::default(),
+			votes: Mutex::default(),
+		});
+		let archive = Box::new(MemoryArchive::default());
+		(FraudDesk::new(peer, setup.replayer(), archive, ROUNDS + 2), port)
+	});
+	let compressor = AdaptiveCompressor::new(setup.compression, len);
+	Ok(Member { who, peer, role, trainer, compressor, desk })
+}
