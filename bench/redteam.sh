@@ -19,7 +19,9 @@ mkdir -p "$out"
 {
 	echo "# Red-team suite"
 	echo
-	echo "Measured by \`bash bench/redteam.sh $attempts\` on $(date -u +%Y-%m-%d) at \`$(git rev-parse --short HEAD)\`"
+	changes=""
+	git diff --quiet HEAD -- . ':!bench/reports' || changes=" with uncommitted changes (committed with this report)"
+	echo "Measured by \`bash bench/redteam.sh $attempts\` on $(date -u +%Y-%m-%d) at \`$(git rev-parse --short HEAD)\`$changes"
 	echo "($(nproc) cores); headline figures in \`redteam.json\`, every attempt in \`redteam.log\`."
 	echo
 	cat "$out.tmp-redteam/redteam.md"

@@ -15,12 +15,28 @@ struct Args {
 	/// Where the report goes.
 	#[arg(long, default_value = "bench/reports")]
 	out: PathBuf,
+	/// Only the attackers whose names contain one of these (comma-separated), for trying a
+	/// screen's settings; the committed report has them all.
+	#[arg(long, value_delimiter = ',')]
+	only: Vec<String>,
 }
 
 fn main() -> Result<()> {
 	let args = Args::parse();
+	// The fraud desks' findings (what each screen flagged, each replay's cosine) with
+	// `RUST_LOG=grid_trainer=info`.
+	if std::env::var_os("RUST_LOG").is_some() {
+		tracing_subscriber::fmt()
+			.with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+			.with_writer(std::io::stderr)
+			.init();
+	}
 	let started = std::time::Instant::now();
-	let report = suite(&Attacker::ALL, args.attempts, |attacker, attempt, outcome| {
+	let attackers: Vec<Attacker> = Attacker::ALL
+		.into_iter()
+		.filter(|a| args.only.is_empty() || args.only.iter().any(|o| a.name().contains(o.as_str())))
+		.collect();
+	let report = suite(&attackers, args.attempts, |attacker, attempt, outcome| {
 		eprintln!(
 			"{attacker}: attempt {attempt}: caught in round {:?}, {} rounds, {} audits",
 			outcome.caught_in_round, outcome.rounds, outcome.audits

@@ -91,6 +91,32 @@ pub fn challengeable_rounds(
 /// the job's size. `bench/redteam.sh` measures what this catches and costs.
 pub const GAUNTLET_PEERS: usize = 1;
 
+/// Trainers that replay a suspect which every trainer's screens flag (drawn per round and
+/// suspect among the round's other senders): two, so that one drawn Sybil cannot shield a
+/// cheat; the chain's audits check what both let pass.
+pub const REPLAYERS: usize = 2;
+
+/// Whether `me` is one of `suspect`'s [`REPLAYERS`] for `round`, among the round's senders
+/// `order` (every trainer is when `me` is not among them).
+fn designated(me: &PeerId, round: RoundIndex, order: &[PeerId], suspect: &PeerId) -> bool {
+	if !order.contains(me) {
+		return true;
+	}
+	let rank = |peer: &PeerId| {
+		let key = [
+			b"grid/replayer".to_vec(),
+			round.to_le_bytes().to_vec(),
+			suspect.to_bytes(),
+			peer.to_bytes(),
+		]
+		.concat();
+		sp_crypto_hashing::blake2_256(&key)
+	};
+	let mut judges: Vec<&PeerId> = order.iter().filter(|p| *p != suspect).collect();
+	judges.sort_by_key(|p| rank(p));
+	judges.iter().take(REPLAYERS).any(|p| *p == me)
+}
+
 /// Times a sender's start state is asked for before its update is judged invalid.
 pub const MAX_STATE_TRIES: u32 = 3;
 
@@ -193,6 +219,9 @@ impl FraudDesk {
 		for (i, ratio) in short_suspects(&deltas) {
 			flag(&mut flagged, i, "is this short next to its peers' (norm ratio)", ratio);
 		}
+		// Every trainer's screens above flag alike: only a suspect's designated replayers
+		// replay it (a suspect replayed by every trainer costs the round as many replays).
+		flagged.retain(|(peer, _, _)| designated(&self.me, round, &order, peer));
 		for i in self.gauntlet_picks(round, &order, &flagged) {
 			let Some(seed) = port.peer_seed(round, &order[i]) else { continue };
 			match self.screen.loss_gain(base, &dense[i], &seed, received[i].steps) {
@@ -484,6 +513,11 @@ mod tests {
 		Nothing,
 	}
 
+	/// The peer id of the ed25519 key with secret `[byte; 32]`.
+	fn peer_id(byte: u8) -> PeerId {
+		libp2p::identity::Keypair::ed25519_from_bytes([byte; 32]).unwrap().public().to_peer_id()
+	}
+
 	/// Answers the desk's state requests the way each peer does, and polls, until `done`
 	/// holds (replays run on their own thread).
 	fn poll_until(
@@ -529,8 +563,13 @@ mod tests {
 			Arc::new(Model::new(spec, b"t", &Device::Cpu).unwrap().params().flatten().unwrap());
 		let n = base.len();
 		let fresh = Arc::new(WorkState::fresh(n, true));
-		let peers: Vec<PeerId> = (0..6).map(|_| PeerId::random()).collect();
-		let (me, lazy, liar, mute) = (peers[0], peers[3], peers[4], peers[5]);
+		// Fixed identities: which peer the loss screen picks follows from them, so the test
+		// is the same every run.
+		let peers: Vec<PeerId> = (1..=6).map(peer_id).collect();
+		// This desk sent nothing this round, so it replays whatever it flags (which of the
+		// senders replay a suspect is `designated`'s test).
+		let me = peer_id(9);
+		let (lazy, liar, mute) = (peers[3], peers[4], peers[5]);
 		let serves: HashMap<PeerId, Serves> = peers
 			.iter()
 			.map(|p| {
@@ -614,6 +653,25 @@ mod tests {
 		std::thread::sleep(Duration::from_millis(200));
 		desk.poll(&chain);
 		assert_eq!(chain.votes.lock().unwrap().len(), 6, "rounds 5 and (forgotten) 0 are not held");
+	}
+
+	#[test]
+	fn a_suspect_every_trainer_flags_is_replayed_by_two_of_the_others() {
+		let peers: Vec<PeerId> = (1..=6).map(peer_id).collect();
+		let mut drawn: std::collections::HashSet<&PeerId> = std::collections::HashSet::new();
+		for suspect in &peers {
+			for round in 0..20 {
+				let replayers: Vec<&PeerId> =
+					peers.iter().filter(|me| designated(me, round, &peers, suspect)).collect();
+				assert_eq!(replayers.len(), REPLAYERS);
+				assert!(!replayers.contains(&suspect), "nobody replays its own update");
+				drawn.extend(replayers);
+			}
+		}
+		assert_eq!(drawn.len(), peers.len(), "the duty rotates over everyone");
+		// A trainer that sent nothing this round replays whatever it flags.
+		let outsider = peer_id(9);
+		assert!(designated(&outsider, 0, &peers, &peers[0]));
 	}
 
 	#[test]
