@@ -4,6 +4,10 @@
 # replays, the daemon's fraud desk) against the real pallets in their test runtime (audits at
 # the runtime's 1%). Writes bench/reports/redteam.md and bench/reports/redteam.json.
 #
+# Then the honest baseline and the wrong-data attacker again in rounds four times as long
+# (LONG_STEPS inner steps): the screens' fixed cost per round weighs less there, and the loss
+# screen's power is different; written to the same report and to redteam-long-rounds.json.
+#
 # Usage: bash bench/redteam.sh [ATTEMPTS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +19,9 @@ cargo build --release --locked --workspace --all-targets
 out=bench/reports
 mkdir -p "$out"
 "$CARGO_TARGET_DIR/release/grid-redteam" --attempts "$attempts" --out "$out.tmp-redteam" 2> "$out/redteam.log"
+long_steps=120
+"$CARGO_TARGET_DIR/release/grid-redteam" --attempts "$attempts" --steps "$long_steps" --only none,wrong \
+	--out "$out.tmp-redteam/long" 2> "$out/redteam-long-rounds.log"
 # The report: the measured table and figures, then how they were made.
 {
 	echo "# Red-team suite"
@@ -26,8 +33,16 @@ mkdir -p "$out"
 	echo
 	cat "$out.tmp-redteam/redteam.md"
 	echo
+	echo "### Rounds of $long_steps inner steps"
+	echo
+	echo "The honest baseline and the wrong-data attacker in rounds four times as long (\`--steps $long_steps\`;"
+	echo "headline figures in \`redteam-long-rounds.json\`):"
+	echo
+	cat "$out.tmp-redteam/long/redteam.md"
+	echo
 	cat bench/redteam/METHOD.md
 } > "$out/redteam.md"
 mv "$out.tmp-redteam/redteam.json" "$out/redteam.json"
+mv "$out.tmp-redteam/long/redteam.json" "$out/redteam-long-rounds.json"
 rm -rf "$out.tmp-redteam"
-echo "wrote $out/redteam.md and $out/redteam.json"
+echo "wrote $out/redteam.md, $out/redteam.json and $out/redteam-long-rounds.json"

@@ -751,6 +751,12 @@ pub struct ContributionProof<AccountId> {
 	pub base_model_hash: H256,
 	/// Content address of the participant's compressed update (what peers fetched).
 	pub own_update_commitment: H256,
+	/// Content address of the participant's private state at the round's start (inner step
+	/// counter and learning-rate position, optimizer moments, error-feedback residual), which
+	/// a replay of its update starts from; zero when it sent no update.
+	pub start_state: H256,
+	/// Inner steps the update claims (each of the job's `batch_size` samples).
+	pub inner_steps: u32,
 	/// Hash of the model after the round's outer step.
 	pub result_model_hash: H256,
 	/// Training samples the participant processed in the round.
@@ -762,7 +768,16 @@ pub struct ContributionProof<AccountId> {
 }
 
 /// Domain separator of contribution proof signatures. Bump the version to change the format.
-pub const PROOF_DOMAIN: &[u8] = b"grid/contribution-proof/v1";
+pub const PROOF_DOMAIN: &[u8] = b"grid/contribution-proof/v2";
+
+impl<AccountId> ContributionProof<AccountId> {
+	/// Whether the samples claimed fit in the inner steps claimed at `batch_size` samples a
+	/// step (a replay redoes exactly `inner_steps` steps, so more samples than that were
+	/// never trained).
+	pub fn samples_fit_steps(&self, batch_size: u32) -> bool {
+		self.samples_processed <= u64::from(self.inner_steps) * u64::from(batch_size)
+	}
+}
 
 /// The bytes a provider signs for `proof` on the chain with genesis `genesis`: the domain, the
 /// genesis hash and the proof, SCALE-encoded. The proof carries job, round and provider, so a
@@ -1113,25 +1128,47 @@ mod tests {
 		assert_eq!(max_claim(&model, u32::MAX, 1_000, 1_000, 1), 0);
 	}
 
-	#[test]
-	fn proof_payload_binds_chain_and_round() {
-		let proof = ContributionProof {
+	/// A proof of 128 samples in 4 inner steps.
+	fn sample_proof() -> ContributionProof<AccountId> {
+		ContributionProof {
 			job: 1,
 			round: 2,
 			provider: AccountId::new([1; 32]),
 			base_model_hash: H256::repeat_byte(1),
 			own_update_commitment: H256::repeat_byte(2),
+			start_state: H256::repeat_byte(4),
+			inner_steps: 4,
 			result_model_hash: H256::repeat_byte(3),
-			samples_processed: 100,
+			samples_processed: 128,
 			train_loss_micros: 2_500_000,
 			received: BoundedVec::truncate_from(vec![AccountId::new([2; 32])]),
-		};
+		}
+	}
+
+	#[test]
+	fn proof_payload_binds_chain_and_round() {
+		let proof = sample_proof();
 		let genesis = H256::repeat_byte(9);
 		let payload = proof_payload(&genesis, &proof);
 		assert_ne!(payload, proof_payload(&H256::repeat_byte(8), &proof));
 		let mut next = proof.clone();
 		next.round = 3;
 		assert_ne!(payload, proof_payload(&genesis, &next));
+		let mut other_start = proof.clone();
+		other_start.start_state = H256::repeat_byte(5);
+		assert_ne!(payload, proof_payload(&genesis, &other_start), "the start state is signed");
 		assert_eq!(ContributionProof::<AccountId>::decode(&mut &proof.encode()[..]), Ok(proof));
+	}
+
+	#[test]
+	fn claimed_samples_must_fit_the_claimed_steps() {
+		let mut proof = sample_proof();
+		assert!(proof.samples_fit_steps(32));
+		assert!(!proof.samples_fit_steps(31), "four steps of 31 are 124 samples");
+		proof.inner_steps = u32::MAX;
+		proof.samples_processed = u64::MAX;
+		assert!(!proof.samples_fit_steps(u32::MAX), "no overflow lets a claim through");
+		proof.samples_processed = 0;
+		assert!(proof.samples_fit_steps(0));
 	}
 }

@@ -179,6 +179,8 @@ fn a_block_stuffed_with_normal_transactions_still_takes_proofs() {
 				provider: member,
 				base_model_hash: H256::zero(),
 				own_update_commitment: H256::zero(),
+				start_state: H256::zero(),
+				inner_steps: 1,
 				result_model_hash: H256::zero(),
 				samples_processed: 1,
 				train_loss_micros: 0,

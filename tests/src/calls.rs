@@ -85,6 +85,8 @@ pub fn signed_proof(
 		provider: who.to_account_id(),
 		base_model_hash: H256::repeat_byte(round as u8),
 		own_update_commitment: H256::from_slice(&who.public().0),
+		start_state: H256::repeat_byte(round as u8 ^ 0x55),
+		inner_steps: 640,
 		result_model_hash: result,
 		samples_processed: 640,
 		train_loss_micros: 2_300_000 - round * 100_000,

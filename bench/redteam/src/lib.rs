@@ -19,17 +19,19 @@ use anyhow::Result;
 pub use attack::Attacker;
 use grid_trainer::data::{Dataset, MnistDataset};
 pub use report::{Report, Tally};
-pub use world::{run_attempt, Outcome, Setup};
+pub use world::{run_attempt, Outcome, Setup, STEPS};
 
-/// Runs `attempts` attempts of each of `attackers` (attempt `k` of every attacker draws its
-/// own chain randomness), calling `progress` after each.
+/// Runs `attempts` attempts of each of `attackers`, in rounds of `steps` inner steps
+/// (attempt `k` of every attacker draws its own chain randomness), calling `progress` after
+/// each.
 pub fn suite(
 	attackers: &[Attacker],
 	attempts: u32,
+	steps: u32,
 	mut progress: impl FnMut(Attacker, u32, &Outcome),
 ) -> Result<Report> {
 	let data = Arc::new(Dataset::Mnist(MnistDataset::shipped()?));
-	let setup = Setup::mnist(data);
+	let setup = Setup::mnist(data, steps);
 	let mut report = Report::default();
 	for attacker in attackers {
 		let mut tally = Tally::new(*attacker);

@@ -12,6 +12,10 @@ struct Args {
 	/// Attempts per attacker.
 	#[arg(long, default_value_t = 100)]
 	attempts: u32,
+	/// Inner steps per round (verification's fixed costs per round weigh less in longer
+	/// rounds).
+	#[arg(long, default_value_t = grid_redteam::STEPS)]
+	steps: u32,
 	/// Where the report goes.
 	#[arg(long, default_value = "bench/reports")]
 	out: PathBuf,
@@ -36,7 +40,7 @@ fn main() -> Result<()> {
 		.into_iter()
 		.filter(|a| args.only.is_empty() || args.only.iter().any(|o| a.name().contains(o.as_str())))
 		.collect();
-	let report = suite(&attackers, args.attempts, |attacker, attempt, outcome| {
+	let report = suite(&attackers, args.attempts, args.steps, |attacker, attempt, outcome| {
 		eprintln!(
 			"{attacker}: attempt {attempt}: caught in round {:?}, {} rounds, {} audits",
 			outcome.caught_in_round, outcome.rounds, outcome.audits
@@ -46,6 +50,7 @@ fn main() -> Result<()> {
 	std::fs::create_dir_all(&args.out)?;
 	let mut json = report.json();
 	json["attempts_per_attacker"] = args.attempts.into();
+	json["steps_per_round"] = args.steps.into();
 	json["wall_seconds"] = secs.into();
 	let json_path = args.out.join("redteam.json");
 	std::fs::write(&json_path, serde_json::to_string_pretty(&json)? + "\n")

@@ -58,7 +58,8 @@ impl Tally {
 		s.wrong_verdicts += o.wrong_verdicts;
 		s.training_steps += o.training_steps;
 		s.replay_steps += o.replay_steps;
-		s.screened_batches += o.screened_batches;
+		s.committee_steps += o.committee_steps;
+		s.screen_passes += o.screen_passes;
 	}
 
 	/// Caught / attempts.
@@ -71,6 +72,27 @@ impl Tally {
 		let n = self.rounds_to_catch.len().max(1) as f64;
 		let mean = self.rounds_to_catch.iter().map(|r| f64::from(*r)).sum::<f64>() / n;
 		(mean, self.rounds_to_catch.iter().copied().max().unwrap_or(0))
+	}
+}
+
+/// Verification cost by where it goes, each over inner steps trained.
+#[derive(Clone, Copy, Debug)]
+pub struct Costs {
+	/// The loss screens' forward passes (a third of a step each).
+	pub screens: f64,
+	/// Replays of updates a trainer's screens flagged.
+	pub replays: f64,
+	/// Committee members' replays of challenged and audited updates.
+	pub committees: f64,
+}
+
+impl Costs {
+	fn json(&self) -> serde_json::Value {
+		serde_json::json!({
+			"screens": self.screens,
+			"replays": self.replays,
+			"committees": self.committees,
+		})
 	}
 }
 
@@ -94,8 +116,18 @@ impl Report {
 	/// Verification cost: inner steps replayed, and the loss screens' forward passes (a
 	/// third of a step each), over inner steps trained.
 	pub fn overhead(o: &Outcome) -> f64 {
-		let screens = o.screened_batches as f64 / 3.0;
-		(o.replay_steps as f64 + screens) / (o.training_steps as f64).max(1.0)
+		let c = Report::costs(o);
+		c.screens + c.replays + c.committees
+	}
+
+	/// The verification cost's parts, each over inner steps trained.
+	pub fn costs(o: &Outcome) -> Costs {
+		let trained = (o.training_steps as f64).max(1.0);
+		Costs {
+			screens: o.screen_passes as f64 / 3.0 / trained,
+			replays: o.replay_steps as f64 / trained,
+			committees: o.committee_steps as f64 / trained,
+		}
 	}
 
 	/// The headline figures.
@@ -118,6 +150,7 @@ impl Report {
 					"wrong_verdicts": t.sum.wrong_verdicts,
 					"audits": t.sum.audits,
 					"verification_overhead": Report::overhead(&t.sum),
+					"verification_cost_parts": Report::costs(&t.sum).json(),
 				})
 			})
 			.collect();
@@ -136,14 +169,27 @@ impl Report {
 			"wrong_verdicts": total.wrong_verdicts,
 			"audits": total.audits,
 			"verification_overhead": Report::overhead(&total),
+			"verification_cost_parts": Report::costs(&total).json(),
 		})
+	}
+
+	/// "total% (screens + replays + committees)", in percent of steps trained.
+	fn cost_cell(o: &Outcome) -> String {
+		let c = Report::costs(o);
+		format!(
+			"{:.1}% ({:.1} + {:.1} + {:.1})",
+			100.0 * Report::overhead(o),
+			100.0 * c.screens,
+			100.0 * c.replays,
+			100.0 * c.committees
+		)
 	}
 
 	/// The report's table and totals, in markdown.
 	pub fn markdown(&self) -> String {
 		let mut out = String::new();
 		out.push_str(
-			"| attacker | attempts | caught | detection | rounds to catch (mean / max) | wrong verdicts | audits | replayed / trained steps |\n|---|---|---|---|---|---|---|---|\n",
+			"| attacker | attempts | caught | detection | rounds to catch (mean / max) | wrong verdicts | audits | verification cost: screens + replays + committees |\n|---|---|---|---|---|---|---|---|\n",
 		);
 		for t in &self.tallies {
 			let (mean, max) = t.rounds();
@@ -153,7 +199,7 @@ impl Report {
 			};
 			let _ = writeln!(
 				out,
-				"| {} | {} | {} | {:.1}% | {} | {} | {} | {:.1}% |",
+				"| {} | {} | {} | {:.1}% | {} | {} | {} | {} |",
 				t.attacker.name(),
 				t.attempts,
 				t.caught,
@@ -161,20 +207,20 @@ impl Report {
 				rounds,
 				t.sum.wrong_verdicts,
 				t.sum.audits,
-				100.0 * Report::overhead(&t.sum),
+				Report::cost_cell(&t.sum),
 			);
 		}
 		let total = self.total();
 		let _ = writeln!(
 			out,
-			"\nHonest contributions: {} paid; wrongly challenged by honest screens: {}; challenged by griefers: {}; honest providers slashed: {}; verdicts against the truth: {}; audits: {}; inner steps replayed over steps trained: {:.1}%.",
+			"\nHonest contributions: {} paid; wrongly challenged by honest screens: {}; challenged by griefers: {}; honest providers slashed: {}; verdicts against the truth: {}; audits: {}; verification cost over steps trained: {}.",
 			total.honest_contributions,
 			total.honest_challenged,
 			total.griefed,
 			total.honest_slashed,
 			total.wrong_verdicts,
 			total.audits,
-			100.0 * Report::overhead(&total),
+			Report::cost_cell(&total),
 		);
 		out
 	}

@@ -46,7 +46,7 @@ use pallet_jobs::{
 	ChallengeOutcome, Challenges, Event as JobsEvent, Rounds,
 };
 use polkadot_sdk::{
-	frame_system::RunToBlockHooks, sp_io::hashing::blake2_256, sp_runtime::Perbill,
+	frame_system::RunToBlockHooks, sp_core::H256, sp_io::hashing::blake2_256, sp_runtime::Perbill,
 };
 
 use crate::attack::Attacker;
@@ -59,7 +59,7 @@ pub const ATTACKER: AccountId = 15;
 pub const CHEATER: AccountId = 16;
 /// Rounds an attempt lasts at most.
 pub const ROUNDS: u32 = 10;
-/// Inner steps per round.
+/// Inner steps per round, unless the suite is told otherwise.
 pub const STEPS: u32 = 30;
 /// Samples per inner step.
 const BATCH: u64 = 32;
@@ -89,10 +89,13 @@ pub struct Outcome {
 	pub wrong_verdicts: u32,
 	/// Inner steps the job's contributions claimed (the training the chain paid for).
 	pub training_steps: u64,
-	/// Inner steps replayed by screens, challenges and audits.
+	/// Inner steps replayed by trainers whose screens flagged the update (before any
+	/// challenge).
 	pub replay_steps: u64,
+	/// Inner steps replayed by committee members judging challenges and audits.
+	pub committee_steps: u64,
 	/// Batches the loss screens evaluated (a forward pass each: about a third of a step).
-	pub screened_batches: u64,
+	pub screen_passes: u64,
 	/// Whether the attacker attacked: a Sybil voter only does when drawn onto a committee.
 	pub attacked: bool,
 }
@@ -159,6 +162,8 @@ struct Sent {
 
 /// The job's training setup (the same for every attempt).
 pub struct Setup {
+	/// Inner steps per round.
+	steps: u32,
 	spec: ModelSpec,
 	inner: InnerOptimizer,
 	config: InnerConfig,
@@ -167,16 +172,18 @@ pub struct Setup {
 }
 
 impl Setup {
-	/// An MNIST MLP trained with AdamW, updates sent as int8, on the shipped MNIST subset.
-	pub fn mnist(data: Arc<Dataset>) -> Self {
+	/// An MNIST MLP trained with AdamW for `steps` inner steps a round, updates sent as
+	/// int8, on the shipped MNIST subset.
+	pub fn mnist(data: Arc<Dataset>, steps: u32) -> Self {
 		Setup {
+			steps,
 			spec: ModelSpec::MnistMlp(MlpConfig { hidden: 32, layers: 1 }),
 			inner: InnerOptimizer::AdamW {
 				lr: Nanos(2_000_000),
 				weight_decay: Nanos(0),
 				warmup_steps: 0,
 			},
-			config: InnerConfig { total_steps: u64::from(ROUNDS * STEPS), ..Default::default() },
+			config: InnerConfig { total_steps: u64::from(ROUNDS * steps), ..Default::default() },
 			compression: Compression::Int8 { chunk: 256 },
 			data,
 		}
@@ -188,7 +195,7 @@ impl Setup {
 			inner: self.inner,
 			config: self.config,
 			batch_size: BATCH,
-			max_steps: Some(STEPS),
+			max_steps: Some(self.steps),
 			dataset: self.data.clone(),
 			device: Device::Cpu,
 		}
@@ -224,6 +231,8 @@ struct World<'a> {
 	griefs: HashSet<u64>,
 	/// Challenges the Sybil voted on.
 	sybil_votes: HashSet<u64>,
+	/// Updates members were drawn to judge: (member, round, sender).
+	duties: HashSet<(AccountId, RoundIndex, PeerId)>,
 	outcome: Outcome,
 }
 
@@ -236,13 +245,18 @@ impl<'a> World<'a> {
 		if attacker == Attacker::SybilVoter {
 			roles.push((CHEATER, Role::Cheater));
 		}
+		// Every attempt is its own job: its first round's seed (the parent hash when the job
+		// starts) and its initial model are drawn per attempt, so no two attempts replay the
+		// same first round.
+		let salt = (attempt, attacker as u32);
+		System::set_parent_hash(blake2_256(&(salt, 0u64).encode_pair()).into());
 		let job = create_job(roles.len() as u32)?;
 		let seeds = Arc::new(Mutex::new(HashMap::new()));
-		let model = Model::new(setup.spec, b"job", &Device::Cpu)?;
+		let model = Model::new(setup.spec, &(salt, u64::MAX).encode_pair(), &Device::Cpu)?;
 		let base = model.params().flatten()?;
 		let members = roles
 			.into_iter()
-			.map(|(who, role)| member(setup, who, role, base.len(), &seeds))
+			.map(|(who, role)| member(setup, who, role, base.len(), &seeds, salt))
 			.collect::<Result<Vec<_>>>()?;
 		for m in &members {
 			mock::register_with(m.who, STAKE, 400_000);
@@ -266,6 +280,7 @@ impl<'a> World<'a> {
 			disputes: HashMap::new(),
 			griefs: HashSet::new(),
 			sybil_votes: HashSet::new(),
+			duties: HashSet::new(),
 			outcome: Outcome { attacked: attacker != Attacker::SybilVoter, ..Outcome::default() },
 		})
 	}
@@ -290,6 +305,7 @@ impl<'a> World<'a> {
 
 	/// Trains, sends and proves round `index`; the chain settles it at once; then screens.
 	fn play_round(&mut self, index: RoundIndex, seed: Hash, members: &[AccountId]) -> Result<()> {
+		let steps = self.setup.steps;
 		let base = Arc::new(self.base.clone());
 		let playing: Vec<usize> =
 			(0..self.members.len()).filter(|i| members.contains(&self.members[*i].who)).collect();
@@ -308,7 +324,7 @@ impl<'a> World<'a> {
 			if matches!(role, Role::Honest)
 				|| matches!(role, Role::Attacker(a) if a.trains_honestly())
 			{
-				let (s, corrected) = self.train(*i, &base, seeds[k], STEPS, STEPS)?;
+				let (s, corrected) = self.train(*i, &base, seeds[k], steps, steps)?;
 				victim.get_or_insert(corrected);
 				sent[k] = Some(s);
 			}
@@ -355,6 +371,7 @@ impl<'a> World<'a> {
 	/// What a cheating member `i` sends instead of its work; `victim` is an honest
 	/// provider's error-corrected update of the round.
 	fn cheat(&mut self, i: usize, base: &[f32], seed: Hash, victim: &[f32]) -> Result<Sent> {
+		let steps = self.setup.steps;
 		let kind = match self.members[i].role {
 			Role::Attacker(a) => a,
 			_ => Attacker::Lazy,
@@ -364,10 +381,10 @@ impl<'a> World<'a> {
 		let values: Vec<f32> = match kind {
 			Attacker::WrongData => {
 				let other = Hash::from(blake2_256(seed.as_bytes()));
-				return Ok(self.train(i, base, other, STEPS, STEPS)?.0);
+				return Ok(self.train(i, base, other, steps, steps)?.0);
 			}
 			Attacker::InflatedClaim => {
-				return Ok(self.train(i, base, seed, STEPS * 3 / 4, STEPS)?.0);
+				return Ok(self.train(i, base, seed, steps * 3 / 4, steps)?.0);
 			}
 			Attacker::ExactCopy => victim.to_vec(),
 			Attacker::ScaledCopy => victim.iter().map(|x| x * 1.5).collect(),
@@ -379,7 +396,7 @@ impl<'a> World<'a> {
 		// It commits its true start state: its update is what fails to replay from it.
 		let start = m.trainer.snapshot(m.compressor.residual().to_vec())?;
 		let update = Arc::new(compress_once(&scheme, &values)?);
-		Ok(Sent { start, update, claimed_steps: STEPS })
+		Ok(Sent { start, update, claimed_steps: steps })
 	}
 
 	/// Gaussian noise with `like`'s norm.
@@ -403,8 +420,14 @@ impl<'a> World<'a> {
 			self.states.insert((index, m.peer), (s.start.encode(), s.claimed_steps));
 			self.outcome.training_steps += u64::from(s.claimed_steps);
 			let samples = u64::from(s.claimed_steps) * BATCH;
-			let proof = mock::proof(self.job, index, m.who, 42, samples, members);
-			Jobs::submit_proof(RuntimeOrigin::signed(m.who), proof)
+			// What its commitment said: the start state a replay starts from and its steps.
+			// (Its update commitment stays the harness's own per provider: a copier that
+			// proved its victim's would go unpaid by the chain's rule against shared
+			// commitments, and so would its victim; these copiers prove one of their own.)
+			let mut proof = mock::proof(self.job, index, m.who, 42, samples, members).proof;
+			proof.start_state = H256(s.start.digests().id());
+			proof.inner_steps = s.claimed_steps;
+			Jobs::submit_proof(RuntimeOrigin::signed(m.who), mock::sign(proof))
 				.map_err(|e| anyhow!("round {index}: {}'s proof refused: {e:?}", m.who))?;
 		}
 		Ok(())
@@ -437,9 +460,9 @@ impl<'a> World<'a> {
 					update: update.clone(),
 				})
 				.collect();
-			let before = desk.screened_batches();
+			let before = desk.screen_passes();
 			desk.keep_round(index, base, updates, port.as_ref());
-			self.outcome.screened_batches += desk.screened_batches() - before;
+			self.outcome.screen_passes += desk.screen_passes() - before;
 		}
 		self.drive_desks()?;
 		self.accuse()
@@ -455,7 +478,11 @@ impl<'a> World<'a> {
 				for (round, peer, _) in desk.state_requests() {
 					let answer = match self.states.get(&(round, peer)) {
 						Some((bytes, steps)) => {
-							self.outcome.replay_steps += u64::from(*steps);
+							if self.duties.contains(&(m.who, round, peer)) {
+								self.outcome.committee_steps += u64::from(*steps);
+							} else {
+								self.outcome.replay_steps += u64::from(*steps);
+							}
 							Ok(bytes.clone())
 						}
 						None => Err("no such state".to_string()),
@@ -543,12 +570,16 @@ impl<'a> World<'a> {
 			.filter(|(_, c)| c.drawn())
 			.map(|(id, c)| (id, c.round, c.accused, c.committee.iter().map(|(w, _)| *w).collect()))
 			.collect();
-		for (id, round, accused, committee) in &open {
-			let accused = self.peer_of(*accused)?;
+		for (id, round, account, committee) in &open {
+			let accused = self.peer_of(*account)?;
+			// What the accused proved on chain (a challenge disputes a paid contribution).
+			let paid = pallet_jobs::Contributions::<Test>::get((self.job, *round), account)
+				.context("a challenge of an unpaid contribution")?;
 			for who in committee {
 				if !self.seated.insert((*id, *who)) {
 					continue;
 				}
+				self.duties.insert((*who, *round, accused));
 				if let Some((_, port)) =
 					self.members.iter().find(|m| m.who == *who).and_then(|m| m.desk.as_ref())
 				{
@@ -556,6 +587,8 @@ impl<'a> World<'a> {
 						challenge: *id,
 						round: *round,
 						accused,
+						start_state: paid.start_state.0,
+						steps: paid.inner_steps,
 					});
 				}
 			}
@@ -695,13 +728,14 @@ fn create_job(members: u32) -> Result<JobId> {
 	Ok(id)
 }
 
-/// Provider `who` with a fresh trainer; a fraud desk if it judges.
+/// Provider `who` with a fresh trainer; a fraud desk if it judges (in the attempt `salt`).
 fn member(
 	setup: &Setup,
 	who: AccountId,
 	role: Role,
 	len: usize,
 	seeds: &Arc<Mutex<HashMap<(RoundIndex, PeerId), Hash>>>,
+	salt: (u32, u32),
 ) -> Result<Member> {
 	let key = Keypair::ed25519_from_bytes([who as u8; 32]).context("a key")?;
 	let peer = key.public().to_peer_id();
@@ -714,7 +748,9 @@ fn member(
 			votes: Mutex::default(),
 		});
 		let archive = Box::new(MemoryArchive::default());
-		(FraudDesk::new(peer, setup.replayer(), archive, ROUNDS + 2), port)
+		// Its private draw of whom to loss-screen: its own in every attempt.
+		let secret = blake2_256(&(salt, who).encode_pair());
+		(FraudDesk::new(peer, secret, setup.replayer(), archive, ROUNDS + 2), port)
 	});
 	let compressor = AdaptiveCompressor::new(setup.compression, len);
 	Ok(Member { who, peer, role, trainer, compressor, desk })

@@ -6,7 +6,7 @@ use grid_redteam::{suite, Attacker};
 
 #[test]
 fn every_attacker_is_caught_and_no_honest_provider_is_slashed() {
-	let report = suite(&Attacker::ALL, 2, |attacker, attempt, outcome| {
+	let report = suite(&Attacker::ALL, 2, grid_redteam::STEPS, |attacker, attempt, outcome| {
 		eprintln!("{attacker}: attempt {attempt}: {outcome:?}");
 	})
 	.expect("the suite runs");

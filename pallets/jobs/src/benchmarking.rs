@@ -135,6 +135,8 @@ fn signed<T: Config>(
 		base_model_hash: H256::repeat_byte(2),
 		// Each its own update: proofs sharing a commitment would not be paid.
 		own_update_commitment: H256(blake2_256(&codec::Encode::encode(who))),
+		start_state: H256::repeat_byte(3),
+		inner_steps: 1_000,
 		result_model_hash: H256::repeat_byte(result),
 		samples_processed: 1_000,
 		train_loss_micros: 2_000_000,

@@ -76,6 +76,9 @@ fn paid_contributions_are_kept_as_evidence_with_the_round_seed() {
 			assert_eq!(c.reward, SHARE);
 			assert_eq!(c.samples_processed, 100);
 			assert_eq!(c.update_commitment, H256::from_low_u64_be(who));
+			// What a replay starts from and redoes, as the proof named them.
+			assert_eq!(c.start_state, H256::from_low_u64_be(who ^ 0x5747));
+			assert_eq!(c.inner_steps, 4, "100 samples at 32 a step");
 			assert_eq!(c.base_model_hash, H256::repeat_byte(0));
 		}
 		let seed0 = RoundResults::<Test>::get(id, 0).unwrap().seed;

@@ -754,6 +754,8 @@ pub mod pallet {
 		NotCommitted,
 		/// The revealed verdict and salt are not what the caller committed to.
 		RevealMismatch,
+		/// The proof claims more samples than its inner steps hold at the job's batch size.
+		SamplesExceedSteps,
 	}
 
 	impl<T> From<SpecError> for Error<T> {

@@ -348,7 +348,8 @@ pub fn create(spec: JobSpec<Balance, u64>) -> JobId {
 	id
 }
 
-/// A proof by `who` for `round` attesting `result`, using the updates of `received`.
+/// A proof by `who` for `round` attesting `result`, using the updates of `received`, claiming
+/// `samples` in as few inner steps as the job's batch size allows.
 pub fn proof(
 	job: JobId,
 	round: RoundIndex,
@@ -357,12 +358,15 @@ pub fn proof(
 	samples: u64,
 	received: &[AccountId],
 ) -> Box<SignedProof<AccountId>> {
+	let batch = crate::Jobs::<Test>::get(job).map_or(1, |j| j.spec.training.batch_size.max(1));
 	let proof = ContributionProof {
 		job,
 		round,
 		provider: who,
 		base_model_hash: H256::repeat_byte(round as u8),
 		own_update_commitment: H256::from_low_u64_be(who),
+		start_state: H256::from_low_u64_be(who ^ 0x5747),
+		inner_steps: u32::try_from(samples.div_ceil(u64::from(batch))).unwrap_or(u32::MAX),
 		result_model_hash: H256::repeat_byte(result),
 		samples_processed: samples,
 		train_loss_micros: 2_000_000,

@@ -72,6 +72,10 @@ pub(crate) fn check<T: Config>(signed: &SignedProofOf<T>) -> Result<RoundStateOf
 	ensure!(now < round.deadline, Error::<T>::RoundClosed);
 	ensure!(round.members.contains(provider), Error::<T>::NotRoundMember);
 	ensure!(!Proofs::<T>::contains_key(id, provider), Error::<T>::DuplicateProof);
+	ensure!(
+		signed.proof.samples_fit_steps(job.spec.training.batch_size),
+		Error::<T>::SamplesExceedSteps
+	);
 	ensure!(signature::is_valid::<T>(signed), Error::<T>::BadSignature);
 	Ok(round)
 }
@@ -137,6 +141,8 @@ fn keep_evidence<T: Config>(
 	let contribution = Contribution {
 		base_model_hash: proof.base_model_hash,
 		update_commitment: proof.own_update_commitment,
+		start_state: proof.start_state,
+		inner_steps: proof.inner_steps,
 		samples_processed: proof.samples_processed,
 		reward,
 		holders,

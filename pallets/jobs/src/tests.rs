@@ -299,8 +299,13 @@ fn submit_proof_rejects_each_bad_proof() {
 		assert_noop!(submit(forged), Error::<Test>::BadSignature);
 		// A field changed after signing.
 		let mut tampered = proof(id, 0, P1, 42, 1, &[]);
-		tampered.proof.samples_processed = 1_000_000;
+		tampered.proof.train_loss_micros = 1;
 		assert_noop!(submit(tampered), Error::<Test>::BadSignature);
+		// More samples than its inner steps hold at the job's batch size (32), however
+		// validly signed: a replay redoes the steps, so the rest was never trained.
+		let mut inflated = proof(id, 0, P1, 42, 64, &[]).proof;
+		inflated.inner_steps = 1;
+		assert_noop!(submit(sign(inflated)), Error::<Test>::SamplesExceedSteps);
 		// Signed for another chain.
 		let mut other_chain = proof(id, 0, P1, 42, 1, &[]).proof;
 		other_chain.samples_processed = 2;

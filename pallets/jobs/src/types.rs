@@ -223,6 +223,10 @@ pub struct Contribution<Balance> {
 	pub base_model_hash: H256,
 	/// Content address of the participant's update.
 	pub update_commitment: H256,
+	/// Content address of its private state at the round's start (what a replay starts from).
+	pub start_state: H256,
+	/// Inner steps it claimed (what a replay redoes).
+	pub inner_steps: u32,
 	/// Samples it claimed to process.
 	pub samples_processed: u64,
 	/// What it was paid for the round.

@@ -52,12 +52,28 @@ pub struct RoundReport {
 	pub base_model_hash: Digest,
 	/// Model after the round's outer step.
 	pub result_model_hash: Digest,
-	/// This trainer's update (its hash) and the samples it trained on, when it contributed.
-	pub own_update: Option<(Digest, u64)>,
+	/// What this trainer committed to, when it contributed.
+	pub own_update: Option<ClaimedWork>,
 	/// Its mean training loss, when it contributed.
 	pub train_loss: Option<f32>,
 	/// Other trainers whose updates went into the aggregate.
 	pub received: Vec<PeerId>,
+}
+
+/// A contribution to a round as its sender's signed commitment fixed it; its proof on chain
+/// repeats it, so that a committee can tell that what it replays is what was paid for.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ClaimedWork {
+	/// The update's content address.
+	pub update: Digest,
+	/// Its private state at the round's start, by content address ([`WorkDigests::id`]).
+	///
+	/// [`WorkDigests::id`]: crate::work_state::WorkDigests::id
+	pub start_state: Digest,
+	/// Inner steps it ran.
+	pub steps: u32,
+	/// Samples it trained on.
+	pub samples: u64,
 }
 
 /// Sets a trainer's rounds: on a Grid network, the chain; offline, [`LocalSchedule`].

@@ -411,6 +411,8 @@ mod proof_tests {
 				provider: [7; 32],
 				base_model_hash: H256::repeat_byte(1),
 				own_update_commitment: H256::repeat_byte(2),
+				start_state: H256::repeat_byte(4),
+				inner_steps: 2,
 				result_model_hash: H256::repeat_byte(3),
 				samples_processed: 64,
 				train_loss_micros: 1,

@@ -216,6 +216,10 @@ impl Follower {
 			tracing::warn!("challenge {id}: {accused} registered a bad peer id");
 			return Ok(());
 		};
+		let Some(paid) = self.chain.contribution(self.config.job, round, &accused).await? else {
+			tracing::warn!("challenge {id}: no paid contribution of {accused} in round {round}");
+			return Ok(());
+		};
 		tracing::info!("challenge {id}: drawn to judge {accused}'s update for round {round}");
 		// The round may be older than the seeds kept while following the chain.
 		let seed = self.chain.round_seed(self.config.job, round).await?;
@@ -224,7 +228,13 @@ impl Follower {
 			s.check_seeds.insert(round, seed);
 		}
 		s.accounts.insert(peer.to_bytes(), accused);
-		s.checks.push(CheckRequest { challenge: id, round, accused: peer });
+		s.checks.push(CheckRequest {
+			challenge: id,
+			round,
+			accused: peer,
+			start_state: paid.start_state.0,
+			steps: paid.inner_steps,
+		});
 		Ok(())
 	}
 }

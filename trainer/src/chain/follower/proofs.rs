@@ -92,17 +92,18 @@ impl Follower {
 	}
 
 	pub(super) fn sign(&self, report: &RoundReport, received: Vec<AccountId>) -> SignedProof {
-		let (own, samples) =
-			report.own_update.map_or((Hash::zero(), 0), |(h, n)| (Hash::from(h), n));
+		let own = report.own_update.unwrap_or_default();
 		let loss = report.train_loss.filter(|l| l.is_finite() && *l >= 0.0).unwrap_or(0.0);
 		let proof = ContributionProof {
 			job: self.config.job,
 			round: report.round,
 			provider: self.me,
 			base_model_hash: Hash::from(report.base_model_hash),
-			own_update_commitment: own,
+			own_update_commitment: Hash::from(own.update),
+			start_state: Hash::from(own.start_state),
+			inner_steps: own.steps,
 			result_model_hash: Hash::from(report.result_model_hash),
-			samples_processed: samples,
+			samples_processed: own.samples,
 			train_loss_micros: (f64::from(loss) * 1e6).min(f64::from(u32::MAX)) as u32,
 			received: BoundedVec::truncate_from(received),
 		};
@@ -200,6 +201,8 @@ mod tests {
 			provider: account.public_key().to_account_id(),
 			base_model_hash: Hash::repeat_byte(1),
 			own_update_commitment: Hash::repeat_byte(2),
+			start_state: Hash::repeat_byte(4),
+			inner_steps: 20,
 			result_model_hash: Hash::repeat_byte(3),
 			samples_processed: 640,
 			train_loss_micros: 2_000_000,

@@ -32,7 +32,7 @@ use crate::{
 	round::{
 		book::Books,
 		contribute::OwnUpdate,
-		coordinator::{Clock, Coordinator, LocalSchedule, RoundReport},
+		coordinator::{ClaimedWork, Clock, Coordinator, LocalSchedule, RoundReport},
 		decide,
 		fetch::Fetches,
 		fraud::{FraudDesk, FraudPort},
@@ -285,7 +285,12 @@ impl Trainer {
 				round,
 				base_model_hash: round_end.base_model_hash,
 				result_model_hash: round_end.result_model_hash,
-				own_update: c.map(|c| (c.update_hash, c.samples)),
+				own_update: c.map(|c| ClaimedWork {
+					update: c.update_hash,
+					start_state: c.start.id(),
+					steps: c.steps,
+					samples: c.samples,
+				}),
 				train_loss: record.train_loss,
 				received: round_end.accepted.into_iter().filter(|p| *p != self.me).collect(),
 			});

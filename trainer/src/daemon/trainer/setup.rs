@@ -71,6 +71,14 @@ impl Trainer {
 			Some(_) => Some(EvidenceFiles::open(&config.data_dir)?),
 			None => None,
 		};
+		// Derived from the node's private key: known to this trainer alone.
+		let screen_secret = sp_crypto_hashing::blake2_256(
+			&[
+				b"grid/screen-picks".as_slice(),
+				&key.to_protobuf_encoding().map_err(|e| Error::Config(e.to_string()))?,
+			]
+			.concat(),
+		);
 		let fraud = fraud.zip(archive).map(|(port, archive)| {
 			let replayer = Replayer {
 				spec: job.model,
@@ -81,7 +89,8 @@ impl Trainer {
 				dataset: dataset.clone(),
 				device: device.clone(),
 			};
-			let desk = FraudDesk::new(me, replayer, Box::new(archive), job.evidence_rounds);
+			let desk =
+				FraudDesk::new(me, screen_secret, replayer, Box::new(archive), job.evidence_rounds);
 			Fraud { desk, port }
 		});
 		let compressor = AdaptiveCompressor::new(job.training.compression, manifest.numel());
