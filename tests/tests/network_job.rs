@@ -277,7 +277,13 @@ fn a_killed_provider_is_paid_for_what_it_delivered_and_a_joiner_from_its_first_r
 	ensure!(l.completed, "the job completed");
 	let [bob, dave, eve] =
 		[Sr25519Keyring::Bob, Sr25519Keyring::Dave, Sr25519Keyring::Eve].map(|k| k.to_account_id());
-	ensure!(l.paid(&bob) == [0, 1, 2, 3, 4, 5], "bob paid for {:?}", l.paid(&bob));
+	// The providers' logs say why a round went unpaid (a late proof, an update not fetched).
+	ensure!(
+		l.paid(&bob) == [0, 1, 2, 3, 4, 5],
+		"bob paid for {:?}\n{}",
+		l.paid(&bob),
+		logs(&providers)
+	);
 	ensure!(l.paid(&dave) == [0, 1], "dave paid for {:?}, not rounds 0 and 1", l.paid(&dave));
 	ensure!(l.slashed.get(&dave).is_some_and(|s| *s > 0), "dave slashed for missing rounds");
 	// Eve: admitted from some round, paid from its first delivered round to the end, and for
