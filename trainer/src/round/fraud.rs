@@ -237,10 +237,12 @@ impl FraudDesk {
 		flagged.retain(|(peer, _, _)| designated(&self.me, round, &order, peer));
 		for i in self.gauntlet_picks(round, &order, &flagged) {
 			let Some(seed) = port.peer_seed(round, &order[i]) else { continue };
-			// The contrast: the next sender's update (itself screened by others).
-			let Some(j) = (1..order.len()).map(|k| (i + k) % order.len()).find(|j| *j != i) else {
+			// The contrast: the next sender's update (itself screened by others); a lone
+			// sender has none.
+			if order.len() < 2 {
 				continue;
-			};
+			}
+			let j = (i + 1) % order.len();
 			match self.screen.loss_screen(base, &dense[i], &dense[j], &seed, received[i].steps) {
 				Ok(screen) => {
 					self.screen_passes += u64::from(screen.passes);
@@ -474,8 +476,6 @@ impl FraudDesk {
 		}
 	}
 
-	/// Asks for `peer`'s start state of `round` to replay its update; false when this
-	/// trainer lacks the evidence (the round or the update).
 	/// How what the accused proved on chain differs from what its signed commitment to this
 	/// trainer said, if this trainer holds its update: another start state or step count
 	/// than the one replayed would make the replay say nothing about what was paid for.
@@ -493,6 +493,8 @@ impl FraudDesk {
 		}
 	}
 
+	/// Asks for `peer`'s start state of `round` to replay its update; false when this
+	/// trainer lacks the evidence (the round or the update).
 	fn start(&mut self, round: RoundIndex, peer: PeerId, purpose: Purpose) -> bool {
 		let Some(evidence) = self.evidence(round) else { return false };
 		let Some(kept) = evidence.updates.get(&peer) else { return false };
