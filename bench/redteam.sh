@@ -8,6 +8,10 @@
 # (LONG_STEPS inner steps): the screens' fixed cost per round weighs less there, and the loss
 # screen's power is different; written to the same report and to redteam-long-rounds.json.
 #
+# Last, each attacker as a real `grid-trainer provide` process next to honest ones on a dev
+# node (tests/tests/attackers.rs, minutes each; E2E=0 skips them), until the chain caught it;
+# their outcomes go to the report and to redteam.json's "end_to_end".
+#
 # Usage: bash bench/redteam.sh [ATTEMPTS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +26,14 @@ mkdir -p "$out"
 long_steps=120
 "$CARGO_TARGET_DIR/release/grid-redteam" --attempts "$attempts" --steps "$long_steps" --only none,wrong \
 	--out "$out.tmp-redteam/long" 2> "$out/redteam-long-rounds.log"
+e2e="$out.tmp-redteam/e2e"
+mkdir -p "$e2e"
+if [ "${E2E:-1}" != 0 ]; then
+	# A failed test still leaves its outcome (not caught) unless it could not run at all.
+	GRID_REDTEAM_E2E="$PWD/$e2e" cargo test --release --locked --workspace --test attackers \
+		-- --ignored --test-threads 1 > "$out/redteam-e2e.log" 2>&1 || true
+fi
+python3 bench/redteam_e2e.py "$e2e" "$out.tmp-redteam/redteam.json" > "$out.tmp-redteam/e2e.md"
 # The report: the measured table and figures, then how they were made.
 {
 	echo "# Red-team suite"
@@ -39,6 +51,8 @@ long_steps=120
 	echo "headline figures in \`redteam-long-rounds.json\`):"
 	echo
 	cat "$out.tmp-redteam/long/redteam.md"
+	echo
+	cat "$out.tmp-redteam/e2e.md"
 	echo
 	cat bench/redteam/METHOD.md
 } > "$out/redteam.md"

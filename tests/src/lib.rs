@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 
 pub mod calls;
 pub mod chain;
+pub mod network;
 pub mod trainers;
 
 /// Path of the `grid-node` binary under test.

@@ -15,195 +15,18 @@
 //!   with its reward clawed back; the job completes without it.
 //! - A cancelled job gives the buyer its escrow back.
 
-use std::{collections::HashMap, path::Path, time::Duration};
+use std::time::Duration;
 
 use anyhow::{anyhow, ensure, Result};
 use grid_e2e_tests::{
-	chain::{account, block_hash, events_at},
-	trainers::{job_cli, Provider, ProviderSpec},
-	wait_for, Node,
+	network::{
+		dev_node, logs, post_job, provider, providers, url, wait_status, CheatRun, Ledger,
+		MNIST_JOB,
+	},
+	trainers::job_cli,
+	wait_for,
 };
-use grid_runtime::RuntimeEvent;
-use polkadot_sdk::{sp_core::crypto::AccountId32, sp_keyring::Sr25519Keyring};
-
-/// The quick MNIST job (three rounds of five blocks, three to four providers).
-const MNIST_JOB: &str = include_str!("../../examples/mnist-job.toml");
-
-fn url(node: &Node) -> String {
-	format!("ws://127.0.0.1:{}", node.ports.rpc)
-}
-
-/// A dev node that has finalized a block.
-fn dev_node(dir: &Path) -> Result<Node> {
-	let node = Node::start("dev", dir, &["--dev".into()])?;
-	node.wait_finalized(1, Duration::from_secs(60))?;
-	Ok(node)
-}
-
-/// Each provider's stake, in GRID: enough for the MNIST job opened to challenges, where the
-/// chain's audits ask for 198 rounds' reward (1,980 GRID).
-const STAKE: u32 = 2_000;
-
-/// Starts a provider for the dev account `account` (`//Bob`) with [`STAKE`].
-fn provider(dir: &Path, url: &str, name: &str, account: &str) -> Result<Provider> {
-	Provider::start(dir, url, &ProviderSpec { name, account, stake: STAKE, extra: "" })
-}
-
-/// The providers of the dev accounts `keys`, named after them.
-fn providers(dir: &Path, url: &str, keys: &[Sr25519Keyring]) -> Result<Vec<Provider>> {
-	keys.iter()
-		.map(|key| {
-			let name = format!("{key:?}").to_lowercase();
-			provider(dir, url, &name, &format!("//{key:?}"))
-		})
-		.collect()
-}
-
-/// Total (free + held) balance of `who` at block `number`.
-fn total(node: &Node, who: &AccountId32, number: u32) -> Result<u128> {
-	let info = account(node, who, Some(&block_hash(node, number)?))?;
-	Ok(info.data.free + info.data.reserved)
-}
-
-/// Rewards, fees and slashes per account, and the jobs' lifecycle events, over a range of
-/// blocks.
-#[derive(Default)]
-struct Ledger {
-	rewards: HashMap<AccountId32, u128>,
-	rounds_paid: HashMap<AccountId32, Vec<u32>>,
-	fees: HashMap<AccountId32, u128>,
-	slashed: HashMap<AccountId32, u128>,
-	joined_from: HashMap<AccountId32, u32>,
-	/// (provider, reporter) of each punished equivocation.
-	equivocations: Vec<(AccountId32, AccountId32)>,
-	/// (accused, challenger) of each challenge opened.
-	challenges: Vec<(AccountId32, AccountId32)>,
-	/// (accused, reward clawed back) of each challenge that proved fraud.
-	frauds: Vec<(AccountId32, u128)>,
-	/// Challenges decided otherwise.
-	other_outcomes: u32,
-	/// Ids of the random audits the chain opened (1% of paid contributions of a job with a
-	/// challenge window), apart from the challenges.
-	audits: Vec<u64>,
-	/// (accused, outcome) of each audit decided.
-	audit_outcomes: Vec<(AccountId32, pallet_jobs::ChallengeOutcome)>,
-	settled_with_result: u32,
-	completed: bool,
-}
-
-impl Ledger {
-	/// The events of blocks `from..=to`.
-	fn read(node: &Node, from: u32, to: u32) -> Result<Self> {
-		use pallet_jobs::Event as Jobs;
-		use pallet_providers::Event as Providers;
-		use polkadot_sdk::pallet_transaction_payment::Event as Fee;
-		let mut l = Ledger::default();
-		for n in from..=to {
-			for event in events_at(node, n)? {
-				match event {
-					RuntimeEvent::Jobs(Jobs::RewardPaid { who, amount, round, .. }) => {
-						*l.rewards.entry(who.clone()).or_default() += amount;
-						l.rounds_paid.entry(who).or_default().push(round);
-					}
-					RuntimeEvent::Jobs(Jobs::Joined { who, from_round, .. }) => {
-						l.joined_from.insert(who, from_round);
-					}
-					RuntimeEvent::Jobs(Jobs::RoundSettled {
-						result_model_hash: Some(_), ..
-					}) => l.settled_with_result += 1,
-					RuntimeEvent::Jobs(Jobs::JobCompleted { .. }) => l.completed = true,
-					RuntimeEvent::Jobs(Jobs::EquivocationPunished {
-						provider, reporter, ..
-					}) => l.equivocations.push((provider, reporter)),
-					RuntimeEvent::Jobs(Jobs::ChallengeOpened { accused, challenger, .. }) => {
-						l.challenges.push((accused, challenger))
-					}
-					RuntimeEvent::Jobs(Jobs::AuditOpened { id, .. }) => l.audits.push(id),
-					RuntimeEvent::Jobs(Jobs::ChallengeResolved {
-						id, accused, outcome, ..
-					}) if l.audits.contains(&id) => l.audit_outcomes.push((accused, outcome)),
-					RuntimeEvent::Jobs(Jobs::ChallengeResolved {
-						accused,
-						outcome,
-						clawed_back,
-						..
-					}) => match outcome {
-						pallet_jobs::ChallengeOutcome::FraudProven => {
-							l.frauds.push((accused, clawed_back))
-						}
-						_ => l.other_outcomes += 1,
-					},
-					RuntimeEvent::Providers(Providers::Slashed { who, amount, .. }) => {
-						*l.slashed.entry(who).or_default() += amount
-					}
-					RuntimeEvent::TransactionPayment(Fee::TransactionFeePaid {
-						who,
-						actual_fee,
-						tip,
-					}) => *l.fees.entry(who).or_default() += actual_fee + tip,
-					_ => {}
-				}
-			}
-		}
-		Ok(l)
-	}
-
-	/// Rounds `who` was paid for, in order.
-	fn paid(&self, who: &AccountId32) -> Vec<u32> {
-		self.rounds_paid.get(who).cloned().unwrap_or_default()
-	}
-
-	/// Checks that `who`'s total balance moved by exactly its rewards, less its fees and
-	/// slashes, between blocks `start` and `end`.
-	fn check_balance(&self, node: &Node, who: Sr25519Keyring, start: u32, end: u32) -> Result<()> {
-		let account = who.to_account_id();
-		let get = |m: &HashMap<AccountId32, u128>| m.get(&account).copied().unwrap_or(0) as i128;
-		let (reward, fees, slashed) = (get(&self.rewards), get(&self.fees), get(&self.slashed));
-		let change = total(node, &account, end)? as i128 - total(node, &account, start)? as i128;
-		ensure!(
-			change == reward - fees - slashed,
-			"{who:?}: balance changed by {change}; events: {reward} rewards, {fees} fees, \
-			 {slashed} slashed"
-		);
-		Ok(())
-	}
-}
-
-fn logs(providers: &[Provider]) -> String {
-	providers.iter().map(Provider::log_tail).collect::<Vec<_>>().join("\n")
-}
-
-/// Posts `spec` as Alice; fails unless it becomes job `id`.
-fn post_job(url: &str, dir: &Path, spec: &str, id: u64) -> Result<()> {
-	let path = dir.join(format!("job-{id}.toml"));
-	std::fs::write(&path, spec)?;
-	let path = path.to_str().ok_or_else(|| anyhow!("non-UTF-8 path"))?;
-	let created = job_cli(url, &["create", "--account", "//Alice", "--spec", path])?;
-	let stdout = String::from_utf8_lossy(&created.stdout);
-	ensure!(
-		created.status.success() && stdout.contains(&format!("job {id} created")),
-		"job create failed: {stdout}\n{}",
-		String::from_utf8_lossy(&created.stderr)
-	);
-	Ok(())
-}
-
-/// The buyer CLI's status line of job `id`, once `done` holds for it.
-fn wait_status(
-	url: &str,
-	id: u64,
-	timeout: Duration,
-	providers: &[Provider],
-	done: impl Fn(&str) -> bool,
-) -> Result<String> {
-	let id_text = id.to_string();
-	wait_for(&format!("job {id}"), timeout, || {
-		let out = job_cli(url, &["status", "--job", &id_text]).ok()?;
-		let text = String::from_utf8_lossy(&out.stdout).into_owned();
-		done(&text).then_some(text)
-	})
-	.map_err(|e| anyhow!("{e}\n{}", logs(providers)))
-}
+use polkadot_sdk::sp_keyring::Sr25519Keyring;
 
 #[test]
 fn a_job_runs_to_completion_and_every_provider_is_paid_what_the_events_say() -> Result<()> {
@@ -344,88 +167,6 @@ fn providers_ride_out_a_node_restart_without_signing_twice() -> Result<()> {
 	Ok(())
 }
 
-const HONEST: [Sr25519Keyring; 3] =
-	[Sr25519Keyring::Bob, Sr25519Keyring::Charlie, Sr25519Keyring::Dave];
-
-/// A job run by three honest providers and Eve, who misbehaves.
-struct CheatRun {
-	node: Node,
-	providers: Vec<Provider>,
-	ledger: Ledger,
-	start: u32,
-	end: u32,
-	_dir: tempfile::TempDir,
-}
-
-impl CheatRun {
-	/// Bob, Charlie and Dave as honest providers and Eve with `misbehave` (lines of her
-	/// `[misbehave]` table) on a dev node; the MNIST job, needing all four, with `spec_extra`
-	/// lines, posted and run to completion.
-	fn run(misbehave: &str, spec_extra: &str) -> Result<Self> {
-		let dir = tempfile::tempdir()?;
-		let node = dev_node(dir.path())?;
-		let url = url(&node);
-		let start = node.best_number()?;
-		let mut providers = providers(dir.path(), &url, &HONEST)?;
-		let extra = format!("[misbehave]\n{misbehave}");
-		let cheat = ProviderSpec { name: "eve", account: "//Eve", stake: STAKE, extra: &extra };
-		providers.push(Provider::start(dir.path(), &url, &cheat)?);
-		// Top-level keys go before the file's `[training]` table.
-		let spec = MNIST_JOB
-			.replace("min_providers = 3\n", &format!("min_providers = 4\n{spec_extra}"))
-			.replace("min_provider_stake = 100", &format!("min_provider_stake = {STAKE}"));
-		post_job(&url, dir.path(), &spec, 0)?;
-		let status = wait_status(&url, 0, Duration::from_secs(300), &providers, |s| {
-			s.contains("completed")
-		})?;
-		ensure!(status.contains("round 3/3"), "{status}");
-		let end = node.best_number()?;
-		let ledger = Ledger::read(&node, start + 1, end)?;
-		Ok(CheatRun { node, providers, ledger, start, end, _dir: dir })
-	}
-
-	/// Eve was slashed (her balance moved by exactly her events) and every honest provider
-	/// was paid for every round.
-	fn check_punished(&self) -> Result<()> {
-		let eve = Sr25519Keyring::Eve.to_account_id();
-		ensure!(self.ledger.slashed.get(&eve).is_some_and(|s| *s > 0), "eve slashed");
-		self.ledger.check_balance(&self.node, Sr25519Keyring::Eve, self.start, self.end)?;
-		for key in HONEST {
-			let paid = self.ledger.paid(&key.to_account_id());
-			ensure!(paid == [0, 1, 2], "{key:?} paid for rounds {paid:?}, not every round");
-		}
-		Ok(())
-	}
-
-	fn is_honest(who: &AccountId32) -> bool {
-		HONEST.iter().any(|k| k.to_account_id() == *who)
-	}
-
-	/// Reads the ledger again, up to the best block, until `done` holds for it (`what`), and
-	/// keeps that read; after `timeout` it keeps the last read for the checks to judge. What
-	/// the honest providers do about Eve (their reports, challenges and the committee's votes)
-	/// lands on chain on its own schedule, which may be after the job completed.
-	fn wait_ledger(
-		&mut self,
-		what: &str,
-		timeout: Duration,
-		done: impl Fn(&Ledger) -> bool,
-	) -> Result<()> {
-		let (node, start) = (&self.node, self.start);
-		let read = || -> Result<(u32, Ledger)> {
-			let end = node.best_number()?;
-			Ok((end, Ledger::read(node, start + 1, end)?))
-		};
-		let (end, ledger) = match wait_for(what, timeout, || read().ok().filter(|(_, l)| done(l))) {
-			Ok(found) => found,
-			Err(_) => read()?,
-		};
-		self.end = end;
-		self.ledger = ledger;
-		Ok(())
-	}
-}
-
 #[test]
 fn an_equivocating_provider_is_reported_and_slashed() -> Result<()> {
 	let mut run = CheatRun::run("equivocate = true", "")?;
@@ -439,7 +180,7 @@ fn an_equivocating_provider_is_reported_and_slashed() -> Result<()> {
 	ensure!(
 		l.equivocations.len() == 1
 			&& l.equivocations[0].0 == eve
-			&& CheatRun::is_honest(&l.equivocations[0].1),
+			&& run.is_honest(&l.equivocations[0].1),
 		"one report of eve by an honest provider: {:?}\n{}",
 		l.equivocations,
 		logs(&run.providers)
@@ -458,7 +199,7 @@ fn a_lazy_provider_is_challenged_voted_invalid_and_slashed() -> Result<()> {
 	let (l, eve) = (&run.ledger, Sr25519Keyring::Eve.to_account_id());
 	ensure!(
 		!l.challenges.is_empty()
-			&& l.challenges.iter().all(|(accused, by)| *accused == eve && CheatRun::is_honest(by)),
+			&& l.challenges.iter().all(|(accused, by)| *accused == eve && run.is_honest(by)),
 		"only eve challenged, by honest providers: {:?}\n{}",
 		l.challenges,
 		logs(&run.providers)

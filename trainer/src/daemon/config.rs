@@ -136,6 +136,7 @@ impl TrainerConfig {
 		if !(self.compute_slowdown.is_finite() && self.compute_slowdown >= 1.0) {
 			return bad("compute_slowdown must be >= 1");
 		}
+		self.misbehave.check().map_err(Error::Config)?;
 		match self.schedule {
 			Schedule::Deadline { period_ms, grace_ms, .. } if period_ms <= grace_ms => {
 				bad("schedule.period_ms must exceed grace_ms")

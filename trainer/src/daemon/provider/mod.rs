@@ -30,7 +30,7 @@ use crate::{
 		trainer::Trainer,
 	},
 	net::ProofLink,
-	round::coordinator::Schedule,
+	round::{coordinator::Schedule, fraud::FraudPort, misbehave::AgainstTruth},
 };
 
 /// This provider's throughput as the chain sees it: declared TFLOP/s (thousandths) and the
@@ -208,11 +208,16 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 	};
 	let coordinator = follower::start(runtime.handle(), chain, account, follow)?;
 	let handle = std::sync::Arc::new(coordinator);
+	let fraud: Box<dyn FraudPort> = if config.misbehave.vote_against_truth {
+		Box::new(AgainstTruth(handle.clone()))
+	} else {
+		Box::new(handle.clone())
+	};
 	let mut trainer = Trainer::with_key(
 		trainer_config,
 		p2p,
 		Box::new(handle.clone()),
-		Some(Box::new(handle.clone())),
+		Some(fraud),
 		runtime.handle(),
 	)?;
 	if let Some(link) = trainer.take_proof_link() {

@@ -18,7 +18,7 @@ use crate::{
 	round::{
 		contribute::{self, Context, OwnUpdate},
 		coordinator::Schedule,
-		misbehave::{self, LAZY_FIRST_NORM, LAZY_STEPS},
+		misbehave::{self, LAZY_STEPS},
 	},
 	work_state::WorkDigests,
 };
@@ -46,16 +46,19 @@ impl Trainer {
 			Schedule::Deadline { .. } => (None, Duration::from_millis(50)),
 		};
 		let stop_at = end.map(|e| e.checked_sub(margin).unwrap_or(e));
-		if self.config.misbehave.lazy {
-			// It waits until an honest trainer would be done.
-			if let Some(wait) = stop_at.and_then(|s| s.checked_duration_since(Instant::now())) {
-				std::thread::sleep(wait);
-			}
+		let misbehave = self.config.misbehave;
+		if misbehave.skips_training() {
 			let steps = fixed.or(max_steps).unwrap_or(LAZY_STEPS);
-			let norm = self.last_update_norm.unwrap_or(LAZY_FIRST_NORM);
-			let local = misbehave::lazy_round(state.weights.len(), norm, round, steps, batch);
+			let local = self.untrained_round(round, stop_at, steps, batch);
 			return self.commit(round, local, start, started).map(Some);
 		}
+		let seed = if misbehave.wrong_data { misbehave::wrong_seed(&seed) } else { seed };
+		// An inflating trainer stops early (and claims the whole round below).
+		let claimable = fixed.or(max_steps);
+		let run_cap = match misbehave.inflate {
+			Some(share) => claimable.map(|steps| misbehave::inflated_run(steps, share)),
+			None => max_steps,
+		};
 		let mut step_secs = self.step_secs;
 		let mut last: Option<Instant> = None;
 		let mut i = 0u64;
@@ -70,7 +73,7 @@ impl Trainer {
 				let secs = took.as_secs_f64() * slowdown;
 				step_secs = Some(step_secs.map_or(secs, |s| 0.8 * s + 0.2 * secs));
 			}
-			let capped = max_steps.is_some_and(|m| i >= u64::from(m));
+			let capped = run_cap.is_some_and(|m| i >= u64::from(m));
 			let go = !capped
 				&& match (fixed, stop_at) {
 					(Some(steps), _) => i < u64::from(steps),
@@ -92,8 +95,13 @@ impl Trainer {
 		if local.steps == 0 {
 			return Ok(None);
 		}
-		if let Some(poison) = self.config.misbehave.poison {
+		if let Some(poison) = misbehave.poison {
 			misbehave::poison_update(&mut local.delta, poison, round);
+		}
+		if let Some(share) = misbehave.inflate {
+			let claim = misbehave::inflated_claim(local.steps, share, claimable);
+			tracing::warn!("round {round}: ran {} steps, claiming {claim}", local.steps);
+			(local.steps, local.samples) = (claim, u64::from(claim) * batch);
 		}
 		self.commit(round, local, start, started).map(Some)
 	}

@@ -43,6 +43,7 @@ use crate::{
 	train::{evaluate, InnerTrainer},
 };
 
+mod attack;
 mod compute;
 mod exchange;
 mod setup;
@@ -98,6 +99,8 @@ pub struct Trainer {
 	status_sink: Option<StatusSink>,
 	/// Norm of the last aggregated update (what a lazy trainer's noise imitates).
 	last_update_norm: Option<f64>,
+	/// The last round's base, kept only by a trainer told to send stale updates.
+	stale_base: Option<Vec<f32>>,
 }
 
 impl Trainer {
@@ -256,6 +259,7 @@ impl Trainer {
 			self.totals.last_train = Some(own.signed.commitment.train_loss());
 		}
 		if let Some(round_end) = decided {
+			self.grief(round, &round_end.accepted);
 			let c = own.as_ref().map(|o| &o.signed.commitment);
 			let record = RoundRecord {
 				contributed: own.is_some(),
@@ -340,6 +344,7 @@ impl Trainer {
 			}
 		};
 		let set = self.books.current().set(&base);
+		self.keep_stale_base();
 		if let Some(own) = own {
 			let hash = own.signed.commitment.update_hash;
 			self.fetches.keep_own(hash, own.bytes.clone(), own.update.clone());

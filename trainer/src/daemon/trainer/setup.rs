@@ -163,6 +163,7 @@ impl Trainer {
 			linger: Duration::from_secs(3),
 			status_sink: None,
 			last_update_norm: None,
+			stale_base: None,
 			config,
 		})
 	}

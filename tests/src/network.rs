@@ -1,0 +1,367 @@
+//! Whole networks for end-to-end tests: a dev node, provider daemons (`grid-trainer
+//! provide`) and the buyer's CLI, all real processes on loopback, and a ledger of what the
+//! chain's events say happened to everyone's money.
+
+use std::{collections::HashMap, path::Path, time::Duration};
+
+use anyhow::{anyhow, ensure, Result};
+use grid_runtime::RuntimeEvent;
+use polkadot_sdk::{sp_core::crypto::AccountId32, sp_keyring::Sr25519Keyring};
+
+use crate::{
+	chain::{account, block_hash, events_at},
+	trainers::{job_cli, Provider, ProviderSpec},
+	wait_for, Node,
+};
+
+/// The quick MNIST job (three rounds of five blocks, three to four providers).
+pub const MNIST_JOB: &str = include_str!("../../examples/mnist-job.toml");
+
+pub fn url(node: &Node) -> String {
+	format!("ws://127.0.0.1:{}", node.ports.rpc)
+}
+
+/// A dev node that has finalized a block.
+pub fn dev_node(dir: &Path) -> Result<Node> {
+	let node = Node::start("dev", dir, &["--dev".into()])?;
+	node.wait_finalized(1, Duration::from_secs(60))?;
+	Ok(node)
+}
+
+/// Each provider's stake, in GRID: enough for the MNIST job opened to challenges, where the
+/// chain's audits ask for 198 rounds' reward (1,980 GRID).
+pub const STAKE: u32 = 2_000;
+
+/// Starts a provider for the dev account `account` (`//Bob`) with [`STAKE`].
+pub fn provider(dir: &Path, url: &str, name: &str, account: &str) -> Result<Provider> {
+	Provider::start(dir, url, &ProviderSpec { name, account, stake: STAKE, extra: "" })
+}
+
+/// The providers of the dev accounts `keys`, named after them.
+pub fn providers(dir: &Path, url: &str, keys: &[Sr25519Keyring]) -> Result<Vec<Provider>> {
+	keys.iter()
+		.map(|key| {
+			let name = format!("{key:?}").to_lowercase();
+			provider(dir, url, &name, &format!("//{key:?}"))
+		})
+		.collect()
+}
+
+/// Total (free + held) balance of `who` at block `number`.
+pub fn total(node: &Node, who: &AccountId32, number: u32) -> Result<u128> {
+	let info = account(node, who, Some(&block_hash(node, number)?))?;
+	Ok(info.data.free + info.data.reserved)
+}
+
+/// Rewards, fees and slashes per account, and the jobs' lifecycle events, over a range of
+/// blocks.
+#[derive(Default)]
+pub struct Ledger {
+	pub rewards: HashMap<AccountId32, u128>,
+	pub rounds_paid: HashMap<AccountId32, Vec<u32>>,
+	pub fees: HashMap<AccountId32, u128>,
+	pub slashed: HashMap<AccountId32, u128>,
+	pub joined_from: HashMap<AccountId32, u32>,
+	/// (provider, reporter) of each punished equivocation.
+	pub equivocations: Vec<(AccountId32, AccountId32)>,
+	/// (accused, challenger) of each challenge opened.
+	pub challenges: Vec<(AccountId32, AccountId32)>,
+	/// (accused, reward clawed back) of each challenge that proved fraud.
+	pub frauds: Vec<(AccountId32, u128)>,
+	/// (accused, round) of each challenge or audit that proved fraud.
+	pub proven: Vec<(AccountId32, u32)>,
+	/// Challenges decided otherwise.
+	pub other_outcomes: u32,
+	/// (challenger, outcome) of each challenge (not audit) decided.
+	pub challenge_outcomes: Vec<(AccountId32, pallet_jobs::ChallengeOutcome)>,
+	/// Each slash's account and reason.
+	pub slash_reasons: Vec<(AccountId32, pallet_providers::SlashReason)>,
+	/// Ids of the random audits the chain opened (1% of paid contributions of a job with a
+	/// challenge window), apart from the challenges.
+	pub audits: Vec<u64>,
+	/// (accused, outcome) of each audit decided.
+	pub audit_outcomes: Vec<(AccountId32, pallet_jobs::ChallengeOutcome)>,
+	pub settled_with_result: u32,
+	pub completed: bool,
+}
+
+impl Ledger {
+	/// The events of blocks `from..=to`.
+	pub fn read(node: &Node, from: u32, to: u32) -> Result<Self> {
+		use pallet_jobs::Event as Jobs;
+		use pallet_providers::Event as Providers;
+		use polkadot_sdk::pallet_transaction_payment::Event as Fee;
+		let mut l = Ledger::default();
+		let mut challengers = HashMap::new();
+		for n in from..=to {
+			for event in events_at(node, n)? {
+				match event {
+					RuntimeEvent::Jobs(Jobs::RewardPaid { who, amount, round, .. }) => {
+						*l.rewards.entry(who.clone()).or_default() += amount;
+						l.rounds_paid.entry(who).or_default().push(round);
+					}
+					RuntimeEvent::Jobs(Jobs::Joined { who, from_round, .. }) => {
+						l.joined_from.insert(who, from_round);
+					}
+					RuntimeEvent::Jobs(Jobs::RoundSettled {
+						result_model_hash: Some(_), ..
+					}) => l.settled_with_result += 1,
+					RuntimeEvent::Jobs(Jobs::JobCompleted { .. }) => l.completed = true,
+					RuntimeEvent::Jobs(Jobs::EquivocationPunished {
+						provider, reporter, ..
+					}) => l.equivocations.push((provider, reporter)),
+					RuntimeEvent::Jobs(Jobs::ChallengeOpened {
+						id, accused, challenger, ..
+					}) => {
+						challengers.insert(id, challenger.clone());
+						l.challenges.push((accused, challenger))
+					}
+					RuntimeEvent::Jobs(Jobs::AuditOpened { id, .. }) => l.audits.push(id),
+					RuntimeEvent::Jobs(Jobs::ChallengeResolved {
+						id,
+						accused,
+						round,
+						outcome,
+						..
+					}) if l.audits.contains(&id) => {
+						if outcome == pallet_jobs::ChallengeOutcome::FraudProven {
+							l.proven.push((accused.clone(), round));
+						}
+						l.audit_outcomes.push((accused, outcome))
+					}
+					RuntimeEvent::Jobs(Jobs::ChallengeResolved {
+						id,
+						accused,
+						round,
+						outcome,
+						clawed_back,
+						..
+					}) => {
+						if outcome == pallet_jobs::ChallengeOutcome::FraudProven {
+							l.proven.push((accused.clone(), round));
+						}
+						if let Some(by) = challengers.get(&id) {
+							l.challenge_outcomes.push((by.clone(), outcome));
+						}
+						match outcome {
+							pallet_jobs::ChallengeOutcome::FraudProven => {
+								l.frauds.push((accused, clawed_back))
+							}
+							_ => l.other_outcomes += 1,
+						}
+					}
+					RuntimeEvent::Providers(Providers::Slashed { who, amount, reason, .. }) => {
+						l.slash_reasons.push((who.clone(), reason));
+						*l.slashed.entry(who).or_default() += amount
+					}
+					RuntimeEvent::TransactionPayment(Fee::TransactionFeePaid {
+						who,
+						actual_fee,
+						tip,
+					}) => *l.fees.entry(who).or_default() += actual_fee + tip,
+					_ => {}
+				}
+			}
+		}
+		Ok(l)
+	}
+
+	/// Rounds `who` was paid for, in order.
+	pub fn paid(&self, who: &AccountId32) -> Vec<u32> {
+		self.rounds_paid.get(who).cloned().unwrap_or_default()
+	}
+
+	/// Checks that `who`'s total balance moved by exactly its rewards, less its fees and
+	/// slashes, between blocks `start` and `end`.
+	pub fn check_balance(
+		&self,
+		node: &Node,
+		who: Sr25519Keyring,
+		start: u32,
+		end: u32,
+	) -> Result<()> {
+		let account = who.to_account_id();
+		let get = |m: &HashMap<AccountId32, u128>| m.get(&account).copied().unwrap_or(0) as i128;
+		let (reward, fees, slashed) = (get(&self.rewards), get(&self.fees), get(&self.slashed));
+		let change = total(node, &account, end)? as i128 - total(node, &account, start)? as i128;
+		ensure!(
+			change == reward - fees - slashed,
+			"{who:?}: balance changed by {change}; events: {reward} rewards, {fees} fees, \
+			 {slashed} slashed"
+		);
+		Ok(())
+	}
+}
+
+pub fn logs(providers: &[Provider]) -> String {
+	providers.iter().map(Provider::log_tail).collect::<Vec<_>>().join("\n")
+}
+
+/// Posts `spec` as Alice; fails unless it becomes job `id`.
+pub fn post_job(url: &str, dir: &Path, spec: &str, id: u64) -> Result<()> {
+	let path = dir.join(format!("job-{id}.toml"));
+	std::fs::write(&path, spec)?;
+	let path = path.to_str().ok_or_else(|| anyhow!("non-UTF-8 path"))?;
+	let created = job_cli(url, &["create", "--account", "//Alice", "--spec", path])?;
+	let stdout = String::from_utf8_lossy(&created.stdout);
+	ensure!(
+		created.status.success() && stdout.contains(&format!("job {id} created")),
+		"job create failed: {stdout}\n{}",
+		String::from_utf8_lossy(&created.stderr)
+	);
+	Ok(())
+}
+
+/// The buyer CLI's status line of job `id`, once `done` holds for it.
+pub fn wait_status(
+	url: &str,
+	id: u64,
+	timeout: Duration,
+	providers: &[Provider],
+	done: impl Fn(&str) -> bool,
+) -> Result<String> {
+	let id_text = id.to_string();
+	wait_for(&format!("job {id}"), timeout, || {
+		let out = job_cli(url, &["status", "--job", &id_text]).ok()?;
+		let text = String::from_utf8_lossy(&out.stdout).into_owned();
+		done(&text).then_some(text)
+	})
+	.map_err(|e| anyhow!("{e}\n{}", logs(providers)))
+}
+
+/// The honest providers of [`CheatRun::run`].
+pub const HONEST: [Sr25519Keyring; 3] =
+	[Sr25519Keyring::Bob, Sr25519Keyring::Charlie, Sr25519Keyring::Dave];
+
+/// A job run by honest providers and misbehaving ones.
+pub struct CheatRun {
+	/// The dev node.
+	pub node: Node,
+	/// The providers, in the cast's order.
+	pub providers: Vec<Provider>,
+	/// The chain's events since the run started (see [`CheatRun::wait_ledger`]).
+	pub ledger: Ledger,
+	/// The honest providers.
+	pub honest: Vec<Sr25519Keyring>,
+	/// The block before the run.
+	pub start: u32,
+	/// The last block the ledger read.
+	pub end: u32,
+	_dir: tempfile::TempDir,
+}
+
+impl CheatRun {
+	/// Bob, Charlie and Dave as honest providers and Eve with `misbehave` (lines of her
+	/// `[misbehave]` table) on a dev node; the MNIST job, needing all four, with `spec_extra`
+	/// lines, posted and run to completion.
+	pub fn run(misbehave: &str, spec_extra: &str) -> Result<Self> {
+		let mut cast: Vec<(Sr25519Keyring, &str)> = HONEST.iter().map(|k| (*k, "")).collect();
+		cast.push((Sr25519Keyring::Eve, misbehave));
+		let run = Self::start(&cast, 3, spec_extra)?;
+		let status = wait_status(&run.url(), 0, Duration::from_secs(300), &run.providers, |s| {
+			s.contains("completed")
+		})?;
+		ensure!(status.contains("round 3/3"), "{status}");
+		let mut run = run;
+		run.wait_ledger("the ledger", Duration::ZERO, |_| true)?;
+		Ok(run)
+	}
+
+	/// `cast` (each a dev account and the lines of its `[misbehave]` table, empty for an
+	/// honest provider) on a dev node, and the MNIST job of `rounds` rounds needing them all,
+	/// with `spec_extra` lines, posted as job 0.
+	pub fn start(cast: &[(Sr25519Keyring, &str)], rounds: u32, spec_extra: &str) -> Result<Self> {
+		let dir = tempfile::tempdir()?;
+		let node = dev_node(dir.path())?;
+		let url = url(&node);
+		let start = node.best_number()?;
+		let mut providers = Vec::new();
+		for (key, misbehave) in cast {
+			let name = format!("{key:?}").to_lowercase();
+			let extra = if misbehave.is_empty() {
+				String::new()
+			} else {
+				format!("[misbehave]\n{misbehave}")
+			};
+			let account = format!("//{key:?}");
+			let spec = ProviderSpec { name: &name, account: &account, stake: STAKE, extra: &extra };
+			providers.push(Provider::start(dir.path(), &url, &spec)?);
+		}
+		let n = cast.len();
+		// Top-level keys go before the file's `[training]` table.
+		let spec = MNIST_JOB
+			.replace("rounds = 3\n", &format!("rounds = {rounds}\n"))
+			.replace("min_providers = 3\n", &format!("min_providers = {n}\n{spec_extra}"))
+			.replace("max_providers = 4\n", &format!("max_providers = {}\n", n.max(4)))
+			.replace("min_provider_stake = 100", &format!("min_provider_stake = {STAKE}"));
+		post_job(&url, dir.path(), &spec, 0)?;
+		let honest = cast.iter().filter(|(_, m)| m.is_empty()).map(|(k, _)| *k).collect();
+		Ok(CheatRun {
+			node,
+			providers,
+			ledger: Ledger::default(),
+			honest,
+			start,
+			end: start,
+			_dir: dir,
+		})
+	}
+
+	/// The node's WebSocket address.
+	pub fn url(&self) -> String {
+		url(&self.node)
+	}
+
+	/// Eve was slashed (her balance moved by exactly her events) and every honest provider
+	/// was paid for every round of the three.
+	pub fn check_punished(&self) -> Result<()> {
+		let eve = Sr25519Keyring::Eve.to_account_id();
+		ensure!(self.ledger.slashed.get(&eve).is_some_and(|s| *s > 0), "eve slashed");
+		self.ledger.check_balance(&self.node, Sr25519Keyring::Eve, self.start, self.end)?;
+		self.check_honest(3)
+	}
+
+	/// Every honest provider was paid for each of the first `rounds` rounds and never slashed.
+	pub fn check_honest(&self, rounds: u32) -> Result<()> {
+		for key in &self.honest {
+			let who = key.to_account_id();
+			let paid = self.ledger.paid(&who);
+			ensure!(
+				paid == (0..rounds).collect::<Vec<_>>(),
+				"{key:?} paid for rounds {paid:?}, not every round of {rounds}\n{}",
+				logs(&self.providers)
+			);
+			ensure!(!self.ledger.slashed.contains_key(&who), "honest {key:?} slashed");
+		}
+		Ok(())
+	}
+
+	/// Whether `who` is one of the run's honest providers.
+	pub fn is_honest(&self, who: &AccountId32) -> bool {
+		self.honest.iter().any(|k| k.to_account_id() == *who)
+	}
+
+	/// Reads the ledger again, up to the best block, until `done` holds for it (`what`), and
+	/// keeps that read; after `timeout` it keeps the last read for the checks to judge. What
+	/// the honest providers do about Eve (their reports, challenges and the committee's votes)
+	/// lands on chain on its own schedule, which may be after the job completed.
+	pub fn wait_ledger(
+		&mut self,
+		what: &str,
+		timeout: Duration,
+		done: impl Fn(&Ledger) -> bool,
+	) -> Result<()> {
+		let (node, start) = (&self.node, self.start);
+		let read = || -> Result<(u32, Ledger)> {
+			let end = node.best_number()?;
+			Ok((end, Ledger::read(node, start + 1, end)?))
+		};
+		let (end, ledger) = match wait_for(what, timeout, || read().ok().filter(|(_, l)| done(l))) {
+			Ok(found) => found,
+			Err(_) => read()?,
+		};
+		self.end = end;
+		self.ledger = ledger;
+		Ok(())
+	}
+}

@@ -1,0 +1,176 @@
+//! The red-team suite's end-to-end part: each attacker of `bench/redteam.sh` as a real
+//! `grid-trainer provide` process (`[misbehave]` in its file) next to honest providers on a
+//! dev node, run until the chain has caught it. Honest providers must be paid for every
+//! round settled meanwhile and never slashed.
+//!
+//! These take minutes each (the lazy and equivocating providers' tests, in
+//! `network_job.rs`, run in CI), so they are ignored by default: `bench/redteam.sh` runs them
+//! (`cargo test --release -p grid-e2e-tests --test attackers -- --ignored`) and, with
+//! `GRID_REDTEAM_E2E` naming a directory, each writes its outcome there as JSON for the
+//! report.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{ensure, Result};
+use grid_e2e_tests::network::{logs, CheatRun, Ledger, HONEST};
+use pallet_jobs::ChallengeOutcome;
+use pallet_providers::SlashReason;
+use polkadot_sdk::sp_keyring::Sr25519Keyring::{self, Eve, Ferdie};
+
+/// Jobs here are open to challenges for 20 blocks after each round (the chain's audits and
+/// the honest providers' loss screens run only on such jobs).
+const WINDOW: &str = "challenge_window = 20\n";
+
+/// What catching an attacker means on chain.
+#[derive(Clone, Copy)]
+enum Caught {
+	/// Fraud proven against Eve's contribution (reward clawed back, stake slashed).
+	Fraud,
+	/// Eve slashed for revealing the verdict her committee's majority decided against.
+	Outvoted,
+	/// A challenge Eve opened rejected (her deposit went to the voters).
+	Rejected,
+	/// The job completed without paying Eve for any round (an update with another's
+	/// content hash is left out by every honest trainer and paid by the chain to nobody who
+	/// was not used for it; nothing to convict, since nobody holds Eve's "own" update).
+	NeverPaid,
+}
+
+impl Caught {
+	fn holds(self, l: &Ledger) -> bool {
+		let eve = Eve.to_account_id();
+		match self {
+			Caught::Fraud => l.proven.iter().any(|(who, _)| *who == eve),
+			Caught::Outvoted => l.slash_reasons.contains(&(eve, SlashReason::Outvoted)),
+			Caught::Rejected => l.challenge_outcomes.contains(&(eve, ChallengeOutcome::Rejected)),
+			Caught::NeverPaid => l.completed && l.paid(&eve).is_empty(),
+		}
+	}
+
+	/// The report's words for it.
+	fn means(self) -> &'static str {
+		match self {
+			Caught::Fraud => "fraud proven",
+			Caught::Outvoted => "slashed as outvoted",
+			Caught::Rejected => "its challenge rejected",
+			Caught::NeverPaid => "refused: never paid, not slashed",
+		}
+	}
+}
+
+/// Runs Bob, Charlie and Dave honestly, Eve with `misbehave` and any `others` (dev accounts
+/// with their `[misbehave]` lines) on a job of at most `rounds` rounds until Eve is
+/// `caught`; checks the honest providers and records the outcome.
+fn attack(
+	attacker: &str,
+	misbehave: &str,
+	others: &[(Sr25519Keyring, &str)],
+	rounds: u32,
+	caught: Caught,
+) -> Result<()> {
+	let started = Instant::now();
+	let mut cast: Vec<(Sr25519Keyring, &str)> = HONEST.iter().map(|k| (*k, "")).collect();
+	cast.extend_from_slice(others);
+	cast.push((Eve, misbehave));
+	let mut run = CheatRun::start(&cast, rounds, WINDOW)?;
+	// A round takes five 6 s blocks; a verdict about ten blocks after its round settled.
+	let timeout = Duration::from_secs(120 + 45 * u64::from(rounds));
+	run.wait_ledger(&format!("{attacker} to be caught"), timeout, |l| caught.holds(l))?;
+	let l = &run.ledger;
+	let settled = l.settled_with_result;
+	let first = l.proven.iter().filter(|(who, _)| *who == Eve.to_account_id()).map(|(_, r)| *r);
+	record(attacker, caught, caught.holds(l), first.min(), settled, started.elapsed());
+	ensure!(
+		caught.holds(l),
+		"{attacker} not caught in {settled} rounds; challenges {:?}, outcomes {:?}\n{}",
+		l.challenges,
+		l.challenge_outcomes,
+		logs(&run.providers)
+	);
+	// Nobody honest lost anything meanwhile, and every settled round paid them.
+	run.check_honest(settled)?;
+	let honest_convicted = l.proven.iter().filter(|(who, _)| run.is_honest(who)).count();
+	ensure!(honest_convicted == 0, "an honest provider convicted: {:?}", l.proven);
+	Ok(())
+}
+
+/// With `GRID_REDTEAM_E2E` set, writes the outcome to `<dir>/<attacker>.json`.
+fn record(
+	attacker: &str,
+	how: Caught,
+	held: bool,
+	round: Option<u32>,
+	settled: u32,
+	took: Duration,
+) {
+	let Some(dir) = std::env::var_os("GRID_REDTEAM_E2E") else { return };
+	let outcome = serde_json::json!({
+		"attacker": attacker,
+		"caught": held,
+		"caught_means": how.means(),
+		"offence_round": round,
+		"rounds_settled": settled,
+		"seconds": took.as_secs(),
+	});
+	let path = std::path::Path::new(&dir).join(format!("{}.json", attacker.replace(' ', "-")));
+	if let Err(e) = std::fs::write(&path, outcome.to_string()) {
+		eprintln!("writing {}: {e}", path.display());
+	}
+}
+
+#[test]
+#[ignore = "minutes: bench/redteam.sh runs it"]
+fn an_exact_copier_is_never_paid() -> Result<()> {
+	// Its re-compressed copy has the bytes, so the content hash, of the update it copied.
+	attack("exact copy", "copy = { kind = \"exact\" }", &[], 4, Caught::NeverPaid)
+}
+
+#[test]
+#[ignore = "minutes: bench/redteam.sh runs it"]
+fn a_scaled_copier_is_caught() -> Result<()> {
+	attack("scaled copy", "copy = { kind = \"scaled\", factor = 1.5 }", &[], 4, Caught::Fraud)
+}
+
+#[test]
+#[ignore = "minutes: bench/redteam.sh runs it"]
+fn a_noised_copier_is_caught() -> Result<()> {
+	attack("noised copy", "copy = { kind = \"noised\", factor = 0.3 }", &[], 4, Caught::Fraud)
+}
+
+#[test]
+#[ignore = "minutes: bench/redteam.sh runs it"]
+fn a_stale_provider_is_caught() -> Result<()> {
+	attack("previous aggregate", "stale = true", &[], 4, Caught::Fraud)
+}
+
+#[test]
+#[ignore = "minutes: bench/redteam.sh runs it"]
+fn a_provider_training_on_the_wrong_data_is_caught() -> Result<()> {
+	attack("wrong data", "wrong_data = true", &[], 10, Caught::Fraud)
+}
+
+#[test]
+#[ignore = "minutes: bench/redteam.sh runs it"]
+fn an_inflated_claim_is_caught() -> Result<()> {
+	attack("inflated claim", "inflate = 0.75", &[], 4, Caught::Fraud)
+}
+
+#[test]
+#[ignore = "minutes: bench/redteam.sh runs it"]
+fn a_sybil_voter_is_outvoted_and_slashed() -> Result<()> {
+	// Ferdie is lazy, so that there is fraud to judge; with Eve, the challenger's committee
+	// is the other two honest holders and Eve.
+	attack(
+		"Sybil voter",
+		"vote_against_truth = true",
+		&[(Ferdie, "lazy = true")],
+		4,
+		Caught::Outvoted,
+	)
+}
+
+#[test]
+#[ignore = "minutes: bench/redteam.sh runs it"]
+fn a_griefing_challenger_loses_its_deposit() -> Result<()> {
+	attack("griefing challenger", "grief = true", &[], 4, Caught::Rejected)
+}
