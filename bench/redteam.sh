@@ -31,7 +31,7 @@ mkdir -p "$e2e"
 if [ "${E2E:-1}" != 0 ]; then
 	# A failed test still leaves its outcome (not caught) unless it could not run at all.
 	GRID_REDTEAM_E2E="$PWD/$e2e" cargo test --release --locked --workspace --test attackers \
-		-- --ignored --test-threads 1 > "$out/redteam-e2e.log" 2>&1 || true
+		-- --include-ignored --test-threads 1 > "$out/redteam-e2e.log" 2>&1 || true
 fi
 python3 bench/redteam_e2e.py "$e2e" "$out.tmp-redteam/redteam.json" > "$out.tmp-redteam/e2e.md"
 # The report: the measured table and figures, then how they were made.
