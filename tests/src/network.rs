@@ -37,14 +37,16 @@ pub fn provider(dir: &Path, url: &str, name: &str, account: &str) -> Result<Prov
 	Provider::start(dir, url, &ProviderSpec { name, account, stake: STAKE, extra: "" })
 }
 
+/// Starts a provider for the dev account `key`, named after it, with [`STAKE`] and `extra`
+/// top-level lines in its file.
+pub fn keyed_provider(dir: &Path, url: &str, key: Sr25519Keyring, extra: &str) -> Result<Provider> {
+	let (name, account) = (format!("{key:?}").to_lowercase(), format!("//{key:?}"));
+	Provider::start(dir, url, &ProviderSpec { name: &name, account: &account, stake: STAKE, extra })
+}
+
 /// The providers of the dev accounts `keys`, named after them.
 pub fn providers(dir: &Path, url: &str, keys: &[Sr25519Keyring]) -> Result<Vec<Provider>> {
-	keys.iter()
-		.map(|key| {
-			let name = format!("{key:?}").to_lowercase();
-			provider(dir, url, &name, &format!("//{key:?}"))
-		})
-		.collect()
+	keys.iter().map(|key| keyed_provider(dir, url, *key, "")).collect()
 }
 
 /// Total (free + held) balance of `who` at block `number`.
@@ -263,7 +265,7 @@ impl CheatRun {
 		})?;
 		ensure!(status.contains("round 3/3"), "{status}");
 		let mut run = run;
-		run.wait_ledger("the ledger", Duration::ZERO, |_| true)?;
+		(run.end, run.ledger) = run.read_ledger()?;
 		Ok(run)
 	}
 
@@ -277,15 +279,12 @@ impl CheatRun {
 		let start = node.best_number()?;
 		let mut providers = Vec::new();
 		for (key, misbehave) in cast {
-			let name = format!("{key:?}").to_lowercase();
 			let extra = if misbehave.is_empty() {
 				String::new()
 			} else {
 				format!("[misbehave]\n{misbehave}")
 			};
-			let account = format!("//{key:?}");
-			let spec = ProviderSpec { name: &name, account: &account, stake: STAKE, extra: &extra };
-			providers.push(Provider::start(dir.path(), &url, &spec)?);
+			providers.push(keyed_provider(dir.path(), &url, *key, &extra)?);
 		}
 		let n = cast.len();
 		// Top-level keys go before the file's `[training]` table.
@@ -351,17 +350,18 @@ impl CheatRun {
 		timeout: Duration,
 		done: impl Fn(&Ledger) -> bool,
 	) -> Result<()> {
-		let (node, start) = (&self.node, self.start);
-		let read = || -> Result<(u32, Ledger)> {
-			let end = node.best_number()?;
-			Ok((end, Ledger::read(node, start + 1, end)?))
-		};
-		let (end, ledger) = match wait_for(what, timeout, || read().ok().filter(|(_, l)| done(l))) {
-			Ok(found) => found,
-			Err(_) => read()?,
-		};
-		self.end = end;
-		self.ledger = ledger;
+		let read = || self.read_ledger();
+		(self.end, self.ledger) =
+			match wait_for(what, timeout, || read().ok().filter(|(_, l)| done(l))) {
+				Ok(found) => found,
+				Err(_) => read()?,
+			};
 		Ok(())
+	}
+
+	/// The best block and the events since the run started, up to it.
+	fn read_ledger(&self) -> Result<(u32, Ledger)> {
+		let end = self.node.best_number()?;
+		Ok((end, Ledger::read(&self.node, self.start + 1, end)?))
 	}
 }

@@ -34,7 +34,7 @@ impl Trainer {
 		let misbehave = self.config.misbehave;
 		let norm = self.last_update_norm.unwrap_or(LAZY_FIRST_NORM);
 		let weights = &self.state.as_ref().expect("compute runs with a state").weights;
-		let noise = misbehave::noise(weights.len(), norm, u64::from(round) ^ 0x1a2e);
+		let len = weights.len();
 		let stale = match (&self.stale_base, misbehave.stale) {
 			(Some(previous), true) => Some(misbehave::stale_update(previous, weights, norm)),
 			_ => None,
@@ -48,7 +48,7 @@ impl Trainer {
 		};
 		let delta = copied.or(stale).unwrap_or_else(|| {
 			tracing::warn!("round {round}: sending noise instead of training");
-			noise
+			misbehave::noise(len, norm, u64::from(round) ^ 0x1a2e)
 		});
 		misbehave::untrained_round(delta, steps, batch)
 	}
