@@ -176,20 +176,17 @@ impl WorkState {
 		Ok(WorkState { step, moments, residual })
 	}
 
-	/// Parses `bytes` and checks them against the committed `digests`.
-	pub fn decode_committed(bytes: &[u8], len: usize, digests: &WorkDigests) -> Result<Self> {
+	/// Parses `bytes` and checks them against the content address `id` they were committed
+	/// under ([`WorkDigests::id`], which binds the step and both digests).
+	pub fn decode_committed(bytes: &[u8], len: usize, id: &Digest) -> Result<Self> {
 		let state = Self::decode(bytes, len)?;
 		let got = state.digests();
-		if &got != digests {
+		if &got.id() != id {
 			return Err(Error::Decode(format!(
-				"the work state does not match its commitment (step {} vs {}, optimizer {} vs \
-				 {}, residual {} vs {})",
+				"the work state does not match its commitment (step {}, id {} vs committed {})",
 				got.step,
-				digests.step,
-				hex::encode(&got.optimizer[..4]),
-				hex::encode(&digests.optimizer[..4]),
-				hex::encode(&got.residual[..4]),
-				hex::encode(&digests.residual[..4]),
+				hex::encode(&got.id()[..4]),
+				hex::encode(&id[..4]),
 			)));
 		}
 		Ok(state)
@@ -214,7 +211,7 @@ mod tests {
 		let bytes = state.encode();
 		assert_eq!(WorkState::decode(&bytes, 3).unwrap(), state);
 		let digests = state.digests();
-		assert_eq!(WorkState::decode_committed(&bytes, 3, &digests).unwrap(), state);
+		assert_eq!(WorkState::decode_committed(&bytes, 3, &digests.id()).unwrap(), state);
 		let sgd = WorkState { moments: None, ..state.clone() };
 		assert_eq!(WorkState::decode(&sgd.encode(), 3).unwrap(), sgd);
 		// Changing any part changes a digest, and the id.
@@ -231,7 +228,7 @@ mod tests {
 		for other in variants {
 			assert_ne!(other.digests(), digests, "{other:?}");
 			assert_ne!(other.digests().id(), digests.id());
-			let err = WorkState::decode_committed(&other.encode(), 3, &digests).unwrap_err();
+			let err = WorkState::decode_committed(&other.encode(), 3, &digests.id()).unwrap_err();
 			assert!(err.to_string().contains("does not match its commitment"), "{err}");
 		}
 	}

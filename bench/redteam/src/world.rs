@@ -33,6 +33,7 @@ use grid_trainer::{
 	round::{
 		evidence::MemoryArchive,
 		fraud::{CheckRequest, FraudDesk, FraudPort, Received},
+		messages::update_hash,
 	},
 	train::{InnerConfig, InnerTrainer},
 	verify::Replayer,
@@ -158,6 +159,19 @@ struct Sent {
 	start: WorkState,
 	update: Arc<CompressedUpdate>,
 	claimed_steps: u32,
+}
+
+impl Sent {
+	/// The content address of the update (what its commitment and proof name).
+	fn hash(&self) -> H256 {
+		H256(update_hash(&self.update.encode()))
+	}
+}
+
+/// Positions in `sent` whose update an earlier sender sent too: copies, which honest books
+/// leave out of the round (they keep the first commitment of an update they hear).
+fn copies(sent: &[Sent]) -> Vec<usize> {
+	(0..sent.len()).filter(|k| (0..*k).any(|j| sent[j].hash() == sent[*k].hash())).collect()
 }
 
 /// The job's training setup (the same for every attempt).
@@ -318,25 +332,25 @@ impl<'a> World<'a> {
 		}
 		// Honest training first: copiers copy what honest providers sent.
 		let mut sent: Vec<Option<Sent>> = (0..playing.len()).map(|_| None).collect();
-		let mut victim: Option<Vec<f32>> = None;
+		let mut victim: Option<(Vec<f32>, Arc<CompressedUpdate>)> = None;
 		for (k, i) in playing.iter().enumerate() {
 			let role = self.members[*i].role;
 			if matches!(role, Role::Honest)
 				|| matches!(role, Role::Attacker(a) if a.trains_honestly())
 			{
 				let (s, corrected) = self.train(*i, &base, seeds[k], steps, steps)?;
-				victim.get_or_insert(corrected);
+				victim.get_or_insert((corrected, s.update.clone()));
 				sent[k] = Some(s);
 			}
 		}
 		let victim = victim.context("no honest provider left")?;
 		for (k, i) in playing.iter().enumerate() {
 			if sent[k].is_none() {
-				sent[k] = Some(self.cheat(*i, &base, seeds[k], &victim)?);
+				sent[k] = Some(self.cheat(*i, &base, seeds[k], &victim.0, &victim.1)?);
 			}
 		}
 		let sent: Vec<Sent> = sent.into_iter().map(|s| s.expect("every member sent")).collect();
-		self.prove(index, &playing, &sent, members)?;
+		self.prove(index, &playing, &sent)?;
 		self.screen(index, &base, &playing, &sent)?;
 		self.step_base(&sent)?;
 		if self.attacker == Attacker::GriefingChallenger {
@@ -369,8 +383,15 @@ impl<'a> World<'a> {
 	}
 
 	/// What a cheating member `i` sends instead of its work; `victim` is an honest
-	/// provider's error-corrected update of the round.
-	fn cheat(&mut self, i: usize, base: &[f32], seed: Hash, victim: &[f32]) -> Result<Sent> {
+	/// provider's error-corrected update of the round, `victim_sent` what it sent.
+	fn cheat(
+		&mut self,
+		i: usize,
+		base: &[f32],
+		seed: Hash,
+		victim: &[f32],
+		victim_sent: &Arc<CompressedUpdate>,
+	) -> Result<Sent> {
 		let steps = self.setup.steps;
 		let kind = match self.members[i].role {
 			Role::Attacker(a) => a,
@@ -386,7 +407,12 @@ impl<'a> World<'a> {
 			Attacker::InflatedClaim => {
 				return Ok(self.train(i, base, seed, steps * 3 / 4, steps)?.0);
 			}
-			Attacker::ExactCopy => victim.to_vec(),
+			Attacker::ExactCopy => {
+				// The very bytes: the same content address as the original's.
+				let m = &self.members[i];
+				let start = m.trainer.snapshot(m.compressor.residual().to_vec())?;
+				return Ok(Sent { start, update: victim_sent.clone(), claimed_steps: steps });
+			}
 			Attacker::ScaledCopy => victim.iter().map(|x| x * 1.5).collect(),
 			Attacker::NoisedCopy => victim.iter().zip(&noise).map(|(v, z)| v + 0.3 * z).collect(),
 			Attacker::PreviousAggregate => self.previous_mean.clone(),
@@ -408,23 +434,24 @@ impl<'a> World<'a> {
 	}
 
 	/// Signs and submits every member's proof; the last settles the round.
-	fn prove(
-		&mut self,
-		index: RoundIndex,
-		playing: &[usize],
-		sent: &[Sent],
-		members: &[AccountId],
-	) -> Result<()> {
+	fn prove(&mut self, index: RoundIndex, playing: &[usize], sent: &[Sent]) -> Result<()> {
+		// Every member used every update but the copies (honest books leave them out).
+		let copies = copies(sent);
+		let used: Vec<AccountId> = playing
+			.iter()
+			.enumerate()
+			.filter(|(k, _)| !copies.contains(k))
+			.map(|(_, i)| self.members[*i].who)
+			.collect();
 		for (i, s) in playing.iter().zip(sent) {
 			let m = &self.members[*i];
 			self.states.insert((index, m.peer), (s.start.encode(), s.claimed_steps));
 			self.outcome.training_steps += u64::from(s.claimed_steps);
 			let samples = u64::from(s.claimed_steps) * BATCH;
-			// What its commitment said: the start state a replay starts from and its steps.
-			// (Its update commitment stays the harness's own per provider: a copier that
-			// proved its victim's would go unpaid by the chain's rule against shared
-			// commitments, and so would its victim; these copiers prove one of their own.)
-			let mut proof = mock::proof(self.job, index, m.who, 42, samples, members).proof;
+			// What its commitment said: its update, the start state a replay starts from
+			// and its steps.
+			let mut proof = mock::proof(self.job, index, m.who, 42, samples, &used).proof;
+			proof.own_update_commitment = s.hash();
 			proof.start_state = H256(s.start.digests().id());
 			proof.inner_steps = s.claimed_steps;
 			Jobs::submit_proof(RuntimeOrigin::signed(m.who), mock::sign(proof))
@@ -442,26 +469,25 @@ impl<'a> World<'a> {
 		playing: &[usize],
 		sent: &[Sent],
 	) -> Result<()> {
-		let received: Vec<(PeerId, u32, _, Arc<CompressedUpdate>)> = playing
-			.iter()
-			.zip(sent)
-			.map(|(i, s)| {
-				(self.members[*i].peer, s.claimed_steps, s.start.digests(), s.update.clone())
-			})
-			.collect();
+		let copies = copies(sent);
+		let (mut received, mut copied) = (Vec::new(), Vec::new());
+		for (k, (i, s)) in playing.iter().zip(sent).enumerate() {
+			let r = Received {
+				peer: self.members[*i].peer,
+				steps: s.claimed_steps,
+				start: s.start.digests(),
+				update: s.update.clone(),
+			};
+			if copies.contains(&k) {
+				copied.push(r);
+			} else {
+				received.push(r);
+			}
+		}
 		for m in &mut self.members {
 			let Some((desk, port)) = m.desk.as_mut() else { continue };
-			let updates = received
-				.iter()
-				.map(|(peer, steps, start, update)| Received {
-					peer: *peer,
-					steps: *steps,
-					start: *start,
-					update: update.clone(),
-				})
-				.collect();
 			let before = desk.screen_passes();
-			desk.keep_round(index, base, updates, port.as_ref());
+			desk.keep_round(index, base, received.clone(), copied.clone(), port.as_ref());
 			self.outcome.screen_passes += desk.screen_passes() - before;
 		}
 		self.drive_desks()?;
@@ -538,11 +564,14 @@ impl<'a> World<'a> {
 		Ok(())
 	}
 
-	/// The next base model: the outer step on the mean of what was sent.
+	/// The next base model: the outer step on the mean of what was sent (copies left out).
 	fn step_base(&mut self, sent: &[Sent]) -> Result<()> {
-		let n = sent.len() as f32;
+		let copies = copies(sent);
+		let kept: Vec<&Sent> =
+			sent.iter().enumerate().filter(|(k, _)| !copies.contains(k)).map(|(_, s)| s).collect();
+		let n = kept.len() as f32;
 		let mut mean = vec![0f32; self.base.len()];
-		for s in sent {
+		for s in kept {
 			for (m, x) in mean.iter_mut().zip(s.update.decompress()) {
 				*m += x / n;
 			}
@@ -572,9 +601,10 @@ impl<'a> World<'a> {
 			.collect();
 		for (id, round, account, committee) in &open {
 			let accused = self.peer_of(*account)?;
-			// What the accused proved on chain (a challenge disputes a paid contribution).
+			// What the accused proved on chain (a challenge disputes a kept contribution:
+			// paid, or a copy's claim).
 			let paid = pallet_jobs::Contributions::<Test>::get((self.job, *round), account)
-				.context("a challenge of an unpaid contribution")?;
+				.context("a challenge of a contribution the chain did not keep")?;
 			for who in committee {
 				if !self.seated.insert((*id, *who)) {
 					continue;
@@ -587,6 +617,7 @@ impl<'a> World<'a> {
 						challenge: *id,
 						round: *round,
 						accused,
+						update: paid.update_commitment.0,
 						start_state: paid.start_state.0,
 						steps: paid.inner_steps,
 					});

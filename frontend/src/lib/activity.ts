@@ -78,7 +78,8 @@ export function chainActivitySource(api: GridApi, client: PolkadotClient): Activ
     blockEvents: () => network.blockEvents(),
     providerRewards: async (who, at) => {
       const entries = await api.query.Jobs.Contributions.getEntries({ at });
-      const mine = entries.filter(({ keyArgs: [, provider] }) => provider === who);
+      // A zero reward is a claim of another's update (a copy), kept to be disputed: not earned.
+      const mine = entries.filter(({ keyArgs: [, provider], value }) => provider === who && value.reward > 0n);
       const rounds = mine.map(({ keyArgs: [[job, round]] }) => [job, round] as [bigint, number]);
       const summaries = rounds.length ? await api.query.Jobs.RoundResults.getValues(rounds, { at }) : [];
       return mine.map(({ keyArgs: [[job, round]], value }, i) => ({

@@ -4,7 +4,8 @@
 
 use crate::{
 	mock::*, Agenda, AgendaItem, Ballot, ChallengeOutcome, Challenged, Challenges, Contributions,
-	Error, Event, HoldReason, Jobs as JobsMap, Participants, RemovalReason, RoundResults, Rounds,
+	Error, Event, HoldReason, Jobs as JobsMap, Participants, RemovalReason, RoundMembers,
+	RoundResults, Rounds,
 };
 use grid_primitives::work::{vote_commitment, Verdict};
 use pallet_providers::{HealthRecords, Providers as ProviderRecords, SlashReason};
@@ -523,6 +524,89 @@ fn hooks_decide_due_challenges_within_the_block_budget() {
 		assert!(!Agenda::<Test>::contains_key(deadline));
 		assert_eq!(Challenges::<Test>::iter().count(), 0);
 		assert_eq!(deposit_held(P1), 0);
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_copier_is_unpaid_and_convicted_by_the_holders_of_the_update_it_claimed() {
+	new_test_ext().execute_with(|| {
+		let members = [P1, P2, P3, P4, P5];
+		let id = running_job(&members);
+		let copier_free = free(P3);
+		// P3 proves P1's update as its own; honest trainers refused the copy, so nobody
+		// lists P3 as used.
+		let honest = [P1, P2, P4, P5];
+		let mut copy = proof(id, 0, P3, 42, 100, &members).proof;
+		copy.own_update_commitment = H256::from_low_u64_be(P1);
+		assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(P3), sign(copy)));
+		for who in honest {
+			assert_ok!(Jobs::submit_proof(
+				RuntimeOrigin::signed(who),
+				proof(id, 0, who, 42, 100, &honest)
+			));
+		}
+		assert_eq!(free(P3), copier_free, "the copy earns nothing");
+		let claim = Contributions::<Test>::get((id, 0), P3).expect("the claim is kept");
+		let author = Contributions::<Test>::get((id, 0), P1).expect("the author was paid");
+		assert_eq!((claim.reward, claim.update_commitment), (0, author.update_commitment));
+		// Judged by those holding the update: its author and its holders (the copier too
+		// listed the original, but is never drawn to judge itself).
+		let author_at = RoundMembers::<Test>::get(id, 0).unwrap().iter().position(|m| *m == P1);
+		assert_eq!(claim.holders, author.holders | 1 << author_at.unwrap());
+		check_invariants();
+		// Leaving at once does not free the copier's stake before its claim can be judged.
+		assert_ok!(Jobs::leave_job(RuntimeOrigin::signed(P3), id));
+		assert_noop!(
+			Providers::unbond(RuntimeOrigin::signed(P3), STAKE),
+			pallet_providers::Error::<Test>::StakeLocked
+		);
+
+		let challenge = open(P2, id, P3);
+		let drawn = committee(challenge);
+		assert!(!drawn.is_empty() && drawn.iter().all(|w| [P1, P4, P5].contains(w)));
+		let ballots: Vec<_> = drawn.iter().take(2).map(|w| (*w, Verdict::Invalid)).collect();
+		vote(challenge, &ballots);
+		let penalty = STAKE * 40 / 100;
+		assert_eq!(stake(P3), STAKE - penalty, "nothing to claw back; the stake is slashed");
+		assert!(matches!(
+			resolved(&job_events()),
+			Some(Event::ChallengeResolved {
+				outcome: ChallengeOutcome::FraudProven,
+				clawed_back: 0,
+				..
+			})
+		));
+		assert_eq!(stake(P1), STAKE, "the author loses nothing");
+		check_invariants();
+	});
+}
+
+#[test]
+fn an_honest_author_named_a_copy_by_a_racing_copier_is_cleared() {
+	new_test_ext().execute_with(|| {
+		let members = [P1, P2, P3, P4, P5];
+		let id = running_job(&members);
+		// P3 landed P1's commitment first and its Sybils P4 and P5 listed it, not P1: the
+		// chain pays P3 and keeps P1's claim unpaid. Challenging the author gets nowhere:
+		// its update replays from its own state, and holders vote so.
+		let mut copy = proof(id, 0, P3, 42, 100, &members).proof;
+		copy.own_update_commitment = H256::from_low_u64_be(P1);
+		assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(P3), sign(copy)));
+		let sybils = [P2, P3, P4, P5];
+		for (who, received) in [(P1, &members[..]), (P2, &members), (P4, &sybils), (P5, &sybils)] {
+			assert_ok!(Jobs::submit_proof(
+				RuntimeOrigin::signed(who),
+				proof(id, 0, who, 42, 100, received)
+			));
+		}
+		assert_eq!(Contributions::<Test>::get((id, 0), P1).map(|c| c.reward), Some(0));
+		let challenge = open(P4, id, P1);
+		let ballots: Vec<_> =
+			committee(challenge).iter().take(2).map(|w| (*w, Verdict::Valid)).collect();
+		vote(challenge, &ballots);
+		assert_eq!(stake(P1), STAKE, "the author keeps its stake");
+		assert!(Participants::<Test>::contains_key(id, P1));
 		check_invariants();
 	});
 }

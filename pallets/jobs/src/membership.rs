@@ -110,15 +110,16 @@ pub(crate) fn drop_if_uncovered<T: Config>(who: &T::AccountId) {
 }
 
 /// Until when a member's stake stays locked after it leaves `job`: through the challenge
-/// window of its last paid round and the voting that may follow (a leaver is not paid for the
-/// open round, so its last paid round settled before now). Never paid, nothing can be
-/// challenged: the lock ends now.
+/// window of its last settled round and the voting that may follow (a leaver is not paid for
+/// the open round, so its last round with anything kept settled before now). A member none of
+/// whose rounds settled has nothing kept to challenge: the lock ends now. (One that was never
+/// paid may still have a copy's claim kept from a settled round, so pay alone cannot tell.)
 fn lock_until<T: Config>(
 	job: &JobOf<T>,
 	participant: &Participant<BalanceOf<T>>,
 ) -> BlockNumberFor<T> {
 	let now = frame_system::Pallet::<T>::block_number();
-	if participant.rounds_paid == 0 {
+	if participant.rounds_paid == 0 && participant.from_round >= job.rounds_settled {
 		return now;
 	}
 	challenges::last_vote::<T>(job, now)

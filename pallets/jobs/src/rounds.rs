@@ -119,21 +119,22 @@ pub(crate) fn submit<T: Config>(signed: SignedProofOf<T>) -> DispatchResult {
 }
 
 /// Keeps what `who` was paid `reward` for in `round`, so it can be challenged, with the
-/// members that attested the quorum result and used its update (the holders).
+/// members that attested the quorum result and used its update (the holders). Returns
+/// `who`'s position among the round's members and what was kept.
 fn keep_evidence<T: Config>(
 	id: JobId,
 	round: &RoundStateOf<T>,
 	who: &T::AccountId,
 	reward: BalanceOf<T>,
 	proofs: &[SignedProofOf<T>],
-) {
+) -> Option<(usize, Contribution<BalanceOf<T>>)> {
 	// Only members with a proof attesting the quorum result are paid.
 	let attesters: Vec<_> = proofs
 		.iter()
 		.map(|s| &s.proof)
 		.filter(|p| Some(p.result_model_hash) == round.quorum)
 		.collect();
-	let Some(proof) = attesters.iter().find(|p| &p.provider == who) else { return };
+	let proof = attesters.iter().find(|p| &p.provider == who)?;
 	let holders = holders(proof, &attesters)
 		.filter_map(|h| round.members.iter().position(|m| m == &h.provider))
 		.filter(|index| *index < 64)
@@ -147,7 +148,42 @@ fn keep_evidence<T: Config>(
 		reward,
 		holders,
 	};
-	Contributions::<T>::insert((id, round.index), who, contribution);
+	Contributions::<T>::insert((id, round.index), who, &contribution);
+	Some((round.members.iter().position(|m| m == who)?, contribution))
+}
+
+/// Keeps, unpaid, the claims of members whose proofs name an update another member was paid
+/// for in `round`: a copy (honest trainers refuse it, so nobody used it). Its signer still
+/// says it computed that update from its own start state on its own data, which a replay
+/// refutes, so the claim can be challenged and audited like a paid contribution and costs the
+/// copier its stake. Judged by those who hold the update: the paid author and its holders.
+/// `paid` holds each paid member's position among the round's members and its record.
+fn keep_copies<T: Config>(
+	id: JobId,
+	round: &RoundStateOf<T>,
+	proofs: &[SignedProofOf<T>],
+	paid: &[(usize, Contribution<BalanceOf<T>>)],
+) {
+	for proof in proofs.iter().map(|s| &s.proof) {
+		let is_paid = |(index, _): &(usize, _)| round.members.get(*index) == Some(&proof.provider);
+		if paid.iter().any(is_paid) {
+			continue;
+		}
+		let original =
+			paid.iter().find(|(_, c)| c.update_commitment == proof.own_update_commitment);
+		let Some((author, original)) = original else { continue };
+		let author_bit = if *author < 64 { 1u64 << author } else { 0 };
+		let claim = Contribution {
+			base_model_hash: proof.base_model_hash,
+			update_commitment: proof.own_update_commitment,
+			start_state: proof.start_state,
+			inner_steps: proof.inner_steps,
+			samples_processed: proof.samples_processed,
+			reward: Zero::zero(),
+			holders: original.holders | author_bit,
+		};
+		Contributions::<T>::insert((id, round.index), &proof.provider, claim);
+	}
 }
 
 /// Counts a vote for `hash`; returns its votes so far.
@@ -170,11 +206,12 @@ pub(crate) fn settle<T: Config>(id: JobId) {
 
 	let mut paid = BalanceOf::<T>::zero();
 	let mut paid_to = Vec::new();
+	let mut kept = Vec::new();
 	for (who, amount) in payouts {
 		let moved = escrow::pay::<T>(&mut job, &who, amount);
 		if !moved.is_zero() {
 			paid = paid.saturating_add(moved);
-			keep_evidence::<T>(id, &round, &who, moved, &proofs);
+			kept.extend(keep_evidence::<T>(id, &round, &who, moved, &proofs));
 			Pallet::<T>::deposit_event(Event::RewardPaid {
 				job: id,
 				round: round.index,
@@ -184,6 +221,8 @@ pub(crate) fn settle<T: Config>(id: JobId) {
 			paid_to.push((who, moved));
 		}
 	}
+	// At most one write per member, paid or copy, as when every member is paid.
+	keep_copies::<T>(id, &round, &proofs, &kept);
 	let fee = escrow::take_fee::<T>(&mut job, T::ProtocolFee::get().mul_floor(paid));
 	let rest = escrow::round_escrow::<T>(&job.spec).saturating_sub(paid).saturating_sub(fee);
 	let refunded = escrow::refund::<T>(&mut job, rest);

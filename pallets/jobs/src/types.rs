@@ -229,7 +229,8 @@ pub struct Contribution<Balance> {
 	pub inner_steps: u32,
 	/// Samples it claimed to process.
 	pub samples_processed: u64,
-	/// What it was paid for the round.
+	/// What it was paid for the round: zero for a claim of an update another member was
+	/// paid for (a copy, kept so that the claim can be disputed).
 	pub reward: Balance,
 	/// The round's members (bit `i` is `RoundMembers[i]`) whose attesting proofs say they
 	/// used this update: they hold it, so a committee is drawn from them.

@@ -76,6 +76,10 @@ pub struct RoundBook {
 	equivocators: BTreeSet<PeerId>,
 	/// Signers whose commitment claims work the job does not allow.
 	bad_claims: BTreeSet<PeerId>,
+	/// Signers whose first commitment named an update another signer committed first: the
+	/// original's signer and the copy's commitment (its claim to have computed the update,
+	/// which the fraud desk refutes).
+	copies: BTreeMap<PeerId, (PeerId, SignedCommitment)>,
 	closed: bool,
 }
 
@@ -89,6 +93,7 @@ impl RoundBook {
 			commitments: BTreeMap::new(),
 			equivocators: BTreeSet::new(),
 			bad_claims: BTreeSet::new(),
+			copies: BTreeMap::new(),
 			closed: false,
 		}
 	}
@@ -124,7 +129,9 @@ impl RoundBook {
 			first.commitment.update_hash == signed.commitment.update_hash
 		};
 		if let Some((original, _)) = self.commitments.iter().find(copied) {
-			return Offer::Copied(*original);
+			let original = *original;
+			self.copies.entry(signer).or_insert((original, signed));
+			return Offer::Copied(original);
 		}
 		// Kept even when refused: a second, different commitment of the signer is evidence.
 		let offer = if self.claims.allows(c.samples, c.steps) {
@@ -182,6 +189,24 @@ impl RoundBook {
 			}
 		}
 		counts.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+	}
+
+	/// The copies of updates in [`RoundBook::set`]`(base)` whose signers committed nothing
+	/// else that counts: (copier, original's signer, the copy's commitment). Their claims
+	/// are what the fraud desk replays (a copier that went on to commit its own update is
+	/// judged by that one).
+	pub fn copies(&self, base: &Digest) -> Vec<(PeerId, PeerId, SignedCommitment)> {
+		self.copies
+			.iter()
+			.filter(|(copier, (original, _))| {
+				!self.commitments.contains_key(copier)
+					&& self
+						.commitments
+						.get(original)
+						.is_some_and(|o| self.counts(original) && &o.commitment.base_state == base)
+			})
+			.map(|(copier, (original, signed))| (*copier, *original, signed.clone()))
+			.collect()
 	}
 
 	/// The aggregation set for a node at `base`: commitments from that base, without
@@ -331,8 +356,15 @@ pub(crate) mod tests {
 		assert_eq!(book.offer(peers[2], signed(&keys[2], 5, 1, 8)), Offer::Accepted);
 		let set: Vec<PeerId> = book.set(&[1; 32]).into_iter().map(|(p, _)| p).collect();
 		assert!(set.contains(&peers[0]) && set.contains(&peers[2]) && !set.contains(&peers[1]));
-		// Left out, the copier can still commit its own update.
+		// Its claim is kept for the fraud desk, once.
+		let copy = signed(&keys[1], 5, 1, 7);
+		assert_eq!(book.copies(&[1; 32]), vec![(peers[1], peers[0], copy.clone())]);
+		assert_eq!(book.offer(peers[1], copy), Offer::Copied(peers[0]));
+		assert_eq!(book.copies(&[1; 32]).len(), 1);
+		assert!(book.copies(&[2; 32]).is_empty(), "copies of updates from another base");
+		// Left out, the copier can still commit its own update, which is then what counts.
 		assert_eq!(book.offer(peers[1], signed(&keys[1], 5, 1, 9)), Offer::Accepted);
+		assert!(book.copies(&[1; 32]).is_empty());
 	}
 
 	#[test]

@@ -84,12 +84,17 @@ pub struct Gathered {
 	pub missing: Vec<PeerId>,
 	/// The updates as evidence for fraud checks (when kept).
 	pub evidence: Vec<Received>,
+	/// Copies' claims as evidence (when kept): the copier's commitment with the update it
+	/// named, which its original sender sent.
+	pub copies: Vec<Received>,
 }
 
-/// Collects the arrived updates of `set`; `keep_evidence` also copies them for the fraud
-/// desk.
+/// Collects the arrived updates of `set`; `keep_evidence` also copies them, and the claims
+/// of `copies` (copier, original's sender, the copy's commitment) on updates that arrived,
+/// for the fraud desk.
 pub fn gather(
 	set: &[(PeerId, SignedCommitment)],
+	copies: &[(PeerId, PeerId, SignedCommitment)],
 	fetches: &Fetches,
 	keep_evidence: bool,
 ) -> Gathered {
@@ -111,6 +116,21 @@ pub fn gather(
 		}
 		gathered.contributions.push(Contribution { delta, samples: signed.commitment.samples });
 		gathered.members.push(*peer);
+	}
+	if keep_evidence {
+		for (copier, original, signed) in copies {
+			let Some(sent) = gathered.evidence.iter().find(|r| r.peer == *original) else {
+				continue;
+			};
+			let c = &signed.commitment;
+			let update = sent.update.clone();
+			gathered.copies.push(Received {
+				peer: *copier,
+				steps: c.steps,
+				start: c.start,
+				update,
+			});
+		}
 	}
 	gathered
 }

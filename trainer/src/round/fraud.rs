@@ -22,7 +22,7 @@ use libp2p::PeerId;
 
 use super::{
 	evidence::{EvidenceArchive, Kept, RoundEvidence},
-	messages::Digest,
+	messages::{update_hash, Digest},
 };
 use crate::{
 	compress::CompressedUpdate,
@@ -67,8 +67,11 @@ pub struct CheckRequest {
 	pub challenge: u64,
 	/// The round of the disputed update.
 	pub round: RoundIndex,
-	/// Who sent it.
+	/// Who proved it.
 	pub accused: PeerId,
+	/// The content address of the update its proof on chain names (its own, or, for a
+	/// copier's claim, the one it copied): the one replayed.
+	pub update: Digest,
 	/// The start state its proof on chain names (the chain's record of the paid
 	/// contribution): a replay starts from it.
 	pub start_state: Digest,
@@ -128,6 +131,7 @@ fn designated(me: &PeerId, round: RoundIndex, order: &[PeerId], suspect: &PeerId
 pub const MAX_STATE_TRIES: u32 = 3;
 
 /// An update as it went into a round's aggregate.
+#[derive(Clone)]
 pub struct Received {
 	/// Who sent it.
 	pub peer: PeerId,
@@ -148,10 +152,28 @@ struct Purpose {
 	challenges: Vec<u64>,
 }
 
+/// What a check replays: an update with the start state and steps its sender claimed for it.
+#[derive(Clone)]
+struct Target {
+	/// Inner steps claimed.
+	steps: u32,
+	/// The claimed start state's content address.
+	start: Digest,
+	/// The update.
+	update: Arc<CompressedUpdate>,
+}
+
+impl Target {
+	/// What `kept`'s sender claimed.
+	fn of(kept: &Kept) -> Self {
+		Target { steps: kept.steps, start: kept.start.id(), update: kept.update.clone() }
+	}
+}
+
 /// A check of one peer's update for one round.
 enum CheckState {
 	/// Waiting for the sender's start state (asked `tries` times).
-	Fetching { purpose: Purpose, tries: u32 },
+	Fetching { purpose: Purpose, tries: u32, target: Target },
 	/// Replaying.
 	Replaying { purpose: Purpose },
 	/// Decided (a later challenge of the same update gets the same vote).
@@ -207,11 +229,14 @@ impl FraudDesk {
 	/// Keeps `round`'s base model and updates, and screens the updates: a peer's update
 	/// that disagrees with the others, is this close to another, is shorter than its peers
 	/// or fails the loss screen is replayed, and its sender accused if the replay refutes it.
+	/// `copies` are claims of others' updates of the round (left out of its aggregate): kept
+	/// too, and replayed from their claimants' start states as suspects.
 	pub fn keep_round(
 		&mut self,
 		round: RoundIndex,
 		base: &[f32],
 		received: Vec<Received>,
+		copies: Vec<Received>,
 		port: &dyn FraudPort,
 	) {
 		let order: Vec<PeerId> = received.iter().map(|r| r.peer).collect();
@@ -262,8 +287,14 @@ impl FraudDesk {
 				Err(e) => tracing::warn!("round {round}: loss screen of {}: {e}", order[i]),
 			}
 		}
+		for copy in &copies {
+			if designated(&self.me, round, &order, &copy.peer) {
+				flagged.push((copy.peer, "claims another's update as its own (its steps)", 0.0));
+			}
+		}
 		let updates = received
 			.into_iter()
+			.chain(copies)
 			.map(|r| (r.peer, Kept { steps: r.steps, start: r.start, update: r.update }))
 			.collect();
 		let evidence = RoundEvidence { round, base: Arc::new(base.to_vec()), updates };
@@ -277,12 +308,13 @@ impl FraudDesk {
 		self.archive.forget_before(keep_from);
 		self.states.retain(|(r, _), _| *r >= keep_from);
 		self.to_fetch.retain(|(r, _, _)| *r >= keep_from);
-		for (peer, why, cosine) in flagged {
+		for (peer, why, value) in flagged {
 			if peer == self.me {
 				continue;
 			}
-			tracing::warn!("round {round}: the update of {peer} {why} ({cosine:.3}); replaying it");
-			self.start(round, peer, Purpose { accuse: true, challenges: vec![] });
+			tracing::warn!("round {round}: the update of {peer} {why} ({value:.3}); replaying it");
+			let Some(target) = self.own_target(round, &peer) else { continue };
+			self.start(round, peer, target, Purpose { accuse: true, challenges: vec![] });
 		}
 	}
 
@@ -333,20 +365,19 @@ impl FraudDesk {
 		port: &dyn FraudPort,
 	) {
 		let key = (round, peer);
-		let Some(CheckState::Fetching { tries, .. }) = self.states.get(&key) else { return };
-		let tries = *tries;
 		let Some(evidence) = self.evidence(round) else { return };
-		let Some(kept) = evidence.updates.get(&peer) else { return };
+		let Some(CheckState::Fetching { tries, target, .. }) = self.states.get_mut(&key) else {
+			return;
+		};
+		let target = target.clone();
 		let bytes = match answer {
 			Ok(bytes) => bytes,
-			Err(why) if tries < MAX_STATE_TRIES => {
-				if let Some(CheckState::Fetching { tries, .. }) = self.states.get_mut(&key) {
-					*tries += 1;
-				}
+			Err(why) if *tries < MAX_STATE_TRIES => {
+				*tries += 1;
 				tracing::info!(
 					"round {round}: no start state from {peer} yet ({why}); asking again"
 				);
-				self.to_fetch.push((round, peer, kept.start.id()));
+				self.to_fetch.push((round, peer, target.start));
 				return;
 			}
 			Err(why) => {
@@ -357,7 +388,7 @@ impl FraudDesk {
 				return self.conclude(key, Verdict::Invalid, port);
 			}
 		};
-		match WorkState::decode_committed(&bytes, evidence.base.len(), &kept.start) {
+		match WorkState::decode_committed(&bytes, evidence.base.len(), &target.start) {
 			Ok(state) => {
 				let Some(seed) = port.peer_seed(round, &peer) else {
 					tracing::warn!("round {round}: no data seed known for {peer}; cannot replay");
@@ -367,9 +398,9 @@ impl FraudDesk {
 				let claim = Claim {
 					base: evidence.base.clone(),
 					start: Arc::new(state),
-					sent: kept.update.clone(),
+					sent: target.update,
 					seed,
-					steps: kept.steps,
+					steps: target.steps,
 				};
 				self.worker.submit(key, claim);
 				if let Some(CheckState::Fetching { purpose, .. }) = self.states.remove(&key) {
@@ -407,7 +438,9 @@ impl FraudDesk {
 				}
 				None => {
 					let purpose = Purpose { accuse: false, challenges: vec![request.challenge] };
-					if !self.start(request.round, request.accused, purpose) {
+					if let Some(target) = self.proven_target(&request) {
+						self.start(request.round, request.accused, target, purpose);
+					} else {
 						tracing::warn!(
 							"challenge {}: this trainer does not hold the update of {} for \
 							 round {}; it cannot vote",
@@ -477,10 +510,8 @@ impl FraudDesk {
 	}
 
 	/// How what the accused proved on chain differs from what its signed commitment to this
-	/// trainer said, if this trainer holds its update: another start state or step count
-	/// than the one replayed would make the replay say nothing about what was paid for.
-	/// (The update itself is what holders fetched by its content address; the chain's
-	/// record of it serves its rule against proofs sharing one.)
+	/// trainer said, if this trainer heard one: another update, start state or step count
+	/// than it told its peers makes the replay say nothing about what they aggregated.
 	fn proven_differs(&self, request: &CheckRequest) -> Option<&'static str> {
 		let evidence = self.evidence(request.round)?;
 		let kept = evidence.updates.get(&request.accused)?;
@@ -488,19 +519,35 @@ impl FraudDesk {
 			Some("another start state")
 		} else if request.steps != kept.steps {
 			Some("other inner steps")
+		} else if request.update != update_hash(&kept.update.encode()) {
+			Some("another update")
 		} else {
 			None
 		}
 	}
 
-	/// Asks for `peer`'s start state of `round` to replay its update; false when this
-	/// trainer lacks the evidence (the round or the update).
-	fn start(&mut self, round: RoundIndex, peer: PeerId, purpose: Purpose) -> bool {
-		let Some(evidence) = self.evidence(round) else { return false };
-		let Some(kept) = evidence.updates.get(&peer) else { return false };
-		self.to_fetch.push((round, peer, kept.start.id()));
-		self.states.insert((round, peer), CheckState::Fetching { purpose, tries: 1 });
-		true
+	/// What the accused's claim as `round`'s sender, heard by this trainer, replays.
+	fn own_target(&self, round: RoundIndex, peer: &PeerId) -> Option<Target> {
+		Some(Target::of(self.evidence(round)?.updates.get(peer)?))
+	}
+
+	/// What a challenge replays: the claim the accused proved on chain, with the update it
+	/// names, which this trainer holds when any sender of the round sent it (its own, or
+	/// for a copy, the original's). `None` when it holds no such update.
+	fn proven_target(&self, request: &CheckRequest) -> Option<Target> {
+		let evidence = self.evidence(request.round)?;
+		let own = evidence.updates.get(&request.accused).into_iter();
+		let update = own
+			.chain(evidence.updates.values())
+			.map(|kept| &kept.update)
+			.find(|update| update_hash(&update.encode()) == request.update)?;
+		Some(Target { steps: request.steps, start: request.start_state, update: update.clone() })
+	}
+
+	/// Asks for `peer`'s start state of `round` to replay `target`.
+	fn start(&mut self, round: RoundIndex, peer: PeerId, target: Target, purpose: Purpose) {
+		self.to_fetch.push((round, peer, target.start));
+		self.states.insert((round, peer), CheckState::Fetching { purpose, tries: 1, target });
 	}
 }
 
@@ -531,6 +578,8 @@ mod tests {
 		seeds: HashMap<PeerId, Hash>,
 		/// The start state every peer committed to (and proved on chain).
 		committed: Digest,
+		/// The update each peer proved on chain.
+		proved: HashMap<PeerId, Digest>,
 		requests: Mutex<Vec<CheckRequest>>,
 		accused: Mutex<Vec<(RoundIndex, PeerId)>>,
 		votes: Mutex<Vec<(u64, Verdict)>>,
@@ -553,7 +602,7 @@ mod tests {
 
 	impl Recorder {
 		/// A challenge of `accused`'s update whose proof on chain names what every peer of
-		/// the test committed to (`committed`, 20 steps).
+		/// the test committed to (`committed`, 20 steps) and the update it proved.
 		fn request(&self, challenge: u64, round: RoundIndex, accused: PeerId) {
 			self.request_proving(challenge, round, accused, self.committed, 20);
 		}
@@ -566,7 +615,8 @@ mod tests {
 			start_state: Digest,
 			steps: u32,
 		) {
-			let request = CheckRequest { challenge, round, accused, start_state, steps };
+			let update = self.proved[&accused];
+			let request = CheckRequest { challenge, round, accused, update, start_state, steps };
 			self.requests.lock().unwrap().push(request);
 		}
 	}
@@ -639,8 +689,11 @@ mod tests {
 		// senders replay a suspect is `designated`'s test).
 		let me = peer_id(9);
 		let (lazy, liar, mute) = (peers[3], peers[4], peers[5]);
+		// Two copiers of honest updates: one this desk heard commit, one it did not.
+		let (copier, unheard_copier) = (peer_id(7), peer_id(8));
 		let serves: HashMap<PeerId, Serves> = peers
 			.iter()
+			.chain([&copier, &unheard_copier])
 			.map(|p| {
 				let how = match *p {
 					p if p == liar => Serves::Other,
@@ -675,12 +728,32 @@ mod tests {
 			let start = fresh.digests();
 			received.push(Received { peer: *peer, steps: 20, start, update: Arc::new(update) });
 		}
+		chain.seeds.insert(copier, Hash::repeat_byte(0x70));
+		chain.seeds.insert(unheard_copier, Hash::repeat_byte(0x80));
+		// The copiers claim (from their own committed states) what peers 1 and 2 sent.
+		let copy_of = |r: &Received, peer| Received { peer, ..r.clone() };
+		let copies = vec![copy_of(&received[1], copier)];
+		for (peer, r) in [(copier, &received[1]), (unheard_copier, &received[2])]
+			.into_iter()
+			.chain(received.iter().map(|r| (r.peer, r)))
+		{
+			chain.proved.insert(peer, update_hash(&r.update.encode()));
+		}
 		let archive = MemoryArchive::default();
 		let mut desk =
 			FraudDesk::new(me, [7; 32], replayer(), Box::new(archive.clone()), KEEP_ROUNDS);
-		desk.keep_round(0, &base, received, &chain);
-		poll_until(&mut desk, &chain, &serves, n, |c| !c.accused.lock().unwrap().is_empty());
-		assert_eq!(*chain.accused.lock().unwrap(), vec![(0, lazy)], "only the noise is accused");
+		desk.keep_round(0, &base, received, copies, &chain);
+		poll_until(&mut desk, &chain, &serves, n, |c| c.accused.lock().unwrap().len() >= 2);
+		let mut accused = chain.accused.lock().unwrap().clone();
+		accused.sort();
+		let mut expected = vec![(0, lazy), (0, copier)];
+		expected.sort();
+		assert_eq!(accused, expected, "only the noise and the copy are accused");
+		// A challenge of a copy this desk never heard of: it holds the update the chain names
+		// (the original's), and the copier's own state and data do not give it.
+		chain.request(30, 0, unheard_copier);
+		poll_until(&mut desk, &chain, &serves, n, |c| !c.votes.lock().unwrap().is_empty());
+		assert_eq!(chain.votes.lock().unwrap().pop(), Some((30, Verdict::Invalid)));
 
 		// Drawn for a challenge of the update it already judged: the vote is immediate.
 		chain.request(7, 0, lazy);
@@ -712,7 +785,7 @@ mod tests {
 		assert!(desk.state_requests().is_empty(), "round 5 was never kept");
 		// Out of memory, round 0 is still in the archive: a challenge of it is judged.
 		for round in 1..=MEMORY_ROUNDS as RoundIndex {
-			desk.keep_round(round, &base, Vec::new(), &chain);
+			desk.keep_round(round, &base, Vec::new(), Vec::new(), &chain);
 		}
 		chain.request(10, 0, peers[2]);
 		poll_until(&mut desk, &chain, &serves, n, |c| c.votes.lock().unwrap().len() == 7);
@@ -725,7 +798,7 @@ mod tests {
 		assert_eq!(chain.votes.lock().unwrap()[7], (14, Verdict::Invalid));
 		// Once round 0 can no longer be challenged, its evidence is gone.
 		for round in MEMORY_ROUNDS as RoundIndex + 1..=KEEP_ROUNDS {
-			desk.keep_round(round, &base, Vec::new(), &chain);
+			desk.keep_round(round, &base, Vec::new(), Vec::new(), &chain);
 		}
 		chain.request(13, 0, peers[1]);
 		desk.poll(&chain);

@@ -86,8 +86,9 @@ impl Follower {
 		Ok(())
 	}
 
-	/// Challenges accused contributions the chain has paid (a contribution is challengeable
-	/// once its round settled); drops those challenged already, or never paid.
+	/// Challenges accused contributions the chain has kept, paid or (a copy's claim) not (a
+	/// contribution is challengeable once its round settled); drops those challenged
+	/// already, or never kept.
 	pub(super) async fn pursue_accusations(&mut self, view: &JobView, number: u32) -> Result<()> {
 		let job = self.config.job;
 		let mut keep = Vec::new();
@@ -99,7 +100,11 @@ impl Follower {
 			if self.chain.contribution(job, a.round, &a.accused).await?.is_none() {
 				let settled = view.round.as_ref().is_none_or(|r| r.index > a.round);
 				if settled {
-					tracing::info!("round {}: {} was not paid; no challenge", a.round, a.accused);
+					tracing::info!(
+						"round {}: nothing of {} kept; no challenge",
+						a.round,
+						a.accused
+					);
 				} else {
 					keep.push(a);
 				}
@@ -216,8 +221,9 @@ impl Follower {
 			tracing::warn!("challenge {id}: {accused} registered a bad peer id");
 			return Ok(());
 		};
+		// Paid, or a claim of another's update kept unpaid (a copy): either is judged.
 		let Some(paid) = self.chain.contribution(self.config.job, round, &accused).await? else {
-			tracing::warn!("challenge {id}: no paid contribution of {accused} in round {round}");
+			tracing::warn!("challenge {id}: no contribution of {accused} in round {round} kept");
 			return Ok(());
 		};
 		tracing::info!("challenge {id}: drawn to judge {accused}'s update for round {round}");
@@ -232,6 +238,7 @@ impl Follower {
 			challenge: id,
 			round,
 			accused: peer,
+			update: paid.update_commitment.0,
 			start_state: paid.start_state.0,
 			steps: paid.inner_steps,
 		});

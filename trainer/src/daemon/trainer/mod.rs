@@ -344,16 +344,18 @@ impl Trainer {
 			}
 		};
 		let set = self.books.current().set(&base);
+		let copies = self.books.current().copies(&base);
 		self.keep_stale_base();
 		if let Some(own) = own {
 			let hash = own.signed.commitment.update_hash;
 			self.fetches.keep_own(hash, own.bytes.clone(), own.update.clone());
 		}
 		self.fetch_all(&set);
-		let gathered = decide::gather(&set, &self.fetches, self.fraud.is_some());
+		let gathered = decide::gather(&set, &copies, &self.fetches, self.fraud.is_some());
 		let state = self.state.take().expect("checked above");
 		if let Some(fraud) = &mut self.fraud {
-			fraud.desk.keep_round(round, &state.weights, gathered.evidence, fraud.port.as_ref());
+			let (received, copies) = (gathered.evidence, gathered.copies);
+			fraud.desk.keep_round(round, &state.weights, received, copies, fraud.port.as_ref());
 		}
 		let base_model_hash = state.model_hash;
 		let job = &self.config.job;
