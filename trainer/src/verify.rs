@@ -106,18 +106,42 @@ pub fn suspects(updates: &[&[f32]]) -> Vec<(usize, f64)> {
 /// [`suspects`] too); only a replay of it would catch it.
 pub const COPY_COSINE: f64 = 0.9;
 
-/// Positions of the updates that some other update of the round is at least
-/// [`COPY_COSINE`] close to, with the closest cosine. Pairwise: O(n²) dot products.
+/// The copy screen's highest threshold. Where a round's honest updates are all close (the
+/// first round of long rounds, all trained from one fresh state: pairs at 0.90 to 0.92 in
+/// rounds of 120 steps, `bench/redteam.sh`), a pair is a copy only if it is closer than the
+/// round's other pairs by half their distance, and never needs to be closer than this: a
+/// copy with noise of 0.3 times its norm is at 0.96.
+pub const MAX_COPY_COSINE: f64 = 0.95;
+
+/// Positions of the updates that some other update of the round is close enough to to be a
+/// copy, with the closest cosine: at least [`COPY_COSINE`], and, with other pairs to compare
+/// with, at least the median of their cosines moved halfway to 1 (at most
+/// [`MAX_COPY_COSINE`]). Pairwise: O(n²) dot products.
 pub fn copy_suspects(updates: &[&[f32]]) -> Vec<(usize, f64)> {
-	let mut closest = vec![f64::MIN; updates.len()];
-	for i in 0..updates.len() {
-		for j in i + 1..updates.len() {
-			let c = cosine(updates[i], updates[j]);
+	let n = updates.len();
+	let mut pairs = Vec::new();
+	for i in 0..n {
+		for j in i + 1..n {
+			pairs.push((i, j, cosine(updates[i], updates[j])));
+		}
+	}
+	let mut closest = vec![f64::MIN; n];
+	for (k, &(i, j, c)) in pairs.iter().enumerate() {
+		let mut others: Vec<f64> =
+			pairs.iter().enumerate().filter(|(m, _)| *m != k).map(|(_, p)| p.2).collect();
+		others.sort_by(f64::total_cmp);
+		let threshold = match others.get(others.len() / 2) {
+			Some(median) if others.len() >= 2 => {
+				(1.0 - (1.0 - median) / 2.0).clamp(COPY_COSINE, MAX_COPY_COSINE)
+			}
+			_ => COPY_COSINE,
+		};
+		if c >= threshold {
 			closest[i] = closest[i].max(c);
 			closest[j] = closest[j].max(c);
 		}
 	}
-	closest.into_iter().enumerate().filter(|(_, c)| *c >= COPY_COSINE).collect()
+	closest.into_iter().enumerate().filter(|(_, c)| *c > f64::MIN).collect()
 }
 
 /// An update whose norm is below this share of the median norm of the round's other updates
@@ -158,11 +182,27 @@ pub const GAUNTLET_BATCHES: u32 = 1;
 /// in fifty (`bench/redteam.sh` measures both), and a replay costs a whole contribution.
 pub const GAUNTLET_CONFIRM_BATCHES: u32 = 8;
 
-/// The least share of its gain an honest update owes to its own data, on the confirmation's
-/// batches: an update whose margin over another's is below this share of the other's gain
-/// is a suspect. Honest updates' margins are about a third of the other's gain on MNIST;
-/// training on other data gives none (`bench/redteam.sh` measures both).
+/// Most batches a confirmation that still finds a suspect extends to before it is replayed,
+/// in rounds long enough that a replay costs far more: a quarter of the steps claimed, at
+/// most this many (three passes each). In rounds of 120 steps, eight batches let one honest
+/// update in fourteen of those screened through to a replay of all 120 steps; the extension
+/// costs at most a quarter of one (`bench/redteam.sh` measures both).
+pub const GAUNTLET_EXTEND_BATCHES: u32 = 32;
+
+/// The share of the other update's gain an update must owe to its own data on the
+/// confirmation's batches not to be a suspect (its margin over the other's at least this
+/// share of what the other lowered the loss by), in rounds of 30 steps or fewer. Honest
+/// updates' margins are about a third of the other's gain there; training on other data
+/// leaves none (`bench/redteam.sh` measures both).
 pub const OWN_DATA_SHARE: f64 = 0.05;
+
+/// What an honest update owes to its sender's own data, in steps' worth of its gain: in
+/// longer rounds the threshold is `OWN_DATA_STEPS / steps` of the other's gain, below
+/// [`OWN_DATA_SHARE`]. Each sample is trained on once, so the own data's mark on the loss
+/// stays about a step's worth while the gain grows with the steps: honest margins are about
+/// a fifteenth of the gain in rounds of 120 steps, where 5% flagged one honest update in
+/// five of those the confirmation looked at.
+pub const OWN_DATA_STEPS: f64 = 1.5;
 
 /// The loss screen's finding on one update (a paired version of Templar's Gauntlet): how
 /// much lower the loss on its sender's own data is after the update than after another
@@ -174,12 +214,13 @@ pub const OWN_DATA_SHARE: f64 = 0.05;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LossScreen {
 	/// Mean loss after the other update minus mean loss after this one, on the batches
-	/// looked at last.
+	/// looked at.
 	pub margin: f64,
 	/// The margin at or below which the update is a suspect: none (0) on the first look;
-	/// on the confirmation, [`OWN_DATA_SHARE`] of what the other update lowered the loss by.
+	/// on the confirmation and its extension, a share of what the other update lowered the
+	/// loss by ([`OWN_DATA_SHARE`], less in long rounds: [`OWN_DATA_STEPS`]).
 	pub threshold: f64,
-	/// Batches looked at (the first look's, then the confirmation's).
+	/// Batches looked at (the first look's, then the confirmation's and its extension's).
 	pub batches: u32,
 	/// Forward passes it took (its cost: about a third of an inner step each).
 	pub passes: u32,
@@ -189,6 +230,27 @@ impl LossScreen {
 	/// Whether the update shows no sign of training on its sender's data.
 	pub fn suspect(&self) -> bool {
 		self.margin <= self.threshold
+	}
+}
+
+/// Running sums of a loss screen's per-batch mean losses.
+#[derive(Default)]
+struct ScreenSums {
+	own: f64,
+	other: f64,
+	/// The base's, over its first `base_batches` batches.
+	base: f64,
+	base_batches: u32,
+	passes: u32,
+}
+
+impl ScreenSums {
+	/// The finding after `batches` batches: margin over the mean losses; the threshold a
+	/// `share` of the other update's gain (the base's loss minus the other's), or none.
+	fn screen(&self, batches: u32, share: Option<f64>) -> LossScreen {
+		let n = f64::from(batches.max(1));
+		let threshold = share.map_or(0.0, |share| share * ((self.base - self.other) / n).max(0.0));
+		LossScreen { margin: (self.other - self.own) / n, threshold, batches, passes: self.passes }
 	}
 }
 
@@ -275,8 +337,9 @@ impl Replayer {
 
 	/// The loss screen of `update` (dense) sent from `base` by a sender whose data seed is
 	/// `seed` and who claimed `steps` steps, against `other`, another sender's update of the
-	/// round: a first look on [`GAUNTLET_BATCHES`] of the sender's batches, confirmed on
-	/// [`GAUNTLET_CONFIRM_BATCHES`] if the first look finds it suspect.
+	/// round: a first look on [`GAUNTLET_BATCHES`] of the sender's batches; while it finds a
+	/// suspect, a confirmation on [`GAUNTLET_CONFIRM_BATCHES`], then its extension (in long
+	/// rounds) to [`GAUNTLET_EXTEND_BATCHES`]. Each batch is built and evaluated once.
 	pub fn loss_screen(
 		&self,
 		base: &[f32],
@@ -286,60 +349,65 @@ impl Replayer {
 		steps: u32,
 	) -> Result<LossScreen> {
 		let model = Model::new(self.spec, b"grid/gauntlet", &self.device)?;
-		let look = 0..GAUNTLET_BATCHES;
-		let [other_first, own_first] = self.losses(&model, base, [other, update], seed, look)?;
-		let first = LossScreen {
-			margin: other_first - own_first,
-			threshold: 0.0,
-			batches: GAUNTLET_BATCHES,
-			passes: 2 * GAUNTLET_BATCHES,
-		};
-		let confirm = GAUNTLET_CONFIRM_BATCHES.min(steps.max(1));
-		if !first.suspect() || confirm <= GAUNTLET_BATCHES {
-			return Ok(first);
+		let after =
+			|delta: &[f32]| -> Vec<f32> { base.iter().zip(delta).map(|(b, u)| b - u).collect() };
+		let (own, other) = (after(update), after(other));
+		let most = steps.max(1);
+		let stages = [
+			GAUNTLET_BATCHES,
+			GAUNTLET_CONFIRM_BATCHES.min(most),
+			(steps / 4).min(GAUNTLET_EXTEND_BATCHES),
+		];
+		// The share of the gain an honest update owes its own data: less in longer rounds.
+		let share = (OWN_DATA_STEPS / f64::from(most)).min(OWN_DATA_SHARE);
+		let shares = [None, Some(share), Some(share)];
+		let mut sums = ScreenSums::default();
+		let mut found = sums.screen(0, None);
+		let mut seen: Vec<Batch> = Vec::new();
+		let mut looked = 0;
+		for (stage, upto) in stages.into_iter().enumerate() {
+			if upto <= looked {
+				continue;
+			}
+			let batches = self.batches(seed, looked..upto)?;
+			sums.own += self.loss_sum(&model, &own, &batches)?;
+			sums.other += self.loss_sum(&model, &other, &batches)?;
+			sums.passes += 2 * (upto - looked);
+			seen.extend(batches);
+			if stage > 0 {
+				// The base's loss, for the other update's gain: on every batch looked at.
+				let missing = &seen[sums.base_batches as usize..];
+				sums.base += self.loss_sum(&model, base, missing)?;
+				sums.passes += upto - sums.base_batches;
+				sums.base_batches = upto;
+			}
+			looked = upto;
+			found = sums.screen(looked, shares[stage]);
+			if !found.suspect() {
+				break;
+			}
 		}
-		let rest = GAUNTLET_BATCHES..confirm;
-		let [other_rest, own_rest] = self.losses(&model, base, [other, update], seed, rest)?;
-		let zero = vec![0.0; base.len()];
-		let [before] = self.losses(&model, base, [&zero], seed, 0..confirm)?;
-		// Means over all `confirm` batches (each loss is a mean over its batches).
-		let mean = |head: f64, tail: f64| {
-			(head * f64::from(GAUNTLET_BATCHES) + tail * f64::from(confirm - GAUNTLET_BATCHES))
-				/ f64::from(confirm)
-		};
-		let (after_other, after_own) = (mean(other_first, other_rest), mean(own_first, own_rest));
-		Ok(LossScreen {
-			margin: after_other - after_own,
-			threshold: OWN_DATA_SHARE * (before - after_other).max(0.0),
-			batches: confirm,
-			passes: first.passes + 3 * confirm - 2 * GAUNTLET_BATCHES,
-		})
+		Ok(found)
 	}
 
-	/// The mean loss on the batches of `steps` of the data seed `seed` after each of
-	/// `deltas` is applied to `base`.
-	fn losses<const N: usize>(
-		&self,
-		model: &Model,
-		base: &[f32],
-		deltas: [&[f32]; N],
-		seed: &Hash,
-		steps: std::ops::Range<u32>,
-	) -> Result<[f64; N]> {
+	/// The batches of `steps` of the data seed `seed`.
+	fn batches(&self, seed: &Hash, steps: std::ops::Range<u32>) -> Result<Vec<Batch>> {
 		let population = self.dataset.train_len();
-		let batches: Vec<Batch> = steps
+		steps
 			.map(|step| {
 				let indices = batch_indices(seed, u64::from(step), self.batch_size, population);
 				self.dataset.train_batch(&indices, &self.device)
 			})
-			.collect::<Result<_>>()?;
-		let mut out = [0.0; N];
-		for (loss, delta) in out.iter_mut().zip(deltas) {
-			let after: Vec<f32> = base.iter().zip(delta).map(|(b, u)| b - u).collect();
-			model.params().load_flat(&after)?;
-			*loss = evaluate(model, &batches)?;
+			.collect()
+	}
+
+	/// The sum over `batches` of each one's mean loss with `model` at `params`.
+	fn loss_sum(&self, model: &Model, params: &[f32], batches: &[Batch]) -> Result<f64> {
+		if batches.is_empty() {
+			return Ok(0.0);
 		}
-		Ok(out)
+		model.params().load_flat(params)?;
+		Ok(evaluate(model, batches)? * batches.len() as f64)
 	}
 
 	/// Replays `claim` and judges the update it sent.
@@ -637,6 +705,30 @@ mod tests {
 	}
 
 	#[test]
+	fn the_copy_screen_finds_a_copy_among_updates_that_are_all_close() {
+		// Honest updates of a first round all from one fresh state: a shared direction and
+		// their own parts, pairwise at about 0.91.
+		let n = 4000;
+		let mut rng = Rng::new(3);
+		let mut draw =
+			|scale: f64| -> Vec<f32> { (0..n).map(|_| (rng.normal() * scale) as f32).collect() };
+		let shared = draw(1.0);
+		let honest: Vec<Vec<f32>> =
+			(0..4).map(|_| shared.iter().zip(draw(0.31)).map(|(s, e)| s + e).collect()).collect();
+		let refs: Vec<&[f32]> = honest.iter().map(Vec::as_slice).collect();
+		assert!(cosine(refs[0], refs[1]) > COPY_COSINE, "as close as copies used to be");
+		assert!(copy_suspects(&refs).is_empty(), "honest updates close to each other");
+		// A copy of participant 1's update with noise of 0.3 times its norm stands out.
+		let norm = crate::aggregate::norm(&honest[1]);
+		let noise = draw(0.3 * norm / (n as f64).sqrt());
+		let copy: Vec<f32> = honest[1].iter().zip(&noise).map(|(u, z)| u + z).collect();
+		let mut with_copy = refs.clone();
+		with_copy.push(&copy);
+		let flagged: Vec<usize> = copy_suspects(&with_copy).into_iter().map(|(i, _)| i).collect();
+		assert_eq!(flagged, vec![1, 4], "the copy and its original");
+	}
+
+	#[test]
 	fn the_loss_screen_tells_training_on_its_own_data_from_training_on_other_data() {
 		let (rep, base) = tiny();
 		let train = |seed: Hash| {
@@ -657,6 +749,11 @@ mod tests {
 		assert_eq!(nothing.passes, 3 * GAUNTLET_CONFIRM_BATCHES, "the base too, on each batch");
 		let short = rep.loss_screen(&base, &vec![0.0; base.len()], &other, &mine, 3).unwrap();
 		assert_eq!(short.batches, 3, "no more batches than the steps it claimed");
+		// In a long round a suspect is looked at on a quarter of its batches before anyone
+		// replays all its steps.
+		let long = rep.loss_screen(&base, &vec![0.0; base.len()], &other, &mine, 120).unwrap();
+		assert!(long.suspect(), "no training: {long:?}");
+		assert_eq!((long.batches, long.passes), (30, 90));
 	}
 
 	#[test]
