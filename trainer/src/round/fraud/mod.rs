@@ -1,0 +1,197 @@
+//! The trainer's part in the fraud path: it keeps what checks need (each round's base model
+//! and the updates it aggregated, as sent, with their senders' committed start-state digests:
+//! the last rounds in memory, every round of the challenge window in an
+//! [`EvidenceArchive`]), screens every round's updates, replays suspects before accusing them,
+//! and replays the contributions the chain asks it to judge as a committee member.
+//!
+//! A replay is exact: it needs the sender's private start state, which only the sender holds.
+//! The desk asks for it ([`FraudDesk::state_requests`]; the daemon fetches it from the sender)
+//! and checks what comes back against the commitment's digests. A sender that serves a state
+//! other than the one it committed to, or none after [`MAX_STATE_TRIES`] asks, has broken its
+//! commitment: its update is judged invalid. The replays themselves are in [`crate::verify`]
+//! and run on their own thread; findings come back through [`FraudDesk::poll`], which the
+//! round loop calls while it waits for the network.
+//!
+//! - [`port`]: what the desk needs from the chain, and the challenges it is asked to judge.
+//! - [`screen`]: keeping each round's evidence and screening its updates.
+//! - [`check`]: start states, replays, findings and votes.
+
+mod check;
+mod port;
+mod screen;
+
+use std::{
+	collections::{HashMap, VecDeque},
+	sync::Arc,
+};
+
+use grid_primitives::{job::RoundIndex, work::Verdict};
+use libp2p::PeerId;
+
+pub use port::{CheckRequest, FraudPort};
+pub use screen::{GAUNTLET_PEERS, REPLAYERS};
+
+use super::{
+	evidence::{EvidenceArchive, Kept, RoundEvidence},
+	messages::Digest,
+};
+use crate::{
+	compress::CompressedUpdate,
+	verify::{Replayer, VerifyWorker},
+	work_state::WorkDigests,
+};
+
+/// Rounds whose evidence is also held in memory (screens and suspects' replays come within
+/// a round or two; older rounds come back from the archive).
+pub const MEMORY_ROUNDS: usize = 4;
+
+/// Rounds after its own that a round's contributions can still be challenged and voted on:
+/// its challenge window and a challenge's voting period, in rounds, and the round itself.
+/// Verifiers keep evidence, and senders serve their start states, this long.
+pub fn challengeable_rounds(
+	challenge_window: u32,
+	voting_period: u32,
+	round_blocks: u32,
+) -> RoundIndex {
+	challenge_window.saturating_add(voting_period).div_ceil(round_blocks.max(1)).saturating_add(1)
+}
+
+/// Times a sender's start state is asked for before its update is judged invalid.
+pub const MAX_STATE_TRIES: u32 = 3;
+
+/// An update as it went into a round's aggregate.
+#[derive(Clone)]
+pub struct Received {
+	/// Who sent it.
+	pub peer: PeerId,
+	/// Inner steps it claimed.
+	pub steps: u32,
+	/// Its committed start state's digests.
+	pub start: WorkDigests,
+	/// The update as sent.
+	pub update: Arc<CompressedUpdate>,
+}
+
+/// What a check's finding is for.
+#[derive(Default)]
+struct Purpose {
+	/// Accuse the peer if the update is invalid (this trainer found it suspect).
+	accuse: bool,
+	/// Challenges to vote on with the finding.
+	challenges: Vec<u64>,
+}
+
+/// What a check replays: an update with the start state and steps its sender claimed for it.
+#[derive(Clone)]
+struct Target {
+	/// Inner steps claimed.
+	steps: u32,
+	/// The claimed start state's content address.
+	start: Digest,
+	/// The update.
+	update: Arc<CompressedUpdate>,
+}
+
+impl Target {
+	/// What `kept`'s sender claimed.
+	fn of(kept: &Kept) -> Self {
+		Target { steps: kept.steps, start: kept.start.id(), update: kept.update.clone() }
+	}
+}
+
+/// A check of one peer's update for one round.
+enum CheckState {
+	/// Waiting for the sender's start state (asked `tries` times).
+	Fetching { purpose: Purpose, tries: u32, target: Target },
+	/// Replaying.
+	Replaying { purpose: Purpose },
+	/// Decided (a later challenge of the same update gets the same vote).
+	Done(Verdict),
+}
+
+/// The fraud checks of one trainer (its fraud desk).
+pub struct FraudDesk {
+	me: PeerId,
+	worker: VerifyWorker<(RoundIndex, PeerId)>,
+	/// The loss screen's evaluator (the replayer's job settings).
+	screen: Replayer,
+	/// Forward passes the loss screen has run (its cost, next to the replays').
+	screen_passes: u64,
+	/// This trainer's secret: it draws which peers it loss-screens each round, so that no
+	/// sender can know in advance in which rounds nobody screens it.
+	secret: [u8; 32],
+	/// The last [`MEMORY_ROUNDS`] rounds' evidence.
+	history: VecDeque<Arc<RoundEvidence>>,
+	/// Every round's evidence for `keep_rounds` rounds.
+	archive: Box<dyn EvidenceArchive>,
+	keep_rounds: RoundIndex,
+	states: HashMap<(RoundIndex, PeerId), CheckState>,
+	/// Start states to fetch: (round, sender, state id).
+	to_fetch: Vec<(RoundIndex, PeerId, Digest)>,
+}
+
+impl FraudDesk {
+	/// The desk of the trainer `me` (whose loss screens pick peers with `secret`), replaying
+	/// with `replayer`, keeping each round's evidence in `archive` for `keep_rounds` rounds
+	/// (see [`challengeable_rounds`]).
+	pub fn new(
+		me: PeerId,
+		secret: [u8; 32],
+		replayer: Replayer,
+		archive: Box<dyn EvidenceArchive>,
+		keep_rounds: RoundIndex,
+	) -> Self {
+		FraudDesk {
+			me,
+			screen: replayer.clone(),
+			screen_passes: 0,
+			secret,
+			worker: VerifyWorker::start(replayer),
+			history: VecDeque::new(),
+			archive,
+			keep_rounds: keep_rounds.max(MEMORY_ROUNDS as RoundIndex),
+			states: HashMap::new(),
+			to_fetch: Vec::new(),
+		}
+	}
+
+	/// Forward passes the loss screen ran so far (each about a third of an inner step's
+	/// work).
+	pub fn screen_passes(&self) -> u64 {
+		self.screen_passes
+	}
+
+	/// Whether a check is still under way (waiting for a start state or replaying).
+	pub fn busy(&self) -> bool {
+		self.states.values().any(|s| !matches!(s, CheckState::Done(_)))
+	}
+
+	/// `round`'s evidence: from memory, or else from the archive (a round that does not
+	/// decode is as good as missing, and said so).
+	fn evidence(&self, round: RoundIndex) -> Option<Arc<RoundEvidence>> {
+		if let Some(e) = self.history.iter().find(|e| e.round == round) {
+			return Some(e.clone());
+		}
+		let bytes = self.archive.get(round)?;
+		match RoundEvidence::decode(&bytes) {
+			Ok(e) if e.round == round => Some(Arc::new(e)),
+			Ok(e) => {
+				tracing::warn!("the archive's evidence for round {round} is round {}", e.round);
+				None
+			}
+			Err(e) => {
+				tracing::warn!("the archive's evidence for round {round}: {e}");
+				None
+			}
+		}
+	}
+
+	/// Asks for `peer`'s start state of `round` to replay `target`.
+	fn start(&mut self, round: RoundIndex, peer: PeerId, target: Target, purpose: Purpose) {
+		self.to_fetch.push((round, peer, target.start));
+		self.states.insert((round, peer), CheckState::Fetching { purpose, tries: 1, target });
+	}
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,278 @@
+use std::{
+	sync::Mutex,
+	time::{Duration, Instant},
+};
+
+use candle_core::Device;
+use grid_primitives::{
+	job::{InnerOptimizer, MlpConfig, ModelSpec, Nanos},
+	Hash,
+};
+
+use super::{screen::designated, *};
+use crate::{
+	data::{Dataset, MnistDataset},
+	model::Model,
+	round::{evidence::MemoryArchive, messages::update_hash},
+	train::InnerConfig,
+	verify::Claim,
+	work_state::WorkState,
+};
+
+/// Rounds the tests' desks keep evidence for.
+const KEEP_ROUNDS: RoundIndex = MEMORY_ROUNDS as RoundIndex + 3;
+
+/// The chain as the checks see it: seeds by peer, and what they accuse and vote.
+#[derive(Default)]
+struct Recorder {
+	seeds: HashMap<PeerId, Hash>,
+	/// The start state every peer committed to (and proved on chain).
+	committed: Digest,
+	/// The update each peer proved on chain.
+	proved: HashMap<PeerId, Digest>,
+	requests: Mutex<Vec<CheckRequest>>,
+	accused: Mutex<Vec<(RoundIndex, PeerId)>>,
+	votes: Mutex<Vec<(u64, Verdict)>>,
+}
+
+impl FraudPort for Recorder {
+	fn peer_seed(&self, _: RoundIndex, peer: &PeerId) -> Option<Hash> {
+		self.seeds.get(peer).copied()
+	}
+	fn accuse(&self, round: RoundIndex, peer: PeerId) {
+		self.accused.lock().unwrap().push((round, peer));
+	}
+	fn assigned_checks(&self) -> Vec<CheckRequest> {
+		std::mem::take(&mut self.requests.lock().unwrap())
+	}
+	fn vote(&self, challenge: u64, verdict: Verdict) {
+		self.votes.lock().unwrap().push((challenge, verdict));
+	}
+}
+
+impl Recorder {
+	/// A challenge of `accused`'s update whose proof on chain names what every peer of
+	/// the test committed to (`committed`, 20 steps) and the update it proved.
+	fn request(&self, challenge: u64, round: RoundIndex, accused: PeerId) {
+		self.request_proving(challenge, round, accused, self.committed, 20);
+	}
+
+	fn request_proving(
+		&self,
+		challenge: u64,
+		round: RoundIndex,
+		accused: PeerId,
+		start_state: Digest,
+		steps: u32,
+	) {
+		let update = self.proved[&accused];
+		let request = CheckRequest { challenge, round, accused, update, start_state, steps };
+		self.requests.lock().unwrap().push(request);
+	}
+}
+
+/// How each peer answers requests for its start state.
+#[derive(Clone, Copy, PartialEq)]
+enum Serves {
+	/// The state it committed to.
+	Committed,
+	/// Another state.
+	Other,
+	/// Nothing.
+	Nothing,
+}
+
+/// The peer id of the ed25519 key with secret `[byte; 32]`.
+fn peer_id(byte: u8) -> PeerId {
+	libp2p::identity::Keypair::ed25519_from_bytes([byte; 32]).unwrap().public().to_peer_id()
+}
+
+/// Answers the desk's state requests the way each peer does, and polls, until `done`
+/// holds (replays run on their own thread).
+fn poll_until(
+	desk: &mut FraudDesk,
+	chain: &Recorder,
+	serves: &HashMap<PeerId, Serves>,
+	n: usize,
+	done: impl Fn(&Recorder) -> bool,
+) {
+	let start = Instant::now();
+	while !done(chain) {
+		assert!(start.elapsed() < Duration::from_secs(60), "no finding in time");
+		desk.poll(chain);
+		for (round, peer, _) in desk.state_requests() {
+			let answer = match serves[&peer] {
+				Serves::Committed => Ok(WorkState::fresh(n, true).encode()),
+				Serves::Other => Ok(WorkState { step: 1, ..WorkState::fresh(n, true) }.encode()),
+				Serves::Nothing => Err("no work state".to_string()),
+			};
+			desk.state_arrived(round, peer, answer, chain);
+		}
+		std::thread::sleep(Duration::from_millis(5));
+	}
+}
+
+#[test]
+fn noise_is_accused_and_voted_invalid_honest_work_voted_valid() {
+	let spec = ModelSpec::MnistMlp(MlpConfig { hidden: 8, layers: 1 });
+	let inner =
+		InnerOptimizer::AdamW { lr: Nanos(2_000_000), weight_decay: Nanos(0), warmup_steps: 0 };
+	let replayer = || Replayer {
+		spec,
+		inner,
+		config: InnerConfig::default(),
+		batch_size: 16,
+		max_steps: None,
+		dataset: Arc::new(Dataset::Mnist(MnistDataset::shipped().unwrap())),
+		device: Device::Cpu,
+	};
+	let base = Arc::new(Model::new(spec, b"t", &Device::Cpu).unwrap().params().flatten().unwrap());
+	let n = base.len();
+	let fresh = Arc::new(WorkState::fresh(n, true));
+	// Fixed identities: which peer the loss screen picks follows from them, so the test
+	// is the same every run.
+	let peers: Vec<PeerId> = (1..=6).map(peer_id).collect();
+	// This desk sent nothing this round, so it replays whatever it flags (which of the
+	// senders replay a suspect is `designated`'s test).
+	let me = peer_id(9);
+	let (lazy, liar, mute) = (peers[3], peers[4], peers[5]);
+	// Two copiers of honest updates: one this desk heard commit, one it did not.
+	let (copier, unheard_copier) = (peer_id(7), peer_id(8));
+	let serves: HashMap<PeerId, Serves> = peers
+		.iter()
+		.chain([&copier, &unheard_copier])
+		.map(|p| {
+			let how = match *p {
+				p if p == liar => Serves::Other,
+				p if p == mute => Serves::Nothing,
+				_ => Serves::Committed,
+			};
+			(*p, how)
+		})
+		.collect();
+	let mut chain = Recorder { committed: fresh.digests().id(), ..Recorder::default() };
+	let mut received = Vec::new();
+	for (i, peer) in peers.iter().enumerate() {
+		let seed = Hash::repeat_byte(i as u8 + 1);
+		chain.seeds.insert(*peer, seed);
+		// Honest updates are what an exact replay from the committed (fresh) state gives;
+		// the lazy one is noise. The liar and the mute send honest-looking work but will
+		// not show the state behind it.
+		let claim = Claim {
+			base: base.clone(),
+			start: fresh.clone(),
+			sent: Arc::new(CompressedUpdate::None(vec![0.0; n])),
+			seed,
+			steps: 20,
+		};
+		let update = if *peer == lazy {
+			CompressedUpdate::None((0..n).map(|j| if j % 2 == 0 { 0.01 } else { -0.01 }).collect())
+		} else {
+			replayer().replay(&claim).unwrap()
+		};
+		let start = fresh.digests();
+		received.push(Received { peer: *peer, steps: 20, start, update: Arc::new(update) });
+	}
+	chain.seeds.insert(copier, Hash::repeat_byte(0x70));
+	chain.seeds.insert(unheard_copier, Hash::repeat_byte(0x80));
+	// The copiers claim (from their own committed states) what peers 1 and 2 sent.
+	let copy_of = |r: &Received, peer| Received { peer, ..r.clone() };
+	let copies = vec![copy_of(&received[1], copier)];
+	for (peer, r) in [(copier, &received[1]), (unheard_copier, &received[2])]
+		.into_iter()
+		.chain(received.iter().map(|r| (r.peer, r)))
+	{
+		chain.proved.insert(peer, update_hash(&r.update.encode()));
+	}
+	let archive = MemoryArchive::default();
+	let mut desk = FraudDesk::new(me, [7; 32], replayer(), Box::new(archive.clone()), KEEP_ROUNDS);
+	desk.keep_round(0, &base, received, copies, &chain);
+	poll_until(&mut desk, &chain, &serves, n, |c| c.accused.lock().unwrap().len() >= 2);
+	let mut accused = chain.accused.lock().unwrap().clone();
+	accused.sort();
+	let mut expected = vec![(0, lazy), (0, copier)];
+	expected.sort();
+	assert_eq!(accused, expected, "only the noise and the copy are accused");
+	// A challenge of a copy this desk never heard of: it holds the update the chain names
+	// (the original's), and the copier's own state and data do not give it.
+	chain.request(30, 0, unheard_copier);
+	poll_until(&mut desk, &chain, &serves, n, |c| !c.votes.lock().unwrap().is_empty());
+	assert_eq!(chain.votes.lock().unwrap().pop(), Some((30, Verdict::Invalid)));
+
+	// Drawn for a challenge of the update it already judged: the vote is immediate.
+	chain.request(7, 0, lazy);
+	desk.poll(&chain);
+	assert_eq!(*chain.votes.lock().unwrap(), vec![(7, Verdict::Invalid)]);
+	// A challenge of honest work is replayed and voted valid.
+	chain.request(8, 0, peers[1]);
+	poll_until(&mut desk, &chain, &serves, n, |c| c.votes.lock().unwrap().len() == 2);
+	assert_eq!(chain.votes.lock().unwrap()[1], (8, Verdict::Valid));
+	// The same honest work is invalid where its proof on chain names another start state
+	// or other steps than its commitment did: what was paid is not what replays.
+	chain.request_proving(15, 0, peers[1], [0xAB; 32], 20);
+	chain.request_proving(16, 0, peers[1], chain.committed, 21);
+	desk.poll(&chain);
+	assert_eq!(chain.votes.lock().unwrap()[2..], [(15, Verdict::Invalid), (16, Verdict::Invalid)]);
+	// Work whose committed start state is not shown, or is not the one committed, is
+	// invalid whatever it looks like.
+	chain.request(11, 0, liar);
+	chain.request(12, 0, mute);
+	poll_until(&mut desk, &chain, &serves, n, |c| c.votes.lock().unwrap().len() == 6);
+	let votes = chain.votes.lock().unwrap().clone();
+	assert!(votes.contains(&(11, Verdict::Invalid)) && votes.contains(&(12, Verdict::Invalid)));
+	// Without the round's evidence there is no vote.
+	chain.request(9, 5, peers[1]);
+	desk.poll(&chain);
+	assert!(desk.state_requests().is_empty(), "round 5 was never kept");
+	// Out of memory, round 0 is still in the archive: a challenge of it is judged.
+	for round in 1..=MEMORY_ROUNDS as RoundIndex {
+		desk.keep_round(round, &base, Vec::new(), Vec::new(), &chain);
+	}
+	chain.request(10, 0, peers[2]);
+	poll_until(&mut desk, &chain, &serves, n, |c| c.votes.lock().unwrap().len() == 7);
+	assert_eq!(chain.votes.lock().unwrap()[6], (10, Verdict::Valid));
+	// A restarted trainer (nothing in memory, the same archive) judges it too.
+	let mut restarted =
+		FraudDesk::new(me, [7; 32], replayer(), Box::new(archive.clone()), KEEP_ROUNDS);
+	chain.request(14, 0, lazy);
+	poll_until(&mut restarted, &chain, &serves, n, |c| c.votes.lock().unwrap().len() == 8);
+	assert_eq!(chain.votes.lock().unwrap()[7], (14, Verdict::Invalid));
+	// Once round 0 can no longer be challenged, its evidence is gone.
+	for round in MEMORY_ROUNDS as RoundIndex + 1..=KEEP_ROUNDS {
+		desk.keep_round(round, &base, Vec::new(), Vec::new(), &chain);
+	}
+	chain.request(13, 0, peers[1]);
+	desk.poll(&chain);
+	assert!(desk.state_requests().is_empty(), "nothing to fetch for a forgotten round");
+	std::thread::sleep(Duration::from_millis(200));
+	desk.poll(&chain);
+	assert_eq!(chain.votes.lock().unwrap().len(), 8, "rounds 5 and (forgotten) 0 are not held");
+}
+
+#[test]
+fn a_suspect_every_trainer_flags_is_replayed_by_two_of_the_others() {
+	let peers: Vec<PeerId> = (1..=6).map(peer_id).collect();
+	let mut drawn: std::collections::HashSet<&PeerId> = std::collections::HashSet::new();
+	for suspect in &peers {
+		for round in 0..20 {
+			let replayers: Vec<&PeerId> =
+				peers.iter().filter(|me| designated(me, round, &peers, suspect)).collect();
+			assert_eq!(replayers.len(), REPLAYERS);
+			assert!(!replayers.contains(&suspect), "nobody replays its own update");
+			drawn.extend(replayers);
+		}
+	}
+	assert_eq!(drawn.len(), peers.len(), "the duty rotates over everyone");
+	// A trainer that sent nothing this round replays whatever it flags.
+	let outsider = peer_id(9);
+	assert!(designated(&outsider, 0, &peers, &peers[0]));
+}
+
+#[test]
+fn challengeable_rounds_cover_the_window_and_the_vote() {
+	// A 20-block window and a 600-block vote at 10 blocks a round: the round itself and
+	// 62 after it.
+	assert_eq!(challengeable_rounds(20, 600, 10), 63);
+	assert_eq!(challengeable_rounds(0, 600, 7), 87);
+	assert_eq!(challengeable_rounds(u32::MAX, 600, 0), u32::MAX);
+}

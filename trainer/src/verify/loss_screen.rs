@@ -1,0 +1,170 @@
+//! The paired loss screen: whether an update owes its gain to its sender's own data.
+
+use grid_primitives::Hash;
+
+use super::Replayer;
+use crate::{
+	data::batch_indices,
+	error::Result,
+	model::{Batch, Model},
+	train::evaluate,
+};
+
+/// Batches of a sender's own data the loss screen looks at first (its first step's: the
+/// step whose gradient was taken at the round's base, so the update carries it most
+/// plainly). Two forward passes each.
+pub const GAUNTLET_BATCHES: u32 = 1;
+
+/// Batches (its first steps') the loss screen confirms a first look's suspicion on before
+/// anything is replayed: one batch flags about one honest update in seven, eight about one
+/// in fifty (`bench/redteam.sh` measures both), and a replay costs a whole contribution.
+pub const GAUNTLET_CONFIRM_BATCHES: u32 = 8;
+
+/// Most batches a confirmation that still finds a suspect extends to before it is replayed,
+/// in rounds long enough that a replay costs far more: a quarter of the steps claimed, at
+/// most this many (three passes each). In rounds of 120 steps, eight batches let one honest
+/// update in fourteen of those screened through to a replay of all 120 steps; the extension
+/// costs at most a quarter of one (`bench/redteam.sh` measures both).
+pub const GAUNTLET_EXTEND_BATCHES: u32 = 32;
+
+/// The share of the other update's gain an update must owe to its own data on the
+/// confirmation's batches not to be a suspect (its margin over the other's at least this
+/// share of what the other lowered the loss by), in rounds of 30 steps or fewer. Honest
+/// updates' margins are about a third of the other's gain there; training on other data
+/// leaves none (`bench/redteam.sh` measures both).
+pub const OWN_DATA_SHARE: f64 = 0.05;
+
+/// What an honest update owes to its sender's own data, in steps' worth of its gain: in
+/// longer rounds the threshold is `OWN_DATA_STEPS / steps` of the other's gain, below
+/// [`OWN_DATA_SHARE`]. Each sample is trained on once, so the own data's mark on the loss
+/// stays about a step's worth while the gain grows with the steps: honest margins are about
+/// a fifteenth of the gain in rounds of 120 steps, where 5% flagged one honest update in
+/// five of those the confirmation looked at.
+pub const OWN_DATA_STEPS: f64 = 1.5;
+
+/// The loss screen's finding on one update (a paired version of Templar's Gauntlet): how
+/// much lower the loss on its sender's own data is after the update than after another
+/// sender's update of the round. An update trained on its sender's data lowers the loss on
+/// that data more than an update trained elsewhere does; one trained on other data (or not at
+/// all) does not. Both are measured on the same samples, so the samples' own difficulty
+/// cancels (comparing with random samples, as Templar's Gauntlet does, leaves it in, and with
+/// few batches it drowns the signal).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LossScreen {
+	/// Mean loss after the other update minus mean loss after this one, on the batches
+	/// looked at.
+	pub margin: f64,
+	/// The margin at or below which the update is a suspect: none (0) on the first look;
+	/// on the confirmation and its extension, a share of what the other update lowered the
+	/// loss by ([`OWN_DATA_SHARE`], less in long rounds: [`OWN_DATA_STEPS`]).
+	pub threshold: f64,
+	/// Batches looked at (the first look's, then the confirmation's and its extension's).
+	pub batches: u32,
+	/// Forward passes it took (its cost: about a third of an inner step each).
+	pub passes: u32,
+}
+
+impl LossScreen {
+	/// Whether the update shows no sign of training on its sender's data.
+	pub fn suspect(&self) -> bool {
+		self.margin <= self.threshold
+	}
+}
+
+/// Running sums of a loss screen's per-batch mean losses.
+#[derive(Default)]
+struct ScreenSums {
+	own: f64,
+	other: f64,
+	/// The base's, over its first `base_batches` batches.
+	base: f64,
+	base_batches: u32,
+	passes: u32,
+}
+
+impl ScreenSums {
+	/// The finding after `batches` batches: margin over the mean losses; the threshold a
+	/// `share` of the other update's gain (the base's loss minus the other's), or none.
+	fn screen(&self, batches: u32, share: Option<f64>) -> LossScreen {
+		let n = f64::from(batches.max(1));
+		let threshold = share.map_or(0.0, |share| share * ((self.base - self.other) / n).max(0.0));
+		LossScreen { margin: (self.other - self.own) / n, threshold, batches, passes: self.passes }
+	}
+}
+
+impl Replayer {
+	/// The loss screen of `update` (dense) sent from `base` by a sender whose data seed is
+	/// `seed` and who claimed `steps` steps, against `other`, another sender's update of the
+	/// round: a first look on [`GAUNTLET_BATCHES`] of the sender's batches; while it finds a
+	/// suspect, a confirmation on [`GAUNTLET_CONFIRM_BATCHES`], then its extension (in long
+	/// rounds) to [`GAUNTLET_EXTEND_BATCHES`]. Each batch is built and evaluated once.
+	pub fn loss_screen(
+		&self,
+		base: &[f32],
+		update: &[f32],
+		other: &[f32],
+		seed: &Hash,
+		steps: u32,
+	) -> Result<LossScreen> {
+		let model = Model::new(self.spec, b"grid/gauntlet", &self.device)?;
+		let after =
+			|delta: &[f32]| -> Vec<f32> { base.iter().zip(delta).map(|(b, u)| b - u).collect() };
+		let (own, other) = (after(update), after(other));
+		let most = steps.max(1);
+		let stages = [
+			GAUNTLET_BATCHES,
+			GAUNTLET_CONFIRM_BATCHES.min(most),
+			(steps / 4).min(GAUNTLET_EXTEND_BATCHES),
+		];
+		// The share of the gain an honest update owes its own data: less in longer rounds.
+		let share = (OWN_DATA_STEPS / f64::from(most)).min(OWN_DATA_SHARE);
+		let shares = [None, Some(share), Some(share)];
+		let mut sums = ScreenSums::default();
+		let mut found = sums.screen(0, None);
+		let mut seen: Vec<Batch> = Vec::new();
+		let mut looked = 0;
+		for (stage, upto) in stages.into_iter().enumerate() {
+			if upto <= looked {
+				continue;
+			}
+			let batches = self.batches(seed, looked..upto)?;
+			sums.own += self.loss_sum(&model, &own, &batches)?;
+			sums.other += self.loss_sum(&model, &other, &batches)?;
+			sums.passes += 2 * (upto - looked);
+			seen.extend(batches);
+			if stage > 0 {
+				// The base's loss, for the other update's gain: on every batch looked at.
+				let missing = &seen[sums.base_batches as usize..];
+				sums.base += self.loss_sum(&model, base, missing)?;
+				sums.passes += upto - sums.base_batches;
+				sums.base_batches = upto;
+			}
+			looked = upto;
+			found = sums.screen(looked, shares[stage]);
+			if !found.suspect() {
+				break;
+			}
+		}
+		Ok(found)
+	}
+
+	/// The batches of `steps` of the data seed `seed`.
+	fn batches(&self, seed: &Hash, steps: std::ops::Range<u32>) -> Result<Vec<Batch>> {
+		let population = self.dataset.train_len();
+		steps
+			.map(|step| {
+				let indices = batch_indices(seed, u64::from(step), self.batch_size, population);
+				self.dataset.train_batch(&indices, &self.device)
+			})
+			.collect()
+	}
+
+	/// The sum over `batches` of each one's mean loss with `model` at `params`.
+	fn loss_sum(&self, model: &Model, params: &[f32], batches: &[Batch]) -> Result<f64> {
+		if batches.is_empty() {
+			return Ok(0.0);
+		}
+		model.params().load_flat(params)?;
+		Ok(evaluate(model, batches)? * batches.len() as f64)
+	}
+}

@@ -1,0 +1,56 @@
+//! Fraud checks on peers' updates: redoing a contribution exactly from what its commitment
+//! fixes (the round's base model, the sender's committed [`WorkState`] — inner optimizer
+//! position and moments, error-feedback residual — its data seed and its step count) and
+//! comparing the result with the update it sent.
+//!
+//! Because the replay starts from the sender's own state, it is the same computation: on
+//! the same kind of device honest work replays bit for bit, and across devices (a GPU
+//! contribution replayed on a CPU) only floating-point reassociation separates them, so the
+//! threshold is high ([`VALID_COSINE`]). Anything that was not that computation lands far
+//! below it: noise, another participant's update (scaled or noised or not), the previous
+//! aggregate's direction, training on other data, or a claim of more steps than were run.
+//! `verify`'s tests measure each of these; `bench/redteam.sh` measures them at scale.
+//!
+//! The same check serves the challenger and the committee. A trainer screens every round's
+//! updates cheaply ([`suspects`]: agreement with the others' mean) and replays only the
+//! suspects before putting a deposit on a challenge; committee members replay the challenged
+//! update and vote.
+//!
+//! - [`screens`]: the cheap screens of a round's updates (agreement, copies, short norms).
+//! - [`loss_screen`]: the paired loss screen (does an update owe its gain to its own data).
+//! - [`replay`]: the exact replay of a claim and its judgement.
+//! - [`worker`]: replays on their own thread.
+
+mod loss_screen;
+mod replay;
+mod screens;
+mod worker;
+
+pub use loss_screen::{
+	LossScreen, GAUNTLET_BATCHES, GAUNTLET_CONFIRM_BATCHES, GAUNTLET_EXTEND_BATCHES,
+	OWN_DATA_SHARE, OWN_DATA_STEPS,
+};
+pub use replay::{Claim, Judgement, Replayer, NORM_TOLERANCE, VALID_COSINE};
+pub use screens::{
+	copy_suspects, short_suspects, suspects, COPY_COSINE, MAX_COPY_COSINE, SHORT_NORM,
+	SUSPECT_COSINE,
+};
+pub use worker::VerifyWorker;
+
+/// Cosine similarity (0 when either side is zero).
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+	let (mut dot, mut aa, mut bb) = (0f64, 0f64, 0f64);
+	for (x, y) in a.iter().zip(b) {
+		let (x, y) = (f64::from(*x), f64::from(*y));
+		dot += x * y;
+		aa += x * x;
+		bb += y * y;
+	}
+	if aa == 0.0 || bb == 0.0 {
+		return 0.0;
+	}
+	dot / (aa.sqrt() * bb.sqrt())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,325 @@
+use std::sync::Arc;
+
+use candle_core::Device;
+use grid_primitives::{
+	job::{Compression, InnerOptimizer, MlpConfig, ModelSpec, Nanos},
+	work::Verdict,
+	Hash,
+};
+
+use super::*;
+use crate::{
+	compress::{
+		adaptive::{compress_once, AdaptiveCompressor},
+		CompressedUpdate,
+	},
+	data::{batch_indices, Dataset, MnistDataset},
+	diloco::{train_round, OuterOptimizer},
+	model::Model,
+	rng::Rng,
+	train::{InnerConfig, InnerTrainer},
+	work_state::WorkState,
+};
+
+#[test]
+fn cosines_and_suspects() {
+	assert!((cosine(&[1.0, 0.0], &[2.0, 0.0]) - 1.0).abs() < 1e-12);
+	assert!(cosine(&[1.0, 0.0], &[0.0, 3.0]).abs() < 1e-12);
+	assert_eq!(cosine(&[0.0, 0.0], &[1.0, 1.0]), 0.0);
+	let a = [1.0f32, 1.0, 0.0];
+	let b = [1.0f32, 0.8, 0.1];
+	let c = [0.9f32, 1.1, -0.1];
+	let odd = [0.0f32, 0.0, 5.0];
+	assert!(suspects(&[&a, &b]).is_empty(), "two updates cannot be told apart");
+	assert!(suspects(&[&a, &b, &c]).is_empty());
+	let found = suspects(&[&a, &odd, &b, &c]);
+	assert_eq!(found.iter().map(|f| f.0).collect::<Vec<_>>(), vec![1]);
+}
+
+fn replayer(data: &Arc<Dataset>, spec: ModelSpec, inner: InnerOptimizer) -> Replayer {
+	Replayer {
+		spec,
+		inner,
+		config: InnerConfig { total_steps: 400, ..Default::default() },
+		batch_size: 32,
+		max_steps: Some(100),
+		dataset: data.clone(),
+		device: Device::Cpu,
+	}
+}
+
+/// One participant as the daemon runs it: a trainer whose optimizer state persists and
+/// an adaptive compressor whose error feedback does.
+struct Worker {
+	trainer: InnerTrainer,
+	compressor: AdaptiveCompressor,
+}
+
+impl Worker {
+	fn start_state(&self) -> WorkState {
+		self.trainer.snapshot(self.compressor.residual().to_vec()).unwrap()
+	}
+
+	/// Trains `steps` from `base` on `seed`'s batches; returns (raw Δ, sent update).
+	fn round(&mut self, rep: &Replayer, base: &[f32], seed: Hash, steps: u32) -> Vec<f32> {
+		let data = &rep.dataset;
+		let batches = (0..u64::from(steps)).map(|i| {
+			data.train_batch(&batch_indices(&seed, i, 32, data.train_len()), &Device::Cpu)
+		});
+		train_round(&mut self.trainer, base, batches).unwrap().delta
+	}
+}
+
+fn worker(rep: &Replayer, compression: Compression, len: usize) -> Worker {
+	Worker {
+		trainer: InnerTrainer::new(rep.spec, b"job", &Device::Cpu, &rep.inner, rep.config).unwrap(),
+		compressor: AdaptiveCompressor::new(compression, len),
+	}
+}
+
+/// Three honest participants train three DiLoCo rounds on MNIST (optimizer state and
+/// error feedback carried over, as in a job). In the last round every honest update is
+/// judged from its sender's committed start state, and so is each attacker's, who
+/// commits participant 0's true start state and seed but sends something else.
+fn honest_and_attackers(compression: Compression) -> Vec<(&'static str, Judgement, Verdict)> {
+	let spec = ModelSpec::MnistMlp(MlpConfig { hidden: 64, layers: 1 });
+	let inner =
+		InnerOptimizer::AdamW { lr: Nanos(2_000_000), weight_decay: Nanos(0), warmup_steps: 5 };
+	let data = Arc::new(Dataset::Mnist(MnistDataset::shipped().unwrap()));
+	let rep = replayer(&data, spec, inner);
+	let model = Model::new(spec, b"job", &Device::Cpu).unwrap();
+	let mut global = model.params().flatten().unwrap();
+	let n = global.len();
+	let mut people: Vec<Worker> = (0..3).map(|_| worker(&rep, compression, n)).collect();
+	let mut outer = OuterOptimizer::new(0.7, 0.5, n);
+	let steps = 40u32;
+	let mut previous_mean = vec![0f32; n];
+	let seed_of = |round: u8, p: usize| Hash::repeat_byte(16 * round + p as u8 + 1);
+	let mut found = Vec::new();
+	for round in 0..3u8 {
+		let base = Arc::new(global.clone());
+		let mut claims = Vec::new();
+		let mut corrected = Vec::new();
+		for (p, person) in people.iter_mut().enumerate() {
+			let start = Arc::new(person.start_state());
+			let seed = seed_of(round, p);
+			let delta = person.round(&rep, &base, seed, steps);
+			corrected
+				.push(delta.iter().zip(&start.residual).map(|(d, e)| d + e).collect::<Vec<f32>>());
+			let (sent, _, _) = person.compressor.compress(&delta, None).unwrap();
+			claims.push(Claim { base: base.clone(), start, sent: Arc::new(sent), seed, steps });
+		}
+		let mean: Vec<f32> = (0..n)
+			.map(|j| claims.iter().map(|c| c.sent.decompress()[j]).sum::<f32>() / 3.0)
+			.collect();
+		if round < 2 {
+			outer.step(&mut global, &mean).unwrap();
+			previous_mean = mean;
+			continue;
+		}
+		for claim in &claims {
+			let j = rep.judge(claim).unwrap();
+			found.push(("honest", j, j.verdict));
+		}
+		let me = &claims[0];
+		let scheme = me.sent.scheme();
+		let send = |values: &[f32]| Arc::new(compress_once(&scheme, values).unwrap());
+		let scaled = |v: &[f32], k: f32| v.iter().map(|x| x * k).collect::<Vec<f32>>();
+		let mut rng = Rng::new(7);
+		let noise: Vec<f32> = (0..n).map(|_| rng.normal() as f32).collect();
+		let norm = |v: &[f32]| crate::aggregate::norm(v) as f32;
+		let noise = scaled(&noise, norm(&corrected[0]) / norm(&noise));
+		let other = &corrected[1];
+		let noised: Vec<f32> = other.iter().zip(&noise).map(|(o, z)| o + 0.3 * z).collect();
+		// Trained from the committed state, but on other data or for fewer steps.
+		let retrain = |seed: Hash, ran: u32| {
+			let mut w = worker(&rep, compression, n);
+			w.trainer.restore(me.start.as_ref()).unwrap();
+			w.compressor.set_residual(me.start.residual.clone()).unwrap();
+			let delta = w.round(&rep, &base, seed, ran);
+			Arc::new(w.compressor.compress(&delta, None).unwrap().0)
+		};
+		let attacks = [
+			("lazy: noise", send(&noise)),
+			("exact copy", claims[1].sent.clone()),
+			("scaled copy", send(&scaled(other, 1.5))),
+			("noised copy", send(&noised)),
+			("previous aggregate", send(&scaled(&previous_mean, 1.0))),
+			("wrong data", retrain(Hash::repeat_byte(0xee), steps)),
+			("inflated steps (ran 3/4)", retrain(me.seed, steps * 3 / 4)),
+		];
+		let honest: Vec<Vec<f32>> = claims.iter().map(|c| c.sent.decompress()).collect();
+		for (name, sent) in attacks {
+			let j = rep.judge(&Claim { sent: sent.clone(), ..me.clone() }).unwrap();
+			found.push((name, j, j.verdict));
+			// The copy screen: the attacker's update among the other two honest ones.
+			let copy = sent.decompress();
+			let round_updates = [copy.as_slice(), &honest[1], &honest[2]];
+			let flagged: Vec<usize> =
+				copy_suspects(&round_updates).into_iter().map(|(i, _)| i).collect();
+			let to_original = cosine(&copy, &honest[1]);
+			eprintln!(
+				"{compression:?}: {name}: cosine {to_original:.3} to participant 1's update, \
+				 copy screen flags {flagged:?}"
+			);
+			let caught = name.contains("copy")
+				&& !(name == "noised copy" && matches!(compression, Compression::TopK { .. }));
+			if caught {
+				assert_eq!(flagged, vec![0, 1], "{compression:?}: {name} and its original");
+			}
+		}
+		let over = Claim { steps: 101, ..me.clone() };
+		let j = rep.judge(&over).unwrap();
+		found.push(("claims over the job's cap", j, j.verdict));
+		let updates: Vec<&[f32]> = honest.iter().map(Vec::as_slice).collect();
+		assert!(suspects(&updates).is_empty(), "honest updates are not suspects");
+		let closest = (0..3)
+			.flat_map(|i| (i + 1..3).map(move |j| (i, j)))
+			.map(|(i, j)| cosine(updates[i], updates[j]))
+			.fold(f64::MIN, f64::max);
+		eprintln!("{compression:?}: closest honest pair: cosine {closest:.3}");
+		assert!(copy_suspects(&updates).is_empty(), "honest updates are not copies");
+	}
+	found
+}
+
+#[test]
+fn exact_replays_accept_honest_work_and_refuse_every_attacker() {
+	for compression in
+		[Compression::Int8 { chunk: 256 }, Compression::TopK { chunk: 64, k: 8, value_bits: 2 }]
+	{
+		let found = honest_and_attackers(compression);
+		for (name, cosine, verdict) in &found {
+			eprintln!("{compression:?}: {name}: {cosine:?} -> {verdict:?}");
+		}
+		for (name, cosine, verdict) in found {
+			let expected = if name == "honest" { Verdict::Valid } else { Verdict::Invalid };
+			assert_eq!(verdict, expected, "{compression:?}: {name} at {cosine:?}");
+		}
+	}
+}
+
+/// A replayer of a tiny MLP, and that model's initial parameters.
+fn tiny() -> (Replayer, Arc<Vec<f32>>) {
+	let spec = ModelSpec::MnistMlp(MlpConfig { hidden: 8, layers: 1 });
+	let inner =
+		InnerOptimizer::AdamW { lr: Nanos(2_000_000), weight_decay: Nanos(0), warmup_steps: 0 };
+	let data = Arc::new(Dataset::Mnist(MnistDataset::shipped().unwrap()));
+	let base = Model::new(spec, b"x", &Device::Cpu).unwrap().params().flatten().unwrap();
+	(replayer(&data, spec, inner), Arc::new(base))
+}
+
+/// A claim of `steps` on the tiny model whose update is `values`.
+fn tiny_claim(base: &Arc<Vec<f32>>, values: Vec<f32>, steps: u32) -> Claim {
+	Claim {
+		base: base.clone(),
+		start: Arc::new(WorkState::fresh(base.len(), true)),
+		sent: Arc::new(CompressedUpdate::None(values)),
+		seed: Hash::zero(),
+		steps,
+	}
+}
+
+#[test]
+fn an_update_shorter_than_its_peers_is_a_suspect() {
+	let a = [1.0f32, 0.0, 0.0];
+	let b = [0.0f32, 1.0, 0.0];
+	let c = [0.0f32, 0.0, 1.0];
+	let short = [0.0f32, 0.6, 0.6];
+	assert!(short_suspects(&[&a, &b]).is_empty(), "two updates cannot be told apart");
+	assert!(short_suspects(&[&a, &b, &c]).is_empty());
+	let found = short_suspects(&[&a, &b, &c, &short]);
+	assert_eq!(found.len(), 1);
+	assert_eq!(found[0].0, 3);
+	assert!((found[0].1 - 0.6 * 2f64.sqrt()).abs() < 1e-6);
+}
+
+#[test]
+fn the_copy_screen_finds_a_copy_among_updates_that_are_all_close() {
+	// Honest updates of a first round all from one fresh state: a shared direction and
+	// their own parts, pairwise at about 0.91.
+	let n = 4000;
+	let mut rng = Rng::new(3);
+	let mut draw =
+		|scale: f64| -> Vec<f32> { (0..n).map(|_| (rng.normal() * scale) as f32).collect() };
+	let shared = draw(1.0);
+	let honest: Vec<Vec<f32>> =
+		(0..4).map(|_| shared.iter().zip(draw(0.31)).map(|(s, e)| s + e).collect()).collect();
+	let refs: Vec<&[f32]> = honest.iter().map(Vec::as_slice).collect();
+	assert!(cosine(refs[0], refs[1]) > COPY_COSINE, "as close as copies used to be");
+	assert!(copy_suspects(&refs).is_empty(), "honest updates close to each other");
+	// A copy of participant 1's update with noise of 0.3 times its norm stands out.
+	let norm = crate::aggregate::norm(&honest[1]);
+	let noise = draw(0.3 * norm / (n as f64).sqrt());
+	let copy: Vec<f32> = honest[1].iter().zip(&noise).map(|(u, z)| u + z).collect();
+	let mut with_copy = refs.clone();
+	with_copy.push(&copy);
+	let flagged: Vec<usize> = copy_suspects(&with_copy).into_iter().map(|(i, _)| i).collect();
+	assert_eq!(flagged, vec![1, 4], "the copy and its original");
+}
+
+#[test]
+fn the_loss_screen_tells_training_on_its_own_data_from_training_on_other_data() {
+	let (rep, base) = tiny();
+	let train = |seed: Hash| {
+		let mut w = worker(&rep, Compression::None, base.len());
+		w.round(&rep, &base, seed, 30)
+	};
+	let mine = Hash::repeat_byte(3);
+	let (other, elsewhere) = (train(Hash::repeat_byte(5)), train(Hash::repeat_byte(9)));
+	// A few noisy batches decide a single screen (honest work is flagged now and then:
+	// `bench/redteam.sh` measures how often); what holds every time is the order.
+	let honest = rep.loss_screen(&base, &train(mine), &other, &mine, 30).unwrap();
+	let wrong = rep.loss_screen(&base, &elsewhere, &other, &mine, 30).unwrap();
+	assert!(wrong.margin < honest.margin, "{wrong:?} against {honest:?}");
+	let nothing = rep.loss_screen(&base, &vec![0.0; base.len()], &other, &mine, 30).unwrap();
+	assert!(nothing.suspect(), "no training: {nothing:?}");
+	// A suspect of the first look is looked at again, on more batches.
+	assert_eq!(nothing.batches, GAUNTLET_CONFIRM_BATCHES);
+	assert_eq!(nothing.passes, 3 * GAUNTLET_CONFIRM_BATCHES, "the base too, on each batch");
+	let short = rep.loss_screen(&base, &vec![0.0; base.len()], &other, &mine, 3).unwrap();
+	assert_eq!(short.batches, 3, "no more batches than the steps it claimed");
+	// In a long round a suspect is looked at on a quarter of its batches before anyone
+	// replays all its steps.
+	let long = rep.loss_screen(&base, &vec![0.0; base.len()], &other, &mine, 120).unwrap();
+	assert!(long.suspect(), "no training: {long:?}");
+	assert_eq!((long.batches, long.passes), (30, 90));
+}
+
+#[test]
+fn claims_that_do_not_fit_the_model_or_claim_no_work_are_refused() {
+	let (rep, base) = tiny();
+	let n = base.len();
+	let err = rep.judge(&tiny_claim(&base, vec![0.0; 3], 1)).unwrap_err().to_string();
+	assert!(err.contains("an update of 3 values"), "{err}");
+	let short_state =
+		Claim { start: Arc::new(WorkState::fresh(2, true)), ..tiny_claim(&base, vec![0.1; n], 1) };
+	let err = rep.judge(&short_state).unwrap_err().to_string();
+	assert!(err.contains("a work state of 2"), "{err}");
+	// A state of the wrong kind (SGD's, for an AdamW job) cannot be replayed.
+	let sgd_state =
+		Claim { start: Arc::new(WorkState::fresh(n, false)), ..tiny_claim(&base, vec![0.1; n], 1) };
+	let err = rep.judge(&sgd_state).unwrap_err().to_string();
+	assert!(err.contains("AdamW needs its moments"), "{err}");
+	assert_eq!(rep.judge(&tiny_claim(&base, vec![0.1; n], 0)).unwrap().verdict, Verdict::Invalid);
+}
+
+#[test]
+fn the_worker_reports_each_check_with_its_tag() {
+	let (rep, base) = tiny();
+	let n = base.len();
+	let worker = VerifyWorker::start(rep);
+	worker.submit(1u32, tiny_claim(&base, vec![0.0; 2], 3));
+	worker.submit(2u32, tiny_claim(&base, vec![0.5; n], 0));
+	let mut got = Vec::new();
+	let start = std::time::Instant::now();
+	while got.len() < 2 && start.elapsed() < std::time::Duration::from_secs(60) {
+		got.extend(worker.finished());
+		std::thread::sleep(std::time::Duration::from_millis(10));
+	}
+	assert_eq!(got.len(), 2);
+	assert_eq!(got[0].0, 1);
+	assert!(got[0].1.is_err());
+	assert_eq!(got[1].0, 2);
+	assert_eq!(got[1].1.as_ref().unwrap().verdict, Verdict::Invalid);
+}
