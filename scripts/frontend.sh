@@ -18,7 +18,7 @@ npm ci --no-audit --no-fund --loglevel=error
 npm run build
 npm test
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+free_port() { python3 ../scripts/free-port.py; }
 base=$(mktemp -d "${TMPDIR:-/tmp}/grid-frontend.XXXXXX")
 rpc=$(free_port)
 "$NODE_BIN" --dev --base-path "$base" --rpc-port "$rpc" --port "$(free_port)" \

@@ -19,7 +19,7 @@ source scripts/build-env.sh
 cargo build --release --locked --workspace --all-targets
 BIN="$CARGO_TARGET_DIR/release"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+free_port() { python3 scripts/free-port.py; }
 
 rm -rf "$OUT" && mkdir -p "$OUT"
 pids=()

@@ -16,15 +16,20 @@ const PROVIDERS = ["Bob", "Charlie", "Dave"];
 const JOB = fs.readFileSync(path.join(__dirname, "..", "examples", "mnist-job.toml"), "utf8");
 const ROUNDS = Number(/^rounds = (\d+)$/m.exec(JOB)[1]);
 
-function freePort() {
-	return new Promise((resolve, reject) => {
-		const server = net.createServer();
-		server.on("error", reject);
-		server.listen(0, "127.0.0.1", () => {
-			const { port } = server.address();
-			server.close(() => resolve(port));
+/** A free TCP port on 127.0.0.1, below the kernel's ephemeral range (32768 and up), from
+ * which outgoing connections take their local ports: one found free there can be taken
+ * before the process meant to listen on it binds it (grid_primitives::ports, the tests' rule). */
+async function freePort() {
+	for (let tries = 0; tries < 200; tries++) {
+		const port = 10000 + Math.floor(Math.random() * 22000);
+		const free = await new Promise((ok) => {
+			const server = net.createServer();
+			server.once("error", () => ok(false));
+			server.listen(port, "127.0.0.1", () => server.close(() => ok(true)));
 		});
-	});
+		if (free) return port;
+	}
+	throw new Error("no free loopback port from 10000 to 31999");
 }
 
 async function providerConfig(dir, name, url) {

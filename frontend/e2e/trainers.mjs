@@ -9,16 +9,20 @@ import { join } from "node:path";
 
 export const trainerBin = process.env.GRID_TRAINER ?? join(process.env.HOME ?? "", ".cache/grid-target/release/grid-trainer");
 
-/** A free TCP port on 127.0.0.1. */
-function freePort() {
-  return new Promise((ok, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => ok(port));
+/** A free TCP port on 127.0.0.1, below the kernel's ephemeral range (32768 and up), from
+ * which outgoing connections take their local ports: one found free there can be taken
+ * before the process meant to listen on it binds it (grid_primitives::ports, the tests' rule). */
+async function freePort() {
+  for (let tries = 0; tries < 200; tries++) {
+    const port = 10000 + Math.floor(Math.random() * 22000);
+    const free = await new Promise((ok) => {
+      const server = createServer();
+      server.once("error", () => ok(false));
+      server.listen(port, "127.0.0.1", () => server.close(() => ok(true)));
     });
-  });
+    if (free) return port;
+  }
+  throw new Error("no free loopback port from 10000 to 31999");
 }
 
 export class Trainers {

@@ -39,15 +39,20 @@ function cliMissing(): string | undefined {
 const missing = rpc ? cliMissing() : undefined;
 if (rpc && missing) console.warn(`register-devnode: skipping the CLI registration of //Ferdie: ${missing}`);
 
+/** A free TCP port on 127.0.0.1, below the kernel's ephemeral range (32768 and up), from
+ * which outgoing connections take their local ports: one found free there can be taken
+ * before the process meant to listen on it binds it (grid_primitives::ports, the tests' rule). */
 async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
+  for (let tries = 0; tries < 200; tries++) {
+    const port = 10000 + Math.floor(Math.random() * 22000);
+    const free = await new Promise<boolean>((ok) => {
+      const server = createServer();
+      server.once("error", () => ok(false));
+      server.listen(port, "127.0.0.1", () => server.close(() => ok(true)));
     });
-    server.on("error", reject);
-  });
+    if (free) return port;
+  }
+  throw new Error("no free loopback port from 10000 to 31999");
 }
 
 /** The JSON `grid-trainer registration` prints, made here with a fresh ed25519 key. */

@@ -10,6 +10,8 @@ extern crate alloc;
 pub mod datasets;
 pub mod endpoint;
 pub mod job;
+#[cfg(feature = "std")]
+pub mod ports;
 pub mod provider;
 #[cfg(feature = "serde")]
 pub mod spec_file;

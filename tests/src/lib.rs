@@ -5,7 +5,6 @@
 
 use std::{
 	fs::File,
-	net::TcpListener,
 	path::{Path, PathBuf},
 	process::{Child, Command, Output, Stdio},
 	thread,
@@ -39,10 +38,9 @@ pub fn node_binary() -> PathBuf {
 	bin
 }
 
-/// A loopback TCP port nobody listens on right now.
+/// A loopback TCP port nobody listens on right now (see [`grid_primitives::ports`]).
 pub fn free_port() -> u16 {
-	let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral loopback port");
-	listener.local_addr().expect("bound address").port()
+	grid_primitives::ports::free_loopback_port().expect("a free loopback port")
 }
 
 /// Runs `grid-node` with `args` to completion (for subcommands and bad-input checks).

@@ -5,7 +5,6 @@
 
 use std::{
 	collections::BTreeMap,
-	net::TcpListener,
 	path::{Path, PathBuf},
 	process::{Child, Command, Stdio},
 	time::{Duration, Instant},
@@ -18,11 +17,10 @@ use crate::{
 	net::keypair_from_seed,
 };
 
-/// A loopback port free right now.
+/// A loopback port free right now (see [`grid_primitives::ports`]).
 pub fn free_port() -> Result<u16> {
-	let listener =
-		TcpListener::bind("127.0.0.1:0").map_err(|e| Error::Network(format!("binding: {e}")))?;
-	Ok(listener.local_addr().map_err(|e| Error::Network(e.to_string()))?.port())
+	grid_primitives::ports::free_loopback_port()
+		.map_err(|e| Error::Network(format!("finding a free loopback port: {e}")))
 }
 
 /// One trainer of a local network.
