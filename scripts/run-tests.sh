@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Runs every test suite after the build: the workspace's test binaries (unit, integration and
-# end-to-end), doc tests, zombienet, the web UI and the pallet benchmarks, in two lanes at
+# end-to-end), doc tests, zombienet, the web UI and the pallet benchmarks, in three lanes at
 # once. The machines have two cores and most end-to-end tests spend their time waiting for
 # 6-second blocks, so the lanes overlap that waiting: lane 1 holds the unit tests, the network
-# jobs, zombienet and the pallet benchmarks (their own feature build); lane 2 the trainer's
-# network tests, the chain-only end-to-end tests, the web UI and the doc tests. The lanes take
-# about as long as each other (about 10.5 minutes each, warm). Every test waits for the state
-# it asserts with a deadline, so sharing the cores makes them slower, not wrong.
+# jobs and the pallet benchmarks (their own feature build); lane 2 the trainer's network
+# tests, the chain-only end-to-end tests and the doc tests; lane 3 zombienet and the web UI.
+# The lanes take about as long as each other. Every test waits for the state it asserts with
+# a deadline, so sharing the cores makes them slower, not wrong.
 #
 # Each binary's output goes to its own log, printed when it fails; a lane stops at its first
-# failure, the other runs on, and the script fails if either did.
+# failure, the others run on, and the script fails if any did.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/build-env.sh
@@ -59,24 +59,29 @@ binaries() {
 
 lane1() {
 	binaries 1 &&
-		run 1 zombienet "$root/scripts/zombienet.sh" &&
 		run 1 pallet-benchmarks cargo test --release --locked -p pallet-providers -p pallet-jobs \
 			--features pallet-providers/runtime-benchmarks,pallet-jobs/runtime-benchmarks
 }
 
 lane2() {
 	binaries 2 &&
-		run 2 web-ui "$root/scripts/frontend.sh" &&
 		run 2 doc-tests cargo test --release --locked --workspace --doc
 }
 
-lane1 &
-pid1=$!
-lane2 &
-pid2=$!
+lane3() {
+	run 3 zombienet "$root/scripts/zombienet.sh" &&
+		run 3 web-ui "$root/scripts/frontend.sh"
+}
+
+pids=()
+for lane in lane1 lane2 lane3; do
+	"$lane" &
+	pids+=($!)
+done
 status=0
-wait "$pid1" || status=1
-wait "$pid2" || status=1
+for pid in "${pids[@]}"; do
+	wait "$pid" || status=1
+done
 if ((status)); then
 	echo "tests failed (logs in $logs)" >&2
 	exit 1
