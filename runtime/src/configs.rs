@@ -156,10 +156,14 @@ parameter_types! {
 	/// Smallest active stake a GPU provider must keep: 100 GRID.
 	pub const ProviderMinStake: Balance = 100 * grid_primitives::currency::UNIT;
 	/// Stake leaves `unbond` only after the longest round, the longest challenge window and
-	/// the voting that may follow: whatever a provider was paid for before it unbonded can
-	/// still be challenged and slashed (its job locks keep the job's stake bonded meanwhile).
-	pub const ProviderUnbondingPeriod: u32 =
-		JOB_MAX_ROUND_BLOCKS + JOB_MAX_CHALLENGE_WINDOW + JOB_VOTING_PERIOD;
+	/// the voting that may follow, plus how late the agenda may work a round's settlement
+	/// (a running job's next round reaches four times `MaxAgendaReach`) and a challenge's
+	/// decision (once): whatever a provider was paid for before it unbonded can still be
+	/// challenged and slashed (its job locks keep the job's stake bonded meanwhile).
+	pub const ProviderUnbondingPeriod: u32 = JOB_MAX_ROUND_BLOCKS +
+		JOB_MAX_CHALLENGE_WINDOW +
+		JOB_VOTING_PERIOD +
+		5 * JOB_MAX_AGENDA_REACH;
 }
 
 impl pallet_providers::Config for Runtime {
@@ -226,6 +230,10 @@ pub const JOB_MAX_ROUND_BLOCKS: BlockNumber = grid_primitives::time::DAYS;
 /// the verdict.
 pub const JOB_MAX_CHALLENGE_WINDOW: BlockNumber = 12 * grid_primitives::time::HOURS;
 
+/// Blocks past its due block an agenda entry may go when those blocks are full (a running
+/// job's next round: four times as far).
+pub const JOB_MAX_AGENDA_REACH: BlockNumber = 64;
+
 /// The fee collector's pallet id; its account is endowed in genesis so fees below the
 /// existential deposit can be paid to it.
 pub const JOB_FEE_COLLECTOR: PalletId = PalletId(*b"grid/fee");
@@ -255,7 +263,7 @@ impl pallet_jobs::Config for Runtime {
 	/// minutes) later, a running job's next round up to 256. Filling that means keeping 2,048
 	/// jobs or challenges due within minutes of each other.
 	type MaxAgendaPerBlock = ConstU32<32>;
-	type MaxAgendaReach = ConstU32<64>;
+	type MaxAgendaReach = ConstU32<JOB_MAX_AGENDA_REACH>;
 	type MillisPerBlock = ConstU64<{ grid_primitives::time::MILLI_SECS_PER_BLOCK }>;
 	type ProtocolFee = JobProtocolFee;
 	type FeeCollector = JobFeeCollector;

@@ -72,11 +72,16 @@ fn an_accused_provider_cannot_unbond_before_its_verdict() {
 	type Jobs = <crate::Runtime as pallet_jobs::Config>::MaxRoundBlocks;
 	type Window = <crate::Runtime as pallet_jobs::Config>::MaxChallengeWindow;
 	type Voting = <crate::Runtime as pallet_jobs::Config>::VotingPeriod;
+	type Reach = <crate::Runtime as pallet_jobs::Config>::MaxAgendaReach;
 	type Unbonding = <crate::Runtime as pallet_providers::Config>::UnbondingPeriod;
 	// Stake unbonded as a round opens must stay slashable through that round, its challenge
-	// window and the voting of a challenge opened at the window's end.
+	// window and the voting of a challenge opened at the window's end, however late the
+	// agenda works the round's settlement (a running job's rounds reach four times as far as
+	// a caller's entries) and the challenge's decision (a caller's reach).
+	let reach = <Reach as Get<u32>>::get();
+	let latest_settlement = <Jobs as Get<u32>>::get() + 4 * reach;
 	let latest_verdict =
-		<Jobs as Get<u32>>::get() + <Window as Get<u32>>::get() + <Voting as Get<u32>>::get();
+		latest_settlement + <Window as Get<u32>>::get() + <Voting as Get<u32>>::get() + reach;
 	let unbonding = <Unbonding as Get<u32>>::get();
 	assert!(
 		latest_verdict <= unbonding,

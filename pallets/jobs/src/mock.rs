@@ -287,21 +287,47 @@ pub fn hardware(tflops_milli: u32) -> Capabilities {
 
 /// Registers `who` as a provider with `stake` and the given throughput.
 pub fn register_with(who: AccountId, stake: Balance, tflops_milli: u32) {
+	try_register(who, None, stake, tflops_milli).expect("registers");
+}
+
+/// Registers `who` with `stake` and the given throughput, in the seat of `in_place_of` when
+/// given (`register_in_place_of`, for a full registry).
+pub fn try_register(
+	who: AccountId,
+	in_place_of: Option<AccountId>,
+	stake: Balance,
+	tflops_milli: u32,
+) -> DispatchResult {
 	let key = ed25519::Pair::from_seed(&[who as u8; 32]);
 	let genesis = System::block_hash(0);
 	let signature = key.sign(&peer_binding_payload(&genesis, &who));
 	let addr =
 		BoundedBytes::truncate_from(format!("/ip4/127.0.0.1/tcp/{}", 30_000 + who).into_bytes());
-	Providers::register(
-		RuntimeOrigin::signed(who),
-		stake,
-		hardware(tflops_milli),
-		key.public().0,
-		signature.0,
-		Multiaddrs::truncate_from(vec![addr]),
-		BoundedBytes::truncate_from(b"http://127.0.0.1:9000/health".to_vec()),
-	)
-	.expect("registers");
+	let (origin, capabilities) = (RuntimeOrigin::signed(who), hardware(tflops_milli));
+	let multiaddrs = Multiaddrs::truncate_from(vec![addr]);
+	let endpoint = BoundedBytes::truncate_from(b"http://127.0.0.1:9000/health".to_vec());
+	let (public, signature) = (key.public().0, signature.0);
+	match in_place_of {
+		None => Providers::register(
+			origin,
+			stake,
+			capabilities,
+			public,
+			signature,
+			multiaddrs,
+			endpoint,
+		),
+		Some(seat) => Providers::register_in_place_of(
+			origin,
+			seat,
+			stake,
+			capabilities,
+			public,
+			signature,
+			multiaddrs,
+			endpoint,
+		),
+	}
 }
 
 /// Registers `who` with [`STAKE`] and fast hardware.

@@ -3,12 +3,14 @@
 //! from several buyers and providers, some of them hostile (wrong rounds, dissenting results,
 //! equivocations, copied update commitments, challenges of anything, unbonding while in
 //! jobs), and root's force cancel,
-//! with blocks passing in between, checking after every step that
+//! with blocks passing in between (one sequence in four with a full registry, so that newcomers
+//! take seats with `register_in_place_of`), checking after every step and every block that
 //! - every job's escrow adds up (paid + fees + refunded + held == funded) and matches the
 //!   buyers' holds, and the registry's held stake matches its records (`do_try_state`);
 //! - every participant's stake is locked for its job and covers its locks; no job runs
 //!   understaffed past `MaxUnderstaffedRounds`; the queues stay sorted and bounded;
-//! - total issuance changes only by what slashes burned.
+//! - total issuance changes only by what slashes burned (after every step);
+//! - in the end every job, filled or not, has ended with nothing held.
 //!
 //! `GRID_PROPTEST_SEQUENCES` sets how many sequences run (48 in CI; the benchmark run in
 //! `bench/` uses 100,000).
@@ -23,6 +25,7 @@ use grid_primitives::work::{vote_commitment, Verdict};
 use polkadot_sdk::polkadot_sdk_frame::{
 	deps::frame_support::traits::{Hooks, UnfilteredDispatchable},
 	prelude::*,
+	traits::fungible::Mutate,
 };
 
 /// xorshift64*: tiny, deterministic, good enough to pick calls.
@@ -67,7 +70,8 @@ fn registry_step(rng: &mut Rng, who: AccountId) {
 		1 => rng.below(3 * STAKE as u64) as Balance,
 		_ => pallet_providers::Providers::<Test>::get(who).map(|p| p.stake).unwrap_or(STAKE),
 	};
-	match rng.below(6) {
+	match rng.below(7) {
+		5 if registry_full() => newcomer_takes_a_seat(rng, amount),
 		0 | 1 => dispatch_registry(who, P::unbond { amount }),
 		2 => dispatch_registry(who, P::withdraw_unbonded {}),
 		3 => dispatch_registry(who, P::bond_more { amount }),
@@ -79,12 +83,61 @@ fn registry_step(rng: &mut Rng, who: AccountId) {
 			// Leaving for good: unbond everything, wait, withdraw, deregister (each step
 			// refused while it is in a job or its stake is locked).
 			dispatch_registry(who, P::unbond { amount });
-			advance(UnbondingPeriod::get() + 1);
+			advance_checked(UnbondingPeriod::get() + 1);
 			dispatch_registry(who, P::withdraw_unbonded {});
 			dispatch_registry(who, P::deregister {});
 		}
-		_ => register_with(who, STAKE, 1 + rng.below(400_000) as u32),
+		_ => {
+			let tflops = 1 + rng.below(400_000) as u32;
+			let _ = try_register(who, None, STAKE, tflops);
+		}
 	}
+}
+
+/// Accounts that fill the registry in some sequences (idle providers), and newcomers that
+/// then need a seat.
+fn fillers() -> core::ops::RangeInclusive<AccountId> {
+	100..=131
+}
+
+fn registry_full() -> bool {
+	pallet_providers::Providers::<Test>::count() >= max_providers()
+}
+
+/// A filler outside the registry asks for the seat of a random provider with `stake`: taken
+/// only from one nothing binds any more and that holds less.
+fn newcomer_takes_a_seat(rng: &mut Rng, stake: Balance) {
+	let seats = registered();
+	let Some(newcomer) = fillers().find(|f| !seats.contains(f)) else { return };
+	let seat = rng.pick(&seats);
+	let _ = try_register(newcomer, Some(seat), stake.max(MIN_STAKE), 1);
+}
+
+/// The registry's seats.
+fn max_providers() -> u32 {
+	<<Test as pallet_providers::Config>::MaxProviders as Get<u32>>::get()
+}
+
+/// Registered providers.
+fn registered() -> Vec<AccountId> {
+	pallet_providers::Providers::<Test>::iter_keys().collect()
+}
+
+/// Blocks pass one at a time, the invariants checked after each.
+fn advance_checked(blocks: u64) {
+	for _ in 0..blocks {
+		advance(1);
+		check_invariants("after a block");
+	}
+}
+
+/// Both pallets' `try_state`; panics with `context` and the registry when one fails.
+fn check_invariants(context: &str) {
+	Jobs::do_try_state().unwrap_or_else(|e| panic!("{context}: jobs: {e:?}"));
+	Providers::do_try_state().unwrap_or_else(|e| {
+		let records: Vec<_> = pallet_providers::Providers::<Test>::iter().collect();
+		panic!("{context}: providers: {e:?}\n{records:#?}")
+	});
 }
 
 fn random_spec(rng: &mut Rng) -> grid_primitives::job::JobSpec<Balance, u64> {
@@ -192,7 +245,7 @@ fn step(rng: &mut Rng) {
 			let _ = crate::Call::<Test>::force_cancel_job { job }
 				.dispatch_bypass_filter(RuntimeOrigin::root());
 		}
-		_ => advance(1 + rng.below(3)),
+		_ => advance_checked(1 + rng.below(3)),
 	}
 }
 
@@ -251,6 +304,7 @@ struct Coverage {
 	unbonded: u32,
 	withdrawn: u32,
 	deregistered: u32,
+	evicted: u32,
 }
 
 /// Burned by slashes since the last call (slashed minus what went to recipients); counts
@@ -273,6 +327,9 @@ fn burned_since_last(coverage: &mut Coverage) -> Balance {
 			}
 			RuntimeEvent::Providers(pallet_providers::Event::Deregistered { .. }) => {
 				coverage.deregistered += 1
+			}
+			RuntimeEvent::Providers(pallet_providers::Event::Evicted { .. }) => {
+				coverage.evicted += 1
 			}
 			RuntimeEvent::Jobs(event) => match event {
 				E::JobCreated { .. } => coverage.created += 1,
@@ -308,6 +365,16 @@ fn run(seed: u64, steps: usize, coverage: &mut Coverage) {
 		for (i, who) in PROVIDERS.iter().enumerate() {
 			register_with(*who, STAKE + 500 * i as u128, 1 + 100_000 * (i as u32 % 3));
 		}
+		// One sequence in four starts with a full registry: idle providers hold the other
+		// seats, with stakes around the newcomers'.
+		if seed.is_multiple_of(4) {
+			for filler in fillers() {
+				Balances::set_balance(&filler, ENDOWMENT);
+			}
+			for filler in fillers().take(max_providers() as usize - PROVIDERS.len()) {
+				register_with(filler, MIN_STAKE + 10 * (filler - 100) as Balance, 1);
+			}
+		}
 		let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
 		let mut expected_issuance = Balances::total_issuance();
 		System::reset_events();
@@ -315,21 +382,14 @@ fn run(seed: u64, steps: usize, coverage: &mut Coverage) {
 			step(&mut rng);
 			expected_issuance -= burned_since_last(coverage);
 			let context = format!("seed {seed}, step {i}");
-			Jobs::do_try_state().unwrap_or_else(|e| panic!("{context}: jobs: {e:?}"));
-			Providers::do_try_state().unwrap_or_else(|e| {
-				let records: Vec<_> = pallet_providers::Providers::<Test>::iter().collect();
-				panic!("{context}: providers: {e:?}\n{records:#?}")
-			});
+			check_invariants(&context);
 			assert_eq!(Balances::total_issuance(), expected_issuance, "{context}: issuance");
 		}
-		// Let every running job run out: each must end with nothing held.
-		advance(200);
+		// Let every job run out or, never filled, expire: each must end with nothing held.
+		advance(MAX_OPEN_BLOCKS + 200);
 		expected_issuance -= burned_since_last(coverage);
 		for (id, job) in JobsMap::<Test>::iter() {
-			assert!(
-				!job.status.is_live() || job.status == crate::JobStatus::Open,
-				"seed {seed}: job {id} still running"
-			);
+			assert!(!job.status.is_live(), "seed {seed}: job {id} still {:?}", job.status);
 		}
 		Jobs::do_try_state().unwrap_or_else(|e| panic!("seed {seed}, end: {e:?}"));
 		assert_eq!(
@@ -362,7 +422,7 @@ fn random_call_sequences_keep_the_invariants() {
 	assert!(c.equivocations >= 10 && c.liveness >= 1, "{coverage:?}");
 	assert!(c.challenges >= 5 && c.frauds >= 1 && c.rejected >= 1, "{coverage:?}");
 	assert!(c.abandoned >= 1 && c.unbonded >= 10 && c.withdrawn >= 1, "{coverage:?}");
-	assert!(c.deregistered >= 1, "{coverage:?}");
+	assert!(c.deregistered >= 1 && c.unfilled >= 1 && c.evicted >= 1, "{coverage:?}");
 	println!("{count} sequences: {coverage:?}");
 }
 

@@ -14,7 +14,7 @@ use polkadot_sdk::polkadot_sdk_frame::{
 use crate::{
 	Accuser, Admissions, Agenda, AgendaCursor, AgendaItem, BalanceOf, Challenges, Config,
 	Contributions, HoldReason, JobStatus, Jobs, OpenAuditsOn, OpenChallengesBy, OpenChallengesOn,
-	Pallet, Participants, RoundMembers, Rounds,
+	Pallet, Participants, Proofs, RoundMembers, Rounds,
 };
 
 /// Each agenda entry with its block.
@@ -70,6 +70,10 @@ impl<T: Config> Pallet<T> {
 					ensure!(T::Providers::covers_jobs(&who), "participant's stake below its locks");
 				}
 				ensure!(count == job.participants, "participant count is wrong");
+				ensure!(
+					job.participants <= job.spec.max_providers,
+					"more participants than the job's max_providers"
+				);
 			}
 		}
 		holds_match::<T>(
@@ -84,8 +88,35 @@ impl<T: Config> Pallet<T> {
 		)?;
 		let settles = scheduled.keys().filter(|i| matches!(i, AgendaItem::Settle(_))).count();
 		ensure!(settles == running_jobs, "agenda settles a job that is not running");
+		Self::try_state_proofs()?;
 		Self::try_state_contributions()?;
 		Self::try_state_challenges(&scheduled)
+	}
+
+	/// Proofs are kept only for a running job's open round, each its member's own for that
+	/// round, and the round's tally counts each once.
+	fn try_state_proofs() -> Result<(), TryRuntimeError> {
+		let mut counted: BTreeMap<grid_primitives::job::JobId, u32> = BTreeMap::new();
+		for (id, who, signed) in Proofs::<T>::iter() {
+			let round = Rounds::<T>::get(id).ok_or("proof kept for a job with no open round")?;
+			let proof = &signed.proof;
+			ensure!(
+				proof.job == id && proof.provider == who && proof.round == round.index,
+				"proof kept under another job, provider or round than it names"
+			);
+			ensure!(round.members.contains(&who), "proof kept from a non-member of the round");
+			ensure!(
+				round.tally.iter().any(|(hash, _)| *hash == proof.result_model_hash),
+				"proof's result missing from its round's tally"
+			);
+			*counted.entry(id).or_default() += 1;
+		}
+		for (id, round) in Rounds::<T>::iter() {
+			let tallied = round.tally.iter().map(|(_, n)| *n).sum::<u32>();
+			let kept = counted.get(&id).copied().unwrap_or_default();
+			ensure!(tallied == kept, "round's tally differs from its kept proofs");
+		}
+		Ok(())
 	}
 
 	/// The agenda: no empty lists stored, nothing behind the cursor, each item once.
