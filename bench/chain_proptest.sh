@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The job market's property test at scale: SEQUENCES random call sequences (default 100,000;
 # CI runs 48) of every call of pallet-jobs and pallet-providers, some of them hostile, with
-# `try_state` and the issuance check after every step (`pallets/jobs/src/proptests.rs`).
+# `try_state` after every step and block and the issuance check after every step
+# (`pallets/jobs/src/proptests.rs`).
 # Seeds are split over SHARDS processes (default: the number of cores). Writes
 # bench/reports/chain_proptest.md and chain_proptest.json: sequences run, seeds, time, and how
 # often each path (rewards, challenges, frauds, stake-shortfall removals, abandoned jobs,
@@ -57,7 +58,8 @@ md = f"""# Job market property test at scale
 
 `bench/chain_proptest.sh`: {ran:,} of {sequences:,} random call sequences of 300 steps each
 (seeds 0 to {sequences - 1}) over {shards} processes in {seconds} s; `try_state` of both pallets
-and the issuance check after every step. Result: **{"passed" if report["passed"] else "FAILED"}**.
+after every step and block, the issuance check after every step, and every job ended at the
+end. Result: **{"passed" if report["passed"] else "FAILED"}**.
 {"".join(f"- failure: {f}" + chr(10) for f in failures)}
 How often each path was taken (events over all sequences):
 
