@@ -583,6 +583,37 @@ fn a_copier_is_unpaid_and_convicted_by_the_holders_of_the_update_it_claimed() {
 }
 
 #[test]
+fn a_copier_that_leaves_before_its_round_settles_leaves_no_claim_its_stake_does_not_back() {
+	new_test_ext().execute_with(|| {
+		let members = [P1, P2, P3, P4, P5];
+		let id = running_job(&members);
+		// P3 proves P1's update as its own in its first round and leaves before the round
+		// settles: none of its rounds settled, so its stake lock lapses as it leaves.
+		let mut copy = proof(id, 0, P3, 42, 100, &members).proof;
+		copy.own_update_commitment = H256::from_low_u64_be(P1);
+		assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(P3), sign(copy)));
+		assert_ok!(Jobs::leave_job(RuntimeOrigin::signed(P3), id));
+		let honest = [P1, P2, P4, P5];
+		for who in honest {
+			assert_ok!(Jobs::submit_proof(
+				RuntimeOrigin::signed(who),
+				proof(id, 0, who, 42, 100, &honest)
+			));
+		}
+		assert!(RoundResults::<Test>::contains_key(id, 0), "every member's proof is in");
+		// Kept, its claim could be challenged with nothing locked to slash, and the stake
+		// locks would not count the dispute; a leaver is not paid, and its claim is not kept.
+		assert!(Contributions::<Test>::get((id, 0), P3).is_none());
+		assert!(Contributions::<Test>::get((id, 0), P1).is_some(), "the author is paid");
+		assert_noop!(
+			Jobs::challenge(RuntimeOrigin::signed(P2), id, 0, P3),
+			Error::<Test>::NoSuchContribution
+		);
+		check_invariants();
+	});
+}
+
+#[test]
 fn an_honest_author_named_a_copy_by_a_racing_copier_is_cleared() {
 	new_test_ext().execute_with(|| {
 		let members = [P1, P2, P3, P4, P5];

@@ -166,7 +166,10 @@ fn keep_copies<T: Config>(
 ) {
 	for proof in proofs.iter().map(|s| &s.proof) {
 		let is_paid = |(index, _): &(usize, _)| round.members.get(*index) == Some(&proof.provider);
-		if paid.iter().any(is_paid) {
+		// A member that left is not paid for the round, and its claim is not kept either: its
+		// stake lock may have lapsed as it left (none of its rounds had settled), so nothing
+		// would back a verdict on it.
+		if paid.iter().any(is_paid) || !membership::is_participant::<T>(id, &proof.provider) {
 			continue;
 		}
 		let original =
