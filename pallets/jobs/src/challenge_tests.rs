@@ -528,6 +528,13 @@ fn hooks_decide_due_challenges_within_the_block_budget() {
 	});
 }
 
+/// `copier`'s proof for round 0 of `id` naming `author`'s update commitment as its own.
+fn submit_copy(id: u64, copier: AccountId, author: AccountId, received: &[AccountId]) {
+	let mut copy = proof(id, 0, copier, 42, 100, received).proof;
+	copy.own_update_commitment = H256::from_low_u64_be(author);
+	assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(copier), sign(copy)));
+}
+
 #[test]
 fn a_copier_is_unpaid_and_convicted_by_the_holders_of_the_update_it_claimed() {
 	new_test_ext().execute_with(|| {
@@ -537,9 +544,7 @@ fn a_copier_is_unpaid_and_convicted_by_the_holders_of_the_update_it_claimed() {
 		// P3 proves P1's update as its own; honest trainers refused the copy, so nobody
 		// lists P3 as used.
 		let honest = [P1, P2, P4, P5];
-		let mut copy = proof(id, 0, P3, 42, 100, &members).proof;
-		copy.own_update_commitment = H256::from_low_u64_be(P1);
-		assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(P3), sign(copy)));
+		submit_copy(id, P3, P1, &members);
 		for who in honest {
 			assert_ok!(Jobs::submit_proof(
 				RuntimeOrigin::signed(who),
@@ -589,9 +594,7 @@ fn a_copier_that_leaves_before_its_round_settles_leaves_no_claim_its_stake_does_
 		let id = running_job(&members);
 		// P3 proves P1's update as its own in its first round and leaves before the round
 		// settles: none of its rounds settled, so its stake lock lapses as it leaves.
-		let mut copy = proof(id, 0, P3, 42, 100, &members).proof;
-		copy.own_update_commitment = H256::from_low_u64_be(P1);
-		assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(P3), sign(copy)));
+		submit_copy(id, P3, P1, &members);
 		assert_ok!(Jobs::leave_job(RuntimeOrigin::signed(P3), id));
 		let honest = [P1, P2, P4, P5];
 		for who in honest {
@@ -621,9 +624,7 @@ fn an_honest_author_named_a_copy_by_a_racing_copier_is_cleared() {
 		// P3 landed P1's commitment first and its Sybils P4 and P5 listed it, not P1: the
 		// chain pays P3 and keeps P1's claim unpaid. Challenging the author gets nowhere:
 		// its update replays from its own state, and holders vote so.
-		let mut copy = proof(id, 0, P3, 42, 100, &members).proof;
-		copy.own_update_commitment = H256::from_low_u64_be(P1);
-		assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(P3), sign(copy)));
+		submit_copy(id, P3, P1, &members);
 		let sybils = [P2, P3, P4, P5];
 		for (who, received) in [(P1, &members[..]), (P2, &members), (P4, &sybils), (P5, &sybils)] {
 			assert_ok!(Jobs::submit_proof(
