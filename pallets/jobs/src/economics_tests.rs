@@ -37,14 +37,20 @@ fn job_requiring(min_stake: Balance, min_providers: u32) -> u64 {
 	create(s)
 }
 
+/// A job requiring `min_stake` that P1 and P2 registered for and joined.
+fn joined_by_two(min_stake: Balance) -> u64 {
+	register(P1);
+	register(P2);
+	let id = job_requiring(min_stake, 2);
+	assert_ok!(join(id, P1));
+	assert_ok!(join(id, P2));
+	id
+}
+
 #[test]
 fn a_provider_cannot_unbond_what_its_job_requires_until_the_challenge_window_closes() {
 	new_test_ext().execute_with(|| {
-		register(P1);
-		register(P2);
-		let id = job_requiring(900, 2);
-		assert_ok!(join(id, P1));
-		assert_ok!(join(id, P2));
+		let id = joined_by_two(900);
 		// The attack: join a job that requires 900, then unbond down to the registry minimum.
 		assert_noop!(unbond(P1, 200), ProvidersError::StakeLocked);
 		// Stake above the requirement is free.
@@ -651,5 +657,20 @@ fn an_open_job_nobody_fills_ends_and_frees_its_members_stake() {
 			.iter()
 			.any(|e| matches!(e, Event::JobUnfilled { job, .. } if *job == filled)));
 		check_invariants();
+	});
+}
+
+#[test]
+fn the_invariants_notice_a_member_whose_lock_is_below_its_jobs_minimum() {
+	new_test_ext().execute_with(|| {
+		let id = joined_by_two(900);
+		check_invariants();
+		// A lock smaller than the job requires would let the member unbond what backs it.
+		pallet_providers::Providers::<Test>::mutate(P1, |record| {
+			let lock = record.as_mut().unwrap().jobs.iter_mut().find(|l| l.job == id).unwrap();
+			lock.amount = 100;
+		});
+		let error = Jobs::do_try_state().unwrap_err();
+		assert!(format!("{error:?}").contains("not the job's minimum"), "{error:?}");
 	});
 }

@@ -64,8 +64,8 @@ impl<T: Config> Pallet<T> {
 				for who in Participants::<T>::iter_key_prefix(id) {
 					count += 1;
 					ensure!(
-						T::Providers::jobs_of(&who).contains(&id),
-						"participant without a stake lock for its job"
+						T::Providers::member_lock(&who, id) == Some(job.spec.min_provider_stake),
+						"participant's stake lock for its job is missing or not the job's minimum"
 					);
 					ensure!(T::Providers::covers_jobs(&who), "participant's stake below its locks");
 				}

@@ -622,6 +622,11 @@ fn one_stake_cannot_back_more_jobs_than_it_covers() {
 		assert_eq!(lock(ALICE, 4, 0), Err(LockRefusal::TooManyJobs));
 		assert_eq!(lock(BOB, 1, 0), Err(LockRefusal::NotEligible), "not registered");
 		assert_eq!(<Providers as ProviderRegistry<_, _, _>>::jobs_of(&ALICE), vec![1, 2, 3]);
+		let member_lock = <Providers as ProviderRegistry<_, _, _>>::member_lock;
+		assert_eq!(member_lock(&ALICE, 2), Some(400));
+		assert_eq!(member_lock(&ALICE, 4), None, "refused");
+		release(ALICE, 2, 20);
+		assert_eq!(member_lock(&ALICE, 2), None, "left: the lock lasts, the membership not");
 		check_invariants();
 	});
 }

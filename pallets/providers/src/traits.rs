@@ -52,6 +52,8 @@ pub trait ProviderRegistry<AccountId, Balance, BlockNumber> {
 	fn open_disputes(who: &AccountId, job: JobId) -> u32;
 	/// The jobs `who` takes part in.
 	fn jobs_of(who: &AccountId) -> Vec<JobId>;
+	/// The stake `who`'s membership of `job` locks (`None` when it is not a member).
+	fn member_lock(who: &AccountId, job: JobId) -> Option<Balance>;
 	/// Whether `who`'s active stake still covers the registry minimum and its job locks
 	/// (true when it takes part in no job). A slash can break it; the jobs pallet then
 	/// removes the provider from its jobs.
@@ -144,6 +146,11 @@ impl<T: Config> ProviderRegistry<T::AccountId, BalanceOf<T>, BlockNumberFor<T>> 
 		Providers::<T>::get(who)
 			.map(|p| p.jobs.iter().filter(|lock| lock.is_member()).map(|lock| lock.job).collect())
 			.unwrap_or_default()
+	}
+
+	fn member_lock(who: &T::AccountId, job: JobId) -> Option<BalanceOf<T>> {
+		let record = Providers::<T>::get(who)?;
+		record.jobs.iter().find(|lock| lock.job == job && lock.is_member()).map(|lock| lock.amount)
 	}
 
 	fn covers_jobs(who: &T::AccountId) -> bool {
