@@ -280,6 +280,8 @@ impl pallet_jobs::Config for Runtime {
 	type ChallengeFee = JobChallengeFee;
 	type VerifierShare = JobVerifierShare;
 	type MaxCommittee = ConstU32<5>;
+	/// A verdict takes a majority of two at least: one drawn Sybil decides nothing alone.
+	type MinCommittee = ConstU32<2>;
 	type VotingPeriod = ConstU32<JOB_VOTING_PERIOD>;
 	type CommitteeDelay = ConstU32<JOB_COMMITTEE_DELAY>;
 	type RevealPeriod = ConstU32<JOB_REVEAL_PERIOD>;

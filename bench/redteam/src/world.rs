@@ -252,8 +252,9 @@ struct World<'a> {
 
 impl<'a> World<'a> {
 	fn new(setup: &'a Setup, attacker: Attacker, attempt: u32) -> Result<Self> {
-		// The runtime's audit rate.
+		// The runtime's audit rate, and its fewest verifiers to a verdict.
 		mock::AuditRate::set(Perbill::from_percent(1));
+		mock::MinCommittee::set(2);
 		let mut roles: Vec<(AccountId, Role)> = HONEST.iter().map(|w| (*w, Role::Honest)).collect();
 		roles.push((ATTACKER, Role::Attacker(attacker)));
 		if attacker == Attacker::SybilVoter {

@@ -1,7 +1,7 @@
 import { render, screen, within } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
 import { UNIT } from "../lib/units";
-import { ALICE, BOB, completedDetail, HASH, job } from "../test/fixtures";
+import { ALICE, BOB, CHARLIE, completedDetail, HASH, job, runningDetail } from "../test/fixtures";
 import { JobDetailView } from "./JobDetailView";
 
 describe("JobDetailView", () => {
@@ -23,6 +23,36 @@ describe("JobDetailView", () => {
     expect(within(rounds).getAllByRole("listitem")).toHaveLength(5);
     expect(rounds).toHaveTextContent("Round 4");
     expect(rounds).toHaveTextContent("settled in #52");
+  });
+
+  it("shows the stake each member's provider record locks for a live job, flags a missing or short lock, and sums them", () => {
+    render(<JobDetailView detail={runningDetail()} rpcUrl="ws://x" />);
+    const participants = screen.getByRole("region", { name: "Participants (3)" });
+    expect(within(participants).getByRole("columnheader", { name: "Stake locked" })).toBeInTheDocument();
+    const lockOf = (who: string) => within(participants).getByTitle(who).closest("tr")!.lastElementChild!;
+    expect(lockOf(BOB)).toHaveTextContent(/^6,000 GRID$/);
+    expect(lockOf(BOB)).not.toHaveClass("warning");
+    expect(lockOf(CHARLIE)).toHaveTextContent(/^5,000 GRID \(below 6,000 GRID!\)$/);
+    expect(lockOf(CHARLIE)).toHaveClass("warning");
+    expect(lockOf(ALICE)).toHaveTextContent(/^— \(no lock!\)$/);
+    expect(lockOf(ALICE)).toHaveClass("warning");
+    expect(within(participants).getByTestId("lock-warning")).toHaveTextContent("2 participants lack the stake lock");
+    expect(within(participants).getByTestId("job-stake-locked")).toHaveTextContent(/^11,000 GRID$/);
+  });
+
+  it("leaves an ended job's locks unflagged: one lasting until a block, then lapsed, or already pruned", () => {
+    const { rerender } = render(<JobDetailView detail={completedDetail()} rpcUrl="ws://x" now={80} />);
+    const participants = screen.getByRole("region", { name: "Participants (2)" });
+    const lockOf = (who: string) => within(participants).getByTitle(who).closest("tr")!.lastElementChild!;
+    expect(lockOf(BOB)).toHaveTextContent(/^6,000 GRID until #90$/);
+    expect(lockOf(CHARLIE)).toHaveTextContent(/^— \(released\)$/);
+    expect(within(participants).queryByTestId("lock-warning")).not.toBeInTheDocument();
+    expect(participants.querySelector(".warning")).toBeNull();
+    expect(within(participants).getByTestId("job-stake-locked")).toHaveTextContent(/^6,000 GRID$/);
+
+    rerender(<JobDetailView detail={completedDetail()} rpcUrl="ws://x" now={90} />);
+    expect(lockOf(BOB)).toHaveTextContent(/^6,000 GRID until #90 \(lapsed\)$/);
+    expect(within(participants).getByTestId("job-stake-locked")).toHaveTextContent(/^0 GRID$/);
   });
 
   it("adds rounds and rewards seen in events to those read from state", () => {

@@ -1,7 +1,17 @@
 import type { ReactNode } from "react";
 import { admissionText, type Admission } from "../lib/admission";
 import { blocksToText, shortAddress, shortHash } from "../lib/format";
-import { fetchCommand, mergeRounds, type JobDetail, type RoundRow } from "../lib/jobs";
+import {
+  fetchCommand,
+  lockProblem,
+  mergeRounds,
+  stakeLocked,
+  type JobDetail,
+  type JobParticipantRow,
+  type JobRow,
+  type RoundRow,
+} from "../lib/jobs";
+import { lockBinds } from "../lib/locks";
 import { describeCompression, describeModel } from "../lib/spec";
 import type { TxState } from "../lib/tx";
 import { formatGrid, fromNanos } from "../lib/units";
@@ -43,6 +53,95 @@ function AdmissionRules({ admission }: { admission: Admission }) {
         </ul>
       )}
     </>
+  );
+}
+
+/**
+ * A participant's stake locked for the job, as its provider record holds it. A live job's
+ * member without its lock (or with less than the spec's minimum) is flagged: the chain's
+ * invariants rule it out, so seeing it means something is wrong with the chain, not the job.
+ */
+function StakeLockCell({ job, p, now }: { job: JobRow; p: JobParticipantRow; now?: number }) {
+  const { lock } = p;
+  const problem = lockProblem(job, lock);
+  const min = formatGrid(job.spec.min_provider_stake);
+  if (problem)
+    return (
+      <td className="warning" title={`A member of a live job must have ${min} locked for it`}>
+        {lock && problem === "short" ? `${formatGrid(lock.amount)} (below ${min}!)` : "— (no lock!)"}
+      </td>
+    );
+  if (!lock) return <td className="muted">— (released)</td>;
+  if (lock.until === undefined) return <td>{formatGrid(lock.amount)}</td>;
+  const lapsed = !lockBinds(lock, now);
+  return (
+    <td className={lapsed ? "muted" : undefined}>
+      {formatGrid(lock.amount)} until #{lock.until}
+      {lapsed && " (lapsed)"}
+    </td>
+  );
+}
+
+/** The participants, their pay and the stake each has locked for the job, with the total. */
+function Participants({ job, participants, now }: { job: JobRow; participants: JobParticipantRow[]; now?: number }) {
+  const flagged = participants.filter((p) => lockProblem(job, p.lock)).length;
+  return (
+    <section aria-labelledby="participants-title" className="card">
+      <h2 id="participants-title">Participants ({participants.length})</h2>
+      {participants.length === 0 ? (
+        <p className="empty">No provider has joined yet.</p>
+      ) : (
+        <>
+          <p>
+            Each member&apos;s provider record locks the job&apos;s minimum provider stake,{" "}
+            {formatGrid(job.spec.min_provider_stake)}, while it takes part, and through the challenge window and voting after it
+            leaves or the job ends.
+          </p>
+          {flagged > 0 && (
+            <p className="note warning" data-testid="lock-warning">
+              {flagged === 1 ? "A participant lacks" : `${flagged} participants lack`} the stake lock a member of this
+              job must have: the chain&apos;s invariants rule this out.
+            </p>
+          )}
+          <div className="table-wrap">
+            <table aria-labelledby="participants-title">
+              <thead>
+                <tr>
+                  <th scope="col">Provider</th>
+                  <th scope="col">From round</th>
+                  <th scope="col">Rounds paid</th>
+                  <th scope="col">Missed in a row</th>
+                  <th scope="col">Earned</th>
+                  <th scope="col">Stake locked</th>
+                </tr>
+              </thead>
+              <tbody>
+                {participants.map((p) => (
+                  <tr key={p.who}>
+                    <th scope="row" className="mono" title={p.who}>
+                      {shortAddress(p.who)}
+                    </th>
+                    <td>{p.fromRound}</td>
+                    <td>{p.roundsPaid}</td>
+                    <td>{p.missedInRow}</td>
+                    <td>{formatGrid(p.earned)}</td>
+                    <StakeLockCell job={job} p={p} now={now} />
+                  </tr>
+                ))}
+              </tbody>
+              <tfoot>
+                <tr>
+                  <th scope="row" colSpan={5}>
+                    Total stake locked for the job
+                  </th>
+                  <td data-testid="job-stake-locked">{formatGrid(stakeLocked(participants, now))}</td>
+                </tr>
+              </tfoot>
+            </table>
+          </div>
+        </>
+      )}
+    </section>
   );
 }
 
@@ -185,39 +284,7 @@ export function JobDetailView({ detail, liveRounds = [], rpcUrl, canCancel, onCa
 
       {progress}
 
-      <section aria-labelledby="participants-title" className="card">
-        <h2 id="participants-title">Participants ({participants.length})</h2>
-        {participants.length === 0 ? (
-          <p className="empty">No provider has joined yet.</p>
-        ) : (
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Provider</th>
-                  <th scope="col">From round</th>
-                  <th scope="col">Rounds paid</th>
-                  <th scope="col">Missed in a row</th>
-                  <th scope="col">Earned</th>
-                </tr>
-              </thead>
-              <tbody>
-                {participants.map((p) => (
-                  <tr key={p.who}>
-                    <th scope="row" className="mono" title={p.who}>
-                      {shortAddress(p.who)}
-                    </th>
-                    <td>{p.fromRound}</td>
-                    <td>{p.roundsPaid}</td>
-                    <td>{p.missedInRow}</td>
-                    <td>{formatGrid(p.earned)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+      <Participants job={job} participants={participants} now={now} />
 
       <section aria-labelledby="rounds-title" className="card">
         <h2 id="rounds-title">Rounds</h2>

@@ -2,6 +2,7 @@
 // functions). Components take these types, so tests can render them without a node.
 import type { Admission } from "./admission";
 import type { GridApi } from "./chain";
+import { jobLockIn, lockBinds, type JobLockRow } from "./locks";
 import type { JobEvent } from "./source";
 import type { JobSpec } from "./spec";
 
@@ -52,6 +53,16 @@ export interface ParticipantRow {
   earned: bigint;
 }
 
+/** A participant on the job page, with the stake the chain really holds for the job. */
+export interface JobParticipantRow extends ParticipantRow {
+  /**
+   * Its provider record's lock for this job: a member's while the job is live, one lasting
+   * until a block after it ended (or nothing once that lapsed and was pruned). Read from the
+   * registry rather than assumed from the spec, so that a missing lock would show.
+   */
+  lock: JobLockRow | undefined;
+}
+
 /** A settled round (`RoundSummary`), or one seen settling in an event. */
 export interface RoundRow {
   round: number;
@@ -69,12 +80,13 @@ export interface RoundRow {
 
 export interface JobDetail {
   job: JobRow;
-  participants: ParticipantRow[];
+  participants: JobParticipantRow[];
   rounds: RoundRow[];
 }
 
 type JobView = NonNullable<Awaited<ReturnType<GridApi["view"]["Jobs"]["job"]>>>;
 type RoundSummary = NonNullable<Awaited<ReturnType<GridApi["view"]["Jobs"]["round_result"]>>>;
+type ParticipantView = Awaited<ReturnType<GridApi["view"]["Jobs"]["participants"]>>[number][1];
 
 /** A view function's job record as a row. */
 export function jobRowOf(id: bigint, view: JobView): JobRow {
@@ -105,6 +117,17 @@ export function jobRowOf(id: bigint, view: JobView): JobRow {
       quorum: round.quorum,
     },
     admission,
+  };
+}
+
+/** A view function's participant record as a row. */
+export function participantRowOf(who: string, p: ParticipantView): ParticipantRow {
+  return {
+    who,
+    fromRound: p.from_round,
+    missedInRow: p.missed_in_row,
+    roundsPaid: p.rounds_paid,
+    earned: p.earned,
   };
 }
 
@@ -139,6 +162,16 @@ export async function loadJobs(api: GridApi, at: At = "best", limit = 500): Prom
 /** Most past rounds read per job page (the newest ones). */
 export const MAX_ROUNDS_SHOWN = 100;
 
+/**
+ * The job's participants, each with its provider record's lock for the job (one provider view
+ * per participant, read in parallel once the participants are known).
+ */
+async function loadParticipants(api: GridApi, id: bigint, at: At): Promise<JobParticipantRow[]> {
+  const list = await api.view.Jobs.participants(id, { at });
+  const providers = await Promise.all(list.map(([who]) => api.view.Providers.provider(who, { at })));
+  return list.map(([who, p], i) => ({ ...participantRowOf(who, p), lock: jobLockIn(providers[i], id) }));
+}
+
 /** A job with its participants and settled rounds, or undefined when it does not exist. */
 export async function loadJobDetail(api: GridApi, id: bigint, at: At = "best"): Promise<JobDetail | undefined> {
   const view = await api.view.Jobs.job(id, { at });
@@ -147,24 +180,34 @@ export async function loadJobDetail(api: GridApi, id: bigint, at: At = "best"): 
   const first = Math.max(0, job.roundsSettled - MAX_ROUNDS_SHOWN);
   const indices = Array.from({ length: job.roundsSettled - first }, (_, i) => first + i);
   const [participants, summaries] = await Promise.all([
-    api.view.Jobs.participants(id, { at }),
+    loadParticipants(api, id, at),
     Promise.all(indices.map((r) => api.view.Jobs.round_result(id, r, { at }))),
   ]);
   const rounds: RoundRow[] = [];
   summaries.forEach((s, i) => {
     if (s) rounds.push(roundRowOf(indices[i]!, s));
   });
-  return {
-    job,
-    participants: participants.map(([who, p]) => ({
-      who,
-      fromRound: p.from_round,
-      missedInRow: p.missed_in_row,
-      roundsPaid: p.rounds_paid,
-      earned: p.earned,
-    })),
-    rounds,
-  };
+  return { job, participants, rounds };
+}
+
+/** Why a participant's lock is wrong: none (or no member's), or less than the spec's minimum. */
+export type LockProblem = "missing" | "short";
+
+/**
+ * What is wrong with a participant's lock for a live job, if anything. The chain keeps every
+ * member of an open or running job locked for exactly `min_provider_stake` (a try-state
+ * invariant), so this should never find anything: the page shows it if it ever does. An ended
+ * job has released its members' locks, so nothing is expected of them there.
+ */
+export function lockProblem(job: Pick<JobRow, "status" | "spec">, lock: JobLockRow | undefined): LockProblem | undefined {
+  if (job.status !== "Open" && job.status !== "Running") return undefined;
+  if (!lock || lock.until !== undefined) return "missing";
+  return lock.amount < job.spec.min_provider_stake ? "short" : undefined;
+}
+
+/** Stake the participants' locks hold for the job at block `now` (lapsed locks left out). */
+export function stakeLocked(participants: JobParticipantRow[], now?: number): bigint {
+  return participants.reduce((sum, p) => (p.lock && lockBinds(p.lock, now) ? sum + p.lock.amount : sum), 0n);
 }
 
 /** Merges rounds seen in events (`RoundSettled` / `RewardPaid`) into those read from state. */

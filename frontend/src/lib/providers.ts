@@ -2,8 +2,11 @@
 // (pallet-providers and pallet-jobs view functions). Components take these types, so tests can
 // render them without a node.
 import type { GridApi } from "./chain";
-import { loadJobs, type At, type JobRow, type JobStatusName, type ParticipantRow } from "./jobs";
+import { loadJobs, participantRowOf, type At, type JobRow, type JobStatusName, type ParticipantRow } from "./jobs";
+import { jobLockRowOf, type JobLockRow } from "./locks";
 import { formatGrid, NANOS_ONE, parseGrid } from "./units";
+
+export type { JobLockRow };
 
 export type DeviceKindName = "Cpu" | "Cuda" | "Rocm" | "Metal";
 
@@ -22,19 +25,6 @@ export interface CapabilitiesRow {
 export interface UnbondingRow {
   amount: bigint;
   unlockAt: number;
-}
-
-/**
- * Stake one job locks (`JobLock`): while the provider is a member (`until` undefined), or, once
- * it left, was removed or the job ended, until block `until` (so that its paid rounds can still
- * be challenged and slashed).
- */
-export interface JobLockRow {
-  job: bigint;
-  amount: bigint;
-  until?: number;
-  /** Open challenges of the provider's work in the job: the lock holds while any is open. */
-  disputes: number;
 }
 
 export interface ProbeRow {
@@ -85,12 +75,7 @@ export function text(bytes: Uint8Array | string): string {
 export function providerRowOf(who: string, view: ProviderView): ProviderRow {
   const { provider: p, health: h, score, locked } = view;
   const c = p.capabilities;
-  const jobLocks = p.jobs.map(
-    (l): JobLockRow =>
-      l.state.type === "Member"
-        ? { job: l.job, amount: l.amount, disputes: l.disputes }
-        : { job: l.job, amount: l.amount, until: l.state.value, disputes: l.disputes },
-  );
+  const jobLocks = p.jobs.map(jobLockRowOf);
   return {
     who,
     stake: p.stake,
@@ -243,18 +228,7 @@ export async function loadProviderJobs(api: GridApi, who: string, at: At = "best
   const jobs = await loadJobs(api, at);
   const lists = await Promise.all(jobs.map((j) => api.view.Jobs.participants(j.id, { at })));
   const participants = new Map<bigint, ParticipantRow[]>();
-  jobs.forEach((j, i) =>
-    participants.set(
-      j.id,
-      lists[i]!.map(([w, p]) => ({
-        who: w,
-        fromRound: p.from_round,
-        missedInRow: p.missed_in_row,
-        roundsPaid: p.rounds_paid,
-        earned: p.earned,
-      })),
-    ),
-  );
+  jobs.forEach((j, i) => participants.set(j.id, lists[i]!.map(([w, p]) => participantRowOf(w, p))));
   return providerJobsOf(jobs, participants, who);
 }
 

@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { Account } from "../lib/accounts";
 import type { GridSource, JobEvent } from "../lib/source";
 import { UNIT } from "../lib/units";
-import { ALICE, BOB, HASH, job } from "../test/fixtures";
+import { ALICE, BOB, CHARLIE, HASH, job, runningDetail } from "../test/fixtures";
 import { JobPage } from "./JobPage";
 
 function fakeSource() {
@@ -63,6 +63,19 @@ describe("JobPage with a fake data source", () => {
     );
     expect(screen.getByRole("status")).toHaveTextContent("Failed #41");
     expect(screen.getByRole("status")).toHaveTextContent("Jobs.JobEnded: the job is completed or cancelled");
+  });
+
+  it("shows each participant's stake locked for the job and flags a short lock", async () => {
+    const { source } = fakeSource();
+    source.job = vi.fn(async () => runningDetail());
+    render(<JobPage source={source} id={4n} at="0xbest" rpcUrl="ws://x" />);
+    const participants = await screen.findByRole("region", { name: "Participants (3)" });
+    const cells = (who: string) => within(participants).getByTitle(who).closest("tr")!.querySelectorAll("td");
+    expect(cells(BOB)[4]).toHaveTextContent("6,000 GRID");
+    expect(cells(CHARLIE)[4]).toHaveTextContent("5,000 GRID (below 6,000 GRID!)");
+    expect(cells(CHARLIE)[4]).toHaveClass("warning");
+    expect(within(participants).getByTestId("job-stake-locked")).toHaveTextContent("11,000 GRID");
+    expect(source.job).toHaveBeenCalledWith(4n, "0xbest");
   });
 
   it("says when the job does not exist", async () => {

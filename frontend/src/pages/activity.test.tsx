@@ -8,7 +8,7 @@ import type { ProviderSource, GridSource, JobEvent } from "../lib/source";
 import { TrainerUnreachable } from "../lib/trainer";
 import { UNIT } from "../lib/units";
 import { fakeActivity, trainerStatus } from "../test/activity";
-import { ALICE, BOB, CHARLIE, job, provider } from "../test/fixtures";
+import { ALICE, BOB, CHARLIE, job, memberLock, provider } from "../test/fixtures";
 import { JobPage } from "./JobPage";
 import { ProviderPage } from "./ProviderPage";
 
@@ -25,8 +25,8 @@ function gridSource(status: "Running" | "Completed" = "Running") {
               round: { index: 1, openedAt: 60, deadline: 68, members: [BOB, CHARLIE], attested: 1 },
             }),
             participants: [
-              { who: BOB, fromRound: 0, missedInRow: 0, roundsPaid: 1, earned: 30n * UNIT },
-              { who: CHARLIE, fromRound: 0, missedInRow: 0, roundsPaid: 1, earned: 30n * UNIT },
+              { who: BOB, fromRound: 0, missedInRow: 0, roundsPaid: 1, earned: 30n * UNIT, lock: memberLock(1) },
+              { who: CHARLIE, fromRound: 0, missedInRow: 0, roundsPaid: 1, earned: 30n * UNIT, lock: memberLock(1) },
             ],
             rounds: [{ round: 0, resultModelHash: `0x${"ab".repeat(32)}`, members: 2, proofs: 2, paidParticipants: 2, paid: 60n * UNIT, fee: UNIT, refunded: 0n, settledAt: 59 }],
           }

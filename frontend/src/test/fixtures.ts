@@ -1,6 +1,7 @@
 // Plain job data for component tests (what the view functions would return).
 import { OPEN_ADMISSION } from "../lib/admission";
 import type { JobDetail, JobRow } from "../lib/jobs";
+import type { JobLockRow } from "../lib/locks";
 import type { CapabilitiesRow, ProviderRow } from "../lib/providers";
 import { buildJobSpec, DEFAULT_FORM } from "../lib/spec";
 import { UNIT } from "../lib/units";
@@ -44,6 +45,15 @@ export function job(id: number, patch: Partial<JobRow> = {}): JobRow {
   };
 }
 
+/** The lock a member of a job with the default spec holds for it (its `min_provider_stake`). */
+export function memberLock(id: number, patch: Partial<JobLockRow> = {}): JobLockRow {
+  return { job: BigInt(id), amount: SPEC.min_provider_stake, disputes: 0, ...patch };
+}
+
+/**
+ * A completed job: Bob's lock lasts until block 90 (its rounds may still be challenged),
+ * Charlie's has lapsed and was pruned.
+ */
 export function completedDetail(): JobDetail {
   return {
     job: job(3, {
@@ -57,8 +67,8 @@ export function completedDetail(): JobDetail {
       held: 0n,
     }),
     participants: [
-      { who: BOB, fromRound: 0, missedInRow: 0, roundsPaid: 5, earned: 75n * UNIT },
-      { who: CHARLIE, fromRound: 0, missedInRow: 0, roundsPaid: 5, earned: 75n * UNIT },
+      { who: BOB, fromRound: 0, missedInRow: 0, roundsPaid: 5, earned: 75n * UNIT, lock: memberLock(3, { until: 90 }) },
+      { who: CHARLIE, fromRound: 0, missedInRow: 0, roundsPaid: 5, earned: 75n * UNIT, lock: undefined },
     ],
     rounds: [0, 1, 2, 3, 4].map((round) => ({
       round,
@@ -71,6 +81,24 @@ export function completedDetail(): JobDetail {
       refunded: 0n,
       settledAt: 20 + 8 * round,
     })),
+  };
+}
+
+/**
+ * A running job whose members' locks as their provider records would hold them: Bob's is the
+ * spec's minimum, Charlie's 1,000 GRID short and Alice has none (neither can happen on a chain
+ * that keeps its invariants: the page must show it if it does).
+ */
+export function runningDetail(): JobDetail {
+  const short = SPEC.min_provider_stake - 1_000n * UNIT;
+  return {
+    job: job(4, { status: "Running", participants: 3, roundsSettled: 1, paid: 30n * UNIT }),
+    participants: [
+      { who: BOB, fromRound: 0, missedInRow: 0, roundsPaid: 1, earned: 10n * UNIT, lock: memberLock(4) },
+      { who: CHARLIE, fromRound: 0, missedInRow: 0, roundsPaid: 1, earned: 10n * UNIT, lock: memberLock(4, { amount: short }) },
+      { who: ALICE, fromRound: 0, missedInRow: 0, roundsPaid: 1, earned: 10n * UNIT, lock: undefined },
+    ],
+    rounds: [{ round: 0, resultModelHash: HASH, members: 3, proofs: 3, paidParticipants: 3, paid: 30n * UNIT, fee: 0n, refunded: 0n, settledAt: 30 }],
   };
 }
 

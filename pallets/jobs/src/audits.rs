@@ -72,8 +72,8 @@ fn drawn<A: Encode>(seed: &H256, who: &A, rate: Perbill) -> bool {
 }
 
 /// Opens an audit of `accused`'s contribution to `round` of `job`, its committee drawn now.
-/// Nothing opens when the contribution is already disputed, nobody holding it can judge it,
-/// or no block within reach has room for its decision.
+/// Nothing opens when the contribution is already disputed, fewer than `MinCommittee`
+/// holders can judge it, or no block within reach has room for its decision.
 pub(crate) fn open<T: Config>(
 	job: JobId,
 	round: RoundIndex,
@@ -86,7 +86,7 @@ pub(crate) fn open<T: Config>(
 	let id = NextChallengeId::<T>::get();
 	let holders = challenges::candidates::<T>(job, round, &contribution, None, &accused);
 	let committee = challenges::draw_committee::<T>(id, job, holders, T::AuditCommittee::get());
-	if committee.is_empty() {
+	if (committee.len() as u32) < T::MinCommittee::get() {
 		return None;
 	}
 	let now = frame_system::Pallet::<T>::block_number();

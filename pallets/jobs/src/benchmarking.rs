@@ -397,7 +397,7 @@ mod benchmarks {
 	/// the ballots are written directly, since a majority revealed through `reveal_vote`
 	/// decides at once).
 	#[benchmark]
-	fn resolve_challenge(k: Linear<1, { T::MaxCommittee::get() }>) {
+	fn resolve_challenge(k: Linear<{ T::MinCommittee::get() }, { T::MaxCommittee::get() }>) {
 		let open = drawn::<T>(k + 2);
 		assert_eq!(open.committee.len() as u32, k);
 		Challenges::<T>::mutate(0, |c| {

@@ -697,6 +697,51 @@ fn an_update_nobody_else_holds_cannot_be_challenged_into_an_empty_committee() {
 }
 
 #[test]
+fn a_lone_holder_decides_nothing_where_a_verdict_takes_two() {
+	new_test_ext().execute_with(|| {
+		MinCommittee::set(2);
+		// P2 challenges P1's update, held by P3 and P4. P4 leaves before the draw: had the
+		// draw seated P3 alone, one vote (a Sybil's) would convict or clear P1.
+		let id = delivered_job();
+		assert_ok!(challenge(P2, id, P1));
+		let challenge_id = crate::NextChallengeId::<Test>::get() - 1;
+		assert_ok!(Jobs::leave_job(RuntimeOrigin::signed(P4), id));
+		job_events();
+		run_to_block(Challenges::<Test>::get(challenge_id).unwrap().draw_at);
+		assert!(!Challenges::<Test>::contains_key(challenge_id), "decided at the draw");
+		match resolved(&job_events()) {
+			Some(Event::ChallengeResolved { outcome, absent, slashed, .. }) => {
+				assert_eq!(outcome, ChallengeOutcome::Undecided);
+				assert_eq!((absent, slashed), (0, 0), "nobody drawn, nobody slashed");
+			}
+			other => panic!("not resolved: {other:?}"),
+		}
+		assert_eq!((stake(P1), stake(P3)), (STAKE, STAKE));
+		assert_eq!(deposit_held(P2), 0, "the deposit came back");
+		check_invariants();
+	});
+}
+
+#[test]
+fn an_update_one_member_holds_is_neither_challenged_nor_audited_where_a_verdict_takes_two() {
+	new_test_ext().execute_with(|| {
+		MinCommittee::set(2);
+		let id = running_job(&[P1, P2]);
+		AuditRate::set(Perbill::one());
+		deliver(id, 0, &[P1, P2]);
+		let settled_at = RoundResults::<Test>::get(id, 0).expect("settled").settled_at;
+		// P2 alone holds P1's update (and P1 alone P2's): nobody could judge either by
+		// a majority of two.
+		register(P5);
+		assert_noop!(challenge(P5, id, P1), Error::<Test>::NoVerifiers);
+		run_to_block(settled_at + COMMITTEE_DELAY);
+		let audits = job_events().into_iter().filter(|e| matches!(e, Event::AuditOpened { .. }));
+		assert_eq!(audits.count(), 0, "every contribution was drawn, none could be judged");
+		check_invariants();
+	});
+}
+
+#[test]
 fn an_accused_stays_locked_while_its_challenge_is_decided_after_its_lock_would_lapse() {
 	new_test_ext().execute_with(|| {
 		let id = delivered_job();

@@ -96,7 +96,10 @@ pub(crate) fn open<T: Config>(
 	// Drawn later, with randomness from after this block; checked now so that nobody pays for
 	// a challenge nobody could judge.
 	ensure!(
-		candidates::<T>(job, round, &contribution, Some(&challenger), &accused).next().is_some(),
+		candidates::<T>(job, round, &contribution, Some(&challenger), &accused)
+			.take(T::MinCommittee::get() as usize)
+			.count() as u32
+			>= T::MinCommittee::get(),
 		Error::<T>::NoVerifiers
 	);
 	let deposit = T::ChallengeDeposit::get();
@@ -161,8 +164,9 @@ pub(crate) fn store_open<T: Config>(id: ChallengeId, challenge: ChallengeOf<T>) 
 	Challenges::<T>::insert(id, challenge);
 }
 
-/// Draws challenge `id`'s committee (its agenda entry came due). Nobody left to draw (the
-/// holders left the job or lost their stake since) decides it at once, undecided.
+/// Draws challenge `id`'s committee (its agenda entry came due). Fewer than `MinCommittee`
+/// left to draw (the holders left the job or lost their stake since) decides it at once,
+/// undecided, with nobody on the committee (so nobody slashed for not voting).
 pub(crate) fn draw<T: Config>(id: ChallengeId) {
 	let Some(mut challenge) = Challenges::<T>::get(id) else { return };
 	if challenge.drawn() {
@@ -181,7 +185,8 @@ pub(crate) fn draw<T: Config>(id: ChallengeId) {
 		&challenge.accused,
 	);
 	challenge.committee = draw_committee::<T>(id, challenge.job, holders, T::MaxCommittee::get());
-	if !challenge.drawn() {
+	if (challenge.committee.len() as u32) < T::MinCommittee::get() {
+		challenge.committee.clear();
 		agenda::unschedule::<T>(AgendaItem::Decide(id), challenge.due);
 		Challenges::<T>::insert(id, challenge);
 		resolve::<T>(id);

@@ -300,6 +300,14 @@ pub mod pallet {
 		#[pallet::constant]
 		type MaxCommittee: Get<u32>;
 
+		/// Fewest verifiers that may decide a challenge or an audit. With fewer holders of
+		/// the update left to draw, a challenge cannot open, an audit does not, and a
+		/// committee drawn short (holders left meanwhile) ends undecided: a verdict always
+		/// takes a majority of at least this many, so one drawn Sybil never convicts or
+		/// clears alone.
+		#[pallet::constant]
+		type MinCommittee: Get<u32>;
+
 		/// Blocks from a challenge to its verdict deadline: the committee's draw, its commits
 		/// and its reveals.
 		#[pallet::constant]
@@ -730,7 +738,8 @@ pub mod pallet {
 		ChallengeWindowClosed,
 		/// That contribution was already challenged.
 		AlreadyChallenged,
-		/// No other registered participant of the job can verify.
+		/// Fewer than `MinCommittee` other registered participants of the job hold the
+		/// update: nobody could decide the challenge.
 		NoVerifiers,
 		/// The challenger has `MaxChallengesPerChallenger` challenges open.
 		TooManyChallengesByChallenger,
@@ -1021,10 +1030,16 @@ pub mod pallet {
 					< T::VotingPeriod::get(),
 				"committees need a block to commit"
 			);
-			assert!(T::MaxCommittee::get() > 0, "a committee needs a member");
+			assert!(T::MinCommittee::get() > 0, "a committee needs a member");
 			assert!(
-				(1..=T::MaxCommittee::get()).contains(&T::AuditCommittee::get()),
+				(T::MinCommittee::get()..=T::MaxCommittee::get())
+					.contains(&T::AuditCommittee::get()),
 				"an audit committee is a committee"
+			);
+			// An audit's committee is every member but the accused.
+			assert!(
+				T::MinVerifiableProviders::get() > T::MinCommittee::get(),
+				"a verifiable job must be able to field a committee"
 			);
 		}
 
