@@ -1,5 +1,5 @@
 //! Weights of `pallet_jobs`, measured by `bench/weights.sh` (`grid-node benchmark pallet`,
-//! frame-benchmarking-cli 64.0.0) on 2026-11-24: 20 steps, 10 repeats,
+//! frame-benchmarking-cli 64.0.0) on 2026-11-25: 20 steps, 10 repeats,
 //! wasm runtime built with `runtime-benchmarks`, on `vm` (AMD EPYC).
 //! Regenerate with `bash bench/weights.sh`; do not edit by hand.
 //!
@@ -57,8 +57,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `146`
 		//  Estimated: `3894`
-		// Minimum execution time: 87_180_000 picoseconds.
-		Weight::from_parts(93_249_000, 3894)
+		// Minimum execution time: 120_839_000 picoseconds.
+		Weight::from_parts(124_955_000, 3894)
 			.saturating_add(T::DbWeight::get().reads(5_u64))
 			.saturating_add(T::DbWeight::get().writes(6_u64))
 	}
@@ -83,10 +83,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `0 + p * (1524 ±0)`
 		//  Estimated: `10548 + p * (4448 ±42)`
-		// Minimum execution time: 119_729_000 picoseconds.
-		Weight::from_parts(80_223_671, 10548)
-			// Standard Error: 153_078
-			.saturating_add(Weight::from_parts(15_643_009, 0).saturating_mul(p.into()))
+		// Minimum execution time: 131_855_000 picoseconds.
+		Weight::from_parts(83_912_784, 10548)
+			// Standard Error: 103_386
+			.saturating_add(Weight::from_parts(17_206_306, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(5_u64))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(3_u64))
@@ -100,7 +100,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::Agenda` (r:4 w:4)
 	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Proofs` (r:44 w:43)
-	/// Proof: `Jobs::Proofs` (`max_values`: None, `max_size`: Some(2330), added: 4805, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Proofs` (`max_values`: None, `max_size`: Some(2366), added: 4841, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Participants` (r:65 w:64)
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:64 w:64)
@@ -116,7 +116,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `System::ParentHash` (r:1 w:0)
 	/// Proof: `System::ParentHash` (`max_values`: Some(1), `max_size`: Some(32), added: 527, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Contributions` (r:0 w:43)
-	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(164), added: 2639, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(200), added: 2675, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::RoundMembers` (r:0 w:1)
 	/// Proof: `Jobs::RoundMembers` (`max_values`: None, `max_size`: Some(2078), added: 4553, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::RoundResults` (r:0 w:1)
@@ -124,12 +124,12 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[3, 64]`.
 	fn force_cancel_job(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `0 + p * (3319 ±0)`
+		//  Measured:  `0 + p * (3343 ±0)`
 		//  Estimated: `12038 + p * (4779 ±0)`
-		// Minimum execution time: 426_406_000 picoseconds.
-		Weight::from_parts(380_120_614, 12038)
-			// Standard Error: 1_871_536
-			.saturating_add(Weight::from_parts(73_179_415, 0).saturating_mul(p.into()))
+		// Minimum execution time: 541_862_000 picoseconds.
+		Weight::from_parts(217_208_010, 12038)
+			// Standard Error: 204_545
+			.saturating_add(Weight::from_parts(95_985_898, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(13_u64))
 			.saturating_add(T::DbWeight::get().reads((4_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(11_u64))
@@ -159,10 +159,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `4606 + p * (98 ±0)`
 		//  Estimated: `5769 + p * (2567 ±0)`
-		// Minimum execution time: 81_752_000 picoseconds.
-		Weight::from_parts(104_830_114, 5769)
-			// Standard Error: 43_697
-			.saturating_add(Weight::from_parts(4_053_560, 0).saturating_mul(p.into()))
+		// Minimum execution time: 111_355_000 picoseconds.
+		Weight::from_parts(122_193_055, 5769)
+			// Standard Error: 56_952
+			.saturating_add(Weight::from_parts(5_071_732, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(8_u64))
 			.saturating_add(T::DbWeight::get().reads((1_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(5_u64))
@@ -178,8 +178,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `2414`
 		//  Estimated: `5769`
-		// Minimum execution time: 32_909_000 picoseconds.
-		Weight::from_parts(37_276_000, 5769)
+		// Minimum execution time: 46_578_000 picoseconds.
+		Weight::from_parts(55_102_000, 5769)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 			.saturating_add(T::DbWeight::get().writes(3_u64))
 	}
@@ -188,7 +188,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::Rounds` (r:1 w:1)
 	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Proofs` (r:65 w:64)
-	/// Proof: `Jobs::Proofs` (`max_values`: None, `max_size`: Some(2330), added: 4805, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Proofs` (`max_values`: None, `max_size`: Some(2366), added: 4841, mode: `MaxEncodedLen`)
 	/// Storage: `System::BlockHash` (r:1 w:0)
 	/// Proof: `System::BlockHash` (`max_values`: None, `max_size`: Some(44), added: 2519, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Agenda` (r:4 w:4)
@@ -208,7 +208,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `System::ParentHash` (r:1 w:0)
 	/// Proof: `System::ParentHash` (`max_values`: Some(1), `max_size`: Some(32), added: 527, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Contributions` (r:0 w:64)
-	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(164), added: 2639, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(200), added: 2675, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::RoundMembers` (r:0 w:1)
 	/// Proof: `Jobs::RoundMembers` (`max_values`: None, `max_size`: Some(2078), added: 4553, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::RoundResults` (r:0 w:1)
@@ -216,17 +216,17 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[1, 64]`.
 	fn submit_proof(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `0 + p * (4003 ±0)`
-		//  Estimated: `12606 + p * (4805 ±0)`
-		// Minimum execution time: 238_496_000 picoseconds.
-		Weight::from_parts(145_349_299, 12606)
-			// Standard Error: 297_428
-			.saturating_add(Weight::from_parts(83_383_757, 0).saturating_mul(p.into()))
+		//  Measured:  `0 + p * (4039 ±0)`
+		//  Estimated: `12606 + p * (4841 ±0)`
+		// Minimum execution time: 337_840_000 picoseconds.
+		Weight::from_parts(144_451_080, 12606)
+			// Standard Error: 515_170
+			.saturating_add(Weight::from_parts(114_733_697, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(14_u64))
 			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(11_u64))
 			.saturating_add(T::DbWeight::get().writes((5_u64).saturating_mul(p.into())))
-			.saturating_add(Weight::from_parts(0, 4805).saturating_mul(p.into()))
+			.saturating_add(Weight::from_parts(0, 4841).saturating_mul(p.into()))
 	}
 	/// Storage: `Jobs::Rounds` (r:1 w:0)
 	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
@@ -248,8 +248,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `3010`
 		//  Estimated: `8799`
-		// Minimum execution time: 235_561_000 picoseconds.
-		Weight::from_parts(246_278_000, 8799)
+		// Minimum execution time: 323_909_000 picoseconds.
+		Weight::from_parts(340_755_000, 8799)
 			.saturating_add(T::DbWeight::get().reads(10_u64))
 			.saturating_add(T::DbWeight::get().writes(8_u64))
 	}
@@ -260,7 +260,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::Rounds` (r:1 w:1)
 	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Proofs` (r:64 w:63)
-	/// Proof: `Jobs::Proofs` (`max_values`: None, `max_size`: Some(2330), added: 4805, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Proofs` (`max_values`: None, `max_size`: Some(2366), added: 4841, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Participants` (r:65 w:64)
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:64 w:0)
@@ -276,7 +276,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `System::ParentHash` (r:1 w:0)
 	/// Proof: `System::ParentHash` (`max_values`: Some(1), `max_size`: Some(32), added: 527, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Contributions` (r:0 w:63)
-	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(164), added: 2639, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(200), added: 2675, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::RoundMembers` (r:0 w:1)
 	/// Proof: `Jobs::RoundMembers` (`max_values`: None, `max_size`: Some(2078), added: 4553, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::RoundResults` (r:0 w:1)
@@ -284,17 +284,17 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[3, 64]`.
 	fn settle_round(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `0 + p * (4067 ±0)`
-		//  Estimated: `12038 + p * (4805 ±0)`
-		// Minimum execution time: 296_252_000 picoseconds.
-		Weight::from_parts(300_228_000, 12038)
-			// Standard Error: 516_413
-			.saturating_add(Weight::from_parts(76_942_531, 0).saturating_mul(p.into()))
+		//  Measured:  `0 + p * (4103 ±0)`
+		//  Estimated: `12038 + p * (4841 ±0)`
+		// Minimum execution time: 404_339_000 picoseconds.
+		Weight::from_parts(409_426_000, 12038)
+			// Standard Error: 567_393
+			.saturating_add(Weight::from_parts(101_788_431, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(11_u64))
 			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(8_u64))
 			.saturating_add(T::DbWeight::get().writes((5_u64).saturating_mul(p.into())))
-			.saturating_add(Weight::from_parts(0, 4805).saturating_mul(p.into()))
+			.saturating_add(Weight::from_parts(0, 4841).saturating_mul(p.into()))
 	}
 	/// Storage: `Jobs::Agenda` (r:2 w:2)
 	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
@@ -303,7 +303,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::Rounds` (r:1 w:1)
 	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Proofs` (r:1 w:0)
-	/// Proof: `Jobs::Proofs` (`max_values`: None, `max_size`: Some(2330), added: 4805, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Proofs` (`max_values`: None, `max_size`: Some(2366), added: 4841, mode: `MaxEncodedLen`)
 	/// Storage: `System::Account` (r:65 w:65)
 	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
 	/// Storage: `Balances::Holds` (r:65 w:65)
@@ -323,24 +323,24 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `1153 + p * (1779 ±0)`
 		//  Estimated: `7918 + p * (4779 ±0)`
-		// Minimum execution time: 299_768_000 picoseconds.
-		Weight::from_parts(234_336_006, 7918)
-			// Standard Error: 1_937_828
-			.saturating_add(Weight::from_parts(71_580_789, 0).saturating_mul(p.into()))
+		// Minimum execution time: 395_696_000 picoseconds.
+		Weight::from_parts(111_907_063, 7918)
+			// Standard Error: 188_705
+			.saturating_add(Weight::from_parts(94_629_046, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(9_u64))
 			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(7_u64))
 			.saturating_add(T::DbWeight::get().writes((5_u64).saturating_mul(p.into())))
 			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
 	}
-	/// Storage: `Providers::Providers` (r:3 w:1)
+	/// Storage: `Providers::Providers` (r:4 w:1)
 	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Jobs` (r:1 w:0)
 	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::RoundResults` (r:1 w:0)
 	/// Proof: `Jobs::RoundResults` (`max_values`: None, `max_size`: Some(157), added: 2632, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Contributions` (r:1 w:0)
-	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(164), added: 2639, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(200), added: 2675, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Challenged` (r:1 w:1)
 	/// Proof: `Jobs::Challenged` (`max_values`: None, `max_size`: Some(76), added: 2551, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::OpenChallengesBy` (r:1 w:1)
@@ -351,7 +351,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Proof: `Jobs::NextChallengeId` (`max_values`: Some(1), `max_size`: Some(8), added: 503, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::RoundMembers` (r:1 w:0)
 	/// Proof: `Jobs::RoundMembers` (`max_values`: None, `max_size`: Some(2078), added: 4553, mode: `MaxEncodedLen`)
-	/// Storage: `Jobs::Participants` (r:1 w:0)
+	/// Storage: `Jobs::Participants` (r:2 w:0)
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	/// Storage: `System::Account` (r:2 w:2)
 	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
@@ -366,13 +366,13 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[4, 64]`.
 	fn challenge(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `6552 + p * (72 ±0)`
-		//  Estimated: `15327`
-		// Minimum execution time: 176_313_000 picoseconds.
-		Weight::from_parts(192_249_975, 15327)
-			// Standard Error: 31_628
-			.saturating_add(Weight::from_parts(461_951, 0).saturating_mul(p.into()))
-			.saturating_add(T::DbWeight::get().reads(18_u64))
+		//  Measured:  `8108 + p * (71 ±0)`
+		//  Estimated: `20106`
+		// Minimum execution time: 240_486_000 picoseconds.
+		Weight::from_parts(255_608_744, 20106)
+			// Standard Error: 42_981
+			.saturating_add(Weight::from_parts(610_600, 0).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().reads(20_u64))
 			.saturating_add(T::DbWeight::get().writes(11_u64))
 	}
 	/// Storage: `Jobs::Agenda` (r:1 w:1)
@@ -380,7 +380,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::Challenges` (r:1 w:1)
 	/// Proof: `Jobs::Challenges` (`max_values`: None, `max_size`: Some(451), added: 2926, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Contributions` (r:1 w:0)
-	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(164), added: 2639, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(200), added: 2675, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::RoundMembers` (r:1 w:0)
 	/// Proof: `Jobs::RoundMembers` (`max_values`: None, `max_size`: Some(2078), added: 4553, mode: `MaxEncodedLen`)
 	/// Storage: `System::ParentHash` (r:1 w:0)
@@ -394,10 +394,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `0 + p * (1556 ±0)`
 		//  Estimated: `10548 + p * (4338 ±29)`
-		// Minimum execution time: 62_093_000 picoseconds.
-		Weight::from_parts(34_482_992, 10548)
-			// Standard Error: 64_347
-			.saturating_add(Weight::from_parts(10_872_300, 0).saturating_mul(p.into()))
+		// Minimum execution time: 83_884_000 picoseconds.
+		Weight::from_parts(29_917_449, 10548)
+			// Standard Error: 167_504
+			.saturating_add(Weight::from_parts(14_495_613, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(1_u64))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(2_u64))
@@ -409,8 +409,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `532`
 		//  Estimated: `3916`
-		// Minimum execution time: 15_293_000 picoseconds.
-		Weight::from_parts(19_930_000, 3916)
+		// Minimum execution time: 22_603_000 picoseconds.
+		Weight::from_parts(26_209_000, 3916)
 			.saturating_add(T::DbWeight::get().reads(1_u64))
 			.saturating_add(T::DbWeight::get().writes(1_u64))
 	}
@@ -420,8 +420,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `564`
 		//  Estimated: `3916`
-		// Minimum execution time: 15_463_000 picoseconds.
-		Weight::from_parts(17_537_000, 3916)
+		// Minimum execution time: 23_355_000 picoseconds.
+		Weight::from_parts(27_391_000, 3916)
 			.saturating_add(T::DbWeight::get().reads(1_u64))
 			.saturating_add(T::DbWeight::get().writes(1_u64))
 	}
@@ -436,7 +436,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
 	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Contributions` (r:1 w:0)
-	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(164), added: 2639, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(200), added: 2675, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:3 w:3)
 	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	/// Storage: `Balances::Holds` (r:4 w:4)
@@ -447,44 +447,44 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Proof: `Providers::HealthRecords` (`max_values`: None, `max_size`: Some(78), added: 2553, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Participants` (r:1 w:1)
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
-	/// The range of component `k` is `[1, 5]`.
+	/// The range of component `k` is `[2, 5]`.
 	fn resolve_challenge(k: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `3163 + k * (988 ±0)`
-		//  Estimated: `8799 + k * (2603 ±0)`
-		// Minimum execution time: 297_965_000 picoseconds.
-		Weight::from_parts(267_829_289, 8799)
-			// Standard Error: 194_067
-			.saturating_add(Weight::from_parts(42_764_284, 0).saturating_mul(k.into()))
-			.saturating_add(T::DbWeight::get().reads(13_u64))
+		//  Measured:  `2491 + k * (988 ±0)`
+		//  Estimated: `8799 + k * (2748 ±0)`
+		// Minimum execution time: 460_752_000 picoseconds.
+		Weight::from_parts(361_151_735, 8799)
+			// Standard Error: 357_092
+			.saturating_add(Weight::from_parts(56_753_088, 0).saturating_mul(k.into()))
+			.saturating_add(T::DbWeight::get().reads(12_u64))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(k.into())))
-			.saturating_add(T::DbWeight::get().writes(12_u64))
+			.saturating_add(T::DbWeight::get().writes(11_u64))
 			.saturating_add(T::DbWeight::get().writes((2_u64).saturating_mul(k.into())))
-			.saturating_add(Weight::from_parts(0, 2603).saturating_mul(k.into()))
+			.saturating_add(Weight::from_parts(0, 2748).saturating_mul(k.into()))
 	}
 	/// Storage: `Jobs::RoundMembers` (r:1 w:0)
 	/// Proof: `Jobs::RoundMembers` (`max_values`: None, `max_size`: Some(2078), added: 4553, mode: `MaxEncodedLen`)
 	/// Storage: `System::ParentHash` (r:1 w:0)
 	/// Proof: `System::ParentHash` (`max_values`: Some(1), `max_size`: Some(32), added: 527, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Contributions` (r:64 w:0)
-	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(164), added: 2639, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(200), added: 2675, mode: `MaxEncodedLen`)
 	/// The range of component `p` is `[4, 64]`.
 	fn audit_round(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `264 + p * (117 ±0)`
-		//  Estimated: `5543 + p * (2639 ±0)`
-		// Minimum execution time: 27_792_000 picoseconds.
-		Weight::from_parts(15_539_606, 5543)
-			// Standard Error: 22_027
-			.saturating_add(Weight::from_parts(4_160_784, 0).saturating_mul(p.into()))
+		//  Estimated: `5543 + p * (2675 ±0)`
+		// Minimum execution time: 38_968_000 picoseconds.
+		Weight::from_parts(23_416_142, 5543)
+			// Standard Error: 26_137
+			.saturating_add(Weight::from_parts(5_329_161, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(2_u64))
 			.saturating_add(T::DbWeight::get().reads((1_u64).saturating_mul(p.into())))
-			.saturating_add(Weight::from_parts(0, 2639).saturating_mul(p.into()))
+			.saturating_add(Weight::from_parts(0, 2675).saturating_mul(p.into()))
 	}
 	/// Storage: `Jobs::Challenged` (r:1 w:1)
 	/// Proof: `Jobs::Challenged` (`max_values`: None, `max_size`: Some(76), added: 2551, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Contributions` (r:1 w:0)
-	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(164), added: 2639, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(200), added: 2675, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::NextChallengeId` (r:1 w:1)
 	/// Proof: `Jobs::NextChallengeId` (`max_values`: Some(1), `max_size`: Some(8), added: 503, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::RoundMembers` (r:1 w:0)
@@ -506,12 +506,12 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[4, 64]`.
 	fn open_audit(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `776 + p * (1556 ±0)`
+		//  Measured:  `812 + p * (1556 ±0)`
 		//  Estimated: `8691 + p * (4779 ±29)`
-		// Minimum execution time: 88_442_000 picoseconds.
-		Weight::from_parts(55_423_803, 8691)
-			// Standard Error: 80_442
-			.saturating_add(Weight::from_parts(11_208_730, 0).saturating_mul(p.into()))
+		// Minimum execution time: 114_739_000 picoseconds.
+		Weight::from_parts(57_466_659, 8691)
+			// Standard Error: 74_122
+			.saturating_add(Weight::from_parts(14_395_030, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(7_u64))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(6_u64))
@@ -522,7 +522,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::OpenAuditsOn` (r:1 w:0)
 	/// Proof: `Jobs::OpenAuditsOn` (`max_values`: None, `max_size`: Some(20), added: 2495, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Contributions` (r:64 w:64)
-	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(164), added: 2639, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(200), added: 2675, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Challenged` (r:64 w:64)
 	/// Proof: `Jobs::Challenged` (`max_values`: None, `max_size`: Some(76), added: 2551, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Equivocations` (r:64 w:64)
@@ -545,16 +545,16 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	fn expire(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `1376 + p * (291 ±0)`
-		//  Estimated: `4087 + p * (2639 ±0)`
-		// Minimum execution time: 80_450_000 picoseconds.
-		Weight::from_parts(74_607_619, 4087)
-			// Standard Error: 50_550
-			.saturating_add(Weight::from_parts(4_136_851, 0).saturating_mul(p.into()))
+		//  Estimated: `4087 + p * (2675 ±0)`
+		// Minimum execution time: 111_335_000 picoseconds.
+		Weight::from_parts(117_864_486, 4087)
+			// Standard Error: 75_070
+			.saturating_add(Weight::from_parts(4_486_147, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(5_u64))
 			.saturating_add(T::DbWeight::get().reads((4_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(6_u64))
 			.saturating_add(T::DbWeight::get().writes((4_u64).saturating_mul(p.into())))
-			.saturating_add(Weight::from_parts(0, 2639).saturating_mul(p.into()))
+			.saturating_add(Weight::from_parts(0, 2675).saturating_mul(p.into()))
 	}
 	/// Storage: `Aura::Authorities` (r:1 w:0)
 	/// Proof: `Aura::Authorities` (`max_values`: Some(1), `max_size`: Some(1025), added: 1520, mode: `MaxEncodedLen`)
@@ -566,8 +566,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `195`
 		//  Estimated: `3517`
-		// Minimum execution time: 59_639_000 picoseconds.
-		Weight::from_parts(62_693_000, 3517)
+		// Minimum execution time: 70_374_000 picoseconds.
+		Weight::from_parts(73_839_000, 3517)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 	}
 	/// Storage: `Providers::Providers` (r:32 w:0)
@@ -581,10 +581,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `126 + n * (161 ±0)`
 		//  Estimated: `990 + n * (4779 ±0)`
-		// Minimum execution time: 17_056_000 picoseconds.
-		Weight::from_parts(16_465_324, 990)
-			// Standard Error: 47_032
-			.saturating_add(Weight::from_parts(10_299_069, 0).saturating_mul(n.into()))
+		// Minimum execution time: 26_309_000 picoseconds.
+		Weight::from_parts(23_217_627, 990)
+			// Standard Error: 54_164
+			.saturating_add(Weight::from_parts(12_231_138, 0).saturating_mul(n.into()))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(n.into())))
 			.saturating_add(T::DbWeight::get().writes(1_u64))
 			.saturating_add(T::DbWeight::get().writes((1_u64).saturating_mul(n.into())))
@@ -595,13 +595,13 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 /// The same weights at ParityDB's costs, for tests and mocks.
 impl WeightInfo for () {
 	fn create_job() -> Weight {
-		Weight::from_parts(93_249_000, 3894)
+		Weight::from_parts(124_955_000, 3894)
 			.saturating_add(ParityDbWeight::get().reads(5_u64))
 			.saturating_add(ParityDbWeight::get().writes(6_u64))
 	}
 	fn cancel_job(p: u32, ) -> Weight {
-		Weight::from_parts(80_223_671, 10548)
-			.saturating_add(Weight::from_parts(15_643_009, 0).saturating_mul(p.into()))
+		Weight::from_parts(83_912_784, 10548)
+			.saturating_add(Weight::from_parts(17_206_306, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(5_u64))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(3_u64))
@@ -609,8 +609,8 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4448).saturating_mul(p.into()))
 	}
 	fn force_cancel_job(p: u32, ) -> Weight {
-		Weight::from_parts(380_120_614, 12038)
-			.saturating_add(Weight::from_parts(73_179_415, 0).saturating_mul(p.into()))
+		Weight::from_parts(217_208_010, 12038)
+			.saturating_add(Weight::from_parts(95_985_898, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(13_u64))
 			.saturating_add(ParityDbWeight::get().reads((4_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(11_u64))
@@ -618,44 +618,44 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
 	}
 	fn join_job(p: u32, ) -> Weight {
-		Weight::from_parts(104_830_114, 5769)
-			.saturating_add(Weight::from_parts(4_053_560, 0).saturating_mul(p.into()))
+		Weight::from_parts(122_193_055, 5769)
+			.saturating_add(Weight::from_parts(5_071_732, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(8_u64))
 			.saturating_add(ParityDbWeight::get().reads((1_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(5_u64))
 			.saturating_add(Weight::from_parts(0, 2567).saturating_mul(p.into()))
 	}
 	fn leave_job() -> Weight {
-		Weight::from_parts(37_276_000, 5769)
+		Weight::from_parts(55_102_000, 5769)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 			.saturating_add(ParityDbWeight::get().writes(3_u64))
 	}
 	fn submit_proof(p: u32, ) -> Weight {
-		Weight::from_parts(145_349_299, 12606)
-			.saturating_add(Weight::from_parts(83_383_757, 0).saturating_mul(p.into()))
+		Weight::from_parts(144_451_080, 12606)
+			.saturating_add(Weight::from_parts(114_733_697, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(14_u64))
 			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(11_u64))
 			.saturating_add(ParityDbWeight::get().writes((5_u64).saturating_mul(p.into())))
-			.saturating_add(Weight::from_parts(0, 4805).saturating_mul(p.into()))
+			.saturating_add(Weight::from_parts(0, 4841).saturating_mul(p.into()))
 	}
 	fn report_equivocation() -> Weight {
-		Weight::from_parts(246_278_000, 8799)
+		Weight::from_parts(340_755_000, 8799)
 			.saturating_add(ParityDbWeight::get().reads(10_u64))
 			.saturating_add(ParityDbWeight::get().writes(8_u64))
 	}
 	fn settle_round(p: u32, ) -> Weight {
-		Weight::from_parts(300_228_000, 12038)
-			.saturating_add(Weight::from_parts(76_942_531, 0).saturating_mul(p.into()))
+		Weight::from_parts(409_426_000, 12038)
+			.saturating_add(Weight::from_parts(101_788_431, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(11_u64))
 			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(8_u64))
 			.saturating_add(ParityDbWeight::get().writes((5_u64).saturating_mul(p.into())))
-			.saturating_add(Weight::from_parts(0, 4805).saturating_mul(p.into()))
+			.saturating_add(Weight::from_parts(0, 4841).saturating_mul(p.into()))
 	}
 	fn settle_round_slashing(p: u32, ) -> Weight {
-		Weight::from_parts(234_336_006, 7918)
-			.saturating_add(Weight::from_parts(71_580_789, 0).saturating_mul(p.into()))
+		Weight::from_parts(111_907_063, 7918)
+			.saturating_add(Weight::from_parts(94_629_046, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(9_u64))
 			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(7_u64))
@@ -663,69 +663,69 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
 	}
 	fn challenge(p: u32, ) -> Weight {
-		Weight::from_parts(192_249_975, 15327)
-			.saturating_add(Weight::from_parts(461_951, 0).saturating_mul(p.into()))
-			.saturating_add(ParityDbWeight::get().reads(18_u64))
+		Weight::from_parts(255_608_744, 20106)
+			.saturating_add(Weight::from_parts(610_600, 0).saturating_mul(p.into()))
+			.saturating_add(ParityDbWeight::get().reads(20_u64))
 			.saturating_add(ParityDbWeight::get().writes(11_u64))
 	}
 	fn draw_committee(p: u32, ) -> Weight {
-		Weight::from_parts(34_482_992, 10548)
-			.saturating_add(Weight::from_parts(10_872_300, 0).saturating_mul(p.into()))
+		Weight::from_parts(29_917_449, 10548)
+			.saturating_add(Weight::from_parts(14_495_613, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(1_u64))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(2_u64))
 			.saturating_add(Weight::from_parts(0, 4338).saturating_mul(p.into()))
 	}
 	fn commit_vote() -> Weight {
-		Weight::from_parts(19_930_000, 3916)
+		Weight::from_parts(26_209_000, 3916)
 			.saturating_add(ParityDbWeight::get().reads(1_u64))
 			.saturating_add(ParityDbWeight::get().writes(1_u64))
 	}
 	fn reveal_vote() -> Weight {
-		Weight::from_parts(17_537_000, 3916)
+		Weight::from_parts(27_391_000, 3916)
 			.saturating_add(ParityDbWeight::get().reads(1_u64))
 			.saturating_add(ParityDbWeight::get().writes(1_u64))
 	}
 	fn resolve_challenge(k: u32, ) -> Weight {
-		Weight::from_parts(267_829_289, 8799)
-			.saturating_add(Weight::from_parts(42_764_284, 0).saturating_mul(k.into()))
-			.saturating_add(ParityDbWeight::get().reads(13_u64))
+		Weight::from_parts(361_151_735, 8799)
+			.saturating_add(Weight::from_parts(56_753_088, 0).saturating_mul(k.into()))
+			.saturating_add(ParityDbWeight::get().reads(12_u64))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(k.into())))
-			.saturating_add(ParityDbWeight::get().writes(12_u64))
+			.saturating_add(ParityDbWeight::get().writes(11_u64))
 			.saturating_add(ParityDbWeight::get().writes((2_u64).saturating_mul(k.into())))
-			.saturating_add(Weight::from_parts(0, 2603).saturating_mul(k.into()))
+			.saturating_add(Weight::from_parts(0, 2748).saturating_mul(k.into()))
 	}
 	fn audit_round(p: u32, ) -> Weight {
-		Weight::from_parts(15_539_606, 5543)
-			.saturating_add(Weight::from_parts(4_160_784, 0).saturating_mul(p.into()))
+		Weight::from_parts(23_416_142, 5543)
+			.saturating_add(Weight::from_parts(5_329_161, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(2_u64))
 			.saturating_add(ParityDbWeight::get().reads((1_u64).saturating_mul(p.into())))
-			.saturating_add(Weight::from_parts(0, 2639).saturating_mul(p.into()))
+			.saturating_add(Weight::from_parts(0, 2675).saturating_mul(p.into()))
 	}
 	fn open_audit(p: u32, ) -> Weight {
-		Weight::from_parts(55_423_803, 8691)
-			.saturating_add(Weight::from_parts(11_208_730, 0).saturating_mul(p.into()))
+		Weight::from_parts(57_466_659, 8691)
+			.saturating_add(Weight::from_parts(14_395_030, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(7_u64))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(6_u64))
 			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
 	}
 	fn expire(p: u32, ) -> Weight {
-		Weight::from_parts(74_607_619, 4087)
-			.saturating_add(Weight::from_parts(4_136_851, 0).saturating_mul(p.into()))
+		Weight::from_parts(117_864_486, 4087)
+			.saturating_add(Weight::from_parts(4_486_147, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(5_u64))
 			.saturating_add(ParityDbWeight::get().reads((4_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(6_u64))
 			.saturating_add(ParityDbWeight::get().writes((4_u64).saturating_mul(p.into())))
-			.saturating_add(Weight::from_parts(0, 2639).saturating_mul(p.into()))
+			.saturating_add(Weight::from_parts(0, 2675).saturating_mul(p.into()))
 	}
 	fn authorize_worker_report() -> Weight {
-		Weight::from_parts(62_693_000, 3517)
+		Weight::from_parts(73_839_000, 3517)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 	}
 	fn apply_worker_report(n: u32, ) -> Weight {
-		Weight::from_parts(16_465_324, 990)
-			.saturating_add(Weight::from_parts(10_299_069, 0).saturating_mul(n.into()))
+		Weight::from_parts(23_217_627, 990)
+			.saturating_add(Weight::from_parts(12_231_138, 0).saturating_mul(n.into()))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(n.into())))
 			.saturating_add(ParityDbWeight::get().writes(1_u64))
 			.saturating_add(ParityDbWeight::get().writes((1_u64).saturating_mul(n.into())))

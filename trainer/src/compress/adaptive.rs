@@ -66,6 +66,23 @@ impl AdaptiveCompressor {
 		Ok(())
 	}
 
+	/// Takes back `sent`, an update this compressor produced that the round left out (its
+	/// sender's own aggregate did not include it): its values go back into the carried
+	/// error, so the next update sends them again instead of their being lost.
+	pub fn give_back(&mut self, sent: &CompressedUpdate) -> Result<()> {
+		if sent.len() != self.error.len() {
+			return Err(Error::Layout(format!(
+				"an update of {} values given back to a compressor of {}",
+				sent.len(),
+				self.error.len()
+			)));
+		}
+		for (e, s) in self.error.iter_mut().zip(sent.decompress()) {
+			*e += s;
+		}
+		Ok(())
+	}
+
 	/// Compresses `delta` plus the carried error at the weakest level whose encoding fits
 	/// in `budget` bytes (the strongest level if none does). Returns the update, its
 	/// encoding and the level used.
@@ -113,5 +130,26 @@ mod tests {
 		let carried: f32 = update.decompress().iter().map(|x| x.abs()).sum();
 		assert!(carried > 0.1, "{carried}");
 		assert_eq!(ladder(Compression::TopK { chunk: 64, k: 8, value_bits: 2 }).len(), 4);
+	}
+
+	#[test]
+	fn an_update_the_round_left_out_is_sent_again() {
+		let len = 256;
+		let delta: Vec<f32> = (0..len).map(|i| ((i * 13 % 29) as f32 - 14.0) * 1e-2).collect();
+		let topk = Compression::TopK { chunk: 64, k: 8, value_bits: 4 };
+		let (mut kept, mut lost) =
+			(AdaptiveCompressor::new(topk, len), AdaptiveCompressor::new(topk, len));
+		let (first, _, _) = kept.compress(&delta, None).unwrap();
+		lost.compress(&delta, None).unwrap();
+		kept.give_back(&first).unwrap();
+		// The whole Δ is carried again (what was sent, and what top-k left out); without
+		// giving it back, only what top-k left out is.
+		for (e, d) in kept.residual().iter().zip(&delta) {
+			assert!((e - d).abs() < 1e-6, "{e} against {d}");
+		}
+		let carried = |c: &AdaptiveCompressor| c.residual().iter().map(|x| x.abs()).sum::<f32>();
+		assert!(carried(&kept) > carried(&lost));
+		let err = kept.give_back(&CompressedUpdate::None(vec![0.0; 3])).unwrap_err();
+		assert!(err.to_string().contains("an update of 3 values"), "{err}");
 	}
 }

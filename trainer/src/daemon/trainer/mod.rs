@@ -368,6 +368,12 @@ impl Trainer {
 			rule,
 			job.screen_ratio,
 		)?;
+		if let Some(own) = own.filter(|_| !decided.accepted.contains(&self.me)) {
+			// Left out of its own aggregate (screened out, or not in the round's set): what
+			// it sent goes back into the error feedback and is sent again, not lost.
+			self.compressor.give_back(&own.update)?;
+			tracing::info!("round {round}: own update left out; its values carry to the next");
+		}
 		for peer in &decided.accepted {
 			self.health.peer(*peer).accepted += 1;
 		}
