@@ -9,7 +9,8 @@
 //       registration` prints for its trainer's file, and is listed;
 //   (d) as //Alice a 4-round MNIST job for two providers is posted through the form; real
 //       `grid-trainer provide` processes for //Charlie (registered in (c)) and //Dave (who
-//       registers himself) join it, and the job's page shows its rounds settling one by one;
+//       registers himself) join it, and the job's page shows its rounds settling one by one
+//       and each participant's 100 GRID stake lock for the job;
 //   (e) the providers page lists both trainers;
 //   (f) the network page shows the health table, the trainers' latency heat-map (their
 //       /status read by the browser) and the event feed, starting with the blocks finalized
@@ -265,6 +266,18 @@ try {
     30_000,
   );
   step(`loss curve: ${lossRounds} rounds; ${legend.match(/eval loss/g).length} trainers' eval series`);
+  // Each participant's stake lock for the job, read from its provider record: the job's
+  // 100 GRID minimum each, none flagged as missing or short.
+  const locked = await until(
+    "the job page does not show both participants' 100 GRID stake locks (200 GRID in all)",
+    () => page.getByTestId("job-stake-locked").textContent().catch(() => ""),
+    (t) => t === "200 GRID",
+    30_000,
+  );
+  if ((await page.getByTestId("lock-warning").count()) > 0) {
+    throw new Error("the job page flags a participant's stake lock as missing or short");
+  }
+  step(`job page: ${locked} of stake locked for the job by its participants`);
   await page.screenshot({ path: join(shots, "job.png"), fullPage: true });
 
   // (e) the providers page renders.

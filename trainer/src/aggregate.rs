@@ -22,8 +22,14 @@ pub struct Contribution {
 pub enum Rule {
 	/// Mean weighted by samples processed (not robust: any one update can move it anywhere).
 	Mean,
-	/// Per coordinate, drop the `trim` largest and `trim` smallest values and average the
-	/// rest (unweighted: weights would let a liar who claims many samples dominate).
+	/// Per coordinate, over the updates that sent it (a nonzero value: sparse updates send
+	/// a few coordinates each), drop the `trim` largest and `trim` smallest values (fewer
+	/// where fewer were sent, so that one always stays) and average the rest, scaled by the
+	/// share of updates that sent it: the plain mean's weight, so a coordinate one update
+	/// sent counts as its 1/n, as its sender's error feedback assumes, instead of being
+	/// trimmed to zero. Dense updates get the classic trimmed mean. Unweighted: weights would
+	/// let a liar who claims many samples dominate; a value sent alone is bounded by the
+	/// norm screen.
 	TrimmedMean {
 		/// Values dropped at each end.
 		trim: usize,
@@ -126,17 +132,29 @@ fn trimmed_mean(updates: &[&Contribution], trim: usize) -> Result<Vec<f32>> {
 	if 2 * trim >= n {
 		return Err(Error::Aggregate(format!("cannot trim {trim} from each end of {n} updates")));
 	}
-	let mut column = vec![0f32; n];
+	let mut column = Vec::with_capacity(n);
 	let mut out = Vec::with_capacity(updates[0].delta.len());
 	for j in 0..updates[0].delta.len() {
-		for (c, u) in column.iter_mut().zip(updates) {
-			*c = u.delta[j];
-		}
-		column.sort_by(f32::total_cmp);
-		let kept = &column[trim..n - trim];
-		out.push((kept.iter().map(|x| f64::from(*x)).sum::<f64>() / kept.len() as f64) as f32);
+		column.clear();
+		column.extend(updates.iter().map(|u| u.delta[j]).filter(|x| *x != 0.0));
+		out.push(trimmed_support_mean(&mut column, trim, n));
 	}
 	Ok(out)
+}
+
+/// The trimmed mean of the values `sent` of a coordinate (its nonzero values, in any order)
+/// by `n` updates, on its support: up to `trim` dropped at each end (fewer when fewer were
+/// sent), the rest averaged and weighted by the share of updates that sent it.
+fn trimmed_support_mean(sent: &mut [f32], trim: usize, n: usize) -> f32 {
+	let m = sent.len();
+	if m == 0 {
+		return 0.0;
+	}
+	sent.sort_by(f32::total_cmp);
+	let trim = trim.min((m - 1) / 2);
+	let kept = &sent[trim..m - trim];
+	let mean = kept.iter().map(|x| f64::from(*x)).sum::<f64>() / kept.len() as f64;
+	(mean * m as f64 / n as f64) as f32
 }
 
 fn coordinate_median(updates: &[&Contribution]) -> Vec<f32> {
@@ -272,6 +290,25 @@ mod tests {
 			let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
 			assert_eq!(bits(&first.delta), bits(&again.delta));
 		}
+	}
+
+	#[test]
+	fn the_trimmed_mean_keeps_sparse_coordinates_on_their_support() {
+		let rule = Rule::TrimmedMean { trim: 1 };
+		let sparse = |values: [f32; 4]| -> Vec<Contribution> {
+			values.iter().map(|v| Contribution { delta: vec![*v, 1.0], samples: 10 }).collect()
+		};
+		let agg = |updates: &[Contribution]| aggregate(updates, rule, None).unwrap().delta;
+		// A coordinate one of four sent counts as its quarter (the trimmed mean of all four
+		// values would drop it as an extreme and return zero); one nobody sent stays zero.
+		assert_eq!(agg(&sparse([0.0, 0.8, 0.0, 0.0])), vec![0.2, 1.0]);
+		assert_eq!(agg(&sparse([0.0; 4])), vec![0.0, 1.0]);
+		// Two senders: nothing can be trimmed from two and leave one, so their mean, at half.
+		assert_eq!(agg(&sparse([0.4, 0.0, 0.8, 0.0])), vec![0.3, 1.0]);
+		// Three senders: the extremes go, the middle one counts for three quarters.
+		assert_eq!(agg(&sparse([0.4, 0.0, 100.0, 0.8])), vec![0.6, 1.0]);
+		// Dense updates: the classic trimmed mean.
+		assert_eq!(agg(&sparse([0.4, -50.0, 100.0, 0.8])), vec![0.6, 1.0]);
 	}
 
 	#[test]
