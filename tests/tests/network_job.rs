@@ -153,7 +153,12 @@ fn providers_ride_out_a_node_restart_without_signing_twice() -> Result<()> {
 	let end = node.best_number()?;
 	let l = Ledger::read(&node, start + 1, end)?;
 	for (key, p) in keys.iter().zip(&providers) {
-		ensure!(l.paid(&key.to_account_id()) == [0, 1, 2, 3], "{key:?} paid for every round");
+		let paid = l.paid(&key.to_account_id());
+		ensure!(
+			paid == [0, 1, 2, 3],
+			"{key:?} paid for every round, not only {paid:?}\n{}",
+			logs(&providers)
+		);
 		// One signed proof per round, kept on disk, whatever had to be resent.
 		let proofs = std::fs::read_dir(p.dir.join("job-0/proofs"))?.count();
 		ensure!(proofs == 4, "{key:?} signed {proofs} proofs for 4 rounds");

@@ -204,7 +204,7 @@ impl Bench {
 	/// publishes its compressed Δ; everyone fetches the others' updates, averages them and
 	/// applies the outer Nesterov step. Bytes: each participant uploads its update to N−1
 	/// peers and downloads theirs, 2(N−1) × encoded size per round (a full mesh, no relay).
-	fn diloco(&self, name: &str, compression: Compression) -> Result<Run> {
+	fn diloco(&self, name: &str, compression: Compression, rule: Rule) -> Result<Run> {
 		// Top-k with error feedback: the residual memory already acts as momentum (SparseLoCo),
 		// and each round delivers only part of Δ, so sparse runs get their own outer settings.
 		let (outer_lr, outer_momentum) = match compression {
@@ -249,7 +249,7 @@ impl Bench {
 				let decoded = CompressedUpdate::decode(&wire)?;
 				updates.push(Contribution { delta: decoded.decompress(), samples: out.samples });
 			}
-			let agg = aggregate(&updates, Rule::Mean, None)?;
+			let agg = aggregate(&updates, rule, None)?;
 			outer.step(&mut global, &agg.delta)?;
 			global_model.params().load_flat(&global)?;
 			curve.push((bytes, evaluate(&global_model, &self.eval)?));
@@ -259,8 +259,15 @@ impl Bench {
 	}
 }
 
-fn method(name: &str) -> Option<(String, Compression)> {
-	Some(match name {
+/// A DiLoCo method by name: its label, compression and aggregation (the mean, unless named
+/// `-trimmed`: the trimmed mean chain jobs use, one value off each end).
+fn method(name: &str) -> Option<(String, Compression, Rule)> {
+	if let Some(base) = name.strip_suffix("-trimmed") {
+		let (label, compression, _) = method(base)?;
+		let rule = Rule::TrimmedMean { trim: 1 };
+		return Some((format!("{label}, trimmed mean (trim 1)"), compression, rule));
+	}
+	let (label, compression) = match name {
 		"none" => ("DiLoCo, f32".into(), Compression::None),
 		"int8" => ("DiLoCo, int8 (chunk 256)".into(), Compression::Int8 { chunk: 256 }),
 		"topk" => (
@@ -280,7 +287,8 @@ fn method(name: &str) -> Option<(String, Compression)> {
 			Compression::TopK { chunk: 1024, k: 16, value_bits: 2 },
 		),
 		_ => return None,
-	})
+	};
+	Some((label, compression, Rule::Mean))
 }
 
 fn human_bytes(b: f64) -> String {
@@ -321,7 +329,7 @@ fn report(s: &Settings, params: usize, runs: &[Run], command: &str) -> String {
 	let _ = writeln!(md, "- {} simulated participants, {} inner steps each of batch {} × {} tokens ({} samples per participant, {} in total, the same for every method).", s.participants, s.steps, s.batch, s.context, s.steps * s.batch, s.steps * s.batch * s.participants);
 	let _ = writeln!(md, "- Inner optimizer: AdamW (β 0.9/0.95, weight decay 0.1), peak lr {}, {} warm-up steps, cosine to 10%, gradient clip 1.0.", s.lr, s.steps / 20);
 	let _ = writeln!(md, "- DDP: one global batch of {} × {} per step ({} steps), i.e. the participants' gradients averaged every step.", s.participants, s.batch, s.steps);
-	let _ = writeln!(md, "- DiLoCo: {} rounds of H = {} inner steps; Δ averaged with weights = samples. Outer Nesterov step: lr {}, momentum {} for f32 and int8; lr {}, momentum {} for top-k, whose error feedback already accumulates like momentum (as in SparseLoCo) and whose rounds deliver only part of Δ. Top-k error memory decays by {} per round (`TopKCompressor::with_error_decay`).\n", s.rounds(), s.inner, s.outer_lr, s.outer_momentum, s.sparse_outer_lr, s.sparse_outer_momentum, s.error_decay);
+	let _ = writeln!(md, "- DiLoCo: {} rounds of H = {} inner steps; Δ averaged with weights = samples (methods marked \"trimmed mean\": the chain jobs' rule instead, per coordinate over the updates that sent it, one value off each end, weighted by their share). Outer Nesterov step: lr {}, momentum {} for f32 and int8; lr {}, momentum {} for top-k, whose error feedback already accumulates like momentum (as in SparseLoCo) and whose rounds deliver only part of Δ. Top-k error memory decays by {} per round (`TopKCompressor::with_error_decay`).\n", s.rounds(), s.inner, s.outer_lr, s.outer_momentum, s.sparse_outer_lr, s.sparse_outer_momentum, s.error_decay);
 	let _ = writeln!(md, "## Byte accounting\n");
 	let _ = writeln!(
 		md,
@@ -411,9 +419,9 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 		let run = if name == "ddp" {
 			bench.ddp()?
 		} else {
-			let (label, compression) =
+			let (label, compression, rule) =
 				method(name).ok_or_else(|| format!("unknown method {name}"))?;
-			bench.diloco(&label, compression)?
+			bench.diloco(&label, compression, rule)?
 		};
 		eprintln!(
 			"{}: final loss {:.4}, {} per participant, {:.0} s",
