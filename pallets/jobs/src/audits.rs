@@ -85,10 +85,7 @@ pub(crate) fn open<T: Config>(
 	let contribution = Contributions::<T>::get((job, round), &accused)?;
 	let id = NextChallengeId::<T>::get();
 	let holders = challenges::candidates::<T>(job, round, &contribution, None, &accused);
-	let committee = challenges::draw_committee::<T>(id, job, holders, T::AuditCommittee::get());
-	if (committee.len() as u32) < T::MinCommittee::get() {
-		return None;
-	}
+	let committee = challenges::draw_committee::<T>(id, job, holders, T::AuditCommittee::get())?;
 	let now = frame_system::Pallet::<T>::block_number();
 	let deadline = now.saturating_add(T::VotingPeriod::get());
 	let due = agenda::schedule::<T>(AgendaItem::Decide(id), deadline, agenda::caller_reach::<T>())

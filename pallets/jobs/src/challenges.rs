@@ -184,14 +184,15 @@ pub(crate) fn draw<T: Config>(id: ChallengeId) {
 		challenge.accuser.challenger(),
 		&challenge.accused,
 	);
-	challenge.committee = draw_committee::<T>(id, challenge.job, holders, T::MaxCommittee::get());
-	if (challenge.committee.len() as u32) < T::MinCommittee::get() {
-		challenge.committee.clear();
+	let Some(committee) = draw_committee::<T>(id, challenge.job, holders, T::MaxCommittee::get())
+	else {
+		// Still undrawn: nobody on the committee, nobody slashed for not voting.
 		agenda::unschedule::<T>(AgendaItem::Decide(id), challenge.due);
 		Challenges::<T>::insert(id, challenge);
 		resolve::<T>(id);
 		return;
-	}
+	};
+	challenge.committee = committee;
 	let committee = challenge.committee.iter().map(|(who, _)| who.clone()).collect();
 	let reveal_from = challenge.reveal_from;
 	Challenges::<T>::insert(id, challenge);
@@ -239,20 +240,25 @@ pub(crate) fn candidates<'a, T: Config>(
 		.filter(|who| T::Providers::is_eligible(who, Zero::zero()))
 }
 
+/// A drawn committee: each member with its ballot.
+pub(crate) type Committee<T> =
+	BoundedVec<(<T as frame_system::Config>::AccountId, Ballot), <T as Config>::MaxCommittee>;
+
 /// Up to `size` (at most `MaxCommittee`) of `candidates`, in an order drawn from on-chain
-/// randomness.
+/// randomness; `None` when fewer than `MinCommittee` are left to draw (nobody may decide).
 pub(crate) fn draw_committee<T: Config>(
 	id: ChallengeId,
 	job: JobId,
 	candidates: impl Iterator<Item = T::AccountId>,
 	size: u32,
-) -> BoundedVec<(T::AccountId, Ballot), T::MaxCommittee> {
+) -> Option<Committee<T>> {
 	let (seed, _) = T::Randomness::random(&(COMMITTEE_DOMAIN, job, id).encode());
 	let mut ranked: Vec<(H256, T::AccountId)> =
 		candidates.map(|who| (BlakeTwo256::hash_of(&(seed, &who)), who)).collect();
 	ranked.sort_by_key(|candidate| candidate.0);
 	let chosen = ranked.into_iter().map(|(_, who)| (who, Ballot::Pending));
-	BoundedVec::truncate_from(chosen.take(size as usize).collect())
+	let committee = BoundedVec::truncate_from(chosen.take(size as usize).collect());
+	(committee.len() as u32 >= T::MinCommittee::get()).then_some(committee)
 }
 
 /// Records `who`'s commitment to a hidden verdict.

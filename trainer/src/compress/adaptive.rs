@@ -55,13 +55,7 @@ impl AdaptiveCompressor {
 
 	/// Restores a carried error saved from [`AdaptiveCompressor::residual`].
 	pub fn set_residual(&mut self, residual: Vec<f32>) -> Result<()> {
-		if residual.len() != self.error.len() {
-			return Err(Error::Layout(format!(
-				"a residual of {} values for updates of {}",
-				residual.len(),
-				self.error.len()
-			)));
-		}
+		self.check_len(residual.len(), "a residual")?;
 		self.error = residual;
 		Ok(())
 	}
@@ -70,15 +64,20 @@ impl AdaptiveCompressor {
 	/// sender's own aggregate did not include it): its values go back into the carried
 	/// error, so the next update sends them again instead of their being lost.
 	pub fn give_back(&mut self, sent: &CompressedUpdate) -> Result<()> {
-		if sent.len() != self.error.len() {
-			return Err(Error::Layout(format!(
-				"an update of {} values given back to a compressor of {}",
-				sent.len(),
-				self.error.len()
-			)));
-		}
+		self.check_len(sent.len(), "an update")?;
 		for (e, s) in self.error.iter_mut().zip(sent.decompress()) {
 			*e += s;
+		}
+		Ok(())
+	}
+
+	/// Refuses `n` values (`what`) for a compressor of another length.
+	fn check_len(&self, n: usize, what: &str) -> Result<()> {
+		if n != self.error.len() {
+			return Err(Error::Layout(format!(
+				"{what} of {n} values for a compressor of {}",
+				self.error.len()
+			)));
 		}
 		Ok(())
 	}
