@@ -1,10 +1,12 @@
 //! The datasets every trainer ships (in the repository's `data/`), named in job specs by a
-//! `grid:` URI and the content hash of the file the trainer checks. The one registry: the
+//! `grid:` URI and their manifest's hash ([`crate::manifest`]): ordinary content-addressed
+//! datasets that every trainer happens to hold already. The one registry: the
 //! trainer, the buyer's job files and (through `frontend/src/lib/spec-rules.json`, which a
 //! trainer test writes) the web UI read it from here.
 
 use crate::{
 	job::{DatasetRef, ModelSpec},
+	manifest::DatasetFormat,
 	provider::BoundedBytes,
 };
 use polkadot_sdk::sp_core::H256;
@@ -28,8 +30,13 @@ pub struct ShippedDataset {
 	pub name: &'static str,
 	/// Its URI on chain.
 	pub uri: &'static str,
-	/// BLAKE2b-256 of the file trainers check (for MNIST, the training images `.gz`).
+	/// Its manifest's hash ([`DatasetManifest::hash`](crate::manifest::DatasetManifest::hash)
+	/// of its files as shipped): its content-addressed reference.
 	pub content_hash: [u8; 32],
+	/// Its file or directory under the shipped data directory.
+	pub path: &'static str,
+	/// How its files are read.
+	pub format: DatasetFormat,
 	/// What it holds.
 	pub kind: DataKind,
 }
@@ -38,7 +45,9 @@ pub struct ShippedDataset {
 pub const MNIST: ShippedDataset = ShippedDataset {
 	name: "mnist",
 	uri: "grid:mnist",
-	content_hash: hex32("1388f86419e599423f67d82f3549d590c382aa5a5a16023d8a1e0912b345803c"),
+	content_hash: hex32("9f4a0eb9fb89500ace58290425220dee6749b525fc0c9bda716094a96a852dda"),
+	path: "mnist",
+	format: DatasetFormat::MnistIdx,
 	kind: DataKind::MnistImages,
 };
 
@@ -46,7 +55,9 @@ pub const MNIST: ShippedDataset = ShippedDataset {
 pub const SHAKESPEARE: ShippedDataset = ShippedDataset {
 	name: "shakespeare",
 	uri: "grid:shakespeare",
-	content_hash: hex32("c408e3deb0f6b0c7a74ed68df5507bda3b8f5e8b5453d6d3b4586876d76f2565"),
+	content_hash: hex32("b93cffb0bad0280b389c4f1fa57119dcde68120f22e42b5859254d5c2f8b16fc"),
+	path: "shakespeare.txt",
+	format: DatasetFormat::Text,
 	kind: DataKind::Tokens { vocab: 256 },
 };
 
@@ -142,7 +153,7 @@ mod tests {
 
 	#[test]
 	fn hex_hashes_parse_and_bad_ones_are_refused() {
-		let text = "c408e3deb0f6b0c7a74ed68df5507bda3b8f5e8b5453d6d3b4586876d76f2565";
+		let text = "b93cffb0bad0280b389c4f1fa57119dcde68120f22e42b5859254d5c2f8b16fc";
 		assert_eq!(parse_hex32(text), Some(SHAKESPEARE.content_hash));
 		assert_eq!(parse_hex32(&["0x", text].concat()), Some(SHAKESPEARE.content_hash));
 		assert_eq!(parse_hex32(&text.to_uppercase()), Some(SHAKESPEARE.content_hash));

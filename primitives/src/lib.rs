@@ -10,6 +10,7 @@ extern crate alloc;
 pub mod datasets;
 pub mod endpoint;
 pub mod job;
+pub mod manifest;
 #[cfg(feature = "std")]
 pub mod ports;
 pub mod provider;

@@ -59,6 +59,14 @@ pub enum Error {
 	/// Aggregation was asked to combine nothing, or every update was rejected.
 	#[error("aggregation failed: {0}")]
 	Aggregate(String),
+	/// A content-addressed dataset cannot be published, fetched or opened.
+	#[error("dataset {dataset}: {reason}")]
+	Dataset {
+		/// Its reference (the manifest's hash, hex) or the path being published.
+		dataset: String,
+		/// What is wrong.
+		reason: String,
+	},
 	/// The network could not be set up (bad address, transport failure).
 	#[error("network: {0}")]
 	Network(String),

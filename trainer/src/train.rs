@@ -132,9 +132,8 @@ pub fn evaluate(model: &Model, batches: &[Batch]) -> Result<f64> {
 #[cfg(test)]
 mod tests {
 	use super::*;
-	use crate::data::{shard, shipped_dir, MnistDataset, TextDataset};
+	use crate::data::{self, shard, MnistDataset};
 	use grid_primitives::{
-		datasets::SHAKESPEARE,
 		job::{GptConfig, MlpConfig, Nanos},
 		Hash,
 	};
@@ -148,9 +147,7 @@ mod tests {
 		let dev = Device::Cpu;
 		let spec =
 			ModelSpec::Gpt(GptConfig { vocab: 128, context: 32, layers: 2, heads: 2, width: 32 });
-		let hash = SHAKESPEARE.content_hash;
-		let data =
-			TextDataset::load(&shipped_dir().join("shakespeare.txt"), Some(&hash), 32).unwrap();
+		let data = data::shakespeare(32).unwrap();
 		let config = InnerConfig { total_steps: 60, ..Default::default() };
 		let mut t = InnerTrainer::new(spec, b"gpt", &dev, &adamw(3_000_000), config).unwrap();
 		let eval = data.eval_batches(64, 32, &dev).unwrap();

@@ -22,7 +22,7 @@ use grid_primitives::{
 };
 use grid_trainer::{
 	daemon::localnet::LocalNet,
-	data::{shard, shipped_dir, MnistDataset, TextDataset},
+	data::{self, shard, MnistDataset},
 	device::{DeviceChoice, Precision},
 	model::{Batch, Model},
 	optim::Optimizer,
@@ -47,12 +47,7 @@ fn gpt() -> ModelSpec {
 fn batch_for(spec: ModelSpec, device: &Device) -> Batch {
 	match spec {
 		ModelSpec::Gpt(_) => {
-			let data = TextDataset::load(
-				&shipped_dir().join("shakespeare.txt"),
-				Some(&SHAKESPEARE.content_hash),
-				32,
-			)
-			.unwrap();
+			let data = data::shakespeare(32).unwrap();
 			data.train_batch(&(0..8).map(|i| i * 997).collect::<Vec<_>>(), device).unwrap()
 		}
 		_ => MnistDataset::shipped()
@@ -198,8 +193,7 @@ fn bf16_training_on_the_gpu_learns() {
 	let Some(gpu) = gpu() else { return };
 	let spec =
 		ModelSpec::Gpt(GptConfig { vocab: 128, context: 32, layers: 2, heads: 2, width: 32 });
-	let hash = SHAKESPEARE.content_hash;
-	let data = TextDataset::load(&shipped_dir().join("shakespeare.txt"), Some(&hash), 32).unwrap();
+	let data = data::shakespeare(32).unwrap();
 	let inner = InnerOptimizer::AdamW {
 		lr: Nanos(3_000_000),
 		weight_decay: Nanos(100_000_000),

@@ -2,11 +2,13 @@ import { render, screen } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import { OPEN_ADMISSION } from "../lib/admission";
+import { DATASETS } from "../lib/spec";
 import { ALICE, BOB } from "../test/fixtures";
 import { IDLE } from "../lib/tx";
 import { UNIT } from "../lib/units";
 import { CreateJobForm } from "./CreateJobForm";
 
+const PEER = "12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN";
 const LIMITS = { maxRounds: 100_000, maxParticipants: 64, minRoundBlocks: 2, maxRoundBlocks: 14_400, maxChallengeWindow: 7_200, maxJobBlocks: 1_296_000, minVerifiableProviders: 4, auditRate: 10_000_000, fraudSlash: 500_000_000 };
 
 describe("CreateJobForm", () => {
@@ -54,6 +56,63 @@ describe("CreateJobForm", () => {
     await userEvent.selectOptions(screen.getByLabelText("Model"), "cnn");
     expect(screen.getByLabelText("Channels")).toBeInTheDocument();
     expect(screen.getByText(/Connect to a node to see the escrow/)).toBeInTheDocument();
+  });
+
+  it("takes the buyer's own dataset: a reference and a URI, checked on their fields", async () => {
+    const onSubmit = vi.fn();
+    render(<CreateJobForm limits={LIMITS} protocolFee={10_000_000} onSubmit={onSubmit} tx={IDLE} />);
+    expect(screen.queryByLabelText("Reference (content hash)")).not.toBeInTheDocument();
+    expect(screen.getByTestId("dataset-summary")).toHaveTextContent(
+      `Dataset: Tiny Shakespeare (byte-level text), reference ${DATASETS.shakespeare.hash} from grid:shakespeare`,
+    );
+    await userEvent.selectOptions(screen.getByLabelText("Dataset"), "own");
+    // The form cannot know which models read the data: the model stays, and the note says who checks.
+    expect(screen.getByLabelText("Model")).toHaveValue("gpt");
+    expect(screen.getByTestId("own-dataset-note")).toHaveTextContent(
+      /Providers fetch the data and check it against the reference before joining, and skip the job if no holder serves it correctly or the model cannot read its format \(a token id beyond the vocabulary/,
+    );
+    expect(screen.queryByTestId("dataset-summary")).not.toBeInTheDocument();
+    await userEvent.click(screen.getByRole("button", { name: "Sign and post job" }));
+    expect(onSubmit).not.toHaveBeenCalled();
+    const hash = screen.getByLabelText("Reference (content hash)");
+    const uri = screen.getByLabelText("URI");
+    expect(hash).toHaveAttribute("aria-invalid", "true");
+    expect(hash).toHaveAccessibleDescription(/enter the reference grid-trainer data publish printed \(0x and 64 hex digits\)$/);
+    expect(uri).toHaveAccessibleDescription(/enter where providers fetch the dataset: the URI grid-trainer data publish printed$/);
+    expect(screen.getByText("2 fields need fixing.")).toBeInTheDocument();
+
+    await userEvent.type(hash, "0x1234");
+    expect(screen.getByText("must be 0x followed by exactly 64 hex digits (this has 4)")).toBeInTheDocument();
+    await userEvent.clear(hash);
+    await userEvent.type(hash, "AB".repeat(32));
+    expect(hash).not.toHaveAttribute("aria-invalid");
+    await userEvent.type(uri, "https://holder.example/corpus.bin");
+    expect(uri).toHaveAttribute("aria-invalid", "true");
+    expect(
+      screen.getByText("trainers do not support https:// yet: serve the dataset with grid-trainer data publish (or over http://)"),
+    ).toBeInTheDocument();
+    await userEvent.clear(uri);
+    await userEvent.type(uri, "grid:mnist");
+    expect(hash).toHaveAccessibleDescription(new RegExp(`not the reference of shipped mnist: that is ${DATASETS.mnist.hash}$`));
+    await userEvent.clear(uri);
+    await userEvent.type(uri, "/ip4/127.0.0.1/tcp/40111");
+    expect(screen.getByText("holder address /ip4/127.0.0.1/tcp/40111 has no /p2p/<peer id>")).toBeInTheDocument();
+    await userEvent.type(uri, `/p2p/${PEER}`);
+    expect(uri).not.toHaveAttribute("aria-invalid");
+
+    // Reviewed before signing, then posted as the chain stores it.
+    const ref = "0x" + "ab".repeat(32);
+    const holder = `/ip4/127.0.0.1/tcp/40111/p2p/${PEER}`;
+    expect(screen.getByTestId("dataset-summary")).toHaveTextContent(`Dataset: your own, reference ${ref} from ${holder}`);
+    await userEvent.click(screen.getByRole("button", { name: "Sign and post job" }));
+    expect(onSubmit).toHaveBeenCalledTimes(1);
+    expect(onSubmit.mock.calls[0]![0].dataset).toEqual({ content_hash: ref, uri: Uint8Array.from(new TextEncoder().encode(holder)) });
+
+    // Back to a shipped dataset: its fields and note go, and what was typed no longer counts.
+    await userEvent.selectOptions(screen.getByLabelText("Dataset"), "mnist");
+    expect(screen.queryByLabelText("URI")).not.toBeInTheDocument();
+    expect(screen.queryByTestId("own-dataset-note")).not.toBeInTheDocument();
+    expect(screen.getByTestId("dataset-summary")).toHaveTextContent(`Dataset: MNIST digits, reference ${DATASETS.mnist.hash} from grid:mnist`);
   });
 
   it("submits the converted spec", async () => {

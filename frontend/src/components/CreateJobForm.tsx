@@ -7,16 +7,43 @@ import {
   DEFAULT_FORM,
   describeModel,
   escrowOf,
+  formDataset,
   neededStake,
+  shippedDataset,
   U128_MAX,
+  type DatasetChoice,
+  type DatasetText,
   type FormField,
   type JobForm,
   type JobSpec,
+  type ModelKind,
   type SpecLimits,
 } from "../lib/spec";
 import type { TxState } from "../lib/tx";
 import { formatGrid, formatPerbill } from "../lib/units";
 import { TxStatus } from "./TxStatus";
+
+/** The model for a new dataset choice: text takes the GPT, MNIST the MLP (or the CNN); the
+ * buyer's own dataset keeps the model chosen. */
+function modelFor(dataset: DatasetChoice, model: ModelKind): ModelKind {
+  if (dataset === "shakespeare") return "gpt";
+  if (dataset === "mnist") return model === "gpt" ? "mlp" : model;
+  return model;
+}
+
+/** The inputs of a dataset reference or URI: typed as text, not corrected. */
+const TEXT_INPUT = { inputMode: "text", spellCheck: false, autoCapitalize: "off", autoCorrect: "off", className: "mono" } as const;
+
+/** The dataset the job will name, for review before signing: its reference and where it comes from. */
+function DatasetSummary({ dataset }: { dataset: DatasetText }) {
+  const shipped = shippedDataset(dataset);
+  return (
+    <p className="muted break" data-testid="dataset-summary">
+      Dataset: {shipped ? DATASETS[shipped].label : "your own"}, reference <code className="mono">{dataset.hash}</code> from{" "}
+      <code className="mono">{dataset.uri}</code>
+    </p>
+  );
+}
 
 export interface CreateJobFormProps {
   /** The chain's limits; without them only the spec's own rules are checked. */
@@ -43,13 +70,13 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
   const errors = { ...built.errors, ...admission.errors };
   const escrow = built.spec && protocolFee !== undefined ? escrowOf(built.spec, protocolFee) : undefined;
   const stake = neededStake(form, limits);
+  const dataset = formDataset(form).dataset;
   const busy = tx.phase === "signing" || tx.phase === "pending";
 
   const set = (field: FormField, value: string) => {
     setForm((f) => {
       const next = { ...f, [field]: value };
-      // A dataset takes its own kind of model: text the GPT, MNIST the MLP (or CNN).
-      if (field === "dataset") next.model = value === "shakespeare" ? "gpt" : f.model === "gpt" ? "mlp" : f.model;
+      if (field === "dataset") next.model = modelFor(value as DatasetChoice, f.model);
       return next;
     });
     setTouched((t) => new Set(t).add(field).add(field === "dataset" ? "model" : field));
@@ -151,11 +178,27 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
       <fieldset>
         <legend>Data and model</legend>
         <div className="fields">
-          {choice(
-            "dataset",
-            "Dataset",
-            Object.entries(DATASETS).map(([k, d]) => [k, d.label]),
-          )}
+          {choice("dataset", "Dataset", [...Object.entries(DATASETS).map(([k, d]): [string, string] => [k, d.label]), ["own", "Your own dataset"]])}
+        </div>
+        {form.dataset === "own" && (
+          <>
+            <div className="fields fields-wide">
+              {field("datasetHash", "Reference (content hash)", "0x and 64 hex digits, as grid-trainer data publish prints it", TEXT_INPUT)}
+              {field(
+                "datasetUri",
+                "URI",
+                "where providers fetch it: libp2p holders (/ip4/…/p2p/<peer id>, several separated by spaces), file:///path or http://host/file",
+                TEXT_INPUT,
+              )}
+            </div>
+            <p className="muted" data-testid="own-dataset-note">
+              Which models can read your dataset the form cannot tell. Providers fetch the data and check it against the
+              reference before joining, and skip the job if no holder serves it correctly or the model cannot read its format
+              (a token id beyond the vocabulary, say: the GPT here reads bytes, a vocabulary of 256).
+            </p>
+          </>
+        )}
+        <div className="fields">
           {choice("model", "Model", [
             ["gpt", "Byte-level GPT"],
             ["mlp", "MNIST MLP"],
@@ -183,6 +226,7 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
           )}
         </div>
         {built.spec && <p className="muted">{describeModel(built.spec.model)}</p>}
+        {dataset && <DatasetSummary dataset={dataset} />}
       </fieldset>
 
       <fieldset>

@@ -1,7 +1,8 @@
 import { render, screen, within } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
+import { DATASETS } from "../lib/spec";
 import { UNIT } from "../lib/units";
-import { ALICE, BOB, CHARLIE, completedDetail, HASH, job, runningDetail } from "../test/fixtures";
+import { ALICE, BOB, CHARLIE, completedDetail, HASH, job, runningDetail, SPEC } from "../test/fixtures";
 import { JobDetailView } from "./JobDetailView";
 
 describe("JobDetailView", () => {
@@ -83,6 +84,30 @@ describe("JobDetailView", () => {
     render(<JobDetailView detail={{ job: running, participants: [], rounds: [] }} rpcUrl="ws://x" canCancel onCancel={vi.fn()} />);
     expect(screen.queryByRole("button", { name: "Cancel job" })).not.toBeInTheDocument();
     expect(screen.getByRole("status")).toHaveTextContent("the job ends when round 2 settles");
+  });
+
+  it("names a shipped dataset by its name, with its URI and shortened reference", () => {
+    render(<JobDetailView detail={completedDetail()} rpcUrl="ws://x" />);
+    const dataset = within(screen.getByRole("region", { name: "Spec" })).getByTestId("dataset");
+    const hash = DATASETS.shakespeare.hash;
+    expect(dataset).toHaveTextContent(`Tiny Shakespeare (byte-level text): grid:shakespeare ${hash.slice(0, 10)}…${hash.slice(-8)}`);
+    expect(within(dataset).getByTitle(hash)).toBeInTheDocument();
+  });
+
+  it("shows the buyer's own dataset as such: its URI as text and its reference, shortened with the full one as title", () => {
+    const ref = "0x" + "ab".repeat(32);
+    const holders = "/ip4/127.0.0.1/tcp/40111/p2p/12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN file:///data/corpus.txt";
+    const spec = { ...SPEC, dataset: { content_hash: ref, uri: Uint8Array.from(new TextEncoder().encode(holders)) } };
+    render(<JobDetailView detail={{ job: job(2, { spec }), participants: [], rounds: [] }} rpcUrl="ws://x" />);
+    const dataset = within(screen.getByRole("region", { name: "Spec" })).getByTestId("dataset");
+    expect(dataset).toHaveTextContent(`own dataset: ${holders} 0xabababab…abababab`);
+    expect(within(dataset).getByTitle(ref)).toHaveTextContent("0xabababab…abababab");
+  });
+
+  it("calls a shipped URI under another reference an own dataset", () => {
+    const spec = { ...SPEC, dataset: { ...SPEC.dataset, uri: Uint8Array.from(new TextEncoder().encode("grid:mnist")) } };
+    render(<JobDetailView detail={{ job: job(2, { spec }), participants: [], rounds: [] }} rpcUrl="ws://x" />);
+    expect(screen.getByTestId("dataset")).toHaveTextContent(/^own dataset: grid:mnist 0x/);
   });
 
   it("says anyone with the stake may join a job with the default admission", () => {

@@ -12,7 +12,7 @@ import {
   type RoundRow,
 } from "../lib/jobs";
 import { lockBinds } from "../lib/locks";
-import { describeCompression, describeModel } from "../lib/spec";
+import { describeCompression, describeDataset, describeModel, type JobSpec } from "../lib/spec";
 import type { TxState } from "../lib/tx";
 import { formatGrid, fromNanos } from "../lib/units";
 import { RoundStrip } from "./RoundStrip";
@@ -36,7 +36,18 @@ export interface JobDetailViewProps {
   children?: ReactNode;
 }
 
-const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+/** A job's dataset: the shipped one's name or "own dataset", its URI as text and its reference. */
+function Dataset({ dataset }: { dataset: JobSpec["dataset"] }) {
+  const { hash, uri, label } = describeDataset(dataset);
+  return (
+    <>
+      {label}: <span className="mono break">{uri}</span>{" "}
+      <span className="muted mono" title={hash}>
+        {shortHash(hash)}
+      </span>
+    </>
+  );
+}
 
 /** The buyer's admission rules, with the allowlist's accounts. */
 function AdmissionRules({ admission }: { admission: Admission }) {
@@ -205,11 +216,8 @@ export function JobDetailView({ detail, liveRounds = [], rpcUrl, canCancel, onCa
             <dt>Created</dt>
             <dd>block #{job.createdAt}</dd>
             <dt>Dataset</dt>
-            <dd>
-              <span className="mono">{text(spec.dataset.uri)}</span>{" "}
-              <span className="muted mono" title={spec.dataset.content_hash}>
-                {shortHash(spec.dataset.content_hash)}
-              </span>
+            <dd data-testid="dataset">
+              <Dataset dataset={spec.dataset} />
             </dd>
             <dt>Model</dt>
             <dd>{describeModel(spec.model)}</dd>

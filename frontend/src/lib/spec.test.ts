@@ -1,5 +1,21 @@
 import { describe, expect, it } from "vitest";
-import { buildJobSpec, DATASETS, DEFAULT_FORM, escrowOf, neededStake, parameters, stakeFor, U128_MAX, type JobForm, type SpecLimits } from "./spec";
+import {
+  buildJobSpec,
+  checkOwnDataset,
+  DATASETS,
+  datasetUriProblem,
+  DEFAULT_FORM,
+  describeDataset,
+  escrowOf,
+  neededStake,
+  parameters,
+  parseContentHash,
+  shippedDataset,
+  stakeFor,
+  U128_MAX,
+  type JobForm,
+  type SpecLimits,
+} from "./spec";
 import { UNIT } from "./units";
 
 // The runtime's limits (runtime/src/configs.rs).
@@ -167,6 +183,138 @@ describe("job form → JobSpec", () => {
     const gpt = { type: "Gpt" as const, value: { vocab: 256, context: 64, layers: 4, heads: 4, width: 128 } };
     expect(parameters(gpt)).toBe(256n * w + 64n * w + 4n * (12n * w * w + 13n * w) + 2n * w + w * 256n);
     expect(parameters({ type: "MnistMlp", value: { hidden: 100, layers: 1 } })).toBe(784n * 100n + 100n + 1010n);
+  });
+});
+
+// What `grid-trainer data publish` prints: the manifest's hash and the publisher's address.
+const REF = "0x" + "ab".repeat(32);
+const PEER = "12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN";
+const HOLDER = `/ip4/127.0.0.1/tcp/40111/p2p/${PEER}`;
+const own = (datasetHash: string, datasetUri: string) => checkOwnDataset({ datasetHash, datasetUri });
+const bytes = (text: string) => Uint8Array.from(new TextEncoder().encode(text));
+
+describe("the buyer's own dataset", () => {
+  it("takes the reference with or without 0x, in either case, as lowercase with 0x", () => {
+    expect(parseContentHash(REF)).toEqual({ hash: REF });
+    expect(parseContentHash("AB".repeat(32))).toEqual({ hash: REF });
+    expect(parseContentHash(`  0X${"Ab".repeat(32)}\n`)).toEqual({ hash: REF });
+  });
+
+  it("refuses a reference that is not 0x and exactly 64 hex digits, or is zero", () => {
+    expect(parseContentHash("").error).toBe("enter the reference grid-trainer data publish printed (0x and 64 hex digits)");
+    expect(parseContentHash("0x" + "ab".repeat(31)).error).toBe("must be 0x followed by exactly 64 hex digits (this has 62)");
+    expect(parseContentHash("ab".repeat(33)).error).toBe("must be 0x followed by exactly 64 hex digits (this has 66)");
+    expect(parseContentHash("0x" + "g".repeat(64)).error).toBe("must be 0x followed by exactly 64 hex digits");
+    expect(parseContentHash("0x").error).toBe("must be 0x followed by exactly 64 hex digits");
+    expect(parseContentHash(`0x ${"ab".repeat(32)}`).error).toBe("must be 0x followed by exactly 64 hex digits");
+    expect(parseContentHash("0x" + "0".repeat(64)).error).toBe("the zero hash names no dataset");
+  });
+
+  it("reads the URIs the trainers read", () => {
+    for (const uri of [
+      HOLDER,
+      `${HOLDER} /ip4/10.0.0.2/tcp/40112/p2p/${PEER}`,
+      `${HOLDER},/dns4/holder.example/tcp/4001/p2p/${PEER}`,
+      `/ip6/::1/udp/4001/quic-v1/p2p/${PEER}`,
+      "file:///data/corpus.txt",
+      "http://holder.example:8080/corpus.bin",
+      "grid:mnist",
+      "grid:shakespeare",
+    ]) {
+      expect(datasetUriProblem(uri), uri).toBeUndefined();
+    }
+  });
+
+  it("refuses the URIs the trainers refuse, saying why", () => {
+    expect(datasetUriProblem("")).toBe("enter where providers fetch the dataset: the URI grid-trainer data publish printed");
+    expect(datasetUriProblem("https://holder.example/corpus.bin")).toBe(
+      "trainers do not support https:// yet: serve the dataset with grid-trainer data publish (or over http://)",
+    );
+    expect(datasetUriProblem("/ip4/127.0.0.1/tcp/40111")).toBe("holder address /ip4/127.0.0.1/tcp/40111 has no /p2p/<peer id>");
+    expect(datasetUriProblem("/ip4/127.0.0.1/tcp/40111/p2p/")).toBe("holder address /ip4/127.0.0.1/tcp/40111/p2p/ has no /p2p/<peer id>");
+    expect(datasetUriProblem(`${HOLDER} holder.example:4001`)).toBe(
+      '"holder.example:4001" is not a libp2p address (/ip4/…/tcp/…/p2p/<peer id>)',
+    );
+    expect(datasetUriProblem("grid:cifar")).toBe('no shipped dataset is called "cifar" (shipped: shakespeare, mnist)');
+    expect(datasetUriProblem("grid:constructor")).toBe('no shipped dataset is called "constructor" (shipped: shakespeare, mnist)');
+    expect(datasetUriProblem("file://")).toBe("file:// needs a path: file:///path/to/data");
+    expect(datasetUriProblem("http://")).toBe("http:// needs a host and a file: http://host/file");
+    const other = "must be libp2p holder addresses (/ip4/…/p2p/<peer id>), file://…, http://… or grid:<shipped name>";
+    expect(datasetUriProblem("ipfs://bafy")).toBe(other);
+    expect(datasetUriProblem("HTTP://holder.example/corpus.bin")).toBe(other);
+    expect(datasetUriProblem("holder.example")).toBe(other);
+  });
+
+  it("bounds the URI at 256 bytes of UTF-8, as the chain stores it", () => {
+    expect(datasetUriProblem("file:///" + "a".repeat(248))).toBeUndefined();
+    expect(datasetUriProblem("file:///" + "a".repeat(249))).toBe("257 bytes long: at most 256 (UTF-8)");
+    // 124 two-byte letters: 248 characters' worth of bytes, 256 with the scheme; one more is too many.
+    expect(datasetUriProblem("file:///" + "é".repeat(124))).toBeUndefined();
+    expect(datasetUriProblem("file:///" + "é".repeat(125))).toBe("258 bytes long: at most 256 (UTF-8)");
+  });
+
+  it("checks both fields together, trims the URI and puts each problem on its field", () => {
+    expect(own(` ${"AB".repeat(32)} `, `  ${HOLDER}  `)).toEqual({ dataset: { hash: REF, uri: HOLDER } });
+    expect(own("", "").errors).toEqual({
+      datasetHash: "enter the reference grid-trainer data publish printed (0x and 64 hex digits)",
+      datasetUri: "enter where providers fetch the dataset: the URI grid-trainer data publish printed",
+    });
+    expect(own(REF, "https://x/y").errors).toEqual({ datasetUri: expect.stringMatching(/^trainers do not support https/) });
+    expect(own("0x12", HOLDER).errors).toEqual({ datasetHash: "must be 0x followed by exactly 64 hex digits (this has 2)" });
+  });
+
+  it("takes a grid: URI only with that shipped dataset's reference", () => {
+    expect(own(DATASETS.mnist.hash.toUpperCase().replace("0X", ""), "grid:mnist")).toEqual({
+      dataset: { hash: DATASETS.mnist.hash, uri: "grid:mnist" },
+    });
+    expect(own(REF, "grid:mnist").errors).toEqual({
+      datasetHash: `not the reference of shipped mnist: that is ${DATASETS.mnist.hash}`,
+    });
+    expect(own(DATASETS.shakespeare.hash, "grid:mnist").errors?.datasetHash).toMatch(/^not the reference of shipped mnist/);
+  });
+
+  it("builds the spec with the reference and the URI's bytes, whatever the model", () => {
+    const { spec, errors } = buildJobSpec(form({ dataset: "own", datasetHash: REF.slice(2).toUpperCase(), datasetUri: ` ${HOLDER}` }), LIMITS);
+    expect(errors).toBeUndefined();
+    expect(spec?.dataset).toEqual({ content_hash: REF, uri: bytes(HOLDER) });
+    // The form cannot know which models read the buyer's data: any goes.
+    for (const model of ["gpt", "mlp", "cnn"] as const) {
+      expect(errorsOf({ dataset: "own", datasetHash: REF, datasetUri: HOLDER, model })).toEqual({});
+    }
+  });
+
+  it("reports the own dataset's problems against its fields, and ignores them for a shipped dataset", () => {
+    expect(errorsOf({ dataset: "own" })).toEqual({
+      datasetHash: expect.stringMatching(/^enter the reference/),
+      datasetUri: expect.stringMatching(/^enter where providers fetch/),
+    });
+    expect(errorsOf({ dataset: "own", datasetHash: REF, datasetUri: "https://x/y", gptHeads: "3" })).toEqual({
+      gptHeads: "must divide the width",
+      datasetUri: expect.stringMatching(/^trainers do not support https/),
+    });
+    expect(errorsOf({ dataset: "shakespeare", datasetHash: "junk", datasetUri: "https://x/y" })).toEqual({});
+  });
+
+  it("holds a shipped dataset named as one's own to the models that read it", () => {
+    const mnist = { dataset: "own", datasetHash: DATASETS.mnist.hash, datasetUri: "grid:mnist" } as const;
+    expect(errorsOf({ ...mnist, model: "gpt" }).model).toBe("MNIST needs the MLP or the CNN");
+    expect(buildJobSpec(form({ ...mnist, model: "mlp" }), LIMITS).spec?.dataset).toEqual({
+      content_hash: DATASETS.mnist.hash,
+      uri: bytes("grid:mnist"),
+    });
+  });
+
+  it("names a job's dataset: the shipped one's label when reference and URI match, otherwise own", () => {
+    expect(describeDataset({ content_hash: DATASETS.mnist.hash, uri: bytes("grid:mnist") })).toEqual({
+      hash: DATASETS.mnist.hash,
+      uri: "grid:mnist",
+      shipped: "mnist",
+      label: "MNIST digits",
+    });
+    expect(describeDataset({ content_hash: REF, uri: bytes(HOLDER) })).toEqual({ hash: REF, uri: HOLDER, shipped: undefined, label: "own dataset" });
+    // A shipped URI under another reference is no shipped dataset.
+    expect(shippedDataset({ hash: REF, uri: "grid:mnist" })).toBeUndefined();
+    expect(shippedDataset({ hash: DATASETS.mnist.hash, uri: "grid:shakespeare" })).toBeUndefined();
   });
 });
 

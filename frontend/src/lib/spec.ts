@@ -1,6 +1,7 @@
 // A buyer's job form → the chain's `JobSpec`, mirroring the buyer CLI's job file (the spec's
 // serde form, primitives/src/spec_file.rs) and the chain's checks (primitives/src/job.rs
-// `JobSpec::validate`; the trainer's dataset/model match, primitives/src/datasets.rs).
+// `JobSpec::validate`; the trainer's dataset/model match, primitives/src/datasets.rs; the
+// trainer's reading of a buyer's own dataset URI, trainer/src/data/source.rs).
 import type { GridCalls } from "@polkadot-api/descriptors";
 import { formatGrid, formatPerbill, parseGrid, perbillMulCeil, toNanos } from "./units";
 
@@ -13,16 +14,18 @@ export type ModelSpec = JobSpec["model"];
 export const DATASETS = {
   shakespeare: {
     uri: "grid:shakespeare",
-    hash: "0xc408e3deb0f6b0c7a74ed68df5507bda3b8f5e8b5453d6d3b4586876d76f2565",
+    hash: "0xb93cffb0bad0280b389c4f1fa57119dcde68120f22e42b5859254d5c2f8b16fc",
     label: "Tiny Shakespeare (byte-level text)",
   },
   mnist: {
     uri: "grid:mnist",
-    hash: "0x1388f86419e599423f67d82f3549d590c382aa5a5a16023d8a1e0912b345803c",
+    hash: "0x9f4a0eb9fb89500ace58290425220dee6749b525fc0c9bda716094a96a852dda",
     label: "MNIST digits",
   },
 } as const;
 export type DatasetName = keyof typeof DATASETS;
+/** The form's dataset choice: a shipped one, or the buyer's own (a reference and a URI). */
+export type DatasetChoice = DatasetName | "own";
 export type ModelKind = "gpt" | "mlp" | "cnn";
 
 /** Whether a model can train on a dataset: the GPT on text, the MLP or the CNN on MNIST
@@ -35,7 +38,11 @@ export type CompressionKind = "none" | "int8" | "topk";
 
 /** The form's values, as typed (strings), in the job file's terms (amounts in GRID). */
 export interface JobForm {
-  dataset: DatasetName;
+  dataset: DatasetChoice;
+  /** The buyer's own dataset's reference (its manifest's hash), as `grid-trainer data publish` prints it. */
+  datasetHash: string;
+  /** Where providers fetch the buyer's own dataset, as `grid-trainer data publish` prints it. */
+  datasetUri: string;
   model: ModelKind;
   gptContext: string;
   gptLayers: string;
@@ -76,6 +83,8 @@ export type FormErrors = Partial<Record<FormField, string>>;
 /** Defaults: examples/shakespeare-job.toml, the local network's main job. */
 export const DEFAULT_FORM: JobForm = {
   dataset: "shakespeare",
+  datasetHash: "",
+  datasetUri: "",
   model: "gpt",
   gptContext: "64",
   gptLayers: "2",
@@ -109,6 +118,98 @@ export const DEFAULT_FORM: JobForm = {
   minAge: "0",
   allowlist: "",
 };
+
+/** Longest dataset URI the chain stores, in UTF-8 bytes (`DatasetRef::uri`). */
+export const MAX_DATASET_URI_BYTES = 256;
+
+/** A dataset as a job names it: its reference (content hash, `0x` + 64 lowercase hex digits) and URI. */
+export interface DatasetText {
+  hash: string;
+  uri: string;
+}
+
+/** The shipped dataset `dataset` names, if its reference and URI are both a shipped one's. */
+export function shippedDataset(dataset: DatasetText): DatasetName | undefined {
+  const names = Object.keys(DATASETS) as DatasetName[];
+  return names.find((name) => DATASETS[name].uri === dataset.uri && DATASETS[name].hash === dataset.hash.toLowerCase());
+}
+
+/** A dataset reference as typed: 64 hex digits, with or without `0x`, as lowercase with `0x`; or why not. */
+export function parseContentHash(text: string): { hash: string; error?: undefined } | { hash?: undefined; error: string } {
+  const typed = text.trim();
+  if (typed === "") return { error: "enter the reference grid-trainer data publish printed (0x and 64 hex digits)" };
+  const digits = typed.replace(/^0x/i, "");
+  if (!/^[0-9a-fA-F]{64}$/.test(digits)) {
+    const count = /^[0-9a-fA-F]+$/.test(digits) ? ` (this has ${digits.length})` : "";
+    return { error: `must be 0x followed by exactly 64 hex digits${count}` };
+  }
+  // The chain refuses a zero hash (SpecError::BadDataset).
+  if (/^0+$/.test(digits)) return { error: "the zero hash names no dataset" };
+  return { hash: `0x${digits.toLowerCase()}` };
+}
+
+/** Why a `grid:` URI names no shipped dataset, if it does not. */
+function shippedUriProblem(name: string): string | undefined {
+  return Object.keys(DATASETS).includes(name) ? undefined : `no shipped dataset is called "${name}" (shipped: ${Object.keys(DATASETS).join(", ")})`;
+}
+
+/** Why libp2p holder addresses (several separated by spaces or commas) are refused, if they are. */
+function holdersProblem(uri: string): string | undefined {
+  for (const address of uri.split(/[ ,]/).filter((a) => a !== "")) {
+    if (!address.startsWith("/")) return `"${address}" is not a libp2p address (/ip4/…/tcp/…/p2p/<peer id>)`;
+    if (!/\/p2p\/[^/]+/.test(address)) return `holder address ${address} has no /p2p/<peer id>`;
+  }
+  return undefined;
+}
+
+/** Why the trainers would refuse a (trimmed) dataset URI, as trainer/src/data/source.rs reads one; none if they read it. */
+export function datasetUriProblem(uri: string): string | undefined {
+  if (uri === "") return "enter where providers fetch the dataset: the URI grid-trainer data publish printed";
+  const bytes = new TextEncoder().encode(uri).length;
+  if (bytes > MAX_DATASET_URI_BYTES) return `${bytes} bytes long: at most ${MAX_DATASET_URI_BYTES} (UTF-8)`;
+  if (uri.startsWith("grid:")) return shippedUriProblem(uri.slice("grid:".length));
+  if (uri.startsWith("https://")) return "trainers do not support https:// yet: serve the dataset with grid-trainer data publish (or over http://)";
+  if (uri.startsWith("file://")) return uri === "file://" ? "file:// needs a path: file:///path/to/data" : undefined;
+  if (uri.startsWith("http://")) return uri === "http://" ? "http:// needs a host and a file: http://host/file" : undefined;
+  if (uri.startsWith("/")) return holdersProblem(uri);
+  return "must be libp2p holder addresses (/ip4/…/p2p/<peer id>), file://…, http://… or grid:<shipped name>";
+}
+
+type DatasetErrors = Partial<Record<"datasetHash" | "datasetUri", string>>;
+
+/** The buyer's own dataset as typed, checked as the trainers check it; errors against its two fields. */
+export function checkOwnDataset(
+  form: Pick<JobForm, "datasetHash" | "datasetUri">,
+): { dataset: DatasetText; errors?: undefined } | { dataset?: undefined; errors: DatasetErrors } {
+  const errors: DatasetErrors = {};
+  const parsed = parseContentHash(form.datasetHash);
+  if (parsed.error) errors.datasetHash = parsed.error;
+  const uri = form.datasetUri.trim();
+  const uriProblem = datasetUriProblem(uri);
+  if (uriProblem) errors.datasetUri = uriProblem;
+  // A `grid:` URI is a shipped dataset, under its own reference only.
+  const name = uri.slice("grid:".length) as DatasetName;
+  if (!uriProblem && parsed.hash && uri.startsWith("grid:") && parsed.hash !== DATASETS[name].hash) {
+    errors.datasetHash = `not the reference of shipped ${name}: that is ${DATASETS[name].hash}`;
+  }
+  if (parsed.hash === undefined || Object.keys(errors).length > 0) return { errors };
+  return { dataset: { hash: parsed.hash, uri } };
+}
+
+/** The form's dataset: a shipped one, or the buyer's own as checked. */
+export function formDataset(
+  form: Pick<JobForm, "dataset" | "datasetHash" | "datasetUri">,
+): { dataset: DatasetText; errors?: undefined } | { dataset?: undefined; errors: DatasetErrors } {
+  if (form.dataset !== "own") return { dataset: { hash: DATASETS[form.dataset].hash, uri: DATASETS[form.dataset].uri } };
+  return checkOwnDataset(form);
+}
+
+/** A job's dataset in words: the shipped one's name if it is one, otherwise "own dataset"; its URI as text. */
+export function describeDataset(dataset: JobSpec["dataset"]): DatasetText & { shipped?: DatasetName; label: string } {
+  const text = { hash: dataset.content_hash, uri: new TextDecoder().decode(dataset.uri) };
+  const shipped = shippedDataset(text);
+  return { ...text, shipped, label: shipped ? DATASETS[shipped].label : "own dataset" };
+}
 
 /** The chain's limits (pallet-jobs constants), checked before signing. */
 export interface SpecLimits {
@@ -284,11 +385,15 @@ export function buildJobSpec(
     const channels = int("cnnChannels", MODEL_BOUNDS.cnnChannels, 1);
     model = { type: "MnistCnn", value: { channels, hidden: int("cnnHidden", MODEL_BOUNDS.hidden, 1) } };
   }
-  rule(!modelFits(form.dataset, form.model), "model", form.dataset === "shakespeare" ? "text needs the GPT" : "MNIST needs the MLP or the CNN");
+  // Which models read the buyer's own dataset the form cannot know; a shipped one it does.
+  const data = formDataset(form);
+  const shipped = data.dataset && shippedDataset(data.dataset);
+  rule(!!shipped && !modelFits(shipped, form.model), "model", shipped === "shakespeare" ? "text needs the GPT" : "MNIST needs the MLP or the CNN");
   const anyModelError = Object.keys(errors).length > 0;
   if (!anyModelError && parameters(model) > MAX_MODEL_PARAMS) {
     errors.model = `${parameters(model)} parameters is above the limit of 10 billion`;
   }
+  Object.assign(errors, data.errors);
 
   // Training.
   const lr = frac("lr");
@@ -347,9 +452,9 @@ export function buildJobSpec(
     const needed = challengeWindow > 0 ? stakeFor(limits.auditRate, limits.fraudSlash, rewardPerRound) : null;
     rule(needed !== null && minProviderStake < needed, "minProviderStake", deterrenceText(needed ?? 0n, limits));
   }
-  if (Object.keys(errors).length > 0) return { errors };
+  if (Object.keys(errors).length > 0 || !data.dataset) return { errors };
 
-  const dataset = DATASETS[form.dataset];
+  const dataset = data.dataset;
   return {
     spec: {
       model,

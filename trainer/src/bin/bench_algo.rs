@@ -15,7 +15,7 @@ use grid_primitives::{
 use grid_trainer::{
 	aggregate::{aggregate, Contribution, Rule},
 	compress::{compressor, topk::TopKCompressor, CompressedUpdate, Compressor},
-	data::{shard, shipped_dir, TextDataset},
+	data::{self, shard, TokenDataset},
 	diloco::{OuterOptimizer, Participant},
 	model::{Batch, Model},
 	plot::{line_plot, Axes, Series},
@@ -149,7 +149,7 @@ impl Run {
 
 struct Bench {
 	s: Settings,
-	data: TextDataset,
+	data: TokenDataset,
 	eval: Vec<Batch>,
 	dev: Device,
 	params: usize,
@@ -403,9 +403,7 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 	grid_trainer::malloc::retain_freed_memory();
 	let s = Settings::parse()?;
 	let dev = Device::Cpu;
-	let hash = grid_primitives::datasets::SHAKESPEARE.content_hash;
-	let data =
-		TextDataset::load(&shipped_dir().join("shakespeare.txt"), Some(&hash), s.context as usize)?;
+	let data = data::shakespeare(s.context as usize)?;
 	data.check_vocab(128)?;
 	let eval = data.eval_batches(s.eval_samples, 64, &dev)?;
 	let params = s.spec().parameters().ok_or("the model is too large to count")? as usize;

@@ -5,23 +5,28 @@
 //! - `grid-trainer run --config trainer.toml`: train a job from a file with the peers it
 //!   names, without a chain (tests and benchmarks of the exchange).
 //! - `grid-trainer job create|status|cancel|fetch`: the buyer's side.
+//! - `grid-trainer data publish|fetch`: content-addressed datasets.
 //! - `grid-trainer key generate|inspect`, `grid-trainer peer-id`: keys.
 
 use std::{path::PathBuf, time::Duration};
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
-use grid_primitives::job::JobId;
+use grid_primitives::{datasets::parse_hex32, job::JobId, manifest::DatasetFormat};
 use grid_trainer::{
 	chain::{keys, Chain},
 	daemon::{
 		buyer,
 		config::TrainerConfig,
+		datasets,
 		provider::{self, ProviderConfig},
 		trainer::Trainer,
 	},
+	data::DataStore,
 	net::keypair_from_seed,
 };
+use libp2p::Multiaddr;
+use polkadot_sdk::sp_core::H256;
 
 #[derive(Parser)]
 #[command(name = "grid-trainer", about = "Grid's trainer daemon and buyer CLI", version)]
@@ -55,6 +60,9 @@ enum Cmd {
 	/// Post, follow, cancel and download jobs.
 	#[command(subcommand)]
 	Job(JobCmd),
+	/// Publish and fetch datasets.
+	#[command(subcommand)]
+	Data(DataCmd),
 	/// Account keys.
 	#[command(subcommand)]
 	Key(KeyCmd),
@@ -136,6 +144,66 @@ enum JobCmd {
 		#[arg(long, default_value_t = 60)]
 		timeout: u64,
 	},
+}
+
+#[derive(Subcommand)]
+enum DataCmd {
+	/// Record a local file or flat directory as a dataset, print the reference a job names
+	/// it by, and serve it over libp2p until stopped.
+	Publish {
+		/// The file or directory.
+		path: PathBuf,
+		/// How its files are read: text, tokens-u16, tokens-u32 or mnist-idx.
+		#[arg(long, value_parser = parse_format)]
+		format: DatasetFormat,
+		/// The dataset store (keeps the manifest and the serving key).
+		#[arg(long, default_value = "grid-datasets")]
+		store: PathBuf,
+		/// Where to serve from.
+		#[arg(long, default_value = "/ip4/0.0.0.0/tcp/0")]
+		listen: Multiaddr,
+		/// Only print the reference (and a `file://` URI); serve nothing.
+		#[arg(long)]
+		no_serve: bool,
+	},
+	/// Bring a dataset into a store from its source, checked against its reference.
+	Fetch {
+		/// The dataset's reference (its manifest's hash, 0x…).
+		#[arg(long, value_parser = parse_hash)]
+		reference: H256,
+		/// Its source: holders' libp2p addresses, file:// or http://.
+		#[arg(long)]
+		uri: String,
+		/// More holders to fetch from.
+		#[arg(long)]
+		holder: Vec<Multiaddr>,
+		/// The dataset store.
+		#[arg(long, default_value = "grid-datasets")]
+		store: PathBuf,
+	},
+}
+
+fn parse_format(name: &str) -> Result<DatasetFormat, String> {
+	DatasetFormat::named(name).ok_or_else(|| {
+		let names: Vec<&str> = DatasetFormat::ALL.iter().map(|f| f.name()).collect();
+		format!("not a format ({})", names.join(", "))
+	})
+}
+
+fn parse_hash(text: &str) -> Result<H256, String> {
+	parse_hex32(text).map(H256).ok_or_else(|| "not a 32-byte hex hash".into())
+}
+
+fn data_command(command: DataCmd) -> anyhow::Result<()> {
+	let rt = runtime()?;
+	match command {
+		DataCmd::Publish { path, format, store, listen, no_serve } => rt.block_on(
+			datasets::publish(&DataStore::new(store), &path, format, vec![listen], !no_serve),
+		),
+		DataCmd::Fetch { reference, uri, holder, store } => {
+			rt.block_on(datasets::fetch(&DataStore::new(store), reference, &uri, &holder))
+		}
+	}
 }
 
 #[derive(Subcommand)]
@@ -223,6 +291,7 @@ fn main() -> anyhow::Result<()> {
 			Ok(())
 		}
 		Cmd::Job(command) => job_command(command),
+		Cmd::Data(command) => data_command(command),
 		Cmd::Provide { config } => {
 			let config = ProviderConfig::load(&config)?;
 			set_threads(config.threads);

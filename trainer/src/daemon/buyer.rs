@@ -11,14 +11,14 @@ use std::{
 
 use anyhow::{anyhow, bail, Context};
 use grid_primitives::{currency::UNIT, job::JobId};
-use libp2p::{Multiaddr, PeerId};
+use libp2p::PeerId;
 use subxt::utils::Static;
 use subxt_signer::sr25519::Keypair;
 
 use crate::{
 	chain::{api, client::JobStatus, Chain, JobView},
 	checkpoint::Checkpoint,
-	net::{behaviour::BehaviourConfig, service, Command, Event, NetConfig, Shaper},
+	net::{behaviour::BehaviourConfig, data::peer_of, service, Command, Event, NetConfig, Shaper},
 	round::messages::{Request, Response},
 };
 
@@ -172,13 +172,6 @@ pub async fn status(chain: &Chain, job: JobId, follow: bool) -> anyhow::Result<(
 	}
 }
 
-fn peer_of(addr: &Multiaddr) -> Option<PeerId> {
-	addr.iter().find_map(|p| match p {
-		libp2p::multiaddr::Protocol::P2p(peer) => Some(peer),
-		_ => None,
-	})
-}
-
 /// Downloads a completed job's final model from its participants into `out` (a
 /// safetensors checkpoint), refusing any whose model hash is not the one on chain.
 pub fn fetch(
@@ -216,6 +209,7 @@ pub fn fetch(
 			request_timeout: Duration::from_secs(60),
 			ping_interval: Duration::from_secs(5),
 		},
+		datasets: None,
 	};
 	let net = service::start(runtime.handle(), key, Shaper::default(), config)
 		.map_err(|e| anyhow!("starting the network: {e}"))?;

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use crate::{
 	aggregate::Rule,
-	data::{self, Dataset},
+	data::{self, DataStore, Dataset},
 	device::DeviceChoice,
 	error::{Error, Result},
 	round::{coordinator::Schedule, misbehave::Misbehaviour},
@@ -25,6 +25,10 @@ pub struct TrainerConfig {
 	pub key_seed: String,
 	/// Where the checkpoint, round log, status and evidence are written.
 	pub data_dir: PathBuf,
+	/// The dataset store (`<data_dir>/datasets` by default): the job's dataset must be in it
+	/// (or shipped); `grid-trainer data fetch` puts it there.
+	#[serde(default)]
+	pub datasets: Option<PathBuf>,
 	/// Listen addresses.
 	#[serde(default = "default_listen")]
 	pub listen: Vec<String>,
@@ -111,6 +115,11 @@ fn yes() -> bool {
 }
 
 impl TrainerConfig {
+	/// The dataset store.
+	pub fn store(&self) -> DataStore {
+		DataStore::new(self.datasets.clone().unwrap_or_else(|| self.data_dir.join("datasets")))
+	}
+
 	/// Reads and checks a configuration file.
 	pub fn load(path: &Path) -> Result<Self> {
 		let text = std::fs::read_to_string(path).map_err(|e| Error::io("reading", path, e))?;
@@ -119,6 +128,7 @@ impl TrainerConfig {
 		let base = path.parent().unwrap_or(Path::new("."));
 		config.data_dir = base.join(&config.data_dir);
 		config.scenario = config.scenario.map(|s| base.join(s));
+		config.datasets = config.datasets.map(|d| base.join(d));
 		config.validate()?;
 		Ok(config)
 	}
@@ -159,9 +169,10 @@ impl JobConfig {
 		}
 	}
 
-	/// Loads the dataset from the shipped files, checking the model fits it.
-	pub fn dataset(&self) -> Result<Dataset> {
-		data::load_shipped(&self.dataset, &self.model)
+	/// Loads the dataset from `store` (or the shipped files), checked against its reference
+	/// and the model.
+	pub fn dataset(&self, store: &DataStore) -> Result<Dataset> {
+		data::load(store, &self.dataset, &self.model)
 	}
 }
 
@@ -221,7 +232,8 @@ mod tests {
 		}
 		let mut c: TrainerConfig = toml::from_str(GOOD).unwrap();
 		c.job.dataset = grid_primitives::datasets::SHAKESPEARE.reference();
-		let err = c.job.dataset().err().expect("GPT-less Shakespeare must fail").to_string();
+		let err =
+			c.job.dataset(&c.store()).err().expect("GPT-less Shakespeare must fail").to_string();
 		assert!(err.contains("cannot train"), "{err}");
 	}
 }

@@ -91,8 +91,8 @@ pub fn load_job_file(path: &Path) -> Result<JobFile> {
 /// What the trainer runs for job `id` of the chain: the spec's model, data and
 /// hyper-parameters, the protocol's aggregation, and the provider's local choices. Refuses
 /// specs this trainer cannot run: a model outside the spec rules (checked again here, so a
-/// chain with weaker rules cannot hand it one it cannot build), data it does not ship, or a
-/// model that cannot read it.
+/// chain with weaker rules cannot hand it one it cannot build), a dataset source it cannot
+/// read, or a shipped dataset the model cannot read (other data is checked once fetched).
 pub fn chain_job(
 	id: JobId,
 	spec: &JobSpec<u128, u32>,
@@ -100,7 +100,7 @@ pub fn chain_job(
 	max_steps: Option<u32>,
 ) -> Result<JobConfig> {
 	spec.model.validate().map_err(|e| Error::Config(format!("model {:?}: {e:?}", spec.model)))?;
-	data::shipped(&spec.dataset, &spec.model)?;
+	data::check(&spec.dataset, &spec.model)?;
 	Ok(JobConfig {
 		id,
 		rounds: spec.rounds,
@@ -193,7 +193,7 @@ mod tests {
 		let mut spec = good.clone();
 		spec.dataset.content_hash = Hash::repeat_byte(1);
 		let err = chain_job(0, &spec, 0, None).unwrap_err().to_string();
-		assert!(err.contains("content hash"), "{err}");
+		assert!(err.contains("not shipped shakespeare's"), "{err}");
 
 		let mut spec = good.clone();
 		spec.dataset = MNIST.reference();

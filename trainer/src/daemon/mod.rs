@@ -4,6 +4,8 @@
 
 pub mod buyer;
 pub mod config;
+pub mod data_node;
+pub mod datasets;
 pub mod evidence;
 pub mod job_spec;
 pub mod localnet;

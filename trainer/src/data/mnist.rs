@@ -5,38 +5,25 @@ use std::{io::Read, path::Path};
 
 use candle_core::{Device, Tensor};
 
-use grid_primitives::datasets::{hex32, MNIST};
+use grid_primitives::{datasets::MNIST, manifest::MNIST_FILES};
 
-use super::{read_verified, shipped_dir};
+use super::store::{shipped_manifest, Located};
 use crate::{
 	error::{Error, Result},
 	model::{mnist::PIXELS, Batch},
 };
-
-/// BLAKE2b-256 of the shipped subset's other files (the training images' hash is the
-/// dataset's, [`MNIST`]'s `content_hash`).
-const TRAIN_LABELS_HASH: [u8; 32] =
-	hex32("d213929edbbd12222a906ef9ad8796618f3c225b94b757bc1f9c8ed6a3eadc14");
-const TEST_IMAGES_HASH: [u8; 32] =
-	hex32("e4061da825a644c4e0499abaa8147b65df76ff83a5801d5794595785174ac3de");
-const TEST_LABELS_HASH: [u8; 32] =
-	hex32("58bd167323a8f0d0af5cbdfc2b20eb939e5e18b5cb7a34e86b124c6ea20d94d6");
 
 /// IDX type code of unsigned bytes.
 const IDX_UBYTE: u8 = 0x08;
 /// Largest decompressed IDX file accepted (guards against gzip bombs).
 const MAX_IDX_BYTES: u64 = 1 << 30;
 
-/// Where to find one split's two files and their expected content hashes.
+/// Where to find one split's two files (checked against their dataset's manifest before).
 pub struct MnistFiles<'a> {
 	/// Images, `idx3-ubyte` (optionally `.gz`).
 	pub images: &'a Path,
 	/// Labels, `idx1-ubyte` (optionally `.gz`).
 	pub labels: &'a Path,
-	/// Expected BLAKE2b-256 of the images file as stored.
-	pub images_hash: Option<&'a [u8; 32]>,
-	/// Expected BLAKE2b-256 of the labels file as stored.
-	pub labels_hash: Option<&'a [u8; 32]>,
 }
 
 /// Images `[n, 784]` as bytes and their labels.
@@ -97,17 +84,17 @@ fn parse_idx(path: &Path, bytes: &[u8], rank: u8) -> Result<(Vec<usize>, Vec<u8>
 }
 
 /// Reads, hash-checks, decompresses and parses one IDX file.
-fn read_idx(path: &Path, hash: Option<&[u8; 32]>, rank: u8) -> Result<(Vec<usize>, Vec<u8>)> {
-	let raw = read_verified(path, hash)?;
+fn read_idx(path: &Path, rank: u8) -> Result<(Vec<usize>, Vec<u8>)> {
+	let raw = std::fs::read(path).map_err(|e| Error::io("reading", path, e))?;
 	parse_idx(path, &gunzip_if_needed(path, raw)?, rank)
 }
 
 fn load_split(files: &MnistFiles) -> Result<Split> {
-	let (dims, images) = read_idx(files.images, files.images_hash, 3)?;
+	let (dims, images) = read_idx(files.images, 3)?;
 	if dims[1] * dims[2] != PIXELS {
 		return Err(Error::bad_data(files.images, format!("images are {dims:?}, not n×28×28")));
 	}
-	let (ldims, labels) = read_idx(files.labels, files.labels_hash, 1)?;
+	let (ldims, labels) = read_idx(files.labels, 1)?;
 	if ldims[0] != dims[0] {
 		return Err(Error::bad_data(
 			files.labels,
@@ -129,29 +116,30 @@ impl MnistDataset {
 		Ok(MnistDataset { train: load_split(train)?, test: load_split(test)? })
 	}
 
+	/// The MNIST dataset held whole at `located` (its files checked against the manifest
+	/// already): the `train-*` files train, the `t10k-*` files are held out.
+	pub fn open(located: &Located) -> Result<Self> {
+		let path = |stem: &str| -> Result<std::path::PathBuf> {
+			let file = located
+				.manifest
+				.files
+				.iter()
+				.find(|f| f.name.strip_suffix(".gz").unwrap_or(&f.name) == stem);
+			file.map(|f| located.dir.join(&f.name)).ok_or_else(|| {
+				Error::bad_data(&located.dir, format!("no {stem} among the dataset's files"))
+			})
+		};
+		let [train_images, train_labels, test_images, test_labels] = MNIST_FILES;
+		let paths =
+			[path(train_images)?, path(train_labels)?, path(test_images)?, path(test_labels)?];
+		let train = MnistFiles { images: &paths[0], labels: &paths[1] };
+		let test = MnistFiles { images: &paths[2], labels: &paths[3] };
+		Self::load(&train, &test)
+	}
+
 	/// The 10,000-digit subset shipped in the repository's `data/mnist`, hash-checked.
 	pub fn shipped() -> Result<Self> {
-		let dir = shipped_dir().join("mnist");
-		let hashes = [MNIST.content_hash, TRAIN_LABELS_HASH, TEST_IMAGES_HASH, TEST_LABELS_HASH];
-		let paths = [
-			dir.join("train-images-idx3-ubyte.gz"),
-			dir.join("train-labels-idx1-ubyte.gz"),
-			dir.join("t10k-images-idx3-ubyte.gz"),
-			dir.join("t10k-labels-idx1-ubyte.gz"),
-		];
-		let train = MnistFiles {
-			images: &paths[0],
-			labels: &paths[1],
-			images_hash: Some(&hashes[0]),
-			labels_hash: Some(&hashes[1]),
-		};
-		let test = MnistFiles {
-			images: &paths[2],
-			labels: &paths[3],
-			images_hash: Some(&hashes[2]),
-			labels_hash: Some(&hashes[3]),
-		};
-		Self::load(&train, &test)
+		Self::open(&shipped_manifest(&MNIST)?)
 	}
 
 	/// Number of training digits.
@@ -204,6 +192,7 @@ impl MnistDataset {
 #[cfg(test)]
 mod tests {
 	use super::*;
+	use crate::data::shipped_dir;
 
 	#[test]
 	fn shipped_subset_loads_with_the_documented_sizes() {
@@ -236,7 +225,7 @@ mod tests {
 			(write("wrong-type", &[0, 0, 0x0d, 1, 0, 0, 0, 0]), "IDX type 0x0d"),
 		];
 		for (path, needle) in &cases {
-			let err = read_idx(path, None, 1).err().unwrap().to_string();
+			let err = read_idx(path, 1).err().unwrap().to_string();
 			assert!(err.contains(needle) && err.contains(&*path.to_string_lossy()), "{err}");
 		}
 		// Labels that do not match the images in number.
@@ -245,16 +234,14 @@ mod tests {
 		few[4..8].copy_from_slice(&5u32.to_be_bytes()); // claims 5 labels
 		few.extend_from_slice(&[1, 2, 3, 4, 5]);
 		let few = write("few-labels", &few);
-		let files =
-			MnistFiles { images: &images, labels: &few, images_hash: None, labels_hash: None };
+		let files = MnistFiles { images: &images, labels: &few };
 		let err = load_split(&files).err().unwrap().to_string();
 		assert!(err.contains("5 labels for 1010 images"), "{err}");
 		// A label that is not a digit.
 		let mut bad = labels.clone();
 		bad[8] = 12;
 		let bad = write("bad-label", &bad);
-		let files =
-			MnistFiles { images: &images, labels: &bad, images_hash: None, labels_hash: None };
+		let files = MnistFiles { images: &images, labels: &bad };
 		let err = load_split(&files).err().unwrap().to_string();
 		assert!(err.contains("label 12"), "{err}");
 	}

@@ -1,12 +1,16 @@
-//! Training data: byte-level text and MNIST IDX files, verified against a content hash, with
-//! deterministic per-(job, round, provider) shards and a held-out evaluation split.
+//! Training data: content-addressed datasets (a manifest of chunk hashes, named by its hash)
+//! kept in a store, fetched from their source and checked chunk by chunk; read as token
+//! streams (byte-level text, `u16`/`u32` token ids) or MNIST IDX files, with deterministic
+//! per-(job, round, provider) shards and a held-out evaluation split.
 //!
-//! Content hashes are BLAKE2b-256 of the file's bytes as stored (for MNIST, of the `.gz`
-//! files), which is what a job's `DatasetRef::content_hash` names.
+//! A job's `DatasetRef::content_hash` is the manifest's hash ([`grid_primitives::manifest`]);
+//! the shipped datasets are ordinary references whose files every trainer holds.
 
 pub mod mnist;
 pub mod shard;
-pub mod text;
+pub mod source;
+pub mod store;
+pub mod tokens;
 
 use sp_crypto_hashing::blake2_256;
 use std::path::{Path, PathBuf};
@@ -14,7 +18,7 @@ use std::path::{Path, PathBuf};
 use candle_core::Device;
 
 use grid_primitives::{
-	datasets::{DataKind, ShippedDataset},
+	datasets::SHAKESPEARE,
 	job::{DatasetRef, ModelSpec},
 };
 
@@ -25,7 +29,9 @@ use crate::{
 
 pub use mnist::MnistDataset;
 pub use shard::{batch_indices, shard};
-pub use text::TextDataset;
+pub use source::{source, Source};
+pub use store::{DataStore, Located};
+pub use tokens::TokenDataset;
 
 /// The shipped datasets' directory: `GRID_DATA_DIR` when set (a binary run away from its
 /// checkout, e.g. on a GPU machine), else the repository's `data/`.
@@ -52,46 +58,60 @@ pub fn read_verified(path: &Path, expected: Option<&[u8; 32]>) -> Result<Vec<u8>
 	Ok(bytes)
 }
 
-/// The shipped dataset `dataset` names, when `model` can train on it; otherwise why not (a
-/// URI this trainer does not ship, a hash that is not the shipped file's, or the wrong data
-/// for the model).
-pub fn shipped(dataset: &DatasetRef, model: &ModelSpec) -> Result<&'static ShippedDataset> {
-	let uri = String::from_utf8_lossy(&dataset.uri);
-	let shipped = ShippedDataset::at(&dataset.uri)
-		.ok_or_else(|| Error::Config(format!("dataset {uri:?} is not one this trainer ships")))?;
-	if dataset.content_hash.0 != shipped.content_hash {
-		return Err(Error::Config(format!(
-			"dataset {uri}: content hash {:?} is not the shipped file's",
-			dataset.content_hash
-		)));
+/// What can be checked of `dataset` for `model` without its data: a source this trainer reads
+/// and, for a shipped dataset, that the model can read it. The rest (the format against the
+/// model, the vocabulary) is checked once the manifest and the data are here ([`open`]).
+pub fn check(dataset: &DatasetRef, model: &ModelSpec) -> Result<()> {
+	if let Source::Shipped(shipped) = source(dataset)? {
+		if !shipped.fits(model) {
+			return Err(Error::Config(format!(
+				"model {model:?} cannot train on dataset {}",
+				shipped.name
+			)));
+		}
 	}
-	if !shipped.fits(model) {
-		return Err(Error::Config(format!(
-			"model {model:?} cannot train on dataset {}",
-			shipped.name
-		)));
-	}
-	Ok(shipped)
+	Ok(())
 }
 
-/// Loads the shipped dataset `dataset` names for `model`, checked as [`shipped`] does and
-/// against the files' hashes.
-pub fn load_shipped(dataset: &DatasetRef, model: &ModelSpec) -> Result<Dataset> {
-	let shipped = shipped(dataset, model)?;
-	match (shipped.kind, model) {
-		(DataKind::Tokens { .. }, ModelSpec::Gpt(gpt)) => {
-			let path = shipped_dir().join("shakespeare.txt");
-			let text = TextDataset::load(&path, Some(&shipped.content_hash), gpt.context as usize)?;
-			Ok(Dataset::Text(text))
+/// Loads the dataset `dataset` names for `model` from `store` (which must hold it: the
+/// daemon's `datasets::ensure` brings it), every chunk checked against its manifest.
+pub fn load(store: &DataStore, dataset: &DatasetRef, model: &ModelSpec) -> Result<Dataset> {
+	open(&store.open_verified(dataset)?, model)
+}
+
+/// Opens a dataset held whole for `model`: its format must be one the model reads, and a
+/// token stream's tokens must be below the model's vocabulary.
+pub fn open(located: &Located, model: &ModelSpec) -> Result<Dataset> {
+	let manifest = &located.manifest;
+	let paths: Vec<PathBuf> = manifest.files.iter().map(|f| located.dir.join(&f.name)).collect();
+	match (manifest.format.token_bytes(), model) {
+		(Some(width), ModelSpec::Gpt(gpt)) => {
+			let tokens = TokenDataset::open(&paths, width, gpt.context as usize)?;
+			tokens.check_vocab(gpt.vocab)?;
+			Ok(Dataset::Tokens(tokens))
 		}
-		_ => Ok(Dataset::Mnist(MnistDataset::shipped()?)),
+		(None, ModelSpec::MnistMlp(_) | ModelSpec::MnistCnn(_)) => {
+			Ok(Dataset::Mnist(MnistDataset::open(located)?))
+		}
+		_ => Err(Error::Config(format!(
+			"model {model:?} cannot train on {} data",
+			manifest.format.name()
+		))),
 	}
+}
+
+/// The shipped Shakespeare as bytes, for windows of `context` tokens (tests and benchmarks).
+pub fn shakespeare(context: usize) -> Result<TokenDataset> {
+	let located = store::shipped_manifest(&SHAKESPEARE)?;
+	let paths: Vec<PathBuf> =
+		located.manifest.files.iter().map(|f| located.dir.join(&f.name)).collect();
+	TokenDataset::open(&paths, 1, context)
 }
 
 /// A job's dataset: what the trainer draws batches from.
 pub enum Dataset {
-	/// Byte-level text for the GPT.
-	Text(TextDataset),
+	/// A token stream for the GPT.
+	Tokens(TokenDataset),
 	/// MNIST digits for the MLP and CNN.
 	Mnist(MnistDataset),
 }
@@ -100,7 +120,7 @@ impl Dataset {
 	/// Number of training samples (the population shards are drawn from).
 	pub fn train_len(&self) -> u64 {
 		match self {
-			Dataset::Text(d) => d.train_len(),
+			Dataset::Tokens(d) => d.train_len(),
 			Dataset::Mnist(d) => d.train_len(),
 		}
 	}
@@ -108,7 +128,7 @@ impl Dataset {
 	/// The training batch of the given sample indices (each below [`Dataset::train_len`]).
 	pub fn train_batch(&self, indices: &[u64], device: &Device) -> Result<Batch> {
 		match self {
-			Dataset::Text(d) => d.train_batch(indices, device),
+			Dataset::Tokens(d) => d.train_batch(indices, device),
 			Dataset::Mnist(d) => d.train_batch(indices, device),
 		}
 	}
@@ -122,7 +142,7 @@ impl Dataset {
 		device: &Device,
 	) -> Result<Vec<Batch>> {
 		match self {
-			Dataset::Text(d) => d.eval_batches(max_samples, batch_size, device),
+			Dataset::Tokens(d) => d.eval_batches(max_samples, batch_size, device),
 			Dataset::Mnist(d) => d.eval_batches(max_samples, batch_size, device),
 		}
 	}
@@ -146,27 +166,35 @@ mod tests {
 	}
 
 	#[test]
-	fn only_shipped_data_with_its_hash_and_a_model_that_fits_is_loaded() {
+	fn shipped_datasets_open_for_the_models_that_read_them() {
 		use grid_primitives::{
 			datasets::{MNIST, SHAKESPEARE},
 			job::{GptConfig, MlpConfig},
 			provider::BoundedBytes,
-			Hash,
 		};
+		let store = DataStore::new(tempfile::tempdir().unwrap().path().join("store"));
 		let mlp = ModelSpec::MnistMlp(MlpConfig { hidden: 8, layers: 1 });
 		let gpt =
-			ModelSpec::Gpt(GptConfig { vocab: 256, context: 8, layers: 1, heads: 1, width: 8 });
-		assert_eq!(shipped(&MNIST.reference(), &mlp).unwrap(), &MNIST);
-		assert_eq!(shipped(&SHAKESPEARE.reference(), &gpt).unwrap(), &SHAKESPEARE);
+			|vocab| ModelSpec::Gpt(GptConfig { vocab, context: 8, layers: 1, heads: 1, width: 8 });
+		assert!(matches!(load(&store, &MNIST.reference(), &mlp).unwrap(), Dataset::Mnist(_)));
+		assert!(matches!(
+			load(&store, &SHAKESPEARE.reference(), &gpt(128)).unwrap(),
+			Dataset::Tokens(_)
+		));
+		check(&MNIST.reference(), &mlp).unwrap();
+		let err = check(&MNIST.reference(), &gpt(256)).unwrap_err().to_string();
+		assert!(err.contains("cannot train"), "{err}");
+		let err = load(&store, &MNIST.reference(), &gpt(256)).err().unwrap().to_string();
+		assert!(err.contains("cannot train on mnist-idx data"), "{err}");
+		let err = load(&store, &SHAKESPEARE.reference(), &gpt(65)).err().unwrap().to_string();
+		assert!(err.contains("vocabulary has 65"), "{err}");
 		let mut foreign = MNIST.reference();
 		foreign.uri = BoundedBytes::truncate_from(b"ipfs://Qm".to_vec());
-		let err = shipped(&foreign, &mlp).unwrap_err().to_string();
+		let err = check(&foreign, &mlp).unwrap_err().to_string();
 		assert!(err.contains("ipfs://Qm"), "{err}");
-		let mut forged = MNIST.reference();
-		forged.content_hash = Hash::repeat_byte(1);
-		let err = shipped(&forged, &mlp).unwrap_err().to_string();
-		assert!(err.contains("content hash"), "{err}");
-		let err = shipped(&MNIST.reference(), &gpt).unwrap_err().to_string();
-		assert!(err.contains("cannot train"), "{err}");
+		// A reference the store does not hold says how to get it.
+		foreign.content_hash = polkadot_sdk::sp_core::H256::repeat_byte(1);
+		let err = load(&store, &foreign, &mlp).err().unwrap().to_string();
+		assert!(err.contains("data fetch"), "{err}");
 	}
 }

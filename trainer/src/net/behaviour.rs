@@ -1,6 +1,7 @@
 //! The trainer's libp2p behaviour, composed of small standard ones: identify (addresses and
 //! protocol version), ping (liveness and round-trip time), Kademlia (finding the job's
-//! peers), gossipsub (update commitments) and request-response (fetching updates and state).
+//! peers), gossipsub (update commitments) and request-response (fetching updates and state;
+//! serving datasets).
 
 use std::time::Duration;
 
@@ -14,6 +15,7 @@ use libp2p::{
 };
 
 use super::codec::{FetchCodec, PROTOCOL};
+use super::data::{data_behaviour, DataCodec};
 
 /// Protocol version announced by identify.
 pub const IDENTIFY_PROTOCOL: &str = "/grid/trainer/1";
@@ -35,6 +37,8 @@ pub struct Behaviour {
 	pub gossipsub: gossipsub::Behaviour,
 	/// Bulk transfers: updates and checkpoints.
 	pub fetch: request_response::Behaviour<FetchCodec>,
+	/// Datasets this trainer holds, served to whoever asks ([`super::data`]).
+	pub data: request_response::Behaviour<DataCodec>,
 }
 
 /// Settings of the behaviour.
@@ -80,12 +84,13 @@ impl Behaviour {
 		)
 		.map_err(|e| format!("gossipsub: {e}"))?;
 		let fetch = request_response::Behaviour::with_codec(
-			FetchCodec { max_response_bytes: config.max_response_bytes },
+			FetchCodec::fetch(config.max_response_bytes),
 			[(PROTOCOL, request_response::ProtocolSupport::Full)],
 			request_response::Config::default()
 				.with_request_timeout(config.request_timeout)
 				.with_max_concurrent_streams(64),
 		);
-		Ok(Behaviour { identify, ping, kad, gossipsub, fetch })
+		let data = data_behaviour(config.request_timeout);
+		Ok(Behaviour { identify, ping, kad, gossipsub, fetch, data })
 	}
 }

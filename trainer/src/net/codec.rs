@@ -1,23 +1,50 @@
-//! The wire codec of the fetch protocol: a u32 little-endian length, then the SCALE bytes of
-//! a [`Request`] or [`Response`]. Lengths are checked against the limits before anything is
-//! allocated, so a peer cannot make a trainer read an unbounded message.
+//! The wire codec of the request-response protocols (fetching updates and state; fetching
+//! datasets): a u32 little-endian length, then the SCALE bytes of a request or response.
+//! Lengths are checked against the limits before anything is allocated, so a peer cannot make
+//! a trainer read an unbounded message.
 
 use async_trait::async_trait;
-use codec::Encode;
+use codec::{Decode, Encode};
 use futures::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use libp2p::{request_response, StreamProtocol};
-use std::io;
+use std::{io, marker::PhantomData};
 
 use crate::round::messages::{decode_exact, Request, Response, MAX_REQUEST_BYTES};
 
-/// The protocol name (versioned: a change of messages is a new protocol).
+/// The fetch protocol's name (versioned: a change of messages is a new protocol).
 pub const PROTOCOL: StreamProtocol = StreamProtocol::new("/grid/fetch/1");
 
-/// Length-prefixed SCALE with size limits.
-#[derive(Clone, Debug)]
-pub struct FetchCodec {
-	/// Longest response accepted (a model checkpoint must fit).
+/// Length-prefixed SCALE with size limits, for requests `Req` and responses `Resp`.
+#[derive(Debug)]
+pub struct ScaleCodec<Req, Resp> {
+	/// Longest request accepted.
+	pub max_request_bytes: u64,
+	/// Longest response accepted (for fetches, a model checkpoint must fit).
 	pub max_response_bytes: u64,
+	types: PhantomData<fn() -> (Req, Resp)>,
+}
+
+impl<Req, Resp> Clone for ScaleCodec<Req, Resp> {
+	fn clone(&self) -> Self {
+		ScaleCodec::new(self.max_request_bytes, self.max_response_bytes)
+	}
+}
+
+impl<Req, Resp> ScaleCodec<Req, Resp> {
+	/// A codec with these limits.
+	pub fn new(max_request_bytes: u64, max_response_bytes: u64) -> Self {
+		ScaleCodec { max_request_bytes, max_response_bytes, types: PhantomData }
+	}
+}
+
+/// The fetch protocol's codec: updates, state and work states.
+pub type FetchCodec = ScaleCodec<Request, Response>;
+
+impl FetchCodec {
+	/// The fetch codec accepting responses up to `max_response_bytes`.
+	pub fn fetch(max_response_bytes: u64) -> Self {
+		ScaleCodec::new(MAX_REQUEST_BYTES, max_response_bytes)
+	}
 }
 
 fn invalid(e: impl ToString) -> io::Error {
@@ -51,42 +78,41 @@ async fn write_frame<T: AsyncWrite + Unpin + Send>(
 }
 
 #[async_trait]
-impl request_response::Codec for FetchCodec {
+impl<Req, Resp> request_response::Codec for ScaleCodec<Req, Resp>
+where
+	Req: Encode + Decode + Send + 'static,
+	Resp: Encode + Decode + Send + 'static,
+{
 	type Protocol = StreamProtocol;
-	type Request = Request;
-	type Response = Response;
+	type Request = Req;
+	type Response = Resp;
 
-	async fn read_request<T>(&mut self, _: &StreamProtocol, io: &mut T) -> io::Result<Request>
+	async fn read_request<T>(&mut self, _: &StreamProtocol, io: &mut T) -> io::Result<Req>
 	where
 		T: AsyncRead + Unpin + Send,
 	{
-		decode_exact(&read_frame(io, MAX_REQUEST_BYTES).await?).map_err(invalid)
+		decode_exact(&read_frame(io, self.max_request_bytes).await?).map_err(invalid)
 	}
 
-	async fn read_response<T>(&mut self, _: &StreamProtocol, io: &mut T) -> io::Result<Response>
+	async fn read_response<T>(&mut self, _: &StreamProtocol, io: &mut T) -> io::Result<Resp>
 	where
 		T: AsyncRead + Unpin + Send,
 	{
 		decode_exact(&read_frame(io, self.max_response_bytes).await?).map_err(invalid)
 	}
 
-	async fn write_request<T>(
-		&mut self,
-		_: &StreamProtocol,
-		io: &mut T,
-		req: Request,
-	) -> io::Result<()>
+	async fn write_request<T>(&mut self, _: &StreamProtocol, io: &mut T, req: Req) -> io::Result<()>
 	where
 		T: AsyncWrite + Unpin + Send,
 	{
-		write_frame(io, &req.encode(), MAX_REQUEST_BYTES).await
+		write_frame(io, &req.encode(), self.max_request_bytes).await
 	}
 
 	async fn write_response<T>(
 		&mut self,
 		_: &StreamProtocol,
 		io: &mut T,
-		res: Response,
+		res: Resp,
 	) -> io::Result<()>
 	where
 		T: AsyncWrite + Unpin + Send,
@@ -107,7 +133,7 @@ mod tests {
 
 	#[test]
 	fn frames_round_trip_and_limits_hold() {
-		let mut codec = FetchCodec { max_response_bytes: 64 };
+		let mut codec = FetchCodec::fetch(64);
 		let req = Request::State { job: 3 };
 		let mut buf = Vec::new();
 		run(codec.write_request(&PROTOCOL, &mut Cursor::new(&mut buf), req.clone())).unwrap();

@@ -5,6 +5,7 @@
 
 pub mod behaviour;
 pub mod codec;
+pub mod data;
 pub mod scenario;
 pub mod service;
 pub mod shaper;

@@ -38,6 +38,8 @@ pub struct NetConfig {
 	pub manifest_hash: Digest,
 	/// Behaviour settings.
 	pub behaviour: BehaviourConfig,
+	/// What this trainer serves of datasets to peers (none: nothing).
+	pub datasets: Option<Arc<dyn super::data::DatasetServer>>,
 }
 
 /// What the network task is told to do.
@@ -192,7 +194,10 @@ impl NetworkHandle {
 }
 
 /// TCP, noise and yamux, each connection shaped by `shaper` once its peer is known.
-fn transport(key: &Keypair, shaper: Shaper) -> Result<Boxed<(PeerId, StreamMuxerBox)>, String> {
+pub(crate) fn transport(
+	key: &Keypair,
+	shaper: Shaper,
+) -> Result<Boxed<(PeerId, StreamMuxerBox)>, String> {
 	let noise = noise::Config::new(key).map_err(|e| format!("noise: {e}"))?;
 	Ok(tcp::tokio::Transport::new(tcp::Config::default().nodelay(true))
 		.upgrade(upgrade::Version::V1)

@@ -229,6 +229,16 @@ impl Task {
 				message,
 			}) => self.gossip(propagation_source, message_id, message),
 			BehaviourEvent::Fetch(event) => self.fetch_event(event),
+			BehaviourEvent::Data(request_response::Event::Message {
+				message: request_response::Message::Request { request, channel, .. },
+				..
+			}) => {
+				let response = match &self.config.datasets {
+					Some(server) => server.answer(&request),
+					None => super::data::DataResponse::Missing,
+				};
+				let _ = self.swarm.behaviour_mut().data.send_response(channel, response);
+			}
 			BehaviourEvent::Ping(ping::Event { peer, result: Ok(rtt), .. }) => {
 				self.emit(Event::Rtt { peer, rtt });
 			}

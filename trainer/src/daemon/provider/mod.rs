@@ -25,10 +25,11 @@ use crate::{
 	},
 	daemon::{
 		config::TrainerConfig,
-		job_spec,
+		datasets, job_spec,
 		status_server::{self, Extra, StatusSink},
 		trainer::Trainer,
 	},
+	data::{self, DataStore},
 	net::ProofLink,
 	round::{coordinator::Schedule, fraud::FraudPort, misbehave::AgainstTruth},
 };
@@ -115,23 +116,42 @@ async fn choose_job(
 	me: &AccountId,
 	config: &ProviderConfig,
 ) -> Result<(JobId, JobSpec<u128, u32>), ChainError> {
+	// Jobs whose data could not be had or does not fit the model: not tried again.
+	let mut refused = std::collections::HashSet::new();
 	loop {
 		let throughput = Throughput::of(chain, me).await?;
 		for (id, status) in chain.jobs().await? {
 			if config.chain.job.is_some_and(|j| j != id)
 				|| !matches!(status, JobStatus::Open | JobStatus::Running)
+				|| refused.contains(&id)
 			{
 				continue;
 			}
 			let Some(view) = chain.job(id).await? else { continue };
 			let spec = view.job.spec.0.clone();
 			let member = chain.participants(id).await?.iter().any(|(who, _)| who == me);
-			if member {
-				return Ok((id, spec));
-			}
-			let admitted = admitted(chain, me, &view.admission.0).await?;
-			match fits(&spec, config, throughput).and(admitted) {
-				Ok(()) if view.job.participants < spec.max_providers => return Ok((id, spec)),
+			// A member (after a restart) takes its job up again whatever it would decide now.
+			let verdict = match member {
+				true => Ok(()),
+				false => {
+					let admitted = admitted(chain, me, &view.admission.0).await?;
+					fits(&spec, config, throughput).and(admitted)
+				}
+			};
+			match verdict {
+				Ok(()) if member || view.job.participants < spec.max_providers => {
+					// The data is fetched and checked before the join, never after.
+					match prepare_data(chain, config, id, &spec, me).await {
+						Ok(()) => return Ok((id, spec)),
+						Err(why) if member || config.chain.job == Some(id) => {
+							return Err(ChainError::Spec(format!("job {id}: its dataset: {why}")))
+						}
+						Err(why) => {
+							tracing::warn!("job {id} skipped: its dataset: {why}");
+							refused.insert(id);
+						}
+					}
+				}
 				Ok(()) => tracing::debug!("job {id} is full"),
 				Err(why) if config.chain.job == Some(id) => {
 					return Err(ChainError::Spec(format!("job {id}: {why}")))
@@ -141,6 +161,24 @@ async fn choose_job(
 		}
 		tokio::time::sleep(Duration::from_secs(2)).await;
 	}
+}
+
+/// Brings job `id`'s dataset into this provider's store (from its source and the job's other
+/// participants), checked against its reference, and opens it for the job's model: bad or
+/// unreachable data, or data the model cannot read, is refused here, before the join.
+async fn prepare_data(
+	chain: &Chain,
+	config: &ProviderConfig,
+	id: JobId,
+	spec: &JobSpec<u128, u32>,
+	me: &AccountId,
+) -> Result<(), String> {
+	let store = DataStore::new(config.data_dir.join("datasets"));
+	let holders = chain.participant_addresses(id, Some(me)).await.map_err(|e| e.to_string())?;
+	let located = datasets::ensure(&store, &spec.dataset, &holders, false)
+		.await
+		.map_err(|e| e.to_string())?;
+	data::open(&located, &spec.model).map(drop).map_err(|e| e.to_string())
 }
 
 /// Joins `job` unless this account is in it already.
@@ -179,6 +217,7 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		name: config.name.clone(),
 		key_seed: String::new(),
 		data_dir: job_dir.clone(),
+		datasets: Some(config.data_dir.join("datasets")),
 		listen: vec![config.listen.clone()],
 		bootstrap,
 		scenario: None,

@@ -43,7 +43,7 @@ impl Trainer {
 		let job = &config.job;
 		let device = crate::device::select(config.device)?;
 		tracing::info!("training on {:?}", device.location());
-		let dataset = Arc::new(job.dataset()?);
+		let dataset = Arc::new(job.dataset(&config.store())?);
 		let eval = if job.eval_samples > 0 {
 			dataset.eval_batches(job.eval_samples, 250, &device)?
 		} else {
@@ -122,6 +122,7 @@ impl Trainer {
 				request_timeout: Duration::from_secs(60),
 				ping_interval: Duration::from_secs(2),
 			},
+			datasets: Some(Arc::new(config.store())),
 		};
 		let net = service::start(runtime, key.clone(), shaper.clone(), net_config)
 			.map_err(Error::Network)?;

@@ -1,0 +1,362 @@
+//! The small libp2p node of the dataset protocol ([`crate::net::data`]): it serves a store's
+//! datasets (what `grid-trainer data publish` runs) and fetches a dataset from every holder it
+//! knows (what a provider runs before it joins a job), checking the manifest against the
+//! reference and each chunk against the manifest as it arrives. A holder that serves a bad
+//! manifest or chunk is not asked again; a fetch resumes from the chunks already on disk.
+
+use std::{
+	collections::{HashMap, HashSet, VecDeque},
+	time::Duration,
+};
+
+use codec::Encode;
+use futures::StreamExt;
+use grid_primitives::manifest::DatasetManifest;
+use libp2p::{
+	identity::Keypair,
+	multiaddr::Protocol,
+	request_response::{self, OutboundRequestId},
+	swarm::SwarmEvent,
+	Multiaddr, PeerId, Swarm,
+};
+use polkadot_sdk::sp_core::H256;
+
+use crate::{
+	data::store::{ChunkId, DataStore, Located},
+	error::{Error, Result},
+	net::{
+		data::{data_behaviour, peer_of, DataCodec, DataRequest, DataResponse, DatasetServer},
+		service::transport,
+		Shaper,
+	},
+};
+
+/// Chunk requests a fetch keeps in flight (spread over the holders).
+const IN_FLIGHT: usize = 8;
+/// Failed requests after which a holder is given up on for this fetch.
+const HOLDER_FAILURES: u32 = 3;
+/// How long a fetch waits without any progress before it gives up.
+const STALL: Duration = Duration::from_secs(120);
+
+impl DatasetServer for DataStore {
+	fn answer(&self, request: &DataRequest) -> DataResponse {
+		let found = match *request {
+			DataRequest::Manifest { dataset } => {
+				self.manifest(&dataset).map(|m| m.map(|m| DataResponse::Manifest(m.encode())))
+			}
+			DataRequest::Chunk { dataset, file, chunk } => self
+				.read_chunk(&dataset, ChunkId { file, chunk })
+				.map(|c| c.map(DataResponse::Chunk)),
+		};
+		match found {
+			Ok(Some(response)) => response,
+			Ok(None) => DataResponse::Missing,
+			Err(e) => {
+				tracing::warn!("serving {request:?}: {e}");
+				DataResponse::Missing
+			}
+		}
+	}
+}
+
+/// A holder of the dataset being fetched, and how it has done.
+struct Holder {
+	peer: PeerId,
+	failures: u32,
+	usable: bool,
+}
+
+/// A small libp2p node that serves its store's datasets and fetches others'.
+pub struct DataNode {
+	swarm: Swarm<request_response::Behaviour<DataCodec>>,
+	store: DataStore,
+}
+
+impl DataNode {
+	/// A node with `key` serving `store`, listening on `listen` (call inside a Tokio runtime).
+	pub fn new(key: Keypair, store: DataStore, listen: &[Multiaddr]) -> Result<Self> {
+		let net = |e: String| Error::Network(e);
+		let peer = key.public().to_peer_id();
+		let transport = transport(&key, Shaper::default()).map_err(net)?;
+		let mut swarm = Swarm::new(
+			transport,
+			data_behaviour(Duration::from_secs(60)),
+			peer,
+			libp2p::swarm::Config::with_tokio_executor()
+				.with_idle_connection_timeout(Duration::from_secs(60)),
+		);
+		for address in listen {
+			swarm
+				.listen_on(address.clone())
+				.map_err(|e| net(format!("listening on {address}: {e}")))?;
+		}
+		Ok(DataNode { swarm, store })
+	}
+
+	/// This node's peer id.
+	pub fn peer_id(&self) -> PeerId {
+		*self.swarm.local_peer_id()
+	}
+
+	/// Waits for the first address the node listens on, with its peer id appended.
+	pub async fn listening(&mut self) -> Result<Multiaddr> {
+		loop {
+			match self.swarm.next().await {
+				Some(SwarmEvent::NewListenAddr { address, .. }) => {
+					return Ok(address.with(Protocol::P2p(self.peer_id())))
+				}
+				Some(SwarmEvent::ListenerError { error, .. }) => {
+					return Err(Error::Network(format!("listening: {error}")))
+				}
+				Some(event) => self.other(event),
+				None => return Err(Error::Network("the swarm ended".into())),
+			}
+		}
+	}
+
+	/// Serves the store until the process is stopped.
+	pub async fn serve(mut self) {
+		while let Some(event) = self.swarm.next().await {
+			self.other(event);
+		}
+	}
+
+	/// Answers inbound requests; everything else is only logged.
+	fn other(&mut self, event: SwarmEvent<request_response::Event<DataRequest, DataResponse>>) {
+		match event {
+			SwarmEvent::Behaviour(request_response::Event::Message {
+				peer,
+				message: request_response::Message::Request { request, channel, .. },
+			}) => {
+				tracing::debug!("{peer} asks for {request:?}");
+				let response = self.store.answer(&request);
+				let _ = self.swarm.behaviour_mut().send_response(channel, response);
+			}
+			SwarmEvent::Behaviour(request_response::Event::InboundFailure {
+				peer, error, ..
+			}) => {
+				tracing::debug!("serving {peer}: {error}");
+			}
+			_ => {}
+		}
+	}
+
+	/// The dataset `hash` names: from the store if it holds it whole, otherwise fetched from
+	/// `holders` (addresses ending in `/p2p/<id>`) and checked. `progress` draws a bar on a
+	/// terminal.
+	pub async fn fetch(
+		&mut self,
+		hash: H256,
+		holders: &[Multiaddr],
+		progress: bool,
+	) -> Result<Located> {
+		if let Some(located) = self.store.locate(&hash)? {
+			return Ok(located);
+		}
+		let refuse = |reason: String| Error::Dataset { dataset: format!("{hash:?}"), reason };
+		let mut peers = Vec::new();
+		for address in holders {
+			let Some(peer) = peer_of(address) else {
+				return Err(refuse(format!(
+					"holder address {address} does not end in /p2p/<peer id>"
+				)));
+			};
+			if peer != self.peer_id() {
+				self.swarm.add_peer_address(peer, address.clone());
+				peers.push(Holder { peer, failures: 0, usable: true });
+			}
+		}
+		if peers.is_empty() {
+			return Err(refuse("no holder to fetch it from".into()));
+		}
+		let manifest = self.fetch_manifest(hash, &mut peers).await?;
+		let missing = self.store.begin_fetch(&manifest)?;
+		tracing::info!(
+			"fetching dataset {hash:?}: {} files, {} bytes, {} of {} chunks to fetch",
+			manifest.files.len(),
+			manifest.size(),
+			missing.len(),
+			manifest.files.iter().map(|f| f.chunks.len()).sum::<usize>()
+		);
+		self.fetch_chunks(&manifest, missing, &mut peers, progress).await?;
+		let located = self.store.finish_fetch(&manifest)?;
+		tracing::info!("dataset {hash:?} fetched and checked");
+		Ok(located)
+	}
+
+	/// Asks each holder in turn for the manifest until one serves bytes that hash to `hash`.
+	async fn fetch_manifest(
+		&mut self,
+		hash: H256,
+		holders: &mut [Holder],
+	) -> Result<DatasetManifest> {
+		let mut why = Vec::new();
+		for holder in holders.iter_mut() {
+			let request = DataRequest::Manifest { dataset: hash };
+			let id = self.swarm.behaviour_mut().send_request(&holder.peer, request);
+			let outcome = match self.response(id).await? {
+				Ok(DataResponse::Manifest(bytes)) => {
+					DatasetManifest::decode_checked(&bytes, &hash).map_err(|e| e.to_string())
+				}
+				Ok(DataResponse::Missing) => Err("does not have it".into()),
+				Ok(DataResponse::Chunk(_)) => Err("answered with a chunk".into()),
+				Err(e) => Err(e),
+			};
+			match outcome {
+				Ok(manifest) => return Ok(manifest),
+				Err(e) => {
+					tracing::warn!("holder {}: manifest of {hash:?}: {e}", holder.peer);
+					holder.usable = false;
+					why.push(format!("{}: {e}", holder.peer));
+				}
+			}
+		}
+		Err(Error::Dataset {
+			dataset: format!("{hash:?}"),
+			reason: format!("no holder served its manifest ({})", why.join("; ")),
+		})
+	}
+
+	/// Waits for the answer to request `id`, serving others meanwhile.
+	async fn response(&mut self, id: OutboundRequestId) -> Result<Result<DataResponse, String>> {
+		loop {
+			let event = tokio::time::timeout(STALL, self.swarm.next())
+				.await
+				.map_err(|_| Error::Network("no answer within the stall limit".into()))?
+				.ok_or_else(|| Error::Network("the swarm ended".into()))?;
+			match event {
+				SwarmEvent::Behaviour(request_response::Event::Message {
+					message: request_response::Message::Response { request_id, response },
+					..
+				}) if request_id == id => return Ok(Ok(response)),
+				SwarmEvent::Behaviour(request_response::Event::OutboundFailure {
+					request_id,
+					error,
+					..
+				}) if request_id == id => return Ok(Err(error.to_string())),
+				event => self.other(event),
+			}
+		}
+	}
+
+	/// Fetches `missing` chunks of `manifest`, spread over the usable holders, checking and
+	/// writing each as it arrives.
+	async fn fetch_chunks(
+		&mut self,
+		manifest: &DatasetManifest,
+		missing: Vec<ChunkId>,
+		holders: &mut [Holder],
+		progress: bool,
+	) -> Result<()> {
+		let hash = manifest.hash();
+		let refuse = |reason: String| Error::Dataset { dataset: format!("{hash:?}"), reason };
+		let total = missing.len() as u64;
+		let bar = progress_bar(progress, total);
+		let mut queue: VecDeque<ChunkId> = missing.into();
+		let mut in_flight: HashMap<OutboundRequestId, (ChunkId, usize)> = HashMap::new();
+		// Holders that said they lack a chunk, per chunk: not asked for it again.
+		let mut lacking: HashMap<ChunkId, HashSet<usize>> = HashMap::new();
+		let mut next = 0usize;
+		while !queue.is_empty() || !in_flight.is_empty() {
+			while in_flight.len() < IN_FLIGHT {
+				let Some(id) = queue.pop_front() else { break };
+				let skip = lacking.get(&id).cloned().unwrap_or_default();
+				let candidates: Vec<usize> = (0..holders.len())
+					.filter(|h| holders[*h].usable && !skip.contains(h))
+					.collect();
+				if candidates.is_empty() {
+					let why = if holders.iter().any(|h| h.usable) {
+						"no holder has it"
+					} else {
+						"every holder failed or served bad data"
+					};
+					return Err(refuse(format!("chunk {} of file {}: {why}", id.chunk, id.file)));
+				}
+				let h = candidates[next % candidates.len()];
+				next += 1;
+				let request = DataRequest::Chunk { dataset: hash, file: id.file, chunk: id.chunk };
+				let rid = self.swarm.behaviour_mut().send_request(&holders[h].peer, request);
+				in_flight.insert(rid, (id, h));
+			}
+			let event = tokio::time::timeout(STALL, self.swarm.next())
+				.await
+				.map_err(|_| refuse(format!("no chunk arrived for {}s", STALL.as_secs())))?
+				.ok_or_else(|| Error::Network("the swarm ended".into()))?;
+			let (rid, outcome) = match event {
+				SwarmEvent::Behaviour(request_response::Event::Message {
+					message: request_response::Message::Response { request_id, response },
+					..
+				}) => (request_id, Ok(response)),
+				SwarmEvent::Behaviour(request_response::Event::OutboundFailure {
+					request_id,
+					error,
+					..
+				}) => (request_id, Err(error.to_string())),
+				event => {
+					self.other(event);
+					continue;
+				}
+			};
+			let Some((id, h)) = in_flight.remove(&rid) else { continue };
+			let holder = &mut holders[h];
+			match outcome {
+				Ok(DataResponse::Chunk(bytes)) => {
+					match self.store.write_chunk(manifest, id, &bytes) {
+						Ok(()) => {
+							holder.failures = 0;
+							bar.inc(1);
+						}
+						Err(e) => {
+							tracing::warn!(
+								"holder {} served a bad chunk, not asking it again: {e}",
+								holder.peer
+							);
+							holder.usable = false;
+							queue.push_back(id);
+						}
+					}
+				}
+				Ok(DataResponse::Missing) => {
+					lacking.entry(id).or_default().insert(h);
+					queue.push_back(id);
+				}
+				Ok(DataResponse::Manifest(_)) => {
+					tracing::warn!(
+						"holder {} answered a chunk request with a manifest",
+						holder.peer
+					);
+					holder.usable = false;
+					queue.push_back(id);
+				}
+				Err(e) => {
+					holder.failures += 1;
+					tracing::debug!("holder {}: chunk request failed: {e}", holder.peer);
+					if holder.failures >= HOLDER_FAILURES {
+						tracing::warn!(
+							"holder {} failed {HOLDER_FAILURES} times in a row: {e}",
+							holder.peer
+						);
+						holder.usable = false;
+					}
+					queue.push_back(id);
+				}
+			}
+		}
+		bar.finish_and_clear();
+		Ok(())
+	}
+}
+
+/// A progress bar over `chunks` on stderr, or a hidden one.
+fn progress_bar(show: bool, chunks: u64) -> indicatif::ProgressBar {
+	if !show {
+		return indicatif::ProgressBar::hidden();
+	}
+	let bar = indicatif::ProgressBar::new(chunks);
+	if let Ok(style) =
+		indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} chunks of 1 MiB  {eta}")
+	{
+		bar.set_style(style);
+	}
+	bar
+}

@@ -1,0 +1,143 @@
+//! The buyer's dataset commands: `grid-trainer data publish` (record a local file or directory
+//! as a content-addressed dataset, print the reference a job names it by, and serve it over
+//! libp2p until stopped) and `grid-trainer data fetch` (bring a dataset into a store, checked).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use grid_primitives::{
+	job::DatasetRef,
+	manifest::{DatasetFormat, DatasetManifest},
+	provider::BoundedBytes,
+};
+use libp2p::Multiaddr;
+use polkadot_sdk::sp_core::H256;
+
+use crate::{
+	chain::keys,
+	daemon::data_node::DataNode,
+	data::{source, store::Located, DataStore, Source},
+	error::{Error, Result},
+};
+
+/// Largest file an `http://` source may be (a guard against an endless body).
+const MAX_HTTP_BYTES: u64 = 64 << 30;
+
+/// The dataset `dataset` names, from the store or brought into it from its source (and from
+/// `peers`, other holders such as a job's participants) and checked. `progress` draws a bar on
+/// a terminal.
+pub async fn ensure(
+	store: &DataStore,
+	dataset: &DatasetRef,
+	peers: &[Multiaddr],
+	progress: bool,
+) -> Result<Located> {
+	let hash = dataset.content_hash;
+	if let Some(located) = store.locate(&hash)? {
+		return Ok(located);
+	}
+	match source(dataset)? {
+		Source::Shipped(_) => Err(source::refuse(dataset, "shipped, but its files are missing")),
+		Source::File(path) => source::import(store, &path, &hash),
+		Source::Http(url) => {
+			let dir = store.root().join("downloads").join(hex::encode(hash.0));
+			let path = tokio::task::spawn_blocking(move || download(&url, &dir))
+				.await
+				.map_err(|e| Error::Network(format!("download task: {e}")))??;
+			source::import(store, &path, &hash)
+		}
+		Source::Peers(mut holders) => {
+			holders.extend(peers.iter().cloned());
+			let key = libp2p::identity::Keypair::generate_ed25519();
+			let mut node = DataNode::new(key, store.clone(), &[])?;
+			node.fetch(hash, &holders, progress).await
+		}
+	}
+}
+
+/// Downloads `url` into `dir` (named for the URL's last segment); the file's path.
+fn download(url: &str, dir: &Path) -> Result<PathBuf> {
+	let name: String = url
+		.rsplit('/')
+		.next()
+		.unwrap_or_default()
+		.chars()
+		.filter(|c| c.is_ascii_alphanumeric() || "._-".contains(*c))
+		.collect();
+	let name = if name.is_empty() || name.starts_with('.') { "data".to_owned() } else { name };
+	std::fs::create_dir_all(dir).map_err(|e| Error::io("creating", dir, e))?;
+	let path = dir.join(name);
+	let response = ureq::get(url)
+		.timeout(std::time::Duration::from_secs(600))
+		.call()
+		.map_err(|e| Error::Network(format!("GET {url}: {e}")))?;
+	let mut reader = std::io::Read::take(response.into_reader(), MAX_HTTP_BYTES);
+	let mut file = std::fs::File::create(&path).map_err(|e| Error::io("creating", &path, e))?;
+	std::io::copy(&mut reader, &mut file).map_err(|e| Error::io("downloading to", &path, e))?;
+	Ok(path)
+}
+
+/// How a dataset is described to its buyer.
+fn describe(manifest: &DatasetManifest) -> String {
+	let files = manifest.files.len();
+	format!(
+		"{}, {files} file{}, {} bytes",
+		manifest.format.name(),
+		if files == 1 { "" } else { "s" },
+		manifest.size()
+	)
+}
+
+/// The job-file line naming the dataset at `uri`.
+fn job_line(hash: &H256, uri: &str) -> String {
+	format!("dataset = {{ uri = \"{uri}\", content_hash = \"0x{}\" }}", hex::encode(hash.0))
+}
+
+/// Publishes `path` as a dataset of `format` in `store` and prints its reference; unless
+/// `serve` is false, then serves the store over libp2p on `listen` until the process stops.
+/// The serving key is kept in the store, so a restarted publisher keeps its address.
+pub async fn publish(
+	store: &DataStore,
+	path: &Path,
+	format: DatasetFormat,
+	listen: Vec<Multiaddr>,
+	serve: bool,
+) -> anyhow::Result<()> {
+	let manifest = store.publish(path, format)?;
+	let hash = manifest.hash();
+	println!("reference 0x{}", hex::encode(hash.0));
+	println!("dataset {}", describe(&manifest));
+	if !serve {
+		let dir = store.locate(&hash)?.context("just published")?.dir;
+		let uri = format!("file://{}", dir.display());
+		println!("job file: {}", job_line(&hash, &uri));
+		return Ok(());
+	}
+	let key = keys::p2p_key(&store.root().join("p2p.key"))?;
+	let mut node = DataNode::new(key, store.clone(), &listen)?;
+	let address = node.listening().await?;
+	println!("serving on {address}");
+	println!("job file: {}", job_line(&hash, &address.to_string()));
+	println!("serving until stopped");
+	node.serve().await;
+	Ok(())
+}
+
+/// Fetches the dataset `hash` from the holders `uri` names (and `holders`) into `store`, and
+/// prints where its files are.
+pub async fn fetch(
+	store: &DataStore,
+	hash: H256,
+	uri: &str,
+	holders: &[Multiaddr],
+) -> anyhow::Result<()> {
+	let reference = DatasetRef {
+		content_hash: hash,
+		uri: BoundedBytes::try_from(uri.as_bytes().to_vec())
+			.map_err(|_| anyhow::anyhow!("the URI is over 256 bytes"))?,
+	};
+	let located = ensure(store, &reference, holders, true).await?;
+	println!("dataset {}", describe(&located.manifest));
+	println!("files in {}", located.dir.display());
+	Ok(())
+}

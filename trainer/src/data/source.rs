@@ -1,0 +1,146 @@
+//! Where a dataset comes from, as a job's `DatasetRef::uri` says, and bringing it into the
+//! store: `grid:<name>` (shipped, already held), libp2p addresses of holders
+//! (`/ip4/…/tcp/…/p2p/<id>`, several separated by spaces), `file://<path>` (a file or flat
+//! directory on this machine) or `http://<url>` (one file). Whatever the source, what lands in
+//! the store is checked against the reference: the manifest's hash for peers; for files and
+//! URLs, the manifest built from the bytes must hash to it.
+
+use std::path::{Path, PathBuf};
+
+use grid_primitives::{
+	datasets::ShippedDataset,
+	job::DatasetRef,
+	manifest::{DatasetFormat, DatasetManifest},
+};
+use libp2p::Multiaddr;
+use polkadot_sdk::sp_core::H256;
+
+use super::store::{hash_files, DataStore, Located};
+use crate::error::{Error, Result};
+
+/// A dataset's source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+	/// A dataset every trainer ships.
+	Shipped(&'static ShippedDataset),
+	/// Holders on the libp2p network.
+	Peers(Vec<Multiaddr>),
+	/// Files on this machine.
+	File(PathBuf),
+	/// One file over HTTP.
+	Http(String),
+}
+
+pub(crate) fn refuse(dataset: &DatasetRef, reason: impl Into<String>) -> Error {
+	Error::Dataset { dataset: format!("{:?}", dataset.content_hash), reason: reason.into() }
+}
+
+/// The source `dataset`'s URI names, or why it names none this trainer reads.
+pub fn source(dataset: &DatasetRef) -> Result<Source> {
+	let uri = std::str::from_utf8(&dataset.uri)
+		.map_err(|_| refuse(dataset, "the dataset URI is not UTF-8"))?
+		.trim();
+	if let Some(name) = uri.strip_prefix("grid:") {
+		let shipped = ShippedDataset::at(uri.as_bytes())
+			.ok_or_else(|| refuse(dataset, format!("no shipped dataset is called {name:?}")))?;
+		if dataset.content_hash.0 != shipped.content_hash {
+			return Err(refuse(dataset, format!("the hash is not shipped {name}'s")));
+		}
+		return Ok(Source::Shipped(shipped));
+	}
+	if let Some(path) = uri.strip_prefix("file://") {
+		return Ok(Source::File(PathBuf::from(path)));
+	}
+	if uri.starts_with("http://") {
+		return Ok(Source::Http(uri.to_owned()));
+	}
+	if uri.starts_with("https://") {
+		return Err(refuse(dataset, "https:// sources are not supported yet (no TLS in this build): serve it over libp2p (grid-trainer data publish) or http://"));
+	}
+	if uri.starts_with('/') {
+		let addresses = uri
+			.split([' ', ','])
+			.filter(|a| !a.is_empty())
+			.map(|a| {
+				let address: Multiaddr =
+					a.parse().map_err(|e| refuse(dataset, format!("holder address {a:?}: {e}")))?;
+				let named =
+					address.iter().any(|p| matches!(p, libp2p::multiaddr::Protocol::P2p(_)));
+				match named {
+					true => Ok(address),
+					false => {
+						Err(refuse(dataset, format!("holder address {a} has no /p2p/<peer id>")))
+					}
+				}
+			})
+			.collect::<Result<Vec<_>>>()?;
+		return Ok(Source::Peers(addresses));
+	}
+	Err(refuse(
+		dataset,
+		format!(
+		"URI {uri:?} is none of grid:<name>, /ip4/…/p2p/<id> (libp2p holders), file:// or http://"
+	),
+	))
+}
+
+/// Records the files at `path` as the dataset `hash` if, read in some format, they hash to
+/// it; otherwise says so.
+pub fn import(store: &DataStore, path: &Path, hash: &H256) -> Result<Located> {
+	let (files, dir) = hash_files(path)?;
+	for format in DatasetFormat::ALL {
+		let manifest = DatasetManifest { format, files: files.clone() };
+		if manifest.hash() == *hash {
+			manifest.validate().map_err(|e| Error::Dataset {
+				dataset: format!("{hash:?}"),
+				reason: e.to_string(),
+			})?;
+			return store.record_source(&manifest, &dir);
+		}
+	}
+	Err(Error::Dataset {
+		dataset: format!("{hash:?}"),
+		reason: format!(
+			"the files at {} are not this dataset (their hash differs)",
+			path.display()
+		),
+	})
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use grid_primitives::{datasets::SHAKESPEARE, provider::BoundedBytes};
+
+	fn reference(uri: &str) -> DatasetRef {
+		DatasetRef {
+			content_hash: H256::repeat_byte(1),
+			uri: BoundedBytes::truncate_from(uri.as_bytes().to_vec()),
+		}
+	}
+
+	#[test]
+	fn uris_name_their_sources_and_bad_ones_say_why() {
+		assert_eq!(source(&SHAKESPEARE.reference()).unwrap(), Source::Shipped(&SHAKESPEARE));
+		let peer = "12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN";
+		let two = format!("/ip4/127.0.0.1/tcp/1/p2p/{peer} /ip4/10.0.0.1/tcp/2/p2p/{peer}");
+		assert!(matches!(source(&reference(&two)).unwrap(), Source::Peers(a) if a.len() == 2));
+		assert_eq!(source(&reference("file:///srv/d")).unwrap(), Source::File("/srv/d".into()));
+		assert_eq!(
+			source(&reference("http://h/x.bin")).unwrap(),
+			Source::Http("http://h/x.bin".into())
+		);
+		let cases = [
+			("grid:shakespeare", "not shipped shakespeare's"),
+			("grid:imagenet", "no shipped dataset"),
+			("/ip4/127.0.0.1/tcp/1", "no /p2p/"),
+			("/ip4/999.0.0.1/tcp/1", "holder address"),
+			("ipfs://Qm", "none of"),
+			("https://h/x", "https://"),
+		];
+		for (uri, expected) in cases {
+			let err = source(&reference(uri)).unwrap_err().to_string();
+			assert!(err.contains(expected), "{uri}: {err}");
+		}
+	}
+}

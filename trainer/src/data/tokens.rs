@@ -1,0 +1,307 @@
+//! Token streams: UTF-8 text read one token per byte, or token ids stored as little-endian
+//! `u16`/`u32` (nanoGPT's `.bin` files). A dataset's files are read as one stream, memory-mapped
+//! (never loaded whole). The last tenth is held out for evaluation; a training sample is the
+//! context window starting at a given token of the first nine tenths.
+
+use std::path::{Path, PathBuf};
+
+use candle_core::{Device, Tensor};
+use memmap2::Mmap;
+
+use super::read_verified;
+use crate::{
+	error::{Error, Result},
+	model::Batch,
+};
+
+/// Share of the stream held out for evaluation, in tenths.
+const EVAL_TENTHS: u64 = 1;
+
+/// One file of the stream: bytes in memory or mapped from disk.
+enum Part {
+	Owned(Vec<u8>),
+	Mapped(Mmap),
+}
+
+impl Part {
+	fn bytes(&self) -> &[u8] {
+		match self {
+			Part::Owned(bytes) => bytes,
+			Part::Mapped(map) => map,
+		}
+	}
+}
+
+/// A token stream cut into a training and an evaluation region.
+pub struct TokenDataset {
+	parts: Vec<Part>,
+	/// The token index each part starts at, and the total after the last.
+	starts: Vec<u64>,
+	/// Bytes per token: 1, 2 or 4.
+	width: usize,
+	context: usize,
+	/// First token of the evaluation region.
+	split: u64,
+	/// Largest token in the stream.
+	max_token: u32,
+}
+
+impl TokenDataset {
+	/// Loads the text file `path` (checked against `expected` when given) into memory for
+	/// windows of `context` tokens, one per byte.
+	pub fn load(path: &Path, expected: Option<&[u8; 32]>, context: usize) -> Result<Self> {
+		let tokens = read_verified(path, expected)?;
+		Self::from_bytes(tokens, context).map_err(|reason| Error::bad_data(path, reason))
+	}
+
+	/// A byte-level dataset over bytes already in memory; errors (as text) when too short to
+	/// hold a window in both regions.
+	pub fn from_bytes(tokens: Vec<u8>, context: usize) -> Result<Self, String> {
+		Self::new(vec![Part::Owned(tokens)], 1, context)
+	}
+
+	/// Maps `files` (in order) as one stream of `width`-byte tokens (1: UTF-8 text, checked
+	/// to be UTF-8; 2 or 4: little-endian token ids).
+	pub fn open(files: &[PathBuf], width: usize, context: usize) -> Result<Self> {
+		let mut parts = Vec::with_capacity(files.len());
+		for path in files {
+			let file = std::fs::File::open(path).map_err(|e| Error::io("opening", path, e))?;
+			// SAFETY: the store's files are written once, then only read; a file changed
+			// under the map would change the tokens read, not memory safety of this process
+			// beyond that (and every chunk was checked against its hash when opened).
+			let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io("mapping", path, e))?;
+			if width == 1 {
+				if let Err(e) = std::str::from_utf8(&map) {
+					return Err(Error::bad_data(path, format!("not UTF-8 text: {e}")));
+				}
+			}
+			if map.len() % width != 0 {
+				let reason =
+					format!("{} bytes is not a whole number of {width}-byte tokens", map.len());
+				return Err(Error::bad_data(path, reason));
+			}
+			parts.push(Part::Mapped(map));
+		}
+		let name = files.first().cloned().unwrap_or_default();
+		Self::new(parts, width, context).map_err(|reason| Error::bad_data(name, reason))
+	}
+
+	fn new(parts: Vec<Part>, width: usize, context: usize) -> Result<Self, String> {
+		if context == 0 {
+			return Err("context must be at least one token".into());
+		}
+		if ![1, 2, 4].contains(&width) {
+			return Err(format!("tokens of {width} bytes (1, 2 or 4 are read)"));
+		}
+		let mut starts = vec![0u64];
+		for part in &parts {
+			let last = *starts.last().expect("starts with 0");
+			starts.push(last + (part.bytes().len() / width) as u64);
+		}
+		let total = *starts.last().expect("starts with 0");
+		let split = total - total * EVAL_TENTHS / 10;
+		let eval_len = total - split;
+		let context_len = context as u64;
+		// A window needs context + 1 tokens (inputs plus the shifted targets).
+		if split <= context_len || eval_len <= context_len {
+			return Err(format!(
+				"{total} tokens is too short for windows of {context} tokens in both the training \
+				 and the held-out split"
+			));
+		}
+		let mut d = TokenDataset { parts, starts, width, context, split, max_token: 0 };
+		d.max_token = d.scan_max();
+		Ok(d)
+	}
+
+	fn scan_max(&self) -> u32 {
+		let w = self.width;
+		self.parts
+			.iter()
+			.flat_map(|p| p.bytes().chunks_exact(w).map(move |t| token_at(t, w)))
+			.max()
+			.unwrap_or(0)
+	}
+
+	/// Total tokens in the stream.
+	pub fn len(&self) -> u64 {
+		*self.starts.last().expect("starts with 0")
+	}
+
+	/// Whether the stream is empty (never, once built).
+	pub fn is_empty(&self) -> bool {
+		self.len() == 0
+	}
+
+	/// Largest token in the stream: a model's vocabulary must exceed it.
+	pub fn max_token(&self) -> u32 {
+		self.max_token
+	}
+
+	/// Errors unless every token is below `vocab`.
+	pub fn check_vocab(&self, vocab: u32) -> Result<()> {
+		if self.max_token >= vocab {
+			return Err(Error::Config(format!(
+				"the data contains token {} but the model's vocabulary has {vocab} tokens",
+				self.max_token
+			)));
+		}
+		Ok(())
+	}
+
+	/// Window length.
+	pub fn context(&self) -> usize {
+		self.context
+	}
+
+	/// Number of training windows (start positions in the training region).
+	pub fn train_len(&self) -> u64 {
+		self.split - self.context as u64
+	}
+
+	/// Token `i` of the stream (below [`TokenDataset::len`]).
+	fn token(&self, i: u64) -> u32 {
+		let part = self.starts.partition_point(|&s| s <= i) - 1;
+		let offset = (i - self.starts[part]) as usize * self.width;
+		token_at(&self.parts[part].bytes()[offset..offset + self.width], self.width)
+	}
+
+	fn window(&self, start: u64, batch: &mut (Vec<u32>, Vec<u32>)) {
+		let t = self.context as u64;
+		let tokens: Vec<u32> = (start..start + t + 1).map(|i| self.token(i)).collect();
+		batch.0.extend_from_slice(&tokens[..self.context]);
+		batch.1.extend_from_slice(&tokens[1..]);
+	}
+
+	fn to_batch(&self, (x, y): (Vec<u32>, Vec<u32>), device: &Device) -> Result<Batch> {
+		let b = x.len() / self.context;
+		Ok(Batch {
+			inputs: Tensor::from_vec(x, (b, self.context), device)?,
+			targets: Tensor::from_vec(y, (b, self.context), device)?,
+		})
+	}
+
+	/// The windows starting at each of `indices` (each below [`TokenDataset::train_len`]).
+	pub fn train_batch(&self, indices: &[u64], device: &Device) -> Result<Batch> {
+		let mut out = (Vec::new(), Vec::new());
+		for &i in indices {
+			if i >= self.train_len() {
+				return Err(Error::Config(format!(
+					"sample {i} is outside the {} training windows",
+					self.train_len()
+				)));
+			}
+			self.window(i, &mut out);
+		}
+		self.to_batch(out, device)
+	}
+
+	/// Up to `max_samples` non-overlapping windows spread evenly over the held-out region, in
+	/// batches of `batch_size`.
+	pub fn eval_batches(
+		&self,
+		max_samples: usize,
+		batch_size: usize,
+		device: &Device,
+	) -> Result<Vec<Batch>> {
+		let t = self.context as u64;
+		let region = self.len() - self.split - 1; // the last target token must exist
+		let available = region / t;
+		let n = (max_samples as u64).min(available).max(1);
+		let step = region / n;
+		let starts: Vec<u64> = (0..n).map(|i| self.split + i * step).collect();
+		let mut batches = Vec::new();
+		for chunk in starts.chunks(batch_size.max(1)) {
+			let mut out = (Vec::new(), Vec::new());
+			for &s in chunk {
+				self.window(s, &mut out);
+			}
+			batches.push(self.to_batch(out, device)?);
+		}
+		Ok(batches)
+	}
+}
+
+/// The little-endian token in `bytes` (`width` of them).
+fn token_at(bytes: &[u8], width: usize) -> u32 {
+	match width {
+		1 => u32::from(bytes[0]),
+		2 => u32::from(u16::from_le_bytes([bytes[0], bytes[1]])),
+		_ => u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]),
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use crate::data::shipped_dir;
+
+	#[test]
+	fn windows_are_inputs_and_next_tokens() {
+		let bytes: Vec<u8> = (0..100u8).collect();
+		let d = TokenDataset::from_bytes(bytes, 4).unwrap();
+		assert_eq!(d.train_len(), 90 - 4);
+		let b = d.train_batch(&[0, 10], &Device::Cpu).unwrap();
+		assert_eq!(b.inputs.to_vec2::<u32>().unwrap(), [[0, 1, 2, 3], [10, 11, 12, 13]]);
+		assert_eq!(b.targets.to_vec2::<u32>().unwrap(), [[1, 2, 3, 4], [11, 12, 13, 14]]);
+		assert!(d.train_batch(&[86], &Device::Cpu).is_err());
+		let eval = d.eval_batches(100, 2, &Device::Cpu).unwrap();
+		let firsts: Vec<u32> =
+			eval.iter().flat_map(|b| b.inputs.to_vec2::<u32>().unwrap()).map(|r| r[0]).collect();
+		// Held-out windows start in the last tenth and never read past the end.
+		assert!(firsts.iter().all(|&s| (90..=95).contains(&s)), "{firsts:?}");
+	}
+
+	#[test]
+	fn token_files_are_one_stream_across_files() {
+		let dir = tempfile::tempdir().unwrap();
+		let tokens: Vec<u16> = (0..300u16).map(|i| i * 200).collect();
+		let bytes = |ts: &[u16]| ts.iter().flat_map(|t| t.to_le_bytes()).collect::<Vec<u8>>();
+		let (a, b) = (dir.path().join("a.bin"), dir.path().join("b.bin"));
+		std::fs::write(&a, bytes(&tokens[..101])).unwrap();
+		std::fs::write(&b, bytes(&tokens[101..])).unwrap();
+		let d = TokenDataset::open(&[a.clone(), b], 2, 8).unwrap();
+		assert_eq!((d.len(), d.max_token()), (300, 299 * 200));
+		// A window that crosses from one file into the next.
+		let batch = d.train_batch(&[97], &Device::Cpu).unwrap();
+		let want: Vec<u32> = (97..105).map(|i| u32::from(tokens[i])).collect();
+		assert_eq!(batch.inputs.to_vec2::<u32>().unwrap(), [want]);
+		let err = d.check_vocab(50_257).unwrap_err().to_string();
+		assert!(err.contains("token 59800") && err.contains("50257"), "{err}");
+		assert!(d.check_vocab(65_536).is_ok());
+
+		// Odd bytes for u16 tokens, and text that is not UTF-8, are refused by name.
+		std::fs::write(&a, [1u8, 2, 3]).unwrap();
+		let err = TokenDataset::open(std::slice::from_ref(&a), 2, 8).err().unwrap().to_string();
+		assert!(err.contains("a.bin") && err.contains("whole number"), "{err}");
+		std::fs::write(&a, [0xffu8; 400]).unwrap();
+		let err = TokenDataset::open(&[a], 1, 8).err().unwrap().to_string();
+		assert!(err.contains("not UTF-8"), "{err}");
+	}
+
+	#[test]
+	fn short_files_and_wrong_hashes_are_rejected() {
+		assert!(TokenDataset::from_bytes(vec![1; 10], 4).is_err());
+		let dir = tempfile::tempdir().unwrap();
+		let path = dir.path().join("tiny.txt");
+		std::fs::write(&path, b"abc").unwrap();
+		let err = TokenDataset::load(&path, None, 8).err().unwrap().to_string();
+		assert!(err.contains("tiny.txt") && err.contains("too short"), "{err}");
+		let err = TokenDataset::open(&[path], 1, 8).err().unwrap().to_string();
+		assert!(err.contains("tiny.txt") && err.contains("too short"), "{err}");
+		let shakespeare = shipped_dir().join("shakespeare.txt");
+		let wrong = [1u8; 32];
+		assert!(matches!(
+			TokenDataset::load(&shakespeare, Some(&wrong), 8),
+			Err(Error::HashMismatch { .. })
+		));
+	}
+
+	#[test]
+	fn shipped_shakespeare_opens_as_bytes() {
+		let d = TokenDataset::open(&[shipped_dir().join("shakespeare.txt")], 1, 64).unwrap();
+		assert_eq!(d.len(), 5_057_198);
+		assert!(d.check_vocab(128).is_ok());
+		assert!(d.check_vocab(65).is_err());
+	}
+}

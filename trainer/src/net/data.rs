@@ -1,0 +1,85 @@
+//! The dataset protocol (`/grid/data/1`), as transport only: a holder answers requests for a
+//! dataset's manifest and chunks through a [`DatasetServer`] (the daemon's store); trainers
+//! answer on their own swarm, and the daemon's `DataNode` serves and fetches with the same
+//! messages. What is checked against what is the fetcher's business
+//! (`daemon::data_node`).
+
+use std::time::Duration;
+
+use codec::{Decode, Encode};
+use grid_primitives::manifest::MAX_MANIFEST_BYTES;
+use libp2p::{
+	multiaddr::Protocol,
+	request_response::{self, ProtocolSupport},
+	Multiaddr, PeerId, StreamProtocol,
+};
+use polkadot_sdk::sp_core::H256;
+
+use super::codec::ScaleCodec;
+
+/// The protocol's name (versioned: a change of messages is a new protocol).
+pub const DATA_PROTOCOL: StreamProtocol = StreamProtocol::new("/grid/data/1");
+
+/// A request for part of a dataset.
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode)]
+pub enum DataRequest {
+	/// The manifest whose hash is `dataset`.
+	Manifest {
+		/// The dataset's reference.
+		dataset: H256,
+	},
+	/// One chunk.
+	Chunk {
+		/// The dataset's reference.
+		dataset: H256,
+		/// Index of the file in the manifest.
+		file: u32,
+		/// Index of the chunk in the file.
+		chunk: u32,
+	},
+}
+
+/// The answer to a [`DataRequest`].
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode)]
+pub enum DataResponse {
+	/// The manifest's bytes.
+	Manifest(Vec<u8>),
+	/// The chunk's bytes.
+	Chunk(Vec<u8>),
+	/// This holder does not have it (yet).
+	Missing,
+}
+
+/// The protocol's codec: small requests; responses up to a manifest's limit (a chunk is
+/// smaller).
+pub type DataCodec = ScaleCodec<DataRequest, DataResponse>;
+
+/// The codec with the protocol's limits.
+pub fn data_codec() -> DataCodec {
+	ScaleCodec::new(128, MAX_MANIFEST_BYTES as u64 + 64)
+}
+
+/// The request-response behaviour of the protocol.
+pub fn data_behaviour(timeout: Duration) -> request_response::Behaviour<DataCodec> {
+	request_response::Behaviour::with_codec(
+		data_codec(),
+		[(DATA_PROTOCOL, ProtocolSupport::Full)],
+		request_response::Config::default()
+			.with_request_timeout(timeout)
+			.with_max_concurrent_streams(64),
+	)
+}
+
+/// What a holder answers from: the datasets it has.
+pub trait DatasetServer: Send + Sync + std::fmt::Debug {
+	/// The answer to `request` ([`DataResponse::Missing`] for what it does not have).
+	fn answer(&self, request: &DataRequest) -> DataResponse;
+}
+
+/// The peer id an address ends in (`…/p2p/<id>`).
+pub fn peer_of(address: &Multiaddr) -> Option<PeerId> {
+	address.iter().find_map(|p| match p {
+		Protocol::P2p(peer) => Some(peer),
+		_ => None,
+	})
+}
