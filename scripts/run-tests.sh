@@ -16,9 +16,9 @@ source scripts/build-env.sh
 root=$PWD
 logs=$(mktemp -d "${TMPDIR:-/tmp}/grid-tests.XXXXXX")
 
-# The trainer's network tests and the chain-only end-to-end tests (lane 2); every other test
-# binary runs in lane 1.
-LANE2_TESTS=" network cli_errors metadata dev_chain providers jobs worker local_testnet fraud "
+# The trainer's network tests, the chain-only end-to-end tests and the own-data job (lane 2);
+# every other test binary runs in lane 1.
+LANE2_TESTS=" network cli_errors metadata dev_chain providers jobs worker local_testnet fraud own_data "
 
 cargo test --release --locked --workspace --no-run --message-format=json-render-diagnostics \
 	>"$logs/build.jsonl"

@@ -137,8 +137,163 @@ pub struct CnnConfig {
 	pub hidden: u32,
 }
 
+/// A decoder-only transformer's MLP activation.
+#[cfg_attr(feature = "serde", derive(serde::Deserialize), serde(rename_all = "lowercase"))]
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub enum Activation {
+	/// GELU (tanh approximation) between an up and a down projection.
+	Gelu,
+	/// SwiGLU: `down(silu(gate(x)) ⊙ up(x))`, three projections.
+	SwiGlu,
+}
+
+/// A decoder-only transformer's normalization.
+#[cfg_attr(feature = "serde", derive(serde::Deserialize), serde(rename_all = "lowercase"))]
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub enum Norm {
+	/// Layer norm with a learned scale and shift.
+	LayerNorm,
+	/// RMS norm with a learned scale.
+	RmsNorm,
+}
+
+/// How a decoder-only transformer knows positions.
+#[cfg_attr(feature = "serde", derive(serde::Deserialize), serde(rename_all = "lowercase"))]
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub enum Position {
+	/// A learned embedding per position, added to the token's.
+	Learned,
+	/// Rotary embeddings (base 10,000) on queries and keys; no parameters.
+	Rope,
+}
+
+/// A decoder-only transformer described by the knobs current models use (GPT-2 is
+/// `gelu`/`layernorm`/`learned`; Llama is `swiglu`/`rmsnorm`/`rope` with `kv_heads` below
+/// `heads`). Linear layers have no biases; pre-norm blocks; a final norm before the head.
+#[cfg_attr(feature = "serde", derive(serde::Deserialize), serde(deny_unknown_fields))]
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub struct TransformerConfig {
+	/// Vocabulary size.
+	pub vocab: u32,
+	/// Context length in tokens; one training sample is one context.
+	pub context: u32,
+	/// Transformer blocks.
+	pub layers: u16,
+	/// Embedding width.
+	pub width: u32,
+	/// Query heads; must divide `width` (and leave an even head width with RoPE).
+	pub heads: u16,
+	/// Key/value heads (grouped-query attention); must divide `heads`.
+	pub kv_heads: u16,
+	/// The MLP's hidden width.
+	pub mlp_width: u32,
+	/// The MLP's activation.
+	pub activation: Activation,
+	/// The normalization.
+	pub norm: Norm,
+	/// The position encoding.
+	pub position: Position,
+	/// Whether the output head is the token embedding (transposed).
+	pub tied_embeddings: bool,
+}
+
+impl TransformerConfig {
+	/// Width of one head.
+	pub fn head_width(&self) -> u32 {
+		self.width / u32::from(self.heads.max(1))
+	}
+
+	/// Whether the shape is one the trainer builds (sizes aside): nothing zero, heads
+	/// dividing the width, key/value heads dividing the heads, an even head width for RoPE.
+	fn well_formed(&self) -> bool {
+		let heads = u32::from(self.heads);
+		self.vocab > 0
+			&& self.context > 0
+			&& self.layers > 0
+			&& self.width > 0
+			&& self.heads > 0
+			&& self.kv_heads > 0
+			&& self.mlp_width > 0
+			&& self.width.is_multiple_of(heads)
+			&& self.heads.is_multiple_of(self.kv_heads)
+			&& (self.position != Position::Rope || self.head_width().is_multiple_of(2))
+	}
+
+	/// The exact parameter count (see [`ModelSpec::parameters_exact`] for why u128 is exact).
+	fn parameters(&self) -> u128 {
+		let (v, t, l, w) = (
+			u128::from(self.vocab),
+			u128::from(self.context),
+			u128::from(self.layers),
+			u128::from(self.width),
+		);
+		let kv = u128::from(self.kv_heads) * u128::from(self.head_width());
+		let m = u128::from(self.mlp_width);
+		let norm = match self.norm {
+			Norm::LayerNorm => 2 * w,
+			Norm::RmsNorm => w,
+		};
+		let mlp = match self.activation {
+			Activation::Gelu => 2 * w * m,
+			Activation::SwiGlu => 3 * w * m,
+		};
+		// Per block: q and o (w × w each), k and v (w × kv each), the MLP, two norms.
+		let block = 2 * w * w + 2 * w * kv + mlp + 2 * norm;
+		let positions = match self.position {
+			Position::Learned => t * w,
+			Position::Rope => 0,
+		};
+		let head = if self.tied_embeddings { 0 } else { w * v };
+		v * w + positions + l * block + norm + head
+	}
+}
+
 /// The model to train: the architecture (the variant) with its configuration. In files:
-/// `{ kind = "mlp" | "cnn" | "gpt", <the configuration's fields> }`.
+/// `{ kind = "mlp" | "cnn" | "gpt" | "transformer", <the configuration's fields> }`.
 #[cfg_attr(feature = "serde", derive(serde::Deserialize), serde(tag = "kind"))]
 #[derive(
 	Clone,
@@ -162,6 +317,9 @@ pub enum ModelSpec {
 	/// CNN on MNIST.
 	#[cfg_attr(feature = "serde", serde(rename = "cnn"))]
 	MnistCnn(CnnConfig),
+	/// A decoder-only transformer on a token stream.
+	#[cfg_attr(feature = "serde", serde(rename = "transformer"))]
+	Transformer(TransformerConfig),
 }
 
 const MNIST_PIXELS: u128 = 28 * 28;
@@ -178,7 +336,7 @@ pub mod model_bounds {
 	pub const GPT_WIDTH: u32 = 1 << 16;
 	/// Layers (GPT blocks, MLP hidden layers).
 	pub const LAYERS: u16 = 1 << 10;
-	/// An MLP's or CNN's hidden width.
+	/// An MLP's or CNN's hidden width, and a transformer's MLP width.
 	pub const HIDDEN: u32 = 1 << 20;
 	/// A CNN's first convolution's channels.
 	pub const CNN_CHANNELS: u16 = 1 << 12;
@@ -189,7 +347,17 @@ impl ModelSpec {
 	pub fn reads(&self) -> DataKind {
 		match *self {
 			ModelSpec::Gpt(c) => DataKind::Tokens { vocab: c.vocab },
+			ModelSpec::Transformer(c) => DataKind::Tokens { vocab: c.vocab },
 			ModelSpec::MnistMlp(_) | ModelSpec::MnistCnn(_) => DataKind::MnistImages,
+		}
+	}
+
+	/// The context length of a model that reads token streams (a sample is one context).
+	pub fn context(&self) -> Option<u32> {
+		match *self {
+			ModelSpec::Gpt(c) => Some(c.context),
+			ModelSpec::Transformer(c) => Some(c.context),
+			ModelSpec::MnistMlp(_) | ModelSpec::MnistCnn(_) => None,
 		}
 	}
 
@@ -205,6 +373,7 @@ impl ModelSpec {
 	pub fn flops_per_sample(&self) -> Option<u64> {
 		let per_sample = match *self {
 			ModelSpec::Gpt(c) => 6 * self.parameters_exact() * u128::from(c.context),
+			ModelSpec::Transformer(c) => 6 * self.parameters_exact() * u128::from(c.context),
 			ModelSpec::MnistMlp(_) => 6 * self.parameters_exact(),
 			ModelSpec::MnistCnn(c) => {
 				let c1 = u128::from(c.channels);
@@ -232,6 +401,7 @@ impl ModelSpec {
 				let block = 12 * w * w + 13 * w;
 				v * w + t * w + l * block + 2 * w + w * v
 			}
+			ModelSpec::Transformer(c) => c.parameters(),
 			ModelSpec::MnistMlp(c) => {
 				let (h, l) = (u128::from(c.hidden), u128::from(c.layers));
 				(MNIST_PIXELS * h + h)
@@ -249,7 +419,7 @@ impl ModelSpec {
 	}
 
 	/// Checks the dimensions (none zero, none above [`model_bounds`], a GPT's heads dividing
-	/// its width) and the size (at most [`MAX_MODEL_PARAMS`]).
+	/// its width, a transformer's shape [`TransformerConfig::well_formed`]) and the size (at most [`MAX_MODEL_PARAMS`]).
 	pub fn validate(&self) -> Result<(), SpecError> {
 		use model_bounds::*;
 		let (ok, within_bounds) = match *self {
@@ -269,6 +439,14 @@ impl ModelSpec {
 			ModelSpec::MnistCnn(c) => {
 				(c.channels > 0 && c.hidden > 0, c.channels <= CNN_CHANNELS && c.hidden <= HIDDEN)
 			}
+			ModelSpec::Transformer(c) => (
+				c.well_formed(),
+				c.vocab <= GPT_VOCAB
+					&& c.context <= GPT_CONTEXT
+					&& c.layers <= LAYERS
+					&& c.width <= GPT_WIDTH
+					&& c.mlp_width <= HIDDEN,
+			),
 		};
 		if !ok {
 			return Err(SpecError::BadModel);
@@ -1015,6 +1193,83 @@ mod tests {
 		let expected = 256 * w + 64 * w + 4 * (12 * w * w + 13 * w) + 2 * w + w * 256;
 		assert_eq!(model.parameters(), Some(expected));
 		assert_eq!(model.flops_per_sample(), Some(6 * expected * 64));
+	}
+
+	fn transformer(
+		activation: Activation,
+		norm: Norm,
+		position: Position,
+		tied: bool,
+	) -> TransformerConfig {
+		TransformerConfig {
+			vocab: 1000,
+			context: 64,
+			layers: 3,
+			width: 96,
+			heads: 6,
+			kv_heads: 2,
+			mlp_width: 256,
+			activation,
+			norm,
+			position,
+			tied_embeddings: tied,
+		}
+	}
+
+	#[test]
+	fn transformer_parameter_counts_follow_each_knob() {
+		// Llama-style: RMS norm, SwiGLU, RoPE, grouped-query attention (2 of 6 heads' k/v).
+		let llama = transformer(Activation::SwiGlu, Norm::RmsNorm, Position::Rope, false);
+		let (v, t, w, kv, m) = (1000u64, 64u64, 96u64, 32u64, 256u64);
+		let block = 2 * w * w + 2 * w * kv + 3 * w * m + 2 * w;
+		let expected = v * w + 3 * block + w + w * v;
+		let model = ModelSpec::Transformer(llama);
+		assert_eq!(model.parameters(), Some(expected));
+		assert_eq!(model.flops_per_sample(), Some(6 * expected * t));
+		assert_eq!(model.validate(), Ok(()));
+		assert_eq!(model.reads(), DataKind::Tokens { vocab: 1000 });
+		// GPT-2-style with tied embeddings: learned positions, layer norms, a GELU MLP.
+		let gpt2 = transformer(Activation::Gelu, Norm::LayerNorm, Position::Learned, true);
+		let block = 2 * w * w + 2 * w * kv + 2 * w * m + 4 * w;
+		assert_eq!(
+			ModelSpec::Transformer(gpt2).parameters(),
+			Some(v * w + t * w + 3 * block + 2 * w)
+		);
+	}
+
+	#[test]
+	fn malformed_transformers_are_refused() {
+		let good = transformer(Activation::SwiGlu, Norm::RmsNorm, Position::Rope, false);
+		let cases: [fn(&mut TransformerConfig); 7] = [
+			|c| c.kv_heads = 4, // does not divide 6 heads
+			|c| c.kv_heads = 0,
+			|c| c.heads = 5, // does not divide the width 96
+			|c| c.mlp_width = 0,
+			|c| c.width = 90, // 6 heads of 15: odd, no RoPE
+			|c| c.vocab = 0,
+			|c| c.layers = 0,
+		];
+		for (i, mutate) in cases.into_iter().enumerate() {
+			let mut c = good;
+			mutate(&mut c);
+			assert_eq!(ModelSpec::Transformer(c).validate(), Err(SpecError::BadModel), "case {i}");
+		}
+		// Odd head widths are fine with learned positions.
+		let mut learned = good;
+		learned.width = 90;
+		learned.position = Position::Learned;
+		assert_eq!(ModelSpec::Transformer(learned).validate(), Ok(()));
+		let mut wide = good;
+		wide.mlp_width = model_bounds::HIDDEN + 1;
+		assert_eq!(ModelSpec::Transformer(wide).validate(), Err(SpecError::ModelTooLarge));
+		// The largest of every dimension at once counts exactly and is refused as too large.
+		let mut huge = good;
+		(huge.vocab, huge.context, huge.width, huge.mlp_width) =
+			(u32::MAX, u32::MAX, u32::MAX, u32::MAX);
+		(huge.layers, huge.heads, huge.kv_heads) = (u16::MAX, 1, 1);
+		huge.position = Position::Learned;
+		assert!(ModelSpec::Transformer(huge).parameters().is_none_or(|p| p > MAX_MODEL_PARAMS));
+		assert_eq!(ModelSpec::Transformer(huge).validate(), Err(SpecError::ModelTooLarge));
 	}
 
 	#[test]

@@ -195,6 +195,23 @@ impl Ledger {
 	}
 }
 
+/// Checks that `providers` agreed on job `job`'s model in each of its `rounds` rounds and that
+/// its held-out loss fell.
+pub fn agreed_and_learned(providers: &[Provider], job: u64, rounds: usize) -> Result<()> {
+	let records: Vec<_> = providers.iter().map(|p| p.rounds(job)).collect();
+	for r in 0..rounds {
+		let hashes: Vec<_> =
+			records.iter().map(|rs| rs.get(r).map(|x| x["model_hash"].clone())).collect();
+		ensure!(hashes.windows(2).all(|w| w[0] == w[1]), "round {r} hashes differ: {hashes:?}");
+	}
+	let losses: Vec<f64> = records[0].iter().filter_map(|r| r["eval_loss"].as_f64()).collect();
+	ensure!(
+		losses.len() == rounds && losses[rounds - 1] < losses[0],
+		"held-out loss did not fall: {losses:?}"
+	);
+	Ok(())
+}
+
 pub fn logs(providers: &[Provider]) -> String {
 	providers.iter().map(Provider::log_tail).collect::<Vec<_>>().join("\n")
 }

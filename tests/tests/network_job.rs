@@ -20,8 +20,8 @@ use std::time::Duration;
 use anyhow::{anyhow, ensure, Result};
 use grid_e2e_tests::{
 	network::{
-		dev_node, logs, post_job, provider, providers, url, wait_status, CheatRun, Ledger,
-		MNIST_JOB,
+		agreed_and_learned, dev_node, logs, post_job, provider, providers, url, wait_status,
+		CheatRun, Ledger, MNIST_JOB,
 	},
 	trainers::job_cli,
 	wait_for,
@@ -60,15 +60,7 @@ fn a_job_runs_to_completion_and_every_provider_is_paid_what_the_events_say() -> 
 		l.check_balance(&node, key, start, end)?;
 	}
 	// Everyone trained the same model, and it learned.
-	let rounds: Vec<_> = providers.iter().map(|p| p.rounds(0)).collect();
-	for r in 0..3 {
-		let hashes: Vec<_> =
-			rounds.iter().map(|rs| rs.get(r).map(|x| x["model_hash"].clone())).collect();
-		ensure!(hashes.windows(2).all(|w| w[0] == w[1]), "round {r} hashes differ: {hashes:?}");
-	}
-	let losses: Vec<f64> = rounds[0].iter().filter_map(|r| r["eval_loss"].as_f64()).collect();
-	ensure!(losses.len() == 3 && losses[2] < losses[0], "held-out loss did not fall: {losses:?}");
-	Ok(())
+	agreed_and_learned(&providers, 0, 3)
 }
 
 #[test]

@@ -142,14 +142,12 @@ mod tests {
 		InnerOptimizer::AdamW { lr: Nanos(lr), weight_decay: Nanos(100_000_000), warmup_steps: 5 }
 	}
 
-	#[test]
-	fn tiny_gpt_loss_falls_on_shakespeare() {
+	/// Held-out loss of `spec` on Shakespeare before and after 60 steps of batch 16.
+	fn shakespeare_losses(spec: ModelSpec, seed: &[u8]) -> (f64, f64) {
 		let dev = Device::Cpu;
-		let spec =
-			ModelSpec::Gpt(GptConfig { vocab: 128, context: 32, layers: 2, heads: 2, width: 32 });
 		let data = data::shakespeare(32).unwrap();
 		let config = InnerConfig { total_steps: 60, ..Default::default() };
-		let mut t = InnerTrainer::new(spec, b"gpt", &dev, &adamw(3_000_000), config).unwrap();
+		let mut t = InnerTrainer::new(spec, seed, &dev, &adamw(3_000_000), config).unwrap();
 		let eval = data.eval_batches(64, 32, &dev).unwrap();
 		let before = evaluate(t.model(), &eval).unwrap();
 		let idx = shard(&Hash::zero(), 1, 0, b"me", data.train_len(), 60 * 16);
@@ -157,10 +155,40 @@ mod tests {
 			let stats = t.step(&data.train_batch(chunk, &dev).unwrap()).unwrap();
 			assert!(stats.loss.is_finite() && stats.grad_norm > 0.0);
 		}
-		let after = evaluate(t.model(), &eval).unwrap();
+		(before, evaluate(t.model(), &eval).unwrap())
+	}
+
+	#[test]
+	fn tiny_gpt_loss_falls_on_shakespeare() {
+		let spec =
+			ModelSpec::Gpt(GptConfig { vocab: 128, context: 32, layers: 2, heads: 2, width: 32 });
+		let (before, after) = shakespeare_losses(spec, b"gpt");
 		assert!((before - 128f64.ln()).abs() < 0.2, "initial loss {before}");
 		// Unigram statistics alone give about 3.3 nats; the model must get well below ln 128.
 		assert!(after < 3.3, "held-out loss {before} -> {after}");
+	}
+
+	#[test]
+	fn a_llama_style_transformer_learns_shakespeare() {
+		use grid_primitives::job::{Activation, Norm, Position, TransformerConfig};
+		let spec = ModelSpec::Transformer(TransformerConfig {
+			vocab: 128,
+			context: 32,
+			layers: 2,
+			width: 32,
+			heads: 4,
+			kv_heads: 2,
+			mlp_width: 64,
+			activation: Activation::SwiGlu,
+			norm: Norm::RmsNorm,
+			position: Position::Rope,
+			tied_embeddings: true,
+		});
+		let (before, after) = shakespeare_losses(spec, b"llama");
+		assert!((before - 128f64.ln()).abs() < 0.3, "initial loss {before}");
+		// Far below ln 128 (4.85), near the unigram statistics' 3.3 nats after 60 steps of a
+		// model with no biases and tied embeddings (3.31 measured).
+		assert!(after < 3.5, "held-out loss {before} -> {after}");
 	}
 
 	#[test]

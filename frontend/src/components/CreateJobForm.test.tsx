@@ -58,6 +58,94 @@ describe("CreateJobForm", () => {
     expect(screen.getByText(/Connect to a node to see the escrow/)).toBeInTheDocument();
   });
 
+  it("offers the transformer with every knob, checks each on its field and submits its spec", async () => {
+    const onSubmit = vi.fn();
+    render(<CreateJobForm limits={LIMITS} protocolFee={10_000_000} onSubmit={onSubmit} tx={IDLE} />);
+    await userEvent.selectOptions(screen.getByLabelText("Model"), "transformer");
+    expect(screen.getByLabelText("Model")).not.toHaveAttribute("aria-invalid");
+    // examples/llama-job.toml's model.
+    const values = {
+      Vocabulary: "256",
+      "Context (tokens)": "64",
+      Layers: "2",
+      Width: "64",
+      Heads: "4",
+      "Key/value heads": "2",
+      "MLP width": "172",
+      Activation: "swiglu",
+      Normalization: "rmsnorm",
+      Positions: "rope",
+    };
+    for (const [label, value] of Object.entries(values)) expect(screen.getByLabelText(label), label).toHaveValue(value);
+    expect(screen.getByLabelText("Tied embeddings")).toBeChecked();
+    expect(screen.getByLabelText("Vocabulary")).toHaveAccessibleDescription("256: the text is read as bytes");
+    expect(
+      screen.getByText("Transformer 2×64, 4 heads (2 kv), MLP 172 SwiGLU, RMSNorm, RoPE, tied embeddings, vocab 256, context 64 (107.3k params)"),
+    ).toBeInTheDocument();
+
+    const kvHeads = screen.getByLabelText("Key/value heads");
+    await userEvent.clear(kvHeads);
+    await userEvent.type(kvHeads, "3");
+    expect(kvHeads).toHaveAttribute("aria-invalid", "true");
+    expect(kvHeads).toHaveAccessibleDescription("fewer than the heads: grouped-query attention must divide the heads");
+    await userEvent.clear(kvHeads);
+    await userEvent.type(kvHeads, "1");
+    const width = screen.getByLabelText("Width");
+    await userEvent.clear(width);
+    await userEvent.type(width, "60");
+    // The width makes the heads wrong: shown on the heads once the job is submitted.
+    expect(screen.getByText("1 field needs fixing.")).toBeInTheDocument();
+    await userEvent.click(screen.getByRole("button", { name: "Sign and post job" }));
+    expect(onSubmit).not.toHaveBeenCalled();
+    expect(screen.getByLabelText("Heads")).toHaveAccessibleDescription("with RoPE the head width (width ÷ heads = 15) must be even");
+    await userEvent.selectOptions(screen.getByLabelText("Positions"), "learned");
+    expect(screen.getByLabelText("Heads")).not.toHaveAttribute("aria-invalid");
+    const vocab = screen.getByLabelText("Vocabulary");
+    await userEvent.clear(vocab);
+    await userEvent.type(vocab, "1000");
+    expect(vocab).toHaveAccessibleDescription("256: the text is read as bytes the shipped text is bytes: the vocabulary must be 256");
+    await userEvent.clear(vocab);
+    await userEvent.type(vocab, "256");
+
+    await userEvent.selectOptions(screen.getByLabelText("Activation"), "gelu");
+    await userEvent.selectOptions(screen.getByLabelText("Normalization"), "layernorm");
+    await userEvent.click(screen.getByLabelText("Tied embeddings"));
+    expect(screen.getByLabelText("Tied embeddings")).not.toBeChecked();
+    await userEvent.click(screen.getByRole("button", { name: "Sign and post job" }));
+    expect(onSubmit).toHaveBeenCalledTimes(1);
+    expect(onSubmit.mock.calls[0]![0].model).toEqual({
+      type: "Transformer",
+      value: {
+        vocab: 256,
+        context: 64,
+        layers: 2,
+        width: 60,
+        heads: 4,
+        kv_heads: 1,
+        mlp_width: 172,
+        activation: { type: "Gelu", value: undefined },
+        norm: { type: "LayerNorm", value: undefined },
+        position: { type: "Learned", value: undefined },
+        tied_embeddings: false,
+      },
+    });
+  });
+
+  it("keeps the transformer for text and the buyer's own data, and takes the MLP for MNIST", async () => {
+    render(<CreateJobForm onSubmit={vi.fn()} tx={IDLE} />);
+    await userEvent.selectOptions(screen.getByLabelText("Model"), "transformer");
+    await userEvent.selectOptions(screen.getByLabelText("Dataset"), "own");
+    expect(screen.getByLabelText("Model")).toHaveValue("transformer");
+    expect(screen.getByLabelText("Vocabulary")).toHaveAccessibleDescription("distinct tokens");
+    await userEvent.selectOptions(screen.getByLabelText("Dataset"), "shakespeare");
+    expect(screen.getByLabelText("Model")).toHaveValue("transformer");
+    await userEvent.selectOptions(screen.getByLabelText("Dataset"), "mnist");
+    expect(screen.getByLabelText("Model")).toHaveValue("mlp");
+    expect(screen.queryByLabelText("Key/value heads")).not.toBeInTheDocument();
+    await userEvent.selectOptions(screen.getByLabelText("Model"), "transformer");
+    expect(screen.getByLabelText("Model")).toHaveAccessibleDescription("MNIST needs the MLP or the CNN");
+  });
+
   it("takes the buyer's own dataset: a reference and a URI, checked on their fields", async () => {
     const onSubmit = vi.fn();
     render(<CreateJobForm limits={LIMITS} protocolFee={10_000_000} onSubmit={onSubmit} tx={IDLE} />);

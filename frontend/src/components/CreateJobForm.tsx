@@ -8,6 +8,7 @@ import {
   describeModel,
   escrowOf,
   formDataset,
+  modelFits,
   neededStake,
   shippedDataset,
   U128_MAX,
@@ -18,17 +19,17 @@ import {
   type JobSpec,
   type ModelKind,
   type SpecLimits,
+  type TextField,
 } from "../lib/spec";
 import type { TxState } from "../lib/tx";
 import { formatGrid, formatPerbill } from "../lib/units";
 import { TxStatus } from "./TxStatus";
 
-/** The model for a new dataset choice: text takes the GPT, MNIST the MLP (or the CNN); the
- * buyer's own dataset keeps the model chosen. */
+/** The model for a new dataset choice: the one chosen if it reads the data (the buyer's own
+ * dataset keeps any), otherwise the GPT for text and the MLP for MNIST. */
 function modelFor(dataset: DatasetChoice, model: ModelKind): ModelKind {
-  if (dataset === "shakespeare") return "gpt";
-  if (dataset === "mnist") return model === "gpt" ? "mlp" : model;
-  return model;
+  if (dataset === "own" || modelFits(dataset, model)) return model;
+  return dataset === "shakespeare" ? "gpt" : "mlp";
 }
 
 /** The inputs of a dataset reference or URI: typed as text, not corrected. */
@@ -73,7 +74,7 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
   const dataset = formDataset(form).dataset;
   const busy = tx.phase === "signing" || tx.phase === "pending";
 
-  const set = (field: FormField, value: string) => {
+  const set = (field: FormField, value: string | boolean) => {
     setForm((f) => {
       const next = { ...f, [field]: value };
       if (field === "dataset") next.model = modelFor(value as DatasetChoice, f.model);
@@ -89,7 +90,7 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
       </small>
     );
 
-  const field = (name: FormField, label: string, hint?: ReactNode, props: React.InputHTMLAttributes<HTMLInputElement> = {}) => {
+  const field = (name: TextField, label: string, hint?: ReactNode, props: React.InputHTMLAttributes<HTMLInputElement> = {}) => {
     const error = errorOf(name);
     const describedBy = [hint ? `${name}-hint` : "", error ? `${name}-error` : ""].filter(Boolean).join(" ");
     return (
@@ -114,7 +115,7 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
       </div>
     );
   };
-  const choice = (name: FormField, label: string, options: [string, string][]) => {
+  const choice = (name: TextField, label: string, options: [string, string][]) => {
     const error = errorOf(name);
     return (
       <div className={`field${error ? " invalid" : ""}`}>
@@ -137,7 +138,7 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
     );
   };
 
-  const textArea = (name: FormField, label: string, hint: ReactNode) => {
+  const textArea = (name: TextField, label: string, hint: ReactNode) => {
     const error = errorOf(name);
     const describedBy = [`${name}-hint`, error ? `${name}-error` : ""].filter(Boolean).join(" ");
     return (
@@ -156,6 +157,31 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
           aria-invalid={error ? true : undefined}
           aria-describedby={describedBy}
         />
+        <small id={`${name}-hint`} className="muted">
+          {hint}
+        </small>
+        {errorNote(name, error)}
+      </div>
+    );
+  };
+
+  const checkbox = (name: FormField, label: string, hint: ReactNode) => {
+    const error = errorOf(name);
+    const describedBy = [`${name}-hint`, error ? `${name}-error` : ""].filter(Boolean).join(" ");
+    return (
+      <div className={`field field-check${error ? " invalid" : ""}`}>
+        <label htmlFor={name}>
+          <input
+            id={name}
+            name={name}
+            type="checkbox"
+            checked={form[name] === true}
+            onChange={(e) => set(name, e.target.checked)}
+            aria-invalid={error ? true : undefined}
+            aria-describedby={describedBy}
+          />{" "}
+          {label}
+        </label>
         <small id={`${name}-hint`} className="muted">
           {hint}
         </small>
@@ -194,7 +220,8 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
             <p className="muted" data-testid="own-dataset-note">
               Which models can read your dataset the form cannot tell. Providers fetch the data and check it against the
               reference before joining, and skip the job if no holder serves it correctly or the model cannot read its format
-              (a token id beyond the vocabulary, say: the GPT here reads bytes, a vocabulary of 256).
+              (a token id beyond the vocabulary, say: the GPT here reads bytes, a vocabulary of 256; the transformer's is
+              the one you set).
             </p>
           </>
         )}
@@ -203,6 +230,7 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
             ["gpt", "Byte-level GPT"],
             ["mlp", "MNIST MLP"],
             ["cnn", "MNIST CNN"],
+            ["transformer", "Transformer (GPT-2 or Llama style)"],
           ])}
           {form.model === "gpt" && (
             <>
@@ -222,6 +250,30 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
             <>
               {field("cnnChannels", "Channels")}
               {field("cnnHidden", "Dense width")}
+            </>
+          )}
+          {form.model === "transformer" && (
+            <>
+              {field("transformerVocab", "Vocabulary", form.dataset === "shakespeare" ? "256: the text is read as bytes" : "distinct tokens")}
+              {field("transformerContext", "Context (tokens)")}
+              {field("transformerLayers", "Layers")}
+              {field("transformerWidth", "Width")}
+              {field("transformerHeads", "Heads")}
+              {field("transformerKvHeads", "Key/value heads", "fewer than the heads: grouped-query attention")}
+              {field("transformerMlpWidth", "MLP width")}
+              {choice("transformerActivation", "Activation", [
+                ["swiglu", "SwiGLU"],
+                ["gelu", "GELU"],
+              ])}
+              {choice("transformerNorm", "Normalization", [
+                ["rmsnorm", "RMSNorm"],
+                ["layernorm", "LayerNorm"],
+              ])}
+              {choice("transformerPosition", "Positions", [
+                ["rope", "RoPE (rotary)"],
+                ["learned", "Learned embedding"],
+              ])}
+              {checkbox("transformerTied", "Tied embeddings", "the output head is the token embedding")}
             </>
           )}
         </div>

@@ -2,7 +2,7 @@ import { render, screen, within } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
 import { DATASETS } from "../lib/spec";
 import { UNIT } from "../lib/units";
-import { ALICE, BOB, CHARLIE, completedDetail, HASH, job, runningDetail, SPEC } from "../test/fixtures";
+import { ALICE, BOB, CHARLIE, completedDetail, HASH, job, runningDetail, SPEC, TRANSFORMER_SPEC } from "../test/fixtures";
 import { JobDetailView } from "./JobDetailView";
 
 describe("JobDetailView", () => {
@@ -108,6 +108,17 @@ describe("JobDetailView", () => {
     const spec = { ...SPEC, dataset: { ...SPEC.dataset, uri: Uint8Array.from(new TextEncoder().encode("grid:mnist")) } };
     render(<JobDetailView detail={{ job: job(2, { spec }), participants: [], rounds: [] }} rpcUrl="ws://x" />);
     expect(screen.getByTestId("dataset")).toHaveTextContent(/^own dataset: grid:mnist 0x/);
+  });
+
+  it("describes the model: a GPT, or a transformer with every knob and its parameter count", () => {
+    const { rerender } = render(<JobDetailView detail={completedDetail()} rpcUrl="ws://x" />);
+    const spec = () => screen.getByRole("region", { name: "Spec" });
+    const model = () => within(spec()).getByText("Model").nextElementSibling;
+    expect(model()).toHaveTextContent(/^GPT 2×64, 4 heads, context 64 \(/);
+    rerender(<JobDetailView detail={{ job: job(5, { spec: TRANSFORMER_SPEC }), participants: [], rounds: [] }} rpcUrl="ws://x" />);
+    expect(model()).toHaveTextContent(
+      /^Transformer 2×64, 4 heads \(2 kv\), MLP 172 SwiGLU, RMSNorm, RoPE, tied embeddings, vocab 256, context 64 \(107\.3k params\)$/,
+    );
   });
 
   it("says anyone with the stake may join a job with the default admission", () => {

@@ -1,7 +1,7 @@
 import { render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
-import { BOB, job } from "../test/fixtures";
+import { BOB, job, TRANSFORMER_SPEC } from "../test/fixtures";
 import { UNIT } from "../lib/units";
 import { JobsList } from "./JobsList";
 
@@ -25,6 +25,12 @@ describe("JobsList", () => {
     expect(running.getByTitle(BOB)).toHaveTextContent("5FHneW46…jJM694ty");
     expect(within(rows[2]!).getByText("0 GRID / 151.5 GRID")).toBeInTheDocument();
     expect(within(rows[0]!).getByText(/GPT 2×64/)).toBeInTheDocument();
+  });
+
+  it("describes a transformer job's model", () => {
+    render(<JobsList jobs={[job(7, { spec: TRANSFORMER_SPEC })]} />);
+    const row = screen.getAllByRole("row")[1]!;
+    expect(within(row).getByText(/^Transformer 2×64, 4 heads \(2 kv\), MLP 172 SwiGLU, RMSNorm, RoPE, tied embeddings/)).toBeInTheDocument();
   });
 
   it("filters by status", async () => {

@@ -6,15 +6,18 @@ import {
   datasetUriProblem,
   DEFAULT_FORM,
   describeDataset,
+  describeModel,
   escrowOf,
   neededStake,
   parameters,
   parseContentHash,
   shippedDataset,
   stakeFor,
+  transformerParameters,
   U128_MAX,
   type JobForm,
   type SpecLimits,
+  type TransformerConfig,
 } from "./spec";
 import { UNIT } from "./units";
 
@@ -278,7 +281,7 @@ describe("the buyer's own dataset", () => {
     expect(errors).toBeUndefined();
     expect(spec?.dataset).toEqual({ content_hash: REF, uri: bytes(HOLDER) });
     // The form cannot know which models read the buyer's data: any goes.
-    for (const model of ["gpt", "mlp", "cnn"] as const) {
+    for (const model of ["gpt", "mlp", "cnn", "transformer"] as const) {
       expect(errorsOf({ dataset: "own", datasetHash: REF, datasetUri: HOLDER, model })).toEqual({});
     }
   });
@@ -330,5 +333,149 @@ describe("escrow", () => {
       total: 151_500_000_000_000n,
     });
     expect(escrowOf({ reward_per_round: 1n, rounds: 3 }, 10_000_000).total).toBe(6n);
+  });
+});
+
+/** The Rust unit test's configurations (primitives/src/job.rs): Llama-style, untied. */
+const LLAMA: TransformerConfig = {
+  vocab: 1000,
+  context: 64,
+  layers: 3,
+  width: 96,
+  heads: 6,
+  kv_heads: 2,
+  mlp_width: 256,
+  activation: { type: "SwiGlu", value: undefined },
+  norm: { type: "RmsNorm", value: undefined },
+  position: { type: "Rope", value: undefined },
+  tied_embeddings: false,
+};
+/** GPT-2-style: GELU, layer norm, learned positions, tied embeddings. */
+const GPT2: TransformerConfig = {
+  ...LLAMA,
+  activation: { type: "Gelu", value: undefined },
+  norm: { type: "LayerNorm", value: undefined },
+  position: { type: "Learned", value: undefined },
+  tied_embeddings: true,
+};
+const transformer = (patch: Partial<JobForm>) => form({ model: "transformer", ...patch });
+const transformerErrors = (patch: Partial<JobForm>) => errorsOf({ model: "transformer", ...patch });
+
+describe("the transformer", () => {
+  it("counts parameters like TransformerConfig::parameters, for Llama and GPT-2 styles", () => {
+    // Per block: q, o (w²), k, v (w × kv heads × head width), the MLP, two norms.
+    const llama = 1000 * 96 + 3 * (2 * 96 * 96 + 2 * 96 * 32 + 3 * 96 * 256 + 2 * 96) + 96 + 96 * 1000;
+    expect(transformerParameters(LLAMA)).toBe(BigInt(llama));
+    expect(parameters({ type: "Transformer", value: LLAMA })).toBe(487_584n);
+    const gpt2 = 1000 * 96 + 64 * 96 + 3 * (2 * 96 * 96 + 2 * 96 * 32 + 2 * 96 * 256 + 4 * 96) + 2 * 96;
+    expect(parameters({ type: "Transformer", value: GPT2 })).toBe(BigInt(gpt2));
+    expect(gpt2).toBe(324_672);
+  });
+
+  it("counts exactly past 2^53", () => {
+    const huge = { ...LLAMA, vocab: 1 << 20, context: 1 << 20, layers: 1 << 10, width: 1 << 16, heads: 1, kv_heads: 1, mlp_width: 1 << 20 };
+    const [v, l, w, m] = [1n << 20n, 1n << 10n, 1n << 16n, 1n << 20n];
+    expect(transformerParameters(huge)).toBe(v * w + l * (2n * w * w + 2n * w * w + 3n * w * m + 2n * w) + w + w * v);
+  });
+
+  it("converts examples/llama-job.toml's model", () => {
+    const { spec, errors } = buildJobSpec(transformer({}), LIMITS);
+    expect(errors).toBeUndefined();
+    expect(spec?.model).toEqual({
+      type: "Transformer",
+      value: {
+        vocab: 256,
+        context: 64,
+        layers: 2,
+        width: 64,
+        heads: 4,
+        kv_heads: 2,
+        mlp_width: 172,
+        activation: { type: "SwiGlu", value: undefined },
+        norm: { type: "RmsNorm", value: undefined },
+        position: { type: "Rope", value: undefined },
+        tied_embeddings: true,
+      },
+    });
+    expect(spec?.dataset.content_hash).toBe(DATASETS.shakespeare.hash);
+  });
+
+  it("builds each knob as the descriptors' enums spell it", () => {
+    const gpt2 = buildJobSpec(
+      transformer({ transformerActivation: "gelu", transformerNorm: "layernorm", transformerPosition: "learned", transformerTied: false }),
+      LIMITS,
+    );
+    expect(gpt2.spec?.model).toMatchObject({
+      type: "Transformer",
+      value: {
+        activation: { type: "Gelu", value: undefined },
+        norm: { type: "LayerNorm", value: undefined },
+        position: { type: "Learned", value: undefined },
+        tied_embeddings: false,
+      },
+    });
+  });
+
+  it("refuses a zero or out-of-bounds dimension, each on its field", () => {
+    const fields = [
+      ["transformerVocab", 1 << 20],
+      ["transformerContext", 1 << 20],
+      ["transformerLayers", 1 << 10],
+      ["transformerWidth", 1 << 16],
+      ["transformerHeads", 0xffff],
+      ["transformerKvHeads", 0xffff],
+      ["transformerMlpWidth", 1 << 20],
+    ] as const;
+    for (const [field, max] of fields) {
+      expect(transformerErrors({ dataset: "own", datasetHash: REF, datasetUri: HOLDER, [field]: "0" })[field], field).toBe(`must be between 1 and ${max}`);
+      expect(transformerErrors({ dataset: "own", datasetHash: REF, datasetUri: HOLDER, [field]: String(max + 1) })[field], field).toBe(
+        `must be between 1 and ${max}`,
+      );
+    }
+    expect(transformerErrors({ transformerLayers: "2.5" }).transformerLayers).toBe("must be a whole number");
+  });
+
+  it("checks the shape as TransformerConfig::well_formed does", () => {
+    expect(transformerErrors({ transformerHeads: "5", transformerKvHeads: "1" })).toEqual({ transformerHeads: "must divide the width" });
+    expect(transformerErrors({ transformerKvHeads: "3" })).toEqual({ transformerKvHeads: "must divide the heads" });
+    // Grouped-query attention down to one key/value head, or one per query head.
+    expect(transformerErrors({ transformerKvHeads: "1" })).toEqual({});
+    expect(transformerErrors({ transformerKvHeads: "4" })).toEqual({});
+    // RoPE rotates pairs: a head width of 15 (60 ÷ 4) is refused with RoPE, not with learned positions.
+    expect(transformerErrors({ transformerWidth: "60" })).toEqual({
+      transformerHeads: "with RoPE the head width (width ÷ heads = 15) must be even",
+    });
+    expect(transformerErrors({ transformerWidth: "60", transformerPosition: "learned" })).toEqual({});
+  });
+
+  it("reads token streams: shakespeare as bytes (a vocabulary of 256) and any own dataset, not MNIST", () => {
+    expect(transformerErrors({ transformerVocab: "50257" })).toEqual({
+      transformerVocab: "the shipped text is bytes: the vocabulary must be 256",
+    });
+    expect(transformerErrors({ transformerVocab: "255" }).transformerVocab).toMatch(/must be 256/);
+    const own = { dataset: "own", datasetHash: REF, datasetUri: HOLDER } as const;
+    expect(transformerErrors({ ...own, transformerVocab: "50257" })).toEqual({});
+    // Shakespeare named as one's own is still bytes.
+    const text = { dataset: "own", datasetHash: DATASETS.shakespeare.hash, datasetUri: "grid:shakespeare" } as const;
+    expect(transformerErrors({ ...text, transformerVocab: "1000" }).transformerVocab).toMatch(/must be 256/);
+    expect(transformerErrors({ dataset: "mnist" })).toEqual({ model: "MNIST needs the MLP or the CNN" });
+    expect(errorsOf({ model: "cnn" }).model).toBe("text needs the GPT or the transformer");
+  });
+
+  it("refuses a model above 10 billion parameters", () => {
+    const own = { dataset: "own", datasetHash: REF, datasetUri: HOLDER } as const;
+    expect(transformerErrors({ ...own, transformerLayers: "1024", transformerWidth: "16384" }).model).toMatch(
+      /^\d+ parameters is above the limit of 10 billion$/,
+    );
+  });
+
+  it("is described with every knob and its parameter count", () => {
+    expect(describeModel(buildJobSpec(transformer({}), LIMITS).spec!.model)).toBe(
+      "Transformer 2×64, 4 heads (2 kv), MLP 172 SwiGLU, RMSNorm, RoPE, tied embeddings, vocab 256, context 64 (107.3k params)",
+    );
+    expect(describeModel({ type: "Transformer", value: GPT2 })).toBe(
+      "Transformer 3×96, 6 heads (2 kv), MLP 256 GELU, LayerNorm, learned positions, tied embeddings, vocab 1000, context 64 (324.7k params)",
+    );
+    expect(describeModel({ type: "Transformer", value: LLAMA })).toMatch(/, untied embeddings, vocab 1000, context 64 \(487\.6k params\)$/);
   });
 });

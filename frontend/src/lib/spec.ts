@@ -26,13 +26,27 @@ export const DATASETS = {
 export type DatasetName = keyof typeof DATASETS;
 /** The form's dataset choice: a shipped one, or the buyer's own (a reference and a URI). */
 export type DatasetChoice = DatasetName | "own";
-export type ModelKind = "gpt" | "mlp" | "cnn";
+export type ModelKind = "gpt" | "mlp" | "cnn" | "transformer";
+/** A transformer's knobs as the form names them (the job file's words). */
+export type ActivationKind = "gelu" | "swiglu";
+export type NormKind = "layernorm" | "rmsnorm";
+export type PositionKind = "learned" | "rope";
 
-/** Whether a model can train on a dataset: the GPT on text, the MLP or the CNN on MNIST
- * (primitives `ShippedDataset::fits`; `spec-rules.test.ts` checks they agree). */
-export function modelFits(dataset: DatasetName, model: ModelKind): boolean {
-  return dataset === "shakespeare" ? model === "gpt" : model !== "gpt";
+/** Whether a model reads token streams (`DataKind::Tokens`): the GPT and the transformer. */
+export function readsTokens(model: ModelKind): boolean {
+  return model === "gpt" || model === "transformer";
 }
+
+/** Whether a model can train on a dataset: the GPT or the transformer on text, the MLP or the
+ * CNN on MNIST (primitives `ShippedDataset::fits`; `spec-rules.test.ts` checks they agree).
+ * Text is bytes: a transformer's vocabulary must also be 256 (`buildJobSpec` checks it). */
+export function modelFits(dataset: DatasetName, model: ModelKind): boolean {
+  return dataset === "shakespeare" ? readsTokens(model) : !readsTokens(model);
+}
+
+/** The vocabulary of the shipped text (bytes): a token model must have exactly this one to
+ * train on it (`DataKind::Tokens { vocab: 256 }`). */
+export const BYTE_VOCAB = 256;
 export type OptimizerKind = "adamw" | "sgd";
 export type CompressionKind = "none" | "int8" | "topk";
 
@@ -52,6 +66,18 @@ export interface JobForm {
   mlpLayers: string;
   cnnChannels: string;
   cnnHidden: string;
+  transformerVocab: string;
+  transformerContext: string;
+  transformerLayers: string;
+  transformerWidth: string;
+  transformerHeads: string;
+  transformerKvHeads: string;
+  transformerMlpWidth: string;
+  transformerActivation: ActivationKind;
+  transformerNorm: NormKind;
+  transformerPosition: PositionKind;
+  /** Whether the output head is the token embedding: the form's one check box. */
+  transformerTied: boolean;
   rounds: string;
   roundBlocks: string;
   batchSize: string;
@@ -78,6 +104,8 @@ export interface JobForm {
   allowlist: string;
 }
 export type FormField = keyof JobForm;
+/** The fields typed or chosen as text: all but the check box. */
+export type TextField = { [K in FormField]: JobForm[K] extends boolean ? never : K }[FormField];
 export type FormErrors = Partial<Record<FormField, string>>;
 
 /** Defaults: examples/shakespeare-job.toml, the local network's main job. */
@@ -94,6 +122,18 @@ export const DEFAULT_FORM: JobForm = {
   mlpLayers: "1",
   cnnChannels: "8",
   cnnHidden: "64",
+  // examples/llama-job.toml's model.
+  transformerVocab: "256",
+  transformerContext: "64",
+  transformerLayers: "2",
+  transformerWidth: "64",
+  transformerHeads: "4",
+  transformerKvHeads: "2",
+  transformerMlpWidth: "172",
+  transformerActivation: "swiglu",
+  transformerNorm: "rmsnorm",
+  transformerPosition: "rope",
+  transformerTied: true,
   rounds: "5",
   roundBlocks: "8",
   batchSize: "16",
@@ -283,6 +323,24 @@ export const MODEL_BOUNDS = {
 /** Largest model, in parameters (`MAX_MODEL_PARAMS`). */
 export const MAX_MODEL_PARAMS = 10_000_000_000n;
 
+export type TransformerConfig = Extract<ModelSpec, { type: "Transformer" }>["value"];
+
+/** A transformer's trainable parameters, as `TransformerConfig::parameters` counts them: no
+ * biases, pre-norm blocks, a final norm, the head unless tied to the token embedding. */
+export function transformerParameters(c: TransformerConfig): bigint {
+  const [v, t, l, w] = [c.vocab, c.context, c.layers, c.width].map(BigInt);
+  const headWidth = w / BigInt(Math.max(c.heads, 1));
+  const kv = BigInt(c.kv_heads) * headWidth;
+  const m = BigInt(c.mlp_width);
+  const norm = c.norm.type === "LayerNorm" ? 2n * w : w;
+  const mlp = c.activation.type === "Gelu" ? 2n * w * m : 3n * w * m;
+  // Per block: q and o (w × w each), k and v (w × kv each), the MLP, two norms.
+  const block = 2n * w * w + 2n * w * kv + mlp + 2n * norm;
+  const positions = c.position.type === "Learned" ? t * w : 0n;
+  const head = c.tied_embeddings ? 0n : w * v;
+  return v * w + positions + l * block + norm + head;
+}
+
 /** Trainable parameters, as `ModelSpec::parameters` counts them. */
 export function parameters(model: ModelSpec): bigint {
   switch (model.type) {
@@ -302,6 +360,8 @@ export function parameters(model: ModelSpec): bigint {
       const conv = 9n * c1 + c1 + (9n * c1 * c2 + c2);
       return conv + (49n * c2 * h + h) + (h * 10n + 10n);
     }
+    case "Transformer":
+      return transformerParameters(model.value);
   }
 }
 
@@ -328,6 +388,53 @@ export function escrowOf(spec: Pick<JobSpec, "reward_per_round" | "rounds">, fee
 
 const U16_MAX = 0xffff;
 const U32_MAX = 0xffff_ffff;
+
+/** Reads a whole-number field within `[min, max]`, noting the field's error (`buildJobSpec`'s `int`). */
+type IntField = (field: FormField, max?: number, min?: number) => number;
+/** Notes `message` against `field` when `bad`, unless the field has an error already. */
+type Rule = (bad: boolean, field: FormField, message: string) => void;
+
+const ACTIVATIONS = { gelu: "Gelu", swiglu: "SwiGlu" } as const;
+const NORMS = { layernorm: "LayerNorm", rmsnorm: "RmsNorm" } as const;
+const POSITIONS = { learned: "Learned", rope: "Rope" } as const;
+
+/** The form's transformer, each dimension bounded as `ModelSpec::validate` bounds it and its
+ * shape checked as `TransformerConfig::well_formed` does, each problem on its field. */
+function transformerModel(form: JobForm, int: IntField, rule: Rule): ModelSpec {
+  const width = int("transformerWidth", MODEL_BOUNDS.gptWidth, 1);
+  const heads = int("transformerHeads", U16_MAX, 1);
+  const kvHeads = int("transformerKvHeads", U16_MAX, 1);
+  const position = POSITIONS[form.transformerPosition];
+  rule(heads > 0 && width % heads !== 0, "transformerHeads", "must divide the width");
+  const headWidth = heads > 0 ? width / heads : 0;
+  rule(position === "Rope" && headWidth % 2 !== 0, "transformerHeads", `with RoPE the head width (width ÷ heads = ${headWidth}) must be even`);
+  rule(kvHeads > 0 && heads % kvHeads !== 0, "transformerKvHeads", "must divide the heads");
+  return {
+    type: "Transformer",
+    value: {
+      vocab: int("transformerVocab", MODEL_BOUNDS.gptVocab, 1),
+      context: int("transformerContext", MODEL_BOUNDS.gptContext, 1),
+      layers: int("transformerLayers", MODEL_BOUNDS.layers, 1),
+      width,
+      heads,
+      kv_heads: kvHeads,
+      mlp_width: int("transformerMlpWidth", MODEL_BOUNDS.hidden, 1),
+      activation: { type: ACTIVATIONS[form.transformerActivation], value: undefined },
+      norm: { type: NORMS[form.transformerNorm], value: undefined },
+      position: { type: position, value: undefined },
+      tied_embeddings: form.transformerTied,
+    },
+  };
+}
+
+/** Why a shipped dataset cannot train the model, against the field to change; none if it can. */
+function shippedFitProblem(shipped: DatasetName, form: JobForm, model: ModelSpec): [FormField, string] | undefined {
+  if (!modelFits(shipped, form.model)) return ["model", shipped === "shakespeare" ? "text needs the GPT or the transformer" : "MNIST needs the MLP or the CNN"];
+  if (model.type === "Transformer" && model.value.vocab !== BYTE_VOCAB) {
+    return ["transformerVocab", `the shipped text is bytes: the vocabulary must be ${BYTE_VOCAB}`];
+  }
+  return undefined;
+}
 
 /** Converts and checks a form; every problem is reported against its field. */
 export function buildJobSpec(
@@ -378,6 +485,8 @@ export function buildJobSpec(
       value: { vocab: 256, context, layers: int("gptLayers", MODEL_BOUNDS.layers, 1), heads, width },
     };
     rule(heads > 0 && width % heads !== 0, "gptHeads", "must divide the width");
+  } else if (form.model === "transformer") {
+    model = transformerModel(form, int, rule);
   } else if (form.model === "mlp") {
     const hidden = int("mlpHidden", MODEL_BOUNDS.hidden, 1);
     model = { type: "MnistMlp", value: { hidden, layers: int("mlpLayers", MODEL_BOUNDS.layers, 1) } };
@@ -388,7 +497,8 @@ export function buildJobSpec(
   // Which models read the buyer's own dataset the form cannot know; a shipped one it does.
   const data = formDataset(form);
   const shipped = data.dataset && shippedDataset(data.dataset);
-  rule(!!shipped && !modelFits(shipped, form.model), "model", shipped === "shakespeare" ? "text needs the GPT" : "MNIST needs the MLP or the CNN");
+  const misfit = shipped && shippedFitProblem(shipped, form, model);
+  if (misfit) rule(true, ...misfit);
   const anyModelError = Object.keys(errors).length > 0;
   if (!anyModelError && parameters(model) > MAX_MODEL_PARAMS) {
     errors.model = `${parameters(model)} parameters is above the limit of 10 billion`;
@@ -490,7 +600,29 @@ export function describeModel(model: ModelSpec): string {
       return `MLP ${model.value.layers}×${model.value.hidden} (${p} params)`;
     case "MnistCnn":
       return `CNN ${model.value.channels} channels, dense ${model.value.hidden} (${p} params)`;
+    case "Transformer":
+      return `${describeTransformer(model.value)} (${p} params)`;
   }
+}
+
+const ACTIVATION_NAMES = { Gelu: "GELU", SwiGlu: "SwiGLU" } as const;
+const NORM_NAMES = { LayerNorm: "LayerNorm", RmsNorm: "RMSNorm" } as const;
+const POSITION_NAMES = { Learned: "learned positions", Rope: "RoPE" } as const;
+
+/** A transformer's knobs in words: "Transformer 2×64, 4 heads (2 kv), MLP 172 SwiGLU, RMSNorm,
+ * RoPE, tied embeddings, vocab 256, context 64". */
+export function describeTransformer(c: TransformerConfig): string {
+  const knobs = [
+    `Transformer ${c.layers}×${c.width}`,
+    `${c.heads} heads (${c.kv_heads} kv)`,
+    `MLP ${c.mlp_width} ${ACTIVATION_NAMES[c.activation.type]}`,
+    NORM_NAMES[c.norm.type],
+    POSITION_NAMES[c.position.type],
+    c.tied_embeddings ? "tied embeddings" : "untied embeddings",
+    `vocab ${c.vocab}`,
+    `context ${c.context}`,
+  ];
+  return knobs.join(", ");
 }
 
 /** A compression scheme in words. */

@@ -12,6 +12,8 @@ export const CHARLIE = "5FLSigC9HGRKVhB9FiEo4Y3koPsNmBmLJbpXg2mp1hXcS59Y";
 export const HASH = `0x${"ab".repeat(32)}`;
 
 export const SPEC = buildJobSpec(DEFAULT_FORM).spec!;
+/** examples/llama-job.toml: the default job with a Llama-style transformer. */
+export const TRANSFORMER_SPEC = buildJobSpec({ ...DEFAULT_FORM, model: "transformer" }).spec!;
 
 /** The hardware the test providers declare. */
 export const CAPABILITIES: CapabilitiesRow = {

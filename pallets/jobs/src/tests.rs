@@ -4,7 +4,9 @@ use crate::{
 	mock::*, Agenda, AgendaItem, Equivocations, Error, Event, JobStatus, Jobs as JobsMap,
 	Participants, RemovalReason, RoundResults, Rounds,
 };
-use grid_primitives::job::{max_claim, Compression, GptConfig, ModelSpec, Nanos};
+use grid_primitives::job::{
+	max_claim, Compression, GptConfig, ModelSpec, Nanos, TransformerConfig,
+};
 use pallet_providers::{traits::ProviderRegistry, SlashReason};
 use polkadot_sdk::polkadot_sdk_frame::{
 	deps::{
@@ -42,6 +44,35 @@ fn create_job_holds_the_budget() {
 			vec![Event::JobCreated { job: id, buyer: BUYER, budget: 3 * ROUND_ESCROW }]
 		);
 		assert_eq!(create(spec()), id + 1);
+		check_invariants();
+	});
+}
+
+/// A small Llama-style transformer with `kv_heads` key/value heads for its four query heads.
+fn transformer(kv_heads: u16) -> TransformerConfig {
+	use grid_primitives::job::{Activation, Norm, Position};
+	TransformerConfig {
+		vocab: 256,
+		context: 16,
+		layers: 2,
+		width: 32,
+		heads: 4,
+		kv_heads,
+		mlp_width: 64,
+		activation: Activation::SwiGlu,
+		norm: Norm::RmsNorm,
+		position: Position::Rope,
+		tied_embeddings: true,
+	}
+}
+
+#[test]
+fn a_transformer_described_by_its_knobs_is_a_job() {
+	new_test_ext().execute_with(|| {
+		let mut s = spec();
+		s.model = ModelSpec::Transformer(transformer(2));
+		let id = create(s.clone());
+		assert_eq!(JobsMap::<Test>::get(id).unwrap().spec.model, s.model);
 		check_invariants();
 	});
 }
@@ -94,6 +125,18 @@ fn create_job_rejects_every_bad_field() {
 						layers: 1,
 						heads: 1,
 						width: 8,
+					})
+				},
+				Error::ModelTooLarge,
+			),
+			// A transformer whose key/value heads do not divide its query heads, and one with
+			// an MLP wider than any bound (hostile buyers' shapes no trainer can build).
+			(|s| s.model = ModelSpec::Transformer(transformer(3)), Error::BadModel),
+			(
+				|s| {
+					s.model = ModelSpec::Transformer(TransformerConfig {
+						mlp_width: grid_primitives::job::model_bounds::HIDDEN + 1,
+						..transformer(2)
 					})
 				},
 				Error::ModelTooLarge,

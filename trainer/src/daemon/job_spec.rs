@@ -221,6 +221,24 @@ mod tests {
 	}
 
 	#[test]
+	fn the_transformer_example_job_is_one_this_trainer_runs() {
+		let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/llama-job.toml");
+		let spec = load_job_file(&path).unwrap().spec;
+		let ModelSpec::Transformer(c) = spec.model else { panic!("{:?}", spec.model) };
+		assert_eq!((c.heads, c.kv_heads, c.tied_embeddings), (4, 2, true));
+		chain_job(0, &spec, 0, None).unwrap();
+		// A knob misspelled or missing is refused with its name.
+		let text = std::fs::read_to_string(&path).unwrap();
+		for (from, to, expected) in [
+			("norm = \"rmsnorm\"", "norm = \"batchnorm\"", "unknown variant `batchnorm`"),
+			("kv_heads = 2\n", "", "missing field `kv_heads`"),
+		] {
+			let err = admitted(&text.replace(from, to)).err().unwrap().to_string();
+			assert!(err.contains(expected), "{expected}: {err}");
+		}
+	}
+
+	#[test]
 	fn the_quick_example_job_is_one_this_trainer_runs() {
 		let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/mnist-job.toml");
 		let spec = load_job_file(&path).unwrap().spec;
@@ -238,6 +256,22 @@ mod tests {
 			(
 				"gpt",
 				ModelSpec::Gpt(GptConfig { vocab: 256, context: 1, layers: 1, heads: 1, width: 1 }),
+			),
+			(
+				"transformer",
+				ModelSpec::Transformer(grid_primitives::job::TransformerConfig {
+					vocab: 256,
+					context: 1,
+					layers: 1,
+					width: 2,
+					heads: 1,
+					kv_heads: 1,
+					mlp_width: 1,
+					activation: grid_primitives::job::Activation::SwiGlu,
+					norm: grid_primitives::job::Norm::RmsNorm,
+					position: grid_primitives::job::Position::Rope,
+					tied_embeddings: true,
+				}),
 			),
 		];
 		let mut datasets = serde_json::Map::new();

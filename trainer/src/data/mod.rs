@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use candle_core::Device;
 
 use grid_primitives::{
-	datasets::SHAKESPEARE,
+	datasets::{DataKind, SHAKESPEARE},
 	job::{DatasetRef, ModelSpec},
 };
 
@@ -84,15 +84,13 @@ pub fn load(store: &DataStore, dataset: &DatasetRef, model: &ModelSpec) -> Resul
 pub fn open(located: &Located, model: &ModelSpec) -> Result<Dataset> {
 	let manifest = &located.manifest;
 	let paths: Vec<PathBuf> = manifest.files.iter().map(|f| located.dir.join(&f.name)).collect();
-	match (manifest.format.token_bytes(), model) {
-		(Some(width), ModelSpec::Gpt(gpt)) => {
-			let tokens = TokenDataset::open(&paths, width, gpt.context as usize)?;
-			tokens.check_vocab(gpt.vocab)?;
+	match (manifest.format.token_bytes(), model.reads(), model.context()) {
+		(Some(width), DataKind::Tokens { vocab }, Some(context)) => {
+			let tokens = TokenDataset::open(&paths, width, context as usize)?;
+			tokens.check_vocab(vocab)?;
 			Ok(Dataset::Tokens(tokens))
 		}
-		(None, ModelSpec::MnistMlp(_) | ModelSpec::MnistCnn(_)) => {
-			Ok(Dataset::Mnist(MnistDataset::open(located)?))
-		}
+		(None, DataKind::MnistImages, _) => Ok(Dataset::Mnist(MnistDataset::open(located)?)),
 		_ => Err(Error::Config(format!(
 			"model {model:?} cannot train on {} data",
 			manifest.format.name()

@@ -84,12 +84,7 @@ impl Gpt {
 	/// attention softmax compute in f32.
 	pub fn forward(&self, ids: &Tensor, dtype: DType) -> Result<Tensor> {
 		let (b, t) = ids.dims2()?;
-		if t > self.config.context as usize {
-			return Err(Error::Config(format!(
-				"sequence of {t} tokens exceeds the context of {}",
-				self.config.context
-			)));
-		}
+		super::check_context(t, self.config.context)?;
 		let tok = embedding(&self.tok_emb, &ids.flatten_all()?)?; // [b*t, w]
 		let pos = self.pos_emb.narrow(0, 0, t)?.repeat((b, 1))?; // [b*t, w]
 		let mut x = (tok + pos)?.to_dtype(dtype)?;

@@ -4,12 +4,23 @@ pub mod fused;
 pub mod gpt;
 pub mod layers;
 pub mod mnist;
+pub mod transformer;
 
 use candle_core::{DType, Device, Tensor};
 use grid_primitives::job::ModelSpec;
 
 use crate::{device::Precision, error::Result, params::Params};
 use layers::Init;
+
+/// Errors unless a sequence of `t` tokens fits a context of `context`.
+fn check_context(t: usize, context: u32) -> Result<()> {
+	if t > context as usize {
+		return Err(crate::error::Error::Config(format!(
+			"sequence of {t} tokens exceeds the context of {context}"
+		)));
+	}
+	Ok(())
+}
 
 /// One training or evaluation batch.
 #[derive(Clone, Debug)]
@@ -31,6 +42,7 @@ enum Net {
 	Gpt(gpt::Gpt),
 	Mlp(mnist::Mlp),
 	Cnn(mnist::Cnn),
+	Transformer(transformer::Transformer),
 }
 
 /// A model built from a job's spec, with its parameters in canonical order.
@@ -62,6 +74,9 @@ impl Model {
 			ModelSpec::Gpt(c) => Net::Gpt(gpt::Gpt::new(c, &mut init)?),
 			ModelSpec::MnistMlp(c) => Net::Mlp(mnist::Mlp::new(c, &mut init)?),
 			ModelSpec::MnistCnn(c) => Net::Cnn(mnist::Cnn::new(c, &mut init)?),
+			ModelSpec::Transformer(c) => {
+				Net::Transformer(transformer::Transformer::new(c, &mut init, device)?)
+			}
 		};
 		Ok(Model { spec, net, params, precision })
 	}
@@ -91,6 +106,7 @@ impl Model {
 		let dtype = self.precision.dtype();
 		match &self.net {
 			Net::Gpt(m) => m.forward(inputs, dtype),
+			Net::Transformer(m) => m.forward(inputs, dtype),
 			Net::Mlp(m) => m.forward(&inputs.to_dtype(dtype)?),
 			Net::Cnn(m) => m.forward(&inputs.to_dtype(dtype)?),
 		}
@@ -118,21 +134,44 @@ impl Model {
 mod tests {
 	use super::*;
 	use candle_core::DType;
-	use grid_primitives::job::{CnnConfig, GptConfig, MlpConfig};
+	use grid_primitives::{
+		datasets::DataKind,
+		job::{Activation, CnnConfig, GptConfig, MlpConfig, Norm, Position, TransformerConfig},
+	};
+
+	/// A Llama-style transformer (grouped-query attention, RoPE, RMS norm, SwiGLU, untied) or a
+	/// GPT-2-style one (layer norm, learned positions, GELU, tied embeddings).
+	fn transformer(llama: bool) -> ModelSpec {
+		ModelSpec::Transformer(TransformerConfig {
+			vocab: 40,
+			context: 8,
+			layers: 2,
+			width: 16,
+			heads: 4,
+			kv_heads: if llama { 2 } else { 4 },
+			mlp_width: 24,
+			activation: if llama { Activation::SwiGlu } else { Activation::Gelu },
+			norm: if llama { Norm::RmsNorm } else { Norm::LayerNorm },
+			position: if llama { Position::Rope } else { Position::Learned },
+			tied_embeddings: !llama,
+		})
+	}
 
 	fn specs() -> Vec<ModelSpec> {
 		vec![
 			ModelSpec::Gpt(GptConfig { vocab: 40, context: 8, layers: 2, heads: 2, width: 16 }),
 			ModelSpec::MnistMlp(MlpConfig { hidden: 12, layers: 2 }),
 			ModelSpec::MnistCnn(CnnConfig { channels: 2, hidden: 8 }),
+			transformer(true),
+			transformer(false),
 		]
 	}
 
 	fn batch(spec: ModelSpec, dev: &Device) -> Batch {
-		match spec {
-			ModelSpec::Gpt(c) => {
-				let ids: Vec<u32> = (0..3 * 8).map(|i| (i * 7 + 3) % c.vocab).collect();
-				let next: Vec<u32> = (0..3 * 8).map(|i| (i * 5 + 1) % c.vocab).collect();
+		match spec.reads() {
+			DataKind::Tokens { vocab } => {
+				let ids: Vec<u32> = (0..3 * 8).map(|i| (i * 7 + 3) % vocab).collect();
+				let next: Vec<u32> = (0..3 * 8).map(|i| (i * 5 + 1) % vocab).collect();
 				Batch {
 					inputs: Tensor::from_vec(ids, (3, 8), dev).unwrap(),
 					targets: Tensor::from_vec(next, (3, 8), dev).unwrap(),
@@ -160,6 +199,19 @@ mod tests {
 		}));
 		all.push(ModelSpec::MnistMlp(MlpConfig { hidden: 100, layers: 1 }));
 		all.push(ModelSpec::MnistCnn(CnnConfig { channels: 8, hidden: 64 }));
+		all.push(ModelSpec::Transformer(TransformerConfig {
+			vocab: 300,
+			context: 32,
+			layers: 3,
+			width: 48,
+			heads: 6,
+			kv_heads: 3,
+			mlp_width: 100,
+			activation: Activation::SwiGlu,
+			norm: Norm::LayerNorm,
+			position: Position::Rope,
+			tied_embeddings: true,
+		}));
 		for spec in all {
 			let model = Model::new(spec, b"seed", &Device::Cpu).unwrap();
 			assert_eq!(Some(model.params().numel() as u64), spec.parameters(), "{spec:?}");
@@ -180,6 +232,29 @@ mod tests {
 				let norm = g.sqr().unwrap().sum_all().unwrap().to_scalar::<f32>().unwrap();
 				assert!(norm > 0.0 && norm.is_finite(), "{spec:?}: {name} gradient norm² {norm}");
 			}
+		}
+	}
+
+	#[test]
+	fn transformers_are_causal_and_rope_makes_them_see_order() {
+		let dev = Device::Cpu;
+		for spec in [transformer(true), transformer(false)] {
+			let model = Model::new(spec, b"causal", &dev).unwrap();
+			let logits = |ids: &[u32]| -> Vec<Vec<f32>> {
+				let ids = Tensor::from_vec(ids.to_vec(), (1, ids.len()), &dev).unwrap();
+				model.forward(&ids).unwrap().to_vec2().unwrap()
+			};
+			let a = logits(&[1, 2, 3, 4, 5, 6]);
+			let b = logits(&[1, 2, 3, 9, 9, 9]);
+			// Changing later tokens leaves earlier positions' logits alone.
+			for i in 0..3 {
+				assert_eq!(a[i], b[i], "{spec:?}: position {i}");
+			}
+			assert_ne!(a[3], b[3], "{spec:?}");
+			// The same token after different prefixes gets different logits: positions and
+			// context matter.
+			let c = logits(&[7, 7, 7]);
+			assert_ne!(c[1], c[2], "{spec:?}");
 		}
 	}
 
