@@ -29,7 +29,8 @@ pub const MAX_NAME_BYTES: usize = 255;
 /// Largest manifest (bytes): about 500,000 chunk hashes, half a terabyte of data.
 pub const MAX_MANIFEST_BYTES: usize = 16 << 20;
 
-/// How a dataset's files are read.
+/// How a dataset's files are read (appended to, never reordered: the variant's index is in
+/// every manifest's bytes, so in every dataset's reference).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Encode, Decode)]
 pub enum DatasetFormat {
 	/// UTF-8 text, one token per byte (a vocabulary of 256); several files are read as one
@@ -43,12 +44,15 @@ pub enum DatasetFormat {
 	/// (`train-images-idx3-ubyte[.gz]`, `train-labels-idx1-ubyte[.gz]`,
 	/// `t10k-images-idx3-ubyte[.gz]`, `t10k-labels-idx1-ubyte[.gz]`).
 	MnistIdx,
+	/// UTF-8 text with a Hugging Face `tokenizer.json` among its files: the other files, in
+	/// order, tokenized with it. The tokenizer is part of the dataset, so its hash pins it.
+	TextBpe,
 }
 
 impl DatasetFormat {
 	/// Every format, for messages and forms.
-	pub const ALL: [DatasetFormat; 4] =
-		[Self::Text, Self::TokensU16, Self::TokensU32, Self::MnistIdx];
+	pub const ALL: [DatasetFormat; 5] =
+		[Self::Text, Self::TokensU16, Self::TokensU32, Self::TextBpe, Self::MnistIdx];
 
 	/// The format's name in files and on the command line.
 	pub fn name(self) -> &'static str {
@@ -56,6 +60,7 @@ impl DatasetFormat {
 			Self::Text => "text",
 			Self::TokensU16 => "tokens-u16",
 			Self::TokensU32 => "tokens-u32",
+			Self::TextBpe => "text-bpe",
 			Self::MnistIdx => "mnist-idx",
 		}
 	}
@@ -65,16 +70,20 @@ impl DatasetFormat {
 		Self::ALL.into_iter().find(|f| f.name() == name)
 	}
 
-	/// Bytes per token of a token-stream format (text: one).
+	/// Bytes per token of a format stored as a token stream (text: one); none for text that
+	/// needs a tokenizer, and for images.
 	pub fn token_bytes(self) -> Option<usize> {
 		match self {
 			Self::Text => Some(1),
 			Self::TokensU16 => Some(2),
 			Self::TokensU32 => Some(4),
-			Self::MnistIdx => None,
+			Self::TextBpe | Self::MnistIdx => None,
 		}
 	}
 }
+
+/// The tokenizer file of a [`DatasetFormat::TextBpe`] dataset.
+pub const TOKENIZER_FILE: &str = "tokenizer.json";
 
 /// The MNIST files a [`DatasetFormat::MnistIdx`] dataset holds, without `.gz`.
 pub const MNIST_FILES: [&str; 4] = [
@@ -224,9 +233,19 @@ impl DatasetManifest {
 		self.check_layout()
 	}
 
-	/// The format's needs: token streams a whole number of tokens per file; MNIST its four
-	/// files and nothing else.
+	/// The format's needs: token streams a whole number of tokens per file; BPE text its
+	/// tokenizer and some text; MNIST its four files and nothing else.
 	fn check_layout(&self) -> Result<(), ManifestError> {
+		if self.format == DatasetFormat::TextBpe {
+			let tokenizers = self.files.iter().filter(|f| f.name == TOKENIZER_FILE).count();
+			return match (tokenizers, self.files.len()) {
+				(1, n) if n > 1 => Ok(()),
+				(1, _) => Err(ManifestError::Layout("no text beside the tokenizer".into())),
+				_ => Err(ManifestError::Layout(alloc::format!(
+					"BPE text needs its {TOKENIZER_FILE} among its files"
+				))),
+			};
+		}
 		match self.format.token_bytes() {
 			Some(width) => match self.files.iter().find(|f| f.size % width as u64 != 0) {
 				Some(f) => Err(ManifestError::Layout(alloc::format!(
@@ -347,6 +366,12 @@ mod tests {
 		short.chunks.pop();
 		let err = text(vec![short]).validate().unwrap_err();
 		assert_eq!(err, ManifestError::ChunkCount { name: "a".into(), expected: 2, listed: 1 });
+		let bpe = |files| DatasetManifest { format: DatasetFormat::TextBpe, files };
+		let err = bpe(vec![file("a.txt", 3)]).validate().unwrap_err().to_string();
+		assert!(err.contains("needs its tokenizer.json"), "{err}");
+		let err = bpe(vec![file(TOKENIZER_FILE, 3)]).validate().unwrap_err().to_string();
+		assert!(err.contains("no text beside"), "{err}");
+		assert!(bpe(vec![file("a.txt", 3), file(TOKENIZER_FILE, 3)]).validate().is_ok());
 		assert_eq!(DatasetFormat::named("tokens-u16"), Some(DatasetFormat::TokensU16));
 		assert_eq!(DatasetFormat::named("csv"), None);
 	}

@@ -6,6 +6,7 @@
 //! A job's `DatasetRef::content_hash` is the manifest's hash ([`grid_primitives::manifest`]);
 //! the shipped datasets are ordinary references whose files every trainer holds.
 
+pub mod bpe;
 pub mod mnist;
 pub mod shard;
 pub mod source;
@@ -20,6 +21,7 @@ use candle_core::Device;
 use grid_primitives::{
 	datasets::{DataKind, SHAKESPEARE},
 	job::{DatasetRef, ModelSpec},
+	manifest::DatasetFormat,
 };
 
 use crate::{
@@ -87,6 +89,20 @@ pub fn open(located: &Located, model: &ModelSpec) -> Result<Dataset> {
 	match (manifest.format.token_bytes(), model.reads(), model.context()) {
 		(Some(width), DataKind::Tokens { vocab }, Some(context)) => {
 			let tokens = TokenDataset::open(&paths, width, context as usize)?;
+			tokens.check_vocab(vocab)?;
+			Ok(Dataset::Tokens(tokens))
+		}
+		(None, DataKind::Tokens { vocab }, Some(context))
+			if manifest.format == DatasetFormat::TextBpe =>
+		{
+			let (path, tokenizer_vocab) = bpe::tokens(located)?;
+			if tokenizer_vocab > vocab {
+				return Err(Error::Config(format!(
+					"the dataset's tokenizer has {tokenizer_vocab} tokens but the model's \
+					 vocabulary has {vocab}"
+				)));
+			}
+			let tokens = TokenDataset::open(&[path], 4, context as usize)?;
 			tokens.check_vocab(vocab)?;
 			Ok(Dataset::Tokens(tokens))
 		}

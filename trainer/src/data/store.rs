@@ -34,6 +34,9 @@ pub struct Located {
 	pub manifest: DatasetManifest,
 	/// Where its files are, under their manifest names.
 	pub dir: PathBuf,
+	/// Where data derived from it may be kept (a BPE dataset's tokens); none for the shipped
+	/// datasets read without a store.
+	pub cache: Option<PathBuf>,
 }
 
 /// A chunk of a dataset: file index in the manifest and chunk index in the file.
@@ -163,7 +166,7 @@ pub fn shipped_manifest(shipped: &ShippedDataset) -> Result<Located> {
 			),
 		));
 	}
-	Ok(Located { manifest, dir })
+	Ok(Located { manifest, dir, cache: None })
 }
 
 impl DataStore {
@@ -195,7 +198,7 @@ impl DataStore {
 		let entry = self.entry(&manifest.hash());
 		write(&entry.join("manifest.scale"), &manifest.encode())?;
 		write(&entry.join("source"), dir.to_string_lossy().as_bytes())?;
-		Ok(Located { manifest: manifest.clone(), dir })
+		Ok(Located { manifest: manifest.clone(), dir, cache: Some(entry.join("cache")) })
 	}
 
 	/// The manifest of `hash`, when the store knows it (shipped, published, or being or
@@ -223,10 +226,12 @@ impl DataStore {
 		let Some(manifest) = self.manifest(hash)? else { return Ok(None) };
 		let entry = self.entry(hash);
 		if let Ok(source) = fs::read_to_string(entry.join("source")) {
-			return Ok(Some(Located { manifest, dir: PathBuf::from(source) }));
+			let cache = Some(entry.join("cache"));
+			return Ok(Some(Located { manifest, dir: PathBuf::from(source), cache }));
 		}
 		let whole = entry.join("complete").exists();
-		Ok(whole.then(|| Located { manifest, dir: entry.join("files") }))
+		let cache = Some(entry.join("cache"));
+		Ok(whole.then(|| Located { manifest, dir: entry.join("files"), cache }))
 	}
 
 	/// The dataset `reference` names if the store holds it whole, every chunk checked.
@@ -333,7 +338,7 @@ impl DataStore {
 			fs::rename(&part, &whole).map_err(|e| Error::io("renaming", &part, e))?;
 		}
 		write(&entry.join("complete"), b"")?;
-		Ok(Located { manifest: manifest.clone(), dir: files })
+		Ok(Located { manifest: manifest.clone(), dir: files, cache: Some(entry.join("cache")) })
 	}
 }
 
