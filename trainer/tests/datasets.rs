@@ -212,3 +212,74 @@ async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 	assert!(err.contains("no holder served its manifest") && err.contains("hashes to"), "{err}");
 	assert!(alone.locate(&hash).unwrap().is_none());
 }
+
+/// Serves `body` to every HTTP GET on a loopback port, on a thread; the port.
+fn serve_http(body: Vec<u8>) -> u16 {
+	use std::io::{Read, Write};
+	let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+	let port = listener.local_addr().unwrap().port();
+	std::thread::spawn(move || {
+		for stream in listener.incoming() {
+			let Ok(mut stream) = stream else { continue };
+			let mut request = [0u8; 4096];
+			let _ = stream.read(&mut request);
+			let head = format!(
+				"HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+				body.len()
+			);
+			let _ = stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(&body));
+		}
+	});
+	port
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_and_file_sources_are_checked_against_the_reference() {
+	let tmp = tempfile::tempdir().unwrap();
+	let dir = tmp.path().join("src");
+	std::fs::create_dir_all(&dir).unwrap();
+	let body: Vec<u8> =
+		(0..50_000u32).flat_map(|i| ((i * 7 % 3000) as u16).to_le_bytes()).collect();
+	std::fs::write(dir.join("corpus.bin"), &body).unwrap();
+	let (manifest, _) = build_manifest(&dir.join("corpus.bin"), DatasetFormat::TokensU16).unwrap();
+	let hash = manifest.hash();
+	let port = serve_http(body.clone());
+	let at = |uri: String, hash| DatasetRef {
+		content_hash: hash,
+		uri: BoundedBytes::truncate_from(uri.into_bytes()),
+	};
+
+	// Over HTTP: downloaded, then recognised by its manifest's hash.
+	let store = DataStore::new(tmp.path().join("http-store"));
+	let located =
+		ensure(&store, &at(format!("http://127.0.0.1:{port}/corpus.bin"), hash), &[], false)
+			.await
+			.unwrap();
+	assert_eq!(located.manifest, manifest);
+	assert_eq!(std::fs::read(located.dir.join("corpus.bin")).unwrap(), body);
+	// The same bytes under another reference are not that dataset.
+	let other = DataStore::new(tmp.path().join("other-store"));
+	let err = ensure(
+		&other,
+		&at(format!("http://127.0.0.1:{port}/corpus.bin"), H256::repeat_byte(5)),
+		&[],
+		false,
+	)
+	.await
+	.unwrap_err()
+	.to_string();
+	assert!(err.contains("not this dataset"), "{err}");
+	assert!(other.locate(&H256::repeat_byte(5)).unwrap().is_none());
+
+	// From a path on this machine: the same check.
+	let local = DataStore::new(tmp.path().join("file-store"));
+	let uri = format!("file://{}", dir.display());
+	assert_eq!(
+		ensure(&local, &at(uri.clone(), hash), &[], false).await.unwrap().manifest,
+		manifest
+	);
+	std::fs::write(dir.join("corpus.bin"), &body[..body.len() - 2]).unwrap();
+	let fresh = DataStore::new(tmp.path().join("file-store-2"));
+	let err = ensure(&fresh, &at(uri, hash), &[], false).await.unwrap_err().to_string();
+	assert!(err.contains("not this dataset"), "{err}");
+}

@@ -1,7 +1,8 @@
 //! Token streams: UTF-8 text read one token per byte, or token ids stored as little-endian
 //! `u16`/`u32` (nanoGPT's `.bin` files). A dataset's files are read as one stream, memory-mapped
-//! (never loaded whole). The last tenth is held out for evaluation; a training sample is the
-//! context window starting at a given token of the first nine tenths.
+//! (never loaded whole). Files named `val*` or `test*` (nanoGPT's `val.bin`) are held out for
+//! evaluation; without them the last tenth is. A training sample is the context window
+//! starting at a given token of the training region.
 
 use std::path::{Path, PathBuf};
 
@@ -57,12 +58,24 @@ impl TokenDataset {
 	/// A byte-level dataset over bytes already in memory; errors (as text) when too short to
 	/// hold a window in both regions.
 	pub fn from_bytes(tokens: Vec<u8>, context: usize) -> Result<Self, String> {
-		Self::new(vec![Part::Owned(tokens)], 1, context)
+		Self::new(vec![Part::Owned(tokens)], 1, context, 0)
 	}
 
 	/// Maps `files` (in order) as one stream of `width`-byte tokens (1: UTF-8 text, checked
-	/// to be UTF-8; 2 or 4: little-endian token ids).
+	/// to be UTF-8; 2 or 4: little-endian token ids). Files named `val*` or `test*` are held
+	/// out when others are left to train on; otherwise the last tenth is.
 	pub fn open(files: &[PathBuf], width: usize, context: usize) -> Result<Self> {
+		let held = |path: &&PathBuf| {
+			let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase());
+			name.is_some_and(|n| n.starts_with("val") || n.starts_with("test"))
+		};
+		let (held, train): (Vec<&PathBuf>, Vec<&PathBuf>) = files.iter().partition(held);
+		let held_parts = if train.is_empty() { 0 } else { held.len() };
+		let ordered: Vec<&PathBuf> = train.into_iter().chain(held).collect();
+		Self::map(&ordered, width, context, held_parts)
+	}
+
+	fn map(files: &[&PathBuf], width: usize, context: usize, held_parts: usize) -> Result<Self> {
 		let mut parts = Vec::with_capacity(files.len());
 		for path in files {
 			let file = std::fs::File::open(path).map_err(|e| Error::io("opening", path, e))?;
@@ -82,11 +95,17 @@ impl TokenDataset {
 			}
 			parts.push(Part::Mapped(map));
 		}
-		let name = files.first().cloned().unwrap_or_default();
-		Self::new(parts, width, context).map_err(|reason| Error::bad_data(name, reason))
+		let name = files.first().map(|p| p.to_path_buf()).unwrap_or_default();
+		Self::new(parts, width, context, held_parts).map_err(|reason| Error::bad_data(name, reason))
 	}
 
-	fn new(parts: Vec<Part>, width: usize, context: usize) -> Result<Self, String> {
+	/// The stream of `parts`, its last `held_parts` held out (none: its last tenth).
+	fn new(
+		parts: Vec<Part>,
+		width: usize,
+		context: usize,
+		held_parts: usize,
+	) -> Result<Self, String> {
 		if context == 0 {
 			return Err("context must be at least one token".into());
 		}
@@ -99,7 +118,10 @@ impl TokenDataset {
 			starts.push(last + (part.bytes().len() / width) as u64);
 		}
 		let total = *starts.last().expect("starts with 0");
-		let split = total - total * EVAL_TENTHS / 10;
+		let split = match held_parts {
+			0 => total - total * EVAL_TENTHS / 10,
+			n => starts[parts.len() - n],
+		};
 		let eval_len = total - split;
 		let context_len = context as u64;
 		// A window needs context + 1 tokens (inputs plus the shifted targets).
@@ -260,7 +282,7 @@ mod tests {
 		let (a, b) = (dir.path().join("a.bin"), dir.path().join("b.bin"));
 		std::fs::write(&a, bytes(&tokens[..101])).unwrap();
 		std::fs::write(&b, bytes(&tokens[101..])).unwrap();
-		let d = TokenDataset::open(&[a.clone(), b], 2, 8).unwrap();
+		let d = TokenDataset::open(&[a.clone(), b.clone()], 2, 8).unwrap();
 		assert_eq!((d.len(), d.max_token()), (300, 299 * 200));
 		// A window that crosses from one file into the next.
 		let batch = d.train_batch(&[97], &Device::Cpu).unwrap();
@@ -269,6 +291,19 @@ mod tests {
 		let err = d.check_vocab(50_257).unwrap_err().to_string();
 		assert!(err.contains("token 59800") && err.contains("50257"), "{err}");
 		assert!(d.check_vocab(65_536).is_ok());
+
+		// A file named val* is the held-out region, wherever it sorts.
+		let val = dir.path().join("val.bin");
+		std::fs::write(&val, bytes(&tokens[..40])).unwrap();
+		let d = TokenDataset::open(&[a.clone(), b.clone(), val.clone()], 2, 8).unwrap();
+		assert_eq!((d.len(), d.train_len()), (340, 300 - 8));
+		let eval = d.eval_batches(100, 100, &Device::Cpu).unwrap();
+		let first = eval[0].inputs.to_vec2::<u32>().unwrap()[0][0];
+		assert_eq!(first, u32::from(tokens[0]), "held-out windows read val.bin");
+		let err = TokenDataset::open(&[a.clone(), b, val.clone()], 2, 64).err();
+		assert!(err.unwrap().to_string().contains("too short"));
+		// Only val* files: nothing else to train on, so the last tenth is held out as usual.
+		assert_eq!(TokenDataset::open(&[val], 2, 2).unwrap().train_len(), 36 - 2);
 
 		// Odd bytes for u16 tokens, and text that is not UTF-8, are refused by name.
 		std::fs::write(&a, [1u8, 2, 3]).unwrap();
