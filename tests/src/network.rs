@@ -218,10 +218,17 @@ pub fn logs(providers: &[Provider]) -> String {
 
 /// Posts `spec` as Alice; fails unless it becomes job `id`.
 pub fn post_job(url: &str, dir: &Path, spec: &str, id: u64) -> Result<()> {
+	post_job_with(url, dir, spec, id, &[])
+}
+
+/// [`post_job`] with more arguments to `grid-trainer job create`.
+pub fn post_job_with(url: &str, dir: &Path, spec: &str, id: u64, args: &[&str]) -> Result<()> {
 	let path = dir.join(format!("job-{id}.toml"));
 	std::fs::write(&path, spec)?;
 	let path = path.to_str().ok_or_else(|| anyhow!("non-UTF-8 path"))?;
-	let created = job_cli(url, &["create", "--account", "//Alice", "--spec", path])?;
+	let mut all = vec!["create", "--account", "//Alice", "--spec", path];
+	all.extend_from_slice(args);
+	let created = job_cli(url, &all)?;
 	let stdout = String::from_utf8_lossy(&created.stdout);
 	ensure!(
 		created.status.success() && stdout.contains(&format!("job {id} created")),

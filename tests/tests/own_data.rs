@@ -1,8 +1,9 @@
 //! A buyer's own data and model, end to end on a dev chain with real processes: the buyer
 //! publishes a token dataset with `grid-trainer data publish` and posts two jobs on it, a
 //! decoder-only transformer described by its knobs. The first names a dataset nobody serves
-//! (its reference differs from the published one by a byte): every provider refuses it before
-//! joining, so nobody stakes into it. The second is fetched by every provider from the buyer,
+//! (its reference differs from the published one by a byte): the buyer's CLI refuses to post
+//! it unless told `--unchecked`, and then every provider refuses it before joining, so nobody
+//! stakes into it. The second is fetched by every provider from the buyer,
 //! checked, and trained to completion, every provider paid for every round and agreeing on
 //! the model.
 
@@ -15,7 +16,10 @@ use std::{
 
 use anyhow::{anyhow, ensure, Context, Result};
 use grid_e2e_tests::{
-	network::{agreed_and_learned, dev_node, logs, post_job, providers, url, wait_status, Ledger},
+	network::{
+		agreed_and_learned, dev_node, logs, post_job, post_job_with, providers, url, wait_status,
+		Ledger,
+	},
 	trainers::{job_cli, trainer_binary},
 };
 use polkadot_sdk::sp_keyring::Sr25519Keyring;
@@ -115,7 +119,12 @@ fn providers_fetch_a_buyers_dataset_before_joining_and_train_a_transformer_on_it
 	let last = dataset.rfind("\" }").ok_or_else(|| anyhow!("{dataset}"))?;
 	let digit = if &dataset[last - 1..last] == "0" { "1" } else { "0" };
 	let forged = format!("{}{digit}{}", &dataset[..last - 1], &dataset[last..]);
-	post_job(&url, dir.path(), &job(&forged), 0)?;
+	// The buyer's CLI checks a job's data before posting it (and paying its escrow): it
+	// refuses this one. A buyer who skips the check (or the chain's API, directly) still
+	// posts it, and then the providers refuse it.
+	let refused = post_job(&url, dir.path(), &job(&forged), 0).unwrap_err().to_string();
+	ensure!(refused.contains("no holder served its manifest"), "{refused}");
+	post_job_with(&url, dir.path(), &job(&forged), 0, &["--unchecked"])?;
 	post_job(&url, dir.path(), &job(&dataset), 1)?;
 
 	let keys = [Sr25519Keyring::Bob, Sr25519Keyring::Charlie, Sr25519Keyring::Dave];

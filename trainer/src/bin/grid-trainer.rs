@@ -110,6 +110,10 @@ enum JobCmd {
 		/// Then follow it until it ends.
 		#[arg(long)]
 		follow: bool,
+		/// Post it without checking that its dataset can be had and fits the model (data
+		/// published later; tests of providers' own checks).
+		#[arg(long)]
+		unchecked: bool,
 	},
 	/// Show a job; with `--follow`, its rounds as they settle.
 	Status {
@@ -242,10 +246,10 @@ fn job_command(command: JobCmd) -> anyhow::Result<()> {
 	let rt = runtime()?;
 	let connect = |url: &str| rt.block_on(Chain::connect(url, Duration::from_secs(10)));
 	match command {
-		JobCmd::Create { chain, spec, follow } => {
+		JobCmd::Create { chain, spec, follow, unchecked } => {
 			let signer = chain.signer()?;
 			let node = connect(&chain.url)?;
-			let job = rt.block_on(buyer::create(&node, &signer, &spec))?;
+			let job = rt.block_on(buyer::create(&node, &signer, &spec, unchecked))?;
 			if follow {
 				rt.block_on(buyer::status(&node, job, true))?;
 			}

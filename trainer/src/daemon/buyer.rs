@@ -18,6 +18,7 @@ use subxt_signer::sr25519::Keypair;
 use crate::{
 	chain::{api, client::JobStatus, Chain, JobView},
 	checkpoint::Checkpoint,
+	daemon::datasets,
 	net::{behaviour::BehaviourConfig, data::peer_of, service, Command, Event, NetConfig, Shaper},
 	round::messages::{Request, Response},
 };
@@ -28,8 +29,24 @@ pub fn grid(units: u128) -> String {
 }
 
 /// Posts the job in `spec_file` (with its admission rules, if it has any); returns its id.
-pub async fn create(chain: &Chain, buyer: &Keypair, spec_file: &Path) -> anyhow::Result<JobId> {
+/// Unless `unchecked`, its dataset is checked first ([`datasets::preflight`]): a job whose
+/// data nobody serves, or that its model cannot read, is not posted (nor paid for).
+pub async fn create(
+	chain: &Chain,
+	buyer: &Keypair,
+	spec_file: &Path,
+	unchecked: bool,
+) -> anyhow::Result<JobId> {
 	let file = super::job_spec::load_job_file(spec_file)?;
+	if !unchecked {
+		let manifest = datasets::preflight(&file.spec.dataset, &file.spec.model)
+			.await
+			.context("checking the job's dataset (--unchecked posts it anyway)")?;
+		match manifest {
+			Some(m) => println!("dataset {}", datasets::describe(&m)),
+			None => println!("dataset not checked here (an http:// source): providers check it"),
+		}
+	}
 	let call = api::tx().jobs().create_job(Static(file.spec), Static(file.admission));
 	let events = chain.submit("create_job", &call, buyer).await?;
 	let created = events

@@ -153,6 +153,31 @@ impl DataNode {
 		if let Some(located) = self.store.locate(&hash)? {
 			return Ok(located);
 		}
+		let mut peers = self.holders(hash, holders)?;
+		let manifest = self.fetch_manifest(hash, &mut peers).await?;
+		let missing = self.store.begin_fetch(&manifest)?;
+		tracing::info!(
+			"fetching dataset {hash:?}: {} files, {} bytes, {} of {} chunks to fetch",
+			manifest.files.len(),
+			manifest.size(),
+			missing.len(),
+			manifest.files.iter().map(|f| f.chunks.len()).sum::<usize>()
+		);
+		self.fetch_chunks(&manifest, missing, &mut peers, progress).await?;
+		let located = self.store.finish_fetch(&manifest)?;
+		tracing::info!("dataset {hash:?} fetched and checked");
+		Ok(located)
+	}
+
+	/// The manifest of dataset `hash` from the first of `holders` that serves one that hashes
+	/// to it (nothing else is fetched).
+	pub async fn manifest(&mut self, hash: H256, holders: &[Multiaddr]) -> Result<DatasetManifest> {
+		let mut peers = self.holders(hash, holders)?;
+		self.fetch_manifest(hash, &mut peers).await
+	}
+
+	/// `holders` as peers to ask (this node left out), their addresses known to the swarm.
+	fn holders(&mut self, hash: H256, holders: &[Multiaddr]) -> Result<Vec<Holder>> {
 		let refuse = |reason: String| Error::Dataset { dataset: format!("{hash:?}"), reason };
 		let mut peers = Vec::new();
 		for address in holders {
@@ -169,19 +194,7 @@ impl DataNode {
 		if peers.is_empty() {
 			return Err(refuse("no holder to fetch it from".into()));
 		}
-		let manifest = self.fetch_manifest(hash, &mut peers).await?;
-		let missing = self.store.begin_fetch(&manifest)?;
-		tracing::info!(
-			"fetching dataset {hash:?}: {} files, {} bytes, {} of {} chunks to fetch",
-			manifest.files.len(),
-			manifest.size(),
-			missing.len(),
-			manifest.files.iter().map(|f| f.chunks.len()).sum::<usize>()
-		);
-		self.fetch_chunks(&manifest, missing, &mut peers, progress).await?;
-		let located = self.store.finish_fetch(&manifest)?;
-		tracing::info!("dataset {hash:?} fetched and checked");
-		Ok(located)
+		Ok(peers)
 	}
 
 	/// Asks each holder in turn for the manifest until one serves bytes that hash to `hash`.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use grid_primitives::{
-	job::DatasetRef,
+	job::{DatasetRef, ModelSpec},
 	manifest::{DatasetFormat, DatasetManifest},
 	provider::BoundedBytes,
 };
@@ -16,9 +16,30 @@ use polkadot_sdk::sp_core::H256;
 use crate::{
 	chain::keys,
 	daemon::data_node::DataNode,
-	data::{source, store::Located, DataStore, Source},
+	data::{self, source, store, store::Located, DataStore, Source},
 	error::{Error, Result},
 };
+
+/// What a buyer checks before posting a job (and paying its escrow): that the dataset's
+/// manifest can be had from its source and hashes to the reference, and that the model reads
+/// its format. An `http://` source is not downloaded here (`None`): providers check it.
+pub async fn preflight(dataset: &DatasetRef, model: &ModelSpec) -> Result<Option<DatasetManifest>> {
+	data::check(dataset, model)?;
+	let scratch = tempfile::tempdir().map_err(|e| Error::io("creating", "a temporary store", e))?;
+	let store = DataStore::new(scratch.path());
+	let hash = dataset.content_hash;
+	let manifest = match source(dataset)? {
+		Source::Shipped(shipped) => store::shipped_manifest(shipped)?.manifest,
+		Source::File(path) => source::import(&store, &path, &hash)?.manifest,
+		Source::Http(_) => return Ok(None),
+		Source::Peers(holders) => {
+			let key = libp2p::identity::Keypair::generate_ed25519();
+			DataNode::new(key, store.clone(), &[])?.manifest(hash, &holders).await?
+		}
+	};
+	data::format_fits(manifest.format, model)?;
+	Ok(Some(manifest))
+}
 
 /// Largest file an `http://` source may be (a guard against an endless body).
 const MAX_HTTP_BYTES: u64 = 64 << 30;
@@ -78,7 +99,7 @@ fn download(url: &str, dir: &Path) -> Result<PathBuf> {
 }
 
 /// How a dataset is described to its buyer.
-fn describe(manifest: &DatasetManifest) -> String {
+pub fn describe(manifest: &DatasetManifest) -> String {
 	let files = manifest.files.len();
 	format!(
 		"{}, {files} file{}, {} bytes",

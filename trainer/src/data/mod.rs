@@ -81,9 +81,19 @@ pub fn load(store: &DataStore, dataset: &DatasetRef, model: &ModelSpec) -> Resul
 	open(&store.open_verified(dataset)?, model)
 }
 
+/// Errors unless `model` reads data of `format` (token streams, or images).
+pub fn format_fits(format: DatasetFormat, model: &ModelSpec) -> Result<()> {
+	let tokens = format.token_bytes().is_some() || format == DatasetFormat::TextBpe;
+	match (tokens, model.reads()) {
+		(true, DataKind::Tokens { .. }) | (false, DataKind::MnistImages) => Ok(()),
+		_ => Err(Error::Config(format!("model {model:?} cannot train on {} data", format.name()))),
+	}
+}
+
 /// Opens a dataset held whole for `model`: its format must be one the model reads, and a
 /// token stream's tokens must be below the model's vocabulary.
 pub fn open(located: &Located, model: &ModelSpec) -> Result<Dataset> {
+	format_fits(located.manifest.format, model)?;
 	let manifest = &located.manifest;
 	let paths: Vec<PathBuf> = manifest.files.iter().map(|f| located.dir.join(&f.name)).collect();
 	match (manifest.format.token_bytes(), model.reads(), model.context()) {
