@@ -82,4 +82,9 @@ impl Error {
 	pub fn bad_data(path: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
 		Error::BadData { path: path.into(), reason: reason.into() }
 	}
+
+	/// What is wrong with the dataset `hash` names.
+	pub fn dataset(hash: &polkadot_sdk::sp_core::H256, reason: impl Into<String>) -> Self {
+		Error::Dataset { dataset: format!("{hash:?}"), reason: reason.into() }
+	}
 }

@@ -178,7 +178,7 @@ impl DataNode {
 
 	/// `holders` as peers to ask (this node left out), their addresses known to the swarm.
 	fn holders(&mut self, hash: H256, holders: &[Multiaddr]) -> Result<Vec<Holder>> {
-		let refuse = |reason: String| Error::Dataset { dataset: format!("{hash:?}"), reason };
+		let refuse = |reason: String| Error::dataset(&hash, reason);
 		let mut peers = Vec::new();
 		for address in holders {
 			let Some(peer) = peer_of(address) else {
@@ -224,29 +224,39 @@ impl DataNode {
 				}
 			}
 		}
-		Err(Error::Dataset {
-			dataset: format!("{hash:?}"),
-			reason: format!("no holder served its manifest ({})", why.join("; ")),
-		})
+		Err(Error::dataset(&hash, format!("no holder served its manifest ({})", why.join("; "))))
 	}
 
 	/// Waits for the answer to request `id`, serving others meanwhile.
 	async fn response(&mut self, id: OutboundRequestId) -> Result<Result<DataResponse, String>> {
 		loop {
+			let (request, outcome) = self.next_answer().await?;
+			if request == id {
+				return Ok(outcome);
+			}
+		}
+	}
+
+	/// The next answer (or failure) to one of this node's requests, serving others meanwhile;
+	/// an error after [`STALL`] without one.
+	async fn next_answer(&mut self) -> Result<(OutboundRequestId, Result<DataResponse, String>)> {
+		loop {
 			let event = tokio::time::timeout(STALL, self.swarm.next())
 				.await
-				.map_err(|_| Error::Network("no answer within the stall limit".into()))?
+				.map_err(|_| {
+					Error::Network(format!("no holder answered for {}s", STALL.as_secs()))
+				})?
 				.ok_or_else(|| Error::Network("the swarm ended".into()))?;
 			match event {
 				SwarmEvent::Behaviour(request_response::Event::Message {
 					message: request_response::Message::Response { request_id, response },
 					..
-				}) if request_id == id => return Ok(Ok(response)),
+				}) => return Ok((request_id, Ok(response))),
 				SwarmEvent::Behaviour(request_response::Event::OutboundFailure {
 					request_id,
 					error,
 					..
-				}) if request_id == id => return Ok(Err(error.to_string())),
+				}) => return Ok((request_id, Err(error.to_string()))),
 				event => self.other(event),
 			}
 		}
@@ -262,7 +272,7 @@ impl DataNode {
 		progress: bool,
 	) -> Result<()> {
 		let hash = manifest.hash();
-		let refuse = |reason: String| Error::Dataset { dataset: format!("{hash:?}"), reason };
+		let refuse = |reason: String| Error::dataset(&hash, reason);
 		let total = missing.len() as u64;
 		let bar = progress_bar(progress, total);
 		let mut queue: VecDeque<ChunkId> = missing.into();
@@ -291,25 +301,7 @@ impl DataNode {
 				let rid = self.swarm.behaviour_mut().send_request(&holders[h].peer, request);
 				in_flight.insert(rid, (id, h));
 			}
-			let event = tokio::time::timeout(STALL, self.swarm.next())
-				.await
-				.map_err(|_| refuse(format!("no chunk arrived for {}s", STALL.as_secs())))?
-				.ok_or_else(|| Error::Network("the swarm ended".into()))?;
-			let (rid, outcome) = match event {
-				SwarmEvent::Behaviour(request_response::Event::Message {
-					message: request_response::Message::Response { request_id, response },
-					..
-				}) => (request_id, Ok(response)),
-				SwarmEvent::Behaviour(request_response::Event::OutboundFailure {
-					request_id,
-					error,
-					..
-				}) => (request_id, Err(error.to_string())),
-				event => {
-					self.other(event);
-					continue;
-				}
-			};
+			let (rid, outcome) = self.next_answer().await?;
 			let Some((id, h)) = in_flight.remove(&rid) else { continue };
 			let holder = &mut holders[h];
 			match outcome {

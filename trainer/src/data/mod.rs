@@ -93,18 +93,16 @@ pub fn format_fits(format: DatasetFormat, model: &ModelSpec) -> Result<()> {
 /// Opens a dataset held whole for `model`: its format must be one the model reads, and a
 /// token stream's tokens must be below the model's vocabulary.
 pub fn open(located: &Located, model: &ModelSpec) -> Result<Dataset> {
-	format_fits(located.manifest.format, model)?;
-	let manifest = &located.manifest;
-	let paths: Vec<PathBuf> = manifest.files.iter().map(|f| located.dir.join(&f.name)).collect();
-	match (manifest.format.token_bytes(), model.reads(), model.context()) {
-		(Some(width), DataKind::Tokens { vocab }, Some(context)) => {
-			let tokens = TokenDataset::open(&paths, width, context as usize)?;
-			tokens.check_vocab(vocab)?;
-			Ok(Dataset::Tokens(tokens))
-		}
-		(None, DataKind::Tokens { vocab }, Some(context))
-			if manifest.format == DatasetFormat::TextBpe =>
-		{
+	let format = located.manifest.format;
+	format_fits(format, model)?;
+	// Past `format_fits`, a model that reads no tokens reads MNIST's images.
+	let (DataKind::Tokens { vocab }, Some(context)) = (model.reads(), model.context()) else {
+		return Ok(Dataset::Mnist(MnistDataset::open(located)?));
+	};
+	let tokens = match format.token_bytes() {
+		Some(width) => TokenDataset::open(&located.paths(), width, context as usize)?,
+		// BPE text: tokenized with the dataset's own tokenizer.
+		None => {
 			let (path, tokenizer_vocab) = bpe::tokens(located)?;
 			if tokenizer_vocab > vocab {
 				return Err(Error::Config(format!(
@@ -112,24 +110,16 @@ pub fn open(located: &Located, model: &ModelSpec) -> Result<Dataset> {
 					 vocabulary has {vocab}"
 				)));
 			}
-			let tokens = TokenDataset::open(&[path], 4, context as usize)?;
-			tokens.check_vocab(vocab)?;
-			Ok(Dataset::Tokens(tokens))
+			TokenDataset::open(&[path], 4, context as usize)?
 		}
-		(None, DataKind::MnistImages, _) => Ok(Dataset::Mnist(MnistDataset::open(located)?)),
-		_ => Err(Error::Config(format!(
-			"model {model:?} cannot train on {} data",
-			manifest.format.name()
-		))),
-	}
+	};
+	tokens.check_vocab(vocab)?;
+	Ok(Dataset::Tokens(tokens))
 }
 
 /// The shipped Shakespeare as bytes, for windows of `context` tokens (tests and benchmarks).
 pub fn shakespeare(context: usize) -> Result<TokenDataset> {
-	let located = store::shipped_manifest(&SHAKESPEARE)?;
-	let paths: Vec<PathBuf> =
-		located.manifest.files.iter().map(|f| located.dir.join(&f.name)).collect();
-	TokenDataset::open(&paths, 1, context)
+	TokenDataset::open(&store::shipped_manifest(&SHAKESPEARE)?.paths(), 1, context)
 }
 
 /// A job's dataset: what the trainer draws batches from.

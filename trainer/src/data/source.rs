@@ -32,7 +32,7 @@ pub enum Source {
 }
 
 pub(crate) fn refuse(dataset: &DatasetRef, reason: impl Into<String>) -> Error {
-	Error::Dataset { dataset: format!("{:?}", dataset.content_hash), reason: reason.into() }
+	Error::dataset(&dataset.content_hash, reason)
 }
 
 /// The source `dataset`'s URI names, or why it names none this trainer reads.
@@ -91,20 +91,14 @@ pub fn import(store: &DataStore, path: &Path, hash: &H256) -> Result<Located> {
 	for format in DatasetFormat::ALL {
 		let manifest = DatasetManifest { format, files: files.clone() };
 		if manifest.hash() == *hash {
-			manifest.validate().map_err(|e| Error::Dataset {
-				dataset: format!("{hash:?}"),
-				reason: e.to_string(),
-			})?;
+			manifest.validate().map_err(|e| Error::dataset(hash, e.to_string()))?;
 			return store.record_source(&manifest, &dir);
 		}
 	}
-	Err(Error::Dataset {
-		dataset: format!("{hash:?}"),
-		reason: format!(
-			"the files at {} are not this dataset (their hash differs)",
-			path.display()
-		),
-	})
+	Err(Error::dataset(
+		hash,
+		format!("the files at {} are not this dataset (their hash differs)", path.display()),
+	))
 }
 
 #[cfg(test)]

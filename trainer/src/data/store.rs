@@ -39,6 +39,13 @@ pub struct Located {
 	pub cache: Option<PathBuf>,
 }
 
+impl Located {
+	/// Its files' paths, in the manifest's order.
+	pub fn paths(&self) -> Vec<PathBuf> {
+		self.manifest.files.iter().map(|f| self.dir.join(&f.name)).collect()
+	}
+}
+
 /// A chunk of a dataset: file index in the manifest and chunk index in the file.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord, Encode, Decode)]
 pub struct ChunkId {
@@ -52,14 +59,6 @@ pub struct ChunkId {
 #[derive(Clone, Debug)]
 pub struct DataStore {
 	root: PathBuf,
-}
-
-fn hex(hash: &H256) -> String {
-	format!("0x{}", ::hex::encode(hash.0))
-}
-
-fn bad(hash: &H256, reason: impl Into<String>) -> Error {
-	Error::Dataset { dataset: hex(hash), reason: reason.into() }
 }
 
 /// The manifest of the files at `path` (a file, or a directory of files) read as `format`,
@@ -145,24 +144,40 @@ fn read_full(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
 	Ok(filled)
 }
 
-/// The shipped dataset `hash` names, with its files' directory.
-fn shipped_with(hash: &H256) -> Option<(&'static ShippedDataset, PathBuf)> {
-	let shipped = SHIPPED.iter().find(|d| d.content_hash == hash.0)?;
-	Some((shipped, shipped_dir().join(shipped.path)))
+/// The shipped dataset `hash` names.
+fn shipped_with(hash: &H256) -> Option<&'static ShippedDataset> {
+	SHIPPED.iter().find(|d| d.content_hash == hash.0)
 }
 
-/// The manifest of a shipped dataset, built from its files (and checked against the
-/// registry's hash: shipped files that changed are refused).
+/// The manifest of a shipped dataset, built from its files once per process (and checked
+/// against the registry's hash: shipped files that changed are refused). Later reads check
+/// each chunk against it, as for any dataset, so the files cannot change unnoticed.
 pub fn shipped_manifest(shipped: &ShippedDataset) -> Result<Located> {
+	// Serving a shipped dataset asks for its manifest with every chunk: hashing its files
+	// each time would cost a pass over all of them per request.
+	static BUILT: std::sync::Mutex<Vec<(&str, Located)>> = std::sync::Mutex::new(Vec::new());
+	let built = |list: &Vec<(&str, Located)>| {
+		list.iter().find(|(name, _)| *name == shipped.name).map(|(_, l)| l.clone())
+	};
+	if let Some(located) = built(&BUILT.lock().unwrap_or_else(|p| p.into_inner())) {
+		return Ok(located);
+	}
+	let located = build_shipped(shipped)?;
+	BUILT.lock().unwrap_or_else(|p| p.into_inner()).push((shipped.name, located.clone()));
+	Ok(located)
+}
+
+/// [`shipped_manifest`], built.
+fn build_shipped(shipped: &ShippedDataset) -> Result<Located> {
 	let (manifest, dir) = build_manifest(&shipped_dir().join(shipped.path), shipped.format)?;
 	let hash = H256(shipped.content_hash);
 	if manifest.hash() != hash {
-		return Err(bad(
+		return Err(Error::dataset(
 			&hash,
 			format!(
-				"the shipped files in {} hash to {}, not the registry's: they changed",
+				"the shipped files in {} hash to {:?}, not the registry's: they changed",
 				shipped_dir().display(),
-				hex(&manifest.hash())
+				manifest.hash()
 			),
 		));
 	}
@@ -204,7 +219,7 @@ impl DataStore {
 	/// The manifest of `hash`, when the store knows it (shipped, published, or being or
 	/// having been fetched). Its bytes are checked against the hash.
 	pub fn manifest(&self, hash: &H256) -> Result<Option<DatasetManifest>> {
-		if let Some((shipped, _)) = shipped_with(hash) {
+		if let Some(shipped) = shipped_with(hash) {
 			return shipped_manifest(shipped).map(|l| Some(l.manifest));
 		}
 		let path = self.entry(hash).join("manifest.scale");
@@ -215,12 +230,12 @@ impl DataStore {
 		};
 		DatasetManifest::decode_checked(&bytes, hash)
 			.map(Some)
-			.map_err(|e| bad(hash, e.to_string()))
+			.map_err(|e| Error::dataset(hash, e.to_string()))
 	}
 
 	/// The dataset `hash` names, when the store holds all of it.
 	pub fn locate(&self, hash: &H256) -> Result<Option<Located>> {
-		if let Some((shipped, _)) = shipped_with(hash) {
+		if let Some(shipped) = shipped_with(hash) {
 			return shipped_manifest(shipped).map(Some);
 		}
 		let Some(manifest) = self.manifest(hash)? else { return Ok(None) };
@@ -238,7 +253,7 @@ impl DataStore {
 	pub fn open_verified(&self, reference: &DatasetRef) -> Result<Located> {
 		let hash = reference.content_hash;
 		let located = self.locate(&hash)?.ok_or_else(|| {
-			bad(
+			Error::dataset(
 				&hash,
 				format!(
 					"not in the store at {} (fetch it first: grid-trainer data fetch)",
@@ -250,7 +265,7 @@ impl DataStore {
 			for c in 0..file.chunks.len() as u32 {
 				let id = ChunkId { file: f as u32, chunk: c };
 				read_checked(&located.dir, &located.manifest, id)
-					.map_err(|reason| bad(&hash, reason))?;
+					.map_err(|reason| Error::dataset(&hash, reason))?;
 			}
 		}
 		Ok(located)
@@ -260,20 +275,14 @@ impl DataStore {
 	/// or from the part of one being fetched that has arrived. `None` when the store does not
 	/// have it (or what it has does not check out).
 	pub fn read_chunk(&self, hash: &H256, id: ChunkId) -> Result<Option<Vec<u8>>> {
-		let Some(manifest) = self.manifest(hash)? else { return Ok(None) };
-		let dir = match self.locate(hash)? {
-			Some(located) => located.dir,
-			None => self.entry(hash).join("files"),
-		};
-		match read_checked(&dir, &manifest, id) {
-			Ok(bytes) => Ok(Some(bytes)),
-			Err(_) => {
-				// A file still arriving is read from its part file.
-				let Some(file) = manifest.files.get(id.file as usize) else { return Ok(None) };
-				let part = dir.join(format!("{}.part", file.name));
-				Ok(read_range_checked(&part, file, id.chunk).ok())
-			}
+		if let Some(located) = self.locate(hash)? {
+			return Ok(read_checked(&located.dir, &located.manifest, id).ok());
 		}
+		// A dataset still arriving is read from its part files.
+		let Some(manifest) = self.manifest(hash)? else { return Ok(None) };
+		let Some(file) = manifest.files.get(id.file as usize) else { return Ok(None) };
+		let part = self.entry(hash).join("files").join(format!("{}.part", file.name));
+		Ok(read_range_checked(&part, file, id.chunk).ok())
 	}
 
 	/// Starts (or resumes) fetching `manifest`: records it and makes each file's part file.
@@ -314,8 +323,8 @@ impl DataStore {
 		let file = manifest
 			.files
 			.get(id.file as usize)
-			.ok_or_else(|| bad(&hash, format!("no file {} in the manifest", id.file)))?;
-		check_chunk(file, id.chunk, bytes).map_err(|reason| bad(&hash, reason))?;
+			.ok_or_else(|| Error::dataset(&hash, format!("no file {} in the manifest", id.file)))?;
+		check_chunk(file, id.chunk, bytes).map_err(|reason| Error::dataset(&hash, reason))?;
 		let range = file.chunk_range(id.chunk).expect("checked above");
 		let part = self.entry(&hash).join("files").join(format!("{}.part", file.name));
 		let mut handle = fs::OpenOptions::new()

@@ -115,6 +115,11 @@ impl Default for LocalTraining {
 }
 
 impl ProviderConfig {
+	/// The dataset store, shared by every job this provider takes.
+	pub fn store(&self) -> crate::data::DataStore {
+		crate::data::DataStore::new(self.data_dir.join("datasets"))
+	}
+
 	/// Reads and checks a provider file.
 	pub fn load(path: &Path) -> Result<Self, ChainError> {
 		let bad = |m: String| ChainError::Config(format!("{}: {m}", path.display()));

@@ -29,7 +29,7 @@ use crate::{
 		status_server::{self, Extra, StatusSink},
 		trainer::Trainer,
 	},
-	data::{self, DataStore},
+	data,
 	net::ProofLink,
 	round::{coordinator::Schedule, fraud::FraudPort, misbehave::AgainstTruth},
 };
@@ -173,7 +173,7 @@ async fn prepare_data(
 	spec: &JobSpec<u128, u32>,
 	me: &AccountId,
 ) -> Result<(), String> {
-	let store = DataStore::new(config.data_dir.join("datasets"));
+	let store = config.store();
 	let holders = chain.participant_addresses(id, Some(me)).await.map_err(|e| e.to_string())?;
 	let located = datasets::ensure(&store, &spec.dataset, &holders, false)
 		.await
@@ -217,7 +217,7 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		name: config.name.clone(),
 		key_seed: String::new(),
 		data_dir: job_dir.clone(),
-		datasets: Some(config.data_dir.join("datasets")),
+		datasets: Some(config.store().root().to_path_buf()),
 		listen: vec![config.listen.clone()],
 		bootstrap,
 		scenario: None,
