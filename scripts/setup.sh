@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what building and testing Grid needs on a fresh Debian machine with rustup:
-# system packages (protoc for the networking crates' protobufs, a C toolchain, python3 for the
-# scripts' helpers, Node.js and npm for zombienet and the web UI, procps for zombienet's process
-# control, chromium for the web UI's browser tests) and the pinned Rust toolchain with the
-# runtime's wasm target. Safe to run again: it skips what is there.
+# system packages (protoc for the networking crates' protobufs, a C toolchain, python3 and venv
+# for the scripts' helpers and the Hugging Face export test, Node.js and npm for zombienet and
+# the web UI, procps for zombienet's process control, chromium for the web UI's browser tests),
+# the pinned Rust toolchain with the runtime's wasm target, and a Python environment with
+# `transformers`. Safe to run again: it skips what is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(protobuf-compiler gcc g++ make pkg-config git curl ca-certificates python3 procps chromium)
+APT_PACKAGES=(protobuf-compiler gcc g++ make pkg-config git curl ca-certificates python3 python3-venv procps chromium)
 # Node.js and npm for zombienet and the web UI; a machine that has them already keeps its own.
 command -v node >/dev/null && command -v npm >/dev/null || APT_PACKAGES+=(nodejs npm)
 
@@ -37,3 +38,16 @@ fi
 toolchain=$(sed -n 's/^channel = "\(.*\)"/\1/p' rust-toolchain.toml)
 rustup toolchain install "$toolchain" --profile minimal --component rustfmt,clippy >/dev/null
 rustup target add wasm32v1-none --toolchain "$toolchain" >/dev/null
+
+# Python `transformers` for the test that loads Grid's exported models (see
+# scripts/python/requirements.txt), in its own environment outside the clone; remade when the
+# requirements change.
+pyenv="${GRID_PYTHON_ENV:-$HOME/.cache/grid-python}"
+want=$(sha256sum scripts/python/requirements.txt | cut -d' ' -f1)
+if [ "$(cat "$pyenv/.requirements" 2>/dev/null)" != "$want" ]; then
+	echo "setup: installing the Python test environment in $pyenv"
+	rm -rf "$pyenv"
+	python3 -m venv "$pyenv"
+	"$pyenv/bin/pip" install --quiet --disable-pip-version-check -r scripts/python/requirements.txt
+	echo "$want" >"$pyenv/.requirements"
+fi

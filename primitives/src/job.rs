@@ -496,6 +496,14 @@ pub struct DatasetRef {
 	pub uri: BoundedBytes<MaxUriLen>,
 }
 
+impl DatasetRef {
+	/// A URI that is non-empty text and a nonzero hash (what the chain can check).
+	pub fn well_formed(&self) -> bool {
+		let uri_ok = core::str::from_utf8(&self.uri).is_ok_and(|u| !u.trim().is_empty());
+		uri_ok && !self.content_hash.is_zero()
+	}
+}
+
 /// The optimizer each participant runs locally between synchronizations. In files:
 /// `{ optimizer = "adamw" | "sgd", lr = 0.001, … }`.
 #[cfg_attr(
@@ -667,6 +675,12 @@ pub struct JobSpec<Balance, BlockNumber> {
 	/// default).
 	#[cfg_attr(feature = "serde", serde(default))]
 	pub challenge_window: BlockNumber,
+	/// Weights every participant starts from instead of the seeded initialisation
+	/// (fine-tuning): a `weights` dataset, one `safetensors` file the buyer publishes like
+	/// data, fetched and checked against its hash by every participant. In files:
+	/// `initial_weights = { uri = "…", content_hash = "0x…" }`.
+	#[cfg_attr(feature = "serde", serde(default))]
+	pub initial_weights: Option<DatasetRef>,
 }
 
 /// Most accounts a job's allowlist names (as many as a job can have participants).
@@ -842,6 +856,8 @@ pub enum SpecError {
 	/// The job has a challenge window but its `min_provider_stake` is below what makes
 	/// cheating a losing bet against the chain's audits ([`Deterrence::stake_for`]).
 	StakeTooLowToDeter,
+	/// The initial weights' URI is empty or not text, or their content hash is zero.
+	BadInitialWeights,
 }
 
 impl<
@@ -852,9 +868,11 @@ impl<
 	/// Checks every field; the first problem found is returned.
 	pub fn validate(&self, limits: &SpecLimits<BlockNumber>) -> Result<(), SpecError> {
 		self.model.validate()?;
-		let uri_ok = core::str::from_utf8(&self.dataset.uri).is_ok_and(|u| !u.trim().is_empty());
-		if !uri_ok || self.dataset.content_hash.is_zero() {
+		if !self.dataset.well_formed() {
 			return Err(SpecError::BadDataset);
+		}
+		if self.initial_weights.as_ref().is_some_and(|w| !w.well_formed()) {
+			return Err(SpecError::BadInitialWeights);
 		}
 		let t = &self.training;
 		let checks = [
@@ -1014,6 +1032,7 @@ mod tests {
 			max_providers: 8,
 			min_provider_stake: 18_000,
 			challenge_window: 20,
+			initial_weights: None,
 		}
 	}
 
@@ -1130,6 +1149,20 @@ mod tests {
 				SpecError::BadDataset,
 			),
 			(|s| s.dataset.content_hash = H256::zero(), SpecError::BadDataset),
+			(
+				|s| {
+					s.initial_weights =
+						Some(DatasetRef { content_hash: H256::zero(), ..s.dataset.clone() })
+				},
+				SpecError::BadInitialWeights,
+			),
+			(
+				|s| {
+					s.initial_weights =
+						Some(DatasetRef { uri: BoundedBytes::default(), ..s.dataset.clone() })
+				},
+				SpecError::BadInitialWeights,
+			),
 			(|s| s.training.batch_size = 0, SpecError::BadBatchSize),
 			(
 				|s| s.training.inner = InnerOptimizer::Sgd { lr: Nanos(0) },

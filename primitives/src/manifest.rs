@@ -47,12 +47,21 @@ pub enum DatasetFormat {
 	/// UTF-8 text with a Hugging Face `tokenizer.json` among its files: the other files, in
 	/// order, tokenized with it. The tokenizer is part of the dataset, so its hash pins it.
 	TextBpe,
+	/// A model's weights to start a job from (fine-tuning): one `safetensors` file, in Grid's
+	/// parameter names or a Hugging Face layout Grid exports (Llama, GPT-2). Not training data.
+	Weights,
 }
 
 impl DatasetFormat {
 	/// Every format, for messages and forms.
-	pub const ALL: [DatasetFormat; 5] =
-		[Self::Text, Self::TokensU16, Self::TokensU32, Self::TextBpe, Self::MnistIdx];
+	pub const ALL: [DatasetFormat; 6] = [
+		Self::Text,
+		Self::TokensU16,
+		Self::TokensU32,
+		Self::TextBpe,
+		Self::MnistIdx,
+		Self::Weights,
+	];
 
 	/// The format's name in files and on the command line.
 	pub fn name(self) -> &'static str {
@@ -62,6 +71,7 @@ impl DatasetFormat {
 			Self::TokensU32 => "tokens-u32",
 			Self::TextBpe => "text-bpe",
 			Self::MnistIdx => "mnist-idx",
+			Self::Weights => "weights",
 		}
 	}
 
@@ -77,13 +87,16 @@ impl DatasetFormat {
 			Self::Text => Some(1),
 			Self::TokensU16 => Some(2),
 			Self::TokensU32 => Some(4),
-			Self::TextBpe | Self::MnistIdx => None,
+			Self::TextBpe | Self::MnistIdx | Self::Weights => None,
 		}
 	}
 }
 
 /// The tokenizer file of a [`DatasetFormat::TextBpe`] dataset.
 pub const TOKENIZER_FILE: &str = "tokenizer.json";
+
+/// The suffix of a [`DatasetFormat::Weights`] dataset's one file.
+pub const WEIGHTS_SUFFIX: &str = ".safetensors";
 
 /// The MNIST files a [`DatasetFormat::MnistIdx`] dataset holds, without `.gz`.
 pub const MNIST_FILES: [&str; 4] = [
@@ -243,6 +256,14 @@ impl DatasetManifest {
 				(1, _) => Err(ManifestError::Layout("no text beside the tokenizer".into())),
 				_ => Err(ManifestError::Layout(alloc::format!(
 					"BPE text needs its {TOKENIZER_FILE} among its files"
+				))),
+			};
+		}
+		if self.format == DatasetFormat::Weights {
+			return match self.files.as_slice() {
+				[file] if file.name.ends_with(WEIGHTS_SUFFIX) => Ok(()),
+				_ => Err(ManifestError::Layout(alloc::format!(
+					"weights are one {WEIGHTS_SUFFIX} file"
 				))),
 			};
 		}

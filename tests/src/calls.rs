@@ -134,5 +134,6 @@ pub fn mnist_job(reward: u128, min_providers: u32, challenge_window: u32) -> Job
 		max_providers: 4,
 		min_provider_stake: deterrent_stake(reward, challenge_window).max(100 * UNIT),
 		challenge_window,
+		initial_weights: None,
 	}
 }

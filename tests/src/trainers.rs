@@ -29,6 +29,35 @@ pub fn job_cli(url: &str, args: &[&str]) -> Result<Output> {
 	command.output().with_context(|| format!("running grid-trainer job {args:?}"))
 }
 
+/// Logits `[rows, time, vocab]` (flat) that Hugging Face `transformers` computes for `tokens`
+/// with the model exported into `dir`, and the architecture it loaded, through
+/// `scripts/python/hf_logits.py` in the Python environment `scripts/setup.sh` makes
+/// (`$GRID_PYTHON`, by default `~/.cache/grid-python/bin/python`).
+pub fn hf_logits(dir: &Path, tokens: &[Vec<u32>]) -> Result<(String, Vec<f32>)> {
+	let python = match std::env::var_os("GRID_PYTHON") {
+		Some(p) => PathBuf::from(p),
+		None => PathBuf::from(std::env::var_os("HOME").context("HOME")?)
+			.join(".cache/grid-python/bin/python"),
+	};
+	anyhow::ensure!(python.exists(), "{} is missing: run scripts/setup.sh", python.display());
+	let tokens_file = dir.join("tokens.json");
+	std::fs::write(&tokens_file, serde_json::to_vec(tokens)?)?;
+	let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/python/hf_logits.py");
+	let out = Command::new(&python)
+		.arg(script)
+		.arg(&tokens_file)
+		.arg(dir)
+		.env("JAX_PLATFORMS", "cpu")
+		.output()
+		.context("running hf_logits.py")?;
+	anyhow::ensure!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+	let all: Value = serde_json::from_slice(&out.stdout)?;
+	let model =
+		all.as_object().and_then(|m| m.values().next()).context("no model in the output")?;
+	let architecture = model["architecture"].as_str().unwrap_or_default().to_owned();
+	Ok((architecture, serde_json::from_value(model["logits"].clone())?))
+}
+
 /// What a test provider is told.
 pub struct ProviderSpec<'a> {
 	/// Name (and directory).

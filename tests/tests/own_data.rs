@@ -5,7 +5,10 @@
 //! it unless told `--unchecked`, and then every provider refuses it before joining, so nobody
 //! stakes into it. The second is fetched by every provider from the buyer,
 //! checked, and trained to completion, every provider paid for every round and agreeing on
-//! the model.
+//! the model. The buyer then fetches the model in the Hugging Face layout, which Python
+//! `transformers` loads as a Llama that predicts the text, and fine-tunes it: the export,
+//! published as initial weights, starts a third job whose new providers begin from exactly
+//! the second job's final model.
 
 use std::{
 	io::{BufRead, BufReader},
@@ -20,7 +23,7 @@ use grid_e2e_tests::{
 		agreed_and_learned, dev_node, logs, post_job, post_job_with, providers, url, wait_status,
 		Ledger,
 	},
-	trainers::{job_cli, trainer_binary},
+	trainers::{hf_logits, job_cli, trainer_binary},
 };
 use polkadot_sdk::sp_keyring::Sr25519Keyring;
 
@@ -34,14 +37,18 @@ impl Drop for Publisher {
 	}
 }
 
-/// Publishes `dir` as `tokens-u16` and returns the publisher with the dataset's job-file
-/// line (`dataset = { uri = "…", content_hash = "0x…" }`).
-fn publish(dir: &std::path::Path, store: &std::path::Path) -> Result<(Publisher, String)> {
+/// Publishes `path` in `format` and returns the publisher with the job-file line it printed
+/// (`dataset = { uri = "…", content_hash = "0x…" }`, or `initial_weights = …` for weights).
+fn publish(
+	path: &std::path::Path,
+	format: &str,
+	store: &std::path::Path,
+) -> Result<(Publisher, String)> {
 	let child = Command::new(trainer_binary())
-		.args(["data", "publish", "--format", "tokens-u16", "--listen", "/ip4/127.0.0.1/tcp/0"])
+		.args(["data", "publish", "--format", format, "--listen", "/ip4/127.0.0.1/tcp/0"])
 		.arg("--store")
 		.arg(store)
-		.arg(dir)
+		.arg(path)
 		.stdout(Stdio::piped())
 		.stderr(Stdio::null())
 		.spawn()
@@ -62,13 +69,14 @@ fn publish(dir: &std::path::Path, store: &std::path::Path) -> Result<(Publisher,
 	}
 }
 
-/// The transformer job on `dataset_line`.
-fn job(dataset_line: &str) -> String {
+/// The transformer job on `dataset_line` (and any more top-level lines) for `rounds` rounds
+/// with `providers` participants.
+fn job(dataset_line: &str, rounds: u32, providers: u32) -> String {
 	format!(
 		r#"{dataset_line}
-rounds = 3
+rounds = {rounds}
 reward_per_round = 10
-min_providers = 3
+min_providers = {providers}
 max_providers = 4
 min_provider_stake = 100
 
@@ -110,7 +118,7 @@ fn providers_fetch_a_buyers_dataset_before_joining_and_train_a_transformer_on_it
 		text[..300_000].iter().flat_map(|b| (u16::from(*b) + 300).to_le_bytes()).collect();
 	std::fs::write(corpus.join("part-0.bin"), &tokens[..400_000])?;
 	std::fs::write(corpus.join("part-1.bin"), &tokens[400_000..])?;
-	let (_publisher, dataset) = publish(&corpus, &dir.path().join("buyer-store"))?;
+	let (_publisher, dataset) = publish(&corpus, "tokens-u16", &dir.path().join("buyer-store"))?;
 
 	let node = dev_node(dir.path())?;
 	let url = url(&node);
@@ -122,10 +130,16 @@ fn providers_fetch_a_buyers_dataset_before_joining_and_train_a_transformer_on_it
 	// The buyer's CLI checks a job's data before posting it (and paying its escrow): it
 	// refuses this one. A buyer who skips the check (or the chain's API, directly) still
 	// posts it, and then the providers refuse it.
-	let refused = post_job(&url, dir.path(), &job(&forged), 0).unwrap_err().to_string();
+	let refused = post_job(&url, dir.path(), &job(&forged, 3, 3), 0).unwrap_err().to_string();
 	ensure!(refused.contains("no holder served its manifest"), "{refused}");
-	post_job_with(&url, dir.path(), &job(&forged), 0, &["--unchecked"])?;
-	post_job(&url, dir.path(), &job(&dataset), 1)?;
+	post_job_with(&url, dir.path(), &job(&forged, 3, 3), 0, &["--unchecked"])?;
+	// Weights that are not weights (the token dataset named as initial weights) are refused
+	// by the CLI too.
+	let as_weights = dataset.replacen("dataset = ", "initial_weights = ", 1);
+	let spec = job(&format!("{dataset}\n{as_weights}"), 3, 3);
+	let refused = post_job(&url, dir.path(), &spec, 1).unwrap_err().to_string();
+	ensure!(refused.contains("named as initial weights, but it is tokens-u16 data"), "{refused}");
+	post_job(&url, dir.path(), &job(&dataset, 3, 3), 1)?;
 
 	let keys = [Sr25519Keyring::Bob, Sr25519Keyring::Charlie, Sr25519Keyring::Dave];
 	let providers = providers(dir.path(), &url, &keys)?;
@@ -153,5 +167,105 @@ fn providers_fetch_a_buyers_dataset_before_joining_and_train_a_transformer_on_it
 		ensure!(l.paid(&key.to_account_id()) == [0, 1, 2], "{key:?} paid for every round");
 	}
 	// Everyone trained the same transformer on the fetched data, and it learned.
-	agreed_and_learned(&providers, 1, 3)
+	agreed_and_learned(&providers, 1, 3)?;
+	exported_model_predicts_in_transformers(&url, dir.path(), &tokens)?;
+	let final_model = hash_after(&status, "final model 0x")?;
+	fine_tuning_starts_from_the_published_weights(
+		&url,
+		dir.path(),
+		&dataset,
+		&final_model,
+		&providers,
+	)
+}
+
+/// The 64 hex digits after `marker` in `text`.
+fn hash_after(text: &str, marker: &str) -> Result<String> {
+	let at = text.find(marker).ok_or_else(|| anyhow!("no {marker:?} in {text}"))? + marker.len();
+	text.get(at..at + 64).map(str::to_owned).ok_or_else(|| anyhow!("short hash in {text}"))
+}
+
+/// The buyer publishes the exported model (Hugging Face layout) as initial weights and posts
+/// a second job on the same data that names them. Its new providers fetch the weights from
+/// the buyer, check them, and start from exactly the first job's final model: the weights
+/// went through the export and back without a bit changed, and the new job's first held-out
+/// loss is already below the first job's.
+fn fine_tuning_starts_from_the_published_weights(
+	url: &str,
+	dir: &std::path::Path,
+	dataset: &str,
+	final_model: &str,
+	first: &[grid_e2e_tests::trainers::Provider],
+) -> Result<()> {
+	let weights = dir.join("hf").join("model.safetensors");
+	let (_publisher, weights_line) = publish(&weights, "weights", &dir.join("weights-store"))?;
+	ensure!(weights_line.starts_with("initial_weights = {"), "{weights_line}");
+	let weights_hash = hash_after(&weights_line, "content_hash = \"0x")?;
+	post_job(url, dir, &job(&format!("{dataset}\n{weights_line}"), 2, 2), 2)?;
+	let keys = [Sr25519Keyring::Eve, Sr25519Keyring::Ferdie];
+	let tuners = providers(dir, url, &keys)?;
+	let status =
+		wait_status(url, 2, Duration::from_secs(400), &tuners, |s| s.contains("completed"))?;
+	ensure!(status.contains("round 2/2"), "{status}");
+	for p in &tuners {
+		let started = format!("starting from weights 0x{weights_hash} (model 0x{final_model})");
+		ensure!(p.log().contains(&started), "{started}?\n{}", p.log_tail());
+	}
+	agreed_and_learned(&tuners, 2, 2)?;
+	let first_loss = first[0].rounds(1)[0]["eval_loss"].as_f64();
+	let tuned_loss = tuners[0].rounds(2)[0]["eval_loss"].as_f64();
+	ensure!(
+		matches!((first_loss, tuned_loss), (Some(a), Some(b)) if b < a),
+		"fine-tuning's first held-out loss {tuned_loss:?} is not below training's {first_loss:?}"
+	);
+	Ok(())
+}
+
+/// The buyer fetches the final model in the Hugging Face layout, and `transformers` loads it
+/// as a Llama that predicts the buyer's text better than chance.
+fn exported_model_predicts_in_transformers(
+	url: &str,
+	dir: &std::path::Path,
+	tokens: &[u8],
+) -> Result<()> {
+	let hf = dir.join("hf");
+	let out = dir.join("model.safetensors");
+	let args = ["fetch", "--job", "1", "--out", path(&out)?, "--hf", path(&hf)?];
+	let fetched =
+		job_cli(url, &[&args[..], &["--store", path(&dir.join("buyer-store"))?]].concat())?;
+	let stdout = String::from_utf8_lossy(&fetched.stdout);
+	ensure!(
+		fetched.status.success() && stdout.contains("Hugging Face export (\"LlamaForCausalLM\")"),
+		"{stdout}\n{}",
+		String::from_utf8_lossy(&fetched.stderr)
+	);
+	// Two rows of 32 tokens from the corpus (context 32, vocabulary 600).
+	let ids: Vec<u32> =
+		tokens.chunks(2).map(|b| u32::from(u16::from_le_bytes([b[0], b[1]]))).collect();
+	let rows: Vec<Vec<u32>> = [1_000, 50_000].iter().map(|&at| ids[at..at + 32].to_vec()).collect();
+	let (architecture, logits) = hf_logits(&hf, &rows)?;
+	ensure!(architecture == "LlamaForCausalLM", "{architecture}");
+	ensure!(logits.len() == 2 * 32 * 600, "{} logits", logits.len());
+	let loss = next_token_loss(&logits, &rows, 600);
+	// Chance is ln 600 = 6.40.
+	ensure!(loss.is_finite() && loss < 5.5, "loss {loss} in transformers");
+	Ok(())
+}
+
+fn path(p: &std::path::Path) -> Result<&str> {
+	p.to_str().ok_or_else(|| anyhow!("non-UTF-8 path {}", p.display()))
+}
+
+/// Mean cross-entropy of each next token under `logits` `[rows, time, vocab]`.
+fn next_token_loss(logits: &[f32], rows: &[Vec<u32>], vocab: usize) -> f64 {
+	let mut total = (0.0, 0);
+	for (r, row) in rows.iter().enumerate() {
+		for t in 0..row.len() - 1 {
+			let at = &logits[(r * row.len() + t) * vocab..][..vocab];
+			let max = at.iter().fold(f32::MIN, |m, v| m.max(*v)) as f64;
+			let norm = at.iter().map(|v| (*v as f64 - max).exp()).sum::<f64>().ln() + max;
+			total = (total.0 + norm - at[row[t + 1] as usize] as f64, total.1 + 1);
+		}
+	}
+	total.0 / total.1 as f64
 }

@@ -201,6 +201,29 @@ async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 		String::from_utf8_lossy(&out.stderr)
 	);
 
+	// `data info` shows what the reference is, from the buyer: format, files, holders.
+	let info = |uri: String| async move {
+		tokio::task::spawn_blocking(move || {
+			Command::new(env!("CARGO_BIN_EXE_grid-trainer"))
+				.args(["data", "info", "--reference", &format!("0x{}", hex::encode(hash.0))])
+				.args(["--uri", &uri])
+				.output()
+				.unwrap()
+		})
+		.await
+		.unwrap()
+	};
+	let out = info(buyer.to_string()).await;
+	let stdout = String::from_utf8_lossy(&out.stdout);
+	assert!(
+		out.status.success()
+			&& stdout.contains(&format!("holder {buyer}"))
+			&& stdout.contains("tokens-u16, 2 files")
+			&& stdout.contains("train-0.bin (1400000 bytes, 2 chunks)"),
+		"{stdout}\n{}",
+		String::from_utf8_lossy(&out.stderr)
+	);
+
 	// Only liars: nothing is accepted, and the error says why.
 	let alone = DataStore::new(tmp.path().join("fooled-store"));
 	let err = ensure(&alone, &reference(hash, &[&liar]), &[], false).await.unwrap_err().to_string();
@@ -211,6 +234,9 @@ async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 		ensure(&alone, &reference(hash, &[&forger]), &[], false).await.unwrap_err().to_string();
 	assert!(err.contains("no holder served its manifest") && err.contains("hashes to"), "{err}");
 	assert!(alone.locate(&hash).unwrap().is_none());
+	let out = info(forger.to_string()).await;
+	let stderr = String::from_utf8_lossy(&out.stderr);
+	assert!(!out.status.success() && stderr.contains("no holder served its manifest"), "{stderr}");
 }
 
 /// Serves `body` to every HTTP GET on a loopback port, on a thread; the port.

@@ -203,6 +203,56 @@ describe("CreateJobForm", () => {
     expect(screen.getByTestId("dataset-summary")).toHaveTextContent(`Dataset: MNIST digits, reference ${DATASETS.mnist.hash} from grid:mnist`);
   });
 
+  it("takes optional initial weights: explained, checked on their fields, none when empty", async () => {
+    const onSubmit = vi.fn();
+    render(<CreateJobForm limits={LIMITS} protocolFee={10_000_000} onSubmit={onSubmit} tx={IDLE} />);
+    expect(screen.getByRole("group", { name: "Initial weights (fine-tuning, optional)" })).toBeInTheDocument();
+    expect(screen.getByTestId("weights-note")).toHaveTextContent(
+      /Grid's parameter names or a Hugging Face Llama\/GPT-2 layout with grid-trainer data publish FILE --format weights; every provider fetches it, checks it against the hash and starts from it\./,
+    );
+    expect(screen.getByTestId("weights-summary")).toHaveTextContent("Starts from the seeded initialisation.");
+    const hash = screen.getByLabelText("Weights reference (content hash)");
+    const uri = screen.getByLabelText("Weights URI");
+    expect(hash).not.toHaveAttribute("aria-invalid");
+
+    // Half typed: the other field is asked for once the job is submitted.
+    await userEvent.type(hash, "0x1234");
+    expect(hash).toHaveAttribute("aria-invalid", "true");
+    expect(hash).toHaveAccessibleDescription(/must be 0x followed by exactly 64 hex digits \(this has 4\)$/);
+    await userEvent.click(screen.getByRole("button", { name: "Sign and post job" }));
+    expect(onSubmit).not.toHaveBeenCalled();
+    expect(uri).toHaveAccessibleDescription(/enter where providers fetch the weights: the URI grid-trainer data publish printed$/);
+    expect(screen.getByText("2 fields need fixing.")).toBeInTheDocument();
+
+    await userEvent.clear(hash);
+    await userEvent.type(hash, "CD".repeat(32));
+    expect(hash).not.toHaveAttribute("aria-invalid");
+    await userEvent.type(uri, "grid:shakespeare");
+    expect(uri).toHaveAccessibleDescription(/grid: names shipped training data, not weights/);
+    await userEvent.clear(uri);
+    await userEvent.type(uri, "https://holder.example/llama.safetensors");
+    expect(uri).toHaveAccessibleDescription(/trainers do not support https:\/\/ yet/);
+    await userEvent.clear(uri);
+    const holder = `/ip4/127.0.0.1/tcp/40111/p2p/${PEER}`;
+    await userEvent.type(uri, holder);
+    expect(uri).not.toHaveAttribute("aria-invalid");
+
+    // Reviewed before signing, then posted as the chain stores them.
+    const ref = "0x" + "cd".repeat(32);
+    expect(screen.getByTestId("weights-summary")).toHaveTextContent(`Starts from weights ${ref} from ${holder}`);
+    await userEvent.click(screen.getByRole("button", { name: "Sign and post job" }));
+    expect(onSubmit).toHaveBeenCalledTimes(1);
+    expect(onSubmit.mock.calls[0]![0].initial_weights).toEqual({ content_hash: ref, uri: Uint8Array.from(new TextEncoder().encode(holder)) });
+
+    // Emptied again: none.
+    await userEvent.clear(hash);
+    await userEvent.clear(uri);
+    expect(screen.getByTestId("weights-summary")).toHaveTextContent("Starts from the seeded initialisation.");
+    await userEvent.click(screen.getByRole("button", { name: "Sign and post job" }));
+    expect(onSubmit).toHaveBeenCalledTimes(2);
+    expect(onSubmit.mock.calls[1]![0].initial_weights).toBeUndefined();
+  });
+
   it("submits the converted spec", async () => {
     const onSubmit = vi.fn();
     render(<CreateJobForm limits={LIMITS} protocolFee={10_000_000} onSubmit={onSubmit} tx={IDLE} />);

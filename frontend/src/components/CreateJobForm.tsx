@@ -3,6 +3,7 @@ import { admissionText, buildAdmission, MAX_ALLOWLIST, type Admission } from "..
 import { blocksToText } from "../lib/format";
 import {
   buildJobSpec,
+  checkInitialWeights,
   DATASETS,
   DEFAULT_FORM,
   describeModel,
@@ -72,6 +73,7 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
   const escrow = built.spec && protocolFee !== undefined ? escrowOf(built.spec, protocolFee) : undefined;
   const stake = neededStake(form, limits);
   const dataset = formDataset(form).dataset;
+  const weights = checkInitialWeights(form).weights;
   const busy = tx.phase === "signing" || tx.phase === "pending";
 
   const set = (field: FormField, value: string | boolean) => {
@@ -279,6 +281,34 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
         </div>
         {built.spec && <p className="muted">{describeModel(built.spec.model)}</p>}
         {dataset && <DatasetSummary dataset={dataset} />}
+      </fieldset>
+
+      <fieldset>
+        <legend>Initial weights (fine-tuning, optional)</legend>
+        <p className="muted" data-testid="weights-note">
+          Weights every provider starts from instead of a seeded initialisation: publish a <code>.safetensors</code> file in
+          Grid's parameter names or a Hugging Face Llama/GPT-2 layout with{" "}
+          <code className="mono">grid-trainer data publish FILE --format weights</code>; every provider fetches it, checks it
+          against the hash and starts from it. Leave both fields empty to start from the seeded initialisation.
+        </p>
+        <div className="fields fields-wide">
+          {field("weightsHash", "Weights reference (content hash)", "0x and 64 hex digits, as grid-trainer data publish prints it", TEXT_INPUT)}
+          {field(
+            "weightsUri",
+            "Weights URI",
+            "where providers fetch them: libp2p holders (/ip4/…/p2p/<peer id>, several separated by spaces), file:///path or http://host/file",
+            TEXT_INPUT,
+          )}
+        </div>
+        <p className="muted break" data-testid="weights-summary">
+          {weights ? (
+            <>
+              Starts from weights <code className="mono">{weights.hash}</code> from <code className="mono">{weights.uri}</code>
+            </>
+          ) : (
+            "Starts from the seeded initialisation."
+          )}
+        </p>
       </fieldset>
 
       <fieldset>

@@ -110,6 +110,24 @@ describe("JobDetailView", () => {
     expect(screen.getByTestId("dataset")).toHaveTextContent(/^own dataset: grid:mnist 0x/);
   });
 
+  it("shows the job's initial weights, their URI as text and their reference shortened with the full one as title", () => {
+    const ref = "0x" + "cd".repeat(32);
+    const uri = "/ip4/127.0.0.1/tcp/40111/p2p/12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN";
+    const spec = { ...SPEC, initial_weights: { content_hash: ref, uri: Uint8Array.from(new TextEncoder().encode(uri)) } };
+    render(<JobDetailView detail={{ job: job(2, { spec }), participants: [], rounds: [] }} rpcUrl="ws://x" />);
+    const weights = within(screen.getByRole("region", { name: "Spec" })).getByTestId("initial-weights");
+    expect(weights).toHaveTextContent(`${uri} 0xcdcdcdcd…cdcdcdcd`);
+    expect(within(weights).getByTitle(ref)).toHaveTextContent("0xcdcdcdcd…cdcdcdcd");
+    expect(weights).not.toHaveTextContent("seeded");
+  });
+
+  it("says a job without initial weights starts from the seeded initialisation", () => {
+    render(<JobDetailView detail={completedDetail()} rpcUrl="ws://x" />);
+    const spec = screen.getByRole("region", { name: "Spec" });
+    expect(within(spec).getByText("Initial weights")).toBeInTheDocument();
+    expect(within(spec).getByTestId("initial-weights")).toHaveTextContent(/^seeded initialisation$/);
+  });
+
   it("describes the model: a GPT, or a transformer with every knob and its parameter count", () => {
     const { rerender } = render(<JobDetailView detail={completedDetail()} rpcUrl="ws://x" />);
     const spec = () => screen.getByRole("region", { name: "Spec" });

@@ -12,7 +12,7 @@ import {
   type RoundRow,
 } from "../lib/jobs";
 import { lockBinds } from "../lib/locks";
-import { describeCompression, describeDataset, describeModel, type JobSpec } from "../lib/spec";
+import { describeCompression, describeDataset, describeInitialWeights, describeModel, type JobSpec } from "../lib/spec";
 import type { TxState } from "../lib/tx";
 import { formatGrid, fromNanos } from "../lib/units";
 import { RoundStrip } from "./RoundStrip";
@@ -44,6 +44,20 @@ function Dataset({ dataset }: { dataset: JobSpec["dataset"] }) {
       {label}: <span className="mono break">{uri}</span>{" "}
       <span className="muted mono" title={hash}>
         {shortHash(hash)}
+      </span>
+    </>
+  );
+}
+
+/** A job's initial weights (fine-tuning): their URI as text and their reference; or the seeded initialisation. */
+function InitialWeights({ weights }: { weights: JobSpec["initial_weights"] }) {
+  const text = describeInitialWeights(weights);
+  if (!text) return <>seeded initialisation</>;
+  return (
+    <>
+      <span className="mono break">{text.uri}</span>{" "}
+      <span className="muted mono" title={text.hash}>
+        {shortHash(text.hash)}
       </span>
     </>
   );
@@ -221,6 +235,10 @@ export function JobDetailView({ detail, liveRounds = [], rpcUrl, canCancel, onCa
             </dd>
             <dt>Model</dt>
             <dd>{describeModel(spec.model)}</dd>
+            <dt>Initial weights</dt>
+            <dd data-testid="initial-weights">
+              <InitialWeights weights={spec.initial_weights} />
+            </dd>
             <dt>Rounds</dt>
             <dd>
               {spec.rounds} of {blocksToText(t.round_blocks)}

@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
 import {
   buildJobSpec,
+  checkInitialWeights,
   checkOwnDataset,
   DATASETS,
   datasetUriProblem,
   DEFAULT_FORM,
   describeDataset,
+  describeInitialWeights,
   describeModel,
   escrowOf,
   neededStake,
@@ -60,7 +62,10 @@ describe("job form → JobSpec", () => {
       max_providers: 4,
       min_provider_stake: 6_000n * UNIT,
       challenge_window: 16,
+      // No initial weights: the seeded initialisation.
+      initial_weights: undefined,
     });
+    expect(spec).toHaveProperty("initial_weights", undefined);
   });
 
   it("converts examples/mnist-job.toml (an MLP on MNIST)", () => {
@@ -318,6 +323,79 @@ describe("the buyer's own dataset", () => {
     // A shipped URI under another reference is no shipped dataset.
     expect(shippedDataset({ hash: REF, uri: "grid:mnist" })).toBeUndefined();
     expect(shippedDataset({ hash: DATASETS.mnist.hash, uri: "grid:shakespeare" })).toBeUndefined();
+  });
+});
+
+const WEIGHTS = "0x" + "cd".repeat(32);
+const weights = (weightsHash: string, weightsUri: string) => checkInitialWeights({ weightsHash, weightsUri });
+
+describe("the initial weights (fine-tuning)", () => {
+  it("are none when both fields are empty or blank", () => {
+    expect(weights("", "")).toEqual({ weights: undefined });
+    expect(weights("  ", "\n")).toEqual({ weights: undefined });
+    expect(buildJobSpec(DEFAULT_FORM, LIMITS).spec?.initial_weights).toBeUndefined();
+  });
+
+  it("take a reference and a URI as the buyer's own dataset does: trimmed, the reference lowercase with 0x", () => {
+    expect(weights(` ${"CD".repeat(32)} `, `  ${HOLDER}  `)).toEqual({ weights: { hash: WEIGHTS, uri: HOLDER } });
+    expect(weights(WEIGHTS, "file:///models/llama.safetensors")).toEqual({
+      weights: { hash: WEIGHTS, uri: "file:///models/llama.safetensors" },
+    });
+    expect(weights(WEIGHTS, "http://holder.example:8080/gpt2.safetensors").weights?.uri).toBe("http://holder.example:8080/gpt2.safetensors");
+  });
+
+  it("put each problem on its field, with the own dataset's messages", () => {
+    expect(weights(WEIGHTS, "").errors).toEqual({
+      weightsUri: "enter where providers fetch the weights: the URI grid-trainer data publish printed",
+    });
+    expect(weights("", HOLDER).errors).toEqual({
+      weightsHash: "enter the reference grid-trainer data publish printed (0x and 64 hex digits)",
+    });
+    expect(weights("0x1234", HOLDER).errors).toEqual({ weightsHash: "must be 0x followed by exactly 64 hex digits (this has 4)" });
+    expect(weights("0x" + "0".repeat(64), HOLDER).errors).toEqual({ weightsHash: "the zero hash names no dataset" });
+    expect(weights(WEIGHTS, "https://x/y.safetensors").errors).toEqual({ weightsUri: expect.stringMatching(/^trainers do not support https/) });
+    expect(weights(WEIGHTS, "/ip4/127.0.0.1/tcp/40111").errors).toEqual({
+      weightsUri: "holder address /ip4/127.0.0.1/tcp/40111 has no /p2p/<peer id>",
+    });
+    expect(weights(WEIGHTS, "file:///" + "a".repeat(249)).errors).toEqual({ weightsUri: "257 bytes long: at most 256 (UTF-8)" });
+    expect(weights("junk", "ipfs://bafy").errors).toEqual({
+      weightsHash: "must be 0x followed by exactly 64 hex digits",
+      weightsUri: "must be libp2p holder addresses (/ip4/…/p2p/<peer id>), file://…, http://… or grid:<shipped name>",
+    });
+  });
+
+  it("are never a shipped dataset: those are training data", () => {
+    expect(weights(DATASETS.shakespeare.hash, "grid:shakespeare").errors).toEqual({
+      weightsUri: "grid: names shipped training data, not weights: publish them with grid-trainer data publish FILE --format weights",
+    });
+    expect(weights(WEIGHTS, "grid:llama").errors?.weightsUri).toMatch(/^grid: names shipped training data, not weights/);
+  });
+
+  it("go into the spec as the chain stores them, with any dataset and model", () => {
+    const { spec, errors } = buildJobSpec(form({ weightsHash: WEIGHTS.toUpperCase().replace("0X", "0x"), weightsUri: ` ${HOLDER}` }), LIMITS);
+    expect(errors).toBeUndefined();
+    expect(spec?.initial_weights).toEqual({ content_hash: WEIGHTS, uri: bytes(HOLDER) });
+    // The dataset is untouched.
+    expect(spec?.dataset).toEqual({ content_hash: DATASETS.shakespeare.hash, uri: bytes("grid:shakespeare") });
+    const own = { dataset: "own", datasetHash: REF, datasetUri: "file:///data/corpus.bin", model: "transformer" } as const;
+    expect(buildJobSpec(form({ ...own, weightsHash: WEIGHTS, weightsUri: "file:///models/llama.safetensors" }), LIMITS).spec).toMatchObject({
+      dataset: { content_hash: REF, uri: bytes("file:///data/corpus.bin") },
+      initial_weights: { content_hash: WEIGHTS, uri: bytes("file:///models/llama.safetensors") },
+    });
+  });
+
+  it("block the spec while half typed or malformed, reporting against their fields with the rest", () => {
+    expect(errorsOf({ weightsHash: WEIGHTS })).toEqual({ weightsUri: expect.stringMatching(/^enter where providers fetch the weights/) });
+    expect(errorsOf({ weightsUri: HOLDER, gptHeads: "3" })).toEqual({
+      gptHeads: "must divide the width",
+      weightsHash: expect.stringMatching(/^enter the reference/),
+    });
+    expect(buildJobSpec(form({ weightsHash: "0x12", weightsUri: HOLDER }), LIMITS).spec).toBeUndefined();
+  });
+
+  it("are described from the chain's form: reference and URI as text, none without", () => {
+    expect(describeInitialWeights({ content_hash: WEIGHTS, uri: bytes(HOLDER) })).toEqual({ hash: WEIGHTS, uri: HOLDER });
+    expect(describeInitialWeights(undefined)).toBeUndefined();
   });
 });
 

@@ -57,6 +57,11 @@ export interface JobForm {
   datasetHash: string;
   /** Where providers fetch the buyer's own dataset, as `grid-trainer data publish` prints it. */
   datasetUri: string;
+  /** The initial weights' reference (optional: both weights fields empty is none), as
+   * `grid-trainer data publish FILE --format weights` prints it. */
+  weightsHash: string;
+  /** Where providers fetch the initial weights (optional), as `grid-trainer data publish` prints it. */
+  weightsUri: string;
   model: ModelKind;
   gptContext: string;
   gptLayers: string;
@@ -113,6 +118,8 @@ export const DEFAULT_FORM: JobForm = {
   dataset: "shakespeare",
   datasetHash: "",
   datasetUri: "",
+  weightsHash: "",
+  weightsUri: "",
   model: "gpt",
   gptContext: "64",
   gptLayers: "2",
@@ -242,6 +249,40 @@ export function formDataset(
 ): { dataset: DatasetText; errors?: undefined } | { dataset?: undefined; errors: DatasetErrors } {
   if (form.dataset !== "own") return { dataset: { hash: DATASETS[form.dataset].hash, uri: DATASETS[form.dataset].uri } };
   return checkOwnDataset(form);
+}
+
+type WeightsErrors = Partial<Record<"weightsHash" | "weightsUri", string>>;
+
+/**
+ * The job's initial weights as typed (fine-tuning: a `weights` dataset, one safetensors file
+ * the buyer publishes with `grid-trainer data publish FILE --format weights`), checked as the
+ * buyer's own dataset is (`parseContentHash`, `datasetUriProblem`); both fields empty: none,
+ * the seeded initialisation. Errors against its two fields.
+ */
+export function checkInitialWeights(
+  form: Pick<JobForm, "weightsHash" | "weightsUri">,
+): { weights: DatasetText | undefined; errors?: undefined } | { weights?: undefined; errors: WeightsErrors } {
+  const typedHash = form.weightsHash.trim();
+  const uri = form.weightsUri.trim();
+  if (typedHash === "" && uri === "") return { weights: undefined };
+  const errors: WeightsErrors = {};
+  const parsed = parseContentHash(typedHash);
+  if (parsed.error) errors.weightsHash = parsed.error;
+  if (uri === "") errors.weightsUri = "enter where providers fetch the weights: the URI grid-trainer data publish printed";
+  else if (uri.startsWith("grid:")) {
+    // The shipped datasets are training data, never weights (the trainers refuse them as such).
+    errors.weightsUri = "grid: names shipped training data, not weights: publish them with grid-trainer data publish FILE --format weights";
+  } else {
+    const uriProblem = datasetUriProblem(uri);
+    if (uriProblem) errors.weightsUri = uriProblem;
+  }
+  if (parsed.hash === undefined || Object.keys(errors).length > 0) return { errors };
+  return { weights: { hash: parsed.hash, uri } };
+}
+
+/** A job's initial weights in words: their reference and URI as text; none: the seeded initialisation. */
+export function describeInitialWeights(weights: JobSpec["initial_weights"]): DatasetText | undefined {
+  return weights && { hash: weights.content_hash, uri: new TextDecoder().decode(weights.uri) };
 }
 
 /** A job's dataset in words: the shipped one's name if it is one, otherwise "own dataset"; its URI as text. */
@@ -504,6 +545,8 @@ export function buildJobSpec(
     errors.model = `${parameters(model)} parameters is above the limit of 10 billion`;
   }
   Object.assign(errors, data.errors);
+  const weights = checkInitialWeights(form);
+  Object.assign(errors, weights.errors);
 
   // Training.
   const lr = frac("lr");
@@ -565,12 +608,14 @@ export function buildJobSpec(
   if (Object.keys(errors).length > 0 || !data.dataset) return { errors };
 
   const dataset = data.dataset;
+  // Copied into this realm's Uint8Array: polkadot-api checks bytes with `instanceof`, which
+  // a TextEncoder from another realm (jsdom in tests) would fail.
+  const bytes = (text: string) => Uint8Array.from(new TextEncoder().encode(text));
+  const initialWeights = weights.weights && { content_hash: weights.weights.hash, uri: bytes(weights.weights.uri) };
   return {
     spec: {
       model,
-      // Copied into this realm's Uint8Array: polkadot-api checks bytes with `instanceof`, which
-      // a TextEncoder from another realm (jsdom in tests) would fail.
-      dataset: { content_hash: dataset.hash, uri: Uint8Array.from(new TextEncoder().encode(dataset.uri)) },
+      dataset: { content_hash: dataset.hash, uri: bytes(dataset.uri) },
       training: {
         round_blocks: roundBlocks,
         batch_size: batchSize,
@@ -585,6 +630,7 @@ export function buildJobSpec(
       max_providers: maxProviders,
       min_provider_stake: minProviderStake,
       challenge_window: challengeWindow,
+      initial_weights: initialWeights,
     },
   };
 }

@@ -79,6 +79,9 @@ describe("dispatch errors", () => {
     expect(jobs("HealthTooLow")).toBe("Jobs.HealthTooLow: the provider's health score is below the job's minimum");
     expect(jobs("RegisteredTooRecently")).toMatch(/^Jobs.RegisteredTooRecently: the provider registered more recently/);
     expect(jobs("TooFewToVerify")).toMatch(/^Jobs.TooFewToVerify: the job has a challenge window but too few min providers/);
+    expect(jobs("BadInitialWeights")).toBe(
+      "Jobs.BadInitialWeights: the initial weights' URI is empty or not text, or their content hash is zero",
+    );
     expect(jobs("StakeTooLowToDeter")).toMatch(/^Jobs.StakeTooLowToDeter: the job has a challenge window but its min provider stake is too low .*\(AuditRate, FraudSlash\)$/);
   });
 });

@@ -22,6 +22,7 @@ const JOB_ERRORS: Record<string, string> = {
   BadModel: "a model dimension is zero, or the GPT's heads do not divide its width",
   ModelTooLarge: "the model is larger than the chain accepts",
   BadDataset: "the dataset URI is empty or not text, or its content hash is zero",
+  BadInitialWeights: "the initial weights' URI is empty or not text, or their content hash is zero",
   BadBatchSize: "the batch size is zero",
   BadInnerLearningRate: "the inner learning rate is zero or above one",
   BadOuterLearningRate: "the outer learning rate is zero or above four",

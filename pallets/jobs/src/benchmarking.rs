@@ -47,7 +47,7 @@ fn max_spec<T: Config>(p: u32) -> JobSpecOf<T> {
 		}),
 		dataset: DatasetRef {
 			content_hash: H256::repeat_byte(1),
-			uri: BoundedBytes::truncate_from(uri),
+			uri: BoundedBytes::truncate_from(uri.clone()),
 		},
 		training: TrainingParams {
 			round_blocks: T::MinRoundBlocks::get().max(10u32.into()).min(T::MaxRoundBlocks::get()),
@@ -76,6 +76,11 @@ fn max_spec<T: Config>(p: u32) -> JobSpecOf<T> {
 			true => T::MaxChallengeWindow::get(),
 			false => Zero::zero(),
 		},
+		// The longest spec: weights named by the longest URI.
+		initial_weights: Some(DatasetRef {
+			content_hash: H256::repeat_byte(2),
+			uri: BoundedBytes::truncate_from(uri),
+		}),
 	}
 }
 

@@ -765,6 +765,8 @@ pub mod pallet {
 		RevealMismatch,
 		/// The proof claims more samples than its inner steps hold at the job's batch size.
 		SamplesExceedSteps,
+		/// The initial weights' URI is empty or not text, or their content hash is zero.
+		BadInitialWeights,
 	}
 
 	impl<T> From<SpecError> for Error<T> {
@@ -789,6 +791,7 @@ pub mod pallet {
 				SpecError::JobTooLong => Error::JobTooLong,
 				SpecError::TooFewToVerify => Error::TooFewToVerify,
 				SpecError::StakeTooLowToDeter => Error::StakeTooLowToDeter,
+				SpecError::BadInitialWeights => Error::BadInitialWeights,
 			}
 		}
 	}

@@ -365,6 +365,7 @@ pub fn spec() -> JobSpec<Balance, u64> {
 		max_providers: 4,
 		min_provider_stake: MIN_STAKE,
 		challenge_window: 10,
+		initial_weights: None,
 	}
 }
 

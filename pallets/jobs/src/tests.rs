@@ -143,6 +143,15 @@ fn create_job_rejects_every_bad_field() {
 			),
 			(|s| s.dataset.uri = Default::default(), Error::BadDataset),
 			(|s| s.dataset.content_hash = H256::zero(), Error::BadDataset),
+			(
+				|s| {
+					s.initial_weights = Some(grid_primitives::job::DatasetRef {
+						content_hash: H256::zero(),
+						..s.dataset.clone()
+					})
+				},
+				Error::BadInitialWeights,
+			),
 			(|s| s.training.batch_size = 0, Error::BadBatchSize),
 			(
 				|s| s.training.inner = grid_primitives::job::InnerOptimizer::Sgd { lr: Nanos(0) },

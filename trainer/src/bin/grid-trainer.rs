@@ -144,6 +144,14 @@ enum JobCmd {
 		/// Where to write the checkpoint (safetensors).
 		#[arg(long)]
 		out: PathBuf,
+		/// Also write the model in the Hugging Face layout into this directory
+		/// (`model.safetensors`, `config.json`, and a BPE dataset's `tokenizer.json`), loadable
+		/// with `transformers`' `from_pretrained`.
+		#[arg(long)]
+		hf: Option<PathBuf>,
+		/// The dataset store the tokenizer is copied from.
+		#[arg(long, default_value = "grid-datasets")]
+		store: PathBuf,
 		/// How long to try (s).
 		#[arg(long, default_value_t = 60)]
 		timeout: u64,
@@ -157,7 +165,8 @@ enum DataCmd {
 	Publish {
 		/// The file or directory.
 		path: PathBuf,
-		/// How its files are read: text, tokens-u16, tokens-u32 or mnist-idx.
+		/// How its files are read: text, tokens-u16, tokens-u32, text-bpe, mnist-idx or
+		/// weights (a safetensors file of initial weights).
 		#[arg(long, value_parser = parse_format)]
 		format: DatasetFormat,
 		/// The dataset store (keeps the manifest and the serving key).
@@ -169,6 +178,16 @@ enum DataCmd {
 		/// Only print the reference (and a `file://` URI); serve nothing.
 		#[arg(long)]
 		no_serve: bool,
+	},
+	/// Show what a reference is: its manifest (format, files, sizes) from its source, checked
+	/// against the reference, and who serves it; nothing is downloaded but the manifest.
+	Info {
+		/// The dataset's reference (its manifest's hash, 0x…).
+		#[arg(long, value_parser = parse_hash)]
+		reference: H256,
+		/// Its source: holders' libp2p addresses, file:// or http://.
+		#[arg(long)]
+		uri: String,
 	},
 	/// Bring a dataset into a store from its source, checked against its reference.
 	Fetch {
@@ -204,6 +223,7 @@ fn data_command(command: DataCmd) -> anyhow::Result<()> {
 		DataCmd::Publish { path, format, store, listen, no_serve } => rt.block_on(
 			datasets::publish(&DataStore::new(store), &path, format, vec![listen], !no_serve),
 		),
+		DataCmd::Info { reference, uri } => rt.block_on(datasets::info(reference, &uri)),
 		DataCmd::Fetch { reference, uri, holder, store } => {
 			rt.block_on(datasets::fetch(&DataStore::new(store), reference, &uri, &holder))
 		}
@@ -264,9 +284,10 @@ fn job_command(command: JobCmd) -> anyhow::Result<()> {
 			let node = connect(&chain.url)?;
 			rt.block_on(buyer::cancel(&node, &signer, job))
 		}
-		JobCmd::Fetch { chain, job, out, timeout } => {
+		JobCmd::Fetch { chain, job, out, hf, store, timeout } => {
 			let node = connect(&chain.url)?;
-			buyer::fetch(&rt, &node, job, &out, Duration::from_secs(timeout))
+			let export = hf.map(|dir| buyer::HfExport { dir, store: DataStore::new(store) });
+			buyer::fetch(&rt, &node, job, &out, export.as_ref(), Duration::from_secs(timeout))
 		}
 	}
 }

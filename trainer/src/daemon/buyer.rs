@@ -4,13 +4,17 @@
 
 use std::{
 	io::Write,
-	path::Path,
+	path::{Path, PathBuf},
 	sync::mpsc::RecvTimeoutError,
 	time::{Duration, Instant},
 };
 
 use anyhow::{anyhow, bail, Context};
-use grid_primitives::{currency::UNIT, job::JobId};
+use grid_primitives::{
+	currency::UNIT,
+	job::{JobId, JobSpec},
+	manifest::{DatasetFormat, TOKENIZER_FILE},
+};
 use libp2p::PeerId;
 use subxt::utils::Static;
 use subxt_signer::sr25519::Keypair;
@@ -19,6 +23,8 @@ use crate::{
 	chain::{api, client::JobStatus, Chain, JobView},
 	checkpoint::Checkpoint,
 	daemon::datasets,
+	data::DataStore,
+	model::hf::hugging_face,
 	net::{behaviour::BehaviourConfig, data::peer_of, service, Command, Event, NetConfig, Shaper},
 	round::messages::{Request, Response},
 };
@@ -45,6 +51,15 @@ pub async fn create(
 		match manifest {
 			Some(m) => println!("dataset {}", datasets::describe(&m)),
 			None => println!("dataset not checked here (an http:// source): providers check it"),
+		}
+		if let Some(weights) = &file.spec.initial_weights {
+			let manifest = datasets::preflight_weights(weights)
+				.await
+				.context("checking the job's initial weights (--unchecked posts it anyway)")?;
+			match manifest {
+				Some(m) => println!("initial weights {}", datasets::describe(&m)),
+				None => println!("initial weights not checked here (an http:// source)"),
+			}
 		}
 	}
 	let call = api::tx().jobs().create_job(Static(file.spec), Static(file.admission));
@@ -196,6 +211,7 @@ pub fn fetch(
 	chain: &Chain,
 	job: JobId,
 	out: &Path,
+	export: Option<&HfExport>,
 	patience: Duration,
 ) -> anyhow::Result<()> {
 	let (view, addresses) = runtime.block_on(async {
@@ -251,6 +267,9 @@ pub fn fetch(
 							hex::encode(expected),
 							out.display()
 						);
+						if let Some(export) = export {
+							export.write(&view.job.spec, &ck)?;
+						}
 						std::io::stdout().flush().ok();
 						return Ok(());
 					}
@@ -267,6 +286,38 @@ pub fn fetch(
 		}
 	}
 	bail!("no participant of job {job} served its final model within {patience:?}")
+}
+
+/// Where and how `job fetch` also writes the model in the Hugging Face layout.
+pub struct HfExport {
+	/// The directory (`model.safetensors`, `config.json`, `tokenizer.json`).
+	pub dir: PathBuf,
+	/// The buyer's dataset store: a BPE dataset's tokenizer is copied from it when it is there.
+	pub store: DataStore,
+}
+
+impl HfExport {
+	fn write(&self, spec: &JobSpec<u128, u32>, ck: &Checkpoint) -> anyhow::Result<()> {
+		let model = hugging_face(&spec.model, &ck.manifest, &ck.weights)?;
+		model.write(&self.dir)?;
+		let architecture = &model.config["architectures"][0];
+		println!("Hugging Face export ({architecture}): {}", self.dir.display());
+		// A BPE dataset carries the tokenizer that goes with the model.
+		match self.store.locate(&spec.dataset.content_hash)? {
+			Some(l) if l.manifest.format == DatasetFormat::TextBpe => {
+				let to = self.dir.join(TOKENIZER_FILE);
+				std::fs::copy(l.dir.join(TOKENIZER_FILE), &to)
+					.with_context(|| format!("copying the tokenizer to {}", to.display()))?;
+				println!("tokenizer: {}", to.display());
+			}
+			Some(_) => {}
+			None => println!(
+				"the job's dataset is not in {}: no tokenizer copied",
+				self.store.root().display()
+			),
+		}
+		Ok(())
+	}
 }
 
 fn verified(bytes: &[u8], peer: &PeerId, expected: &[u8; 32]) -> anyhow::Result<Checkpoint> {

@@ -99,6 +99,10 @@ pub struct JobConfig {
 	/// evidence and serves its start states. Off chain nothing is challenged.
 	#[serde(default = "default_evidence_rounds")]
 	pub evidence_rounds: RoundIndex,
+	/// Weights to start from instead of the seeded initialisation (fine-tuning): a `weights`
+	/// dataset in the store.
+	#[serde(default)]
+	pub initial_weights: Option<DatasetRef>,
 }
 
 /// The learning-rate decay's length when a job does not say (the chain's jobs do not).

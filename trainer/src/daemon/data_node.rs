@@ -6,6 +6,7 @@
 
 use std::{
 	collections::{HashMap, HashSet, VecDeque},
+	sync::Arc,
 	time::Duration,
 };
 
@@ -20,6 +21,7 @@ use libp2p::{
 	Multiaddr, PeerId, Swarm,
 };
 use polkadot_sdk::sp_core::H256;
+use tokio::task::JoinSet;
 
 use crate::{
 	data::store::{ChunkId, DataStore, Located},
@@ -116,8 +118,26 @@ impl DataNode {
 
 	/// Serves the store until the process is stopped.
 	pub async fn serve(mut self) {
-		while let Some(event) = self.swarm.next().await {
-			self.other(event);
+		// Chunks are read and checked on blocking threads, several at once, so the swarm
+		// goes on sending the ones that are ready.
+		let mut answers = JoinSet::new();
+		loop {
+			tokio::select! {
+				event = self.swarm.next() => match event {
+					Some(SwarmEvent::Behaviour(request_response::Event::Message {
+						message: request_response::Message::Request { request, channel, .. },
+						..
+					})) => {
+						let store = self.store.clone();
+						answers.spawn_blocking(move || (channel, store.answer(&request)));
+					}
+					Some(event) => self.other(event),
+					None => return,
+				},
+				Some(Ok((channel, response))) = answers.join_next(), if !answers.is_empty() => {
+					let _ = self.swarm.behaviour_mut().send_response(channel, response);
+				}
+			}
 		}
 	}
 
@@ -280,8 +300,12 @@ impl DataNode {
 		// Holders that said they lack a chunk, per chunk: not asked for it again.
 		let mut lacking: HashMap<ChunkId, HashSet<usize>> = HashMap::new();
 		let mut next = 0usize;
-		while !queue.is_empty() || !in_flight.is_empty() {
-			while in_flight.len() < IN_FLIGHT {
+		// Chunks are checked and written on blocking threads, so hashing one overlaps
+		// receiving (and decrypting) the next instead of stalling the swarm.
+		let shared = Arc::new(manifest.clone());
+		let mut writes: JoinSet<(ChunkId, usize, Result<()>)> = JoinSet::new();
+		while !queue.is_empty() || !in_flight.is_empty() || !writes.is_empty() {
+			while in_flight.len() + writes.len() < IN_FLIGHT {
 				let Some(id) = queue.pop_front() else { break };
 				let skip = lacking.get(&id).cloned().unwrap_or_default();
 				let candidates: Vec<usize> = (0..holders.len())
@@ -301,25 +325,31 @@ impl DataNode {
 				let rid = self.swarm.behaviour_mut().send_request(&holders[h].peer, request);
 				in_flight.insert(rid, (id, h));
 			}
-			let (rid, outcome) = self.next_answer().await?;
+			let write_done = |done: std::result::Result<_, tokio::task::JoinError>| {
+				done.map_err(|e| Error::Network(format!("writing a chunk: {e}")))
+			};
+			if in_flight.is_empty() {
+				// Only writes are pending, or they fill the window: wait for one.
+				let Some(done) = writes.join_next().await else { continue };
+				let (id, h, written) = write_done(done)?;
+				written_or_refused(&mut holders[h], id, written, &mut queue, &bar);
+				continue;
+			}
+			let (rid, outcome) = tokio::select! {
+				answer = self.next_answer() => answer?,
+				Some(done) = writes.join_next(), if !writes.is_empty() => {
+					let (id, h, written) = write_done(done)?;
+					written_or_refused(&mut holders[h], id, written, &mut queue, &bar);
+					continue;
+				}
+			};
 			let Some((id, h)) = in_flight.remove(&rid) else { continue };
 			let holder = &mut holders[h];
 			match outcome {
 				Ok(DataResponse::Chunk(bytes)) => {
-					match self.store.write_chunk(manifest, id, &bytes) {
-						Ok(()) => {
-							holder.failures = 0;
-							bar.inc(1);
-						}
-						Err(e) => {
-							tracing::warn!(
-								"holder {} served a bad chunk, not asking it again: {e}",
-								holder.peer
-							);
-							holder.usable = false;
-							queue.push_back(id);
-						}
-					}
+					let (store, manifest) = (self.store.clone(), shared.clone());
+					writes
+						.spawn_blocking(move || (id, h, store.write_chunk(&manifest, id, &bytes)));
 				}
 				Ok(DataResponse::Missing) => {
 					lacking.entry(id).or_default().insert(h);
@@ -349,6 +379,27 @@ impl DataNode {
 		}
 		bar.finish_and_clear();
 		Ok(())
+	}
+}
+
+/// Counts a chunk written, or gives up on the holder that served it bad and asks again.
+fn written_or_refused(
+	holder: &mut Holder,
+	id: ChunkId,
+	written: Result<()>,
+	queue: &mut VecDeque<ChunkId>,
+	bar: &indicatif::ProgressBar,
+) {
+	match written {
+		Ok(()) => {
+			holder.failures = 0;
+			bar.inc(1);
+		}
+		Err(e) => {
+			tracing::warn!("holder {} served a bad chunk, not asking it again: {e}", holder.peer);
+			holder.usable = false;
+			queue.push_back(id);
+		}
 	}
 }
 

@@ -25,6 +25,47 @@ use crate::{
 /// its format. An `http://` source is not downloaded here (`None`): providers check it.
 pub async fn preflight(dataset: &DatasetRef, model: &ModelSpec) -> Result<Option<DatasetManifest>> {
 	data::check(dataset, model)?;
+	let manifest = remote_manifest(dataset).await?;
+	if let Some(m) = &manifest {
+		data::format_fits(m.format, model)?;
+	}
+	Ok(manifest)
+}
+
+/// [`preflight`] for a job's initial weights: their manifest can be had and is one of
+/// weights. (Whether they fit the model is checked by the providers, who fetch them whole.)
+pub async fn preflight_weights(weights: &DatasetRef) -> Result<Option<DatasetManifest>> {
+	let manifest = remote_manifest(weights).await?;
+	if let Some(m) = &manifest {
+		check_weights(&weights.content_hash, m)?;
+	}
+	Ok(manifest)
+}
+
+fn check_weights(hash: &H256, manifest: &DatasetManifest) -> Result<()> {
+	match manifest.format {
+		DatasetFormat::Weights => Ok(()),
+		other => Err(Error::dataset(
+			hash,
+			format!("named as initial weights, but it is {} data", other.name()),
+		)),
+	}
+}
+
+/// The initial weights in `located` (a `weights` dataset) for a model of spec `spec` and
+/// layout `manifest`, in its parameter order.
+pub fn initial_weights(
+	located: &Located,
+	spec: &ModelSpec,
+	manifest: &crate::params::Manifest,
+) -> Result<Vec<f32>> {
+	check_weights(&located.manifest.hash(), &located.manifest)?;
+	crate::model::weights::load(&located.paths()[0], spec, manifest)
+}
+
+/// The manifest of `dataset` from its source, checked against its reference; none for an
+/// `http://` source, which is not downloaded here.
+async fn remote_manifest(dataset: &DatasetRef) -> Result<Option<DatasetManifest>> {
 	let scratch = tempfile::tempdir().map_err(|e| Error::io("creating", "a temporary store", e))?;
 	let store = DataStore::new(scratch.path());
 	let hash = dataset.content_hash;
@@ -37,7 +78,6 @@ pub async fn preflight(dataset: &DatasetRef, model: &ModelSpec) -> Result<Option
 			DataNode::new(key, store.clone(), &[])?.manifest(hash, &holders).await?
 		}
 	};
-	data::format_fits(manifest.format, model)?;
 	Ok(Some(manifest))
 }
 
@@ -109,9 +149,13 @@ pub fn describe(manifest: &DatasetManifest) -> String {
 	)
 }
 
-/// The job-file line naming the dataset at `uri`.
-fn job_line(hash: &H256, uri: &str) -> String {
-	format!("dataset = {{ uri = \"{uri}\", content_hash = \"0x{}\" }}", hex::encode(hash.0))
+/// The job-file line naming the dataset at `uri` (as the job's initial weights, for weights).
+fn job_line(format: DatasetFormat, hash: &H256, uri: &str) -> String {
+	let field = match format {
+		DatasetFormat::Weights => "initial_weights",
+		_ => "dataset",
+	};
+	format!("{field} = {{ uri = \"{uri}\", content_hash = \"0x{}\" }}", hex::encode(hash.0))
 }
 
 /// Publishes `path` as a dataset of `format` in `store` and prints its reference; unless
@@ -131,17 +175,52 @@ pub async fn publish(
 	if !serve {
 		let dir = store.locate(&hash)?.context("just published")?.dir;
 		let uri = format!("file://{}", dir.display());
-		println!("job file: {}", job_line(&hash, &uri));
+		println!("job file: {}", job_line(format, &hash, &uri));
 		return Ok(());
 	}
 	let key = keys::p2p_key(&store.root().join("p2p.key"))?;
 	let mut node = DataNode::new(key, store.clone(), &listen)?;
 	let address = node.listening().await?;
 	println!("serving on {address}");
-	println!("job file: {}", job_line(&hash, &address.to_string()));
+	println!("job file: {}", job_line(format, &hash, &address.to_string()));
 	println!("serving until stopped");
 	node.serve().await;
 	Ok(())
+}
+
+/// Prints what the reference `hash` at `uri` is: its manifest's format, files and sizes (the
+/// manifest fetched from the source and checked against the reference) and where it is
+/// served from.
+pub async fn info(hash: H256, uri: &str) -> anyhow::Result<()> {
+	let reference = reference(hash, uri)?;
+	match source(&reference)? {
+		Source::Peers(holders) => {
+			for holder in holders {
+				println!("holder {holder}");
+			}
+		}
+		Source::Shipped(shipped) => println!("shipped with every trainer ({})", shipped.name),
+		Source::File(path) => println!("file {}", path.display()),
+		Source::Http(url) => println!("http {url}"),
+	}
+	let Some(manifest) = remote_manifest(&reference).await? else {
+		println!("the manifest of an http:// source is known only once it is downloaded");
+		return Ok(());
+	};
+	println!("reference 0x{}", hex::encode(hash.0));
+	println!("dataset {}", describe(&manifest));
+	for file in &manifest.files {
+		println!("  {} ({} bytes, {} chunks)", file.name, file.size, file.chunks.len());
+	}
+	Ok(())
+}
+
+fn reference(hash: H256, uri: &str) -> anyhow::Result<DatasetRef> {
+	Ok(DatasetRef {
+		content_hash: hash,
+		uri: BoundedBytes::try_from(uri.as_bytes().to_vec())
+			.map_err(|_| anyhow::anyhow!("the URI is over 256 bytes"))?,
+	})
 }
 
 /// Fetches the dataset `hash` from the holders `uri` names (and `holders`) into `store`, and
@@ -152,11 +231,7 @@ pub async fn fetch(
 	uri: &str,
 	holders: &[Multiaddr],
 ) -> anyhow::Result<()> {
-	let reference = DatasetRef {
-		content_hash: hash,
-		uri: BoundedBytes::try_from(uri.as_bytes().to_vec())
-			.map_err(|_| anyhow::anyhow!("the URI is over 256 bytes"))?,
-	};
+	let reference = reference(hash, uri)?;
 	let located = ensure(store, &reference, holders, true).await?;
 	println!("dataset {}", describe(&located.manifest));
 	println!("files in {}", located.dir.display());

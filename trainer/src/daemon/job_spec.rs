@@ -101,6 +101,9 @@ pub fn chain_job(
 ) -> Result<JobConfig> {
 	spec.model.validate().map_err(|e| Error::Config(format!("model {:?}: {e:?}", spec.model)))?;
 	data::check(&spec.dataset, &spec.model)?;
+	if let Some(weights) = &spec.initial_weights {
+		data::source(weights)?;
+	}
 	Ok(JobConfig {
 		id,
 		rounds: spec.rounds,
@@ -118,6 +121,7 @@ pub fn chain_job(
 			CHALLENGE_VOTING_PERIOD,
 			spec.training.round_blocks,
 		),
+		initial_weights: spec.initial_weights.clone(),
 	})
 }
 
@@ -236,6 +240,30 @@ mod tests {
 			let err = admitted(&text.replace(from, to)).err().unwrap().to_string();
 			assert!(err.contains(expected), "{expected}: {err}");
 		}
+	}
+
+	/// The main job's file, with the dataset line `local-network.sh` puts in (the buyer's
+	/// published BPE text), and with initial weights too.
+	#[test]
+	fn the_main_example_job_runs_once_its_dataset_is_filled_in() {
+		let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/llama-bpe-job.toml");
+		let text = std::fs::read_to_string(path).unwrap();
+		let published = "dataset = { uri = \"/ip4/127.0.0.1/tcp/1/p2p/12D3KooWRn7631sbaAbbnj18JWZYC7jBny5QHovn3N1RhW6pYwVi\", content_hash = \"0x0b019e89d2c5f5b8f2b75797ecdf81dc1e48ea7504b61dcddf695c99e10a29b6\" }";
+		let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with("dataset = ")).collect();
+		let filled = format!("{published}\n{}", lines.join("\n"));
+		let spec = admitted(&filled).unwrap().spec;
+		let ModelSpec::Transformer(c) = spec.model else { panic!("{:?}", spec.model) };
+		assert_eq!(c.vocab, 512);
+		assert_eq!(spec.initial_weights, None);
+		chain_job(0, &spec, 0, None).unwrap();
+		let weights = published.replacen("dataset", "initial_weights", 1);
+		let tuned =
+			admitted(&format!("{published}\n{weights}\n{}", lines.join("\n"))).unwrap().spec;
+		assert_eq!(tuned.initial_weights.as_ref(), Some(&spec.dataset));
+		assert_eq!(chain_job(0, &tuned, 0, None).unwrap().initial_weights, Some(spec.dataset));
+		// The file as shipped names no data: no trainer runs it until the line is filled in.
+		let err = chain_job(0, &admitted(&text).unwrap().spec, 0, None).unwrap_err().to_string();
+		assert!(err.contains("published at run time"), "{err}");
 	}
 
 	#[test]

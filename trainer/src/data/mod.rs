@@ -83,9 +83,13 @@ pub fn load(store: &DataStore, dataset: &DatasetRef, model: &ModelSpec) -> Resul
 
 /// Errors unless `model` reads data of `format` (token streams, or images).
 pub fn format_fits(format: DatasetFormat, model: &ModelSpec) -> Result<()> {
-	let tokens = format.token_bytes().is_some() || format == DatasetFormat::TextBpe;
-	match (tokens, model.reads()) {
-		(true, DataKind::Tokens { .. }) | (false, DataKind::MnistImages) => Ok(()),
+	use DatasetFormat::*;
+	match (format, model.reads()) {
+		(Text | TokensU16 | TokensU32 | TextBpe, DataKind::Tokens { .. })
+		| (MnistIdx, DataKind::MnistImages) => Ok(()),
+		(Weights, _) => {
+			Err(Error::Config("a model's weights (format weights) are not training data".into()))
+		}
 		_ => Err(Error::Config(format!("model {model:?} cannot train on {} data", format.name()))),
 	}
 }

@@ -300,6 +300,8 @@ impl DataStore {
 			if whole.exists() && !part.exists() {
 				fs::rename(&whole, &part).map_err(|e| Error::io("renaming", &whole, e))?;
 			}
+			// A new part file holds no chunk yet; only a resumed one is read for those it has.
+			let resumed = part.exists();
 			let handle = fs::OpenOptions::new()
 				.create(true)
 				.truncate(false)
@@ -308,7 +310,7 @@ impl DataStore {
 				.map_err(|e| Error::io("creating", &part, e))?;
 			handle.set_len(file.size).map_err(|e| Error::io("sizing", &part, e))?;
 			for c in 0..file.chunks.len() as u32 {
-				if read_range_checked(&part, file, c).is_err() {
+				if !resumed || read_range_checked(&part, file, c).is_err() {
 					missing.push(ChunkId { file: f as u32, chunk: c });
 				}
 			}

@@ -1,13 +1,17 @@
 //! Token streams: UTF-8 text read one token per byte, or token ids stored as little-endian
-//! `u16`/`u32` (nanoGPT's `.bin` files). A dataset's files are read as one stream, memory-mapped
-//! (never loaded whole). Files named `val*` or `test*` (nanoGPT's `val.bin`) are held out for
+//! `u16`/`u32` (nanoGPT's `.bin` files). A dataset's files are read as one stream, each window
+//! with a positioned read when it is drawn (never loaded whole, and not memory-mapped: the
+//! kernel maps a file's pages in large blocks, so windows drawn across a big file kept most of
+//! it resident in the process). Files named `val*` or `test*` (nanoGPT's `val.bin`) are held out for
 //! evaluation; without them the last tenth is. A training sample is the context window
 //! starting at a given token of the training region.
 
-use std::path::{Path, PathBuf};
+use std::{
+	os::unix::fs::FileExt,
+	path::{Path, PathBuf},
+};
 
 use candle_core::{Device, Tensor};
-use memmap2::Mmap;
 
 use super::read_verified;
 use crate::{
@@ -18,17 +22,30 @@ use crate::{
 /// Share of the stream held out for evaluation, in tenths.
 const EVAL_TENTHS: u64 = 1;
 
-/// One file of the stream: bytes in memory or mapped from disk.
+/// One file of the stream: bytes in memory, or a file on disk read where needed.
 enum Part {
 	Owned(Vec<u8>),
-	Mapped(Mmap),
+	File { file: std::fs::File, len: u64, path: PathBuf },
 }
 
 impl Part {
-	fn bytes(&self) -> &[u8] {
+	fn len(&self) -> u64 {
 		match self {
-			Part::Owned(bytes) => bytes,
-			Part::Mapped(map) => map,
+			Part::Owned(bytes) => bytes.len() as u64,
+			Part::File { len, .. } => *len,
+		}
+	}
+
+	/// Fills `out` with the bytes from `offset` on.
+	fn read(&self, offset: u64, out: &mut [u8]) -> Result<()> {
+		match self {
+			Part::Owned(bytes) => {
+				out.copy_from_slice(&bytes[offset as usize..offset as usize + out.len()]);
+				Ok(())
+			}
+			Part::File { file, path, .. } => {
+				file.read_exact_at(out, offset).map_err(|e| Error::io("reading", path, e))
+			}
 		}
 	}
 }
@@ -58,7 +75,8 @@ impl TokenDataset {
 	/// A byte-level dataset over bytes already in memory; errors (as text) when too short to
 	/// hold a window in both regions.
 	pub fn from_bytes(tokens: Vec<u8>, context: usize) -> Result<Self, String> {
-		Self::new(vec![Part::Owned(tokens)], 1, context, 0)
+		let max_token = tokens.iter().copied().max().map_or(0, u32::from);
+		Self::new(vec![Part::Owned(tokens)], 1, context, 0, max_token)
 	}
 
 	/// Maps `files` (in order) as one stream of `width`-byte tokens (1: UTF-8 text, checked
@@ -77,26 +95,18 @@ impl TokenDataset {
 
 	fn map(files: &[&PathBuf], width: usize, context: usize, held_parts: usize) -> Result<Self> {
 		let mut parts = Vec::with_capacity(files.len());
+		let mut max_token = 0;
 		for path in files {
+			// Scanned with plain reads, not through the map: a scan through the map would
+			// leave every page of the file resident in this process.
+			max_token = max_token.max(scan_file(path, width)?);
 			let file = std::fs::File::open(path).map_err(|e| Error::io("opening", path, e))?;
-			// SAFETY: the store's files are written once, then only read; a file changed
-			// under the map would change the tokens read, not memory safety of this process
-			// beyond that (and every chunk was checked against its hash when opened).
-			let map = unsafe { Mmap::map(&file) }.map_err(|e| Error::io("mapping", path, e))?;
-			if width == 1 {
-				if let Err(e) = std::str::from_utf8(&map) {
-					return Err(Error::bad_data(path, format!("not UTF-8 text: {e}")));
-				}
-			}
-			if map.len() % width != 0 {
-				let reason =
-					format!("{} bytes is not a whole number of {width}-byte tokens", map.len());
-				return Err(Error::bad_data(path, reason));
-			}
-			parts.push(Part::Mapped(map));
+			let len = file.metadata().map_err(|e| Error::io("reading", path, e))?.len();
+			parts.push(Part::File { file, len, path: path.to_path_buf() });
 		}
 		let name = files.first().map(|p| p.to_path_buf()).unwrap_or_default();
-		Self::new(parts, width, context, held_parts).map_err(|reason| Error::bad_data(name, reason))
+		Self::new(parts, width, context, held_parts, max_token)
+			.map_err(|reason| Error::bad_data(name, reason))
 	}
 
 	/// The stream of `parts`, its last `held_parts` held out (none: its last tenth).
@@ -105,6 +115,7 @@ impl TokenDataset {
 		width: usize,
 		context: usize,
 		held_parts: usize,
+		max_token: u32,
 	) -> Result<Self, String> {
 		if context == 0 {
 			return Err("context must be at least one token".into());
@@ -115,7 +126,7 @@ impl TokenDataset {
 		let mut starts = vec![0u64];
 		for part in &parts {
 			let last = *starts.last().expect("starts with 0");
-			starts.push(last + (part.bytes().len() / width) as u64);
+			starts.push(last + part.len() / width as u64);
 		}
 		let total = *starts.last().expect("starts with 0");
 		let split = match held_parts {
@@ -131,18 +142,7 @@ impl TokenDataset {
 				 and the held-out split"
 			));
 		}
-		let mut d = TokenDataset { parts, starts, width, context, split, max_token: 0 };
-		d.max_token = d.scan_max();
-		Ok(d)
-	}
-
-	fn scan_max(&self) -> u32 {
-		let w = self.width;
-		self.parts
-			.iter()
-			.flat_map(|p| p.bytes().chunks_exact(w).map(move |t| token_at(t, w)))
-			.max()
-			.unwrap_or(0)
+		Ok(TokenDataset { parts, starts, width, context, split, max_token })
 	}
 
 	/// Total tokens in the stream.
@@ -181,18 +181,29 @@ impl TokenDataset {
 		self.split - self.context as u64
 	}
 
-	/// Token `i` of the stream (below [`TokenDataset::len`]).
-	fn token(&self, i: u64) -> u32 {
-		let part = self.starts.partition_point(|&s| s <= i) - 1;
-		let offset = (i - self.starts[part]) as usize * self.width;
-		token_at(&self.parts[part].bytes()[offset..offset + self.width], self.width)
+	/// Tokens `start..end` of the stream (below [`TokenDataset::len`]): one read per file
+	/// they span.
+	fn tokens(&self, start: u64, end: u64) -> Result<Vec<u32>> {
+		let w = self.width as u64;
+		let mut tokens = Vec::with_capacity((end - start) as usize);
+		let mut bytes = Vec::new();
+		let mut i = start;
+		while i < end {
+			let part = self.starts.partition_point(|&s| s <= i) - 1;
+			let stop = end.min(self.starts[part + 1]);
+			bytes.resize(((stop - i) * w) as usize, 0);
+			self.parts[part].read((i - self.starts[part]) * w, &mut bytes)?;
+			tokens.extend(bytes.chunks_exact(self.width).map(|t| token_at(t, self.width)));
+			i = stop;
+		}
+		Ok(tokens)
 	}
 
-	fn window(&self, start: u64, batch: &mut (Vec<u32>, Vec<u32>)) {
-		let t = self.context as u64;
-		let tokens: Vec<u32> = (start..start + t + 1).map(|i| self.token(i)).collect();
+	fn window(&self, start: u64, batch: &mut (Vec<u32>, Vec<u32>)) -> Result<()> {
+		let tokens = self.tokens(start, start + self.context as u64 + 1)?;
 		batch.0.extend_from_slice(&tokens[..self.context]);
 		batch.1.extend_from_slice(&tokens[1..]);
+		Ok(())
 	}
 
 	fn to_batch(&self, (x, y): (Vec<u32>, Vec<u32>), device: &Device) -> Result<Batch> {
@@ -213,7 +224,7 @@ impl TokenDataset {
 					self.train_len()
 				)));
 			}
-			self.window(i, &mut out);
+			self.window(i, &mut out)?;
 		}
 		self.to_batch(out, device)
 	}
@@ -236,11 +247,58 @@ impl TokenDataset {
 		for chunk in starts.chunks(batch_size.max(1)) {
 			let mut out = (Vec::new(), Vec::new());
 			for &s in chunk {
-				self.window(s, &mut out);
+				self.window(s, &mut out)?;
 			}
 			batches.push(self.to_batch(out, device)?);
 		}
 		Ok(batches)
+	}
+}
+
+/// The largest `width`-byte token of the file at `path`, read in blocks; errors unless the
+/// file is a whole number of tokens and, for text (`width` 1), UTF-8.
+fn scan_file(path: &Path, width: usize) -> Result<u32> {
+	use std::io::Read;
+	let mut file = std::fs::File::open(path).map_err(|e| Error::io("opening", path, e))?;
+	let mut block = vec![0u8; 1 << 20];
+	// Bytes of the last block not yet scanned: part of a token, or of a UTF-8 character.
+	let mut carried = 0;
+	let (mut max, mut offset) = (0, 0u64);
+	loop {
+		let read = file.read(&mut block[carried..]).map_err(|e| Error::io("reading", path, e))?;
+		let filled = carried + read;
+		if read == 0 {
+			if carried == 0 {
+				return Ok(max);
+			}
+			let reason = match width {
+				1 => format!("not UTF-8 text: a character cut off at byte {offset}"),
+				_ => format!(
+					"{} bytes is not a whole number of {width}-byte tokens",
+					offset + carried as u64
+				),
+			};
+			return Err(Error::bad_data(path, reason));
+		}
+		let whole = match width {
+			1 => match std::str::from_utf8(&block[..filled]) {
+				Ok(_) => filled,
+				// A character cut at the block's end is scanned with the next block.
+				Err(e) if e.error_len().is_none() => e.valid_up_to(),
+				Err(e) => {
+					let at = offset + e.valid_up_to() as u64;
+					return Err(Error::bad_data(
+						path,
+						format!("not UTF-8 text: invalid byte at {at}"),
+					));
+				}
+			},
+			_ => filled - filled % width,
+		};
+		max = block[..whole].chunks_exact(width).map(|t| token_at(t, width)).fold(max, u32::max);
+		block.copy_within(whole..filled, 0);
+		carried = filled - whole;
+		offset += whole as u64;
 	}
 }
 
@@ -338,5 +396,37 @@ mod tests {
 		assert_eq!(d.len(), 5_057_198);
 		assert!(d.check_vocab(128).is_ok());
 		assert!(d.check_vocab(65).is_err());
+	}
+
+	/// The scan reads in 1 MiB blocks: a character or token cut by a block's end is read
+	/// whole with the next, and what is wrong is found wherever it is.
+	#[test]
+	fn files_are_scanned_across_blocks() {
+		let dir = tempfile::tempdir().unwrap();
+		let path = dir.path().join("f");
+		// A 3-byte character across the first block's end, the largest byte in the second.
+		let mut text = vec![b'a'; (1 << 20) - 1];
+		text.extend_from_slice("€ tail".as_bytes());
+		std::fs::write(&path, &text).unwrap();
+		assert_eq!(scan_file(&path, 1).unwrap(), u32::from(0xe2u8));
+		// An invalid byte in the second block, and a character cut off at the end.
+		text.push(0xff);
+		std::fs::write(&path, &text).unwrap();
+		let err = scan_file(&path, 1).unwrap_err().to_string();
+		assert!(err.contains(&format!("invalid byte at {}", text.len() - 1)), "{err}");
+		text.pop();
+		text.extend_from_slice(&"€".as_bytes()[..2]);
+		std::fs::write(&path, &text).unwrap();
+		assert!(scan_file(&path, 1).unwrap_err().to_string().contains("cut off"));
+		// u16 tokens: the largest one past the first block; an odd length refused.
+		let mut tokens: Vec<u8> =
+			(0..600_000u32).flat_map(|i| (i as u16 % 700).to_le_bytes()).collect();
+		tokens.extend_from_slice(&9_999u16.to_le_bytes());
+		std::fs::write(&path, &tokens).unwrap();
+		assert_eq!(scan_file(&path, 2).unwrap(), 9_999);
+		tokens.push(1);
+		std::fs::write(&path, &tokens).unwrap();
+		let err = scan_file(&path, 2).unwrap_err().to_string();
+		assert!(err.contains("not a whole number of 2-byte tokens"), "{err}");
 	}
 }

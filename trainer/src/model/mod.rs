@@ -2,9 +2,11 @@
 
 pub mod fused;
 pub mod gpt;
+pub mod hf;
 pub mod layers;
 pub mod mnist;
 pub mod transformer;
+pub mod weights;
 
 use candle_core::{DType, Device, Tensor};
 use grid_primitives::job::ModelSpec;

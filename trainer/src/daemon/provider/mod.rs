@@ -30,6 +30,7 @@ use crate::{
 		trainer::Trainer,
 	},
 	data,
+	model::Model,
 	net::ProofLink,
 	round::{coordinator::Schedule, fraud::FraudPort, misbehave::AgainstTruth},
 };
@@ -144,10 +145,10 @@ async fn choose_job(
 					match prepare_data(chain, config, id, &spec, me).await {
 						Ok(()) => return Ok((id, spec)),
 						Err(why) if member || config.chain.job == Some(id) => {
-							return Err(ChainError::Spec(format!("job {id}: its dataset: {why}")))
+							return Err(ChainError::Spec(format!("job {id}: {why}")))
 						}
 						Err(why) => {
-							tracing::warn!("job {id} skipped: its dataset: {why}");
+							tracing::warn!("job {id} skipped: {why}");
 							refused.insert(id);
 						}
 					}
@@ -163,9 +164,10 @@ async fn choose_job(
 	}
 }
 
-/// Brings job `id`'s dataset into this provider's store (from its source and the job's other
-/// participants), checked against its reference, and opens it for the job's model: bad or
-/// unreachable data, or data the model cannot read, is refused here, before the join.
+/// Brings job `id`'s dataset (and its initial weights, if it names any) into this provider's
+/// store (from its source and the job's other participants), checked against its reference,
+/// and opens it for the job's model: bad or unreachable data or weights, data the model cannot
+/// read, or weights of another model, are refused here, before the join.
 async fn prepare_data(
 	chain: &Chain,
 	config: &ProviderConfig,
@@ -177,8 +179,18 @@ async fn prepare_data(
 	let holders = chain.participant_addresses(id, Some(me)).await.map_err(|e| e.to_string())?;
 	let located = datasets::ensure(&store, &spec.dataset, &holders, false)
 		.await
-		.map_err(|e| e.to_string())?;
-	data::open(&located, &spec.model).map(drop).map_err(|e| e.to_string())
+		.map_err(|e| format!("its dataset: {e}"))?;
+	data::open(&located, &spec.model).map_err(|e| format!("its dataset: {e}"))?;
+	let Some(weights) = &spec.initial_weights else { return Ok(()) };
+	let located = datasets::ensure(&store, weights, &holders, false)
+		.await
+		.map_err(|e| format!("its initial weights: {e}"))?;
+	// The weights must fit the job's model: build it (on the CPU) for its layout.
+	let model = Model::new(spec.model, b"grid/layout", &candle_core::Device::Cpu)
+		.map_err(|e| format!("its model: {e}"))?;
+	datasets::initial_weights(&located, &spec.model, &model.params().manifest())
+		.map(drop)
+		.map_err(|e| format!("its initial weights: {e}"))
 }
 
 /// Joins `job` unless this account is in it already.

@@ -10,7 +10,7 @@ use libp2p::{identity::Keypair, Multiaddr};
 use super::{restore, Fraud, Trainer, MAX_RESPONSE_BYTES};
 use crate::{
 	compress::adaptive::AdaptiveCompressor,
-	daemon::config::TrainerConfig,
+	daemon::{config::TrainerConfig, datasets},
 	daemon::{evidence::EvidenceFiles, reports::Totals, work_states::WorkStates},
 	error::{Error, Result},
 	net::{behaviour::BehaviourConfig, scenario::Scenario, service, Command, NetConfig, Shaper},
@@ -58,6 +58,17 @@ impl Trainer {
 			&job.training.inner,
 			inner_config,
 		)?;
+		if let Some(weights) = &job.initial_weights {
+			let located = config.store().open_verified(weights)?;
+			let manifest = inner.model().params().manifest();
+			let flat = datasets::initial_weights(&located, &job.model, &manifest)?;
+			inner.model().params().load_flat(&flat)?;
+			tracing::info!(
+				"starting from weights 0x{} (model 0x{})",
+				hex::encode(weights.content_hash.0),
+				hex::encode(inner.model().params().model_hash()?)
+			);
+		}
 		if device.is_cuda() {
 			// The driver compiles Candle's kernels on their first use (seconds each on a new
 			// machine): pay for that now rather than in the first round.
