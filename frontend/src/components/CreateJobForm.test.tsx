@@ -182,11 +182,21 @@ describe("CreateJobForm", () => {
     await userEvent.clear(uri);
     await userEvent.type(uri, "grid:mnist");
     expect(hash).toHaveAccessibleDescription(new RegExp(`not the reference of shipped mnist: that is ${DATASETS.mnist.hash}$`));
+    expect(screen.getByTestId("dataset-source")).toHaveTextContent(/^Providers cannot fetch it: not the reference of shipped mnist/);
     await userEvent.clear(uri);
     await userEvent.type(uri, "/ip4/127.0.0.1/tcp/40111");
     expect(screen.getByText("holder address /ip4/127.0.0.1/tcp/40111 has no /p2p/<peer id>")).toBeInTheDocument();
+    // No preview of a URI the trainers refuse: the field says why.
+    expect(screen.queryByTestId("dataset-source")).not.toBeInTheDocument();
     await userEvent.type(uri, `/p2p/${PEER}`);
     expect(uri).not.toHaveAttribute("aria-invalid");
+    // A valid URI previews where the data comes from and how to see its format, files and sizes.
+    const preview = screen.getByTestId("dataset-source");
+    expect(preview).toHaveTextContent("Served over libp2p by 1 holder:");
+    expect(screen.getByRole("list", { name: "Holders" })).toHaveTextContent(/^12D3KooW…4kx6nXTN at \/ip4\/127.0.0.1\/tcp\/40111$/);
+    expect(screen.getByLabelText("Data info command")).toHaveTextContent(
+      `grid-trainer data info --reference ${"0x" + "ab".repeat(32)} --uri "/ip4/127.0.0.1/tcp/40111/p2p/${PEER}"`,
+    );
 
     // Reviewed before signing, then posted as the chain stores it.
     const ref = "0x" + "ab".repeat(32);
@@ -199,6 +209,7 @@ describe("CreateJobForm", () => {
     // Back to a shipped dataset: its fields and note go, and what was typed no longer counts.
     await userEvent.selectOptions(screen.getByLabelText("Dataset"), "mnist");
     expect(screen.queryByLabelText("URI")).not.toBeInTheDocument();
+    expect(screen.queryByTestId("dataset-source")).not.toBeInTheDocument();
     expect(screen.queryByTestId("own-dataset-note")).not.toBeInTheDocument();
     expect(screen.getByTestId("dataset-summary")).toHaveTextContent(`Dataset: MNIST digits, reference ${DATASETS.mnist.hash} from grid:mnist`);
   });
@@ -232,6 +243,10 @@ describe("CreateJobForm", () => {
     await userEvent.clear(uri);
     await userEvent.type(uri, "https://holder.example/llama.safetensors");
     expect(uri).toHaveAccessibleDescription(/trainers do not support https:\/\/ yet/);
+    expect(screen.queryByTestId("dataset-source")).not.toBeInTheDocument();
+    await userEvent.clear(uri);
+    await userEvent.type(uri, "file:///srv/llama.safetensors");
+    expect(screen.getByTestId("dataset-source")).toHaveTextContent("Files on each provider's machine: /srv/llama.safetensors");
     await userEvent.clear(uri);
     const holder = `/ip4/127.0.0.1/tcp/40111/p2p/${PEER}`;
     await userEvent.type(uri, holder);

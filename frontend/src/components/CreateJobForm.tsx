@@ -5,12 +5,14 @@ import {
   buildJobSpec,
   checkInitialWeights,
   DATASETS,
+  datasetUriProblem,
   DEFAULT_FORM,
   describeModel,
   escrowOf,
   formDataset,
   modelFits,
   neededStake,
+  parseContentHash,
   shippedDataset,
   U128_MAX,
   type DatasetChoice,
@@ -24,6 +26,7 @@ import {
 } from "../lib/spec";
 import type { TxState } from "../lib/tx";
 import { formatGrid, formatPerbill } from "../lib/units";
+import { DatasetSource } from "./DatasetSource";
 import { TxStatus } from "./TxStatus";
 
 /** The model for a new dataset choice: the one chosen if it reads the data (the buyer's own
@@ -73,7 +76,13 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
   const escrow = built.spec && protocolFee !== undefined ? escrowOf(built.spec, protocolFee) : undefined;
   const stake = neededStake(form, limits);
   const dataset = formDataset(form).dataset;
-  const weights = checkInitialWeights(form).weights;
+  const checkedWeights = checkInitialWeights(form);
+  const weights = checkedWeights.weights;
+  // What a typed reference is, previewed once its URI is one the trainers read.
+  const ownUri = form.datasetUri.trim();
+  const ownPreview = form.dataset === "own" && !datasetUriProblem(ownUri);
+  const weightsUri = form.weightsUri.trim();
+  const weightsPreview = weightsUri !== "" && !checkedWeights.errors?.weightsUri;
   const busy = tx.phase === "signing" || tx.phase === "pending";
 
   const set = (field: FormField, value: string | boolean) => {
@@ -219,6 +228,7 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
                 TEXT_INPUT,
               )}
             </div>
+            {ownPreview && <DatasetSource dataset={{ hash: parseContentHash(form.datasetHash).hash, uri: ownUri }} />}
             <p className="muted" data-testid="own-dataset-note">
               Which models can read your dataset the form cannot tell. Providers fetch the data and check it against the
               reference before joining, and skip the job if no holder serves it correctly or the model cannot read its format
@@ -300,6 +310,7 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
             TEXT_INPUT,
           )}
         </div>
+        {weightsPreview && <DatasetSource dataset={{ hash: parseContentHash(form.weightsHash).hash, uri: weightsUri }} weights />}
         <p className="muted break" data-testid="weights-summary">
           {weights ? (
             <>

@@ -5,6 +5,8 @@ import { UNIT } from "../lib/units";
 import { ALICE, BOB, CHARLIE, completedDetail, HASH, job, runningDetail, SPEC, TRANSFORMER_SPEC } from "../test/fixtures";
 import { JobDetailView } from "./JobDetailView";
 
+const PEER = "12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN";
+
 describe("JobDetailView", () => {
   it("shows a completed job's final model hash and the command to fetch it", () => {
     render(<JobDetailView detail={completedDetail()} rpcUrl="ws://127.0.0.1:9944" />);
@@ -119,6 +121,35 @@ describe("JobDetailView", () => {
     expect(weights).toHaveTextContent(`${uri} 0xcdcdcdcd…cdcdcdcd`);
     expect(within(weights).getByTitle(ref)).toHaveTextContent("0xcdcdcdcd…cdcdcdcd");
     expect(weights).not.toHaveTextContent("seeded");
+  });
+
+  it("shows where the dataset and the initial weights come from: what a shipped one is, holders and the data info command", () => {
+    const ref = "0x" + "cd".repeat(32);
+    const uri = `/ip4/127.0.0.1/tcp/40111/p2p/${PEER}`;
+    const spec = { ...SPEC, initial_weights: { content_hash: ref, uri: Uint8Array.from(new TextEncoder().encode(uri)) } };
+    render(<JobDetailView detail={{ job: job(2, { spec }), participants: [], rounds: [] }} rpcUrl="ws://x" />);
+    const dataset = within(screen.getByRole("region", { name: "Spec" })).getByTestId("dataset");
+    expect(within(dataset).getByTestId("dataset-source")).toHaveTextContent("Shipped with every trainer: Tiny Shakespeare (byte-level text)");
+    expect(within(dataset).queryByLabelText("Data info command")).not.toBeInTheDocument();
+    const weights = screen.getByTestId("initial-weights");
+    const holders = within(weights).getByRole("list", { name: "Holders" });
+    expect(within(holders).getByTitle(PEER)).toHaveTextContent("12D3KooW…4kx6nXTN");
+    expect(holders).toHaveTextContent("at /ip4/127.0.0.1/tcp/40111");
+    expect(within(weights).getByLabelText("Data info command")).toHaveTextContent(`grid-trainer data info --reference ${ref} --uri "${uri}"`);
+  });
+
+  it("says why providers cannot fetch a dataset whose URI the trainers refuse", () => {
+    const uri = Uint8Array.from(new TextEncoder().encode(`/ip4/127.0.0.1/tcp/1/p2p/${PEER} holder.example:4001`));
+    const spec = { ...SPEC, dataset: { content_hash: "0x" + "ab".repeat(32), uri } };
+    const { rerender } = render(<JobDetailView detail={{ job: job(2, { spec }), participants: [], rounds: [] }} rpcUrl="ws://x" />);
+    expect(within(screen.getByTestId("dataset")).getByTestId("dataset-source")).toHaveTextContent(
+      'Providers cannot fetch it: "holder.example:4001" is not a libp2p address (/ip4/…/tcp/…/p2p/<peer id>)',
+    );
+    const weights = { ...SPEC, initial_weights: { content_hash: DATASETS.mnist.hash, uri: Uint8Array.from(new TextEncoder().encode("grid:mnist")) } };
+    rerender(<JobDetailView detail={{ job: job(2, { spec: weights }), participants: [], rounds: [] }} rpcUrl="ws://x" />);
+    expect(within(screen.getByTestId("initial-weights")).getByTestId("dataset-source")).toHaveTextContent(
+      /^Providers cannot fetch it: grid: names shipped training data, not weights/,
+    );
   });
 
   it("says a job without initial weights starts from the seeded initialisation", () => {

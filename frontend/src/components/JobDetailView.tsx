@@ -15,6 +15,7 @@ import { lockBinds } from "../lib/locks";
 import { describeCompression, describeDataset, describeInitialWeights, describeModel, type JobSpec } from "../lib/spec";
 import type { TxState } from "../lib/tx";
 import { formatGrid, fromNanos } from "../lib/units";
+import { DatasetSource } from "./DatasetSource";
 import { RoundStrip } from "./RoundStrip";
 import { StatusBadge } from "./StatusBadge";
 import { TxStatus } from "./TxStatus";
@@ -36,7 +37,7 @@ export interface JobDetailViewProps {
   children?: ReactNode;
 }
 
-/** A job's dataset: the shipped one's name or "own dataset", its URI as text and its reference. */
+/** A job's dataset: the shipped one's name or "own dataset", its URI as text and its reference; then where it comes from. */
 function Dataset({ dataset }: { dataset: JobSpec["dataset"] }) {
   const { hash, uri, label } = describeDataset(dataset);
   return (
@@ -45,11 +46,12 @@ function Dataset({ dataset }: { dataset: JobSpec["dataset"] }) {
       <span className="muted mono" title={hash}>
         {shortHash(hash)}
       </span>
+      <DatasetSource dataset={{ hash, uri }} />
     </>
   );
 }
 
-/** A job's initial weights (fine-tuning): their URI as text and their reference; or the seeded initialisation. */
+/** A job's initial weights (fine-tuning): their URI as text and their reference, then where they come from; or the seeded initialisation. */
 function InitialWeights({ weights }: { weights: JobSpec["initial_weights"] }) {
   const text = describeInitialWeights(weights);
   if (!text) return <>seeded initialisation</>;
@@ -59,6 +61,7 @@ function InitialWeights({ weights }: { weights: JobSpec["initial_weights"] }) {
       <span className="muted mono" title={text.hash}>
         {shortHash(text.hash)}
       </span>
+      <DatasetSource dataset={text} weights />
     </>
   );
 }

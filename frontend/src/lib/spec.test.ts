@@ -3,7 +3,9 @@ import {
   buildJobSpec,
   checkInitialWeights,
   checkOwnDataset,
+  dataInfoCommand,
   DATASETS,
+  datasetOrigin,
   datasetUriProblem,
   DEFAULT_FORM,
   describeDataset,
@@ -323,6 +325,41 @@ describe("the buyer's own dataset", () => {
     // A shipped URI under another reference is no shipped dataset.
     expect(shippedDataset({ hash: REF, uri: "grid:mnist" })).toBeUndefined();
     expect(shippedDataset({ hash: DATASETS.mnist.hash, uri: "grid:shakespeare" })).toBeUndefined();
+  });
+});
+
+describe("where a dataset reference comes from", () => {
+  it("reads the sources the trainers read (source.rs `Source`)", () => {
+    expect(datasetOrigin({ hash: DATASETS.mnist.hash, uri: " grid:mnist " })).toEqual({ kind: "shipped", name: "mnist" });
+    // Before the reference is typed, the name alone.
+    expect(datasetOrigin({ uri: "grid:shakespeare" })).toEqual({ kind: "shipped", name: "shakespeare" });
+    const relayed = `/ip4/10.0.0.1/tcp/1/p2p/${"12D3KooWRelay"}/p2p-circuit/p2p/${PEER}`;
+    expect(datasetOrigin({ hash: REF, uri: `${HOLDER}, ${relayed}` })).toEqual({
+      kind: "holders",
+      holders: [
+        { address: HOLDER, peer: PEER },
+        { address: relayed, peer: PEER },
+      ],
+    });
+    expect(datasetOrigin({ hash: REF, uri: "file:///srv/d" })).toEqual({ kind: "file", path: "/srv/d" });
+    expect(datasetOrigin({ hash: REF, uri: "http://h/x.bin" })).toEqual({ kind: "http", url: "http://h/x.bin" });
+  });
+
+  it("refuses what the trainers refuse, with the form's messages", () => {
+    expect(datasetOrigin({ hash: REF, uri: "/ip4/127.0.0.1/tcp/1" })).toEqual({
+      kind: "refused",
+      problem: "holder address /ip4/127.0.0.1/tcp/1 has no /p2p/<peer id>",
+    });
+    expect(datasetOrigin({ hash: REF, uri: "ipfs://Qm" })).toEqual({ kind: "refused", problem: datasetUriProblem("ipfs://Qm") });
+    expect(datasetOrigin({ hash: REF, uri: "grid:mnist" })).toEqual({ kind: "refused", problem: own(REF, "grid:mnist").errors?.datasetHash });
+    expect(datasetOrigin({ hash: DATASETS.mnist.hash, uri: "grid:mnist" }, true)).toEqual({
+      kind: "refused",
+      problem: checkInitialWeights({ weightsHash: DATASETS.mnist.hash, weightsUri: "grid:mnist" }).errors?.weightsUri,
+    });
+  });
+
+  it("gives the command that shows a reference's format, files and sizes", () => {
+    expect(dataInfoCommand({ hash: REF, uri: ` ${HOLDER} ` })).toBe(`grid-trainer data info --reference ${REF} --uri "${HOLDER}"`);
   });
 });
 

@@ -222,6 +222,68 @@ export function datasetUriProblem(uri: string): string | undefined {
   return "must be libp2p holder addresses (/ip4/…/p2p/<peer id>), file://…, http://… or grid:<shipped name>";
 }
 
+/** Why a `grid:` URI under another reference names nothing: the trainers take a shipped
+ * dataset under its own reference only (source.rs: "the hash is not shipped …'s"). */
+function shippedHashProblem(name: DatasetName): string {
+  return `not the reference of shipped ${name}: that is ${DATASETS[name].hash}`;
+}
+
+/** Why `grid:` is refused as initial weights: the shipped datasets are training data. */
+const SHIPPED_WEIGHTS_PROBLEM =
+  "grid: names shipped training data, not weights: publish them with grid-trainer data publish FILE --format weights";
+
+/** A libp2p holder of a dataset: its address, and the peer id in its last `/p2p/<peer id>`. */
+export interface DatasetHolder {
+  address: string;
+  peer: string;
+}
+
+/** Where a dataset reference's URI says it comes from, as trainer/src/data/source.rs reads it
+ * (`Source`); or why the trainers would refuse it (the form's messages). */
+export type DatasetOrigin =
+  | { kind: "shipped"; name: DatasetName }
+  | { kind: "holders"; holders: DatasetHolder[] }
+  | { kind: "file"; path: string }
+  | { kind: "http"; url: string }
+  | { kind: "refused"; problem: string };
+
+/**
+ * Where `dataset` comes from: a shipped dataset, libp2p holders, files on each provider's
+ * machine or one file over HTTP; refused for a URI `datasetUriProblem` refuses, a shipped URI
+ * under another reference (when the reference is known) or, as `weights`, a shipped one.
+ */
+export function datasetOrigin(dataset: { hash?: string; uri: string }, weights = false): DatasetOrigin {
+  const uri = dataset.uri.trim();
+  if (weights && uri.startsWith("grid:")) return { kind: "refused", problem: SHIPPED_WEIGHTS_PROBLEM };
+  const problem = datasetUriProblem(uri);
+  if (problem) return { kind: "refused", problem };
+  if (uri.startsWith("grid:")) {
+    const name = uri.slice("grid:".length) as DatasetName;
+    if (dataset.hash !== undefined && dataset.hash.toLowerCase() !== DATASETS[name].hash) {
+      return { kind: "refused", problem: shippedHashProblem(name) };
+    }
+    return { kind: "shipped", name };
+  }
+  if (uri.startsWith("file://")) return { kind: "file", path: uri.slice("file://".length) };
+  if (uri.startsWith("http://")) return { kind: "http", url: uri };
+  const holders = uri
+    .split(/[ ,]/)
+    .filter((a) => a !== "")
+    .map((address) => ({ address, peer: [...address.matchAll(/\/p2p\/([^/]+)/g)].at(-1)![1]! }));
+  return { kind: "holders", holders };
+}
+
+/** `text` as one shell word: in double quotes, with what the shell reads there escaped. */
+function shellWord(text: string): string {
+  return `"${text.replace(/[\\"$`]/g, "\\$&")}"`;
+}
+
+/** The command that shows what a reference is: its manifest's format, files and sizes, and
+ * who serves it (`grid-trainer data info`, trainer/src/bin/grid-trainer.rs). */
+export function dataInfoCommand(dataset: DatasetText): string {
+  return `grid-trainer data info --reference ${dataset.hash} --uri ${shellWord(dataset.uri.trim())}`;
+}
+
 type DatasetErrors = Partial<Record<"datasetHash" | "datasetUri", string>>;
 
 /** The buyer's own dataset as typed, checked as the trainers check it; errors against its two fields. */
@@ -237,7 +299,7 @@ export function checkOwnDataset(
   // A `grid:` URI is a shipped dataset, under its own reference only.
   const name = uri.slice("grid:".length) as DatasetName;
   if (!uriProblem && parsed.hash && uri.startsWith("grid:") && parsed.hash !== DATASETS[name].hash) {
-    errors.datasetHash = `not the reference of shipped ${name}: that is ${DATASETS[name].hash}`;
+    errors.datasetHash = shippedHashProblem(name);
   }
   if (parsed.hash === undefined || Object.keys(errors).length > 0) return { errors };
   return { dataset: { hash: parsed.hash, uri } };
@@ -271,7 +333,7 @@ export function checkInitialWeights(
   if (uri === "") errors.weightsUri = "enter where providers fetch the weights: the URI grid-trainer data publish printed";
   else if (uri.startsWith("grid:")) {
     // The shipped datasets are training data, never weights (the trainers refuse them as such).
-    errors.weightsUri = "grid: names shipped training data, not weights: publish them with grid-trainer data publish FILE --format weights";
+    errors.weightsUri = SHIPPED_WEIGHTS_PROBLEM;
   } else {
     const uriProblem = datasetUriProblem(uri);
     if (uriProblem) errors.weightsUri = uriProblem;

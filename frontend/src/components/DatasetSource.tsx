@@ -1,0 +1,99 @@
+// What a dataset reference is, as far as the browser can tell from its URI: the browser cannot
+// speak Grid's libp2p data protocol, so a buyer's own dataset's format, files and sizes come
+// from the command it shows (`grid-trainer data info`).
+import { shortAddress } from "../lib/format";
+import { DATASETS, dataInfoCommand, datasetOrigin, modelFits, type DatasetHolder, type ModelKind } from "../lib/spec";
+
+const MODEL_NAMES: Record<ModelKind, string> = { gpt: "the GPT", transformer: "the transformer", mlp: "the MLP", cnn: "the CNN" };
+
+/** A holder's address without its last `/p2p/<peer id>` (where to dial the peer); the whole address if that is all it is. */
+function dialAddress({ address, peer }: DatasetHolder): string {
+  const dial = address.slice(0, address.lastIndexOf(`/p2p/${peer}`));
+  return dial === "" ? address : dial;
+}
+
+export interface DatasetSourceProps {
+  /** The reference (when known: in the form it may not be typed yet) and the URI. */
+  dataset: { hash?: string; uri: string };
+  /** Initial weights, not training data: a shipped dataset is refused. */
+  weights?: boolean;
+}
+
+/** Where a dataset reference comes from (a shipped dataset, libp2p holders, files on each
+ * provider's machine, one file over HTTP) and, for any but a shipped one, the command that shows
+ * its format, files and sizes; or why the trainers refuse its URI. */
+export function DatasetSource({ dataset, weights = false }: DatasetSourceProps) {
+  const origin = datasetOrigin(dataset, weights);
+  if (origin.kind === "refused") {
+    return (
+      <div className="dataset-source" data-testid="dataset-source">
+        <p className="warning">Providers cannot fetch it: {origin.problem}</p>
+      </div>
+    );
+  }
+  if (origin.kind === "shipped") {
+    const models = (Object.keys(MODEL_NAMES) as ModelKind[]).filter((m) => modelFits(origin.name, m)).map((m) => MODEL_NAMES[m]);
+    return (
+      <div className="dataset-source" data-testid="dataset-source">
+        <p>
+          Shipped with every trainer: <strong>{DATASETS[origin.name].label}</strong> ({origin.name}), read by {models.join(" or ")};
+          nothing to fetch.
+        </p>
+      </div>
+    );
+  }
+  const command = dataset.hash === undefined ? undefined : dataInfoCommand({ hash: dataset.hash, uri: dataset.uri });
+  return (
+    <div className="dataset-source" data-testid="dataset-source">
+      {origin.kind === "holders" && (
+        <>
+          <p>
+            Served over libp2p by {origin.holders.length === 1 ? "1 holder" : `${origin.holders.length} holders`}:
+          </p>
+          <ul className="holders" aria-label="Holders">
+            {origin.holders.map((h, i) => (
+              <li key={i}>
+                <span className="mono" title={h.peer}>
+                  {shortAddress(h.peer)}
+                </span>{" "}
+                at{" "}
+                <span className="mono break" title={h.address}>
+                  {dialAddress(h)}
+                </span>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      {origin.kind === "file" && (
+        <p>
+          Files on each provider&apos;s machine: <code className="mono break">{origin.path}</code>
+        </p>
+      )}
+      {origin.kind === "http" && (
+        <p>
+          One file over HTTP: <code className="mono break">{origin.url}</code>. Its format and size are known only once it
+          is downloaded.
+        </p>
+      )}
+      {origin.kind !== "http" &&
+        (command === undefined ? (
+          <p className="muted">Enter the reference to get the command that shows its format, files and sizes.</p>
+        ) : (
+          <>
+            <p className="muted">
+              {origin.kind === "file"
+                ? "Its format, files and sizes, on a machine that holds the files at this path:"
+                : "Its format, files and sizes (the holders' manifest, checked against the reference):"}
+            </p>
+            <pre className="command" aria-label="Data info command">
+              <code>{command}</code>
+            </pre>
+            <button type="button" aria-label="Copy data info command" onClick={() => void navigator.clipboard?.writeText(command)}>
+              Copy
+            </button>
+          </>
+        ))}
+    </div>
+  );
+}
