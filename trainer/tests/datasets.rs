@@ -69,13 +69,16 @@ fn publish(path: &Path, store: &Path) -> (Publisher, H256, Multiaddr) {
 	(publisher, reference.expect("a reference line"), address.unwrap())
 }
 
-/// How a hostile holder lies.
-#[derive(Clone, Copy)]
+/// How a hostile holder lies (or, for `Late`, how an honest one is not ready yet).
+#[derive(Clone)]
 enum Lie {
 	/// The true manifest, then chunks with their bytes reversed.
 	Chunks,
 	/// A manifest of other files.
 	Manifest,
+	/// The true manifest; each chunk is missing the first time it is asked for, then served
+	/// from the dataset's files in this directory (a holder still fetching it).
+	Late(std::path::PathBuf),
 }
 
 /// Starts a holder that answers every request with `lie`, on the test's runtime; its address.
@@ -97,6 +100,7 @@ async fn hostile(manifest: DatasetManifest, lie: Lie) -> Multiaddr {
 	};
 	let mut other = manifest.clone();
 	other.files[0].chunks[0] = H256::repeat_byte(9);
+	let mut asked = std::collections::HashSet::new();
 	tokio::spawn(async move {
 		loop {
 			if let SwarmEvent::Behaviour(request_response::Event::Message {
@@ -104,12 +108,24 @@ async fn hostile(manifest: DatasetManifest, lie: Lie) -> Multiaddr {
 				..
 			}) = swarm.select_next_some().await
 			{
-				let response = match (request, lie) {
-					(DataRequest::Manifest { .. }, Lie::Chunks) => {
+				let response = match (request, &lie) {
+					(DataRequest::Manifest { .. }, Lie::Chunks | Lie::Late(_)) => {
 						DataResponse::Manifest(manifest.encode())
 					}
 					(DataRequest::Manifest { .. }, Lie::Manifest) => {
 						DataResponse::Manifest(other.encode())
+					}
+					(DataRequest::Chunk { file, chunk, .. }, Lie::Late(dir)) => {
+						match asked.insert((file, chunk)) {
+							true => DataResponse::Missing,
+							false => {
+								let file = &manifest.files[file as usize];
+								let range = file.chunk_range(chunk).unwrap();
+								let bytes = std::fs::read(dir.join(&file.name)).unwrap();
+								let range = range.start as usize..range.end as usize;
+								DataResponse::Chunk(bytes[range].to_vec())
+							}
+						}
 					}
 					(DataRequest::Chunk { file, chunk, .. }, _) => {
 						let file = &manifest.files[file as usize];
@@ -223,6 +239,16 @@ async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 		"{stdout}\n{}",
 		String::from_utf8_lossy(&out.stderr)
 	);
+
+	// A holder that does not have the chunks yet (it is fetching them itself) is asked again
+	// a little later, and the fetch completes from it alone.
+	let late = hostile(manifest.clone(), Lie::Late(dir.clone())).await;
+	let patient = DataStore::new(tmp.path().join("patient-store"));
+	let located = ensure(&patient, &reference(hash, &[&late]), &[], false).await.unwrap();
+	for file in &manifest.files {
+		let fetched = std::fs::read(located.dir.join(&file.name)).unwrap();
+		assert_eq!(fetched, std::fs::read(dir.join(&file.name)).unwrap(), "{}", file.name);
+	}
 
 	// Only liars: nothing is accepted, and the error says why.
 	let alone = DataStore::new(tmp.path().join("fooled-store"));

@@ -7,7 +7,7 @@
 use std::{
 	collections::{HashMap, HashSet, VecDeque},
 	sync::Arc,
-	time::Duration,
+	time::{Duration, Instant},
 };
 
 use codec::Encode;
@@ -39,6 +39,9 @@ const IN_FLIGHT: usize = 8;
 const HOLDER_FAILURES: u32 = 3;
 /// How long a fetch waits without any progress before it gives up.
 const STALL: Duration = Duration::from_secs(120);
+/// How long a chunk that no holder had is put aside before they are asked again: holders
+/// that are fetching the dataset themselves (a job's other participants) get it meanwhile.
+const RETRY: Duration = Duration::from_secs(1);
 
 impl DatasetServer for DataStore {
 	fn answer(&self, request: &DataRequest) -> DataResponse {
@@ -297,14 +300,21 @@ impl DataNode {
 		let bar = progress_bar(progress, total);
 		let mut queue: VecDeque<ChunkId> = missing.into();
 		let mut in_flight: HashMap<OutboundRequestId, (ChunkId, usize)> = HashMap::new();
-		// Holders that said they lack a chunk, per chunk: not asked for it again.
+		// Holders that said they lack a chunk, per chunk: not asked for it again until every
+		// usable holder has said so; then the chunk waits `RETRY` and all are asked again.
 		let mut lacking: HashMap<ChunkId, HashSet<usize>> = HashMap::new();
+		let mut parked: VecDeque<(Instant, ChunkId)> = VecDeque::new();
+		let mut last_progress = Instant::now();
 		let mut next = 0usize;
 		// Chunks are checked and written on blocking threads, so hashing one overlaps
 		// receiving (and decrypting) the next instead of stalling the swarm.
 		let shared = Arc::new(manifest.clone());
 		let mut writes: JoinSet<(ChunkId, usize, Result<()>)> = JoinSet::new();
-		while !queue.is_empty() || !in_flight.is_empty() || !writes.is_empty() {
+		while !queue.is_empty() || !in_flight.is_empty() || !writes.is_empty() || !parked.is_empty()
+		{
+			while parked.front().is_some_and(|(at, _)| *at <= Instant::now()) {
+				queue.extend(parked.pop_front().map(|(_, id)| id));
+			}
 			while in_flight.len() + writes.len() < IN_FLIGHT {
 				let Some(id) = queue.pop_front() else { break };
 				let skip = lacking.get(&id).cloned().unwrap_or_default();
@@ -312,12 +322,21 @@ impl DataNode {
 					.filter(|h| holders[*h].usable && !skip.contains(h))
 					.collect();
 				if candidates.is_empty() {
-					let why = if holders.iter().any(|h| h.usable) {
-						"no holder has it"
-					} else {
-						"every holder failed or served bad data"
-					};
-					return Err(refuse(format!("chunk {} of file {}: {why}", id.chunk, id.file)));
+					let what = format!("chunk {} of file {}", id.chunk, id.file);
+					if !holders.iter().any(|h| h.usable) {
+						return Err(refuse(format!(
+							"{what}: every holder failed or served bad data"
+						)));
+					}
+					if last_progress.elapsed() > STALL {
+						return Err(refuse(format!(
+							"{what}: no holder has had it for {}s",
+							STALL.as_secs()
+						)));
+					}
+					lacking.remove(&id);
+					parked.push_back((Instant::now() + RETRY, id));
+					continue;
 				}
 				let h = candidates[next % candidates.len()];
 				next += 1;
@@ -329,17 +348,27 @@ impl DataNode {
 				done.map_err(|e| Error::Network(format!("writing a chunk: {e}")))
 			};
 			if in_flight.is_empty() {
-				// Only writes are pending, or they fill the window: wait for one.
-				let Some(done) = writes.join_next().await else { continue };
+				// Only writes are pending, or they fill the window: wait for one; with none,
+				// only chunks put aside are left: wait for the first to be due.
+				let Some(done) = writes.join_next().await else {
+					if let Some((at, _)) = parked.front() {
+						tokio::time::sleep_until((*at).into()).await;
+					}
+					continue;
+				};
 				let (id, h, written) = write_done(done)?;
-				written_or_refused(&mut holders[h], id, written, &mut queue, &bar);
+				if written_or_refused(&mut holders[h], id, written, &mut queue, &bar) {
+					last_progress = Instant::now();
+				}
 				continue;
 			}
 			let (rid, outcome) = tokio::select! {
 				answer = self.next_answer() => answer?,
 				Some(done) = writes.join_next(), if !writes.is_empty() => {
 					let (id, h, written) = write_done(done)?;
-					written_or_refused(&mut holders[h], id, written, &mut queue, &bar);
+					if written_or_refused(&mut holders[h], id, written, &mut queue, &bar) {
+						last_progress = Instant::now();
+					}
 					continue;
 				}
 			};
@@ -382,23 +411,26 @@ impl DataNode {
 	}
 }
 
-/// Counts a chunk written, or gives up on the holder that served it bad and asks again.
+/// Counts a chunk written (true), or gives up on the holder that served it bad and asks
+/// again (false).
 fn written_or_refused(
 	holder: &mut Holder,
 	id: ChunkId,
 	written: Result<()>,
 	queue: &mut VecDeque<ChunkId>,
 	bar: &indicatif::ProgressBar,
-) {
+) -> bool {
 	match written {
 		Ok(()) => {
 			holder.failures = 0;
 			bar.inc(1);
+			true
 		}
 		Err(e) => {
 			tracing::warn!("holder {} served a bad chunk, not asking it again: {e}", holder.peer);
 			holder.usable = false;
 			queue.push_back(id);
+			false
 		}
 	}
 }
