@@ -43,6 +43,25 @@ fn le_bytes(values: &[f32]) -> Vec<u8> {
 	values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
+/// The safetensors bytes of named f32 tensors (shape, row-major values) with `metadata`;
+/// otherwise why not.
+pub fn f32_safetensors<'a>(
+	tensors: impl IntoIterator<Item = (String, Vec<usize>, &'a [f32])>,
+	metadata: HashMap<String, String>,
+) -> std::result::Result<Vec<u8>, String> {
+	let buffers: Vec<(String, Vec<usize>, Vec<u8>)> =
+		tensors.into_iter().map(|(name, shape, values)| (name, shape, le_bytes(values))).collect();
+	let views = buffers
+		.iter()
+		.map(|(name, shape, bytes)| {
+			let view = TensorView::new(Dtype::F32, shape.clone(), bytes)
+				.map_err(|e| format!("{name}: {e}"))?;
+			Ok((name.as_str(), view))
+		})
+		.collect::<std::result::Result<Vec<_>, String>>()?;
+	safetensors::serialize(views, Some(metadata)).map_err(|e| e.to_string())
+}
+
 /// Writes `bytes` to `path` atomically: to a temporary file beside it, synced, then renamed
 /// over it, so a crash leaves the old file or the new one, never a torn one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -96,27 +115,18 @@ impl Checkpoint {
 	fn to_bytes(&self, path: &Path) -> Result<Vec<u8>> {
 		self.manifest.check_len(self.weights.len())?;
 		self.manifest.check_len(self.velocity.len())?;
-		let mut buffers = Vec::new();
+		let mut tensors = Vec::new();
 		let mut offset = 0;
 		for e in self.manifest.entries() {
 			let n = e.numel();
-			buffers.push((
-				format!("{MODEL_PREFIX}{}", e.name),
+			let name = |prefix: &str| format!("{prefix}{}", e.name);
+			tensors.push((name(MODEL_PREFIX), e.shape.clone(), &self.weights[offset..offset + n]));
+			tensors.push((
+				name(VELOCITY_PREFIX),
 				e.shape.clone(),
-				le_bytes(&self.weights[offset..offset + n]),
-			));
-			buffers.push((
-				format!("{VELOCITY_PREFIX}{}", e.name),
-				e.shape.clone(),
-				le_bytes(&self.velocity[offset..offset + n]),
+				&self.velocity[offset..offset + n],
 			));
 			offset += n;
-		}
-		let mut views = Vec::with_capacity(buffers.len());
-		for (name, shape, bytes) in &buffers {
-			let view = TensorView::new(Dtype::F32, shape.clone(), bytes)
-				.map_err(|e| bad(path, e.to_string()))?;
-			views.push((name.clone(), view));
 		}
 		let metadata = HashMap::from([
 			("format".to_string(), FORMAT.to_string()),
@@ -124,7 +134,7 @@ impl Checkpoint {
 			("manifest_hash".to_string(), hex::encode(self.manifest.hash())),
 			("model_hash".to_string(), hex::encode(self.model_hash()?)),
 		]);
-		safetensors::serialize(views, Some(metadata)).map_err(|e| bad(path, e.to_string()))
+		f32_safetensors(tensors, metadata).map_err(|reason| bad(path, reason))
 	}
 
 	/// Writes the checkpoint to `path` atomically.

@@ -79,10 +79,8 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
   const checkedWeights = checkInitialWeights(form);
   const weights = checkedWeights.weights;
   // What a typed reference is, previewed once its URI is one the trainers read.
-  const ownUri = form.datasetUri.trim();
-  const ownPreview = form.dataset === "own" && !datasetUriProblem(ownUri);
-  const weightsUri = form.weightsUri.trim();
-  const weightsPreview = weightsUri !== "" && !checkedWeights.errors?.weightsUri;
+  const ownPreview = form.dataset === "own" && !datasetUriProblem(form.datasetUri.trim());
+  const weightsPreview = form.weightsUri.trim() !== "" && !checkedWeights.errors?.weightsUri;
   const busy = tx.phase === "signing" || tx.phase === "pending";
 
   const set = (field: FormField, value: string | boolean) => {
@@ -126,6 +124,23 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
       </div>
     );
   };
+
+  /** A reference (content hash) and the URI providers fetch it from (`what`: "it" for data,
+   * "them" for weights), with where it comes from once the URI is valid. */
+  const referenceFields = (hashField: TextField, uriField: TextField, labels: [string, string], what: string, preview: boolean, weights = false) => (
+    <>
+      <div className="fields fields-wide">
+        {field(hashField, labels[0], "0x and 64 hex digits, as grid-trainer data publish prints it", TEXT_INPUT)}
+        {field(
+          uriField,
+          labels[1],
+          `where providers fetch ${what}: libp2p holders (/ip4/…/p2p/<peer id>, several separated by spaces), file:///path or http://host/file`,
+          TEXT_INPUT,
+        )}
+      </div>
+      {preview && <DatasetSource dataset={{ hash: parseContentHash(form[hashField]).hash, uri: form[uriField].trim() }} weights={weights} />}
+    </>
+  );
   const choice = (name: TextField, label: string, options: [string, string][]) => {
     const error = errorOf(name);
     return (
@@ -219,16 +234,7 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
         </div>
         {form.dataset === "own" && (
           <>
-            <div className="fields fields-wide">
-              {field("datasetHash", "Reference (content hash)", "0x and 64 hex digits, as grid-trainer data publish prints it", TEXT_INPUT)}
-              {field(
-                "datasetUri",
-                "URI",
-                "where providers fetch it: libp2p holders (/ip4/…/p2p/<peer id>, several separated by spaces), file:///path or http://host/file",
-                TEXT_INPUT,
-              )}
-            </div>
-            {ownPreview && <DatasetSource dataset={{ hash: parseContentHash(form.datasetHash).hash, uri: ownUri }} />}
+            {referenceFields("datasetHash", "datasetUri", ["Reference (content hash)", "URI"], "it", ownPreview)}
             <p className="muted" data-testid="own-dataset-note">
               Which models can read your dataset the form cannot tell. Providers fetch the data and check it against the
               reference before joining, and skip the job if no holder serves it correctly or the model cannot read its format
@@ -301,16 +307,7 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
           <code className="mono">grid-trainer data publish FILE --format weights</code>; every provider fetches it, checks it
           against the hash and starts from it. Leave both fields empty to start from the seeded initialisation.
         </p>
-        <div className="fields fields-wide">
-          {field("weightsHash", "Weights reference (content hash)", "0x and 64 hex digits, as grid-trainer data publish prints it", TEXT_INPUT)}
-          {field(
-            "weightsUri",
-            "Weights URI",
-            "where providers fetch them: libp2p holders (/ip4/…/p2p/<peer id>, several separated by spaces), file:///path or http://host/file",
-            TEXT_INPUT,
-          )}
-        </div>
-        {weightsPreview && <DatasetSource dataset={{ hash: parseContentHash(form.weightsHash).hash, uri: weightsUri }} weights />}
+        {referenceFields("weightsHash", "weightsUri", ["Weights reference (content hash)", "Weights URI"], "them", weightsPreview, true)}
         <p className="muted break" data-testid="weights-summary">
           {weights ? (
             <>

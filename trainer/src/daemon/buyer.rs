@@ -48,18 +48,12 @@ pub async fn create(
 		let manifest = datasets::preflight(&file.spec.dataset, &file.spec.model)
 			.await
 			.context("checking the job's dataset (--unchecked posts it anyway)")?;
-		match manifest {
-			Some(m) => println!("dataset {}", datasets::describe(&m)),
-			None => println!("dataset not checked here (an http:// source): providers check it"),
-		}
+		show_checked("dataset", manifest);
 		if let Some(weights) = &file.spec.initial_weights {
 			let manifest = datasets::preflight_weights(weights)
 				.await
 				.context("checking the job's initial weights (--unchecked posts it anyway)")?;
-			match manifest {
-				Some(m) => println!("initial weights {}", datasets::describe(&m)),
-				None => println!("initial weights not checked here (an http:// source)"),
-			}
+			show_checked("initial weights", manifest);
 		}
 	}
 	let call = api::tx().jobs().create_job(Static(file.spec), Static(file.admission));
@@ -70,6 +64,14 @@ pub async fn create(
 		.context("decoding JobCreated")?;
 	println!("job {} created; {} in escrow", created.job, grid(created.budget));
 	Ok(created.job)
+}
+
+/// Says what `job create` found at a reference (`what`: "dataset", "initial weights").
+fn show_checked(what: &str, manifest: Option<grid_primitives::manifest::DatasetManifest>) {
+	match manifest {
+		Some(m) => println!("{what} {}", datasets::describe(&m)),
+		None => println!("{what} not checked here (an http:// source): providers check it"),
+	}
 }
 
 /// Cancels a job; prints what came back. A running job ends when its open round settles

@@ -310,6 +310,9 @@ impl DataNode {
 		// receiving (and decrypting) the next instead of stalling the swarm.
 		let shared = Arc::new(manifest.clone());
 		let mut writes: JoinSet<(ChunkId, usize, Result<()>)> = JoinSet::new();
+		let write_done = |done: std::result::Result<_, tokio::task::JoinError>| {
+			done.map_err(|e| Error::Network(format!("writing a chunk: {e}")))
+		};
 		while !queue.is_empty() || !in_flight.is_empty() || !writes.is_empty() || !parked.is_empty()
 		{
 			while parked.front().is_some_and(|(at, _)| *at <= Instant::now()) {
@@ -344,9 +347,6 @@ impl DataNode {
 				let rid = self.swarm.behaviour_mut().send_request(&holders[h].peer, request);
 				in_flight.insert(rid, (id, h));
 			}
-			let write_done = |done: std::result::Result<_, tokio::task::JoinError>| {
-				done.map_err(|e| Error::Network(format!("writing a chunk: {e}")))
-			};
 			if in_flight.is_empty() {
 				// Only writes are pending, or they fill the window: wait for one; with none,
 				// only chunks put aside are left: wait for the first to be due.

@@ -52,14 +52,15 @@ fn check_weights(hash: &H256, manifest: &DatasetManifest) -> Result<()> {
 	}
 }
 
-/// The initial weights in `located` (a `weights` dataset) for a model of spec `spec` and
-/// layout `manifest`, in its parameter order.
+/// The initial weights `weights` names, held in `located` (a `weights` dataset), for a model
+/// of spec `spec` and layout `manifest`, in its parameter order.
 pub fn initial_weights(
+	weights: &DatasetRef,
 	located: &Located,
 	spec: &ModelSpec,
 	manifest: &crate::params::Manifest,
 ) -> Result<Vec<f32>> {
-	check_weights(&located.manifest.hash(), &located.manifest)?;
+	check_weights(&weights.content_hash, &located.manifest)?;
 	crate::model::weights::load(&located.paths()[0], spec, manifest)
 }
 

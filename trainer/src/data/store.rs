@@ -240,12 +240,11 @@ impl DataStore {
 		}
 		let Some(manifest) = self.manifest(hash)? else { return Ok(None) };
 		let entry = self.entry(hash);
+		let cache = Some(entry.join("cache"));
 		if let Ok(source) = fs::read_to_string(entry.join("source")) {
-			let cache = Some(entry.join("cache"));
 			return Ok(Some(Located { manifest, dir: PathBuf::from(source), cache }));
 		}
 		let whole = entry.join("complete").exists();
-		let cache = Some(entry.join("cache"));
 		Ok(whole.then(|| Located { manifest, dir: entry.join("files"), cache }))
 	}
 

@@ -79,7 +79,7 @@ impl TokenDataset {
 		Self::new(vec![Part::Owned(tokens)], 1, context, 0, max_token)
 	}
 
-	/// Maps `files` (in order) as one stream of `width`-byte tokens (1: UTF-8 text, checked
+	/// Opens `files` (in order) as one stream of `width`-byte tokens (1: UTF-8 text, checked
 	/// to be UTF-8; 2 or 4: little-endian token ids). Files named `val*` or `test*` are held
 	/// out when others are left to train on; otherwise the last tenth is.
 	pub fn open(files: &[PathBuf], width: usize, context: usize) -> Result<Self> {
@@ -90,17 +90,20 @@ impl TokenDataset {
 		let (held, train): (Vec<&PathBuf>, Vec<&PathBuf>) = files.iter().partition(held);
 		let held_parts = if train.is_empty() { 0 } else { held.len() };
 		let ordered: Vec<&PathBuf> = train.into_iter().chain(held).collect();
-		Self::map(&ordered, width, context, held_parts)
+		Self::open_parts(&ordered, width, context, held_parts)
 	}
 
-	fn map(files: &[&PathBuf], width: usize, context: usize, held_parts: usize) -> Result<Self> {
+	fn open_parts(
+		files: &[&PathBuf],
+		width: usize,
+		context: usize,
+		held_parts: usize,
+	) -> Result<Self> {
 		let mut parts = Vec::with_capacity(files.len());
 		let mut max_token = 0;
 		for path in files {
-			// Scanned with plain reads, not through the map: a scan through the map would
-			// leave every page of the file resident in this process.
-			max_token = max_token.max(scan_file(path, width)?);
 			let file = std::fs::File::open(path).map_err(|e| Error::io("opening", path, e))?;
+			max_token = max_token.max(scan_file(&file, path, width)?);
 			let len = file.metadata().map_err(|e| Error::io("reading", path, e))?.len();
 			parts.push(Part::File { file, len, path: path.to_path_buf() });
 		}
@@ -255,11 +258,11 @@ impl TokenDataset {
 	}
 }
 
-/// The largest `width`-byte token of the file at `path`, read in blocks; errors unless the
-/// file is a whole number of tokens and, for text (`width` 1), UTF-8.
-fn scan_file(path: &Path, width: usize) -> Result<u32> {
+/// The largest `width`-byte token of `file` (at `path`), read in blocks from its start;
+/// errors unless the file is a whole number of tokens and, for text (`width` 1), UTF-8.
+fn scan_file(file: &std::fs::File, path: &Path, width: usize) -> Result<u32> {
 	use std::io::Read;
-	let mut file = std::fs::File::open(path).map_err(|e| Error::io("opening", path, e))?;
+	let mut file = file;
 	let mut block = vec![0u8; 1 << 20];
 	// Bytes of the last block not yet scanned: part of a token, or of a UTF-8 character.
 	let mut carried = 0;
@@ -404,29 +407,30 @@ mod tests {
 	fn files_are_scanned_across_blocks() {
 		let dir = tempfile::tempdir().unwrap();
 		let path = dir.path().join("f");
+		let open = |p: &Path| std::fs::File::open(p).unwrap();
 		// A 3-byte character across the first block's end, the largest byte in the second.
 		let mut text = vec![b'a'; (1 << 20) - 1];
 		text.extend_from_slice("€ tail".as_bytes());
 		std::fs::write(&path, &text).unwrap();
-		assert_eq!(scan_file(&path, 1).unwrap(), u32::from(0xe2u8));
+		assert_eq!(scan_file(&open(&path), &path, 1).unwrap(), u32::from(0xe2u8));
 		// An invalid byte in the second block, and a character cut off at the end.
 		text.push(0xff);
 		std::fs::write(&path, &text).unwrap();
-		let err = scan_file(&path, 1).unwrap_err().to_string();
+		let err = scan_file(&open(&path), &path, 1).unwrap_err().to_string();
 		assert!(err.contains(&format!("invalid byte at {}", text.len() - 1)), "{err}");
 		text.pop();
 		text.extend_from_slice(&"€".as_bytes()[..2]);
 		std::fs::write(&path, &text).unwrap();
-		assert!(scan_file(&path, 1).unwrap_err().to_string().contains("cut off"));
+		assert!(scan_file(&open(&path), &path, 1).unwrap_err().to_string().contains("cut off"));
 		// u16 tokens: the largest one past the first block; an odd length refused.
 		let mut tokens: Vec<u8> =
 			(0..600_000u32).flat_map(|i| (i as u16 % 700).to_le_bytes()).collect();
 		tokens.extend_from_slice(&9_999u16.to_le_bytes());
 		std::fs::write(&path, &tokens).unwrap();
-		assert_eq!(scan_file(&path, 2).unwrap(), 9_999);
+		assert_eq!(scan_file(&open(&path), &path, 2).unwrap(), 9_999);
 		tokens.push(1);
 		std::fs::write(&path, &tokens).unwrap();
-		let err = scan_file(&path, 2).unwrap_err().to_string();
+		let err = scan_file(&open(&path), &path, 2).unwrap_err().to_string();
 		assert!(err.contains("not a whole number of 2-byte tokens"), "{err}");
 	}
 }

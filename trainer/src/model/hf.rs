@@ -21,11 +21,10 @@
 use std::{collections::HashMap, path::Path};
 
 use grid_primitives::job::{Activation, GptConfig, ModelSpec, Norm, Position, TransformerConfig};
-use safetensors::{tensor::TensorView, Dtype};
 use serde_json::{json, Value};
 
 use crate::{
-	checkpoint::write_atomic,
+	checkpoint::{f32_safetensors, write_atomic},
 	error::{Error, Result},
 	params::Manifest,
 };
@@ -357,25 +356,12 @@ impl HfModel {
 	/// atomically.
 	pub fn write(&self, dir: &Path) -> Result<()> {
 		std::fs::create_dir_all(dir).map_err(|e| Error::io("creating", dir, e))?;
-		let bytes: Vec<Vec<u8>> = self
-			.tensors
-			.iter()
-			.map(|t| t.values.iter().flat_map(|v| v.to_le_bytes()).collect())
-			.collect();
-		let views = self
-			.tensors
-			.iter()
-			.zip(&bytes)
-			.map(|(t, b)| {
-				let view = TensorView::new(Dtype::F32, t.shape.clone(), b)
-					.map_err(|e| refuse(format!("{}: {e}", t.name)))?;
-				Ok((t.name.as_str(), view))
-			})
-			.collect::<Result<Vec<_>>>()?;
+		let tensors =
+			self.tensors.iter().map(|t| (t.name.clone(), t.shape.clone(), t.values.as_slice()));
 		// `transformers` reads the framework from this metadata entry.
 		let metadata = HashMap::from([("format".to_string(), "pt".to_string())]);
-		let model = safetensors::serialize(views, Some(metadata))
-			.map_err(|e| refuse(format!("serializing: {e}")))?;
+		let model =
+			f32_safetensors(tensors, metadata).map_err(|e| refuse(format!("serializing: {e}")))?;
 		write_atomic(&dir.join("model.safetensors"), &model)?;
 		let config = serde_json::to_vec_pretty(&self.config)
 			.map_err(|e| refuse(format!("writing config.json: {e}")))?;

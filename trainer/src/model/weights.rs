@@ -136,14 +136,9 @@ mod tests {
 	}
 
 	fn write(path: &Path, tensors: &[(&str, Vec<usize>, Vec<f32>)]) {
-		let bytes: Vec<Vec<u8>> = tensors
-			.iter()
-			.map(|(_, _, v)| v.iter().flat_map(|x| x.to_le_bytes()).collect())
-			.collect();
-		let views = tensors.iter().zip(&bytes).map(|((name, shape, _), b)| {
-			(*name, safetensors::tensor::TensorView::new(Dtype::F32, shape.clone(), b).unwrap())
-		});
-		std::fs::write(path, safetensors::serialize(views, None).unwrap()).unwrap();
+		let named = tensors.iter().map(|(n, s, v)| (n.to_string(), s.clone(), v.as_slice()));
+		let bytes = crate::checkpoint::f32_safetensors(named, Default::default()).unwrap();
+		std::fs::write(path, bytes).unwrap();
 	}
 
 	#[test]

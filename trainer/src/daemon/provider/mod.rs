@@ -188,7 +188,7 @@ async fn prepare_data(
 	// The weights must fit the job's model: build it (on the CPU) for its layout.
 	let model = Model::new(spec.model, b"grid/layout", &candle_core::Device::Cpu)
 		.map_err(|e| format!("its model: {e}"))?;
-	datasets::initial_weights(&located, &spec.model, &model.params().manifest())
+	datasets::initial_weights(weights, &located, &spec.model, &model.params().manifest())
 		.map(drop)
 		.map_err(|e| format!("its initial weights: {e}"))
 }

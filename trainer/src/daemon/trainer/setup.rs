@@ -58,10 +58,10 @@ impl Trainer {
 			&job.training.inner,
 			inner_config,
 		)?;
+		let manifest = inner.model().params().manifest();
 		if let Some(weights) = &job.initial_weights {
 			let located = config.store().open_verified(weights)?;
-			let manifest = inner.model().params().manifest();
-			let flat = datasets::initial_weights(&located, &job.model, &manifest)?;
+			let flat = datasets::initial_weights(weights, &located, &job.model, &manifest)?;
 			inner.model().params().load_flat(&flat)?;
 			tracing::info!(
 				"starting from weights 0x{} (model 0x{})",
@@ -77,7 +77,6 @@ impl Trainer {
 			inner.warm_up(&dataset.train_batch(&indices, &device)?)?;
 			tracing::info!("GPU warmed up in {:.1} s", start.elapsed().as_secs_f64());
 		}
-		let manifest = inner.model().params().manifest();
 		let archive = match fraud {
 			Some(_) => Some(EvidenceFiles::open(&config.data_dir)?),
 			None => None,
