@@ -148,7 +148,8 @@ fn reference(hash: H256, holders: &[&Multiaddr]) -> DatasetRef {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 	let tmp = tempfile::tempdir().unwrap();
-	// Two files of u16 tokens, over three chunks in all (the first spans two).
+	// Two files of u16 tokens, over seven chunks in all (the first spans six): more than one
+	// request goes to each holder at once.
 	let dir = tmp.path().join("corpus");
 	std::fs::create_dir_all(&dir).unwrap();
 	let tokens = |n: usize, salt: u16| -> Vec<u8> {
@@ -156,10 +157,10 @@ async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 			.flat_map(|i| ((i as u16).wrapping_mul(31).wrapping_add(salt) % 5000).to_le_bytes())
 			.collect()
 	};
-	std::fs::write(dir.join("train-0.bin"), tokens(700_000, 1)).unwrap();
+	std::fs::write(dir.join("train-0.bin"), tokens(3_000_000, 1)).unwrap();
 	std::fs::write(dir.join("train-1.bin"), tokens(90_000, 2)).unwrap();
 	let (manifest, _) = build_manifest(&dir, DatasetFormat::TokensU16).unwrap();
-	assert_eq!(manifest.files.iter().map(|f| f.chunks.len()).sum::<usize>(), 3);
+	assert_eq!(manifest.files.iter().map(|f| f.chunks.len()).sum::<usize>(), 7);
 
 	let (_publisher, hash, buyer) = publish(&dir, &tmp.path().join("buyer-store"));
 	assert_eq!(hash, manifest.hash(), "the publisher's reference is the manifest's hash");
@@ -183,7 +184,7 @@ async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 		})
 	};
 	let opened = data::load(&store, &reference(hash, &[&buyer]), &gpt(5000)).unwrap();
-	assert!(opened.train_len() > 700_000);
+	assert!(opened.train_len() > 2_500_000);
 	let err =
 		data::load(&store, &reference(hash, &[&buyer]), &gpt(4096)).err().unwrap().to_string();
 	assert!(err.contains("vocabulary has 4096"), "{err}");
@@ -235,7 +236,7 @@ async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 		out.status.success()
 			&& stdout.contains(&format!("holder {buyer}"))
 			&& stdout.contains("tokens-u16, 2 files")
-			&& stdout.contains("train-0.bin (1400000 bytes, 2 chunks)"),
+			&& stdout.contains("train-0.bin (6000000 bytes, 6 chunks)"),
 		"{stdout}\n{}",
 		String::from_utf8_lossy(&out.stderr)
 	);

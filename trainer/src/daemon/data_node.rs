@@ -160,6 +160,9 @@ impl DataNode {
 			}) => {
 				tracing::debug!("serving {peer}: {error}");
 			}
+			SwarmEvent::OutgoingConnectionError { peer_id, error, .. } => {
+				tracing::debug!("dialling {peer_id:?}: {error}");
+			}
 			_ => {}
 		}
 	}
@@ -324,6 +327,22 @@ impl DataNode {
 				let candidates: Vec<usize> = (0..holders.len())
 					.filter(|h| holders[*h].usable && !skip.contains(h))
 					.collect();
+				// A holder not connected yet gets one request (which dials it) and no more
+				// until it is connected: request-response 0.27 fails every request pending
+				// on a peer when a second dial to it is refused for the first still going
+				// (rust-libp2p#5996), which would give up on a good holder at once.
+				let ready: Vec<usize> = candidates
+					.iter()
+					.copied()
+					.filter(|h| {
+						self.swarm.is_connected(&holders[*h].peer)
+							|| !in_flight.values().any(|(_, on)| on == h)
+					})
+					.collect();
+				if !candidates.is_empty() && ready.is_empty() {
+					queue.push_front(id);
+					break;
+				}
 				if candidates.is_empty() {
 					let what = format!("chunk {} of file {}", id.chunk, id.file);
 					if !holders.iter().any(|h| h.usable) {
@@ -341,7 +360,7 @@ impl DataNode {
 					parked.push_back((Instant::now() + RETRY, id));
 					continue;
 				}
-				let h = candidates[next % candidates.len()];
+				let h = ready[next % ready.len()];
 				next += 1;
 				let request = DataRequest::Chunk { dataset: hash, file: id.file, chunk: id.chunk };
 				let rid = self.swarm.behaviour_mut().send_request(&holders[h].peer, request);
