@@ -3,10 +3,11 @@
 //! checks out against the reference, and refuse a dataset nobody serves correctly.
 
 use std::{
+	collections::HashSet,
 	io::{BufRead, BufReader},
 	path::Path,
 	process::{Child, Command, Stdio},
-	sync::mpsc,
+	sync::{mpsc, Arc},
 	time::Duration,
 };
 
@@ -19,54 +20,86 @@ use grid_primitives::{
 };
 use grid_trainer::{
 	daemon::{data_node::DataNode, datasets::ensure},
-	data::{self, store::build_manifest, DataStore},
+	data::{
+		self,
+		store::{build_manifest, ChunkId},
+		DataStore,
+	},
 	net::data::{data_behaviour, DataRequest, DataResponse},
 };
 use libp2p::{multiaddr::Protocol, request_response, swarm::SwarmEvent, Multiaddr};
 use polkadot_sdk::sp_core::H256;
 
-/// Stops the publisher when the test ends, however it ends.
-struct Publisher(Child);
+/// A `grid-trainer` process and the lines it prints; stopped when the test ends, however it
+/// ends.
+struct Spawned {
+	child: Child,
+	lines: mpsc::Receiver<String>,
+}
 
-impl Drop for Publisher {
-	fn drop(&mut self) {
-		let _ = self.0.kill();
-		let _ = self.0.wait();
+impl Spawned {
+	fn start<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Spawned {
+		let mut child = Command::new(env!("CARGO_BIN_EXE_grid-trainer"))
+			.args(args)
+			.stdout(Stdio::piped())
+			.stderr(Stdio::null())
+			.spawn()
+			.expect("starting grid-trainer");
+		let stdout = child.stdout.take().unwrap();
+		let (tx, lines) = mpsc::channel();
+		std::thread::spawn(move || {
+			for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+				let _ = tx.send(line);
+			}
+		});
+		Spawned { child, lines }
+	}
+
+	/// The rest of the first line starting with `prefix` (lines before it are skipped).
+	fn after(&self, prefix: &str, wait: Duration) -> String {
+		let deadline = std::time::Instant::now() + wait;
+		loop {
+			let left = deadline.saturating_duration_since(std::time::Instant::now());
+			let line = self.lines.recv_timeout(left).unwrap_or_else(|e| {
+				panic!("no line starting with {prefix:?} within {wait:?}: {e}")
+			});
+			if let Some(rest) = line.strip_prefix(prefix) {
+				return rest.to_owned();
+			}
+		}
+	}
+
+	/// Sends `signal` to the process (to pause or resume it).
+	fn signal(&self, signal: libc::c_int) {
+		// SAFETY: kill(2) on the pid of a child this test started and has not reaped.
+		assert_eq!(unsafe { libc::kill(self.child.id() as libc::pid_t, signal) }, 0);
 	}
 }
 
-/// Starts `grid-trainer data publish` on `path` and returns it with the reference and the
-/// address it printed.
-fn publish(path: &Path, store: &Path) -> (Publisher, H256, Multiaddr) {
-	let child = Command::new(env!("CARGO_BIN_EXE_grid-trainer"))
-		.args(["data", "publish", "--format", "tokens-u16", "--listen", "/ip4/127.0.0.1/tcp/0"])
-		.arg("--store")
-		.arg(store)
-		.arg(path)
-		.stdout(Stdio::piped())
-		.stderr(Stdio::null())
-		.spawn()
-		.expect("starting grid-trainer data publish");
-	let mut publisher = Publisher(child);
-	let stdout = publisher.0.stdout.take().unwrap();
-	let (tx, rx) = mpsc::channel();
-	std::thread::spawn(move || {
-		for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-			let _ = tx.send(line);
-		}
-	});
-	let (mut reference, mut address) = (None, None);
-	while address.is_none() {
-		let line =
-			rx.recv_timeout(Duration::from_secs(60)).expect("the publisher printed its address");
-		if let Some(hex) = line.strip_prefix("reference ") {
-			reference = grid_primitives::datasets::parse_hex32(hex).map(H256);
-		}
-		if let Some(a) = line.strip_prefix("serving on ") {
-			address = Some(a.parse::<Multiaddr>().unwrap());
-		}
+impl Drop for Spawned {
+	fn drop(&mut self) {
+		let _ = self.child.kill();
+		let _ = self.child.wait();
 	}
-	(publisher, reference.expect("a reference line"), address.unwrap())
+}
+
+/// Starts `grid-trainer data publish` on `path` (with `extra` arguments) and returns it with
+/// the reference and the address it printed.
+fn publish(path: &Path, store: &Path, extra: &[&str]) -> (Spawned, H256, Multiaddr) {
+	let mut args: Vec<std::ffi::OsString> =
+		["data", "publish", "--format", "tokens-u16", "--listen", "/ip4/127.0.0.1/tcp/0"]
+			.iter()
+			.chain(extra)
+			.map(Into::into)
+			.collect();
+	args.extend(["--store".into(), store.into(), path.into()]);
+	let publisher = Spawned::start(&args);
+	let wait = Duration::from_secs(60);
+	let reference = grid_primitives::datasets::parse_hex32(&publisher.after("reference ", wait))
+		.map(H256)
+		.expect("a reference");
+	let address = publisher.after("serving on ", wait).parse::<Multiaddr>().unwrap();
+	(publisher, reference, address)
 }
 
 /// How a hostile holder lies (or, for `Late`, how an honest one is not ready yet).
@@ -140,6 +173,13 @@ async fn hostile(manifest: DatasetManifest, lie: Lie) -> Multiaddr {
 	address
 }
 
+/// `n` u16 tokens below 5000, varied by `salt`, as bytes.
+fn tokens(n: usize, salt: u16) -> Vec<u8> {
+	(0..n)
+		.flat_map(|i| ((i as u16).wrapping_mul(31).wrapping_add(salt) % 5000).to_le_bytes())
+		.collect()
+}
+
 fn reference(hash: H256, holders: &[&Multiaddr]) -> DatasetRef {
 	let uri: Vec<String> = holders.iter().map(|a| a.to_string()).collect();
 	DatasetRef { content_hash: hash, uri: BoundedBytes::truncate_from(uri.join(" ").into_bytes()) }
@@ -152,17 +192,12 @@ async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 	// request goes to each holder at once.
 	let dir = tmp.path().join("corpus");
 	std::fs::create_dir_all(&dir).unwrap();
-	let tokens = |n: usize, salt: u16| -> Vec<u8> {
-		(0..n)
-			.flat_map(|i| ((i as u16).wrapping_mul(31).wrapping_add(salt) % 5000).to_le_bytes())
-			.collect()
-	};
 	std::fs::write(dir.join("train-0.bin"), tokens(3_000_000, 1)).unwrap();
 	std::fs::write(dir.join("train-1.bin"), tokens(90_000, 2)).unwrap();
 	let (manifest, _) = build_manifest(&dir, DatasetFormat::TokensU16).unwrap();
 	assert_eq!(manifest.files.iter().map(|f| f.chunks.len()).sum::<usize>(), 7);
 
-	let (_publisher, hash, buyer) = publish(&dir, &tmp.path().join("buyer-store"));
+	let (_publisher, hash, buyer) = publish(&dir, &tmp.path().join("buyer-store"), &[]);
 	assert_eq!(hash, manifest.hash(), "the publisher's reference is the manifest's hash");
 
 	// A holder serving bad chunks next to the buyer: the fetch takes only what checks out.
@@ -267,23 +302,32 @@ async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 }
 
 /// Serves `body` to every HTTP GET on a loopback port, on a thread; the port.
-fn serve_http(body: Vec<u8>) -> u16 {
-	use std::io::{Read, Write};
+fn serve_http(body: Vec<u8>, tls: Option<Arc<rustls::ServerConfig>>) -> u16 {
 	let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
 	let port = listener.local_addr().unwrap().port();
 	std::thread::spawn(move || {
 		for stream in listener.incoming() {
-			let Ok(mut stream) = stream else { continue };
-			let mut request = [0u8; 4096];
-			let _ = stream.read(&mut request);
-			let head = format!(
-				"HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-				body.len()
-			);
-			let _ = stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(&body));
+			let Ok(stream) = stream else { continue };
+			match &tls {
+				None => reply(stream, &body),
+				Some(config) => {
+					let Ok(tls) = rustls::ServerConnection::new(config.clone()) else { continue };
+					reply(rustls::StreamOwned::new(tls, stream), &body)
+				}
+			}
 		}
 	});
 	port
+}
+
+/// Reads a request and answers it with `body`.
+fn reply(mut stream: impl std::io::Read + std::io::Write, body: &[u8]) {
+	let mut request = [0u8; 4096];
+	let _ = stream.read(&mut request);
+	let head =
+		format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+	let _ = stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(body));
+	let _ = stream.flush();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -296,7 +340,7 @@ async fn http_and_file_sources_are_checked_against_the_reference() {
 	std::fs::write(dir.join("corpus.bin"), &body).unwrap();
 	let (manifest, _) = build_manifest(&dir.join("corpus.bin"), DatasetFormat::TokensU16).unwrap();
 	let hash = manifest.hash();
-	let port = serve_http(body.clone());
+	let port = serve_http(body.clone(), None);
 	let at = |uri: String, hash| DatasetRef {
 		content_hash: hash,
 		uri: BoundedBytes::truncate_from(uri.into_bytes()),
@@ -335,4 +379,139 @@ async fn http_and_file_sources_are_checked_against_the_reference() {
 	let fresh = DataStore::new(tmp.path().join("file-store-2"));
 	let err = ensure(&fresh, &at(uri, hash), &[], false).await.unwrap_err().to_string();
 	assert!(err.contains("not this dataset"), "{err}");
+}
+
+/// A loopback TCP port free a moment ago.
+fn free_port() -> u16 {
+	std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// The chunks of `manifest` that `store` holds (whole or in its part files), checked.
+fn held(store: &DataStore, manifest: &DatasetManifest, ids: &[ChunkId]) -> HashSet<ChunkId> {
+	let hash = manifest.hash();
+	ids.iter().copied().filter(|id| store.read_chunk(&hash, *id).ok().flatten().is_some()).collect()
+}
+
+#[test]
+fn fetchers_finish_from_each_other_after_the_publisher_dies() {
+	let tmp = tempfile::tempdir().unwrap();
+	let dir = tmp.path().join("corpus");
+	std::fs::create_dir_all(&dir).unwrap();
+	std::fs::write(dir.join("train-0.bin"), tokens(4_000_000, 3)).unwrap();
+	let (manifest, _) = build_manifest(&dir, DatasetFormat::TokensU16).unwrap();
+	let ids: Vec<ChunkId> = (0..manifest.files[0].chunks.len() as u32)
+		.map(|chunk| ChunkId { file: 0, chunk })
+		.collect();
+	assert_eq!(ids.len(), 8);
+
+	// Every node uploads at 8 Mbit/s (a chunk a second), so the publisher cannot hand out the
+	// whole dataset before the fetchers share what they have.
+	let limit = ["--max-upload-mbit", "8"];
+	let (publisher, hash, buyer) = publish(&dir, &tmp.path().join("buyer-store"), &limit);
+	assert_eq!(hash, manifest.hash());
+	// Three fetchers with keys and ports chosen here, each listing the publisher and the
+	// other two as holders.
+	let stores: Vec<_> = (0..3).map(|i| tmp.path().join(format!("fetcher-{i}"))).collect();
+	let listen: Vec<String> =
+		stores.iter().map(|_| format!("/ip4/127.0.0.1/tcp/{}", free_port())).collect();
+	let addresses: Vec<String> = stores
+		.iter()
+		.zip(&listen)
+		.map(|(store, at)| {
+			let key = grid_trainer::chain::keys::p2p_key(&store.join("p2p.key")).unwrap();
+			format!("{at}/p2p/{}", key.public().to_peer_id())
+		})
+		.collect();
+	let reference = format!("0x{}", hex::encode(hash.0));
+	let fetchers: Vec<Spawned> = (0..3)
+		.map(|i| {
+			let mut args: Vec<String> = ["data", "fetch", "--reference", &reference]
+				.iter()
+				.map(|a| a.to_string())
+				.collect();
+			args.extend(["--uri".into(), buyer.to_string()]);
+			for (_, other) in addresses.iter().enumerate().filter(|(j, _)| *j != i) {
+				args.extend(["--holder".into(), other.clone()]);
+			}
+			args.extend(["--store".into(), stores[i].display().to_string()]);
+			args.extend(["--listen".into(), listen[i].clone()]);
+			args.extend(limit.iter().map(|a| a.to_string()));
+			Spawned::start(&args)
+		})
+		.collect();
+
+	// Once the fetchers together hold every chunk, the publisher is killed (the fetchers
+	// paused meanwhile, so what each held then is known exactly).
+	let views: Vec<DataStore> = stores.iter().map(DataStore::new).collect();
+	let deadline = std::time::Instant::now() + Duration::from_secs(300);
+	let mut union = HashSet::new();
+	while union.len() < ids.len() {
+		assert!(std::time::Instant::now() < deadline, "the fetchers never held it all together");
+		std::thread::sleep(Duration::from_millis(50));
+		union = views.iter().flat_map(|v| held(v, &manifest, &ids)).collect();
+	}
+	fetchers.iter().for_each(|f| f.signal(libc::SIGSTOP));
+	let at_kill: Vec<usize> = views.iter().map(|v| held(v, &manifest, &ids).len()).collect();
+	drop(publisher);
+	fetchers.iter().for_each(|f| f.signal(libc::SIGCONT));
+	eprintln!("chunks each fetcher held when the publisher died: {at_kill:?}");
+	assert!(
+		at_kill.iter().any(|n| *n < ids.len()),
+		"a fetcher still lacked chunks when the publisher died: {at_kill:?} of {}",
+		ids.len()
+	);
+
+	// Each finishes from the others, and holds exactly the published bytes.
+	let original = std::fs::read(dir.join("train-0.bin")).unwrap();
+	for (i, fetcher) in fetchers.iter().enumerate() {
+		let files = fetcher.after("files in ", Duration::from_secs(300));
+		let fetched = std::fs::read(Path::new(&files).join("train-0.bin")).unwrap();
+		assert!(fetched == original, "fetcher {i} (held {} chunks at the kill)", at_kill[i]);
+	}
+}
+
+#[test]
+fn https_sources_are_fetched_over_tls_and_checked() {
+	let tmp = tempfile::tempdir().unwrap();
+	let dir = tmp.path().join("src");
+	std::fs::create_dir_all(&dir).unwrap();
+	let body = tokens(40_000, 9);
+	std::fs::write(dir.join("corpus.bin"), &body).unwrap();
+	let (manifest, _) = build_manifest(&dir.join("corpus.bin"), DatasetFormat::TokensU16).unwrap();
+	let hash = manifest.hash();
+	// A server with a certificate of its own, which only a machine told to trust it trusts.
+	let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+	let key = rustls::pki_types::PrivateKeyDer::Pkcs8(cert.serialize_private_key_der().into());
+	let config = rustls::ServerConfig::builder()
+		.with_no_client_auth()
+		.with_single_cert(vec![cert.serialize_der().unwrap().into()], key)
+		.unwrap();
+	let port = serve_http(body.clone(), Some(Arc::new(config)));
+	let ca = tmp.path().join("ca.pem");
+	std::fs::write(&ca, cert.serialize_pem().unwrap()).unwrap();
+	let fetch = |store: &Path, trusted: Option<&Path>| {
+		let mut command = Command::new(env!("CARGO_BIN_EXE_grid-trainer"));
+		command
+			.args(["data", "fetch", "--reference", &format!("0x{}", hex::encode(hash.0))])
+			.args(["--uri", &format!("https://localhost:{port}/corpus.bin"), "--store"])
+			.arg(store);
+		match trusted {
+			Some(ca) => command.env("SSL_CERT_FILE", ca),
+			None => command.env_remove("SSL_CERT_FILE"),
+		};
+		command.output().unwrap()
+	};
+
+	let out = fetch(&tmp.path().join("trusting"), Some(&ca));
+	let stdout = String::from_utf8_lossy(&out.stdout);
+	assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+	let files = stdout.lines().find_map(|l| l.strip_prefix("files in ")).expect("a files line");
+	assert_eq!(std::fs::read(Path::new(files).join("corpus.bin")).unwrap(), body);
+
+	// The same server, to a machine that does not trust its certificate: refused, nothing kept.
+	let wary = tmp.path().join("wary");
+	let out = fetch(&wary, None);
+	let stderr = String::from_utf8_lossy(&out.stderr);
+	assert!(!out.status.success() && stderr.contains("certificate"), "{stderr}");
+	assert!(DataStore::new(&wary).locate(&hash).unwrap().is_none());
 }

@@ -174,10 +174,10 @@ describe("CreateJobForm", () => {
     await userEvent.clear(hash);
     await userEvent.type(hash, "AB".repeat(32));
     expect(hash).not.toHaveAttribute("aria-invalid");
-    await userEvent.type(uri, "https://holder.example/corpus.bin");
+    await userEvent.type(uri, "ipfs://holder.example/corpus.bin");
     expect(uri).toHaveAttribute("aria-invalid", "true");
     expect(
-      screen.getByText("trainers do not support https:// yet: serve the dataset with grid-trainer data publish (or over http://)"),
+      screen.getByText("must be libp2p holder addresses (/ip4/…/p2p/<peer id>), file://…, http(s)://… or grid:<shipped name>"),
     ).toBeInTheDocument();
     await userEvent.clear(uri);
     await userEvent.type(uri, "grid:mnist");
@@ -241,8 +241,8 @@ describe("CreateJobForm", () => {
     await userEvent.type(uri, "grid:shakespeare");
     expect(uri).toHaveAccessibleDescription(/grid: names shipped training data, not weights/);
     await userEvent.clear(uri);
-    await userEvent.type(uri, "https://holder.example/llama.safetensors");
-    expect(uri).toHaveAccessibleDescription(/trainers do not support https:\/\/ yet/);
+    await userEvent.type(uri, "ipfs://holder.example/llama.safetensors");
+    expect(uri).toHaveAccessibleDescription(/must be libp2p holder addresses/);
     expect(screen.queryByTestId("dataset-source")).not.toBeInTheDocument();
     await userEvent.clear(uri);
     await userEvent.type(uri, "file:///srv/llama.safetensors");

@@ -81,8 +81,10 @@ describe("DatasetSource", () => {
     expect(source()).toHaveTextContent(/^Providers cannot fetch it: holder address \/ip4\/127.0.0.1\/tcp\/40111 has no \/p2p\/<peer id>$/);
     expect(screen.queryByRole("list", { name: "Holders" })).not.toBeInTheDocument();
     expect(screen.queryByLabelText("Data info command")).not.toBeInTheDocument();
+    rerender(<DatasetSource dataset={{ hash: REF, uri: "ipfs://holder.example/corpus.bin" }} />);
+    expect(source()).toHaveTextContent(/Providers cannot fetch it: must be libp2p holder addresses/);
     rerender(<DatasetSource dataset={{ hash: REF, uri: "https://holder.example/corpus.bin" }} />);
-    expect(source()).toHaveTextContent(/trainers do not support https:\/\/ yet/);
+    expect(source()).toHaveTextContent("One file over HTTP: https://holder.example/corpus.bin.");
     rerender(<DatasetSource dataset={{ hash: REF, uri: "grid:cifar" }} />);
     expect(source()).toHaveTextContent('Providers cannot fetch it: no shipped dataset is called "cifar" (shipped: shakespeare, mnist)');
   });

@@ -237,9 +237,10 @@ describe("the buyer's own dataset", () => {
 
   it("refuses the URIs the trainers refuse, saying why", () => {
     expect(datasetUriProblem("")).toBe("enter where providers fetch the dataset: the URI grid-trainer data publish printed");
-    expect(datasetUriProblem("https://holder.example/corpus.bin")).toBe(
-      "trainers do not support https:// yet: serve the dataset with grid-trainer data publish (or over http://)",
+    expect(datasetUriProblem("ipfs://holder.example/corpus.bin")).toBe(
+      "must be libp2p holder addresses (/ip4/…/p2p/<peer id>), file://…, http(s)://… or grid:<shipped name>",
     );
+    expect(datasetUriProblem("https://")).toBe("https:// needs a host and a file: https://host/file");
     expect(datasetUriProblem("/ip4/127.0.0.1/tcp/40111")).toBe("holder address /ip4/127.0.0.1/tcp/40111 has no /p2p/<peer id>");
     expect(datasetUriProblem("/ip4/127.0.0.1/tcp/40111/p2p/")).toBe("holder address /ip4/127.0.0.1/tcp/40111/p2p/ has no /p2p/<peer id>");
     expect(datasetUriProblem(`${HOLDER} holder.example:4001`)).toBe(
@@ -249,7 +250,7 @@ describe("the buyer's own dataset", () => {
     expect(datasetUriProblem("grid:constructor")).toBe('no shipped dataset is called "constructor" (shipped: shakespeare, mnist)');
     expect(datasetUriProblem("file://")).toBe("file:// needs a path: file:///path/to/data");
     expect(datasetUriProblem("http://")).toBe("http:// needs a host and a file: http://host/file");
-    const other = "must be libp2p holder addresses (/ip4/…/p2p/<peer id>), file://…, http://… or grid:<shipped name>";
+    const other = "must be libp2p holder addresses (/ip4/…/p2p/<peer id>), file://…, http(s)://… or grid:<shipped name>";
     expect(datasetUriProblem("ipfs://bafy")).toBe(other);
     expect(datasetUriProblem("HTTP://holder.example/corpus.bin")).toBe(other);
     expect(datasetUriProblem("holder.example")).toBe(other);
@@ -269,7 +270,8 @@ describe("the buyer's own dataset", () => {
       datasetHash: "enter the reference grid-trainer data publish printed (0x and 64 hex digits)",
       datasetUri: "enter where providers fetch the dataset: the URI grid-trainer data publish printed",
     });
-    expect(own(REF, "https://x/y").errors).toEqual({ datasetUri: expect.stringMatching(/^trainers do not support https/) });
+    expect(own(REF, "ipfs://x/y").errors).toEqual({ datasetUri: expect.stringMatching(/^must be libp2p holder addresses/) });
+    expect(own(REF, "https://x/y").errors).toBeUndefined();
     expect(own("0x12", HOLDER).errors).toEqual({ datasetHash: "must be 0x followed by exactly 64 hex digits (this has 2)" });
   });
 
@@ -298,11 +300,11 @@ describe("the buyer's own dataset", () => {
       datasetHash: expect.stringMatching(/^enter the reference/),
       datasetUri: expect.stringMatching(/^enter where providers fetch/),
     });
-    expect(errorsOf({ dataset: "own", datasetHash: REF, datasetUri: "https://x/y", gptHeads: "3" })).toEqual({
+    expect(errorsOf({ dataset: "own", datasetHash: REF, datasetUri: "ipfs://x/y", gptHeads: "3" })).toEqual({
       gptHeads: "must divide the width",
-      datasetUri: expect.stringMatching(/^trainers do not support https/),
+      datasetUri: expect.stringMatching(/^must be libp2p holder addresses/),
     });
-    expect(errorsOf({ dataset: "shakespeare", datasetHash: "junk", datasetUri: "https://x/y" })).toEqual({});
+    expect(errorsOf({ dataset: "shakespeare", datasetHash: "junk", datasetUri: "ipfs://x/y" })).toEqual({});
   });
 
   it("holds a shipped dataset named as one's own to the models that read it", () => {
@@ -390,14 +392,15 @@ describe("the initial weights (fine-tuning)", () => {
     });
     expect(weights("0x1234", HOLDER).errors).toEqual({ weightsHash: "must be 0x followed by exactly 64 hex digits (this has 4)" });
     expect(weights("0x" + "0".repeat(64), HOLDER).errors).toEqual({ weightsHash: "the zero hash names no dataset" });
-    expect(weights(WEIGHTS, "https://x/y.safetensors").errors).toEqual({ weightsUri: expect.stringMatching(/^trainers do not support https/) });
+    expect(weights(WEIGHTS, "ipfs://x/y.safetensors").errors).toEqual({ weightsUri: expect.stringMatching(/^must be libp2p holder addresses/) });
+    expect(weights(WEIGHTS, "https://x/y.safetensors").errors).toBeUndefined();
     expect(weights(WEIGHTS, "/ip4/127.0.0.1/tcp/40111").errors).toEqual({
       weightsUri: "holder address /ip4/127.0.0.1/tcp/40111 has no /p2p/<peer id>",
     });
     expect(weights(WEIGHTS, "file:///" + "a".repeat(249)).errors).toEqual({ weightsUri: "257 bytes long: at most 256 (UTF-8)" });
     expect(weights("junk", "ipfs://bafy").errors).toEqual({
       weightsHash: "must be 0x followed by exactly 64 hex digits",
-      weightsUri: "must be libp2p holder addresses (/ip4/…/p2p/<peer id>), file://…, http://… or grid:<shipped name>",
+      weightsUri: "must be libp2p holder addresses (/ip4/…/p2p/<peer id>), file://…, http(s)://… or grid:<shipped name>",
     });
   });
 

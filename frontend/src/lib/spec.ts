@@ -215,11 +215,12 @@ export function datasetUriProblem(uri: string): string | undefined {
   const bytes = new TextEncoder().encode(uri).length;
   if (bytes > MAX_DATASET_URI_BYTES) return `${bytes} bytes long: at most ${MAX_DATASET_URI_BYTES} (UTF-8)`;
   if (uri.startsWith("grid:")) return shippedUriProblem(uri.slice("grid:".length));
-  if (uri.startsWith("https://")) return "trainers do not support https:// yet: serve the dataset with grid-trainer data publish (or over http://)";
   if (uri.startsWith("file://")) return uri === "file://" ? "file:// needs a path: file:///path/to/data" : undefined;
-  if (uri.startsWith("http://")) return uri === "http://" ? "http:// needs a host and a file: http://host/file" : undefined;
+  for (const scheme of ["http://", "https://"]) {
+    if (uri.startsWith(scheme)) return uri === scheme ? `${scheme} needs a host and a file: ${scheme}host/file` : undefined;
+  }
   if (uri.startsWith("/")) return holdersProblem(uri);
-  return "must be libp2p holder addresses (/ip4/…/p2p/<peer id>), file://…, http://… or grid:<shipped name>";
+  return "must be libp2p holder addresses (/ip4/…/p2p/<peer id>), file://…, http(s)://… or grid:<shipped name>";
 }
 
 /** Why a `grid:` URI under another reference names nothing: the trainers take a shipped
@@ -265,7 +266,7 @@ export function datasetOrigin(dataset: { hash?: string; uri: string }, weights =
     return { kind: "shipped", name };
   }
   if (uri.startsWith("file://")) return { kind: "file", path: uri.slice("file://".length) };
-  if (uri.startsWith("http://")) return { kind: "http", url: uri };
+  if (uri.startsWith("http://") || uri.startsWith("https://")) return { kind: "http", url: uri };
   const holders = uri
     .split(/[ ,]/)
     .filter((a) => a !== "")

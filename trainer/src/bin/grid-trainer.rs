@@ -18,7 +18,8 @@ use grid_trainer::{
 	daemon::{
 		buyer,
 		config::TrainerConfig,
-		datasets,
+		data_node::UploadLimit,
+		datasets::{self, Serving},
 		provider::{self, ProviderConfig},
 		trainer::Trainer,
 	},
@@ -178,6 +179,9 @@ enum DataCmd {
 		/// Only print the reference (and a `file://` URI); serve nothing.
 		#[arg(long)]
 		no_serve: bool,
+		/// Upload at most this many Mbit/s in all (unlimited when not given).
+		#[arg(long)]
+		max_upload_mbit: Option<UploadLimit>,
 	},
 	/// Show what a reference is: its manifest (format, files, sizes) from its source, checked
 	/// against the reference, and who serves it; nothing is downloaded but the manifest.
@@ -185,7 +189,7 @@ enum DataCmd {
 		/// The dataset's reference (its manifest's hash, 0x…).
 		#[arg(long, value_parser = parse_hash)]
 		reference: H256,
-		/// Its source: holders' libp2p addresses, file:// or http://.
+		/// Its source: holders' libp2p addresses, file://, http:// or https://.
 		#[arg(long)]
 		uri: String,
 	},
@@ -194,7 +198,7 @@ enum DataCmd {
 		/// The dataset's reference (its manifest's hash, 0x…).
 		#[arg(long, value_parser = parse_hash)]
 		reference: H256,
-		/// Its source: holders' libp2p addresses, file:// or http://.
+		/// Its source: holders' libp2p addresses, file://, http:// or https://.
 		#[arg(long)]
 		uri: String,
 		/// More holders to fetch from.
@@ -203,6 +207,13 @@ enum DataCmd {
 		/// The dataset store.
 		#[arg(long, default_value = "grid-datasets")]
 		store: PathBuf,
+		/// Serve what this node holds on this address while it fetches (other fetchers may
+		/// list it as a holder), and go on serving once it has it all, until stopped.
+		#[arg(long)]
+		listen: Option<Multiaddr>,
+		/// With --listen: upload at most this many Mbit/s in all.
+		#[arg(long, requires = "listen")]
+		max_upload_mbit: Option<UploadLimit>,
 	},
 }
 
@@ -220,12 +231,16 @@ fn parse_hash(text: &str) -> Result<H256, String> {
 fn data_command(command: DataCmd) -> anyhow::Result<()> {
 	let rt = runtime()?;
 	match command {
-		DataCmd::Publish { path, format, store, listen, no_serve } => rt.block_on(
-			datasets::publish(&DataStore::new(store), &path, format, vec![listen], !no_serve),
-		),
+		DataCmd::Publish { path, format, store, listen, no_serve, max_upload_mbit } => {
+			let serving =
+				(!no_serve).then(|| Serving { listen: vec![listen], upload: max_upload_mbit });
+			rt.block_on(datasets::publish(&DataStore::new(store), &path, format, serving))
+		}
 		DataCmd::Info { reference, uri } => rt.block_on(datasets::info(reference, &uri)),
-		DataCmd::Fetch { reference, uri, holder, store } => {
-			rt.block_on(datasets::fetch(&DataStore::new(store), reference, &uri, &holder))
+		DataCmd::Fetch { reference, uri, holder, store, listen, max_upload_mbit } => {
+			let serving = listen.map(|a| Serving { listen: vec![a], upload: max_upload_mbit });
+			let store = DataStore::new(store);
+			rt.block_on(datasets::fetch(&store, reference, &uri, &holder, serving))
 		}
 	}
 }

@@ -70,7 +70,7 @@ pub async fn create(
 fn show_checked(what: &str, manifest: Option<grid_primitives::manifest::DatasetManifest>) {
 	match manifest {
 		Some(m) => println!("{what} {}", datasets::describe(&m)),
-		None => println!("{what} not checked here (an http:// source): providers check it"),
+		None => println!("{what} not checked here (an http(s):// source): providers check it"),
 	}
 }
 

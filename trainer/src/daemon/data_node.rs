@@ -3,10 +3,15 @@
 //! knows (what a provider runs before it joins a job), checking the manifest against the
 //! reference and each chunk against the manifest as it arrives. A holder that serves a bad
 //! manifest or chunk is not asked again; a fetch resumes from the chunks already on disk.
+//!
+//! A fetching node serves the chunks it has already written, and asks for the missing ones in
+//! an order of its own (seeded by its peer id), so fetchers started together hold different
+//! chunks early and finish from each other when the first holder goes away. A node may cap
+//! what it uploads ([`DataNode::limit_upload`]): a buyer on a home link keeps some of it.
 
 use std::{
 	collections::{HashMap, HashSet, VecDeque},
-	sync::Arc,
+	sync::{Arc, Mutex},
 	time::{Duration, Instant},
 };
 
@@ -16,7 +21,7 @@ use grid_primitives::manifest::DatasetManifest;
 use libp2p::{
 	identity::Keypair,
 	multiaddr::Protocol,
-	request_response::{self, OutboundRequestId},
+	request_response::{self, OutboundRequestId, ResponseChannel},
 	swarm::SwarmEvent,
 	Multiaddr, PeerId, Swarm,
 };
@@ -31,6 +36,7 @@ use crate::{
 		service::transport,
 		Shaper,
 	},
+	rng::Rng,
 };
 
 /// Chunk requests a fetch keeps in flight (spread over the holders).
@@ -71,10 +77,35 @@ struct Holder {
 	usable: bool,
 }
 
+/// Paces what a node sends to at most `bytes_per_second` over all its connections: each
+/// chunk goes no earlier than the slot its size books on the (simulated) link.
+#[derive(Clone, Debug)]
+struct Pacer {
+	bytes_per_second: f64,
+	free_at: Arc<Mutex<tokio::time::Instant>>,
+}
+
+impl Pacer {
+	/// When `bytes` may be sent, booking the link until they have been.
+	fn slot(&self, bytes: usize) -> tokio::time::Instant {
+		let mut free_at = self.free_at.lock().unwrap_or_else(|p| p.into_inner());
+		let slot = (*free_at).max(tokio::time::Instant::now());
+		*free_at = slot + Duration::from_secs_f64(bytes as f64 / self.bytes_per_second);
+		slot
+	}
+}
+
+/// An answer to an inbound request, ready to send.
+type Answer = (ResponseChannel<DataResponse>, DataResponse);
+
 /// A small libp2p node that serves its store's datasets and fetches others'.
 pub struct DataNode {
 	swarm: Swarm<request_response::Behaviour<DataCodec>>,
 	store: DataStore,
+	/// Answers being read (and checked) on blocking threads, several at once, so the swarm
+	/// goes on sending the ones that are ready.
+	answers: JoinSet<Answer>,
+	pacer: Option<Pacer>,
 }
 
 impl DataNode {
@@ -95,7 +126,15 @@ impl DataNode {
 				.listen_on(address.clone())
 				.map_err(|e| net(format!("listening on {address}: {e}")))?;
 		}
-		Ok(DataNode { swarm, store })
+		Ok(DataNode { swarm, store, answers: JoinSet::new(), pacer: None })
+	}
+
+	/// Sends chunks at no more than `mbit` Mbit/s in all (from now on).
+	pub fn limit_upload(&mut self, mbit: UploadLimit) {
+		self.pacer = Some(Pacer {
+			bytes_per_second: mbit.0 * 1e6 / 8.0,
+			free_at: Arc::new(Mutex::new(tokio::time::Instant::now())),
+		});
 	}
 
 	/// This node's peer id.
@@ -121,27 +160,54 @@ impl DataNode {
 
 	/// Serves the store until the process is stopped.
 	pub async fn serve(mut self) {
-		// Chunks are read and checked on blocking threads, several at once, so the swarm
-		// goes on sending the ones that are ready.
-		let mut answers = JoinSet::new();
+		while let Some(event) = self.next_event().await {
+			self.other(event);
+		}
+	}
+
+	/// The swarm's next event, sending the answers that are ready meanwhile.
+	async fn next_event(
+		&mut self,
+	) -> Option<SwarmEvent<request_response::Event<DataRequest, DataResponse>>> {
 		loop {
 			tokio::select! {
-				event = self.swarm.next() => match event {
-					Some(SwarmEvent::Behaviour(request_response::Event::Message {
-						message: request_response::Message::Request { request, channel, .. },
-						..
-					})) => {
-						let store = self.store.clone();
-						answers.spawn_blocking(move || (channel, store.answer(&request)));
+				event = self.swarm.next() => return event,
+				Some(done) = self.answers.join_next(), if !self.answers.is_empty() => {
+					if let Ok((channel, response)) = done {
+						let _ = self.swarm.behaviour_mut().send_response(channel, response);
 					}
-					Some(event) => self.other(event),
-					None => return,
-				},
-				Some(Ok((channel, response))) = answers.join_next(), if !answers.is_empty() => {
-					let _ = self.swarm.behaviour_mut().send_response(channel, response);
 				}
 			}
 		}
+	}
+
+	/// Serves others until `at` (nothing of this node's own is in flight meanwhile).
+	async fn serve_until(&mut self, at: Instant) -> Result<()> {
+		let wake = tokio::time::sleep_until(at.into());
+		tokio::pin!(wake);
+		loop {
+			tokio::select! {
+				_ = &mut wake => return Ok(()),
+				event = self.next_event() => match event {
+					Some(event) => self.other(event),
+					None => return Err(Error::Network("the swarm ended".into())),
+				},
+			}
+		}
+	}
+
+	/// Starts answering `request` (read on a blocking thread, then paced).
+	fn answer(&mut self, request: DataRequest, channel: ResponseChannel<DataResponse>) {
+		let (store, pacer) = (self.store.clone(), self.pacer.clone());
+		self.answers.spawn(async move {
+			let response = tokio::task::spawn_blocking(move || store.answer(&request))
+				.await
+				.unwrap_or(DataResponse::Missing);
+			if let (Some(pacer), DataResponse::Chunk(bytes)) = (&pacer, &response) {
+				tokio::time::sleep_until(pacer.slot(bytes.len())).await;
+			}
+			(channel, response)
+		});
 	}
 
 	/// Answers inbound requests; everything else is only logged.
@@ -152,8 +218,7 @@ impl DataNode {
 				message: request_response::Message::Request { request, channel, .. },
 			}) => {
 				tracing::debug!("{peer} asks for {request:?}");
-				let response = self.store.answer(&request);
-				let _ = self.swarm.behaviour_mut().send_response(channel, response);
+				self.answer(request, channel);
 			}
 			SwarmEvent::Behaviour(request_response::Event::InboundFailure {
 				peer, error, ..
@@ -181,7 +246,8 @@ impl DataNode {
 		}
 		let mut peers = self.holders(hash, holders)?;
 		let manifest = self.fetch_manifest(hash, &mut peers).await?;
-		let missing = self.store.begin_fetch(&manifest)?;
+		let mut missing = self.store.begin_fetch(&manifest)?;
+		shuffle(&mut missing, &mut Rng::from_bytes(&self.peer_id().to_bytes()));
 		tracing::info!(
 			"fetching dataset {hash:?}: {} files, {} bytes, {} of {} chunks to fetch",
 			manifest.files.len(),
@@ -267,7 +333,7 @@ impl DataNode {
 	/// an error after [`STALL`] without one.
 	async fn next_answer(&mut self) -> Result<(OutboundRequestId, Result<DataResponse, String>)> {
 		loop {
-			let event = tokio::time::timeout(STALL, self.swarm.next())
+			let event = tokio::time::timeout(STALL, self.next_event())
 				.await
 				.map_err(|_| {
 					Error::Network(format!("no holder answered for {}s", STALL.as_secs()))
@@ -371,7 +437,7 @@ impl DataNode {
 				// only chunks put aside are left: wait for the first to be due.
 				let Some(done) = writes.join_next().await else {
 					if let Some((at, _)) = parked.front() {
-						tokio::time::sleep_until((*at).into()).await;
+						self.serve_until(*at).await?;
 					}
 					continue;
 				};
@@ -427,6 +493,28 @@ impl DataNode {
 		}
 		bar.finish_and_clear();
 		Ok(())
+	}
+}
+
+/// Puts `items` in a random order (Fisher-Yates).
+fn shuffle<T>(items: &mut [T], rng: &mut Rng) {
+	for i in (1..items.len()).rev() {
+		items.swap(i, rng.below(i as u64 + 1) as usize);
+	}
+}
+
+/// A cap on what a node uploads, in Mbit/s: finite and above zero.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UploadLimit(f64);
+
+impl std::str::FromStr for UploadLimit {
+	type Err = String;
+
+	fn from_str(text: &str) -> std::result::Result<Self, String> {
+		match text.parse::<f64>() {
+			Ok(mbit) if mbit.is_finite() && mbit > 0.0 => Ok(UploadLimit(mbit)),
+			_ => Err(format!("{text:?} is not a rate in Mbit/s above zero")),
+		}
 	}
 }
 

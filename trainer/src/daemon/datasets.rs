@@ -15,14 +15,14 @@ use polkadot_sdk::sp_core::H256;
 
 use crate::{
 	chain::keys,
-	daemon::data_node::DataNode,
+	daemon::data_node::{DataNode, UploadLimit},
 	data::{self, source, store, store::Located, DataStore, Source},
 	error::{Error, Result},
 };
 
 /// What a buyer checks before posting a job (and paying its escrow): that the dataset's
 /// manifest can be had from its source and hashes to the reference, and that the model reads
-/// its format. An `http://` source is not downloaded here (`None`): providers check it.
+/// its format. An `http(s)://` source is not downloaded here (`None`): providers check it.
 pub async fn preflight(dataset: &DatasetRef, model: &ModelSpec) -> Result<Option<DatasetManifest>> {
 	data::check(dataset, model)?;
 	let manifest = remote_manifest(dataset).await?;
@@ -65,7 +65,7 @@ pub fn initial_weights(
 }
 
 /// The manifest of `dataset` from its source, checked against its reference; none for an
-/// `http://` source, which is not downloaded here.
+/// `http(s)://` source, which is not downloaded here.
 async fn remote_manifest(dataset: &DatasetRef) -> Result<Option<DatasetManifest>> {
 	let scratch = tempfile::tempdir().map_err(|e| Error::io("creating", "a temporary store", e))?;
 	let store = DataStore::new(scratch.path());
@@ -82,7 +82,7 @@ async fn remote_manifest(dataset: &DatasetRef) -> Result<Option<DatasetManifest>
 	Ok(Some(manifest))
 }
 
-/// Largest file an `http://` source may be (a guard against an endless body).
+/// Largest file an `http(s)://` source may be (a guard against an endless body).
 const MAX_HTTP_BYTES: u64 = 64 << 30;
 
 /// The dataset `dataset` names, from the store or brought into it from its source (and from
@@ -159,30 +159,47 @@ fn job_line(format: DatasetFormat, hash: &H256, uri: &str) -> String {
 	format!("{field} = {{ uri = \"{uri}\", content_hash = \"0x{}\" }}", hex::encode(hash.0))
 }
 
-/// Publishes `path` as a dataset of `format` in `store` and prints its reference; unless
-/// `serve` is false, then serves the store over libp2p on `listen` until the process stops.
-/// The serving key is kept in the store, so a restarted publisher keeps its address.
+/// How a node serves the datasets in its store: where it listens and what it may upload.
+#[derive(Clone, Debug)]
+pub struct Serving {
+	pub listen: Vec<Multiaddr>,
+	pub upload: Option<UploadLimit>,
+}
+
+impl Serving {
+	/// A node serving `store` as this says, with the store's key (kept there, so a restarted
+	/// node keeps its address), once it listens; prints the address.
+	async fn start(&self, store: &DataStore) -> anyhow::Result<(DataNode, Multiaddr)> {
+		let key = keys::p2p_key(&store.root().join("p2p.key"))?;
+		let mut node = DataNode::new(key, store.clone(), &self.listen)?;
+		if let Some(limit) = self.upload {
+			node.limit_upload(limit);
+		}
+		let address = node.listening().await?;
+		println!("serving on {address}");
+		Ok((node, address))
+	}
+}
+
+/// Publishes `path` as a dataset of `format` in `store` and prints its reference; then, with
+/// `serving`, serves the store over libp2p until the process stops.
 pub async fn publish(
 	store: &DataStore,
 	path: &Path,
 	format: DatasetFormat,
-	listen: Vec<Multiaddr>,
-	serve: bool,
+	serving: Option<Serving>,
 ) -> anyhow::Result<()> {
 	let manifest = store.publish(path, format)?;
 	let hash = manifest.hash();
 	println!("reference 0x{}", hex::encode(hash.0));
 	println!("dataset {}", describe(&manifest));
-	if !serve {
+	let Some(serving) = serving else {
 		let dir = store.locate(&hash)?.context("just published")?.dir;
 		let uri = format!("file://{}", dir.display());
 		println!("job file: {}", job_line(format, &hash, &uri));
 		return Ok(());
-	}
-	let key = keys::p2p_key(&store.root().join("p2p.key"))?;
-	let mut node = DataNode::new(key, store.clone(), &listen)?;
-	let address = node.listening().await?;
-	println!("serving on {address}");
+	};
+	let (node, address) = serving.start(store).await?;
 	println!("job file: {}", job_line(format, &hash, &address.to_string()));
 	println!("serving until stopped");
 	node.serve().await;
@@ -205,7 +222,7 @@ pub async fn info(hash: H256, uri: &str) -> anyhow::Result<()> {
 		Source::Http(url) => println!("http {url}"),
 	}
 	let Some(manifest) = remote_manifest(&reference).await? else {
-		println!("the manifest of an http:// source is known only once it is downloaded");
+		println!("the manifest of an http(s):// source is known only once it is downloaded");
 		return Ok(());
 	};
 	println!("reference 0x{}", hex::encode(hash.0));
@@ -225,16 +242,35 @@ fn reference(hash: H256, uri: &str) -> anyhow::Result<DatasetRef> {
 }
 
 /// Fetches the dataset `hash` from the holders `uri` names (and `holders`) into `store`, and
-/// prints where its files are.
+/// prints where its files are. With `serving`, the node serves what it holds while it fetches
+/// (other fetchers may list it as a holder) and goes on serving until the process stops.
 pub async fn fetch(
 	store: &DataStore,
 	hash: H256,
 	uri: &str,
 	holders: &[Multiaddr],
+	serving: Option<Serving>,
 ) -> anyhow::Result<()> {
 	let reference = reference(hash, uri)?;
-	let located = ensure(store, &reference, holders, true).await?;
+	let Some(serving) = serving else {
+		print_fetched(&ensure(store, &reference, holders, true).await?);
+		return Ok(());
+	};
+	let (mut node, _) = serving.start(store).await?;
+	let located = match source(&reference)? {
+		Source::Peers(mut peers) => {
+			peers.extend(holders.iter().cloned());
+			node.fetch(hash, &peers, true).await?
+		}
+		_ => ensure(store, &reference, holders, true).await?,
+	};
+	print_fetched(&located);
+	println!("serving until stopped");
+	node.serve().await;
+	Ok(())
+}
+
+fn print_fetched(located: &Located) {
 	println!("dataset {}", describe(&located.manifest));
 	println!("files in {}", located.dir.display());
-	Ok(())
 }

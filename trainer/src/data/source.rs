@@ -1,7 +1,8 @@
 //! Where a dataset comes from, as a job's `DatasetRef::uri` says, and bringing it into the
 //! store: `grid:<name>` (shipped, already held), libp2p addresses of holders
 //! (`/ip4/…/tcp/…/p2p/<id>`, several separated by spaces), `file://<path>` (a file or flat
-//! directory on this machine) or `http://<url>` (one file). Whatever the source, what lands in
+//! directory on this machine) or `http(s)://<url>` (one file; https trusts the system's certificate store, or the
+//! file `SSL_CERT_FILE` names). Whatever the source, what lands in
 //! the store is checked against the reference: the manifest's hash for peers; for files and
 //! URLs, the manifest built from the bytes must hash to it.
 
@@ -51,11 +52,8 @@ pub fn source(dataset: &DatasetRef) -> Result<Source> {
 	if let Some(path) = uri.strip_prefix("file://") {
 		return Ok(Source::File(PathBuf::from(path)));
 	}
-	if uri.starts_with("http://") {
+	if uri.starts_with("http://") || uri.starts_with("https://") {
 		return Ok(Source::Http(uri.to_owned()));
-	}
-	if uri.starts_with("https://") {
-		return Err(refuse(dataset, "https:// sources are not supported yet (no TLS in this build): serve it over libp2p (grid-trainer data publish) or http://"));
 	}
 	if uri.starts_with('/') {
 		let addresses = uri
@@ -79,7 +77,7 @@ pub fn source(dataset: &DatasetRef) -> Result<Source> {
 	Err(refuse(
 		dataset,
 		format!(
-		"URI {uri:?} is none of grid:<name>, /ip4/…/p2p/<id> (libp2p holders), file:// or http://"
+		"URI {uri:?} is none of grid:<name>, /ip4/…/p2p/<id> (libp2p holders), file://, http:// or https://"
 	),
 	))
 }
@@ -124,13 +122,16 @@ mod tests {
 			source(&reference("http://h/x.bin")).unwrap(),
 			Source::Http("http://h/x.bin".into())
 		);
+		assert_eq!(
+			source(&reference("https://h/x.bin")).unwrap(),
+			Source::Http("https://h/x.bin".into())
+		);
 		let cases = [
 			("grid:shakespeare", "not shipped shakespeare's"),
 			("grid:imagenet", "no shipped dataset"),
 			("/ip4/127.0.0.1/tcp/1", "no /p2p/"),
 			("/ip4/999.0.0.1/tcp/1", "holder address"),
 			("ipfs://Qm", "none of"),
-			("https://h/x", "https://"),
 		];
 		for (uri, expected) in cases {
 			let err = source(&reference(uri)).unwrap_err().to_string();
