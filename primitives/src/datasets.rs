@@ -14,13 +14,28 @@ use polkadot_sdk::sp_core::H256;
 /// What a model reads, so what data it can train on.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum DataKind {
-	/// 28x28 grey-scale digits with ten classes (MNIST's IDX files).
-	MnistImages,
+	/// Square images of `channels` colour planes, `side` pixels a side, in `classes` classes
+	/// (MNIST's IDX files: 1, 28, 10; CIFAR-10's binary files: 3, 32, 10).
+	Images {
+		/// Colour planes.
+		channels: u8,
+		/// Pixels a side.
+		side: u16,
+		/// Classes.
+		classes: u16,
+	},
 	/// A token stream over a vocabulary of this size (256: bytes).
 	Tokens {
 		/// Distinct tokens.
 		vocab: u32,
 	},
+}
+
+impl DataKind {
+	/// MNIST's digits.
+	pub const MNIST: DataKind = DataKind::Images { channels: 1, side: 28, classes: 10 };
+	/// CIFAR-10's images.
+	pub const CIFAR10: DataKind = DataKind::Images { channels: 3, side: 32, classes: 10 };
 }
 
 /// A dataset shipped with every trainer.
@@ -48,7 +63,7 @@ pub const MNIST: ShippedDataset = ShippedDataset {
 	content_hash: hex32("9f4a0eb9fb89500ace58290425220dee6749b525fc0c9bda716094a96a852dda"),
 	path: "mnist",
 	format: DatasetFormat::MnistIdx,
-	kind: DataKind::MnistImages,
+	kind: DataKind::MNIST,
 };
 
 /// Tiny Shakespeare (`data/shakespeare.txt`), read as bytes.

@@ -12,7 +12,7 @@ use polkadot_sdk::{
 };
 use scale_info::TypeInfo;
 
-use crate::{datasets::DataKind, provider::BoundedBytes};
+use crate::{datasets::DataKind, provider::BoundedBytes, resnet::ResNetConfig};
 
 /// Identifies a job; assigned by the chain in creation order.
 pub type JobId = u64;
@@ -293,7 +293,9 @@ impl TransformerConfig {
 }
 
 /// The model to train: the architecture (the variant) with its configuration. In files:
-/// `{ kind = "mlp" | "cnn" | "gpt" | "transformer", <the configuration's fields> }`.
+/// `{ kind = "mlp" | "cnn" | "gpt" | "transformer" | "resnet", <the configuration's fields> }`.
+/// A new family is a trainer model plus a variant appended here (never reordered: the index
+/// is in every job's bytes), with its counts and bounds (`docs/architecture.md`).
 #[cfg_attr(feature = "serde", derive(serde::Deserialize), serde(tag = "kind"))]
 #[derive(
 	Clone,
@@ -320,6 +322,9 @@ pub enum ModelSpec {
 	/// A decoder-only transformer on a token stream.
 	#[cfg_attr(feature = "serde", serde(rename = "transformer"))]
 	Transformer(TransformerConfig),
+	/// A residual convolutional network on images (MNIST's, CIFAR-10's).
+	#[cfg_attr(feature = "serde", serde(rename = "resnet"))]
+	ResNet(ResNetConfig),
 }
 
 const MNIST_PIXELS: u128 = 28 * 28;
@@ -348,7 +353,10 @@ impl ModelSpec {
 		match *self {
 			ModelSpec::Gpt(c) => DataKind::Tokens { vocab: c.vocab },
 			ModelSpec::Transformer(c) => DataKind::Tokens { vocab: c.vocab },
-			ModelSpec::MnistMlp(_) | ModelSpec::MnistCnn(_) => DataKind::MnistImages,
+			ModelSpec::MnistMlp(_) | ModelSpec::MnistCnn(_) => DataKind::MNIST,
+			ModelSpec::ResNet(c) => {
+				DataKind::Images { channels: c.channels, side: c.side, classes: c.classes }
+			}
 		}
 	}
 
@@ -357,7 +365,7 @@ impl ModelSpec {
 		match *self {
 			ModelSpec::Gpt(c) => Some(c.context),
 			ModelSpec::Transformer(c) => Some(c.context),
-			ModelSpec::MnistMlp(_) | ModelSpec::MnistCnn(_) => None,
+			ModelSpec::MnistMlp(_) | ModelSpec::MnistCnn(_) | ModelSpec::ResNet(_) => None,
 		}
 	}
 
@@ -380,6 +388,7 @@ impl ModelSpec {
 				let convs = 28 * 28 * 9 * c1 + 14 * 14 * 9 * c1 * 2 * c1;
 				6 * (self.parameters_exact() + convs)
 			}
+			ModelSpec::ResNet(c) => c.flops_per_sample()?,
 		};
 		u64::try_from(per_sample).ok()
 	}
@@ -415,6 +424,8 @@ impl ModelSpec {
 				let conv = (9 * c1 + c1) + (9 * c1 * c2 + c2);
 				conv + (49 * c2 * h + h) + (h * MNIST_CLASSES + MNIST_CLASSES)
 			}
+			// Past its bounds a ResNet is not counted: as many as can be.
+			ModelSpec::ResNet(c) => c.parameters().unwrap_or(u128::MAX),
 		}
 	}
 
@@ -439,6 +450,13 @@ impl ModelSpec {
 			ModelSpec::MnistCnn(c) => {
 				(c.channels > 0 && c.hidden > 0, c.channels <= CNN_CHANNELS && c.hidden <= HIDDEN)
 			}
+			ModelSpec::ResNet(c) => (
+				c.channels > 0
+					&& c.side > 0 && c.classes > 1
+					&& c.width > 0 && c.stages > 0
+					&& c.blocks > 0,
+				c.well_formed(),
+			),
 			ModelSpec::Transformer(c) => (
 				c.well_formed(),
 				c.vocab <= GPT_VOCAB
@@ -1321,6 +1339,44 @@ mod tests {
 		s.model = ModelSpec::Gpt(wide);
 		assert!(s.model.parameters().is_none_or(|p| p > MAX_MODEL_PARAMS));
 		assert_eq!(s.validate(&limits()), Err(SpecError::ModelTooLarge));
+	}
+
+	#[test]
+	fn a_resnet_is_checked_like_the_other_families() {
+		use crate::resnet::{bounds, ResNetConfig};
+		let cifar =
+			ResNetConfig { channels: 3, side: 32, classes: 10, width: 16, stages: 3, blocks: 3 };
+		let model = ModelSpec::ResNet(cifar);
+		assert_eq!(model.validate(), Ok(()));
+		assert_eq!(model.parameters(), cifar.parameters().map(|p| p as u64));
+		assert_eq!(model.flops_per_sample(), cifar.flops_per_sample().map(|f| f as u64));
+		assert_eq!(model.reads(), DataKind::CIFAR10);
+		assert_eq!(model.context(), None);
+		for zero in [
+			ResNetConfig { channels: 0, ..cifar },
+			ResNetConfig { classes: 1, ..cifar },
+			ResNetConfig { blocks: 0, ..cifar },
+		] {
+			assert_eq!(ModelSpec::ResNet(zero).validate(), Err(SpecError::BadModel), "{zero:?}");
+		}
+		for over in [
+			ResNetConfig { stages: bounds::STAGES + 1, ..cifar },
+			ResNetConfig { side: bounds::SIDE + 1, ..cifar },
+			ResNetConfig { width: bounds::WIDTH + 1, ..cifar },
+		] {
+			let model = ModelSpec::ResNet(over);
+			assert!(model.parameters().is_none(), "{over:?}");
+			assert_eq!(model.validate(), Err(SpecError::ModelTooLarge), "{over:?}");
+		}
+		// Within every bound, but far more parameters than a job may train.
+		let huge = ResNetConfig {
+			width: bounds::WIDTH,
+			stages: bounds::STAGES,
+			blocks: bounds::BLOCKS,
+			..cifar
+		};
+		assert!(huge.parameters().unwrap() > u128::from(MAX_MODEL_PARAMS));
+		assert_eq!(ModelSpec::ResNet(huge).validate(), Err(SpecError::ModelTooLarge));
 	}
 
 	#[test]

@@ -14,6 +14,7 @@ pub mod manifest;
 #[cfg(feature = "std")]
 pub mod ports;
 pub mod provider;
+pub mod resnet;
 #[cfg(feature = "serde")]
 pub mod spec_file;
 pub mod work;

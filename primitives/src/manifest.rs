@@ -50,16 +50,20 @@ pub enum DatasetFormat {
 	/// A model's weights to start a job from (fine-tuning): one `safetensors` file, in Grid's
 	/// parameter names or a Hugging Face layout Grid exports (Llama, GPT-2). Not training data.
 	Weights,
+	/// CIFAR-10's binary files: `data_batch_*.bin` train, `test_batch.bin` is held out; each
+	/// record a label byte and 3x32x32 pixel bytes, channel-major.
+	Cifar10,
 }
 
 impl DatasetFormat {
 	/// Every format, for messages and forms.
-	pub const ALL: [DatasetFormat; 6] = [
+	pub const ALL: [DatasetFormat; 7] = [
 		Self::Text,
 		Self::TokensU16,
 		Self::TokensU32,
 		Self::TextBpe,
 		Self::MnistIdx,
+		Self::Cifar10,
 		Self::Weights,
 	];
 
@@ -72,6 +76,7 @@ impl DatasetFormat {
 			Self::TextBpe => "text-bpe",
 			Self::MnistIdx => "mnist-idx",
 			Self::Weights => "weights",
+			Self::Cifar10 => "cifar10-bin",
 		}
 	}
 
@@ -87,13 +92,25 @@ impl DatasetFormat {
 			Self::Text => Some(1),
 			Self::TokensU16 => Some(2),
 			Self::TokensU32 => Some(4),
-			Self::TextBpe | Self::MnistIdx | Self::Weights => None,
+			Self::TextBpe | Self::MnistIdx | Self::Cifar10 | Self::Weights => None,
 		}
 	}
 }
 
 /// The tokenizer file of a [`DatasetFormat::TextBpe`] dataset.
 pub const TOKENIZER_FILE: &str = "tokenizer.json";
+
+/// Bytes per record of a [`DatasetFormat::Cifar10`] file: a label, then 3x32x32 pixels.
+pub const CIFAR10_RECORD: u64 = 1 + 3 * 32 * 32;
+/// The held-out file of a [`DatasetFormat::Cifar10`] dataset.
+pub const CIFAR10_TEST_FILE: &str = "test_batch.bin";
+/// Files CIFAR-10's archive has beside its batches, which hold no images.
+pub const CIFAR10_EXTRAS: [&str; 2] = ["batches.meta.txt", "readme.html"];
+
+/// Whether `name` is one of CIFAR-10's training files (`data_batch_*.bin`).
+pub fn is_cifar10_train_file(name: &str) -> bool {
+	name.starts_with("data_batch_") && name.ends_with(".bin")
+}
 
 /// The suffix of a [`DatasetFormat::Weights`] dataset's one file.
 pub const WEIGHTS_SUFFIX: &str = ".safetensors";
@@ -246,6 +263,39 @@ impl DatasetManifest {
 		self.check_layout()
 	}
 
+	/// CIFAR-10: training batches and one test batch of whole records (and the archive's
+	/// other files, which are ignored), nothing else.
+	fn check_cifar10(&self) -> Result<(), ManifestError> {
+		let layout = |reason: alloc::string::String| Err(ManifestError::Layout(reason));
+		let (mut train, mut test) = (0, 0);
+		for file in &self.files {
+			let name = file.name.as_str();
+			if name == CIFAR10_TEST_FILE {
+				test += 1;
+			} else if is_cifar10_train_file(name) {
+				train += 1;
+			} else if CIFAR10_EXTRAS.contains(&name) {
+				continue;
+			} else {
+				return layout(alloc::format!(
+					"{name} is not one of CIFAR-10's files (data_batch_*.bin, {CIFAR10_TEST_FILE}, {})",
+					CIFAR10_EXTRAS.join(", ")
+				));
+			}
+			if file.size == 0 || file.size % CIFAR10_RECORD != 0 {
+				return layout(alloc::format!(
+					"{name}: {} bytes is not a whole number of {CIFAR10_RECORD}-byte records",
+					file.size
+				));
+			}
+		}
+		match (train, test) {
+			(0, _) => layout("CIFAR-10 needs at least one data_batch_*.bin".into()),
+			(_, 0) => layout(alloc::format!("CIFAR-10 needs its {CIFAR10_TEST_FILE}")),
+			_ => Ok(()),
+		}
+	}
+
 	/// The format's needs: token streams a whole number of tokens per file; BPE text its
 	/// tokenizer and some text; MNIST its four files and nothing else.
 	fn check_layout(&self) -> Result<(), ManifestError> {
@@ -258,6 +308,9 @@ impl DatasetManifest {
 					"BPE text needs its {TOKENIZER_FILE} among its files"
 				))),
 			};
+		}
+		if self.format == DatasetFormat::Cifar10 {
+			return self.check_cifar10();
 		}
 		if self.format == DatasetFormat::Weights {
 			return match self.files.as_slice() {
@@ -387,6 +440,33 @@ mod tests {
 		short.chunks.pop();
 		let err = text(vec![short]).validate().unwrap_err();
 		assert_eq!(err, ManifestError::ChunkCount { name: "a".into(), expected: 2, listed: 1 });
+		let cifar = |files| DatasetManifest { format: DatasetFormat::Cifar10, files };
+		let record = CIFAR10_RECORD;
+		for (files, expected) in [
+			(
+				vec![file("data_batch_1.bin", record + 1), file(CIFAR10_TEST_FILE, record)],
+				"whole number of 3073-byte records",
+			),
+			(
+				vec![file("data_batch_1.bin", record), file("zebra.png", 3)],
+				"zebra.png is not one of CIFAR-10's files",
+			),
+			(vec![file(CIFAR10_TEST_FILE, record)], "at least one data_batch"),
+			(
+				vec![file("batches.meta.txt", 9), file("data_batch_1.bin", record)],
+				"needs its test_batch.bin",
+			),
+		] {
+			let err = cifar(files).validate().unwrap_err().to_string();
+			assert!(err.contains(expected), "{expected}: {err}");
+		}
+		let whole = vec![
+			file("batches.meta.txt", 9),
+			file("data_batch_1.bin", 2 * record),
+			file("data_batch_2.bin", record),
+			file(CIFAR10_TEST_FILE, record),
+		];
+		assert!(cifar(whole).validate().is_ok());
 		let bpe = |files| DatasetManifest { format: DatasetFormat::TextBpe, files };
 		let err = bpe(vec![file("a.txt", 3)]).validate().unwrap_err().to_string();
 		assert!(err.contains("needs its tokenizer.json"), "{err}");

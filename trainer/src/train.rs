@@ -211,6 +211,32 @@ mod tests {
 	}
 
 	#[test]
+	fn a_resnet_learns_mnist_above_chance() {
+		use grid_primitives::resnet::ResNetConfig;
+		let dev = Device::Cpu;
+		let spec = ModelSpec::ResNet(ResNetConfig {
+			channels: 1,
+			side: 28,
+			classes: 10,
+			width: 8,
+			stages: 2,
+			blocks: 1,
+		});
+		let data = MnistDataset::shipped().unwrap();
+		let config = InnerConfig { total_steps: 100, ..Default::default() };
+		let mut t = InnerTrainer::new(spec, b"resnet", &dev, &adamw(10_000_000), config).unwrap();
+		for chunk in shard(&Hash::zero(), 1, 0, b"me", data.train_len(), 100 * 32).chunks(32) {
+			t.step(&data.train_batch(chunk, &dev).unwrap()).unwrap();
+		}
+		let eval = data.eval_batches(500, 250, &dev).unwrap();
+		let acc: f64 =
+			eval.iter().map(|b| t.model().accuracy(b).unwrap() * 250.0).sum::<f64>() / 500.0;
+		// Chance is 10% (± 1.3% on 500 digits); a hundred steps of this small network reach
+		// 36.8% (measured): a pooled, norm-free network starts slower than the MLP.
+		assert!(acc > 0.25, "held-out accuracy {acc}");
+	}
+
+	#[test]
 	fn sgd_and_clipping_work() {
 		let dev = Device::Cpu;
 		let spec = ModelSpec::MnistMlp(MlpConfig { hidden: 16, layers: 1 });

@@ -52,7 +52,7 @@ describe("CreateJobForm", () => {
     expect(screen.queryByLabelText("Heads")).not.toBeInTheDocument();
     expect(screen.getByLabelText("Model")).not.toHaveAttribute("aria-invalid");
     await userEvent.selectOptions(screen.getByLabelText("Model"), "gpt");
-    expect(screen.getByLabelText("Model")).toHaveAccessibleDescription("MNIST needs the MLP or the CNN");
+    expect(screen.getByLabelText("Model")).toHaveAccessibleDescription("MNIST needs the MLP, the CNN or the ResNet");
     await userEvent.selectOptions(screen.getByLabelText("Model"), "cnn");
     expect(screen.getByLabelText("Channels")).toBeInTheDocument();
     expect(screen.getByText(/Connect to a node to see the escrow/)).toBeInTheDocument();
@@ -131,6 +131,92 @@ describe("CreateJobForm", () => {
     });
   });
 
+  it("offers the ResNet with its fields, checks each against its bounds and MNIST's shape, and submits its spec", async () => {
+    const onSubmit = vi.fn();
+    render(<CreateJobForm limits={LIMITS} protocolFee={10_000_000} onSubmit={onSubmit} tx={IDLE} />);
+    await userEvent.selectOptions(screen.getByLabelText("Dataset"), "mnist");
+    expect(screen.queryByLabelText("Image channels")).not.toBeInTheDocument();
+    await userEvent.selectOptions(screen.getByLabelText("Model"), "resnet");
+    expect(screen.getByLabelText("Model")).not.toHaveAttribute("aria-invalid");
+    expect(screen.queryByLabelText("Hidden width")).not.toBeInTheDocument();
+    // examples/resnet-mnist-job.toml's model.
+    const values = { "Image channels": "1", "Image side (pixels)": "28", Classes: "10", Width: "8", Stages: "2", "Blocks per stage": "1" };
+    for (const [label, value] of Object.entries(values)) expect(screen.getByLabelText(label), label).toHaveValue(value);
+    // Each described; the image shape by the shipped dataset's.
+    expect(screen.getByLabelText("Image channels")).toHaveAccessibleDescription("1 for MNIST digits");
+    expect(screen.getByLabelText("Image side (pixels)")).toHaveAccessibleDescription("28 for MNIST digits (28×28)");
+    expect(screen.getByLabelText("Classes")).toHaveAccessibleDescription("10 for MNIST digits");
+    expect(screen.getByLabelText("Width")).toHaveAccessibleDescription("channels of the stem and the first stage; each later stage doubles them");
+    expect(screen.getByLabelText("Stages")).toHaveAccessibleDescription("each after the first halves the resolution");
+    expect(screen.getByLabelText("Blocks per stage")).toHaveAccessibleDescription("each two 3×3 convolutions and a residual connection");
+    expect(screen.getByText("ResNet 1×28×28 → 10 classes, width 8, 2 stages × 1 block (5.1k params)")).toBeInTheDocument();
+
+    // MNIST's images are 1×28×28 in 10 classes.
+    const side = screen.getByLabelText("Image side (pixels)");
+    await userEvent.clear(side);
+    await userEvent.type(side, "32");
+    expect(side).toHaveAttribute("aria-invalid", "true");
+    expect(side).toHaveAccessibleDescription("28 for MNIST digits (28×28) MNIST digits are 1×28×28 in 10 classes: the side must be 28");
+    await userEvent.clear(side);
+    await userEvent.type(side, "28");
+    expect(side).not.toHaveAttribute("aria-invalid");
+    const classes = screen.getByLabelText("Classes");
+    await userEvent.clear(classes);
+    await userEvent.type(classes, "1");
+    expect(classes).toHaveAccessibleDescription("10 for MNIST digits must be between 2 and 16384");
+    await userEvent.clear(classes);
+    await userEvent.type(classes, "10");
+    const stages = screen.getByLabelText("Stages");
+    await userEvent.clear(stages);
+    await userEvent.type(stages, "7");
+    expect(stages).toHaveAccessibleDescription("each after the first halves the resolution must be between 1 and 6");
+    await userEvent.clear(stages);
+    await userEvent.type(stages, "3");
+    const blocks = screen.getByLabelText("Blocks per stage");
+    await userEvent.clear(blocks);
+    await userEvent.type(blocks, "0");
+    expect(blocks).toHaveAccessibleDescription("each two 3×3 convolutions and a residual connection must be between 1 and 32");
+    expect(screen.getByText("1 field needs fixing.")).toBeInTheDocument();
+    await userEvent.click(screen.getByRole("button", { name: "Sign and post job" }));
+    expect(onSubmit).not.toHaveBeenCalled();
+    await userEvent.clear(blocks);
+    await userEvent.type(blocks, "2");
+    await userEvent.click(screen.getByRole("button", { name: "Sign and post job" }));
+    expect(onSubmit).toHaveBeenCalledTimes(1);
+    expect(onSubmit.mock.calls[0]![0].model).toEqual({ type: "ResNet", value: { channels: 1, side: 28, classes: 10, width: 8, stages: 3, blocks: 2 } });
+    expect(onSubmit.mock.calls[0]![0].dataset.content_hash).toBe(DATASETS.mnist.hash);
+  });
+
+  it("keeps the ResNet for the buyer's own images, of any shape, and takes the GPT for text", async () => {
+    render(<CreateJobForm onSubmit={vi.fn()} tx={IDLE} />);
+    await userEvent.selectOptions(screen.getByLabelText("Dataset"), "mnist");
+    await userEvent.selectOptions(screen.getByLabelText("Model"), "resnet");
+    await userEvent.selectOptions(screen.getByLabelText("Dataset"), "own");
+    expect(screen.getByLabelText("Model")).toHaveValue("resnet");
+    expect(screen.getByTestId("own-dataset-note")).toHaveTextContent(/or images of another shape or class count than the ResNet's\)/);
+    expect(screen.getByLabelText("Image channels")).toHaveAccessibleDescription("colour planes: 1 grey (MNIST), 3 RGB (CIFAR-10)");
+    expect(screen.getByLabelText("Image side (pixels)")).toHaveAccessibleDescription("square images: 28 for MNIST, 32 for CIFAR-10");
+    expect(screen.getByLabelText("Classes")).toHaveAccessibleDescription("at least 2");
+    // CIFAR-10's shape: nothing to say about it.
+    for (const [label, value] of [
+      ["Image channels", "3"],
+      ["Image side (pixels)", "32"],
+    ]) {
+      await userEvent.clear(screen.getByLabelText(label!));
+      await userEvent.type(screen.getByLabelText(label!), value!);
+      expect(screen.getByLabelText(label!)).not.toHaveAttribute("aria-invalid");
+    }
+    const channels = screen.getByLabelText("Image channels");
+    await userEvent.clear(channels);
+    await userEvent.type(channels, "5");
+    expect(channels).toHaveAccessibleDescription("colour planes: 1 grey (MNIST), 3 RGB (CIFAR-10) must be between 1 and 4");
+    await userEvent.selectOptions(screen.getByLabelText("Dataset"), "shakespeare");
+    expect(screen.getByLabelText("Model")).toHaveValue("gpt");
+    expect(screen.queryByLabelText("Image channels")).not.toBeInTheDocument();
+    await userEvent.selectOptions(screen.getByLabelText("Model"), "resnet");
+    expect(screen.getByLabelText("Model")).toHaveAccessibleDescription("text needs the GPT or the transformer");
+  });
+
   it("keeps the transformer for text and the buyer's own data, and takes the MLP for MNIST", async () => {
     render(<CreateJobForm onSubmit={vi.fn()} tx={IDLE} />);
     await userEvent.selectOptions(screen.getByLabelText("Model"), "transformer");
@@ -143,7 +229,7 @@ describe("CreateJobForm", () => {
     expect(screen.getByLabelText("Model")).toHaveValue("mlp");
     expect(screen.queryByLabelText("Key/value heads")).not.toBeInTheDocument();
     await userEvent.selectOptions(screen.getByLabelText("Model"), "transformer");
-    expect(screen.getByLabelText("Model")).toHaveAccessibleDescription("MNIST needs the MLP or the CNN");
+    expect(screen.getByLabelText("Model")).toHaveAccessibleDescription("MNIST needs the MLP, the CNN or the ResNet");
   });
 
   it("takes the buyer's own dataset: a reference and a URI, checked on their fields", async () => {

@@ -14,6 +14,7 @@ import {
   neededStake,
   parseContentHash,
   shippedDataset,
+  SHIPPED_IMAGES,
   U128_MAX,
   type DatasetChoice,
   type DatasetText,
@@ -76,6 +77,10 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
   const escrow = built.spec && protocolFee !== undefined ? escrowOf(built.spec, protocolFee) : undefined;
   const stake = neededStake(form, limits);
   const dataset = formDataset(form).dataset;
+  // The image shape a shipped dataset (or one named as one's own) holds, if it holds images.
+  const shipped = dataset && shippedDataset(dataset);
+  const shippedImages = shipped ? SHIPPED_IMAGES[shipped] : undefined;
+  const images = shipped && shippedImages ? { ...shippedImages, label: DATASETS[shipped].label } : undefined;
   const checkedWeights = checkInitialWeights(form);
   const weights = checkedWeights.weights;
   // What a typed reference is, previewed once its URI is one the trainers read.
@@ -239,7 +244,7 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
               Which models can read your dataset the form cannot tell. Providers fetch the data and check it against the
               reference before joining, and skip the job if no holder serves it correctly or the model cannot read its format
               (a token id beyond the vocabulary, say: the GPT here reads bytes, a vocabulary of 256; the transformer's is
-              the one you set).
+              the one you set; or images of another shape or class count than the ResNet's).
             </p>
           </>
         )}
@@ -249,6 +254,7 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
             ["mlp", "MNIST MLP"],
             ["cnn", "MNIST CNN"],
             ["transformer", "Transformer (GPT-2 or Llama style)"],
+            ["resnet", "ResNet (image classifier)"],
           ])}
           {form.model === "gpt" && (
             <>
@@ -268,6 +274,24 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
             <>
               {field("cnnChannels", "Channels")}
               {field("cnnHidden", "Dense width")}
+            </>
+          )}
+          {form.model === "resnet" && (
+            <>
+              {field(
+                "resnetChannels",
+                "Image channels",
+                images ? `${images.channels} for ${images.label}` : "colour planes: 1 grey (MNIST), 3 RGB (CIFAR-10)",
+              )}
+              {field(
+                "resnetSide",
+                "Image side (pixels)",
+                images ? `${images.side} for ${images.label} (${images.side}×${images.side})` : "square images: 28 for MNIST, 32 for CIFAR-10",
+              )}
+              {field("resnetClasses", "Classes", images ? `${images.classes} for ${images.label}` : "at least 2")}
+              {field("resnetWidth", "Width", "channels of the stem and the first stage; each later stage doubles them")}
+              {field("resnetStages", "Stages", "each after the first halves the resolution")}
+              {field("resnetBlocks", "Blocks per stage", "each two 3×3 convolutions and a residual connection")}
             </>
           )}
           {form.model === "transformer" && (

@@ -20,6 +20,13 @@ describe("DatasetSource", () => {
     expect(screen.queryByLabelText("Data info command")).not.toBeInTheDocument();
   });
 
+  it("names the models that read shipped MNIST, the ResNet with the image shape it must have", () => {
+    render(<DatasetSource dataset={{ hash: DATASETS.mnist.hash, uri: "grid:mnist" }} />);
+    expect(screen.getByTestId("dataset-source")).toHaveTextContent(
+      "Shipped with every trainer: MNIST digits (mnist), read by the MLP, the CNN or the ResNet (1×28×28, 10 classes); nothing to fetch.",
+    );
+  });
+
   it("lists libp2p holders: each peer id shortened with the whole one as title, where to dial it, and the data info command", async () => {
     const uri = `/ip4/127.0.0.1/tcp/40111/p2p/${PEER} /dns4/holder.example/tcp/4001/p2p/${OTHER}`;
     const writeText = vi.fn(() => Promise.resolve());
@@ -96,6 +103,6 @@ describe("DatasetSource", () => {
     rerender(<DatasetSource dataset={{ hash: DATASETS.mnist.hash, uri: "grid:mnist" }} weights />);
     expect(source()).toHaveTextContent(/^Providers cannot fetch it: grid: names shipped training data, not weights/);
     rerender(<DatasetSource dataset={{ hash: DATASETS.mnist.hash, uri: "grid:mnist" }} />);
-    expect(source()).toHaveTextContent("MNIST digits (mnist), read by the MLP or the CNN");
+    expect(source()).toHaveTextContent("MNIST digits (mnist), read by the MLP, the CNN or the ResNet (1×28×28, 10 classes)");
   });
 });

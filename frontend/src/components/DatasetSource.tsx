@@ -2,9 +2,18 @@
 // speak Grid's libp2p data protocol, so a buyer's own dataset's format, files and sizes come
 // from the command it shows (`grid-trainer data info`).
 import { shortAddress } from "../lib/format";
-import { DATASETS, dataInfoCommand, datasetOrigin, modelFits, type DatasetHolder, type ModelKind } from "../lib/spec";
+import { DATASETS, dataInfoCommand, datasetOrigin, modelFits, SHIPPED_IMAGES, type DatasetHolder, type DatasetName, type ModelKind } from "../lib/spec";
 
-const MODEL_NAMES: Record<ModelKind, string> = { gpt: "the GPT", transformer: "the transformer", mlp: "the MLP", cnn: "the CNN" };
+const MODEL_NAMES: Record<ModelKind, string> = { gpt: "the GPT", transformer: "the transformer", mlp: "the MLP", cnn: "the CNN", resnet: "the ResNet" };
+
+/** The models that read a shipped dataset, in words: "the MLP, the CNN or the ResNet (1×28×28, 10 classes)". */
+function readers(name: DatasetName): string {
+  const images = SHIPPED_IMAGES[name];
+  const models = (Object.keys(MODEL_NAMES) as ModelKind[])
+    .filter((m) => modelFits(name, m))
+    .map((m) => (m === "resnet" && images ? `${MODEL_NAMES[m]} (${images.channels}×${images.side}×${images.side}, ${images.classes} classes)` : MODEL_NAMES[m]));
+  return models.length > 1 ? `${models.slice(0, -1).join(", ")} or ${models.at(-1)}` : models.join("");
+}
 
 /** A holder's address without its last `/p2p/<peer id>` (where to dial the peer); the whole address if that is all it is. */
 function dialAddress({ address, peer }: DatasetHolder): string {
@@ -32,11 +41,10 @@ export function DatasetSource({ dataset, weights = false }: DatasetSourceProps) 
     );
   }
   if (origin.kind === "shipped") {
-    const models = (Object.keys(MODEL_NAMES) as ModelKind[]).filter((m) => modelFits(origin.name, m)).map((m) => MODEL_NAMES[m]);
     return (
       <div className="dataset-source" data-testid="dataset-source">
         <p>
-          Shipped with every trainer: <strong>{DATASETS[origin.name].label}</strong> ({origin.name}), read by {models.join(" or ")};
+          Shipped with every trainer: <strong>{DATASETS[origin.name].label}</strong> ({origin.name}), read by {readers(origin.name)};
           nothing to fetch.
         </p>
       </div>

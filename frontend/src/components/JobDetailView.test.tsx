@@ -2,7 +2,7 @@ import { render, screen, within } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
 import { DATASETS } from "../lib/spec";
 import { UNIT } from "../lib/units";
-import { ALICE, BOB, CHARLIE, completedDetail, HASH, job, runningDetail, SPEC, TRANSFORMER_SPEC } from "../test/fixtures";
+import { ALICE, BOB, CHARLIE, completedDetail, HASH, job, RESNET_SPEC, runningDetail, SPEC, TRANSFORMER_SPEC } from "../test/fixtures";
 import { JobDetailView } from "./JobDetailView";
 
 const PEER = "12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN";
@@ -159,7 +159,7 @@ describe("JobDetailView", () => {
     expect(within(spec).getByTestId("initial-weights")).toHaveTextContent(/^seeded initialisation$/);
   });
 
-  it("describes the model: a GPT, or a transformer with every knob and its parameter count", () => {
+  it("describes the model: a GPT, a transformer with every knob, or a ResNet, with its parameter count", () => {
     const { rerender } = render(<JobDetailView detail={completedDetail()} rpcUrl="ws://x" />);
     const spec = () => screen.getByRole("region", { name: "Spec" });
     const model = () => within(spec()).getByText("Model").nextElementSibling;
@@ -168,6 +168,8 @@ describe("JobDetailView", () => {
     expect(model()).toHaveTextContent(
       /^Transformer 2×64, 4 heads \(2 kv\), MLP 172 SwiGLU, RMSNorm, RoPE, tied embeddings, vocab 256, context 64 \(107\.3k params\)$/,
     );
+    rerender(<JobDetailView detail={{ job: job(6, { spec: RESNET_SPEC }), participants: [], rounds: [] }} rpcUrl="ws://x" />);
+    expect(model()).toHaveTextContent(/^ResNet 1×28×28 → 10 classes, width 8, 2 stages × 1 block \(5\.1k params\)$/);
   });
 
   it("says anyone with the stake may join a job with the default admission", () => {

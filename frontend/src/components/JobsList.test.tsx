@@ -1,7 +1,7 @@
 import { render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it } from "vitest";
-import { BOB, job, TRANSFORMER_SPEC } from "../test/fixtures";
+import { BOB, job, RESNET_SPEC, TRANSFORMER_SPEC } from "../test/fixtures";
 import { UNIT } from "../lib/units";
 import { JobsList } from "./JobsList";
 
@@ -31,6 +31,12 @@ describe("JobsList", () => {
     render(<JobsList jobs={[job(7, { spec: TRANSFORMER_SPEC })]} />);
     const row = screen.getAllByRole("row")[1]!;
     expect(within(row).getByText(/^Transformer 2×64, 4 heads \(2 kv\), MLP 172 SwiGLU, RMSNorm, RoPE, tied embeddings/)).toBeInTheDocument();
+  });
+
+  it("describes a ResNet job's model", () => {
+    render(<JobsList jobs={[job(8, { spec: RESNET_SPEC })]} />);
+    const row = screen.getAllByRole("row")[1]!;
+    expect(within(row).getByText("ResNet 1×28×28 → 10 classes, width 8, 2 stages × 1 block (5.1k params)")).toBeInTheDocument();
   });
 
   it("filters by status", async () => {

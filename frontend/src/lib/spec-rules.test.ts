@@ -3,14 +3,13 @@
 // on either side that the other does not follow fails one of the two test suites.
 import { describe, expect, it } from "vitest";
 import rules from "./spec-rules.json";
-import { DATASETS, type DatasetName, MODEL_BOUNDS, type ModelKind, modelFits, stakeFor } from "./spec";
+import { buildJobSpec, DATASETS, type DatasetName, DEFAULT_FORM, type JobForm, MODEL_BOUNDS, type ModelKind, modelFits, stakeFor } from "./spec";
 import { toNanos } from "./units";
 
-const MODELS: ModelKind[] = ["mlp", "cnn", "gpt", "transformer"];
-/** The models the trainer's rules list. The transformer only once `web_ui_rules` lists it (with a
- * vocabulary of 256) and the file is written again; until then the other three are checked. */
-const listed = new Set(Object.values(rules.fits).flat());
-const CHECKED = MODELS.filter((m) => m !== "transformer" || listed.has(m));
+/** The models in the order `web_ui_rules` lists them. */
+const MODELS: ModelKind[] = ["mlp", "cnn", "resnet", "gpt", "transformer"];
+/** Each model dimension's bound as the trainer writes it (by name: the file may lag the form). */
+const bounds = rules.model_bounds as Record<string, number | undefined>;
 /** `[audit rate, fraud slash (billionths), reward, stake or null]`, amounts as decimal strings. */
 type DeterrenceVector = [number, number, string, string | null];
 const deterrence = (rules as unknown as { deterrence?: DeterrenceVector[] }).deterrence;
@@ -26,13 +25,31 @@ describe("the job form follows the trainer's rules", () => {
 
   it("lets the same models train on each dataset", () => {
     for (const [name, kinds] of Object.entries(rules.fits)) {
-      const ours = CHECKED.filter((m) => modelFits(name as DatasetName, m));
+      const ours = MODELS.filter((m) => modelFits(name as DatasetName, m));
       expect(ours).toEqual(kinds);
     }
   });
 
   it("bounds every model dimension where the chain does", () => {
     expect(MODEL_BOUNDS).toEqual(rules.model_bounds);
+  });
+
+  it("refuses each ResNet dimension one past the chain's bound, and takes it at the bound", () => {
+    // The buyer's own dataset: no shipped image shape applies.
+    const own: Partial<JobForm> = { dataset: "own", datasetHash: "0x" + "ab".repeat(32), datasetUri: "file:///data/images", model: "resnet" };
+    const fields = ["resnetChannels", "resnetSide", "resnetClasses", "resnetWidth", "resnetStages", "resnetBlocks"] as const;
+    for (const field of fields) {
+      const bound = bounds[field];
+      expect(bound, `spec-rules.json's model_bounds.${field}`).toBeTypeOf("number");
+      const errors = (value: number) => buildJobSpec({ ...DEFAULT_FORM, ...own, [field]: String(value) }).errors ?? {};
+      expect(errors(bound!), field).toEqual({});
+      expect(errors(bound! + 1)[field], field).toMatch(new RegExp(`^must be between [12] and ${bound}$`));
+    }
+  });
+
+  it("lets the ResNet the trainer's rules check (1×28×28, 10 classes) train on shipped MNIST", () => {
+    const form = { ...DEFAULT_FORM, dataset: "mnist", model: "resnet", resnetWidth: "1", resnetStages: "1", resnetBlocks: "1" } as const;
+    expect(buildJobSpec(form).spec?.model).toEqual({ type: "ResNet", value: { channels: 1, side: 28, classes: 10, width: 1, stages: 1, blocks: 1 } });
   });
 
   it("turns hyper-parameters into billionths as the trainer does, refusing the same values", () => {

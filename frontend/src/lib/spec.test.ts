@@ -11,15 +11,20 @@ import {
   describeDataset,
   describeInitialWeights,
   describeModel,
+  describeResNet,
   escrowOf,
+  MODEL_BOUNDS,
+  modelFits,
   neededStake,
   parameters,
   parseContentHash,
+  resnetParameters,
   shippedDataset,
   stakeFor,
   transformerParameters,
   U128_MAX,
   type JobForm,
+  type ResNetConfig,
   type SpecLimits,
   type TransformerConfig,
 } from "./spec";
@@ -290,7 +295,7 @@ describe("the buyer's own dataset", () => {
     expect(errors).toBeUndefined();
     expect(spec?.dataset).toEqual({ content_hash: REF, uri: bytes(HOLDER) });
     // The form cannot know which models read the buyer's data: any goes.
-    for (const model of ["gpt", "mlp", "cnn", "transformer"] as const) {
+    for (const model of ["gpt", "mlp", "cnn", "transformer", "resnet"] as const) {
       expect(errorsOf({ dataset: "own", datasetHash: REF, datasetUri: HOLDER, model })).toEqual({});
     }
   });
@@ -309,7 +314,7 @@ describe("the buyer's own dataset", () => {
 
   it("holds a shipped dataset named as one's own to the models that read it", () => {
     const mnist = { dataset: "own", datasetHash: DATASETS.mnist.hash, datasetUri: "grid:mnist" } as const;
-    expect(errorsOf({ ...mnist, model: "gpt" }).model).toBe("MNIST needs the MLP or the CNN");
+    expect(errorsOf({ ...mnist, model: "gpt" }).model).toBe("MNIST needs the MLP, the CNN or the ResNet");
     expect(buildJobSpec(form({ ...mnist, model: "mlp" }), LIMITS).spec?.dataset).toEqual({
       content_hash: DATASETS.mnist.hash,
       uri: bytes("grid:mnist"),
@@ -576,7 +581,7 @@ describe("the transformer", () => {
     // Shakespeare named as one's own is still bytes.
     const text = { dataset: "own", datasetHash: DATASETS.shakespeare.hash, datasetUri: "grid:shakespeare" } as const;
     expect(transformerErrors({ ...text, transformerVocab: "1000" }).transformerVocab).toMatch(/must be 256/);
-    expect(transformerErrors({ dataset: "mnist" })).toEqual({ model: "MNIST needs the MLP or the CNN" });
+    expect(transformerErrors({ dataset: "mnist" })).toEqual({ model: "MNIST needs the MLP, the CNN or the ResNet" });
     expect(errorsOf({ model: "cnn" }).model).toBe("text needs the GPT or the transformer");
   });
 
@@ -595,5 +600,127 @@ describe("the transformer", () => {
       "Transformer 3×96, 6 heads (2 kv), MLP 256 GELU, LayerNorm, learned positions, tied embeddings, vocab 1000, context 64 (324.7k params)",
     );
     expect(describeModel({ type: "Transformer", value: LLAMA })).toMatch(/, untied embeddings, vocab 1000, context 64 \(487\.6k params\)$/);
+  });
+});
+
+/** The Rust unit test's configuration (primitives/src/resnet.rs): a CIFAR-10 ResNet-20. */
+const CIFAR: ResNetConfig = { channels: 3, side: 32, classes: 10, width: 16, stages: 3, blocks: 3 };
+const resnet = (patch: Partial<JobForm>) => form({ dataset: "mnist", model: "resnet", ...patch });
+const resnetErrors = (patch: Partial<JobForm>) => errorsOf({ dataset: "mnist", model: "resnet", ...patch });
+/** The buyer's own dataset: any image shape goes. */
+const OWN = { dataset: "own", datasetHash: REF, datasetUri: HOLDER } as const;
+
+describe("the ResNet", () => {
+  it("counts parameters like ResNetConfig::parameters: convolutions with biases, a gain per block, the classifier", () => {
+    // Written out convolution by convolution (k × k × inputs × outputs + outputs), as the Rust test does.
+    const stem = 9 * 3 * 16 + 16;
+    const stage0 = 6 * (9 * 16 * 16 + 16);
+    const stage1 = 9 * 16 * 32 + 32 + (9 * 32 * 32 + 32) + (16 * 32 + 32) + 4 * (9 * 32 * 32 + 32);
+    const stage2 = 9 * 32 * 64 + 64 + (9 * 64 * 64 + 64) + (32 * 64 + 64) + 4 * (9 * 64 * 64 + 64);
+    const cifar = stem + stage0 + stage1 + stage2 + 9 + (64 * 10 + 10);
+    expect(cifar).toBe(271_699);
+    expect(resnetParameters(CIFAR)).toBe(BigInt(cifar));
+    expect(parameters({ type: "ResNet", value: CIFAR })).toBe(271_699n);
+    // examples/resnet-mnist-job.toml: a stem to 8, a block at 8, a block at 16 with its shortcut, 2 gains, 16 → 10.
+    const mnist = 9 * 8 + 8 + 2 * (9 * 8 * 8 + 8) + (9 * 8 * 16 + 16) + (9 * 16 * 16 + 16) + (8 * 16 + 16) + 2 + (16 * 10 + 10);
+    expect(resnetParameters({ channels: 1, side: 28, classes: 10, width: 8, stages: 2, blocks: 1 })).toBe(BigInt(mnist));
+    expect(mnist).toBe(5_052);
+    // One stage, one block: no shortcut; the side does not count.
+    expect(resnetParameters({ channels: 1, side: 1024, classes: 2, width: 1, stages: 1, blocks: 1 })).toBe(BigInt(9 + 1 + 2 * 10 + 1 + 4));
+  });
+
+  it("counts the largest ResNet the bounds allow, stage by stage", () => {
+    const [ch, k, w, stages, blocks] = [4n, 16_384n, 1_024n, 6, 32n];
+    let sum = 9n * ch * w + w;
+    for (let s = 0; s < stages; s++) {
+      const c = w * 2n ** BigInt(s);
+      sum += 2n * blocks * (9n * c * c + c);
+      // A later stage's first block reads half the channels, and has a 1×1 shortcut.
+      if (s > 0) sum += -9n * c * c + 9n * (c / 2n) * c + ((c / 2n) * c + c);
+    }
+    sum += BigInt(stages) * blocks + w * 32n * k + k;
+    const largest = { channels: 4, side: 1024, classes: 16_384, width: 1024, stages: 6, blocks: 32 };
+    expect(resnetParameters(largest)).toBe(sum);
+    // Far above what a job may train (the form says so on the model).
+    expect(sum > 10_000_000_000n).toBe(true);
+  });
+
+  it("converts examples/resnet-mnist-job.toml's model", () => {
+    const { spec, errors } = buildJobSpec(resnet({}), LIMITS);
+    expect(errors).toBeUndefined();
+    expect(spec?.model).toEqual({ type: "ResNet", value: { channels: 1, side: 28, classes: 10, width: 8, stages: 2, blocks: 1 } });
+    expect(spec?.dataset).toEqual({ content_hash: DATASETS.mnist.hash, uri: bytes("grid:mnist") });
+    // CIFAR-10 from the buyer's own dataset.
+    const cifar = { resnetChannels: "3", resnetSide: "32", resnetClasses: "10", resnetWidth: "16", resnetStages: "3", resnetBlocks: "3" };
+    expect(buildJobSpec(resnet({ ...OWN, ...cifar }), LIMITS).spec?.model).toEqual({ type: "ResNet", value: CIFAR });
+  });
+
+  it("refuses a zero, one class or an out-of-bounds dimension, each on its field, as ResNetConfig::well_formed does", () => {
+    const fields = [
+      ["resnetChannels", 1, 4],
+      ["resnetSide", 1, 1024],
+      ["resnetClasses", 2, 16_384],
+      ["resnetWidth", 1, 1024],
+      ["resnetStages", 1, 6],
+      ["resnetBlocks", 1, 32],
+    ] as const;
+    for (const [field, min, max] of fields) {
+      expect(MODEL_BOUNDS[field], field).toBe(max);
+      expect(resnetErrors({ ...OWN, [field]: "0" }), field).toEqual({ [field]: `must be between ${min} and ${max}` });
+      expect(resnetErrors({ ...OWN, [field]: String(max + 1) }), field).toEqual({ [field]: `must be between ${min} and ${max}` });
+      // At the bound, alone, it is taken.
+      expect(resnetErrors({ ...OWN, [field]: String(max) }), field).toEqual({});
+    }
+    expect(resnetErrors({ ...OWN, resnetClasses: "1" })).toEqual({ resnetClasses: "must be between 2 and 16384" });
+    expect(resnetErrors({ resnetBlocks: "1.5" })).toEqual({ resnetBlocks: "must be a whole number" });
+    expect(resnetErrors({ resnetWidth: "" })).toEqual({ resnetWidth: "must be a whole number" });
+    // Several at once: each on its field.
+    expect(resnetErrors({ ...OWN, resnetChannels: "5", resnetStages: "0" })).toEqual({
+      resnetChannels: "must be between 1 and 4",
+      resnetStages: "must be between 1 and 6",
+    });
+  });
+
+  it("refuses a ResNet above 10 billion parameters, though within every bound", () => {
+    expect(resnetErrors({ ...OWN, resnetWidth: "1024", resnetStages: "6", resnetBlocks: "32" }).model).toMatch(
+      /^\d+ parameters is above the limit of 10 billion$/,
+    );
+  });
+
+  it("fits shipped MNIST only as 1×28×28 in 10 classes, and any shape of the buyer's own images", () => {
+    expect(modelFits("mnist", "resnet")).toBe(true);
+    expect(modelFits("shakespeare", "resnet")).toBe(false);
+    expect(resnetErrors({})).toEqual({});
+    // The width, stages and blocks are the buyer's.
+    expect(resnetErrors({ resnetWidth: "32", resnetStages: "4", resnetBlocks: "3" })).toEqual({});
+    const shape = "MNIST digits are 1×28×28 in 10 classes";
+    expect(resnetErrors({ resnetChannels: "3" })).toEqual({ resnetChannels: `${shape}: the channels must be 1` });
+    expect(resnetErrors({ resnetSide: "32" })).toEqual({ resnetSide: `${shape}: the side must be 28` });
+    expect(resnetErrors({ resnetClasses: "100" })).toEqual({ resnetClasses: `${shape}: the classes must be 10` });
+    // CIFAR-10's shape: each dimension that differs, on its field.
+    expect(resnetErrors({ resnetChannels: "3", resnetSide: "32" })).toEqual({
+      resnetChannels: `${shape}: the channels must be 1`,
+      resnetSide: `${shape}: the side must be 28`,
+    });
+    // A bound comes first.
+    expect(resnetErrors({ resnetClasses: "1" })).toEqual({ resnetClasses: "must be between 2 and 16384" });
+    // Shipped MNIST named as one's own is still MNIST.
+    const mnist = { dataset: "own", datasetHash: DATASETS.mnist.hash, datasetUri: "grid:mnist" } as const;
+    expect(resnetErrors({ ...mnist, resnetSide: "32" })).toEqual({ resnetSide: `${shape}: the side must be 28` });
+    // The buyer's own dataset: any well-formed shape.
+    expect(resnetErrors({ ...OWN, resnetChannels: "3", resnetSide: "32", resnetClasses: "100" })).toEqual({});
+    // Text is no image.
+    expect(resnetErrors({ dataset: "shakespeare" })).toEqual({ model: "text needs the GPT or the transformer" });
+  });
+
+  it("is described with its shape, width, stages and blocks and its parameter count", () => {
+    expect(describeModel(buildJobSpec(resnet({}), LIMITS).spec!.model)).toBe(
+      "ResNet 1×28×28 → 10 classes, width 8, 2 stages × 1 block (5.1k params)",
+    );
+    expect(describeModel({ type: "ResNet", value: CIFAR })).toBe("ResNet 3×32×32 → 10 classes, width 16, 3 stages × 3 blocks (271.7k params)");
+    expect(describeResNet({ ...CIFAR, stages: 1, blocks: 2 })).toBe("ResNet 3×32×32 → 10 classes, width 16, 1 stage × 2 blocks");
+    expect(describeModel({ type: "ResNet", value: { ...CIFAR, width: 64, stages: 4, blocks: 2 } })).toMatch(
+      /^ResNet 3×32×32 → 10 classes, width 64, 4 stages × 2 blocks \(\d+\.\d\dM params\)$/,
+    );
   });
 });

@@ -26,7 +26,7 @@ export const DATASETS = {
 export type DatasetName = keyof typeof DATASETS;
 /** The form's dataset choice: a shipped one, or the buyer's own (a reference and a URI). */
 export type DatasetChoice = DatasetName | "own";
-export type ModelKind = "gpt" | "mlp" | "cnn" | "transformer";
+export type ModelKind = "gpt" | "mlp" | "cnn" | "transformer" | "resnet";
 /** A transformer's knobs as the form names them (the job file's words). */
 export type ActivationKind = "gelu" | "swiglu";
 export type NormKind = "layernorm" | "rmsnorm";
@@ -37,9 +37,10 @@ export function readsTokens(model: ModelKind): boolean {
   return model === "gpt" || model === "transformer";
 }
 
-/** Whether a model can train on a dataset: the GPT or the transformer on text, the MLP or the
- * CNN on MNIST (primitives `ShippedDataset::fits`; `spec-rules.test.ts` checks they agree).
- * Text is bytes: a transformer's vocabulary must also be 256 (`buildJobSpec` checks it). */
+/** Whether a model can train on a dataset: the GPT or the transformer on text, the MLP, the
+ * CNN or the ResNet on MNIST (primitives `ShippedDataset::fits`; `spec-rules.test.ts` checks
+ * they agree). Text is bytes: a transformer's vocabulary must also be 256; MNIST's images are
+ * 1×28×28 in 10 classes: a ResNet's shape must also be that (`buildJobSpec` checks both). */
 export function modelFits(dataset: DatasetName, model: ModelKind): boolean {
   return dataset === "shakespeare" ? readsTokens(model) : !readsTokens(model);
 }
@@ -47,6 +48,20 @@ export function modelFits(dataset: DatasetName, model: ModelKind): boolean {
 /** The vocabulary of the shipped text (bytes): a token model must have exactly this one to
  * train on it (`DataKind::Tokens { vocab: 256 }`). */
 export const BYTE_VOCAB = 256;
+
+/** Square images of `channels` colour planes, `side` pixels a side, in `classes` classes
+ * (primitives `DataKind::Images`). */
+export interface ImageShape {
+  channels: number;
+  side: number;
+  classes: number;
+}
+
+/** The images of the shipped image datasets (`DataKind::MNIST`): a ResNet must have exactly
+ * this shape to train on one. */
+export const SHIPPED_IMAGES: Partial<Record<DatasetName, ImageShape>> = {
+  mnist: { channels: 1, side: 28, classes: 10 },
+};
 export type OptimizerKind = "adamw" | "sgd";
 export type CompressionKind = "none" | "int8" | "topk";
 
@@ -71,6 +86,16 @@ export interface JobForm {
   mlpLayers: string;
   cnnChannels: string;
   cnnHidden: string;
+  /** A ResNet's image colour planes (1 grey, 3 RGB). */
+  resnetChannels: string;
+  /** A ResNet's image side, in pixels (square images). */
+  resnetSide: string;
+  resnetClasses: string;
+  /** Channels of the stem and the first stage (each later stage doubles them). */
+  resnetWidth: string;
+  resnetStages: string;
+  /** Basic blocks per stage. */
+  resnetBlocks: string;
   transformerVocab: string;
   transformerContext: string;
   transformerLayers: string;
@@ -129,6 +154,13 @@ export const DEFAULT_FORM: JobForm = {
   mlpLayers: "1",
   cnnChannels: "8",
   cnnHidden: "64",
+  // examples/resnet-mnist-job.toml's model.
+  resnetChannels: "1",
+  resnetSide: "28",
+  resnetClasses: "10",
+  resnetWidth: "8",
+  resnetStages: "2",
+  resnetBlocks: "1",
   // examples/llama-job.toml's model.
   transformerVocab: "256",
   transformerContext: "64",
@@ -413,8 +445,8 @@ function deterrenceText(needed: bigint, limits: SpecLimits): string {
 
 /** Most peers a proof can list, hence most participants of any job (`MaxProofPeers`). */
 export const MAX_PROOF_PEERS = 64;
-/** The largest value of each model dimension (grid-primitives `job::model_bounds`;
- * `spec-rules.test.ts` checks them against the trainer's `spec-rules.json`). */
+/** The largest value of each model dimension (grid-primitives `job::model_bounds`, a ResNet's
+ * `resnet::bounds`; `spec-rules.test.ts` checks them against the trainer's `spec-rules.json`). */
 export const MODEL_BOUNDS = {
   gptVocab: 1 << 20,
   gptContext: 1 << 20,
@@ -422,12 +454,41 @@ export const MODEL_BOUNDS = {
   layers: 1 << 10,
   hidden: 1 << 20,
   cnnChannels: 1 << 12,
+  resnetChannels: 4,
+  resnetSide: 1 << 10,
+  resnetClasses: 1 << 14,
+  resnetWidth: 1 << 10,
+  resnetStages: 6,
+  resnetBlocks: 32,
 } as const;
 
 /** Largest model, in parameters (`MAX_MODEL_PARAMS`). */
 export const MAX_MODEL_PARAMS = 10_000_000_000n;
 
 export type TransformerConfig = Extract<ModelSpec, { type: "Transformer" }>["value"];
+export type ResNetConfig = Extract<ModelSpec, { type: "ResNet" }>["value"];
+
+/** A ResNet's trainable parameters, as `ResNetConfig::parameters` counts them: each
+ * convolution's weights and biases (k × k × inputs × outputs + outputs: a 3×3 stem, two 3×3
+ * per block, a 1×1 shortcut for each stage's first block after the first stage), one residual
+ * gain per block, and the linear classifier's weights and biases. */
+export function resnetParameters(c: ResNetConfig): bigint {
+  const conv = (k: bigint, inputs: bigint, outputs: bigint) => k * k * inputs * outputs + outputs;
+  const width = BigInt(c.width);
+  let total = conv(3n, BigInt(c.channels), width);
+  let channels = width;
+  for (let s = 0; s < c.stages; s++) {
+    const inputs = channels;
+    channels = width << BigInt(s);
+    for (let b = 0; b < c.blocks; b++) {
+      const downsamples = s > 0 && b === 0;
+      total += conv(3n, downsamples ? inputs : channels, channels) + conv(3n, channels, channels);
+      if (downsamples) total += conv(1n, inputs, channels);
+    }
+  }
+  const classes = BigInt(c.classes);
+  return total + BigInt(c.stages) * BigInt(c.blocks) + channels * classes + classes;
+}
 
 /** A transformer's trainable parameters, as `TransformerConfig::parameters` counts them: no
  * biases, pre-norm blocks, a final norm, the head unless tied to the token embedding. */
@@ -466,6 +527,8 @@ export function parameters(model: ModelSpec): bigint {
     }
     case "Transformer":
       return transformerParameters(model.value);
+    case "ResNet":
+      return resnetParameters(model.value);
   }
 }
 
@@ -531,13 +594,42 @@ function transformerModel(form: JobForm, int: IntField, rule: Rule): ModelSpec {
   };
 }
 
-/** Why a shipped dataset cannot train the model, against the field to change; none if it can. */
-function shippedFitProblem(shipped: DatasetName, form: JobForm, model: ModelSpec): [FormField, string] | undefined {
-  if (!modelFits(shipped, form.model)) return ["model", shipped === "shakespeare" ? "text needs the GPT or the transformer" : "MNIST needs the MLP or the CNN"];
-  if (model.type === "Transformer" && model.value.vocab !== BYTE_VOCAB) {
-    return ["transformerVocab", `the shipped text is bytes: the vocabulary must be ${BYTE_VOCAB}`];
+/** The form's ResNet, each dimension bounded as `ResNetConfig::well_formed` bounds it (at
+ * least 2 classes, every other dimension at least 1), each problem on its field. */
+function resnetModel(int: IntField): ModelSpec {
+  return {
+    type: "ResNet",
+    value: {
+      channels: int("resnetChannels", MODEL_BOUNDS.resnetChannels, 1),
+      side: int("resnetSide", MODEL_BOUNDS.resnetSide, 1),
+      classes: int("resnetClasses", MODEL_BOUNDS.resnetClasses, 2),
+      width: int("resnetWidth", MODEL_BOUNDS.resnetWidth, 1),
+      stages: int("resnetStages", MODEL_BOUNDS.resnetStages, 1),
+      blocks: int("resnetBlocks", MODEL_BOUNDS.resnetBlocks, 1),
+    },
+  };
+}
+
+/** Why a shipped dataset cannot train the model, each against the field to change; none if it can. */
+function shippedFitProblems(shipped: DatasetName, form: JobForm, model: ModelSpec): [FormField, string][] {
+  if (!modelFits(shipped, form.model)) {
+    return [["model", shipped === "shakespeare" ? "text needs the GPT or the transformer" : "MNIST needs the MLP, the CNN or the ResNet"]];
   }
-  return undefined;
+  if (model.type === "Transformer" && model.value.vocab !== BYTE_VOCAB) {
+    return [["transformerVocab", `the shipped text is bytes: the vocabulary must be ${BYTE_VOCAB}`]];
+  }
+  const images = SHIPPED_IMAGES[shipped];
+  if (model.type === "ResNet" && images) {
+    const { channels, side, classes } = model.value;
+    const problems: [FormField, string][] = [];
+    const label = DATASETS[shipped].label;
+    const shape = `${label} are ${images.channels}×${images.side}×${images.side} in ${images.classes} classes`;
+    if (channels !== images.channels) problems.push(["resnetChannels", `${shape}: the channels must be ${images.channels}`]);
+    if (side !== images.side) problems.push(["resnetSide", `${shape}: the side must be ${images.side}`]);
+    if (classes !== images.classes) problems.push(["resnetClasses", `${shape}: the classes must be ${images.classes}`]);
+    return problems;
+  }
+  return [];
 }
 
 /** Converts and checks a form; every problem is reported against its field. */
@@ -591,6 +683,8 @@ export function buildJobSpec(
     rule(heads > 0 && width % heads !== 0, "gptHeads", "must divide the width");
   } else if (form.model === "transformer") {
     model = transformerModel(form, int, rule);
+  } else if (form.model === "resnet") {
+    model = resnetModel(int);
   } else if (form.model === "mlp") {
     const hidden = int("mlpHidden", MODEL_BOUNDS.hidden, 1);
     model = { type: "MnistMlp", value: { hidden, layers: int("mlpLayers", MODEL_BOUNDS.layers, 1) } };
@@ -601,8 +695,7 @@ export function buildJobSpec(
   // Which models read the buyer's own dataset the form cannot know; a shipped one it does.
   const data = formDataset(form);
   const shipped = data.dataset && shippedDataset(data.dataset);
-  const misfit = shipped && shippedFitProblem(shipped, form, model);
-  if (misfit) rule(true, ...misfit);
+  for (const misfit of shipped ? shippedFitProblems(shipped, form, model) : []) rule(true, ...misfit);
   const anyModelError = Object.keys(errors).length > 0;
   if (!anyModelError && parameters(model) > MAX_MODEL_PARAMS) {
     errors.model = `${parameters(model)} parameters is above the limit of 10 billion`;
@@ -711,7 +804,19 @@ export function describeModel(model: ModelSpec): string {
       return `CNN ${model.value.channels} channels, dense ${model.value.hidden} (${p} params)`;
     case "Transformer":
       return `${describeTransformer(model.value)} (${p} params)`;
+    case "ResNet":
+      return `${describeResNet(model.value)} (${p} params)`;
   }
+}
+
+/** `count` and `noun`, plural unless one: "1 block", "2 stages". */
+function counted(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
+/** A ResNet's dimensions in words: "ResNet 1×28×28 → 10 classes, width 8, 2 stages × 1 block". */
+export function describeResNet(c: ResNetConfig): string {
+  return `ResNet ${c.channels}×${c.side}×${c.side} → ${c.classes} classes, width ${c.width}, ${counted(c.stages, "stage")} × ${counted(c.blocks, "block")}`;
 }
 
 const ACTIVATION_NAMES = { Gelu: "GELU", SwiGlu: "SwiGLU" } as const;

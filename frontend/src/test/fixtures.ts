@@ -14,6 +14,8 @@ export const HASH = `0x${"ab".repeat(32)}`;
 export const SPEC = buildJobSpec(DEFAULT_FORM).spec!;
 /** examples/llama-job.toml: the default job with a Llama-style transformer. */
 export const TRANSFORMER_SPEC = buildJobSpec({ ...DEFAULT_FORM, model: "transformer" }).spec!;
+/** examples/resnet-mnist-job.toml's model: the default job with a ResNet on MNIST. */
+export const RESNET_SPEC = buildJobSpec({ ...DEFAULT_FORM, dataset: "mnist", model: "resnet" }).spec!;
 
 /** The hardware the test providers declare. */
 export const CAPABILITIES: CapabilitiesRow = {

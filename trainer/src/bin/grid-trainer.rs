@@ -166,8 +166,8 @@ enum DataCmd {
 	Publish {
 		/// The file or directory.
 		path: PathBuf,
-		/// How its files are read: text, tokens-u16, tokens-u32, text-bpe, mnist-idx or
-		/// weights (a safetensors file of initial weights).
+		/// How its files are read: text, tokens-u16, tokens-u32, text-bpe, mnist-idx,
+		/// cifar10-bin or weights (a safetensors file of initial weights).
 		#[arg(long, value_parser = parse_format)]
 		format: DatasetFormat,
 		/// The dataset store (keeps the manifest and the serving key).

@@ -274,6 +274,15 @@ mod tests {
 		chain_job(0, &spec, 0, None).unwrap();
 	}
 
+	#[test]
+	fn the_resnet_example_job_is_one_this_trainer_runs() {
+		let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/resnet-mnist-job.toml");
+		let spec = load_job_file(&path).unwrap().spec;
+		assert!(matches!(spec.model, ModelSpec::ResNet(c) if c.width == 8 && c.stages == 2));
+		assert!(grid_primitives::datasets::MNIST.fits(&spec.model));
+		chain_job(0, &spec, 0, None).unwrap();
+	}
+
 	/// What the web UI must agree with: the shipped datasets, which models fit which, the
 	/// bound of each model dimension and the fixed-point rule for hyper-parameters (`null`:
 	/// refused).
@@ -281,6 +290,17 @@ mod tests {
 		let models = [
 			("mlp", ModelSpec::MnistMlp(MlpConfig { hidden: 1, layers: 1 })),
 			("cnn", ModelSpec::MnistCnn(CnnConfig { channels: 1, hidden: 1 })),
+			(
+				"resnet",
+				ModelSpec::ResNet(grid_primitives::resnet::ResNetConfig {
+					channels: 1,
+					side: 28,
+					classes: 10,
+					width: 1,
+					stages: 1,
+					blocks: 1,
+				}),
+			),
 			(
 				"gpt",
 				ModelSpec::Gpt(GptConfig { vocab: 256, context: 1, layers: 1, heads: 1, width: 1 }),
@@ -329,6 +349,12 @@ mod tests {
 			"layers": LAYERS,
 			"hidden": HIDDEN,
 			"cnnChannels": CNN_CHANNELS,
+			"resnetChannels": grid_primitives::resnet::bounds::CHANNELS,
+			"resnetSide": grid_primitives::resnet::bounds::SIDE,
+			"resnetClasses": grid_primitives::resnet::bounds::CLASSES,
+			"resnetWidth": grid_primitives::resnet::bounds::WIDTH,
+			"resnetStages": grid_primitives::resnet::bounds::STAGES,
+			"resnetBlocks": grid_primitives::resnet::bounds::BLOCKS,
 		});
 		// [audit rate, fraud slash (both in billionths), reward, the deterrent stake or null
 		// without audits]; amounts as decimal strings (they pass 2^53).

@@ -7,6 +7,7 @@
 //! the shipped datasets are ordinary references whose files every trainer holds.
 
 pub mod bpe;
+pub mod cifar;
 pub mod mnist;
 pub mod shard;
 pub mod source;
@@ -29,6 +30,7 @@ use crate::{
 	model::Batch,
 };
 
+pub use cifar::CifarDataset;
 pub use mnist::MnistDataset;
 pub use shard::{batch_indices, shard};
 pub use source::{source, Source};
@@ -85,8 +87,20 @@ pub fn load(store: &DataStore, dataset: &DatasetRef, model: &ModelSpec) -> Resul
 pub fn format_fits(format: DatasetFormat, model: &ModelSpec) -> Result<()> {
 	use DatasetFormat::*;
 	match (format, model.reads()) {
-		(Text | TokensU16 | TokensU32 | TextBpe, DataKind::Tokens { .. })
-		| (MnistIdx, DataKind::MnistImages) => Ok(()),
+		(Text | TokensU16 | TokensU32 | TextBpe, DataKind::Tokens { .. }) => Ok(()),
+		(MnistIdx, DataKind::MNIST) | (Cifar10, DataKind::CIFAR10) => Ok(()),
+		(MnistIdx | Cifar10, DataKind::Images { channels, side, classes }) => {
+			Err(Error::Config(format!(
+				"model {model:?} reads {channels}x{side}x{side} images in {classes} classes; {} \
+				 data holds {}",
+				format.name(),
+				if format == MnistIdx {
+					"1x28x28 images in 10 classes"
+				} else {
+					"3x32x32 images in 10 classes"
+				}
+			)))
+		}
 		(Weights, _) => {
 			Err(Error::Config("a model's weights (format weights) are not training data".into()))
 		}
@@ -99,9 +113,12 @@ pub fn format_fits(format: DatasetFormat, model: &ModelSpec) -> Result<()> {
 pub fn open(located: &Located, model: &ModelSpec) -> Result<Dataset> {
 	let format = located.manifest.format;
 	format_fits(format, model)?;
-	// Past `format_fits`, a model that reads no tokens reads MNIST's images.
+	// Past `format_fits`, a model that reads no tokens reads the format's images.
 	let (DataKind::Tokens { vocab }, Some(context)) = (model.reads(), model.context()) else {
-		return Ok(Dataset::Mnist(MnistDataset::open(located)?));
+		return Ok(match format {
+			DatasetFormat::Cifar10 => Dataset::Cifar(CifarDataset::open(located)?),
+			_ => Dataset::Mnist(MnistDataset::open(located)?),
+		});
 	};
 	let tokens = match format.token_bytes() {
 		Some(width) => TokenDataset::open(&located.paths(), width, context as usize)?,
@@ -130,8 +147,10 @@ pub fn shakespeare(context: usize) -> Result<TokenDataset> {
 pub enum Dataset {
 	/// A token stream for the GPT.
 	Tokens(TokenDataset),
-	/// MNIST digits for the MLP and CNN.
+	/// MNIST digits for the MLP, the CNN and a ResNet.
 	Mnist(MnistDataset),
+	/// CIFAR-10 images for a ResNet.
+	Cifar(CifarDataset),
 }
 
 impl Dataset {
@@ -140,6 +159,7 @@ impl Dataset {
 		match self {
 			Dataset::Tokens(d) => d.train_len(),
 			Dataset::Mnist(d) => d.train_len(),
+			Dataset::Cifar(d) => d.train_len(),
 		}
 	}
 
@@ -148,6 +168,7 @@ impl Dataset {
 		match self {
 			Dataset::Tokens(d) => d.train_batch(indices, device),
 			Dataset::Mnist(d) => d.train_batch(indices, device),
+			Dataset::Cifar(d) => d.train_batch(indices, device),
 		}
 	}
 
@@ -162,6 +183,7 @@ impl Dataset {
 		match self {
 			Dataset::Tokens(d) => d.eval_batches(max_samples, batch_size, device),
 			Dataset::Mnist(d) => d.eval_batches(max_samples, batch_size, device),
+			Dataset::Cifar(d) => d.eval_batches(max_samples, batch_size, device),
 		}
 	}
 }
@@ -206,6 +228,25 @@ mod tests {
 		assert!(err.contains("cannot train on mnist-idx data"), "{err}");
 		let err = load(&store, &SHAKESPEARE.reference(), &gpt(65)).err().unwrap().to_string();
 		assert!(err.contains("vocabulary has 65"), "{err}");
+		// A ResNet reads MNIST when its images are MNIST's shape, and only then.
+		let resnet = |channels, side| {
+			ModelSpec::ResNet(grid_primitives::resnet::ResNetConfig {
+				channels,
+				side,
+				classes: 10,
+				width: 2,
+				stages: 1,
+				blocks: 1,
+			})
+		};
+		assert!(matches!(
+			load(&store, &MNIST.reference(), &resnet(1, 28)).unwrap(),
+			Dataset::Mnist(_)
+		));
+		check(&MNIST.reference(), &resnet(1, 28)).unwrap();
+		assert!(check(&MNIST.reference(), &resnet(3, 32)).is_err());
+		let err = load(&store, &MNIST.reference(), &resnet(3, 32)).err().unwrap().to_string();
+		assert!(err.contains("reads 3x32x32 images") && err.contains("holds 1x28x28"), "{err}");
 		let mut foreign = MNIST.reference();
 		foreign.uri = BoundedBytes::truncate_from(b"ipfs://Qm".to_vec());
 		let err = check(&foreign, &mlp).unwrap_err().to_string();

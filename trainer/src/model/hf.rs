@@ -141,7 +141,7 @@ fn layout<T: Copy>(spec: &ModelSpec, weights: &Weights<T>) -> Result<HfModel<T>>
 				c.norm, c.position, c.activation, c.kv_heads, c.heads
 			))),
 		},
-		ModelSpec::MnistMlp(_) | ModelSpec::MnistCnn(_) => {
+		ModelSpec::MnistMlp(_) | ModelSpec::MnistCnn(_) | ModelSpec::ResNet(_) => {
 			Err(refuse("image classifiers have no Hugging Face causal-LM layout"))
 		}
 	}

@@ -5,6 +5,7 @@ pub mod gpt;
 pub mod hf;
 pub mod layers;
 pub mod mnist;
+pub mod resnet;
 pub mod transformer;
 pub mod weights;
 
@@ -45,6 +46,7 @@ enum Net {
 	Mlp(mnist::Mlp),
 	Cnn(mnist::Cnn),
 	Transformer(transformer::Transformer),
+	ResNet(resnet::ResNet),
 }
 
 /// A model built from a job's spec, with its parameters in canonical order.
@@ -76,6 +78,7 @@ impl Model {
 			ModelSpec::Gpt(c) => Net::Gpt(gpt::Gpt::new(c, &mut init)?),
 			ModelSpec::MnistMlp(c) => Net::Mlp(mnist::Mlp::new(c, &mut init)?),
 			ModelSpec::MnistCnn(c) => Net::Cnn(mnist::Cnn::new(c, &mut init)?),
+			ModelSpec::ResNet(c) => Net::ResNet(resnet::ResNet::new(c, &mut init)?),
 			ModelSpec::Transformer(c) => {
 				Net::Transformer(transformer::Transformer::new(c, &mut init, device)?)
 			}
@@ -111,6 +114,7 @@ impl Model {
 			Net::Transformer(m) => m.forward(inputs, dtype),
 			Net::Mlp(m) => m.forward(&inputs.to_dtype(dtype)?),
 			Net::Cnn(m) => m.forward(&inputs.to_dtype(dtype)?),
+			Net::ResNet(m) => m.forward(&inputs.to_dtype(dtype)?),
 		}
 	}
 
@@ -139,6 +143,7 @@ mod tests {
 	use grid_primitives::{
 		datasets::DataKind,
 		job::{Activation, CnnConfig, GptConfig, MlpConfig, Norm, Position, TransformerConfig},
+		resnet::ResNetConfig,
 	};
 
 	/// A Llama-style transformer (grouped-query attention, RoPE, RMS norm, SwiGLU, untied) or a
@@ -166,6 +171,14 @@ mod tests {
 			ModelSpec::MnistCnn(CnnConfig { channels: 2, hidden: 8 }),
 			transformer(true),
 			transformer(false),
+			ModelSpec::ResNet(ResNetConfig {
+				channels: 1,
+				side: 28,
+				classes: 10,
+				width: 2,
+				stages: 2,
+				blocks: 1,
+			}),
 		]
 	}
 
@@ -179,11 +192,14 @@ mod tests {
 					targets: Tensor::from_vec(next, (3, 8), dev).unwrap(),
 				}
 			}
-			_ => {
-				let px: Vec<f32> = (0..4 * 784).map(|i| ((i * 37) % 256) as f32 / 255.0).collect();
+			DataKind::Images { channels, side, classes } => {
+				let n = usize::from(channels) * usize::from(side).pow(2);
+				let px: Vec<f32> = (0..4 * n).map(|i| ((i * 37) % 256) as f32 / 255.0).collect();
+				let targets: Vec<u32> =
+					[1u32, 7, 3, 9].iter().map(|t| t % u32::from(classes)).collect();
 				Batch {
-					inputs: Tensor::from_vec(px, (4, 784), dev).unwrap(),
-					targets: Tensor::new(&[1u32, 7, 3, 9], dev).unwrap(),
+					inputs: Tensor::from_vec(px, (4, n), dev).unwrap(),
+					targets: Tensor::from_vec(targets, 4, dev).unwrap(),
 				}
 			}
 		}
@@ -201,6 +217,14 @@ mod tests {
 		}));
 		all.push(ModelSpec::MnistMlp(MlpConfig { hidden: 100, layers: 1 }));
 		all.push(ModelSpec::MnistCnn(CnnConfig { channels: 8, hidden: 64 }));
+		all.push(ModelSpec::ResNet(ResNetConfig {
+			channels: 3,
+			side: 9,
+			classes: 7,
+			width: 4,
+			stages: 3,
+			blocks: 2,
+		}));
 		all.push(ModelSpec::Transformer(TransformerConfig {
 			vocab: 300,
 			context: 32,
