@@ -56,28 +56,41 @@ def main():
         f"MFU = tokens/s x training FLOPs per token / {PEAK_TFLOPS:.0f} TFLOP/s (the datasheet's "
         "dense bf16 peak); FLOPs per token = 6 x matrix parameters + 12 x layers x context x "
         "width.", "",
+        "`PyTorch compiled` is the same reference with `torch.compile` on the model (its "
+        "compilation falls in the warm-up steps).", "",
         "| config | parameters | tokens/step | Candle ms/step | Candle, composed ops | PyTorch ms/step | "
-        "Candle / PyTorch | Candle tokens/s | PyTorch tokens/s | Candle MFU | PyTorch MFU |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "PyTorch compiled | Candle / PyTorch | Candle / compiled | Candle tokens/s | PyTorch tokens/s | "
+        "Candle MFU | PyTorch MFU |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    chart = []
+    chart, headline = [], {}
     for name in args:
         c, t = best.get((name, "candle")), best.get((name, "pytorch"))
         if not c or not t:
-            lines.append(f"| {name} | (a run failed: see below) | | | | | | | | | |")
+            lines.append(f"| {name} | (a run failed: see below) |" + " |" * 11)
             continue
         tokens = c["batch"] * c["context"]
         fpt = flops_per_token(args[name])
         tps = {k: tokens / (d["median_ms"] / 1e3) for k, d in (("c", c), ("t", t))}
         mfu = {k: v * fpt / (PEAK_TFLOPS * 1e12) for k, v in tps.items()}
         composed = best.get((name, "candle-composed"))
-        composed = f"{composed['median_ms']:.1f}" if composed else "failed"
+        compiled = best.get((name, "pytorch-compiled"))
+        cell = lambda d: f"{d['median_ms']:.1f}" if d else "not run"
+        vs_compiled = f"{c['median_ms'] / compiled['median_ms']:.2f}x" if compiled else ""
         lines.append(
-            f"| {name} | {c['params'] / 1e6:.1f}M | {tokens} | {c['median_ms']:.1f} | {composed} | "
-            f"{t['median_ms']:.1f} | **{c['median_ms'] / t['median_ms']:.2f}x** | "
-            f"{tps['c']:,.0f} | {tps['t']:,.0f} | {mfu['c']:.1%} | {mfu['t']:.1%} |")
+            f"| {name} | {c['params'] / 1e6:.1f}M | {tokens} | {c['median_ms']:.1f} | {cell(composed)} | "
+            f"{t['median_ms']:.1f} | {cell(compiled)} | **{c['median_ms'] / t['median_ms']:.2f}x** | "
+            f"{vs_compiled} | {tps['c']:,.0f} | {tps['t']:,.0f} | {mfu['c']:.1%} | {mfu['t']:.1%} |")
         chart.append((name, tps["c"], tps["t"]))
-    lines += ["", "Target: the Candle step within 1.25x of PyTorch eager for the ~100M model.", ""]
+        headline[name] = {
+            "parameters": c["params"], "tokens_per_step": tokens,
+            "grid_ms": c["median_ms"], "pytorch_eager_ms": t["median_ms"],
+            "pytorch_compiled_ms": compiled["median_ms"] if compiled else None,
+            "grid_over_eager": round(c["median_ms"] / t["median_ms"], 3),
+            "grid_over_compiled": round(c["median_ms"] / compiled["median_ms"], 3) if compiled else None,
+            "grid_tokens_per_s": round(tps["c"]), "pytorch_eager_tokens_per_s": round(tps["t"]),
+            "grid_mfu": round(mfu["c"], 4), "pytorch_eager_mfu": round(mfu["t"], 4)}
+    lines += ["", "Target: the Candle step within 1.0x of PyTorch eager for the ~100M model.", ""]
     if failures:
         lines += ["## Failed runs", ""]
         lines += [f"- {n} {i}: `{d[:300]}`" for n, i, d in failures]
@@ -100,6 +113,17 @@ def main():
             lines.insert(2, f"![tokens per second]({os.path.basename(svg)})\n")
     with open(out, "w") as f:
         f.write("\n".join(lines))
+    summary = {"gpu": gpu, "models": headline}
+    parity = os.environ.get("PARITY_JSON")
+    if parity and os.path.exists(parity):
+        # Grid's gaps from PyTorch (bench/gpu_parity.sh): the largest loss difference, and
+        # where the parity report has them the median difference and the final level's.
+        gaps = json.load(open(parity))["gaps"]
+        keep = ("max_loss_diff", "at_step", "median_loss_diff", "final_loss_diff", "first_loss_diff")
+        summary["parity"] = {k: {f: g[f] for f in keep if f in g} for k, g in gaps.items()
+                             if g and "PyTorch" in k and k.startswith("Grid")}
+    with open(os.path.splitext(out)[0] + ".json", "w") as f:
+        json.dump(summary, f, indent=1)
 
 
 def torch_version(runs):

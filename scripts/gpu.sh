@@ -10,9 +10,11 @@
 #                          binaries in .gpu/ and compressed in .gpu-carry/ (both git-ignored).
 #   scripts/gpu.sh run     on the GPU machine, from the repository root with .gpu/ beside it:
 #                          the CUDA build's tests (unit tests and trainer/tests/gpu.rs) on the
-#                          GPU, then bench/gpu_step.sh (GPU_BENCH=0 skips it) and a profile
-#                          of the ~100M model's parts. Logs and the report go to $OUT (or
-#                          ./gpu-out).
+#                          GPU (GPU_TESTS=0 skips them), bench/gpu_parity.sh (GPU_PARITY=0
+#                          skips it), then bench/gpu_step.sh (GPU_BENCH=0 skips it) and a
+#                          profile of the ~100M model's parts. Logs and the reports go to $OUT
+#                          (or ./gpu-out).
+#   scripts/gpu.sh with CMD  on the GPU machine: CMD with the CUDA libraries on the path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,7 +24,8 @@ build() {
     export CUDA_HOME=$toolkit PATH=$toolkit/bin:$PATH CUDA_COMPUTE_CAP=${CUDA_COMPUTE_CAP:-90}
     export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/grid-target} SKIP_WASM_BUILD=1
     local cargo=(cargo --locked -q)
-    "${cargo[@]}" build --release -p grid-trainer --features cuda --bin grid-trainer --bin bench_step
+    "${cargo[@]}" build --release -p grid-trainer --features cuda --bin grid-trainer --bin bench_step \
+        --bin gpt_parity
     local tests
     tests=$("${cargo[@]}" test --release -p grid-trainer --features cuda --lib --test gpu \
         --no-run --message-format=json |
@@ -32,7 +35,7 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
         print(m["target"]["name"], m["executable"])')
     rm -rf .gpu && mkdir -p .gpu
-    cp "$CARGO_TARGET_DIR/release/grid-trainer" "$CARGO_TARGET_DIR/release/bench_step" .gpu/
+    cp "$CARGO_TARGET_DIR"/release/{grid-trainer,bench_step,gpt_parity} .gpu/
     while read -r name exe; do
         cp "$exe" ".gpu/test-$name"
     done <<<"$tests"
@@ -66,20 +69,31 @@ print(":".join(d for d in dirs if os.path.isdir(d)))
 EOF
 }
 
-run() {
+# Unpacks the CUDA build if needed and puts its libraries on the path.
+setup() {
     [[ -d .gpu ]] || tar xJf .gpu-carry/gpu.tar.xz
-    local out=${OUT:-$PWD/gpu-out}
-    mkdir -p "$out"
     LD_LIBRARY_PATH=$(cuda_library_path)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     export LD_LIBRARY_PATH GRID_DATA_DIR=$PWD/data GRID_TRAINER_BIN=$PWD/.gpu/grid-trainer
+}
+
+run() {
+    setup
+    local out=${OUT:-$PWD/gpu-out}
+    mkdir -p "$out"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
     if ldd .gpu/grid-trainer | grep "not found"; then
         echo "libraries missing on this machine" >&2
         exit 1
     fi
     local status=0
-    .gpu/test-grid_trainer -q 2>&1 | tail -5 | tee "$out/test-lib.log" || status=1
-    .gpu/test-gpu --nocapture --test-threads 1 2>&1 | tee "$out/test-gpu.log" || status=1
+    if [[ ${GPU_TESTS:-1} == 1 ]]; then
+        .gpu/test-grid_trainer -q 2>&1 | tail -5 | tee "$out/test-lib.log" || status=1
+        .gpu/test-gpu --nocapture --test-threads 1 2>&1 | tee "$out/test-gpu.log" || status=1
+    fi
+    if [[ ${GPU_PARITY:-1} == 1 ]]; then
+        GPT_PARITY=.gpu/gpt_parity REPORT=$out/gpu_parity.md bench/gpu_parity.sh 2>&1 |
+            tee "$out/parity.log" || status=1
+    fi
     if [[ ${GPU_BENCH:-1} == 1 ]]; then
         BENCH_STEP=.gpu/bench_step REPORT=$out/gpu_step.md bench/gpu_step.sh 2>&1 |
             tee "$out/bench.log" || status=1
@@ -93,8 +107,13 @@ run() {
 case "${1:-}" in
 build) build ;;
 run) run ;;
+with)
+    shift
+    setup
+    "$@"
+    ;;
 *)
-    echo "usage: scripts/gpu.sh build|run" >&2
+    echo "usage: scripts/gpu.sh build|run|with COMMAND..." >&2
     exit 2
     ;;
 esac

@@ -6,7 +6,7 @@ everywhere except the untied head, final layer norm), the same loss (mean cross-
 same gradient clipping (global norm 1.0) and the same AdamW (betas 0.9/0.95, eps 1e-8, weight
 decay 0.1 on matrices only). Prints one JSON line like the Candle binary.
 
-With `--device cuda` it runs on the GPU in bf16 autocast (f32 master weights and AdamW state,
+With `--compile 1` the model runs through `torch.compile`. With `--device cuda` it runs on the GPU in bf16 autocast (f32 master weights and AdamW state,
 layer norm, softmax and the loss in f32), the counterpart of the Candle trainer's GPU mode, for
 bench/gpu_step.sh.
 """
@@ -74,7 +74,7 @@ def main():
     p = argparse.ArgumentParser()
     for name, default in [("layers", 4), ("heads", 4), ("width", 128), ("context", 64),
                           ("vocab", 256), ("batch", 12), ("steps", 30), ("warmup", 5),
-                          ("threads", 2)]:
+                          ("threads", 2), ("compile", 0)]:
         p.add_argument(f"--{name}", type=int, default=default)
     p.add_argument("--device", default="cpu")
     a = p.parse_args()
@@ -83,6 +83,8 @@ def main():
     device = torch.device(a.device)
     model = Gpt(a.vocab, a.context, a.layers, a.heads, a.width).to(device)
     params = sum(p.numel() for p in model.parameters())
+    # torch.compile of the model (forward and its backward); the optimizer stays eager.
+    forward_model = torch.compile(model) if a.compile else model
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
@@ -99,7 +101,7 @@ def main():
 
     def step():
         with autocast():
-            logits = model(x)
+            logits = forward_model(x)
             loss = F.cross_entropy(logits.view(-1, a.vocab).float(), y.view(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -130,12 +132,12 @@ def main():
 
     def forward():
         with autocast():
-            return F.cross_entropy(model(x).view(-1, a.vocab).float(), y.view(-1))
+            return F.cross_entropy(forward_model(x).view(-1, a.vocab).float(), y.view(-1))
 
     fwd = timed(lambda: forward().item())
     fwd_bwd = timed(lambda: forward().backward())
     opt.zero_grad(set_to_none=True)
-    print(json.dumps({"impl": "pytorch", "version": torch.__version__, "params": params,
+    print(json.dumps({"impl": "pytorch-compiled" if a.compile else "pytorch", "version": torch.__version__, "params": params,
                       "threads": torch.get_num_threads(), "device": a.device,
                       "precision": "Bf16" if gpu else "F32", "batch": a.batch, "context": a.context,
                       "median_ms": round(statistics.median(times), 2),

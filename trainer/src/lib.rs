@@ -30,6 +30,7 @@ pub mod model;
 pub mod net;
 pub mod optim;
 pub mod params;
+pub mod parity;
 pub mod plot;
 pub mod rng;
 pub mod round;

@@ -3,6 +3,8 @@
 //!
 //! - Gradients on the GPU match the CPU's: f32 closely, bf16 mixed precision within bf16's
 //!   rounding.
+//! - Training the ~100M GPT on the GPU follows PyTorch from the same start, step by step, in
+//!   f32 and in bf16 mixed precision.
 //! - The fused GPU AdamW and SGD give the host optimizers' update.
 //! - bf16 training on the GPU learns.
 //! - Token ids and targets outside the model are refused with a clear error.
@@ -11,11 +13,13 @@
 //!   reach the same model hash, with the GPU trainer's update aggregated by the CPU peers.
 #![cfg(feature = "cuda")]
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::{
+	path::{Path, PathBuf},
+	time::{Duration, SystemTime, UNIX_EPOCH},
+};
 
 use candle_core::{Device, Tensor, Var};
 use grid_primitives::{
-	datasets::SHAKESPEARE,
 	job::{CnnConfig, GptConfig, InnerOptimizer, MlpConfig, ModelSpec, Nanos},
 	provider::DeviceKind,
 	Hash,
@@ -26,6 +30,7 @@ use grid_trainer::{
 	device::{DeviceChoice, Precision},
 	model::{Batch, Model},
 	optim::Optimizer,
+	parity::{gap, trace, write_start, Settings, Tolerance, Trace},
 	train::{evaluate, InnerConfig, InnerTrainer},
 };
 
@@ -102,6 +107,64 @@ fn gradients_on_the_gpu_match_the_cpu() {
 		assert!((bf16_loss - cpu_loss).abs() < 2e-2 * cpu_loss, "{spec:?}: bf16 loss");
 		assert!(e32 < 1e-4, "{spec:?}: f32 gradients off by {e32}");
 		assert!(e16 < bf16_tolerance, "{spec:?}: bf16 gradients off by {e16}");
+	}
+}
+
+/// PyTorch's trace of `settings` from `start` (bench/torch_ref/parity.py, run by python3) in
+/// `precision`, its initial weights perturbed by `perturb` (relative; 0 for none).
+fn pytorch_trace(settings: &Settings, start: &Path, precision: &str, perturb: f64) -> Trace {
+	let script = ["bench/torch_ref/parity.py", "../bench/torch_ref/parity.py"]
+		.into_iter()
+		.map(PathBuf::from)
+		.find(|p| p.exists())
+		.expect("bench/torch_ref/parity.py: run from the repository root or trainer/");
+	let out = start.with_file_name(format!("pytorch-{precision}-{perturb}.json"));
+	let c = settings.config;
+	let status = std::process::Command::new("python3")
+		.arg(&script)
+		.args(["--layers", &c.layers.to_string(), "--heads", &c.heads.to_string()])
+		.args(["--width", &c.width.to_string(), "--context", &c.context.to_string()])
+		.args(["--vocab", &c.vocab.to_string(), "--steps", &settings.steps.to_string()])
+		.args(["--precision", precision, "--lr", &settings.lr.to_string()])
+		.args(["--perturb", &perturb.to_string()])
+		.arg("--start")
+		.arg(start)
+		.arg("--out")
+		.arg(&out)
+		.status()
+		.expect("python3 with PyTorch (the GPU machine has it)");
+	assert!(status.success(), "the PyTorch reference failed");
+	serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap()
+}
+
+/// The ~100M GPT trained 50 steps on Shakespeare by Grid and by PyTorch from the same start,
+/// in f32 and in bf16 mixed precision, held to [`Tolerance`] (which says why each bound). The
+/// f32 bound scales with the trajectory's own sensitivity, measured here: PyTorch's drift from
+/// a start perturbed by 1e-6.
+#[test]
+fn training_the_100m_gpt_follows_pytorch_from_the_same_start() {
+	let Some(gpu) = gpu() else { return };
+	let config = GptConfig { vocab: 8192, context: 512, layers: 12, heads: 12, width: 768 };
+	let settings = Settings { config, batch: 16, steps: 50, lr: 6e-4 };
+	let dir = tempfile::tempdir().unwrap();
+	let start = dir.path().join("start.safetensors");
+	write_start(&settings, &start).unwrap();
+	let torch_f32 = pytorch_trace(&settings, &start, "f32", 0.0);
+	let sensitivity = gap(&pytorch_trace(&settings, &start, "f32", 1e-6), &torch_f32).unwrap();
+	let torch_bf16 = pytorch_trace(&settings, &start, "bf16", 0.0);
+	eprintln!("PyTorch's sensitivity: {sensitivity:?}");
+	let cases = [
+		(Precision::F32, &torch_f32, Tolerance::f32(sensitivity.max_loss_diff)),
+		(Precision::Bf16, &torch_bf16, Tolerance::bf16()),
+	];
+	for (precision, theirs, tolerance) in cases {
+		let ours = trace(&settings, &gpu, precision).unwrap();
+		let g = gap(&ours, theirs).unwrap();
+		eprintln!("{precision:?}: {g:?}\n grid {:?}\n torch {:?}", ours.losses, theirs.losses);
+		if let Err(e) = tolerance.check(&g) {
+			panic!("{precision:?}: Grid parts from PyTorch: {e}");
+		}
+		assert!(ours.losses[49] < ours.losses[0] - 3.0, "{precision:?}: {:?}", ours.losses);
 	}
 }
 

@@ -87,14 +87,27 @@ impl Gpt {
 		super::check_context(t, self.config.context)?;
 		let tok = embedding(&self.tok_emb, &ids.flatten_all()?)?; // [b*t, w]
 		let pos = self.pos_emb.narrow(0, 0, t)?.repeat((b, 1))?; // [b*t, w]
-		let mut x = (tok + pos)?.to_dtype(dtype)?;
+		let residual = residual_dtype(dtype);
+		let mut x = (tok + pos)?.to_dtype(residual)?;
 		for block in &self.blocks {
-			let a = block.attn.forward(&block.ln1.forward(&x)?, b, t)?;
-			x = (x + a)?;
-			let h = gelu(&block.fc.forward(&block.ln2.forward(&x)?)?)?;
-			x = (x + block.mlp_proj.forward(&h)?)?;
+			let a = block.attn.forward(&block.ln1.forward_as(&x, dtype)?, b, t)?;
+			x = (x + a.to_dtype(residual)?)?;
+			let h = gelu(&block.fc.forward(&block.ln2.forward_as(&x, dtype)?)?)?;
+			x = (x + block.mlp_proj.forward(&h)?.to_dtype(residual)?)?;
 		}
-		Ok(self.head.forward(&self.ln_f.forward(&x)?)?)
+		Ok(self.head.forward(&self.ln_f.forward_as(&x, dtype)?)?)
+	}
+}
+
+/// The dtype of the residual stream when activations are in `dtype`: f32, as under PyTorch's
+/// autocast (each block's bf16 output is added to an f32 stream), unless
+/// `GRID_GPU_RESIDUAL=bf16` keeps it in `dtype` (the old behaviour, for comparison).
+fn residual_dtype(dtype: DType) -> DType {
+	static BF16: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+	if *BF16.get_or_init(|| std::env::var("GRID_GPU_RESIDUAL").is_ok_and(|v| v == "bf16")) {
+		dtype
+	} else {
+		DType::F32
 	}
 }
 

@@ -105,12 +105,19 @@ impl LayerNorm {
 	}
 }
 
-impl Module for LayerNorm {
+impl LayerNorm {
 	/// Normalises in f32 whatever `x`'s dtype (bf16 variance loses too much), and returns
-	/// `x`'s dtype.
-	fn forward(&self, x: &Tensor) -> CResult<Tensor> {
+	/// `dtype`.
+	pub fn forward_as(&self, x: &Tensor, dtype: DType) -> CResult<Tensor> {
 		let normed = super::fused::normalize(&x.to_dtype(DType::F32)?, self.eps)?;
-		super::fused::scale_shift(&normed, &self.weight, &self.bias)?.to_dtype(x.dtype())
+		super::fused::scale_shift(&normed, &self.weight, &self.bias)?.to_dtype(dtype)
+	}
+}
+
+impl Module for LayerNorm {
+	/// [`LayerNorm::forward_as`] `x`'s dtype.
+	fn forward(&self, x: &Tensor) -> CResult<Tensor> {
+		self.forward_as(x, x.dtype())
 	}
 }
 

@@ -107,8 +107,8 @@ impl InplaceOp2 for Update<'_> {
 	}
 }
 
-/// The moments of AdamW, one pair of device buffers per parameter.
-struct Moments {
+/// The moments of AdamW on the device, one pair of buffers per parameter.
+struct DeviceMoments {
 	m: Vec<CudaSlice<f32>>,
 	v: Vec<CudaSlice<f32>>,
 	hyper: Hyper,
@@ -119,7 +119,7 @@ struct Moments {
 pub struct GpuOptimizer {
 	vars: Vec<(String, Var)>,
 	device: CudaDevice,
-	moments: Option<Moments>,
+	moments: Option<DeviceMoments>,
 }
 
 impl GpuOptimizer {
@@ -143,7 +143,7 @@ impl GpuOptimizer {
 						.map(|(_, var)| Ok(device.alloc_zeros::<f32>(var.elem_count())?))
 						.collect()
 				};
-				Some(Moments {
+				Some(DeviceMoments {
 					m: zeros()?,
 					v: zeros()?,
 					hyper: Hyper::new(weight_decay.to_f64()),
