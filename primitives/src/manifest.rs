@@ -53,17 +53,27 @@ pub enum DatasetFormat {
 	/// CIFAR-10's binary files: `data_batch_*.bin` train, `test_batch.bin` is held out; each
 	/// record a label byte and 3x32x32 pixel bytes, channel-major.
 	Cifar10,
+	/// Labelled images as tensors in two `safetensors` files, `train.safetensors` and
+	/// `test.safetensors` (held out), each holding `images` (`[N, channels, height, width]`:
+	/// u8 pixels, scaled to 0..1, or f32 values used as they are) and `labels` (`[N]`: u8,
+	/// u16, u32, i32 or i64 class ids).
+	ImageSafetensors,
+	/// The same as NumPy arrays (C order, little-endian): `train_images.npy`,
+	/// `train_labels.npy`, `test_images.npy` and `test_labels.npy`.
+	ImageNpy,
 }
 
 impl DatasetFormat {
 	/// Every format, for messages and forms.
-	pub const ALL: [DatasetFormat; 7] = [
+	pub const ALL: [DatasetFormat; 9] = [
 		Self::Text,
 		Self::TokensU16,
 		Self::TokensU32,
 		Self::TextBpe,
 		Self::MnistIdx,
 		Self::Cifar10,
+		Self::ImageSafetensors,
+		Self::ImageNpy,
 		Self::Weights,
 	];
 
@@ -77,6 +87,8 @@ impl DatasetFormat {
 			Self::MnistIdx => "mnist-idx",
 			Self::Weights => "weights",
 			Self::Cifar10 => "cifar10-bin",
+			Self::ImageSafetensors => "image-safetensors",
+			Self::ImageNpy => "image-npy",
 		}
 	}
 
@@ -92,7 +104,12 @@ impl DatasetFormat {
 			Self::Text => Some(1),
 			Self::TokensU16 => Some(2),
 			Self::TokensU32 => Some(4),
-			Self::TextBpe | Self::MnistIdx | Self::Cifar10 | Self::Weights => None,
+			Self::TextBpe
+			| Self::MnistIdx
+			| Self::Cifar10
+			| Self::ImageSafetensors
+			| Self::ImageNpy
+			| Self::Weights => None,
 		}
 	}
 }
@@ -111,6 +128,12 @@ pub const CIFAR10_EXTRAS: [&str; 2] = ["batches.meta.txt", "readme.html"];
 pub fn is_cifar10_train_file(name: &str) -> bool {
 	name.starts_with("data_batch_") && name.ends_with(".bin")
 }
+
+/// The files of a [`DatasetFormat::ImageSafetensors`] dataset, sorted.
+pub const IMAGE_SAFETENSORS_FILES: [&str; 2] = ["test.safetensors", "train.safetensors"];
+/// The files of a [`DatasetFormat::ImageNpy`] dataset, sorted.
+pub const IMAGE_NPY_FILES: [&str; 4] =
+	["test_images.npy", "test_labels.npy", "train_images.npy", "train_labels.npy"];
 
 /// The suffix of a [`DatasetFormat::Weights`] dataset's one file.
 pub const WEIGHTS_SUFFIX: &str = ".safetensors";
@@ -312,6 +335,24 @@ impl DatasetManifest {
 		if self.format == DatasetFormat::Cifar10 {
 			return self.check_cifar10();
 		}
+		let exact = match self.format {
+			DatasetFormat::ImageSafetensors => Some(&IMAGE_SAFETENSORS_FILES[..]),
+			DatasetFormat::ImageNpy => Some(&IMAGE_NPY_FILES[..]),
+			_ => None,
+		};
+		if let Some(names) = exact {
+			let held: alloc::vec::Vec<&str> = self.files.iter().map(|f| f.name.as_str()).collect();
+			return if held == names {
+				Ok(())
+			} else {
+				Err(ManifestError::Layout(alloc::format!(
+					"{} data is exactly the files {}, not {}",
+					self.format.name(),
+					names.join(", "),
+					held.join(", ")
+				)))
+			};
+		}
 		if self.format == DatasetFormat::Weights {
 			return match self.files.as_slice() {
 				[file] if file.name.ends_with(WEIGHTS_SUFFIX) => Ok(()),
@@ -473,6 +514,27 @@ mod tests {
 		let err = bpe(vec![file(TOKENIZER_FILE, 3)]).validate().unwrap_err().to_string();
 		assert!(err.contains("no text beside"), "{err}");
 		assert!(bpe(vec![file("a.txt", 3), file(TOKENIZER_FILE, 3)]).validate().is_ok());
+		let images = |format, names: &[&str]| DatasetManifest {
+			format,
+			files: names.iter().map(|n| file(n, 6)).collect(),
+		};
+		assert!(images(DatasetFormat::ImageSafetensors, &IMAGE_SAFETENSORS_FILES)
+			.validate()
+			.is_ok());
+		assert!(images(DatasetFormat::ImageNpy, &IMAGE_NPY_FILES).validate().is_ok());
+		let err = images(DatasetFormat::ImageNpy, &["train_images.npy", "train_labels.npy"])
+			.validate()
+			.unwrap_err()
+			.to_string();
+		assert!(err.contains("exactly the files test_images.npy"), "{err}");
+		let err = images(
+			DatasetFormat::ImageSafetensors,
+			&["test.safetensors", "train.safetensors", "x"],
+		)
+		.validate()
+		.unwrap_err();
+		assert!(matches!(err, ManifestError::Layout(_)), "{err}");
+		assert_eq!(DatasetFormat::named("image-npy"), Some(DatasetFormat::ImageNpy));
 		assert_eq!(DatasetFormat::named("tokens-u16"), Some(DatasetFormat::TokensU16));
 		assert_eq!(DatasetFormat::named("csv"), None);
 	}

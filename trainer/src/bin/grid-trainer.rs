@@ -167,7 +167,10 @@ enum DataCmd {
 		/// The file or directory.
 		path: PathBuf,
 		/// How its files are read: text, tokens-u16, tokens-u32, text-bpe, mnist-idx,
-		/// cifar10-bin or weights (a safetensors file of initial weights).
+		/// cifar10-bin, image-safetensors (train.safetensors and test.safetensors, each with
+		/// `images` [N, C, H, W] and `labels` [N]), image-npy (train_images.npy,
+		/// train_labels.npy, test_images.npy, test_labels.npy) or weights (a safetensors file
+		/// of initial weights).
 		#[arg(long, value_parser = parse_format)]
 		format: DatasetFormat,
 		/// The dataset store (keeps the manifest and the serving key).

@@ -7,10 +7,10 @@
 
 use std::{fs::File, os::unix::fs::FileExt, path::PathBuf};
 
-use candle_core::{Device, Tensor};
+use candle_core::Device;
 use grid_primitives::manifest::{is_cifar10_train_file, CIFAR10_RECORD, CIFAR10_TEST_FILE};
 
-use super::store::Located;
+use super::{check_samples, first_batches, image_batch, store::Located};
 use crate::{
 	error::{Error, Result},
 	model::Batch,
@@ -81,16 +81,9 @@ impl Records {
 	}
 
 	fn batch(&self, indices: &[u64], device: &Device) -> Result<Batch> {
-		let n = indices.len();
-		let mut pixels = Vec::with_capacity(n * PIXELS);
-		let mut labels = Vec::with_capacity(n);
-		for &i in indices {
-			labels.push(self.read(i, &mut pixels)?);
-		}
-		Ok(Batch {
-			inputs: Tensor::from_vec(pixels, (n, PIXELS), device)?,
-			targets: Tensor::from_vec(labels, n, device)?,
-		})
+		let mut pixels = Vec::with_capacity(indices.len() * PIXELS);
+		let labels = indices.iter().map(|&i| self.read(i, &mut pixels)).collect::<Result<_>>()?;
+		image_batch(pixels, labels, device)
 	}
 }
 
@@ -126,12 +119,7 @@ impl CifarDataset {
 
 	/// The training images at `indices` (each below [`CifarDataset::train_len`]).
 	pub fn train_batch(&self, indices: &[u64], device: &Device) -> Result<Batch> {
-		if let Some(i) = indices.iter().find(|&&i| i >= self.train.len) {
-			return Err(Error::Config(format!(
-				"sample {i} is outside the {} training images",
-				self.train.len
-			)));
-		}
+		check_samples(indices, self.train.len, "training images")?;
 		self.train.batch(indices, device)
 	}
 
@@ -142,9 +130,7 @@ impl CifarDataset {
 		batch_size: usize,
 		device: &Device,
 	) -> Result<Vec<Batch>> {
-		let n = (max_samples as u64).min(self.test.len);
-		let all: Vec<u64> = (0..n).collect();
-		all.chunks(batch_size.max(1)).map(|c| self.test.batch(c, device)).collect()
+		first_batches(self.test.len, max_samples, batch_size, |c| self.test.batch(c, device))
 	}
 }
 

@@ -3,11 +3,14 @@
 
 use std::{io::Read, path::Path};
 
-use candle_core::{Device, Tensor};
+use candle_core::Device;
 
 use grid_primitives::{datasets::MNIST, manifest::MNIST_FILES};
 
-use super::store::{shipped_manifest, Located};
+use super::{
+	check_samples, first_batches, image_batch,
+	store::{shipped_manifest, Located},
+};
 use crate::{
 	error::{Error, Result},
 	model::{mnist::PIXELS, Batch},
@@ -147,33 +150,22 @@ impl MnistDataset {
 		self.train.labels.len() as u64
 	}
 
-	fn batch(split: &Split, indices: &[usize], device: &Device) -> Result<Batch> {
+	fn batch(split: &Split, indices: &[u64], device: &Device) -> Result<Batch> {
 		let mut pixels = Vec::with_capacity(indices.len() * PIXELS);
 		let mut labels = Vec::with_capacity(indices.len());
 		for &i in indices {
+			let i = i as usize;
 			let img = &split.images[i * PIXELS..(i + 1) * PIXELS];
 			pixels.extend(img.iter().map(|&p| f32::from(p) / 255.0));
 			labels.push(u32::from(split.labels[i]));
 		}
-		Ok(Batch {
-			inputs: Tensor::from_vec(pixels, (indices.len(), PIXELS), device)?,
-			targets: Tensor::from_vec(labels, indices.len(), device)?,
-		})
+		image_batch(pixels, labels, device)
 	}
 
 	/// The training digits at `indices` (each below [`MnistDataset::train_len`]).
 	pub fn train_batch(&self, indices: &[u64], device: &Device) -> Result<Batch> {
-		let n = self.train_len();
-		let mut idx = Vec::with_capacity(indices.len());
-		for &i in indices {
-			if i >= n {
-				return Err(Error::Config(format!(
-					"sample {i} is outside the {n} training digits"
-				)));
-			}
-			idx.push(i as usize);
-		}
-		Self::batch(&self.train, &idx, device)
+		check_samples(indices, self.train_len(), "training digits")?;
+		Self::batch(&self.train, indices, device)
 	}
 
 	/// The first `max_samples` held-out digits in batches of `batch_size`.
@@ -183,9 +175,8 @@ impl MnistDataset {
 		batch_size: usize,
 		device: &Device,
 	) -> Result<Vec<Batch>> {
-		let n = max_samples.min(self.test.labels.len());
-		let idx: Vec<usize> = (0..n).collect();
-		idx.chunks(batch_size.max(1)).map(|c| Self::batch(&self.test, c, device)).collect()
+		let len = self.test.labels.len() as u64;
+		first_batches(len, max_samples, batch_size, |c| Self::batch(&self.test, c, device))
 	}
 }
 

@@ -1,13 +1,16 @@
 //! Training data: content-addressed datasets (a manifest of chunk hashes, named by its hash)
 //! kept in a store, fetched from their source and checked chunk by chunk; read as token
-//! streams (byte-level text, `u16`/`u32` token ids) or MNIST IDX files, with deterministic
+//! streams (byte-level text, `u16`/`u32` token ids, BPE text), MNIST IDX files, CIFAR-10's
+//! binary batches or image tensors (`safetensors`, `.npy`), with deterministic
 //! per-(job, round, provider) shards and a held-out evaluation split.
 //!
 //! A job's `DatasetRef::content_hash` is the manifest's hash ([`grid_primitives::manifest`]);
 //! the shipped datasets are ordinary references whose files every trainer holds.
 
+pub mod arrays;
 pub mod bpe;
 pub mod cifar;
+pub mod images;
 pub mod mnist;
 pub mod shard;
 pub mod source;
@@ -31,6 +34,7 @@ use crate::{
 };
 
 pub use cifar::CifarDataset;
+pub use images::{ImageDataset, ImageShape};
 pub use mnist::MnistDataset;
 pub use shard::{batch_indices, shard};
 pub use source::{source, Source};
@@ -89,6 +93,8 @@ pub fn format_fits(format: DatasetFormat, model: &ModelSpec) -> Result<()> {
 	match (format, model.reads()) {
 		(Text | TokensU16 | TokensU32 | TextBpe, DataKind::Tokens { .. }) => Ok(()),
 		(MnistIdx, DataKind::MNIST) | (Cifar10, DataKind::CIFAR10) => Ok(()),
+		// Tensors of any image shape: checked against the model's when opened.
+		(ImageSafetensors | ImageNpy, DataKind::Images { .. }) => Ok(()),
 		(MnistIdx | Cifar10, DataKind::Images { channels, side, classes }) => {
 			Err(Error::Config(format!(
 				"model {model:?} reads {channels}x{side}x{side} images in {classes} classes; {} \
@@ -115,8 +121,15 @@ pub fn open(located: &Located, model: &ModelSpec) -> Result<Dataset> {
 	format_fits(format, model)?;
 	// Past `format_fits`, a model that reads no tokens reads the format's images.
 	let (DataKind::Tokens { vocab }, Some(context)) = (model.reads(), model.context()) else {
-		return Ok(match format {
-			DatasetFormat::Cifar10 => Dataset::Cifar(CifarDataset::open(located)?),
+		return Ok(match (format, model.reads()) {
+			(DatasetFormat::Cifar10, _) => Dataset::Cifar(CifarDataset::open(located)?),
+			(
+				DatasetFormat::ImageSafetensors | DatasetFormat::ImageNpy,
+				DataKind::Images { channels, side, classes },
+			) => Dataset::Images(Box::new(ImageDataset::open(
+				located,
+				ImageShape { channels, side, classes },
+			)?)),
 			_ => Dataset::Mnist(MnistDataset::open(located)?),
 		});
 	};
@@ -143,6 +156,36 @@ pub fn shakespeare(context: usize) -> Result<TokenDataset> {
 	TokenDataset::open(&store::shipped_manifest(&SHAKESPEARE)?.paths(), 1, context)
 }
 
+/// Errors unless every index in `indices` is below `len` (`what` names the samples).
+fn check_samples(indices: &[u64], len: u64, what: &str) -> Result<()> {
+	match indices.iter().find(|&&i| i >= len) {
+		Some(i) => Err(Error::Config(format!("sample {i} is outside the {len} {what}"))),
+		None => Ok(()),
+	}
+}
+
+/// The first `max_samples` of `len` held-out samples in batches of `batch_size`, each made by
+/// `batch`.
+fn first_batches(
+	len: u64,
+	max_samples: usize,
+	batch_size: usize,
+	batch: impl Fn(&[u64]) -> Result<Batch>,
+) -> Result<Vec<Batch>> {
+	let all: Vec<u64> = (0..(max_samples as u64).min(len)).collect();
+	all.chunks(batch_size.max(1)).map(batch).collect()
+}
+
+/// A batch of `labels.len()` flattened images (`pixels`, rows of equal length) and labels.
+fn image_batch(pixels: Vec<f32>, labels: Vec<u32>, device: &Device) -> Result<Batch> {
+	let n = labels.len();
+	let row = pixels.len().checked_div(n).unwrap_or(0);
+	Ok(Batch {
+		inputs: candle_core::Tensor::from_vec(pixels, (n, row), device)?,
+		targets: candle_core::Tensor::from_vec(labels, n, device)?,
+	})
+}
+
 /// A job's dataset: what the trainer draws batches from.
 pub enum Dataset {
 	/// A token stream for the GPT.
@@ -151,6 +194,9 @@ pub enum Dataset {
 	Mnist(MnistDataset),
 	/// CIFAR-10 images for a ResNet.
 	Cifar(CifarDataset),
+	/// Images as tensors (safetensors or npy) for a ResNet, the MLP or the CNN (boxed: four
+	/// mapped arrays make it the largest variant by far).
+	Images(Box<ImageDataset>),
 }
 
 impl Dataset {
@@ -160,6 +206,7 @@ impl Dataset {
 			Dataset::Tokens(d) => d.train_len(),
 			Dataset::Mnist(d) => d.train_len(),
 			Dataset::Cifar(d) => d.train_len(),
+			Dataset::Images(d) => d.train_len(),
 		}
 	}
 
@@ -169,6 +216,7 @@ impl Dataset {
 			Dataset::Tokens(d) => d.train_batch(indices, device),
 			Dataset::Mnist(d) => d.train_batch(indices, device),
 			Dataset::Cifar(d) => d.train_batch(indices, device),
+			Dataset::Images(d) => d.train_batch(indices, device),
 		}
 	}
 
@@ -184,6 +232,7 @@ impl Dataset {
 			Dataset::Tokens(d) => d.eval_batches(max_samples, batch_size, device),
 			Dataset::Mnist(d) => d.eval_batches(max_samples, batch_size, device),
 			Dataset::Cifar(d) => d.eval_batches(max_samples, batch_size, device),
+			Dataset::Images(d) => d.eval_batches(max_samples, batch_size, device),
 		}
 	}
 }
