@@ -7,11 +7,13 @@
 //! A fetching node serves the chunks it has already written, and asks for the missing ones in
 //! an order of its own (seeded by its peer id), so fetchers started together hold different
 //! chunks early and finish from each other when the first holder goes away. A node may cap
-//! what it uploads ([`DataNode::limit_upload`]): a buyer on a home link keeps some of it.
+//! what it uploads ([`DataNode::limit_upload`]): a buyer on a home link keeps some of it. A
+//! capped node answers the peers asking it in turn, not in the order their requests came, so
+//! a second fetcher is not queued behind the first one's whole window.
 
 use std::{
 	collections::{HashMap, HashSet, VecDeque},
-	sync::{Arc, Mutex},
+	sync::Arc,
 	time::{Duration, Instant},
 };
 
@@ -77,26 +79,43 @@ struct Holder {
 	usable: bool,
 }
 
-/// Paces what a node sends to at most `bytes_per_second` over all its connections: each
-/// chunk goes no earlier than the slot its size books on the (simulated) link.
-#[derive(Clone, Debug)]
-struct Pacer {
-	bytes_per_second: f64,
-	free_at: Arc<Mutex<tokio::time::Instant>>,
-}
-
-impl Pacer {
-	/// When `bytes` may be sent, booking the link until they have been.
-	fn slot(&self, bytes: usize) -> tokio::time::Instant {
-		let mut free_at = self.free_at.lock().unwrap_or_else(|p| p.into_inner());
-		let slot = (*free_at).max(tokio::time::Instant::now());
-		*free_at = slot + Duration::from_secs_f64(bytes as f64 / self.bytes_per_second);
-		slot
-	}
-}
-
 /// An answer to an inbound request, ready to send.
 type Answer = (ResponseChannel<DataResponse>, DataResponse);
+
+/// Items waiting their turn, taken one from each key in turn (round robin over the keys that
+/// have some): a paced node sends answers to the peers asking it in turn, so one fetcher's
+/// burst of requests does not hold the link while the others wait behind it.
+struct Turns<K, V> {
+	queues: VecDeque<(K, VecDeque<V>)>,
+}
+
+impl<K: PartialEq, V> Turns<K, V> {
+	fn new() -> Self {
+		Turns { queues: VecDeque::new() }
+	}
+
+	/// Queues `item` behind `key`'s earlier ones.
+	fn push(&mut self, key: K, item: V) {
+		match self.queues.iter_mut().find(|(k, _)| *k == key) {
+			Some((_, queue)) => queue.push_back(item),
+			None => self.queues.push_back((key, VecDeque::from([item]))),
+		}
+	}
+
+	/// The next key's first item; that key then goes to the back of the turn.
+	fn pop(&mut self) -> Option<V> {
+		let (key, mut queue) = self.queues.pop_front()?;
+		let item = queue.pop_front();
+		if !queue.is_empty() {
+			self.queues.push_back((key, queue));
+		}
+		item
+	}
+
+	fn is_empty(&self) -> bool {
+		self.queues.is_empty()
+	}
+}
 
 /// A small libp2p node that serves its store's datasets and fetches others'.
 pub struct DataNode {
@@ -104,8 +123,12 @@ pub struct DataNode {
 	store: DataStore,
 	/// Answers being read (and checked) on blocking threads, several at once, so the swarm
 	/// goes on sending the ones that are ready.
-	answers: JoinSet<Answer>,
-	pacer: Option<Pacer>,
+	answers: JoinSet<(PeerId, Answer)>,
+	/// Answers read and waiting for the link, per asking peer.
+	ready: Turns<PeerId, Answer>,
+	/// The upload cap in bytes per second, if any, and when the link is free again.
+	upload: Option<f64>,
+	link_free: tokio::time::Instant,
 }
 
 impl DataNode {
@@ -126,15 +149,19 @@ impl DataNode {
 				.listen_on(address.clone())
 				.map_err(|e| net(format!("listening on {address}: {e}")))?;
 		}
-		Ok(DataNode { swarm, store, answers: JoinSet::new(), pacer: None })
+		Ok(DataNode {
+			swarm,
+			store,
+			answers: JoinSet::new(),
+			ready: Turns::new(),
+			upload: None,
+			link_free: tokio::time::Instant::now(),
+		})
 	}
 
 	/// Sends chunks at no more than `mbit` Mbit/s in all (from now on).
 	pub fn limit_upload(&mut self, mbit: UploadLimit) {
-		self.pacer = Some(Pacer {
-			bytes_per_second: mbit.0 * 1e6 / 8.0,
-			free_at: Arc::new(Mutex::new(tokio::time::Instant::now())),
-		});
+		self.upload = Some(mbit.0 * 1e6 / 8.0);
 	}
 
 	/// This node's peer id.
@@ -170,14 +197,32 @@ impl DataNode {
 		&mut self,
 	) -> Option<SwarmEvent<request_response::Event<DataRequest, DataResponse>>> {
 		loop {
+			let link_free = self.link_free;
 			tokio::select! {
 				event = self.swarm.next() => return event,
 				Some(done) = self.answers.join_next(), if !self.answers.is_empty() => {
-					if let Ok((channel, response)) = done {
-						let _ = self.swarm.behaviour_mut().send_response(channel, response);
+					if let Ok((peer, answer)) = done {
+						self.ready.push(peer, answer);
+						self.send_ready();
 					}
 				}
+				_ = tokio::time::sleep_until(link_free), if !self.ready.is_empty() => {
+					self.send_ready();
+				}
 			}
+		}
+	}
+
+	/// Sends ready answers, the asking peers in turn, as far as the upload cap allows now: a
+	/// chunk books the link for its size at the cap.
+	fn send_ready(&mut self) {
+		while self.upload.is_none() || self.link_free <= tokio::time::Instant::now() {
+			let Some((channel, response)) = self.ready.pop() else { return };
+			if let (Some(rate), DataResponse::Chunk(bytes)) = (self.upload, &response) {
+				let start = self.link_free.max(tokio::time::Instant::now());
+				self.link_free = start + Duration::from_secs_f64(bytes.len() as f64 / rate);
+			}
+			let _ = self.swarm.behaviour_mut().send_response(channel, response);
 		}
 	}
 
@@ -196,17 +241,19 @@ impl DataNode {
 		}
 	}
 
-	/// Starts answering `request` (read on a blocking thread, then paced).
-	fn answer(&mut self, request: DataRequest, channel: ResponseChannel<DataResponse>) {
-		let (store, pacer) = (self.store.clone(), self.pacer.clone());
+	/// Starts answering `peer`'s `request` (read on a blocking thread, then sent in its turn).
+	fn answer(
+		&mut self,
+		peer: PeerId,
+		request: DataRequest,
+		channel: ResponseChannel<DataResponse>,
+	) {
+		let store = self.store.clone();
 		self.answers.spawn(async move {
 			let response = tokio::task::spawn_blocking(move || store.answer(&request))
 				.await
 				.unwrap_or(DataResponse::Missing);
-			if let (Some(pacer), DataResponse::Chunk(bytes)) = (&pacer, &response) {
-				tokio::time::sleep_until(pacer.slot(bytes.len())).await;
-			}
-			(channel, response)
+			(peer, (channel, response))
 		});
 	}
 
@@ -218,7 +265,7 @@ impl DataNode {
 				message: request_response::Message::Request { request, channel, .. },
 			}) => {
 				tracing::debug!("{peer} asks for {request:?}");
-				self.answer(request, channel);
+				self.answer(peer, request, channel);
 			}
 			SwarmEvent::Behaviour(request_response::Event::InboundFailure {
 				peer, error, ..
@@ -554,4 +601,34 @@ fn progress_bar(show: bool, chunks: u64) -> indicatif::ProgressBar {
 		bar.set_style(style);
 	}
 	bar
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	#[test]
+	fn turns_take_one_item_from_each_key_in_turn() {
+		let mut turns = Turns::new();
+		// The first peer's whole window arrives before the others ask.
+		for chunk in 0..4 {
+			turns.push("a", ("a", chunk));
+		}
+		turns.push("b", ("b", 0));
+		turns.push("c", ("c", 0));
+		turns.push("b", ("b", 1));
+		let mut order = Vec::new();
+		while let Some(item) = turns.pop() {
+			order.push(item);
+			if order.len() == 3 {
+				// A key that comes back after its queue ran dry joins the end of the turn.
+				turns.push("c", ("c", 1));
+			}
+		}
+		assert_eq!(
+			order,
+			[("a", 0), ("b", 0), ("c", 0), ("a", 1), ("b", 1), ("c", 1), ("a", 2), ("a", 3)]
+		);
+		assert!(turns.is_empty());
+	}
 }
