@@ -8,7 +8,10 @@
 use std::{fs::File, os::unix::fs::FileExt, path::PathBuf};
 
 use candle_core::Device;
-use grid_primitives::manifest::{is_cifar10_train_file, CIFAR10_RECORD, CIFAR10_TEST_FILE};
+use grid_primitives::{
+	datasets::DataKind,
+	manifest::{is_cifar10_train_file, CIFAR10_RECORD, CIFAR10_TEST_FILE},
+};
 
 use super::{check_samples, first_batches, image_batch, store::Located};
 use crate::{
@@ -16,14 +19,13 @@ use crate::{
 	model::Batch,
 };
 
-/// Colour channels.
-pub const CHANNELS: u8 = 3;
-/// Side of the square images.
-pub const SIDE: u16 = 32;
-/// Classes.
-pub const CLASSES: u16 = 10;
-/// Pixel bytes per image.
-pub const PIXELS: usize = 3 * 32 * 32;
+/// Classes (`DataKind::CIFAR10`'s).
+const CLASSES: u16 = match DataKind::CIFAR10 {
+	DataKind::Images { classes, .. } => classes,
+	DataKind::Tokens { .. } => 0,
+};
+/// Pixel bytes per image: the record but its label.
+pub const PIXELS: usize = CIFAR10_RECORD as usize - 1;
 /// Bytes per record: the label, then the pixels.
 const RECORD: u64 = CIFAR10_RECORD;
 
@@ -55,7 +57,7 @@ impl Records {
 				if label[0] >= CLASSES as u8 {
 					return Err(Error::bad_data(
 						path,
-						format!("record {r} has label {}, not a class below 10", label[0]),
+						format!("record {r} has label {}, not a class below {CLASSES}", label[0]),
 					));
 				}
 			}
@@ -65,8 +67,9 @@ impl Records {
 		Ok(Records { files, len })
 	}
 
-	/// Record `i`'s label and pixels (appended to `pixels`, scaled to 0..1).
-	fn read(&self, mut i: u64, pixels: &mut Vec<f32>) -> Result<u32> {
+	/// Record `sample`'s label and pixels (appended to `pixels`, scaled to 0..1).
+	fn read(&self, sample: u64, pixels: &mut Vec<f32>) -> Result<u32> {
+		let mut i = sample;
 		for (path, file, records) in &self.files {
 			if i < *records {
 				let mut record = vec![0u8; RECORD as usize];
@@ -77,7 +80,7 @@ impl Records {
 			}
 			i -= records;
 		}
-		Err(Error::Config(format!("sample {i} is outside the {} records", self.len)))
+		Err(Error::Config(format!("sample {sample} is outside the {} records", self.len)))
 	}
 
 	fn batch(&self, indices: &[u64], device: &Device) -> Result<Batch> {
@@ -185,6 +188,8 @@ mod tests {
 		assert_eq!(rows[0][..3], [0.0, 1.0 / 255.0, 2.0 / 255.0]);
 		assert_eq!(rows[0][255], 1.0);
 		assert!(data.train_batch(&[5], &Device::Cpu).is_err());
+		let err = data.train.read(7, &mut Vec::new()).unwrap_err().to_string();
+		assert!(err.contains("sample 7 is outside the 5 records"), "{err}");
 		let eval = data.eval_batches(10, 3, &Device::Cpu).unwrap();
 		let labels: Vec<Vec<u32>> = eval.iter().map(|b| b.targets.to_vec1().unwrap()).collect();
 		assert_eq!(labels, [vec![1, 2, 3], vec![4]]);

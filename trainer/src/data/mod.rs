@@ -95,22 +95,29 @@ pub fn format_fits(format: DatasetFormat, model: &ModelSpec) -> Result<()> {
 		(MnistIdx, DataKind::MNIST) | (Cifar10, DataKind::CIFAR10) => Ok(()),
 		// Tensors of any image shape: checked against the model's when opened.
 		(ImageSafetensors | ImageNpy, DataKind::Images { .. }) => Ok(()),
-		(MnistIdx | Cifar10, DataKind::Images { channels, side, classes }) => {
+		(MnistIdx | Cifar10, wanted @ DataKind::Images { .. }) => {
+			let held = if format == MnistIdx { DataKind::MNIST } else { DataKind::CIFAR10 };
 			Err(Error::Config(format!(
-				"model {model:?} reads {channels}x{side}x{side} images in {classes} classes; {} \
-				 data holds {}",
+				"model {model:?} reads {}; {} data holds {}",
+				describe(wanted),
 				format.name(),
-				if format == MnistIdx {
-					"1x28x28 images in 10 classes"
-				} else {
-					"3x32x32 images in 10 classes"
-				}
+				describe(held)
 			)))
 		}
 		(Weights, _) => {
 			Err(Error::Config("a model's weights (format weights) are not training data".into()))
 		}
 		_ => Err(Error::Config(format!("model {model:?} cannot train on {} data", format.name()))),
+	}
+}
+
+/// `1x28x28 images in 10 classes`, or `tokens of a vocabulary of 256`.
+fn describe(kind: DataKind) -> String {
+	match kind {
+		DataKind::Images { channels, side, classes } => {
+			format!("{channels}x{side}x{side} images in {classes} classes")
+		}
+		DataKind::Tokens { vocab } => format!("tokens of a vocabulary of {vocab}"),
 	}
 }
 
