@@ -14,16 +14,8 @@ use polkadot_sdk::sp_core::H256;
 /// What a model reads, so what data it can train on.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum DataKind {
-	/// Square images of `channels` colour planes, `side` pixels a side, in `classes` classes
-	/// (MNIST's IDX files: 1, 28, 10; CIFAR-10's binary files: 3, 32, 10).
-	Images {
-		/// Colour planes.
-		channels: u8,
-		/// Pixels a side.
-		side: u16,
-		/// Classes.
-		classes: u16,
-	},
+	/// Labelled square images (MNIST's IDX files: 1, 28, 10; CIFAR-10's binary files: 3, 32, 10).
+	Images(ImageShape),
 	/// A token stream over a vocabulary of this size (256: bytes).
 	Tokens {
 		/// Distinct tokens.
@@ -31,11 +23,37 @@ pub enum DataKind {
 	},
 }
 
+/// Square images of `channels` colour planes, `side` pixels a side, in `classes` classes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ImageShape {
+	/// Colour planes.
+	pub channels: u8,
+	/// Pixels a side.
+	pub side: u16,
+	/// Classes.
+	pub classes: u16,
+}
+
+impl ImageShape {
+	/// MNIST's digits.
+	pub const MNIST: ImageShape = ImageShape { channels: 1, side: 28, classes: 10 };
+	/// CIFAR-10's images.
+	pub const CIFAR10: ImageShape = ImageShape { channels: 3, side: 32, classes: 10 };
+}
+
+impl core::fmt::Display for ImageShape {
+	/// `1x28x28 images in 10 classes`.
+	fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+		let ImageShape { channels, side, classes } = self;
+		write!(f, "{channels}x{side}x{side} images in {classes} classes")
+	}
+}
+
 impl DataKind {
 	/// MNIST's digits.
-	pub const MNIST: DataKind = DataKind::Images { channels: 1, side: 28, classes: 10 };
+	pub const MNIST: DataKind = DataKind::Images(ImageShape::MNIST);
 	/// CIFAR-10's images.
-	pub const CIFAR10: DataKind = DataKind::Images { channels: 3, side: 32, classes: 10 };
+	pub const CIFAR10: DataKind = DataKind::Images(ImageShape::CIFAR10);
 }
 
 /// A dataset shipped with every trainer.

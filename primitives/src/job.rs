@@ -12,7 +12,11 @@ use polkadot_sdk::{
 };
 use scale_info::TypeInfo;
 
-use crate::{datasets::DataKind, provider::BoundedBytes, resnet::ResNetConfig};
+use crate::{
+	datasets::{DataKind, ImageShape},
+	provider::BoundedBytes,
+	resnet::ResNetConfig,
+};
 
 /// Identifies a job; assigned by the chain in creation order.
 pub type JobId = u64;
@@ -354,9 +358,11 @@ impl ModelSpec {
 			ModelSpec::Gpt(c) => DataKind::Tokens { vocab: c.vocab },
 			ModelSpec::Transformer(c) => DataKind::Tokens { vocab: c.vocab },
 			ModelSpec::MnistMlp(_) | ModelSpec::MnistCnn(_) => DataKind::MNIST,
-			ModelSpec::ResNet(c) => {
-				DataKind::Images { channels: c.channels, side: c.side, classes: c.classes }
-			}
+			ModelSpec::ResNet(c) => DataKind::Images(ImageShape {
+				channels: c.channels,
+				side: c.side,
+				classes: c.classes,
+			}),
 		}
 	}
 

@@ -110,13 +110,14 @@ impl Array {
 		let (offset, header) = npy_header(&map).map_err(|why| bad(path, why))?;
 		let fields = npy_fields(header).map_err(|why| bad(path, why))?;
 		let descr = fields.get("descr").map(String::as_str).unwrap_or("");
+		// A big-endian descr starts with '>', which the trim leaves, so it matches nothing.
 		let element = match descr.trim_start_matches(['<', '|', '=']) {
-			"u1" if !descr.starts_with('>') => Element::U8,
-			"u2" if !descr.starts_with('>') => Element::U16,
-			"u4" if !descr.starts_with('>') => Element::U32,
-			"i4" if !descr.starts_with('>') => Element::I32,
-			"i8" if !descr.starts_with('>') => Element::I64,
-			"f4" if !descr.starts_with('>') => Element::F32,
+			"u1" => Element::U8,
+			"u2" => Element::U16,
+			"u4" => Element::U32,
+			"i4" => Element::I32,
+			"i8" => Element::I64,
+			"f4" => Element::F32,
 			_ => {
 				return Err(bad(
 					path,

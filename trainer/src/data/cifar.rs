@@ -9,7 +9,7 @@ use std::{fs::File, os::unix::fs::FileExt, path::PathBuf};
 
 use candle_core::Device;
 use grid_primitives::{
-	datasets::DataKind,
+	datasets::ImageShape,
 	manifest::{is_cifar10_train_file, CIFAR10_RECORD, CIFAR10_TEST_FILE},
 };
 
@@ -19,11 +19,8 @@ use crate::{
 	model::Batch,
 };
 
-/// Classes (`DataKind::CIFAR10`'s).
-const CLASSES: u16 = match DataKind::CIFAR10 {
-	DataKind::Images { classes, .. } => classes,
-	DataKind::Tokens { .. } => 0,
-};
+/// Classes (`ImageShape::CIFAR10`'s).
+const CLASSES: u16 = ImageShape::CIFAR10.classes;
 /// Pixel bytes per image: the record but its label.
 pub const PIXELS: usize = CIFAR10_RECORD as usize - 1;
 /// Bytes per record: the label, then the pixels.

@@ -8,7 +8,7 @@
 //! provider joins rather than in the middle of a round.
 
 use candle_core::Device;
-use grid_primitives::manifest::DatasetFormat;
+use grid_primitives::{datasets::ImageShape, manifest::DatasetFormat};
 
 use super::{
 	arrays::{Array, Element},
@@ -19,17 +19,6 @@ use crate::{
 	error::{Error, Result},
 	model::Batch,
 };
-
-/// The image shape a model reads: channels, side (square) and classes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ImageShape {
-	/// Colour channels.
-	pub channels: u8,
-	/// Height and width.
-	pub side: u16,
-	/// Classes (labels are below it).
-	pub classes: u16,
-}
 
 /// One split's images and labels.
 struct Split {

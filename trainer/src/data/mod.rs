@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use candle_core::Device;
 
 use grid_primitives::{
-	datasets::{DataKind, SHAKESPEARE},
+	datasets::{DataKind, ImageShape, SHAKESPEARE},
 	job::{DatasetRef, ModelSpec},
 	manifest::DatasetFormat,
 };
@@ -34,7 +34,7 @@ use crate::{
 };
 
 pub use cifar::CifarDataset;
-pub use images::{ImageDataset, ImageShape};
+pub use images::ImageDataset;
 pub use mnist::MnistDataset;
 pub use shard::{batch_indices, shard};
 pub use source::{source, Source};
@@ -94,30 +94,18 @@ pub fn format_fits(format: DatasetFormat, model: &ModelSpec) -> Result<()> {
 		(Text | TokensU16 | TokensU32 | TextBpe, DataKind::Tokens { .. }) => Ok(()),
 		(MnistIdx, DataKind::MNIST) | (Cifar10, DataKind::CIFAR10) => Ok(()),
 		// Tensors of any image shape: checked against the model's when opened.
-		(ImageSafetensors | ImageNpy, DataKind::Images { .. }) => Ok(()),
-		(MnistIdx | Cifar10, wanted @ DataKind::Images { .. }) => {
-			let held = if format == MnistIdx { DataKind::MNIST } else { DataKind::CIFAR10 };
+		(ImageSafetensors | ImageNpy, DataKind::Images(_)) => Ok(()),
+		(MnistIdx | Cifar10, DataKind::Images(wanted)) => {
+			let held = if format == MnistIdx { ImageShape::MNIST } else { ImageShape::CIFAR10 };
 			Err(Error::Config(format!(
-				"model {model:?} reads {}; {} data holds {}",
-				describe(wanted),
-				format.name(),
-				describe(held)
+				"model {model:?} reads {wanted}; {} data holds {held}",
+				format.name()
 			)))
 		}
 		(Weights, _) => {
 			Err(Error::Config("a model's weights (format weights) are not training data".into()))
 		}
 		_ => Err(Error::Config(format!("model {model:?} cannot train on {} data", format.name()))),
-	}
-}
-
-/// `1x28x28 images in 10 classes`, or `tokens of a vocabulary of 256`.
-fn describe(kind: DataKind) -> String {
-	match kind {
-		DataKind::Images { channels, side, classes } => {
-			format!("{channels}x{side}x{side} images in {classes} classes")
-		}
-		DataKind::Tokens { vocab } => format!("tokens of a vocabulary of {vocab}"),
 	}
 }
 
@@ -132,11 +120,8 @@ pub fn open(located: &Located, model: &ModelSpec) -> Result<Dataset> {
 			(DatasetFormat::Cifar10, _) => Dataset::Cifar(CifarDataset::open(located)?),
 			(
 				DatasetFormat::ImageSafetensors | DatasetFormat::ImageNpy,
-				DataKind::Images { channels, side, classes },
-			) => Dataset::Images(Box::new(ImageDataset::open(
-				located,
-				ImageShape { channels, side, classes },
-			)?)),
+				DataKind::Images(shape),
+			) => Dataset::Images(Box::new(ImageDataset::open(located, shape)?)),
 			_ => Dataset::Mnist(MnistDataset::open(located)?),
 		});
 	};

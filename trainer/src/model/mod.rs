@@ -141,7 +141,7 @@ mod tests {
 	use super::*;
 	use candle_core::DType;
 	use grid_primitives::{
-		datasets::DataKind,
+		datasets::{DataKind, ImageShape},
 		job::{Activation, CnnConfig, GptConfig, MlpConfig, Norm, Position, TransformerConfig},
 		resnet::ResNetConfig,
 	};
@@ -192,7 +192,7 @@ mod tests {
 					targets: Tensor::from_vec(next, (3, 8), dev).unwrap(),
 				}
 			}
-			DataKind::Images { channels, side, classes } => {
+			DataKind::Images(ImageShape { channels, side, classes }) => {
 				let n = usize::from(channels) * usize::from(side).pow(2);
 				let px: Vec<f32> = (0..4 * n).map(|i| ((i * 37) % 256) as f32 / 255.0).collect();
 				let targets: Vec<u32> =
