@@ -89,12 +89,9 @@ impl FraudDesk {
 		flagged.retain(|(peer, _, _)| designated(&self.me, round, &order, peer));
 		for i in self.gauntlet_picks(round, &order, &flagged) {
 			let Some(seed) = port.peer_seed(round, &order[i]) else { continue };
-			// The contrast: the next sender's update (itself screened by others); a lone
+			// The contrast: another sender's update (itself screened by others); a lone
 			// sender has none.
-			if order.len() < 2 {
-				continue;
-			}
-			let j = (i + 1) % order.len();
+			let Some(j) = self.contrast(round, &order, i) else { continue };
 			match self.screen.loss_screen(base, &dense[i], &dense[j], &seed, received[i].steps) {
 				Ok(screen) => {
 					self.screen_passes += u64::from(screen.passes);
@@ -143,6 +140,20 @@ impl FraudDesk {
 			let Some(target) = self.own_target(round, &peer) else { continue };
 			self.start(round, peer, target, Purpose { accuse: true, challenges: vec![] });
 		}
+	}
+
+	/// The position in `order` of the update that `order[i]`'s loss screen compares with
+	/// this round: another sender's, drawn anew every round with this trainer's secret. A
+	/// fixed one (the next sender's) let a sender trained on other data pass every screen
+	/// of some jobs, where its updates were simply better than that one sender's;
+	/// `bench/redteam.sh` measures the difference.
+	fn contrast(&self, round: RoundIndex, order: &[PeerId], i: usize) -> Option<usize> {
+		let rank = |peer: &PeerId| {
+			let key =
+				[&self.secret[..], b"contrast", &round.to_le_bytes(), &peer.to_bytes()].concat();
+			sp_crypto_hashing::blake2_256(&key)
+		};
+		(0..order.len()).filter(|j| *j != i).min_by_key(|j| rank(&order[*j]))
 	}
 
 	/// Up to [`GAUNTLET_PEERS`] positions in `order` to loss-screen this round: other peers
