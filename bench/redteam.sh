@@ -8,6 +8,10 @@
 # (LONG_STEPS inner steps): the screens' fixed cost per round weighs less there, and the loss
 # screen's power is different; written to the same report and to redteam-long-rounds.json.
 #
+# Then the honest baseline and the wrong-data attacker with each honest provider loss-screening
+# SWEEP_SCREENS peers a round instead of the daemon's number: what each number catches against
+# what it costs; written to the same report and to redteam-screens.json.
+#
 # Last, each attacker as a real `grid-trainer provide` process next to honest ones on a dev
 # node (tests/tests/attackers.rs, minutes each; E2E=0 skips them), until the chain caught it;
 # their outcomes go to the report and to redteam.json's "end_to_end".
@@ -26,6 +30,11 @@ mkdir -p "$out"
 long_steps=120
 "$CARGO_TARGET_DIR/release/grid-redteam" --attempts "$attempts" --steps "$long_steps" --only none,wrong \
 	--out "$out.tmp-redteam/long" 2> "$out/redteam-long-rounds.log"
+sweep_screens="1 3"
+for screens in $sweep_screens; do
+	"$CARGO_TARGET_DIR/release/grid-redteam" --attempts "$attempts" --screens "$screens" --only none,wrong \
+		--out "$out.tmp-redteam/screens-$screens" 2> "$out.tmp-redteam/screens-$screens.log"
+done
 e2e="$out.tmp-redteam/e2e"
 mkdir -p "$e2e"
 if [ "${E2E:-1}" != 0 ]; then
@@ -52,11 +61,29 @@ python3 bench/redteam_e2e.py "$e2e" "$out.tmp-redteam/redteam.json" > "$out.tmp-
 	echo
 	cat "$out.tmp-redteam/long/redteam.md"
 	echo
+	echo "### Screens per round"
+	echo
+	daemon_screens=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["screens_per_desk"])' "$out.tmp-redteam/redteam.json")
+	echo "Each honest provider loss-screens $daemon_screens peers a round above (the daemon's \`GAUNTLET_PEERS\`); the honest"
+	echo "baseline and the wrong-data attacker with $sweep_screens instead (\`--screens N\`; headline figures in"
+	echo "\`redteam-screens.json\`):"
+	for screens in $sweep_screens; do
+		echo
+		echo "$screens per round:"
+		echo
+		cat "$out.tmp-redteam/screens-$screens/redteam.md"
+	done
+	echo
 	cat "$out.tmp-redteam/e2e.md"
 	echo
 	cat bench/redteam/METHOD.md
 } > "$out/redteam.md"
 mv "$out.tmp-redteam/redteam.json" "$out/redteam.json"
 mv "$out.tmp-redteam/long/redteam.json" "$out/redteam-long-rounds.json"
+python3 - "$out.tmp-redteam" $sweep_screens > "$out/redteam-screens.json" <<'PY'
+import json, sys
+root, counts = sys.argv[1], sys.argv[2:]
+print(json.dumps({c: json.load(open(f"{root}/screens-{c}/redteam.json")) for c in counts}, indent=2))
+PY
 rm -rf "$out.tmp-redteam"
-echo "wrote $out/redteam.md, $out/redteam.json and $out/redteam-long-rounds.json"
+echo "wrote $out/redteam.md, $out/redteam.json, $out/redteam-long-rounds.json and $out/redteam-screens.json"

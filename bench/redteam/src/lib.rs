@@ -21,17 +21,18 @@ use grid_trainer::data::{Dataset, MnistDataset};
 pub use report::{Report, Tally};
 pub use world::{run_attempt, Outcome, Setup, STEPS};
 
-/// Runs `attempts` attempts of each of `attackers`, in rounds of `steps` inner steps
-/// (attempt `k` of every attacker draws its own chain randomness), calling `progress` after
-/// each.
+/// Runs `attempts` attempts of each of `attackers`, in rounds of `steps` inner steps with
+/// each honest desk loss-screening `screens` peers a round (attempt `k` of every attacker
+/// draws its own chain randomness), calling `progress` after each.
 pub fn suite(
 	attackers: &[Attacker],
 	attempts: u32,
 	steps: u32,
+	screens: usize,
 	mut progress: impl FnMut(Attacker, u32, &Outcome),
 ) -> Result<Report> {
 	let data = Arc::new(Dataset::Mnist(MnistDataset::shipped()?));
-	let setup = Setup::mnist(data, steps);
+	let setup = Setup::mnist(data, steps).with_screens(screens);
 	let mut report = Report::default();
 	for attacker in attackers {
 		let mut tally = Tally::new(*attacker);

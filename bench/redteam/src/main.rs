@@ -16,6 +16,9 @@ struct Args {
 	/// rounds).
 	#[arg(long, default_value_t = grid_redteam::STEPS)]
 	steps: u32,
+	/// Peers each honest provider loss-screens per round (the daemon's number unless given).
+	#[arg(long, default_value_t = grid_trainer::round::fraud::GAUNTLET_PEERS)]
+	screens: usize,
 	/// Where the report goes.
 	#[arg(long, default_value = "bench/reports")]
 	out: PathBuf,
@@ -40,17 +43,24 @@ fn main() -> Result<()> {
 		.into_iter()
 		.filter(|a| args.only.is_empty() || args.only.iter().any(|o| a.name().contains(o.as_str())))
 		.collect();
-	let report = suite(&attackers, args.attempts, args.steps, |attacker, attempt, outcome| {
-		eprintln!(
-			"{attacker}: attempt {attempt}: caught in round {:?}, {} rounds, {} audits",
-			outcome.caught_in_round, outcome.rounds, outcome.audits
-		);
-	})?;
+	let report = suite(
+		&attackers,
+		args.attempts,
+		args.steps,
+		args.screens,
+		|attacker, attempt, outcome| {
+			eprintln!(
+				"{attacker}: attempt {attempt}: caught in round {:?}, {} rounds, {} audits",
+				outcome.caught_in_round, outcome.rounds, outcome.audits
+			);
+		},
+	)?;
 	let secs = started.elapsed().as_secs_f64();
 	std::fs::create_dir_all(&args.out)?;
 	let mut json = report.json();
 	json["attempts_per_attacker"] = args.attempts.into();
 	json["steps_per_round"] = args.steps.into();
+	json["screens_per_desk"] = args.screens.into();
 	json["wall_seconds"] = secs.into();
 	let json_path = args.out.join("redteam.json");
 	std::fs::write(&json_path, serde_json::to_string_pretty(&json)? + "\n")

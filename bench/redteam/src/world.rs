@@ -32,7 +32,7 @@ use grid_trainer::{
 	rng::Rng,
 	round::{
 		evidence::MemoryArchive,
-		fraud::{CheckRequest, FraudDesk, FraudPort, Received},
+		fraud::{CheckRequest, FraudDesk, FraudPort, Received, GAUNTLET_PEERS},
 		messages::update_hash,
 	},
 	train::{InnerConfig, InnerTrainer},
@@ -178,6 +178,8 @@ fn copies(sent: &[Sent]) -> Vec<usize> {
 pub struct Setup {
 	/// Inner steps per round.
 	steps: u32,
+	/// Peers each honest desk loss-screens per round.
+	screens: usize,
 	spec: ModelSpec,
 	inner: InnerOptimizer,
 	config: InnerConfig,
@@ -191,6 +193,7 @@ impl Setup {
 	pub fn mnist(data: Arc<Dataset>, steps: u32) -> Self {
 		Setup {
 			steps,
+			screens: GAUNTLET_PEERS,
 			spec: ModelSpec::MnistMlp(MlpConfig { hidden: 32, layers: 1 }),
 			inner: InnerOptimizer::AdamW {
 				lr: Nanos(2_000_000),
@@ -201,6 +204,13 @@ impl Setup {
 			compression: Compression::Int8 { chunk: 256 },
 			data,
 		}
+	}
+
+	/// The same with each honest desk loss-screening `screens` peers per round (the
+	/// daemon's is [`GAUNTLET_PEERS`]).
+	pub fn with_screens(mut self, screens: usize) -> Self {
+		self.screens = screens;
+		self
 	}
 
 	fn replayer(&self) -> Replayer {
@@ -782,7 +792,8 @@ fn member(
 		let archive = Box::new(MemoryArchive::default());
 		// Its private draw of whom to loss-screen: its own in every attempt.
 		let secret = blake2_256(&(salt, who).encode_pair());
-		(FraudDesk::new(peer, secret, setup.replayer(), archive, ROUNDS + 2), port)
+		let desk = FraudDesk::new(peer, secret, setup.replayer(), archive, ROUNDS + 2);
+		(desk.with_gauntlet_peers(setup.screens), port)
 	});
 	let compressor = AdaptiveCompressor::new(setup.compression, len);
 	Ok(Member { who, peer, role, trainer, compressor, desk })

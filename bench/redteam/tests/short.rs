@@ -3,12 +3,19 @@
 //! the truth.
 
 use grid_redteam::{suite, Attacker};
+use grid_trainer::round::fraud::GAUNTLET_PEERS;
 
 #[test]
 fn every_attacker_is_caught_and_no_honest_provider_is_slashed() {
-	let report = suite(&Attacker::ALL, 2, grid_redteam::STEPS, |attacker, attempt, outcome| {
-		eprintln!("{attacker}: attempt {attempt}: {outcome:?}");
-	})
+	let report = suite(
+		&Attacker::ALL,
+		2,
+		grid_redteam::STEPS,
+		GAUNTLET_PEERS,
+		|attacker, attempt, outcome| {
+			eprintln!("{attacker}: attempt {attempt}: {outcome:?}");
+		},
+	)
 	.expect("the suite runs");
 	eprintln!("{}", report.markdown());
 	for tally in &report.tallies {

@@ -120,6 +120,8 @@ pub struct FraudDesk {
 	/// This trainer's secret: it draws which peers it loss-screens each round, so that no
 	/// sender can know in advance in which rounds nobody screens it.
 	secret: [u8; 32],
+	/// Peers it loss-screens per round ([`GAUNTLET_PEERS`] in the daemon).
+	gauntlet_peers: usize,
 	/// The last [`MEMORY_ROUNDS`] rounds' evidence.
 	history: VecDeque<Arc<RoundEvidence>>,
 	/// Every round's evidence for `keep_rounds` rounds.
@@ -146,6 +148,7 @@ impl FraudDesk {
 			screen: replayer.clone(),
 			screen_passes: 0,
 			secret,
+			gauntlet_peers: GAUNTLET_PEERS,
 			worker: VerifyWorker::start(replayer),
 			history: VecDeque::new(),
 			archive,
@@ -153,6 +156,13 @@ impl FraudDesk {
 			states: HashMap::new(),
 			to_fetch: Vec::new(),
 		}
+	}
+
+	/// The same desk loss-screening `peers` peers per round instead of [`GAUNTLET_PEERS`]
+	/// (`bench/redteam.sh` weighs what each number catches against what it costs).
+	pub fn with_gauntlet_peers(mut self, peers: usize) -> Self {
+		self.gauntlet_peers = peers;
+		self
 	}
 
 	/// Forward passes the loss screen ran so far (each about a third of an inner step's

@@ -156,7 +156,7 @@ impl FraudDesk {
 		(0..order.len()).filter(|j| *j != i).min_by_key(|j| rank(&order[*j]))
 	}
 
-	/// Up to [`GAUNTLET_PEERS`] positions in `order` to loss-screen this round: other peers
+	/// Up to [`GAUNTLET_PEERS`] (the desk's number) positions in `order` to loss-screen this round: other peers
 	/// not flagged already, in an order drawn from this trainer's secret and the round.
 	fn gauntlet_picks(
 		&self,
@@ -172,7 +172,7 @@ impl FraudDesk {
 			.filter(|i| order[*i] != self.me && !flagged.iter().any(|(p, _, _)| *p == order[*i]))
 			.collect();
 		picks.sort_by_key(|i| rank(&order[*i]));
-		picks.truncate(GAUNTLET_PEERS);
+		picks.truncate(self.gauntlet_peers);
 		picks
 	}
 }
