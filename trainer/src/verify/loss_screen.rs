@@ -20,12 +20,16 @@ pub const GAUNTLET_BATCHES: u32 = 1;
 /// in fifty (`bench/redteam.sh` measures both), and a replay costs a whole contribution.
 pub const GAUNTLET_CONFIRM_BATCHES: u32 = 8;
 
-/// A suspect of the first look is cleared, and looked at no further, as soon as its margin
-/// over the batches looked at is this many times the threshold: honest updates' margins are
-/// mostly far above it, so most of those the first look flags clear within a batch or two,
-/// where looking at all eight cost 22 more passes, while an update trained on other data
-/// seldom clears (its margin hovers about zero). `bench/redteam.sh` measures what it saves
-/// and what it lets through.
+/// In rounds of 30 steps or fewer, a suspect of the first look is cleared, and looked at no
+/// further, as soon as its margin over the batches looked at is this many times the
+/// threshold: honest updates' margins there are mostly far above it, so most of those the
+/// first look flags clear within a batch or two, where looking at all eight cost 22 more
+/// passes, while an update trained on other data seldom clears (its margin hovers about
+/// zero). Longer rounds' lower threshold sits within the margins' noise: clearing there at
+/// twice the threshold, or at twice a 30-step round's, let training on other data through
+/// (caught within ten rounds in 82 to 92 of 100 attempts against 98 without), so they look
+/// at every batch of the confirmation. `bench/redteam.sh` measures what it saves and what it
+/// lets through.
 pub const GAUNTLET_CLEAR_FACTOR: f64 = 2.0;
 
 /// Most batches a confirmation that still finds a suspect extends to before it is replayed,
@@ -66,6 +70,9 @@ pub struct LossScreen {
 	/// on the confirmation and its extension, a share of what the other update lowered the
 	/// loss by ([`OWN_DATA_SHARE`], less in long rounds: [`OWN_DATA_STEPS`]).
 	pub threshold: f64,
+	/// The margin above which it is plainly not a suspect ([`GAUNTLET_CLEAR_FACTOR`]): zero
+	/// on the first look.
+	pub clear: f64,
 	/// Batches looked at (the first look's, then the confirmation's and its extension's).
 	pub batches: u32,
 	/// Forward passes it took (its cost: about a third of an inner step each).
@@ -78,11 +85,10 @@ impl LossScreen {
 		self.margin <= self.threshold
 	}
 
-	/// Whether the update is plainly not a suspect: its margin above
-	/// [`GAUNTLET_CLEAR_FACTOR`] times the threshold (above zero where the threshold is
-	/// zero), so that looking at more batches would not change the finding.
+	/// Whether the update is plainly not a suspect (its margin above `clear`), so that
+	/// looking at more batches would not change the finding.
 	pub fn cleared(&self) -> bool {
-		self.margin > GAUNTLET_CLEAR_FACTOR * self.threshold
+		self.margin > self.clear
 	}
 }
 
@@ -141,8 +147,20 @@ impl ScreenSums {
 	/// `share` of the other update's gain (the base's loss minus the other's), or none.
 	fn screen(&self, batches: u32, share: Option<f64>) -> LossScreen {
 		let n = f64::from(batches.max(1));
-		let threshold = share.map_or(0.0, |share| share * ((self.base - self.other) / n).max(0.0));
-		LossScreen { margin: (self.other - self.own) / n, threshold, batches, passes: self.passes }
+		let gain = ((self.base - self.other) / n).max(0.0);
+		let (threshold, clear) = match share {
+			// Longer rounds' lower threshold sits within the margins' noise: no early clear.
+			Some(share) if share < OWN_DATA_SHARE => (share * gain, f64::INFINITY),
+			Some(share) => (share * gain, GAUNTLET_CLEAR_FACTOR * share * gain),
+			None => (0.0, 0.0),
+		};
+		LossScreen {
+			margin: (self.other - self.own) / n,
+			threshold,
+			clear,
+			batches,
+			passes: self.passes,
+		}
 	}
 }
 
@@ -225,31 +243,44 @@ impl Replayer {
 mod tests {
 	use super::*;
 
-	fn found(batches: u32, margin: f64, threshold: f64) -> LossScreen {
-		LossScreen { margin, threshold, batches, passes: 0 }
+	/// What `plan` finds after `batches` batches of mean margin `margin` where the other
+	/// update lowered the loss by `gain` from the base's 2.0.
+	fn found(plan: &ScreenPlan, batches: u32, margin: f64, gain: f64) -> LossScreen {
+		let n = f64::from(batches);
+		let other = 2.0 - gain;
+		ScreenSums { own: (other - margin) * n, other: other * n, base: 2.0 * n, passes: 0 }
+			.screen(batches, Some(plan.share))
 	}
 
 	#[test]
 	fn a_screen_looks_at_more_batches_only_while_the_update_stays_unclear() {
 		let short = ScreenPlan::new(30);
 		assert_eq!((short.first, short.confirm, short.last()), (1, 8, 8));
-		// Cleared early: the margin is well above the threshold after two batches.
-		assert!(short.done(&found(2, 0.3, 0.05)));
+		let done = |batches, margin, gain| short.done(&found(&short, batches, margin, gain));
+		// Cleared early: the margin is well above the threshold (5% of the gain) after two
+		// batches.
+		assert!(done(2, 0.3, 1.0));
 		// Above the threshold but not twice it: one more batch.
-		assert!(!short.done(&found(2, 0.07, 0.05)));
-		// A threshold of zero (the other update gained nothing) clears any positive margin.
-		assert!(short.done(&found(3, 0.001, 0.0)));
-		assert!(!short.done(&found(3, 0.0, 0.0)));
+		assert!(!done(2, 0.07, 1.0));
+		// Where the other update gained nothing, any positive margin clears.
+		assert!(done(3, 0.001, 0.0));
+		assert!(!done(3, 0.0, 0.0));
 		// The confirmation's end decides in a short round, suspect or not.
-		assert!(short.done(&found(8, 0.07, 0.05)));
-		assert!(short.done(&found(8, 0.01, 0.05)));
-		// A long round extends a suspect to a quarter of its steps, with a lower threshold.
+		assert!(done(8, 0.07, 1.0));
+		assert!(done(8, 0.01, 1.0));
+		assert!(found(&short, 8, 0.01, 1.0).suspect());
+		// A long round's threshold is lower, within the margins' noise: nothing clears early
+		// there, the confirmation looks at all its batches.
 		let long = ScreenPlan::new(120);
 		assert_eq!((long.confirm, long.last()), (8, 30));
 		assert!(long.share < short.share);
-		assert!(!long.done(&found(8, 0.01, 0.05)));
-		assert!(long.done(&found(8, 0.07, 0.05)), "not a suspect at the confirmation's end");
-		assert!(long.done(&found(30, 0.01, 0.05)));
+		let done = |batches, margin, gain| long.done(&found(&long, batches, margin, gain));
+		assert!(!done(2, 0.05, 1.0));
+		assert!(!done(2, 0.5, 1.0));
+		// A suspect at the confirmation's end is looked at on up to a quarter of its steps.
+		assert!(!done(8, 0.01, 1.0));
+		assert!(done(8, 0.05, 1.0), "not a suspect at the confirmation's end");
+		assert!(done(30, 0.01, 1.0));
 		// No more batches than the steps claimed.
 		let tiny = ScreenPlan::new(3);
 		assert_eq!((tiny.first, tiny.confirm, tiny.last()), (1, 3, 3));

@@ -143,16 +143,19 @@ impl FraudDesk {
 	}
 
 	/// The position in `order` of the update that `order[i]`'s loss screen compares with
-	/// this round: another sender's, drawn anew every round with this trainer's secret. A
-	/// fixed one (the next sender's) let a sender trained on other data pass every screen
-	/// of some jobs, where its updates were simply better than that one sender's;
-	/// `bench/redteam.sh` measures the difference.
+	/// this round: this trainer's own (honest, trained on other data, and not one a sender
+	/// can steer its screen towards by its place in the round), or where it sent none,
+	/// another sender's drawn with its secret. The next sender's, used before, let a sender
+	/// place itself after a weak update; `bench/redteam.sh` measures what each catches.
 	fn contrast(&self, round: RoundIndex, order: &[PeerId], i: usize) -> Option<usize> {
 		let rank = |peer: &PeerId| {
 			let key =
 				[&self.secret[..], b"contrast", &round.to_le_bytes(), &peer.to_bytes()].concat();
 			sp_crypto_hashing::blake2_256(&key)
 		};
+		if let Some(mine) = order.iter().position(|p| *p == self.me).filter(|j| *j != i) {
+			return Some(mine);
+		}
 		(0..order.len()).filter(|j| *j != i).min_by_key(|j| rank(&order[*j]))
 	}
 
