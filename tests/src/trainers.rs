@@ -3,11 +3,14 @@
 
 use std::{
 	fs::File,
+	io::{BufRead, BufReader},
 	path::{Path, PathBuf},
 	process::{Child, Command, Output, Stdio},
+	sync::mpsc,
+	time::Duration,
 };
 
-use anyhow::{Context, Result};
+use anyhow::{anyhow, Context, Result};
 use serde_json::Value;
 
 use crate::free_port;
@@ -181,5 +184,47 @@ max_steps = 100
 impl Drop for Provider {
 	fn drop(&mut self) {
 		self.kill();
+	}
+}
+
+/// Stops the publisher however the test ends.
+pub struct Publisher(Child);
+
+impl Drop for Publisher {
+	fn drop(&mut self) {
+		let _ = self.0.kill();
+		let _ = self.0.wait();
+	}
+}
+
+/// Publishes `path` in `format` and returns the publisher with the job-file line it printed
+/// (`dataset = { uri = "…", content_hash = "0x…" }`, or `initial_weights = …` for weights).
+pub fn publish(
+	path: &std::path::Path,
+	format: &str,
+	store: &std::path::Path,
+) -> Result<(Publisher, String)> {
+	let child = Command::new(trainer_binary())
+		.args(["data", "publish", "--format", format, "--listen", "/ip4/127.0.0.1/tcp/0"])
+		.arg("--store")
+		.arg(store)
+		.arg(path)
+		.stdout(Stdio::piped())
+		.stderr(Stdio::null())
+		.spawn()
+		.context("starting grid-trainer data publish")?;
+	let mut publisher = Publisher(child);
+	let stdout = publisher.0.stdout.take().ok_or_else(|| anyhow!("no stdout"))?;
+	let (tx, rx) = mpsc::channel();
+	std::thread::spawn(move || {
+		for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+			let _ = tx.send(line);
+		}
+	});
+	loop {
+		let line = rx.recv_timeout(Duration::from_secs(60)).context("the publisher's address")?;
+		if let Some(job_line) = line.strip_prefix("job file: ") {
+			return Ok((publisher, job_line.to_owned()));
+		}
 	}
 }

@@ -10,64 +10,17 @@
 //! published as initial weights, starts a third job whose new providers begin from exactly
 //! the second job's final model.
 
-use std::{
-	io::{BufRead, BufReader},
-	process::{Child, Command, Stdio},
-	sync::mpsc,
-	time::Duration,
-};
+use std::time::Duration;
 
-use anyhow::{anyhow, ensure, Context, Result};
+use anyhow::{anyhow, ensure, Result};
 use grid_e2e_tests::{
 	network::{
 		agreed_and_learned, dev_node, logs, post_job, post_job_with, providers, url, wait_status,
 		Ledger,
 	},
-	trainers::{hf_logits, job_cli, trainer_binary},
+	trainers::{hf_logits, job_cli, publish},
 };
 use polkadot_sdk::sp_keyring::Sr25519Keyring;
-
-/// Stops the publisher however the test ends.
-struct Publisher(Child);
-
-impl Drop for Publisher {
-	fn drop(&mut self) {
-		let _ = self.0.kill();
-		let _ = self.0.wait();
-	}
-}
-
-/// Publishes `path` in `format` and returns the publisher with the job-file line it printed
-/// (`dataset = { uri = "…", content_hash = "0x…" }`, or `initial_weights = …` for weights).
-fn publish(
-	path: &std::path::Path,
-	format: &str,
-	store: &std::path::Path,
-) -> Result<(Publisher, String)> {
-	let child = Command::new(trainer_binary())
-		.args(["data", "publish", "--format", format, "--listen", "/ip4/127.0.0.1/tcp/0"])
-		.arg("--store")
-		.arg(store)
-		.arg(path)
-		.stdout(Stdio::piped())
-		.stderr(Stdio::null())
-		.spawn()
-		.context("starting grid-trainer data publish")?;
-	let mut publisher = Publisher(child);
-	let stdout = publisher.0.stdout.take().ok_or_else(|| anyhow!("no stdout"))?;
-	let (tx, rx) = mpsc::channel();
-	std::thread::spawn(move || {
-		for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-			let _ = tx.send(line);
-		}
-	});
-	loop {
-		let line = rx.recv_timeout(Duration::from_secs(60)).context("the publisher's address")?;
-		if let Some(job_line) = line.strip_prefix("job file: ") {
-			return Ok((publisher, job_line.to_owned()));
-		}
-	}
-}
 
 /// The transformer job on `dataset_line` (and any more top-level lines) for `rounds` rounds
 /// with `providers` participants.

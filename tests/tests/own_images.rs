@@ -1,0 +1,111 @@
+//! A buyer's own images and a convolutional model, end to end on a dev chain with real
+//! processes: the buyer turns the shipped MNIST digits into NumPy arrays (the `image-npy`
+//! format), publishes them with `grid-trainer data publish` and posts a ResNet job on them;
+//! three providers fetch the arrays from the buyer, check them, train the ResNet to
+//! completion, are each paid for every round and agree on every round's model, whose
+//! held-out loss falls.
+
+use std::{io::Read, path::Path, time::Duration};
+
+use anyhow::{ensure, Context, Result};
+use grid_e2e_tests::{
+	network::{agreed_and_learned, dev_node, logs, post_job, providers, url, wait_status, Ledger},
+	trainers::publish,
+};
+use polkadot_sdk::sp_keyring::Sr25519Keyring;
+
+/// The bytes of a gzipped IDX file after its header of `header` bytes.
+fn idx_body(path: &Path, header: usize) -> Result<Vec<u8>> {
+	let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+	let mut bytes = Vec::new();
+	flate2::read::GzDecoder::new(file).read_to_end(&mut bytes)?;
+	ensure!(bytes.len() > header, "{} is shorter than its header", path.display());
+	Ok(bytes.split_off(header))
+}
+
+/// A version-1 `.npy` file of bytes (`|u1`) of `shape` holding `data`.
+fn npy_u8(shape: &[usize], data: &[u8]) -> Vec<u8> {
+	let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+	let mut header =
+		format!("{{'descr': '|u1', 'fortran_order': False, 'shape': ({},), }}", dims.join(", "));
+	// The magic, version and length take 10 bytes; the header pads to 64 with a newline.
+	while (10 + header.len() + 1) % 64 != 0 {
+		header.push(' ');
+	}
+	header.push('\n');
+	let mut out = b"\x93NUMPY\x01\x00".to_vec();
+	out.extend((header.len() as u16).to_le_bytes());
+	out.extend(header.as_bytes());
+	out.extend(data);
+	out
+}
+
+/// Writes the shipped MNIST digits to `dir` as the four arrays of an `image-npy` dataset:
+/// images `[N, 1, 28, 28]` and labels `[N]`, both u8.
+fn mnist_as_npy(dir: &Path) -> Result<()> {
+	let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/mnist");
+	std::fs::create_dir_all(dir)?;
+	for (split, idx) in [("train", "train"), ("test", "t10k")] {
+		let pixels = idx_body(&shipped.join(format!("{idx}-images-idx3-ubyte.gz")), 16)?;
+		let labels = idx_body(&shipped.join(format!("{idx}-labels-idx1-ubyte.gz")), 8)?;
+		ensure!(pixels.len() == labels.len() * 28 * 28, "{split}: pixels and labels disagree");
+		let n = labels.len();
+		std::fs::write(dir.join(format!("{split}_images.npy")), npy_u8(&[n, 1, 28, 28], &pixels))?;
+		std::fs::write(dir.join(format!("{split}_labels.npy")), npy_u8(&[n], &labels))?;
+	}
+	Ok(())
+}
+
+/// The ResNet job on `dataset_line` (a published dataset) for three rounds and providers.
+fn job(dataset_line: &str) -> String {
+	format!(
+		r#"{dataset_line}
+model = {{ kind = "resnet", channels = 1, side = 28, classes = 10, width = 8, stages = 2, blocks = 1 }}
+rounds = 3
+reward_per_round = 10
+min_providers = 3
+max_providers = 4
+min_provider_stake = 100
+
+[training]
+round_blocks = 10
+batch_size = 32
+inner = {{ optimizer = "adamw", lr = 0.005 }}
+outer_momentum = 0.5
+compression = {{ scheme = "int8", chunk = 256 }}
+"#
+	)
+}
+
+// Fails today: the providers' loss screens run before they aggregate and prove (in
+// `FraudDesk::keep_round`), and a ResNet's forward passes on a CPU are slow enough that a
+// screen's confirmation (up to 24 of them) makes the proof miss the round's deadline
+// (`RoundClosed`, custom error 37), so a provider is not paid for rounds where it screened
+// a suspect. Screens belong off the proof's path (on the verify worker); until then this
+// job is run by hand: `cargo test --release --test own_images -- --ignored`.
+#[test]
+#[ignore = "the loss screen delays the proof past the round's deadline for a ResNet on a CPU"]
+fn providers_fetch_a_buyers_images_and_train_a_resnet_on_them() -> Result<()> {
+	let dir = tempfile::tempdir()?;
+	let arrays = dir.path().join("digits");
+	mnist_as_npy(&arrays)?;
+	let (_publisher, dataset) = publish(&arrays, "image-npy", &dir.path().join("buyer-store"))?;
+
+	let node = dev_node(dir.path())?;
+	let url = url(&node);
+	let start = node.best_number()?;
+	post_job(&url, dir.path(), &job(&dataset), 0)?;
+	let keys = [Sr25519Keyring::Bob, Sr25519Keyring::Charlie, Sr25519Keyring::Dave];
+	let providers = providers(dir.path(), &url, &keys)?;
+	let status =
+		wait_status(&url, 0, Duration::from_secs(400), &providers, |s| s.contains("completed"))?;
+	ensure!(status.contains("round 3/3") && status.contains("final model 0x"), "{status}");
+
+	let end = node.best_number()?;
+	let l = Ledger::read(&node, start + 1, end)?;
+	for key in keys {
+		let paid = l.paid(&key.to_account_id());
+		ensure!(paid == [0, 1, 2], "{key:?} paid for rounds {paid:?}\n{}", logs(&providers));
+	}
+	agreed_and_learned(&providers, 0, 3)
+}
