@@ -65,7 +65,7 @@ python3 bench/redteam_e2e.py "$e2e" "$out.tmp-redteam/redteam.json" > "$out.tmp-
 	echo
 	daemon_screens=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["screens_per_desk"])' "$out.tmp-redteam/redteam.json")
 	echo "Each honest provider loss-screens $daemon_screens peers a round above (the daemon's \`GAUNTLET_PEERS\`); the honest"
-	echo "baseline and the wrong-data attacker with $sweep_screens instead (\`--screens N\`; headline figures in"
+	echo "baseline and the wrong-data attacker with ${sweep_screens// / and } instead (\`--screens N\`; headline figures in"
 	echo "\`redteam-screens.json\`):"
 	for screens in $sweep_screens; do
 		echo
