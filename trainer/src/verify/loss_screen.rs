@@ -99,8 +99,8 @@ struct ScreenPlan {
 	first: u32,
 	/// The confirmation's, at most.
 	confirm: u32,
-	/// The extension's, at most (no more than the confirmation's in short rounds).
-	extend: u32,
+	/// The most it may look at: the extension's (the confirmation's in short rounds).
+	last: u32,
 	/// The threshold's share of the other update's gain.
 	share: f64,
 }
@@ -113,15 +113,10 @@ impl ScreenPlan {
 		ScreenPlan {
 			first,
 			confirm,
-			extend: (steps / 4).min(GAUNTLET_EXTEND_BATCHES).max(confirm),
+			last: (steps / 4).min(GAUNTLET_EXTEND_BATCHES).max(confirm),
 			// The share of the gain an honest update owes its own data: less in longer rounds.
 			share: (OWN_DATA_STEPS / f64::from(most)).min(OWN_DATA_SHARE),
 		}
-	}
-
-	/// The most batches it may look at.
-	fn last(&self) -> u32 {
-		self.extend
 	}
 
 	/// Whether a confirmation or extension that found `found` stops: the update is cleared,
@@ -129,7 +124,7 @@ impl ScreenPlan {
 	fn done(&self, found: &LossScreen) -> bool {
 		found.cleared()
 			|| (found.batches >= self.confirm && !found.suspect())
-			|| found.batches >= self.last()
+			|| found.batches >= self.last
 	}
 }
 
@@ -199,7 +194,7 @@ impl Replayer {
 		// Then one batch at a time, with the base's loss too (on the first look's batches
 		// as well, the first time), until the plan says stop.
 		let mut looked = plan.first;
-		while looked < plan.last() {
+		while looked < plan.last {
 			let batch = self.batches(seed, looked..looked + 1)?;
 			sums.own += self.loss_sum(&model, &own, &batch)?;
 			sums.other += self.loss_sum(&model, &other, &batch)?;
@@ -255,7 +250,7 @@ mod tests {
 	#[test]
 	fn a_screen_looks_at_more_batches_only_while_the_update_stays_unclear() {
 		let short = ScreenPlan::new(30);
-		assert_eq!((short.first, short.confirm, short.last()), (1, 8, 8));
+		assert_eq!((short.first, short.confirm, short.last), (1, 8, 8));
 		let done = |batches, margin, gain| short.done(&found(&short, batches, margin, gain));
 		// Cleared early: the margin is well above the threshold (5% of the gain) after two
 		// batches.
@@ -272,7 +267,7 @@ mod tests {
 		// A long round's threshold is lower, within the margins' noise: nothing clears early
 		// there, the confirmation looks at all its batches.
 		let long = ScreenPlan::new(120);
-		assert_eq!((long.confirm, long.last()), (8, 30));
+		assert_eq!((long.confirm, long.last), (8, 30));
 		assert!(long.share < short.share);
 		let done = |batches, margin, gain| long.done(&found(&long, batches, margin, gain));
 		assert!(!done(2, 0.05, 1.0));
@@ -283,7 +278,7 @@ mod tests {
 		assert!(done(30, 0.01, 1.0));
 		// No more batches than the steps claimed.
 		let tiny = ScreenPlan::new(3);
-		assert_eq!((tiny.first, tiny.confirm, tiny.last()), (1, 3, 3));
-		assert_eq!(ScreenPlan::new(0).last(), 1);
+		assert_eq!((tiny.first, tiny.confirm, tiny.last), (1, 3, 3));
+		assert_eq!(ScreenPlan::new(0).last, 1);
 	}
 }

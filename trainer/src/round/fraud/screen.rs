@@ -148,34 +148,35 @@ impl FraudDesk {
 	/// another sender's drawn with its secret. The next sender's, used before, let a sender
 	/// place itself after a weak update; `bench/redteam.sh` measures what each catches.
 	fn contrast(&self, round: RoundIndex, order: &[PeerId], i: usize) -> Option<usize> {
-		let rank = |peer: &PeerId| {
-			let key =
-				[&self.secret[..], b"contrast", &round.to_le_bytes(), &peer.to_bytes()].concat();
-			sp_crypto_hashing::blake2_256(&key)
-		};
 		if let Some(mine) = order.iter().position(|p| *p == self.me).filter(|j| *j != i) {
 			return Some(mine);
 		}
-		(0..order.len()).filter(|j| *j != i).min_by_key(|j| rank(&order[*j]))
+		(0..order.len())
+			.filter(|j| *j != i)
+			.min_by_key(|j| self.secret_rank(b"contrast", round, &order[*j]))
 	}
 
-	/// Up to [`GAUNTLET_PEERS`] (the desk's number) positions in `order` to loss-screen this round: other peers
-	/// not flagged already, in an order drawn from this trainer's secret and the round.
+	/// Up to the desk's number ([`GAUNTLET_PEERS`] in the daemon) of positions in `order` to
+	/// loss-screen this round: other peers not flagged already, in an order drawn from this
+	/// trainer's secret and the round.
 	fn gauntlet_picks(
 		&self,
 		round: RoundIndex,
 		order: &[PeerId],
 		flagged: &[(PeerId, &str, f64)],
 	) -> Vec<usize> {
-		let rank = |peer: &PeerId| {
-			let key = [&self.secret[..], &round.to_le_bytes(), &peer.to_bytes()].concat();
-			sp_crypto_hashing::blake2_256(&key)
-		};
 		let mut picks: Vec<usize> = (0..order.len())
 			.filter(|i| order[*i] != self.me && !flagged.iter().any(|(p, _, _)| *p == order[*i]))
 			.collect();
-		picks.sort_by_key(|i| rank(&order[*i]));
+		picks.sort_by_key(|i| self.secret_rank(b"", round, &order[*i]));
 		picks.truncate(self.gauntlet_peers);
 		picks
+	}
+
+	/// `peer`'s place in a draw that only this trainer can make: the hash of its secret, the
+	/// draw's `tag`, the round and the peer.
+	fn secret_rank(&self, tag: &[u8], round: RoundIndex, peer: &PeerId) -> [u8; 32] {
+		let key = [&self.secret[..], tag, &round.to_le_bytes(), &peer.to_bytes()].concat();
+		sp_crypto_hashing::blake2_256(&key)
 	}
 }
