@@ -4,7 +4,8 @@
 # once. The machines have two cores and most end-to-end tests spend their time waiting for
 # 6-second blocks, so the lanes overlap that waiting: lane 1 holds the unit tests, the network
 # jobs and the pallet benchmarks (their own feature build); lane 2 the trainer's network
-# tests, the chain-only end-to-end tests and the doc tests; lane 3 zombienet and the web UI.
+# tests, the chain-only end-to-end tests and the doc tests; lane 3 the own-images job,
+# zombienet and the web UI.
 # The lanes take about as long as each other. Every test waits for the state it asserts with
 # a deadline, so sharing the cores makes them slower, not wrong.
 #
@@ -19,6 +20,8 @@ logs=$(mktemp -d "${TMPDIR:-/tmp}/grid-tests.XXXXXX")
 # The trainer's network tests, the chain-only end-to-end tests and the own-data job (lane 2);
 # every other test binary runs in lane 1.
 LANE2_TESTS=" network cli_errors metadata dev_chain providers jobs worker local_testnet fraud own_data "
+# The buyer's own images and ResNet job (lane 3, beside zombienet and the web UI).
+LANE3_TESTS=" own_images "
 
 cargo test --release --locked --workspace --no-run --message-format=json-render-diagnostics \
 	>"$logs/build.jsonl"
@@ -52,6 +55,7 @@ binaries() {
 	while IFS=$'\t' read -r name dir exe; do
 		its_lane=1
 		[[ $LANE2_TESTS == *" $name "* ]] && its_lane=2
+		[[ $LANE3_TESTS == *" $name "* ]] && its_lane=3
 		[ "$its_lane" = "$lane" ] || continue
 		run "$lane" "$name" bash -c 'cd "$1" && exec "$2"' _ "$dir" "$exe" || return 1
 	done <"$logs/binaries.tsv"
@@ -69,7 +73,8 @@ lane2() {
 }
 
 lane3() {
-	run 3 zombienet "$root/scripts/zombienet.sh" &&
+	binaries 3 &&
+		run 3 zombienet "$root/scripts/zombienet.sh" &&
 		run 3 web-ui "$root/scripts/frontend.sh"
 }
 

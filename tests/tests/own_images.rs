@@ -77,14 +77,11 @@ compression = {{ scheme = "int8", chunk = 256 }}
 	)
 }
 
-// Fails today: the providers' loss screens run before they aggregate and prove (in
-// `FraudDesk::keep_round`), and a ResNet's forward passes on a CPU are slow enough that a
-// screen's confirmation (up to 24 of them) makes the proof miss the round's deadline
-// (`RoundClosed`, custom error 37), so a provider is not paid for rounds where it screened
-// a suspect. Screens belong off the proof's path (on the verify worker); until then this
-// job is run by hand: `cargo test --release --test own_images -- --ignored`.
+// Every provider loss-screens its peers each round, and a ResNet's forward passes on a CPU
+// take seconds: run before the aggregate and the proof, the screens made a screening
+// provider's proof miss the round's deadline (`RoundClosed`) and it went unpaid. They run on
+// the verify worker now; every provider is paid for every round here.
 #[test]
-#[ignore = "the loss screen delays the proof past the round's deadline for a ResNet on a CPU"]
 fn providers_fetch_a_buyers_images_and_train_a_resnet_on_them() -> Result<()> {
 	let dir = tempfile::tempdir()?;
 	let arrays = dir.path().join("digits");

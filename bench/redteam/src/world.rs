@@ -497,9 +497,7 @@ impl<'a> World<'a> {
 		}
 		for m in &mut self.members {
 			let Some((desk, port)) = m.desk.as_mut() else { continue };
-			let before = desk.screen_passes();
 			desk.keep_round(index, base, received.clone(), copied.clone(), port.as_ref());
-			self.outcome.screen_passes += desk.screen_passes() - before;
 		}
 		self.drive_desks()?;
 		self.accuse()
@@ -526,7 +524,9 @@ impl<'a> World<'a> {
 					};
 					desk.state_arrived(round, peer, answer, port.as_ref());
 				}
+				let before = desk.screen_passes();
 				desk.poll(port.as_ref());
+				self.outcome.screen_passes += desk.screen_passes() - before;
 				busy |= desk.busy();
 			}
 			if !busy {

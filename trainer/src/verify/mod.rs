@@ -19,7 +19,7 @@
 //! - [`screens`]: the cheap screens of a round's updates (agreement, copies, short norms).
 //! - [`loss_screen`]: the paired loss screen (does an update owe its gain to its own data).
 //! - [`replay`]: the exact replay of a claim and its judgement.
-//! - [`worker`]: replays on their own thread.
+//! - [`worker`]: replays and loss screens on their own thread.
 
 mod loss_screen;
 mod replay;
@@ -35,7 +35,7 @@ pub use screens::{
 	copy_suspects, short_suspects, suspects, COPY_COSINE, MAX_COPY_COSINE, SHORT_NORM,
 	SUSPECT_COSINE,
 };
-pub use worker::VerifyWorker;
+pub use worker::{Check, Finding, ScreenRequest, VerifyWorker};
 
 /// Cosine similarity (0 when either side is zero).
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {

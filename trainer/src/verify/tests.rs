@@ -309,17 +309,33 @@ fn the_worker_reports_each_check_with_its_tag() {
 	let (rep, base) = tiny();
 	let n = base.len();
 	let worker = VerifyWorker::start(rep);
-	worker.submit(1u32, tiny_claim(&base, vec![0.0; 2], 3));
-	worker.submit(2u32, tiny_claim(&base, vec![0.5; n], 0));
+	worker.submit(1u32, Check::Replay(tiny_claim(&base, vec![0.0; 2], 3)));
+	worker.submit(2u32, Check::Replay(tiny_claim(&base, vec![0.5; n], 0)));
+	// An update that changes nothing owes nothing to its sender's data.
+	let screen = ScreenRequest {
+		base: base.clone(),
+		update: vec![0.0; n],
+		other: vec![0.0; n],
+		seed: Hash::repeat_byte(7),
+		steps: 3,
+	};
+	worker.submit(3u32, Check::Screen(screen));
 	let mut got = Vec::new();
 	let start = std::time::Instant::now();
-	while got.len() < 2 && start.elapsed() < std::time::Duration::from_secs(60) {
+	while got.len() < 3 && start.elapsed() < std::time::Duration::from_secs(60) {
 		got.extend(worker.finished());
 		std::thread::sleep(std::time::Duration::from_millis(10));
 	}
-	assert_eq!(got.len(), 2);
-	assert_eq!(got[0].0, 1);
-	assert!(got[0].1.is_err());
-	assert_eq!(got[1].0, 2);
-	assert_eq!(got[1].1.as_ref().unwrap().verdict, Verdict::Invalid);
+	assert_eq!(got.len(), 3);
+	let tags: Vec<u32> = got.iter().map(|(tag, _)| *tag).collect();
+	assert_eq!(tags, [1, 2, 3]);
+	assert!(matches!(&got[0].1, Finding::Replay(Err(_))));
+	assert!(
+		matches!(&got[1].1, Finding::Replay(Ok(j)) if j.verdict == Verdict::Invalid),
+		"a zero start state does not replay to 0.5 everywhere"
+	);
+	match &got[2].1 {
+		Finding::Screen(Ok(s)) => assert!(s.suspect() && s.passes >= 2, "{s:?}"),
+		_ => panic!("the screen's finding is a screen's"),
+	}
 }

@@ -1,29 +1,75 @@
-//! Replays on their own thread.
+//! Checks (replays and loss screens) on their own thread.
 
-use std::{sync::mpsc, thread::JoinHandle};
+use std::{sync::mpsc, sync::Arc, thread::JoinHandle};
 
-use super::{Claim, Judgement, Replayer};
+use grid_primitives::Hash;
+
+use super::{Claim, Judgement, LossScreen, Replayer};
 use crate::error::Result;
 
-/// Replays run on their own thread, one at a time, so the trainer's round loop (and its
-/// own training) goes on while a check runs. Each check carries a tag `T` that comes back
-/// with its finding.
+/// A loss screen to run ([`Replayer::loss_screen`]).
+pub struct ScreenRequest {
+	/// The round's base model (flat parameters).
+	pub base: Arc<Vec<f32>>,
+	/// The screened update (dense).
+	pub update: Vec<f32>,
+	/// The update it is compared with (dense).
+	pub other: Vec<f32>,
+	/// The screened sender's data seed for the round.
+	pub seed: Hash,
+	/// Inner steps it claimed.
+	pub steps: u32,
+}
+
+/// A check the worker runs.
+pub enum Check {
+	/// The exact replay of a claim.
+	Replay(Claim),
+	/// A loss screen of an update.
+	Screen(ScreenRequest),
+}
+
+/// What a check found.
+pub enum Finding {
+	/// A replay's judgement.
+	Replay(Result<Judgement>),
+	/// A loss screen's finding.
+	Screen(Result<LossScreen>),
+}
+
+impl Replayer {
+	/// Runs `check`.
+	fn run(&self, check: &Check) -> Finding {
+		match check {
+			Check::Replay(claim) => Finding::Replay(self.judge(claim)),
+			Check::Screen(s) => {
+				Finding::Screen(self.loss_screen(&s.base, &s.update, &s.other, &s.seed, s.steps))
+			}
+		}
+	}
+}
+
+/// Checks run on their own thread, one at a time, so the trainer's round loop (its own
+/// training, and the proof of its round) goes on while a check runs: a loss screen of a
+/// large model takes seconds on a CPU, and run in the loop it made a screening trainer's
+/// proof miss its round (`tests/tests/own_images.rs`). Each check carries a tag `T` that
+/// comes back with its finding.
 pub struct VerifyWorker<T> {
-	jobs: Option<mpsc::Sender<(T, Claim)>>,
-	findings: mpsc::Receiver<(T, Result<Judgement>)>,
+	jobs: Option<mpsc::Sender<(T, Check)>>,
+	findings: mpsc::Receiver<(T, Finding)>,
 	thread: Option<JoinHandle<()>>,
 }
 
 impl<T: Send + 'static> VerifyWorker<T> {
 	/// Starts the worker thread.
 	pub fn start(replayer: Replayer) -> Self {
-		let (jobs, inbox) = mpsc::channel::<(T, Claim)>();
+		let (jobs, inbox) = mpsc::channel::<(T, Check)>();
 		let (report, findings) = mpsc::channel();
 		let thread = std::thread::Builder::new()
 			.name("grid-verify".into())
 			.spawn(move || {
-				for (tag, claim) in inbox {
-					if report.send((tag, replayer.judge(&claim))).is_err() {
+				for (tag, check) in inbox {
+					if report.send((tag, replayer.run(&check))).is_err() {
 						return;
 					}
 				}
@@ -33,14 +79,14 @@ impl<T: Send + 'static> VerifyWorker<T> {
 	}
 
 	/// Queues a check.
-	pub fn submit(&self, tag: T, claim: Claim) {
+	pub fn submit(&self, tag: T, check: Check) {
 		if let Some(jobs) = &self.jobs {
-			let _ = jobs.send((tag, claim));
+			let _ = jobs.send((tag, check));
 		}
 	}
 
 	/// Checks finished since the last call.
-	pub fn finished(&self) -> Vec<(T, Result<Judgement>)> {
+	pub fn finished(&self) -> Vec<(T, Finding)> {
 		self.findings.try_iter().collect()
 	}
 }

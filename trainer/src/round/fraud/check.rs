@@ -9,7 +9,7 @@ use libp2p::PeerId;
 use super::{CheckRequest, CheckState, FraudDesk, FraudPort, Purpose, Target, MAX_STATE_TRIES};
 use crate::{
 	round::messages::{update_hash, Digest},
-	verify::Claim,
+	verify::{Check, Claim, Finding, LossScreen},
 	work_state::WorkState,
 };
 
@@ -67,7 +67,7 @@ impl FraudDesk {
 					seed,
 					steps: target.steps,
 				};
-				self.worker.submit(key, claim);
+				self.worker.submit(key, Check::Replay(claim));
 				if let Some(CheckState::Fetching { purpose, .. }) = self.states.remove(&key) {
 					self.states.insert(key, CheckState::Replaying { purpose });
 				}
@@ -119,7 +119,8 @@ impl FraudDesk {
 		}
 		for ((round, peer), finding) in self.worker.finished() {
 			match finding {
-				Ok(judgement) => {
+				Finding::Screen(screen) => self.screened(round, peer, screen),
+				Finding::Replay(Ok(judgement)) => {
 					tracing::info!(
 						"round {round}: the update of {peer} is {:?} (cosine with its exact \
 						 replay {:.4})",
@@ -128,11 +129,45 @@ impl FraudDesk {
 					);
 					self.conclude((round, peer), judgement.verdict, port);
 				}
-				Err(e) => {
+				Finding::Replay(Err(e)) => {
 					tracing::warn!("round {round}: replaying the update of {peer} failed: {e}");
 					self.states.remove(&(round, peer));
 				}
 			}
+		}
+	}
+
+	/// A loss screen of `peer`'s update of `round` finished: a suspect is replayed, and
+	/// accused if the replay refutes it.
+	fn screened(
+		&mut self,
+		round: RoundIndex,
+		peer: PeerId,
+		screen: crate::error::Result<LossScreen>,
+	) {
+		self.screening.remove(&(round, peer));
+		let screen = match screen {
+			Ok(screen) => screen,
+			Err(e) => return tracing::warn!("round {round}: loss screen of {peer}: {e}"),
+		};
+		self.screen_passes += u64::from(screen.passes);
+		tracing::debug!(
+			"round {round}: loss screen of {peer}: margin {:.5} (suspect at or below {:.5}) over {} batches",
+			screen.margin,
+			screen.threshold,
+			screen.batches
+		);
+		// A check already under way (a challenge's, or a cheap screen's suspect) decides.
+		if !screen.suspect() || self.states.contains_key(&(round, peer)) {
+			return;
+		}
+		tracing::warn!(
+			"round {round}: the update of {peer} lowers the loss on its own data no more than \
+			 another's update does (the other's loss minus its own: {:.5}); replaying it",
+			screen.margin
+		);
+		if let Some(target) = self.own_target(round, &peer) {
+			self.start(round, peer, target, Purpose { accuse: true, challenges: vec![] });
 		}
 	}
 

@@ -8,9 +8,9 @@
 //! The desk asks for it ([`FraudDesk::state_requests`]; the daemon fetches it from the sender)
 //! and checks what comes back against the commitment's digests. A sender that serves a state
 //! other than the one it committed to, or none after [`MAX_STATE_TRIES`] asks, has broken its
-//! commitment: its update is judged invalid. The replays themselves are in [`crate::verify`]
-//! and run on their own thread; findings come back through [`FraudDesk::poll`], which the
-//! round loop calls while it waits for the network.
+//! commitment: its update is judged invalid. The replays and loss screens themselves are in
+//! [`crate::verify`] and run on their own thread; findings come back through
+//! [`FraudDesk::poll`], which the round loop calls while it waits for the network.
 //!
 //! - [`port`]: what the desk needs from the chain, and the challenges it is asked to judge.
 //! - [`screen`]: keeping each round's evidence and screening its updates.
@@ -21,7 +21,7 @@ mod port;
 mod screen;
 
 use std::{
-	collections::{HashMap, VecDeque},
+	collections::{HashMap, HashSet, VecDeque},
 	sync::Arc,
 };
 
@@ -113,10 +113,10 @@ enum CheckState {
 pub struct FraudDesk {
 	me: PeerId,
 	worker: VerifyWorker<(RoundIndex, PeerId)>,
-	/// The loss screen's evaluator (the replayer's job settings).
-	screen: Replayer,
-	/// Forward passes the loss screen has run (its cost, next to the replays').
+	/// Forward passes the loss screens have run (their cost, next to the replays').
 	screen_passes: u64,
+	/// Loss screens on the worker thread: (round, sender).
+	screening: HashSet<(RoundIndex, PeerId)>,
 	/// This trainer's secret: it draws which peers it loss-screens each round, so that no
 	/// sender can know in advance in which rounds nobody screens it.
 	secret: [u8; 32],
@@ -145,8 +145,8 @@ impl FraudDesk {
 	) -> Self {
 		FraudDesk {
 			me,
-			screen: replayer.clone(),
 			screen_passes: 0,
+			screening: HashSet::new(),
 			secret,
 			gauntlet_peers: GAUNTLET_PEERS,
 			worker: VerifyWorker::start(replayer),
@@ -165,15 +165,17 @@ impl FraudDesk {
 		self
 	}
 
-	/// Forward passes the loss screen ran so far (each about a third of an inner step's
-	/// work).
+	/// Forward passes the loss screens that finished ran so far (each about a third of an
+	/// inner step's work).
 	pub fn screen_passes(&self) -> u64 {
 		self.screen_passes
 	}
 
-	/// Whether a check is still under way (waiting for a start state or replaying).
+	/// Whether a check is still under way (a loss screen, or waiting for a start state, or
+	/// replaying).
 	pub fn busy(&self) -> bool {
-		self.states.values().any(|s| !matches!(s, CheckState::Done(_)))
+		!self.screening.is_empty()
+			|| self.states.values().any(|s| !matches!(s, CheckState::Done(_)))
 	}
 
 	/// `round`'s evidence: from memory, or else from the archive (a round that does not

@@ -10,7 +10,7 @@ use libp2p::PeerId;
 use super::{FraudDesk, FraudPort, Purpose, Received, MEMORY_ROUNDS};
 use crate::{
 	round::evidence::{Kept, RoundEvidence},
-	verify::{copy_suspects, short_suspects, suspects},
+	verify::{copy_suspects, short_suspects, suspects, Check, ScreenRequest},
 };
 
 /// Peers' updates each trainer loss-screens per round ([`crate::verify::Replayer::loss_screen`]), chosen
@@ -55,7 +55,8 @@ pub(super) fn designated(
 impl FraudDesk {
 	/// Keeps `round`'s base model and updates, and screens the updates: a peer's update
 	/// that disagrees with the others, is this close to another, is shorter than its peers
-	/// or fails the loss screen is replayed, and its sender accused if the replay refutes it.
+	/// or fails the loss screen (which runs on the worker thread, found by
+	/// [`FraudDesk::poll`]) is replayed, and its sender accused if the replay refutes it.
 	/// `copies` are claims of others' updates of the round (left out of its aggregate): kept
 	/// too, and replayed from their claimants' start states as suspects.
 	pub fn keep_round(
@@ -87,29 +88,24 @@ impl FraudDesk {
 		// Every trainer's screens above flag alike: only a suspect's designated replayers
 		// replay it (a suspect replayed by every trainer costs the round as many replays).
 		flagged.retain(|(peer, _, _)| designated(&self.me, round, &order, peer));
+		let base = Arc::new(base.to_vec());
 		for i in self.gauntlet_picks(round, &order, &flagged) {
 			let Some(seed) = port.peer_seed(round, &order[i]) else { continue };
 			// The contrast: another sender's update (itself screened by others); a lone
 			// sender has none.
 			let Some(j) = self.contrast(round, &order, i) else { continue };
-			match self.screen.loss_screen(base, &dense[i], &dense[j], &seed, received[i].steps) {
-				Ok(screen) => {
-					self.screen_passes += u64::from(screen.passes);
-					tracing::debug!(
-						"round {round}: loss screen of {}: margin {:.5} (suspect at or below {:.5}) over {} batches",
-						order[i],
-						screen.margin,
-						screen.threshold,
-						screen.batches
-					);
-					if screen.suspect() {
-						let why = "lowers the loss on its own data no more than another's \
-						           update does (the other's loss minus its own)";
-						flag(&mut flagged, i, why, screen.margin);
-					}
-				}
-				Err(e) => tracing::warn!("round {round}: loss screen of {}: {e}", order[i]),
-			}
+			let request = ScreenRequest {
+				base: base.clone(),
+				update: dense[i].clone(),
+				other: dense[j].clone(),
+				seed,
+				steps: received[i].steps,
+			};
+			// On the worker thread: a large model's screen takes seconds on a CPU, and the
+			// round's aggregate and proof do not wait for it (`FraudDesk::screened` has its
+			// finding).
+			self.screening.insert((round, order[i]));
+			self.worker.submit((round, order[i]), Check::Screen(request));
 		}
 		for copy in &copies {
 			if designated(&self.me, round, &order, &copy.peer) {
@@ -121,7 +117,7 @@ impl FraudDesk {
 			.chain(copies)
 			.map(|r| (r.peer, Kept { steps: r.steps, start: r.start, update: r.update }))
 			.collect();
-		let evidence = RoundEvidence { round, base: Arc::new(base.to_vec()), updates };
+		let evidence = RoundEvidence { round, base, updates };
 		self.archive.put(round, evidence.encode());
 		self.history.push_back(Arc::new(evidence));
 		while self.history.len() > MEMORY_ROUNDS {
