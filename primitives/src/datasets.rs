@@ -78,7 +78,7 @@ pub struct ShippedDataset {
 pub const MNIST: ShippedDataset = ShippedDataset {
 	name: "mnist",
 	uri: "grid:mnist",
-	content_hash: hex32("9f4a0eb9fb89500ace58290425220dee6749b525fc0c9bda716094a96a852dda"),
+	content_hash: hex32("ce7dc16f6a6e336d343c422bbe8ae8ae7f89620b578b6957b2fae20d8c1d1bb9"),
 	path: "mnist",
 	format: DatasetFormat::MnistIdx,
 	kind: DataKind::MNIST,
@@ -88,7 +88,7 @@ pub const MNIST: ShippedDataset = ShippedDataset {
 pub const SHAKESPEARE: ShippedDataset = ShippedDataset {
 	name: "shakespeare",
 	uri: "grid:shakespeare",
-	content_hash: hex32("b93cffb0bad0280b389c4f1fa57119dcde68120f22e42b5859254d5c2f8b16fc"),
+	content_hash: hex32("ea65bb632953dceb5587bc036052b72585b03638dedf0f31d18acaa8eacacbad"),
 	path: "shakespeare.txt",
 	format: DatasetFormat::Text,
 	kind: DataKind::Tokens { vocab: 256 },
@@ -186,7 +186,7 @@ mod tests {
 
 	#[test]
 	fn hex_hashes_parse_and_bad_ones_are_refused() {
-		let text = "b93cffb0bad0280b389c4f1fa57119dcde68120f22e42b5859254d5c2f8b16fc";
+		let text = "ea65bb632953dceb5587bc036052b72585b03638dedf0f31d18acaa8eacacbad";
 		assert_eq!(parse_hex32(text), Some(SHAKESPEARE.content_hash));
 		assert_eq!(parse_hex32(&["0x", text].concat()), Some(SHAKESPEARE.content_hash));
 		assert_eq!(parse_hex32(&text.to_uppercase()), Some(SHAKESPEARE.content_hash));

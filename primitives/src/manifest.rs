@@ -1,5 +1,5 @@
 //! Content-addressed datasets. A dataset is described by a manifest: its format and its files,
-//! each file by its size and the BLAKE2b-256 of each of its [`CHUNK_BYTES`] chunks. The
+//! each file by its size and the BLAKE3 hash of each of its [`CHUNK_BYTES`] chunks. The
 //! manifest's own hash (of its SCALE bytes) is what a job's
 //! [`DatasetRef::content_hash`](crate::job::DatasetRef) names, so one 32-byte hash pins every
 //! byte of the data: a trainer fetches the manifest, checks it against the hash, then checks
@@ -153,7 +153,7 @@ pub struct ManifestFile {
 	pub name: String,
 	/// Its length in bytes.
 	pub size: u64,
-	/// BLAKE2b-256 of each chunk, in order.
+	/// BLAKE3 of each chunk, in order (the trainer's `data::store::chunk_hash`).
 	pub chunks: Vec<H256>,
 }
 

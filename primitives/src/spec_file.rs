@@ -153,7 +153,7 @@ mod tests {
 		assert_eq!(spec.challenge_window, 0);
 
 		let explicit = JOB
-			.replace("\"shakespeare\"", "{ uri = \"grid:mnist\", content_hash = \"0x9f4a0eb9fb89500ace58290425220dee6749b525fc0c9bda716094a96a852dda\" }")
+			.replace("\"shakespeare\"", "{ uri = \"grid:mnist\", content_hash = \"0xce7dc16f6a6e336d343c422bbe8ae8ae7f89620b578b6957b2fae20d8c1d1bb9\" }")
 			.replace("{ kind = \"gpt\", context = 64, layers = 2, heads = 4, width = 64 }", "{ kind = \"mlp\", hidden = 64, layers = 1 }")
 			.replace("{ scheme = \"int8\", chunk = 256 }", "{ scheme = \"topk\", chunk = 64, k = 4, value_bits = 2 }")
 			.replace("optimizer = \"adamw\"", "optimizer = \"sgd\"");

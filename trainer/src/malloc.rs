@@ -1,4 +1,4 @@
-//! Process-wide allocator tuning for training binaries.
+//! Process-wide allocator tuning for training binaries (and dataset transfers).
 //!
 //! Every tensor op allocates its output. glibc serves large blocks with `mmap` and returns them
 //! with `munmap` on free, so each step pays page faults and zeroing for memory it just released

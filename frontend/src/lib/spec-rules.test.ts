@@ -3,7 +3,7 @@
 // on either side that the other does not follow fails one of the two test suites.
 import { describe, expect, it } from "vitest";
 import rules from "./spec-rules.json";
-import { buildJobSpec, DATASETS, type DatasetName, DEFAULT_FORM, type JobForm, MODEL_BOUNDS, type ModelKind, modelFits, stakeFor } from "./spec";
+import { buildJobSpec, DATASETS, type DatasetName, datasetUriProblem, DEFAULT_FORM, type JobForm, MODEL_BOUNDS, type ModelKind, modelFits, stakeFor } from "./spec";
 import { toNanos } from "./units";
 
 /** The models in the order `web_ui_rules` lists them. */
@@ -13,6 +13,8 @@ const bounds = rules.model_bounds as Record<string, number | undefined>;
 /** `[audit rate, fraud slash (billionths), reward, stake or null]`, amounts as decimal strings. */
 type DeterrenceVector = [number, number, string, string | null];
 const deterrence = (rules as unknown as { deterrence?: DeterrenceVector[] }).deterrence;
+/** `[dataset URI, whether the trainers read it]`. */
+const uris = (rules as unknown as { uris?: [string, boolean][] }).uris;
 
 describe("the job form follows the trainer's rules", () => {
   it("ships the same datasets under the same URIs and content hashes", () => {
@@ -59,6 +61,15 @@ describe("the job form follows the trainer's rules", () => {
       const ours = toNanos(x);
       if (expected === null) expect(typeof ours, `${x} must be refused`).toBe("string");
       else expect(ours, `${x}`).toBe(expected);
+    }
+  });
+
+  it("takes and refuses the dataset URIs the trainers do (trainer/src/data/source.rs)", () => {
+    expect(uris?.length).toBeGreaterThan(10);
+    for (const [uri, read] of uris!) {
+      const problem = datasetUriProblem(uri.trim());
+      if (read) expect(problem, uri).toBeUndefined();
+      else expect(problem, uri).toBeTypeOf("string");
     }
   });
 

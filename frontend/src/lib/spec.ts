@@ -14,12 +14,12 @@ export type ModelSpec = JobSpec["model"];
 export const DATASETS = {
   shakespeare: {
     uri: "grid:shakespeare",
-    hash: "0xb93cffb0bad0280b389c4f1fa57119dcde68120f22e42b5859254d5c2f8b16fc",
+    hash: "0xea65bb632953dceb5587bc036052b72585b03638dedf0f31d18acaa8eacacbad",
     label: "Tiny Shakespeare (byte-level text)",
   },
   mnist: {
     uri: "grid:mnist",
-    hash: "0x9f4a0eb9fb89500ace58290425220dee6749b525fc0c9bda716094a96a852dda",
+    hash: "0xce7dc16f6a6e336d343c422bbe8ae8ae7f89620b578b6957b2fae20d8c1d1bb9",
     label: "MNIST digits",
   },
 } as const;

@@ -232,6 +232,10 @@ fn parse_hash(text: &str) -> Result<H256, String> {
 }
 
 fn data_command(command: DataCmd) -> anyhow::Result<()> {
+	// Every chunk served or fetched is a fresh 1 MiB buffer: glibc would map and unmap
+	// each, and the page faults and zeroing were a seventh of a publisher's CPU time in
+	// `bench/datasets.sh`.
+	grid_trainer::malloc::retain_freed_memory();
 	let rt = runtime()?;
 	match command {
 		DataCmd::Publish { path, format, store, listen, no_serve, max_upload_mbit } => {

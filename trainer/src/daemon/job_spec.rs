@@ -129,8 +129,8 @@ pub fn chain_job(
 mod tests {
 	use grid_primitives::{
 		currency::UNIT,
-		datasets::{MNIST, SHIPPED},
-		job::{CnnConfig, GptConfig, MlpConfig, ModelSpec, Nanos},
+		datasets::{ShippedDataset, MNIST, SHIPPED},
+		job::{CnnConfig, DatasetRef, GptConfig, MlpConfig, ModelSpec, Nanos},
 		provider::BoundedBytes,
 		Hash,
 	};
@@ -383,7 +383,48 @@ mod tests {
 			"model_bounds": model_bounds,
 			"nanos": nanos,
 			"deterrence": deterrence,
+			"uris": uri_cases(),
 		})
+	}
+
+	/// `[uri, whether the trainers read it]` for dataset URIs of every kind, good and bad, as
+	/// `data::source` reads them (a `grid:` URI under its own dataset's reference): the web
+	/// UI's form must take and refuse the same.
+	fn uri_cases() -> Vec<serde_json::Value> {
+		let peer = "12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN";
+		let holder = format!("/ip4/127.0.0.1/tcp/4001/p2p/{peer}");
+		let uris = [
+			"grid:shakespeare".to_string(),
+			"grid:mnist".into(),
+			"grid:imagenet".into(),
+			"grid:".into(),
+			"file:///srv/data".into(),
+			"file://".into(),
+			"http://example.org/data.bin".into(),
+			"https://example.org/data.bin".into(),
+			"http://".into(),
+			"https://".into(),
+			holder.clone(),
+			format!("{holder} /ip4/10.0.0.2/tcp/4001/p2p/{peer}"),
+			format!("{holder},/ip6/::1/tcp/4001/p2p/{peer}"),
+			"/ip4/127.0.0.1/tcp/4001".into(),
+			format!("{holder} data.bin"),
+			"ipfs://QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG".into(),
+			"s3://bucket/data.bin".into(),
+			"data.bin".into(),
+			"".into(),
+		];
+		uris.iter()
+			.map(|uri| {
+				let hash = ShippedDataset::at(uri.as_bytes())
+					.map_or(Hash::repeat_byte(1), |d| Hash::from(d.content_hash));
+				let reference = DatasetRef {
+					content_hash: hash,
+					uri: BoundedBytes::truncate_from(uri.as_bytes().to_vec()),
+				};
+				serde_json::json!([uri, crate::data::source(&reference).is_ok()])
+			})
+			.collect()
 	}
 
 	/// The web UI tests its job form against `frontend/src/lib/spec-rules.json`, which must

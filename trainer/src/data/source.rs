@@ -50,10 +50,19 @@ pub fn source(dataset: &DatasetRef) -> Result<Source> {
 		return Ok(Source::Shipped(shipped));
 	}
 	if let Some(path) = uri.strip_prefix("file://") {
+		if path.is_empty() {
+			return Err(refuse(dataset, "file:// needs a path: file:///path/to/data"));
+		}
 		return Ok(Source::File(PathBuf::from(path)));
 	}
-	if uri.starts_with("http://") || uri.starts_with("https://") {
-		return Ok(Source::Http(uri.to_owned()));
+	for scheme in ["http://", "https://"] {
+		if uri.starts_with(scheme) {
+			if uri == scheme {
+				let why = format!("{scheme} needs a host and a file: {scheme}host/file");
+				return Err(refuse(dataset, why));
+			}
+			return Ok(Source::Http(uri.to_owned()));
+		}
 	}
 	if uri.starts_with('/') {
 		let addresses = uri
@@ -132,6 +141,9 @@ mod tests {
 			("/ip4/127.0.0.1/tcp/1", "no /p2p/"),
 			("/ip4/999.0.0.1/tcp/1", "holder address"),
 			("ipfs://Qm", "none of"),
+			("file://", "file:// needs a path"),
+			("http://", "http:// needs a host"),
+			("https://", "https:// needs a host"),
 		];
 		for (uri, expected) in cases {
 			let err = source(&reference(uri)).unwrap_err().to_string();

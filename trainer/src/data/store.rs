@@ -22,7 +22,6 @@ use grid_primitives::{
 	manifest::{DatasetFormat, DatasetManifest, ManifestFile, CHUNK_BYTES},
 };
 use polkadot_sdk::sp_core::H256;
-use sp_crypto_hashing::blake2_256;
 
 use super::shipped_dir;
 use crate::error::{Error, Result};
@@ -123,7 +122,7 @@ fn hash_file(path: &Path) -> Result<(u64, Vec<H256>)> {
 		if n == 0 {
 			break;
 		}
-		chunks.push(H256(blake2_256(&buf[..n])));
+		chunks.push(chunk_hash(&buf[..n]));
 		size += n as u64;
 		if n < buf.len() {
 			break;
@@ -386,6 +385,14 @@ fn read_range_checked(path: &Path, file: &ManifestFile, chunk: u32) -> Result<Ve
 	Ok(bytes)
 }
 
+/// A chunk's hash in a manifest: BLAKE3. Every chunk is hashed where it is published, by
+/// each holder that serves it and by each fetcher that receives it; BLAKE2b (used before)
+/// was a third of both ends' CPU time in a fetch over loopback, BLAKE3 is about five times
+/// faster per core (`bench/reports/datasets.md`).
+pub fn chunk_hash(bytes: &[u8]) -> H256 {
+	H256(*blake3::hash(bytes).as_bytes())
+}
+
 /// Whether `bytes` are chunk `chunk` of `file`; otherwise why not.
 pub fn check_chunk(file: &ManifestFile, chunk: u32, bytes: &[u8]) -> Result<(), String> {
 	let range =
@@ -398,7 +405,7 @@ pub fn check_chunk(file: &ManifestFile, chunk: u32, bytes: &[u8]) -> Result<(), 
 			range.end - range.start
 		));
 	}
-	if H256(blake2_256(bytes)) != file.chunks[chunk as usize] {
+	if chunk_hash(bytes) != file.chunks[chunk as usize] {
 		return Err(format!("chunk {chunk} of {} does not match its hash", file.name));
 	}
 	Ok(())
