@@ -1,16 +1,17 @@
 //! A buyer's own images and a convolutional model, end to end on a dev chain with real
-//! processes: the buyer turns the shipped MNIST digits into NumPy arrays (the `image-npy`
-//! format), publishes them with `grid-trainer data publish` and posts a ResNet job on them;
-//! three providers fetch the arrays from the buyer, check them, train the ResNet to
-//! completion, are each paid for every round and agree on every round's model, whose
-//! held-out loss falls.
+//! processes: the buyer has the shipped MNIST digits as an image folder (one PNG per digit,
+//! `train/<class>/` and `test/<class>/`), packs it with `grid-trainer data pack-images`,
+//! publishes the packed arrays (`image-npy`) with `grid-trainer data publish` and posts a
+//! ResNet job on them; three providers fetch the arrays from the buyer, check them, train
+//! the ResNet to completion, are each paid for every round and agree on every round's model,
+//! whose held-out loss falls.
 
-use std::{io::Read, path::Path, time::Duration};
+use std::{io::Read, path::Path, process::Command, time::Duration};
 
 use anyhow::{ensure, Context, Result};
 use grid_e2e_tests::{
 	network::{agreed_and_learned, dev_node, logs, post_job, providers, url, wait_status, Ledger},
-	trainers::publish,
+	trainers::{publish, trainer_binary},
 };
 use polkadot_sdk::sp_keyring::Sr25519Keyring;
 
@@ -23,37 +24,38 @@ fn idx_body(path: &Path, header: usize) -> Result<Vec<u8>> {
 	Ok(bytes.split_off(header))
 }
 
-/// A version-1 `.npy` file of bytes (`|u1`) of `shape` holding `data`.
-fn npy_u8(shape: &[usize], data: &[u8]) -> Vec<u8> {
-	let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
-	let mut header =
-		format!("{{'descr': '|u1', 'fortran_order': False, 'shape': ({},), }}", dims.join(", "));
-	// The magic, version and length take 10 bytes; the header pads to 64 with a newline.
-	while (10 + header.len() + 1) % 64 != 0 {
-		header.push(' ');
-	}
-	header.push('\n');
-	let mut out = b"\x93NUMPY\x01\x00".to_vec();
-	out.extend((header.len() as u16).to_le_bytes());
-	out.extend(header.as_bytes());
-	out.extend(data);
-	out
-}
-
-/// Writes the shipped MNIST digits to `dir` as the four arrays of an `image-npy` dataset:
-/// images `[N, 1, 28, 28]` and labels `[N]`, both u8.
-fn mnist_as_npy(dir: &Path) -> Result<()> {
+/// Writes the shipped MNIST digits to `dir` as an image folder: `<split>/<digit>/<n>.png`,
+/// 28x28 grey.
+fn mnist_as_folder(dir: &Path) -> Result<()> {
 	let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../data/mnist");
-	std::fs::create_dir_all(dir)?;
 	for (split, idx) in [("train", "train"), ("test", "t10k")] {
 		let pixels = idx_body(&shipped.join(format!("{idx}-images-idx3-ubyte.gz")), 16)?;
 		let labels = idx_body(&shipped.join(format!("{idx}-labels-idx1-ubyte.gz")), 8)?;
 		ensure!(pixels.len() == labels.len() * 28 * 28, "{split}: pixels and labels disagree");
-		let n = labels.len();
-		std::fs::write(dir.join(format!("{split}_images.npy")), npy_u8(&[n, 1, 28, 28], &pixels))?;
-		std::fs::write(dir.join(format!("{split}_labels.npy")), npy_u8(&[n], &labels))?;
+		for (n, (image, label)) in pixels.chunks(28 * 28).zip(&labels).enumerate() {
+			let class = dir.join(split).join(label.to_string());
+			std::fs::create_dir_all(&class)?;
+			let file = std::fs::File::create(class.join(format!("{n:05}.png")))?;
+			let mut encoder = png::Encoder::new(file, 28, 28);
+			encoder.set_color(png::ColorType::Grayscale);
+			encoder.write_header()?.write_image_data(image)?;
+		}
 	}
 	Ok(())
+}
+
+/// Packs the image folder `src` into `out` with `grid-trainer data pack-images`; its report.
+fn pack_images(src: &Path, out: &Path) -> Result<String> {
+	let output = Command::new(trainer_binary())
+		.args(["data", "pack-images"])
+		.arg(src)
+		.arg(out)
+		.output()
+		.context("running grid-trainer data pack-images")?;
+	let report = String::from_utf8_lossy(&output.stdout).into_owned();
+	let errors = String::from_utf8_lossy(&output.stderr);
+	ensure!(output.status.success(), "pack-images failed: {report}{errors}");
+	Ok(report)
 }
 
 /// The ResNet job on `dataset_line` (a published dataset) for three rounds and providers.
@@ -84,8 +86,15 @@ compression = {{ scheme = "int8", chunk = 256 }}
 #[test]
 fn providers_fetch_a_buyers_images_and_train_a_resnet_on_them() -> Result<()> {
 	let dir = tempfile::tempdir()?;
-	let arrays = dir.path().join("digits");
-	mnist_as_npy(&arrays)?;
+	let folder = dir.path().join("digits");
+	mnist_as_folder(&folder)?;
+	let arrays = dir.path().join("packed");
+	let report = pack_images(&folder, &arrays)?;
+	ensure!(
+		report.contains("packed 8990 training and 1010 held-out images of 1x28x28")
+			&& report.contains("label 9: 9"),
+		"{report}"
+	);
 	let (_publisher, dataset) = publish(&arrays, "image-npy", &dir.path().join("buyer-store"))?;
 
 	let node = dev_node(dir.path())?;

@@ -218,6 +218,18 @@ enum DataCmd {
 		#[arg(long, requires = "listen")]
 		max_upload_mbit: Option<UploadLimit>,
 	},
+	/// Pack an image folder (SRC/train/<class>/*.png|jpg, SRC/test/<class>/…; square images
+	/// of one size) into an image-npy dataset in OUT, to publish with `--format image-npy`.
+	PackImages {
+		/// The folder holding train/ and test/.
+		src: PathBuf,
+		/// Where the four .npy files go.
+		out: PathBuf,
+		/// Colour planes to write: 1 (grey) or 3 (RGB); the first training image's if not
+		/// given.
+		#[arg(long)]
+		channels: Option<usize>,
+	},
 }
 
 fn parse_format(name: &str) -> Result<DatasetFormat, String> {
@@ -248,6 +260,23 @@ fn data_command(command: DataCmd) -> anyhow::Result<()> {
 			let serving = listen.map(|a| Serving { listen: vec![a], upload: max_upload_mbit });
 			let store = DataStore::new(store);
 			rt.block_on(datasets::fetch(&store, reference, &uri, &holder, serving))
+		}
+		DataCmd::PackImages { src, out, channels } => {
+			let packed = grid_trainer::data::image_folder::pack(&src, &out, channels)?;
+			println!(
+				"packed {} training and {} held-out images of {}x{}x{} into {}",
+				packed.train,
+				packed.test,
+				packed.channels,
+				packed.side,
+				packed.side,
+				out.display()
+			);
+			for (label, class) in packed.classes.iter().enumerate() {
+				println!("label {label}: {class}");
+			}
+			println!("publish: grid-trainer data publish {} --format image-npy", out.display());
+			Ok(())
 		}
 	}
 }

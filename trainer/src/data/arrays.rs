@@ -270,28 +270,31 @@ fn npy_shape(text: &str) -> std::result::Result<Vec<usize>, String> {
 		.collect()
 }
 
+/// The header of a version-1 `.npy` file of `descr` elements (`|u1`, `<u4`, …) of `shape`, C
+/// order: the data follows it.
+pub fn npy_header_for(descr: &str, shape: &[usize]) -> Vec<u8> {
+	let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+	let shape =
+		if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
+	let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+	// NumPy pads the header with spaces to a multiple of 64 bytes, ending in a newline.
+	while (10 + header.len() + 1) % 64 != 0 {
+		header.push(' ');
+	}
+	header.push('\n');
+	let mut out = b"\x93NUMPY\x01\x00".to_vec();
+	out.extend((header.len() as u16).to_le_bytes());
+	out.extend(header.as_bytes());
+	out
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
 	use super::*;
 
 	/// A version-1 `.npy` file of `descr` elements of `shape` holding `data`.
 	pub(crate) fn npy(descr: &str, shape: &[usize], data: &[u8]) -> Vec<u8> {
-		let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
-		let shape = if dims.len() == 1 {
-			format!("({},)", dims[0])
-		} else {
-			format!("({})", dims.join(", "))
-		};
-		let mut header =
-			format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-		// NumPy pads the header with spaces to a multiple of 64 bytes, ending in a newline.
-		while (10 + header.len() + 1) % 64 != 0 {
-			header.push(' ');
-		}
-		header.push('\n');
-		let mut out = b"\x93NUMPY\x01\x00".to_vec();
-		out.extend((header.len() as u16).to_le_bytes());
-		out.extend(header.as_bytes());
+		let mut out = npy_header_for(descr, shape);
 		out.extend(data);
 		out
 	}

@@ -10,6 +10,7 @@
 pub mod arrays;
 pub mod bpe;
 pub mod cifar;
+pub mod image_folder;
 pub mod images;
 pub mod mnist;
 pub mod shard;
