@@ -154,11 +154,9 @@ fn genesis_records_the_pallets_storage_versions() {
 
 #[test]
 fn a_block_stuffed_with_normal_transactions_still_takes_proofs() {
-	use grid_primitives::job::{ContributionProof, SignedProof};
 	use polkadot_sdk::{
-		frame_support::{dispatch::GetDispatchInfo, BoundedVec},
+		frame_support::dispatch::GetDispatchInfo,
 		frame_system::{self, CheckWeight},
-		sp_core::H256,
 		sp_runtime::transaction_validity::InvalidTransaction,
 	};
 	build_preset(&PresetId::from(polkadot_sdk::sp_genesis_builder::DEV_RUNTIME_PRESET))
@@ -178,22 +176,7 @@ fn a_block_stuffed_with_normal_transactions_still_takes_proofs() {
 					value: 1,
 				},
 			);
-			let proof = ContributionProof {
-				job: 0,
-				round: 0,
-				provider: member,
-				base_model_hash: H256::zero(),
-				own_update_commitment: H256::zero(),
-				start_state: H256::zero(),
-				inner_steps: 1,
-				result_model_hash: H256::zero(),
-				samples_processed: 1,
-				train_loss_micros: 0,
-				received: BoundedVec::new(),
-			};
-			let signed = Box::new(SignedProof { proof, signature: [0; 64] });
-			let submit =
-				crate::RuntimeCall::Jobs(pallet_jobs::Call::submit_proof { proof: signed });
+			let submit = submit_proof_call(member, Vec::new());
 			assert_eq!(
 				CheckWeight::<Runtime>::do_prepare(&transfer.get_dispatch_info(), 200, 200),
 				Err(InvalidTransaction::ExhaustsResources.into()),
@@ -203,5 +186,81 @@ fn a_block_stuffed_with_normal_transactions_still_takes_proofs() {
 				CheckWeight::<Runtime>::do_prepare(&submit.get_dispatch_info(), 400, 400).is_ok(),
 				"proofs have their own room"
 			);
+		});
+}
+
+/// A `submit_proof` call by `provider` listing `received` (its signature is not checked here).
+fn submit_proof_call(
+	provider: polkadot_sdk::sp_runtime::AccountId32,
+	received: Vec<polkadot_sdk::sp_runtime::AccountId32>,
+) -> crate::RuntimeCall {
+	use grid_primitives::job::{ContributionProof, SignedProof};
+	use polkadot_sdk::{frame_support::BoundedVec, sp_core::H256};
+	let proof = ContributionProof {
+		job: 0,
+		round: 0,
+		provider,
+		base_model_hash: H256::zero(),
+		own_update_commitment: H256::zero(),
+		start_state: H256::zero(),
+		inner_steps: 1,
+		result_model_hash: H256::zero(),
+		samples_processed: 1,
+		train_loss_micros: 0,
+		received: BoundedVec::truncate_from(received),
+	};
+	let signed = Box::new(SignedProof { proof, signature: [0; 64] });
+	crate::RuntimeCall::Jobs(pallet_jobs::Call::submit_proof { proof: signed })
+}
+
+/// How many `submit_proof` extrinsics of the largest kind (64 peers listed as received) the
+/// block builder's weight and length checks (`CheckWeight`) admit into one block, each charged
+/// up front for the worst case and then `actual` (none: no refund).
+fn proofs_in_a_block(actual: Option<polkadot_sdk::frame_support::weights::Weight>) -> u32 {
+	use codec::Encode;
+	use grid_primitives::job::MaxProofPeers;
+	use polkadot_sdk::{
+		frame_support::{
+			dispatch::{GetDispatchInfo, Pays, PostDispatchInfo},
+			traits::Get,
+		},
+		frame_system::CheckWeight,
+	};
+	let peers = (0..<MaxProofPeers as Get<u32>>::get())
+		.map(|i| polkadot_sdk::sp_runtime::AccountId32::new([i as u8; 32]))
+		.collect::<Vec<_>>();
+	let call = submit_proof_call(Sr25519Keyring::Bob.to_account_id(), peers);
+	let info = call.get_dispatch_info();
+	// The call, and more than a signed extrinsic's envelope (address, signature, extensions).
+	let len = call.encode().len() + 128;
+	let post = PostDispatchInfo { actual_weight: actual, pays_fee: Pays::No };
+	// An empty block.
+	polkadot_sdk::frame_system::BlockWeight::<Runtime>::kill();
+	polkadot_sdk::frame_system::BlockSize::<Runtime>::kill();
+	let mut admitted = 0;
+	while admitted < 100_000 {
+		let Ok((_, next_len)) = CheckWeight::<Runtime>::do_validate(&info, len) else { break };
+		if CheckWeight::<Runtime>::do_prepare(&info, len, next_len).is_err() {
+			break;
+		}
+		crate::System::reclaim_weight(&info, &post).expect("reclaims");
+		// Ends the extrinsic as the executive does (the next one's refund is its own).
+		crate::System::note_applied_extrinsic(&Ok(post), info);
+		admitted += 1;
+	}
+	admitted
+}
+
+#[test]
+fn a_block_holds_over_a_thousand_proofs_that_settle_nothing() {
+	use pallet_jobs::weights::WeightInfo;
+	build_preset(&PresetId::from(polkadot_sdk::sp_genesis_builder::DEV_RUNTIME_PRESET))
+		.execute_with(|| {
+			let recorded = <Runtime as pallet_jobs::Config>::WeightInfo::record_proof(64);
+			let refunded = proofs_in_a_block(Some(recorded));
+			let charged_in_full = proofs_in_a_block(None);
+			println!("proofs per block: {refunded} (charged in full: {charged_in_full})");
+			assert!(refunded >= 1_000, "{refunded} proofs in a block");
+			assert!(charged_in_full < refunded);
 		});
 }

@@ -292,6 +292,22 @@ mod benchmarks {
 		assert!(RoundResults::<T>::contains_key(id, 0));
 	}
 
+	/// A proof that is not the last: the one that completes the quorum (it reschedules the
+	/// settlement), of `p` members.
+	#[benchmark]
+	fn record_proof(p: Linear<3, { T::MaxParticipants::get() }>) {
+		let (_, id, providers) = running::<T>(p);
+		let before = quorum_threshold(p) as usize - 1;
+		submit_all::<T>(id, &providers, before);
+		let who = providers[before].clone();
+		let proof = signed::<T>(id, 0, &who, &providers, 42);
+		#[extrinsic_call]
+		submit_proof(RawOrigin::Signed(who.clone()), proof);
+		assert!(Proofs::<T>::contains_key(id, &who));
+		assert!(Rounds::<T>::get(id).is_some_and(|round| round.quorum.is_some()));
+		assert!(!RoundResults::<T>::contains_key(id, 0));
+	}
+
 	#[benchmark]
 	fn report_equivocation() {
 		let (_, id, providers) = running::<T>(2);

@@ -902,6 +902,10 @@ pub mod pallet {
 		/// Records a participant's signed proof for the open round. Anyone may submit it (so
 		/// proofs can be batched); the signature is what counts. Operational and, once
 		/// accepted, free: see [`CheckProof`] for why stuffing blocks cannot crowd it out.
+		/// Charged up front for the worst case, a last proof settling a round of the most
+		/// members; a proof that settles nothing is charged only its recording afterwards
+		/// (`record_proof`), so a block's weight holds as many proofs as that allows rather
+		/// than as many settlements.
 		#[pallet::call_index(4)]
 		#[pallet::weight((
 			T::WeightInfo::submit_proof(T::MaxParticipants::get()),
@@ -913,8 +917,11 @@ pub mod pallet {
 		) -> DispatchResultWithPostInfo {
 			ensure_signed(origin)?;
 			let job = proof.proof.job;
-			rounds::submit::<T>(*proof)?;
-			let actual = T::WeightInfo::submit_proof(Self::members_bound(job));
+			let members = Self::members_bound(job);
+			let actual = match rounds::submit::<T>(*proof)? {
+				rounds::Submitted::Settled => T::WeightInfo::submit_proof(members),
+				rounds::Submitted::Recorded => T::WeightInfo::record_proof(members),
+			};
 			Ok(PostDispatchInfo { actual_weight: Some(actual), pays_fee: Pays::No })
 		}
 

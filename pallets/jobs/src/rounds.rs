@@ -80,8 +80,17 @@ pub(crate) fn check<T: Config>(signed: &SignedProofOf<T>) -> Result<RoundStateOf
 	Ok(round)
 }
 
+/// What a proof's submission did (its weight differs by far).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Submitted {
+	/// Recorded it (and perhaps completed the quorum, bringing the settlement forward).
+	Recorded,
+	/// Recorded it as the round's last and settled the round.
+	Settled,
+}
+
 /// Records a signed proof for the open round; settles the round when every member is in.
-pub(crate) fn submit<T: Config>(signed: SignedProofOf<T>) -> DispatchResult {
+pub(crate) fn submit<T: Config>(signed: SignedProofOf<T>) -> Result<Submitted, DispatchError> {
 	let mut round = check::<T>(&signed)?;
 	let id = signed.proof.job;
 	let provider = signed.proof.provider.clone();
@@ -111,11 +120,12 @@ pub(crate) fn submit<T: Config>(signed: SignedProofOf<T>) -> DispatchResult {
 	let all_in = round.tally.iter().map(|(_, n)| n).sum::<u32>() as usize == round.members.len();
 	let due = round.due;
 	Rounds::<T>::insert(id, round);
-	if all_in {
-		agenda::unschedule::<T>(AgendaItem::Settle(id), due);
-		settle::<T>(id);
+	if !all_in {
+		return Ok(Submitted::Recorded);
 	}
-	Ok(())
+	agenda::unschedule::<T>(AgendaItem::Settle(id), due);
+	settle::<T>(id);
+	Ok(Submitted::Settled)
 }
 
 /// Keeps what `who` was paid `reward` for in `round`, so it can be challenged, with the

@@ -803,3 +803,37 @@ fn calls_whose_cost_grows_with_members_charge_what_the_job_allows() {
 		assert_eq!(post.actual_weight, Some(<() as WeightInfo>::cancel_job(4)));
 	});
 }
+
+#[test]
+fn a_proof_that_settles_nothing_is_charged_its_recording_only() {
+	use crate::weights::WeightInfo;
+	use polkadot_sdk::polkadot_sdk_frame::deps::frame_support::dispatch::GetDispatchInfo;
+	new_test_ext().execute_with(|| {
+		let id = running_job(&[P1, P2, P3]);
+		// spec() allows 4 providers: what the calls are charged for afterwards.
+		let bound = Jobs::members_bound(id);
+		assert_eq!(bound, 4);
+		let all = [P1, P2, P3];
+		let call = crate::Call::<Test>::submit_proof { proof: proof(id, 0, P1, 42, 100, &all) };
+		let declared = call.get_dispatch_info().call_weight;
+		assert_eq!(declared, <() as WeightInfo>::submit_proof(MAX_PARTICIPANTS));
+		let recorded = <() as WeightInfo>::record_proof(bound);
+		let settled = <() as WeightInfo>::submit_proof(bound);
+		assert!(recorded.all_lt(settled), "recording {recorded:?}, settling {settled:?}");
+		// The first proof, then the one completing the quorum: recorded only.
+		for who in [P1, P2] {
+			let post =
+				Jobs::submit_proof(RuntimeOrigin::signed(who), proof(id, 0, who, 42, 100, &all))
+					.unwrap();
+			assert_eq!(post.actual_weight, Some(recorded));
+		}
+		assert!(crate::Rounds::<Test>::get(id).unwrap().quorum.is_some());
+		assert!(!RoundResults::<Test>::contains_key(id, 0));
+		// The last settles the round and pays for it.
+		let post =
+			Jobs::submit_proof(RuntimeOrigin::signed(P3), proof(id, 0, P3, 42, 100, &all)).unwrap();
+		assert_eq!(post.actual_weight, Some(settled));
+		assert!(RoundResults::<Test>::contains_key(id, 0));
+		assert!(settled.all_lte(declared));
+	});
+}

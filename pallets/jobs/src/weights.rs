@@ -1,5 +1,5 @@
 //! Weights of `pallet_jobs`, measured by `bench/weights.sh` (`grid-node benchmark pallet`,
-//! frame-benchmarking-cli 64.0.0) on 2026-11-25: 20 steps, 10 repeats,
+//! frame-benchmarking-cli 64.0.0) on 2026-11-26: 20 steps, 10 repeats,
 //! wasm runtime built with `runtime-benchmarks`, on `vm` (AMD EPYC).
 //! Regenerate with `bash bench/weights.sh`; do not edit by hand.
 //!
@@ -21,6 +21,7 @@ pub trait WeightInfo {
 	fn join_job(p: u32, ) -> Weight;
 	fn leave_job() -> Weight;
 	fn submit_proof(p: u32, ) -> Weight;
+	fn record_proof(p: u32, ) -> Weight;
 	fn report_equivocation() -> Weight;
 	fn settle_round(p: u32, ) -> Weight;
 	fn settle_round_slashing(p: u32, ) -> Weight;
@@ -50,20 +51,20 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::Agenda` (r:1 w:1)
 	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Jobs` (r:0 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Admissions` (r:0 w:1)
 	/// Proof: `Jobs::Admissions` (`max_values`: None, `max_size`: Some(2074), added: 4549, mode: `MaxEncodedLen`)
 	fn create_job() -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `146`
 		//  Estimated: `3894`
-		// Minimum execution time: 120_839_000 picoseconds.
-		Weight::from_parts(124_955_000, 3894)
+		// Minimum execution time: 119_226_000 picoseconds.
+		Weight::from_parts(123_343_000, 3894)
 			.saturating_add(T::DbWeight::get().reads(5_u64))
 			.saturating_add(T::DbWeight::get().writes(6_u64))
 	}
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Rounds` (r:1 w:0)
 	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
 	/// Storage: `System::Account` (r:1 w:1)
@@ -82,11 +83,11 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	fn cancel_job(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `0 + p * (1524 ±0)`
-		//  Estimated: `10548 + p * (4448 ±42)`
-		// Minimum execution time: 131_855_000 picoseconds.
-		Weight::from_parts(83_912_784, 10548)
-			// Standard Error: 103_386
-			.saturating_add(Weight::from_parts(17_206_306, 0).saturating_mul(p.into()))
+		//  Estimated: `10548 + p * (4448 ±0)`
+		// Minimum execution time: 138_726_000 picoseconds.
+		Weight::from_parts(103_673_065, 10548)
+			// Standard Error: 191_156
+			.saturating_add(Weight::from_parts(17_131_570, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(5_u64))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(3_u64))
@@ -94,7 +95,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 			.saturating_add(Weight::from_parts(0, 4448).saturating_mul(p.into()))
 	}
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Rounds` (r:1 w:1)
 	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Agenda` (r:4 w:4)
@@ -126,10 +127,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `0 + p * (3343 ±0)`
 		//  Estimated: `12038 + p * (4779 ±0)`
-		// Minimum execution time: 541_862_000 picoseconds.
-		Weight::from_parts(217_208_010, 12038)
-			// Standard Error: 204_545
-			.saturating_add(Weight::from_parts(95_985_898, 0).saturating_mul(p.into()))
+		// Minimum execution time: 562_743_000 picoseconds.
+		Weight::from_parts(230_883_554, 12038)
+			// Standard Error: 429_191
+			.saturating_add(Weight::from_parts(99_474_416, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(13_u64))
 			.saturating_add(T::DbWeight::get().reads((4_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(11_u64))
@@ -137,7 +138,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
 	}
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Participants` (r:65 w:1)
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:1 w:1)
@@ -157,34 +158,34 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[1, 64]`.
 	fn join_job(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `4606 + p * (98 ±0)`
+		//  Measured:  `4897 + p * (98 ±0)`
 		//  Estimated: `5769 + p * (2567 ±0)`
-		// Minimum execution time: 111_355_000 picoseconds.
-		Weight::from_parts(122_193_055, 5769)
-			// Standard Error: 56_952
-			.saturating_add(Weight::from_parts(5_071_732, 0).saturating_mul(p.into()))
+		// Minimum execution time: 113_047_000 picoseconds.
+		Weight::from_parts(132_613_073, 5769)
+			// Standard Error: 40_990
+			.saturating_add(Weight::from_parts(4_763_543, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(8_u64))
 			.saturating_add(T::DbWeight::get().reads((1_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(5_u64))
 			.saturating_add(Weight::from_parts(0, 2567).saturating_mul(p.into()))
 	}
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Participants` (r:1 w:1)
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:1 w:1)
 	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	fn leave_job() -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `2414`
+		//  Measured:  `2705`
 		//  Estimated: `5769`
-		// Minimum execution time: 46_578_000 picoseconds.
-		Weight::from_parts(55_102_000, 5769)
+		// Minimum execution time: 46_940_000 picoseconds.
+		Weight::from_parts(50_384_000, 5769)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 			.saturating_add(T::DbWeight::get().writes(3_u64))
 	}
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Rounds` (r:1 w:1)
 	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Proofs` (r:65 w:64)
@@ -218,15 +219,39 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `0 + p * (4039 ±0)`
 		//  Estimated: `12606 + p * (4841 ±0)`
-		// Minimum execution time: 337_840_000 picoseconds.
-		Weight::from_parts(144_451_080, 12606)
-			// Standard Error: 515_170
-			.saturating_add(Weight::from_parts(114_733_697, 0).saturating_mul(p.into()))
+		// Minimum execution time: 326_463_000 picoseconds.
+		Weight::from_parts(86_979_446, 12606)
+			// Standard Error: 516_029
+			.saturating_add(Weight::from_parts(118_759_346, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(14_u64))
 			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(11_u64))
 			.saturating_add(T::DbWeight::get().writes((5_u64).saturating_mul(p.into())))
 			.saturating_add(Weight::from_parts(0, 4841).saturating_mul(p.into()))
+	}
+	/// Storage: `Jobs::Jobs` (r:1 w:0)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Rounds` (r:1 w:1)
+	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Proofs` (r:1 w:1)
+	/// Proof: `Jobs::Proofs` (`max_values`: None, `max_size`: Some(2366), added: 4841, mode: `MaxEncodedLen`)
+	/// Storage: `System::BlockHash` (r:1 w:0)
+	/// Proof: `System::BlockHash` (`max_values`: None, `max_size`: Some(44), added: 2519, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::AgendaCursor` (r:1 w:0)
+	/// Proof: `Jobs::AgendaCursor` (`max_values`: Some(1), `max_size`: Some(4), added: 499, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Agenda` (r:2 w:2)
+	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
+	/// The range of component `p` is `[3, 64]`.
+	fn record_proof(p: u32, ) -> Weight {
+		// Proof Size summary in bytes:
+		//  Measured:  `1397 + p * (38 ±0)`
+		//  Estimated: `7918`
+		// Minimum execution time: 117_023_000 picoseconds.
+		Weight::from_parts(123_998_585, 7918)
+			// Standard Error: 36_609
+			.saturating_add(Weight::from_parts(546_199, 0).saturating_mul(p.into()))
+			.saturating_add(T::DbWeight::get().reads(7_u64))
+			.saturating_add(T::DbWeight::get().writes(4_u64))
 	}
 	/// Storage: `Jobs::Rounds` (r:1 w:0)
 	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
@@ -235,7 +260,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `System::BlockHash` (r:1 w:0)
 	/// Proof: `System::BlockHash` (`max_values`: None, `max_size`: Some(44), added: 2519, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:1 w:1)
 	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	/// Storage: `Balances::Holds` (r:1 w:1)
@@ -246,17 +271,17 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	fn report_equivocation() -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `3010`
+		//  Measured:  `3301`
 		//  Estimated: `8799`
-		// Minimum execution time: 323_909_000 picoseconds.
-		Weight::from_parts(340_755_000, 8799)
+		// Minimum execution time: 329_057_000 picoseconds.
+		Weight::from_parts(361_055_000, 8799)
 			.saturating_add(T::DbWeight::get().reads(10_u64))
 			.saturating_add(T::DbWeight::get().writes(8_u64))
 	}
 	/// Storage: `Jobs::Agenda` (r:4 w:4)
 	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Rounds` (r:1 w:1)
 	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Proofs` (r:64 w:63)
@@ -285,11 +310,11 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	fn settle_round(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `0 + p * (4103 ±0)`
-		//  Estimated: `12038 + p * (4841 ±0)`
-		// Minimum execution time: 404_339_000 picoseconds.
-		Weight::from_parts(409_426_000, 12038)
-			// Standard Error: 567_393
-			.saturating_add(Weight::from_parts(101_788_431, 0).saturating_mul(p.into()))
+		//  Estimated: `12038 + p * (4841 ±7)`
+		// Minimum execution time: 399_752_000 picoseconds.
+		Weight::from_parts(407_233_000, 12038)
+			// Standard Error: 621_964
+			.saturating_add(Weight::from_parts(103_095_083, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(11_u64))
 			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(8_u64))
@@ -299,7 +324,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::Agenda` (r:2 w:2)
 	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Rounds` (r:1 w:1)
 	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Proofs` (r:1 w:0)
@@ -321,12 +346,12 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[3, 64]`.
 	fn settle_round_slashing(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `1153 + p * (1779 ±0)`
+		//  Measured:  `1444 + p * (1779 ±0)`
 		//  Estimated: `7918 + p * (4779 ±0)`
-		// Minimum execution time: 395_696_000 picoseconds.
-		Weight::from_parts(111_907_063, 7918)
-			// Standard Error: 188_705
-			.saturating_add(Weight::from_parts(94_629_046, 0).saturating_mul(p.into()))
+		// Minimum execution time: 405_611_000 picoseconds.
+		Weight::from_parts(128_093_761, 7918)
+			// Standard Error: 244_719
+			.saturating_add(Weight::from_parts(94_629_520, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(9_u64))
 			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(7_u64))
@@ -336,7 +361,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Providers::Providers` (r:4 w:1)
 	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Jobs` (r:1 w:0)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::RoundResults` (r:1 w:0)
 	/// Proof: `Jobs::RoundResults` (`max_values`: None, `max_size`: Some(157), added: 2632, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Contributions` (r:1 w:0)
@@ -366,12 +391,12 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[4, 64]`.
 	fn challenge(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `8108 + p * (71 ±0)`
+		//  Measured:  `8399 + p * (71 ±0)`
 		//  Estimated: `20106`
-		// Minimum execution time: 240_486_000 picoseconds.
-		Weight::from_parts(255_608_744, 20106)
-			// Standard Error: 42_981
-			.saturating_add(Weight::from_parts(610_600, 0).saturating_mul(p.into()))
+		// Minimum execution time: 237_581_000 picoseconds.
+		Weight::from_parts(261_156_826, 20106)
+			// Standard Error: 60_587
+			.saturating_add(Weight::from_parts(346_809, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(20_u64))
 			.saturating_add(T::DbWeight::get().writes(11_u64))
 	}
@@ -394,10 +419,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `0 + p * (1556 ±0)`
 		//  Estimated: `10548 + p * (4338 ±29)`
-		// Minimum execution time: 83_884_000 picoseconds.
-		Weight::from_parts(29_917_449, 10548)
-			// Standard Error: 167_504
-			.saturating_add(Weight::from_parts(14_495_613, 0).saturating_mul(p.into()))
+		// Minimum execution time: 79_568_000 picoseconds.
+		Weight::from_parts(20_659_544, 10548)
+			// Standard Error: 75_835
+			.saturating_add(Weight::from_parts(14_424_806, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(1_u64))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(2_u64))
@@ -409,8 +434,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `532`
 		//  Estimated: `3916`
-		// Minimum execution time: 22_603_000 picoseconds.
-		Weight::from_parts(26_209_000, 3916)
+		// Minimum execution time: 22_092_000 picoseconds.
+		Weight::from_parts(27_180_000, 3916)
 			.saturating_add(T::DbWeight::get().reads(1_u64))
 			.saturating_add(T::DbWeight::get().writes(1_u64))
 	}
@@ -420,8 +445,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `564`
 		//  Estimated: `3916`
-		// Minimum execution time: 23_355_000 picoseconds.
-		Weight::from_parts(27_391_000, 3916)
+		// Minimum execution time: 21_792_000 picoseconds.
+		Weight::from_parts(25_648_000, 3916)
 			.saturating_add(T::DbWeight::get().reads(1_u64))
 			.saturating_add(T::DbWeight::get().writes(1_u64))
 	}
@@ -434,7 +459,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::OpenChallengesOn` (r:1 w:1)
 	/// Proof: `Jobs::OpenChallengesOn` (`max_values`: None, `max_size`: Some(20), added: 2495, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Contributions` (r:1 w:0)
 	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(200), added: 2675, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:3 w:3)
@@ -450,12 +475,12 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `k` is `[2, 5]`.
 	fn resolve_challenge(k: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `2491 + k * (988 ±0)`
+		//  Measured:  `2782 + k * (988 ±0)`
 		//  Estimated: `8799 + k * (2748 ±0)`
-		// Minimum execution time: 460_752_000 picoseconds.
-		Weight::from_parts(361_151_735, 8799)
-			// Standard Error: 357_092
-			.saturating_add(Weight::from_parts(56_753_088, 0).saturating_mul(k.into()))
+		// Minimum execution time: 449_755_000 picoseconds.
+		Weight::from_parts(345_819_122, 8799)
+			// Standard Error: 478_892
+			.saturating_add(Weight::from_parts(57_973_913, 0).saturating_mul(k.into()))
 			.saturating_add(T::DbWeight::get().reads(12_u64))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(k.into())))
 			.saturating_add(T::DbWeight::get().writes(11_u64))
@@ -473,10 +498,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `264 + p * (117 ±0)`
 		//  Estimated: `5543 + p * (2675 ±0)`
-		// Minimum execution time: 38_968_000 picoseconds.
-		Weight::from_parts(23_416_142, 5543)
-			// Standard Error: 26_137
-			.saturating_add(Weight::from_parts(5_329_161, 0).saturating_mul(p.into()))
+		// Minimum execution time: 36_193_000 picoseconds.
+		Weight::from_parts(16_892_618, 5543)
+			// Standard Error: 34_116
+			.saturating_add(Weight::from_parts(5_393_363, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(2_u64))
 			.saturating_add(T::DbWeight::get().reads((1_u64).saturating_mul(p.into())))
 			.saturating_add(Weight::from_parts(0, 2675).saturating_mul(p.into()))
@@ -507,11 +532,11 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	fn open_audit(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `812 + p * (1556 ±0)`
-		//  Estimated: `8691 + p * (4779 ±29)`
-		// Minimum execution time: 114_739_000 picoseconds.
-		Weight::from_parts(57_466_659, 8691)
-			// Standard Error: 74_122
-			.saturating_add(Weight::from_parts(14_395_030, 0).saturating_mul(p.into()))
+		//  Estimated: `8691 + p * (4779 ±0)`
+		// Minimum execution time: 114_980_000 picoseconds.
+		Weight::from_parts(59_366_531, 8691)
+			// Standard Error: 62_405
+			.saturating_add(Weight::from_parts(14_151_803, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(7_u64))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(6_u64))
@@ -528,7 +553,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::Equivocations` (r:64 w:64)
 	/// Proof: `Jobs::Equivocations` (`max_values`: None, `max_size`: Some(68), added: 2543, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(622), added: 3097, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Participants` (r:64 w:64)
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	/// Storage: `System::Account` (r:1 w:1)
@@ -544,12 +569,12 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[3, 64]`.
 	fn expire(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `1376 + p * (291 ±0)`
-		//  Estimated: `4087 + p * (2675 ±0)`
-		// Minimum execution time: 111_335_000 picoseconds.
-		Weight::from_parts(117_864_486, 4087)
-			// Standard Error: 75_070
-			.saturating_add(Weight::from_parts(4_486_147, 0).saturating_mul(p.into()))
+		//  Measured:  `1667 + p * (291 ±0)`
+		//  Estimated: `4388 + p * (2675 ±0)`
+		// Minimum execution time: 106_678_000 picoseconds.
+		Weight::from_parts(93_798_874, 4388)
+			// Standard Error: 50_850
+			.saturating_add(Weight::from_parts(5_066_148, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(5_u64))
 			.saturating_add(T::DbWeight::get().reads((4_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(6_u64))
@@ -566,8 +591,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `195`
 		//  Estimated: `3517`
-		// Minimum execution time: 70_374_000 picoseconds.
-		Weight::from_parts(73_839_000, 3517)
+		// Minimum execution time: 73_509_000 picoseconds.
+		Weight::from_parts(79_868_000, 3517)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 	}
 	/// Storage: `Providers::Providers` (r:32 w:0)
@@ -581,10 +606,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `126 + n * (161 ±0)`
 		//  Estimated: `990 + n * (4779 ±0)`
-		// Minimum execution time: 26_309_000 picoseconds.
-		Weight::from_parts(23_217_627, 990)
-			// Standard Error: 54_164
-			.saturating_add(Weight::from_parts(12_231_138, 0).saturating_mul(n.into()))
+		// Minimum execution time: 29_945_000 picoseconds.
+		Weight::from_parts(52_011_205, 990)
+			// Standard Error: 238_071
+			.saturating_add(Weight::from_parts(11_585_931, 0).saturating_mul(n.into()))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(n.into())))
 			.saturating_add(T::DbWeight::get().writes(1_u64))
 			.saturating_add(T::DbWeight::get().writes((1_u64).saturating_mul(n.into())))
@@ -595,13 +620,13 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 /// The same weights at ParityDB's costs, for tests and mocks.
 impl WeightInfo for () {
 	fn create_job() -> Weight {
-		Weight::from_parts(124_955_000, 3894)
+		Weight::from_parts(123_343_000, 3894)
 			.saturating_add(ParityDbWeight::get().reads(5_u64))
 			.saturating_add(ParityDbWeight::get().writes(6_u64))
 	}
 	fn cancel_job(p: u32, ) -> Weight {
-		Weight::from_parts(83_912_784, 10548)
-			.saturating_add(Weight::from_parts(17_206_306, 0).saturating_mul(p.into()))
+		Weight::from_parts(103_673_065, 10548)
+			.saturating_add(Weight::from_parts(17_131_570, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(5_u64))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(3_u64))
@@ -609,8 +634,8 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4448).saturating_mul(p.into()))
 	}
 	fn force_cancel_job(p: u32, ) -> Weight {
-		Weight::from_parts(217_208_010, 12038)
-			.saturating_add(Weight::from_parts(95_985_898, 0).saturating_mul(p.into()))
+		Weight::from_parts(230_883_554, 12038)
+			.saturating_add(Weight::from_parts(99_474_416, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(13_u64))
 			.saturating_add(ParityDbWeight::get().reads((4_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(11_u64))
@@ -618,35 +643,41 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
 	}
 	fn join_job(p: u32, ) -> Weight {
-		Weight::from_parts(122_193_055, 5769)
-			.saturating_add(Weight::from_parts(5_071_732, 0).saturating_mul(p.into()))
+		Weight::from_parts(132_613_073, 5769)
+			.saturating_add(Weight::from_parts(4_763_543, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(8_u64))
 			.saturating_add(ParityDbWeight::get().reads((1_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(5_u64))
 			.saturating_add(Weight::from_parts(0, 2567).saturating_mul(p.into()))
 	}
 	fn leave_job() -> Weight {
-		Weight::from_parts(55_102_000, 5769)
+		Weight::from_parts(50_384_000, 5769)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 			.saturating_add(ParityDbWeight::get().writes(3_u64))
 	}
 	fn submit_proof(p: u32, ) -> Weight {
-		Weight::from_parts(144_451_080, 12606)
-			.saturating_add(Weight::from_parts(114_733_697, 0).saturating_mul(p.into()))
+		Weight::from_parts(86_979_446, 12606)
+			.saturating_add(Weight::from_parts(118_759_346, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(14_u64))
 			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(11_u64))
 			.saturating_add(ParityDbWeight::get().writes((5_u64).saturating_mul(p.into())))
 			.saturating_add(Weight::from_parts(0, 4841).saturating_mul(p.into()))
 	}
+	fn record_proof(p: u32, ) -> Weight {
+		Weight::from_parts(123_998_585, 7918)
+			.saturating_add(Weight::from_parts(546_199, 0).saturating_mul(p.into()))
+			.saturating_add(ParityDbWeight::get().reads(7_u64))
+			.saturating_add(ParityDbWeight::get().writes(4_u64))
+	}
 	fn report_equivocation() -> Weight {
-		Weight::from_parts(340_755_000, 8799)
+		Weight::from_parts(361_055_000, 8799)
 			.saturating_add(ParityDbWeight::get().reads(10_u64))
 			.saturating_add(ParityDbWeight::get().writes(8_u64))
 	}
 	fn settle_round(p: u32, ) -> Weight {
-		Weight::from_parts(409_426_000, 12038)
-			.saturating_add(Weight::from_parts(101_788_431, 0).saturating_mul(p.into()))
+		Weight::from_parts(407_233_000, 12038)
+			.saturating_add(Weight::from_parts(103_095_083, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(11_u64))
 			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(8_u64))
@@ -654,8 +685,8 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4841).saturating_mul(p.into()))
 	}
 	fn settle_round_slashing(p: u32, ) -> Weight {
-		Weight::from_parts(111_907_063, 7918)
-			.saturating_add(Weight::from_parts(94_629_046, 0).saturating_mul(p.into()))
+		Weight::from_parts(128_093_761, 7918)
+			.saturating_add(Weight::from_parts(94_629_520, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(9_u64))
 			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(7_u64))
@@ -663,32 +694,32 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
 	}
 	fn challenge(p: u32, ) -> Weight {
-		Weight::from_parts(255_608_744, 20106)
-			.saturating_add(Weight::from_parts(610_600, 0).saturating_mul(p.into()))
+		Weight::from_parts(261_156_826, 20106)
+			.saturating_add(Weight::from_parts(346_809, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(20_u64))
 			.saturating_add(ParityDbWeight::get().writes(11_u64))
 	}
 	fn draw_committee(p: u32, ) -> Weight {
-		Weight::from_parts(29_917_449, 10548)
-			.saturating_add(Weight::from_parts(14_495_613, 0).saturating_mul(p.into()))
+		Weight::from_parts(20_659_544, 10548)
+			.saturating_add(Weight::from_parts(14_424_806, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(1_u64))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(2_u64))
 			.saturating_add(Weight::from_parts(0, 4338).saturating_mul(p.into()))
 	}
 	fn commit_vote() -> Weight {
-		Weight::from_parts(26_209_000, 3916)
+		Weight::from_parts(27_180_000, 3916)
 			.saturating_add(ParityDbWeight::get().reads(1_u64))
 			.saturating_add(ParityDbWeight::get().writes(1_u64))
 	}
 	fn reveal_vote() -> Weight {
-		Weight::from_parts(27_391_000, 3916)
+		Weight::from_parts(25_648_000, 3916)
 			.saturating_add(ParityDbWeight::get().reads(1_u64))
 			.saturating_add(ParityDbWeight::get().writes(1_u64))
 	}
 	fn resolve_challenge(k: u32, ) -> Weight {
-		Weight::from_parts(361_151_735, 8799)
-			.saturating_add(Weight::from_parts(56_753_088, 0).saturating_mul(k.into()))
+		Weight::from_parts(345_819_122, 8799)
+			.saturating_add(Weight::from_parts(57_973_913, 0).saturating_mul(k.into()))
 			.saturating_add(ParityDbWeight::get().reads(12_u64))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(k.into())))
 			.saturating_add(ParityDbWeight::get().writes(11_u64))
@@ -696,23 +727,23 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 2748).saturating_mul(k.into()))
 	}
 	fn audit_round(p: u32, ) -> Weight {
-		Weight::from_parts(23_416_142, 5543)
-			.saturating_add(Weight::from_parts(5_329_161, 0).saturating_mul(p.into()))
+		Weight::from_parts(16_892_618, 5543)
+			.saturating_add(Weight::from_parts(5_393_363, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(2_u64))
 			.saturating_add(ParityDbWeight::get().reads((1_u64).saturating_mul(p.into())))
 			.saturating_add(Weight::from_parts(0, 2675).saturating_mul(p.into()))
 	}
 	fn open_audit(p: u32, ) -> Weight {
-		Weight::from_parts(57_466_659, 8691)
-			.saturating_add(Weight::from_parts(14_395_030, 0).saturating_mul(p.into()))
+		Weight::from_parts(59_366_531, 8691)
+			.saturating_add(Weight::from_parts(14_151_803, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(7_u64))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(6_u64))
 			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
 	}
 	fn expire(p: u32, ) -> Weight {
-		Weight::from_parts(117_864_486, 4087)
-			.saturating_add(Weight::from_parts(4_486_147, 0).saturating_mul(p.into()))
+		Weight::from_parts(93_798_874, 4388)
+			.saturating_add(Weight::from_parts(5_066_148, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(5_u64))
 			.saturating_add(ParityDbWeight::get().reads((4_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(6_u64))
@@ -720,12 +751,12 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 2675).saturating_mul(p.into()))
 	}
 	fn authorize_worker_report() -> Weight {
-		Weight::from_parts(73_839_000, 3517)
+		Weight::from_parts(79_868_000, 3517)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 	}
 	fn apply_worker_report(n: u32, ) -> Weight {
-		Weight::from_parts(23_217_627, 990)
-			.saturating_add(Weight::from_parts(12_231_138, 0).saturating_mul(n.into()))
+		Weight::from_parts(52_011_205, 990)
+			.saturating_add(Weight::from_parts(11_585_931, 0).saturating_mul(n.into()))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(n.into())))
 			.saturating_add(ParityDbWeight::get().writes(1_u64))
 			.saturating_add(ParityDbWeight::get().writes((1_u64).saturating_mul(n.into())))
