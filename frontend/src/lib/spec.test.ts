@@ -340,7 +340,7 @@ describe("where a dataset reference comes from", () => {
     expect(datasetOrigin({ hash: DATASETS.mnist.hash, uri: " grid:mnist " })).toEqual({ kind: "shipped", name: "mnist" });
     // Before the reference is typed, the name alone.
     expect(datasetOrigin({ uri: "grid:shakespeare" })).toEqual({ kind: "shipped", name: "shakespeare" });
-    const relayed = `/ip4/10.0.0.1/tcp/1/p2p/${"12D3KooWRelay"}/p2p-circuit/p2p/${PEER}`;
+    const relayed = `/ip4/10.0.0.1/tcp/1/p2p/${PEER}/p2p-circuit/p2p/${PEER}`;
     expect(datasetOrigin({ hash: REF, uri: `${HOLDER}, ${relayed}` })).toEqual({
       kind: "holders",
       holders: [

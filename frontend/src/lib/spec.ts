@@ -232,11 +232,38 @@ function shippedUriProblem(name: string): string | undefined {
   return Object.keys(DATASETS).includes(name) ? undefined : `no shipped dataset is called "${name}" (shipped: ${Object.keys(DATASETS).join(", ")})`;
 }
 
+/** libp2p address protocols that take no value (`/quic-v1`, `/ws`, …). */
+const VALUELESS = new Set(["quic", "quic-v1", "ws", "wss", "tls", "noise", "http", "https", "webrtc", "webrtc-direct", "webtransport", "p2p-circuit"]);
+
+/** Base58 (Bitcoin's alphabet: no 0, O, I or l), as a peer id is written. */
+const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
+
+/** Why one part of a libp2p address is wrong, for the parts whose values the form can check
+ * as the trainer's multiaddr parser does (an IPv4 address, a port, a peer id); none otherwise. */
+function addressPartProblem(protocol: string, value: string | undefined): string | undefined {
+  if (value === undefined) return `${protocol} has no value`;
+  if (protocol === "ip4") {
+    const octets = value.split(".");
+    const octet = (o: string) => /^\d{1,3}$/.test(o) && Number(o) <= 255;
+    return octets.length === 4 && octets.every(octet) ? undefined : `${value} is not an IPv4 address`;
+  }
+  if (protocol === "tcp" || protocol === "udp") {
+    return /^\d{1,5}$/.test(value) && Number(value) <= 65535 ? undefined : `${value} is not a port`;
+  }
+  if (protocol === "p2p") return BASE58.test(value) ? undefined : `${value} is not a peer id`;
+  return undefined;
+}
+
 /** Why libp2p holder addresses (several separated by spaces or commas) are refused, if they are. */
 function holdersProblem(uri: string): string | undefined {
   for (const address of uri.split(/[ ,]/).filter((a) => a !== "")) {
     if (!address.startsWith("/")) return `"${address}" is not a libp2p address (/ip4/…/tcp/…/p2p/<peer id>)`;
     if (!/\/p2p\/[^/]+/.test(address)) return `holder address ${address} has no /p2p/<peer id>`;
+    const parts = address.split("/").slice(1);
+    for (let i = 0; i < parts.length; i += VALUELESS.has(parts[i]) ? 1 : 2) {
+      const problem = VALUELESS.has(parts[i]) ? undefined : addressPartProblem(parts[i], parts[i + 1]);
+      if (problem) return `holder address ${address}: ${problem}`;
+    }
   }
   return undefined;
 }
