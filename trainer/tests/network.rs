@@ -55,10 +55,17 @@ fn job(rounds: u32) -> String {
 	)
 }
 
+/// Round length. The rounds compute little (25 steps of a small MLP), but the trainers share
+/// two cores with the other CI lanes: at 2.5 s rounds, trainers starved for a few seconds fell
+/// behind their deadlines in every round after (no one contributed, so no one's model moved),
+/// and CI failed three times. Four seconds leave room for a stall without changing what is
+/// tested.
+const PERIOD_MS: u64 = 4000;
+
 fn schedule(period_ms: u64) -> String {
 	let start = unix_ms() + 4000;
 	format!(
-		"[schedule]\nmode = \"deadline\"\nstart_unix_ms = {start}\nperiod_ms = {period_ms}\ngrace_ms = 700\nfetch_timeout_ms = 4000\n"
+		"[schedule]\nmode = \"deadline\"\nstart_unix_ms = {start}\nperiod_ms = {period_ms}\ngrace_ms = 1000\nfetch_timeout_ms = 4000\n"
 	)
 }
 
@@ -136,7 +143,7 @@ fn aggregated_set(net: &TestNet, by: usize, round: u64) -> Vec<String> {
 #[test]
 fn trainers_agree_every_round_survive_a_crash_and_take_in_joiners() {
 	let rounds = 9;
-	let mut net = TestNet::new(4, rounds, 2500, &[]);
+	let mut net = TestNet::new(4, rounds, PERIOD_MS, &[]);
 	for i in 0..3 {
 		net.start(i);
 	}
@@ -185,7 +192,7 @@ fn byzantine_equivocating_and_foreign_peers_do_not_stop_training() {
 	let rounds = 6;
 	let poisoner = "[misbehave]\npoison = { kind = \"random\", factor = 2.0 }\n";
 	let equivocator = "[misbehave]\nequivocate = true\n";
-	let mut net = TestNet::new(6, rounds, 2500, &[(3, poisoner), (4, equivocator)]);
+	let mut net = TestNet::new(6, rounds, PERIOD_MS, &[(3, poisoner), (4, equivocator)]);
 	// Trainer 5 runs the same job id with another model layout: its commitments are refused.
 	net.nodes[5].job = Some(job(rounds).replace("hidden = 32", "hidden = 16"));
 	for i in 0..6 {
@@ -227,7 +234,7 @@ fn byzantine_equivocating_and_foreign_peers_do_not_stop_training() {
 #[test]
 fn a_shaped_wan_and_a_partition_are_survived() {
 	let rounds = 10;
-	let mut net = TestNet::new(3, rounds, 2500, &[]);
+	let mut net = TestNet::new(3, rounds, PERIOD_MS, &[]);
 	let isolated = net.nodes[2].peer_id();
 	// Every link: 40 ms round trip, 20 Mbit/s, 1% loss. Trainer 2 is cut off in rounds 3-4.
 	let scenario = format!(
