@@ -143,7 +143,11 @@ fn aggregated_set(net: &TestNet, by: usize, round: u64) -> Vec<String> {
 #[test]
 fn trainers_agree_every_round_survive_a_crash_and_take_in_joiners() {
 	let rounds = 9;
-	let mut net = TestNet::new(4, rounds, PERIOD_MS, &[]);
+	// States are served in pieces of 32 KiB: the joiner and the restarted trainer fetch the
+	// model (about 200 KB with its momentum) in seven.
+	let pieces = "state_piece_bytes = 32768\n";
+	let mut net =
+		TestNet::new(4, rounds, PERIOD_MS, &[(0, pieces), (1, pieces), (2, pieces), (3, pieces)]);
 	for i in 0..3 {
 		net.start(i);
 	}
@@ -164,6 +168,10 @@ fn trainers_agree_every_round_survive_a_crash_and_take_in_joiners() {
 	// The survivors kept aggregating each other while trainer 2 was down.
 	assert_eq!(net.aggregated_rounds(0, 1).len(), rounds as usize);
 	// The joiner and the restarted trainer contributed after syncing.
+	for i in [2, 3] {
+		let log = net.nodes[i].log_tail(usize::MAX);
+		assert!(log.contains("adopted state of round"), "trainer {i} never synced:\n{log}");
+	}
 	let joined = net.aggregated_rounds(0, 3);
 	assert!(!joined.is_empty(), "joiner never aggregated:\n{}", net.log(3));
 	let rejoined = net.aggregated_rounds(0, 2);

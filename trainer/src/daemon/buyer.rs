@@ -3,6 +3,7 @@
 //! checked against the hash the chain recorded.
 
 use std::{
+	collections::HashMap,
 	io::Write,
 	path::{Path, PathBuf},
 	sync::mpsc::RecvTimeoutError,
@@ -26,7 +27,10 @@ use crate::{
 	data::DataStore,
 	model::hf::hugging_face,
 	net::{behaviour::BehaviourConfig, data::peer_of, service, Command, Event, NetConfig, Shaper},
-	round::messages::{Request, Response},
+	round::{
+		messages::{Request, Response},
+		state_transfer::{StateDownload, PIECES_IN_FLIGHT},
+	},
 };
 
 /// GRID with three decimals.
@@ -250,18 +254,51 @@ pub fn fetch(
 		.map_err(|e| anyhow!("starting the network: {e}"))?;
 	let start = Instant::now();
 	let mut asked = std::collections::HashSet::new();
+	// The state each participant is sending, piece by piece.
+	let mut downloads: HashMap<PeerId, StateDownload> = HashMap::new();
+	let ask_pieces = |download: &mut StateDownload| {
+		for index in download.next_pieces(PIECES_IN_FLIGHT) {
+			let (peer, state_hash) = (download.peer, download.state_hash);
+			let request = Request::StatePiece { job, state_hash, index };
+			net.send(Command::Fetch { id: u64::from(index), peer, request });
+		}
+	};
 	while start.elapsed() < patience {
 		let event = match net.events.recv_timeout(Duration::from_millis(500)) {
 			Ok(event) => event,
 			Err(RecvTimeoutError::Timeout) => continue,
 			Err(RecvTimeoutError::Disconnected) => bail!("the network task stopped"),
 		};
-		match event {
+		let (peer, result, id) = match event {
 			Event::Connected(peer) if peers.contains(&peer) && asked.insert(peer) => {
 				net.send(Command::Fetch { id: 0, peer, request: Request::State { job } });
+				continue;
 			}
-			Event::Fetched { peer, result: Ok(Response::State { checkpoint, .. }), .. } => {
-				match verified(&checkpoint, &peer, &expected) {
+			Event::Fetched { peer, result, id, .. } => (peer, result, id),
+			_ => continue,
+		};
+		match result {
+			Ok(header @ Response::State { .. }) => match StateDownload::from_header(peer, header) {
+				Ok(mut download) => {
+					ask_pieces(&mut download);
+					downloads.insert(peer, download);
+				}
+				Err(e) => tracing::warn!("{e}"),
+			},
+			Ok(Response::StatePiece(bytes)) => {
+				let Some(download) = downloads.get_mut(&peer) else { continue };
+				let index = u32::try_from(id).unwrap_or(u32::MAX);
+				if let Err(e) = download.arrived(index, bytes) {
+					tracing::warn!("{e}");
+					downloads.remove(&peer);
+					continue;
+				}
+				ask_pieces(download);
+				if !download.is_complete() {
+					continue;
+				}
+				let bytes = downloads.remove(&peer).and_then(StateDownload::into_bytes);
+				match verified(&bytes.unwrap_or_default(), &peer, &expected) {
 					Ok(ck) => {
 						ck.save(out)?;
 						println!(
@@ -278,13 +315,13 @@ pub fn fetch(
 					Err(e) => tracing::warn!("{e}"),
 				}
 			}
-			Event::Fetched { peer, result, .. } => {
+			other => {
+				downloads.remove(&peer);
 				tracing::warn!(
 					"{peer} did not send the model: {:?}",
-					result.map(|r| format!("{r:?}").chars().take(80).collect::<String>())
+					other.map(|r| format!("{r:?}").chars().take(80).collect::<String>())
 				);
 			}
-			_ => {}
 		}
 	}
 	bail!("no participant of job {job} served its final model within {patience:?}")

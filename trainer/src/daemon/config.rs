@@ -49,6 +49,11 @@ pub struct TrainerConfig {
 	/// Deliberate misbehaviour, for tests and benchmarks.
 	#[serde(default)]
 	pub misbehave: Misbehaviour,
+	/// Bytes per piece of the state this trainer serves to joiners
+	/// ([`crate::round::state_transfer`]; tests make it small to send a small model in
+	/// several pieces).
+	#[serde(default = "default_state_piece_bytes")]
+	pub state_piece_bytes: u32,
 	/// The job.
 	pub job: JobConfig,
 	/// When rounds run.
@@ -57,6 +62,10 @@ pub struct TrainerConfig {
 
 fn default_listen() -> Vec<String> {
 	vec!["/ip4/127.0.0.1/tcp/0".into()]
+}
+
+fn default_state_piece_bytes() -> u32 {
+	crate::round::state_transfer::STATE_PIECE_BYTES
 }
 
 fn one() -> f64 {
@@ -151,6 +160,13 @@ impl TrainerConfig {
 			return bad("compute_slowdown must be >= 1");
 		}
 		self.misbehave.check().map_err(Error::Config)?;
+		let most = crate::round::state_transfer::MAX_STATE_PIECE_BYTES;
+		if self.state_piece_bytes == 0 || self.state_piece_bytes > most {
+			return Err(Error::Config(format!(
+				"state_piece_bytes must be 1 to {most} (a piece is one response), not {}",
+				self.state_piece_bytes
+			)));
+		}
 		match self.schedule {
 			Schedule::Deadline { period_ms, grace_ms, .. } if period_ms <= grace_ms => {
 				bad("schedule.period_ms must exceed grace_ms")
@@ -228,6 +244,7 @@ mod tests {
 			(GOOD.replace("batch_size = 32", "batch_size = 32\nfoo = 1"), "unknown field"),
 			(GOOD.replace("id = 1", "id = 1\nlr = 0.1"), "unknown field"),
 			(GOOD.replace("\"mlp\"", "\"rnn\""), "unknown variant"),
+			(GOOD.replace("data_dir = \"t1\"", "data_dir = \"t1\"\nstate_piece_bytes = 0"), "1 to"),
 		];
 		for (text, expected) in cases {
 			std::fs::write(&path, text).unwrap();

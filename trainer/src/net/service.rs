@@ -17,7 +17,10 @@ use libp2p::{
 };
 use tokio::sync::mpsc as tokio_mpsc;
 
-use crate::round::messages::{Digest, Request, Response, SignedCommitment};
+use crate::round::{
+	messages::{Digest, Request, Response, SignedCommitment},
+	state_transfer::ServedState,
+};
 
 use super::{
 	behaviour::{Behaviour, BehaviourConfig},
@@ -65,15 +68,9 @@ pub enum Command {
 		/// The encoded update.
 		bytes: Arc<Vec<u8>>,
 	},
-	/// Serve this global state to joiners.
-	ServeState {
-		/// Round it is the base of.
-		round: RoundIndex,
-		/// Its state hash.
-		state_hash: Digest,
-		/// Checkpoint bytes.
-		checkpoint: Arc<Vec<u8>>,
-	},
+	/// Serve this global state to joiners (in pieces; the previous one stays served too,
+	/// so a fetch that began before a round ended can finish).
+	ServeState(Arc<ServedState>),
 	/// Stop serving updates of rounds before this one.
 	Forget(RoundIndex),
 	/// Serve this trainer's committed work state of `round` under `id`.

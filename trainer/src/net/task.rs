@@ -26,7 +26,10 @@ use super::{
 	behaviour::{Behaviour, BehaviourEvent},
 	service::{Command, Event, NetConfig, NetStats},
 };
-use crate::round::messages::{decode_proof, Digest, Request, Response, SignedCommitment};
+use crate::round::{
+	messages::{decode_proof, Digest, Request, Response, SignedCommitment},
+	state_transfer::ServedState,
+};
 
 /// The network task's state.
 pub(super) struct Task {
@@ -40,7 +43,8 @@ pub(super) struct Task {
 	updates: HashMap<Digest, (RoundIndex, Arc<Vec<u8>>)>,
 	/// This trainer's committed work states by id, with their round.
 	work_states: HashMap<Digest, (RoundIndex, Arc<Vec<u8>>)>,
-	state: Option<(RoundIndex, Digest, Arc<Vec<u8>>)>,
+	/// The states served, newest last (the newest and the one before).
+	states: Vec<Arc<ServedState>>,
 	fetches: HashMap<OutboundRequestId, (u64, PeerId, Instant)>,
 	/// Messages not yet heard by anyone (no peer subscribed yet): topic, bytes, deadline.
 	unpublished: Vec<(IdentTopic, Vec<u8>, Instant)>,
@@ -74,7 +78,7 @@ impl Task {
 			stats,
 			updates: HashMap::new(),
 			work_states: HashMap::new(),
-			state: None,
+			states: Vec::new(),
 			fetches: HashMap::new(),
 			unpublished: Vec::new(),
 			connected: HashSet::new(),
@@ -158,9 +162,11 @@ impl Task {
 			Command::ServeUpdate { hash, round, bytes } => {
 				self.updates.insert(hash, (round, bytes));
 			}
-			Command::ServeState { round, state_hash, checkpoint } => {
-				self.recent.retain(|r, _| *r >= round);
-				self.state = Some((round, state_hash, checkpoint));
+			Command::ServeState(state) => {
+				self.recent.retain(|r, _| *r >= state.round);
+				self.states.push(state);
+				let stale = self.states.len().saturating_sub(2);
+				self.states.drain(..stale);
 			}
 			Command::Forget(before) => self.updates.retain(|_, (r, _)| *r >= before),
 			Command::ServeWorkState { id, round, bytes } => {
@@ -177,7 +183,7 @@ impl Task {
 	/// a bounded number per round).
 	fn remember(&mut self, signed: SignedCommitment) {
 		let round = signed.commitment.round;
-		if self.state.as_ref().is_some_and(|(r, _, _)| round < *r) {
+		if self.states.last().is_some_and(|s| round < s.round) {
 			return;
 		}
 		let list = self.recent.entry(round).or_default();
@@ -350,6 +356,7 @@ impl Task {
 		match request {
 			Request::Update { job: j, .. }
 			| Request::State { job: j }
+			| Request::StatePiece { job: j, .. }
 			| Request::WorkState { job: j, .. }
 				if j != job =>
 			{
@@ -361,15 +368,24 @@ impl Task {
 				Some((_, bytes)) => Response::Update(bytes.to_vec()),
 				None => Response::Unavailable(format!("no update {}", hex::encode(hash))),
 			},
-			Request::State { .. } => match &self.state {
-				Some((round, state_hash, bytes)) => Response::State {
-					round: *round,
-					state_hash: *state_hash,
-					checkpoint: bytes.to_vec(),
-					commitments: self.recent.get(round).cloned().unwrap_or_default(),
-				},
+			Request::State { .. } => match self.states.last() {
+				Some(state) => {
+					state.header(self.recent.get(&state.round).cloned().unwrap_or_default())
+				}
 				None => Response::Unavailable("no state yet".into()),
 			},
+			Request::StatePiece { state_hash, index, .. } => {
+				match self.states.iter().find(|s| s.state_hash == state_hash) {
+					Some(state) => match state.piece(index) {
+						Some(piece) => Response::StatePiece(piece.to_vec()),
+						None => Response::Unavailable(format!("no piece {index} of that state")),
+					},
+					None => Response::Unavailable(format!(
+						"state {} is no longer served",
+						hex::encode(state_hash)
+					)),
+				}
+			}
 			Request::WorkState { id, .. } => match self.work_states.get(&id) {
 				Some((_, bytes)) => Response::WorkState(bytes.to_vec()),
 				None => Response::Unavailable(format!("no work state {}", hex::encode(id))),

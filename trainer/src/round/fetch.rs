@@ -27,7 +27,8 @@ pub struct Outgoing {
 pub enum Answer {
 	/// Not an answer to a request in flight (forgotten, or never asked).
 	Unasked,
-	/// The answer to a state request; taken with [`Fetches::take_state_answer`].
+	/// The answer to a state request or a state piece request; taken with
+	/// [`Fetches::take_state_answer`] and [`Fetches::take_piece_answers`].
 	State,
 	/// An update arrived and matches its commitment: serve it on.
 	Update {
@@ -61,6 +62,7 @@ pub enum Answer {
 enum Pending {
 	Update { hash: Digest, tried: Vec<PeerId> },
 	State,
+	StatePiece { index: u32 },
 	WorkState { round: RoundIndex },
 }
 
@@ -76,6 +78,7 @@ pub struct Fetches {
 	unavailable: Vec<Digest>,
 	candidates: Vec<PeerId>,
 	state_answer: Option<(PeerId, Result<Response, String>)>,
+	piece_answers: Vec<(u32, Result<Vec<u8>, String>)>,
 }
 
 impl Fetches {
@@ -91,15 +94,16 @@ impl Fetches {
 			unavailable: Vec::new(),
 			candidates: Vec::new(),
 			state_answer: None,
+			piece_answers: Vec::new(),
 		}
 	}
 
-	/// Forgets the last round's updates (a state request in flight stays).
+	/// Forgets the last round's updates (state requests in flight stay).
 	pub fn new_round(&mut self) {
 		self.arrived.clear();
 		self.expected_lens.clear();
 		self.unavailable.clear();
-		self.pending.retain(|_, p| matches!(p, Pending::State | Pending::WorkState { .. }));
+		self.pending.retain(|_, p| !matches!(p, Pending::Update { .. }));
 	}
 
 	fn request(&mut self, peer: PeerId, request: Request, pending: Pending) -> Outgoing {
@@ -112,6 +116,17 @@ impl Fetches {
 	/// A request for `peer`'s latest state.
 	pub fn request_state(&mut self, peer: PeerId) -> Outgoing {
 		self.request(peer, Request::State { job: self.job }, Pending::State)
+	}
+
+	/// A request for piece `index` of the state `state_hash` that `peer` serves.
+	pub fn request_state_piece(
+		&mut self,
+		peer: PeerId,
+		state_hash: Digest,
+		index: u32,
+	) -> Outgoing {
+		let request = Request::StatePiece { job: self.job, state_hash, index };
+		self.request(peer, request, Pending::StatePiece { index })
 	}
 
 	/// A request for the work state `peer` committed to at the start of `round`.
@@ -127,6 +142,17 @@ impl Fetches {
 	/// The answer to the last state request, once it came.
 	pub fn take_state_answer(&mut self) -> Option<(PeerId, Result<Response, String>)> {
 		self.state_answer.take()
+	}
+
+	/// The answers to state piece requests that came: each piece's index and its bytes, or
+	/// why it did not come.
+	pub fn take_piece_answers(&mut self) -> Vec<(u32, Result<Vec<u8>, String>)> {
+		std::mem::take(&mut self.piece_answers)
+	}
+
+	/// Whether a piece answer is waiting.
+	pub fn has_piece_answer(&self) -> bool {
+		!self.piece_answers.is_empty()
 	}
 
 	/// Whether a state answer is waiting.
@@ -191,13 +217,19 @@ impl Fetches {
 				self.state_answer = Some((peer, result));
 				return Answer::State;
 			}
+			Pending::StatePiece { index } => {
+				let result = bytes_of(result, |r| match r {
+					Response::StatePiece(bytes) => Ok(bytes),
+					other => Err(other),
+				});
+				self.piece_answers.push((index, result));
+				return Answer::State;
+			}
 			Pending::WorkState { round } => {
-				let result = match result {
-					Ok(Response::WorkState(bytes)) => Ok(bytes),
-					Ok(Response::Unavailable(why)) => Err(why),
-					Ok(other) => Err(format!("unexpected answer {}", variant(&other))),
-					Err(e) => Err(e),
-				};
+				let result = bytes_of(result, |r| match r {
+					Response::WorkState(bytes) => Ok(bytes),
+					other => Err(other),
+				});
 				return Answer::WorkState { round, peer, result };
 			}
 			Pending::Update { hash, tried } => (hash, tried),
@@ -244,11 +276,25 @@ impl Fetches {
 	}
 }
 
+/// The bytes an answer carries when `expected` takes them from it; otherwise why not (the
+/// peer's reason, an unexpected kind of answer, or the request's failure).
+fn bytes_of(
+	result: Result<Response, String>,
+	expected: impl FnOnce(Response) -> Result<Vec<u8>, Response>,
+) -> Result<Vec<u8>, String> {
+	match expected(result?) {
+		Ok(bytes) => Ok(bytes),
+		Err(Response::Unavailable(why)) => Err(why),
+		Err(other) => Err(format!("unexpected answer {}", variant(&other))),
+	}
+}
+
 fn variant(response: &Response) -> &'static str {
 	match response {
 		Response::Update(_) => "update",
 		Response::State { .. } => "state",
 		Response::WorkState(_) => "work state",
+		Response::StatePiece(_) => "state piece",
 		Response::Unavailable(_) => "unavailable",
 	}
 }
@@ -336,6 +382,33 @@ mod tests {
 		// The next round starts empty.
 		fetches.new_round();
 		assert!(!fetches.settled(&wanted));
+	}
+
+	#[test]
+	fn piece_answers_survive_a_new_round_and_wrong_answers_are_failures() {
+		let peer = PeerId::random();
+		let mut fetches = Fetches::new(7, 2);
+		let pieces: Vec<Outgoing> =
+			(0..3).map(|i| fetches.request_state_piece(peer, [4; 32], i)).collect();
+		assert_eq!(
+			pieces[2].request,
+			Request::StatePiece { job: 7, state_hash: [4; 32], index: 2 }
+		);
+		fetches.new_round();
+		assert!(!fetches.has_piece_answer());
+		let answers = [
+			Ok(Response::StatePiece(vec![1, 2])),
+			Ok(Response::Update(vec![3])),
+			Ok(Response::Unavailable("gone".into())),
+		];
+		for (out, answer) in pieces.iter().zip(answers) {
+			assert!(matches!(fetches.on_answer(out.id, peer, answer, 5), Answer::State));
+		}
+		let taken = fetches.take_piece_answers();
+		assert_eq!(taken[0], (0, Ok(vec![1, 2])));
+		assert!(matches!(&taken[1], (1, Err(e)) if e.contains("unexpected answer update")));
+		assert_eq!(taken[2], (2, Err("gone".into())));
+		assert!(!fetches.has_piece_answer());
 	}
 
 	#[test]

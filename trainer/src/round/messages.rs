@@ -243,10 +243,20 @@ pub enum Request {
 		/// BLAKE2b-256 of the encoded update.
 		hash: Digest,
 	},
-	/// The peer's latest global state (a checkpoint: model and outer momentum).
+	/// The header of the peer's latest global state (a checkpoint: model and outer
+	/// momentum), whose pieces are then asked for with [`Request::StatePiece`].
 	State {
 		/// The job.
 		job: JobId,
+	},
+	/// A piece of a state the peer serves (see [`crate::round::state_transfer`]).
+	StatePiece {
+		/// The job.
+		job: JobId,
+		/// The state's hash, as its header gave it.
+		state_hash: Digest,
+		/// Which piece.
+		index: u32,
 	},
 	/// The private work state a peer committed to at a round's start (see
 	/// [`Commitment::start`]); only its owner holds it.
@@ -263,20 +273,27 @@ pub enum Request {
 pub enum Response {
 	/// The encoded update asked for.
 	Update(Vec<u8>),
-	/// A checkpoint of the global state at the start of `round`.
+	/// The header of a checkpoint of the global state at the start of `round`; its bytes
+	/// come in pieces ([`Request::StatePiece`]).
 	State {
 		/// The round the state is the base of.
 		round: RoundIndex,
 		/// [`state_hash`] of the state.
 		state_hash: Digest,
-		/// The checkpoint's safetensors bytes.
-		checkpoint: Vec<u8>,
+		/// Bytes of the checkpoint (safetensors).
+		len: u64,
+		/// Bytes per piece (the last may be shorter).
+		piece_bytes: u32,
+		/// Each piece's BLAKE3 hash, in order.
+		pieces: Vec<Digest>,
 		/// The signed commitments of that round the peer has seen so far, so a joiner
 		/// learns of those announced before it connected.
 		commitments: Vec<SignedCommitment>,
 	},
 	/// An encoded [`crate::work_state::WorkState`] asked for.
 	WorkState(Vec<u8>),
+	/// A piece of a state asked for.
+	StatePiece(Vec<u8>),
 	/// The peer cannot answer (unknown hash, other job, no state yet).
 	Unavailable(String),
 }

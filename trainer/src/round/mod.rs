@@ -26,3 +26,4 @@ pub mod messages;
 pub mod misbehave;
 pub mod peers;
 pub mod state;
+pub mod state_transfer;

@@ -237,6 +237,7 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		device: config.device,
 		compute_slowdown: config.compute_slowdown,
 		misbehave: config.misbehave,
+		state_piece_bytes: crate::round::state_transfer::STATE_PIECE_BYTES,
 		job: job_config,
 		// Rounds are opened by the chain; the period only bounds the grace.
 		schedule: Schedule::Deadline {

@@ -21,7 +21,7 @@ use super::{
 	status_server::StatusSink,
 };
 use crate::{
-	checkpoint::Checkpoint,
+	checkpoint::{write_atomic, Checkpoint},
 	compress::adaptive::AdaptiveCompressor,
 	daemon::{config::TrainerConfig, work_states::WorkStates},
 	data::Dataset,
@@ -39,6 +39,7 @@ use crate::{
 		messages::Digest,
 		peers::HealthBook,
 		state::{GlobalState, OuterSettings},
+		state_transfer::ServedState,
 	},
 	train::{evaluate, InnerTrainer},
 };
@@ -422,12 +423,11 @@ impl Trainer {
 	fn publish_state(&mut self) -> Result<()> {
 		let Some(state) = &self.state else { return Ok(()) };
 		let ck = state.checkpoint(&self.manifest);
-		ck.save(&self.config.data_dir.join("checkpoint.safetensors"))?;
-		self.net.send(Command::ServeState {
-			round: state.round,
-			state_hash: state.state_hash,
-			checkpoint: Arc::new(ck.encode()?),
-		});
+		let bytes = ck.encode()?;
+		write_atomic(&self.config.data_dir.join("checkpoint.safetensors"), &bytes)?;
+		let piece_bytes = self.config.state_piece_bytes;
+		let served = ServedState::new(state.round, state.state_hash, Arc::new(bytes), piece_bytes);
+		self.net.send(Command::ServeState(Arc::new(served)));
 		Ok(())
 	}
 

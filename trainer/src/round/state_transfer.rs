@@ -1,0 +1,315 @@
+//! A global state sent in pieces: the server answers a state request with a header (round,
+//! state hash, size, piece length and each piece's BLAKE3 hash) and each piece on its own
+//! request, so no response holds a whole model (one response was capped at 1 GiB: joiners
+//! failed above about 134M parameters) and a bad piece is refused as it arrives, not after
+//! the whole state was read. The assembled checkpoint is still checked against the state hash
+//! when it is adopted ([`super::state::GlobalState::adopt`]).
+//!
+//! Pure bookkeeping: [`ServedState`] for the side that serves, [`StateDownload`] for the side
+//! that fetches; the daemon moves the bytes.
+
+use std::{collections::BTreeSet, sync::Arc};
+
+use grid_primitives::job::RoundIndex;
+use libp2p::PeerId;
+
+use super::messages::{Digest, Response, SignedCommitment};
+
+/// Bytes per piece of a served state (the last piece may be shorter).
+pub const STATE_PIECE_BYTES: u32 = 16 << 20;
+/// Largest piece a fetcher accepts: a piece is one response.
+pub const MAX_STATE_PIECE_BYTES: u32 = 64 << 20;
+/// Most pieces a state may have (a terabyte in pieces of 16 MiB), so a header cannot make a
+/// fetcher set aside room for millions.
+pub const MAX_STATE_PIECES: usize = 1 << 16;
+/// Pieces a fetcher asks for at once.
+pub const PIECES_IN_FLIGHT: usize = 4;
+
+/// Why a state header or piece was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StateTransferError {
+	/// The header's size, piece length and piece count do not fit together.
+	#[error("state header of {peer}: {why}")]
+	BadHeader {
+		/// Who sent it.
+		peer: PeerId,
+		/// What does not fit.
+		why: String,
+	},
+	/// A piece has the wrong length or hash.
+	#[error("piece {index} of the state from {peer}: {why}")]
+	BadPiece {
+		/// Who sent it.
+		peer: PeerId,
+		/// Which piece.
+		index: u32,
+		/// What is wrong.
+		why: String,
+	},
+	/// The answer was not a state header.
+	#[error("{peer} answered a state request with {what}")]
+	NotAHeader {
+		/// Who answered.
+		peer: PeerId,
+		/// What it sent instead.
+		what: String,
+	},
+}
+
+/// The hash of a piece.
+pub fn piece_hash(bytes: &[u8]) -> Digest {
+	blake3::hash(bytes).into()
+}
+
+/// A state as served: its checkpoint bytes and their pieces' hashes.
+#[derive(Debug)]
+pub struct ServedState {
+	/// The round it is the base of.
+	pub round: RoundIndex,
+	/// Its state hash.
+	pub state_hash: Digest,
+	bytes: Arc<Vec<u8>>,
+	piece_bytes: u32,
+	pieces: Vec<Digest>,
+}
+
+impl ServedState {
+	/// Serves `bytes` (a checkpoint) in pieces of `piece_bytes` (at least one byte).
+	pub fn new(
+		round: RoundIndex,
+		state_hash: Digest,
+		bytes: Arc<Vec<u8>>,
+		piece_bytes: u32,
+	) -> Self {
+		let piece_bytes = piece_bytes.max(1);
+		let pieces = bytes.chunks(piece_bytes as usize).map(piece_hash).collect();
+		ServedState { round, state_hash, bytes, piece_bytes, pieces }
+	}
+
+	/// The answer to a state request: the header, with the round's `commitments`.
+	pub fn header(&self, commitments: Vec<SignedCommitment>) -> Response {
+		Response::State {
+			round: self.round,
+			state_hash: self.state_hash,
+			len: self.bytes.len() as u64,
+			piece_bytes: self.piece_bytes,
+			pieces: self.pieces.clone(),
+			commitments,
+		}
+	}
+
+	/// Piece `index`, if there is one.
+	pub fn piece(&self, index: u32) -> Option<&[u8]> {
+		self.bytes.chunks(self.piece_bytes as usize).nth(index as usize)
+	}
+}
+
+/// A state being fetched from one peer, piece by piece.
+#[derive(Debug)]
+pub struct StateDownload {
+	/// Who serves it.
+	pub peer: PeerId,
+	/// The round it is the base of.
+	pub round: RoundIndex,
+	/// Its state hash (what each piece request names).
+	pub state_hash: Digest,
+	/// The round's commitments that came with the header.
+	pub commitments: Vec<SignedCommitment>,
+	len: u64,
+	piece_bytes: u32,
+	pieces: Vec<Digest>,
+	received: Vec<Option<Vec<u8>>>,
+	asked: BTreeSet<u32>,
+}
+
+impl StateDownload {
+	/// A download of the state `header` describes, after checking that its size, piece
+	/// length and piece count fit together.
+	pub fn from_header(peer: PeerId, header: Response) -> Result<Self, StateTransferError> {
+		let Response::State { round, state_hash, len, piece_bytes, pieces, commitments } = header
+		else {
+			let what = format!("{header:?}").chars().take(60).collect();
+			return Err(StateTransferError::NotAHeader { peer, what });
+		};
+		let bad = |why: String| StateTransferError::BadHeader { peer, why };
+		if piece_bytes == 0 || piece_bytes > MAX_STATE_PIECE_BYTES {
+			return Err(bad(format!(
+				"pieces of {piece_bytes} bytes (1 to {MAX_STATE_PIECE_BYTES} allowed)"
+			)));
+		}
+		if pieces.len() > MAX_STATE_PIECES {
+			return Err(bad(format!("{} pieces (at most {MAX_STATE_PIECES})", pieces.len())));
+		}
+		let expected = len.div_ceil(u64::from(piece_bytes));
+		if pieces.len() as u64 != expected || len == 0 {
+			return Err(bad(format!(
+				"{} piece hashes for {len} bytes in pieces of {piece_bytes} (expected {expected}, \
+				 and at least one byte)",
+				pieces.len()
+			)));
+		}
+		Ok(StateDownload {
+			peer,
+			round,
+			state_hash,
+			commitments,
+			len,
+			piece_bytes,
+			received: vec![None; pieces.len()],
+			pieces,
+			asked: BTreeSet::new(),
+		})
+	}
+
+	/// The pieces to ask for now: missing ones not asked yet, so that at most `in_flight` are
+	/// asked at once (a piece refused by [`StateDownload::arrived`] may be asked again).
+	pub fn next_pieces(&mut self, in_flight: usize) -> Vec<u32> {
+		let room = in_flight.saturating_sub(self.asked.len());
+		let next: Vec<u32> = (0..self.pieces.len() as u32)
+			.filter(|i| self.received[*i as usize].is_none() && !self.asked.contains(i))
+			.take(room)
+			.collect();
+		self.asked.extend(&next);
+		next
+	}
+
+	/// Takes piece `index`, checking its length and hash.
+	pub fn arrived(&mut self, index: u32, bytes: Vec<u8>) -> Result<(), StateTransferError> {
+		self.asked.remove(&index);
+		let bad = |why: String| StateTransferError::BadPiece { peer: self.peer, index, why };
+		let Some(expected_hash) = self.pieces.get(index as usize) else {
+			return Err(bad(format!("the state has {} pieces", self.pieces.len())));
+		};
+		let start = u64::from(index) * u64::from(self.piece_bytes);
+		let expected_len = (self.len - start).min(u64::from(self.piece_bytes));
+		if bytes.len() as u64 != expected_len {
+			return Err(bad(format!("{} bytes, expected {expected_len}", bytes.len())));
+		}
+		if piece_hash(&bytes) != *expected_hash {
+			return Err(bad("its hash differs from the header's".into()));
+		}
+		self.received[index as usize] = Some(bytes);
+		Ok(())
+	}
+
+	/// Pieces received so far, and in all.
+	pub fn progress(&self) -> (usize, usize) {
+		(self.received.iter().filter(|p| p.is_some()).count(), self.pieces.len())
+	}
+
+	/// Whether every piece arrived.
+	pub fn is_complete(&self) -> bool {
+		self.received.iter().all(Option::is_some)
+	}
+
+	/// The state's bytes, once complete.
+	pub fn into_bytes(self) -> Option<Vec<u8>> {
+		if !self.is_complete() {
+			return None;
+		}
+		let mut out = Vec::with_capacity(self.len as usize);
+		for piece in self.received.into_iter().flatten() {
+			out.extend_from_slice(&piece);
+		}
+		Some(out)
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	fn served(len: usize, piece_bytes: u32) -> (ServedState, Vec<u8>) {
+		let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+		(ServedState::new(3, [5; 32], Arc::new(bytes.clone()), piece_bytes), bytes)
+	}
+
+	#[test]
+	fn a_state_arrives_piece_by_piece_in_any_order_and_reassembles() {
+		let (served, bytes) = served(1000, 64);
+		let peer = PeerId::random();
+		let mut download = StateDownload::from_header(peer, served.header(vec![])).unwrap();
+		assert_eq!((download.round, download.state_hash), (3, [5; 32]));
+		assert_eq!(download.progress(), (0, 16));
+		let mut asked = Vec::new();
+		loop {
+			let next = download.next_pieces(PIECES_IN_FLIGHT);
+			assert!(next.len() <= PIECES_IN_FLIGHT);
+			if next.is_empty() {
+				break;
+			}
+			// Answered last first.
+			for index in next.into_iter().rev() {
+				asked.push(index);
+				let piece = served.piece(index).unwrap().to_vec();
+				download.arrived(index, piece).unwrap();
+			}
+		}
+		asked.sort();
+		assert_eq!(asked, (0..16).collect::<Vec<_>>(), "every piece asked once");
+		assert!(download.is_complete());
+		assert_eq!(download.into_bytes().unwrap(), bytes);
+		assert!(served.piece(16).is_none());
+	}
+
+	#[test]
+	fn a_bad_or_short_piece_is_refused_and_asked_again() {
+		let (served, bytes) = served(300, 128);
+		let peer = PeerId::random();
+		let mut download = StateDownload::from_header(peer, served.header(vec![])).unwrap();
+		assert_eq!(download.next_pieces(8), vec![0, 1, 2]);
+		let mut flipped = served.piece(0).unwrap().to_vec();
+		flipped[5] ^= 1;
+		let err = download.arrived(0, flipped).unwrap_err();
+		assert!(err.to_string().contains("hash differs"), "{err}");
+		let short = served.piece(2).unwrap()[..10].to_vec();
+		let err = download.arrived(2, short).unwrap_err();
+		assert!(err.to_string().contains("10 bytes, expected 44"), "{err}");
+		let err = download.arrived(9, vec![1]).unwrap_err();
+		assert!(err.to_string().contains("has 3 pieces"), "{err}");
+		download.arrived(1, served.piece(1).unwrap().to_vec()).unwrap();
+		assert!(!download.is_complete());
+		assert_eq!(download.next_pieces(8), vec![0, 2], "refused pieces are asked again");
+		download.arrived(0, served.piece(0).unwrap().to_vec()).unwrap();
+		download.arrived(2, served.piece(2).unwrap().to_vec()).unwrap();
+		assert_eq!(download.into_bytes().unwrap(), bytes);
+	}
+
+	#[test]
+	fn headers_whose_sizes_do_not_fit_are_refused() {
+		let peer = PeerId::random();
+		let header = |len: u64, piece_bytes: u32, pieces: usize| Response::State {
+			round: 1,
+			state_hash: [0; 32],
+			len,
+			piece_bytes,
+			pieces: vec![[0; 32]; pieces],
+			commitments: vec![],
+		};
+		for (h, why) in [
+			(header(100, 0, 1), "pieces of 0 bytes"),
+			(header(100, MAX_STATE_PIECE_BYTES + 1, 1), "1 to"),
+			(header(100, 10, 9), "9 piece hashes for 100 bytes"),
+			(header(100, 10, 11), "expected 10"),
+			(header(0, 10, 0), "at least one byte"),
+			(header(u64::MAX, 1, 1), "expected"),
+			(header(1 << 40, 1, MAX_STATE_PIECES + 1), "at most"),
+		] {
+			let err = StateDownload::from_header(peer, h).unwrap_err();
+			assert!(err.to_string().contains(why), "{err} lacks {why}");
+		}
+		let err = StateDownload::from_header(peer, Response::Unavailable("no".into())).unwrap_err();
+		assert!(matches!(err, StateTransferError::NotAHeader { .. }), "{err}");
+		assert!(StateDownload::from_header(peer, header(100, 10, 10)).is_ok());
+	}
+
+	#[test]
+	fn an_incomplete_download_gives_no_bytes() {
+		let (served, _) = served(200, 100);
+		let mut download =
+			StateDownload::from_header(PeerId::random(), served.header(vec![])).unwrap();
+		download.arrived(1, served.piece(1).unwrap().to_vec()).unwrap();
+		assert_eq!(download.progress(), (1, 2));
+		assert!(download.into_bytes().is_none());
+	}
+}
