@@ -3,11 +3,9 @@
 //! checked against the hash the chain recorded.
 
 use std::{
-	collections::HashMap,
 	io::Write,
 	path::{Path, PathBuf},
-	sync::mpsc::RecvTimeoutError,
-	time::{Duration, Instant},
+	time::Duration,
 };
 
 use anyhow::{anyhow, bail, Context};
@@ -24,13 +22,10 @@ use crate::{
 	chain::{api, client::JobStatus, Chain, JobView},
 	checkpoint::Checkpoint,
 	daemon::datasets,
+	daemon::state_fetch::fetch_state,
 	data::DataStore,
 	model::hf::hugging_face,
-	net::{behaviour::BehaviourConfig, data::peer_of, service, Command, Event, NetConfig, Shaper},
-	round::{
-		messages::{Request, Response},
-		state_transfer::{StateDownload, PIECES_IN_FLIGHT},
-	},
+	net::{behaviour::BehaviourConfig, data::peer_of, service, NetConfig, Shaper},
 };
 
 /// GRID with three decimals.
@@ -252,79 +247,21 @@ pub fn fetch(
 	};
 	let net = service::start(runtime.handle(), key, Shaper::default(), config)
 		.map_err(|e| anyhow!("starting the network: {e}"))?;
-	let start = Instant::now();
-	let mut asked = std::collections::HashSet::new();
-	// The state each participant is sending, piece by piece.
-	let mut downloads: HashMap<PeerId, StateDownload> = HashMap::new();
-	let ask_pieces = |download: &mut StateDownload| {
-		for index in download.next_pieces(PIECES_IN_FLIGHT) {
-			let (peer, state_hash) = (download.peer, download.state_hash);
-			let request = Request::StatePiece { job, state_hash, index };
-			net.send(Command::Fetch { id: u64::from(index), peer, request });
-		}
-	};
-	while start.elapsed() < patience {
-		let event = match net.events.recv_timeout(Duration::from_millis(500)) {
-			Ok(event) => event,
-			Err(RecvTimeoutError::Timeout) => continue,
-			Err(RecvTimeoutError::Disconnected) => bail!("the network task stopped"),
-		};
-		let (peer, result, id) = match event {
-			Event::Connected(peer) if peers.contains(&peer) && asked.insert(peer) => {
-				net.send(Command::Fetch { id: 0, peer, request: Request::State { job } });
-				continue;
-			}
-			Event::Fetched { peer, result, id, .. } => (peer, result, id),
-			_ => continue,
-		};
-		match result {
-			Ok(header @ Response::State { .. }) => match StateDownload::from_header(peer, header) {
-				Ok(mut download) => {
-					ask_pieces(&mut download);
-					downloads.insert(peer, download);
-				}
-				Err(e) => tracing::warn!("{e}"),
-			},
-			Ok(Response::StatePiece(bytes)) => {
-				let Some(download) = downloads.get_mut(&peer) else { continue };
-				let index = u32::try_from(id).unwrap_or(u32::MAX);
-				if let Err(e) = download.arrived(index, bytes) {
-					tracing::warn!("{e}");
-					downloads.remove(&peer);
-					continue;
-				}
-				ask_pieces(download);
-				if !download.is_complete() {
-					continue;
-				}
-				let bytes = downloads.remove(&peer).and_then(StateDownload::into_bytes);
-				match verified(&bytes.unwrap_or_default(), &peer, &expected) {
-					Ok(ck) => {
-						ck.save(out)?;
-						println!(
-							"final model of job {job} (0x{}) from {peer}: {}",
-							hex::encode(expected),
-							out.display()
-						);
-						if let Some(export) = export {
-							export.write(&view.job.spec, &ck)?;
-						}
-						std::io::stdout().flush().ok();
-						return Ok(());
-					}
-					Err(e) => tracing::warn!("{e}"),
-				}
-			}
-			other => {
-				downloads.remove(&peer);
-				tracing::warn!(
-					"{peer} did not send the model: {:?}",
-					other.map(|r| format!("{r:?}").chars().take(80).collect::<String>())
-				);
-			}
-		}
+	let (peer, ck) = fetch_state(&net, job, &peers, patience, |peer, bytes| {
+		Ok((peer, verified(&bytes, &peer, &expected)?))
+	})
+	.map_err(|e| anyhow!("job {job}'s final model: {e}"))?;
+	ck.save(out)?;
+	println!(
+		"final model of job {job} (0x{}) from {peer}: {}",
+		hex::encode(expected),
+		out.display()
+	);
+	if let Some(export) = export {
+		export.write(&view.job.spec, &ck)?;
 	}
-	bail!("no participant of job {job} served its final model within {patience:?}")
+	std::io::stdout().flush().ok();
+	Ok(())
 }
 
 /// Where and how `job fetch` also writes the model in the Hugging Face layout.

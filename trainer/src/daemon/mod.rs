@@ -11,6 +11,7 @@ pub mod job_spec;
 pub mod localnet;
 pub mod provider;
 pub mod reports;
+pub mod state_fetch;
 pub mod status_server;
 pub mod trainer;
 pub mod work_states;

@@ -16,14 +16,14 @@ use libp2p::PeerId;
 use super::messages::{Digest, Response, SignedCommitment};
 
 /// Bytes per piece of a served state (the last piece may be shorter).
-pub const STATE_PIECE_BYTES: u32 = 16 << 20;
+pub const STATE_PIECE_BYTES: u32 = 4 << 20;
 /// Largest piece a fetcher accepts: a piece is one response.
 pub const MAX_STATE_PIECE_BYTES: u32 = 64 << 20;
-/// Most pieces a state may have (a terabyte in pieces of 16 MiB), so a header cannot make a
-/// fetcher set aside room for millions.
+/// Most pieces a state may have (256 GiB in pieces of 4 MiB, 4 TiB in the largest), so a
+/// header cannot make a fetcher set aside room for millions.
 pub const MAX_STATE_PIECES: usize = 1 << 16;
 /// Pieces a fetcher asks for at once.
-pub const PIECES_IN_FLIGHT: usize = 4;
+pub const PIECES_IN_FLIGHT: usize = 8;
 
 /// Why a state header or piece was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
