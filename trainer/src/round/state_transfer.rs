@@ -8,7 +8,10 @@
 //! Pure bookkeeping: [`ServedState`] for the side that serves, [`StateDownload`] for the side
 //! that fetches; the daemon moves the bytes.
 
-use std::{collections::BTreeSet, sync::Arc};
+use std::{
+	collections::{BTreeMap, BTreeSet},
+	sync::Arc,
+};
 
 use grid_primitives::job::RoundIndex;
 use libp2p::PeerId;
@@ -104,7 +107,11 @@ impl ServedState {
 	}
 }
 
-/// A state being fetched from one peer, piece by piece.
+/// A state being fetched from one peer, piece by piece. Pieces are appended to the state's
+/// bytes as soon as every piece before them is there; a piece that arrives early waits (at
+/// most a window of [`StateDownload::next_pieces`]'s `2 * in_flight` pieces ahead), so the
+/// fetcher holds the state about once, not once in pieces and once assembled, and allocates
+/// only as bytes arrive (a header's size alone reserves nothing).
 #[derive(Debug)]
 pub struct StateDownload {
 	/// Who serves it.
@@ -118,7 +125,11 @@ pub struct StateDownload {
 	len: u64,
 	piece_bytes: u32,
 	pieces: Vec<Digest>,
-	received: Vec<Option<Vec<u8>>>,
+	/// Pieces `0..next` in order.
+	assembled: Vec<u8>,
+	next: u32,
+	/// Checked pieces past `next`.
+	early: BTreeMap<u32, Vec<u8>>,
 	asked: BTreeSet<u32>,
 }
 
@@ -155,18 +166,22 @@ impl StateDownload {
 			commitments,
 			len,
 			piece_bytes,
-			received: vec![None; pieces.len()],
 			pieces,
+			assembled: Vec::new(),
+			next: 0,
+			early: BTreeMap::new(),
 			asked: BTreeSet::new(),
 		})
 	}
 
 	/// The pieces to ask for now: missing ones not asked yet, so that at most `in_flight` are
-	/// asked at once (a piece refused by [`StateDownload::arrived`] may be asked again).
+	/// asked at once and none lies `2 * in_flight` or more past the first missing one (a
+	/// piece refused by [`StateDownload::arrived`] may be asked again).
 	pub fn next_pieces(&mut self, in_flight: usize) -> Vec<u32> {
 		let room = in_flight.saturating_sub(self.asked.len());
-		let next: Vec<u32> = (0..self.pieces.len() as u32)
-			.filter(|i| self.received[*i as usize].is_none() && !self.asked.contains(i))
+		let window = self.next.saturating_add(2 * in_flight as u32).min(self.pieces.len() as u32);
+		let next: Vec<u32> = (self.next..window)
+			.filter(|i| !self.early.contains_key(i) && !self.asked.contains(i))
 			.take(room)
 			.collect();
 		self.asked.extend(&next);
@@ -188,30 +203,35 @@ impl StateDownload {
 		if piece_hash(&bytes) != *expected_hash {
 			return Err(bad("its hash differs from the header's".into()));
 		}
-		self.received[index as usize] = Some(bytes);
+		if index >= self.next {
+			self.early.insert(index, bytes);
+		}
+		while let Some(piece) = self.early.remove(&self.next) {
+			// Grown as pieces come, never reserved from the header's size: a hostile header
+			// whose first piece checks out must not make the fetcher allocate its claim.
+			if self.assembled.is_empty() {
+				self.assembled = piece;
+			} else {
+				self.assembled.extend_from_slice(&piece);
+			}
+			self.next += 1;
+		}
 		Ok(())
 	}
 
 	/// Pieces received so far, and in all.
 	pub fn progress(&self) -> (usize, usize) {
-		(self.received.iter().filter(|p| p.is_some()).count(), self.pieces.len())
+		(self.next as usize + self.early.len(), self.pieces.len())
 	}
 
 	/// Whether every piece arrived.
 	pub fn is_complete(&self) -> bool {
-		self.received.iter().all(Option::is_some)
+		self.next as usize == self.pieces.len()
 	}
 
 	/// The state's bytes, once complete.
 	pub fn into_bytes(self) -> Option<Vec<u8>> {
-		if !self.is_complete() {
-			return None;
-		}
-		let mut out = Vec::with_capacity(self.len as usize);
-		for piece in self.received.into_iter().flatten() {
-			out.extend_from_slice(&piece);
-		}
-		Some(out)
+		self.is_complete().then_some(self.assembled)
 	}
 }
 
@@ -301,6 +321,32 @@ mod tests {
 		let err = StateDownload::from_header(peer, Response::Unavailable("no".into())).unwrap_err();
 		assert!(matches!(err, StateTransferError::NotAHeader { .. }), "{err}");
 		assert!(StateDownload::from_header(peer, header(100, 10, 10)).is_ok());
+	}
+
+	#[test]
+	fn pieces_past_a_missing_one_are_asked_only_within_a_window() {
+		let (served, bytes) = served(100, 1);
+		let mut download =
+			StateDownload::from_header(PeerId::random(), served.header(vec![])).unwrap();
+		assert_eq!(download.next_pieces(2), vec![0, 1]);
+		// Piece 0 is slow; the others come and wait, but no more than the window ahead.
+		let mut asked = vec![1];
+		while let Some(index) = asked.pop() {
+			download.arrived(index, served.piece(index).unwrap().to_vec()).unwrap();
+			asked.extend(download.next_pieces(2));
+		}
+		assert_eq!(download.progress(), (3, 100), "pieces 1, 2 and 3 wait for piece 0");
+		assert!(download.next_pieces(2).is_empty());
+		download.arrived(0, served.piece(0).unwrap().to_vec()).unwrap();
+		// A piece that comes twice changes nothing.
+		download.arrived(2, served.piece(2).unwrap().to_vec()).unwrap();
+		assert_eq!(download.progress(), (4, 100));
+		while !download.is_complete() {
+			for index in download.next_pieces(2) {
+				download.arrived(index, served.piece(index).unwrap().to_vec()).unwrap();
+			}
+		}
+		assert_eq!(download.into_bytes().unwrap(), bytes);
 	}
 
 	#[test]
