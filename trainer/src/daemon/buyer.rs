@@ -21,8 +21,7 @@ use subxt_signer::sr25519::Keypair;
 use crate::{
 	chain::{api, client::JobStatus, Chain, JobView},
 	checkpoint::Checkpoint,
-	daemon::datasets,
-	daemon::state_fetch::fetch_state,
+	daemon::{datasets, state_fetch::fetch_state},
 	data::DataStore,
 	model::hf::hugging_face,
 	net::{behaviour::BehaviourConfig, data::peer_of, service, NetConfig, Shaper},

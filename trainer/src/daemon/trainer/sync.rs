@@ -107,7 +107,6 @@ impl Trainer {
 			self.pump_until(stalled.min(until), |s| s.fetches.has_piece_answer());
 			for (index, answer) in self.fetches.take_piece_answers() {
 				let taken = answer
-					.map_err(|why| why.to_string())
 					.and_then(|bytes| download.arrived(index, bytes).map_err(|e| e.to_string()));
 				match taken {
 					Ok(()) => stalled = Instant::now() + STATE_TIMEOUT,
