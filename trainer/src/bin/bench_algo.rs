@@ -1,11 +1,23 @@
 //! Algorithm benchmark: N simulated participants in one process train the byte-level GPT on
 //! Shakespeare with DDP (gradients averaged every step) and with DiLoCo under each compression
-//! scheme, on the same data and the same number of samples. Writes a markdown report and a
-//! loss-versus-bytes SVG plot.
+//! scheme, on the same data and the same number of samples, over several seeds (each seed its
+//! own initial model and data draw). Hyper-parameters are tuned on one held-out split and the
+//! chosen variants reported on another: a method given in several variants
+//! (`none@olr=0.7/mom=0.9,none@olr=1/mom=0.5`) is represented by the variant with the lowest
+//! mean validation loss, and its test loss is what the report compares. Writes a markdown
+//! report, a JSON file of the headline figures and a loss-versus-bytes SVG plot.
 //!
 //! `cargo run --release -p grid-trainer --bin bench_algo -- --out bench/reports [--key value]...`
 
-use std::{collections::BTreeMap, fmt::Write as _, path::PathBuf, time::Instant};
+use std::{
+	fmt::Write as _,
+	path::PathBuf,
+	sync::{
+		atomic::{AtomicUsize, Ordering},
+		Mutex,
+	},
+	time::Instant,
+};
 
 use candle_core::Device;
 use grid_primitives::{
@@ -24,7 +36,6 @@ use grid_trainer::{
 };
 
 const JOB: u64 = 1;
-const SEED: &[u8] = b"grid/bench/algorithms";
 
 /// Command-line settings (`--name value`), with defaults sized for a 2-core CPU.
 #[derive(Clone, Debug)]
@@ -44,6 +55,8 @@ struct Settings {
 	sparse_outer_momentum: f32,
 	error_decay: f32,
 	eval_samples: usize,
+	seeds: u64,
+	jobs: usize,
 	methods: String,
 	out: PathBuf,
 }
@@ -66,6 +79,8 @@ impl Settings {
 			sparse_outer_momentum: 0.0,
 			error_decay: 0.9,
 			eval_samples: 256,
+			seeds: 3,
+			jobs: 2,
 			methods: "ddp,none,int8,topk,topk16".into(),
 			out: PathBuf::from("bench/reports"),
 		};
@@ -92,13 +107,15 @@ impl Settings {
 				"sparse-outer-momentum" => s.sparse_outer_momentum = num(value)? as f32,
 				"error-decay" => s.error_decay = num(value)? as f32,
 				"eval-samples" => s.eval_samples = num(value)? as usize,
+				"seeds" => s.seeds = num(value)? as u64,
+				"jobs" => s.jobs = num(value)? as usize,
 				"methods" => s.methods = value.to_string(),
 				"out" => s.out = PathBuf::from(value),
 				_ => return Err(format!("unknown option --{key}")),
 			}
 		}
-		if s.participants == 0 || s.inner == 0 || !s.steps.is_multiple_of(s.inner) {
-			return Err("need participants > 0 and steps a multiple of inner".into());
+		if s.participants == 0 || s.seeds == 0 || s.jobs == 0 {
+			return Err("need participants, seeds and jobs above zero".into());
 		}
 		Ok(s)
 	}
@@ -113,9 +130,9 @@ impl Settings {
 		})
 	}
 
-	fn inner_optimizer(&self) -> InnerOptimizer {
+	fn inner_optimizer(&self, lr: f64) -> InnerOptimizer {
 		InnerOptimizer::AdamW {
-			lr: Nanos((self.lr * 1e9) as u32),
+			lr: Nanos((lr * 1e9) as u32),
 			weight_decay: Nanos(100_000_000),
 			warmup_steps: (self.steps / 20) as u32,
 		}
@@ -124,43 +141,183 @@ impl Settings {
 	fn inner_config(&self) -> InnerConfig {
 		InnerConfig { total_steps: self.steps as u64, clip: Some(1.0), min_lr_ratio: 0.1 }
 	}
+}
 
-	fn rounds(&self) -> usize {
-		self.steps / self.inner
+/// How a method trains.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+	Ddp,
+	DiLoCo { compression: Compression, rule: Rule },
+}
+
+/// One variant of a method: its hyper-parameters fixed.
+#[derive(Clone, Debug)]
+struct Method {
+	/// As given on the command line (`family@overrides`).
+	key: String,
+	/// The method without overrides: variants of one family compete on validation loss.
+	family: String,
+	label: String,
+	kind: Kind,
+	lr: f64,
+	inner: usize,
+	outer_lr: f32,
+	outer_momentum: f32,
+	error_decay: f32,
+}
+
+impl Method {
+	/// A method by name (see [`family`]) with `@key=value/...` overrides: `lr` (inner peak
+	/// learning rate), `h` (inner steps per round), `olr`/`mom` (outer learning rate and
+	/// momentum), `decay` (top-k error-feedback decay).
+	fn parse(key: &str, s: &Settings) -> std::result::Result<Method, String> {
+		let (family_name, overrides) = key.split_once('@').unwrap_or((key, ""));
+		let (label, kind) =
+			family(family_name).ok_or_else(|| format!("unknown method {family_name}"))?;
+		let sparse = matches!(kind, Kind::DiLoCo { compression: Compression::TopK { .. }, .. });
+		let (outer_lr, outer_momentum) = if sparse {
+			// Top-k with error feedback: the residual memory already acts as momentum
+			// (SparseLoCo), and each round delivers only part of Δ.
+			(s.sparse_outer_lr, s.sparse_outer_momentum)
+		} else {
+			(s.outer_lr, s.outer_momentum)
+		};
+		let mut m = Method {
+			key: key.to_string(),
+			family: family_name.to_string(),
+			label,
+			kind,
+			lr: s.lr,
+			inner: s.inner,
+			outer_lr,
+			outer_momentum,
+			error_decay: s.error_decay,
+		};
+		for pair in overrides.split('/').filter(|p| !p.is_empty()) {
+			let (name, value) =
+				pair.split_once('=').ok_or_else(|| format!("{key}: {pair} is not name=value"))?;
+			let v: f64 = value.parse().map_err(|e| format!("{key}: {pair}: {e}"))?;
+			match name {
+				"lr" => m.lr = v,
+				"h" => m.inner = v as usize,
+				"olr" => m.outer_lr = v as f32,
+				"mom" => m.outer_momentum = v as f32,
+				"decay" => m.error_decay = v as f32,
+				_ => return Err(format!("{key}: unknown override {name}")),
+			}
+		}
+		if m.inner == 0 || !s.steps.is_multiple_of(m.inner) {
+			return Err(format!("{key}: steps {} are not a multiple of H {}", s.steps, m.inner));
+		}
+		Ok(m)
+	}
+
+	fn is_ddp(&self) -> bool {
+		matches!(self.kind, Kind::Ddp)
+	}
+
+	/// The hyper-parameters this variant trains with, for the report.
+	fn settings(&self) -> String {
+		match self.kind {
+			Kind::Ddp => format!("lr {}", self.lr),
+			Kind::DiLoCo { compression, .. } => {
+				let decay = match compression {
+					Compression::TopK { .. } => format!(", error decay {}", self.error_decay),
+					_ => String::new(),
+				};
+				format!(
+					"lr {}, H {}, outer lr {}, momentum {}{decay}",
+					self.lr, self.inner, self.outer_lr, self.outer_momentum
+				)
+			}
+		}
 	}
 }
 
-/// One method's result.
+/// A method family by name: its label and how it trains. DiLoCo families use the mean,
+/// unless named `-trimmed` (the trimmed mean chain jobs use, one value off each end);
+/// `topk:CHUNK:K:BITS` names any top-k setting.
+fn family(name: &str) -> Option<(String, Kind)> {
+	if name == "ddp" {
+		return Some(("DDP (f32 all-reduce every step)".into(), Kind::Ddp));
+	}
+	if let Some(base) = name.strip_suffix("-trimmed") {
+		let (label, Kind::DiLoCo { compression, .. }) = family(base)? else { return None };
+		let rule = Rule::TrimmedMean { trim: 1 };
+		return Some((
+			format!("{label}, trimmed mean (trim 1)"),
+			Kind::DiLoCo { compression, rule },
+		));
+	}
+	let topk = |chunk, k, value_bits| Compression::TopK { chunk, k, value_bits };
+	let compression = match name {
+		"none" => Compression::None,
+		"int8" => Compression::Int8 { chunk: 256 },
+		"topk" => topk(256, 8, 2),
+		"topk4" => topk(256, 4, 2),
+		"topk1" => topk(256, 1, 1),
+		"topk16" => topk(1024, 16, 2),
+		_ => {
+			let mut parts = name.strip_prefix("topk:")?.split(':').map(str::parse::<u32>);
+			let (chunk, k, bits) = (parts.next()?.ok()?, parts.next()?.ok()?, parts.next()?.ok()?);
+			topk(chunk, k, u8::try_from(bits).ok()?)
+		}
+	};
+	let label = match compression {
+		Compression::None => "DiLoCo, f32".into(),
+		Compression::Int8 { chunk } => format!("DiLoCo, int8 (chunk {chunk})"),
+		Compression::TopK { chunk, k, value_bits } => {
+			format!("DiLoCo, top-k {k}/{chunk}, {value_bits}-bit, error feedback")
+		}
+	};
+	Some((label, Kind::DiLoCo { compression, rule: Rule::Mean }))
+}
+
+/// Held-out loss at one synchronization point.
+#[derive(Clone, Copy, Debug)]
+struct Point {
+	/// Bytes per participant so far.
+	bytes: f64,
+	/// On the tuning split.
+	validation: f64,
+	/// On the reported split.
+	test: f64,
+}
+
+/// One variant's run on one seed.
 struct Run {
-	name: String,
-	/// (bytes per participant so far, held-out loss) after each synchronization point.
-	curve: Vec<(f64, f64)>,
+	curve: Vec<Point>,
 	seconds: f64,
 }
 
 impl Run {
-	fn final_loss(&self) -> f64 {
-		self.curve.last().map(|p| p.1).unwrap_or(f64::NAN)
-	}
-	fn bytes(&self) -> f64 {
-		self.curve.last().map(|p| p.0).unwrap_or(0.0)
+	fn last(&self) -> Point {
+		self.curve.last().copied().unwrap_or(Point { bytes: 0.0, validation: 0.0, test: 0.0 })
 	}
 }
 
 struct Bench {
 	s: Settings,
 	data: TokenDataset,
-	eval: Vec<Batch>,
+	/// The first half of the held-out region (hyper-parameters are chosen on it).
+	validation: Vec<Batch>,
+	/// The second half (the report's losses).
+	test: Vec<Batch>,
 	dev: Device,
 	params: usize,
 }
 
+/// The initial model's seed for benchmark seed `seed`.
+fn model_seed(seed: u64) -> Vec<u8> {
+	format!("grid/bench/algorithms/{seed}").into_bytes()
+}
+
 impl Bench {
-	/// Participant `p`'s sample indices for `round` (inner × batch of them).
-	fn shard(&self, round: usize, p: usize) -> Vec<u64> {
-		let count = self.s.inner * self.s.batch;
+	/// Participant `p`'s sample indices for `round` of seed `seed` (`inner` × batch of them).
+	fn shard(&self, seed: u64, inner: usize, round: usize, p: usize) -> Vec<u64> {
+		let count = inner * self.s.batch;
 		shard(
-			&Hash::zero(),
+			&Hash::from_low_u64_be(seed),
 			JOB,
 			round as u32,
 			&(p as u32).to_le_bytes(),
@@ -169,20 +326,49 @@ impl Bench {
 		)
 	}
 
+	fn point(&self, model: &Model, bytes: f64) -> Result<Point> {
+		Ok(Point {
+			bytes,
+			validation: evaluate(model, &self.validation)?,
+			test: evaluate(model, &self.test)?,
+		})
+	}
+
+	fn run(&self, m: &Method, seed: u64) -> Result<Run> {
+		let start = Instant::now();
+		let curve = match m.kind {
+			Kind::Ddp => self.ddp(m, seed)?,
+			Kind::DiLoCo { compression, rule } => self.diloco(m, seed, compression, rule)?,
+		};
+		eprintln!(
+			"{} seed {seed}: final test loss {:.4}",
+			m.key,
+			curve.last().map_or(0.0, |p| p.test)
+		);
+		Ok(Run { curve, seconds: start.elapsed().as_secs_f64() })
+	}
+
 	/// DDP: every step, all participants' batches form one global batch (averaging the
 	/// participants' mean gradients is the gradient of the concatenated batch). Bytes: each
 	/// participant sends its f32 gradient and receives the average, 2 × 4P bytes per step.
-	fn ddp(&self) -> Result<Run> {
-		let start = Instant::now();
+	/// Evaluated every `inner` steps of the default H.
+	fn ddp(&self, m: &Method, seed: u64) -> Result<Vec<Point>> {
 		let s = &self.s;
-		let mut t =
-			InnerTrainer::new(s.spec(), SEED, &self.dev, &s.inner_optimizer(), s.inner_config())?;
+		let mut t = InnerTrainer::new(
+			s.spec(),
+			&model_seed(seed),
+			&self.dev,
+			&s.inner_optimizer(m.lr),
+			s.inner_config(),
+		)?;
 		let per_step = 2.0 * 4.0 * self.params as f64;
-		let mut curve = vec![(0.0, evaluate(t.model(), &self.eval)?)];
+		let mut curve = vec![self.point(t.model(), 0.0)?];
 		let mut bytes = 0.0;
-		for round in 0..s.rounds() {
-			let shards: Vec<Vec<u64>> = (0..s.participants).map(|p| self.shard(round, p)).collect();
-			for j in 0..s.inner {
+		let inner = s.inner.min(s.steps).max(1);
+		for round in 0..s.steps / inner {
+			let shards: Vec<Vec<u64>> =
+				(0..s.participants).map(|p| self.shard(seed, inner, round, p)).collect();
+			for j in 0..inner {
 				let idx: Vec<u64> = shards
 					.iter()
 					.flat_map(|sh| sh[j * s.batch..(j + 1) * s.batch].iter().copied())
@@ -190,57 +376,52 @@ impl Bench {
 				t.step(&self.data.train_batch(&idx, &self.dev)?)?;
 				bytes += per_step;
 			}
-			curve.push((bytes, evaluate(t.model(), &self.eval)?));
-			eprintln!("ddp round {round}: loss {:.4}", curve.last().map(|c| c.1).unwrap_or(0.0));
+			curve.push(self.point(t.model(), bytes)?);
 		}
-		Ok(Run {
-			name: "DDP (f32 all-reduce every step)".into(),
-			curve,
-			seconds: start.elapsed().as_secs_f64(),
-		})
+		Ok(curve)
 	}
 
-	/// DiLoCo: each round every participant runs `inner` steps from the global model and
+	/// DiLoCo: each round every participant runs H steps from the global model and
 	/// publishes its compressed Δ; everyone fetches the others' updates, averages them and
 	/// applies the outer Nesterov step. Bytes: each participant uploads its update to N−1
 	/// peers and downloads theirs, 2(N−1) × encoded size per round (a full mesh, no relay).
-	fn diloco(&self, name: &str, compression: Compression, rule: Rule) -> Result<Run> {
-		// Top-k with error feedback: the residual memory already acts as momentum (SparseLoCo),
-		// and each round delivers only part of Δ, so sparse runs get their own outer settings.
-		let (outer_lr, outer_momentum) = match compression {
-			Compression::TopK { .. } => (self.s.sparse_outer_lr, self.s.sparse_outer_momentum),
-			_ => (self.s.outer_lr, self.s.outer_momentum),
-		};
-		let start = Instant::now();
+	fn diloco(
+		&self,
+		m: &Method,
+		seed: u64,
+		compression: Compression,
+		rule: Rule,
+	) -> Result<Vec<Point>> {
 		let s = &self.s;
-		let global_model = Model::new(s.spec(), SEED, &self.dev)?;
+		let init = model_seed(seed);
+		let global_model = Model::new(s.spec(), &init, &self.dev)?;
 		let mut global = global_model.params().flatten()?;
 		let mut people = Vec::new();
 		for _ in 0..s.participants {
 			let t = InnerTrainer::new(
 				s.spec(),
-				SEED,
+				&init,
 				&self.dev,
-				&s.inner_optimizer(),
+				&s.inner_optimizer(m.lr),
 				s.inner_config(),
 			)?;
 			let c: Box<dyn Compressor> = match compression {
 				Compression::TopK { chunk, k, value_bits } => Box::new(
 					TopKCompressor::new(chunk, k, value_bits, global.len())?
-						.with_error_decay(s.error_decay)?,
+						.with_error_decay(m.error_decay)?,
 				),
 				_ => compressor(&compression, global.len())?,
 			};
 			people.push(Participant::new(t, c));
 		}
-		let mut outer = OuterOptimizer::new(outer_lr, outer_momentum, global.len());
-		let mut curve = vec![(0.0, evaluate(&global_model, &self.eval)?)];
+		let mut outer = OuterOptimizer::new(m.outer_lr, m.outer_momentum, global.len());
+		let mut curve = vec![self.point(&global_model, 0.0)?];
 		let mut bytes = 0.0;
 		let peers = (s.participants - 1) as f64;
-		for round in 0..s.rounds() {
+		for round in 0..s.steps / m.inner {
 			let mut updates = Vec::new();
 			for (p, person) in people.iter_mut().enumerate() {
-				let idx = self.shard(round, p);
+				let idx = self.shard(seed, m.inner, round, p);
 				let batches: Vec<Result<Batch>> =
 					idx.chunks(s.batch).map(|c| self.data.train_batch(c, &self.dev)).collect();
 				let out = person.run_round(&global, batches)?;
@@ -252,43 +433,70 @@ impl Bench {
 			let agg = aggregate(&updates, rule, None)?;
 			outer.step(&mut global, &agg.delta)?;
 			global_model.params().load_flat(&global)?;
-			curve.push((bytes, evaluate(&global_model, &self.eval)?));
-			eprintln!("{name} round {round}: loss {:.4}", curve.last().map(|c| c.1).unwrap_or(0.0));
+			curve.push(self.point(&global_model, bytes)?);
 		}
-		Ok(Run { name: name.into(), curve, seconds: start.elapsed().as_secs_f64() })
+		Ok(curve)
 	}
 }
 
-/// A DiLoCo method by name: its label, compression and aggregation (the mean, unless named
-/// `-trimmed`: the trimmed mean chain jobs use, one value off each end).
-fn method(name: &str) -> Option<(String, Compression, Rule)> {
-	if let Some(base) = name.strip_suffix("-trimmed") {
-		let (label, compression, _) = method(base)?;
-		let rule = Rule::TrimmedMean { trim: 1 };
-		return Some((format!("{label}, trimmed mean (trim 1)"), compression, rule));
+/// Mean and sample standard deviation (0 for one value).
+fn mean_std(xs: &[f64]) -> (f64, f64) {
+	let n = xs.len() as f64;
+	let mean = xs.iter().sum::<f64>() / n;
+	if xs.len() < 2 {
+		return (mean, 0.0);
 	}
-	let (label, compression) = match name {
-		"none" => ("DiLoCo, f32".into(), Compression::None),
-		"int8" => ("DiLoCo, int8 (chunk 256)".into(), Compression::Int8 { chunk: 256 }),
-		"topk" => (
-			"DiLoCo, top-k 8/256, 2-bit, error feedback".into(),
-			Compression::TopK { chunk: 256, k: 8, value_bits: 2 },
-		),
-		"topk4" => (
-			"DiLoCo, top-k 4/256, 2-bit, error feedback".into(),
-			Compression::TopK { chunk: 256, k: 4, value_bits: 2 },
-		),
-		"topk1" => (
-			"DiLoCo, top-k 1/256, 1-bit, error feedback".into(),
-			Compression::TopK { chunk: 256, k: 1, value_bits: 1 },
-		),
-		"topk16" => (
-			"DiLoCo, top-k 16/1024, 2-bit, error feedback".into(),
-			Compression::TopK { chunk: 1024, k: 16, value_bits: 2 },
-		),
-		_ => return None,
-	};
-	Some((label, compression, Rule::Mean))
+	let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+	(mean, var.sqrt())
+}
+
+/// A variant's runs over every seed.
+struct Variant {
+	method: Method,
+	runs: Vec<Run>,
+}
+
+impl Variant {
+	fn validation(&self) -> (f64, f64) {
+		mean_std(&self.runs.iter().map(|r| r.last().validation).collect::<Vec<_>>())
+	}
+	fn test(&self) -> Vec<f64> {
+		self.runs.iter().map(|r| r.last().test).collect()
+	}
+	fn bytes(&self) -> f64 {
+		self.runs[0].last().bytes
+	}
+	fn seconds(&self) -> f64 {
+		mean_std(&self.runs.iter().map(|r| r.seconds).collect::<Vec<_>>()).0
+	}
+	/// Per seed, the test loss relative to `ddp`'s on the same seed.
+	fn vs(&self, ddp: &Variant) -> Vec<f64> {
+		self.test().iter().zip(ddp.test()).map(|(l, d)| l / d - 1.0).collect()
+	}
+	/// The mean test-loss curve over the seeds (every seed syncs at the same bytes).
+	fn mean_curve(&self) -> Vec<(f64, f64)> {
+		let n = self.runs.len() as f64;
+		(0..self.runs[0].curve.len())
+			.map(|i| {
+				let test = self.runs.iter().map(|r| r.curve[i].test).sum::<f64>() / n;
+				(self.runs[0].curve[i].bytes, test)
+			})
+			.collect()
+	}
+}
+
+/// Per family (in order of first appearance), the variant with the lowest mean validation
+/// loss.
+fn chosen(variants: &[Variant]) -> Vec<&Variant> {
+	let mut out: Vec<&Variant> = Vec::new();
+	for v in variants {
+		match out.iter_mut().find(|c| c.method.family == v.method.family) {
+			Some(c) if v.validation().0 < c.validation().0 => *c = v,
+			Some(_) => {}
+			None => out.push(v),
+		}
+	}
+	out
 }
 
 fn human_bytes(b: f64) -> String {
@@ -302,101 +510,211 @@ fn human_bytes(b: f64) -> String {
 	format!("{v:.2} {}", units[u])
 }
 
-/// A log-x line plot of held-out loss against bytes per participant.
-fn svg(runs: &[Run]) -> String {
-	let series: Vec<Series> = runs
+/// A log-x line plot of mean test loss against bytes per participant.
+fn svg(chosen: &[&Variant]) -> String {
+	let series: Vec<Series> = chosen
 		.iter()
-		.map(|r| Series { name: r.name.clone(), points: r.curve.iter().skip(1).copied().collect() })
+		.map(|v| Series {
+			name: v.method.label.clone(),
+			points: v.mean_curve().into_iter().skip(1).collect(),
+		})
 		.collect();
 	line_plot(
 		&series,
 		&Axes {
 			x_label: "bytes sent + received per participant (log scale)",
-			y_label: "held-out loss (nats/token)",
+			y_label: "held-out test loss, mean over seeds (nats/token)",
 			log_x: true,
 		},
 	)
 }
 
-fn report(s: &Settings, params: usize, runs: &[Run], command: &str) -> String {
-	let mut md = String::new();
-	let ddp = runs.iter().find(|r| r.name.starts_with("DDP"));
-	let _ = writeln!(md, "# Algorithm benchmark: DDP vs DiLoCo with compression\n");
-	let _ = writeln!(md, "Generated by `bench/algorithms.sh` (the `bench_algo` binary of `grid-trainer`); do not edit by hand.\n");
+/// The headline figures of one chosen variant against DDP.
+struct Headline {
+	vs_ddp: (f64, f64),
+	ratio_f32: f64,
+}
+
+fn headline(v: &Variant, ddp: &Variant) -> Headline {
+	Headline { vs_ddp: mean_std(&v.vs(ddp)), ratio_f32: ddp.bytes() / v.bytes().max(1.0) }
+}
+
+fn setup(md: &mut String, s: &Settings, params: usize) {
 	let _ = writeln!(md, "## Setup\n");
 	let _ = writeln!(md, "- Model: byte-level GPT, {} layers, {} heads, width {}, context {}, vocabulary 128: **{params} parameters**.", s.layers, s.heads, s.width, s.context);
-	let _ = writeln!(md, "- Data: `data/shakespeare.txt` (hash-checked); training windows drawn by `data::shard(seed 0, job, round, participant)`, held-out loss on {} fixed windows of the last 10% of the file.", s.eval_samples);
+	let _ = writeln!(md, "- Data: `data/shakespeare.txt` (hash-checked); training windows drawn by `data::shard(seed, job, round, participant)`. Held-out: {} windows spread evenly over the last 10% of the file, split in two: the first half (**validation**) chooses each method's hyper-parameters, the second (**test**) is what the tables report.", 2 * s.eval_samples);
+	let _ = writeln!(md, "- **{} seeds** (0..{}): each seed its own initial model and its own data draw, the same for every method; figures are the mean ± sample standard deviation over the seeds.", s.seeds, s.seeds);
 	let _ = writeln!(md, "- {} simulated participants, {} inner steps each of batch {} × {} tokens ({} samples per participant, {} in total, the same for every method).", s.participants, s.steps, s.batch, s.context, s.steps * s.batch, s.steps * s.batch * s.participants);
-	let _ = writeln!(md, "- Inner optimizer: AdamW (β 0.9/0.95, weight decay 0.1), peak lr {}, {} warm-up steps, cosine to 10%, gradient clip 1.0.", s.lr, s.steps / 20);
+	let _ = writeln!(md, "- Inner optimizer: AdamW (β 0.9/0.95, weight decay 0.1), {} warm-up steps, cosine to 10% of the peak learning rate, gradient clip 1.0.", s.steps / 20);
 	let _ = writeln!(md, "- DDP: one global batch of {} × {} per step ({} steps), i.e. the participants' gradients averaged every step.", s.participants, s.batch, s.steps);
-	let _ = writeln!(md, "- DiLoCo: {} rounds of H = {} inner steps; Δ averaged with weights = samples (methods marked \"trimmed mean\": the chain jobs' rule instead, per coordinate over the updates that sent it, one value off each end, weighted by their share). Outer Nesterov step: lr {}, momentum {} for f32 and int8; lr {}, momentum {} for top-k, whose error feedback already accumulates like momentum (as in SparseLoCo) and whose rounds deliver only part of Δ. Top-k error memory decays by {} per round (`TopKCompressor::with_error_decay`).\n", s.rounds(), s.inner, s.outer_lr, s.outer_momentum, s.sparse_outer_lr, s.sparse_outer_momentum, s.error_decay);
+	let _ = writeln!(md, "- DiLoCo: rounds of H inner steps; Δ averaged (the mean; \"trimmed mean\": the chain jobs' rule, per coordinate over the updates that sent it, one value off each end, weighted by their share), then the outer Nesterov step. Top-k keeps an error-feedback memory that decays by a factor each round (`TopKCompressor::with_error_decay`); as in SparseLoCo it acts as the outer momentum.\n");
 	let _ = writeln!(md, "## Byte accounting\n");
 	let _ = writeln!(
 		md,
 		"Bytes are counted per participant, sent plus received, over the whole run.\n"
 	);
-	let _ = writeln!(md, "- DDP: each participant sends its f32 gradient and receives the averaged one, 2 × 4P bytes per step (P parameters). This is the least any DDP worker moves; a ring all-reduce moves 4(N−1)/N × 4P (1.5x more at N = 4), so the ratios below are conservative.");
+	let _ = writeln!(md, "- DDP: each participant sends its gradient and receives the averaged one, 2 × 4P bytes per step in f32 (P parameters), half that in bf16. This is the least any DDP worker moves; a ring all-reduce moves 4(N−1)/N × 4P (1.5x more at N = 4), so the ratios below are conservative.");
 	let _ = writeln!(md, "- DiLoCo is charged for the simple full-mesh exchange of the recommended design (each participant publishes its compressed Δ, every other participant fetches it): per round, (N−1) uploads and (N−1) downloads of the exact encoded size (`CompressedUpdate::encode().len()`, header included).");
 	let _ = writeln!(
 		md,
 		"- Commitments, signatures and transport framing are not counted for either.\n"
 	);
-	let _ = writeln!(md, "## Results\n");
-	let _ = writeln!(md, "| method | final held-out loss | vs DDP loss | bytes per participant | fewer bytes than DDP | wall time |");
-	let _ = writeln!(md, "|---|---|---|---|---|---|");
-	for r in runs {
-		let (dl, ratio) = match ddp {
-			Some(d) => (
-				format!("{:+.2}%", 100.0 * (r.final_loss() / d.final_loss() - 1.0)),
-				format!("{:.0}x", d.bytes() / r.bytes()),
-			),
-			None => ("-".into(), "-".into()),
+}
+
+fn report(s: &Settings, params: usize, variants: &[Variant], command: &str) -> String {
+	let mut md = String::new();
+	let _ = writeln!(md, "# Algorithm benchmark: DDP vs DiLoCo with compression\n");
+	let _ = writeln!(md, "Generated by `bench/algorithms.sh` (the `bench_algo` binary of `grid-trainer`); do not edit by hand. Headline figures in `algorithms.json`.\n");
+	setup(&mut md, s, params);
+	let chosen = chosen(variants);
+	let ddp = chosen.iter().find(|v| v.method.is_ddp()).copied();
+	let _ = writeln!(md, "## Results (test split, chosen variants)\n");
+	let _ = writeln!(md, "| method | settings (chosen on validation) | test loss | vs DDP (per seed, mean ± sd) | bytes per participant | fewer bytes than f32 DDP | than bf16 DDP | wall time per seed |");
+	let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
+	for v in &chosen {
+		let (test, sd) = mean_std(&v.test());
+		let (vs, ratio, bf16) = match ddp {
+			Some(d) => {
+				let h = headline(v, d);
+				(
+					format!("{:+.2}% ± {:.2}", 100.0 * h.vs_ddp.0, 100.0 * h.vs_ddp.1),
+					format!("{:.0}x", h.ratio_f32),
+					format!("{:.0}x", h.ratio_f32 / 2.0),
+				)
+			}
+			None => ("-".into(), "-".into(), "-".into()),
 		};
 		let _ = writeln!(
 			md,
-			"| {} | {:.4} | {dl} | {} ({:.0}) | {ratio} | {:.0} s |",
-			r.name,
-			r.final_loss(),
-			human_bytes(r.bytes()),
-			r.bytes(),
-			r.seconds
+			"| {} | {} | {test:.4} ± {sd:.4} | {vs} | {} | {ratio} | {bf16} | {:.0} s |",
+			v.method.label,
+			v.method.settings(),
+			human_bytes(v.bytes()),
+			v.seconds()
+		);
+	}
+	let initial = mean_std(&variants[0].runs.iter().map(|r| r.curve[0].test).collect::<Vec<_>>());
+	let _ = writeln!(md, "\nInitial test loss: {:.4} ± {:.4}.\n", initial.0, initial.1);
+	if let Some(d) = ddp {
+		targets(&mut md, &chosen, d);
+	}
+	let _ = writeln!(md, "![mean test loss against bytes](algorithms.svg)\n");
+	let _ = writeln!(md, "## Every variant (validation split)\n");
+	let _ = writeln!(md, "| variant | settings | validation loss | test loss | chosen |");
+	let _ = writeln!(md, "|---|---|---|---|---|");
+	for v in variants {
+		let (val, vsd) = v.validation();
+		let (test, tsd) = mean_std(&v.test());
+		let picked = chosen.iter().any(|c| std::ptr::eq(*c, v));
+		let _ = writeln!(
+			md,
+			"| `{}` | {} | {val:.4} ± {vsd:.4} | {test:.4} ± {tsd:.4} | {} |",
+			v.method.key,
+			v.method.settings(),
+			if picked { "yes" } else { "" }
 		);
 	}
 	let _ = writeln!(
 		md,
-		"\nInitial held-out loss: {:.4}.\n",
-		runs.first().map(|r| r.curve[0].1).unwrap_or(f64::NAN)
+		"\n## Mean test-loss curves (bytes per participant, loss) at each synchronization\n"
 	);
-	if let Some(d) = ddp {
-		let _ =
-			writeln!(md, "## Target: ≥ 1,000x fewer bytes than DDP at ≤ 2% higher final loss\n");
-		for r in runs.iter().filter(|r| !r.name.starts_with("DDP")) {
-			let ratio = d.bytes() / r.bytes();
-			let dl = r.final_loss() / d.final_loss() - 1.0;
-			let met = ratio >= 1000.0 && dl <= 0.02;
-			let _ = writeln!(
-				md,
-				"- {}: {:.0}x fewer bytes, loss {:+.2}% → **{}**",
-				r.name,
-				ratio,
-				100.0 * dl,
-				if met { "met" } else { "missed" }
-			);
-		}
-		let _ = writeln!(md);
-	}
-	let _ = writeln!(md, "![held-out loss against bytes](algorithms.svg)\n");
-	let _ = writeln!(
-		md,
-		"## Loss curves (bytes per participant, held-out loss) at each synchronization\n"
-	);
-	for r in runs {
+	for v in &chosen {
 		let pts: Vec<String> =
-			r.curve.iter().map(|(b, l)| format!("({}, {l:.3})", human_bytes(*b))).collect();
-		let _ = writeln!(md, "- {}: {}", r.name, pts.join(", "));
+			v.mean_curve().iter().map(|(b, l)| format!("({}, {l:.3})", human_bytes(*b))).collect();
+		let _ = writeln!(md, "- {}: {}", v.method.label, pts.join(", "));
 	}
 	let _ = writeln!(md, "\n## Reproduce\n\n```sh\n{command}\n```");
 	md
+}
+
+/// The issue's targets, judged on the means over seeds.
+fn targets(md: &mut String, chosen: &[&Variant], ddp: &Variant) {
+	let _ = writeln!(md, "## Targets (mean over seeds, against f32 DDP)\n");
+	for v in chosen.iter().filter(|v| !v.method.is_ddp()) {
+		let h = headline(v, ddp);
+		let met = h.ratio_f32 >= 1000.0 && h.vs_ddp.0 <= 0.02;
+		let _ = writeln!(
+			md,
+			"- ≥ 1,000x fewer bytes at ≤ 2% higher loss — {}: {:.0}x, {:+.2}% → **{}**",
+			v.method.label,
+			h.ratio_f32,
+			100.0 * h.vs_ddp.0,
+			if met { "met" } else { "missed" }
+		);
+	}
+	if let Some(plain) = chosen.iter().find(|v| v.method.family == "none") {
+		let h = headline(plain, ddp);
+		let _ = writeln!(
+			md,
+			"- Plain DiLoCo (f32) within ~1.5% of DDP, so the run is long enough to compare: {:+.2}% → **{}**",
+			100.0 * h.vs_ddp.0,
+			if h.vs_ddp.0 <= 0.015 { "yes" } else { "no" }
+		);
+	}
+	let _ = writeln!(md);
+}
+
+fn json(s: &Settings, params: usize, variants: &[Variant]) -> serde_json::Value {
+	let chosen = chosen(variants);
+	let ddp = chosen.iter().find(|v| v.method.is_ddp()).copied();
+	let methods: Vec<serde_json::Value> = chosen
+		.iter()
+		.map(|v| {
+			let test = mean_std(&v.test());
+			let mut m = serde_json::json!({
+				"method": v.method.label,
+				"key": v.method.key,
+				"settings": v.method.settings(),
+				"test_loss": { "mean": test.0, "sd": test.1, "per_seed": v.test() },
+				"validation_loss_mean": v.validation().0,
+				"bytes_per_participant": v.bytes(),
+			});
+			if let Some(d) = ddp {
+				let h = headline(v, d);
+				m["vs_ddp"] = serde_json::json!({ "mean": h.vs_ddp.0, "sd": h.vs_ddp.1, "per_seed": v.vs(d) });
+				m["fewer_bytes_than_f32_ddp"] = h.ratio_f32.into();
+				m["fewer_bytes_than_bf16_ddp"] = (h.ratio_f32 / 2.0).into();
+			}
+			m
+		})
+		.collect();
+	serde_json::json!({
+		"model_parameters": params,
+		"participants": s.participants,
+		"steps": s.steps,
+		"seeds": s.seeds,
+		"methods": methods,
+	})
+}
+
+/// Runs every (variant, seed) pair on `jobs` threads; results in input order.
+fn run_all(bench: &Bench, methods: &[Method]) -> Result<Vec<Variant>> {
+	let seeds = bench.s.seeds;
+	let tasks: Vec<(usize, u64)> =
+		(0..methods.len()).flat_map(|m| (0..seeds).map(move |seed| (m, seed))).collect();
+	let results: Mutex<Vec<Option<Result<Run>>>> =
+		Mutex::new((0..tasks.len()).map(|_| None).collect());
+	let next = AtomicUsize::new(0);
+	std::thread::scope(|scope| {
+		for _ in 0..bench.s.jobs.min(tasks.len()) {
+			scope.spawn(|| loop {
+				let i = next.fetch_add(1, Ordering::Relaxed);
+				let Some(&(m, seed)) = tasks.get(i) else { break };
+				let run = bench.run(&methods[m], seed);
+				results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(run);
+			});
+		}
+	});
+	let mut runs = results.into_inner().unwrap_or_else(|e| e.into_inner()).into_iter();
+	methods
+		.iter()
+		.map(|m| {
+			let runs = (0..seeds)
+				.map(|_| runs.next().flatten().expect("every task ran"))
+				.collect::<Result<Vec<_>>>()?;
+			Ok(Variant { method: m.clone(), runs })
+		})
+		.collect()
 }
 
 fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
@@ -405,34 +723,33 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 	let dev = Device::Cpu;
 	let data = data::shakespeare(s.context as usize)?;
 	data.check_vocab(128)?;
-	let eval = data.eval_batches(s.eval_samples, 64, &dev)?;
+	let mut validation = data.eval_batches(2 * s.eval_samples, 64, &dev)?;
+	let test = validation.split_off(validation.len() / 2);
 	let params = s.spec().parameters().ok_or("the model is too large to count")? as usize;
-	let bench = Bench { s: s.clone(), data, eval, dev, params };
-	let mut runs = Vec::new();
-	let mut seen = BTreeMap::new();
-	for name in s.methods.split(',') {
-		if seen.insert(name.to_string(), ()).is_some() {
-			continue;
+	let mut methods: Vec<Method> = Vec::new();
+	for key in s.methods.split(',') {
+		if !methods.iter().any(|m| m.key == key) {
+			methods.push(Method::parse(key, &s)?);
 		}
-		let run = if name == "ddp" {
-			bench.ddp()?
-		} else {
-			let (label, compression, rule) =
-				method(name).ok_or_else(|| format!("unknown method {name}"))?;
-			bench.diloco(&label, compression, rule)?
-		};
-		eprintln!(
-			"{}: final loss {:.4}, {} per participant, {:.0} s",
-			run.name,
-			run.final_loss(),
-			human_bytes(run.bytes()),
-			run.seconds
-		);
-		runs.push(run);
 	}
+	let bench = Bench { s: s.clone(), data, validation, test, dev, params };
+	let variants = run_all(&bench, &methods)?;
 	std::fs::create_dir_all(&s.out)?;
 	let command = std::env::var("BENCH_COMMAND").unwrap_or_else(|_| "bench/algorithms.sh".into());
-	std::fs::write(s.out.join("algorithms.md"), report(&s, params, &runs, &command))?;
-	std::fs::write(s.out.join("algorithms.svg"), svg(&runs))?;
+	std::fs::write(s.out.join("algorithms.md"), report(&s, params, &variants, &command))?;
+	std::fs::write(
+		s.out.join("algorithms.json"),
+		serde_json::to_string_pretty(&json(&s, params, &variants))? + "\n",
+	)?;
+	std::fs::write(s.out.join("algorithms.svg"), svg(&chosen(&variants)))?;
+	for v in chosen(&variants) {
+		eprintln!(
+			"{}: test loss {:.4} ({}), {} per participant",
+			v.method.key,
+			mean_std(&v.test()).0,
+			v.method.settings(),
+			human_bytes(v.bytes())
+		);
+	}
 	Ok(())
 }

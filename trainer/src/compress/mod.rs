@@ -5,7 +5,7 @@
 //! string per update) and [`CompressedUpdate::decode`] rejects anything malformed, truncated,
 //! non-canonical or non-finite, so a hostile peer cannot smuggle NaNs into the aggregate.
 //!
-//! Layout, little-endian: magic `GDU1`, scheme (u8: 0 none, 1 int8, 2 top-k), value count
+//! Layout, little-endian: magic `GDU2`, scheme (u8: 0 none, 1 int8, 2 top-k), value count
 //! (u64), the scheme's parameters (int8: chunk u32; top-k: chunk u32, k u32, value bits u8),
 //! then the scheme's payload (see each module).
 
@@ -18,8 +18,9 @@ use grid_primitives::job::Compression;
 
 use crate::error::{Error, Result};
 
-/// First bytes of every encoded update; the digit is the format version.
-pub const MAGIC: &[u8; 4] = b"GDU1";
+/// First bytes of every encoded update; the digit is the format version (2: top-k indices
+/// Rice-coded).
+pub const MAGIC: &[u8; 4] = b"GDU2";
 /// Longest update accepted by `decode` (values), as a guard against absurd allocations.
 pub const MAX_VALUES: u64 = 1 << 34;
 
@@ -164,6 +165,11 @@ impl<'a> Reader<'a> {
 		Ok(out)
 	}
 
+	/// Everything not yet read, without consuming it.
+	pub fn rest(&self) -> &'a [u8] {
+		&self.bytes[self.pos..]
+	}
+
 	/// A byte.
 	pub fn u8(&mut self) -> Result<u8> {
 		Ok(self.take(1)?[0])
@@ -271,8 +277,11 @@ mod tests {
 		assert!(err(&x, &int8.decompress()) < 0.02, "int8 error {}", err(&x, &int8.decompress()));
 		let spec = Compression::TopK { chunk: 64, k: 8, value_bits: 2 };
 		let topk = compressor(&spec, x.len()).unwrap().compress(&x).unwrap();
-		// 64 chunks × (f32 scale + 8 × (6 index bits + 2 value bits)), packed to whole bytes.
-		assert_eq!(topk.encode().len(), header + 9 + 64 * 4 + 64 * 8);
+		// 64 chunks × (f32 scale + 8 × (a Rice-coded index gap, r = 3: at least 4 bits,
+		// + 2 value bits)), below the 6 + 2 bits of fixed-width indices (exact sizes:
+		// `topk`'s tests).
+		let size = topk.encode().len();
+		assert!(size >= header + 9 + 64 * 4 + 64 * 6 && size < header + 9 + 64 * 4 + 64 * 8);
 		let dense = topk.decompress();
 		assert_eq!(dense.iter().filter(|v| **v != 0.0).count(), 64 * 8);
 		// Keeping the 8 largest of 64 Gaussian values keeps about half the energy.
