@@ -627,6 +627,10 @@ impl Compression {
 	}
 }
 
+/// Error feedback's decay when a job file names none: top-k's best in `bench/algorithms.sh`
+/// (with the outer step the sparse methods use there).
+pub const DEFAULT_ERROR_DECAY: Nanos = Nanos(900_000_000);
+
 /// Hyper-parameters of the DiLoCo-style training.
 #[cfg_attr(feature = "serde", derive(serde::Deserialize), serde(deny_unknown_fields))]
 #[derive(
@@ -657,6 +661,12 @@ pub struct TrainingParams<BlockNumber> {
 	/// Outer momentum, below one (0.9 by default).
 	#[cfg_attr(feature = "serde", serde(default = "crate::spec_file::outer_momentum"))]
 	pub outer_momentum: Nanos,
+	/// Error feedback's decay, at most one (0.9 by default): each round a trainer adds this
+	/// share of what its earlier updates left out to its new Δ before compressing (1: plain
+	/// error feedback; below 1 the backlog fades instead of arriving many rounds late, as in
+	/// SparseLoCo). Replays apply it too, so it is the job's, not each trainer's.
+	#[cfg_attr(feature = "serde", serde(default = "crate::spec_file::error_decay"))]
+	pub error_decay: Nanos,
 	/// Pseudo-gradient compression.
 	pub compression: Compression,
 }
@@ -857,6 +867,8 @@ pub enum SpecError {
 	BadOuterMomentum,
 	/// A compression parameter is out of range.
 	BadCompression,
+	/// The error-feedback decay is above one.
+	BadErrorDecay,
 	/// Zero rounds.
 	ZeroRounds,
 	/// More rounds than the chain allows.
@@ -904,6 +916,7 @@ impl<
 			(t.inner.lr().0 == 0 || t.inner.lr() > Nanos::ONE, SpecError::BadInnerLearningRate),
 			(t.outer_lr.0 == 0 || t.outer_lr.0 > 4 * Nanos::ONE.0, SpecError::BadOuterLearningRate),
 			(t.outer_momentum >= Nanos::ONE, SpecError::BadOuterMomentum),
+			(t.error_decay > Nanos::ONE, SpecError::BadErrorDecay),
 		];
 		if let Some((_, error)) = checks.into_iter().find(|(bad, _)| *bad) {
 			return Err(error);
@@ -1048,6 +1061,7 @@ mod tests {
 				},
 				outer_lr: Nanos(700_000_000),
 				outer_momentum: Nanos(900_000_000),
+				error_decay: Nanos(900_000_000),
 				compression: Compression::TopK { chunk: 64, k: 4, value_bits: 2 },
 			},
 			rounds: 5,
@@ -1198,6 +1212,7 @@ mod tests {
 			),
 			(|s| s.training.outer_lr = Nanos(0), SpecError::BadOuterLearningRate),
 			(|s| s.training.outer_momentum = Nanos::ONE, SpecError::BadOuterMomentum),
+			(|s| s.training.error_decay = Nanos(1_000_000_001), SpecError::BadErrorDecay),
 			(
 				|s| s.training.compression = Compression::Int8 { chunk: 0 },
 				SpecError::BadCompression,

@@ -49,6 +49,10 @@ pub(crate) fn outer_momentum() -> Nanos {
 	Nanos(900_000_000)
 }
 
+pub(crate) fn error_decay() -> Nanos {
+	crate::job::DEFAULT_ERROR_DECAY
+}
+
 impl<'de> Deserialize<'de> for DatasetRef {
 	fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
 		deserializer.deserialize_any(DatasetVisitor)
@@ -145,6 +149,7 @@ mod tests {
 				},
 				outer_lr: Nanos(700_000_000),
 				outer_momentum: Nanos(500_000_000),
+				error_decay: Nanos(900_000_000),
 				compression: Compression::Int8 { chunk: 256 },
 			}
 		);

@@ -17,7 +17,10 @@ use std::{
 use anyhow::{anyhow, bail, Context, Result};
 use candle_core::Device;
 use grid_primitives::{
-	job::{Compression, InnerOptimizer, JobId, MlpConfig, ModelSpec, Nanos, RoundIndex},
+	job::{
+		Compression, InnerOptimizer, JobId, MlpConfig, ModelSpec, Nanos, RoundIndex,
+		DEFAULT_ERROR_DECAY,
+	},
 	work::{data_seed, Verdict},
 	Hash,
 };
@@ -184,6 +187,8 @@ pub struct Setup {
 	inner: InnerOptimizer,
 	config: InnerConfig,
 	compression: Compression,
+	/// The job's error-feedback decay.
+	error_decay: f32,
 	data: Arc<Dataset>,
 }
 
@@ -202,6 +207,7 @@ impl Setup {
 			},
 			config: InnerConfig { total_steps: u64::from(ROUNDS * steps), ..Default::default() },
 			compression: Compression::Int8 { chunk: 256 },
+			error_decay: DEFAULT_ERROR_DECAY.to_f64() as f32,
 			data,
 		}
 	}
@@ -219,6 +225,7 @@ impl Setup {
 			inner: self.inner,
 			config: self.config,
 			batch_size: BATCH,
+			error_decay: self.error_decay,
 			max_steps: Some(self.steps),
 			dataset: self.data.clone(),
 			device: Device::Cpu,
@@ -795,6 +802,6 @@ fn member(
 		let desk = FraudDesk::new(peer, secret, setup.replayer(), archive, ROUNDS + 2);
 		(desk.with_gauntlet_peers(setup.screens), port)
 	});
-	let compressor = AdaptiveCompressor::new(setup.compression, len);
+	let compressor = AdaptiveCompressor::new(setup.compression, len, setup.error_decay)?;
 	Ok(Member { who, peer, role, trainer, compressor, desk })
 }

@@ -366,6 +366,7 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
           )}
           {field("outerLr", "Outer learning rate", "above 0, at most 4")}
           {field("outerMomentum", "Outer momentum", "below 1")}
+          {field("errorDecay", "Error-feedback decay", "0 to 1: the share of what earlier updates left out that each round sends again")}
           {choice("compression", "Compression", [
             ["none", "None (f32)"],
             ["int8", "int8"],

@@ -252,7 +252,8 @@ export function JobDetailView({ detail, liveRounds = [], rpcUrl, canCancel, onCa
             <dd>{inner}</dd>
             <dt>Outer step</dt>
             <dd>
-              lr {fromNanos(t.outer_lr)}, momentum {fromNanos(t.outer_momentum)}
+              lr {fromNanos(t.outer_lr)}, momentum {fromNanos(t.outer_momentum)}, error-feedback decay{" "}
+              {fromNanos(t.error_decay)}
             </dd>
             <dt>Compression</dt>
             <dd>{describeCompression(t.compression)}</dd>

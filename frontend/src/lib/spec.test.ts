@@ -61,6 +61,7 @@ describe("job form → JobSpec", () => {
         inner: { type: "AdamW", value: { lr: 3_000_000, weight_decay: 0, warmup_steps: 10 } },
         outer_lr: 700_000_000,
         outer_momentum: 500_000_000,
+        error_decay: 900_000_000,
         compression: { type: "Int8", value: { chunk: 256 } },
       },
       rounds: 5,
@@ -122,6 +123,9 @@ describe("job form → JobSpec", () => {
     expect(errorsOf({ model: "mlp" }).model).toMatch(/text needs/);
     expect(errorsOf({ outerLr: "0" }).outerLr).toBeDefined();
     expect(errorsOf({ outerMomentum: "1" }).outerMomentum).toMatch(/below 1/);
+    expect(errorsOf({ errorDecay: "1.01" }).errorDecay).toMatch(/at most 1/);
+    expect(errorsOf({ errorDecay: "1" }).errorDecay).toBeUndefined();
+    expect(errorsOf({ errorDecay: "0" }).errorDecay).toBeUndefined();
     expect(errorsOf({ batchSize: "0" }).batchSize).toBeDefined();
     expect(errorsOf({ rounds: "0" }).rounds).toBeDefined();
     expect(errorsOf({ rounds: "100001" }).rounds).toMatch(/at most 100000/);

@@ -117,6 +117,7 @@ export interface JobForm {
   weightDecay: string;
   outerLr: string;
   outerMomentum: string;
+  errorDecay: string;
   compression: CompressionKind;
   chunk: string;
   k: string;
@@ -182,6 +183,7 @@ export const DEFAULT_FORM: JobForm = {
   weightDecay: "0",
   outerLr: "0.7",
   outerMomentum: "0.5",
+  errorDecay: "0.9",
   compression: "int8",
   chunk: "256",
   k: "16",
@@ -742,6 +744,8 @@ export function buildJobSpec(
   rule(outerLr === 0 || outerLr > 4e9, "outerLr", "must be above 0 and at most 4");
   const outerMomentum = frac("outerMomentum");
   rule(outerMomentum >= 1e9, "outerMomentum", "must be below 1");
+  const errorDecay = frac("errorDecay");
+  rule(errorDecay > 1e9, "errorDecay", "must be at most 1");
   let compression: JobSpec["training"]["compression"];
   if (form.compression === "none") compression = { type: "None", value: undefined };
   else if (form.compression === "int8") compression = { type: "Int8", value: { chunk: int("chunk", U32_MAX, 1) } };
@@ -805,6 +809,7 @@ export function buildJobSpec(
         inner,
         outer_lr: outerLr,
         outer_momentum: outerMomentum,
+        error_decay: errorDecay,
         compression,
       },
       rounds,

@@ -28,6 +28,7 @@ const JOB_ERRORS: Record<string, string> = {
   BadOuterLearningRate: "the outer learning rate is zero or above four",
   BadOuterMomentum: "the outer momentum is one or more",
   BadCompression: "a compression parameter is out of range",
+  BadErrorDecay: "the error-feedback decay is above one",
   ZeroRounds: "zero rounds",
   TooManyRounds: "more rounds than the chain allows",
   ZeroReward: "the reward per round is zero",

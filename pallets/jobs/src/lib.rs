@@ -767,6 +767,8 @@ pub mod pallet {
 		SamplesExceedSteps,
 		/// The initial weights' URI is empty or not text, or their content hash is zero.
 		BadInitialWeights,
+		/// The error-feedback decay is above one.
+		BadErrorDecay,
 	}
 
 	impl<T> From<SpecError> for Error<T> {
@@ -780,6 +782,7 @@ pub mod pallet {
 				SpecError::BadOuterLearningRate => Error::BadOuterLearningRate,
 				SpecError::BadOuterMomentum => Error::BadOuterMomentum,
 				SpecError::BadCompression => Error::BadCompression,
+				SpecError::BadErrorDecay => Error::BadErrorDecay,
 				SpecError::ZeroRounds => Error::ZeroRounds,
 				SpecError::TooManyRounds => Error::TooManyRounds,
 				SpecError::ZeroReward => Error::ZeroReward,

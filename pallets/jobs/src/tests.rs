@@ -159,6 +159,7 @@ fn create_job_rejects_every_bad_field() {
 			),
 			(|s| s.training.outer_lr = Nanos(4_000_000_001), Error::BadOuterLearningRate),
 			(|s| s.training.outer_momentum = Nanos(1_000_000_000), Error::BadOuterMomentum),
+			(|s| s.training.error_decay = Nanos(1_000_000_001), Error::BadErrorDecay),
 			(
 				|s| s.training.compression = Compression::TopK { chunk: 8, k: 0, value_bits: 2 },
 				Error::BadCompression,

@@ -155,7 +155,8 @@ enum Kind {
 struct Method {
 	/// As given on the command line (`family@overrides`).
 	key: String,
-	/// The method without overrides: variants of one family compete on validation loss.
+	/// The method without overrides (but with its H when not the default's): variants of
+	/// one family compete on validation loss.
 	family: String,
 	label: String,
 	kind: Kind,
@@ -208,6 +209,11 @@ impl Method {
 		}
 		if m.inner == 0 || !s.steps.is_multiple_of(m.inner) {
 			return Err(format!("{key}: steps {} are not a multiple of H {}", s.steps, m.inner));
+		}
+		// Another H is another method, not a tuning of this one: it changes the bytes.
+		if m.inner != s.inner && !m.is_ddp() {
+			m.family = format!("{family_name}@h={}", m.inner);
+			m.label = format!("{}, H = {}", m.label, m.inner);
 		}
 		Ok(m)
 	}

@@ -1,6 +1,7 @@
 //! Compression that follows the link: a ladder of levels starting at the job's scheme, each
 //! stronger than the last, with one error-feedback memory shared by all levels so switching
-//! level loses nothing (what one round leaves out is sent later, whatever the level).
+//! level loses nothing (what one round leaves out is sent later, whatever the level). The
+//! memory decays by the job's `error_decay` each round, as `bench/algorithms.sh` measures.
 
 use grid_primitives::job::Compression;
 
@@ -31,16 +32,27 @@ pub fn compress_once(scheme: &Compression, corrected: &[f32]) -> Result<Compress
 	compressor(scheme, corrected.len())?.compress(corrected)
 }
 
+/// `delta` plus `decay` × the carried `residual`: what a round compresses (the replay of a
+/// contribution computes it the same way).
+pub fn corrected(delta: &[f32], residual: &[f32], decay: f32) -> Vec<f32> {
+	delta.iter().zip(residual).map(|(d, e)| d + decay * e).collect()
+}
+
 /// A ladder of schemes with shared error feedback.
 pub struct AdaptiveCompressor {
 	levels: Vec<Compression>,
 	error: Vec<f32>,
+	decay: f32,
 }
 
 impl AdaptiveCompressor {
-	/// For vectors of `len` values, starting from the job's scheme `base`.
-	pub fn new(base: Compression, len: usize) -> Self {
-		AdaptiveCompressor { levels: ladder(base), error: vec![0.0; len] }
+	/// For vectors of `len` values, starting from the job's scheme `base`, with the job's
+	/// error-feedback `decay` (in 0..=1).
+	pub fn new(base: Compression, len: usize, decay: f32) -> Result<Self> {
+		if !(0.0..=1.0).contains(&decay) {
+			return Err(Error::Config(format!("error decay {decay} is outside 0..=1")));
+		}
+		Ok(AdaptiveCompressor { levels: ladder(base), error: vec![0.0; len], decay })
 	}
 
 	/// The schemes, weakest first.
@@ -82,7 +94,7 @@ impl AdaptiveCompressor {
 		Ok(())
 	}
 
-	/// Compresses `delta` plus the carried error at the weakest level whose encoding fits
+	/// Compresses `delta` plus the decayed carried error at the weakest level whose encoding fits
 	/// in `budget` bytes (the strongest level if none does). Returns the update, its
 	/// encoding and the level used.
 	pub fn compress(
@@ -90,7 +102,7 @@ impl AdaptiveCompressor {
 		delta: &[f32],
 		budget: Option<usize>,
 	) -> Result<(CompressedUpdate, Vec<u8>, usize)> {
-		let corrected: Vec<f32> = delta.iter().zip(&self.error).map(|(d, e)| d + e).collect();
+		let corrected = corrected(delta, &self.error, self.decay);
 		let mut chosen = None;
 		for (level, scheme) in self.levels.iter().enumerate() {
 			let update = compress_once(scheme, &corrected)?;
@@ -118,7 +130,7 @@ mod tests {
 	fn a_tighter_budget_picks_a_stronger_level_and_error_is_carried() {
 		let len = 4096;
 		let delta: Vec<f32> = (0..len).map(|i| ((i * 37 % 101) as f32 - 50.0) * 1e-3).collect();
-		let mut c = AdaptiveCompressor::new(Compression::Int8 { chunk: 64 }, len);
+		let mut c = AdaptiveCompressor::new(Compression::Int8 { chunk: 64 }, len, 1.0).unwrap();
 		let (_, roomy, level) = c.compress(&delta, None).unwrap();
 		assert_eq!(level, 0);
 		let (_, tight, level) = c.compress(&delta, Some(roomy.len() / 4)).unwrap();
@@ -136,8 +148,10 @@ mod tests {
 		let len = 256;
 		let delta: Vec<f32> = (0..len).map(|i| ((i * 13 % 29) as f32 - 14.0) * 1e-2).collect();
 		let topk = Compression::TopK { chunk: 64, k: 8, value_bits: 4 };
-		let (mut kept, mut lost) =
-			(AdaptiveCompressor::new(topk, len), AdaptiveCompressor::new(topk, len));
+		let (mut kept, mut lost) = (
+			AdaptiveCompressor::new(topk, len, 1.0).unwrap(),
+			AdaptiveCompressor::new(topk, len, 1.0).unwrap(),
+		);
 		let (first, _, _) = kept.compress(&delta, None).unwrap();
 		lost.compress(&delta, None).unwrap();
 		kept.give_back(&first).unwrap();
@@ -150,5 +164,28 @@ mod tests {
 		assert!(carried(&kept) > carried(&lost));
 		let err = kept.give_back(&CompressedUpdate::None(vec![0.0; 3])).unwrap_err();
 		assert!(err.to_string().contains("an update of 3 values"), "{err}");
+	}
+
+	#[test]
+	fn the_carried_error_decays_by_the_jobs_factor() {
+		let len = 128;
+		let delta: Vec<f32> = (0..len).map(|i| ((i * 7 % 31) as f32 - 15.0) * 1e-2).collect();
+		let topk = Compression::TopK { chunk: 64, k: 4, value_bits: 8 };
+		let (mut half, mut plain) = (
+			AdaptiveCompressor::new(topk, len, 0.5).unwrap(),
+			AdaptiveCompressor::new(topk, len, 1.0).unwrap(),
+		);
+		half.compress(&delta, None).unwrap();
+		plain.compress(&delta, None).unwrap();
+		assert_eq!(half.residual(), plain.residual(), "nothing carried yet to decay");
+		// A round of zeros: the update is what the carried error becomes, half of it with
+		// a decay of one half.
+		let (from_half, _, _) = half.compress(&vec![0.0; len], None).unwrap();
+		let (from_plain, _, _) = plain.compress(&vec![0.0; len], None).unwrap();
+		let sum = |u: &CompressedUpdate| u.decompress().iter().map(|x| x.abs()).sum::<f32>();
+		assert!((sum(&from_half) - 0.5 * sum(&from_plain)).abs() < 1e-3 * sum(&from_plain));
+		for bad in [-0.1, 1.01, f32::NAN] {
+			assert!(AdaptiveCompressor::new(topk, len, bad).is_err(), "{bad}");
+		}
 	}
 }

@@ -12,7 +12,10 @@ use grid_primitives::{
 
 use super::cosine;
 use crate::{
-	compress::{adaptive::compress_once, CompressedUpdate},
+	compress::{
+		adaptive::{compress_once, corrected},
+		CompressedUpdate,
+	},
 	data::{batch_indices, Dataset},
 	diloco::train_round,
 	error::{Error, Result},
@@ -86,6 +89,8 @@ pub struct Replayer {
 	pub config: InnerConfig,
 	/// Samples per inner step.
 	pub batch_size: u64,
+	/// The job's error-feedback decay (what share of the residual a round adds).
+	pub error_decay: f32,
 	/// Most inner steps the job lets a round claim (`None`: no cap). A claim of more is
 	/// invalid without a replay, so a liar cannot buy an unbounded amount of verifiers' time.
 	pub max_steps: Option<u32>,
@@ -108,8 +113,7 @@ impl Replayer {
 			self.dataset.train_batch(&indices, &self.device)
 		});
 		let local = train_round(&mut trainer, &claim.base, batches)?;
-		let corrected: Vec<f32> =
-			local.delta.iter().zip(&claim.start.residual).map(|(d, e)| d + e).collect();
+		let corrected = corrected(&local.delta, &claim.start.residual, self.error_decay);
 		compress_once(&claim.sent.scheme(), &corrected)
 	}
 

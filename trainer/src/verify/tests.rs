@@ -10,7 +10,7 @@ use grid_primitives::{
 use super::*;
 use crate::{
 	compress::{
-		adaptive::{compress_once, AdaptiveCompressor},
+		adaptive::{compress_once, corrected, AdaptiveCompressor},
 		CompressedUpdate,
 	},
 	data::{batch_indices, Dataset, MnistDataset},
@@ -42,6 +42,7 @@ fn replayer(data: &Arc<Dataset>, spec: ModelSpec, inner: InnerOptimizer) -> Repl
 		inner,
 		config: InnerConfig { total_steps: 400, ..Default::default() },
 		batch_size: 32,
+		error_decay: 0.9,
 		max_steps: Some(100),
 		dataset: data.clone(),
 		device: Device::Cpu,
@@ -73,7 +74,7 @@ impl Worker {
 fn worker(rep: &Replayer, compression: Compression, len: usize) -> Worker {
 	Worker {
 		trainer: InnerTrainer::new(rep.spec, b"job", &Device::Cpu, &rep.inner, rep.config).unwrap(),
-		compressor: AdaptiveCompressor::new(compression, len),
+		compressor: AdaptiveCompressor::new(compression, len, rep.error_decay).unwrap(),
 	}
 }
 
@@ -99,13 +100,12 @@ fn honest_and_attackers(compression: Compression) -> Vec<(&'static str, Judgemen
 	for round in 0..3u8 {
 		let base = Arc::new(global.clone());
 		let mut claims = Vec::new();
-		let mut corrected = Vec::new();
+		let mut corrections = Vec::new();
 		for (p, person) in people.iter_mut().enumerate() {
 			let start = Arc::new(person.start_state());
 			let seed = seed_of(round, p);
 			let delta = person.round(&rep, &base, seed, steps);
-			corrected
-				.push(delta.iter().zip(&start.residual).map(|(d, e)| d + e).collect::<Vec<f32>>());
+			corrections.push(corrected(&delta, &start.residual, rep.error_decay));
 			let (sent, _, _) = person.compressor.compress(&delta, None).unwrap();
 			claims.push(Claim { base: base.clone(), start, sent: Arc::new(sent), seed, steps });
 		}
@@ -128,8 +128,8 @@ fn honest_and_attackers(compression: Compression) -> Vec<(&'static str, Judgemen
 		let mut rng = Rng::new(7);
 		let noise: Vec<f32> = (0..n).map(|_| rng.normal() as f32).collect();
 		let norm = |v: &[f32]| crate::aggregate::norm(v) as f32;
-		let noise = scaled(&noise, norm(&corrected[0]) / norm(&noise));
-		let other = &corrected[1];
+		let noise = scaled(&noise, norm(&corrections[0]) / norm(&noise));
+		let other = &corrections[1];
 		let noised: Vec<f32> = other.iter().zip(&noise).map(|(o, z)| o + 0.3 * z).collect();
 		// Trained from the committed state, but on other data or for fewer steps.
 		let retrain = |seed: Hash, ran: u32| {

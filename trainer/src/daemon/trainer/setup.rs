@@ -95,6 +95,7 @@ impl Trainer {
 				inner: job.training.inner,
 				config: inner_config,
 				batch_size: u64::from(job.training.batch_size),
+				error_decay: job.training.error_decay.to_f64() as f32,
 				max_steps: job.max_steps,
 				dataset: dataset.clone(),
 				device: device.clone(),
@@ -103,7 +104,11 @@ impl Trainer {
 				FraudDesk::new(me, screen_secret, replayer, Box::new(archive), job.evidence_rounds);
 			Fraud { desk, port }
 		});
-		let compressor = AdaptiveCompressor::new(job.training.compression, manifest.numel());
+		let compressor = AdaptiveCompressor::new(
+			job.training.compression,
+			manifest.numel(),
+			job.training.error_decay.to_f64() as f32,
+		)?;
 		let outer = OuterSettings {
 			lr: job.training.outer_lr.to_f64() as f32,
 			momentum: job.training.outer_momentum.to_f64() as f32,

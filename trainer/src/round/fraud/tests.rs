@@ -122,6 +122,7 @@ fn noise_is_accused_and_voted_invalid_honest_work_voted_valid() {
 		inner,
 		config: InnerConfig::default(),
 		batch_size: 16,
+		error_decay: 0.9,
 		max_steps: None,
 		dataset: Arc::new(Dataset::Mnist(MnistDataset::shipped().unwrap())),
 		device: Device::Cpu,
