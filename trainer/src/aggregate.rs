@@ -34,6 +34,14 @@ pub enum Rule {
 		/// Values dropped at each end.
 		trim: usize,
 	},
+	/// The [`Rule::TrimmedMean`] after per-peer norm clipping: every update whose norm is
+	/// above the median of the updates' norms is scaled down to it first, so no one peer moves
+	/// the aggregate further than a typical one does, whatever it sends (a coordinate it alone
+	/// sent counts as at most a median update's share). Chain jobs use it.
+	ClippedTrimmedMean {
+		/// Values dropped at each end.
+		trim: usize,
+	},
 	/// Centered clipping (Karimireddy, He & Jaggi 2021): start at the coordinate-wise median
 	/// and move towards each update by at most a radius, `iters` times. The radius is
 	/// `radius_ratio` × the median distance of the updates from the start.
@@ -107,9 +115,32 @@ pub fn aggregate(
 	let delta = match rule {
 		Rule::Mean => weighted_mean(&chosen)?,
 		Rule::TrimmedMean { trim } => trimmed_mean(&chosen, trim)?,
+		Rule::ClippedTrimmedMean { trim } => {
+			let clipped = clip_to_median(&chosen);
+			trimmed_mean(&clipped.iter().collect::<Vec<_>>(), trim)?
+		}
 		Rule::CenteredClip { radius_ratio, iters } => centered_clip(&chosen, radius_ratio, iters)?,
 	};
 	Ok(Aggregate { delta, accepted, rejected })
+}
+
+/// The updates with every norm above the (lower) median norm scaled down to it.
+fn clip_to_median(updates: &[&Contribution]) -> Vec<Contribution> {
+	let norms: Vec<f64> = updates.iter().map(|u| norm(&u.delta)).collect();
+	let limit = median(norms.clone());
+	updates
+		.iter()
+		.zip(norms)
+		.map(|(u, n)| {
+			let delta = if n > limit {
+				let scale = limit / n;
+				u.delta.iter().map(|x| (f64::from(*x) * scale) as f32).collect()
+			} else {
+				u.delta.clone()
+			};
+			Contribution { delta, samples: u.samples }
+		})
+		.collect()
 }
 
 fn weighted_mean(updates: &[&Contribution]) -> Result<Vec<f32>> {
@@ -245,8 +276,11 @@ mod tests {
 
 	#[test]
 	fn robust_rules_resist_a_poisoned_minority() {
-		let robust =
-			[Rule::TrimmedMean { trim: 2 }, Rule::CenteredClip { radius_ratio: 1.0, iters: 3 }];
+		let robust = [
+			Rule::TrimmedMean { trim: 2 },
+			Rule::ClippedTrimmedMean { trim: 2 },
+			Rule::CenteredClip { radius_ratio: 1.0, iters: 3 },
+		];
 		for (name, poison) in attacks() {
 			let (truth, updates) = round(2, poison);
 			let plain = aggregate(&updates, Rule::Mean, None).unwrap();
@@ -309,6 +343,28 @@ mod tests {
 		assert_eq!(agg(&sparse([0.4, 0.0, 100.0, 0.8])), vec![0.6, 1.0]);
 		// Dense updates: the classic trimmed mean.
 		assert_eq!(agg(&sparse([0.4, -50.0, 100.0, 0.8])), vec![0.6, 1.0]);
+	}
+
+	#[test]
+	fn norm_clipping_bounds_what_one_peer_moves() {
+		let update = |delta: Vec<f32>| Contribution { delta, samples: 10 };
+		// Three honest updates of norm 1 and one of norm 3 (under a 4x norm screen) that
+		// alone sends the second coordinate: unclipped it counts as its quarter, 0.75; clipped
+		// to the median norm, as a typical update's quarter, 0.25.
+		let round = [
+			update(vec![1.0, 0.0]),
+			update(vec![1.0, 0.0]),
+			update(vec![1.0, 0.0]),
+			update(vec![0.0, 3.0]),
+		];
+		let with = |rule| aggregate(&round, rule, Some(4.0)).unwrap().delta;
+		assert_eq!(with(Rule::TrimmedMean { trim: 1 }), vec![0.75, 0.75]);
+		assert_eq!(with(Rule::ClippedTrimmedMean { trim: 1 }), vec![0.75, 0.25]);
+		// Updates of equal norm are not touched: the rules agree bit for bit.
+		let honest = [update(vec![0.6, 0.8]), update(vec![0.8, 0.6]), update(vec![1.0, 0.0])];
+		let clipped = aggregate(&honest, Rule::ClippedTrimmedMean { trim: 1 }, None).unwrap();
+		let plain = aggregate(&honest, Rule::TrimmedMean { trim: 1 }, None).unwrap();
+		assert_eq!(clipped.delta, plain.delta);
 	}
 
 	#[test]

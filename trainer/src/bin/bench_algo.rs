@@ -31,6 +31,7 @@ use grid_trainer::{
 	diloco::{OuterOptimizer, Participant},
 	model::{Batch, Model},
 	plot::{line_plot, Axes, Series},
+	round::decide::CHAIN_AGGREGATION,
 	train::{evaluate, InnerConfig, InnerTrainer},
 	Result,
 };
@@ -241,7 +242,8 @@ impl Method {
 }
 
 /// A method family by name: its label and how it trains. DiLoCo families use the mean,
-/// unless named `-trimmed` (the trimmed mean chain jobs use, one value off each end);
+/// unless named `-trimmed` (chain jobs' rule: norms clipped to the median, then the trimmed
+/// mean on each coordinate's support, one value off each end);
 /// `topk:CHUNK:K:BITS` names any top-k setting.
 fn family(name: &str) -> Option<(String, Kind)> {
 	if name == "ddp" {
@@ -249,9 +251,9 @@ fn family(name: &str) -> Option<(String, Kind)> {
 	}
 	if let Some(base) = name.strip_suffix("-trimmed") {
 		let (label, Kind::DiLoCo { compression, .. }) = family(base)? else { return None };
-		let rule = Rule::TrimmedMean { trim: 1 };
+		let rule = CHAIN_AGGREGATION;
 		return Some((
-			format!("{label}, trimmed mean (trim 1)"),
+			format!("{label}, norms clipped to the median, trimmed mean (trim 1)"),
 			Kind::DiLoCo { compression, rule },
 		));
 	}
@@ -553,7 +555,7 @@ fn setup(md: &mut String, s: &Settings, params: usize) {
 	let _ = writeln!(md, "- {} simulated participants, {} inner steps each of batch {} × {} tokens ({} samples per participant, {} in total, the same for every method).", s.participants, s.steps, s.batch, s.context, s.steps * s.batch, s.steps * s.batch * s.participants);
 	let _ = writeln!(md, "- Inner optimizer: AdamW (β 0.9/0.95, weight decay 0.1), {} warm-up steps, cosine to 10% of the peak learning rate, gradient clip 1.0.", s.steps / 20);
 	let _ = writeln!(md, "- DDP: one global batch of {} × {} per step ({} steps), i.e. the participants' gradients averaged every step.", s.participants, s.batch, s.steps);
-	let _ = writeln!(md, "- DiLoCo: rounds of H inner steps; Δ averaged (the mean; \"trimmed mean\": the chain jobs' rule, per coordinate over the updates that sent it, one value off each end, weighted by their share), then the outer Nesterov step. Top-k keeps an error-feedback memory that decays by a factor each round (`TopKCompressor::with_error_decay`); as in SparseLoCo it acts as the outer momentum.\n");
+	let _ = writeln!(md, "- DiLoCo: rounds of H inner steps; Δ averaged (the mean; \"trimmed mean\": the chain jobs' rule, norms clipped to the median, then per coordinate over the updates that sent it, one value off each end, weighted by their share), then the outer Nesterov step. Top-k keeps an error-feedback memory that decays by a factor each round (`TopKCompressor::with_error_decay`); as in SparseLoCo it acts as the outer momentum.\n");
 	let _ = writeln!(md, "## Byte accounting\n");
 	let _ = writeln!(
 		md,

@@ -19,9 +19,10 @@ use crate::{
 };
 
 /// How chain jobs aggregate: every participant must use the same rule to reach the same
-/// model hash, and the spec has no field for it yet, so it is fixed by the protocol: a
-/// coordinate-wise trimmed mean (one value off each end) after norm screening.
-pub const CHAIN_AGGREGATION: Rule = Rule::TrimmedMean { trim: 1 };
+/// model hash, and the spec has no field for it yet, so it is fixed by the protocol: after
+/// norm screening, each update clipped to the median norm, then a coordinate-wise trimmed
+/// mean on each coordinate's support (one value off each end).
+pub const CHAIN_AGGREGATION: Rule = Rule::ClippedTrimmedMean { trim: 1 };
 /// Updates above this multiple of the median norm are screened out (chain jobs).
 pub const CHAIN_SCREEN_RATIO: f64 = 4.0;
 
