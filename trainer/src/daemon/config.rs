@@ -185,6 +185,9 @@ impl JobConfig {
 			Rule::TrimmedMean { trim } => {
 				Rule::TrimmedMean { trim: trim.min(n.saturating_sub(1) / 2) }
 			}
+			Rule::ClippedTrimmedMean { trim } => {
+				Rule::ClippedTrimmedMean { trim: trim.min(n.saturating_sub(1) / 2) }
+			}
 			rule => rule,
 		}
 	}
@@ -235,6 +238,10 @@ mod tests {
 		assert_eq!(c.data_dir, dir.path().join("t1"));
 		assert_eq!(c.job.rule(2), Rule::TrimmedMean { trim: 0 });
 		assert_eq!(c.job.rule(5), Rule::TrimmedMean { trim: 1 });
+		let chain =
+			JobConfig { aggregation: Rule::ClippedTrimmedMean { trim: 1 }, ..c.job.clone() };
+		assert_eq!(chain.rule(2), Rule::ClippedTrimmedMean { trim: 0 });
+		assert_eq!(chain.rule(3), Rule::ClippedTrimmedMean { trim: 1 });
 		assert!(matches!(c.job.model, ModelSpec::MnistMlp(_)));
 
 		let cases = [
