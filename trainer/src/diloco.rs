@@ -215,7 +215,7 @@ mod tests {
 				let out = person.run_round(&global, batches).unwrap();
 				// Through the wire format, as peers would see it.
 				let wire = CompressedUpdate::decode(&out.update.encode()).unwrap();
-				updates.push(Contribution { delta: wire.decompress(), samples: out.samples });
+				updates.push(Contribution { update: wire.into(), samples: out.samples });
 			}
 			let agg = aggregate(&updates, Rule::TrimmedMean { trim: 0 }, Some(3.0)).unwrap();
 			outer.step(&mut global, &agg.delta).unwrap();

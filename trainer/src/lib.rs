@@ -34,6 +34,7 @@ pub mod parity;
 pub mod plot;
 pub mod rng;
 pub mod round;
+pub mod stats;
 pub mod train;
 pub mod verify;
 pub mod work_state;

@@ -32,6 +32,7 @@ use grid_trainer::{
 	model::{Batch, Model},
 	plot::{line_plot, Axes, Series},
 	round::decide::CHAIN_AGGREGATION,
+	stats::mean_sd,
 	train::{evaluate, InnerConfig, InnerTrainer},
 	Result,
 };
@@ -436,7 +437,7 @@ impl Bench {
 				let wire = out.update.encode();
 				bytes += 2.0 * peers * wire.len() as f64 / s.participants as f64;
 				let decoded = CompressedUpdate::decode(&wire)?;
-				updates.push(Contribution { delta: decoded.decompress(), samples: out.samples });
+				updates.push(Contribution { update: decoded.into(), samples: out.samples });
 			}
 			let agg = aggregate(&updates, rule, None)?;
 			outer.step(&mut global, &agg.delta)?;
@@ -447,17 +448,6 @@ impl Bench {
 	}
 }
 
-/// Mean and sample standard deviation (0 for one value).
-fn mean_std(xs: &[f64]) -> (f64, f64) {
-	let n = xs.len() as f64;
-	let mean = xs.iter().sum::<f64>() / n;
-	if xs.len() < 2 {
-		return (mean, 0.0);
-	}
-	let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-	(mean, var.sqrt())
-}
-
 /// A variant's runs over every seed.
 struct Variant {
 	method: Method,
@@ -466,7 +456,7 @@ struct Variant {
 
 impl Variant {
 	fn validation(&self) -> (f64, f64) {
-		mean_std(&self.runs.iter().map(|r| r.last().validation).collect::<Vec<_>>())
+		mean_sd(&self.runs.iter().map(|r| r.last().validation).collect::<Vec<_>>())
 	}
 	fn test(&self) -> Vec<f64> {
 		self.runs.iter().map(|r| r.last().test).collect()
@@ -475,7 +465,7 @@ impl Variant {
 		self.runs[0].last().bytes
 	}
 	fn seconds(&self) -> f64 {
-		mean_std(&self.runs.iter().map(|r| r.seconds).collect::<Vec<_>>()).0
+		mean_sd(&self.runs.iter().map(|r| r.seconds).collect::<Vec<_>>()).0
 	}
 	/// Per seed, the test loss relative to `ddp`'s on the same seed.
 	fn vs(&self, ddp: &Variant) -> Vec<f64> {
@@ -544,7 +534,7 @@ struct Headline {
 }
 
 fn headline(v: &Variant, ddp: &Variant) -> Headline {
-	Headline { vs_ddp: mean_std(&v.vs(ddp)), ratio_f32: ddp.bytes() / v.bytes().max(1.0) }
+	Headline { vs_ddp: mean_sd(&v.vs(ddp)), ratio_f32: ddp.bytes() / v.bytes().max(1.0) }
 }
 
 fn setup(md: &mut String, s: &Settings, params: usize) {
@@ -580,7 +570,7 @@ fn report(s: &Settings, params: usize, variants: &[Variant], command: &str) -> S
 	let _ = writeln!(md, "| method | settings (chosen on validation) | test loss | vs DDP (per seed, mean ± sd) | bytes per participant | fewer bytes than f32 DDP | than bf16 DDP | wall time per seed |");
 	let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
 	for v in &chosen {
-		let (test, sd) = mean_std(&v.test());
+		let (test, sd) = mean_sd(&v.test());
 		let (vs, ratio, bf16) = match ddp {
 			Some(d) => {
 				let h = headline(v, d);
@@ -601,7 +591,7 @@ fn report(s: &Settings, params: usize, variants: &[Variant], command: &str) -> S
 			v.seconds()
 		);
 	}
-	let initial = mean_std(&variants[0].runs.iter().map(|r| r.curve[0].test).collect::<Vec<_>>());
+	let initial = mean_sd(&variants[0].runs.iter().map(|r| r.curve[0].test).collect::<Vec<_>>());
 	let _ = writeln!(md, "\nInitial test loss: {:.4} ± {:.4}.\n", initial.0, initial.1);
 	if let Some(d) = ddp {
 		targets(&mut md, &chosen, d);
@@ -612,7 +602,7 @@ fn report(s: &Settings, params: usize, variants: &[Variant], command: &str) -> S
 	let _ = writeln!(md, "|---|---|---|---|---|");
 	for v in variants {
 		let (val, vsd) = v.validation();
-		let (test, tsd) = mean_std(&v.test());
+		let (test, tsd) = mean_sd(&v.test());
 		let picked = chosen.iter().any(|c| std::ptr::eq(*c, v));
 		let _ = writeln!(
 			md,
@@ -668,7 +658,7 @@ fn json(s: &Settings, params: usize, variants: &[Variant]) -> serde_json::Value 
 	let methods: Vec<serde_json::Value> = chosen
 		.iter()
 		.map(|v| {
-			let test = mean_std(&v.test());
+			let test = mean_sd(&v.test());
 			let mut m = serde_json::json!({
 				"method": v.method.label,
 				"key": v.method.key,
@@ -754,7 +744,7 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 		eprintln!(
 			"{}: test loss {:.4} ({}), {} per participant",
 			v.method.key,
-			mean_std(&v.test()).0,
+			mean_sd(&v.test()).0,
 			v.method.settings(),
 			human_bytes(v.bytes())
 		);

@@ -76,6 +76,19 @@ impl Int8Update {
 		out
 	}
 
+	/// The values, dequantized, in order.
+	pub(super) fn values(&self) -> impl Iterator<Item = f32> + '_ {
+		self.values.iter().enumerate().map(|(i, &q)| f32::from(q) * self.scales[i / self.chunk])
+	}
+
+	/// Writes values `start..start + out.len()` into `out`.
+	pub(super) fn write_range(&self, start: usize, out: &mut [f32]) {
+		let range = &self.values[start..start + out.len()];
+		for (i, (o, &q)) in out.iter_mut().zip(range).enumerate() {
+			*o = f32::from(q) * self.scales[(start + i) / self.chunk];
+		}
+	}
+
 	pub(super) fn encode_payload(&self, out: &mut Vec<u8>) {
 		out.extend_from_slice(&(self.chunk as u32).to_le_bytes());
 		for s in &self.scales {

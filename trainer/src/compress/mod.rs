@@ -86,6 +86,31 @@ impl CompressedUpdate {
 		}
 	}
 
+	/// Writes its values `start..start + out.len()` into `out` (every value of `out` is
+	/// written: zeros where a sparse update kept nothing), without the dense vector: the
+	/// aggregation reads updates a block of coordinates at a time.
+	///
+	/// # Panics
+	/// If the range is not within the update.
+	pub fn write_range(&self, start: usize, out: &mut [f32]) {
+		match self {
+			CompressedUpdate::None(v) => out.copy_from_slice(&v[start..start + out.len()]),
+			CompressedUpdate::Int8(u) => u.write_range(start, out),
+			CompressedUpdate::TopK(u) => u.write_range(start, out),
+		}
+	}
+
+	/// The L2 norm of its values (accumulated in f64 in coordinate order: bit for bit
+	/// `aggregate::norm` of [`CompressedUpdate::decompress`], without the dense vector).
+	pub fn norm(&self) -> f64 {
+		let sum = match self {
+			CompressedUpdate::None(v) => squares(v.iter().copied()),
+			CompressedUpdate::Int8(u) => squares(u.values()),
+			CompressedUpdate::TopK(u) => squares(u.kept_values()),
+		};
+		sum.sqrt()
+	}
+
 	/// The canonical bytes (see the module docs).
 	pub fn encode(&self) -> Vec<u8> {
 		let mut out = MAGIC.to_vec();
@@ -204,6 +229,12 @@ impl<'a> Reader<'a> {
 	}
 }
 
+/// The sum of the values' squares, in f64 and in order. Zeros left out add nothing: a sum of
+/// squares plus +0 is itself exactly, so a sparse update's sum is its dense vector's.
+fn squares(values: impl Iterator<Item = f32>) -> f64 {
+	values.map(|x| f64::from(x) * f64::from(x)).sum()
+}
+
 /// Number of chunks of `chunk` values covering `len` values.
 pub fn chunks(len: usize, chunk: usize) -> usize {
 	len.div_ceil(chunk)
@@ -256,6 +287,24 @@ mod tests {
 				.unwrap_err()
 				.to_string()
 				.contains("scheme 9"));
+		}
+	}
+
+	#[test]
+	fn ranges_and_norms_match_the_dense_vector() {
+		let dense_norm = |v: &[f32]| v.iter().map(|a| f64::from(*a).powi(2)).sum::<f64>().sqrt();
+		for spec in specs() {
+			let x = vector(1_000, 3);
+			let update = compressor(&spec, x.len()).unwrap().compress(&x).unwrap();
+			let dense = update.decompress();
+			assert_eq!(update.norm().to_bits(), dense_norm(&dense).to_bits(), "{spec:?}");
+			// Ranges that start and end inside chunks, span several, or are empty.
+			for (start, end) in [(0, 1_000), (0, 1), (63, 65), (100, 517), (999, 1_000), (5, 5)] {
+				let mut out = vec![f32::NAN; end - start];
+				update.write_range(start, &mut out);
+				let bits = |v: &[f32]| v.iter().map(|a| a.to_bits()).collect::<Vec<_>>();
+				assert_eq!(bits(&out), bits(&dense[start..end]), "{spec:?} {start}..{end}");
+			}
 		}
 	}
 

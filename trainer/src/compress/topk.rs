@@ -150,8 +150,7 @@ impl Compressor for TopKCompressor {
 				delta.len()
 			)));
 		}
-		let acc: Vec<f32> =
-			delta.iter().zip(&self.error).map(|(d, e)| d + self.decay * e).collect();
+		let acc = super::adaptive::corrected(delta, &self.error, self.decay);
 		if acc.iter().any(|x| !x.is_finite()) {
 			return Err(Error::Config("cannot compress a non-finite update".into()));
 		}
@@ -271,6 +270,35 @@ impl TopKUpdate {
 			at += kept;
 		}
 		out
+	}
+
+	/// The kept values, dequantized, in coordinate order.
+	pub(super) fn kept_values(&self) -> impl Iterator<Item = f32> + '_ {
+		self.codes.iter().enumerate().map(|(j, &code)| {
+			// Every chunk but a short last one keeps k.
+			dequantize(code, self.bits, self.scales[j / self.k])
+		})
+	}
+
+	/// Writes values `start..start + out.len()` into `out` (zeros where nothing was kept),
+	/// reading only the chunks the range covers: chunk c's kept values start at c·k.
+	pub(super) fn write_range(&self, start: usize, out: &mut [f32]) {
+		out.fill(0.0);
+		let end = start + out.len();
+		assert!(end <= self.len, "values {start}..{end} of an update of {}", self.len);
+		if out.is_empty() {
+			return;
+		}
+		for c in start / self.chunk..chunks(end, self.chunk) {
+			let first = c * self.k;
+			let kept = self.k.min(self.len - c * self.chunk);
+			for j in first..first + kept {
+				let pos = c * self.chunk + self.indices[j] as usize;
+				if (start..end).contains(&pos) {
+					out[pos - start] = dequantize(self.codes[j], self.bits, self.scales[c]);
+				}
+			}
+		}
 	}
 
 	pub(super) fn encode_payload(&self, out: &mut Vec<u8>) {

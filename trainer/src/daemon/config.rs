@@ -181,15 +181,7 @@ impl JobConfig {
 	/// The aggregation rule for `n` updates: a trimmed mean trims at most `(n - 1) / 2`
 	/// values at each end, so something is left to average.
 	pub fn rule(&self, n: usize) -> Rule {
-		match self.aggregation {
-			Rule::TrimmedMean { trim } => {
-				Rule::TrimmedMean { trim: trim.min(n.saturating_sub(1) / 2) }
-			}
-			Rule::ClippedTrimmedMean { trim } => {
-				Rule::ClippedTrimmedMean { trim: trim.min(n.saturating_sub(1) / 2) }
-			}
-			rule => rule,
-		}
+		self.aggregation.for_updates(n)
 	}
 
 	/// Loads the dataset from `store` (or the shipped files), checked against its reference

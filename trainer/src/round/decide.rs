@@ -105,17 +105,17 @@ pub fn gather(
 			gathered.missing.push(*peer);
 			continue;
 		};
-		let delta = update.decompress();
+		let update = Arc::new(update.clone());
 		if keep_evidence {
 			let c = &signed.commitment;
 			gathered.evidence.push(Received {
 				peer: *peer,
 				steps: c.steps,
 				start: c.start,
-				update: Arc::new(update.clone()),
+				update: update.clone(),
 			});
 		}
-		gathered.contributions.push(Contribution { delta, samples: signed.commitment.samples });
+		gathered.contributions.push(Contribution { update, samples: signed.commitment.samples });
 		gathered.members.push(*peer);
 	}
 	if keep_evidence {
@@ -243,8 +243,8 @@ mod tests {
 		let n = state.weights.len();
 		let peers: Vec<PeerId> = (0..4).map(|_| PeerId::random()).collect();
 		let mut contributions: Vec<Contribution> =
-			(0..3).map(|_| Contribution { delta: vec![0.01; n], samples: 10 }).collect();
-		contributions.push(Contribution { delta: vec![100.0; n], samples: 10 });
+			(0..3).map(|_| Contribution::dense(vec![0.01; n], 10)).collect();
+		contributions.push(Contribution::dense(vec![100.0; n], 10));
 		let before = state.weights.clone();
 		let decided =
 			step(state, &manifest, &contributions, &peers, Rule::Mean, Some(3.0)).unwrap();
