@@ -448,6 +448,15 @@ impl Bench {
 	}
 }
 
+/// A ratio as "17x", or with one decimal below 10 ("0.5x": bf16 DDP against f32 DDP).
+fn times(x: f64) -> String {
+	if x < 10.0 {
+		format!("{x:.1}x")
+	} else {
+		format!("{x:.0}x")
+	}
+}
+
 /// A variant's runs over every seed.
 struct Variant {
 	method: Method,
@@ -576,8 +585,8 @@ fn report(s: &Settings, params: usize, variants: &[Variant], command: &str) -> S
 				let h = headline(v, d);
 				(
 					format!("{:+.2}% ± {:.2}", 100.0 * h.vs_ddp.0, 100.0 * h.vs_ddp.1),
-					format!("{:.0}x", h.ratio_f32),
-					format!("{:.0}x", h.ratio_f32 / 2.0),
+					times(h.ratio_f32),
+					times(h.ratio_f32 / 2.0),
 				)
 			}
 			None => ("-".into(), "-".into(), "-".into()),
