@@ -69,23 +69,29 @@ impl Int8Update {
 
 	/// The dense vector.
 	pub fn decompress(&self) -> Vec<f32> {
-		let mut out = Vec::with_capacity(self.values.len());
-		for (c, scale) in self.values.chunks(self.chunk).zip(&self.scales) {
-			out.extend(c.iter().map(|&q| f32::from(q) * scale));
-		}
+		let mut out = vec![0f32; self.values.len()];
+		self.write_range(0, &mut out);
 		out
 	}
 
 	/// The values, dequantized, in order.
 	pub(super) fn values(&self) -> impl Iterator<Item = f32> + '_ {
-		self.values.iter().enumerate().map(|(i, &q)| f32::from(q) * self.scales[i / self.chunk])
+		let chunks = self.values.chunks(self.chunk).zip(&self.scales);
+		chunks.flat_map(|(c, &scale)| c.iter().map(move |&q| f32::from(q) * scale))
 	}
 
-	/// Writes values `start..start + out.len()` into `out`.
+	/// Writes values `start..start + out.len()` into `out`, a chunk's part at a time.
 	pub(super) fn write_range(&self, start: usize, out: &mut [f32]) {
-		let range = &self.values[start..start + out.len()];
-		for (i, (o, &q)) in out.iter_mut().zip(range).enumerate() {
-			*o = f32::from(q) * self.scales[(start + i) / self.chunk];
+		let values = &self.values[start..start + out.len()];
+		let mut at = 0;
+		while at < out.len() {
+			let chunk = (start + at) / self.chunk;
+			let end = ((chunk + 1) * self.chunk - start).min(out.len());
+			let scale = self.scales[chunk];
+			for (o, &q) in out[at..end].iter_mut().zip(&values[at..end]) {
+				*o = f32::from(q) * scale;
+			}
+			at = end;
 		}
 	}
 

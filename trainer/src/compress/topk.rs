@@ -261,14 +261,7 @@ impl TopKUpdate {
 	/// The dense vector (zeros where nothing was kept).
 	pub fn decompress(&self) -> Vec<f32> {
 		let mut out = vec![0f32; self.len];
-		let mut at = 0;
-		for (c, kept) in self.kept_per_chunk().enumerate() {
-			for j in at..at + kept {
-				let pos = c * self.chunk + self.indices[j] as usize;
-				out[pos] = dequantize(self.codes[j], self.bits, self.scales[c]);
-			}
-			at += kept;
-		}
+		self.write_range(0, &mut out);
 		out
 	}
 
