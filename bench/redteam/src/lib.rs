@@ -7,9 +7,11 @@
 //! provider was wrongly challenged or slashed, and what verification cost.
 //!
 //! `bench/redteam.sh` runs the full suite and writes `bench/reports/redteam.md` and
-//! `redteam.json`; `tests/short.rs` runs a few attempts of each in CI.
+//! `redteam.json`; `tests/short.rs` runs a few attempts of each in CI. [`power`] measures
+//! what one batch of the loss screen tells (`bench/screen_power.sh`).
 
 pub mod attack;
+pub mod power;
 pub mod report;
 pub mod world;
 

@@ -66,7 +66,10 @@ pub const ROUNDS: u32 = 10;
 /// Inner steps per round, unless the suite is told otherwise.
 pub const STEPS: u32 = 30;
 /// Samples per inner step.
-const BATCH: u64 = 32;
+pub(crate) const BATCH: u64 = 32;
+/// The job's outer learning rate and momentum.
+pub(crate) const OUTER_LR: f32 = 0.7;
+pub(crate) const OUTER_MOMENTUM: f32 = 0.5;
 /// Each provider's stake: above the deterrent stake the audits ask of the job.
 const STAKE: u128 = 300_000;
 /// Blocks an attempt may run (rounds, then the last votes).
@@ -180,16 +183,16 @@ fn copies(sent: &[Sent]) -> Vec<usize> {
 /// The job's training setup (the same for every attempt).
 pub struct Setup {
 	/// Inner steps per round.
-	steps: u32,
+	pub(crate) steps: u32,
 	/// Peers each honest desk loss-screens per round.
 	screens: usize,
-	spec: ModelSpec,
-	inner: InnerOptimizer,
-	config: InnerConfig,
-	compression: Compression,
+	pub(crate) spec: ModelSpec,
+	pub(crate) inner: InnerOptimizer,
+	pub(crate) config: InnerConfig,
+	pub(crate) compression: Compression,
 	/// The job's error-feedback decay.
-	error_decay: f32,
-	data: Arc<Dataset>,
+	pub(crate) error_decay: f32,
+	pub(crate) data: Arc<Dataset>,
 }
 
 impl Setup {
@@ -304,7 +307,7 @@ impl<'a> World<'a> {
 			seeds,
 			states: HashMap::new(),
 			base,
-			outer: OuterOptimizer::new(0.7, 0.5, len),
+			outer: OuterOptimizer::new(OUTER_LR, OUTER_MOMENTUM, len),
 			previous_mean: vec![0.0; len],
 			rng: Rng::new(0x5eed ^ u64::from(attempt) << 8 ^ attacker as u64),
 			seated: HashSet::new(),

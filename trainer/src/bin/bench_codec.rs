@@ -2,7 +2,9 @@
 //! included), encode, decode and decompress one update of a large model, per scheme, on one
 //! thread; and to aggregate a round of N such updates with the chain's rule, block by block
 //! from the compressed updates on every core, against the way it was done before (every update
-//! decompressed to a dense vector, then combined on one thread), run side by side.
+//! decompressed to a dense vector, then combined on one thread), run side by side; and to
+//! run the fraud desk's cheap screens on the same round (their Gram matrix) from the
+//! compressed updates on every core, against decompressing every update first on one thread.
 //! Writes `codec.md` and `codec.json`.
 //!
 //! `bench_codec --out bench/reports [--values 100000000] [--repeats 3] [--schemes none,int8,...]
@@ -18,6 +20,7 @@ use grid_trainer::{
 	rng::Rng,
 	round::decide::{CHAIN_AGGREGATION, CHAIN_SCREEN_RATIO},
 	stats::mean_sd,
+	verify::Gram,
 };
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -235,9 +238,103 @@ fn time_round(
 	Ok((baseline, block_wise))
 }
 
+/// Seconds to take the Gram matrix of `updates` (what the fraud desk's cheap screens read)
+/// the way the desk did before (every update decompressed to a dense vector first; here on
+/// the one thread of `one`) and from the compressed updates on every core, in that order or
+/// (`flip`) the other; both must be the same bit for bit.
+fn time_screens(
+	updates: &[Contribution],
+	one: &rayon::ThreadPool,
+	flip: bool,
+) -> Result<(f64, f64), Error> {
+	let dense = || {
+		let start = Instant::now();
+		let gram = one.install(|| {
+			let dense: Vec<CompressedUpdate> =
+				updates.iter().map(|u| CompressedUpdate::None(u.update.decompress())).collect();
+			Gram::of(&dense.iter().collect::<Vec<_>>())
+		});
+		gram.map(|g| (start.elapsed().as_secs_f64(), g))
+	};
+	let streamed = || {
+		let start = Instant::now();
+		let gram = Gram::of(&updates.iter().map(|u| u.update.as_ref()).collect::<Vec<_>>());
+		gram.map(|g| (start.elapsed().as_secs_f64(), g))
+	};
+	let ((baseline, before), (streaming, now)) = if flip {
+		let now = streamed()?;
+		(dense()?, now)
+	} else {
+		let before = dense()?;
+		(before, streamed()?)
+	};
+	if before != now {
+		return Err("the streamed Gram matrix differs from the dense one".into());
+	}
+	Ok((baseline, streaming))
+}
+
+/// One row of a side-by-side table: a round of `peers` updates compressed with `spec`,
+/// `dense` bytes as dense vectors, `encoded` bytes as sent.
+struct Row<'a> {
+	spec: &'a Compression,
+	peers: usize,
+	dense: usize,
+	encoded: usize,
+}
+
+impl Row<'_> {
+	/// Times both ways `repeats` times with `time(flip)` (the baseline's seconds, then the new
+	/// way's), the order flipped every repeat; writes the row to `md` and returns its JSON, the
+	/// new way's seconds under `key`.
+	fn side_by_side(
+		&self,
+		repeats: usize,
+		time: impl Fn(bool) -> Result<(f64, f64), Error>,
+		key: &str,
+		md: &mut String,
+	) -> Result<serde_json::Value, Error> {
+		let (mut base, mut new, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+		for r in 0..repeats {
+			let (b, k) = time(r % 2 == 1)?;
+			base.push(b);
+			new.push(k);
+			ratio.push(b / k);
+		}
+		let (b, k, x) = (mean_sd(&base), mean_sd(&new), mean_sd(&ratio));
+		let (name, peers) = (label(self.spec), self.peers);
+		eprintln!("{name} N={peers}: dense {:.3} s, {key} {:.3} s, {:.2}x", b.0, k.0, x.0);
+		let _ = writeln!(
+			md,
+			"| {name} | {peers} | {:.0} MB | {:.1} MB | {:.3} ± {:.3} | {:.3} ± {:.3} | {:.2}x ± {:.2} |",
+			self.dense as f64 / 1e6,
+			self.encoded as f64 / 1e6,
+			b.0,
+			b.1,
+			k.0,
+			k.1,
+			x.0,
+			x.1
+		);
+		let mut json = serde_json::json!({
+			"scheme": name,
+			"updates": peers,
+			"held_dense_bytes": self.dense,
+			"held_compressed_bytes": self.encoded,
+			"dense_one_thread_s": { "mean": b.0, "sd": b.1 },
+			"speedup": { "mean": x.0, "sd": x.1 },
+		});
+		json[key] = serde_json::json!({ "mean": k.0, "sd": k.1 });
+		Ok(json)
+	}
+}
+
 /// The aggregation section: a round of each size per scheme, both ways side by side, the
 /// order flipped every repeat.
-fn round_section(s: &Settings, md: &mut String) -> Result<Vec<serde_json::Value>, Error> {
+fn round_section(
+	s: &Settings,
+	md: &mut String,
+) -> Result<(Vec<serde_json::Value>, Vec<serde_json::Value>), Error> {
 	let one = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
 	let threads = rayon::current_num_threads();
 	let _ = writeln!(md, "## Aggregating a round\n");
@@ -245,51 +342,26 @@ fn round_section(s: &Settings, md: &mut String) -> Result<Vec<serde_json::Value>
 	let _ = writeln!(md, "| scheme | N | held: dense | held: compressed | dense, one thread (s) | block-wise (s) | speedup |");
 	let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|");
 	let mut rows = Vec::new();
+	let mut screens = String::new();
+	let _ = writeln!(screens, "\n## Screening a round\n");
+	let _ = writeln!(screens, "The same rounds through the fraud desk's cheap screens (agreement with the others, copies, short norms), which read only the round's Gram matrix (every pair's dot product, in f64), {} times per row, the order flipped every repeat: *dense, one thread* decompresses every update first, as the desk did until now (then the same Gram matrix, on one thread); *streamed* decodes {} coordinates of every update at a time from the compressed updates on rayon's {} threads. Both matrices are checked to be the same bit for bit. *Held*: N dense vectors against the compressed updates.\n", s.repeats, grid_trainer::aggregate::BLOCK, threads);
+	let _ = writeln!(screens, "| scheme | N | held: dense | held: compressed | dense, one thread (s) | streamed (s) | speedup |");
+	let _ = writeln!(screens, "|---|---:|---:|---:|---:|---:|---:|");
+	let mut screen_rows = Vec::new();
 	for spec in &s.round_schemes {
 		for &peers in &s.peers {
 			let updates = round_updates(*spec, peers, s.round_values)?;
 			let encoded: usize = updates.iter().map(|u| u.update.encode().len()).sum();
 			let dense = peers * s.round_values * 4;
-			let (mut base, mut block, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
-			for r in 0..s.repeats {
-				let (b, k) = time_round(&updates, &one, r % 2 == 1)?;
-				base.push(b);
-				block.push(k);
-				ratio.push(b / k);
-			}
-			let (b, k, x) = (mean_sd(&base), mean_sd(&block), mean_sd(&ratio));
-			eprintln!(
-				"{} N={peers}: dense {:.3} s, block-wise {:.3} s, {:.2}x",
-				label(spec),
-				b.0,
-				k.0,
-				x.0
-			);
-			let _ = writeln!(
-				md,
-				"| {} | {peers} | {:.0} MB | {:.1} MB | {:.3} ± {:.3} | {:.3} ± {:.3} | {:.2}x ± {:.2} |",
-				label(spec),
-				dense as f64 / 1e6,
-				encoded as f64 / 1e6,
-				b.0,
-				b.1,
-				k.0,
-				k.1,
-				x.0,
-				x.1
-			);
-			rows.push(serde_json::json!({
-				"scheme": label(spec),
-				"updates": peers,
-				"held_dense_bytes": dense,
-				"held_compressed_bytes": encoded,
-				"dense_one_thread_s": { "mean": b.0, "sd": b.1 },
-				"block_wise_s": { "mean": k.0, "sd": k.1 },
-				"speedup": { "mean": x.0, "sd": x.1 },
-			}));
+			let row = Row { spec, peers, dense, encoded };
+			let timed = |flip| time_round(&updates, &one, flip);
+			rows.push(row.side_by_side(s.repeats, timed, "block_wise_s", md)?);
+			let timed = |flip| time_screens(&updates, &one, flip);
+			screen_rows.push(row.side_by_side(s.repeats, timed, "streamed_s", &mut screens)?);
 		}
 	}
-	Ok(rows)
+	md.push_str(&screens);
+	Ok((rows, screen_rows))
 }
 
 fn main() -> Result<(), Error> {
@@ -304,13 +376,14 @@ fn main() -> Result<(), Error> {
 	);
 	let one = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
 	let codec = one.install(|| codec_section(&s, &mut md))?;
-	let rounds = round_section(&s, &mut md)?;
+	let (rounds, screens) = round_section(&s, &mut md)?;
 	let json = serde_json::json!({
 		"values": s.values,
 		"repeats": s.repeats,
 		"schemes": codec,
 		"round_values": s.round_values,
 		"rounds": rounds,
+		"screens": screens,
 	});
 	std::fs::create_dir_all(&s.out)?;
 	std::fs::write(s.out.join("codec.md"), md)?;

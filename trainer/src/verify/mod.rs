@@ -16,16 +16,19 @@
 //! suspects before putting a deposit on a challenge; committee members replay the challenged
 //! update and vote.
 //!
+//! - [`gram`]: every pair of a round's updates' dot product, from the updates as sent.
 //! - [`screens`]: the cheap screens of a round's updates (agreement, copies, short norms).
 //! - [`loss_screen`]: the paired loss screen (does an update owe its gain to its own data).
 //! - [`replay`]: the exact replay of a claim and its judgement.
 //! - [`worker`]: replays and loss screens on their own thread.
 
+mod gram;
 mod loss_screen;
 mod replay;
 mod screens;
 mod worker;
 
+pub use gram::Gram;
 pub use loss_screen::{
 	LossScreen, GAUNTLET_BATCHES, GAUNTLET_CLEAR_FACTOR, GAUNTLET_CONFIRM_BATCHES,
 	GAUNTLET_EXTEND_BATCHES, OWN_DATA_SHARE, OWN_DATA_STEPS,

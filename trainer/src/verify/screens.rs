@@ -1,8 +1,8 @@
 //! Cheap screens of a round's updates, run every round before anything is replayed: an
 //! update that disagrees with the others, is this close to another, or is shorter than its
-//! peers is a suspect worth replaying.
+//! peers is a suspect worth replaying. Each reads only the round's [`Gram`] matrix.
 
-use super::cosine;
+use super::Gram;
 
 /// An update whose cosine with the mean of the round's other updates is below this is a
 /// suspect worth replaying (honest updates of a round share the data's gradient direction).
@@ -11,27 +11,14 @@ pub const SUSPECT_COSINE: f64 = 0.05;
 /// Positions of the updates that disagree with the rest of the round (cosine with the sum of
 /// the others below [`SUSPECT_COSINE`]), with that cosine. Needs three updates: with two,
 /// neither can be told from the other.
-pub fn suspects(updates: &[&[f32]]) -> Vec<(usize, f64)> {
-	if updates.len() < 3 {
+pub fn suspects(gram: &Gram) -> Vec<(usize, f64)> {
+	if gram.len() < 3 {
 		return Vec::new();
 	}
-	let len = updates[0].len();
-	let mut total = vec![0f64; len];
-	for update in updates {
-		for (t, x) in total.iter_mut().zip(update.iter()) {
-			*t += f64::from(*x);
-		}
-	}
-	let mut out = Vec::new();
-	for (i, update) in updates.iter().enumerate() {
-		let others: Vec<f32> =
-			total.iter().zip(update.iter()).map(|(t, x)| (t - f64::from(*x)) as f32).collect();
-		let agreement = cosine(update, &others);
-		if agreement < SUSPECT_COSINE {
-			out.push((i, agreement));
-		}
-	}
-	out
+	(0..gram.len())
+		.map(|i| (i, gram.cosine_with_others(i)))
+		.filter(|(_, agreement)| *agreement < SUSPECT_COSINE)
+		.collect()
 }
 
 /// Two updates of a round at least this close (cosine) are likely one update copied
@@ -56,13 +43,13 @@ pub const MAX_COPY_COSINE: f64 = 0.95;
 /// Positions of the updates that some other update of the round is close enough to to be a
 /// copy, with the closest cosine: at least [`COPY_COSINE`], and, with other pairs to compare
 /// with, at least the median of their cosines moved halfway to 1 (at most
-/// [`MAX_COPY_COSINE`]). Pairwise: O(n²) dot products.
-pub fn copy_suspects(updates: &[&[f32]]) -> Vec<(usize, f64)> {
-	let n = updates.len();
+/// [`MAX_COPY_COSINE`]). Pairwise: the Gram matrix's O(n²) dot products.
+pub fn copy_suspects(gram: &Gram) -> Vec<(usize, f64)> {
+	let n = gram.len();
 	let mut pairs = Vec::new();
 	for i in 0..n {
 		for j in i + 1..n {
-			pairs.push((i, j, cosine(updates[i], updates[j])));
+			pairs.push((i, j, gram.cosine(i, j)));
 		}
 	}
 	let mut closest = vec![f64::MIN; n];
@@ -92,12 +79,11 @@ pub const SHORT_NORM: f64 = 0.85;
 
 /// Positions of the updates shorter than [`SHORT_NORM`] of the median of the others' norms,
 /// with that ratio. Needs three updates.
-pub fn short_suspects(updates: &[&[f32]]) -> Vec<(usize, f64)> {
-	if updates.len() < 3 {
+pub fn short_suspects(gram: &Gram) -> Vec<(usize, f64)> {
+	if gram.len() < 3 {
 		return Vec::new();
 	}
-	let norm = |v: &[f32]| v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
-	let norms: Vec<f64> = updates.iter().map(|u| norm(u)).collect();
+	let norms: Vec<f64> = (0..gram.len()).map(|i| gram.norm(i)).collect();
 	let mut out = Vec::new();
 	for (i, own) in norms.iter().enumerate() {
 		let mut others: Vec<f64> =

@@ -21,6 +21,13 @@ use crate::{
 	work_state::WorkState,
 };
 
+/// The Gram matrix of dense updates.
+fn gram(updates: &[&[f32]]) -> Gram {
+	let sent: Vec<CompressedUpdate> =
+		updates.iter().map(|u| CompressedUpdate::None(u.to_vec())).collect();
+	Gram::of(&sent.iter().collect::<Vec<_>>()).unwrap()
+}
+
 #[test]
 fn cosines_and_suspects() {
 	assert!((cosine(&[1.0, 0.0], &[2.0, 0.0]) - 1.0).abs() < 1e-12);
@@ -30,9 +37,9 @@ fn cosines_and_suspects() {
 	let b = [1.0f32, 0.8, 0.1];
 	let c = [0.9f32, 1.1, -0.1];
 	let odd = [0.0f32, 0.0, 5.0];
-	assert!(suspects(&[&a, &b]).is_empty(), "two updates cannot be told apart");
-	assert!(suspects(&[&a, &b, &c]).is_empty());
-	let found = suspects(&[&a, &odd, &b, &c]);
+	assert!(suspects(&gram(&[&a, &b])).is_empty(), "two updates cannot be told apart");
+	assert!(suspects(&gram(&[&a, &b, &c])).is_empty());
+	let found = suspects(&gram(&[&a, &odd, &b, &c]));
 	assert_eq!(found.iter().map(|f| f.0).collect::<Vec<_>>(), vec![1]);
 }
 
@@ -156,7 +163,7 @@ fn honest_and_attackers(compression: Compression) -> Vec<(&'static str, Judgemen
 			let copy = sent.decompress();
 			let round_updates = [copy.as_slice(), &honest[1], &honest[2]];
 			let flagged: Vec<usize> =
-				copy_suspects(&round_updates).into_iter().map(|(i, _)| i).collect();
+				copy_suspects(&gram(&round_updates)).into_iter().map(|(i, _)| i).collect();
 			let to_original = cosine(&copy, &honest[1]);
 			eprintln!(
 				"{compression:?}: {name}: cosine {to_original:.3} to participant 1's update, \
@@ -172,13 +179,13 @@ fn honest_and_attackers(compression: Compression) -> Vec<(&'static str, Judgemen
 		let j = rep.judge(&over).unwrap();
 		found.push(("claims over the job's cap", j, j.verdict));
 		let updates: Vec<&[f32]> = honest.iter().map(Vec::as_slice).collect();
-		assert!(suspects(&updates).is_empty(), "honest updates are not suspects");
+		assert!(suspects(&gram(&updates)).is_empty(), "honest updates are not suspects");
 		let closest = (0..3)
 			.flat_map(|i| (i + 1..3).map(move |j| (i, j)))
 			.map(|(i, j)| cosine(updates[i], updates[j]))
 			.fold(f64::MIN, f64::max);
 		eprintln!("{compression:?}: closest honest pair: cosine {closest:.3}");
-		assert!(copy_suspects(&updates).is_empty(), "honest updates are not copies");
+		assert!(copy_suspects(&gram(&updates)).is_empty(), "honest updates are not copies");
 	}
 	found
 }
@@ -226,9 +233,9 @@ fn an_update_shorter_than_its_peers_is_a_suspect() {
 	let b = [0.0f32, 1.0, 0.0];
 	let c = [0.0f32, 0.0, 1.0];
 	let short = [0.0f32, 0.6, 0.6];
-	assert!(short_suspects(&[&a, &b]).is_empty(), "two updates cannot be told apart");
-	assert!(short_suspects(&[&a, &b, &c]).is_empty());
-	let found = short_suspects(&[&a, &b, &c, &short]);
+	assert!(short_suspects(&gram(&[&a, &b])).is_empty(), "two updates cannot be told apart");
+	assert!(short_suspects(&gram(&[&a, &b, &c])).is_empty());
+	let found = short_suspects(&gram(&[&a, &b, &c, &short]));
 	assert_eq!(found.len(), 1);
 	assert_eq!(found[0].0, 3);
 	assert!((found[0].1 - 0.6 * 2f64.sqrt()).abs() < 1e-6);
@@ -247,14 +254,15 @@ fn the_copy_screen_finds_a_copy_among_updates_that_are_all_close() {
 		(0..4).map(|_| shared.iter().zip(draw(0.31)).map(|(s, e)| s + e).collect()).collect();
 	let refs: Vec<&[f32]> = honest.iter().map(Vec::as_slice).collect();
 	assert!(cosine(refs[0], refs[1]) > COPY_COSINE, "as close as copies used to be");
-	assert!(copy_suspects(&refs).is_empty(), "honest updates close to each other");
+	assert!(copy_suspects(&gram(&refs)).is_empty(), "honest updates close to each other");
 	// A copy of participant 1's update with noise of 0.3 times its norm stands out.
 	let norm = crate::aggregate::norm(&honest[1]);
 	let noise = draw(0.3 * norm / (n as f64).sqrt());
 	let copy: Vec<f32> = honest[1].iter().zip(&noise).map(|(u, z)| u + z).collect();
 	let mut with_copy = refs.clone();
 	with_copy.push(&copy);
-	let flagged: Vec<usize> = copy_suspects(&with_copy).into_iter().map(|(i, _)| i).collect();
+	let flagged: Vec<usize> =
+		copy_suspects(&gram(&with_copy)).into_iter().map(|(i, _)| i).collect();
 	assert_eq!(flagged, vec![1, 4], "the copy and its original");
 }
 
@@ -314,8 +322,8 @@ fn the_worker_reports_each_check_with_its_tag() {
 	// An update that changes nothing owes nothing to its sender's data.
 	let screen = ScreenRequest {
 		base: base.clone(),
-		update: vec![0.0; n],
-		other: vec![0.0; n],
+		update: Arc::new(CompressedUpdate::None(vec![0.0; n])),
+		other: Arc::new(CompressedUpdate::None(vec![0.0; n])),
 		seed: Hash::repeat_byte(7),
 		steps: 3,
 	};

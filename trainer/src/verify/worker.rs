@@ -5,16 +5,17 @@ use std::{sync::mpsc, sync::Arc, thread::JoinHandle};
 use grid_primitives::Hash;
 
 use super::{Claim, Judgement, LossScreen, Replayer};
-use crate::error::Result;
+use crate::{compress::CompressedUpdate, error::Result};
 
 /// A loss screen to run ([`Replayer::loss_screen`]).
 pub struct ScreenRequest {
 	/// The round's base model (flat parameters).
 	pub base: Arc<Vec<f32>>,
-	/// The screened update (dense).
-	pub update: Vec<f32>,
-	/// The update it is compared with (dense).
-	pub other: Vec<f32>,
+	/// The screened update, as sent (decoded on the worker thread, one screen at a time:
+	/// queued screens hold no dense copies).
+	pub update: Arc<CompressedUpdate>,
+	/// The update it is compared with, as sent.
+	pub other: Arc<CompressedUpdate>,
 	/// The screened sender's data seed for the round.
 	pub seed: Hash,
 	/// Inner steps it claimed.
@@ -43,7 +44,8 @@ impl Replayer {
 		match check {
 			Check::Replay(claim) => Finding::Replay(self.judge(claim)),
 			Check::Screen(s) => {
-				Finding::Screen(self.loss_screen(&s.base, &s.update, &s.other, &s.seed, s.steps))
+				let (update, other) = (s.update.decompress(), s.other.decompress());
+				Finding::Screen(self.loss_screen(&s.base, &update, &other, &s.seed, s.steps))
 			}
 		}
 	}

@@ -9,8 +9,9 @@ use libp2p::PeerId;
 
 use super::{FraudDesk, FraudPort, Purpose, Received, MEMORY_ROUNDS};
 use crate::{
+	compress::CompressedUpdate,
 	round::evidence::{Kept, RoundEvidence},
-	verify::{copy_suspects, short_suspects, suspects, Check, ScreenRequest},
+	verify::{copy_suspects, short_suspects, suspects, Check, Gram, ScreenRequest},
 };
 
 /// Peers' updates each trainer loss-screens per round ([`crate::verify::Replayer::loss_screen`]), chosen
@@ -68,9 +69,15 @@ impl FraudDesk {
 		port: &dyn FraudPort,
 	) {
 		let order: Vec<PeerId> = received.iter().map(|r| r.peer).collect();
-		let dense: Vec<Vec<f32>> = received.iter().map(|r| r.update.decompress()).collect();
-		let deltas: Vec<&[f32]> = dense.iter().map(Vec::as_slice).collect();
-		let mut flagged: Vec<(PeerId, &str, f64)> = suspects(&deltas)
+		// Straight from the updates as sent: a round's updates are never all dense at once.
+		let sent: Vec<&CompressedUpdate> = received.iter().map(|r| r.update.as_ref()).collect();
+		let gram = Gram::of(&sent).unwrap_or_else(|e| {
+			// The round loop accepts only updates of the model's length, so this is a bug;
+			// the round's evidence is still kept and challenges still judged.
+			tracing::error!("round {round}: no cheap screens: {e}");
+			Gram::default()
+		});
+		let mut flagged: Vec<(PeerId, &str, f64)> = suspects(&gram)
 			.into_iter()
 			.map(|(i, cosine)| (order[i], "disagrees with the others", cosine))
 			.collect();
@@ -79,10 +86,10 @@ impl FraudDesk {
 				flagged.push((order[i], why, value));
 			}
 		};
-		for (i, closest) in copy_suspects(&deltas) {
+		for (i, closest) in copy_suspects(&gram) {
 			flag(&mut flagged, i, "is this close to another (cosine)", closest);
 		}
-		for (i, ratio) in short_suspects(&deltas) {
+		for (i, ratio) in short_suspects(&gram) {
 			flag(&mut flagged, i, "is this short next to its peers' (norm ratio)", ratio);
 		}
 		// Every trainer's screens above flag alike: only a suspect's designated replayers
@@ -96,8 +103,8 @@ impl FraudDesk {
 			let Some(j) = self.contrast(round, &order, i) else { continue };
 			let request = ScreenRequest {
 				base: base.clone(),
-				update: dense[i].clone(),
-				other: dense[j].clone(),
+				update: received[i].update.clone(),
+				other: received[j].update.clone(),
 				seed,
 				steps: received[i].steps,
 			};
