@@ -24,6 +24,8 @@ use crate::{
 /// First bytes of an encoded state; the digit is the format version.
 pub const MAGIC: &[u8; 4] = b"GWS1";
 /// Domain separators of the digests; bump the versions when an encoding changes.
+/// Bytes before the values: magic, step, moments flag, value count.
+const HEADER_BYTES: usize = 4 + 8 + 1 + 8;
 const OPTIMIZER_DOMAIN: &[u8] = b"grid/work-optimizer/v1";
 const RESIDUAL_DOMAIN: &[u8] = b"grid/work-residual/v1";
 const ID_DOMAIN: &[u8] = b"grid/work-state/v1";
@@ -123,11 +125,17 @@ impl WorkState {
 		WorkDigests { step: self.step, optimizer, residual: h.finalize().into() }
 	}
 
+	/// The most bytes the encoding of a state of a model of `len` values takes (with
+	/// moments): what a fetcher may accept for one.
+	pub fn max_encoded_len(len: usize) -> u64 {
+		HEADER_BYTES as u64 + 12 * len as u64
+	}
+
 	/// The canonical bytes (see the module docs).
 	pub fn encode(&self) -> Vec<u8> {
 		let n = self.residual.len();
 		let floats = if self.moments.is_some() { 3 * n } else { n };
-		let mut out = Vec::with_capacity(4 + 8 + 1 + 8 + 4 * floats);
+		let mut out = Vec::with_capacity(HEADER_BYTES + 4 * floats);
 		out.extend_from_slice(MAGIC);
 		out.extend_from_slice(&self.step.to_le_bytes());
 		out.push(u8::from(self.moments.is_some()));
@@ -209,6 +217,7 @@ mod tests {
 	fn round_trips_and_digests_bind_every_part() {
 		let state = sample();
 		let bytes = state.encode();
+		assert_eq!(bytes.len() as u64, WorkState::max_encoded_len(3), "the bound is exact");
 		assert_eq!(WorkState::decode(&bytes, 3).unwrap(), state);
 		let digests = state.digests();
 		assert_eq!(WorkState::decode_committed(&bytes, 3, &digests.id()).unwrap(), state);

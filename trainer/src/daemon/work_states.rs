@@ -27,8 +27,8 @@ pub struct Stored {
 	pub round: RoundIndex,
 	/// Its id (what verifiers ask for).
 	pub id: Digest,
-	/// Its encoding.
-	pub bytes: Vec<u8>,
+	/// Its file (served from there, a piece at a time).
+	pub path: PathBuf,
 }
 
 impl WorkStates {
@@ -43,9 +43,11 @@ impl WorkStates {
 		self.dir.join(format!("round-{round}-{}.gws", hex::encode(id)))
 	}
 
-	/// Keeps the encoded state `bytes` with id `id`, committed for `round`.
-	pub fn save(&self, round: RoundIndex, id: &Digest, bytes: &[u8]) -> Result<()> {
-		write_atomic(&self.path(round, id), bytes)
+	/// Keeps the encoded state `bytes` with id `id`, committed for `round`; returns its file.
+	pub fn save(&self, round: RoundIndex, id: &Digest, bytes: &[u8]) -> Result<PathBuf> {
+		let path = self.path(round, id);
+		write_atomic(&path, bytes)?;
+		Ok(path)
 	}
 
 	/// The round and id a file name stands for (`None`: not one of ours).
@@ -81,14 +83,15 @@ impl WorkStates {
 	}
 
 	/// Every stored state of a model of `len` values whose content matches its id, oldest
-	/// round first. A file that does not (torn by a crash, edited, of another model) is left
-	/// out with a warning: serving it would only prove the trainer wrong.
+	/// round first (each read once to check it, then left on disk). A file that does not
+	/// (torn by a crash, edited, of another model) is left out with a warning: serving it
+	/// would only prove the trainer wrong.
 	pub fn load(&self, len: usize) -> Result<Vec<Stored>> {
 		let mut out = Vec::new();
 		for (round, id, path) in self.entries()? {
 			let bytes = std::fs::read(&path).map_err(|e| Error::io("reading", &path, e))?;
 			match WorkState::decode(&bytes, len) {
-				Ok(state) if state.digests().id() == id => out.push(Stored { round, id, bytes }),
+				Ok(state) if state.digests().id() == id => out.push(Stored { round, id, path }),
 				Ok(_) => {
 					tracing::warn!("{}: content does not match its id; skipped", path.display())
 				}
@@ -126,7 +129,9 @@ mod tests {
 		let reopened = WorkStates::open(dir.path()).unwrap();
 		let loaded = reopened.load(3).unwrap();
 		assert_eq!(loaded.iter().map(|s| s.round).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
-		assert_eq!(loaded[2], Stored { round: 2, id: state(20).0, bytes: state(20).1 });
+		let path = store.path(2, &state(20).0);
+		assert_eq!(loaded[2], Stored { round: 2, id: state(20).0, path: path.clone() });
+		assert_eq!(std::fs::read(&path).unwrap(), state(20).1);
 		assert!(reopened.load(4).unwrap().is_empty(), "states of another model are skipped");
 		reopened.prune(2).unwrap();
 		let rounds: Vec<_> = reopened.load(3).unwrap().iter().map(|s| s.round).collect();

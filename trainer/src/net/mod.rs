@@ -10,9 +10,11 @@ pub mod scenario;
 pub mod service;
 pub mod shaper;
 mod task;
+pub mod work_states;
 
 pub use service::{Command, Event, NetConfig, NetStats, NetworkHandle, ProofLink};
 pub use shaper::{LinkSpec, Shaper};
+pub use work_states::WorkStateBytes;
 
 use libp2p::identity::Keypair;
 use sp_crypto_hashing::blake2_256;

@@ -73,14 +73,14 @@ pub enum Command {
 	ServeState(Arc<ServedState>),
 	/// Stop serving updates of rounds before this one.
 	Forget(RoundIndex),
-	/// Serve this trainer's committed work state of `round` under `id`.
+	/// Serve this trainer's committed work state of `round` under `id`, in pieces.
 	ServeWorkState {
 		/// Its [`crate::round::messages::Commitment::start`] id.
 		id: Digest,
 		/// The round it is the start state of.
 		round: RoundIndex,
-		/// The encoded state.
-		bytes: Arc<Vec<u8>>,
+		/// Where the encoded state is.
+		bytes: super::WorkStateBytes,
 	},
 	/// Stop serving work states of rounds before this one.
 	ForgetWorkStates(RoundIndex),

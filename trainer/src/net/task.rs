@@ -25,6 +25,7 @@ use tokio::sync::mpsc as tokio_mpsc;
 use super::{
 	behaviour::{Behaviour, BehaviourEvent},
 	service::{Command, Event, NetConfig, NetStats},
+	work_states::WorkStateBytes,
 };
 use crate::round::{
 	messages::{decode_proof, Digest, Request, Response, SignedCommitment},
@@ -42,7 +43,7 @@ pub(super) struct Task {
 	stats: Arc<Mutex<NetStats>>,
 	updates: HashMap<Digest, (RoundIndex, Arc<Vec<u8>>)>,
 	/// This trainer's committed work states by id, with their round.
-	work_states: HashMap<Digest, (RoundIndex, Arc<Vec<u8>>)>,
+	work_states: HashMap<Digest, (RoundIndex, WorkStateBytes)>,
 	/// The states served, newest last (the newest and the one before).
 	states: Vec<Arc<ServedState>>,
 	fetches: HashMap<OutboundRequestId, (u64, PeerId, Instant)>,
@@ -386,8 +387,13 @@ impl Task {
 					)),
 				}
 			}
-			Request::WorkState { id, .. } => match self.work_states.get(&id) {
-				Some((_, bytes)) => Response::WorkState(bytes.to_vec()),
+			Request::WorkState { id, index, .. } => match self.work_states.get(&id) {
+				// A piece of at most a few MiB, read from the page cache or the disk in the
+				// loop: no answer waits on a whole state.
+				Some((_, bytes)) => match bytes.piece(index) {
+					Ok((total, piece)) => Response::WorkState { total, piece },
+					Err(why) => Response::Unavailable(why),
+				},
 				None => Response::Unavailable(format!("no work state {}", hex::encode(id))),
 			},
 		}

@@ -3,13 +3,19 @@
 //! of fetched bytes against their commitment. It sends nothing: it returns the requests to
 //! send ([`Outgoing`]) and what each answer meant ([`Answer`]); the daemon does the sending.
 
-use std::{collections::HashMap, sync::Arc};
+use std::{
+	collections::{BTreeMap, HashMap},
+	sync::Arc,
+};
 
 use grid_primitives::job::{JobId, RoundIndex};
 use libp2p::PeerId;
 
-use super::messages::{update_hash, Digest, Request, Response, SignedCommitment};
-use crate::compress::CompressedUpdate;
+use super::{
+	messages::{update_hash, Digest, Request, Response, SignedCommitment},
+	state_transfer::{PIECES_IN_FLIGHT, STATE_PIECE_BYTES},
+};
+use crate::{compress::CompressedUpdate, work_state::WorkState};
 
 /// A request to send to a peer, tagged with the id its answer will carry.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,8 +43,10 @@ pub enum Answer {
 		/// Its bytes.
 		bytes: Arc<Vec<u8>>,
 	},
-	/// The answer to a work-state request (checked against its commitment by the fraud
-	/// desk, which asked).
+	/// A piece of a work state arrived and more are wanted: send these requests.
+	WorkStatePieces(Vec<Outgoing>),
+	/// The whole of a work state that was asked for, or why it did not come (checked
+	/// against its commitment by the fraud desk, which asked).
 	WorkState {
 		/// The round whose start state it is.
 		round: RoundIndex,
@@ -63,7 +71,70 @@ enum Pending {
 	Update { hash: Digest, tried: Vec<PeerId> },
 	State,
 	StatePiece { index: u32 },
-	WorkState { round: RoundIndex },
+	WorkState { round: RoundIndex, id: Digest, index: u32 },
+}
+
+/// A work state arriving in pieces of [`STATE_PIECE_BYTES`].
+struct Download {
+	/// The state's id.
+	id: Digest,
+	/// Its size, from the first answer.
+	total: Option<u64>,
+	pieces: BTreeMap<u32, Vec<u8>>,
+	/// The next piece to ask for.
+	next: u32,
+}
+
+impl Download {
+	/// Pieces a state of `total` bytes comes in.
+	fn count(total: u64) -> u64 {
+		total.div_ceil(u64::from(STATE_PIECE_BYTES))
+	}
+
+	/// Takes piece `index` of a state its sender says is `total` bytes (at most `max`).
+	/// Returns the whole state once every piece is here.
+	fn accept(
+		&mut self,
+		index: u32,
+		total: u64,
+		piece: Vec<u8>,
+		max: u64,
+	) -> Result<Option<Vec<u8>>, String> {
+		if total == 0 || total > max {
+			return Err(format!(
+				"a work state of {total} bytes, where this model's takes 1 to {max}"
+			));
+		}
+		if self.total.is_some_and(|t| t != total) {
+			return Err("the work state's size changed between its pieces".into());
+		}
+		self.total = Some(total);
+		let start = u64::from(index) * u64::from(STATE_PIECE_BYTES);
+		if start >= total {
+			return Err(format!("piece {index} of a work state of {total} bytes"));
+		}
+		let expected = (total - start).min(u64::from(STATE_PIECE_BYTES));
+		if piece.len() as u64 != expected {
+			return Err(format!("piece {index} has {} bytes, not {expected}", piece.len()));
+		}
+		self.pieces.insert(index, piece);
+		if (self.pieces.len() as u64) < Self::count(total) {
+			return Ok(None);
+		}
+		Ok(Some(std::mem::take(&mut self.pieces).into_values().flatten().collect()))
+	}
+
+	/// The pieces to ask for next so that [`PIECES_IN_FLIGHT`] are under way.
+	fn wanted(&mut self) -> Vec<u32> {
+		let Some(total) = self.total else { return Vec::new() };
+		let count = Self::count(total);
+		let in_flight = u64::from(self.next).saturating_sub(self.pieces.len() as u64);
+		let room = (PIECES_IN_FLIGHT as u64).saturating_sub(in_flight);
+		let last = (u64::from(self.next) + room).min(count);
+		let wanted: Vec<u32> = (u64::from(self.next)..last).map(|i| i as u32).collect();
+		self.next = last as u32;
+		wanted
+	}
 }
 
 /// The fetches of one trainer.
@@ -79,6 +150,8 @@ pub struct Fetches {
 	candidates: Vec<PeerId>,
 	state_answer: Option<(PeerId, Result<Response, String>)>,
 	piece_answers: Vec<(u32, Result<Vec<u8>, String>)>,
+	/// Work states arriving, by (round, owner).
+	downloads: HashMap<(RoundIndex, PeerId), Download>,
 }
 
 impl Fetches {
@@ -95,6 +168,7 @@ impl Fetches {
 			candidates: Vec::new(),
 			state_answer: None,
 			piece_answers: Vec::new(),
+			downloads: HashMap::new(),
 		}
 	}
 
@@ -129,9 +203,61 @@ impl Fetches {
 		self.request(peer, request, Pending::StatePiece { index })
 	}
 
-	/// A request for the work state `peer` committed to at the start of `round`.
+	/// A request for the first piece of the work state `peer` committed to at the start of
+	/// `round`; the rest are asked for as the answers come ([`Answer::WorkStatePieces`]).
+	/// A download of the same state under way starts over.
 	pub fn request_work_state(&mut self, peer: PeerId, round: RoundIndex, id: Digest) -> Outgoing {
-		self.request(peer, Request::WorkState { job: self.job, id }, Pending::WorkState { round })
+		let download = Download { id, total: None, pieces: BTreeMap::new(), next: 1 };
+		self.downloads.insert((round, peer), download);
+		self.work_state_piece(peer, round, id, 0)
+	}
+
+	fn work_state_piece(
+		&mut self,
+		peer: PeerId,
+		round: RoundIndex,
+		id: Digest,
+		index: u32,
+	) -> Outgoing {
+		let request = Request::WorkState { job: self.job, id, index };
+		self.request(peer, request, Pending::WorkState { round, id, index })
+	}
+
+	/// What piece `index` of `peer`'s work state `id` of `round` means: more pieces to ask
+	/// for, the whole state, or why it will not come (the download ends at the first
+	/// failure; pieces of a download that ended are not taken).
+	fn on_work_state_piece(
+		&mut self,
+		(round, peer, id, index): (RoundIndex, PeerId, Digest, u32),
+		result: Result<Response, String>,
+	) -> Answer {
+		let key = (round, peer);
+		let max = WorkState::max_encoded_len(self.numel);
+		let Some(download) = self.downloads.get_mut(&key).filter(|d| d.id == id) else {
+			return Answer::Unasked;
+		};
+		let outcome = match result {
+			Ok(Response::WorkState { total, piece }) => download.accept(index, total, piece, max),
+			Ok(Response::Unavailable(why)) => Err(why),
+			Ok(other) => Err(format!("unexpected answer {}", variant(&other))),
+			Err(e) => Err(e),
+		};
+		match outcome {
+			Ok(None) => {
+				let wanted = download.wanted();
+				let requests =
+					wanted.into_iter().map(|i| self.work_state_piece(peer, round, id, i)).collect();
+				Answer::WorkStatePieces(requests)
+			}
+			Ok(Some(bytes)) => {
+				self.downloads.remove(&key);
+				Answer::WorkState { round, peer, result: Ok(bytes) }
+			}
+			Err(why) => {
+				self.downloads.remove(&key);
+				Answer::WorkState { round, peer, result: Err(why) }
+			}
+		}
 	}
 
 	/// Stops waiting for the answer to `id`.
@@ -225,12 +351,8 @@ impl Fetches {
 				self.piece_answers.push((index, result));
 				return Answer::State;
 			}
-			Pending::WorkState { round } => {
-				let result = bytes_of(result, |r| match r {
-					Response::WorkState(bytes) => Ok(bytes),
-					other => Err(other),
-				});
-				return Answer::WorkState { round, peer, result };
+			Pending::WorkState { round, id, index } => {
+				return self.on_work_state_piece((round, peer, id, index), result);
 			}
 			Pending::Update { hash, tried } => (hash, tried),
 		};
@@ -293,7 +415,7 @@ fn variant(response: &Response) -> &'static str {
 	match response {
 		Response::Update(_) => "update",
 		Response::State { .. } => "state",
-		Response::WorkState(_) => "work state",
+		Response::WorkState { .. } => "work state",
 		Response::StatePiece(_) => "state piece",
 		Response::Unavailable(_) => "unavailable",
 	}
@@ -425,35 +547,87 @@ mod tests {
 		assert!(!fetches.has_state_answer());
 	}
 
+	/// The answer to a work-state piece request: piece `index` of `bytes`.
+	fn piece_of(bytes: &[u8], index: u32) -> Result<Response, String> {
+		let size = STATE_PIECE_BYTES as usize;
+		let start = index as usize * size;
+		let piece = bytes[start..(start + size).min(bytes.len())].to_vec();
+		Ok(Response::WorkState { total: bytes.len() as u64, piece })
+	}
+
 	#[test]
-	fn work_state_answers_reach_the_desk_across_rounds_and_wrong_answers_are_failures() {
-		let mut fetches = Fetches::new(7, 2);
+	fn a_work_state_arrives_in_pieces_in_any_order_across_rounds() {
+		// Two and a bit pieces, for a model whose state can be that large.
+		let state: Vec<u8> =
+			(0..2 * STATE_PIECE_BYTES as usize + 5).map(|i| (i % 251) as u8).collect();
+		let mut fetches = Fetches::new(7, 1_000_000);
 		let peer = PeerId::random();
-		let out = fetches.request_work_state(peer, 3, [9; 32]);
-		assert_eq!(out.request, Request::WorkState { job: 7, id: [9; 32] });
-		// A new round does not drop a pending check's request.
+		let first = fetches.request_work_state(peer, 3, [9; 32]);
+		assert_eq!(first.request, Request::WorkState { job: 7, id: [9; 32], index: 0 });
+		// A new round does not drop a pending check's download.
 		fetches.new_round();
-		match fetches.on_answer(out.id, peer, Ok(Response::WorkState(vec![1, 2])), 4) {
+		let Answer::WorkStatePieces(more) =
+			fetches.on_answer(first.id, peer, piece_of(&state, 0), 4)
+		else {
+			panic!("more pieces wanted")
+		};
+		let indices: Vec<_> = more
+			.iter()
+			.map(|o| match o.request {
+				Request::WorkState { index, .. } => index,
+				_ => panic!("{o:?}"),
+			})
+			.collect();
+		assert_eq!(indices, vec![1, 2]);
+		let last = fetches.on_answer(more[1].id, peer, piece_of(&state, 2), 4);
+		assert!(matches!(&last, Answer::WorkStatePieces(r) if r.is_empty()), "{last:?}");
+		match fetches.on_answer(more[0].id, peer, piece_of(&state, 1), 4) {
 			Answer::WorkState { round: 3, peer: p, result: Ok(bytes) } => {
-				assert_eq!((p, bytes), (peer, vec![1, 2]))
+				assert_eq!(p, peer);
+				assert!(bytes == state, "the pieces in order");
 			}
 			other => panic!("{other:?}"),
 		}
-		let answers = [
+	}
+
+	#[test]
+	fn a_hostile_or_failed_work_state_download_ends_with_the_reason() {
+		let peer = PeerId::random();
+		// A model of 10 values: its state takes at most 141 bytes.
+		let mut fetches = Fetches::new(7, 10);
+		let max = WorkState::max_encoded_len(10);
+		let answer =
+			|total: u64, len: usize| Ok(Response::WorkState { total, piece: vec![0; len] });
+		let cases = [
+			(answer(max + 1, 10), "takes 1 to 141"),
+			(answer(0, 0), "takes 1 to"),
+			(answer(100, 99), "has 99 bytes, not 100"),
 			(Ok(Response::Unavailable("gone".into())), "gone"),
 			(Ok(Response::Update(vec![])), "unexpected answer update"),
 			(Err("timeout".to_string()), "timeout"),
 		];
-		for (answer, why) in answers {
+		for (result, why) in cases {
 			let out = fetches.request_work_state(peer, 3, [9; 32]);
-			match fetches.on_answer(out.id, peer, answer, 4) {
+			match fetches.on_answer(out.id, peer, result, 4) {
 				Answer::WorkState { result: Err(e), .. } => assert!(e.contains(why), "{e}"),
 				other => panic!("{other:?}"),
 			}
+			// A late answer to a download that ended is not taken.
+			let late = fetches.on_answer(out.id, peer, answer(100, 100), 4);
+			assert!(matches!(late, Answer::Unasked));
 		}
-		assert!(matches!(
-			fetches.on_answer(out.id, peer, Ok(Response::WorkState(vec![])), 4),
-			Answer::Unasked
-		));
+		// A state whose size changes between its pieces.
+		let mut fetches = Fetches::new(7, 1_000_000);
+		let big = 2 * u64::from(STATE_PIECE_BYTES);
+		let out = fetches.request_work_state(peer, 3, [9; 32]);
+		let piece = STATE_PIECE_BYTES as usize;
+		let Answer::WorkStatePieces(more) = fetches.on_answer(out.id, peer, answer(big, piece), 4)
+		else {
+			panic!("more pieces wanted")
+		};
+		match fetches.on_answer(more[0].id, peer, answer(big + 1, piece), 4) {
+			Answer::WorkState { result: Err(e), .. } => assert!(e.contains("changed"), "{e}"),
+			other => panic!("{other:?}"),
+		}
 	}
 }

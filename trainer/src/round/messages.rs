@@ -258,13 +258,17 @@ pub enum Request {
 		/// Which piece.
 		index: u32,
 	},
-	/// The private work state a peer committed to at a round's start (see
-	/// [`Commitment::start`]); only its owner holds it.
+	/// A piece of the private work state a peer committed to at a round's start (see
+	/// [`Commitment::start`]); only its owner holds it. A state is sent in pieces of
+	/// [`super::state_transfer::STATE_PIECE_BYTES`] (the last may be shorter), so no answer
+	/// holds a large model's optimizer moments and residual (3 values per parameter).
 	WorkState {
 		/// The job.
 		job: JobId,
 		/// [`WorkDigests::id`] of the state.
 		id: Digest,
+		/// Which piece.
+		index: u32,
 	},
 }
 
@@ -290,8 +294,13 @@ pub enum Response {
 		/// learns of those announced before it connected.
 		commitments: Vec<SignedCommitment>,
 	},
-	/// An encoded [`crate::work_state::WorkState`] asked for.
-	WorkState(Vec<u8>),
+	/// A piece of an encoded [`crate::work_state::WorkState`] asked for.
+	WorkState {
+		/// Bytes of the whole encoded state.
+		total: u64,
+		/// The piece.
+		piece: Vec<u8>,
+	},
 	/// A piece of a state asked for.
 	StatePiece(Vec<u8>),
 	/// The peer cannot answer (unknown hash, other job, no state yet).

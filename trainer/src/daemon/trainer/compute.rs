@@ -14,7 +14,7 @@ use crate::{
 	data::batch_indices,
 	diloco::{train_round, LocalRound},
 	error::Result,
-	net::Command,
+	net::{Command, WorkStateBytes},
 	round::{
 		contribute::{self, Context, OwnUpdate},
 		coordinator::Schedule,
@@ -112,13 +112,20 @@ impl Trainer {
 	fn keep_start_state(&mut self, round: RoundIndex) -> Result<WorkDigests> {
 		let state = self.inner.snapshot(self.compressor.residual().to_vec())?;
 		let digests = state.digests();
-		let (id, bytes) = (digests.id(), Arc::new(state.encode()));
-		// Kept on disk too, so a restart does not leave this trainer unable to show it.
-		// Served as long as the round can be challenged: no verifier finds it gone.
+		let (id, bytes) = (digests.id(), state.encode());
+		// Served from disk, a piece at a time, as long as the round can be challenged (a
+		// window of a large model's states does not fit in memory), and found there again
+		// after a restart; from memory only where the disk failed.
 		let keep = round.saturating_sub(self.config.job.evidence_rounds);
-		let stored = self.work_states.save(round, &id, &bytes);
-		if let Err(e) = stored.and_then(|_| self.work_states.prune(keep)) {
-			tracing::error!("round {round}: keeping the start state on disk: {e}");
+		let bytes = match self.work_states.save(round, &id, &bytes) {
+			Ok(path) => WorkStateBytes::File(path),
+			Err(e) => {
+				tracing::error!("round {round}: keeping the start state on disk: {e}");
+				WorkStateBytes::Memory(Arc::new(bytes))
+			}
+		};
+		if let Err(e) = self.work_states.prune(keep) {
+			tracing::error!("round {round}: pruning start states: {e}");
 		}
 		self.net.send(Command::ServeWorkState { id, round, bytes });
 		self.net.send(Command::ForgetWorkStates(keep));

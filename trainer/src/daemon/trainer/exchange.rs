@@ -150,6 +150,9 @@ impl Trainer {
 		let round = self.books.current().round();
 		match self.fetches.on_answer(id, peer, result, round) {
 			Answer::Unasked | Answer::State => {}
+			Answer::WorkStatePieces(requests) => {
+				requests.into_iter().for_each(|r| self.send_request(r))
+			}
 			Answer::WorkState { round, peer, result } => {
 				if let Some(fraud) = &mut self.fraud {
 					fraud.desk.state_arrived(round, peer, result, fraud.port.as_ref());

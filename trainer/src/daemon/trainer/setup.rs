@@ -13,7 +13,10 @@ use crate::{
 	daemon::{config::TrainerConfig, datasets},
 	daemon::{evidence::EvidenceFiles, reports::Totals, work_states::WorkStates},
 	error::{Error, Result},
-	net::{behaviour::BehaviourConfig, scenario::Scenario, service, Command, NetConfig, Shaper},
+	net::{
+		behaviour::BehaviourConfig, scenario::Scenario, service, Command, NetConfig, Shaper,
+		WorkStateBytes,
+	},
 	round::{
 		book::{Books, ClaimRule},
 		coordinator::Coordinator,
@@ -143,7 +146,7 @@ impl Trainer {
 			.map_err(Error::Network)?;
 		let work_states = WorkStates::open(&config.data_dir)?;
 		for stored in work_states.load(manifest.numel())? {
-			let bytes = Arc::new(stored.bytes);
+			let bytes = WorkStateBytes::File(stored.path);
 			net.send(Command::ServeWorkState { id: stored.id, round: stored.round, bytes });
 		}
 		let claims =
