@@ -131,3 +131,83 @@ pub fn separation(honest: &[f64], wrong: &[f64]) -> (f64, (f64, f64), (f64, f64)
 	let d = if pooled > 0.0 { (h.0 - w.0) / pooled } else { 0.0 };
 	(d, h, w)
 }
+
+/// A two-stage loss screen as modelled by [`best_two_stage`]: a first look on one batch that
+/// clears the update when its margin is above `clear`; otherwise `more` batches, and the
+/// update is replayed when the mean margin over all is at or below `flag`.
+#[derive(Clone, Copy, Debug)]
+pub struct TwoStage {
+	/// The first look's clearing margin.
+	pub clear: f64,
+	/// Batches the confirmation adds.
+	pub more: u32,
+	/// The mean margin at or below which the update is replayed.
+	pub flag: f64,
+	/// Honest updates replayed (share of screens).
+	pub honest_replayed: f64,
+	/// Other-data updates replayed (share of screens).
+	pub caught: f64,
+	/// Forward passes per honest screen, the replays' included.
+	pub passes: f64,
+}
+
+/// The cheapest two-stage screen, modelled with Gaussian margins of `honest` and `wrong`
+/// (mean, sd) per batch, independent between batches (which flatters the screen: a round's
+/// batches share how much its update's own data marked it), that still catches other data
+/// in a round with probability 0.37 or more (99% within ten) when each of four trainers
+/// screens `screens` of its four peers. A first-look batch costs two forward passes, each
+/// further batch three (the base's loss scales the real screen's threshold), a replay of an
+/// honest update `replay_passes`. `None` when no design in the grid catches enough.
+pub fn best_two_stage(
+	honest: (f64, f64),
+	wrong: (f64, f64),
+	screens: u32,
+	replay_passes: f64,
+) -> Option<TwoStage> {
+	let draws = 20_000;
+	let mut rng = grid_trainer::rng::Rng::new(17);
+	let mut sample = |(mean, sd): (f64, f64)| -> Vec<[f64; 9]> {
+		(0..draws).map(|_| std::array::from_fn(|_| mean + sd * rng.normal())).collect()
+	};
+	let (h, w) = (sample(honest), sample(wrong));
+	let rate = |margins: &[[f64; 9]], clear: f64, more: u32, flag: f64| -> (f64, f64) {
+		let (mut flagged, mut passes) = (0usize, 0f64);
+		for m in margins {
+			if m[0] > clear {
+				passes += 2.0;
+				continue;
+			}
+			passes += 3.0 + 3.0 * f64::from(more);
+			let mean = m[..=more as usize].iter().sum::<f64>() / f64::from(more + 1);
+			flagged += usize::from(mean <= flag);
+		}
+		(flagged as f64 / margins.len() as f64, passes / margins.len() as f64)
+	};
+	let mu = honest.0;
+	let mut best: Option<TwoStage> = None;
+	for clear in [0.0, 0.25, 0.5, 0.75, 1.0, 1.5].map(|c| c * mu) {
+		for more in 1..=8 {
+			for flag in [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6].map(|f| f * mu) {
+				let (caught, _) = rate(&w, clear, more, flag);
+				let per_round = 1.0 - (1.0 - caught * f64::from(screens) / 4.0).powi(4);
+				if per_round < 0.37 {
+					continue;
+				}
+				let (replayed, passes) = rate(&h, clear, more, flag);
+				let design = TwoStage {
+					clear,
+					more,
+					flag,
+					honest_replayed: replayed,
+					caught,
+					passes: passes + replayed * replay_passes,
+				};
+				let cost = |d: &TwoStage| d.passes * f64::from(screens);
+				if best.as_ref().is_none_or(|b| cost(&design) < cost(b)) {
+					best = Some(design);
+				}
+			}
+		}
+	}
+	best
+}

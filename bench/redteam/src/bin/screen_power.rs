@@ -7,7 +7,7 @@ use std::{fmt::Write as _, path::PathBuf, sync::Arc};
 use anyhow::{Context, Result};
 use clap::Parser;
 use grid_redteam::{
-	power::{margins, separation},
+	power::{best_two_stage, margins, separation},
 	Setup,
 };
 use grid_trainer::{
@@ -80,6 +80,41 @@ fn main() -> Result<()> {
 				"honest_flagged_at_zero": fh, "other_data_flagged_at_zero": fw,
 			}));
 		}
+		// The cheapest two-stage screen these margins allow (modelled), one and two screens
+		// per trainer and round, against what the red-team suite measures the daemon's at.
+		let all = |by_position: &[Vec<f64>]| -> Vec<f64> { by_position.concat() };
+		let (h, w) = (
+			grid_trainer::stats::mean_sd(&all(&found.honest)),
+			grid_trainer::stats::mean_sd(&all(&found.wrong)),
+		);
+		let replay = 3.0 * f64::from(steps);
+		let _ = writeln!(md, "\nModelled (Gaussian margins of these means and spreads, per batch, independent between batches, which flatters the screen; 20,000 draws): the cheapest two-stage screen (a first look on one batch that clears above a margin, else more batches and a replay when their mean is at or below a threshold; a replay of an honest update costs {replay:.0} passes) that still catches other data with probability 0.37 a round (99% within ten):\n");
+		let _ = writeln!(md, "| screens per trainer and round | clears above | more batches | replays at or below | honest replayed | other data replayed | passes per update and round | share of the round's steps |");
+		let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|---:|---:|");
+		let mut models = Vec::new();
+		for screens in [1u32, 2] {
+			let Some(d) = best_two_stage(h, w, screens, replay) else {
+				let _ = writeln!(md, "| {screens} | — | — | — | — | — | none catches enough | — |");
+				continue;
+			};
+			let passes = d.passes * f64::from(screens);
+			let share = passes / replay;
+			let _ = writeln!(
+				md,
+				"| {screens} | {:.4} | {} | {:.4} | {:.1}% | {:.0}% | {passes:.1} | {:.1}% |",
+				d.clear,
+				d.more,
+				d.flag,
+				100.0 * d.honest_replayed,
+				100.0 * d.caught,
+				100.0 * share
+			);
+			models.push(serde_json::json!({
+				"screens_per_trainer": screens, "clear": d.clear, "more_batches": d.more,
+				"flag": d.flag, "honest_replayed": d.honest_replayed, "other_data_replayed": d.caught,
+				"passes_per_update_round": passes, "share_of_steps": share,
+			}));
+		}
 		let by_position: Vec<f64> =
 			(0..positions).map(|t| separation(&found.honest[t], &found.wrong[t]).0).collect();
 		let d = grid_trainer::stats::mean_sd(&by_position);
@@ -97,6 +132,7 @@ fn main() -> Result<()> {
 			"samples_per_position": found.honest[0].len(),
 			"groups": groups,
 			"d_prime_by_position": by_position,
+			"modelled_two_stage": models,
 		}));
 	}
 	std::fs::create_dir_all(&args.out)?;
