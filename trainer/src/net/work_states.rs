@@ -5,7 +5,7 @@
 
 use std::{os::unix::fs::FileExt, path::PathBuf, sync::Arc};
 
-use crate::round::state_transfer::STATE_PIECE_BYTES;
+use crate::round::state_transfer::{piece_range, STATE_PIECE_BYTES};
 
 /// A served work state's encoded bytes.
 #[derive(Clone, Debug)]
@@ -20,28 +20,23 @@ impl WorkStateBytes {
 	/// The state's size and its piece `index` (of [`STATE_PIECE_BYTES`]; the last may be
 	/// shorter), or why it cannot be read.
 	pub fn piece(&self, index: u32) -> Result<(u64, Vec<u8>), String> {
-		let size = u64::from(STATE_PIECE_BYTES);
-		let start = u64::from(index) * size;
-		let out_of_range =
-			|total: u64| format!("no piece {index} of a work state of {total} bytes");
+		let range = |total: u64| {
+			piece_range(total, STATE_PIECE_BYTES, index)
+				.ok_or_else(|| format!("no piece {index} of a work state of {total} bytes"))
+		};
 		match self {
 			WorkStateBytes::Memory(bytes) => {
 				let total = bytes.len() as u64;
-				if start >= total {
-					return Err(out_of_range(total));
-				}
-				let end = (start + size).min(total);
-				Ok((total, bytes[start as usize..end as usize].to_vec()))
+				let r = range(total)?;
+				Ok((total, bytes[r.start as usize..r.end as usize].to_vec()))
 			}
 			WorkStateBytes::File(path) => {
 				let unreadable = |e: std::io::Error| format!("reading the work state: {e}");
 				let file = std::fs::File::open(path).map_err(unreadable)?;
 				let total = file.metadata().map_err(unreadable)?.len();
-				if start >= total {
-					return Err(out_of_range(total));
-				}
-				let mut piece = vec![0u8; (total - start).min(size) as usize];
-				file.read_exact_at(&mut piece, start).map_err(unreadable)?;
+				let r = range(total)?;
+				let mut piece = vec![0u8; (r.end - r.start) as usize];
+				file.read_exact_at(&mut piece, r.start).map_err(unreadable)?;
 				Ok((total, piece))
 			}
 		}

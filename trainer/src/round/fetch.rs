@@ -13,7 +13,7 @@ use libp2p::PeerId;
 
 use super::{
 	messages::{update_hash, Digest, Request, Response, SignedCommitment},
-	state_transfer::{PIECES_IN_FLIGHT, STATE_PIECE_BYTES},
+	state_transfer::{piece_range, PIECES_IN_FLIGHT, STATE_PIECE_BYTES},
 };
 use crate::{compress::CompressedUpdate, work_state::WorkState};
 
@@ -109,11 +109,10 @@ impl Download {
 			return Err("the work state's size changed between its pieces".into());
 		}
 		self.total = Some(total);
-		let start = u64::from(index) * u64::from(STATE_PIECE_BYTES);
-		if start >= total {
+		let Some(range) = piece_range(total, STATE_PIECE_BYTES, index) else {
 			return Err(format!("piece {index} of a work state of {total} bytes"));
-		}
-		let expected = (total - start).min(u64::from(STATE_PIECE_BYTES));
+		};
+		let expected = range.end - range.start;
 		if piece.len() as u64 != expected {
 			return Err(format!("piece {index} has {} bytes, not {expected}", piece.len()));
 		}

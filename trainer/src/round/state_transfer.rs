@@ -59,6 +59,13 @@ pub enum StateTransferError {
 	},
 }
 
+/// The byte range of piece `index` of `total` bytes sent in pieces of `piece_bytes` (the
+/// last may be shorter); `None` past the end.
+pub fn piece_range(total: u64, piece_bytes: u32, index: u32) -> Option<std::ops::Range<u64>> {
+	let start = u64::from(index) * u64::from(piece_bytes);
+	(start < total).then(|| start..(start + u64::from(piece_bytes)).min(total))
+}
+
 /// The hash of a piece.
 pub fn piece_hash(bytes: &[u8]) -> Digest {
 	blake3::hash(bytes).into()
@@ -195,8 +202,8 @@ impl StateDownload {
 		let Some(expected_hash) = self.pieces.get(index as usize) else {
 			return Err(bad(format!("the state has {} pieces", self.pieces.len())));
 		};
-		let start = u64::from(index) * u64::from(self.piece_bytes);
-		let expected_len = (self.len - start).min(u64::from(self.piece_bytes));
+		let expected_len =
+			piece_range(self.len, self.piece_bytes, index).map_or(0, |r| r.end - r.start);
 		if bytes.len() as u64 != expected_len {
 			return Err(bad(format!("{} bytes, expected {expected_len}", bytes.len())));
 		}
