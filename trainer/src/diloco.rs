@@ -100,14 +100,28 @@ pub fn train_round(
 	global: &[f32],
 	batches: impl IntoIterator<Item = Result<Batch>>,
 ) -> Result<LocalRound> {
+	train_round_observed(trainer, global, batches, |_, _| Ok(()))
+}
+
+/// [`train_round`], showing the trainer to `observe` before the first step and after each
+/// (with the steps taken so far in the round): what a trajectory's snapshots are taken from
+/// ([`crate::verify::StepState`]).
+pub fn train_round_observed(
+	trainer: &mut InnerTrainer,
+	global: &[f32],
+	batches: impl IntoIterator<Item = Result<Batch>>,
+	mut observe: impl FnMut(u32, &InnerTrainer) -> Result<()>,
+) -> Result<LocalRound> {
 	let params = trainer.model().params().clone();
 	params.load_flat(global)?;
 	let (mut samples, mut loss_sum, mut steps) = (0u64, 0f64, 0u32);
+	observe(0, trainer)?;
 	for batch in batches {
 		let batch = batch?;
 		samples += batch.samples()? as u64;
 		loss_sum += f64::from(trainer.step(&batch)?.loss);
 		steps += 1;
+		observe(steps, trainer)?;
 	}
 	let delta = pseudo_gradient(global, &params.flatten()?)?;
 	Ok(LocalRound { delta, samples, steps, mean_loss: (loss_sum / f64::from(steps.max(1))) as f32 })

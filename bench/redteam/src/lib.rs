@@ -8,11 +8,14 @@
 //!
 //! `bench/redteam.sh` runs the full suite and writes `bench/reports/redteam.md` and
 //! `redteam.json`; `tests/short.rs` runs a few attempts of each in CI. [`power`] measures
-//! what one batch of the loss screen tells (`bench/screen_power.sh`).
+//! what one batch of the loss screen tells (`bench/screen_power.sh`), [`segments`] what a
+//! segment check does (`bench/segment_power.sh`).
 
 pub mod attack;
 pub mod power;
 pub mod report;
+pub mod segments;
+pub mod trio;
 pub mod world;
 
 use std::sync::Arc;

@@ -4,26 +4,21 @@
 //! The screen's cost follows from it: the fewer batches separate the two, the fewer forward
 //! passes a screen needs for the same catch rate.
 //!
-//! Three providers train the suite's job ([`Setup`]) from one model, round after round: the
-//! screened one on its own batches, another (whose update is the contrast, as the fraud
-//! desk's own update is) on its own, and a third on other data. From the second round on
+//! Three providers train the suite's job ([`crate::trio`]): the screened one on its own
+//! batches, another (whose update is the contrast, as the fraud desk's own update is) on its
+//! own, and a third on other data. From the second round on
 //! (warm optimizer states and residuals), each of the screened provider's batches gives one
 //! honest margin and one wrong-data margin. Updates are screened as sent (int8 with error
 //! feedback, decompressed), as the desk screens them.
 
 use anyhow::Result;
 use candle_core::Device;
-use grid_primitives::Hash;
-use grid_trainer::{
-	compress::adaptive::AdaptiveCompressor,
-	data::batch_indices,
-	diloco::{train_round, OuterOptimizer},
-	model::Model,
-	train::{evaluate, InnerTrainer},
-};
-use polkadot_sdk::sp_io::hashing::blake2_256;
+use grid_trainer::{data::batch_indices, model::Model, train::evaluate};
 
-use crate::world::{Setup, BATCH, OUTER_LR, OUTER_MOMENTUM};
+use crate::{
+	trio::{train_jobs, WRONG},
+	world::{Setup, BATCH},
+};
 
 /// Margins by batch position in the round: `honest[t]` and `wrong[t]` hold one margin per
 /// (job, round) on the screened provider's batch `t`.
@@ -48,78 +43,33 @@ impl Margins {
 	}
 }
 
-/// One provider: its trainer (optimizer state kept) and compressor (residual kept).
-struct Member {
-	trainer: InnerTrainer,
-	compressor: AdaptiveCompressor,
-}
-
 /// Margins of `jobs` jobs of `rounds` rounds each (the first round of each not counted).
 pub fn margins(setup: &Setup, jobs: u32, rounds: u32) -> Result<Margins> {
 	let positions = setup.steps as usize;
 	let mut found =
 		Margins { honest: vec![Vec::new(); positions], wrong: vec![Vec::new(); positions] };
 	let model = Model::new(setup.spec, b"grid/screen-power", &Device::Cpu)?;
-	for job in 0..jobs {
-		let init = Model::new(setup.spec, format!("screen-power/{job}").as_bytes(), &Device::Cpu)?;
-		let mut global = init.params().flatten()?;
-		let len = global.len();
-		let mut members = (0..3)
-			.map(|_| {
-				Ok(Member {
-					trainer: InnerTrainer::new(
-						setup.spec,
-						b"job",
-						&Device::Cpu,
-						&setup.inner,
-						setup.config,
-					)?,
-					compressor: AdaptiveCompressor::new(setup.compression, len, setup.error_decay)?,
-				})
-			})
-			.collect::<Result<Vec<_>>>()?;
-		let mut outer = OuterOptimizer::new(OUTER_LR, OUTER_MOMENTUM, len);
-		for round in 0..rounds {
-			let seed = |member: u32| {
-				let key = [b"screen-power".as_slice(), &job.to_le_bytes(), &round.to_le_bytes()];
-				let mut bytes = blake2_256(&key.concat());
-				bytes[0] ^= member as u8;
-				Hash::from(bytes)
-			};
-			let base = global.clone();
-			let mut sent = Vec::new();
-			for (i, m) in members.iter_mut().enumerate() {
-				let batches = (0..u64::from(setup.steps)).map(|step| {
-					let indices =
-						batch_indices(&seed(i as u32), step, BATCH, setup.data.train_len());
-					setup.data.train_batch(&indices, &Device::Cpu)
-				});
-				let delta = train_round(&mut m.trainer, &base, batches)?.delta;
-				sent.push(m.compressor.compress(&delta, None)?.0.decompress());
-			}
-			if round > 0 {
-				let after = |update: &[f32]| -> Vec<f32> {
-					base.iter().zip(update).map(|(b, u)| b - u).collect()
-				};
-				let (own, other, wrong) = (after(&sent[0]), after(&sent[1]), after(&sent[2]));
-				for t in 0..setup.steps {
-					let indices =
-						batch_indices(&seed(0), u64::from(t), BATCH, setup.data.train_len());
-					let batch = [setup.data.train_batch(&indices, &Device::Cpu)?];
-					let loss = |params: &[f32]| -> Result<f64> {
-						model.params().load_flat(params)?;
-						Ok(evaluate(&model, &batch)?)
-					};
-					let contrast = loss(&other)?;
-					found.honest[t as usize].push(contrast - loss(&own)?);
-					found.wrong[t as usize].push(contrast - loss(&wrong)?);
-				}
-			}
-			let mean: Vec<f32> =
-				(0..len).map(|j| sent.iter().map(|s| s[j]).sum::<f32>() / 3.0).collect();
-			outer.step(&mut global, &mean)?;
+	train_jobs(setup, "screen-power", jobs, rounds, false, |r| {
+		if r.round == 0 {
+			return Ok(());
 		}
-	}
+		let after = |update: &[f32]| -> Vec<f32> {
+			r.base.iter().zip(update).map(|(b, u)| b - u).collect()
+		};
+		let (own, other, wrong) = (after(&r.sent[0]), after(&r.sent[1]), after(&r.sent[WRONG]));
+		for t in 0..setup.steps {
+			let indices = batch_indices(&r.seeds[0], u64::from(t), BATCH, setup.data.train_len());
+			let batch = [setup.data.train_batch(&indices, &Device::Cpu)?];
+			let loss = |params: &[f32]| -> Result<f64> {
+				model.params().load_flat(params)?;
+				Ok(evaluate(&model, &batch)?)
+			};
+			let contrast = loss(&other)?;
+			found.honest[t as usize].push(contrast - loss(&own)?);
+			found.wrong[t as usize].push(contrast - loss(&wrong)?);
+		}
+		Ok(())
+	})?;
 	Ok(found)
 }
 

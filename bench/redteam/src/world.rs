@@ -222,7 +222,13 @@ impl Setup {
 		self
 	}
 
-	fn replayer(&self) -> Replayer {
+	/// The job's model.
+	pub fn spec(&self) -> ModelSpec {
+		self.spec
+	}
+
+	/// The replayer every honest desk of this job checks with.
+	pub fn replayer(&self) -> Replayer {
 		Replayer {
 			spec: self.spec,
 			inner: self.inner,

@@ -30,6 +30,12 @@ pub type Ballot = runtime_types::pallet_jobs::types::Ballot;
 /// Events of a transaction.
 pub type TxEvents = subxt::extrinsics::ExtrinsicEvents<GridConfig>;
 
+/// Reads of a block [`Chain::at_number`] makes before it gives up (a fork switch between
+/// reading a block's hash and opening it retracts the block; the next read names another).
+const FORK_SWITCH_RETRIES: u32 = 5;
+/// Pause between those reads: about the time a node takes to import the block it switches to.
+const FORK_SWITCH_PAUSE: Duration = Duration::from_millis(200);
+
 /// The client at one block.
 type AtBlock =
 	subxt::client::ClientAtBlock<GridConfig, subxt::client::OnlineClientAtBlockImpl<GridConfig>>;
@@ -96,7 +102,28 @@ impl Chain {
 	}
 
 	/// The client at block `number` of the best chain (the best block with `None`).
+	///
+	/// The hash is read first and the block opened after: when the node switches forks in
+	/// between, the block it named may be gone ("cannot find the block header"), which is no
+	/// fault of the node or of this trainer, so the read starts over with the new best chain's
+	/// hash, a few times, before it is an error.
 	async fn at_number(&self, number: Option<u32>) -> Result<AtBlock> {
+		let mut attempt = 1;
+		loop {
+			match self.try_at_number(number).await {
+				Ok(at) => return Ok(at),
+				Err(e) if attempt < FORK_SWITCH_RETRIES => {
+					tracing::debug!("reading block {number:?} (attempt {attempt}): {e}; again");
+					attempt += 1;
+					tokio::time::sleep(FORK_SWITCH_PAUSE).await;
+				}
+				Err(e) => return Err(e),
+			}
+		}
+	}
+
+	/// One attempt of [`Chain::at_number`].
+	async fn try_at_number(&self, number: Option<u32>) -> Result<AtBlock> {
 		let what = "reading a block";
 		let hash = self
 			.rpc

@@ -19,6 +19,10 @@ pub struct AdamW {
 	hyper: Hyper,
 }
 
+/// AdamW's first-moment decay β₁: a segment check ([`crate::verify::judge_segment`]) takes
+/// what a run of steps added to the first moment, `m_end − β₁ᵏ m_start`, as its gradients.
+pub const BETA1: f32 = 0.9;
+
 /// AdamW's constants: β = (0.9, 0.95) (nanoGPT's choice for transformers), ε = 1e-8, and
 /// the weight decay. Shared by the host and the GPU implementations.
 #[derive(Clone, Copy, Debug)]
@@ -31,7 +35,7 @@ pub(crate) struct Hyper {
 
 impl Hyper {
 	pub(crate) fn new(weight_decay: f64) -> Self {
-		Hyper { beta1: 0.9, beta2: 0.95, eps: 1e-8, weight_decay: weight_decay as f32 }
+		Hyper { beta1: BETA1, beta2: 0.95, eps: 1e-8, weight_decay: weight_decay as f32 }
 	}
 
 	/// The constants of step number `step` (from 1) with learning rate `lr`, gradients

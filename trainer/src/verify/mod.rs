@@ -20,12 +20,14 @@
 //! - [`screens`]: the cheap screens of a round's updates (agreement, copies, short norms).
 //! - [`loss_screen`]: the paired loss screen (does an update owe its gain to its own data).
 //! - [`replay`]: the exact replay of a claim and its judgement.
+//! - [`segment`]: redoing a few steps of a claim from a state recorded mid-round.
 //! - [`worker`]: replays and loss screens on their own thread.
 
 mod gram;
 mod loss_screen;
 mod replay;
 mod screens;
+mod segment;
 mod worker;
 
 pub use gram::Gram;
@@ -38,6 +40,7 @@ pub use screens::{
 	copy_suspects, short_suspects, suspects, COPY_COSINE, MAX_COPY_COSINE, SHORT_NORM,
 	SUSPECT_COSINE,
 };
+pub use segment::{judge_segment, SegmentJudgement, StepState};
 pub use worker::{Check, Finding, ScreenRequest, VerifyWorker};
 
 /// Cosine similarity (0 when either side is zero).

@@ -347,3 +347,72 @@ fn the_worker_reports_each_check_with_its_tag() {
 		_ => panic!("the screen's finding is a screen's"),
 	}
 }
+
+/// A trainer's states after every step of its third round (two rounds first, so its moments
+/// carry history as in a job), trained on `seed`'s batches; the round's base and the
+/// replayer.
+fn recorded_round(seed: Hash, steps: u32) -> (Replayer, Vec<StepState>) {
+	let spec = ModelSpec::MnistMlp(MlpConfig { hidden: 64, layers: 1 });
+	let inner =
+		InnerOptimizer::AdamW { lr: Nanos(2_000_000), weight_decay: Nanos(0), warmup_steps: 5 };
+	let data = Arc::new(Dataset::Mnist(MnistDataset::shipped().unwrap()));
+	let rep = replayer(&data, spec, inner);
+	let global = Model::new(spec, b"job", &Device::Cpu).unwrap().params().flatten().unwrap();
+	let mut me = worker(&rep, Compression::Int8 { chunk: 256 }, global.len());
+	for round in 0..2u8 {
+		me.round(&rep, &global, Hash::repeat_byte(0x40 + round), steps);
+	}
+	let batches = (0..u64::from(steps))
+		.map(|i| data.train_batch(&batch_indices(&seed, i, 32, data.train_len()), &Device::Cpu));
+	let mut states = Vec::new();
+	crate::diloco::train_round_observed(&mut me.trainer, &global, batches, |_, t| {
+		states.push(StepState::of(t)?);
+		Ok(())
+	})
+	.unwrap();
+	(rep, states)
+}
+
+#[test]
+fn segment_checks_pass_honest_steps_and_refuse_other_data_and_made_up_states() {
+	let seed = Hash::repeat_byte(0x51);
+	let (rep, honest) = recorded_round(seed, 12);
+	assert_eq!(honest.len(), 13, "the start and every step's state");
+	// Honest: any segment redone from its recorded start lands on its recorded end, bit
+	// for bit on the same kind of device.
+	for (first, k) in [(0u32, 1u32), (5, 1), (3, 4), (8, 4)] {
+		let (start, end) = (&honest[first as usize], &honest[(first + k) as usize]);
+		let replayed = rep.replay_segment(start, &seed, first, k).unwrap();
+		assert_eq!(&replayed, end, "steps {first}..{}", first + k);
+		let j = judge_segment(start, end, &replayed);
+		assert_eq!(j.verdict, Verdict::Valid, "{j:?}");
+	}
+	// Trained on other data (another seed's batches) but claimed as `seed`'s: every
+	// segment's gradients are other batches'.
+	let (_, wrong) = recorded_round(Hash::repeat_byte(0xee), 12);
+	for (first, k) in [(0u32, 1u32), (5, 1), (3, 4), (8, 4)] {
+		let (start, end) = (&wrong[first as usize], &wrong[(first + k) as usize]);
+		let replayed = rep.replay_segment(start, &seed, first, k).unwrap();
+		let j = judge_segment(start, end, &replayed);
+		eprintln!("other data, steps {first}..{}: {j:?}", first + k);
+		assert_eq!(j.verdict, Verdict::Invalid, "steps {first}..{}: {j:?}", first + k);
+		assert!(j.gradient_cosine < 0.9, "{j:?}");
+	}
+	// Lazy: an end state made up from the start (a small step along noise, moments kept).
+	let start = &honest[4];
+	let mut rng = Rng::new(3);
+	let mut made_up = start.clone();
+	made_up.step += 1;
+	for p in &mut made_up.params {
+		*p += 1e-3 * rng.normal() as f32;
+	}
+	let replayed = rep.replay_segment(start, &seed, 4, 1).unwrap();
+	assert_eq!(judge_segment(start, &made_up, &replayed).verdict, Verdict::Invalid);
+	// The honest end state claimed for more steps than it ran.
+	let replayed = rep.replay_segment(start, &seed, 4, 2).unwrap();
+	let j = judge_segment(start, &honest[5], &replayed);
+	assert_eq!((j.verdict, j.gradient_cosine), (Verdict::Invalid, 0.0));
+	// A segment past the job's cap on steps is not replayed at all.
+	let err = rep.replay_segment(start, &seed, 99, 2).unwrap_err();
+	assert!(err.to_string().contains("past the job's"), "{err}");
+}

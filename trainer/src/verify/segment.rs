@@ -1,0 +1,145 @@
+//! Segment checks: redoing a few inner steps of a contribution, from a state its sender
+//! recorded mid-round, instead of the whole round.
+//!
+//! A full replay costs a verifier the contribution's every step, and the loss screen that
+//! decides what to replay sees only about a step's worth of an update's own data in it
+//! (`bench/reports/screen-power.md`), so finding training on other data costs verifiers
+//! about a tenth of the training (`bench/reports/redteam.md`). A trainer that records its
+//! whole inner state ([`StepState`]: parameters, step count, moments) after each step can
+//! instead be checked on any `k` steps of its choice-free trajectory: from the state before
+//! them, a verifier redoes those steps on the sender's own batches and compares the state
+//! after them with the one recorded. Training on other data fails on any segment (its
+//! gradients are other batches'), so checking one segment of one step costs `1 / H` of a
+//! round of `H` steps. `bench/segment_power.sh` measures how far apart honest and other-data
+//! segments land.
+//!
+//! Comparing parameters alone would be weak: AdamW's step is mostly the first moment the
+//! segment started with, which an update trained on other data shares. So the check
+//! compares what the steps added to the first moment, `m_end − β₁ᵏ m_start` (a decayed sum
+//! of the segment's own gradients), and the parameters' change, each by cosine.
+//!
+//! Not yet wired into the round: a trainer would commit to its states' digests before the
+//! checked segment is drawn, and serve the states (the protocol and the storage are issue
+//! 23's next step; the measurement comes first).
+
+use grid_primitives::{work::Verdict, Hash};
+
+use super::{cosine, Replayer, VALID_COSINE};
+use crate::{
+	data::batch_indices,
+	error::{Error, Result},
+	optim::adamw::BETA1,
+	train::InnerTrainer,
+	work_state::{Moments, WorkState},
+};
+
+/// A trainer's whole inner state after some step of a round.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepState {
+	/// The model's parameters, flat in manifest order.
+	pub params: Vec<f32>,
+	/// Inner steps taken so far (the schedule's position).
+	pub step: u64,
+	/// AdamW's moments (`None` for SGD).
+	pub moments: Option<Moments>,
+}
+
+impl StepState {
+	/// `trainer`'s state now.
+	pub fn of(trainer: &InnerTrainer) -> Result<Self> {
+		Ok(StepState {
+			params: trainer.model().params().flatten()?,
+			step: trainer.steps(),
+			moments: trainer.snapshot(Vec::new())?.moments,
+		})
+	}
+
+	/// What the first moment gained over `earlier` in the steps between: `m − β₁ᵏ m_earlier`
+	/// (for SGD, which keeps no moments, the parameters' change, which is its gradients).
+	fn gradients_since(&self, earlier: &StepState) -> Vec<f32> {
+		match (&self.moments, &earlier.moments) {
+			(Some(now), Some(then)) => {
+				let steps = i32::try_from(self.step.saturating_sub(earlier.step)).unwrap_or(0);
+				let decay = BETA1.powi(steps);
+				now.m.iter().zip(&then.m).map(|(m, m0)| m - decay * m0).collect()
+			}
+			_ => self.params_since(earlier),
+		}
+	}
+
+	/// The parameters' change since `earlier`.
+	fn params_since(&self, earlier: &StepState) -> Vec<f32> {
+		self.params.iter().zip(&earlier.params).map(|(p, p0)| p - p0).collect()
+	}
+}
+
+/// A segment check's finding.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SegmentJudgement {
+	/// The vote it supports.
+	pub verdict: Verdict,
+	/// Cosine between what the claimed and the replayed steps added to the first moment.
+	pub gradient_cosine: f64,
+	/// Cosine between the claimed and the replayed change of the parameters.
+	pub param_cosine: f64,
+}
+
+/// Judges a claimed segment: the state `claimed` its sender recorded after the steps that
+/// followed `start`, against the state `replayed` that redoing them gave. Valid when both
+/// cosines reach [`VALID_COSINE`] and the step counts agree.
+pub fn judge_segment(
+	start: &StepState,
+	claimed: &StepState,
+	replayed: &StepState,
+) -> SegmentJudgement {
+	let shapes_agree = claimed.params.len() == start.params.len()
+		&& claimed.moments.as_ref().map(|m| m.m.len()) == start.moments.as_ref().map(|m| m.m.len())
+		&& claimed.step == replayed.step;
+	if !shapes_agree {
+		return SegmentJudgement {
+			verdict: Verdict::Invalid,
+			gradient_cosine: 0.0,
+			param_cosine: 0.0,
+		};
+	}
+	let gradient_cosine = cosine(&claimed.gradients_since(start), &replayed.gradients_since(start));
+	let param_cosine = cosine(&claimed.params_since(start), &replayed.params_since(start));
+	let same = gradient_cosine >= VALID_COSINE && param_cosine >= VALID_COSINE;
+	SegmentJudgement {
+		verdict: if same { Verdict::Valid } else { Verdict::Invalid },
+		gradient_cosine,
+		param_cosine,
+	}
+}
+
+impl Replayer {
+	/// The state after redoing `steps` inner steps from `start`, the round's steps
+	/// `first..first + steps` on data seed `seed`'s batches.
+	pub fn replay_segment(
+		&self,
+		start: &StepState,
+		seed: &Hash,
+		first: u32,
+		steps: u32,
+	) -> Result<StepState> {
+		if self.max_steps.is_some_and(|cap| first.saturating_add(steps) > cap) {
+			return Err(Error::Config(format!(
+				"steps {first}..{} are past the job's {:?} a round",
+				first.saturating_add(steps),
+				self.max_steps
+			)));
+		}
+		let mut trainer =
+			InnerTrainer::new(self.spec, b"grid/replay", &self.device, &self.inner, self.config)?;
+		let position =
+			WorkState { step: start.step, moments: start.moments.clone(), residual: Vec::new() };
+		trainer.restore(&position)?;
+		trainer.model().params().load_flat(&start.params)?;
+		let population = self.dataset.train_len();
+		for i in first..first + steps {
+			let indices = batch_indices(seed, u64::from(i), self.batch_size, population);
+			trainer.step(&self.dataset.train_batch(&indices, &self.device)?)?;
+		}
+		StepState::of(&trainer)
+	}
+}
