@@ -36,6 +36,7 @@ pub mod rng;
 pub mod round;
 pub mod stats;
 pub mod train;
+pub mod trajectory;
 pub mod verify;
 pub mod work_state;
 

@@ -7,6 +7,7 @@ use crate::{
 	error::Result,
 	model::{Batch, Model},
 	optim::{Optimizer, Schedule},
+	trajectory::StepState,
 	work_state::WorkState,
 };
 
@@ -90,6 +91,16 @@ impl InnerTrainer {
 	/// starts from (see [`crate::work_state`]).
 	pub fn snapshot(&self, residual: Vec<f32>) -> Result<WorkState> {
 		Ok(WorkState { step: self.step, moments: self.optimizer.moments()?, residual })
+	}
+
+	/// Its whole state now: parameters, position and moments (what a round's trajectory
+	/// records after each step).
+	pub fn state(&self) -> Result<StepState> {
+		Ok(StepState {
+			params: self.model.params().flatten()?,
+			step: self.step,
+			moments: self.optimizer.moments()?,
+		})
 	}
 
 	/// Continues from `state`'s position and moments (its residual is the compressor's).

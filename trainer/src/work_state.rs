@@ -25,7 +25,7 @@ use crate::{
 pub const MAGIC: &[u8; 4] = b"GWS1";
 /// Domain separators of the digests; bump the versions when an encoding changes.
 /// Bytes before the values: magic, step, moments flag, value count.
-const HEADER_BYTES: usize = 4 + 8 + 1 + 8;
+pub(crate) const HEADER_BYTES: usize = 4 + 8 + 1 + 8;
 const OPTIMIZER_DOMAIN: &[u8] = b"grid/work-optimizer/v1";
 const RESIDUAL_DOMAIN: &[u8] = b"grid/work-residual/v1";
 const ID_DOMAIN: &[u8] = b"grid/work-state/v1";
@@ -110,14 +110,7 @@ impl WorkState {
 		let mut h = Blake2b256::new();
 		h.update(OPTIMIZER_DOMAIN);
 		h.update(self.step.to_le_bytes());
-		match &self.moments {
-			None => h.update([0u8]),
-			Some(moments) => {
-				h.update([1u8]);
-				hash_f32s(&mut h, &moments.m);
-				hash_f32s(&mut h, &moments.v);
-			}
-		}
+		hash_moments(&mut h, self.moments.as_ref());
 		let optimizer = h.finalize().into();
 		let mut h = Blake2b256::new();
 		h.update(RESIDUAL_DOMAIN);
@@ -133,54 +126,12 @@ impl WorkState {
 
 	/// The canonical bytes (see the module docs).
 	pub fn encode(&self) -> Vec<u8> {
-		let n = self.residual.len();
-		let floats = if self.moments.is_some() { 3 * n } else { n };
-		let mut out = Vec::with_capacity(HEADER_BYTES + 4 * floats);
-		out.extend_from_slice(MAGIC);
-		out.extend_from_slice(&self.step.to_le_bytes());
-		out.push(u8::from(self.moments.is_some()));
-		out.extend_from_slice(&(n as u64).to_le_bytes());
-		let mut put = |values: &[f32]| values.iter().for_each(|x| out.extend(x.to_le_bytes()));
-		if let Some(moments) = &self.moments {
-			put(&moments.m);
-			put(&moments.v);
-		}
-		put(&self.residual);
-		out
+		encode_parts(MAGIC, self.step, self.moments.as_ref(), &self.residual)
 	}
 
 	/// Parses bytes from [`WorkState::encode`] for a model of `len` values.
 	pub fn decode(bytes: &[u8], len: usize) -> Result<Self> {
-		let mut r = Reader::new(bytes);
-		if r.take(4)? != MAGIC {
-			return Err(Error::Decode(
-				"bad magic (not a Grid work state, or another version)".into(),
-			));
-		}
-		let step = r.u64()?;
-		let with_moments = match r.u8()? {
-			0 => false,
-			1 => true,
-			flag => return Err(Error::Decode(format!("unknown moments flag {flag}"))),
-		};
-		let n = r.u64()?;
-		if n != len as u64 {
-			return Err(Error::Decode(format!("a work state of {n} values for a model of {len}")));
-		}
-		let moments = if with_moments {
-			let m = r.finite_f32s(len, "first moment")?;
-			let v = r.finite_f32s(len, "second moment")?;
-			if let Some(i) = v.iter().position(|x| *x < 0.0) {
-				return Err(Error::Decode(format!("second moment {i} is negative")));
-			}
-			Some(Moments { m, v })
-		} else {
-			None
-		};
-		let residual = r.finite_f32s(len, "residual value")?;
-		if r.remaining() != 0 {
-			return Err(Error::Decode(format!("{} trailing bytes", r.remaining())));
-		}
+		let (step, moments, residual) = decode_parts(bytes, &WORK_STATE, len)?;
 		Ok(WorkState { step, moments, residual })
 	}
 
@@ -198,6 +149,98 @@ impl WorkState {
 			)));
 		}
 		Ok(state)
+	}
+}
+
+/// How one kind of recorded state is encoded: a step count, the optimizer's moments and one
+/// vector of values (a [`WorkState`]'s residual, a [`crate::trajectory::StepState`]'s
+/// parameters), under its own magic.
+pub(crate) struct StateFormat {
+	/// First bytes of the encoding.
+	pub(crate) magic: &'static [u8; 4],
+	/// What the state is called in errors.
+	pub(crate) kind: &'static str,
+	/// What one of its values is called in errors.
+	pub(crate) value: &'static str,
+}
+
+/// A [`WorkState`]'s format.
+const WORK_STATE: StateFormat =
+	StateFormat { magic: MAGIC, kind: "work state", value: "residual value" };
+
+/// Magic, step, moments flag, value count, then the moments (when flagged) and the values.
+pub(crate) fn encode_parts(
+	magic: &[u8; 4],
+	step: u64,
+	moments: Option<&Moments>,
+	values: &[f32],
+) -> Vec<u8> {
+	let n = values.len();
+	let floats = if moments.is_some() { 3 * n } else { n };
+	let mut out = Vec::with_capacity(HEADER_BYTES + 4 * floats);
+	out.extend_from_slice(magic);
+	out.extend_from_slice(&step.to_le_bytes());
+	out.push(u8::from(moments.is_some()));
+	out.extend_from_slice(&(n as u64).to_le_bytes());
+	let mut put = |values: &[f32]| values.iter().for_each(|x| out.extend(x.to_le_bytes()));
+	if let Some(moments) = moments {
+		put(&moments.m);
+		put(&moments.v);
+	}
+	put(values);
+	out
+}
+
+/// Parses what [`encode_parts`] wrote in `format` for a model of `len` values, refusing
+/// anything malformed, truncated, non-finite or with a negative second moment.
+pub(crate) fn decode_parts(
+	bytes: &[u8],
+	format: &StateFormat,
+	len: usize,
+) -> Result<(u64, Option<Moments>, Vec<f32>)> {
+	let mut r = Reader::new(bytes);
+	if r.take(4)? != format.magic {
+		return Err(Error::Decode(format!(
+			"bad magic (not a Grid {}, or another version)",
+			format.kind
+		)));
+	}
+	let step = r.u64()?;
+	let with_moments = match r.u8()? {
+		0 => false,
+		1 => true,
+		flag => return Err(Error::Decode(format!("unknown moments flag {flag}"))),
+	};
+	let n = r.u64()?;
+	if n != len as u64 {
+		return Err(Error::Decode(format!("a {} of {n} values for a model of {len}", format.kind)));
+	}
+	let moments = if with_moments {
+		let m = r.finite_f32s(len, "first moment")?;
+		let v = r.finite_f32s(len, "second moment")?;
+		if let Some(i) = v.iter().position(|x| *x < 0.0) {
+			return Err(Error::Decode(format!("second moment {i} is negative")));
+		}
+		Some(Moments { m, v })
+	} else {
+		None
+	};
+	let values = r.finite_f32s(len, format.value)?;
+	if r.remaining() != 0 {
+		return Err(Error::Decode(format!("{} trailing bytes", r.remaining())));
+	}
+	Ok((step, moments, values))
+}
+
+/// Feeds `moments` to a digest: a flag, then both moments when there are any.
+pub(crate) fn hash_moments(h: &mut Blake2b256, moments: Option<&Moments>) {
+	match moments {
+		None => h.update([0u8]),
+		Some(moments) => {
+			h.update([1u8]);
+			hash_f32s(h, &moments.m);
+			hash_f32s(h, &moments.v);
+		}
 	}
 }
 

@@ -13,7 +13,7 @@ use grid_trainer::{
 	diloco::{train_round_observed, OuterOptimizer},
 	model::Model,
 	train::InnerTrainer,
-	verify::StepState,
+	trajectory::StepState,
 };
 use polkadot_sdk::sp_io::hashing::blake2_256;
 
@@ -94,7 +94,7 @@ pub fn train_jobs(
 				let mut trajectory = Vec::new();
 				let delta = train_round_observed(&mut m.trainer, &base, batches, |_, t| {
 					if record {
-						trajectory.push(StepState::of(t)?);
+						trajectory.push(t.state()?);
 					}
 					Ok(())
 				})?

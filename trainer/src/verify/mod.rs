@@ -40,7 +40,7 @@ pub use screens::{
 	copy_suspects, short_suspects, suspects, COPY_COSINE, MAX_COPY_COSINE, SHORT_NORM,
 	SUSPECT_COSINE,
 };
-pub use segment::{judge_segment, SegmentJudgement, StepState};
+pub use segment::{judge_segment, SegmentJudgement};
 pub use worker::{Check, Finding, ScreenRequest, VerifyWorker};
 
 /// Cosine similarity (0 when either side is zero).

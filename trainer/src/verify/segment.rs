@@ -6,7 +6,7 @@
 //! (`bench/reports/screen-power.md`), so finding training on other data costs verifiers
 //! about a tenth of the training (`bench/reports/redteam.md`). A trainer that records its
 //! whole inner state ([`StepState`]: parameters, step count, moments) after each step can
-//! instead be checked on any `k` steps of its choice-free trajectory: from the state before
+//! instead be checked on any `k` steps of its trajectory ([`crate::trajectory`]): from the state before
 //! them, a verifier redoes those steps on the sender's own batches and compares the state
 //! after them with the one recorded. Training on other data fails on any segment (its
 //! gradients are other batches'), so checking one segment of one step costs `1 / H` of a
@@ -18,9 +18,9 @@
 //! compares what the steps added to the first moment, `m_end − β₁ᵏ m_start` (a decayed sum
 //! of the segment's own gradients), and the parameters' change, each by cosine.
 //!
-//! Not yet wired into the round: a trainer would commit to its states' digests before the
-//! checked segment is drawn, and serve the states (the protocol and the storage are issue
-//! 23's next step; the measurement comes first).
+//! Not yet wired into the round: a trainer would commit to its trajectory's root before the
+//! checked segment is drawn and serve the states ([`crate::trajectory`] has their encoding
+//! and digests; the protocol and the storage are issue 23's next step).
 
 use grid_primitives::{work::Verdict, Hash};
 
@@ -30,47 +30,26 @@ use crate::{
 	error::{Error, Result},
 	optim::adamw::BETA1,
 	train::InnerTrainer,
-	work_state::{Moments, WorkState},
+	trajectory::StepState,
+	work_state::WorkState,
 };
 
-/// A trainer's whole inner state after some step of a round.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StepState {
-	/// The model's parameters, flat in manifest order.
-	pub params: Vec<f32>,
-	/// Inner steps taken so far (the schedule's position).
-	pub step: u64,
-	/// AdamW's moments (`None` for SGD).
-	pub moments: Option<Moments>,
+/// What the first moment gained over `start` in the steps to `end`: `m − β₁ᵏ m_start`
+/// (for SGD, which keeps no moments, the parameters' change, which is its gradients).
+fn gradients(start: &StepState, end: &StepState) -> Vec<f32> {
+	match (&end.moments, &start.moments) {
+		(Some(now), Some(then)) => {
+			let steps = i32::try_from(end.step.saturating_sub(start.step)).unwrap_or(0);
+			let decay = BETA1.powi(steps);
+			now.m.iter().zip(&then.m).map(|(m, m0)| m - decay * m0).collect()
+		}
+		_ => change(start, end),
+	}
 }
 
-impl StepState {
-	/// `trainer`'s state now.
-	pub fn of(trainer: &InnerTrainer) -> Result<Self> {
-		Ok(StepState {
-			params: trainer.model().params().flatten()?,
-			step: trainer.steps(),
-			moments: trainer.snapshot(Vec::new())?.moments,
-		})
-	}
-
-	/// What the first moment gained over `earlier` in the steps between: `m − β₁ᵏ m_earlier`
-	/// (for SGD, which keeps no moments, the parameters' change, which is its gradients).
-	fn gradients_since(&self, earlier: &StepState) -> Vec<f32> {
-		match (&self.moments, &earlier.moments) {
-			(Some(now), Some(then)) => {
-				let steps = i32::try_from(self.step.saturating_sub(earlier.step)).unwrap_or(0);
-				let decay = BETA1.powi(steps);
-				now.m.iter().zip(&then.m).map(|(m, m0)| m - decay * m0).collect()
-			}
-			_ => self.params_since(earlier),
-		}
-	}
-
-	/// The parameters' change since `earlier`.
-	fn params_since(&self, earlier: &StepState) -> Vec<f32> {
-		self.params.iter().zip(&earlier.params).map(|(p, p0)| p - p0).collect()
-	}
+/// The parameters' change from `start` to `end`.
+fn change(start: &StepState, end: &StepState) -> Vec<f32> {
+	end.params.iter().zip(&start.params).map(|(p, p0)| p - p0).collect()
 }
 
 /// A segment check's finding.
@@ -102,8 +81,8 @@ pub fn judge_segment(
 			param_cosine: 0.0,
 		};
 	}
-	let gradient_cosine = cosine(&claimed.gradients_since(start), &replayed.gradients_since(start));
-	let param_cosine = cosine(&claimed.params_since(start), &replayed.params_since(start));
+	let gradient_cosine = cosine(&gradients(start, claimed), &gradients(start, replayed));
+	let param_cosine = cosine(&change(start, claimed), &change(start, replayed));
 	let same = gradient_cosine >= VALID_COSINE && param_cosine >= VALID_COSINE;
 	SegmentJudgement {
 		verdict: if same { Verdict::Valid } else { Verdict::Invalid },
@@ -140,6 +119,6 @@ impl Replayer {
 			let indices = batch_indices(seed, u64::from(i), self.batch_size, population);
 			trainer.step(&self.dataset.train_batch(&indices, &self.device)?)?;
 		}
-		StepState::of(&trainer)
+		trainer.state()
 	}
 }

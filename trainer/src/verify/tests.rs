@@ -18,6 +18,7 @@ use crate::{
 	model::Model,
 	rng::Rng,
 	train::{InnerConfig, InnerTrainer},
+	trajectory::{StepState, Trajectory},
 	work_state::WorkState,
 };
 
@@ -366,7 +367,7 @@ fn recorded_round(seed: Hash, steps: u32) -> (Replayer, Vec<StepState>) {
 		.map(|i| data.train_batch(&batch_indices(&seed, i, 32, data.train_len()), &Device::Cpu));
 	let mut states = Vec::new();
 	crate::diloco::train_round_observed(&mut me.trainer, &global, batches, |_, t| {
-		states.push(StepState::of(t)?);
+		states.push(t.state()?);
 		Ok(())
 	})
 	.unwrap();
@@ -378,6 +379,17 @@ fn segment_checks_pass_honest_steps_and_refuse_other_data_and_made_up_states() {
 	let seed = Hash::repeat_byte(0x51);
 	let (rep, honest) = recorded_round(seed, 12);
 	assert_eq!(honest.len(), 13, "the start and every step's state");
+	// As a verifier would get them: the trajectory checked against its root, each state
+	// against its digest in it.
+	let root = Trajectory::of(&honest).root();
+	let trajectory =
+		Trajectory::decode_committed(&Trajectory::of(&honest).encode(), 100, &root).unwrap();
+	let n = honest[0].params.len();
+	for (t, state) in honest.iter().enumerate() {
+		let bytes = state.encode();
+		let digest = trajectory.digest(t as u32).unwrap();
+		assert_eq!(&StepState::decode_committed(&bytes, n, digest).unwrap(), state);
+	}
 	// Honest: any segment redone from its recorded start lands on its recorded end, bit
 	// for bit on the same kind of device.
 	for (first, k) in [(0u32, 1u32), (5, 1), (3, 4), (8, 4)] {
