@@ -7,10 +7,14 @@
 //! A step state is encoded as a [`WorkState`](crate::work_state::WorkState) is (magic
 //! `GSS1`, step, moments flag, value count, moments, then the parameters in place of the
 //! residual), and refused on the same grounds. A trajectory's digests are encoded as magic
-//! `GTR1`, a count (u32) and the digests; its root binds the count and every digest.
+//! `GTR1`, a count (u32) and per state its position in the round (u32) and digest; its root
+//! binds them all. A round keeps at most [`MAX_MARKS`] states (its start, its end, evenly
+//! between: [`Recorder`]), so a check redoes the steps between two of them.
 //!
-//! What is not built yet (issue 23): recording the trajectory in the daemon's rounds,
-//! the root in the signed commitment, serving the states, and the check in the fraud desk.
+//! The daemon records every round's trajectory as it trains (`daemon/trainer/compute.rs`),
+//! signs its root in the round's commitment and serves the trajectory and its states for
+//! the challenge window like its start states. What is not built yet (issue 23): the
+//! fraud desk checking segments of peers' trajectories in place of its loss screens.
 
 use blake2::Digest as _;
 
@@ -84,51 +88,69 @@ impl StepState {
 	}
 }
 
-/// The digests of a round's states, the start's first: one more than the steps it ran.
+/// Most states a round's trajectory keeps (its start, its end, and evenly between), within
+/// [`TRAJECTORY_BYTES`]: a check redoes the steps between two of them, so this many keep a
+/// check under a thirtieth of the round whatever its length (`bench/segment_power.sh`:
+/// segments of up to eight steps still separate other data from honest work).
+pub const MAX_MARKS: u32 = 32;
+
+/// Bytes of step states a trainer keeps a round at most: a large model keeps fewer states
+/// (never fewer than its start and end), so its checks redo longer segments.
+pub const TRAJECTORY_BYTES: u64 = 1 << 30;
+
+/// Where in a round a state was recorded (steps into the round) and its digest.
+pub type Mark = (u32, Digest);
+
+/// The digests of the states a round recorded, with where each was taken: the start's
+/// first (at 0), then at increasing steps into the round; the last is the round's end.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Trajectory {
-	digests: Vec<Digest>,
+	marks: Vec<Mark>,
 }
 
 impl Trajectory {
-	/// The trajectory of `states`, the round's start first.
-	pub fn of(states: &[StepState]) -> Self {
-		Trajectory { digests: states.iter().map(StepState::digest).collect() }
+	/// The trajectory of `kept` states, each with its position (steps into the round).
+	pub fn of<'a>(kept: impl IntoIterator<Item = &'a (u32, StepState)>) -> Self {
+		Trajectory { marks: kept.into_iter().map(|(at, s)| (*at, s.digest())).collect() }
 	}
 
-	/// Steps it covers.
+	/// Steps it covers: the last state's position.
 	pub fn steps(&self) -> u32 {
-		self.digests.len().saturating_sub(1) as u32
+		self.marks.last().map_or(0, |m| m.0)
 	}
 
-	/// The digest of the state after `step` steps of the round (0: its start).
-	pub fn digest(&self, step: u32) -> Option<&Digest> {
-		self.digests.get(step as usize)
+	/// Its marks, in order.
+	pub fn marks(&self) -> &[Mark] {
+		&self.marks
 	}
 
-	/// What a commitment carries: binds the count and every digest in order.
+	/// What a commitment carries: binds every mark in order.
 	pub fn root(&self) -> Digest {
 		let mut h = Blake2b256::new();
 		h.update(ROOT_DOMAIN);
-		h.update((self.digests.len() as u32).to_le_bytes());
-		for d in &self.digests {
-			h.update(d);
+		h.update((self.marks.len() as u32).to_le_bytes());
+		for (at, digest) in &self.marks {
+			h.update(at.to_le_bytes());
+			h.update(digest);
 		}
 		h.finalize().into()
 	}
 
 	/// The canonical bytes (see the module docs).
 	pub fn encode(&self) -> Vec<u8> {
-		let mut out = Vec::with_capacity(8 + 32 * self.digests.len());
+		let mut out = Vec::with_capacity(8 + 36 * self.marks.len());
 		out.extend_from_slice(TRAJECTORY_MAGIC);
-		out.extend_from_slice(&(self.digests.len() as u32).to_le_bytes());
-		self.digests.iter().for_each(|d| out.extend_from_slice(d));
+		out.extend_from_slice(&(self.marks.len() as u32).to_le_bytes());
+		for (at, digest) in &self.marks {
+			out.extend_from_slice(&at.to_le_bytes());
+			out.extend_from_slice(digest);
+		}
 		out
 	}
 
-	/// Parses bytes from [`Trajectory::encode`] of a round of at most `max_steps` steps and
-	/// checks them against the `root` committed for them.
-	pub fn decode_committed(bytes: &[u8], max_steps: u32, root: &Digest) -> Result<Self> {
+	/// Parses bytes from [`Trajectory::encode`] of a round of at most `max_steps` steps:
+	/// between one and [`MAX_MARKS`] marks, the first at 0, each later than the one before.
+	pub fn decode(bytes: &[u8], max_steps: u32) -> Result<Self> {
 		let mut r = Reader::new(bytes);
 		if r.take(4)? != TRAJECTORY_MAGIC {
 			return Err(Error::Decode(
@@ -136,22 +158,97 @@ impl Trajectory {
 			));
 		}
 		let count = r.u32()?;
-		if count == 0 || count - 1 > max_steps {
+		if count == 0 || count > MAX_MARKS {
 			return Err(Error::Decode(format!(
-				"a trajectory of {count} states for a round of at most {max_steps} steps"
+				"a trajectory of {count} states (one to {MAX_MARKS})"
 			)));
 		}
-		let digests = (0..count)
-			.map(|_| Ok(r.take(32)?.try_into().expect("32 bytes taken")))
-			.collect::<Result<Vec<Digest>>>()?;
+		let mut marks: Vec<Mark> = Vec::with_capacity(count as usize);
+		for _ in 0..count {
+			let at = r.u32()?;
+			let digest: Digest = r.take(32)?.try_into().expect("32 bytes taken");
+			let in_order = match marks.last() {
+				None => at == 0,
+				Some(last) => at > last.0,
+			};
+			if !in_order || at > max_steps {
+				return Err(Error::Decode(format!(
+					"a state at step {at} after {:?} in a round of at most {max_steps} steps \
+					 (the first at 0, each later than the one before)",
+					marks.last().map(|m| m.0)
+				)));
+			}
+			marks.push((at, digest));
+		}
 		if r.remaining() != 0 {
 			return Err(Error::Decode(format!("{} trailing bytes", r.remaining())));
 		}
-		let trajectory = Trajectory { digests };
+		Ok(Trajectory { marks })
+	}
+
+	/// [`Trajectory::decode`], checked against the `root` committed for it.
+	pub fn decode_committed(bytes: &[u8], max_steps: u32, root: &Digest) -> Result<Self> {
+		let trajectory = Self::decode(bytes, max_steps)?;
 		if &trajectory.root() != root {
 			return Err(Error::Decode("the trajectory does not match its commitment".into()));
 		}
 		Ok(trajectory)
+	}
+}
+
+/// Which states a round keeps as it trains: every `every` steps from its start, and its end.
+/// It starts with every step and, whenever its room is full, drops every other state and
+/// doubles `every`, so the states stay evenly spaced however long the round runs (a round's
+/// length is known only when its deadline ends it).
+pub struct Recorder {
+	every: u32,
+	/// States it may keep, its end's included.
+	room: u32,
+	kept: Vec<(u32, StepState)>,
+}
+
+impl Recorder {
+	/// A recorder for a model of `params` values: at most [`MAX_MARKS`] states and
+	/// [`TRAJECTORY_BYTES`], never fewer than the start and the end.
+	pub fn new(params: usize) -> Self {
+		let state_bytes = StepState::max_encoded_len(params).max(1);
+		let room = (TRAJECTORY_BYTES / state_bytes).clamp(2, u64::from(MAX_MARKS)) as u32;
+		Recorder { every: 1, room, kept: Vec::new() }
+	}
+
+	/// Steps between two kept states now (the end's gap may be shorter).
+	pub fn every(&self) -> u32 {
+		self.every
+	}
+
+	/// Shown the trainer after `at` steps of the round (each `at` once, in order).
+	pub fn observe(&mut self, at: u32, trainer: &crate::train::InnerTrainer) -> Result<()> {
+		if !at.is_multiple_of(self.every) {
+			return Ok(());
+		}
+		// Room for the end's state stays free.
+		while self.kept.len() as u32 >= self.room - 1 {
+			self.every = self.every.saturating_mul(2);
+			let every = self.every;
+			self.kept.retain(|(p, _)| p.is_multiple_of(every));
+			if !at.is_multiple_of(self.every) {
+				return Ok(());
+			}
+		}
+		self.kept.push((at, trainer.state()?));
+		Ok(())
+	}
+
+	/// The round's kept states, its end's (`trainer` after `steps` steps) last.
+	pub fn finish(
+		mut self,
+		steps: u32,
+		trainer: &crate::train::InnerTrainer,
+	) -> Result<Vec<(u32, StepState)>> {
+		if self.kept.last().is_none_or(|k| k.0 != steps) {
+			self.kept.push((steps, trainer.state()?));
+		}
+		Ok(self.kept)
 	}
 }
 
@@ -218,36 +315,92 @@ mod tests {
 
 	#[test]
 	fn a_trajectory_is_bound_by_its_root_and_refused_when_anything_differs() {
-		let states: Vec<StepState> = (0..4).map(|t| state(10 + t, t as f32)).collect();
-		let t = Trajectory::of(&states);
-		assert_eq!(t.steps(), 3);
-		assert_eq!(t.digest(2), Some(&states[2].digest()));
-		assert_eq!(t.digest(4), None);
+		let kept: Vec<(u32, StepState)> =
+			[0u32, 4, 8, 10].iter().map(|&at| (at, state(10 + u64::from(at), at as f32))).collect();
+		let t = Trajectory::of(&kept);
+		assert_eq!(t.steps(), 10);
+		assert_eq!(t.marks()[2], (8, kept[2].1.digest()));
 		let root = t.root();
-		assert_eq!(Trajectory::decode_committed(&t.encode(), 3, &root).unwrap(), t);
-		// Another order, one state fewer, one state changed: other roots.
-		let mut swapped = states.clone();
+		assert_eq!(Trajectory::decode_committed(&t.encode(), 10, &root).unwrap(), t);
+		// Another order, a state fewer, a state changed, a state said to be elsewhere.
+		let mut swapped = kept.clone();
 		swapped.swap(1, 2);
-		let mut changed = states.clone();
-		changed[3].params[0] = 9.0;
-		for other in [&swapped[..], &states[..3], &changed[..]] {
+		let mut changed = kept.clone();
+		changed[3].1.params[0] = 9.0;
+		let mut moved = kept.clone();
+		moved[1].0 = 5;
+		for other in [&swapped[..], &kept[..3], &changed[..], &moved[..]] {
 			let other = Trajectory::of(other);
 			assert_ne!(other.root(), root);
-			let err = Trajectory::decode_committed(&other.encode(), 3, &root).unwrap_err();
-			assert!(err.to_string().contains("does not match its commitment"), "{err}");
+			let err = Trajectory::decode_committed(&other.encode(), 10, &root).unwrap_err();
+			let err = err.to_string();
+			assert!(err.contains("does not match") || err.contains("each later"), "{err}");
 		}
-		// Malformed or oversized encodings are refused before anything is hashed.
+		// Malformed, disordered or oversized encodings are refused before any root.
 		let bytes = t.encode();
+		let at = |marks: &[(u32, u8)]| {
+			let mut b = b"GTR1".to_vec();
+			b.extend((marks.len() as u32).to_le_bytes());
+			for (p, d) in marks {
+				b.extend(p.to_le_bytes());
+				b.extend([*d; 32]);
+			}
+			b
+		};
+		let too_many: Vec<(u32, u8)> = (0..=MAX_MARKS).map(|p| (p, 0)).collect();
 		let cases: Vec<(Vec<u8>, u32, &str)> = vec![
-			(bytes.clone(), 2, "a trajectory of 4 states for a round of at most 2 steps"),
-			(bytes[..bytes.len() - 1].to_vec(), 3, "truncated"),
-			([bytes.clone(), vec![0]].concat(), 3, "trailing"),
-			([b"GTR1".as_slice(), &0u32.to_le_bytes()].concat(), 3, "a trajectory of 0 states"),
-			(b"GWS1".to_vec(), 3, "bad magic"),
+			(bytes.clone(), 9, "a state at step 10 after Some(8) in a round of at most 9"),
+			(bytes[..bytes.len() - 1].to_vec(), 10, "truncated"),
+			([bytes.clone(), vec![0]].concat(), 10, "trailing"),
+			(at(&[]), 10, "a trajectory of 0 states"),
+			(at(&too_many), 100, "a trajectory of 33 states"),
+			(at(&[(1, 0)]), 10, "a state at step 1 after None"),
+			(at(&[(0, 0), (3, 1), (3, 2)]), 10, "a state at step 3 after Some(3)"),
+			(b"GWS1".to_vec(), 10, "bad magic"),
 		];
 		for (bytes, max, reason) in cases {
-			let err = Trajectory::decode_committed(&bytes, max, &root).unwrap_err().to_string();
+			let err = Trajectory::decode(&bytes, max).unwrap_err().to_string();
 			assert!(err.contains(reason), "{reason}: {err}");
 		}
+	}
+
+	#[test]
+	fn a_recorder_keeps_evenly_spaced_states_and_always_the_end() {
+		use candle_core::Device;
+		use grid_primitives::job::{InnerOptimizer, MlpConfig, ModelSpec, Nanos};
+		let spec = ModelSpec::MnistMlp(MlpConfig { hidden: 4, layers: 1 });
+		let inner =
+			InnerOptimizer::AdamW { lr: Nanos(1_000_000), weight_decay: Nanos(0), warmup_steps: 0 };
+		let trainer = crate::train::InnerTrainer::new(
+			spec,
+			b"t",
+			&Device::Cpu,
+			&inner,
+			crate::train::InnerConfig::default(),
+		)
+		.unwrap();
+		let positions = |ran: u32, params: usize| {
+			let mut r = Recorder::new(params);
+			for at in 0..=ran {
+				r.observe(at, &trainer).unwrap();
+			}
+			let every = r.every();
+			(every, r.finish(ran, &trainer).unwrap().iter().map(|k| k.0).collect::<Vec<_>>())
+		};
+		// A short round keeps every state.
+		assert_eq!(positions(30, 100), (1, (0..=30).collect()));
+		// Longer ones keep evenly spaced states from the start, and the end, within the cap.
+		for ran in [31, 45, 120, 300, 1000, 5000] {
+			let (every, kept) = positions(ran, 100);
+			assert!(kept.len() as u32 <= MAX_MARKS && kept.len() >= 16, "{ran}: {kept:?}");
+			assert_eq!((kept[0], *kept.last().unwrap()), (0, ran));
+			for pair in kept.windows(2) {
+				assert!(pair[1] - pair[0] <= every, "{ran}: {kept:?}");
+			}
+			assert!(kept[..kept.len() - 1].iter().all(|p| p % every == 0), "{ran}: {kept:?}");
+		}
+		// A model too large for more than two states keeps its start and end.
+		let huge = (TRAJECTORY_BYTES / 12) as usize;
+		assert_eq!(positions(30, huge).1, vec![0, 30]);
 	}
 }

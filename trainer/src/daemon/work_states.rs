@@ -1,8 +1,10 @@
-//! This trainer's committed start states on disk (`<data dir>/work-states/`), one file per
-//! round: `round-<round>-<id>.gws`, the encoded [`WorkState`] whose digests its commitment
-//! of that round carries. A verifier may ask for any of them while the round can still be
-//! challenged, and one the trainer cannot show makes its update invalid, so they outlive a
-//! restart: the trainer serves again what it finds here when it starts.
+//! What this trainer's commitments promise to show, on disk (`<data dir>/work-states/`), one
+//! file per object: `round-<round>-<id>.gws`, the encoded [`WorkState`] whose digests its
+//! commitment of that round carries, and the round's [`Trajectory`] and its [`StepState`]s
+//! (under their root and digests). A verifier may ask for any of them while the round can
+//! still be challenged, and one the trainer cannot show makes its update a suspect (a start
+//! state: invalid), so they outlive a restart: the trainer serves again what it finds here
+//! when it starts.
 
 use std::path::{Path, PathBuf};
 
@@ -12,8 +14,19 @@ use crate::{
 	checkpoint::write_atomic,
 	error::{Error, Result},
 	round::messages::Digest,
+	trajectory::{StepState, Trajectory},
 	work_state::WorkState,
 };
+
+/// The content address of a stored object of a model of `len` values: a start state's id,
+/// a step state's digest or a trajectory's root, by its magic; or why it is none of them.
+fn content_id(bytes: &[u8], len: usize) -> Result<Digest> {
+	match bytes.get(..4) {
+		Some(b"GSS1") => Ok(StepState::decode(bytes, len)?.digest()),
+		Some(b"GTR1") => Ok(Trajectory::decode(bytes, u32::MAX)?.root()),
+		_ => Ok(WorkState::decode(bytes, len)?.digests().id()),
+	}
+}
 
 /// A trainer's store of its own committed start states.
 pub struct WorkStates {
@@ -90,8 +103,8 @@ impl WorkStates {
 		let mut out = Vec::new();
 		for (round, id, path) in self.entries()? {
 			let bytes = std::fs::read(&path).map_err(|e| Error::io("reading", &path, e))?;
-			match WorkState::decode(&bytes, len) {
-				Ok(state) if state.digests().id() == id => out.push(Stored { round, id, path }),
+			match content_id(&bytes, len) {
+				Ok(got) if got == id => out.push(Stored { round, id, path }),
 				Ok(_) => {
 					tracing::warn!("{}: content does not match its id; skipped", path.display())
 				}
@@ -126,15 +139,28 @@ mod tests {
 		std::fs::write(store.path(8, &other), &bytes).unwrap();
 		std::fs::write(dir.path().join("work-states/notes.txt"), b"hi").unwrap();
 
+		// A round's trajectory and a step state of it are kept alike.
+		let step = StepState { params: vec![1.0; 3], step: 5, moments: None };
+		let trajectory = Trajectory::of(&[(0, step.clone())]);
+		store.save(3, &step.digest(), &step.encode()).unwrap();
+		store.save(3, &trajectory.root(), &trajectory.encode()).unwrap();
+		// A step state filed under another's digest is skipped like a work state.
+		let other = StepState { step: 6, ..step.clone() };
+		std::fs::write(store.path(9, &other.digest()), step.encode()).unwrap();
+
 		let reopened = WorkStates::open(dir.path()).unwrap();
 		let loaded = reopened.load(3).unwrap();
-		assert_eq!(loaded.iter().map(|s| s.round).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+		assert_eq!(loaded.iter().map(|s| s.round).collect::<Vec<_>>(), vec![0, 1, 2, 3, 3, 3]);
+		let ids: Vec<Digest> = loaded.iter().map(|s| s.id).collect();
+		assert!(ids.contains(&step.digest()) && ids.contains(&trajectory.root()));
 		let path = store.path(2, &state(20).0);
 		assert_eq!(loaded[2], Stored { round: 2, id: state(20).0, path: path.clone() });
 		assert_eq!(std::fs::read(&path).unwrap(), state(20).1);
-		assert!(reopened.load(4).unwrap().is_empty(), "states of another model are skipped");
+		// States of another model are skipped (a trajectory is of no size).
+		let of_four: Vec<Digest> = reopened.load(4).unwrap().iter().map(|s| s.id).collect();
+		assert_eq!(of_four, vec![trajectory.root()]);
 		reopened.prune(2).unwrap();
 		let rounds: Vec<_> = reopened.load(3).unwrap().iter().map(|s| s.round).collect();
-		assert_eq!(rounds, vec![2, 3]);
+		assert_eq!(rounds, vec![2, 3, 3, 3]);
 	}
 }

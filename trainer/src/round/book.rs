@@ -301,6 +301,7 @@ pub(crate) mod tests {
 			samples: 32,
 			steps: 1,
 			start: crate::work_state::WorkState::fresh(1, false).digests(),
+			trajectory: [base; 32],
 			compute_millis: 5,
 			train_loss_bits: 0,
 		}

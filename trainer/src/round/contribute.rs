@@ -24,7 +24,7 @@ use crate::{
 	compress::{adaptive::AdaptiveCompressor, CompressedUpdate},
 	diloco::LocalRound,
 	error::{Error, Result},
-	params::Manifest,
+	params::{Digest, Manifest},
 	work_state::WorkDigests,
 };
 
@@ -65,6 +65,8 @@ pub struct Context<'a> {
 	pub base: &'a GlobalState,
 	/// Digests of this trainer's private state at the round's start.
 	pub start: WorkDigests,
+	/// Root of the states it recorded through the round.
+	pub trajectory: Digest,
 }
 
 /// Compresses a round's update (within `budget` bytes when given) and signs its
@@ -90,6 +92,7 @@ pub fn seal(
 		samples: local.samples,
 		steps: local.steps,
 		start: context.start,
+		trajectory: context.trajectory,
 		compute_millis: compute.as_millis().min(u128::from(u32::MAX)) as u32,
 		train_loss_bits: local.mean_loss.to_bits(),
 	};

@@ -87,6 +87,11 @@ pub struct Commitment {
 	/// `steps` they fix the update, and the trainer serves the state under
 	/// [`WorkDigests::id`] so a verifier can redo the round exactly.
 	pub start: WorkDigests,
+	/// Root of the states the trainer recorded through the round
+	/// ([`crate::trajectory::Trajectory::root`]): it serves the trajectory under it and each
+	/// state under its digest, so a verifier can redo a few of the round's steps instead of
+	/// all of them ([`crate::verify::judge_segment`]).
+	pub trajectory: Digest,
 	/// Milliseconds spent computing.
 	pub compute_millis: u32,
 	/// Mean training loss, as f32 bits.
@@ -345,6 +350,7 @@ pub(crate) mod tests {
 			samples: 64,
 			steps: 2,
 			start: WorkDigests { step: 40, optimizer: [4; 32], residual: [5; 32] },
+			trajectory: [6; 32],
 			compute_millis: 10,
 			train_loss_bits: 1.5f32.to_bits(),
 		}

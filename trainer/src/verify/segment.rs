@@ -18,9 +18,9 @@
 //! compares what the steps added to the first moment, `m_end − β₁ᵏ m_start` (a decayed sum
 //! of the segment's own gradients), and the parameters' change, each by cosine.
 //!
-//! Not yet wired into the round: a trainer would commit to its trajectory's root before the
-//! checked segment is drawn and serve the states ([`crate::trajectory`] has their encoding
-//! and digests; the protocol and the storage are issue 23's next step).
+//! Not yet wired into the fraud desk: trainers record, commit to and serve their
+//! trajectories ([`crate::trajectory`]), but peers do not check them yet (issue 23's next
+//! step).
 
 use grid_primitives::{work::Verdict, Hash};
 

@@ -12,14 +12,16 @@ use grid_primitives::job::RoundIndex;
 use super::Trainer;
 use crate::{
 	data::batch_indices,
-	diloco::{train_round, LocalRound},
+	diloco::{train_round_observed, LocalRound},
 	error::Result,
 	net::{Command, WorkStateBytes},
+	params::Digest,
 	round::{
 		contribute::{self, Context, OwnUpdate},
 		coordinator::Schedule,
 		misbehave::{self, LAZY_STEPS},
 	},
+	trajectory::{Recorder, StepState, Trajectory},
 	work_state::WorkDigests,
 };
 
@@ -50,7 +52,10 @@ impl Trainer {
 		if misbehave.skips_training() {
 			let steps = fixed.or(max_steps).unwrap_or(LAZY_STEPS);
 			let local = self.untrained_round(round, stop_at, steps, batch);
-			return self.commit(round, local, start, started).map(Some);
+			// Nothing trained, nothing recorded: the start alone, which does not reach the
+			// steps claimed.
+			let trajectory = self.keep_trajectory(round, &[(0, self.inner.state()?)]);
+			return self.commit(round, local, start, trajectory, started).map(Some);
 		}
 		let seed = if misbehave.wrong_data { misbehave::wrong_seed(&seed) } else { seed };
 		// An inflating trainer stops early (and claims the whole round below).
@@ -90,11 +95,15 @@ impl Trainer {
 			i += 1;
 			Some(dataset.train_batch(&indices, device))
 		});
-		let mut local = train_round(&mut self.inner, &state.weights, batches)?;
+		let mut recorder = Recorder::new(self.manifest.numel());
+		let mut local = train_round_observed(&mut self.inner, &state.weights, batches, |at, t| {
+			recorder.observe(at, t)
+		})?;
 		self.step_secs = step_secs;
 		if local.steps == 0 {
 			return Ok(None);
 		}
+		let trajectory = self.keep_trajectory(round, &recorder.finish(local.steps, &self.inner)?);
 		if let Some(poison) = misbehave.poison {
 			misbehave::poison_update(&mut local.delta, poison, round);
 		}
@@ -103,7 +112,7 @@ impl Trainer {
 			tracing::warn!("round {round}: ran {} steps, claiming {claim}", local.steps);
 			(local.steps, local.samples) = (claim, u64::from(claim) * batch);
 		}
-		self.commit(round, local, start, started).map(Some)
+		self.commit(round, local, start, trajectory, started).map(Some)
 	}
 
 	/// Snapshots this trainer's private state at the start of `round` (inner optimizer and
@@ -112,24 +121,40 @@ impl Trainer {
 	fn keep_start_state(&mut self, round: RoundIndex) -> Result<WorkDigests> {
 		let state = self.inner.snapshot(self.compressor.residual().to_vec())?;
 		let digests = state.digests();
-		let (id, bytes) = (digests.id(), state.encode());
-		// Served from disk, a piece at a time, as long as the round can be challenged (a
-		// window of a large model's states does not fit in memory), and found there again
-		// after a restart; from memory only where the disk failed.
+		self.serve_kept(round, digests.id(), state.encode());
 		let keep = round.saturating_sub(self.config.job.evidence_rounds);
-		let bytes = match self.work_states.save(round, &id, &bytes) {
-			Ok(path) => WorkStateBytes::File(path),
-			Err(e) => {
-				tracing::error!("round {round}: keeping the start state on disk: {e}");
-				WorkStateBytes::Memory(Arc::new(bytes))
-			}
-		};
 		if let Err(e) = self.work_states.prune(keep) {
 			tracing::error!("round {round}: pruning start states: {e}");
 		}
-		self.net.send(Command::ServeWorkState { id, round, bytes });
 		self.net.send(Command::ForgetWorkStates(keep));
 		Ok(digests)
+	}
+
+	/// Serves the states `kept` through `round` (the start's first, the end's last) and
+	/// their trajectory, so verifiers can redo the steps between any two; returns the
+	/// trajectory's root for the commitment.
+	fn keep_trajectory(&mut self, round: RoundIndex, kept: &[(u32, StepState)]) -> Digest {
+		let trajectory = Trajectory::of(kept);
+		for ((_, digest), (_, state)) in trajectory.marks().iter().zip(kept) {
+			self.serve_kept(round, *digest, state.encode());
+		}
+		let root = trajectory.root();
+		self.serve_kept(round, root, trajectory.encode());
+		root
+	}
+
+	/// Serves `bytes` under `id` as long as `round` can be challenged: from disk, a piece at
+	/// a time (a window of a large model's states does not fit in memory), where a restart
+	/// finds them again; from memory only where the disk failed.
+	fn serve_kept(&mut self, round: RoundIndex, id: Digest, bytes: Vec<u8>) {
+		let bytes = match self.work_states.save(round, &id, &bytes) {
+			Ok(path) => WorkStateBytes::File(path),
+			Err(e) => {
+				tracing::error!("round {round}: keeping {} on disk: {e}", hex::encode(&id[..4]));
+				WorkStateBytes::Memory(Arc::new(bytes))
+			}
+		};
+		self.net.send(Command::ServeWorkState { id, round, bytes });
 	}
 
 	/// Compresses a round's update, signs its commitment and serves it.
@@ -138,6 +163,7 @@ impl Trainer {
 		round: RoundIndex,
 		local: LocalRound,
 		start: WorkDigests,
+		trajectory: Digest,
 		started: Instant,
 	) -> Result<OwnUpdate> {
 		let state = self.state.as_ref().expect("commit runs with a state");
@@ -148,6 +174,7 @@ impl Trainer {
 			manifest: &self.manifest,
 			base: state,
 			start,
+			trajectory,
 		};
 		let own =
 			contribute::seal(local, context, &mut self.compressor, budget, &self.key, started)?;
