@@ -8,9 +8,10 @@
 # (LONG_STEPS inner steps): the screens' fixed cost per round weighs less there, and the loss
 # screen's power is different; written to the same report and to redteam-long-rounds.json.
 #
-# Then the honest baseline and the wrong-data attacker with each honest provider loss-screening
-# SWEEP_SCREENS peers a round instead of the daemon's number: what each number catches against
-# what it costs; written to the same report and to redteam-screens.json.
+# Then the honest baseline and the wrong-data attacker with the fraud desk the daemon ran
+# before segment checks (two loss screens a provider and round, no segment checks), side by
+# side: what each catches against what it costs; written to the same report and to
+# redteam-screens.json.
 #
 # Last, each attacker as a real `grid-trainer provide` process next to honest ones on a dev
 # node (tests/tests/attackers.rs, minutes each; E2E=0 skips them), until the chain caught it;
@@ -26,15 +27,15 @@ attempts="${1:-100}"
 cargo build --release --locked --workspace --all-targets
 out=bench/reports
 mkdir -p "$out"
-"$CARGO_TARGET_DIR/release/grid-redteam" --attempts "$attempts" --out "$out.tmp-redteam" 2> "$out/redteam.log"
+"$CARGO_TARGET_DIR/release/grid-redteam" --attempts "$attempts" --out "$out.tmp-redteam" 2> "$out/redteam.log" &
+suite=$!
+# Beside it (two cores; each suite runs on about one).
 long_steps=120
 "$CARGO_TARGET_DIR/release/grid-redteam" --attempts "$attempts" --steps "$long_steps" --only none,wrong \
 	--out "$out.tmp-redteam/long" 2> "$out/redteam-long-rounds.log"
-sweep_screens="1 3"
-for screens in $sweep_screens; do
-	"$CARGO_TARGET_DIR/release/grid-redteam" --attempts "$attempts" --screens "$screens" --only none,wrong \
-		--out "$out.tmp-redteam/screens-$screens" 2> "$out.tmp-redteam/screens-$screens.log"
-done
+wait "$suite"
+"$CARGO_TARGET_DIR/release/grid-redteam" --attempts "$attempts" --screens 2 --segments 0 --only none,wrong \
+	--out "$out.tmp-redteam/screens-2" 2> "$out.tmp-redteam/screens-2.log"
 e2e="$out.tmp-redteam/e2e"
 mkdir -p "$e2e"
 if [ "${E2E:-1}" != 0 ]; then
@@ -61,18 +62,14 @@ python3 bench/redteam_e2e.py "$e2e" "$out.tmp-redteam/redteam.json" > "$out.tmp-
 	echo
 	cat "$out.tmp-redteam/long/redteam.md"
 	echo
-	echo "### Screens per round"
+	echo "### Loss screens instead of segment checks"
 	echo
-	daemon_screens=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["screens_per_desk"])' "$out.tmp-redteam/redteam.json")
-	echo "Each honest provider loss-screens $daemon_screens peers a round above (the daemon's \`GAUNTLET_PEERS\`); the honest"
-	echo "baseline and the wrong-data attacker with ${sweep_screens// / and } instead (\`--screens N\`; headline figures in"
-	echo "\`redteam-screens.json\`):"
-	for screens in $sweep_screens; do
-		echo
-		echo "$screens per round:"
-		echo
-		cat "$out.tmp-redteam/screens-$screens/redteam.md"
-	done
+	daemon_rate=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["segment_checks_per_desk"])' "$out.tmp-redteam/redteam.json")
+	echo "Each honest provider runs $daemon_rate segment checks a round on average above (the daemon's \`SEGMENT_RATE\`) and no"
+	echo "loss screens; the honest baseline and the wrong-data attacker with the desk the daemon ran before: two loss screens"
+	echo "a provider and round and no segment checks (\`--screens 2 --segments 0\`; headline figures in \`redteam-screens.json\`):"
+	echo
+	cat "$out.tmp-redteam/screens-2/redteam.md"
 	echo
 	cat "$out.tmp-redteam/e2e.md"
 	echo
@@ -80,10 +77,10 @@ python3 bench/redteam_e2e.py "$e2e" "$out.tmp-redteam/redteam.json" > "$out.tmp-
 } > "$out/redteam.md"
 mv "$out.tmp-redteam/redteam.json" "$out/redteam.json"
 mv "$out.tmp-redteam/long/redteam.json" "$out/redteam-long-rounds.json"
-python3 - "$out.tmp-redteam" $sweep_screens > "$out/redteam-screens.json" <<'PY'
+python3 - "$out.tmp-redteam" > "$out/redteam-screens.json" <<'PY'
 import json, sys
-root, counts = sys.argv[1], sys.argv[2:]
-print(json.dumps({c: json.load(open(f"{root}/screens-{c}/redteam.json")) for c in counts}, indent=2))
+root = sys.argv[1]
+print(json.dumps({"loss_screens_2_no_segment_checks": json.load(open(f"{root}/screens-2/redteam.json"))}, indent=2))
 PY
 rm -rf "$out.tmp-redteam"
 echo "wrote $out/redteam.md, $out/redteam.json, $out/redteam-long-rounds.json and $out/redteam-screens.json"

@@ -26,18 +26,38 @@ use grid_trainer::data::{Dataset, MnistDataset};
 pub use report::{Report, Tally};
 pub use world::{run_attempt, Outcome, Setup, STEPS};
 
+/// How the honest desks check: peers loss-screened and segment checks run per round.
+#[derive(Clone, Copy, Debug)]
+pub struct Checks {
+	/// Peers each honest desk loss-screens per round.
+	pub screens: usize,
+	/// Segment checks each honest desk runs per round, on average.
+	pub segments: f64,
+}
+
+impl Default for Checks {
+	/// The daemon's.
+	fn default() -> Self {
+		Checks {
+			screens: grid_trainer::round::fraud::GAUNTLET_PEERS,
+			segments: grid_trainer::round::fraud::SEGMENT_RATE,
+		}
+	}
+}
+
 /// Runs `attempts` attempts of each of `attackers`, in rounds of `steps` inner steps with
-/// each honest desk loss-screening `screens` peers a round (attempt `k` of every attacker
-/// draws its own chain randomness), calling `progress` after each.
+/// the honest desks checking as `checks` says (attempt `k` of every attacker draws its own
+/// chain randomness), calling `progress` after each.
 pub fn suite(
 	attackers: &[Attacker],
 	attempts: u32,
 	steps: u32,
-	screens: usize,
+	checks: Checks,
 	mut progress: impl FnMut(Attacker, u32, &Outcome),
 ) -> Result<Report> {
 	let data = Arc::new(Dataset::Mnist(MnistDataset::shipped()?));
-	let setup = Setup::mnist(data, steps).with_screens(screens);
+	let setup =
+		Setup::mnist(data, steps).with_screens(checks.screens).with_segments(checks.segments);
 	let mut report = Report::default();
 	for attacker in attackers {
 		let mut tally = Tally::new(*attacker);

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use grid_redteam::{suite, Attacker};
+use grid_redteam::{suite, Attacker, Checks};
 
 /// Runs every attacker `--attempts` times; writes `redteam.md` and `redteam.json` to `--out`.
 #[derive(Parser)]
@@ -19,6 +19,10 @@ struct Args {
 	/// Peers each honest provider loss-screens per round (the daemon's number unless given).
 	#[arg(long, default_value_t = grid_trainer::round::fraud::GAUNTLET_PEERS)]
 	screens: usize,
+	/// Segment checks each honest provider runs per round, on average (the daemon's rate
+	/// unless given).
+	#[arg(long, default_value_t = grid_trainer::round::fraud::SEGMENT_RATE)]
+	segments: f64,
 	/// Where the report goes.
 	#[arg(long, default_value = "bench/reports")]
 	out: PathBuf,
@@ -47,7 +51,7 @@ fn main() -> Result<()> {
 		&attackers,
 		args.attempts,
 		args.steps,
-		args.screens,
+		Checks { screens: args.screens, segments: args.segments },
 		|attacker, attempt, outcome| {
 			eprintln!(
 				"{attacker}: attempt {attempt}: caught in round {:?}, {} rounds, {} audits",
@@ -61,6 +65,7 @@ fn main() -> Result<()> {
 	json["attempts_per_attacker"] = args.attempts.into();
 	json["steps_per_round"] = args.steps.into();
 	json["screens_per_desk"] = args.screens.into();
+	json["segment_checks_per_desk"] = args.segments.into();
 	json["wall_seconds"] = secs.into();
 	let json_path = args.out.join("redteam.json");
 	std::fs::write(&json_path, serde_json::to_string_pretty(&json)? + "\n")

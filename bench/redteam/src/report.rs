@@ -60,6 +60,7 @@ impl Tally {
 		s.replay_steps += o.replay_steps;
 		s.committee_steps += o.committee_steps;
 		s.screen_passes += o.screen_passes;
+		s.segment_steps += o.segment_steps;
 	}
 
 	/// Caught / attempts.
@@ -80,6 +81,8 @@ impl Tally {
 pub struct Costs {
 	/// The loss screens' forward passes (a third of a step each).
 	pub screens: f64,
+	/// The steps segment checks redid.
+	pub segments: f64,
 	/// Replays of updates a trainer's screens flagged.
 	pub replays: f64,
 	/// Committee members' replays of challenged and audited updates.
@@ -90,6 +93,7 @@ impl Costs {
 	fn json(&self) -> serde_json::Value {
 		serde_json::json!({
 			"screens": self.screens,
+			"segments": self.segments,
 			"replays": self.replays,
 			"committees": self.committees,
 		})
@@ -117,7 +121,7 @@ impl Report {
 	/// third of a step each), over inner steps trained.
 	pub fn overhead(o: &Outcome) -> f64 {
 		let c = Report::costs(o);
-		c.screens + c.replays + c.committees
+		c.screens + c.segments + c.replays + c.committees
 	}
 
 	/// The verification cost's parts, each over inner steps trained.
@@ -125,6 +129,7 @@ impl Report {
 		let trained = (o.training_steps as f64).max(1.0);
 		Costs {
 			screens: o.screen_passes as f64 / 3.0 / trained,
+			segments: o.segment_steps as f64 / trained,
 			replays: o.replay_steps as f64 / trained,
 			committees: o.committee_steps as f64 / trained,
 		}
@@ -173,13 +178,14 @@ impl Report {
 		})
 	}
 
-	/// "total% (screens + replays + committees)", in percent of steps trained.
+	/// "total% (screens + segments + replays + committees)", in percent of steps trained.
 	fn cost_cell(o: &Outcome) -> String {
 		let c = Report::costs(o);
 		format!(
-			"{:.1}% ({:.1} + {:.1} + {:.1})",
+			"{:.1}% ({:.1} + {:.1} + {:.1} + {:.1})",
 			100.0 * Report::overhead(o),
 			100.0 * c.screens,
+			100.0 * c.segments,
 			100.0 * c.replays,
 			100.0 * c.committees
 		)
@@ -189,7 +195,7 @@ impl Report {
 	pub fn markdown(&self) -> String {
 		let mut out = String::new();
 		out.push_str(
-			"| attacker | attempts | caught | detection | rounds to catch (mean / max) | wrong verdicts | audits | verification cost: screens + replays + committees |\n|---|---|---|---|---|---|---|---|\n",
+			"| attacker | attempts | caught | detection | rounds to catch (mean / max) | wrong verdicts | audits | verification cost: loss screens + segment checks + replays + committees |\n|---|---|---|---|---|---|---|---|\n",
 		);
 		for t in &self.tallies {
 			let (mean, max) = t.rounds();

@@ -30,15 +30,16 @@ use grid_trainer::{
 		CompressedUpdate,
 	},
 	data::{batch_indices, Dataset},
-	diloco::{train_round, OuterOptimizer},
+	diloco::{train_round_observed, OuterOptimizer},
 	model::Model,
 	rng::Rng,
 	round::{
 		evidence::MemoryArchive,
-		fraud::{CheckRequest, FraudDesk, FraudPort, Received, GAUNTLET_PEERS},
-		messages::update_hash,
+		fraud::{CheckRequest, FraudDesk, FraudPort, Received, GAUNTLET_PEERS, SEGMENT_RATE},
+		messages::{update_hash, Digest},
 	},
 	train::{InnerConfig, InnerTrainer},
+	trajectory::{Recorder, StepState, Trajectory},
 	verify::Replayer,
 	work_state::WorkState,
 };
@@ -103,6 +104,8 @@ pub struct Outcome {
 	pub committee_steps: u64,
 	/// Batches the loss screens evaluated (a forward pass each: about a third of a step).
 	pub screen_passes: u64,
+	/// Inner steps the segment checks redid.
+	pub segment_steps: u64,
 	/// Whether the attacker attacked: a Sybil voter only does when drawn onto a committee.
 	pub attacked: bool,
 }
@@ -165,6 +168,19 @@ struct Sent {
 	start: WorkState,
 	update: Arc<CompressedUpdate>,
 	claimed_steps: u32,
+	/// The root of the trajectory it committed to.
+	trajectory: Digest,
+	/// What it serves for segment checks: its trajectory and states, by content address.
+	recorded: Vec<(Digest, Vec<u8>)>,
+}
+
+/// The trajectory of `kept` states: its root, and it and the states by content address.
+fn recorded(kept: &[(u32, StepState)]) -> (Digest, Vec<(Digest, Vec<u8>)>) {
+	let trajectory = Trajectory::of(kept);
+	let mut objects: Vec<(Digest, Vec<u8>)> =
+		trajectory.marks().iter().zip(kept).map(|((_, d), (_, s))| (*d, s.encode())).collect();
+	objects.push((trajectory.root(), trajectory.encode()));
+	(trajectory.root(), objects)
 }
 
 impl Sent {
@@ -186,6 +202,8 @@ pub struct Setup {
 	pub(crate) steps: u32,
 	/// Peers each honest desk loss-screens per round.
 	screens: usize,
+	/// Segment checks each honest desk runs per round, on average.
+	segments: f64,
 	pub(crate) spec: ModelSpec,
 	pub(crate) inner: InnerOptimizer,
 	pub(crate) config: InnerConfig,
@@ -202,6 +220,7 @@ impl Setup {
 		Setup {
 			steps,
 			screens: GAUNTLET_PEERS,
+			segments: SEGMENT_RATE,
 			spec: ModelSpec::MnistMlp(MlpConfig { hidden: 32, layers: 1 }),
 			inner: InnerOptimizer::AdamW {
 				lr: Nanos(2_000_000),
@@ -219,6 +238,13 @@ impl Setup {
 	/// daemon's is [`GAUNTLET_PEERS`]).
 	pub fn with_screens(mut self, screens: usize) -> Self {
 		self.screens = screens;
+		self
+	}
+
+	/// The same with each honest desk running `rate` segment checks per round on average
+	/// (the daemon's is [`SEGMENT_RATE`]).
+	pub fn with_segments(mut self, rate: f64) -> Self {
+		self.segments = rate;
 		self
 	}
 
@@ -257,6 +283,9 @@ struct World<'a> {
 	seeds: Arc<Mutex<HashMap<(RoundIndex, PeerId), Hash>>>,
 	/// Each contribution's committed start state (encoded) and claimed steps.
 	states: HashMap<(RoundIndex, PeerId), (Vec<u8>, u32)>,
+	/// What the round's members serve for segment checks, by content address (the
+	/// desks check a round before the next begins).
+	recorded: HashMap<Digest, Vec<u8>>,
 	base: Vec<f32>,
 	outer: OuterOptimizer,
 	previous_mean: Vec<f32>,
@@ -312,6 +341,7 @@ impl<'a> World<'a> {
 			members,
 			seeds,
 			states: HashMap::new(),
+			recorded: HashMap::new(),
 			base,
 			outer: OuterOptimizer::new(OUTER_LR, OUTER_MOMENTUM, len),
 			previous_mean: vec![0.0; len],
@@ -403,10 +433,15 @@ impl<'a> World<'a> {
 		let batches = (0..u64::from(ran)).map(|step| {
 			data.train_batch(&batch_indices(&seed, step, BATCH, data.train_len()), &Device::Cpu)
 		});
-		let delta = train_round(&mut m.trainer, base, batches)?.delta;
+		let mut recorder = Recorder::new(base.len());
+		let delta =
+			train_round_observed(&mut m.trainer, base, batches, |at, t| recorder.observe(at, t))?
+				.delta;
+		let (trajectory, recorded) = recorded(&recorder.finish(ran, &m.trainer)?);
 		let corrected: Vec<f32> = delta.iter().zip(&start.residual).map(|(d, e)| d + e).collect();
 		let (update, _, _) = m.compressor.compress(&delta, None)?;
-		Ok((Sent { start, update: Arc::new(update), claimed_steps: claimed }, corrected))
+		let update = Arc::new(update);
+		Ok((Sent { start, update, claimed_steps: claimed, trajectory, recorded }, corrected))
 	}
 
 	/// What a cheating member `i` sends instead of its work; `victim` is an honest
@@ -438,7 +473,9 @@ impl<'a> World<'a> {
 				// The very bytes: the same content address as the original's.
 				let m = &self.members[i];
 				let start = m.trainer.snapshot(m.compressor.residual().to_vec())?;
-				return Ok(Sent { start, update: victim_sent.clone(), claimed_steps: steps });
+				let (trajectory, recorded) = recorded(&[(0, m.trainer.state()?)]);
+				let update = victim_sent.clone();
+				return Ok(Sent { start, update, claimed_steps: steps, trajectory, recorded });
 			}
 			Attacker::ScaledCopy => victim.iter().map(|x| x * 1.5).collect(),
 			Attacker::NoisedCopy => victim.iter().zip(&noise).map(|(v, z)| v + 0.3 * z).collect(),
@@ -449,7 +486,9 @@ impl<'a> World<'a> {
 		// It commits its true start state: its update is what fails to replay from it.
 		let start = m.trainer.snapshot(m.compressor.residual().to_vec())?;
 		let update = Arc::new(compress_once(&scheme, &values)?);
-		Ok(Sent { start, update, claimed_steps: steps })
+		// Nothing trained, nothing recorded: a trajectory of its start alone.
+		let (trajectory, recorded) = recorded(&[(0, m.trainer.state()?)]);
+		Ok(Sent { start, update, claimed_steps: steps, trajectory, recorded })
 	}
 
 	/// Gaussian noise with `like`'s norm.
@@ -470,9 +509,11 @@ impl<'a> World<'a> {
 			.filter(|(k, _)| !copies.contains(k))
 			.map(|(_, i)| self.members[*i].who)
 			.collect();
+		self.recorded.clear();
 		for (i, s) in playing.iter().zip(sent) {
 			let m = &self.members[*i];
 			self.states.insert((index, m.peer), (s.start.encode(), s.claimed_steps));
+			self.recorded.extend(s.recorded.iter().cloned());
 			self.outcome.training_steps += u64::from(s.claimed_steps);
 			let samples = u64::from(s.claimed_steps) * BATCH;
 			// What its commitment said: its update, the start state a replay starts from
@@ -503,6 +544,7 @@ impl<'a> World<'a> {
 				peer: self.members[*i].peer,
 				steps: s.claimed_steps,
 				start: s.start.digests(),
+				trajectory: s.trajectory,
 				update: s.update.clone(),
 			};
 			if copies.contains(&k) {
@@ -526,7 +568,13 @@ impl<'a> World<'a> {
 			let mut busy = false;
 			for m in &mut self.members {
 				let Some((desk, port)) = m.desk.as_mut() else { continue };
-				for (round, peer, _) in desk.state_requests() {
+				// Segment checks are counted when they start, as their states arrive.
+				let (passes, steps) = (desk.screen_passes(), desk.segment_steps());
+				for (round, peer, id) in desk.state_requests() {
+					if let Some(bytes) = self.recorded.get(&id) {
+						desk.state_arrived(round, peer, id, Ok(bytes.clone()), port.as_ref());
+						continue;
+					}
 					let answer = match self.states.get(&(round, peer)) {
 						Some((bytes, steps)) => {
 							if self.duties.contains(&(m.who, round, peer)) {
@@ -538,11 +586,11 @@ impl<'a> World<'a> {
 						}
 						None => Err("no such state".to_string()),
 					};
-					desk.state_arrived(round, peer, answer, port.as_ref());
+					desk.state_arrived(round, peer, id, answer, port.as_ref());
 				}
-				let before = desk.screen_passes();
 				desk.poll(port.as_ref());
-				self.outcome.screen_passes += desk.screen_passes() - before;
+				self.outcome.screen_passes += desk.screen_passes() - passes;
+				self.outcome.segment_steps += desk.segment_steps() - steps;
 				busy |= desk.busy();
 			}
 			if !busy {
@@ -809,7 +857,7 @@ fn member(
 		// Its private draw of whom to loss-screen: its own in every attempt.
 		let secret = blake2_256(&(salt, who).encode_pair());
 		let desk = FraudDesk::new(peer, secret, setup.replayer(), archive, ROUNDS + 2);
-		(desk.with_gauntlet_peers(setup.screens), port)
+		(desk.with_gauntlet_peers(setup.screens).with_segment_rate(setup.segments), port)
 	});
 	let compressor = AdaptiveCompressor::new(setup.compression, len, setup.error_decay)?;
 	Ok(Member { who, peer, role, trainer, compressor, desk })

@@ -112,6 +112,7 @@ pub fn gather(
 				peer: *peer,
 				steps: c.steps,
 				start: c.start,
+				trajectory: c.trajectory,
 				update: update.clone(),
 			});
 		}
@@ -129,6 +130,7 @@ pub fn gather(
 				peer: *copier,
 				steps: c.steps,
 				start: c.start,
+				trajectory: c.trajectory,
 				update,
 			});
 		}

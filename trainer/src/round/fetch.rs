@@ -52,6 +52,9 @@ pub enum Answer {
 		round: RoundIndex,
 		/// Whose state it is (who was asked).
 		peer: PeerId,
+		/// What was asked for: a start state's id, a trajectory's root or a step state's
+		/// digest.
+		id: Digest,
 		/// The encoded state, or why there is none.
 		result: Result<Vec<u8>, String>,
 	},
@@ -76,8 +79,6 @@ enum Pending {
 
 /// A work state arriving in pieces of [`STATE_PIECE_BYTES`].
 struct Download {
-	/// The state's id.
-	id: Digest,
 	/// Its size, from the first answer.
 	total: Option<u64>,
 	pieces: BTreeMap<u32, Vec<u8>>,
@@ -150,7 +151,7 @@ pub struct Fetches {
 	state_answer: Option<(PeerId, Result<Response, String>)>,
 	piece_answers: Vec<(u32, Result<Vec<u8>, String>)>,
 	/// Work states arriving, by (round, owner).
-	downloads: HashMap<(RoundIndex, PeerId), Download>,
+	downloads: HashMap<(RoundIndex, PeerId, Digest), Download>,
 }
 
 impl Fetches {
@@ -206,8 +207,8 @@ impl Fetches {
 	/// `round`; the rest are asked for as the answers come ([`Answer::WorkStatePieces`]).
 	/// A download of the same state under way starts over.
 	pub fn request_work_state(&mut self, peer: PeerId, round: RoundIndex, id: Digest) -> Outgoing {
-		let download = Download { id, total: None, pieces: BTreeMap::new(), next: 1 };
-		self.downloads.insert((round, peer), download);
+		let download = Download { total: None, pieces: BTreeMap::new(), next: 1 };
+		self.downloads.insert((round, peer, id), download);
 		self.work_state_piece(peer, round, id, 0)
 	}
 
@@ -230,9 +231,10 @@ impl Fetches {
 		(round, peer, id, index): (RoundIndex, PeerId, Digest, u32),
 		result: Result<Response, String>,
 	) -> Answer {
-		let key = (round, peer);
+		let key = (round, peer, id);
+		// A step state is as large as a start state at most; a trajectory is far smaller.
 		let max = WorkState::max_encoded_len(self.numel);
-		let Some(download) = self.downloads.get_mut(&key).filter(|d| d.id == id) else {
+		let Some(download) = self.downloads.get_mut(&key) else {
 			return Answer::Unasked;
 		};
 		let outcome = match result {
@@ -250,11 +252,11 @@ impl Fetches {
 			}
 			Ok(Some(bytes)) => {
 				self.downloads.remove(&key);
-				Answer::WorkState { round, peer, result: Ok(bytes) }
+				Answer::WorkState { round, peer, id, result: Ok(bytes) }
 			}
 			Err(why) => {
 				self.downloads.remove(&key);
-				Answer::WorkState { round, peer, result: Err(why) }
+				Answer::WorkState { round, peer, id, result: Err(why) }
 			}
 		}
 	}
@@ -581,11 +583,30 @@ mod tests {
 		let last = fetches.on_answer(more[1].id, peer, piece_of(&state, 2), 4);
 		assert!(matches!(&last, Answer::WorkStatePieces(r) if r.is_empty()), "{last:?}");
 		match fetches.on_answer(more[0].id, peer, piece_of(&state, 1), 4) {
-			Answer::WorkState { round: 3, peer: p, result: Ok(bytes) } => {
+			Answer::WorkState { round: 3, peer: p, result: Ok(bytes), .. } => {
 				assert_eq!(p, peer);
 				assert!(bytes == state, "the pieces in order");
 			}
 			other => panic!("{other:?}"),
+		}
+	}
+
+	#[test]
+	fn downloads_from_one_peer_for_one_round_are_told_apart_by_id() {
+		// A segment check asks a sender for its trajectory and two states, and a replay
+		// for its start state, all of one round.
+		let mut fetches = Fetches::new(7, 1_000);
+		let peer = PeerId::random();
+		let (a, b) = (vec![1u8; 10], vec![2u8; 20]);
+		let first = fetches.request_work_state(peer, 3, [1; 32]);
+		let second = fetches.request_work_state(peer, 3, [2; 32]);
+		for (out, id, bytes) in [(second, [2; 32], &b), (first, [1; 32], &a)] {
+			match fetches.on_answer(out.id, peer, piece_of(bytes, 0), 3) {
+				Answer::WorkState { id: got, result: Ok(got_bytes), .. } => {
+					assert_eq!((got, &got_bytes), (id, bytes))
+				}
+				other => panic!("{other:?}"),
+			}
 		}
 	}
 

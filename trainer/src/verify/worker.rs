@@ -1,11 +1,26 @@
-//! Checks (replays and loss screens) on their own thread.
+//! Checks (replays, segment checks and loss screens) on their own thread.
 
 use std::{sync::mpsc, sync::Arc, thread::JoinHandle};
 
 use grid_primitives::Hash;
 
-use super::{Claim, Judgement, LossScreen, Replayer};
-use crate::{compress::CompressedUpdate, error::Result};
+use super::{judge_segment, Claim, Judgement, LossScreen, Replayer, SegmentJudgement};
+use crate::{compress::CompressedUpdate, error::Result, trajectory::StepState};
+
+/// A segment check to run: the steps `first..first + steps` of a sender's round redone from
+/// its recorded `start` and judged against its recorded `end` ([`judge_segment`]).
+pub struct SegmentRequest {
+	/// The state the sender recorded before the segment.
+	pub start: StepState,
+	/// The state it recorded after it.
+	pub end: StepState,
+	/// The sender's data seed for the round.
+	pub seed: Hash,
+	/// Steps into the round the segment starts at.
+	pub first: u32,
+	/// Steps it covers.
+	pub steps: u32,
+}
 
 /// A loss screen to run ([`Replayer::loss_screen`]).
 pub struct ScreenRequest {
@@ -28,6 +43,8 @@ pub enum Check {
 	Replay(Claim),
 	/// A loss screen of an update.
 	Screen(ScreenRequest),
+	/// A segment check of a sender's recorded states.
+	Segment(SegmentRequest),
 }
 
 /// What a check found.
@@ -36,6 +53,8 @@ pub enum Finding {
 	Replay(Result<Judgement>),
 	/// A loss screen's finding.
 	Screen(Result<LossScreen>),
+	/// A segment check's finding.
+	Segment(Result<SegmentJudgement>),
 }
 
 impl Replayer {
@@ -47,6 +66,10 @@ impl Replayer {
 				let (update, other) = (s.update.decompress(), s.other.decompress());
 				Finding::Screen(self.loss_screen(&s.base, &update, &other, &s.seed, s.steps))
 			}
+			Check::Segment(s) => Finding::Segment(
+				self.replay_segment(&s.start, &s.seed, s.first, s.steps)
+					.map(|replayed| judge_segment(&s.start, &s.end, &replayed)),
+			),
 		}
 	}
 }

@@ -153,9 +153,9 @@ impl Trainer {
 			Answer::WorkStatePieces(requests) => {
 				requests.into_iter().for_each(|r| self.send_request(r))
 			}
-			Answer::WorkState { round, peer, result } => {
+			Answer::WorkState { round, peer, id, result } => {
 				if let Some(fraud) = &mut self.fraud {
-					fraud.desk.state_arrived(round, peer, result, fraud.port.as_ref());
+					fraud.desk.state_arrived(round, peer, id, result, fraud.port.as_ref());
 				}
 			}
 			Answer::Update { hash, bytes } => {

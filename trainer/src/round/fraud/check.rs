@@ -20,20 +20,28 @@ impl FraudDesk {
 		std::mem::take(&mut self.to_fetch)
 	}
 
-	/// `peer`'s answer to the request for its start state of `round`: the encoded state, or
-	/// why there is none.
+	/// `peer`'s answer to the request for `id` of `round` (its start state, or its
+	/// trajectory or a step state of it for a segment check): the encoded object, or why
+	/// there is none.
 	pub fn state_arrived(
 		&mut self,
 		round: RoundIndex,
 		peer: PeerId,
+		id: Digest,
 		answer: std::result::Result<Vec<u8>, String>,
 		port: &dyn FraudPort,
 	) {
+		if self.segment_arrived(round, peer, &id, &answer, port) {
+			return;
+		}
 		let key = (round, peer);
 		let Some(evidence) = self.evidence(round) else { return };
 		let Some(CheckState::Fetching { tries, target, .. }) = self.states.get_mut(&key) else {
 			return;
 		};
+		if target.start != id {
+			return;
+		}
 		let target = target.clone();
 		let bytes = match answer {
 			Ok(bytes) => bytes,
@@ -120,6 +128,7 @@ impl FraudDesk {
 		for ((round, peer), finding) in self.worker.finished() {
 			match finding {
 				Finding::Screen(screen) => self.screened(round, peer, screen),
+				Finding::Segment(found) => self.segment_found(round, peer, found),
 				Finding::Replay(Ok(judgement)) => {
 					tracing::info!(
 						"round {round}: the update of {peer} is {:?} (cosine with its exact \

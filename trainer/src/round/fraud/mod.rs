@@ -14,11 +14,13 @@
 //!
 //! - [`port`]: what the desk needs from the chain, and the challenges it is asked to judge.
 //! - [`screen`]: keeping each round's evidence and screening its updates.
+//! - [`segments`]: segment checks of peers' recorded trajectories.
 //! - [`check`]: start states, replays, findings and votes.
 
 mod check;
 mod port;
 mod screen;
+mod segments;
 
 use std::{
 	collections::{HashMap, HashSet, VecDeque},
@@ -30,6 +32,8 @@ use libp2p::PeerId;
 
 pub use port::{CheckRequest, FraudPort};
 pub use screen::{GAUNTLET_PEERS, REPLAYERS};
+use segments::SegmentCheck;
+pub use segments::SEGMENT_RATE;
 
 use super::{
 	evidence::{EvidenceArchive, Kept, RoundEvidence},
@@ -68,6 +72,8 @@ pub struct Received {
 	pub steps: u32,
 	/// Its committed start state's digests.
 	pub start: WorkDigests,
+	/// Its committed trajectory's root ([`crate::trajectory::Trajectory::root`]).
+	pub trajectory: Digest,
 	/// The update as sent.
 	pub update: Arc<CompressedUpdate>,
 }
@@ -128,8 +134,14 @@ pub struct FraudDesk {
 	archive: Box<dyn EvidenceArchive>,
 	keep_rounds: RoundIndex,
 	states: HashMap<(RoundIndex, PeerId), CheckState>,
-	/// Start states to fetch: (round, sender, state id).
+	/// Start states, trajectories and step states to fetch: (round, sender, id).
 	to_fetch: Vec<(RoundIndex, PeerId, Digest)>,
+	/// Segment checks under way: (round, sender).
+	segments: HashMap<(RoundIndex, PeerId), SegmentCheck>,
+	/// Segment checks each round, on average ([`SEGMENT_RATE`] in the daemon).
+	segment_rate: f64,
+	/// Inner steps the segment checks redid (their cost).
+	segment_steps: u64,
 }
 
 impl FraudDesk {
@@ -155,7 +167,22 @@ impl FraudDesk {
 			keep_rounds: keep_rounds.max(MEMORY_ROUNDS as RoundIndex),
 			states: HashMap::new(),
 			to_fetch: Vec::new(),
+			segments: HashMap::new(),
+			segment_rate: SEGMENT_RATE,
+			segment_steps: 0,
 		}
+	}
+
+	/// The same desk running `rate` segment checks a round on average instead of
+	/// [`SEGMENT_RATE`] (`bench/redteam.sh` weighs what each rate catches against its cost).
+	pub fn with_segment_rate(mut self, rate: f64) -> Self {
+		self.segment_rate = rate.max(0.0);
+		self
+	}
+
+	/// Inner steps the segment checks redid so far.
+	pub fn segment_steps(&self) -> u64 {
+		self.segment_steps
 	}
 
 	/// The same desk loss-screening `peers` peers per round instead of [`GAUNTLET_PEERS`]
@@ -175,6 +202,7 @@ impl FraudDesk {
 	/// replaying).
 	pub fn busy(&self) -> bool {
 		!self.screening.is_empty()
+			|| !self.segments.is_empty()
 			|| self.states.values().any(|s| !matches!(s, CheckState::Done(_)))
 	}
 

@@ -71,6 +71,24 @@ impl Recorder {
 	}
 }
 
+/// The tests' replayer: a small MNIST MLP trained with AdamW, 16 samples a step.
+fn test_replayer() -> Replayer {
+	Replayer {
+		spec: ModelSpec::MnistMlp(MlpConfig { hidden: 8, layers: 1 }),
+		inner: InnerOptimizer::AdamW {
+			lr: Nanos(2_000_000),
+			weight_decay: Nanos(0),
+			warmup_steps: 0,
+		},
+		config: InnerConfig::default(),
+		batch_size: 16,
+		error_decay: 0.9,
+		max_steps: None,
+		dataset: Arc::new(Dataset::Mnist(MnistDataset::shipped().unwrap())),
+		device: Device::Cpu,
+	}
+}
+
 /// How each peer answers requests for its start state.
 #[derive(Clone, Copy, PartialEq)]
 enum Serves {
@@ -100,13 +118,13 @@ fn poll_until(
 	while !done(chain) {
 		assert!(start.elapsed() < Duration::from_secs(60), "no finding in time");
 		desk.poll(chain);
-		for (round, peer, _) in desk.state_requests() {
+		for (round, peer, id) in desk.state_requests() {
 			let answer = match serves[&peer] {
 				Serves::Committed => Ok(WorkState::fresh(n, true).encode()),
 				Serves::Other => Ok(WorkState { step: 1, ..WorkState::fresh(n, true) }.encode()),
 				Serves::Nothing => Err("no work state".to_string()),
 			};
-			desk.state_arrived(round, peer, answer, chain);
+			desk.state_arrived(round, peer, id, answer, chain);
 		}
 		std::thread::sleep(Duration::from_millis(5));
 	}
@@ -114,19 +132,8 @@ fn poll_until(
 
 #[test]
 fn noise_is_accused_and_voted_invalid_honest_work_voted_valid() {
-	let spec = ModelSpec::MnistMlp(MlpConfig { hidden: 8, layers: 1 });
-	let inner =
-		InnerOptimizer::AdamW { lr: Nanos(2_000_000), weight_decay: Nanos(0), warmup_steps: 0 };
-	let replayer = || Replayer {
-		spec,
-		inner,
-		config: InnerConfig::default(),
-		batch_size: 16,
-		error_decay: 0.9,
-		max_steps: None,
-		dataset: Arc::new(Dataset::Mnist(MnistDataset::shipped().unwrap())),
-		device: Device::Cpu,
-	};
+	let replayer = test_replayer;
+	let spec = replayer().spec;
 	let base = Arc::new(Model::new(spec, b"t", &Device::Cpu).unwrap().params().flatten().unwrap());
 	let n = base.len();
 	let fresh = Arc::new(WorkState::fresh(n, true));
@@ -172,7 +179,8 @@ fn noise_is_accused_and_voted_invalid_honest_work_voted_valid() {
 			replayer().replay(&claim).unwrap()
 		};
 		let start = fresh.digests();
-		received.push(Received { peer: *peer, steps: 20, start, update: Arc::new(update) });
+		let update = Arc::new(update);
+		received.push(Received { peer: *peer, steps: 20, start, trajectory: [0; 32], update });
 	}
 	chain.seeds.insert(copier, Hash::repeat_byte(0x70));
 	chain.seeds.insert(unheard_copier, Hash::repeat_byte(0x80));
@@ -186,7 +194,9 @@ fn noise_is_accused_and_voted_invalid_honest_work_voted_valid() {
 		chain.proved.insert(peer, update_hash(&r.update.encode()));
 	}
 	let archive = MemoryArchive::default();
-	let mut desk = FraudDesk::new(me, [7; 32], replayer(), Box::new(archive.clone()), KEEP_ROUNDS);
+	// No segment checks here (these peers record no trajectories): `segment_checks`' test.
+	let mut desk = FraudDesk::new(me, [7; 32], replayer(), Box::new(archive.clone()), KEEP_ROUNDS)
+		.with_segment_rate(0.0);
 	desk.keep_round(0, &base, received, copies, &chain);
 	poll_until(&mut desk, &chain, &serves, n, |c| c.accused.lock().unwrap().len() >= 2);
 	let mut accused = chain.accused.lock().unwrap().clone();
@@ -234,7 +244,8 @@ fn noise_is_accused_and_voted_invalid_honest_work_voted_valid() {
 	assert_eq!(chain.votes.lock().unwrap()[6], (10, Verdict::Valid));
 	// A restarted trainer (nothing in memory, the same archive) judges it too.
 	let mut restarted =
-		FraudDesk::new(me, [7; 32], replayer(), Box::new(archive.clone()), KEEP_ROUNDS);
+		FraudDesk::new(me, [7; 32], replayer(), Box::new(archive.clone()), KEEP_ROUNDS)
+			.with_segment_rate(0.0);
 	chain.request(14, 0, lazy);
 	poll_until(&mut restarted, &chain, &serves, n, |c| c.votes.lock().unwrap().len() == 8);
 	assert_eq!(chain.votes.lock().unwrap()[7], (14, Verdict::Invalid));
@@ -276,4 +287,81 @@ fn challengeable_rounds_cover_the_window_and_the_vote() {
 	assert_eq!(challengeable_rounds(20, 600, 10), 63);
 	assert_eq!(challengeable_rounds(0, 600, 7), 87);
 	assert_eq!(challengeable_rounds(u32::MAX, 600, 0), u32::MAX);
+}
+
+#[test]
+fn segment_checks_clear_honest_rounds_and_accuse_training_on_other_data() {
+	use crate::{
+		data::batch_indices,
+		diloco::train_round_observed,
+		train::InnerTrainer,
+		trajectory::{Recorder as Trajectories, Trajectory},
+	};
+	let replayer = test_replayer();
+	let (spec, inner, data) = (replayer.spec, replayer.inner, replayer.dataset.clone());
+	let base = Model::new(spec, b"t", &Device::Cpu).unwrap().params().flatten().unwrap();
+	let n = base.len();
+	let fresh = WorkState::fresh(n, true);
+	let steps = 12u32;
+	let peers: Vec<PeerId> = (1..=5).map(peer_id).collect();
+	// Peer 1 trains on other data than it was given; peer 3 trains honestly but serves no
+	// trajectory; the rest are honest.
+	let (other_data, unrecorded) = (peers[1], peers[3]);
+	let mut chain = Recorder { committed: fresh.digests().id(), ..Recorder::default() };
+	let mut objects: HashMap<Digest, Vec<u8>> = HashMap::new();
+	objects.insert(fresh.digests().id(), fresh.encode());
+	let mut received = Vec::new();
+	for (i, peer) in peers.iter().enumerate() {
+		let seed = Hash::repeat_byte(0x30 + i as u8);
+		chain.seeds.insert(*peer, seed);
+		let trained_on = if *peer == other_data { Hash::repeat_byte(0xee) } else { seed };
+		let mut trainer =
+			InnerTrainer::new(spec, b"x", &Device::Cpu, &inner, InnerConfig::default()).unwrap();
+		trainer.restore(&fresh).unwrap();
+		let batches = (0..u64::from(steps)).map(|t| {
+			data.train_batch(&batch_indices(&trained_on, t, 16, data.train_len()), &Device::Cpu)
+		});
+		let mut recorder = Trajectories::new(n);
+		let local =
+			train_round_observed(&mut trainer, &base, batches, |at, t| recorder.observe(at, t))
+				.unwrap();
+		let kept = recorder.finish(steps, &trainer).unwrap();
+		let trajectory = Trajectory::of(&kept);
+		if *peer != unrecorded {
+			objects.insert(trajectory.root(), trajectory.encode());
+			for ((_, digest), (_, state)) in trajectory.marks().iter().zip(&kept) {
+				objects.insert(*digest, state.encode());
+			}
+		}
+		let update = Arc::new(CompressedUpdate::None(local.delta));
+		received.push(Received {
+			peer: *peer,
+			steps,
+			start: fresh.digests(),
+			trajectory: trajectory.root(),
+			update,
+		});
+	}
+	// A desk that sent nothing this round and segment-checks every peer, with no loss
+	// screens: what it finds is the segment checks' (and the full replays they call for).
+	let me = peer_id(9);
+	let mut desk =
+		FraudDesk::new(me, [7; 32], replayer, Box::new(MemoryArchive::default()), KEEP_ROUNDS)
+			.with_gauntlet_peers(0)
+			.with_segment_rate(peers.len() as f64);
+	desk.keep_round(0, &base, received, Vec::new(), &chain);
+	let start = Instant::now();
+	while desk.busy() || start.elapsed() < Duration::from_millis(50) {
+		assert!(start.elapsed() < Duration::from_secs(60), "no finding in time");
+		desk.poll(&chain);
+		for (round, peer, id) in desk.state_requests() {
+			let answer = objects.get(&id).cloned().ok_or_else(|| "not served".to_string());
+			desk.state_arrived(round, peer, id, answer, &chain);
+		}
+		std::thread::sleep(Duration::from_millis(5));
+	}
+	assert_eq!(*chain.accused.lock().unwrap(), vec![(0, other_data)], "only other data");
+	// Every recorded peer had one gap (of one step: twelve steps keep every state) redone;
+	// the peer that served no trajectory was replayed in full and cleared.
+	assert_eq!(desk.segment_steps(), 4);
 }

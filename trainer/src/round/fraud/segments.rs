@@ -1,0 +1,246 @@
+//! Segment checks of peers' rounds: a trainer draws, with its secret, which peers' rounds it
+//! checks (about [`SEGMENT_RATE`] a round), fetches each one's trajectory (by the root its
+//! signed commitment carries), draws one gap between two of its recorded states, fetches both
+//! states (by their digests in the trajectory) and redoes the steps between them on the
+//! verify thread ([`crate::verify::judge_segment`]). A trajectory that does not reach the
+//! steps claimed, states not served or not matching their digests, or steps that do not
+//! redo make the update a suspect, which the desk replays in full before it accuses: a
+//! segment alone never accuses anyone.
+//!
+//! Why this and not only the loss screen: one redone step tells training on other data from
+//! honest work outright, at a fraction of a step's cost per update and round
+//! (`bench/reports/segment-power.md`), where the loss screen needs many forward passes and
+//! still passes half of it.
+
+use grid_primitives::job::RoundIndex;
+use libp2p::PeerId;
+
+use super::{FraudDesk, FraudPort, Purpose, Received, MAX_STATE_TRIES};
+use crate::{
+	round::messages::Digest,
+	trajectory::{StepState, Trajectory},
+	verify::{Check, SegmentJudgement, SegmentRequest},
+};
+
+/// Segment checks each trainer runs per round, on average (each of a peer drawn with its
+/// secret): one in two rounds, so each update is checked about half a round's worth
+/// whatever the job's size, which catches a sender training on other data in a round with
+/// probability about 0.39 (99% within ten rounds), for about 1/60 of a 30-step round's steps
+/// (`bench/redteam.sh` measures both).
+pub const SEGMENT_RATE: f64 = 0.5;
+
+/// Where a segment check of one peer's round is.
+pub(super) enum SegmentCheck {
+	/// Waiting for the trajectory committed under `root` (asked `tries` times).
+	Trajectory { root: Digest, steps: u32, tries: u32 },
+	/// Waiting for the states around the drawn gap.
+	States { first: u32, steps: u32, ids: [Digest; 2], got: [Option<StepState>; 2], tries: u32 },
+	/// Redoing the steps on the verify thread.
+	Checking,
+}
+
+impl FraudDesk {
+	/// Positions in `order` whose rounds this trainer segment-checks this round: how many is
+	/// drawn from its secret (on average the desk's rate), which peers too; never itself, and
+	/// not a peer already suspect.
+	pub(super) fn segment_picks(
+		&self,
+		round: RoundIndex,
+		order: &[PeerId],
+		flagged: &[(PeerId, &str, f64)],
+	) -> Vec<usize> {
+		let draw = self.secret_rank(b"segment-count", round, &self.me);
+		let fraction = u64::from_le_bytes(draw[..8].try_into().expect("8 bytes")) as f64
+			/ (u64::MAX as f64 + 1.0);
+		let count =
+			self.segment_rate.floor() as usize + usize::from(fraction < self.segment_rate.fract());
+		let mut picks: Vec<usize> = (0..order.len())
+			.filter(|i| order[*i] != self.me && !flagged.iter().any(|(p, _, _)| *p == order[*i]))
+			.collect();
+		picks.sort_by_key(|i| self.secret_rank(b"segment", round, &order[*i]));
+		picks.truncate(count);
+		picks
+	}
+
+	/// Starts a segment check of `received`'s round: asks its sender for its trajectory.
+	pub(super) fn begin_segment(&mut self, round: RoundIndex, received: &Received) {
+		if received.steps == 0 || self.segments.contains_key(&(round, received.peer)) {
+			return;
+		}
+		let root = received.trajectory;
+		self.to_fetch.push((round, received.peer, root));
+		let check = SegmentCheck::Trajectory { root, steps: received.steps, tries: 1 };
+		self.segments.insert((round, received.peer), check);
+	}
+
+	/// Takes `peer`'s answer for `id` if a segment check of its `round` asked for it.
+	pub(super) fn segment_arrived(
+		&mut self,
+		round: RoundIndex,
+		peer: PeerId,
+		id: &Digest,
+		answer: &Result<Vec<u8>, String>,
+		port: &dyn FraudPort,
+	) -> bool {
+		let key = (round, peer);
+		let wanted = match self.segments.get(&key) {
+			Some(SegmentCheck::Trajectory { root, .. }) => root == id,
+			Some(SegmentCheck::States { ids, .. }) => ids.contains(id),
+			_ => false,
+		};
+		if !wanted {
+			return false;
+		}
+		let check = self.segments.remove(&key).expect("looked up above");
+		let tries = match &check {
+			SegmentCheck::Trajectory { tries, .. } | SegmentCheck::States { tries, .. } => *tries,
+			SegmentCheck::Checking => 0,
+		};
+		let bytes = match answer {
+			Ok(bytes) => bytes,
+			Err(why) if tries < MAX_STATE_TRIES => {
+				tracing::info!("round {round}: nothing from {peer} for its segment check ({why})");
+				self.to_fetch.push((round, peer, *id));
+				self.segments.insert(key, bump(check));
+				return true;
+			}
+			Err(why) => {
+				self.segment_suspect(
+					round,
+					peer,
+					&format!("did not serve what it recorded ({why})"),
+				);
+				return true;
+			}
+		};
+		match check {
+			SegmentCheck::Trajectory { root, steps, .. } => {
+				match Trajectory::decode_committed(bytes, steps, &root) {
+					Ok(trajectory) => self.draw_gap(round, peer, &trajectory, steps),
+					Err(e) => self.segment_suspect(round, peer, &e.to_string()),
+				}
+			}
+			SegmentCheck::States { first, steps, ids, mut got, tries } => {
+				let Some(len) = self.evidence(round).map(|e| e.base.len()) else { return true };
+				match StepState::decode_committed(bytes, len, id) {
+					Ok(state) => {
+						let slot = usize::from(ids[1] == *id);
+						got[slot] = Some(state);
+						if let [Some(start), Some(end)] = got {
+							self.submit_segment(round, peer, first, steps, start, end, port);
+						} else {
+							let check = SegmentCheck::States { first, steps, ids, got, tries };
+							self.segments.insert(key, check);
+						}
+					}
+					Err(e) => self.segment_suspect(round, peer, &e.to_string()),
+				}
+			}
+			SegmentCheck::Checking => {}
+		}
+		true
+	}
+
+	/// Draws which gap of `trajectory` to check (with this trainer's secret, after the
+	/// sender committed to it) and asks for the states at its ends.
+	fn draw_gap(&mut self, round: RoundIndex, peer: PeerId, trajectory: &Trajectory, claimed: u32) {
+		let marks = trajectory.marks();
+		if trajectory.steps() != claimed || marks.len() < 2 {
+			let why = format!(
+				"recorded states up to step {} of the {claimed} it claims",
+				trajectory.steps()
+			);
+			return self.segment_suspect(round, peer, &why);
+		}
+		let draw = self.secret_rank(b"segment-gap", round, &peer);
+		let gap = (u64::from_le_bytes(draw[..8].try_into().expect("8 bytes"))
+			% (marks.len() as u64 - 1)) as usize;
+		let ((first, start), (last, end)) = (marks[gap], marks[gap + 1]);
+		for id in [start, end] {
+			self.to_fetch.push((round, peer, id));
+		}
+		let check = SegmentCheck::States {
+			first,
+			steps: last - first,
+			ids: [start, end],
+			got: [None, None],
+			tries: 1,
+		};
+		self.segments.insert((round, peer), check);
+	}
+
+	/// Both states are in: the steps between them are redone on the verify thread.
+	#[allow(clippy::too_many_arguments)]
+	fn submit_segment(
+		&mut self,
+		round: RoundIndex,
+		peer: PeerId,
+		first: u32,
+		steps: u32,
+		start: StepState,
+		end: StepState,
+		port: &dyn FraudPort,
+	) {
+		let Some(seed) = port.peer_seed(round, &peer) else {
+			return tracing::warn!(
+				"round {round}: no data seed known for {peer}; no segment check"
+			);
+		};
+		self.segment_steps += u64::from(steps);
+		let request = SegmentRequest { start, end, seed, first, steps };
+		self.worker.submit((round, peer), Check::Segment(request));
+		self.segments.insert((round, peer), SegmentCheck::Checking);
+	}
+
+	/// A segment check finished: steps that do not redo make a suspect.
+	pub(super) fn segment_found(
+		&mut self,
+		round: RoundIndex,
+		peer: PeerId,
+		found: crate::error::Result<SegmentJudgement>,
+	) {
+		self.segments.remove(&(round, peer));
+		match found {
+			Ok(j) if j.verdict == grid_primitives::work::Verdict::Valid => tracing::debug!(
+				"round {round}: a segment of {peer}'s round redoes (gradient cosine {:.4})",
+				j.gradient_cosine
+			),
+			Ok(j) => self.segment_suspect(
+				round,
+				peer,
+				&format!(
+					"recorded steps that do not redo (gradient cosine {:.3}, parameters {:.3})",
+					j.gradient_cosine, j.param_cosine
+				),
+			),
+			Err(e) => tracing::warn!("round {round}: segment check of {peer}: {e}"),
+		}
+	}
+
+	/// `peer`'s round failed its segment check: its update is replayed in full, and its
+	/// sender accused if the replay refutes it.
+	fn segment_suspect(&mut self, round: RoundIndex, peer: PeerId, why: &str) {
+		self.segments.remove(&(round, peer));
+		// A check already under way (a challenge's, or another screen's suspect) decides.
+		if self.states.contains_key(&(round, peer)) {
+			return;
+		}
+		tracing::warn!("round {round}: {peer} {why}; replaying its update");
+		if let Some(target) = self.own_target(round, &peer) {
+			self.start(round, peer, target, Purpose { accuse: true, challenges: vec![] });
+		}
+	}
+}
+
+/// The same check, asked once more.
+fn bump(check: SegmentCheck) -> SegmentCheck {
+	match check {
+		SegmentCheck::Trajectory { root, steps, tries } => {
+			SegmentCheck::Trajectory { root, steps, tries: tries + 1 }
+		}
+		SegmentCheck::States { first, steps, ids, got, tries } => {
+			SegmentCheck::States { first, steps, ids, got, tries: tries + 1 }
+		}
+		SegmentCheck::Checking => SegmentCheck::Checking,
+	}
+}
