@@ -33,7 +33,7 @@ use libp2p::PeerId;
 pub use port::{CheckRequest, FraudPort};
 pub use screen::{GAUNTLET_PEERS, REPLAYERS};
 use segments::SegmentCheck;
-pub use segments::SEGMENT_RATE;
+pub use segments::{SEGMENT_PATIENCE, SEGMENT_RATE};
 
 use super::{
 	evidence::{EvidenceArchive, Kept, RoundEvidence},
@@ -202,7 +202,7 @@ impl FraudDesk {
 	/// replaying).
 	pub fn busy(&self) -> bool {
 		!self.screening.is_empty()
-			|| !self.segments.is_empty()
+			|| self.segments.values().any(SegmentCheck::under_way)
 			|| self.states.values().any(|s| !matches!(s, CheckState::Done(_)))
 	}
 

@@ -115,6 +115,7 @@ impl FraudDesk {
 			self.screening.insert((round, order[i]));
 			self.worker.submit((round, order[i]), Check::Screen(request));
 		}
+		self.retry_unserved(round);
 		for i in self.segment_picks(round, &order, &flagged) {
 			self.begin_segment(round, &received[i]);
 		}

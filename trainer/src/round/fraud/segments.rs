@@ -3,9 +3,10 @@
 //! signed commitment carries), draws one gap between two of its recorded states, fetches both
 //! states (by their digests in the trajectory) and redoes the steps between them on the
 //! verify thread ([`crate::verify::judge_segment`]). A trajectory that does not reach the
-//! steps claimed, states not served or not matching their digests, or steps that do not
-//! redo make the update a suspect, which the desk replays in full before it accuses: a
-//! segment alone never accuses anyone.
+//! steps claimed, states not matching their digests, or steps that do not redo make the
+//! update a suspect, which the desk replays in full before it accuses: a segment alone never
+//! accuses anyone. A sender that serves nothing is asked again each round and replayed in
+//! full after [`SEGMENT_PATIENCE`] rounds (a crashed trainer serves again once restarted).
 //!
 //! Why this and not only the loss screen: one redone step tells training on other data from
 //! honest work outright, at a fraction of a step's cost per update and round
@@ -29,14 +30,41 @@ use crate::{
 /// (`bench/redteam.sh` measures both).
 pub const SEGMENT_RATE: f64 = 0.5;
 
+/// Rounds a checked sender may serve nothing it recorded before its update is replayed in
+/// full (whose start state it must then serve, or be judged invalid): a trainer that
+/// crashed just after its round serves again from disk once it restarts, and one that never
+/// serves is replayed all the same, two rounds later.
+pub const SEGMENT_PATIENCE: RoundIndex = 2;
+
 /// Where a segment check of one peer's round is.
 pub(super) enum SegmentCheck {
-	/// Waiting for the trajectory committed under `root` (asked `tries` times).
-	Trajectory { root: Digest, steps: u32, tries: u32 },
-	/// Waiting for the states around the drawn gap.
-	States { first: u32, steps: u32, ids: [Digest; 2], got: [Option<StepState>; 2], tries: u32 },
+	/// Waiting for the trajectory committed under `root` (asked `tries` times); the sender
+	/// claimed `steps`; `since`: the round it first served nothing, if it did.
+	Trajectory { root: Digest, steps: u32, tries: u32, since: Option<RoundIndex> },
+	/// Waiting for the states around the drawn gap (the trajectory's `root` and the
+	/// `claimed` steps kept to ask again).
+	States {
+		root: Digest,
+		claimed: u32,
+		first: u32,
+		steps: u32,
+		ids: [Digest; 2],
+		got: Box<[Option<StepState>; 2]>,
+		tries: u32,
+		since: Option<RoundIndex>,
+	},
+	/// Nothing served when asked in the desk's round `since`: asked again each round, and
+	/// replayed in full after [`SEGMENT_PATIENCE`] rounds.
+	Unserved { root: Digest, steps: u32, since: RoundIndex },
 	/// Redoing the steps on the verify thread.
 	Checking,
+}
+
+impl SegmentCheck {
+	/// Whether the desk is waiting on it now (not on a sender to come back).
+	pub(super) fn under_way(&self) -> bool {
+		!matches!(self, SegmentCheck::Unserved { .. })
+	}
 }
 
 impl FraudDesk {
@@ -69,7 +97,7 @@ impl FraudDesk {
 		}
 		let root = received.trajectory;
 		self.to_fetch.push((round, received.peer, root));
-		let check = SegmentCheck::Trajectory { root, steps: received.steps, tries: 1 };
+		let check = SegmentCheck::Trajectory { root, steps: received.steps, tries: 1, since: None };
 		self.segments.insert((round, received.peer), check);
 	}
 
@@ -94,7 +122,7 @@ impl FraudDesk {
 		let check = self.segments.remove(&key).expect("looked up above");
 		let tries = match &check {
 			SegmentCheck::Trajectory { tries, .. } | SegmentCheck::States { tries, .. } => *tries,
-			SegmentCheck::Checking => 0,
+			SegmentCheck::Unserved { .. } | SegmentCheck::Checking => 0,
 		};
 		let bytes = match answer {
 			Ok(bytes) => bytes,
@@ -105,45 +133,92 @@ impl FraudDesk {
 				return true;
 			}
 			Err(why) => {
-				self.segment_suspect(
-					round,
-					peer,
-					&format!("did not serve what it recorded ({why})"),
+				let (root, steps, since) = match check {
+					SegmentCheck::Trajectory { root, steps, since, .. } => (root, steps, since),
+					SegmentCheck::States { root, claimed, since, .. } => (root, claimed, since),
+					_ => return true,
+				};
+				tracing::info!(
+					"round {round}: {peer} serves nothing it recorded ({why}); asking again next \
+					 round"
 				);
+				let since = since.unwrap_or(self.history.back().map_or(round, |e| e.round));
+				self.segments.insert(key, SegmentCheck::Unserved { root, steps, since });
 				return true;
 			}
 		};
 		match check {
-			SegmentCheck::Trajectory { root, steps, .. } => {
+			SegmentCheck::Trajectory { root, steps, since, .. } => {
 				match Trajectory::decode_committed(bytes, steps, &root) {
-					Ok(trajectory) => self.draw_gap(round, peer, &trajectory, steps),
+					Ok(trajectory) => self.draw_gap(round, peer, (root, since), &trajectory, steps),
 					Err(e) => self.segment_suspect(round, peer, &e.to_string()),
 				}
 			}
-			SegmentCheck::States { first, steps, ids, mut got, tries } => {
+			SegmentCheck::States { root, claimed, first, steps, ids, mut got, tries, since } => {
 				let Some(len) = self.evidence(round).map(|e| e.base.len()) else { return true };
 				match StepState::decode_committed(bytes, len, id) {
 					Ok(state) => {
 						let slot = usize::from(ids[1] == *id);
 						got[slot] = Some(state);
-						if let [Some(start), Some(end)] = got {
+						if let [Some(start), Some(end)] = *got {
 							self.submit_segment(round, peer, first, steps, start, end, port);
 						} else {
-							let check = SegmentCheck::States { first, steps, ids, got, tries };
+							let check = SegmentCheck::States {
+								root,
+								claimed,
+								first,
+								steps,
+								ids,
+								got,
+								tries,
+								since,
+							};
 							self.segments.insert(key, check);
 						}
 					}
 					Err(e) => self.segment_suspect(round, peer, &e.to_string()),
 				}
 			}
-			SegmentCheck::Checking => {}
+			SegmentCheck::Unserved { .. } | SegmentCheck::Checking => {}
 		}
 		true
 	}
 
+	/// At the desk's round `now`: asks again for what senders did not serve, and replays in
+	/// full the updates of those that served nothing for [`SEGMENT_PATIENCE`] rounds.
+	pub(super) fn retry_unserved(&mut self, now: RoundIndex) {
+		let waiting: Vec<_> = self
+			.segments
+			.iter()
+			.filter_map(|(key, check)| match check {
+				SegmentCheck::Unserved { root, steps, since } => {
+					Some((*key, *root, *steps, *since))
+				}
+				_ => None,
+			})
+			.collect();
+		for ((round, peer), root, steps, since) in waiting {
+			if now.saturating_sub(since) >= SEGMENT_PATIENCE {
+				let why = format!("served nothing it recorded for {SEGMENT_PATIENCE} rounds");
+				self.segment_suspect(round, peer, &why);
+			} else {
+				self.to_fetch.push((round, peer, root));
+				let check = SegmentCheck::Trajectory { root, steps, tries: 1, since: Some(since) };
+				self.segments.insert((round, peer), check);
+			}
+		}
+	}
+
 	/// Draws which gap of `trajectory` to check (with this trainer's secret, after the
 	/// sender committed to it) and asks for the states at its ends.
-	fn draw_gap(&mut self, round: RoundIndex, peer: PeerId, trajectory: &Trajectory, claimed: u32) {
+	fn draw_gap(
+		&mut self,
+		round: RoundIndex,
+		peer: PeerId,
+		(root, since): (Digest, Option<RoundIndex>),
+		trajectory: &Trajectory,
+		claimed: u32,
+	) {
 		let marks = trajectory.marks();
 		if trajectory.steps() != claimed || marks.len() < 2 {
 			let why = format!(
@@ -160,11 +235,14 @@ impl FraudDesk {
 			self.to_fetch.push((round, peer, id));
 		}
 		let check = SegmentCheck::States {
+			root,
+			claimed,
 			first,
 			steps: last - first,
 			ids: [start, end],
-			got: [None, None],
+			got: Box::new([None, None]),
 			tries: 1,
+			since,
 		};
 		self.segments.insert((round, peer), check);
 	}
@@ -235,12 +313,12 @@ impl FraudDesk {
 /// The same check, asked once more.
 fn bump(check: SegmentCheck) -> SegmentCheck {
 	match check {
-		SegmentCheck::Trajectory { root, steps, tries } => {
-			SegmentCheck::Trajectory { root, steps, tries: tries + 1 }
+		SegmentCheck::Trajectory { root, steps, tries, since } => {
+			SegmentCheck::Trajectory { root, steps, tries: tries + 1, since }
 		}
-		SegmentCheck::States { first, steps, ids, got, tries } => {
-			SegmentCheck::States { first, steps, ids, got, tries: tries + 1 }
+		SegmentCheck::States { root, claimed, first, steps, ids, got, tries, since } => {
+			SegmentCheck::States { root, claimed, first, steps, ids, got, tries: tries + 1, since }
 		}
-		SegmentCheck::Checking => SegmentCheck::Checking,
+		other => other,
 	}
 }

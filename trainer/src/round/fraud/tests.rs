@@ -350,18 +350,36 @@ fn segment_checks_clear_honest_rounds_and_accuse_training_on_other_data() {
 			.with_gauntlet_peers(0)
 			.with_segment_rate(peers.len() as f64);
 	desk.keep_round(0, &base, received, Vec::new(), &chain);
-	let start = Instant::now();
-	while desk.busy() || start.elapsed() < Duration::from_millis(50) {
-		assert!(start.elapsed() < Duration::from_secs(60), "no finding in time");
-		desk.poll(&chain);
-		for (round, peer, id) in desk.state_requests() {
-			let answer = objects.get(&id).cloned().ok_or_else(|| "not served".to_string());
-			desk.state_arrived(round, peer, id, answer, &chain);
+	let drive = |desk: &mut FraudDesk| {
+		let start = Instant::now();
+		while desk.busy() || start.elapsed() < Duration::from_millis(50) {
+			assert!(start.elapsed() < Duration::from_secs(60), "no finding in time");
+			desk.poll(&chain);
+			for (round, peer, id) in desk.state_requests() {
+				let answer = objects.get(&id).cloned().ok_or_else(|| "not served".to_string());
+				desk.state_arrived(round, peer, id, answer, &chain);
+			}
+			std::thread::sleep(Duration::from_millis(5));
 		}
-		std::thread::sleep(Duration::from_millis(5));
-	}
+	};
+	drive(&mut desk);
 	assert_eq!(*chain.accused.lock().unwrap(), vec![(0, other_data)], "only other data");
-	// Every recorded peer had one gap (of one step: twelve steps keep every state) redone;
-	// the peer that served no trajectory was replayed in full and cleared.
+	// Every recorded peer had one gap (of one step: twelve steps keep every state) redone.
 	assert_eq!(desk.segment_steps(), 4);
+	// The peer that served no trajectory is not replayed yet (a crashed trainer serves again
+	// once restarted): it is asked again next round.
+	let unserved = |desk: &FraudDesk| {
+		matches!(desk.segments.get(&(0, unrecorded)), Some(SegmentCheck::Unserved { .. }))
+	};
+	assert!(unserved(&desk) && !desk.states.contains_key(&(0, unrecorded)));
+	// Still nothing a round later; once it served nothing for the patience's rounds its
+	// update is replayed in full from its start state, which it serves: cleared.
+	for round in 1..=SEGMENT_PATIENCE {
+		assert!(unserved(&desk), "round {round}");
+		desk.keep_round(round, &base, Vec::new(), Vec::new(), &chain);
+		drive(&mut desk);
+	}
+	let replayed = desk.states.get(&(0, unrecorded));
+	assert!(matches!(replayed, Some(CheckState::Done(Verdict::Valid))), "replayed and cleared");
+	assert_eq!(chain.accused.lock().unwrap().len(), 1, "nobody else accused");
 }
