@@ -13,8 +13,8 @@
 //!
 //! The daemon records every round's trajectory as it trains (`daemon/trainer/compute.rs`),
 //! signs its root in the round's commitment and serves the trajectory and its states for
-//! the challenge window like its start states. What is not built yet (issue 23): the
-//! fraud desk checking segments of peers' trajectories in place of its loss screens.
+//! the challenge window like its start states; peers' fraud desks check segments of it
+//! (`round/fraud/segments.rs`).
 
 use blake2::Digest as _;
 

@@ -18,9 +18,9 @@
 //! compares what the steps added to the first moment, `m_end − β₁ᵏ m_start` (a decayed sum
 //! of the segment's own gradients), and the parameters' change, each by cosine.
 //!
-//! Not yet wired into the fraud desk: trainers record, commit to and serve their
-//! trajectories ([`crate::trajectory`]), but peers do not check them yet (issue 23's next
-//! step).
+//! Trainers record, commit to and serve their trajectories ([`crate::trajectory`]); the
+//! fraud desk checks peers' with these functions (`round/fraud/segments.rs`). Committees
+//! still judge challenges and audits by full replays.
 
 use grid_primitives::{work::Verdict, Hash};
 
