@@ -22,7 +22,7 @@ use crate::{
 	compress::Reader,
 	error::{Error, Result},
 	params::{hash_f32s, Blake2b256, Digest},
-	work_state::{decode_parts, encode_parts, hash_moments, Moments, StateFormat, HEADER_BYTES},
+	work_state::{decode_parts, encode_parts, hash_moments, max_parts_len, Moments, StateFormat},
 };
 
 /// A step state's format.
@@ -58,7 +58,7 @@ impl StepState {
 
 	/// The most bytes a state of a model of `len` values encodes to (with moments).
 	pub fn max_encoded_len(len: usize) -> u64 {
-		HEADER_BYTES as u64 + 12 * len as u64
+		max_parts_len(len)
 	}
 
 	/// The canonical bytes (see the module docs).
@@ -112,6 +112,16 @@ impl Trajectory {
 	/// The trajectory of `kept` states, each with its position (steps into the round).
 	pub fn of<'a>(kept: impl IntoIterator<Item = &'a (u32, StepState)>) -> Self {
 		Trajectory { marks: kept.into_iter().map(|(at, s)| (*at, s.digest())).collect() }
+	}
+
+	/// The trajectory of `kept` states and what its trainer serves for it: each state under
+	/// its digest, then the trajectory itself under its root.
+	pub fn served(kept: &[(u32, StepState)]) -> (Self, Vec<(Digest, Vec<u8>)>) {
+		let trajectory = Self::of(kept);
+		let mut objects: Vec<(Digest, Vec<u8>)> =
+			trajectory.marks.iter().zip(kept).map(|((_, d), (_, s))| (*d, s.encode())).collect();
+		objects.push((trajectory.root(), trajectory.encode()));
+		(trajectory, objects)
 	}
 
 	/// Steps it covers: the last state's position.

@@ -25,7 +25,7 @@ use crate::{
 pub const MAGIC: &[u8; 4] = b"GWS1";
 /// Domain separators of the digests; bump the versions when an encoding changes.
 /// Bytes before the values: magic, step, moments flag, value count.
-pub(crate) const HEADER_BYTES: usize = 4 + 8 + 1 + 8;
+const HEADER_BYTES: usize = 4 + 8 + 1 + 8;
 const OPTIMIZER_DOMAIN: &[u8] = b"grid/work-optimizer/v1";
 const RESIDUAL_DOMAIN: &[u8] = b"grid/work-residual/v1";
 const ID_DOMAIN: &[u8] = b"grid/work-state/v1";
@@ -121,7 +121,7 @@ impl WorkState {
 	/// The most bytes the encoding of a state of a model of `len` values takes (with
 	/// moments): what a fetcher may accept for one.
 	pub fn max_encoded_len(len: usize) -> u64 {
-		HEADER_BYTES as u64 + 12 * len as u64
+		max_parts_len(len)
 	}
 
 	/// The canonical bytes (see the module docs).
@@ -167,6 +167,11 @@ pub(crate) struct StateFormat {
 /// A [`WorkState`]'s format.
 const WORK_STATE: StateFormat =
 	StateFormat { magic: MAGIC, kind: "work state", value: "residual value" };
+
+/// The most bytes [`encode_parts`] writes for a model of `len` values (with moments).
+pub(crate) fn max_parts_len(len: usize) -> u64 {
+	HEADER_BYTES as u64 + 12 * len as u64
+}
 
 /// Magic, step, moments flag, value count, then the moments (when flagged) and the values.
 pub(crate) fn encode_parts(

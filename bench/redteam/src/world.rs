@@ -176,10 +176,7 @@ struct Sent {
 
 /// The trajectory of `kept` states: its root, and it and the states by content address.
 fn recorded(kept: &[(u32, StepState)]) -> (Digest, Vec<(Digest, Vec<u8>)>) {
-	let trajectory = Trajectory::of(kept);
-	let mut objects: Vec<(Digest, Vec<u8>)> =
-		trajectory.marks().iter().zip(kept).map(|((_, d), (_, s))| (*d, s.encode())).collect();
-	objects.push((trajectory.root(), trajectory.encode()));
+	let (trajectory, objects) = Trajectory::served(kept);
 	(trajectory.root(), objects)
 }
 

@@ -134,13 +134,11 @@ impl Trainer {
 	/// their trajectory, so verifiers can redo the steps between any two; returns the
 	/// trajectory's root for the commitment.
 	fn keep_trajectory(&mut self, round: RoundIndex, kept: &[(u32, StepState)]) -> Digest {
-		let trajectory = Trajectory::of(kept);
-		for ((_, digest), (_, state)) in trajectory.marks().iter().zip(kept) {
-			self.serve_kept(round, *digest, state.encode());
+		let (trajectory, objects) = Trajectory::served(kept);
+		for (id, bytes) in objects {
+			self.serve_kept(round, id, bytes);
 		}
-		let root = trajectory.root();
-		self.serve_kept(round, root, trajectory.encode());
-		root
+		trajectory.root()
 	}
 
 	/// Serves `bytes` under `id` as long as `round` can be challenged: from disk, a piece at

@@ -326,12 +326,9 @@ fn segment_checks_clear_honest_rounds_and_accuse_training_on_other_data() {
 			train_round_observed(&mut trainer, &base, batches, |at, t| recorder.observe(at, t))
 				.unwrap();
 		let kept = recorder.finish(steps, &trainer).unwrap();
-		let trajectory = Trajectory::of(&kept);
+		let (trajectory, served) = Trajectory::served(&kept);
 		if *peer != unrecorded {
-			objects.insert(trajectory.root(), trajectory.encode());
-			for ((_, digest), (_, state)) in trajectory.marks().iter().zip(&kept) {
-				objects.insert(*digest, state.encode());
-			}
+			objects.extend(served);
 		}
 		let update = Arc::new(CompressedUpdate::None(local.delta));
 		received.push(Received {
