@@ -11,7 +11,9 @@
 # Then the honest baseline and the wrong-data attacker with the fraud desk the daemon ran
 # before segment checks (two loss screens a provider and round, no segment checks), side by
 # side: what each catches against what it costs; written to the same report and to
-# redteam-screens.json.
+# redteam-screens.json. Beside it, the honest baseline and the griefing challenger (whose
+# challenges committees judge) with committees that replay every claim in full, as before
+# they followed trajectories; to the same report and redteam-committees.json.
 #
 # Last, each attacker as a real `grid-trainer provide` process next to honest ones on a dev
 # node (tests/tests/attackers.rs, minutes each; E2E=0 skips them), until the chain caught it;
@@ -34,8 +36,12 @@ long_steps=120
 "$CARGO_TARGET_DIR/release/grid-redteam" --attempts "$attempts" --steps "$long_steps" --only none,wrong \
 	--out "$out.tmp-redteam/long" 2> "$out/redteam-long-rounds.log"
 wait "$suite"
+"$CARGO_TARGET_DIR/release/grid-redteam" --attempts "$attempts" --committee-replays --only none,grief \
+	--out "$out.tmp-redteam/replays" 2> "$out.tmp-redteam/replays.log" &
+replays=$!
 "$CARGO_TARGET_DIR/release/grid-redteam" --attempts "$attempts" --screens 2 --segments 0 --only none,wrong \
 	--out "$out.tmp-redteam/screens-2" 2> "$out.tmp-redteam/screens-2.log"
+wait "$replays"
 e2e="$out.tmp-redteam/e2e"
 mkdir -p "$e2e"
 if [ "${E2E:-1}" != 0 ]; then
@@ -71,6 +77,15 @@ python3 bench/redteam_e2e.py "$e2e" "$out.tmp-redteam/redteam.json" > "$out.tmp-
 	echo
 	cat "$out.tmp-redteam/screens-2/redteam.md"
 	echo
+	echo "### Committees replaying in full"
+	echo
+	echo "Committees above judge a challenged or audited claim by its trajectory (its start, its end and one segment"
+	echo "drawn from the committee's randomness) and replay it in full only when that does not hold; the honest baseline"
+	echo "and the griefing challenger (whose challenges of honest work committees judge) with committees that replay every"
+	echo "claim in full, as before (\`--committee-replays\`; headline figures in \`redteam-committees.json\`):"
+	echo
+	cat "$out.tmp-redteam/replays/redteam.md"
+	echo
 	cat "$out.tmp-redteam/e2e.md"
 	echo
 	cat bench/redteam/METHOD.md
@@ -82,5 +97,6 @@ import json, sys
 root = sys.argv[1]
 print(json.dumps({"loss_screens_2_no_segment_checks": json.load(open(f"{root}/screens-2/redteam.json"))}, indent=2))
 PY
+mv "$out.tmp-redteam/replays/redteam.json" "$out/redteam-committees.json"
 rm -rf "$out.tmp-redteam"
-echo "wrote $out/redteam.md, $out/redteam.json, $out/redteam-long-rounds.json and $out/redteam-screens.json"
+echo "wrote $out/redteam.md, $out/redteam.json, $out/redteam-long-rounds.json, $out/redteam-screens.json and $out/redteam-committees.json"

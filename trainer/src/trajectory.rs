@@ -22,7 +22,9 @@ use crate::{
 	compress::Reader,
 	error::{Error, Result},
 	params::{hash_f32s, Blake2b256, Digest},
-	work_state::{decode_parts, encode_parts, hash_moments, max_parts_len, Moments, StateFormat},
+	work_state::{
+		decode_parts, encode_parts, hash_moments, max_parts_len, Moments, StateFormat, WorkState,
+	},
 };
 
 /// A step state's format.
@@ -46,6 +48,12 @@ pub struct StepState {
 }
 
 impl StepState {
+	/// The state before a round's first step: its base model, with the position and moments
+	/// of the trainer's committed start state (what the trajectory's first mark must be).
+	pub fn at_start(base: &[f32], start: &WorkState) -> Self {
+		StepState { params: base.to_vec(), step: start.step, moments: start.moments.clone() }
+	}
+
 	/// Its digest: binds the step, the moments and every parameter.
 	pub fn digest(&self) -> Digest {
 		let mut h = Blake2b256::new();
@@ -132,6 +140,21 @@ impl Trajectory {
 	/// Its marks, in order.
 	pub fn marks(&self) -> &[Mark] {
 		&self.marks
+	}
+
+	/// The gap (between marks `gap` and `gap + 1`) that holds the step a random `draw`
+	/// falls on: a gap is drawn in proportion to the steps it covers, so a trainer that
+	/// records uneven gaps and skips the work of a long one is caught as often as that
+	/// gap's share of the round (drawn uniformly, a gap of most of the round would be drawn
+	/// as rarely as a gap of one step). `None` without a step recorded after the start.
+	pub fn gap_at(&self, draw: u64) -> Option<usize> {
+		let steps = self.steps();
+		if steps == 0 {
+			return None;
+		}
+		let step = (draw % u64::from(steps)) as u32;
+		// The last mark at or before the step starts its gap (the first is at 0).
+		Some(self.marks.partition_point(|(at, _)| *at <= step) - 1)
 	}
 
 	/// What a commitment carries: binds every mark in order.
@@ -372,6 +395,23 @@ mod tests {
 			let err = Trajectory::decode(&bytes, max).unwrap_err().to_string();
 			assert!(err.contains(reason), "{reason}: {err}");
 		}
+	}
+
+	#[test]
+	fn gaps_are_drawn_in_proportion_to_the_steps_they_cover() {
+		// A trajectory of gaps of 1, 1 and 28 steps (a forger's: most of the round in one
+		// gap): the long gap holds 28 of every 30 draws, not a third of them.
+		let marks = [(0, [0; 32]), (1, [1; 32]), (2, [2; 32]), (30, [3; 32])];
+		let trajectory = Trajectory { marks: marks.to_vec() };
+		let mut count = [0u32; 3];
+		for draw in 0..3000u64 {
+			count[trajectory.gap_at(draw.wrapping_mul(0x9e37_79b9_7f4a_7c15)).unwrap()] += 1;
+		}
+		assert_eq!(count.iter().sum::<u32>(), 3000);
+		assert!(count[2] > 2600 && count[0] > 50 && count[1] > 50, "{count:?}");
+		assert_eq!(trajectory.gap_at(1), Some(1));
+		assert_eq!(trajectory.gap_at(29), Some(2));
+		assert_eq!(Trajectory { marks: vec![(0, [0; 32])] }.gap_at(7), None);
 	}
 
 	#[test]

@@ -33,6 +33,9 @@ pub struct Checks {
 	pub screens: usize,
 	/// Segment checks each honest desk runs per round, on average.
 	pub segments: f64,
+	/// Whether committees judge by trajectories before any full replay (the daemon's) or
+	/// replay every claim in full (the baseline).
+	pub committee_traces: bool,
 }
 
 impl Default for Checks {
@@ -41,6 +44,7 @@ impl Default for Checks {
 		Checks {
 			screens: grid_trainer::round::fraud::GAUNTLET_PEERS,
 			segments: grid_trainer::round::fraud::SEGMENT_RATE,
+			committee_traces: true,
 		}
 	}
 }
@@ -56,8 +60,10 @@ pub fn suite(
 	mut progress: impl FnMut(Attacker, u32, &Outcome),
 ) -> Result<Report> {
 	let data = Arc::new(Dataset::Mnist(MnistDataset::shipped()?));
-	let setup =
-		Setup::mnist(data, steps).with_screens(checks.screens).with_segments(checks.segments);
+	let setup = Setup::mnist(data, steps)
+		.with_screens(checks.screens)
+		.with_segments(checks.segments)
+		.with_committee_traces(checks.committee_traces);
 	let mut report = Report::default();
 	for attacker in attackers {
 		let mut tally = Tally::new(*attacker);

@@ -23,6 +23,10 @@ struct Args {
 	/// unless given).
 	#[arg(long, default_value_t = grid_trainer::round::fraud::SEGMENT_RATE)]
 	segments: f64,
+	/// Committees replay every challenged and audited claim in full (as before they judged
+	/// by trajectories): the baseline of what committees cost.
+	#[arg(long)]
+	committee_replays: bool,
 	/// Where the report goes.
 	#[arg(long, default_value = "bench/reports")]
 	out: PathBuf,
@@ -51,7 +55,11 @@ fn main() -> Result<()> {
 		&attackers,
 		args.attempts,
 		args.steps,
-		Checks { screens: args.screens, segments: args.segments },
+		Checks {
+			screens: args.screens,
+			segments: args.segments,
+			committee_traces: !args.committee_replays,
+		},
 		|attacker, attempt, outcome| {
 			eprintln!(
 				"{attacker}: attempt {attempt}: caught in round {:?}, {} rounds, {} audits",
@@ -66,6 +74,7 @@ fn main() -> Result<()> {
 	json["steps_per_round"] = args.steps.into();
 	json["screens_per_desk"] = args.screens.into();
 	json["segment_checks_per_desk"] = args.segments.into();
+	json["committees_by_trajectory"] = (!args.committee_replays).into();
 	json["wall_seconds"] = secs.into();
 	let json_path = args.out.join("redteam.json");
 	std::fs::write(&json_path, serde_json::to_string_pretty(&json)? + "\n")

@@ -85,7 +85,8 @@ pub struct Costs {
 	pub segments: f64,
 	/// Replays of updates a trainer's screens flagged.
 	pub replays: f64,
-	/// Committee members' replays of challenged and audited updates.
+	/// Committee members' checks of challenged and audited updates (trajectory segments,
+	/// full replays where those fail).
 	pub committees: f64,
 }
 

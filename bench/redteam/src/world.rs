@@ -100,7 +100,9 @@ pub struct Outcome {
 	/// Inner steps replayed by trainers whose screens flagged the update (before any
 	/// challenge).
 	pub replay_steps: u64,
-	/// Inner steps replayed by committee members judging challenges and audits.
+	/// Inner steps committee members redid judging challenges and audits: the drawn
+	/// segment of each claim's trajectory, and full replays of claims whose trajectories did
+	/// not hold.
 	pub committee_steps: u64,
 	/// Batches the loss screens evaluated (a forward pass each: about a third of a step).
 	pub screen_passes: u64,
@@ -201,6 +203,8 @@ pub struct Setup {
 	screens: usize,
 	/// Segment checks each honest desk runs per round, on average.
 	segments: f64,
+	/// Whether committees judge by trajectories before any full replay.
+	committee_traces: bool,
 	pub(crate) spec: ModelSpec,
 	pub(crate) inner: InnerOptimizer,
 	pub(crate) config: InnerConfig,
@@ -218,6 +222,7 @@ impl Setup {
 			steps,
 			screens: GAUNTLET_PEERS,
 			segments: SEGMENT_RATE,
+			committee_traces: true,
 			spec: ModelSpec::MnistMlp(MlpConfig { hidden: 32, layers: 1 }),
 			inner: InnerOptimizer::AdamW {
 				lr: Nanos(2_000_000),
@@ -242,6 +247,13 @@ impl Setup {
 	/// (the daemon's is [`SEGMENT_RATE`]).
 	pub fn with_segments(mut self, rate: f64) -> Self {
 		self.segments = rate;
+		self
+	}
+
+	/// The same with committees judging by trajectories first (`true`, the daemon's) or
+	/// replaying every claim in full.
+	pub fn with_committee_traces(mut self, traces: bool) -> Self {
+		self.committee_traces = traces;
 		self
 	}
 
@@ -280,8 +292,9 @@ struct World<'a> {
 	seeds: Arc<Mutex<HashMap<(RoundIndex, PeerId), Hash>>>,
 	/// Each contribution's committed start state (encoded) and claimed steps.
 	states: HashMap<(RoundIndex, PeerId), (Vec<u8>, u32)>,
-	/// What the round's members serve for segment checks, by content address (the
-	/// desks check a round before the next begins).
+	/// What the members serve for segment and committee checks, by content address: every
+	/// round's, as long as the attempt lasts (its rounds can be challenged and audited
+	/// until it ends).
 	recorded: HashMap<Digest, Vec<u8>>,
 	base: Vec<f32>,
 	outer: OuterOptimizer,
@@ -297,8 +310,6 @@ struct World<'a> {
 	griefs: HashSet<u64>,
 	/// Challenges the Sybil voted on.
 	sybil_votes: HashSet<u64>,
-	/// Updates members were drawn to judge: (member, round, sender).
-	duties: HashSet<(AccountId, RoundIndex, PeerId)>,
 	outcome: Outcome,
 }
 
@@ -348,7 +359,6 @@ impl<'a> World<'a> {
 			disputes: HashMap::new(),
 			griefs: HashSet::new(),
 			sybil_votes: HashSet::new(),
-			duties: HashSet::new(),
 			outcome: Outcome { attacked: attacker != Attacker::SybilVoter, ..Outcome::default() },
 		})
 	}
@@ -506,7 +516,6 @@ impl<'a> World<'a> {
 			.filter(|(k, _)| !copies.contains(k))
 			.map(|(_, i)| self.members[*i].who)
 			.collect();
-		self.recorded.clear();
 		for (i, s) in playing.iter().zip(sent) {
 			let m = &self.members[*i];
 			self.states.insert((index, m.peer), (s.start.encode(), s.claimed_steps));
@@ -565,29 +574,25 @@ impl<'a> World<'a> {
 			let mut busy = false;
 			for m in &mut self.members {
 				let Some((desk, port)) = m.desk.as_mut() else { continue };
-				// Segment checks are counted when they start, as their states arrive.
-				let (passes, steps) = (desk.screen_passes(), desk.segment_steps());
+				// The desk counts each check's steps when it submits it.
+				let before = desk.costs();
 				for (round, peer, id) in desk.state_requests() {
 					if let Some(bytes) = self.recorded.get(&id) {
 						desk.state_arrived(round, peer, id, Ok(bytes.clone()), port.as_ref());
 						continue;
 					}
 					let answer = match self.states.get(&(round, peer)) {
-						Some((bytes, steps)) => {
-							if self.duties.contains(&(m.who, round, peer)) {
-								self.outcome.committee_steps += u64::from(*steps);
-							} else {
-								self.outcome.replay_steps += u64::from(*steps);
-							}
-							Ok(bytes.clone())
-						}
+						Some((bytes, _)) => Ok(bytes.clone()),
 						None => Err("no such state".to_string()),
 					};
 					desk.state_arrived(round, peer, id, answer, port.as_ref());
 				}
 				desk.poll(port.as_ref());
-				self.outcome.screen_passes += desk.screen_passes() - passes;
-				self.outcome.segment_steps += desk.segment_steps() - steps;
+				let after = desk.costs();
+				self.outcome.screen_passes += after.screen_passes - before.screen_passes;
+				self.outcome.segment_steps += after.segment_steps - before.segment_steps;
+				self.outcome.replay_steps += after.replay_steps - before.replay_steps;
+				self.outcome.committee_steps += after.committee_steps - before.committee_steps;
 				busy |= desk.busy();
 			}
 			if !busy {
@@ -667,11 +672,19 @@ impl<'a> World<'a> {
 	/// Committee members judge the disputes they were drawn onto, commit, and reveal when
 	/// the chain lets them (the Sybil first: it wants its vote to count).
 	fn judge(&mut self) -> Result<()> {
-		let open: Vec<(u64, RoundIndex, AccountId, Vec<AccountId>)> = Challenges::<Test>::iter()
-			.filter(|(_, c)| c.drawn())
-			.map(|(id, c)| (id, c.round, c.accused, c.committee.iter().map(|(w, _)| *w).collect()))
-			.collect();
-		for (id, round, account, committee) in &open {
+		let open: Vec<(u64, RoundIndex, AccountId, u64, Vec<AccountId>)> =
+			Challenges::<Test>::iter()
+				.filter(|(_, c)| c.drawn())
+				.map(|(id, c)| {
+					let committee = c.committee.iter().map(|(w, _)| *w).collect();
+					(id, c.round, c.accused, c.draw_at, committee)
+				})
+				.collect();
+		let salt = (self.attempt, self.attacker as u32);
+		for (id, round, account, draw_at, committee) in &open {
+			// The randomness the committee was drawn with: the parent hash of its draw's
+			// block (set per block by `next_block`).
+			let draw = Hash::from(blake2_256(&(salt, *draw_at).encode_pair()));
 			let accused = self.peer_of(*account)?;
 			// What the accused proved on chain (a challenge disputes a kept contribution:
 			// paid, or a copy's claim).
@@ -681,7 +694,6 @@ impl<'a> World<'a> {
 				if !self.seated.insert((*id, *who)) {
 					continue;
 				}
-				self.duties.insert((*who, *round, accused));
 				if let Some((_, port)) =
 					self.members.iter().find(|m| m.who == *who).and_then(|m| m.desk.as_ref())
 				{
@@ -692,6 +704,7 @@ impl<'a> World<'a> {
 						update: paid.update_commitment.0,
 						start_state: paid.start_state.0,
 						steps: paid.inner_steps,
+						draw,
 					});
 				}
 			}
@@ -853,8 +866,11 @@ fn member(
 		let archive = Box::new(MemoryArchive::default());
 		// Its private draw of whom to loss-screen: its own in every attempt.
 		let secret = blake2_256(&(salt, who).encode_pair());
-		let desk = FraudDesk::new(peer, secret, setup.replayer(), archive, ROUNDS + 2);
-		(desk.with_gauntlet_peers(setup.screens).with_segment_rate(setup.segments), port)
+		let desk = FraudDesk::new(peer, secret, setup.replayer(), archive, ROUNDS + 2)
+			.with_gauntlet_peers(setup.screens)
+			.with_segment_rate(setup.segments);
+		let desk = if setup.committee_traces { desk } else { desk.with_full_committee_replays() };
+		(desk, port)
 	});
 	let compressor = AdaptiveCompressor::new(setup.compression, len, setup.error_decay)?;
 	Ok(Member { who, peer, role, trainer, compressor, desk })

@@ -152,6 +152,18 @@ impl Chain {
 		Ok(subxt::config::DefaultExtrinsicParamsBuilder::<GridConfig>::new().nonce(nonce).build())
 	}
 
+	/// The hash of block `number` of the best chain.
+	pub async fn block_hash(&self, number: u32) -> Result<grid_primitives::Hash> {
+		let what = "reading a block hash";
+		let hash = self
+			.rpc
+			.chain_get_block_hash(Some(number.into()))
+			.await
+			.map_err(|e| ChainError::rpc(what, e))?
+			.ok_or_else(|| ChainError::rpc(what, format!("the node has no block {number}")))?;
+		Ok(grid_primitives::Hash::from(hash.0))
+	}
+
 	/// Best block number and its timestamp (Unix ms).
 	pub async fn head(&self) -> Result<(u32, u64)> {
 		let at = self.at_best().await?;

@@ -1,14 +1,17 @@
 //! What a round leaves for fraud checks: its base model and the updates that went into its
-//! aggregate, as sent, with their senders' claimed steps and committed start digests. The
+//! aggregate, as sent, with their senders' claimed steps, committed start digests and
+//! trajectory roots. The
 //! fraud desk holds the last rounds in memory and hands every round, encoded, to an
 //! [`EvidenceArchive`] that keeps it for the job's whole challenge window (the daemon's
 //! files), so a committee member can judge an update from any round that can still be
 //! challenged, after a restart too.
 //!
-//! The encoding is the magic `GEV1`, then deflate of the SCALE encoding of the round, the
+//! The encoding is the magic `GEV2`, then deflate of the SCALE encoding of the round, the
 //! base's values (little-endian `f32`) and each update (sender's peer id, steps, start
-//! digests, the update's canonical bytes). Decoding checks every part: a file torn by a crash
-//! or edited is refused, never half-read.
+//! digests, trajectory root, the update's canonical bytes). Decoding checks every part: a
+//! file torn by a crash or edited is refused, never half-read. (`GEV1`, without the
+//! trajectory roots, is refused by its magic: a trainer upgraded mid-job keeps no evidence
+//! of the rounds before, so it cannot vote on them, which costs it nothing.)
 
 use std::{
 	collections::{BTreeMap, HashMap},
@@ -20,11 +23,11 @@ use codec::{Decode, Encode};
 use grid_primitives::job::RoundIndex;
 use libp2p::PeerId;
 
-use super::messages::decode_exact;
+use super::messages::{decode_exact, Digest};
 use crate::{compress::CompressedUpdate, work_state::WorkDigests};
 
 /// First bytes of an encoded round's evidence.
-const MAGIC: &[u8; 4] = b"GEV1";
+const MAGIC: &[u8; 4] = b"GEV2";
 /// Most bytes an encoded round may inflate to (a 1 GiB base and its updates), so a hostile
 /// or corrupt file cannot exhaust memory.
 const MAX_INFLATED: u64 = 4 << 30;
@@ -36,6 +39,8 @@ pub struct Kept {
 	pub steps: u32,
 	/// Its sender's committed start-state digests.
 	pub start: WorkDigests,
+	/// Its sender's committed trajectory root ([`crate::trajectory::Trajectory::root`]).
+	pub trajectory: Digest,
 	/// The update as sent.
 	pub update: Arc<CompressedUpdate>,
 }
@@ -117,6 +122,7 @@ struct StoredUpdate {
 	peer: Vec<u8>,
 	steps: u32,
 	start: WorkDigests,
+	trajectory: Digest,
 	update: Vec<u8>,
 }
 
@@ -130,6 +136,7 @@ impl RoundEvidence {
 				peer: peer.to_bytes(),
 				steps: kept.steps,
 				start: kept.start,
+				trajectory: kept.trajectory,
 				update: kept.update.encode(),
 			})
 			.collect();
@@ -173,7 +180,8 @@ impl RoundEvidence {
 			if update.len() != base.len() {
 				return Err(bad(format!("{} values for a base of {}", update.len(), base.len())));
 			}
-			let kept = Kept { steps: u.steps, start: u.start, update: Arc::new(update) };
+			let update = Arc::new(update);
+			let kept = Kept { steps: u.steps, start: u.start, trajectory: u.trajectory, update };
 			if updates.insert(peer, kept).is_some() {
 				return Err(bad("listed twice".into()));
 			}
@@ -200,7 +208,8 @@ mod tests {
 					0 => CompressedUpdate::None(delta),
 					_ => Int8Quantizer::new(64).unwrap().compress(&delta).unwrap(),
 				};
-				let kept = Kept { steps: 10 + i, start, update: Arc::new(update) };
+				let trajectory = [i as u8; 32];
+				let kept = Kept { steps: 10 + i, start, trajectory, update: Arc::new(update) };
 				(PeerId::random(), kept)
 			})
 			.collect();

@@ -20,7 +20,8 @@
 //! - [`screens`]: the cheap screens of a round's updates (agreement, copies, short norms).
 //! - [`loss_screen`]: the paired loss screen (does an update owe its gain to its own data).
 //! - [`replay`]: the exact replay of a claim and its judgement.
-//! - [`segment`]: redoing a few steps of a claim from a state recorded mid-round.
+//! - [`segment`]: redoing a few steps of a claim from a state recorded mid-round, and a
+//!   committee's check of a claim by its trajectory.
 //! - [`worker`]: replays and loss screens on their own thread.
 
 mod gram;
@@ -40,7 +41,7 @@ pub use screens::{
 	copy_suspects, short_suspects, suspects, COPY_COSINE, MAX_COPY_COSINE, SHORT_NORM,
 	SUSPECT_COSINE,
 };
-pub use segment::{judge_segment, SegmentJudgement};
+pub use segment::{judge_segment, SegmentJudgement, TraceFinding, TraceRequest};
 pub use worker::{Check, Finding, ScreenRequest, SegmentRequest, VerifyWorker};
 
 /// Cosine similarity (0 when either side is zero).

@@ -19,18 +19,25 @@
 //! of the segment's own gradients), and the parameters' change, each by cosine.
 //!
 //! Trainers record, commit to and serve their trajectories ([`crate::trajectory`]); the
-//! fraud desk checks peers' with these functions (`round/fraud/segments.rs`). Committees
-//! still judge challenges and audits by full replays.
+//! fraud desk checks peers' with these functions (`round/fraud/segments.rs`), and committee
+//! members judge a challenged claim by its trajectory ([`Replayer::judge_trace`]: that it
+//! starts from the committed start state, that its end gives the update sent, and one drawn
+//! segment) before, only if that fails, they replay it in full (`round/fraud/committee.rs`).
+
+use std::collections::HashMap;
 
 use grid_primitives::{work::Verdict, Hash};
 
-use super::{cosine, Replayer, VALID_COSINE};
+use super::{cosine, Claim, Judgement, Replayer, VALID_COSINE};
 use crate::{
+	compress::adaptive::{compress_once, corrected},
 	data::batch_indices,
+	diloco::pseudo_gradient,
 	error::{Error, Result},
 	optim::adamw::BETA1,
+	params::Digest,
 	train::InnerTrainer,
-	trajectory::StepState,
+	trajectory::{Mark, StepState, Trajectory},
 	work_state::WorkState,
 };
 
@@ -120,5 +127,97 @@ impl Replayer {
 			trainer.step(&self.dataset.train_batch(&indices, &self.device)?)?;
 		}
 		trainer.state()
+	}
+}
+
+/// A committee member's check of a challenged claim by the trajectory its sender committed
+/// to ([`Replayer::judge_trace`]).
+pub struct TraceRequest {
+	/// The claim: the round's base, the sender's committed start state (checked against its
+	/// digests), the update it sent, its data seed and the steps it claimed.
+	pub claim: Claim,
+	/// The trajectory it committed to (checked against its root).
+	pub trajectory: Trajectory,
+	/// The gap drawn from the challenge's randomness: the steps between marks `gap` and
+	/// `gap + 1` are redone.
+	pub gap: usize,
+	/// The states fetched, by digest (each checked against it): the gap's ends and the
+	/// trajectory's end, but for the first mark, which the verifier rebuilds from the base
+	/// and the start state.
+	pub states: HashMap<Digest, StepState>,
+}
+
+/// What a trajectory check found.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TraceFinding {
+	/// The trajectory starts where the claim did, its end gives the update sent, and its
+	/// drawn segment redoes.
+	Holds,
+	/// What does not hold (a full replay decides).
+	Fails(String),
+}
+
+impl Replayer {
+	/// Checks `request`'s claim by its trajectory: the first state is the round's base with
+	/// the committed start state's position and moments; every state used counts the steps
+	/// of its place; the last state's parameters, as a pseudo-gradient with the start
+	/// state's residual, compress to the update sent (as a replay's would, [`Judgement`]);
+	/// and the drawn segment's steps redo ([`judge_segment`]). Costs the segment's steps
+	/// and one compression instead of the round's every step.
+	pub fn judge_trace(&self, request: &TraceRequest) -> Result<TraceFinding> {
+		let TraceRequest { claim, trajectory, gap, states } = request;
+		let fails = |why: String| Ok(TraceFinding::Fails(why));
+		let marks = trajectory.marks();
+		if claim.steps == 0 || self.max_steps.is_some_and(|cap| claim.steps > cap) {
+			return fails(format!("a claim of {} steps", claim.steps));
+		}
+		if marks.len() < 2 || trajectory.steps() != claim.steps || gap + 1 >= marks.len() {
+			return fails(format!(
+				"a trajectory of {} states to step {} for a claim of {} steps",
+				marks.len(),
+				trajectory.steps(),
+				claim.steps
+			));
+		}
+		let first = StepState::at_start(&claim.base, &claim.start);
+		if first.digest() != marks[0].1 {
+			return fails("its trajectory does not start from its committed start state".into());
+		}
+		let state = |(at, digest): Mark| -> Result<&StepState> {
+			let found = if at == 0 { Some(&first) } else { states.get(&digest) };
+			found.ok_or_else(|| Error::Config(format!("no state at step {at} to check")))
+		};
+		let (before, after, last) = (marks[*gap], marks[gap + 1], marks[marks.len() - 1]);
+		for mark in [before, after, last] {
+			let counted = state(mark)?.step;
+			if counted != claim.start.step + u64::from(mark.0) {
+				return fails(format!(
+					"its state {} steps into the round counts {counted} steps (it started at {})",
+					mark.0, claim.start.step
+				));
+			}
+		}
+		let end = state(last)?;
+		let delta = pseudo_gradient(&claim.base, &end.params)?;
+		let again = corrected(&delta, &claim.start.residual, self.error_decay);
+		let again = compress_once(&claim.sent.scheme(), &again)?;
+		let link = Judgement::of(&claim.sent.decompress(), &again.decompress());
+		if link.verdict == Verdict::Invalid {
+			return fails(format!(
+				"its trajectory's end does not give the update it sent (cosine {:.3}, norm \
+				 ratio {:.3})",
+				link.cosine, link.norm_ratio
+			));
+		}
+		let (from, to) = (state(before)?, state(after)?);
+		let replayed = self.replay_segment(from, &claim.seed, before.0, after.0 - before.0)?;
+		let segment = judge_segment(from, to, &replayed);
+		if segment.verdict == Verdict::Invalid {
+			return fails(format!(
+				"its steps {}..{} do not redo (gradient cosine {:.3}, parameters {:.3})",
+				before.0, after.0, segment.gradient_cosine, segment.param_cosine
+			));
+		}
+		Ok(TraceFinding::Holds)
 	}
 }

@@ -429,3 +429,80 @@ fn segment_checks_pass_honest_steps_and_refuse_other_data_and_made_up_states() {
 	let err = rep.replay_segment(start, &seed, 99, 2).unwrap_err();
 	assert!(err.to_string().contains("past the job's"), "{err}");
 }
+
+#[test]
+fn a_claim_holds_by_its_trajectory_only_from_its_start_to_the_update_it_sent() {
+	let seed = Hash::repeat_byte(0x52);
+	let (rep, _) = tiny();
+	let global = Model::new(rep.spec, b"job", &Device::Cpu).unwrap().params().flatten().unwrap();
+	let mut me = worker(&rep, Compression::Int8 { chunk: 256 }, global.len());
+	// Two rounds first, so the start state has moments, a step count and a residual.
+	for round in 0..2u8 {
+		let delta = me.round(&rep, &global, Hash::repeat_byte(0x60 + round), 6);
+		me.compressor.compress(&delta, None).unwrap();
+	}
+	let start = me.start_state();
+	let data = rep.dataset.clone();
+	let batches = (0..12u64)
+		.map(|i| data.train_batch(&batch_indices(&seed, i, 32, data.train_len()), &Device::Cpu));
+	let mut kept = Vec::new();
+	let delta = crate::diloco::train_round_observed(&mut me.trainer, &global, batches, |at, t| {
+		kept.push((at, t.state()?));
+		Ok(())
+	})
+	.unwrap()
+	.delta;
+	let (sent, _, _) = me.compressor.compress(&delta, None).unwrap();
+	let trajectory = Trajectory::of(&kept);
+	let claim = Claim {
+		base: Arc::new(global),
+		start: Arc::new(start),
+		sent: Arc::new(sent),
+		seed,
+		steps: 12,
+	};
+	let states: std::collections::HashMap<_, _> =
+		kept.iter().skip(1).map(|(_, s)| (s.digest(), s.clone())).collect();
+	let check = |claim: &Claim, trajectory: &Trajectory, gap: usize| {
+		let request = TraceRequest {
+			claim: claim.clone(),
+			trajectory: trajectory.clone(),
+			gap,
+			states: states.clone(),
+		};
+		rep.judge_trace(&request).unwrap()
+	};
+	let fails_with = |finding: TraceFinding, words: &str| match finding {
+		TraceFinding::Fails(why) => assert!(why.contains(words), "{why}"),
+		TraceFinding::Holds => panic!("held; expected: {words}"),
+	};
+	// Honest: whichever gap is drawn, its start, its end and the gap hold.
+	for gap in [0, 5, 11] {
+		assert_eq!(check(&claim, &trajectory, gap), TraceFinding::Holds, "gap {gap}");
+	}
+	// The same trajectory for a claim from another start state: not where it starts.
+	let moved = WorkState { step: claim.start.step + 1, ..(*claim.start).clone() };
+	let other_start = Claim { start: Arc::new(moved), ..claim.clone() };
+	fails_with(check(&other_start, &trajectory, 3), "does not start from");
+	// Honest steps, but another update sent (its trajectory's end does not give it).
+	let noise: Vec<f32> = delta.iter().enumerate().map(|(i, d)| d * (i % 3) as f32).collect();
+	let scheme = Compression::Int8 { chunk: 256 };
+	let other_sent =
+		Claim { sent: Arc::new(compress_once(&scheme, &noise).unwrap()), ..claim.clone() };
+	fails_with(check(&other_sent, &trajectory, 3), "does not give the update");
+	// More steps claimed than recorded, or past the job's cap.
+	fails_with(check(&Claim { steps: 13, ..claim.clone() }, &trajectory, 3), "for a claim of 13");
+	fails_with(check(&Claim { steps: 101, ..claim.clone() }, &trajectory, 3), "a claim of 101");
+	// A state counting other steps than its place (its digest is the trajectory's, so it
+	// was committed to as it is).
+	let mut shifted = kept.clone();
+	shifted[12].1.step += 1;
+	let shifted_states = shifted.iter().skip(1).map(|(_, s)| (s.digest(), s.clone())).collect();
+	let request = TraceRequest {
+		claim: claim.clone(),
+		trajectory: Trajectory::of(&shifted),
+		gap: 2,
+		states: shifted_states,
+	};
+	fails_with(rep.judge_trace(&request).unwrap(), "counts");
+}

@@ -1,10 +1,13 @@
-//! Checks (replays, segment checks and loss screens) on their own thread.
+//! Checks (replays, segment and trajectory checks, loss screens) on their own thread.
 
 use std::{sync::mpsc, sync::Arc, thread::JoinHandle};
 
 use grid_primitives::Hash;
 
-use super::{judge_segment, Claim, Judgement, LossScreen, Replayer, SegmentJudgement};
+use super::{
+	judge_segment, Claim, Judgement, LossScreen, Replayer, SegmentJudgement, TraceFinding,
+	TraceRequest,
+};
 use crate::{compress::CompressedUpdate, error::Result, trajectory::StepState};
 
 /// A segment check to run: the steps `first..first + steps` of a sender's round redone from
@@ -45,6 +48,8 @@ pub enum Check {
 	Screen(ScreenRequest),
 	/// A segment check of a sender's recorded states.
 	Segment(SegmentRequest),
+	/// A committee member's check of a claim by its trajectory.
+	Trace(Box<TraceRequest>),
 }
 
 /// What a check found.
@@ -55,6 +60,8 @@ pub enum Finding {
 	Screen(Result<LossScreen>),
 	/// A segment check's finding.
 	Segment(Result<SegmentJudgement>),
+	/// A trajectory check's finding.
+	Trace(Result<TraceFinding>),
 }
 
 impl Replayer {
@@ -70,6 +77,7 @@ impl Replayer {
 				self.replay_segment(&s.start, &s.seed, s.first, s.steps)
 					.map(|replayed| judge_segment(&s.start, &s.end, &replayed)),
 			),
+			Check::Trace(t) => Finding::Trace(self.judge_trace(t)),
 		}
 	}
 }

@@ -151,7 +151,7 @@ impl Follower {
 			open.insert(id);
 			rounds.push(challenge.round);
 			if !self.requested.contains(&id) {
-				self.request_check(id, challenge.round, challenge.accused).await?;
+				self.request_check(id, &challenge).await?;
 				self.requested.insert(id);
 			}
 			match ballot {
@@ -206,13 +206,9 @@ impl Follower {
 		}
 	}
 
-	/// Asks the trainer to judge `accused`'s contribution to `round` for challenge `id`.
-	pub(super) async fn request_check(
-		&mut self,
-		id: u64,
-		round: RoundIndex,
-		accused: AccountId,
-	) -> Result<()> {
+	/// Asks the trainer to judge the contribution `challenge` (number `id`) disputes.
+	pub(super) async fn request_check(&mut self, id: u64, challenge: &Challenge) -> Result<()> {
+		let (round, accused) = (challenge.round, challenge.accused);
 		let Some(view) = self.chain.provider(&accused).await? else {
 			tracing::warn!("challenge {id}: {accused} is not registered; nothing to replay");
 			return Ok(());
@@ -229,6 +225,9 @@ impl Follower {
 		tracing::info!("challenge {id}: drawn to judge {accused}'s update for round {round}");
 		// The round may be older than the seeds kept while following the chain.
 		let seed = self.chain.round_seed(self.config.job, round).await?;
+		// The randomness the committee was drawn with: the hash of the block before the
+		// draw's, which the accused could not know when it committed.
+		let draw = self.chain.block_hash(challenge.draw_at.saturating_sub(1)).await?;
 		let mut s = self.shared();
 		if let Some(seed) = seed {
 			s.check_seeds.insert(round, seed);
@@ -241,6 +240,7 @@ impl Follower {
 			update: paid.update_commitment.0,
 			start_state: paid.start_state.0,
 			steps: paid.inner_steps,
+			draw,
 		});
 		Ok(())
 	}

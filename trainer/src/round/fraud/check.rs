@@ -9,7 +9,7 @@ use libp2p::PeerId;
 use super::{CheckRequest, CheckState, FraudDesk, FraudPort, Purpose, Target, MAX_STATE_TRIES};
 use crate::{
 	round::messages::{update_hash, Digest},
-	verify::{Check, Claim, Finding, LossScreen},
+	verify::{Claim, Finding, LossScreen},
 	work_state::WorkState,
 };
 
@@ -31,7 +31,10 @@ impl FraudDesk {
 		answer: std::result::Result<Vec<u8>, String>,
 		port: &dyn FraudPort,
 	) {
-		if self.segment_arrived(round, peer, &id, &answer, port) {
+		// A segment check and a committee's trajectory check may both wait for the same
+		// object: each takes the answer.
+		let segment = self.segment_arrived(round, peer, &id, &answer, port);
+		if self.trace_arrived(round, peer, &id, &answer) || segment {
 			return;
 		}
 		let key = (round, peer);
@@ -75,9 +78,8 @@ impl FraudDesk {
 					seed,
 					steps: target.steps,
 				};
-				self.worker.submit(key, Check::Replay(claim));
 				if let Some(CheckState::Fetching { purpose, .. }) = self.states.remove(&key) {
-					self.states.insert(key, CheckState::Replaying { purpose });
+					self.check_claim(key, purpose, claim, target.trace);
 				}
 			}
 			Err(e) => {
@@ -106,9 +108,11 @@ impl FraudDesk {
 			let key = (request.round, request.accused);
 			match self.states.get_mut(&key) {
 				Some(CheckState::Done(verdict)) => port.vote(request.challenge, *verdict),
-				Some(CheckState::Fetching { purpose, .. } | CheckState::Replaying { purpose }) => {
-					purpose.challenges.push(request.challenge)
-				}
+				Some(
+					CheckState::Fetching { purpose, .. }
+					| CheckState::Tracing { purpose, .. }
+					| CheckState::Replaying { purpose },
+				) => purpose.challenges.push(request.challenge),
 				None => {
 					let purpose = Purpose { accuse: false, challenges: vec![request.challenge] };
 					if let Some(target) = self.proven_target(&request) {
@@ -129,6 +133,7 @@ impl FraudDesk {
 			match finding {
 				Finding::Screen(screen) => self.screened(round, peer, screen),
 				Finding::Segment(found) => self.segment_found(round, peer, found),
+				Finding::Trace(found) => self.traced((round, peer), found, port),
 				Finding::Replay(Ok(judgement)) => {
 					tracing::info!(
 						"round {round}: the update of {peer} is {:?} (cosine with its exact \
@@ -159,7 +164,7 @@ impl FraudDesk {
 			Ok(screen) => screen,
 			Err(e) => return tracing::warn!("round {round}: loss screen of {peer}: {e}"),
 		};
-		self.screen_passes += u64::from(screen.passes);
+		self.costs.screen_passes += u64::from(screen.passes);
 		tracing::debug!(
 			"round {round}: loss screen of {peer}: margin {:.5} (suspect at or below {:.5}) over {} batches",
 			screen.margin,
@@ -182,11 +187,18 @@ impl FraudDesk {
 
 	/// Records the verdict on `key`'s update: votes on its challenges, accuses its sender
 	/// if this trainer suspected it and it is invalid.
-	fn conclude(&mut self, key: (RoundIndex, PeerId), verdict: Verdict, port: &dyn FraudPort) {
+	pub(super) fn conclude(
+		&mut self,
+		key: (RoundIndex, PeerId),
+		verdict: Verdict,
+		port: &dyn FraudPort,
+	) {
 		let purpose = match self.states.remove(&key) {
-			Some(CheckState::Fetching { purpose, .. } | CheckState::Replaying { purpose }) => {
-				purpose
-			}
+			Some(
+				CheckState::Fetching { purpose, .. }
+				| CheckState::Tracing { purpose, .. }
+				| CheckState::Replaying { purpose },
+			) => purpose,
 			_ => Purpose::default(),
 		};
 		for challenge in purpose.challenges {
@@ -222,14 +234,18 @@ impl FraudDesk {
 
 	/// What a challenge replays: the claim the accused proved on chain, with the update it
 	/// names, which this trainer holds when any sender of the round sent it (its own, or
-	/// for a copy, the original's). `None` when it holds no such update.
+	/// for a copy, the original's), checked by the trajectory the accused committed to
+	/// where this trainer heard its commitment. `None` when it holds no such update.
 	fn proven_target(&self, request: &CheckRequest) -> Option<Target> {
 		let evidence = self.evidence(request.round)?;
-		let own = evidence.updates.get(&request.accused).into_iter();
+		let own = evidence.updates.get(&request.accused);
 		let update = own
+			.into_iter()
 			.chain(evidence.updates.values())
 			.map(|kept| &kept.update)
 			.find(|update| update_hash(&update.encode()) == request.update)?;
-		Some(Target { steps: request.steps, start: request.start_state, update: update.clone() })
+		let trace = own.map(|kept| (kept.trajectory, request.draw));
+		let (steps, start, update) = (request.steps, request.start_state, update.clone());
+		Some(Target { steps, start, update, trace })
 	}
 }

@@ -2,7 +2,8 @@
 //! and the updates it aggregated, as sent, with their senders' committed start-state digests:
 //! the last rounds in memory, every round of the challenge window in an
 //! [`EvidenceArchive`]), screens every round's updates, replays suspects before accusing them,
-//! and replays the contributions the chain asks it to judge as a committee member.
+//! and judges the contributions the chain asks it to judge as a committee member: by their
+//! trajectories first, by a full replay where those do not hold.
 //!
 //! A replay is exact: it needs the sender's private start state, which only the sender holds.
 //! The desk asks for it ([`FraudDesk::state_requests`]; the daemon fetches it from the sender)
@@ -15,9 +16,11 @@
 //! - [`port`]: what the desk needs from the chain, and the challenges it is asked to judge.
 //! - [`screen`]: keeping each round's evidence and screening its updates.
 //! - [`segments`]: segment checks of peers' recorded trajectories.
+//! - [`committee`]: a committee member's check of a challenged claim by its trajectory.
 //! - [`check`]: start states, replays, findings and votes.
 
 mod check;
+mod committee;
 mod port;
 mod screen;
 mod segments;
@@ -27,9 +30,10 @@ use std::{
 	sync::Arc,
 };
 
-use grid_primitives::{job::RoundIndex, work::Verdict};
+use grid_primitives::{job::RoundIndex, work::Verdict, Hash};
 use libp2p::PeerId;
 
+use committee::Tracing;
 pub use port::{CheckRequest, FraudPort};
 pub use screen::{GAUNTLET_PEERS, REPLAYERS};
 use segments::SegmentCheck;
@@ -96,19 +100,39 @@ struct Target {
 	start: Digest,
 	/// The update.
 	update: Arc<CompressedUpdate>,
+	/// For a committee's check: the trajectory root its sender committed to and the
+	/// challenge's randomness, to check the claim by its trajectory before any full replay.
+	trace: Option<(Digest, Hash)>,
 }
 
 impl Target {
 	/// What `kept`'s sender claimed.
 	fn of(kept: &Kept) -> Self {
-		Target { steps: kept.steps, start: kept.start.id(), update: kept.update.clone() }
+		let update = kept.update.clone();
+		Target { steps: kept.steps, start: kept.start.id(), update, trace: None }
 	}
+}
+
+/// What a desk's checks have cost: forward passes and inner steps redone, by kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeskCosts {
+	/// Forward passes the loss screens ran (each about a third of an inner step's work).
+	pub screen_passes: u64,
+	/// Inner steps the desk's own segment checks redid.
+	pub segment_steps: u64,
+	/// Inner steps of full replays of the desk's own suspects.
+	pub replay_steps: u64,
+	/// Inner steps redone as a committee member: segments of trajectories, and full replays
+	/// of claims whose trajectories did not hold.
+	pub committee_steps: u64,
 }
 
 /// A check of one peer's update for one round.
 enum CheckState {
 	/// Waiting for the sender's start state (asked `tries` times).
 	Fetching { purpose: Purpose, tries: u32, target: Target },
+	/// A committee's check by the claim's trajectory (start state in hand).
+	Tracing { purpose: Purpose, trace: Box<Tracing> },
 	/// Replaying.
 	Replaying { purpose: Purpose },
 	/// Decided (a later challenge of the same update gets the same vote).
@@ -119,8 +143,8 @@ enum CheckState {
 pub struct FraudDesk {
 	me: PeerId,
 	worker: VerifyWorker<(RoundIndex, PeerId)>,
-	/// Forward passes the loss screens have run (their cost, next to the replays').
-	screen_passes: u64,
+	/// What its checks have cost.
+	costs: DeskCosts,
 	/// Loss screens on the worker thread: (round, sender).
 	screening: HashSet<(RoundIndex, PeerId)>,
 	/// This trainer's secret: it draws which peers it loss-screens each round, so that no
@@ -140,8 +164,10 @@ pub struct FraudDesk {
 	segments: HashMap<(RoundIndex, PeerId), SegmentCheck>,
 	/// Segment checks each round, on average ([`SEGMENT_RATE`] in the daemon).
 	segment_rate: f64,
-	/// Inner steps the segment checks redid (their cost).
-	segment_steps: u64,
+	/// Whether committee checks follow the claim's trajectory before any full replay (the
+	/// daemon's); without, every committee check is a full replay (the red-team suite's
+	/// baseline).
+	trace_claims: bool,
 }
 
 impl FraudDesk {
@@ -157,7 +183,7 @@ impl FraudDesk {
 	) -> Self {
 		FraudDesk {
 			me,
-			screen_passes: 0,
+			costs: DeskCosts::default(),
 			screening: HashSet::new(),
 			secret,
 			gauntlet_peers: GAUNTLET_PEERS,
@@ -169,7 +195,7 @@ impl FraudDesk {
 			to_fetch: Vec::new(),
 			segments: HashMap::new(),
 			segment_rate: SEGMENT_RATE,
-			segment_steps: 0,
+			trace_claims: true,
 		}
 	}
 
@@ -180,9 +206,16 @@ impl FraudDesk {
 		self
 	}
 
-	/// Inner steps the segment checks redid so far.
-	pub fn segment_steps(&self) -> u64 {
-		self.segment_steps
+	/// The same desk judging every challenge and audit by a full replay, as committees did
+	/// before they followed trajectories (`bench/redteam.sh` measures both side by side).
+	pub fn with_full_committee_replays(mut self) -> Self {
+		self.trace_claims = false;
+		self
+	}
+
+	/// What its checks have cost so far.
+	pub fn costs(&self) -> DeskCosts {
+		self.costs
 	}
 
 	/// The same desk loss-screening `peers` peers per round instead of [`GAUNTLET_PEERS`]
@@ -190,12 +223,6 @@ impl FraudDesk {
 	pub fn with_gauntlet_peers(mut self, peers: usize) -> Self {
 		self.gauntlet_peers = peers;
 		self
-	}
-
-	/// Forward passes the loss screens that finished ran so far (each about a third of an
-	/// inner step's work).
-	pub fn screen_passes(&self) -> u64 {
-		self.screen_passes
 	}
 
 	/// Whether a check is still under way (a loss screen, or waiting for a start state, or

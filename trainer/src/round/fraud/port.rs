@@ -54,4 +54,9 @@ pub struct CheckRequest {
 	pub start_state: Digest,
 	/// The inner steps its proof on chain claims: a replay redoes them.
 	pub steps: u32,
+	/// Randomness the chain revealed after the challenge and the same for every member of
+	/// its committee (the hash of the block before the one that drew the committee, whose
+	/// hash the committee's draw came from): which segment of the accused's trajectory the
+	/// committee redoes ([`super::committee`]), unknown to the accused when it committed.
+	pub draw: Hash,
 }

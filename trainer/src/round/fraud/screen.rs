@@ -127,7 +127,15 @@ impl FraudDesk {
 		let updates = received
 			.into_iter()
 			.chain(copies)
-			.map(|r| (r.peer, Kept { steps: r.steps, start: r.start, update: r.update }))
+			.map(|r| {
+				let kept = Kept {
+					steps: r.steps,
+					start: r.start,
+					trajectory: r.trajectory,
+					update: r.update,
+				};
+				(r.peer, kept)
+			})
 			.collect();
 		let evidence = RoundEvidence { round, base, updates };
 		self.archive.put(round, evidence.encode());

@@ -210,7 +210,8 @@ impl FraudDesk {
 	}
 
 	/// Draws which gap of `trajectory` to check (with this trainer's secret, after the
-	/// sender committed to it) and asks for the states at its ends.
+	/// sender committed to it, in proportion to the steps it covers) and asks for the
+	/// states at its ends.
 	fn draw_gap(
 		&mut self,
 		round: RoundIndex,
@@ -228,8 +229,10 @@ impl FraudDesk {
 			return self.segment_suspect(round, peer, &why);
 		}
 		let draw = self.secret_rank(b"segment-gap", round, &peer);
-		let gap = (u64::from_le_bytes(draw[..8].try_into().expect("8 bytes"))
-			% (marks.len() as u64 - 1)) as usize;
+		let draw = u64::from_le_bytes(draw[..8].try_into().expect("8 bytes"));
+		let Some(gap) = trajectory.gap_at(draw) else {
+			return self.segment_suspect(round, peer, "recorded no state after its start");
+		};
 		let ((first, start), (last, end)) = (marks[gap], marks[gap + 1]);
 		for id in [start, end] {
 			self.to_fetch.push((round, peer, id));
@@ -264,7 +267,7 @@ impl FraudDesk {
 				"round {round}: no data seed known for {peer}; no segment check"
 			);
 		};
-		self.segment_steps += u64::from(steps);
+		self.costs.segment_steps += u64::from(steps);
 		let request = SegmentRequest { start, end, seed, first, steps };
 		self.worker.submit((round, peer), Check::Segment(request));
 		self.segments.insert((round, peer), SegmentCheck::Checking);

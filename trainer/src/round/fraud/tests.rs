@@ -66,7 +66,9 @@ impl Recorder {
 		steps: u32,
 	) {
 		let update = self.proved[&accused];
-		let request = CheckRequest { challenge, round, accused, update, start_state, steps };
+		// Every member of a committee has the same randomness.
+		let draw = Hash::repeat_byte(0xd7);
+		let request = CheckRequest { challenge, round, accused, update, start_state, steps, draw };
 		self.requests.lock().unwrap().push(request);
 	}
 }
@@ -289,17 +291,50 @@ fn challengeable_rounds_cover_the_window_and_the_vote() {
 	assert_eq!(challengeable_rounds(u32::MAX, 600, 0), u32::MAX);
 }
 
+/// What a peer trained in a test round: its recorded states and its pseudo-gradient.
+fn train_recorded(
+	replayer: &Replayer,
+	base: &[f32],
+	start: &WorkState,
+	seed: &Hash,
+	steps: u32,
+) -> (Vec<(u32, crate::trajectory::StepState)>, Vec<f32>) {
+	use crate::{
+		data::batch_indices, diloco::train_round_observed, train::InnerTrainer,
+		trajectory::Recorder as Trajectories,
+	};
+	let (spec, inner, data) = (replayer.spec, replayer.inner, replayer.dataset.clone());
+	let mut trainer =
+		InnerTrainer::new(spec, b"x", &Device::Cpu, &inner, InnerConfig::default()).unwrap();
+	trainer.restore(start).unwrap();
+	let batches = (0..u64::from(steps))
+		.map(|t| data.train_batch(&batch_indices(seed, t, 16, data.train_len()), &Device::Cpu));
+	let mut recorder = Trajectories::new(base.len());
+	let local =
+		train_round_observed(&mut trainer, base, batches, |at, t| recorder.observe(at, t)).unwrap();
+	(recorder.finish(steps, &trainer).unwrap(), local.delta)
+}
+
+/// Answers the desk's requests from `objects` (what peers serve, by content address) and
+/// polls until no check is under way.
+fn serve_until_idle(desk: &mut FraudDesk, chain: &Recorder, objects: &HashMap<Digest, Vec<u8>>) {
+	let start = Instant::now();
+	while desk.busy() || start.elapsed() < Duration::from_millis(50) {
+		assert!(start.elapsed() < Duration::from_secs(60), "no finding in time");
+		desk.poll(chain);
+		for (round, peer, id) in desk.state_requests() {
+			let answer = objects.get(&id).cloned().ok_or_else(|| "not served".to_string());
+			desk.state_arrived(round, peer, id, answer, chain);
+		}
+		std::thread::sleep(Duration::from_millis(5));
+	}
+}
+
 #[test]
 fn segment_checks_clear_honest_rounds_and_accuse_training_on_other_data() {
-	use crate::{
-		data::batch_indices,
-		diloco::train_round_observed,
-		train::InnerTrainer,
-		trajectory::{Recorder as Trajectories, Trajectory},
-	};
+	use crate::trajectory::Trajectory;
 	let replayer = test_replayer();
-	let (spec, inner, data) = (replayer.spec, replayer.inner, replayer.dataset.clone());
-	let base = Model::new(spec, b"t", &Device::Cpu).unwrap().params().flatten().unwrap();
+	let base = Model::new(replayer.spec, b"t", &Device::Cpu).unwrap().params().flatten().unwrap();
 	let n = base.len();
 	let fresh = WorkState::fresh(n, true);
 	let steps = 12u32;
@@ -315,22 +350,12 @@ fn segment_checks_clear_honest_rounds_and_accuse_training_on_other_data() {
 		let seed = Hash::repeat_byte(0x30 + i as u8);
 		chain.seeds.insert(*peer, seed);
 		let trained_on = if *peer == other_data { Hash::repeat_byte(0xee) } else { seed };
-		let mut trainer =
-			InnerTrainer::new(spec, b"x", &Device::Cpu, &inner, InnerConfig::default()).unwrap();
-		trainer.restore(&fresh).unwrap();
-		let batches = (0..u64::from(steps)).map(|t| {
-			data.train_batch(&batch_indices(&trained_on, t, 16, data.train_len()), &Device::Cpu)
-		});
-		let mut recorder = Trajectories::new(n);
-		let local =
-			train_round_observed(&mut trainer, &base, batches, |at, t| recorder.observe(at, t))
-				.unwrap();
-		let kept = recorder.finish(steps, &trainer).unwrap();
+		let (kept, delta) = train_recorded(&replayer, &base, &fresh, &trained_on, steps);
 		let (trajectory, served) = Trajectory::served(&kept);
 		if *peer != unrecorded {
 			objects.extend(served);
 		}
-		let update = Arc::new(CompressedUpdate::None(local.delta));
+		let update = Arc::new(CompressedUpdate::None(delta));
 		received.push(Received {
 			peer: *peer,
 			steps,
@@ -347,22 +372,10 @@ fn segment_checks_clear_honest_rounds_and_accuse_training_on_other_data() {
 			.with_gauntlet_peers(0)
 			.with_segment_rate(peers.len() as f64);
 	desk.keep_round(0, &base, received, Vec::new(), &chain);
-	let drive = |desk: &mut FraudDesk| {
-		let start = Instant::now();
-		while desk.busy() || start.elapsed() < Duration::from_millis(50) {
-			assert!(start.elapsed() < Duration::from_secs(60), "no finding in time");
-			desk.poll(&chain);
-			for (round, peer, id) in desk.state_requests() {
-				let answer = objects.get(&id).cloned().ok_or_else(|| "not served".to_string());
-				desk.state_arrived(round, peer, id, answer, &chain);
-			}
-			std::thread::sleep(Duration::from_millis(5));
-		}
-	};
-	drive(&mut desk);
+	serve_until_idle(&mut desk, &chain, &objects);
 	assert_eq!(*chain.accused.lock().unwrap(), vec![(0, other_data)], "only other data");
 	// Every recorded peer had one gap (of one step: twelve steps keep every state) redone.
-	assert_eq!(desk.segment_steps(), 4);
+	assert_eq!(desk.costs().segment_steps, 4);
 	// The peer that served no trajectory is not replayed yet (a crashed trainer serves again
 	// once restarted): it is asked again next round.
 	let unserved = |desk: &FraudDesk| {
@@ -374,9 +387,90 @@ fn segment_checks_clear_honest_rounds_and_accuse_training_on_other_data() {
 	for round in 1..=SEGMENT_PATIENCE {
 		assert!(unserved(&desk), "round {round}");
 		desk.keep_round(round, &base, Vec::new(), Vec::new(), &chain);
-		drive(&mut desk);
+		serve_until_idle(&mut desk, &chain, &objects);
 	}
 	let replayed = desk.states.get(&(0, unrecorded));
 	assert!(matches!(replayed, Some(CheckState::Done(Verdict::Valid))), "replayed and cleared");
 	assert_eq!(chain.accused.lock().unwrap().len(), 1, "nobody else accused");
+}
+
+#[test]
+fn committees_clear_honest_claims_by_a_segment_and_replay_the_rest_in_full() {
+	use crate::trajectory::{StepState, Trajectory};
+	let replayer = test_replayer();
+	let base = Model::new(replayer.spec, b"t", &Device::Cpu).unwrap().params().flatten().unwrap();
+	let n = base.len();
+	let fresh = WorkState::fresh(n, true);
+	let steps = 12u32;
+	let peers: Vec<PeerId> = (1..=4).map(peer_id).collect();
+	// Honest; honest steps recorded but another update sent (trained on other data);
+	// noise sent with a forged trajectory from the committed start to an end that gives
+	// exactly that noise; honest but serving no trajectory.
+	let (honest, swapped, forged, unrecorded) = (peers[0], peers[1], peers[2], peers[3]);
+	// The desk is one of the round's senders but no designated replayer of the others, so
+	// whatever its screens flag it leaves to the committee.
+	let me = (10..=255u8)
+		.map(peer_id)
+		.find(|me| {
+			let order: Vec<PeerId> = peers.iter().copied().chain([*me]).collect();
+			peers.iter().all(|p| !designated(me, 0, &order, p))
+		})
+		.expect("some key replays none of them");
+	let mut chain = Recorder { committed: fresh.digests().id(), ..Recorder::default() };
+	let mut objects: HashMap<Digest, Vec<u8>> = HashMap::new();
+	objects.insert(fresh.digests().id(), fresh.encode());
+	let mut received = Vec::new();
+	for (i, peer) in peers.iter().chain([&me]).enumerate() {
+		let seed = Hash::repeat_byte(0x40 + i as u8);
+		chain.seeds.insert(*peer, seed);
+		let (mut kept, mut delta) = train_recorded(&replayer, &base, &fresh, &seed, steps);
+		if *peer == swapped {
+			delta = train_recorded(&replayer, &base, &fresh, &Hash::repeat_byte(0xee), steps).1;
+		}
+		if *peer == forged {
+			let noise: Vec<f32> = (0..n).map(|j| 1e-3 * ((j * 7919 % 13) as f32 - 6.0)).collect();
+			kept = (0..=steps)
+				.map(|at| {
+					let share = at as f32 / steps as f32;
+					let params = base.iter().zip(&noise).map(|(b, z)| b - share * z).collect();
+					let state = StepState::at_start(&base, &fresh);
+					(at, StepState { params, step: fresh.step + u64::from(at), ..state })
+				})
+				.collect();
+			delta = noise;
+		}
+		let (trajectory, served) = Trajectory::served(&kept);
+		if *peer != unrecorded {
+			objects.extend(served);
+		}
+		let update = Arc::new(CompressedUpdate::None(delta));
+		chain.proved.insert(*peer, update_hash(&update.encode()));
+		let (start, root) = (fresh.digests(), trajectory.root());
+		received.push(Received { peer: *peer, steps, start, trajectory: root, update });
+	}
+	let mut desk =
+		FraudDesk::new(me, [7; 32], replayer, Box::new(MemoryArchive::default()), KEEP_ROUNDS)
+			.with_gauntlet_peers(0)
+			.with_segment_rate(0.0);
+	desk.keep_round(0, &base, received, Vec::new(), &chain);
+	serve_until_idle(&mut desk, &chain, &objects);
+	assert!(chain.accused.lock().unwrap().is_empty(), "its own screens replayed none");
+	// Each challenge alone: its verdict, and the steps the committee member redid.
+	let mut judge = |challenge: u64, accused: PeerId| {
+		let before = desk.costs().committee_steps;
+		chain.request_proving(challenge, 0, accused, chain.committed, steps);
+		serve_until_idle(&mut desk, &chain, &objects);
+		let vote = chain.votes.lock().unwrap().pop().expect("a vote");
+		assert_eq!(vote.0, challenge);
+		(vote.1, desk.costs().committee_steps - before)
+	};
+	// Honest work is cleared by one step redone (and its two ends checked), not twelve.
+	assert_eq!(judge(1, honest), (Verdict::Valid, 1));
+	// An end that does not give the update sent, and steps that do not redo, each send the
+	// claim to a full replay, which refutes it.
+	assert_eq!(judge(2, swapped), (Verdict::Invalid, 1 + 12));
+	assert_eq!(judge(3, forged), (Verdict::Invalid, 1 + 12));
+	// A sender serving no trajectory is replayed in full, and honest work is still cleared.
+	assert_eq!(judge(4, unrecorded), (Verdict::Valid, 12));
+	assert_eq!(desk.costs().replay_steps, 0, "the member's own replays are counted apart");
 }
