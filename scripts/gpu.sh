@@ -11,9 +11,10 @@
 #   scripts/gpu.sh run     on the GPU machine, from the repository root with .gpu/ beside it:
 #                          the CUDA build's tests (unit tests and trainer/tests/gpu.rs) on the
 #                          GPU (GPU_TESTS=0 skips them), bench/gpu_parity.sh (GPU_PARITY=0
-#                          skips it), then bench/gpu_step.sh (GPU_BENCH=0 skips it) and a
-#                          profile of the ~100M model's parts. Logs and the reports go to $OUT
-#                          (or ./gpu-out).
+#                          skips it), bench/segment_devices.sh (a GPU round's steps redone on
+#                          the CPU; GPU_SEGMENTS=0 skips it), then bench/gpu_step.sh
+#                          (GPU_BENCH=0 skips it) and a profile of the ~100M model's parts.
+#                          Logs and the reports go to $OUT (or ./gpu-out).
 #   scripts/gpu.sh with CMD  on the GPU machine: CMD with the CUDA libraries on the path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +26,7 @@ build() {
     export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/grid-target} SKIP_WASM_BUILD=1
     local cargo=(cargo --locked -q)
     "${cargo[@]}" build --release -p grid-trainer --features cuda --bin grid-trainer --bin bench_step \
-        --bin gpt_parity
+        --bin gpt_parity --bin segment_devices
     local tests
     tests=$("${cargo[@]}" test --release -p grid-trainer --features cuda --lib --test gpu \
         --no-run --message-format=json |
@@ -35,7 +36,7 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
         print(m["target"]["name"], m["executable"])')
     rm -rf .gpu && mkdir -p .gpu
-    cp "$CARGO_TARGET_DIR"/release/{grid-trainer,bench_step,gpt_parity} .gpu/
+    cp "$CARGO_TARGET_DIR"/release/{grid-trainer,bench_step,gpt_parity,segment_devices} .gpu/
     while read -r name exe; do
         cp "$exe" ".gpu/test-$name"
     done <<<"$tests"
@@ -93,6 +94,10 @@ run() {
     if [[ ${GPU_PARITY:-1} == 1 ]]; then
         GPT_PARITY=.gpu/gpt_parity REPORT=$out/gpu_parity.md bench/gpu_parity.sh 2>&1 |
             tee "$out/parity.log" || status=1
+    fi
+    if [[ ${GPU_SEGMENTS:-1} == 1 ]]; then
+        SEGMENT_DEVICES=.gpu/segment_devices REPORT=$out/segment_devices.md DEVICE=cuda \
+            bench/segment_devices.sh 2>&1 | tee "$out/segments.log" || status=1
     fi
     if [[ ${GPU_BENCH:-1} == 1 ]]; then
         BENCH_STEP=.gpu/bench_step REPORT=$out/gpu_step.md bench/gpu_step.sh 2>&1 |

@@ -13,8 +13,9 @@
 //!
 //! The same check serves the challenger and the committee. A trainer screens every round's
 //! updates cheaply ([`suspects`]: agreement with the others' mean) and replays only the
-//! suspects before putting a deposit on a challenge; committee members replay the challenged
-//! update and vote.
+//! suspects before putting a deposit on a challenge; committee members check the challenged
+//! claim by its trajectory ([`Replayer::judge_trace`]), replay it in full where that does not
+//! hold, and vote.
 //!
 //! - [`gram`]: every pair of a round's updates' dot product, from the updates as sent.
 //! - [`screens`]: the cheap screens of a round's updates (agreement, copies, short norms).
