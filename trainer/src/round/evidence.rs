@@ -9,9 +9,10 @@
 //! The encoding is the magic `GEV2`, then deflate of the SCALE encoding of the round, the
 //! base's values (little-endian `f32`) and each update (sender's peer id, steps, start
 //! digests, trajectory root, the update's canonical bytes). Decoding checks every part: a
-//! file torn by a crash or edited is refused, never half-read. (`GEV1`, without the
-//! trajectory roots, is refused by its magic: a trainer upgraded mid-job keeps no evidence
-//! of the rounds before, so it cannot vote on them, which costs it nothing.)
+//! file torn by a crash or edited is refused, never half-read. `GEV1`, written before
+//! trajectory roots were kept, still decodes (its updates' roots unknown: a committee judges
+//! them by full replays), so a trainer upgraded mid-job keeps the evidence of the rounds
+//! before and can vote on them (a drawn member that does not vote is slashed as absent).
 
 use std::{
 	collections::{BTreeMap, HashMap},
@@ -28,6 +29,8 @@ use crate::{compress::CompressedUpdate, work_state::WorkDigests};
 
 /// First bytes of an encoded round's evidence.
 const MAGIC: &[u8; 4] = b"GEV2";
+/// First bytes of evidence written before trajectory roots were kept.
+const MAGIC_V1: &[u8; 4] = b"GEV1";
 /// Most bytes an encoded round may inflate to (a 1 GiB base and its updates), so a hostile
 /// or corrupt file cannot exhaust memory.
 const MAX_INFLATED: u64 = 4 << 30;
@@ -39,8 +42,9 @@ pub struct Kept {
 	pub steps: u32,
 	/// Its sender's committed start-state digests.
 	pub start: WorkDigests,
-	/// Its sender's committed trajectory root ([`crate::trajectory::Trajectory::root`]).
-	pub trajectory: Digest,
+	/// Its sender's committed trajectory root ([`crate::trajectory::Trajectory::root`]);
+	/// unknown in evidence kept before roots were (`GEV1`).
+	pub trajectory: Option<Digest>,
 	/// The update as sent.
 	pub update: Arc<CompressedUpdate>,
 }
@@ -122,8 +126,54 @@ struct StoredUpdate {
 	peer: Vec<u8>,
 	steps: u32,
 	start: WorkDigests,
-	trajectory: Digest,
+	trajectory: Option<Digest>,
 	update: Vec<u8>,
+}
+
+/// The SCALE form of a round's evidence in `GEV1`.
+#[derive(Encode, Decode)]
+struct StoredV1 {
+	round: RoundIndex,
+	base: Vec<u8>,
+	updates: Vec<StoredUpdateV1>,
+}
+
+#[derive(Encode, Decode)]
+struct StoredUpdateV1 {
+	peer: Vec<u8>,
+	steps: u32,
+	start: WorkDigests,
+	update: Vec<u8>,
+}
+
+impl From<StoredV1> for Stored {
+	fn from(v1: StoredV1) -> Self {
+		let updates = v1
+			.updates
+			.into_iter()
+			.map(|u| StoredUpdate {
+				peer: u.peer,
+				steps: u.steps,
+				start: u.start,
+				trajectory: None,
+				update: u.update,
+			})
+			.collect();
+		Stored { round: v1.round, base: v1.base, updates }
+	}
+}
+
+/// Inflates what follows a magic, at most [`MAX_INFLATED`] bytes.
+fn inflate(deflated: &[u8]) -> Result<Vec<u8>, EvidenceError> {
+	let mut raw = Vec::new();
+	flate2::read::DeflateDecoder::new(deflated)
+		.take(MAX_INFLATED + 1)
+		.read_to_end(&mut raw)
+		.map_err(|e| EvidenceError::Inflate(e.to_string()))?;
+	if raw.len() as u64 > MAX_INFLATED {
+		return Err(EvidenceError::Inflate(format!("over {MAX_INFLATED} bytes")));
+	}
+	Ok(raw)
 }
 
 impl RoundEvidence {
@@ -150,19 +200,17 @@ impl RoundEvidence {
 		deflate.finish().expect("writing to memory cannot fail")
 	}
 
-	/// Parses what [`RoundEvidence::encode`] wrote.
+	/// Parses what [`RoundEvidence::encode`] wrote (or, before it kept trajectory roots,
+	/// wrote as `GEV1`).
 	pub fn decode(bytes: &[u8]) -> Result<Self, EvidenceError> {
-		let deflated = bytes.strip_prefix(MAGIC).ok_or(EvidenceError::Magic)?;
-		let mut raw = Vec::new();
-		flate2::read::DeflateDecoder::new(deflated)
-			.take(MAX_INFLATED + 1)
-			.read_to_end(&mut raw)
-			.map_err(|e| EvidenceError::Inflate(e.to_string()))?;
-		if raw.len() as u64 > MAX_INFLATED {
-			return Err(EvidenceError::Inflate(format!("over {MAX_INFLATED} bytes")));
-		}
-		let stored: Stored =
-			decode_exact(&raw).map_err(|e| EvidenceError::Malformed(e.to_string()))?;
+		let malformed = |e: super::messages::MessageError| EvidenceError::Malformed(e.to_string());
+		let stored: Stored = if let Some(deflated) = bytes.strip_prefix(MAGIC) {
+			decode_exact(&inflate(deflated)?).map_err(malformed)?
+		} else if let Some(deflated) = bytes.strip_prefix(MAGIC_V1) {
+			decode_exact::<StoredV1>(&inflate(deflated)?).map_err(malformed)?.into()
+		} else {
+			return Err(EvidenceError::Magic);
+		};
 		if !stored.base.len().is_multiple_of(4) {
 			return Err(EvidenceError::Malformed("the base is not whole f32 values".into()));
 		}
@@ -208,7 +256,7 @@ mod tests {
 					0 => CompressedUpdate::None(delta),
 					_ => Int8Quantizer::new(64).unwrap().compress(&delta).unwrap(),
 				};
-				let trajectory = [i as u8; 32];
+				let trajectory = Some([i as u8; 32]);
 				let kept = Kept { steps: 10 + i, start, trajectory, update: Arc::new(update) };
 				(PeerId::random(), kept)
 			})
@@ -242,6 +290,32 @@ mod tests {
 		kept.update = Arc::new(CompressedUpdate::None(vec![0.5; 5]));
 		let refused = RoundEvidence::decode(&other.encode());
 		assert!(matches!(refused, Err(EvidenceError::Update { peer: p, .. }) if p == peer));
+	}
+
+	#[test]
+	fn evidence_kept_before_trajectory_roots_still_decodes_without_them() {
+		let e = evidence();
+		let updates = e
+			.updates
+			.iter()
+			.map(|(peer, kept)| StoredUpdateV1 {
+				peer: peer.to_bytes(),
+				steps: kept.steps,
+				start: kept.start,
+				update: kept.update.encode(),
+			})
+			.collect();
+		let base = e.base.iter().flat_map(|v| v.to_le_bytes()).collect();
+		let v1 = StoredV1 { round: e.round, base, updates };
+		let mut deflate =
+			flate2::write::DeflateEncoder::new(MAGIC_V1.to_vec(), flate2::Compression::fast());
+		deflate.write_all(&v1.encode()).unwrap();
+		let decoded = RoundEvidence::decode(&deflate.finish().unwrap()).unwrap();
+		let mut expected = e.clone();
+		expected.updates.values_mut().for_each(|kept| kept.trajectory = None);
+		assert_eq!(decoded, expected);
+		// Written again, it is GEV2.
+		assert!(decoded.encode().starts_with(MAGIC));
 	}
 
 	#[test]

@@ -244,7 +244,7 @@ impl FraudDesk {
 			.chain(evidence.updates.values())
 			.map(|kept| &kept.update)
 			.find(|update| update_hash(&update.encode()) == request.update)?;
-		let trace = own.map(|kept| (kept.trajectory, request.draw));
+		let trace = own.and_then(|kept| kept.trajectory).map(|root| (root, request.draw));
 		let (steps, start, update) = (request.steps, request.start_state, update.clone());
 		Some(Target { steps, start, update, trace })
 	}

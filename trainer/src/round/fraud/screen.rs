@@ -131,7 +131,7 @@ impl FraudDesk {
 				let kept = Kept {
 					steps: r.steps,
 					start: r.start,
-					trajectory: r.trajectory,
+					trajectory: Some(r.trajectory),
 					update: r.update,
 				};
 				(r.peer, kept)
