@@ -290,8 +290,8 @@ struct World<'a> {
 	job: JobId,
 	members: Vec<Member>,
 	seeds: Arc<Mutex<HashMap<(RoundIndex, PeerId), Hash>>>,
-	/// Each contribution's committed start state (encoded) and claimed steps.
-	states: HashMap<(RoundIndex, PeerId), (Vec<u8>, u32)>,
+	/// Each contribution's committed start state, encoded.
+	states: HashMap<(RoundIndex, PeerId), Vec<u8>>,
 	/// What the members serve for segment and committee checks, by content address: every
 	/// round's, as long as the attempt lasts (its rounds can be challenged and audited
 	/// until it ends).
@@ -518,7 +518,7 @@ impl<'a> World<'a> {
 			.collect();
 		for (i, s) in playing.iter().zip(sent) {
 			let m = &self.members[*i];
-			self.states.insert((index, m.peer), (s.start.encode(), s.claimed_steps));
+			self.states.insert((index, m.peer), s.start.encode());
 			self.recorded.extend(s.recorded.iter().cloned());
 			self.outcome.training_steps += u64::from(s.claimed_steps);
 			let samples = u64::from(s.claimed_steps) * BATCH;
@@ -581,10 +581,11 @@ impl<'a> World<'a> {
 						desk.state_arrived(round, peer, id, Ok(bytes.clone()), port.as_ref());
 						continue;
 					}
-					let answer = match self.states.get(&(round, peer)) {
-						Some((bytes, _)) => Ok(bytes.clone()),
-						None => Err("no such state".to_string()),
-					};
+					let answer = self
+						.states
+						.get(&(round, peer))
+						.cloned()
+						.ok_or_else(|| "no such state".to_string());
 					desk.state_arrived(round, peer, id, answer, port.as_ref());
 				}
 				desk.poll(port.as_ref());

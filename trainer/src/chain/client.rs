@@ -40,6 +40,9 @@ const FORK_SWITCH_PAUSE: Duration = Duration::from_millis(200);
 type AtBlock =
 	subxt::client::ClientAtBlock<GridConfig, subxt::client::OnlineClientAtBlockImpl<GridConfig>>;
 
+/// A block hash as the node's JSON-RPC methods give it.
+type BlockHash = <subxt::config::RpcConfigFor<GridConfig> as subxt::rpcs::RpcConfig>::Hash;
+
 /// A connected node.
 #[derive(Clone)]
 pub struct Chain {
@@ -124,17 +127,23 @@ impl Chain {
 
 	/// One attempt of [`Chain::at_number`].
 	async fn try_at_number(&self, number: Option<u32>) -> Result<AtBlock> {
-		let what = "reading a block";
-		let hash = self
-			.rpc
-			.chain_get_block_hash(number.map(Into::into))
-			.await
-			.map_err(|e| ChainError::rpc(what, e))?
-			.ok_or_else(|| ChainError::rpc(what, "the node has no such block"))?;
+		let hash = self.hash_of(number, "reading a block").await?;
 		self.api
 			.at_block(subxt::backend::BlockRef::from_hash(hash))
 			.await
-			.map_err(|e| ChainError::rpc(what, e))
+			.map_err(|e| ChainError::rpc("reading a block", e))
+	}
+
+	/// The hash of block `number` of the best chain (the best block with `None`).
+	async fn hash_of(&self, number: Option<u32>, what: &'static str) -> Result<BlockHash> {
+		self.rpc
+			.chain_get_block_hash(number.map(Into::into))
+			.await
+			.map_err(|e| ChainError::rpc(what, e))?
+			.ok_or_else(|| {
+				let which = number.map_or("such block".to_string(), |n| format!("block {n}"));
+				ChainError::rpc(what, format!("the node has no {which}"))
+			})
 	}
 
 	/// Transaction parameters with `signer`'s next nonce as the node's pool sees it, so
@@ -154,13 +163,7 @@ impl Chain {
 
 	/// The hash of block `number` of the best chain.
 	pub async fn block_hash(&self, number: u32) -> Result<grid_primitives::Hash> {
-		let what = "reading a block hash";
-		let hash = self
-			.rpc
-			.chain_get_block_hash(Some(number.into()))
-			.await
-			.map_err(|e| ChainError::rpc(what, e))?
-			.ok_or_else(|| ChainError::rpc(what, format!("the node has no block {number}")))?;
+		let hash = self.hash_of(Some(number), "reading a block hash").await?;
 		Ok(grid_primitives::Hash::from(hash.0))
 	}
 

@@ -113,8 +113,20 @@ impl Replayer {
 			self.dataset.train_batch(&indices, &self.device)
 		});
 		let local = train_round(&mut trainer, &claim.base, batches)?;
-		let corrected = corrected(&local.delta, &claim.start.residual, self.error_decay);
+		self.sent_from(claim, &local.delta)
+	}
+
+	/// What `claim`'s sender sends for a round whose pseudo-gradient is `delta`: the delta
+	/// with its start state's residual, compressed with the scheme of the update it sent.
+	pub fn sent_from(&self, claim: &Claim, delta: &[f32]) -> Result<CompressedUpdate> {
+		let corrected = corrected(delta, &claim.start.residual, self.error_decay);
 		compress_once(&claim.sent.scheme(), &corrected)
+	}
+
+	/// Whether a claim of `steps` is refused without any work redone: nothing claimed, or
+	/// more than the job allows.
+	pub fn refuses_steps(&self, steps: u32) -> bool {
+		steps == 0 || self.max_steps.is_some_and(|cap| steps > cap)
 	}
 
 	/// Replays `claim` and judges the update it sent.
@@ -127,8 +139,7 @@ impl Replayer {
 				claim.start.len(),
 			)));
 		}
-		let over_cap = self.max_steps.is_some_and(|cap| claim.steps > cap);
-		if claim.steps == 0 || over_cap {
+		if self.refuses_steps(claim.steps) {
 			// Nothing claimed, or more than the job allows: invalid without a replay.
 			return Ok(Judgement::refused());
 		}

@@ -30,7 +30,6 @@ use grid_primitives::{work::Verdict, Hash};
 
 use super::{cosine, Claim, Judgement, Replayer, VALID_COSINE};
 use crate::{
-	compress::adaptive::{compress_once, corrected},
 	data::batch_indices,
 	diloco::pseudo_gradient,
 	error::{Error, Result},
@@ -168,7 +167,7 @@ impl Replayer {
 		let TraceRequest { claim, trajectory, gap, states } = request;
 		let fails = |why: String| Ok(TraceFinding::Fails(why));
 		let marks = trajectory.marks();
-		if claim.steps == 0 || self.max_steps.is_some_and(|cap| claim.steps > cap) {
+		if self.refuses_steps(claim.steps) {
 			return fails(format!("a claim of {} steps", claim.steps));
 		}
 		if marks.len() < 2 || trajectory.steps() != claim.steps || gap + 1 >= marks.len() {
@@ -198,9 +197,7 @@ impl Replayer {
 			}
 		}
 		let end = state(last)?;
-		let delta = pseudo_gradient(&claim.base, &end.params)?;
-		let again = corrected(&delta, &claim.start.residual, self.error_decay);
-		let again = compress_once(&claim.sent.scheme(), &again)?;
+		let again = self.sent_from(claim, &pseudo_gradient(&claim.base, &end.params)?)?;
 		let link = Judgement::of(&claim.sent.decompress(), &again.decompress());
 		if link.verdict == Verdict::Invalid {
 			return fails(format!(
