@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Datasets: (1) fetch throughput of `grid-trainer data fetch` over libp2p (noise, yamux,
-# every 1 MiB chunk checked against the manifest) from a `grid-trainer data publish` on
-# loopback, against curl of the same file from `python3 -m http.server` on loopback, run
-# alternately, REPEATS times each after one warm-up of each; (2) resident memory of
+# Datasets: (1) fetch throughput of `grid-trainer data fetch` (every 1 MiB chunk checked
+# against the manifest) from a `grid-trainer data publish` on loopback, over its plain bulk
+# lane (the default) and from a publisher with `--encrypted-only` (noise, yamux), against curl
+# of the same file from `python3 -m http.server` on loopback, run in turn, REPEATS times each
+# after one warm-up of each; (2) resident memory of
 # `bench_data train` (the daemon's dataset load, then a small transformer trained on batches
 # drawn across the whole file) on a BIG_MIB and a SMALL_MIB file of random u16 tokens.
 # Writes bench/reports/datasets.md and datasets.json.
@@ -10,7 +11,8 @@
 # usage: bench/datasets.sh [REPEATS]   (default 5)
 # Environment: FETCH_MIB (256), SMALL_MIB (64), BIG_MIB (4096), STEPS (200), VOCAB (4096);
 # GRID_BENCH_NO_BUILD=1 uses the binaries already in $CARGO_TARGET_DIR without building;
-# PROFILE=0 skips the perf profile of one extra fetch (taken when perf is installed).
+# PROFILE=0 skips the perf profiles of one extra fetch of each kind (taken when perf is
+# installed).
 # Everything runs in a temporary directory (removed at the end, with every process started
 # here), on 127.0.0.1 only; it needs about BIG_MIB + 3 x FETCH_MIB of free disk.
 set -euo pipefail
@@ -77,13 +79,21 @@ EOF
 # ---- 1. Fetch throughput: libp2p vs curl, same file, loopback ----
 mkdir -p "$tmp/src"
 head -c $((FETCH_MIB << 20)) /dev/urandom >"$tmp/src/train.bin"
-"$bin/grid-trainer" data publish "$tmp/src" --format tokens-u16 --store "$tmp/store-a" \
-	--listen /ip4/127.0.0.1/tcp/0 >"$tmp/publish.out" 2>"$tmp/publish.log" &
-publisher=$!
-pids+=("$publisher")
-wait_for "^serving on " "$tmp/publish.out" 300 "$publisher"
-reference=$(awk '/^reference /{print $2}' "$tmp/publish.out")
-address=$(awk '/^serving on /{print $3}' "$tmp/publish.out")
+# Two publishers of the same file: the default (bulk lane) and one that serves only over the
+# encrypted stream.
+declare -A publisher address
+for kind in lane stream; do
+	extra=()
+	[ "$kind" = stream ] && extra=(--encrypted-only)
+	"$bin/grid-trainer" data publish "$tmp/src" --format tokens-u16 --store "$tmp/store-$kind" \
+		--listen /ip4/127.0.0.1/tcp/0 ${extra[@]+"${extra[@]}"} >"$tmp/publish-$kind.out" \
+		2>"$tmp/publish-$kind.log" &
+	publisher[$kind]=$!
+	pids+=("${publisher[$kind]}")
+	wait_for "^serving on " "$tmp/publish-$kind.out" 300 "${publisher[$kind]}"
+	address[$kind]=$(awk '/^serving on /{print $3}' "$tmp/publish-$kind.out")
+done
+reference=$(awk '/^reference /{print $2}' "$tmp/publish-lane.out")
 port=$(python3 scripts/free-port.py)
 python3 -m http.server --bind 127.0.0.1 "$port" --directory "$tmp/src" >"$tmp/http.log" 2>&1 &
 httpd=$!
@@ -92,25 +102,25 @@ for _ in $(seq 100); do
 	curl -s -o /dev/null "http://127.0.0.1:$port/" && break
 	sleep 0.1
 done
-echo "publisher $address ($reference); http://127.0.0.1:$port/train.bin"
+echo "publishers ${address[lane]} and ${address[stream]} ($reference); http://127.0.0.1:$port/train.bin"
 
-# One transfer by method $1 (grid|curl), labelled $2; appends a line to fetch.tsv.
+# One transfer by method $1 (lane|stream|curl), labelled $2; appends a line to fetch.tsv.
 fetch_once() {
 	local method=$1 label=$2 out="$tmp/fetched-$2" server t0 t1 c0 c1 file
-	if [ "$method" = grid ]; then server=$publisher; else server=$httpd; fi
+	if [ "$method" = curl ]; then server=$httpd; else server=${publisher[$method]}; fi
 	c0=$(cpu_of "$server")
 	t0=$(now)
-	if [ "$method" = grid ]; then
+	if [ "$method" != curl ]; then
 		/usr/bin/time -f "%U %S" -o "$tmp/time" "$bin/grid-trainer" data fetch \
-			--reference "$reference" --uri "$address" --store "$out" \
-			>"$raw/fetch-$label.out" 2>"$raw/fetch-$label.log"
+			--reference "$reference" --uri "${address[$method]}" --store "$out" \
+			>"$raw/fetch-$method-$label.out" 2>"$raw/fetch-$method-$label.log"
 	else
 		/usr/bin/time -f "%U %S" -o "$tmp/time" curl -sS -o "$out" \
 			"http://127.0.0.1:$port/train.bin"
 	fi
 	t1=$(now)
 	c1=$(cpu_of "$server")
-	if [ "$method" = grid ]; then file=$(echo "$out"/*/files/train.bin); else file=$out; fi
+	if [ "$method" != curl ]; then file=$(echo "$out"/*/files/train.bin); else file=$out; fi
 	cmp -s "$tmp/src/train.bin" "$file" || { echo "$method $label: wrong bytes" >&2; exit 1; }
 	rm -rf "$out"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$method" "$label" "$t0" "$t1" "$(tr ' ' '\t' <"$tmp/time")" \
@@ -120,36 +130,40 @@ fetch_once() {
 }
 
 printf 'method\tlabel\tstart\tend\tclient_user_s\tclient_sys_s\tserver_cpu_s\n' >"$raw/fetch.tsv"
-fetch_once grid warmup
-fetch_once curl warmup
+methods=(lane stream curl)
+for method in "${methods[@]}"; do
+	fetch_once "$method" warmup
+done
 for r in $(seq "$REPEATS"); do
-	# Alternate which goes first.
-	if [ $((r % 2)) -eq 1 ]; then order="grid curl"; else order="curl grid"; fi
-	for method in $order; do
-		fetch_once "$method" "$r"
+	# Each repetition starts one method later than the one before.
+	for i in 0 1 2; do
+		fetch_once "${methods[$(((r + i) % 3))]}" "$r"
 	done
 done
-# Where the CPU goes: one more libp2p fetch with both ends sampled by perf (when installed;
-# PROFILE=0 skips it). Not timed.
+# Where the CPU goes: one more fetch of each kind with both ends sampled by perf (when
+# installed; PROFILE=0 skips it). Not timed.
 if [ "${PROFILE:-1}" != 0 ] && command -v perf >/dev/null; then
-	perf record -F 499 -o "$tmp/perf.server" -p "$publisher" >/dev/null 2>&1 &
-	sampler=$!
-	pids+=("$sampler")
-	sleep 0.5
-	perf record -F 499 -o "$tmp/perf.client" -- "$bin/grid-trainer" data fetch \
-		--reference "$reference" --uri "$address" --store "$tmp/fetched-profile" >/dev/null 2>&1
-	kill -INT "$sampler"
-	wait "$sampler" || true
-	for end in client server; do
-		perf report -i "$tmp/perf.$end" --no-children --sort symbol --stdio 2>/dev/null |
-			grep -E '^ +[0-9.]+%' | head -12 >"$raw/profile-$end.txt" || true
+	for kind in lane stream; do
+		perf record -F 499 -o "$tmp/perf.server" -p "${publisher[$kind]}" >/dev/null 2>&1 &
+		sampler=$!
+		pids+=("$sampler")
+		sleep 0.5
+		perf record -F 499 -o "$tmp/perf.client" -- "$bin/grid-trainer" data fetch \
+			--reference "$reference" --uri "${address[$kind]}" --store "$tmp/fetched-profile" \
+			>/dev/null 2>&1
+		kill -INT "$sampler"
+		wait "$sampler" || true
+		for end in client server; do
+			perf report -i "$tmp/perf.$end" --no-children --sort symbol --stdio 2>/dev/null |
+				grep -E '^ +[0-9.]+%' | head -12 >"$raw/profile-$kind-$end.txt" || true
+		done
+		rm -rf "$tmp/fetched-profile" "$tmp"/perf.*
 	done
-	rm -rf "$tmp/fetched-profile" "$tmp"/perf.*
 fi
-kill "$publisher" "$httpd" 2>/dev/null || true
-wait "$publisher" "$httpd" 2>/dev/null || true
+kill "${publisher[@]}" "$httpd" 2>/dev/null || true
+wait "${publisher[@]}" "$httpd" 2>/dev/null || true
 pids=()
-rm -rf "$tmp/src" "$tmp/store-a"
+rm -rf "$tmp/src" "$tmp"/store-lane "$tmp"/store-stream
 
 # ---- 2. Resident memory while training on a large dataset ----
 for size in small big; do

@@ -25,7 +25,7 @@ use grid_trainer::{
 		store::{build_manifest, ChunkId},
 		DataStore,
 	},
-	net::data::{data_behaviour, DataRequest, DataResponse},
+	net::data::{data_behaviour, peer_of, DataRequest, DataResponse, Ticket},
 };
 use libp2p::{multiaddr::Protocol, request_response, swarm::SwarmEvent, Multiaddr};
 use polkadot_sdk::sp_core::H256;
@@ -112,18 +112,55 @@ enum Lie {
 	/// The true manifest; each chunk is missing the first time it is asked for, then served
 	/// from the dataset's files in this directory (a holder still fetching it).
 	Late(std::path::PathBuf),
+	/// The true manifest and a ticket to a bulk lane that answers every chunk with wrong
+	/// bytes (chunks asked over the stream are missing).
+	Lane,
 }
 
-/// Starts a holder that answers every request with `lie`, on the test's runtime; its address.
-async fn hostile(manifest: DatasetManifest, lie: Lie) -> Multiaddr {
-	let mut swarm = libp2p::SwarmBuilder::with_new_identity()
+/// A bulk lane on loopback that takes any ticket and answers each ask with a chunk of the
+/// right length and wrong bytes (the wire format of `daemon::bulk`); its port.
+async fn lying_lane(manifest: DatasetManifest) -> u16 {
+	use tokio::io::{AsyncReadExt, AsyncWriteExt};
+	let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+	let port = listener.local_addr().unwrap().port();
+	tokio::spawn(async move {
+		while let Ok((mut stream, _)) = listener.accept().await {
+			let manifest = manifest.clone();
+			tokio::spawn(async move {
+				let mut ticket = [0u8; 32];
+				stream.read_exact(&mut ticket).await?;
+				let mut ask = [0u8; 8];
+				while stream.read_exact(&mut ask).await.is_ok() {
+					let (file, chunk) = (&ask[..4], &ask[4..]);
+					let at = |b: &[u8]| u32::from_le_bytes(b.try_into().unwrap());
+					let range = manifest.files[at(file) as usize].chunk_range(at(chunk)).unwrap();
+					let len = (range.end - range.start) as u32;
+					let header = [&[0u8][..], file, chunk, &len.to_le_bytes()].concat();
+					stream.write_all(&header).await?;
+					stream.write_all(&vec![7u8; len as usize]).await?;
+				}
+				std::io::Result::Ok(())
+			});
+		}
+	});
+	port
+}
+
+/// A swarm of the dataset protocol alone, with a fresh identity.
+fn data_swarm() -> libp2p::Swarm<request_response::Behaviour<grid_trainer::net::data::DataCodec>> {
+	libp2p::SwarmBuilder::with_new_identity()
 		.with_tokio()
 		.with_tcp(Default::default(), libp2p::noise::Config::new, libp2p::yamux::Config::default)
 		.unwrap()
 		.with_behaviour(|_| data_behaviour(Duration::from_secs(30)))
 		.unwrap()
 		.with_swarm_config(|c| c.with_idle_connection_timeout(Duration::from_secs(60)))
-		.build();
+		.build()
+}
+
+/// Starts a holder that answers every request with `lie`, on the test's runtime; its address.
+async fn hostile(manifest: DatasetManifest, lie: Lie) -> Multiaddr {
+	let mut swarm = data_swarm();
 	swarm.listen_on("/ip4/127.0.0.1/tcp/0".parse().unwrap()).unwrap();
 	let peer = *swarm.local_peer_id();
 	let address = loop {
@@ -131,6 +168,7 @@ async fn hostile(manifest: DatasetManifest, lie: Lie) -> Multiaddr {
 			break address.with(Protocol::P2p(peer));
 		}
 	};
+	let lane = lying_lane(manifest.clone()).await;
 	let mut other = manifest.clone();
 	other.files[0].chunks[0] = H256::repeat_byte(9);
 	let mut asked = std::collections::HashSet::new();
@@ -142,7 +180,12 @@ async fn hostile(manifest: DatasetManifest, lie: Lie) -> Multiaddr {
 			}) = swarm.select_next_some().await
 			{
 				let response = match (request, &lie) {
-					(DataRequest::Manifest { .. }, Lie::Chunks | Lie::Late(_)) => {
+					(DataRequest::Bulk { .. }, Lie::Lane) => {
+						DataResponse::Bulk { port: lane, ticket: Ticket([0; 32]) }
+					}
+					(DataRequest::Bulk { .. }, _) => DataResponse::Missing,
+					(DataRequest::Chunk { .. }, Lie::Lane) => DataResponse::Missing,
+					(DataRequest::Manifest { .. }, Lie::Chunks | Lie::Late(_) | Lie::Lane) => {
 						DataResponse::Manifest(manifest.encode())
 					}
 					(DataRequest::Manifest { .. }, Lie::Manifest) => {
@@ -180,6 +223,37 @@ fn tokens(n: usize, salt: u16) -> Vec<u8> {
 		.collect()
 }
 
+/// What the holder at `address` answers to a request for a ticket to its bulk lane.
+async fn ask_ticket(address: &Multiaddr, dataset: H256) -> DataResponse {
+	let mut swarm = data_swarm();
+	let peer = peer_of(address).unwrap();
+	swarm.add_peer_address(peer, address.clone());
+	swarm.behaviour_mut().send_request(&peer, DataRequest::Bulk { dataset });
+	let answer = async {
+		loop {
+			match swarm.select_next_some().await {
+				SwarmEvent::Behaviour(request_response::Event::Message {
+					message: request_response::Message::Response { response, .. },
+					..
+				}) => return response,
+				SwarmEvent::Behaviour(request_response::Event::OutboundFailure {
+					error, ..
+				}) => panic!("asking {address} for a ticket: {error}"),
+				_ => {}
+			}
+		}
+	};
+	tokio::time::timeout(Duration::from_secs(60), answer).await.expect("an answer within 60 s")
+}
+
+/// Every file of `manifest` in `located` is byte for byte the one in `dir`.
+fn assert_same_files(located: &data::store::Located, manifest: &DatasetManifest, dir: &Path) {
+	for file in &manifest.files {
+		let fetched = std::fs::read(located.dir.join(&file.name)).unwrap();
+		assert_eq!(fetched, std::fs::read(dir.join(&file.name)).unwrap(), "{}", file.name);
+	}
+}
+
 fn reference(hash: H256, holders: &[&Multiaddr]) -> DatasetRef {
 	let uri: Vec<String> = holders.iter().map(|a| a.to_string()).collect();
 	DatasetRef { content_hash: hash, uri: BoundedBytes::truncate_from(uri.join(" ").into_bytes()) }
@@ -199,15 +273,30 @@ async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 
 	let (_publisher, hash, buyer) = publish(&dir, &tmp.path().join("buyer-store"), &[]);
 	assert_eq!(hash, manifest.hash(), "the publisher's reference is the manifest's hash");
+	// The publisher offers its bulk lane, so the fetches below from it go over the lane.
+	assert!(matches!(ask_ticket(&buyer, hash).await, DataResponse::Bulk { .. }));
 
 	// A holder serving bad chunks next to the buyer: the fetch takes only what checks out.
 	let liar = hostile(manifest.clone(), Lie::Chunks).await;
 	let store = DataStore::new(tmp.path().join("provider-store"));
 	let located = ensure(&store, &reference(hash, &[&liar, &buyer]), &[], false).await.unwrap();
-	for file in &manifest.files {
-		let fetched = std::fs::read(located.dir.join(&file.name)).unwrap();
-		assert_eq!(fetched, std::fs::read(dir.join(&file.name)).unwrap(), "{}", file.name);
-	}
+	assert_same_files(&located, &manifest, &dir);
+	// A holder whose bulk lane serves bad chunks is refused like a liar on the stream.
+	let lane_liar = hostile(manifest.clone(), Lie::Lane).await;
+	let store2 = DataStore::new(tmp.path().join("lane-store"));
+	let located =
+		ensure(&store2, &reference(hash, &[&lane_liar, &buyer]), &[], false).await.unwrap();
+	assert_same_files(&located, &manifest, &dir);
+
+	// A publisher that serves only over the encrypted stream gives no ticket, and serves.
+	let (_private, same, private) =
+		publish(&dir, &tmp.path().join("private-store"), &["--encrypted-only"]);
+	assert_eq!(same, hash);
+	assert_eq!(ask_ticket(&private, hash).await, DataResponse::Missing);
+	let store3 = DataStore::new(tmp.path().join("from-private-store"));
+	let located = ensure(&store3, &reference(hash, &[&private]), &[], false).await.unwrap();
+	assert_same_files(&located, &manifest, &dir);
+
 	// Held whole now: opened for a model with the vocabulary, refused for one without.
 	let gpt = |vocab| {
 		grid_primitives::job::ModelSpec::Gpt(grid_primitives::job::GptConfig {
@@ -281,14 +370,15 @@ async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 	let late = hostile(manifest.clone(), Lie::Late(dir.clone())).await;
 	let patient = DataStore::new(tmp.path().join("patient-store"));
 	let located = ensure(&patient, &reference(hash, &[&late]), &[], false).await.unwrap();
-	for file in &manifest.files {
-		let fetched = std::fs::read(located.dir.join(&file.name)).unwrap();
-		assert_eq!(fetched, std::fs::read(dir.join(&file.name)).unwrap(), "{}", file.name);
-	}
+	assert_same_files(&located, &manifest, &dir);
 
 	// Only liars: nothing is accepted, and the error says why.
 	let alone = DataStore::new(tmp.path().join("fooled-store"));
 	let err = ensure(&alone, &reference(hash, &[&liar]), &[], false).await.unwrap_err().to_string();
+	assert!(err.contains("every holder failed or served bad data"), "{err}");
+	assert!(alone.locate(&hash).unwrap().is_none());
+	let err =
+		ensure(&alone, &reference(hash, &[&lane_liar]), &[], false).await.unwrap_err().to_string();
 	assert!(err.contains("every holder failed or served bad data"), "{err}");
 	assert!(alone.locate(&hash).unwrap().is_none());
 	let forger = hostile(manifest.clone(), Lie::Manifest).await;

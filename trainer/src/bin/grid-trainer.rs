@@ -185,6 +185,11 @@ enum DataCmd {
 		/// Upload at most this many Mbit/s in all (unlimited when not given).
 		#[arg(long)]
 		max_upload_mbit: Option<UploadLimit>,
+		/// Send chunks only over the encrypted libp2p stream, never over the plain bulk lane
+		/// (faster; every chunk is checked against the reference either way, but on the lane
+		/// an observer of the network path can read the data).
+		#[arg(long)]
+		encrypted_only: bool,
 	},
 	/// Show what a reference is: its manifest (format, files, sizes) from its source, checked
 	/// against the reference, and who serves it; nothing is downloaded but the manifest.
@@ -217,6 +222,9 @@ enum DataCmd {
 		/// With --listen: upload at most this many Mbit/s in all.
 		#[arg(long, requires = "listen")]
 		max_upload_mbit: Option<UploadLimit>,
+		/// With --listen: serve chunks only over the encrypted stream (as for `publish`).
+		#[arg(long, requires = "listen")]
+		encrypted_only: bool,
 	},
 	/// Pack an image folder (SRC/train/<class>/*.png|jpg, SRC/test/<class>/…; square images
 	/// of one size) into an image-npy dataset in OUT, to publish with `--format image-npy`.
@@ -250,14 +258,37 @@ fn data_command(command: DataCmd) -> anyhow::Result<()> {
 	grid_trainer::malloc::retain_freed_memory();
 	let rt = runtime()?;
 	match command {
-		DataCmd::Publish { path, format, store, listen, no_serve, max_upload_mbit } => {
-			let serving =
-				(!no_serve).then(|| Serving { listen: vec![listen], upload: max_upload_mbit });
+		DataCmd::Publish {
+			path,
+			format,
+			store,
+			listen,
+			no_serve,
+			max_upload_mbit,
+			encrypted_only,
+		} => {
+			let serving = (!no_serve).then(|| Serving {
+				listen: vec![listen],
+				upload: max_upload_mbit,
+				plain: !encrypted_only,
+			});
 			rt.block_on(datasets::publish(&DataStore::new(store), &path, format, serving))
 		}
 		DataCmd::Info { reference, uri } => rt.block_on(datasets::info(reference, &uri)),
-		DataCmd::Fetch { reference, uri, holder, store, listen, max_upload_mbit } => {
-			let serving = listen.map(|a| Serving { listen: vec![a], upload: max_upload_mbit });
+		DataCmd::Fetch {
+			reference,
+			uri,
+			holder,
+			store,
+			listen,
+			max_upload_mbit,
+			encrypted_only,
+		} => {
+			let serving = listen.map(|a| Serving {
+				listen: vec![a],
+				upload: max_upload_mbit,
+				plain: !encrypted_only,
+			});
 			let store = DataStore::new(store);
 			rt.block_on(datasets::fetch(&store, reference, &uri, &holder, serving))
 		}

@@ -10,9 +10,14 @@
 //! what it uploads ([`DataNode::limit_upload`]): a buyer on a home link keeps some of it. A
 //! capped node answers the peers asking it in turn, not in the order their requests came, so
 //! a second fetcher is not queued behind the first one's whole window.
+//!
+//! A serving node may also offer a plain bulk lane ([`DataNode::offer_bulk`], see
+//! [`super::bulk`]): a fetcher asks each holder for a ticket, and asks the chunks of a holder
+//! that gave one over the lane; any holder without a working lane is asked over the stream.
 
 use std::{
 	collections::{HashMap, HashSet, VecDeque},
+	net::{IpAddr, SocketAddr},
 	sync::Arc,
 	time::{Duration, Instant},
 };
@@ -28,8 +33,9 @@ use libp2p::{
 	Multiaddr, PeerId, Swarm,
 };
 use polkadot_sdk::sp_core::H256;
-use tokio::task::JoinSet;
+use tokio::{sync::mpsc, task::JoinSet};
 
+use super::bulk::{BulkAsk, BulkLane, BulkServer, LaneEvent};
 use crate::{
 	data::store::{ChunkId, DataStore, Located},
 	error::{Error, Result},
@@ -47,6 +53,8 @@ const IN_FLIGHT: usize = 8;
 const HOLDER_FAILURES: u32 = 3;
 /// How long a fetch waits without any progress before it gives up.
 const STALL: Duration = Duration::from_secs(120);
+/// How long a fetch waits for holders' tickets to their bulk lanes before it starts.
+const TICKET_WAIT: Duration = Duration::from_secs(5);
 /// How long a chunk that no holder had is put aside before they are asked again: holders
 /// that are fetching the dataset themselves (a job's other participants) get it meanwhile.
 const RETRY: Duration = Duration::from_secs(1);
@@ -60,6 +68,8 @@ impl DatasetServer for DataStore {
 			DataRequest::Chunk { dataset, file, chunk } => self
 				.read_chunk(&dataset, ChunkId { file, chunk })
 				.map(|c| c.map(DataResponse::Chunk)),
+			// Tickets are the data node's to give (a trainer's swarm has no lane).
+			DataRequest::Bulk { .. } => Ok(None),
 		};
 		match found {
 			Ok(Some(response)) => response,
@@ -77,10 +87,26 @@ struct Holder {
 	peer: PeerId,
 	failures: u32,
 	usable: bool,
+	/// Its bulk lane, while it gave a ticket and the lane works.
+	lane: Option<BulkLane>,
+}
+
+/// Where an answer to an inbound request goes.
+enum Reply {
+	Stream(ResponseChannel<DataResponse>),
+	/// A bulk lane's ask for this chunk.
+	Lane(ChunkId, mpsc::UnboundedSender<(ChunkId, Option<Vec<u8>>)>),
 }
 
 /// An answer to an inbound request, ready to send.
-type Answer = (ResponseChannel<DataResponse>, DataResponse);
+type Answer = (Reply, DataResponse);
+
+/// One of this node's own chunk requests in flight: on the stream, or on a holder's lane.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Asked {
+	Stream(OutboundRequestId),
+	Lane(usize, ChunkId),
+}
 
 /// Items waiting their turn, taken one from each key in turn (round robin over the keys that
 /// have some): a paced node sends answers to the peers asking it in turn, so one fetcher's
@@ -129,6 +155,11 @@ pub struct DataNode {
 	/// The upload cap in bytes per second, if any, and when the link is free again.
 	upload: Option<f64>,
 	link_free: tokio::time::Instant,
+	/// The bulk lane this node offers, if any, and the asks that arrive on it.
+	bulk: Option<(BulkServer, mpsc::Receiver<BulkAsk>)>,
+	/// The address each connected peer has on this node's connection to it: where its lane
+	/// is dialled.
+	remote_ips: HashMap<PeerId, IpAddr>,
 }
 
 impl DataNode {
@@ -156,7 +187,20 @@ impl DataNode {
 			ready: Turns::new(),
 			upload: None,
 			link_free: tokio::time::Instant::now(),
+			bulk: None,
+			remote_ips: HashMap::new(),
 		})
+	}
+
+	/// Offers a plain bulk lane (see [`super::bulk`]) on the IP address of `listen` (any
+	/// port): peers that ask get tickets to it.
+	pub fn offer_bulk(&mut self, listen: &Multiaddr) -> Result<()> {
+		let ip = ip_of(listen).ok_or_else(|| {
+			Error::Network(format!("bulk lane: {listen} names no IP address to listen on"))
+		})?;
+		let (asks, arrived) = mpsc::channel(super::bulk::CONNECTION_ASKS * 4);
+		self.bulk = Some((BulkServer::start(ip, asks)?, arrived));
+		Ok(())
 	}
 
 	/// Sends chunks at no more than `mbit` Mbit/s in all (from now on).
@@ -200,6 +244,11 @@ impl DataNode {
 			let link_free = self.link_free;
 			tokio::select! {
 				event = self.swarm.next() => return event,
+				Some(ask) = next_bulk_ask(&mut self.bulk) => {
+					let BulkAsk { peer, dataset, id, reply } = ask;
+					let request = DataRequest::Chunk { dataset, file: id.file, chunk: id.chunk };
+					self.answer(peer, request, Reply::Lane(id, reply));
+				}
 				Some(done) = self.answers.join_next(), if !self.answers.is_empty() => {
 					if let Ok((peer, answer)) = done {
 						self.ready.push(peer, answer);
@@ -217,12 +266,22 @@ impl DataNode {
 	/// chunk books the link for its size at the cap.
 	fn send_ready(&mut self) {
 		while self.upload.is_none() || self.link_free <= tokio::time::Instant::now() {
-			let Some((channel, response)) = self.ready.pop() else { return };
+			let Some((reply, response)) = self.ready.pop() else { return };
 			if let (Some(rate), DataResponse::Chunk(bytes)) = (self.upload, &response) {
 				let start = self.link_free.max(tokio::time::Instant::now());
 				self.link_free = start + Duration::from_secs_f64(bytes.len() as f64 / rate);
 			}
-			let _ = self.swarm.behaviour_mut().send_response(channel, response);
+			match (reply, response) {
+				(Reply::Stream(channel), response) => {
+					let _ = self.swarm.behaviour_mut().send_response(channel, response);
+				}
+				(Reply::Lane(id, lane), DataResponse::Chunk(bytes)) => {
+					let _ = lane.send((id, Some(bytes)));
+				}
+				(Reply::Lane(id, lane), _) => {
+					let _ = lane.send((id, None));
+				}
+			}
 		}
 	}
 
@@ -242,19 +301,24 @@ impl DataNode {
 	}
 
 	/// Starts answering `peer`'s `request` (read on a blocking thread, then sent in its turn).
-	fn answer(
-		&mut self,
-		peer: PeerId,
-		request: DataRequest,
-		channel: ResponseChannel<DataResponse>,
-	) {
+	fn answer(&mut self, peer: PeerId, request: DataRequest, reply: Reply) {
 		let store = self.store.clone();
 		self.answers.spawn(async move {
 			let response = tokio::task::spawn_blocking(move || store.answer(&request))
 				.await
 				.unwrap_or(DataResponse::Missing);
-			(peer, (channel, response))
+			(peer, (reply, response))
 		});
+	}
+
+	/// A ticket to this node's lane for `peer`, or `Missing` when it offers none (or has
+	/// handed out too many).
+	fn ticket(&self, peer: PeerId, dataset: H256) -> DataResponse {
+		let Some((server, _)) = &self.bulk else { return DataResponse::Missing };
+		match server.ticket(peer, dataset) {
+			Some(ticket) => DataResponse::Bulk { port: server.port(), ticket },
+			None => DataResponse::Missing,
+		}
 	}
 
 	/// Answers inbound requests; everything else is only logged.
@@ -265,7 +329,17 @@ impl DataNode {
 				message: request_response::Message::Request { request, channel, .. },
 			}) => {
 				tracing::debug!("{peer} asks for {request:?}");
-				self.answer(peer, request, channel);
+				if let DataRequest::Bulk { dataset } = request {
+					let response = self.ticket(peer, dataset);
+					let _ = self.swarm.behaviour_mut().send_response(channel, response);
+				} else {
+					self.answer(peer, request, Reply::Stream(channel));
+				}
+			}
+			SwarmEvent::ConnectionEstablished { peer_id, endpoint, .. } => {
+				if let Some(ip) = ip_of(endpoint.get_remote_address()) {
+					self.remote_ips.insert(peer_id, ip);
+				}
 			}
 			SwarmEvent::Behaviour(request_response::Event::InboundFailure {
 				peer, error, ..
@@ -293,6 +367,8 @@ impl DataNode {
 		}
 		let mut peers = self.holders(hash, holders)?;
 		let manifest = self.fetch_manifest(hash, &mut peers).await?;
+		let (lane_events, mut lanes) = mpsc::unbounded_channel();
+		self.open_lanes(hash, &mut peers, lane_events).await?;
 		let mut missing = self.store.begin_fetch(&manifest)?;
 		shuffle(&mut missing, &mut Rng::from_bytes(&self.peer_id().to_bytes()));
 		tracing::info!(
@@ -302,7 +378,7 @@ impl DataNode {
 			missing.len(),
 			manifest.files.iter().map(|f| f.chunks.len()).sum::<usize>()
 		);
-		self.fetch_chunks(&manifest, missing, &mut peers, progress).await?;
+		self.fetch_chunks(&manifest, missing, &mut peers, &mut lanes, progress).await?;
 		let located = self.store.finish_fetch(&manifest)?;
 		tracing::info!("dataset {hash:?} fetched and checked");
 		Ok(located)
@@ -327,7 +403,7 @@ impl DataNode {
 			};
 			if peer != self.peer_id() {
 				self.swarm.add_peer_address(peer, address.clone());
-				peers.push(Holder { peer, failures: 0, usable: true });
+				peers.push(Holder { peer, failures: 0, usable: true, lane: None });
 			}
 		}
 		if peers.is_empty() {
@@ -351,7 +427,9 @@ impl DataNode {
 					DatasetManifest::decode_checked(&bytes, &hash).map_err(|e| e.to_string())
 				}
 				Ok(DataResponse::Missing) => Err("does not have it".into()),
-				Ok(DataResponse::Chunk(_)) => Err("answered with a chunk".into()),
+				Ok(DataResponse::Chunk(_) | DataResponse::Bulk { .. }) => {
+					Err("answered with something else".into())
+				}
 				Err(e) => Err(e),
 			};
 			match outcome {
@@ -364,6 +442,53 @@ impl DataNode {
 			}
 		}
 		Err(Error::dataset(&hash, format!("no holder served its manifest ({})", why.join("; "))))
+	}
+
+	/// Asks every usable holder for a ticket to its bulk lane (for up to [`TICKET_WAIT`]) and
+	/// opens the lanes given, at each holder's address on this node's connection to it.
+	async fn open_lanes(
+		&mut self,
+		hash: H256,
+		holders: &mut [Holder],
+		events: mpsc::UnboundedSender<LaneEvent>,
+	) -> Result<()> {
+		let mut asked = HashMap::new();
+		for (h, holder) in holders.iter().enumerate().filter(|(_, holder)| holder.usable) {
+			let request = DataRequest::Bulk { dataset: hash };
+			asked.insert(self.swarm.behaviour_mut().send_request(&holder.peer, request), h);
+		}
+		let mut tickets = Vec::new();
+		let deadline = tokio::time::Instant::now() + TICKET_WAIT;
+		while !asked.is_empty() {
+			// Holders that have not answered by then are asked over the stream (their late
+			// answers are dropped as unknown requests).
+			let Ok(answer) = tokio::time::timeout_at(deadline, self.next_answer()).await else {
+				break;
+			};
+			let (request, outcome) = answer?;
+			let Some(h) = asked.remove(&request) else { continue };
+			let Ok(DataResponse::Bulk { port, ticket }) = outcome else { continue };
+			match self.remote_ips.get(&holders[h].peer) {
+				Some(ip) => tickets.push((h, SocketAddr::new(*ip, port), ticket)),
+				None => {
+					tracing::debug!("holder {}: gave a ticket, address unknown", holders[h].peer)
+				}
+			}
+		}
+		let opening = tickets.into_iter().map(|(h, at, ticket)| {
+			let events = events.clone();
+			async move { (h, at, BulkLane::open(h, at, ticket, events).await) }
+		});
+		for (h, at, lane) in futures::future::join_all(opening).await {
+			match lane {
+				Ok(lane) => holders[h].lane = Some(lane),
+				Err(e) => tracing::info!(
+					"holder {}: no bulk lane at {at} ({e}); asking over the stream",
+					holders[h].peer
+				),
+			}
+		}
+		Ok(())
 	}
 
 	/// Waits for the answer to request `id`, serving others meanwhile.
@@ -401,13 +526,15 @@ impl DataNode {
 		}
 	}
 
-	/// Fetches `missing` chunks of `manifest`, spread over the usable holders, checking and
-	/// writing each as it arrives.
+	/// Fetches `missing` chunks of `manifest`, spread over the usable holders (over their
+	/// lanes where they have one, whose answers arrive on `lanes`), checking and writing each
+	/// as it arrives.
 	async fn fetch_chunks(
 		&mut self,
 		manifest: &DatasetManifest,
 		missing: Vec<ChunkId>,
 		holders: &mut [Holder],
+		lanes: &mut mpsc::UnboundedReceiver<LaneEvent>,
 		progress: bool,
 	) -> Result<()> {
 		let hash = manifest.hash();
@@ -415,7 +542,7 @@ impl DataNode {
 		let total = missing.len() as u64;
 		let bar = progress_bar(progress, total);
 		let mut queue: VecDeque<ChunkId> = missing.into();
-		let mut in_flight: HashMap<OutboundRequestId, (ChunkId, usize)> = HashMap::new();
+		let mut in_flight: HashMap<Asked, (ChunkId, usize)> = HashMap::new();
 		// Holders that said they lack a chunk, per chunk: not asked for it again until every
 		// usable holder has said so; then the chunk waits `RETRY` and all are asked again.
 		let mut lacking: HashMap<ChunkId, HashSet<usize>> = HashMap::new();
@@ -475,9 +602,17 @@ impl DataNode {
 				}
 				let h = ready[next % ready.len()];
 				next += 1;
-				let request = DataRequest::Chunk { dataset: hash, file: id.file, chunk: id.chunk };
-				let rid = self.swarm.behaviour_mut().send_request(&holders[h].peer, request);
-				in_flight.insert(rid, (id, h));
+				let asked = match &holders[h].lane {
+					Some(lane) if lane.ask(id) => Asked::Lane(h, id),
+					_ => {
+						let request =
+							DataRequest::Chunk { dataset: hash, file: id.file, chunk: id.chunk };
+						Asked::Stream(
+							self.swarm.behaviour_mut().send_request(&holders[h].peer, request),
+						)
+					}
+				};
+				in_flight.insert(asked, (id, h));
 			}
 			if in_flight.is_empty() {
 				// Only writes are pending, or they fill the window: wait for one; with none,
@@ -494,8 +629,20 @@ impl DataNode {
 				}
 				continue;
 			}
-			let (rid, outcome) = tokio::select! {
-				answer = self.next_answer() => answer?,
+			let (asked, outcome) = tokio::select! {
+				answer = self.next_answer() => {
+					let (rid, outcome) = answer?;
+					(Asked::Stream(rid), outcome)
+				}
+				Some(event) = lanes.recv() => match event {
+					LaneEvent::Answer { holder, id, bytes } => {
+						(Asked::Lane(holder, id), Ok(bytes.map_or(DataResponse::Missing, DataResponse::Chunk)))
+					}
+					LaneEvent::Down { holder, why } => {
+						lane_down(&mut holders[holder], holder, &why, &mut in_flight, &mut queue);
+						continue;
+					}
+				},
 				Some(done) = writes.join_next(), if !writes.is_empty() => {
 					let (id, h, written) = write_done(done)?;
 					if written_or_refused(&mut holders[h], id, written, &mut queue, &bar) {
@@ -504,7 +651,7 @@ impl DataNode {
 					continue;
 				}
 			};
-			let Some((id, h)) = in_flight.remove(&rid) else { continue };
+			let Some((id, h)) = in_flight.remove(&asked) else { continue };
 			let holder = &mut holders[h];
 			match outcome {
 				Ok(DataResponse::Chunk(bytes)) => {
@@ -516,9 +663,9 @@ impl DataNode {
 					lacking.entry(id).or_default().insert(h);
 					queue.push_back(id);
 				}
-				Ok(DataResponse::Manifest(_)) => {
+				Ok(DataResponse::Manifest(_) | DataResponse::Bulk { .. }) => {
 					tracing::warn!(
-						"holder {} answered a chunk request with a manifest",
+						"holder {} answered a chunk request with something else",
 						holder.peer
 					);
 					holder.usable = false;
@@ -541,6 +688,45 @@ impl DataNode {
 		bar.finish_and_clear();
 		Ok(())
 	}
+}
+
+/// The next chunk asked for on this node's lane, if it offers one (never, otherwise).
+async fn next_bulk_ask(
+	bulk: &mut Option<(BulkServer, mpsc::Receiver<BulkAsk>)>,
+) -> Option<BulkAsk> {
+	match bulk {
+		Some((_, asks)) => asks.recv().await,
+		None => std::future::pending().await,
+	}
+}
+
+/// The IP address in a connection's address, if it has one.
+fn ip_of(address: &Multiaddr) -> Option<IpAddr> {
+	address.iter().find_map(|p| match p {
+		Protocol::Ip4(ip) => Some(IpAddr::V4(ip)),
+		Protocol::Ip6(ip) => Some(IpAddr::V6(ip)),
+		_ => None,
+	})
+}
+
+/// Forgets holder `h`'s broken lane and puts back the chunks asked on it: they go over the
+/// stream from now on.
+fn lane_down(
+	holder: &mut Holder,
+	h: usize,
+	why: &str,
+	in_flight: &mut HashMap<Asked, (ChunkId, usize)>,
+	queue: &mut VecDeque<ChunkId>,
+) {
+	tracing::info!("holder {}: bulk lane closed ({why}); asking over the stream", holder.peer);
+	holder.lane = None;
+	in_flight.retain(|asked, (id, _)| match asked {
+		Asked::Lane(on, _) if *on == h => {
+			queue.push_back(*id);
+			false
+		}
+		_ => true,
+	});
 }
 
 /// Puts `items` in a random order (Fisher-Yates).

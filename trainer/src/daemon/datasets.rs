@@ -159,11 +159,14 @@ fn job_line(format: DatasetFormat, hash: &H256, uri: &str) -> String {
 	format!("{field} = {{ uri = \"{uri}\", content_hash = \"0x{}\" }}", hex::encode(hash.0))
 }
 
-/// How a node serves the datasets in its store: where it listens and what it may upload.
+/// How a node serves the datasets in its store: where it listens, what it may upload, and
+/// whether chunks may also go over its plain bulk lane (`daemon::bulk`; when not, they go
+/// only over the encrypted stream).
 #[derive(Clone, Debug)]
 pub struct Serving {
 	pub listen: Vec<Multiaddr>,
 	pub upload: Option<UploadLimit>,
+	pub plain: bool,
 }
 
 impl Serving {
@@ -174,6 +177,9 @@ impl Serving {
 		let mut node = DataNode::new(key, store.clone(), &self.listen)?;
 		if let Some(limit) = self.upload {
 			node.limit_upload(limit);
+		}
+		if let (true, Some(listen)) = (self.plain, self.listen.first()) {
+			node.offer_bulk(listen)?;
 		}
 		let address = node.listening().await?;
 		println!("serving on {address}");

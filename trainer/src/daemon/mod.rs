@@ -2,6 +2,7 @@
 //! server, the provider daemon (the only place the network and the chain meet), the buyer's
 //! commands and the local test network.
 
+pub mod bulk;
 pub mod buyer;
 pub mod config;
 pub mod data_node;

@@ -1,8 +1,9 @@
-//! The dataset protocol (`/grid/data/1`), as transport only: a holder answers requests for a
+//! The dataset protocol (`/grid/data/2`), as transport only: a holder answers requests for a
 //! dataset's manifest and chunks through a [`DatasetServer`] (the daemon's store); trainers
 //! answer on their own swarm, and the daemon's `DataNode` serves and fetches with the same
-//! messages. What is checked against what is the fetcher's business
-//! (`daemon::data_node`).
+//! messages. A `DataNode` may also hand out [`Ticket`]s for its plain bulk lane
+//! (`daemon::bulk`), where chunks travel without the stream's encryption. What is checked
+//! against what is the fetcher's business (`daemon::data_node`).
 
 use std::time::Duration;
 
@@ -18,7 +19,7 @@ use polkadot_sdk::sp_core::H256;
 use super::codec::ScaleCodec;
 
 /// The protocol's name (versioned: a change of messages is a new protocol).
-pub const DATA_PROTOCOL: StreamProtocol = StreamProtocol::new("/grid/data/1");
+pub const DATA_PROTOCOL: StreamProtocol = StreamProtocol::new("/grid/data/2");
 
 /// A request for part of a dataset.
 #[derive(Clone, Debug, PartialEq, Eq, Encode, Decode)]
@@ -37,6 +38,11 @@ pub enum DataRequest {
 		/// Index of the chunk in the file.
 		chunk: u32,
 	},
+	/// A ticket for the holder's plain bulk lane, to fetch chunks of `dataset` over it.
+	Bulk {
+		/// The dataset's reference.
+		dataset: H256,
+	},
 }
 
 /// The answer to a [`DataRequest`].
@@ -46,8 +52,26 @@ pub enum DataResponse {
 	Manifest(Vec<u8>),
 	/// The chunk's bytes.
 	Chunk(Vec<u8>),
+	/// A one-use ticket for the bulk lane listening on `port` at the asker's connection's
+	/// address.
+	Bulk {
+		/// The lane's TCP port.
+		port: u16,
+		/// What the asker sends first on it.
+		ticket: Ticket,
+	},
 	/// This holder does not have it (yet).
 	Missing,
+}
+
+/// A one-use pass to a holder's bulk lane: 32 random bytes (a secret, so never printed).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Encode, Decode)]
+pub struct Ticket(pub [u8; 32]);
+
+impl std::fmt::Debug for Ticket {
+	fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+		f.write_str("Ticket(…)")
+	}
 }
 
 /// The protocol's codec: small requests; responses up to a manifest's limit (a chunk is
