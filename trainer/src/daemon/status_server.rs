@@ -103,9 +103,22 @@ fn answer(request_line: &str, sink: &StatusSink, extra: &Extra) -> Vec<u8> {
 	}
 }
 
-/// Serves the endpoints on `address` until the runtime stops.
-pub async fn serve(address: SocketAddr, sink: StatusSink, extra: Extra) -> std::io::Result<()> {
-	let listener = TcpListener::bind(address).await?;
+/// Binds `address` for [`serve`]: done first, so that a port already in use is refused
+/// before the provider registers or joins a job, and nobody takes it meanwhile.
+pub fn bind(address: SocketAddr) -> std::io::Result<std::net::TcpListener> {
+	let listener = std::net::TcpListener::bind(address)?;
+	listener.set_nonblocking(true)?;
+	Ok(listener)
+}
+
+/// Serves the endpoints on `listener` (from [`bind`]) until the runtime stops.
+pub async fn serve(
+	listener: std::net::TcpListener,
+	sink: StatusSink,
+	extra: Extra,
+) -> std::io::Result<()> {
+	let address = listener.local_addr()?;
+	let listener = TcpListener::from_std(listener)?;
 	tracing::info!("status server on http://{address} (/health, /status, /metrics)");
 	tokio::spawn(async move {
 		loop {

@@ -212,6 +212,14 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 	let account = config.account()?;
 	let me = account.public_key().to_account_id();
 	let p2p = keys::p2p_key(&config.data_dir.join("p2p.key"))?;
+	// Both ports are taken before the provider registers or joins: one in use is refused now,
+	// not after the provider has staked into a job, and nobody takes them meanwhile.
+	let address =
+		status_server::listen_address(&config.chain.endpoint).map_err(ChainError::Spec)?;
+	let status_listener = status_server::bind(address)
+		.with_context(|| format!("serving {}", config.chain.endpoint))?;
+	let held_p2p = hold_port(&config.listen)
+		.with_context(|| format!("listening on {} for the job's peers", config.listen))?;
 	let (chain, job, spec, bootstrap) = runtime.block_on(async {
 		let chain = Chain::connect(&config.chain.url, Duration::from_secs(60)).await?;
 		ensure_registered(&chain, &account, &p2p, &config).await?;
@@ -265,6 +273,8 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 	} else {
 		Box::new(handle.clone())
 	};
+	// Let go of the libp2p port just before the trainer's swarm listens on it.
+	drop(held_p2p);
 	let mut trainer = Trainer::with_key(
 		trainer_config,
 		p2p,
@@ -277,8 +287,6 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 	}
 	trainer.set_linger(Duration::from_secs(config.chain.serve_final_secs));
 	let sink: StatusSink = std::sync::Arc::new(std::sync::Mutex::new(serde_json::json!({})));
-	let address =
-		status_server::listen_address(&config.chain.endpoint).map_err(ChainError::Spec)?;
 	let extra: Extra = {
 		let (handle, me) = (handle.clone(), me.to_string());
 		std::sync::Arc::new(move || {
@@ -294,7 +302,7 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		})
 	};
 	runtime
-		.block_on(status_server::serve(address, sink.clone(), extra))
+		.block_on(status_server::serve(status_listener, sink.clone(), extra))
 		.with_context(|| format!("serving {}", config.chain.endpoint))?;
 	trainer.set_status_sink(sink);
 	tracing::info!("provider {me} trains job {job} as {}", trainer.peer_id());
@@ -305,6 +313,27 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 	let (earned, rounds, slashed) = handle.earnings();
 	tracing::info!("job {job} done: earned {earned} units for {rounds} rounds; {slashed} slashed");
 	Ok(())
+}
+
+/// Binds the TCP port of `listen` (an `/ip4|ip6/…/tcp/N` address with N above 0) and holds
+/// it until dropped; nothing for any other address (the swarm reports its own errors).
+fn hold_port(listen: &str) -> std::io::Result<Option<std::net::TcpListener>> {
+	use libp2p::multiaddr::Protocol;
+	let Ok(listen) = listen.parse::<libp2p::Multiaddr>() else { return Ok(None) };
+	let mut ip = None;
+	let mut port = None;
+	for part in listen.iter() {
+		match part {
+			Protocol::Ip4(v4) => ip = Some(std::net::IpAddr::V4(v4)),
+			Protocol::Ip6(v6) => ip = Some(std::net::IpAddr::V6(v6)),
+			Protocol::Tcp(p) if p > 0 => port = Some(p),
+			_ => {}
+		}
+	}
+	match (ip, port) {
+		(Some(ip), Some(port)) => std::net::TcpListener::bind((ip, port)).map(Some),
+		_ => Ok(None),
+	}
 }
 
 /// Relays contribution proofs between the chain task and the job's peers, on a thread of
