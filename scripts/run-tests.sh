@@ -17,9 +17,10 @@ source scripts/build-env.sh
 root=$PWD
 logs=$(mktemp -d "${TMPDIR:-/tmp}/grid-tests.XXXXXX")
 
-# The trainer's network tests, the chain-only end-to-end tests and the own-data job (lane 2);
+# The trainer's network tests, the chain-only end-to-end tests (the proof load among them)
+# and the own-data job (lane 2);
 # every other test binary runs in lane 1.
-LANE2_TESTS=" network cli_errors metadata dev_chain providers jobs worker local_testnet fraud own_data "
+LANE2_TESTS=" network cli_errors metadata dev_chain providers jobs worker local_testnet fraud own_data proof_load "
 # The buyer's own images and ResNet job (lane 3, beside zombienet and the web UI).
 LANE3_TESTS=" own_images "
 # Suites that only compute (unit tests, the short red-team suite, the benchmarks' and doc

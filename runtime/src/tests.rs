@@ -214,8 +214,9 @@ fn submit_proof_call(
 }
 
 /// How many `submit_proof` extrinsics of the largest kind (64 peers listed as received) the
-/// block builder's weight and length checks (`CheckWeight`) admit into one block, each charged
-/// up front for the worst case and then `actual` (none: no refund).
+/// block builder's weight and length checks (`CheckWeight`) admit into one block, each a
+/// signed extrinsic with the runtime's extensions (whose weight counts too), charged up front
+/// for the worst case and then `actual` for the call (none: no refund).
 fn proofs_in_a_block(actual: Option<polkadot_sdk::frame_support::weights::Weight>) -> u32 {
 	use codec::Encode;
 	use grid_primitives::job::MaxProofPeers;
@@ -224,16 +225,28 @@ fn proofs_in_a_block(actual: Option<polkadot_sdk::frame_support::weights::Weight
 			dispatch::{GetDispatchInfo, Pays, PostDispatchInfo},
 			traits::Get,
 		},
-		frame_system::CheckWeight,
+		frame_system::{offchain::CreateAuthorizedTransaction, CheckWeight},
 	};
 	let peers = (0..<MaxProofPeers as Get<u32>>::get())
 		.map(|i| polkadot_sdk::sp_runtime::AccountId32::new([i as u8; 32]))
 		.collect::<Vec<_>>();
-	let call = submit_proof_call(Sr25519Keyring::Bob.to_account_id(), peers);
-	let info = call.get_dispatch_info();
-	// The call, and more than a signed extrinsic's envelope (address, signature, extensions).
-	let len = call.encode().len() + 128;
-	let post = PostDispatchInfo { actual_weight: actual, pays_fee: Pays::No };
+	let bob = Sr25519Keyring::Bob;
+	let call = submit_proof_call(bob.to_account_id(), peers);
+	let extension =
+		<Runtime as CreateAuthorizedTransaction<crate::RuntimeCall>>::create_extension();
+	let xt = crate::UncheckedExtrinsic::new_signed(
+		call,
+		crate::Address::Id(bob.to_account_id()),
+		crate::Signature::Sr25519(bob.sign(b"any: only the size counts")),
+		extension,
+	);
+	let info = xt.get_dispatch_info();
+	let len = xt.encoded_size();
+	// The executive adds the extensions' weight to the call's actual weight.
+	let post = PostDispatchInfo {
+		actual_weight: actual.map(|call| call.saturating_add(info.extension_weight)),
+		pays_fee: Pays::No,
+	};
 	// An empty block.
 	polkadot_sdk::frame_system::BlockWeight::<Runtime>::kill();
 	polkadot_sdk::frame_system::BlockSize::<Runtime>::kill();

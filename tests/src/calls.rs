@@ -13,7 +13,7 @@ use grid_primitives::{
 };
 use grid_runtime::RuntimeCall;
 use polkadot_sdk::{
-	sp_core::{crypto::AccountId32, ed25519, Pair, H256},
+	sp_core::{crypto::AccountId32, ed25519, sr25519, Pair, H256},
 	sp_keyring::Sr25519Keyring,
 	sp_runtime::BoundedVec,
 };
@@ -47,7 +47,18 @@ pub fn register_call(
 	stake: u128,
 	endpoint: &str,
 ) -> RuntimeCall {
-	let signature = key.sign(&peer_binding_payload(&ctx.genesis, &who.to_account_id()));
+	register_call_by(ctx, &who.to_account_id(), key, stake, endpoint)
+}
+
+/// [`register_call`] for any account.
+pub fn register_call_by(
+	ctx: &ChainContext,
+	who: &AccountId32,
+	key: &ed25519::Pair,
+	stake: u128,
+	endpoint: &str,
+) -> RuntimeCall {
+	let signature = key.sign(&peer_binding_payload(&ctx.genesis, who));
 	RuntimeCall::Providers(pallet_providers::Call::register {
 		stake,
 		capabilities: capabilities(),
@@ -79,10 +90,23 @@ pub fn signed_proof(
 	received: &[Sr25519Keyring],
 	result: H256,
 ) -> Box<SignedProof<AccountId32>> {
+	let received: Vec<AccountId32> = received.iter().map(|p| p.to_account_id()).collect();
+	signed_proof_by(ctx, job, round, &who.pair(), &received, result)
+}
+
+/// [`signed_proof`] by any sr25519 key pair.
+pub fn signed_proof_by(
+	ctx: &ChainContext,
+	job: u64,
+	round: u32,
+	who: &sr25519::Pair,
+	received: &[AccountId32],
+	result: H256,
+) -> Box<SignedProof<AccountId32>> {
 	let proof = ContributionProof {
 		job,
 		round,
-		provider: who.to_account_id(),
+		provider: who.public().into(),
 		base_model_hash: H256::repeat_byte(round as u8),
 		own_update_commitment: H256::from_slice(&who.public().0),
 		start_state: H256::repeat_byte(round as u8 ^ 0x55),
@@ -90,9 +114,9 @@ pub fn signed_proof(
 		result_model_hash: result,
 		samples_processed: 640,
 		train_loss_micros: 2_300_000 - round * 100_000,
-		received: BoundedVec::truncate_from(received.iter().map(|p| p.to_account_id()).collect()),
+		received: BoundedVec::truncate_from(received.to_vec()),
 	};
-	let signature = who.pair().sign(&proof_payload(&ctx.genesis, &proof)).0;
+	let signature = who.sign(&proof_payload(&ctx.genesis, &proof)).0;
 	Box::new(SignedProof { proof, signature })
 }
 

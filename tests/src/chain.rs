@@ -13,7 +13,7 @@ use polkadot_sdk::{
 	frame_system::{self, AccountInfo},
 	pallet_balances::{self, AccountData},
 	pallet_transaction_payment::ChargeTransactionPayment,
-	sp_core::{crypto::AccountId32, Pair},
+	sp_core::{crypto::AccountId32, sr25519, Pair},
 	sp_keyring::Sr25519Keyring,
 	sp_runtime::{generic::Era, MultiSignature},
 };
@@ -62,6 +62,16 @@ pub fn sign(
 	nonce: Nonce,
 	call: RuntimeCall,
 ) -> UncheckedExtrinsic {
+	sign_by(ctx, &signer.pair(), nonce, call)
+}
+
+/// [`sign`] by any sr25519 key pair.
+pub fn sign_by(
+	ctx: &ChainContext,
+	signer: &sr25519::Pair,
+	nonce: Nonce,
+	call: RuntimeCall,
+) -> UncheckedExtrinsic {
 	let extension: TxExtension = (
 		frame_system::AuthorizeCall::new(),
 		frame_system::CheckNonZeroSender::new(),
@@ -90,10 +100,10 @@ pub fn sign(
 		(),
 	);
 	let payload = SignedPayload::from_raw(call.clone(), extension.clone(), implicit);
-	let signature = payload.using_encoded(|bytes| signer.pair().sign(bytes));
+	let signature = payload.using_encoded(|bytes| signer.sign(bytes));
 	UncheckedExtrinsic::new_signed(
 		call,
-		Address::Id(signer.to_account_id()),
+		Address::Id(signer.public().into()),
 		MultiSignature::Sr25519(signature),
 		extension,
 	)

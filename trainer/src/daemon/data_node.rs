@@ -192,15 +192,17 @@ impl DataNode {
 		})
 	}
 
-	/// Offers a plain bulk lane (see [`super::bulk`]) on the IP address of `listen` (any
-	/// port): peers that ask get tickets to it.
-	pub fn offer_bulk(&mut self, listen: &Multiaddr) -> Result<()> {
+	/// Offers a plain bulk lane (see [`super::bulk`]) on the IP address of `listen` (a port
+	/// the system picks, returned): peers that ask get tickets to it.
+	pub fn offer_bulk(&mut self, listen: &Multiaddr) -> Result<u16> {
 		let ip = ip_of(listen).ok_or_else(|| {
 			Error::Network(format!("bulk lane: {listen} names no IP address to listen on"))
 		})?;
 		let (asks, arrived) = mpsc::channel(super::bulk::CONNECTION_ASKS * 4);
-		self.bulk = Some((BulkServer::start(ip, asks)?, arrived));
-		Ok(())
+		let server = BulkServer::start(ip, asks)?;
+		let port = server.port();
+		self.bulk = Some((server, arrived));
+		Ok(port)
 	}
 
 	/// Sends chunks at no more than `mbit` Mbit/s in all (from now on).

@@ -178,11 +178,20 @@ impl Serving {
 		if let Some(limit) = self.upload {
 			node.limit_upload(limit);
 		}
-		if let (true, Some(listen)) = (self.plain, self.listen.first()) {
-			node.offer_bulk(listen)?;
-		}
+		let lane = match (self.plain, self.listen.first()) {
+			(true, Some(listen)) => node.offer_bulk(listen).map(Some),
+			_ => Ok(None),
+		};
 		let address = node.listening().await?;
 		println!("serving on {address}");
+		// Without its lane the node still serves everything, over the encrypted stream.
+		match lane {
+			Ok(Some(port)) => {
+				println!("bulk lane on TCP port {port} (plain; --encrypted-only turns it off)")
+			}
+			Ok(None) => println!("bulk lane off: chunks go over the encrypted stream only"),
+			Err(e) => println!("bulk lane off ({e}): chunks go over the encrypted stream only"),
+		}
 		Ok((node, address))
 	}
 }
