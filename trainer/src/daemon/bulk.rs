@@ -18,9 +18,11 @@
 //! a chunk, its bytes.
 //!
 //! The holder serves a ticket once, for one dataset, within [`TICKET_TTL`]; asks beyond
-//! [`CONNECTION_ASKS`] unanswered wait; a connection is closed after [`IDLE`] without an ask.
-//! What the lane asks for is read and sent by the data node in the asking peer's turn, under
-//! its upload cap, exactly like the stream's answers.
+//! [`CONNECTION_ASKS`] unanswered wait; a connection is closed after [`IDLE`] without an ask
+//! or with an answer it does not take. So at most [`MAX_CONNECTIONS`] x [`CONNECTION_ASKS`]
+//! chunks (256 MiB) are read for lanes at once, however many peers ask. What the lane asks
+//! for is read and sent by the data node in the asking peer's turn, under its upload cap,
+//! exactly like the stream's answers.
 
 use std::{
 	collections::{HashMap, HashSet},
@@ -52,13 +54,15 @@ pub const TICKET_TTL: Duration = Duration::from_secs(30);
 /// Tickets a holder keeps outstanding at most; beyond, it answers `Missing` (the asker then
 /// fetches over the stream).
 const MAX_TICKETS: usize = 256;
-/// Lane connections a holder serves at once; more are closed at once.
-const MAX_CONNECTIONS: usize = 64;
-/// Asks a connection may have unanswered; its reader waits beyond.
-pub const CONNECTION_ASKS: usize = 16;
+/// Lane connections a holder serves at once; more are closed at once (their fetchers ask
+/// over the stream).
+const MAX_CONNECTIONS: usize = 32;
+/// Asks a connection may have unanswered (a fetcher keeps 8 in flight over all holders); its
+/// reader waits beyond.
+pub const CONNECTION_ASKS: usize = 8;
 /// How long a connection has to send its ticket, and a fetcher to connect.
 const HELLO: Duration = Duration::from_secs(10);
-/// How long a holder keeps a lane open without an ask.
+/// How long a holder keeps a lane open without an ask, or waits for an answer to be taken.
 pub const IDLE: Duration = Duration::from_secs(120);
 /// How long a fetcher waits for the next answer (as long as a stream request may take), so
 /// a holder that stops answering loses its lane before the fetch would give up.
@@ -201,7 +205,7 @@ async fn read_asks(
 	room: &Semaphore,
 ) -> std::result::Result<(), String> {
 	loop {
-		room.acquire().await.map_err(|e| e.to_string())?.forget();
+		room.acquire().await.map_err(|_| "its answers stopped".to_string())?.forget();
 		let mut ask = [0u8; ASK_BYTES];
 		match tokio::time::timeout(IDLE, read.read_exact(&mut ask)).await {
 			Err(_) => return Err(format!("no ask for {}s", IDLE.as_secs())),
@@ -215,22 +219,32 @@ async fn read_asks(
 	}
 }
 
-/// Writes the node's answers as they come, making room for one more ask after each.
+/// Writes the node's answers as they come, making room for one more ask after each. When it
+/// ends (a fetcher that takes no answer for [`IDLE`] included), the reader's room closes, so
+/// the connection ends.
 async fn answer(
 	mut write: OwnedWriteHalf,
 	mut replies: mpsc::UnboundedReceiver<(ChunkId, Option<Vec<u8>>)>,
 	room: Arc<Semaphore>,
 ) -> std::result::Result<(), String> {
-	while let Some((id, bytes)) = replies.recv().await {
-		let (kind, body) = match &bytes {
-			Some(bytes) => (KIND_CHUNK, bytes.as_slice()),
-			None => (KIND_MISSING, &[][..]),
-		};
-		let header = header(kind, id, body.len() as u32);
-		write_frame(&mut write, &header, body).await.map_err(|e| format!("sending {id:?}: {e}"))?;
-		room.add_permits(1);
+	let written = async {
+		while let Some((id, bytes)) = replies.recv().await {
+			let (kind, body) = match &bytes {
+				Some(bytes) => (KIND_CHUNK, bytes.as_slice()),
+				None => (KIND_MISSING, &[][..]),
+			};
+			let header = header(kind, id, body.len() as u32);
+			match tokio::time::timeout(IDLE, write_frame(&mut write, &header, body)).await {
+				Ok(Ok(())) => room.add_permits(1),
+				Ok(Err(e)) => return Err(format!("sending {id:?}: {e}")),
+				Err(_) => return Err(format!("{id:?} not taken in {}s", IDLE.as_secs())),
+			}
+		}
+		Ok(())
 	}
-	Ok(())
+	.await;
+	room.close();
+	written
 }
 
 /// Writes `header` then `body` with vectored writes: one segment for a small answer, and no
