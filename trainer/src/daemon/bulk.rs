@@ -64,6 +64,15 @@ pub const CONNECTION_ASKS: usize = 8;
 const HELLO: Duration = Duration::from_secs(10);
 /// How long a holder keeps a lane open without an ask, or waits for an answer to be taken.
 pub const IDLE: Duration = Duration::from_secs(120);
+/// What a holder's lane allows: connections at once, and how long one may idle.
+#[derive(Clone, Copy)]
+struct Limits {
+	connections: usize,
+	idle: Duration,
+}
+
+const LIMITS: Limits = Limits { connections: MAX_CONNECTIONS, idle: IDLE };
+
 /// How long a fetcher waits for the next answer (as long as a stream request may take), so
 /// a holder that stops answering loses its lane before the fetch would give up.
 pub const ANSWER_WAIT: Duration = Duration::from_secs(60);
@@ -100,6 +109,10 @@ impl BulkServer {
 	/// Listens on `ip` (a port the system picks) and hands the chunks asked over it to `asks`
 	/// (call inside a Tokio runtime).
 	pub fn start(ip: IpAddr, asks: mpsc::Sender<BulkAsk>) -> Result<Self> {
+		Self::start_with(ip, asks, LIMITS)
+	}
+
+	fn start_with(ip: IpAddr, asks: mpsc::Sender<BulkAsk>, limits: Limits) -> Result<Self> {
 		let at = SocketAddr::new(ip, 0);
 		let listener = std::net::TcpListener::bind(at)
 			.and_then(|l| l.set_nonblocking(true).map(|()| l))
@@ -110,7 +123,7 @@ impl BulkServer {
 			.map_err(|e| Error::Network(format!("bulk lane: its address: {e}")))?
 			.port();
 		let tickets = Arc::new(Mutex::new(HashMap::new()));
-		tokio::spawn(accept(listener, tickets.clone(), asks));
+		tokio::spawn(accept(listener, tickets.clone(), asks, limits));
 		Ok(BulkServer { port, tickets })
 	}
 
@@ -136,13 +149,14 @@ impl BulkServer {
 	}
 }
 
-/// Accepts lane connections while the process lives, [`MAX_CONNECTIONS`] at once.
+/// Accepts lane connections while the process lives, `limits.connections` at once.
 async fn accept(
 	listener: TcpListener,
 	tickets: Arc<Mutex<HashMap<Ticket, Pass>>>,
 	asks: mpsc::Sender<BulkAsk>,
+	limits: Limits,
 ) {
-	let open = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+	let open = Arc::new(Semaphore::new(limits.connections));
 	loop {
 		let (stream, from) = match listener.accept().await {
 			Ok(accepted) => accepted,
@@ -153,12 +167,12 @@ async fn accept(
 			}
 		};
 		let Ok(permit) = open.clone().try_acquire_owned() else {
-			tracing::debug!("bulk lane: {from} refused, {MAX_CONNECTIONS} connections open");
+			tracing::debug!("bulk lane: {from} refused, {} connections open", limits.connections);
 			continue;
 		};
 		let (tickets, asks) = (tickets.clone(), asks.clone());
 		tokio::spawn(async move {
-			if let Err(e) = serve(stream, &tickets, asks).await {
+			if let Err(e) = serve(stream, &tickets, asks, limits.idle).await {
 				tracing::debug!("bulk lane from {from}: {e}");
 			}
 			drop(permit);
@@ -171,6 +185,7 @@ async fn serve(
 	stream: TcpStream,
 	tickets: &Mutex<HashMap<Ticket, Pass>>,
 	asks: mpsc::Sender<BulkAsk>,
+	idle: Duration,
 ) -> std::result::Result<(), String> {
 	let _ = stream.set_nodelay(true);
 	let (mut read, write) = stream.into_split();
@@ -189,8 +204,8 @@ async fn serve(
 	};
 	let (reply, replies) = mpsc::unbounded_channel();
 	let room = Arc::new(Semaphore::new(CONNECTION_ASKS));
-	let answering = tokio::spawn(answer(write, replies, room.clone()));
-	let reading = read_asks(read, &pass, reply, asks, &room).await;
+	let answering = tokio::spawn(answer(write, replies, room.clone(), idle));
+	let reading = read_asks(read, &pass, reply, asks, &room, idle).await;
 	// The answers already asked for are still sent (the reply channel closes after them).
 	let answered = answering.await.map_err(|e| format!("answering: {e}"))?;
 	reading.and(answered)
@@ -203,12 +218,13 @@ async fn read_asks(
 	reply: mpsc::UnboundedSender<(ChunkId, Option<Vec<u8>>)>,
 	asks: mpsc::Sender<BulkAsk>,
 	room: &Semaphore,
+	idle: Duration,
 ) -> std::result::Result<(), String> {
 	loop {
 		room.acquire().await.map_err(|_| "its answers stopped".to_string())?.forget();
 		let mut ask = [0u8; ASK_BYTES];
-		match tokio::time::timeout(IDLE, read.read_exact(&mut ask)).await {
-			Err(_) => return Err(format!("no ask for {}s", IDLE.as_secs())),
+		match tokio::time::timeout(idle, read.read_exact(&mut ask)).await {
+			Err(_) => return Err(format!("no ask for {}s", idle.as_secs())),
 			Ok(Err(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
 			Ok(Err(e)) => return Err(format!("reading an ask: {e}")),
 			Ok(Ok(_)) => {}
@@ -220,12 +236,13 @@ async fn read_asks(
 }
 
 /// Writes the node's answers as they come, making room for one more ask after each. When it
-/// ends (a fetcher that takes no answer for [`IDLE`] included), the reader's room closes, so
+/// ends (a fetcher that takes no answer for `idle` included), the reader's room closes, so
 /// the connection ends.
 async fn answer(
 	mut write: OwnedWriteHalf,
 	mut replies: mpsc::UnboundedReceiver<(ChunkId, Option<Vec<u8>>)>,
 	room: Arc<Semaphore>,
+	idle: Duration,
 ) -> std::result::Result<(), String> {
 	let written = async {
 		while let Some((id, bytes)) = replies.recv().await {
@@ -234,10 +251,10 @@ async fn answer(
 				None => (KIND_MISSING, &[][..]),
 			};
 			let header = header(kind, id, body.len() as u32);
-			match tokio::time::timeout(IDLE, write_frame(&mut write, &header, body)).await {
+			match tokio::time::timeout(idle, write_frame(&mut write, &header, body)).await {
 				Ok(Ok(())) => room.add_permits(1),
 				Ok(Err(e)) => return Err(format!("sending {id:?}: {e}")),
-				Err(_) => return Err(format!("{id:?} not taken in {}s", IDLE.as_secs())),
+				Err(_) => return Err(format!("{id:?} not taken in {}s", idle.as_secs())),
 			}
 		}
 		Ok(())
@@ -501,6 +518,53 @@ mod tests {
 			assert!(server.ticket(PeerId::random(), dataset(3)).is_some());
 		}
 		assert!(server.ticket(PeerId::random(), dataset(3)).is_none(), "one too many");
+	}
+
+	#[tokio::test]
+	async fn a_fetcher_that_takes_no_answers_loses_its_connection() {
+		// A holder with room for one lane connection, answering every ask with a whole chunk.
+		let (asks, mut arrived) = mpsc::channel::<BulkAsk>(64);
+		tokio::spawn(async move {
+			while let Some(ask) = arrived.recv().await {
+				let _ = ask.reply.send((ask.id, Some(vec![1; CHUNK_BYTES as usize])));
+			}
+		});
+		let limits = Limits { connections: 1, idle: Duration::from_secs(1) };
+		let server = BulkServer::start_with(LOOPBACK, asks, limits).unwrap();
+		// The hostile fetcher keeps asking and never reads: the holder's writes stall once
+		// the socket buffers are full.
+		let ticket = server.ticket(PeerId::random(), dataset(4)).unwrap();
+		let mut hostile = TcpStream::connect(at(&server)).await.unwrap();
+		hostile.write_all(&ticket.0).await.unwrap();
+		let holding = tokio::spawn(async move {
+			for chunk in 0..100_000u32 {
+				let ask = [0u32.to_le_bytes(), chunk.to_le_bytes()].concat();
+				if hostile.write_all(&ask).await.is_err() {
+					break;
+				}
+			}
+			// Held open (unread) until the test ends.
+			tokio::time::sleep(Duration::from_secs(600)).await;
+			drop(hostile);
+		});
+		// An honest lane gets the only connection once the holder has given up on the
+		// hostile one (it would wait forever if a stalled answer held the connection).
+		let deadline = Instant::now() + Duration::from_secs(120);
+		loop {
+			assert!(Instant::now() < deadline, "the hostile connection was never closed");
+			let ticket = server.ticket(PeerId::random(), dataset(4)).unwrap();
+			let (events, mut answers) = mpsc::unbounded_channel();
+			let lane = BulkLane::open(7, at(&server), ticket, events).await.unwrap();
+			lane.ask(ChunkId { file: 0, chunk: 1 });
+			match next(&mut answers).await {
+				LaneEvent::Answer { bytes: Some(bytes), .. } => {
+					assert_eq!(bytes.len(), CHUNK_BYTES as usize);
+					break;
+				}
+				_ => tokio::time::sleep(Duration::from_millis(200)).await,
+			}
+		}
+		holding.abort();
 	}
 
 	/// A holder's lane that reads the ticket and the first ask, then answers with `answer`
