@@ -195,14 +195,25 @@ pub fn block_hash(node: &Node, number: u32) -> Result<String> {
 pub fn events_at(node: &Node, number: u32) -> Result<Vec<grid_runtime::RuntimeEvent>> {
 	let hash = block_hash(node, number)?;
 	// `System::Events` is private to the pallet: its key is the plain storage prefix.
-	let key = polkadot_sdk::frame_support::storage::storage_prefix(b"System", b"Events");
+	let records =
+		storage_value::<Vec<frame_system::EventRecord<grid_runtime::RuntimeEvent, Hash>>>(
+			node, b"System", b"Events", &hash,
+		)
+		.context("decoding System::Events")?;
+	Ok(records.unwrap_or_default().into_iter().map(|r| r.event).collect())
+}
+
+/// The plain storage value `pallet::item` at block `hash` (none when it is not set).
+pub fn storage_value<T: Decode>(
+	node: &Node,
+	pallet: &[u8],
+	item: &[u8],
+	hash: &str,
+) -> Result<Option<T>> {
+	let key = polkadot_sdk::frame_support::storage::storage_prefix(pallet, item);
 	let value = node.rpc("state_getStorage", json!([format!("0x{}", hex::encode(key)), hash]))?;
 	if value.is_null() {
-		return Ok(Vec::new());
+		return Ok(None);
 	}
-	let bytes = decode_hex(&value)?;
-	let records =
-		Vec::<frame_system::EventRecord<grid_runtime::RuntimeEvent, Hash>>::decode(&mut &bytes[..])
-			.context("decoding System::Events")?;
-	Ok(records.into_iter().map(|r| r.event).collect())
+	Ok(Some(T::decode(&mut &decode_hex(&value)?[..])?))
 }

@@ -20,10 +20,13 @@ use std::{
 };
 
 use anyhow::{bail, ensure, Context, Result};
-use codec::{Decode, Encode};
+use codec::Encode;
 use grid_e2e_tests::{
 	calls::{mnist_job, register_call_by, signed_proof_by},
-	chain::{account, block_hash, events_at, next_nonce, sign, sign_by, submit, transfer, view},
+	chain::{
+		block_hash, events_at, next_nonce, sign, sign_by, storage_value, submit, transfer, view,
+		wait_included,
+	},
 	Node,
 };
 use grid_primitives::{currency::UNIT, job::MaxProofPeers};
@@ -74,26 +77,13 @@ fn id(pair: &sr25519::Pair) -> AccountId32 {
 
 /// Waits until every account in `who` has sent `count` transactions (its on-chain nonce).
 fn wait_nonces(node: &Node, who: &[AccountId32], count: u32, what: &str) -> Result<()> {
-	let started = Instant::now();
+	let deadline = Instant::now() + PHASE;
 	for account_id in who {
-		loop {
-			if account(node, account_id, None)?.nonce >= count {
-				break;
-			}
-			ensure!(started.elapsed() < PHASE, "{what}: not included within {PHASE:?}");
-			std::thread::sleep(Duration::from_millis(500));
-		}
+		let left = deadline.saturating_duration_since(Instant::now());
+		wait_included(node, account_id, count - 1, left)
+			.with_context(|| format!("{what}: not included within {PHASE:?}"))?;
 	}
 	Ok(())
-}
-
-/// Reads a storage value at block `hash`.
-fn storage<T: Decode>(node: &Node, pallet: &[u8], item: &[u8], hash: &str) -> Result<Option<T>> {
-	let key = polkadot_sdk::frame_support::storage::storage_prefix(pallet, item);
-	let value = node.rpc("state_getStorage", json!([format!("0x{}", hex::encode(key)), hash]))?;
-	let Some(text) = value.as_str() else { return Ok(None) };
-	let bytes = hex::decode(text.trim_start_matches("0x"))?;
-	Ok(Some(T::decode(&mut &bytes[..])?))
 }
 
 /// What one block held.
@@ -117,10 +107,10 @@ fn read_block(node: &Node, number: u32) -> Result<BlockRead> {
 	let length = extrinsics.iter().filter_map(|x| x.as_str()).map(|x| (x.len() - 2) / 2).sum();
 	let mut read = BlockRead {
 		number,
-		timestamp_ms: storage::<u64>(node, b"Timestamp", b"Now", &hash)?.unwrap_or_default(),
+		timestamp_ms: storage_value::<u64>(node, b"Timestamp", b"Now", &hash)?.unwrap_or_default(),
 		extrinsics: extrinsics.len(),
 		length,
-		weight: storage(node, b"System", b"BlockWeight", &hash)?,
+		weight: storage_value(node, b"System", b"BlockWeight", &hash)?,
 		..Default::default()
 	};
 	for event in events_at(node, number)? {
@@ -175,7 +165,7 @@ fn main() -> Result<()> {
 	wait_nonces(&node, &accounts, 1, "registering")?;
 	eprintln!("registered {p} providers");
 	let best = block_hash(&node, node.best_number()?)?;
-	let first_job = storage::<u64>(&node, b"Jobs", b"NextJobId", &best)?.unwrap_or_default();
+	let first_job = storage_value::<u64>(&node, b"Jobs", b"NextJobId", &best)?.unwrap_or_default();
 	for _ in 0..j {
 		let call = RuntimeCall::Jobs(pallet_jobs::Call::create_job {
 			spec: spec(p as u32),

@@ -40,7 +40,9 @@ use crate::{
 	data::store::{ChunkId, DataStore, Located},
 	error::{Error, Result},
 	net::{
-		data::{data_behaviour, peer_of, DataCodec, DataRequest, DataResponse, DatasetServer},
+		data::{
+			data_behaviour, ip_of, peer_of, DataCodec, DataRequest, DataResponse, DatasetServer,
+		},
 		service::transport,
 		Shaper,
 	},
@@ -700,15 +702,6 @@ async fn next_bulk_ask(
 		Some((_, asks)) => asks.recv().await,
 		None => std::future::pending().await,
 	}
-}
-
-/// The IP address in a connection's address, if it has one.
-fn ip_of(address: &Multiaddr) -> Option<IpAddr> {
-	address.iter().find_map(|p| match p {
-		Protocol::Ip4(ip) => Some(IpAddr::V4(ip)),
-		Protocol::Ip6(ip) => Some(IpAddr::V6(ip)),
-		_ => None,
-	})
 }
 
 /// Forgets holder `h`'s broken lane and puts back the chunks asked on it: they go over the

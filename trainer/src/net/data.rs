@@ -100,6 +100,15 @@ pub trait DatasetServer: Send + Sync + std::fmt::Debug {
 	fn answer(&self, request: &DataRequest) -> DataResponse;
 }
 
+/// The IP address in an address (`/ip4/…` or `/ip6/…`), if it has one.
+pub fn ip_of(address: &Multiaddr) -> Option<std::net::IpAddr> {
+	address.iter().find_map(|p| match p {
+		Protocol::Ip4(ip) => Some(ip.into()),
+		Protocol::Ip6(ip) => Some(ip.into()),
+		_ => None,
+	})
+}
+
 /// The peer id an address ends in (`…/p2p/<id>`).
 pub fn peer_of(address: &Multiaddr) -> Option<PeerId> {
 	address.iter().find_map(|p| match p {

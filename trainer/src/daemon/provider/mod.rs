@@ -320,17 +320,11 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 fn hold_port(listen: &str) -> std::io::Result<Option<std::net::TcpListener>> {
 	use libp2p::multiaddr::Protocol;
 	let Ok(listen) = listen.parse::<libp2p::Multiaddr>() else { return Ok(None) };
-	let mut ip = None;
-	let mut port = None;
-	for part in listen.iter() {
-		match part {
-			Protocol::Ip4(v4) => ip = Some(std::net::IpAddr::V4(v4)),
-			Protocol::Ip6(v6) => ip = Some(std::net::IpAddr::V6(v6)),
-			Protocol::Tcp(p) if p > 0 => port = Some(p),
-			_ => {}
-		}
-	}
-	match (ip, port) {
+	let port = listen.iter().find_map(|part| match part {
+		Protocol::Tcp(p) if p > 0 => Some(p),
+		_ => None,
+	});
+	match (crate::net::data::ip_of(&listen), port) {
 		(Some(ip), Some(port)) => std::net::TcpListener::bind((ip, port)).map(Some),
 		_ => Ok(None),
 	}
