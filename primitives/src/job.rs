@@ -612,7 +612,18 @@ pub enum Compression {
 		/// Bits per kept value (1 to 8).
 		value_bits: u8,
 	},
+	/// SparseLoCo's codec: every matrix cut into [`TILE`] × [`TILE`] tiles, each keeping its
+	/// `k` largest values (k of 4,096), sent as entropy-coded positions and 2-bit codes
+	/// against four centroids per tensor, with error feedback; vectors and tensors smaller
+	/// than one tile are sent densely at 8 bits.
+	Tiles {
+		/// Values kept per full tile (1 to [`TILE`]²).
+		k: u32,
+	},
 }
+
+/// Side of the square tiles [`Compression::Tiles`] cuts matrices into (SparseLoCo's 64).
+pub const TILE: u32 = 64;
 
 impl Compression {
 	fn validate(&self) -> Result<(), SpecError> {
@@ -622,6 +633,7 @@ impl Compression {
 			Compression::TopK { chunk, k, value_bits } => {
 				k > 0 && k <= chunk && (1..=8).contains(&value_bits)
 			}
+			Compression::Tiles { k } => k > 0 && k <= TILE * TILE,
 		};
 		ok.then_some(()).ok_or(SpecError::BadCompression)
 	}
@@ -1223,6 +1235,11 @@ mod tests {
 			),
 			(
 				|s| s.training.compression = Compression::TopK { chunk: 4, k: 1, value_bits: 9 },
+				SpecError::BadCompression,
+			),
+			(|s| s.training.compression = Compression::Tiles { k: 0 }, SpecError::BadCompression),
+			(
+				|s| s.training.compression = Compression::Tiles { k: TILE * TILE + 1 },
 				SpecError::BadCompression,
 			),
 			(|s| s.rounds = 0, SpecError::ZeroRounds),

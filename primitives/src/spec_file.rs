@@ -167,6 +167,9 @@ mod tests {
 		assert_eq!(spec.model, ModelSpec::MnistMlp(MlpConfig { hidden: 64, layers: 1 }));
 		assert_eq!(spec.training.compression, Compression::TopK { chunk: 64, k: 4, value_bits: 2 });
 		assert_eq!(spec.training.inner, InnerOptimizer::Sgd { lr: Nanos(1_000_000) });
+		let tiles =
+			JOB.replace("{ scheme = \"int8\", chunk = 256 }", "{ scheme = \"tiles\", k = 64 }");
+		assert_eq!(parse(&tiles).unwrap().training.compression, Compression::Tiles { k: 64 });
 	}
 
 	#[test]

@@ -172,7 +172,7 @@ mod tests {
 	use super::*;
 	use crate::{
 		aggregate::{aggregate, Contribution, Rule},
-		compress::compressor,
+		compress::{compressor, Layout},
 		data::{shard, MnistDataset},
 		model::Model,
 		train::{evaluate, InnerConfig},
@@ -217,7 +217,8 @@ mod tests {
 		let mut people: Vec<Participant> = (0..3)
 			.map(|_| {
 				let t = InnerTrainer::new(spec, b"job", &dev, &inner, config).unwrap();
-				Participant::new(t, compressor(&compression, global.len()).unwrap())
+				let layout = Layout::of(&model.params().manifest());
+				Participant::new(t, compressor(&compression, &layout).unwrap())
 			})
 			.collect();
 		let mut outer = OuterOptimizer::new(0.7, 0.9, global.len());
@@ -242,8 +243,11 @@ mod tests {
 	#[test]
 	fn diloco_rounds_are_reproducible_and_learn() {
 		// Top-k sends an eighth of the values per round, so two rounds get less far.
-		let cases =
-			[(Compression::None, 0.5), (Compression::TopK { chunk: 64, k: 8, value_bits: 2 }, 0.7)];
+		let cases = [
+			(Compression::None, 0.5),
+			(Compression::TopK { chunk: 64, k: 8, value_bits: 2 }, 0.7),
+			(Compression::Tiles { k: 256 }, 0.7),
+		];
 		for (compression, factor) in cases {
 			let (hash, before, after) = simulate(compression);
 			let (again, _, _) = simulate(compression);

@@ -30,7 +30,13 @@ impl std::ops::DerefMut for TestNet {
 	}
 }
 
-fn job(rounds: u32) -> String {
+/// The compression most tests run with.
+const INT8: &str = r#"{ scheme = "int8", chunk = 64 }"#;
+/// SparseLoCo's codec, at a quarter of each tile: the MLP's hidden layer (32 × 784) is cut
+/// into 32 × 64 tiles, its small output layer and the biases go densely.
+const TILES: &str = r#"{ scheme = "tiles", k = 1024 }"#;
+
+fn job(rounds: u32, compression: &str) -> String {
 	format!(
 		r#"
 		[job]
@@ -47,7 +53,7 @@ fn job(rounds: u32) -> String {
 		[job.training]
 		batch_size = 32
 		inner = {{ optimizer = "adamw", lr = 0.003, warmup_steps = 5 }}
-		compression = {{ scheme = "int8", chunk = 64 }}
+		compression = {compression}
 		# Few inner steps per round: less outer momentum than DiLoCo's 0.9 (tuned for
 		# 500 steps), or the outer step overshoots.
 		outer_momentum = 0.5
@@ -70,15 +76,27 @@ fn schedule(period_ms: u64) -> String {
 }
 
 impl TestNet {
-	fn new(n: usize, rounds: u32, period_ms: u64, extra: &[(usize, &str)]) -> Self {
+	fn new(
+		n: usize,
+		rounds: u32,
+		period_ms: u64,
+		compression: &str,
+		extra: &[(usize, &str)],
+	) -> Self {
 		let mut tmp = tempfile::tempdir().unwrap();
 		// GRID_KEEP_TEST_DIRS=1 keeps the trainers' logs and round records for inspection.
 		tmp.disable_cleanup(std::env::var_os("GRID_KEEP_TEST_DIRS").is_some());
 		eprintln!("test network in {}", tmp.path().display());
 		let binary = std::path::Path::new(env!("CARGO_BIN_EXE_grid-trainer"));
-		let mut net =
-			LocalNet::new(binary, tmp.path(), "test-trainer", n, job(rounds), schedule(period_ms))
-				.unwrap();
+		let mut net = LocalNet::new(
+			binary,
+			tmp.path(),
+			"test-trainer",
+			n,
+			job(rounds, compression),
+			schedule(period_ms),
+		)
+		.unwrap();
 		if let Ok(filter) = std::env::var("GRID_TEST_LOG") {
 			net.log_filter = filter;
 		}
@@ -140,14 +158,22 @@ fn aggregated_set(net: &TestNet, by: usize, round: u64) -> Vec<String> {
 	set
 }
 
+/// Runs with the tiled codec, so the daemon's whole path (compressing along the model's
+/// layout, exchange, aggregation on the kept values' support, state sync) runs what
+/// `bench/algorithms.sh` measures.
 #[test]
 fn trainers_agree_every_round_survive_a_crash_and_take_in_joiners() {
 	let rounds = 9;
 	// States are served in pieces of 32 KiB: the joiner and the restarted trainer fetch the
 	// model (about 200 KB with its momentum) in seven.
 	let pieces = "state_piece_bytes = 32768\n";
-	let mut net =
-		TestNet::new(4, rounds, PERIOD_MS, &[(0, pieces), (1, pieces), (2, pieces), (3, pieces)]);
+	let mut net = TestNet::new(
+		4,
+		rounds,
+		PERIOD_MS,
+		TILES,
+		&[(0, pieces), (1, pieces), (2, pieces), (3, pieces)],
+	);
 	for i in 0..3 {
 		net.start(i);
 	}
@@ -200,9 +226,9 @@ fn byzantine_equivocating_and_foreign_peers_do_not_stop_training() {
 	let rounds = 6;
 	let poisoner = "[misbehave]\npoison = { kind = \"random\", factor = 2.0 }\n";
 	let equivocator = "[misbehave]\nequivocate = true\n";
-	let mut net = TestNet::new(6, rounds, PERIOD_MS, &[(3, poisoner), (4, equivocator)]);
+	let mut net = TestNet::new(6, rounds, PERIOD_MS, INT8, &[(3, poisoner), (4, equivocator)]);
 	// Trainer 5 runs the same job id with another model layout: its commitments are refused.
-	net.nodes[5].job = Some(job(rounds).replace("hidden = 32", "hidden = 16"));
+	net.nodes[5].job = Some(job(rounds, INT8).replace("hidden = 32", "hidden = 16"));
 	for i in 0..6 {
 		net.start(i);
 	}
@@ -242,7 +268,7 @@ fn byzantine_equivocating_and_foreign_peers_do_not_stop_training() {
 #[test]
 fn a_shaped_wan_and_a_partition_are_survived() {
 	let rounds = 10;
-	let mut net = TestNet::new(3, rounds, PERIOD_MS, &[]);
+	let mut net = TestNet::new(3, rounds, PERIOD_MS, INT8, &[]);
 	let isolated = net.nodes[2].peer_id();
 	// Every link: 40 ms round trip, 20 Mbit/s, 1% loss. Trainer 2 is cut off in rounds 3-4.
 	let scenario = format!(

@@ -8,7 +8,7 @@ use anyhow::Result;
 use candle_core::Device;
 use grid_primitives::Hash;
 use grid_trainer::{
-	compress::adaptive::AdaptiveCompressor,
+	compress::{adaptive::AdaptiveCompressor, Layout},
 	data::batch_indices,
 	diloco::{train_round_observed, OuterOptimizer},
 	model::Model,
@@ -71,7 +71,11 @@ pub fn train_jobs(
 						&setup.inner,
 						setup.config,
 					)?,
-					compressor: AdaptiveCompressor::new(setup.compression, len, setup.error_decay)?,
+					compressor: AdaptiveCompressor::new(
+						setup.compression,
+						Layout::of(&init.params().manifest()),
+						setup.error_decay,
+					)?,
 				})
 			})
 			.collect::<Result<Vec<_>>>()?;

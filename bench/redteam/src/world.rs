@@ -27,7 +27,7 @@ use grid_primitives::{
 use grid_trainer::{
 	compress::{
 		adaptive::{compress_once, AdaptiveCompressor},
-		CompressedUpdate,
+		CompressedUpdate, Layout,
 	},
 	data::{batch_indices, Dataset},
 	diloco::{train_round_observed, OuterOptimizer},
@@ -266,6 +266,7 @@ impl Setup {
 	pub fn replayer(&self) -> Replayer {
 		Replayer {
 			spec: self.spec,
+			layout: Layout::of_spec(self.spec).expect("the job's model builds"),
 			inner: self.inner,
 			config: self.config,
 			batch_size: BATCH,
@@ -492,7 +493,7 @@ impl<'a> World<'a> {
 		let m = &self.members[i];
 		// It commits its true start state: its update is what fails to replay from it.
 		let start = m.trainer.snapshot(m.compressor.residual().to_vec())?;
-		let update = Arc::new(compress_once(&scheme, &values)?);
+		let update = Arc::new(compress_once(&scheme, m.compressor.layout(), &values)?);
 		// Nothing trained, nothing recorded: a trajectory of its start alone.
 		let (trajectory, recorded) = recorded(&[(0, m.trainer.state()?)]);
 		Ok(Sent { start, update, claimed_steps: steps, trajectory, recorded })
@@ -873,6 +874,8 @@ fn member(
 		let desk = if setup.committee_traces { desk } else { desk.with_full_committee_replays() };
 		(desk, port)
 	});
-	let compressor = AdaptiveCompressor::new(setup.compression, len, setup.error_decay)?;
+	let layout = Layout::of(&trainer.model().params().manifest());
+	debug_assert_eq!(layout.len(), len);
+	let compressor = AdaptiveCompressor::new(setup.compression, layout, setup.error_decay)?;
 	Ok(Member { who, peer, role, trainer, compressor, desk })
 }

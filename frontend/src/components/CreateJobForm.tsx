@@ -371,8 +371,10 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
             ["none", "None (f32)"],
             ["int8", "int8"],
             ["topk", "Top-k"],
+            ["tiles", "Tiles (SparseLoCo)"],
           ])}
-          {form.compression !== "none" && field("chunk", "Chunk (values)")}
+          {(form.compression === "int8" || form.compression === "topk") && field("chunk", "Chunk (values)")}
+          {form.compression === "tiles" && field("k", "Kept per 64×64 tile (k)", "1 to 4096")}
           {form.compression === "topk" && (
             <>
               {field("k", "Kept per chunk (k)")}

@@ -8,6 +8,7 @@ import {
   datasetOrigin,
   datasetUriProblem,
   DEFAULT_FORM,
+  describeCompression,
   describeDataset,
   describeInitialWeights,
   describeModel,
@@ -142,6 +143,12 @@ describe("job form → JobSpec", () => {
     expect(errorsOf({ compression: "int8", chunk: "0" }).chunk).toBeDefined();
     expect(errorsOf({ compression: "topk", chunk: "4", k: "5" }).k).toMatch(/chunk/);
     expect(errorsOf({ compression: "topk", valueBits: "9" }).valueBits).toBeDefined();
+    expect(errorsOf({ compression: "tiles", k: "4097" }).k).toMatch(/4096/);
+    expect(errorsOf({ compression: "tiles", k: "0" }).k).toBeDefined();
+    const tiles = buildJobSpec(form({ compression: "tiles", k: "64", chunk: "not read" }), LIMITS);
+    expect(tiles.errors).toBeUndefined();
+    expect(tiles.spec?.training.compression).toEqual({ type: "Tiles", value: { k: 64 } });
+    expect(describeCompression({ type: "Tiles", value: { k: 64 } })).toBe("top-64 of each 64×64 tile, 2 bits");
     expect(errorsOf({ gptLayers: "2.5" }).gptLayers).toMatch(/whole number/);
     expect(errorsOf({ gptLayers: "70000" }).gptLayers).toMatch(/between 1 and 1024/);
     expect(errorsOf({ gptLayers: "100", gptWidth: "4096" }).model).toMatch(/10 billion/);

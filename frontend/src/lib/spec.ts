@@ -63,7 +63,10 @@ export const SHIPPED_IMAGES: Partial<Record<DatasetName, ImageShape>> = {
   mnist: { channels: 1, side: 28, classes: 10 },
 };
 export type OptimizerKind = "adamw" | "sgd";
-export type CompressionKind = "none" | "int8" | "topk";
+/** Side of the tiles `Tiles` compression cuts matrices into (`grid_primitives::job::TILE`). */
+export const TILE = 64;
+
+export type CompressionKind = "none" | "int8" | "topk" | "tiles";
 
 /** The form's values, as typed (strings), in the job file's terms (amounts in GRID). */
 export interface JobForm {
@@ -749,6 +752,7 @@ export function buildJobSpec(
   let compression: JobSpec["training"]["compression"];
   if (form.compression === "none") compression = { type: "None", value: undefined };
   else if (form.compression === "int8") compression = { type: "Int8", value: { chunk: int("chunk", U32_MAX, 1) } };
+  else if (form.compression === "tiles") compression = { type: "Tiles", value: { k: int("k", TILE * TILE, 1) } };
   else {
     const chunk = int("chunk", U32_MAX, 1);
     const k = int("k", U32_MAX, 1);
@@ -880,6 +884,8 @@ export function describeCompression(c: JobSpec["training"]["compression"]): stri
       return `int8, chunks of ${c.value.chunk}`;
     case "TopK":
       return `top-${c.value.k} of ${c.value.chunk}, ${c.value.value_bits} bits`;
+    case "Tiles":
+      return `top-${c.value.k} of each ${TILE}×${TILE} tile, 2 bits`;
   }
 }
 

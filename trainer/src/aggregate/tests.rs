@@ -193,7 +193,8 @@ fn compressed(spec: &grid_primitives::job::Compression, len: usize) -> Vec<Contr
 		.map(|i| {
 			let size = if i == 2 { 0.03 } else { 0.01 };
 			let delta: Vec<f32> = (0..len).map(|_| (rng.normal() * size) as f32).collect();
-			let mut c = crate::compress::compressor(spec, len).unwrap();
+			let layout = crate::compress::Layout::rows(len, 100);
+			let mut c = crate::compress::compressor(spec, &layout).unwrap();
 			Contribution { update: Arc::new(c.compress(&delta).unwrap()), samples: 90 + i }
 		})
 		.collect()
@@ -210,6 +211,7 @@ fn block_wise_aggregation_is_the_plain_rules_bit_for_bit_on_any_thread_count() {
 		Compression::Int8 { chunk: 1000 },
 		Compression::TopK { chunk: 256, k: 32, value_bits: 1 },
 		Compression::TopK { chunk: 100, k: 7, value_bits: 3 },
+		Compression::Tiles { k: 64 },
 	] {
 		let updates = compressed(&spec, len);
 		for rule in [

@@ -26,7 +26,10 @@ use grid_primitives::{
 };
 use grid_trainer::{
 	aggregate::{aggregate, Contribution, Rule},
-	compress::{compressor, topk::TopKCompressor, CompressedUpdate, Compressor},
+	compress::{
+		compressor, tiles::TilesCompressor, topk::TopKCompressor, CompressedUpdate, Compressor,
+		Layout,
+	},
 	data::{self, shard, TokenDataset},
 	diloco::{OuterOptimizer, Participant},
 	model::{Batch, Model},
@@ -177,7 +180,10 @@ impl Method {
 		let (family_name, overrides) = key.split_once('@').unwrap_or((key, ""));
 		let (label, kind) =
 			family(family_name).ok_or_else(|| format!("unknown method {family_name}"))?;
-		let sparse = matches!(kind, Kind::DiLoCo { compression: Compression::TopK { .. }, .. });
+		let sparse = matches!(
+			kind,
+			Kind::DiLoCo { compression: Compression::TopK { .. } | Compression::Tiles { .. }, .. }
+		);
 		let (outer_lr, outer_momentum) = if sparse {
 			// Top-k with error feedback: the residual memory already acts as momentum
 			// (SparseLoCo), and each round delivers only part of Δ.
@@ -230,7 +236,9 @@ impl Method {
 			Kind::Ddp => format!("lr {}", self.lr),
 			Kind::DiLoCo { compression, .. } => {
 				let decay = match compression {
-					Compression::TopK { .. } => format!(", error decay {}", self.error_decay),
+					Compression::TopK { .. } | Compression::Tiles { .. } => {
+						format!(", error decay {}", self.error_decay)
+					}
 					_ => String::new(),
 				};
 				format!(
@@ -245,7 +253,7 @@ impl Method {
 /// A method family by name: its label and how it trains. DiLoCo families use the mean,
 /// unless named `-trimmed` (chain jobs' rule: norms clipped to the median, then the trimmed
 /// mean on each coordinate's support, one value off each end);
-/// `topk:CHUNK:K:BITS` names any top-k setting.
+/// `topk:CHUNK:K:BITS` names any top-k setting, `tiles:K` any tiled one.
 fn family(name: &str) -> Option<(String, Kind)> {
 	if name == "ddp" {
 		return Some(("DDP (f32 all-reduce every step)".into(), Kind::Ddp));
@@ -266,6 +274,7 @@ fn family(name: &str) -> Option<(String, Kind)> {
 		"topk4" => topk(256, 4, 2),
 		"topk1" => topk(256, 1, 1),
 		"topk16" => topk(1024, 16, 2),
+		_ if name.starts_with("tiles:") => Compression::Tiles { k: name[6..].parse().ok()? },
 		_ => {
 			let mut parts = name.strip_prefix("topk:")?.split(':').map(str::parse::<u32>);
 			let (chunk, k, bits) = (parts.next()?.ok()?, parts.next()?.ok()?, parts.next()?.ok()?);
@@ -277,6 +286,9 @@ fn family(name: &str) -> Option<(String, Kind)> {
 		Compression::Int8 { chunk } => format!("DiLoCo, int8 (chunk {chunk})"),
 		Compression::TopK { chunk, k, value_bits } => {
 			format!("DiLoCo, top-k {k}/{chunk}, {value_bits}-bit, error feedback")
+		}
+		Compression::Tiles { k } => {
+			format!("DiLoCo, tiles {k}/4096, 2-bit, small tensors 8-bit, error feedback")
 		}
 	};
 	Some((label, Kind::DiLoCo { compression, rule: Rule::Mean }))
@@ -414,12 +426,16 @@ impl Bench {
 				&s.inner_optimizer(m.lr),
 				s.inner_config(),
 			)?;
+			let layout = Layout::of(&global_model.params().manifest());
 			let c: Box<dyn Compressor> = match compression {
 				Compression::TopK { chunk, k, value_bits } => Box::new(
 					TopKCompressor::new(chunk, k, value_bits, global.len())?
 						.with_error_decay(m.error_decay)?,
 				),
-				_ => compressor(&compression, global.len())?,
+				Compression::Tiles { k } => {
+					Box::new(TilesCompressor::new(k, &layout)?.with_error_decay(m.error_decay)?)
+				}
+				_ => compressor(&compression, &layout)?,
 			};
 			people.push(Participant::new(t, c));
 		}
@@ -554,7 +570,7 @@ fn setup(md: &mut String, s: &Settings, params: usize) {
 	let _ = writeln!(md, "- {} simulated participants, {} inner steps each of batch {} × {} tokens ({} samples per participant, {} in total, the same for every method).", s.participants, s.steps, s.batch, s.context, s.steps * s.batch, s.steps * s.batch * s.participants);
 	let _ = writeln!(md, "- Inner optimizer: AdamW (β 0.9/0.95, weight decay 0.1), {} warm-up steps, cosine to 10% of the peak learning rate, gradient clip 1.0.", s.steps / 20);
 	let _ = writeln!(md, "- DDP: one global batch of {} × {} per step ({} steps), i.e. the participants' gradients averaged every step.", s.participants, s.batch, s.steps);
-	let _ = writeln!(md, "- DiLoCo: rounds of H inner steps; Δ averaged (the mean; \"trimmed mean\": the chain jobs' rule, norms clipped to the median, then per coordinate over the updates that sent it, one value off each end, weighted by their share), then the outer Nesterov step. Top-k keeps an error-feedback memory that decays by a factor each round (`TopKCompressor::with_error_decay`); as in SparseLoCo it acts as the outer momentum.\n");
+	let _ = writeln!(md, "- DiLoCo: rounds of H inner steps; Δ averaged (the mean; \"trimmed mean\": the chain jobs' rule, norms clipped to the median, then per coordinate over the updates that sent it, one value off each end, weighted by their share), then the outer Nesterov step. Top-k and tiles keep an error-feedback memory that decays by a factor each round (`with_error_decay`); as in SparseLoCo it acts as the outer momentum.\n");
 	let _ = writeln!(md, "## Byte accounting\n");
 	let _ = writeln!(
 		md,

@@ -9,14 +9,18 @@
 //!
 //! `bench_codec --out bench/reports [--values 100000000] [--repeats 3] [--schemes none,int8,...]
 //! [--round-values 4194304] [--peers 4,16,64] [--round-schemes int8:256,topk:256:32:1]`
-//! (schemes: `none`, `int8:CHUNK`, `topk:CHUNK:K:BITS`).
+//! (schemes: `none`, `int8:CHUNK`, `topk:CHUNK:K:BITS`, `tiles:K`).
 
 use std::{fmt::Write as _, path::PathBuf, sync::Arc, time::Instant};
 
 use grid_primitives::job::Compression;
 use grid_trainer::{
 	aggregate::{aggregate, Contribution},
-	compress::{adaptive::AdaptiveCompressor, CompressedUpdate},
+	compress::{
+		adaptive::AdaptiveCompressor,
+		layout::{Layout, Matrix},
+		CompressedUpdate,
+	},
 	rng::Rng,
 	round::decide::{CHAIN_AGGREGATION, CHAIN_SCREEN_RATIO},
 	stats::mean_sd,
@@ -46,8 +50,22 @@ fn scheme(name: &str) -> Option<Compression> {
 			let (chunk, k, bits) = (num()?, num()?, num()?);
 			Compression::TopK { chunk, k, value_bits: u8::try_from(bits).ok()? }
 		}
+		"tiles" => Compression::Tiles { k: num()? },
 		_ => return None,
 	})
+}
+
+/// The layout the updates are given: 1,024 × 1,024 matrices (a width-1,024 model's
+/// projections), then whole rows of 1,024 and a vector of the rest, so the tiled codec cuts
+/// tiles, and spreads tensors over threads, as it would a model's.
+fn layout(values: usize) -> Layout {
+	const SIDE: usize = 1_024;
+	let square = Matrix { rows: SIDE, cols: SIDE };
+	let squares = values / (SIDE * SIDE);
+	let rest = values % (SIDE * SIDE);
+	let mut tensors = vec![square; squares];
+	tensors.extend(Layout::rows(rest, SIDE).tensors());
+	Layout::new(tensors)
 }
 
 fn parse() -> Result<Settings, String> {
@@ -60,8 +78,9 @@ fn parse() -> Result<Settings, String> {
 		round_schemes: Vec::new(),
 		out: PathBuf::from("bench/reports"),
 	};
-	let mut names = "none,int8:256,topk:256:32:1,topk:4096:64:2,topk:4096:16:1".to_string();
-	let mut round_names = "int8:256,topk:256:32:1".to_string();
+	let mut names =
+		"none,int8:256,topk:256:32:1,topk:4096:64:2,topk:4096:16:1,tiles:64".to_string();
+	let mut round_names = "int8:256,topk:256:32:1,tiles:64".to_string();
 	let args: Vec<String> = std::env::args().skip(1).collect();
 	for pair in args.chunks(2) {
 		let [key, value] = pair else { return Err(format!("{} needs a value", pair[0])) };
@@ -106,7 +125,7 @@ struct Timing {
 }
 
 fn time_once(spec: Compression, delta: &[f32]) -> Result<Timing, Error> {
-	let mut c = AdaptiveCompressor::new(spec, delta.len(), 0.9)?;
+	let mut c = AdaptiveCompressor::new(spec, layout(delta.len()), 0.9)?;
 	c.compress(delta, None)?;
 	let start = Instant::now();
 	let (update, _, _) = c.compress(delta, None)?;
@@ -128,6 +147,7 @@ fn label(spec: &Compression) -> String {
 		Compression::TopK { chunk, k, value_bits } => {
 			format!("top-k {k}/{chunk}, {value_bits}-bit")
 		}
+		Compression::Tiles { k } => format!("tiles, {k}/4096, 2-bit"),
 	}
 }
 
@@ -136,18 +156,29 @@ fn codec_section(s: &Settings, md: &mut String) -> Result<Vec<serde_json::Value>
 	let mut rng = Rng::new(1);
 	let delta: Vec<f32> = (0..s.values).map(|_| (rng.normal() * 1e-3) as f32).collect();
 	let _ = writeln!(md, "## One update\n");
-	let _ = writeln!(md, "One update of **{} values** (Gaussian, a second round's: the first round's residual in place, error decay 0.9), one thread, {} repeats: mean ± sample sd. *Compress* is the trainer's whole step (residual added, top-k selected per chunk, quantized, residual updated); *decode* includes decompressing to a dense vector (a replay or a fraud check does; aggregation no longer does, below).\n", s.values, s.repeats);
+	let _ = writeln!(md, "One update of **{} values** (Gaussian, laid out as 1,024 × 1,024 matrices, a second round's: the first round's residual in place, error decay 0.9), one thread (the tiled codec also on every core, as a trainer runs it), {} repeats: mean ± sample sd. *Compress* is the trainer's whole step (residual added, top-k selected per chunk, quantized, residual updated); *decode* includes decompressing to a dense vector (a replay or a fraud check does; aggregation no longer does, below).\n", s.values, s.repeats);
 	let _ = writeln!(
 		md,
 		"| scheme | encoded size | compress (s) | encode (s) | decode + decompress (s) |"
 	);
 	let _ = writeln!(md, "|---|---|---|---|---|");
 	let mut rows = Vec::new();
-	for spec in &s.schemes {
+	// One thread, so schemes compare as they are (the tiled codec cuts tensors on every core
+	// in a trainer: its row at the end is that).
+	let one = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
+	let every = rayon::ThreadPoolBuilder::new().build()?;
+	let tiles = s.schemes.iter().filter(|c| matches!(c, Compression::Tiles { .. }));
+	let runs_of = s.schemes.iter().map(|c| (c, &one)).chain(tiles.map(|c| (c, &every)));
+	for (spec, pool) in runs_of {
 		let mut runs = Vec::new();
 		for _ in 0..s.repeats {
-			runs.push(time_once(*spec, &delta)?);
+			runs.push(pool.install(|| time_once(*spec, &delta))?);
 		}
+		let threads = if pool.current_num_threads() > 1 {
+			format!(", {} threads", pool.current_num_threads())
+		} else {
+			String::new()
+		};
 		let stat = |f: fn(&Timing) -> f64| mean_sd(&runs.iter().map(f).collect::<Vec<_>>());
 		let (c, e, d) = (stat(|t| t.compress), stat(|t| t.encode), stat(|t| t.decode));
 		let bytes = runs[0].bytes;
@@ -160,7 +191,7 @@ fn codec_section(s: &Settings, md: &mut String) -> Result<Vec<serde_json::Value>
 		);
 		let _ = writeln!(
 			md,
-			"| {} | {:.2} MB | {:.3} ± {:.3} | {:.3} ± {:.3} | {:.3} ± {:.3} |",
+			"| {}{threads} | {:.2} MB | {:.3} ± {:.3} | {:.3} ± {:.3} | {:.3} ± {:.3} |",
 			label(spec),
 			bytes as f64 / 1e6,
 			c.0,
@@ -172,6 +203,7 @@ fn codec_section(s: &Settings, md: &mut String) -> Result<Vec<serde_json::Value>
 		);
 		rows.push(serde_json::json!({
 			"scheme": label(spec),
+			"threads": pool.current_num_threads(),
 			"bytes": bytes,
 			"compress_s": { "mean": c.0, "sd": c.1 },
 			"encode_s": { "mean": e.0, "sd": e.1 },
@@ -192,7 +224,7 @@ fn round_updates(
 			let mut rng = Rng::new(100 + p as u64);
 			let delta: Vec<f32> = (0..values).map(|_| (rng.normal() * 1e-3) as f32).collect();
 			let (update, _, _) =
-				AdaptiveCompressor::new(spec, values, 0.9)?.compress(&delta, None)?;
+				AdaptiveCompressor::new(spec, layout(values), 0.9)?.compress(&delta, None)?;
 			Ok(Contribution { update: Arc::new(update), samples: 1_000 + p as u64 })
 		})
 		.collect()

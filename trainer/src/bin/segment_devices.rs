@@ -20,7 +20,7 @@ use grid_primitives::{
 	Hash,
 };
 use grid_trainer::{
-	compress::adaptive::compress_once,
+	compress::{adaptive::compress_once, Layout},
 	data::{self, batch_indices, Dataset, MnistDataset},
 	device::DeviceChoice,
 	diloco::{train_round, train_round_observed},
@@ -88,6 +88,7 @@ fn measure(
 	let config = InnerConfig { total_steps: u64::from(4 * steps), ..Default::default() };
 	let cpu = Replayer {
 		spec,
+		layout: Layout::of_spec(spec)?,
 		inner,
 		config,
 		batch_size: batch,
@@ -130,7 +131,7 @@ fn measure(
 			}));
 		}
 	}
-	let sent = compress_once(&Compression::None, &local.delta)?;
+	let sent = compress_once(&Compression::None, &Layout::flat(local.delta.len()), &local.delta)?;
 	let claim =
 		Claim { base: Arc::new(base), start: Arc::new(start), sent: Arc::new(sent), seed, steps };
 	let full = cpu.judge(&claim)?;

@@ -5,8 +5,8 @@
 
 use grid_primitives::job::Compression;
 
-use super::{compressor, CompressedUpdate};
-use crate::error::{Error, Result};
+use super::{compressor, CompressedUpdate, Feedback, Layout};
+use crate::error::Result;
 
 /// The job's scheme followed by stronger ones.
 pub fn ladder(base: Compression) -> Vec<Compression> {
@@ -14,22 +14,27 @@ pub fn ladder(base: Compression) -> Vec<Compression> {
 	match base {
 		Compression::None => vec![base, Compression::Int8 { chunk: 64 }, topk(8), topk(2)],
 		Compression::Int8 { .. } => vec![base, topk(8), topk(4), topk(2)],
-		Compression::TopK { chunk, k, value_bits } => {
-			let mut levels = vec![base];
-			let mut k = k / 2;
-			while k >= 1 && levels.len() < 4 {
-				levels.push(Compression::TopK { chunk, k, value_bits: value_bits.min(4) });
-				k /= 2;
-			}
-			levels
-		}
+		Compression::TopK { chunk, k, value_bits } => halvings(k)
+			.map(|k| Compression::TopK { chunk, k, value_bits: value_bits.min(4) })
+			.collect(),
+		Compression::Tiles { k } => halvings(k).map(|k| Compression::Tiles { k }).collect(),
 	}
 }
 
-/// `corrected` (a Δ with the carried error added) compressed with `scheme` and no memory of
-/// its own: the error memory is the [`AdaptiveCompressor`]'s. A replay compresses with this.
-pub fn compress_once(scheme: &Compression, corrected: &[f32]) -> Result<CompressedUpdate> {
-	compressor(scheme, corrected.len())?.compress(corrected)
+/// `k` and up to three halvings of it that keep at least one value.
+fn halvings(k: u32) -> impl Iterator<Item = u32> {
+	std::iter::successors(Some(k), |k| Some(k / 2)).take_while(|k| *k >= 1).take(4)
+}
+
+/// `corrected` (a Δ with the carried error added, laid out as `layout`) compressed with
+/// `scheme` and no memory of its own: the error memory is the [`AdaptiveCompressor`]'s. A
+/// replay compresses with this.
+pub fn compress_once(
+	scheme: &Compression,
+	layout: &Layout,
+	corrected: &[f32],
+) -> Result<CompressedUpdate> {
+	compressor(scheme, layout)?.compress(corrected)
 }
 
 /// `delta` plus `decay` × the carried `residual`: what a round compresses (the replay of a
@@ -41,18 +46,21 @@ pub fn corrected(delta: &[f32], residual: &[f32], decay: f32) -> Vec<f32> {
 /// A ladder of schemes with shared error feedback.
 pub struct AdaptiveCompressor {
 	levels: Vec<Compression>,
-	error: Vec<f32>,
-	decay: f32,
+	layout: Layout,
+	feedback: Feedback,
 }
 
 impl AdaptiveCompressor {
-	/// For vectors of `len` values, starting from the job's scheme `base`, with the job's
-	/// error-feedback `decay` (in 0..=1).
-	pub fn new(base: Compression, len: usize, decay: f32) -> Result<Self> {
-		if !(0.0..=1.0).contains(&decay) {
-			return Err(Error::Config(format!("error decay {decay} is outside 0..=1")));
-		}
-		Ok(AdaptiveCompressor { levels: ladder(base), error: vec![0.0; len], decay })
+	/// For vectors laid out as `layout` (a model's parameters), starting from the job's
+	/// scheme `base`, with the job's error-feedback `decay` (in 0..=1).
+	pub fn new(base: Compression, layout: Layout, decay: f32) -> Result<Self> {
+		let feedback = Feedback::new(layout.len()).with_decay(decay)?;
+		Ok(AdaptiveCompressor { levels: ladder(base), layout, feedback })
+	}
+
+	/// The layout its vectors have.
+	pub fn layout(&self) -> &Layout {
+		&self.layout
 	}
 
 	/// The schemes, weakest first.
@@ -62,36 +70,19 @@ impl AdaptiveCompressor {
 
 	/// The carried error (what earlier updates left out).
 	pub fn residual(&self) -> &[f32] {
-		&self.error
+		self.feedback.error()
 	}
 
 	/// Restores a carried error saved from [`AdaptiveCompressor::residual`].
 	pub fn set_residual(&mut self, residual: Vec<f32>) -> Result<()> {
-		self.check_len(residual.len(), "a residual")?;
-		self.error = residual;
-		Ok(())
+		self.feedback.restore(residual)
 	}
 
 	/// Takes back `sent`, an update this compressor produced that the round left out (its
 	/// sender's own aggregate did not include it): its values go back into the carried
 	/// error, so the next update sends them again instead of their being lost.
 	pub fn give_back(&mut self, sent: &CompressedUpdate) -> Result<()> {
-		self.check_len(sent.len(), "an update")?;
-		for (e, s) in self.error.iter_mut().zip(sent.decompress()) {
-			*e += s;
-		}
-		Ok(())
-	}
-
-	/// Refuses `n` values (`what`) for a compressor of another length.
-	fn check_len(&self, n: usize, what: &str) -> Result<()> {
-		if n != self.error.len() {
-			return Err(Error::Layout(format!(
-				"{what} of {n} values for a compressor of {}",
-				self.error.len()
-			)));
-		}
-		Ok(())
+		self.feedback.take_back(&sent.decompress())
 	}
 
 	/// Compresses `delta` plus the decayed carried error at the weakest level whose encoding fits
@@ -102,10 +93,10 @@ impl AdaptiveCompressor {
 		delta: &[f32],
 		budget: Option<usize>,
 	) -> Result<(CompressedUpdate, Vec<u8>, usize)> {
-		let corrected = corrected(delta, &self.error, self.decay);
+		let corrected = self.feedback.correct(delta, "adaptive")?;
 		let mut chosen = None;
 		for (level, scheme) in self.levels.iter().enumerate() {
-			let update = compress_once(scheme, &corrected)?;
+			let update = compress_once(scheme, &self.layout, &corrected)?;
 			let bytes = update.encode();
 			let last = level + 1 == self.levels.len();
 			if budget.is_none_or(|b| bytes.len() <= b) || last {
@@ -114,10 +105,7 @@ impl AdaptiveCompressor {
 			}
 		}
 		let (update, bytes, level) = chosen.expect("the ladder is never empty");
-		let sent = update.decompress();
-		for ((e, c), s) in self.error.iter_mut().zip(&corrected).zip(&sent) {
-			*e = c - s;
-		}
+		self.feedback.keep(&corrected, &update.decompress());
 		Ok((update, bytes, level))
 	}
 }
@@ -130,7 +118,9 @@ mod tests {
 	fn a_tighter_budget_picks_a_stronger_level_and_error_is_carried() {
 		let len = 4096;
 		let delta: Vec<f32> = (0..len).map(|i| ((i * 37 % 101) as f32 - 50.0) * 1e-3).collect();
-		let mut c = AdaptiveCompressor::new(Compression::Int8 { chunk: 64 }, len, 1.0).unwrap();
+		let mut c =
+			AdaptiveCompressor::new(Compression::Int8 { chunk: 64 }, Layout::flat(len), 1.0)
+				.unwrap();
 		let (_, roomy, level) = c.compress(&delta, None).unwrap();
 		assert_eq!(level, 0);
 		let (_, tight, level) = c.compress(&delta, Some(roomy.len() / 4)).unwrap();
@@ -141,6 +131,9 @@ mod tests {
 		let carried: f32 = update.decompress().iter().map(|x| x.abs()).sum();
 		assert!(carried > 0.1, "{carried}");
 		assert_eq!(ladder(Compression::TopK { chunk: 64, k: 8, value_bits: 2 }).len(), 4);
+		let tiles = |k| Compression::Tiles { k };
+		assert_eq!(ladder(tiles(64)), [tiles(64), tiles(32), tiles(16), tiles(8)]);
+		assert_eq!(ladder(tiles(2)), [tiles(2), tiles(1)]);
 	}
 
 	#[test]
@@ -149,8 +142,8 @@ mod tests {
 		let delta: Vec<f32> = (0..len).map(|i| ((i * 13 % 29) as f32 - 14.0) * 1e-2).collect();
 		let topk = Compression::TopK { chunk: 64, k: 8, value_bits: 4 };
 		let (mut kept, mut lost) = (
-			AdaptiveCompressor::new(topk, len, 1.0).unwrap(),
-			AdaptiveCompressor::new(topk, len, 1.0).unwrap(),
+			AdaptiveCompressor::new(topk, Layout::flat(len), 1.0).unwrap(),
+			AdaptiveCompressor::new(topk, Layout::flat(len), 1.0).unwrap(),
 		);
 		let (first, _, _) = kept.compress(&delta, None).unwrap();
 		lost.compress(&delta, None).unwrap();
@@ -172,8 +165,8 @@ mod tests {
 		let delta: Vec<f32> = (0..len).map(|i| ((i * 7 % 31) as f32 - 15.0) * 1e-2).collect();
 		let topk = Compression::TopK { chunk: 64, k: 4, value_bits: 8 };
 		let (mut half, mut plain) = (
-			AdaptiveCompressor::new(topk, len, 0.5).unwrap(),
-			AdaptiveCompressor::new(topk, len, 1.0).unwrap(),
+			AdaptiveCompressor::new(topk, Layout::flat(len), 0.5).unwrap(),
+			AdaptiveCompressor::new(topk, Layout::flat(len), 1.0).unwrap(),
 		);
 		half.compress(&delta, None).unwrap();
 		plain.compress(&delta, None).unwrap();
@@ -185,7 +178,7 @@ mod tests {
 		let sum = |u: &CompressedUpdate| u.decompress().iter().map(|x| x.abs()).sum::<f32>();
 		assert!((sum(&from_half) - 0.5 * sum(&from_plain)).abs() < 1e-3 * sum(&from_plain));
 		for bad in [-0.1, 1.01, f32::NAN] {
-			assert!(AdaptiveCompressor::new(topk, len, bad).is_err(), "{bad}");
+			assert!(AdaptiveCompressor::new(topk, Layout::flat(len), bad).is_err(), "{bad}");
 		}
 	}
 }

@@ -5,14 +5,19 @@
 //! string per update) and [`CompressedUpdate::decode`] rejects anything malformed, truncated,
 //! non-canonical or non-finite, so a hostile peer cannot smuggle NaNs into the aggregate.
 //!
-//! Layout, little-endian: magic `GDU2`, scheme (u8: 0 none, 1 int8, 2 top-k), value count
-//! (u64), the scheme's parameters (int8: chunk u32; top-k: chunk u32, k u32, value bits u8),
-//! then the scheme's payload (see each module).
+//! Layout, little-endian: magic `GDU2`, scheme (u8: 0 none, 1 int8, 2 top-k, 3 tiles), value
+//! count (u64), the scheme's parameters (int8: chunk u32; top-k: chunk u32, k u32, value bits
+//! u8; tiles: k u32 and the tensors' shapes), then the scheme's payload (see each module).
 
 pub mod adaptive;
+mod bits;
 pub mod int8;
+pub mod layout;
 pub mod none;
+pub mod tiles;
 pub mod topk;
+
+pub use layout::Layout;
 
 use grid_primitives::job::Compression;
 
@@ -33,6 +38,8 @@ pub enum CompressedUpdate {
 	Int8(int8::Int8Update),
 	/// Per-chunk top-k with low-bit values.
 	TopK(topk::TopKUpdate),
+	/// Per-tile top-k of each matrix with 2-bit codes; vectors dense at 8 bits.
+	Tiles(tiles::TilesUpdate),
 }
 
 /// Compresses pseudo-gradients; stateful schemes keep their error-feedback memory inside.
@@ -42,15 +49,94 @@ pub trait Compressor {
 	fn compress(&mut self, delta: &[f32]) -> Result<CompressedUpdate>;
 }
 
-/// The compressor for a job's [`Compression`] spec, for vectors of `len` values.
-pub fn compressor(spec: &Compression, len: usize) -> Result<Box<dyn Compressor>> {
+/// The compressor for a job's [`Compression`] spec, for vectors laid out as `layout` (only
+/// the tiled codec looks past their length).
+pub fn compressor(spec: &Compression, layout: &Layout) -> Result<Box<dyn Compressor>> {
 	Ok(match *spec {
 		Compression::None => Box::new(none::Identity),
 		Compression::Int8 { chunk } => Box::new(int8::Int8Quantizer::new(chunk)?),
 		Compression::TopK { chunk, k, value_bits } => {
-			Box::new(topk::TopKCompressor::new(chunk, k, value_bits, len)?)
+			Box::new(topk::TopKCompressor::new(chunk, k, value_bits, layout.len())?)
 		}
+		Compression::Tiles { k } => Box::new(tiles::TilesCompressor::new(k, layout)?),
 	})
+}
+
+/// Error feedback: what earlier updates left out, decayed each round and added to the next
+/// Δ before it is compressed.
+#[derive(Clone, Debug)]
+pub struct Feedback {
+	error: Vec<f32>,
+	decay: f32,
+}
+
+impl Feedback {
+	/// No carried error yet, for vectors of `len` values, kept whole (decay 1).
+	pub fn new(len: usize) -> Self {
+		Feedback { error: vec![0.0; len], decay: 1.0 }
+	}
+
+	/// Multiplies the residual by `decay` (in 0..=1) before adding each new Δ: 1 is plain
+	/// error feedback; below 1 the backlog of unsent values fades instead of being released
+	/// many rounds late (SparseLoCo decays its accumulator the same way). The memory is local
+	/// to each participant, so peers need not agree on it.
+	pub fn with_decay(mut self, decay: f32) -> Result<Self> {
+		if !(0.0..=1.0).contains(&decay) {
+			return Err(Error::Config(format!("error decay {decay} is outside 0..=1")));
+		}
+		self.decay = decay;
+		Ok(self)
+	}
+
+	/// The residual carried to the next round.
+	pub fn error(&self) -> &[f32] {
+		&self.error
+	}
+
+	/// `delta` plus the decayed residual: what a round compresses. Refuses a Δ of another
+	/// length than the memory (`scheme` names the compressor) or a non-finite result.
+	pub fn correct(&self, delta: &[f32], scheme: &str) -> Result<Vec<f32>> {
+		self.check_len(delta.len(), &format!("a Δ for the {scheme} compressor"))?;
+		let acc = adaptive::corrected(delta, &self.error, self.decay);
+		if acc.iter().any(|x| !x.is_finite()) {
+			return Err(Error::Config("cannot compress a non-finite update".into()));
+		}
+		Ok(acc)
+	}
+
+	/// Restores a carried error saved from [`Feedback::error`].
+	pub fn restore(&mut self, error: Vec<f32>) -> Result<()> {
+		self.check_len(error.len(), "a residual")?;
+		self.error = error;
+		Ok(())
+	}
+
+	/// Adds `values` (an update that was sent but not delivered) back to the carried error.
+	pub fn take_back(&mut self, values: &[f32]) -> Result<()> {
+		self.check_len(values.len(), "an update")?;
+		for (e, v) in self.error.iter_mut().zip(values) {
+			*e += v;
+		}
+		Ok(())
+	}
+
+	/// Refuses `n` values (`what`) for a memory of another length.
+	fn check_len(&self, n: usize, what: &str) -> Result<()> {
+		if n != self.error.len() {
+			return Err(Error::Layout(format!(
+				"{what} of {n} values for a compressor of {}",
+				self.error.len()
+			)));
+		}
+		Ok(())
+	}
+
+	/// Remembers what `sent` (the decoded update) left out of `acc` (what was compressed).
+	pub fn keep(&mut self, acc: &[f32], sent: &[f32]) {
+		for ((e, a), s) in self.error.iter_mut().zip(acc).zip(sent) {
+			*e = a - s;
+		}
+	}
 }
 
 impl CompressedUpdate {
@@ -60,6 +146,7 @@ impl CompressedUpdate {
 			CompressedUpdate::None(v) => v.len(),
 			CompressedUpdate::Int8(u) => u.len(),
 			CompressedUpdate::TopK(u) => u.len(),
+			CompressedUpdate::Tiles(u) => u.len(),
 		}
 	}
 
@@ -74,6 +161,7 @@ impl CompressedUpdate {
 			CompressedUpdate::None(_) => Compression::None,
 			CompressedUpdate::Int8(u) => Compression::Int8 { chunk: u.chunk() },
 			CompressedUpdate::TopK(u) => u.scheme(),
+			CompressedUpdate::Tiles(u) => u.scheme(),
 		}
 	}
 
@@ -83,6 +171,7 @@ impl CompressedUpdate {
 			CompressedUpdate::None(v) => v.clone(),
 			CompressedUpdate::Int8(u) => u.decompress(),
 			CompressedUpdate::TopK(u) => u.decompress(),
+			CompressedUpdate::Tiles(u) => u.decompress(),
 		}
 	}
 
@@ -97,6 +186,7 @@ impl CompressedUpdate {
 			CompressedUpdate::None(v) => out.copy_from_slice(&v[start..start + out.len()]),
 			CompressedUpdate::Int8(u) => u.write_range(start, out),
 			CompressedUpdate::TopK(u) => u.write_range(start, out),
+			CompressedUpdate::Tiles(u) => u.write_range(start, out),
 		}
 	}
 
@@ -107,6 +197,7 @@ impl CompressedUpdate {
 			CompressedUpdate::None(v) => squares(v.iter().copied()),
 			CompressedUpdate::Int8(u) => squares(u.values()),
 			CompressedUpdate::TopK(u) => squares(u.kept_values()),
+			CompressedUpdate::Tiles(u) => squares(u.sent_values()),
 		};
 		sum.sqrt()
 	}
@@ -130,6 +221,11 @@ impl CompressedUpdate {
 				out.extend_from_slice(&(u.len() as u64).to_le_bytes());
 				u.encode_payload(&mut out);
 			}
+			CompressedUpdate::Tiles(u) => {
+				out.push(3);
+				out.extend_from_slice(&(u.len() as u64).to_le_bytes());
+				u.encode_payload(&mut out);
+			}
 		}
 		out
 	}
@@ -150,6 +246,7 @@ impl CompressedUpdate {
 			0 => CompressedUpdate::None(none::decode_payload(&mut r, len)?),
 			1 => CompressedUpdate::Int8(int8::Int8Update::decode_payload(&mut r, len)?),
 			2 => CompressedUpdate::TopK(topk::TopKUpdate::decode_payload(&mut r, len)?),
+			3 => CompressedUpdate::Tiles(tiles::TilesUpdate::decode_payload(&mut r, len)?),
 			s => return Err(Error::Decode(format!("unknown scheme {s}"))),
 		};
 		if r.remaining() != 0 {
@@ -257,6 +354,7 @@ mod tests {
 			Compression::TopK { chunk: 64, k: 4, value_bits: 2 },
 			Compression::TopK { chunk: 100, k: 100, value_bits: 8 },
 			Compression::TopK { chunk: 32, k: 3, value_bits: 1 },
+			Compression::Tiles { k: 64 },
 		]
 	}
 
@@ -265,7 +363,7 @@ mod tests {
 		for spec in specs() {
 			// 1000 is not a multiple of any chunk size: the last chunk is partial.
 			let x = vector(1_000, 1);
-			let update = compressor(&spec, x.len()).unwrap().compress(&x).unwrap();
+			let update = compressor(&spec, &Layout::flat(x.len())).unwrap().compress(&x).unwrap();
 			let bytes = update.encode();
 			let back = CompressedUpdate::decode(&bytes).unwrap();
 			assert_eq!(back, update, "{spec:?}");
@@ -295,7 +393,7 @@ mod tests {
 		let dense_norm = |v: &[f32]| v.iter().map(|a| f64::from(*a).powi(2)).sum::<f64>().sqrt();
 		for spec in specs() {
 			let x = vector(1_000, 3);
-			let update = compressor(&spec, x.len()).unwrap().compress(&x).unwrap();
+			let update = compressor(&spec, &Layout::flat(x.len())).unwrap().compress(&x).unwrap();
 			let dense = update.decompress();
 			assert_eq!(update.norm().to_bits(), dense_norm(&dense).to_bits(), "{spec:?}");
 			// Ranges that start and end inside chunks, span several, or are empty.
@@ -316,16 +414,19 @@ mod tests {
 			norm(&a.iter().zip(b).map(|(p, q)| p - q).collect::<Vec<_>>()) / norm(a)
 		};
 		let header = 4 + 1 + 8;
-		let none = compressor(&Compression::None, x.len()).unwrap().compress(&x).unwrap();
+		let none =
+			compressor(&Compression::None, &Layout::flat(x.len())).unwrap().compress(&x).unwrap();
 		assert_eq!(none.encode().len(), header + 4 * 4_096);
 		assert_eq!(none.decompress(), x);
-		let int8 =
-			compressor(&Compression::Int8 { chunk: 64 }, x.len()).unwrap().compress(&x).unwrap();
+		let int8 = compressor(&Compression::Int8 { chunk: 64 }, &Layout::flat(x.len()))
+			.unwrap()
+			.compress(&x)
+			.unwrap();
 		assert_eq!(int8.encode().len(), header + 4 + 64 * 4 + 4_096);
 		// Rounding to 255 levels of the chunk's max: relative error well under 2%.
 		assert!(err(&x, &int8.decompress()) < 0.02, "int8 error {}", err(&x, &int8.decompress()));
 		let spec = Compression::TopK { chunk: 64, k: 8, value_bits: 2 };
-		let topk = compressor(&spec, x.len()).unwrap().compress(&x).unwrap();
+		let topk = compressor(&spec, &Layout::flat(x.len())).unwrap().compress(&x).unwrap();
 		// 64 chunks × (f32 scale + 8 × (a Rice-coded index gap, r = 3: at least 4 bits,
 		// + 2 value bits)), below the 6 + 2 bits of fixed-width indices (exact sizes:
 		// `topk`'s tests).

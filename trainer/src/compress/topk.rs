@@ -17,7 +17,10 @@
 
 use grid_primitives::job::Compression;
 
-use super::{chunks, CompressedUpdate, Compressor, Reader};
+use super::{
+	bits::{rice_bits, BitReader, BitWriter},
+	chunks, CompressedUpdate, Compressor, Feedback, Reader,
+};
 use crate::error::{Error, Result};
 
 /// A sparse, quantized update.
@@ -39,8 +42,7 @@ pub struct TopKCompressor {
 	chunk: usize,
 	k: usize,
 	bits: u8,
-	error: Vec<f32>,
-	decay: f32,
+	feedback: Feedback,
 }
 
 fn check_params(chunk: usize, k: usize, bits: u8) -> Result<(), String> {
@@ -52,9 +54,19 @@ fn check_params(chunk: usize, k: usize, bits: u8) -> Result<(), String> {
 	Ok(())
 }
 
-/// The Rice parameter of the index gaps: ⌊log2(chunk / k)⌋, about the log of the mean gap.
-fn rice_bits(chunk: usize, k: usize) -> u32 {
-	(chunk / k.max(1)).max(1).ilog2()
+/// The positions of the `keep` (at least one) largest magnitudes of `values`, increasing.
+/// Ties go to the lower position: a total order, so every node picks the same.
+pub(super) fn largest(values: &[f32], keep: usize) -> Vec<u32> {
+	let by_magnitude = |a: &u32, b: &u32| {
+		values[*b as usize].abs().total_cmp(&values[*a as usize].abs()).then(a.cmp(b))
+	};
+	let mut order: Vec<u32> = (0..values.len() as u32).collect();
+	if keep < values.len() {
+		order.select_nth_unstable_by(keep - 1, by_magnitude);
+	}
+	order.truncate(keep);
+	order.sort_unstable();
+	order
 }
 
 /// Magnitude levels for `bits`-bit codes (one for sign-only codes).
@@ -95,41 +107,25 @@ impl TopKCompressor {
 			chunk: chunk as usize,
 			k: k as usize,
 			bits,
-			error: vec![0.0; len],
-			decay: 1.0,
+			feedback: Feedback::new(len),
 		})
 	}
 
-	/// Multiplies the residual by `decay` (in 0..=1) before adding each new Δ: 1 is plain
-	/// error feedback; below 1 the backlog of unsent values fades instead of being released
-	/// many rounds late (SparseLoCo decays its accumulator the same way). The memory is local
-	/// to each participant, so peers need not agree on it.
+	/// Decays the error memory by `decay` each round (see [`Feedback::with_decay`]).
 	pub fn with_error_decay(mut self, decay: f32) -> Result<Self> {
-		if !(0.0..=1.0).contains(&decay) {
-			return Err(Error::Config(format!("error decay {decay} is outside 0..=1")));
-		}
-		self.decay = decay;
+		self.feedback = self.feedback.with_decay(decay)?;
 		Ok(self)
 	}
 
 	/// The residual carried to the next round.
 	pub fn error(&self) -> &[f32] {
-		&self.error
+		self.feedback.error()
 	}
 
 	/// Compresses one chunk of values, appending to `out`.
 	fn compress_chunk(&self, c: &[f32], out: &mut TopKUpdate) {
 		let k = self.k.min(c.len());
-		// Largest magnitudes first, ties to the lower index: a total order, so every node
-		// picks the same positions.
-		let by_magnitude =
-			|a: &u32, b: &u32| c[*b as usize].abs().total_cmp(&c[*a as usize].abs()).then(a.cmp(b));
-		let mut order: Vec<u32> = (0..c.len() as u32).collect();
-		if k < c.len() {
-			order.select_nth_unstable_by(k - 1, by_magnitude);
-		}
-		let mut kept = order[..k].to_vec();
-		kept.sort_unstable();
+		let kept = largest(c, k);
 		let mags = kept.iter().map(|&i| c[i as usize].abs());
 		let scale =
 			if self.bits == 1 { mags.sum::<f32>() / k as f32 } else { mags.fold(0f32, f32::max) };
@@ -143,17 +139,7 @@ impl TopKCompressor {
 
 impl Compressor for TopKCompressor {
 	fn compress(&mut self, delta: &[f32]) -> Result<CompressedUpdate> {
-		if delta.len() != self.error.len() {
-			return Err(Error::Layout(format!(
-				"top-k compressor built for {} values, given {}",
-				self.error.len(),
-				delta.len()
-			)));
-		}
-		let acc = super::adaptive::corrected(delta, &self.error, self.decay);
-		if acc.iter().any(|x| !x.is_finite()) {
-			return Err(Error::Config("cannot compress a non-finite update".into()));
-		}
+		let acc = self.feedback.correct(delta, "top-k")?;
 		let mut update = TopKUpdate {
 			len: acc.len(),
 			chunk: self.chunk,
@@ -166,74 +152,8 @@ impl Compressor for TopKCompressor {
 		for c in acc.chunks(self.chunk) {
 			self.compress_chunk(c, &mut update);
 		}
-		let sent = update.decompress();
-		self.error = acc.iter().zip(&sent).map(|(a, s)| a - s).collect();
+		self.feedback.keep(&acc, &update.decompress());
 		Ok(CompressedUpdate::TopK(update))
-	}
-}
-
-/// Appends bits least-significant first.
-struct BitWriter<'a> {
-	out: &'a mut Vec<u8>,
-	used: u32,
-}
-
-impl BitWriter<'_> {
-	fn write(&mut self, value: u32, bits: u32) {
-		for b in 0..bits {
-			if self.used == 0 {
-				self.out.push(0);
-			}
-			let last = self.out.len() - 1;
-			self.out[last] |= (((value >> b) & 1) as u8) << self.used;
-			self.used = (self.used + 1) % 8;
-		}
-	}
-
-	/// `value` Rice-coded with parameter `r`: `value >> r` one bits, a zero, the low r bits.
-	fn rice(&mut self, value: u32, r: u32) {
-		for _ in 0..value >> r {
-			self.write(1, 1);
-		}
-		self.write(0, 1);
-		self.write(value & ((1 << r) - 1), r);
-	}
-}
-
-/// Reads bits least-significant first, refusing to read past the end.
-struct BitReader<'a> {
-	bytes: &'a [u8],
-	pos: usize,
-}
-
-impl BitReader<'_> {
-	fn bit(&mut self) -> Result<u32> {
-		let byte = self.bytes.get(self.pos / 8).ok_or_else(|| {
-			Error::Decode(format!("truncated: the index and value stream ends at bit {}", self.pos))
-		})?;
-		let bit = (byte >> (self.pos % 8)) & 1;
-		self.pos += 1;
-		Ok(u32::from(bit))
-	}
-
-	fn read(&mut self, bits: u32) -> Result<u32> {
-		let mut v = 0;
-		for b in 0..bits {
-			v |= self.bit()? << b;
-		}
-		Ok(v)
-	}
-
-	/// A Rice-coded value with parameter `r`, refused once it would reach `limit`.
-	fn rice(&mut self, r: u32, limit: u32) -> Result<u32> {
-		let mut high = 0u32;
-		while self.bit()? == 1 {
-			high += 1;
-			if u64::from(high) << r >= u64::from(limit) {
-				return Err(Error::Decode(format!("an index gap reaches past {limit}")));
-			}
-		}
-		Ok((high << r) | self.read(r)?)
 	}
 }
 
@@ -302,14 +222,10 @@ impl TopKUpdate {
 			out.extend_from_slice(&s.to_le_bytes());
 		}
 		let r = rice_bits(self.chunk, self.k);
-		let mut w = BitWriter { out, used: 0 };
+		let mut w = BitWriter::new(out);
 		let mut at = 0;
 		for kept in self.kept_per_chunk() {
-			let mut next = 0;
-			for &i in &self.indices[at..at + kept] {
-				w.rice(i - next, r);
-				next = i + 1;
-			}
+			w.positions(self.indices[at..at + kept].iter().copied(), r);
 			for &code in &self.codes[at..at + kept] {
 				w.write(u32::from(code), u32::from(self.bits));
 			}
@@ -326,33 +242,18 @@ impl TopKUpdate {
 		}
 		let mut update =
 			TopKUpdate { len, chunk, k, bits, scales, indices: Vec::new(), codes: Vec::new() };
-		let mut bits_in = BitReader { bytes: r.rest(), pos: 0 };
+		let mut bits_in = BitReader::new(r.rest());
 		let rice = rice_bits(chunk, k);
 		let counts: Vec<usize> = update.kept_per_chunk().collect();
 		for (c, kept) in counts.into_iter().enumerate() {
 			let size = chunk.min(len - c * chunk) as u32;
-			let mut next = 0u32;
-			for _ in 0..kept {
-				let i = next.saturating_add(bits_in.rice(rice, size)?);
-				if i >= size {
-					return Err(Error::Decode(format!(
-						"chunk {c}: kept index {i} is outside its {size} values"
-					)));
-				}
-				next = i + 1;
-				update.indices.push(i);
-			}
+			update.indices.extend(bits_in.positions(kept, size, rice, || format!("chunk {c}"))?);
 			for _ in 0..kept {
 				let code = bits_in.read(u32::from(bits))? as u8;
 				update.codes.push(code);
 			}
 		}
-		let used = bits_in.pos;
-		let stream = r.take(used.div_ceil(8))?;
-		// Padding bits must be zero so that every update has exactly one encoding.
-		if !used.is_multiple_of(8) && stream[stream.len() - 1] >> (used % 8) != 0 {
-			return Err(Error::Decode("non-zero padding bits".into()));
-		}
+		bits_in.finish(r)?;
 		Ok(update)
 	}
 }

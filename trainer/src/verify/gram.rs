@@ -151,7 +151,11 @@ fn dot(a: &[f32], b: &[f32]) -> f64 {
 #[cfg(test)]
 mod tests {
 	use super::*;
-	use crate::{compress::compressor, rng::Rng, verify::cosine};
+	use crate::{
+		compress::{compressor, Layout},
+		rng::Rng,
+		verify::cosine,
+	};
 	use grid_primitives::job::Compression;
 
 	fn random(seed: u64, len: usize) -> Vec<f32> {
@@ -168,11 +172,12 @@ mod tests {
 			Compression::None,
 			Compression::Int8 { chunk: 256 },
 			Compression::TopK { chunk: 64, k: 8, value_bits: 3 },
+			Compression::Tiles { k: 64 },
 		];
 		for scheme in schemes {
 			let sent: Vec<CompressedUpdate> = dense
 				.iter()
-				.map(|d| compressor(&scheme, len).unwrap().compress(d).unwrap())
+				.map(|d| compressor(&scheme, &Layout::rows(len, 100)).unwrap().compress(d).unwrap())
 				.collect();
 			let refs: Vec<&CompressedUpdate> = sent.iter().collect();
 			let gram = Gram::of(&refs).unwrap();

@@ -14,7 +14,7 @@ use super::cosine;
 use crate::{
 	compress::{
 		adaptive::{compress_once, corrected},
-		CompressedUpdate,
+		CompressedUpdate, Layout,
 	},
 	data::{batch_indices, Dataset},
 	diloco::train_round,
@@ -83,6 +83,8 @@ impl Judgement {
 pub struct Replayer {
 	/// The job's model.
 	pub spec: ModelSpec,
+	/// Its parameters' layout (what the tiled codec cuts along).
+	pub layout: Layout,
 	/// The job's inner optimizer.
 	pub inner: InnerOptimizer,
 	/// Its schedule settings.
@@ -120,7 +122,7 @@ impl Replayer {
 	/// with its start state's residual, compressed with the scheme of the update it sent.
 	pub fn sent_from(&self, claim: &Claim, delta: &[f32]) -> Result<CompressedUpdate> {
 		let corrected = corrected(delta, &claim.start.residual, self.error_decay);
-		compress_once(&claim.sent.scheme(), &corrected)
+		compress_once(&claim.sent.scheme(), &self.layout, &corrected)
 	}
 
 	/// Whether a claim of `steps` is refused without any work redone: nothing claimed, or

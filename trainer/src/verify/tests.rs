@@ -11,7 +11,7 @@ use super::*;
 use crate::{
 	compress::{
 		adaptive::{compress_once, corrected, AdaptiveCompressor},
-		CompressedUpdate,
+		CompressedUpdate, Layout,
 	},
 	data::{batch_indices, Dataset, MnistDataset},
 	diloco::{train_round, OuterOptimizer},
@@ -47,6 +47,7 @@ fn cosines_and_suspects() {
 fn replayer(data: &Arc<Dataset>, spec: ModelSpec, inner: InnerOptimizer) -> Replayer {
 	Replayer {
 		spec,
+		layout: Layout::of_spec(spec).unwrap(),
 		inner,
 		config: InnerConfig { total_steps: 400, ..Default::default() },
 		batch_size: 32,
@@ -79,10 +80,11 @@ impl Worker {
 	}
 }
 
-fn worker(rep: &Replayer, compression: Compression, len: usize) -> Worker {
+fn worker(rep: &Replayer, compression: Compression) -> Worker {
 	Worker {
 		trainer: InnerTrainer::new(rep.spec, b"job", &Device::Cpu, &rep.inner, rep.config).unwrap(),
-		compressor: AdaptiveCompressor::new(compression, len, rep.error_decay).unwrap(),
+		compressor: AdaptiveCompressor::new(compression, rep.layout.clone(), rep.error_decay)
+			.unwrap(),
 	}
 }
 
@@ -99,7 +101,7 @@ fn honest_and_attackers(compression: Compression) -> Vec<(&'static str, Judgemen
 	let model = Model::new(spec, b"job", &Device::Cpu).unwrap();
 	let mut global = model.params().flatten().unwrap();
 	let n = global.len();
-	let mut people: Vec<Worker> = (0..3).map(|_| worker(&rep, compression, n)).collect();
+	let mut people: Vec<Worker> = (0..3).map(|_| worker(&rep, compression)).collect();
 	let mut outer = OuterOptimizer::new(0.7, 0.5, n);
 	let steps = 40u32;
 	let mut previous_mean = vec![0f32; n];
@@ -131,7 +133,7 @@ fn honest_and_attackers(compression: Compression) -> Vec<(&'static str, Judgemen
 		}
 		let me = &claims[0];
 		let scheme = me.sent.scheme();
-		let send = |values: &[f32]| Arc::new(compress_once(&scheme, values).unwrap());
+		let send = |values: &[f32]| Arc::new(compress_once(&scheme, &rep.layout, values).unwrap());
 		let scaled = |v: &[f32], k: f32| v.iter().map(|x| x * k).collect::<Vec<f32>>();
 		let mut rng = Rng::new(7);
 		let noise: Vec<f32> = (0..n).map(|_| rng.normal() as f32).collect();
@@ -141,7 +143,7 @@ fn honest_and_attackers(compression: Compression) -> Vec<(&'static str, Judgemen
 		let noised: Vec<f32> = other.iter().zip(&noise).map(|(o, z)| o + 0.3 * z).collect();
 		// Trained from the committed state, but on other data or for fewer steps.
 		let retrain = |seed: Hash, ran: u32| {
-			let mut w = worker(&rep, compression, n);
+			let mut w = worker(&rep, compression);
 			w.trainer.restore(me.start.as_ref()).unwrap();
 			w.compressor.set_residual(me.start.residual.clone()).unwrap();
 			let delta = w.round(&rep, &base, seed, ran);
@@ -271,7 +273,7 @@ fn the_copy_screen_finds_a_copy_among_updates_that_are_all_close() {
 fn the_loss_screen_tells_training_on_its_own_data_from_training_on_other_data() {
 	let (rep, base) = tiny();
 	let train = |seed: Hash| {
-		let mut w = worker(&rep, Compression::None, base.len());
+		let mut w = worker(&rep, Compression::None);
 		w.round(&rep, &base, seed, 30)
 	};
 	let mine = Hash::repeat_byte(3);
@@ -359,7 +361,7 @@ fn recorded_round(seed: Hash, steps: u32) -> (Replayer, Vec<StepState>) {
 	let data = Arc::new(Dataset::Mnist(MnistDataset::shipped().unwrap()));
 	let rep = replayer(&data, spec, inner);
 	let global = Model::new(spec, b"job", &Device::Cpu).unwrap().params().flatten().unwrap();
-	let mut me = worker(&rep, Compression::Int8 { chunk: 256 }, global.len());
+	let mut me = worker(&rep, Compression::Int8 { chunk: 256 });
 	for round in 0..2u8 {
 		me.round(&rep, &global, Hash::repeat_byte(0x40 + round), steps);
 	}
@@ -435,7 +437,7 @@ fn a_claim_holds_by_its_trajectory_only_from_its_start_to_the_update_it_sent() {
 	let seed = Hash::repeat_byte(0x52);
 	let (rep, _) = tiny();
 	let global = Model::new(rep.spec, b"job", &Device::Cpu).unwrap().params().flatten().unwrap();
-	let mut me = worker(&rep, Compression::Int8 { chunk: 256 }, global.len());
+	let mut me = worker(&rep, Compression::Int8 { chunk: 256 });
 	// Two rounds first, so the start state has moments, a step count and a residual.
 	for round in 0..2u8 {
 		let delta = me.round(&rep, &global, Hash::repeat_byte(0x60 + round), 6);
@@ -487,8 +489,10 @@ fn a_claim_holds_by_its_trajectory_only_from_its_start_to_the_update_it_sent() {
 	// Honest steps, but another update sent (its trajectory's end does not give it).
 	let noise: Vec<f32> = delta.iter().enumerate().map(|(i, d)| d * (i % 3) as f32).collect();
 	let scheme = Compression::Int8 { chunk: 256 };
-	let other_sent =
-		Claim { sent: Arc::new(compress_once(&scheme, &noise).unwrap()), ..claim.clone() };
+	let other_sent = Claim {
+		sent: Arc::new(compress_once(&scheme, &rep.layout, &noise).unwrap()),
+		..claim.clone()
+	};
 	fails_with(check(&other_sent, &trajectory, 3), "does not give the update");
 	// More steps claimed than recorded, or past the job's cap.
 	fails_with(check(&Claim { steps: 13, ..claim.clone() }, &trajectory, 3), "for a claim of 13");

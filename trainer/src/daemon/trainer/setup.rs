@@ -9,7 +9,7 @@ use libp2p::{identity::Keypair, Multiaddr};
 
 use super::{restore, Fraud, Trainer, MAX_RESPONSE_BYTES};
 use crate::{
-	compress::adaptive::AdaptiveCompressor,
+	compress::{adaptive::AdaptiveCompressor, Layout},
 	daemon::{config::TrainerConfig, datasets},
 	daemon::{evidence::EvidenceFiles, reports::Totals, work_states::WorkStates},
 	error::{Error, Result},
@@ -95,6 +95,7 @@ impl Trainer {
 		let fraud = fraud.zip(archive).map(|(port, archive)| {
 			let replayer = Replayer {
 				spec: job.model,
+				layout: Layout::of(&manifest),
 				inner: job.training.inner,
 				config: inner_config,
 				batch_size: u64::from(job.training.batch_size),
@@ -109,7 +110,7 @@ impl Trainer {
 		});
 		let compressor = AdaptiveCompressor::new(
 			job.training.compression,
-			manifest.numel(),
+			Layout::of(&manifest),
 			job.training.error_decay.to_f64() as f32,
 		)?;
 		let outer = OuterSettings {

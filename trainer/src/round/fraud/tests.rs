@@ -11,6 +11,7 @@ use grid_primitives::{
 
 use super::{screen::designated, *};
 use crate::{
+	compress::Layout,
 	data::{Dataset, MnistDataset},
 	model::Model,
 	round::{evidence::MemoryArchive, messages::update_hash},
@@ -75,8 +76,10 @@ impl Recorder {
 
 /// The tests' replayer: a small MNIST MLP trained with AdamW, 16 samples a step.
 fn test_replayer() -> Replayer {
+	let spec = ModelSpec::MnistMlp(MlpConfig { hidden: 8, layers: 1 });
 	Replayer {
-		spec: ModelSpec::MnistMlp(MlpConfig { hidden: 8, layers: 1 }),
+		spec,
+		layout: Layout::of_spec(spec).unwrap(),
 		inner: InnerOptimizer::AdamW {
 			lr: Nanos(2_000_000),
 			weight_decay: Nanos(0),
