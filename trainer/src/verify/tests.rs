@@ -173,7 +173,8 @@ fn honest_and_attackers(compression: Compression) -> Vec<(&'static str, Judgemen
 				 copy screen flags {flagged:?}"
 			);
 			let caught = name.contains("copy")
-				&& !(name == "noised copy" && matches!(compression, Compression::TopK { .. }));
+				&& !(name == "noised copy"
+					&& matches!(compression, Compression::TopK { .. } | Compression::Tiles { .. }));
 			if caught {
 				assert_eq!(flagged, vec![0, 1], "{compression:?}: {name} and its original");
 			}
@@ -195,9 +196,11 @@ fn honest_and_attackers(compression: Compression) -> Vec<(&'static str, Judgemen
 
 #[test]
 fn exact_replays_accept_honest_work_and_refuse_every_attacker() {
-	for compression in
-		[Compression::Int8 { chunk: 256 }, Compression::TopK { chunk: 64, k: 8, value_bits: 2 }]
-	{
+	for compression in [
+		Compression::Int8 { chunk: 256 },
+		Compression::TopK { chunk: 64, k: 8, value_bits: 2 },
+		Compression::Tiles { k: 256 },
+	] {
 		let found = honest_and_attackers(compression);
 		for (name, cosine, verdict) in &found {
 			eprintln!("{compression:?}: {name}: {cosine:?} -> {verdict:?}");
