@@ -4,6 +4,7 @@
 //! memory decays by the job's `error_decay` each round, as `bench/algorithms.sh` measures.
 
 use grid_primitives::job::Compression;
+use rayon::prelude::*;
 
 use super::{compressor, CompressedUpdate, Feedback, Layout};
 use crate::error::Result;
@@ -39,8 +40,9 @@ pub fn compress_once(
 
 /// `delta` plus `decay` × the carried `residual`: what a round compresses (the replay of a
 /// contribution computes it the same way).
+/// Element by element, on rayon's threads (the same values on any number).
 pub fn corrected(delta: &[f32], residual: &[f32], decay: f32) -> Vec<f32> {
-	delta.iter().zip(residual).map(|(d, e)| d + decay * e).collect()
+	delta.par_iter().zip(residual).map(|(d, e)| d + decay * e).collect()
 }
 
 /// A ladder of schemes with shared error feedback.

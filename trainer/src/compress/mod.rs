@@ -20,6 +20,7 @@ pub mod topk;
 pub use layout::Layout;
 
 use grid_primitives::job::Compression;
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 
@@ -98,7 +99,7 @@ impl Feedback {
 	pub fn correct(&self, delta: &[f32], scheme: &str) -> Result<Vec<f32>> {
 		self.check_len(delta.len(), &format!("a Δ for the {scheme} compressor"))?;
 		let acc = adaptive::corrected(delta, &self.error, self.decay);
-		if acc.iter().any(|x| !x.is_finite()) {
+		if acc.par_iter().any(|x| !x.is_finite()) {
 			return Err(Error::Config("cannot compress a non-finite update".into()));
 		}
 		Ok(acc)
@@ -133,9 +134,7 @@ impl Feedback {
 
 	/// Remembers what `sent` (the decoded update) left out of `acc` (what was compressed).
 	pub fn keep(&mut self, acc: &[f32], sent: &[f32]) {
-		for ((e, a), s) in self.error.iter_mut().zip(acc).zip(sent) {
-			*e = a - s;
-		}
+		self.error.par_iter_mut().zip(acc).zip(sent).for_each(|((e, a), s)| *e = a - s);
 	}
 }
 
