@@ -6,7 +6,7 @@
 use grid_primitives::job::Compression;
 use rayon::prelude::*;
 
-use super::{compressor, CompressedUpdate, Feedback, Layout};
+use super::{compress_values, CompressedUpdate, Feedback, Layout};
 use crate::error::Result;
 
 /// The job's scheme followed by stronger ones.
@@ -35,7 +35,7 @@ pub fn compress_once(
 	layout: &Layout,
 	corrected: &[f32],
 ) -> Result<CompressedUpdate> {
-	compressor(scheme, layout)?.compress(corrected)
+	compress_values(scheme, layout, corrected)
 }
 
 /// `delta` plus `decay` × the carried `residual`: what a round compresses (the replay of a
@@ -107,7 +107,7 @@ impl AdaptiveCompressor {
 			}
 		}
 		let (update, bytes, level) = chosen.expect("the ladder is never empty");
-		self.feedback.keep(&corrected, &update.decompress());
+		self.feedback.keep_update(corrected, &update);
 		Ok((update, bytes, level))
 	}
 }

@@ -63,6 +63,37 @@ pub fn compressor(spec: &Compression, layout: &Layout) -> Result<Box<dyn Compres
 	})
 }
 
+/// `values` (a Δ with any carried error already added, laid out as `layout`) compressed with
+/// `spec` and no error memory: what a replay recomputes, and what each round's compressor
+/// sends. Refuses invalid parameters and non-finite values.
+pub fn compress_values(
+	spec: &Compression,
+	layout: &Layout,
+	values: &[f32],
+) -> Result<CompressedUpdate> {
+	Ok(match *spec {
+		Compression::None => {
+			check_finite(values)?;
+			CompressedUpdate::None(values.to_vec())
+		}
+		Compression::Int8 { chunk } => int8::Int8Quantizer::new(chunk)?.compress(values)?,
+		Compression::TopK { chunk, k, value_bits } => CompressedUpdate::TopK(
+			topk::TopKUpdate::compress_checked(values, chunk, k, value_bits)?,
+		),
+		Compression::Tiles { k } => {
+			CompressedUpdate::Tiles(tiles::TilesUpdate::compress_checked(values, layout, k)?)
+		}
+	})
+}
+
+/// Refuses values that are not all finite.
+fn check_finite(values: &[f32]) -> Result<()> {
+	if values.par_iter().any(|x| !x.is_finite()) {
+		return Err(Error::Config("cannot compress a non-finite update".into()));
+	}
+	Ok(())
+}
+
 /// Error feedback: what earlier updates left out, decayed each round and added to the next
 /// Δ before it is compressed.
 #[derive(Clone, Debug)]
@@ -99,9 +130,7 @@ impl Feedback {
 	pub fn correct(&self, delta: &[f32], scheme: &str) -> Result<Vec<f32>> {
 		self.check_len(delta.len(), &format!("a Δ for the {scheme} compressor"))?;
 		let acc = adaptive::corrected(delta, &self.error, self.decay);
-		if acc.par_iter().any(|x| !x.is_finite()) {
-			return Err(Error::Config("cannot compress a non-finite update".into()));
-		}
+		check_finite(&acc)?;
 		Ok(acc)
 	}
 
@@ -132,9 +161,25 @@ impl Feedback {
 		Ok(())
 	}
 
-	/// Remembers what `sent` (the decoded update) left out of `acc` (what was compressed).
-	pub fn keep(&mut self, acc: &[f32], sent: &[f32]) {
-		self.error.par_iter_mut().zip(acc).zip(sent).for_each(|((e, a), s)| *e = a - s);
+	/// Remembers what `sent` left out of `acc` (what was compressed): `acc` becomes the
+	/// carried error, less `sent`'s values read a block at a time on rayon's threads (no
+	/// dense copy of `sent`, the same values on any number of threads).
+	///
+	/// # Panics
+	/// If `sent` is shorter than `acc`.
+	pub fn keep_update(&mut self, mut acc: Vec<f32>, sent: &CompressedUpdate) {
+		const BLOCK: usize = 1 << 16;
+		acc.par_chunks_mut(BLOCK).enumerate().for_each_init(
+			|| vec![0f32; BLOCK],
+			|buf, (b, chunk)| {
+				let buf = &mut buf[..chunk.len()];
+				sent.write_range(b * BLOCK, buf);
+				for (a, s) in chunk.iter_mut().zip(buf.iter()) {
+					*a -= *s;
+				}
+			},
+		);
+		self.error = acc;
 	}
 }
 

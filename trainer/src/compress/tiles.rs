@@ -141,9 +141,9 @@ impl TilesCompressor {
 impl Compressor for TilesCompressor {
 	fn compress(&mut self, delta: &[f32]) -> Result<CompressedUpdate> {
 		let acc = self.feedback.correct(delta, "tiles")?;
-		let update = TilesUpdate::compress(&acc, &self.layout, self.k);
-		self.feedback.keep(&acc, &update.decompress());
-		Ok(CompressedUpdate::Tiles(update))
+		let update = CompressedUpdate::Tiles(TilesUpdate::compress(&acc, &self.layout, self.k));
+		self.feedback.keep_update(acc, &update);
+		Ok(update)
 	}
 }
 
@@ -203,6 +203,22 @@ fn sparse(values: &[f32], m: Matrix, k: usize) -> Body {
 
 impl TilesUpdate {
 	/// `values` (laid out as `layout`) compressed keeping `k` of every full tile.
+	/// `values` laid out as `layout` compressed keeping `k` of every full tile, refused when
+	/// k or the layout is invalid or the values are not finite: a compression with no error
+	/// memory (what a replay does).
+	pub fn compress_checked(values: &[f32], layout: &Layout, k: u32) -> Result<Self> {
+		TilesCompressor::new(k, layout)?;
+		if layout.len() != values.len() {
+			return Err(Error::Layout(format!(
+				"{} values for a layout of {}",
+				values.len(),
+				layout.len()
+			)));
+		}
+		super::check_finite(values)?;
+		Ok(TilesUpdate::compress(values, layout, k as usize))
+	}
+
 	/// Tensors are cut on rayon's threads: each depends on its own values only, so the
 	/// result is the same on any number of threads.
 	fn compress(values: &[f32], layout: &Layout, k: usize) -> Self {

@@ -121,43 +121,54 @@ impl TopKCompressor {
 	pub fn error(&self) -> &[f32] {
 		self.feedback.error()
 	}
-
-	/// Compresses one chunk of values, appending to `out`.
-	fn compress_chunk(&self, c: &[f32], out: &mut TopKUpdate) {
-		let k = self.k.min(c.len());
-		let kept = largest(c, k);
-		let mags = kept.iter().map(|&i| c[i as usize].abs());
-		let scale =
-			if self.bits == 1 { mags.sum::<f32>() / k as f32 } else { mags.fold(0f32, f32::max) };
-		out.scales.push(scale);
-		for &i in &kept {
-			out.codes.push(quantize(c[i as usize], self.bits, scale));
-		}
-		out.indices.extend(kept);
-	}
 }
 
 impl Compressor for TopKCompressor {
 	fn compress(&mut self, delta: &[f32]) -> Result<CompressedUpdate> {
 		let acc = self.feedback.correct(delta, "top-k")?;
-		let mut update = TopKUpdate {
-			len: acc.len(),
-			chunk: self.chunk,
-			k: self.k,
-			bits: self.bits,
-			scales: Vec::with_capacity(chunks(acc.len(), self.chunk)),
-			indices: Vec::new(),
-			codes: Vec::new(),
-		};
-		for c in acc.chunks(self.chunk) {
-			self.compress_chunk(c, &mut update);
-		}
-		self.feedback.keep(&acc, &update.decompress());
-		Ok(CompressedUpdate::TopK(update))
+		let update =
+			CompressedUpdate::TopK(TopKUpdate::compress(&acc, self.chunk, self.k, self.bits));
+		self.feedback.keep_update(acc, &update);
+		Ok(update)
 	}
 }
 
 impl TopKUpdate {
+	/// `values` (finite) compressed: each chunk keeps its `k` largest magnitudes at `bits`
+	/// bits (parameters checked by the caller).
+	pub(super) fn compress(values: &[f32], chunk: usize, k: usize, bits: u8) -> Self {
+		let mut out = TopKUpdate {
+			len: values.len(),
+			chunk,
+			k,
+			bits,
+			scales: Vec::with_capacity(chunks(values.len(), chunk)),
+			indices: Vec::new(),
+			codes: Vec::new(),
+		};
+		for c in values.chunks(chunk) {
+			let kept = largest(c, k.min(c.len()));
+			let mags = kept.iter().map(|&i| c[i as usize].abs());
+			let scale = if bits == 1 {
+				mags.sum::<f32>() / kept.len() as f32
+			} else {
+				mags.fold(0f32, f32::max)
+			};
+			out.scales.push(scale);
+			out.codes.extend(kept.iter().map(|&i| quantize(c[i as usize], bits, scale)));
+			out.indices.extend(kept);
+		}
+		out
+	}
+
+	/// `values` compressed with the scheme's parameters, refused when they are invalid or
+	/// the values are not finite: a compression with no error memory (what a replay does).
+	pub fn compress_checked(values: &[f32], chunk: u32, k: u32, bits: u8) -> Result<Self> {
+		check_params(chunk as usize, k as usize, bits).map_err(Error::Config)?;
+		super::check_finite(values)?;
+		Ok(TopKUpdate::compress(values, chunk as usize, k as usize, bits))
+	}
+
 	/// The scheme that produced it.
 	pub fn scheme(&self) -> Compression {
 		Compression::TopK { chunk: self.chunk as u32, k: self.k as u32, value_bits: self.bits }
