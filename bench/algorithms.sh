@@ -22,6 +22,7 @@ methods="ddp@lr=0.006,ddp@lr=0.01,ddp@lr=0.02"
 methods+=",none@lr=0.006/olr=1/mom=0.5,none@lr=0.01/olr=1/mom=0.5"
 methods+=",int8@lr=0.006/olr=1/mom=0.5"
 methods+=",topk:256:32:1@lr=0.006,topk:256:32:1@lr=0.006/h=100,topk:4096:16:1@lr=0.006/h=100"
+methods+=",tiles:64@lr=0.006,tiles:256@lr=0.006,tiles:1024@lr=0.006"
 "$CARGO_TARGET_DIR/release/bench_algo" --out bench/reports --seeds 3 --jobs "$(nproc)" \
 	--methods "$methods" "$@"
 echo "wrote bench/reports/algorithms.md, algorithms.json and algorithms.svg"
