@@ -48,6 +48,7 @@ impl Layout {
 	/// `len` values as whole rows of `cols` columns followed by a vector of the rest: a
 	/// stand-in for a model's layout in tests and benchmarks.
 	pub fn rows(len: usize, cols: usize) -> Self {
+		let cols = cols.max(1);
 		let rows = Matrix { rows: len / cols, cols };
 		Layout::new(vec![rows, Matrix { rows: 1, cols: len % cols }])
 	}

@@ -387,7 +387,8 @@ fn decode_shapes(r: &mut Reader, len: usize) -> Result<Vec<Matrix>> {
 	if count > len {
 		return Err(Error::Decode(format!("{count} tensors for {len} values")));
 	}
-	let mut shapes = Vec::with_capacity(count);
+	// Room for the shapes the bytes can hold, not for what a hostile count claims.
+	let mut shapes = Vec::with_capacity(count.min(r.remaining() / 8));
 	let mut total = 0u64;
 	for i in 0..count {
 		let (rows, cols) = (r.u32()?, r.u32()?);
@@ -602,6 +603,15 @@ mod tests {
 		assert!(err(&patched(header + 8, &129u32.to_le_bytes())).contains("hold 17160"));
 		assert!(err(&patched(header + 12, &0u32.to_le_bytes())).contains("empty"));
 		assert!(err(&patched(header + 4, &u32::MAX.to_le_bytes())).contains("tensors for"));
+		// An update claiming the most values and tensors there may be, with no shapes after:
+		// refused as truncated, without room made for four billion shapes first.
+		let mut huge = bytes[..4].to_vec();
+		huge.push(3);
+		huge.extend_from_slice(&super::super::MAX_VALUES.to_le_bytes());
+		huge.extend_from_slice(&64u32.to_le_bytes());
+		huge.extend_from_slice(&u32::MAX.to_le_bytes());
+		huge.extend_from_slice(&[1, 0, 0, 0]);
+		assert!(err(&huge).contains("truncated"), "{}", err(&huge));
 		// A NaN centroid (the first tensor's body follows 4 shapes).
 		let body = header + 8 + 4 * 8;
 		assert!(err(&patched(body, &f32::NAN.to_le_bytes())).contains("not finite"));
