@@ -111,16 +111,22 @@ fn check_k(k: usize) -> Result<(), String> {
 	Ok(())
 }
 
+/// Refuses a k outside 1..=4,096 or a layout with a tensor over [`MAX_TENSOR`] values.
+fn check_settings(k: u32, layout: &Layout) -> Result<()> {
+	check_k(k as usize).map_err(Error::Config)?;
+	if let Some(m) = layout.tensors().iter().find(|m| m.numel() > MAX_TENSOR) {
+		return Err(Error::Config(format!(
+			"a {} x {} tensor is over the tiled codec's {MAX_TENSOR} values",
+			m.rows, m.cols
+		)));
+	}
+	Ok(())
+}
+
 impl TilesCompressor {
 	/// A compressor keeping `k` of every full tile, for vectors of `layout`.
 	pub fn new(k: u32, layout: &Layout) -> Result<Self> {
-		check_k(k as usize).map_err(Error::Config)?;
-		if let Some(m) = layout.tensors().iter().find(|m| m.numel() > MAX_TENSOR) {
-			return Err(Error::Config(format!(
-				"a {} x {} tensor is over the tiled codec's {MAX_TENSOR} values",
-				m.rows, m.cols
-			)));
-		}
+		check_settings(k, layout)?;
 		let feedback = Feedback::new(layout.len());
 		Ok(TilesCompressor { k: k as usize, layout: layout.clone(), feedback })
 	}
@@ -207,7 +213,7 @@ impl TilesUpdate {
 	/// k or the layout is invalid or the values are not finite: a compression with no error
 	/// memory (what a replay does).
 	pub fn compress_checked(values: &[f32], layout: &Layout, k: u32) -> Result<Self> {
-		TilesCompressor::new(k, layout)?;
+		check_settings(k, layout)?;
 		if layout.len() != values.len() {
 			return Err(Error::Layout(format!(
 				"{} values for a layout of {}",
