@@ -2,7 +2,8 @@
 # Algorithm benchmark: DDP vs DiLoCo with each compression, N participants simulated in one
 # process on the byte-level GPT and Shakespeare, over several seeds, hyper-parameters chosen on
 # a validation split and losses reported on a test split. Writes bench/reports/algorithms.md,
-# algorithms.json and algorithms.svg. Extra arguments go to the binary (e.g. --seeds 1).
+# algorithms.json and algorithms.svg. Extra arguments go to the binary (e.g. --seeds 1; later
+# options win, so `--methods` and `--report` pick other methods and another report name).
 set -euo pipefail
 # GRID_BENCH_NO_BUILD=1 uses the binary already in $CARGO_TARGET_DIR.
 cd "$(dirname "$0")/.."
@@ -13,7 +14,7 @@ if [ -z "${GRID_BENCH_NO_BUILD:-}" ]; then
 fi
 # Each run is single-threaded (one rayon thread); --jobs runs that many at once, one per core.
 export RAYON_NUM_THREADS="${RAYON_NUM_THREADS:-1}"
-export BENCH_COMMAND="bench/algorithms.sh $*"
+export BENCH_COMMAND="${BENCH_COMMAND:-bench/algorithms.sh $*}"
 # Variants of one method compete on validation loss (the report lists them all). DDP's
 # learning rate and DiLoCo's inner and outer settings are tuned the same way; top-k's outer
 # step (lr 2, no momentum: error feedback accumulates like momentum) and decay 0.9 are the
@@ -25,4 +26,4 @@ methods+=",topk:256:32:1@lr=0.006,topk:256:32:1@lr=0.006/h=100,topk:4096:16:1@lr
 methods+=",tiles:64@lr=0.006,tiles:256@lr=0.006,tiles:1024@lr=0.006"
 "$CARGO_TARGET_DIR/release/bench_algo" --out bench/reports --seeds 3 --jobs "$(nproc)" \
 	--methods "$methods" "$@"
-echo "wrote bench/reports/algorithms.md, algorithms.json and algorithms.svg"
+echo "wrote the report (.md, .json and .svg) in bench/reports"

@@ -64,6 +64,28 @@ impl OuterOptimizer {
 
 	/// `v ← μv + Δ; θ ← θ − lr·(Δ + μv)` (PyTorch's Nesterov SGD).
 	pub fn step(&mut self, global: &mut [f32], delta: &[f32]) -> Result<()> {
+		self.check(global, delta)?;
+		let (lr, mu) = (self.lr, self.momentum);
+		for ((theta, v), d) in global.iter_mut().zip(self.velocity.iter_mut()).zip(delta) {
+			*v = mu * *v + d;
+			*theta -= lr * (d + mu * *v);
+		}
+		Ok(())
+	}
+
+	/// The weights [`step`](Self::step) would give, leaving this optimizer as it is: the same
+	/// arithmetic, so a lookahead with the aggregate is bit-identical to the step.
+	pub fn lookahead(&self, global: &[f32], delta: &[f32]) -> Result<Vec<f32>> {
+		self.check(global, delta)?;
+		let (lr, mu) = (self.lr, self.momentum);
+		let ahead = global.iter().zip(&self.velocity).zip(delta).map(|((theta, v), d)| {
+			let v = mu * *v + d;
+			theta - lr * (d + mu * v)
+		});
+		Ok(ahead.collect())
+	}
+
+	fn check(&self, global: &[f32], delta: &[f32]) -> Result<()> {
 		if global.len() != self.velocity.len() || delta.len() != self.velocity.len() {
 			return Err(Error::Layout(format!(
 				"outer step on {} weights with a Δ of {} for an optimizer of {}",
@@ -72,12 +94,51 @@ impl OuterOptimizer {
 				self.velocity.len()
 			)));
 		}
-		let (lr, mu) = (self.lr, self.momentum);
-		for ((theta, v), d) in global.iter_mut().zip(self.velocity.iter_mut()).zip(delta) {
-			*v = mu * *v + d;
-			*theta -= lr * (d + mu * *v);
-		}
 		Ok(())
+	}
+}
+
+/// How a round's training relates to the exchange of the round before it.
+///
+/// Blocking, round r trains from S_r, the state the aggregate of round r − 1 gave: nothing
+/// trains while updates are exchanged. Overlapped, round r starts at round r − 1's commit
+/// deadline, while r − 1's updates are still being exchanged, so it can only start from
+/// S_(r−1), the state that aggregate will be applied to; its update is still applied to S_r
+/// (a one-round-delayed outer step). Eager (Kale et al. 2025, "Eager updates for overlapped
+/// communication and computation in DiLoCo") corrects the start locally: S_(r−1) advanced by
+/// the outer step with the trainer's own round r − 1 update, as sent, standing in for the
+/// aggregate not yet known. Every input is public (the canonical state and the trainer's own
+/// committed update), so a verifier can rebuild any trainer's start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Overlap {
+	/// Train from S_r after the exchange.
+	#[default]
+	Blocking,
+	/// Train from S_(r−1) during the exchange.
+	Delayed,
+	/// Train from S_(r−1) advanced by the trainer's own last update.
+	Eager,
+}
+
+impl Overlap {
+	/// Where a trainer starts round r. `current` is S_r, `previous` S_(r−1) with the outer
+	/// optimizer that state carried (`None` in round 0, where every mode starts from S_0),
+	/// `own` the trainer's round r − 1 update as it sent it (`None`: it sent none, so the
+	/// eager start is S_(r−1) itself).
+	pub fn start(
+		self,
+		current: &[f32],
+		previous: Option<(&[f32], &OuterOptimizer)>,
+		own: Option<&[f32]>,
+	) -> Result<Vec<f32>> {
+		match (self, previous) {
+			(Overlap::Blocking, _) | (_, None) => Ok(current.to_vec()),
+			(Overlap::Delayed, Some((weights, _))) => Ok(weights.to_vec()),
+			(Overlap::Eager, Some((weights, outer))) => match own {
+				Some(own) => outer.lookahead(weights, own),
+				None => Ok(weights.to_vec()),
+			},
+		}
 	}
 }
 
@@ -201,15 +262,53 @@ mod tests {
 		assert_eq!(theta, local);
 	}
 
-	/// Three participants, two rounds of DiLoCo on MNIST, repeated: the model hash must be
-	/// identical between the two runs and the held-out loss must fall.
-	fn simulate(compression: Compression) -> ([u8; 32], f64, f64) {
+	#[test]
+	fn a_lookahead_is_the_step_without_taking_it() {
+		let mut opt = OuterOptimizer::new(0.7, 0.9, 3);
+		let mut theta = vec![1.0f32, -2.0, 0.5];
+		opt.step(&mut theta, &[0.1, 0.2, -0.3]).unwrap();
+		let before = opt.clone();
+		let delta = [0.05f32, -0.4, 0.25];
+		let ahead = opt.lookahead(&theta, &delta).unwrap();
+		assert_eq!(opt, before, "the lookahead leaves the momentum alone");
+		opt.step(&mut theta, &delta).unwrap();
+		assert_eq!(ahead, theta, "bit for bit what the step gives");
+		assert!(before.lookahead(&theta, &[0.1]).is_err());
+	}
+
+	#[test]
+	fn each_overlap_mode_starts_where_it_says() {
+		let outer = OuterOptimizer::new(1.0, 0.0, 2);
+		let (current, previous, own) = ([5.0f32, 5.0], [1.0f32, 2.0], [0.5f32, -0.5]);
+		let prev = Some((&previous[..], &outer));
+		let start = |mode: Overlap, prev, own| mode.start(&current, prev, own).unwrap();
+		assert_eq!(start(Overlap::Blocking, prev, Some(&own[..])), current);
+		assert_eq!(start(Overlap::Delayed, prev, Some(&own[..])), previous);
+		assert_eq!(start(Overlap::Eager, prev, Some(&own[..])), [0.5, 2.5]);
+		assert_eq!(start(Overlap::Eager, prev, None), previous, "nothing sent, nothing added");
+		for mode in [Overlap::Blocking, Overlap::Delayed, Overlap::Eager] {
+			assert_eq!(start(mode, None, Some(&own[..])), current, "round 0 starts from S_0");
+		}
+	}
+
+	/// What a simulated run ends with.
+	struct Run {
+		hash: [u8; 32],
+		before: f64,
+		after: f64,
+		/// Mean over participants and rounds after the first of ‖start − S_r‖, where S_r is
+		/// the state the round's aggregate is applied to.
+		drift: f64,
+	}
+
+	/// Three participants, `rounds` rounds of DiLoCo on MNIST.
+	fn simulate(compression: Compression, overlap: Overlap, rounds: u32) -> Run {
 		let dev = Device::Cpu;
 		let spec = ModelSpec::MnistMlp(MlpConfig { hidden: 32, layers: 1 });
 		let data = MnistDataset::shipped().unwrap();
 		let inner =
 			InnerOptimizer::AdamW { lr: Nanos(2_000_000), weight_decay: Nanos(0), warmup_steps: 2 };
-		let config = InnerConfig { total_steps: 40, ..Default::default() };
+		let config = InnerConfig { total_steps: 20 * u64::from(rounds), ..Default::default() };
 		let model = Model::new(spec, b"job", &dev).unwrap();
 		let mut global = model.params().flatten().unwrap();
 		let eval = data.eval_batches(500, 250, &dev).unwrap();
@@ -222,22 +321,35 @@ mod tests {
 			})
 			.collect();
 		let mut outer = OuterOptimizer::new(0.7, 0.9, global.len());
-		for round in 0..2 {
+		let mut previous: Option<(Vec<f32>, OuterOptimizer)> = None;
+		let mut sent: Vec<Option<Vec<f32>>> = vec![None; people.len()];
+		let (mut drift, mut starts) = (0.0, 0);
+		for round in 0..rounds {
 			let mut updates = Vec::new();
 			for (p, person) in people.iter_mut().enumerate() {
+				let prev = previous.as_ref().map(|(w, o)| (&w[..], o));
+				let start = overlap.start(&global, prev, sent[p].as_deref()).unwrap();
+				if round > 0 {
+					let gap: Vec<f32> = start.iter().zip(&global).map(|(a, b)| a - b).collect();
+					drift += crate::aggregate::norm(&gap);
+					starts += 1;
+				}
 				let idx = shard(&Hash::zero(), 7, round, &[p as u8], data.train_len(), 20 * 32);
 				let batches = idx.chunks(32).map(|c| data.train_batch(c, &dev)).collect::<Vec<_>>();
-				let out = person.run_round(&global, batches).unwrap();
+				let out = person.run_round(&start, batches).unwrap();
 				// Through the wire format, as peers would see it.
 				let wire = CompressedUpdate::decode(&out.update.encode()).unwrap();
+				sent[p] = Some(wire.decompress());
 				updates.push(Contribution { update: wire.into(), samples: out.samples });
 			}
 			let agg = aggregate(&updates, Rule::TrimmedMean { trim: 0 }, Some(3.0)).unwrap();
+			previous = Some((global.clone(), outer.clone()));
 			outer.step(&mut global, &agg.delta).unwrap();
 		}
 		model.params().load_flat(&global).unwrap();
 		let after = evaluate(&model, &eval).unwrap();
-		(model.params().manifest().model_hash(&global).unwrap(), before, after)
+		let hash = model.params().manifest().model_hash(&global).unwrap();
+		Run { hash, before, after, drift: drift / f64::from(starts.max(1)) }
 	}
 
 	#[test]
@@ -249,10 +361,33 @@ mod tests {
 			(Compression::Tiles { k: 256 }, 0.7),
 		];
 		for (compression, factor) in cases {
-			let (hash, before, after) = simulate(compression);
-			let (again, _, _) = simulate(compression);
-			assert_eq!(hash, again, "{compression:?}");
+			let run = simulate(compression, Overlap::Blocking, 2);
+			let again = simulate(compression, Overlap::Blocking, 2);
+			assert_eq!(run.hash, again.hash, "{compression:?}");
+			let (before, after) = (run.before, run.after);
 			assert!(after < factor * before, "{compression:?}: held-out loss {before} -> {after}");
+		}
+	}
+
+	/// Overlapped rounds train from a state one aggregate behind; the eager start must land
+	/// nearer the state its update is applied to than the plain delayed one, and learn as
+	/// reproducibly as blocking rounds.
+	#[test]
+	fn eager_overlap_starts_near_the_state_it_updates_and_learns() {
+		for compression in [Compression::None, Compression::Tiles { k: 256 }] {
+			let delayed = simulate(compression, Overlap::Delayed, 4);
+			let eager = simulate(compression, Overlap::Eager, 4);
+			let blocking = simulate(compression, Overlap::Blocking, 4);
+			assert_eq!(blocking.drift, 0.0);
+			assert!(
+				eager.drift < 0.75 * delayed.drift,
+				"{compression:?}: eager start {} from S_r, delayed {}",
+				eager.drift,
+				delayed.drift
+			);
+			assert_eq!(eager.hash, simulate(compression, Overlap::Eager, 4).hash);
+			let factor = 0.6;
+			assert!(eager.after < factor * eager.before, "{compression:?}: {}", eager.after);
 		}
 	}
 }

@@ -1,4 +1,5 @@
-//! Line plots as standalone SVG, for the benchmark reports (no plotting dependency).
+//! Line plots and timelines as standalone SVG, for the benchmark reports (no plotting
+//! dependency).
 
 use std::fmt::Write;
 
@@ -99,9 +100,103 @@ pub fn line_plot(series: &[Series], axes: &Axes) -> String {
 	out
 }
 
+/// A span of time on a timeline.
+#[derive(Clone, Copy, Debug)]
+pub struct Span {
+	/// Start, in the x axis' unit.
+	pub start: f64,
+	/// End.
+	pub end: f64,
+	/// Index into the plot's kinds (its colour and legend).
+	pub kind: usize,
+}
+
+/// One named row of a timeline.
+pub struct Lane {
+	/// Text left of the row.
+	pub name: String,
+	/// Its spans.
+	pub spans: Vec<Span>,
+}
+
+/// An SVG timeline: one row per lane, each span a bar coloured by its kind (named in the
+/// legend by `kinds`).
+pub fn timeline_plot(lanes: &[Lane], kinds: &[&str], x_label: &str) -> String {
+	let (left, right, top, row, bottom) = (150.0, 200.0, 20.0, 26.0, 50.0);
+	let pw = 760.0 - left - right;
+	let h = top + row * lanes.len().max(1) as f64 + bottom;
+	let spans = lanes.iter().flat_map(|l| l.spans.iter());
+	let xmin = spans.clone().map(|s| s.start).fold(f64::INFINITY, f64::min).min(0.0);
+	let xmax = spans.map(|s| s.end).fold(f64::NEG_INFINITY, f64::max).max(xmin + 1e-9);
+	let x = |v: f64| left + (v - xmin) / (xmax - xmin) * pw;
+	let mut out = format!(
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"760\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+	);
+	let bottom_y = top + row * lanes.len() as f64;
+	for i in 0..=5 {
+		let v = xmin + (xmax - xmin) * f64::from(i) / 5.0;
+		let px = x(v);
+		let _ = writeln!(out, "<line x1=\"{px:.1}\" y1=\"{top}\" x2=\"{px:.1}\" y2=\"{bottom_y}\" stroke=\"#ddd\"/><text x=\"{px:.1}\" y=\"{}\" text-anchor=\"middle\">{v:.0}</text>", bottom_y + 16.0);
+	}
+	let _ = writeln!(
+		out,
+		"<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{x_label}</text>",
+		left + pw / 2.0,
+		h - 10.0
+	);
+	for (i, lane) in lanes.iter().enumerate() {
+		let y = top + row * i as f64;
+		let _ = writeln!(
+			out,
+			"<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+			left - 6.0,
+			y + row / 2.0 + 4.0,
+			lane.name
+		);
+		for s in &lane.spans {
+			let c = COLOURS[(s.kind + 1) % COLOURS.len()];
+			let (x0, x1) = (x(s.start), x(s.end.max(s.start)));
+			let _ = writeln!(
+				out,
+				"<rect x=\"{x0:.2}\" y=\"{:.1}\" width=\"{:.2}\" height=\"{:.1}\" fill=\"{c}\"/>",
+				y + 3.0,
+				(x1 - x0).max(0.5),
+				row - 6.0
+			);
+		}
+	}
+	for (i, kind) in kinds.iter().enumerate() {
+		let c = COLOURS[(i + 1) % COLOURS.len()];
+		let ly = top + 14.0 + 18.0 * i as f64;
+		let lx = left + pw + 10.0;
+		let _ = writeln!(out, "<rect x=\"{lx}\" y=\"{}\" width=\"20\" height=\"10\" fill=\"{c}\"/><text x=\"{}\" y=\"{}\">{kind}</text>", ly - 5.0, lx + 26.0, ly + 4.0);
+	}
+	out.push_str("</svg>\n");
+	out
+}
+
 #[cfg(test)]
 mod tests {
 	use super::*;
+
+	#[test]
+	fn timelines_draw_every_span_in_its_lane() {
+		let lanes = [
+			Lane {
+				name: "t0".into(),
+				spans: vec![
+					Span { start: 0.0, end: 5.0, kind: 0 },
+					Span { start: 5.0, end: 6.0, kind: 1 },
+				],
+			},
+			Lane { name: "t1".into(), spans: vec![Span { start: 1.0, end: 4.0, kind: 0 }] },
+		];
+		let svg = timeline_plot(&lanes, &["compute", "exchange"], "s");
+		// Two legend swatches, the background and three spans.
+		assert_eq!(svg.matches("<rect").count(), 1 + 3 + 2);
+		assert!(svg.contains(">t0</text>") && svg.contains(">exchange</text>"));
+		assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
+	}
 
 	#[test]
 	fn plots_every_series_with_its_legend() {

@@ -31,7 +31,7 @@ use grid_trainer::{
 		Layout,
 	},
 	data::{self, shard, TokenDataset},
-	diloco::{OuterOptimizer, Participant},
+	diloco::{OuterOptimizer, Overlap, Participant},
 	model::{Batch, Model},
 	plot::{line_plot, Axes, Series},
 	round::decide::CHAIN_AGGREGATION,
@@ -64,6 +64,8 @@ struct Settings {
 	jobs: usize,
 	methods: String,
 	out: PathBuf,
+	/// The report's file stem (`algorithms`: algorithms.md, .json and .svg).
+	report: String,
 }
 
 impl Settings {
@@ -88,6 +90,7 @@ impl Settings {
 			jobs: 2,
 			methods: "ddp,none,int8,topk,topk16".into(),
 			out: PathBuf::from("bench/reports"),
+			report: "algorithms".into(),
 		};
 		let args: Vec<String> = std::env::args().skip(1).collect();
 		for pair in args.chunks(2) {
@@ -116,6 +119,7 @@ impl Settings {
 				"jobs" => s.jobs = num(value)? as usize,
 				"methods" => s.methods = value.to_string(),
 				"out" => s.out = PathBuf::from(value),
+				"report" => s.report = value.to_string(),
 				_ => return Err(format!("unknown option --{key}")),
 			}
 		}
@@ -170,12 +174,14 @@ struct Method {
 	outer_lr: f32,
 	outer_momentum: f32,
 	error_decay: f32,
+	overlap: Overlap,
 }
 
 impl Method {
 	/// A method by name (see [`family`]) with `@key=value/...` overrides: `lr` (inner peak
 	/// learning rate), `h` (inner steps per round), `olr`/`mom` (outer learning rate and
-	/// momentum), `decay` (top-k error-feedback decay).
+	/// momentum), `decay` (top-k error-feedback decay), `overlap` (`delayed` or `eager`: each
+	/// round trains while the last is exchanged, see [`Overlap`]).
 	fn parse(key: &str, s: &Settings) -> std::result::Result<Method, String> {
 		let (family_name, overrides) = key.split_once('@').unwrap_or((key, ""));
 		let (label, kind) =
@@ -201,10 +207,19 @@ impl Method {
 			outer_lr,
 			outer_momentum,
 			error_decay: s.error_decay,
+			overlap: Overlap::Blocking,
 		};
 		for pair in overrides.split('/').filter(|p| !p.is_empty()) {
 			let (name, value) =
 				pair.split_once('=').ok_or_else(|| format!("{key}: {pair} is not name=value"))?;
+			if name == "overlap" {
+				m.overlap = match value {
+					"delayed" => Overlap::Delayed,
+					"eager" => Overlap::Eager,
+					_ => return Err(format!("{key}: overlap is delayed or eager, not {value}")),
+				};
+				continue;
+			}
 			let v: f64 = value.parse().map_err(|e| format!("{key}: {pair}: {e}"))?;
 			match name {
 				"lr" => m.lr = v,
@@ -218,10 +233,19 @@ impl Method {
 		if m.inner == 0 || !s.steps.is_multiple_of(m.inner) {
 			return Err(format!("{key}: steps {} are not a multiple of H {}", s.steps, m.inner));
 		}
-		// Another H is another method, not a tuning of this one: it changes the bytes.
+		// Another H is another method, not a tuning of this one: it changes the bytes. So is
+		// another overlap: it changes the wall time.
 		if m.inner != s.inner && !m.is_ddp() {
-			m.family = format!("{family_name}@h={}", m.inner);
+			m.family = format!("{}@h={}", m.family, m.inner);
 			m.label = format!("{}, H = {}", m.label, m.inner);
+		}
+		if m.overlap != Overlap::Blocking {
+			if m.is_ddp() {
+				return Err(format!("{key}: DDP has no rounds to overlap"));
+			}
+			let mode = format!("{:?}", m.overlap).to_lowercase();
+			m.family = format!("{}@overlap={mode}", m.family);
+			m.label = format!("{}, overlapped ({mode} start)", m.label);
 		}
 		Ok(m)
 	}
@@ -443,19 +467,31 @@ impl Bench {
 		let mut curve = vec![self.point(&global_model, 0.0)?];
 		let mut bytes = 0.0;
 		let peers = (s.participants - 1) as f64;
+		// Overlapped rounds start from the state before the last aggregate (and, eager, each
+		// participant's own last update as sent).
+		let mut previous: Option<(Vec<f32>, OuterOptimizer)> = None;
+		let mut sent: Vec<Option<Vec<f32>>> = vec![None; people.len()];
 		for round in 0..s.steps / m.inner {
 			let mut updates = Vec::new();
 			for (p, person) in people.iter_mut().enumerate() {
 				let idx = self.shard(seed, m.inner, round, p);
 				let batches: Vec<Result<Batch>> =
 					idx.chunks(s.batch).map(|c| self.data.train_batch(c, &self.dev)).collect();
-				let out = person.run_round(&global, batches)?;
+				let prev = previous.as_ref().map(|(w, o)| (&w[..], o));
+				let start = m.overlap.start(&global, prev, sent[p].as_deref())?;
+				let out = person.run_round(&start, batches)?;
 				let wire = out.update.encode();
 				bytes += 2.0 * peers * wire.len() as f64 / s.participants as f64;
 				let decoded = CompressedUpdate::decode(&wire)?;
+				if m.overlap == Overlap::Eager {
+					sent[p] = Some(decoded.decompress());
+				}
 				updates.push(Contribution { update: decoded.into(), samples: out.samples });
 			}
 			let agg = aggregate(&updates, rule, None)?;
+			if m.overlap != Overlap::Blocking {
+				previous = Some((global.clone(), outer.clone()));
+			}
 			outer.step(&mut global, &agg.delta)?;
 			global_model.params().load_flat(&global)?;
 			curve.push(self.point(&global_model, bytes)?);
@@ -570,7 +606,8 @@ fn setup(md: &mut String, s: &Settings, params: usize) {
 	let _ = writeln!(md, "- {} simulated participants, {} inner steps each of batch {} × {} tokens ({} samples per participant, {} in total, the same for every method).", s.participants, s.steps, s.batch, s.context, s.steps * s.batch, s.steps * s.batch * s.participants);
 	let _ = writeln!(md, "- Inner optimizer: AdamW (β 0.9/0.95, weight decay 0.1), {} warm-up steps, cosine to 10% of the peak learning rate, gradient clip 1.0.", s.steps / 20);
 	let _ = writeln!(md, "- DDP: one global batch of {} × {} per step ({} steps), i.e. the participants' gradients averaged every step.", s.participants, s.batch, s.steps);
-	let _ = writeln!(md, "- DiLoCo: rounds of H inner steps; Δ averaged (the mean; \"trimmed mean\": the chain jobs' rule, norms clipped to the median, then per coordinate over the updates that sent it, one value off each end, weighted by their share), then the outer Nesterov step. Top-k and tiles keep an error-feedback memory that decays by a factor each round (`with_error_decay`); as in SparseLoCo it acts as the outer momentum.\n");
+	let _ = writeln!(md, "- DiLoCo: rounds of H inner steps; Δ averaged (the mean; \"trimmed mean\": the chain jobs' rule, norms clipped to the median, then per coordinate over the updates that sent it, one value off each end, weighted by their share), then the outer Nesterov step. Top-k and tiles keep an error-feedback memory that decays by a factor each round (`with_error_decay`); as in SparseLoCo it acts as the outer momentum.");
+	let _ = writeln!(md, "- Overlapped DiLoCo (`overlap=delayed` or `eager`): round r trains while round r − 1's updates are exchanged, so it starts from S(r−1), the state r − 1's aggregate is applied to, not from S(r); its own update is still applied to S(r) (a one-round-delayed outer step). `eager` starts instead from S(r−1) advanced by the outer step with the participant's own round r − 1 update, as sent, standing in for the aggregate (`diloco::Overlap::start`, what the trainer daemon calls). Same samples and bytes as blocking rounds; what it buys is wall time (the exchange hides behind training), which this simulation does not charge.\n");
 	let _ = writeln!(md, "## Byte accounting\n");
 	let _ = writeln!(
 		md,
@@ -587,7 +624,7 @@ fn setup(md: &mut String, s: &Settings, params: usize) {
 fn report(s: &Settings, params: usize, variants: &[Variant], command: &str) -> String {
 	let mut md = String::new();
 	let _ = writeln!(md, "# Algorithm benchmark: DDP vs DiLoCo with compression\n");
-	let _ = writeln!(md, "Generated by `bench/algorithms.sh` (the `bench_algo` binary of `grid-trainer`); do not edit by hand. Headline figures in `algorithms.json`.\n");
+	let _ = writeln!(md, "Generated by `{}` (the `bench_algo` binary of `grid-trainer`); do not edit by hand. Headline figures in `{}.json`.\n", command.split_whitespace().next().unwrap_or("bench/algorithms.sh"), s.report);
 	setup(&mut md, s, params);
 	let chosen = chosen(variants);
 	let ddp = chosen.iter().find(|v| v.method.is_ddp()).copied();
@@ -621,7 +658,7 @@ fn report(s: &Settings, params: usize, variants: &[Variant], command: &str) -> S
 	if let Some(d) = ddp {
 		targets(&mut md, &chosen, d);
 	}
-	let _ = writeln!(md, "![mean test loss against bytes](algorithms.svg)\n");
+	let _ = writeln!(md, "![mean test loss against bytes]({}.svg)\n", s.report);
 	let _ = writeln!(md, "## Every variant (validation split)\n");
 	let _ = writeln!(md, "| variant | settings | validation loss | test loss | chosen |");
 	let _ = writeln!(md, "|---|---|---|---|---|");
@@ -759,12 +796,13 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 	let variants = run_all(&bench, &methods)?;
 	std::fs::create_dir_all(&s.out)?;
 	let command = std::env::var("BENCH_COMMAND").unwrap_or_else(|_| "bench/algorithms.sh".into());
-	std::fs::write(s.out.join("algorithms.md"), report(&s, params, &variants, &command))?;
+	let file = |ext: &str| s.out.join(format!("{}.{ext}", s.report));
+	std::fs::write(file("md"), report(&s, params, &variants, &command))?;
 	std::fs::write(
-		s.out.join("algorithms.json"),
+		file("json"),
 		serde_json::to_string_pretty(&json(&s, params, &variants))? + "\n",
 	)?;
-	std::fs::write(s.out.join("algorithms.svg"), svg(&chosen(&variants)))?;
+	std::fs::write(file("svg"), svg(&chosen(&variants)))?;
 	for v in chosen(&variants) {
 		eprintln!(
 			"{}: test loss {:.4} ({}), {} per participant",

@@ -194,6 +194,22 @@ impl CompressedUpdate {
 		}
 	}
 
+	/// Why it cannot be an update of a model laid out as `layout`, if it cannot: it must
+	/// stand for as many values, and a tiled update must be cut along the model's own
+	/// tensors (one cut along other shapes puts its kept values where the model's tiles are
+	/// not, and its receivers would aggregate what no honest sender compresses).
+	pub fn check_layout(&self, layout: &Layout) -> std::result::Result<(), String> {
+		if self.len() != layout.len() {
+			return Err(format!("{} values for a model of {}", self.len(), layout.len()));
+		}
+		match self {
+			CompressedUpdate::Tiles(u) if !u.fits(layout) => {
+				Err("tiles cut along other tensors than the model's".into())
+			}
+			_ => Ok(()),
+		}
+	}
+
 	/// Whether it stands for no values.
 	pub fn is_empty(&self) -> bool {
 		self.len() == 0

@@ -208,6 +208,12 @@ fn sparse(values: &[f32], m: Matrix, k: usize) -> Body {
 }
 
 impl TilesUpdate {
+	/// Whether its tensors are `layout`'s, in order.
+	pub fn fits(&self, layout: &Layout) -> bool {
+		let shapes = self.tensors.iter().map(|t| t.shape);
+		self.tensors.len() == layout.tensors().len() && shapes.eq(layout.tensors().iter().copied())
+	}
+
 	/// `values` (laid out as `layout`) compressed keeping `k` of every full tile.
 	/// `values` laid out as `layout` compressed keeping `k` of every full tile, refused when
 	/// k or the layout is invalid or the values are not finite: a compression with no error

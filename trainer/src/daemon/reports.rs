@@ -109,11 +109,12 @@ pub struct Totals {
 }
 
 impl Totals {
-	/// Compute time over the time not spent evaluating.
+	/// Compute time over wall time. Evaluation runs on its own thread beside training, so
+	/// it is not taken out of the wall time: whatever it costs the loop shows here.
 	pub fn utilization(&self, wall: Duration) -> f64 {
-		let busy = wall.saturating_sub(self.eval).as_secs_f64();
-		if busy > 0.0 {
-			self.compute.as_secs_f64() / busy
+		let wall = wall.as_secs_f64();
+		if wall > 0.0 {
+			self.compute.as_secs_f64() / wall
 		} else {
 			0.0
 		}

@@ -123,7 +123,7 @@ mod tests {
 		let address = addr.with(libp2p::multiaddr::Protocol::P2p(server_id));
 		let client = service(&runtime, vec![address], limit);
 		while !matches!(next(&client), Event::Connected(p) if p == server_id) {}
-		let mut fetches = Fetches::new(1, 1_000_000);
+		let mut fetches = Fetches::flat(1, 1_000_000);
 		let send = |out: crate::round::fetch::Outgoing| {
 			client.send(Command::Fetch { id: out.id, peer: out.peer, request: out.request })
 		};

@@ -15,7 +15,10 @@ use super::{
 	messages::{update_hash, Digest, Request, Response, SignedCommitment},
 	state_transfer::{piece_range, PIECES_IN_FLIGHT, STATE_PIECE_BYTES},
 };
-use crate::{compress::CompressedUpdate, work_state::WorkState};
+use crate::{
+	compress::{CompressedUpdate, Layout},
+	work_state::WorkState,
+};
 
 /// A request to send to a peer, tagged with the id its answer will carry.
 #[derive(Clone, Debug, PartialEq)]
@@ -140,8 +143,8 @@ impl Download {
 /// The fetches of one trainer.
 pub struct Fetches {
 	job: JobId,
-	/// Values an update must have (the model's parameter count).
-	numel: usize,
+	/// The model's tensors, which an update must fit.
+	layout: Layout,
 	next_id: u64,
 	pending: HashMap<u64, Pending>,
 	arrived: HashMap<Digest, (Arc<Vec<u8>>, CompressedUpdate)>,
@@ -155,11 +158,17 @@ pub struct Fetches {
 }
 
 impl Fetches {
-	/// Fetches for `job`, whose updates have `numel` values.
-	pub fn new(job: JobId, numel: usize) -> Self {
+	/// Fetches for `job` whose updates are plain vectors of `len` values (tests).
+	#[cfg(test)]
+	pub fn flat(job: JobId, len: usize) -> Self {
+		Self::new(job, Layout::flat(len))
+	}
+
+	/// Fetches for `job`, whose updates fit the model's `layout`.
+	pub fn new(job: JobId, layout: Layout) -> Self {
 		Fetches {
 			job,
-			numel,
+			layout,
 			next_id: 0,
 			pending: HashMap::new(),
 			arrived: HashMap::new(),
@@ -233,7 +242,7 @@ impl Fetches {
 	) -> Answer {
 		let key = (round, peer, id);
 		// A step state is as large as a start state at most; a trajectory is far smaller.
-		let max = WorkState::max_encoded_len(self.numel);
+		let max = WorkState::max_encoded_len(self.layout.len());
 		let Some(download) = self.downloads.get_mut(&key) else {
 			return Answer::Unasked;
 		};
@@ -390,9 +399,7 @@ impl Fetches {
 			return Err("length differs from the commitment".into());
 		}
 		let update = CompressedUpdate::decode(&bytes).map_err(|e| e.to_string())?;
-		if update.len() != self.numel {
-			return Err(format!("{} values for a model of {}", update.len(), self.numel));
-		}
+		update.check_layout(&self.layout)?;
 		let bytes = Arc::new(bytes);
 		self.arrived.insert(hash, (bytes.clone(), update));
 		Ok(bytes)
@@ -447,7 +454,7 @@ mod tests {
 			(0..3).map(|i| CompressedUpdate::None(vec![i as f32; 2])).collect();
 		let set: Vec<_> =
 			keys.iter().zip(&updates).map(|(k, u)| committed(k, &u.encode())).collect();
-		let mut fetches = Fetches::new(7, 2);
+		let mut fetches = Fetches::flat(7, 2);
 		let own = set[0].1.commitment.update_hash;
 		fetches.keep_own(own, Arc::new(updates[0].encode()), updates[0].clone());
 		let (requests, wanted) = fetches.want(&set, me);
@@ -486,7 +493,7 @@ mod tests {
 		let update = CompressedUpdate::None(vec![1.0, 2.0, 3.0]);
 		let (peer, signed) = committed(&key, &update.encode());
 		// A model of 2 values cannot take an update of 3.
-		let mut fetches = Fetches::new(7, 2);
+		let mut fetches = Fetches::flat(7, 2);
 		let (requests, _) = fetches.want(&[(peer, signed.clone())], me);
 		let answer =
 			fetches.on_answer(requests[0].id, peer, Ok(Response::Update(update.encode())), 3);
@@ -495,7 +502,7 @@ mod tests {
 			"{answer:?}"
 		);
 		// The right model takes it, and serves it on.
-		let mut fetches = Fetches::new(7, 3);
+		let mut fetches = Fetches::flat(7, 3);
 		let (requests, wanted) = fetches.want(&[(peer, signed)], me);
 		let answer =
 			fetches.on_answer(requests[0].id, peer, Ok(Response::Update(update.encode())), 3);
@@ -507,10 +514,40 @@ mod tests {
 		assert!(!fetches.settled(&wanted));
 	}
 
+	/// A tiled update of the right size cut along other tensors than the model's is refused:
+	/// its kept values would sit where the model's tiles are not.
+	#[test]
+	fn tiled_updates_must_be_cut_along_the_models_tensors() {
+		use crate::compress::{compress_values, layout::Matrix};
+		use grid_primitives::job::Compression;
+		let me = Keypair::generate_ed25519().public().to_peer_id();
+		let model = Layout::new(vec![Matrix { rows: 64, cols: 128 }, Matrix { rows: 1, cols: 8 }]);
+		let other = Layout::new(vec![Matrix { rows: 128, cols: 64 }, Matrix { rows: 1, cols: 8 }]);
+		let values: Vec<f32> =
+			(0..model.len()).map(|i| ((i * 37 % 101) as f32 - 50.0) / 7.0).collect();
+		let tiles = Compression::Tiles { k: 64 };
+		for (layout, accepted) in [(&other, false), (&model, true)] {
+			let update = compress_values(&tiles, layout, &values).unwrap();
+			let (peer, signed) = committed(&Keypair::generate_ed25519(), &update.encode());
+			let mut fetches = Fetches::new(7, model.clone());
+			let (requests, wanted) = fetches.want(&[(peer, signed)], me);
+			let answer =
+				fetches.on_answer(requests[0].id, peer, Ok(Response::Update(update.encode())), 3);
+			if accepted {
+				assert!(matches!(answer, Answer::Update { .. }), "{answer:?}");
+				assert_eq!(fetches.update(&wanted[0]), Some(&update));
+			} else {
+				let Answer::Failed { why, .. } = answer else { panic!("{answer:?}") };
+				assert!(why.contains("other tensors than the model's"), "{why}");
+				assert!(fetches.update(&wanted[0]).is_none());
+			}
+		}
+	}
+
 	#[test]
 	fn piece_answers_survive_a_new_round_and_wrong_answers_are_failures() {
 		let peer = PeerId::random();
-		let mut fetches = Fetches::new(7, 2);
+		let mut fetches = Fetches::flat(7, 2);
 		let pieces: Vec<Outgoing> =
 			(0..3).map(|i| fetches.request_state_piece(peer, [4; 32], i)).collect();
 		assert_eq!(
@@ -537,7 +574,7 @@ mod tests {
 	#[test]
 	fn state_answers_wait_to_be_taken_and_survive_a_new_round() {
 		let peer = PeerId::random();
-		let mut fetches = Fetches::new(7, 2);
+		let mut fetches = Fetches::flat(7, 2);
 		let out = fetches.request_state(peer);
 		assert_eq!(out.request, Request::State { job: 7 });
 		fetches.new_round();
@@ -561,7 +598,7 @@ mod tests {
 		// Two and a bit pieces, for a model whose state can be that large.
 		let state: Vec<u8> =
 			(0..2 * STATE_PIECE_BYTES as usize + 5).map(|i| (i % 251) as u8).collect();
-		let mut fetches = Fetches::new(7, 1_000_000);
+		let mut fetches = Fetches::flat(7, 1_000_000);
 		let peer = PeerId::random();
 		let first = fetches.request_work_state(peer, 3, [9; 32]);
 		assert_eq!(first.request, Request::WorkState { job: 7, id: [9; 32], index: 0 });
@@ -595,7 +632,7 @@ mod tests {
 	fn downloads_from_one_peer_for_one_round_are_told_apart_by_id() {
 		// A segment check asks a sender for its trajectory and two states, and a replay
 		// for its start state, all of one round.
-		let mut fetches = Fetches::new(7, 1_000);
+		let mut fetches = Fetches::flat(7, 1_000);
 		let peer = PeerId::random();
 		let (a, b) = (vec![1u8; 10], vec![2u8; 20]);
 		let first = fetches.request_work_state(peer, 3, [1; 32]);
@@ -614,7 +651,7 @@ mod tests {
 	fn a_hostile_or_failed_work_state_download_ends_with_the_reason() {
 		let peer = PeerId::random();
 		// A model of 10 values: its state takes at most 141 bytes.
-		let mut fetches = Fetches::new(7, 10);
+		let mut fetches = Fetches::flat(7, 10);
 		let max = WorkState::max_encoded_len(10);
 		let answer =
 			|total: u64, len: usize| Ok(Response::WorkState { total, piece: vec![0; len] });
@@ -637,7 +674,7 @@ mod tests {
 			assert!(matches!(late, Answer::Unasked));
 		}
 		// A state whose size changes between its pieces.
-		let mut fetches = Fetches::new(7, 1_000_000);
+		let mut fetches = Fetches::flat(7, 1_000_000);
 		let big = 2 * u64::from(STATE_PIECE_BYTES);
 		let out = fetches.request_work_state(peer, 3, [9; 32]);
 		let piece = STATE_PIECE_BYTES as usize;

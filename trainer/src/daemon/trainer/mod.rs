@@ -8,6 +8,7 @@
 //! through channels, so serving peers never waits for a training step.
 
 use std::{
+	collections::VecDeque,
 	sync::Arc,
 	time::{Duration, Instant},
 };
@@ -21,12 +22,11 @@ use super::{
 	status_server::StatusSink,
 };
 use crate::{
-	checkpoint::{write_atomic, Checkpoint},
+	checkpoint::Checkpoint,
 	compress::adaptive::AdaptiveCompressor,
 	daemon::{config::TrainerConfig, work_states::WorkStates},
 	data::Dataset,
 	error::Result,
-	model::Batch,
 	net::{keypair_from_seed, scenario::Scenario, Command, NetworkHandle, ProofLink, Shaper},
 	params::Manifest,
 	round::{
@@ -41,19 +41,27 @@ use crate::{
 		state::{GlobalState, OuterSettings},
 		state_transfer::ServedState,
 	},
-	train::{evaluate, InnerTrainer},
+	train::InnerTrainer,
 };
 
 mod attack;
 mod compute;
+mod evaluator;
 mod exchange;
+mod saver;
 mod setup;
 mod sync;
+
+use evaluator::{Evaluated, Evaluator};
+use saver::Saver;
 
 /// Longest checkpoint or update a peer may send (a 100M-parameter model's state fits).
 const MAX_RESPONSE_BYTES: u64 = 1 << 30;
 /// How long a single state request may take.
 const STATE_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long a finished trainer waits for its last evaluations before writing their rounds
+/// without them.
+const LAST_EVAL_WAIT: Duration = Duration::from_secs(600);
 
 /// The instant at Unix time `ms` (now, if it has passed).
 fn instant_at(ms: u64) -> Instant {
@@ -76,7 +84,12 @@ pub struct Trainer {
 	shaper: Shaper,
 	scenario: Option<Scenario>,
 	dataset: Arc<Dataset>,
-	eval: Vec<Batch>,
+	/// Held-out evaluation beside training (none when the job evaluates nothing).
+	evaluator: Option<Evaluator>,
+	/// Decided rounds whose records wait for their evaluation, oldest first.
+	unrecorded: VecDeque<Unrecorded>,
+	/// Writes checkpoints beside training.
+	saver: Saver,
 	device: Device,
 	inner: InnerTrainer,
 	manifest: Manifest,
@@ -196,6 +209,8 @@ impl Trainer {
 	}
 
 	fn finish(mut self) -> Result<()> {
+		self.write_records(Instant::now() + LAST_EVAL_WAIT)?;
+		self.saver.flush();
 		self.write_status(true)?;
 		// Stay a while so peers can fetch the last update and state (and buyers the model).
 		let linger = Instant::now() + self.linger;
@@ -239,22 +254,9 @@ impl Trainer {
 		self.books.close();
 		let decided = self.finish_round(round, own.as_ref())?;
 		let exchange = exchange_start.elapsed();
-		let eval_start = Instant::now();
-		let eval_loss = match (&self.state, self.eval.is_empty()) {
-			(Some(s), false) if s.round == round + 1 => {
-				self.inner.model().params().load_flat(&s.weights)?;
-				Some(evaluate(self.inner.model(), &self.eval)?)
-			}
-			_ => None,
-		};
-		let eval = eval_start.elapsed();
 		self.totals.compute += compute;
-		self.totals.eval += eval;
 		if own.is_some() {
 			self.totals.contributed += 1;
-		}
-		if eval_loss.is_some() {
-			self.totals.last_eval = eval_loss;
 		}
 		if let Some(own) = &own {
 			self.totals.last_train = Some(own.signed.commitment.train_loss());
@@ -269,23 +271,11 @@ impl Trainer {
 				samples: c.map_or(0, |c| c.samples),
 				compression_level: own.as_ref().map(|o| o.level),
 				update_bytes: c.map(|c| c.update_len),
-				eval_loss,
 				compute_ms: compute.as_millis() as u64,
 				exchange_ms: exchange.as_millis() as u64,
-				eval_ms: eval.as_millis() as u64,
 				wall_ms: round_start.elapsed().as_millis() as u64,
 				..round_end.record
 			};
-			reports::append_record(&self.config.data_dir, &record)?;
-			push_history(
-				&mut self.totals.history,
-				LossPoint {
-					round: record.round,
-					unix_ms: record.unix_ms,
-					train_loss: record.train_loss,
-					eval_loss,
-				},
-			);
 			self.coordinator.round_done(RoundReport {
 				round,
 				base_model_hash: round_end.base_model_hash,
@@ -300,12 +290,14 @@ impl Trainer {
 				received: round_end.accepted.into_iter().filter(|p| *p != self.me).collect(),
 			});
 			tracing::info!(
-				"round {round}: {} aggregated, eval loss {:?}, model {}",
+				"round {round}: {} aggregated, model {}",
 				record.aggregated.len(),
-				eval_loss,
 				&record.model_hash[..16]
 			);
+			let awaits_eval = self.evaluate(round);
+			self.unrecorded.push_back(Unrecorded { record, awaits_eval });
 		}
+		self.write_records(Instant::now())?;
 		self.write_status(false)
 	}
 
@@ -419,14 +411,75 @@ impl Trainer {
 		}))
 	}
 
-	/// Saves the state as the checkpoint and serves it to joiners.
+	/// Queues the state the outer step of `round` gave for evaluation; false when nothing is
+	/// evaluated (the job has no held-out data, or there is no such state).
+	fn evaluate(&mut self, round: RoundIndex) -> bool {
+		let (Some(evaluator), Some(state)) = (&mut self.evaluator, &self.state) else {
+			return false;
+		};
+		if state.round != round + 1 {
+			return false;
+		}
+		evaluator.submit(round, state.weights.clone());
+		true
+	}
+
+	/// Takes the evaluations finished by `until` (waiting for them until then) and writes
+	/// the records of every round, oldest first, that no longer waits for one.
+	fn write_records(&mut self, until: Instant) -> Result<()> {
+		while let Some(done) = self.evaluator.as_mut().and_then(|e| e.next(until)) {
+			self.evaluated(done);
+		}
+		let waiting = self.evaluator.as_ref().is_some_and(Evaluator::is_busy);
+		while let Some(next) = self.unrecorded.front() {
+			if next.awaits_eval && waiting {
+				break;
+			}
+			let record = self.unrecorded.pop_front().expect("just seen").record;
+			reports::append_record(&self.config.data_dir, &record)?;
+			push_history(
+				&mut self.totals.history,
+				LossPoint {
+					round: record.round,
+					unix_ms: record.unix_ms,
+					train_loss: record.train_loss,
+					eval_loss: record.eval_loss,
+				},
+			);
+		}
+		Ok(())
+	}
+
+	/// Puts an evaluation into its round's record.
+	fn evaluated(&mut self, done: Evaluated) {
+		let round = done.round;
+		let loss = match done.loss {
+			Ok(loss) => Some(loss),
+			Err(e) => {
+				tracing::error!("round {round}: evaluating: {e}");
+				None
+			}
+		};
+		self.totals.eval += done.took;
+		if loss.is_some() {
+			self.totals.last_eval = loss;
+		}
+		tracing::info!("round {round}: eval loss {loss:?}");
+		if let Some(u) = self.unrecorded.iter_mut().find(|u| u.record.round == round) {
+			u.record.eval_loss = loss;
+			u.record.eval_ms = done.took.as_millis() as u64;
+			u.awaits_eval = false;
+		}
+	}
+
+	/// Saves the state as the checkpoint (on the writer's thread) and serves it to joiners.
 	fn publish_state(&mut self) -> Result<()> {
 		let Some(state) = &self.state else { return Ok(()) };
 		let ck = state.checkpoint(&self.manifest);
-		let bytes = ck.encode()?;
-		write_atomic(&self.config.data_dir.join("checkpoint.safetensors"), &bytes)?;
+		let bytes = Arc::new(ck.encode()?);
+		self.saver.save(bytes.clone());
 		let piece_bytes = self.config.state_piece_bytes;
-		let served = ServedState::new(state.round, state.state_hash, Arc::new(bytes), piece_bytes);
+		let served = ServedState::new(state.round, state.state_hash, bytes, piece_bytes);
 		self.net.send(Command::ServeState(Arc::new(served)));
 		Ok(())
 	}
@@ -464,6 +517,13 @@ impl Trainer {
 		}
 		reports::write_status(&self.config.data_dir, &status)
 	}
+}
+
+/// A decided round's record, not yet written.
+struct Unrecorded {
+	record: RoundRecord,
+	/// Its evaluation is still running.
+	awaits_eval: bool,
 }
 
 /// What a decided round leaves for its record and its report.

@@ -1,13 +1,14 @@
 //! Setting a trainer up: device, data, model, checkpoint, fraud desk and network.
 
 use std::{
+	collections::VecDeque,
 	sync::Arc,
 	time::{Duration, Instant},
 };
 
 use libp2p::{identity::Keypair, Multiaddr};
 
-use super::{restore, Fraud, Trainer, MAX_RESPONSE_BYTES};
+use super::{restore, Evaluator, Fraud, Saver, Trainer, MAX_RESPONSE_BYTES};
 use crate::{
 	compress::{adaptive::AdaptiveCompressor, Layout},
 	daemon::{config::TrainerConfig, datasets},
@@ -47,11 +48,13 @@ impl Trainer {
 		let device = crate::device::select(config.device)?;
 		tracing::info!("training on {:?}", device.location());
 		let dataset = Arc::new(job.dataset(&config.store())?);
-		let eval = if job.eval_samples > 0 {
-			dataset.eval_batches(job.eval_samples, 250, &device)?
+		let evaluator = if job.eval_samples > 0 {
+			let batches = dataset.eval_batches(job.eval_samples, 250, &device)?;
+			Some(Evaluator::start(job.model, &device, batches)?)
 		} else {
-			Vec::new()
+			None
 		};
+		let saver = Saver::start(config.data_dir.join("checkpoint.safetensors"))?;
 		let seed = format!("grid/job/{}", job.id);
 		let inner_config = InnerConfig { total_steps: job.total_steps, ..Default::default() };
 		let inner = InnerTrainer::new(
@@ -153,7 +156,7 @@ impl Trainer {
 		let claims =
 			ClaimRule { batch: u64::from(job.training.batch_size), max_steps: job.max_steps };
 		let books = Books::new(job.id, state.as_ref().map_or(0, |s| s.round), claims);
-		let fetches = Fetches::new(job.id, manifest.numel());
+		let fetches = Fetches::new(job.id, Layout::of(&manifest));
 		Ok(Trainer {
 			key,
 			me,
@@ -161,7 +164,9 @@ impl Trainer {
 			shaper,
 			scenario,
 			dataset,
-			eval,
+			evaluator,
+			unrecorded: VecDeque::new(),
+			saver,
 			device,
 			inner,
 			manifest,

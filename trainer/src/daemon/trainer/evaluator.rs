@@ -1,0 +1,148 @@
+//! Held-out evaluation on its own thread and its own copy of the model: a round's new state
+//! is evaluated beside the next round's training instead of in front of it, so evaluation
+//! never shortens a training window (the round's record waits for the result instead).
+
+use std::{
+	sync::mpsc::{self, Receiver, RecvTimeoutError, Sender},
+	thread::JoinHandle,
+	time::{Duration, Instant},
+};
+
+use candle_core::Device;
+use grid_primitives::job::{ModelSpec, RoundIndex};
+
+use crate::{
+	error::{Error, Result},
+	model::{Batch, Model},
+	train::evaluate,
+};
+
+/// A state to evaluate: the one a round's outer step gave.
+struct Request {
+	round: RoundIndex,
+	weights: Vec<f32>,
+}
+
+/// A round's held-out loss, or why it could not be computed.
+pub(super) struct Evaluated {
+	/// The round whose outer step gave the evaluated state.
+	pub round: RoundIndex,
+	/// Mean held-out loss.
+	pub loss: Result<f64>,
+	/// How long the evaluation took on its thread.
+	pub took: Duration,
+}
+
+/// The evaluation thread: requests in, losses out, in order.
+pub(super) struct Evaluator {
+	requests: Option<Sender<Request>>,
+	results: Receiver<Evaluated>,
+	/// Requests sent whose result has not been taken.
+	pending: usize,
+	thread: Option<JoinHandle<()>>,
+}
+
+impl Evaluator {
+	/// Starts the thread with a fresh `spec` model on `device` (its weights are replaced by
+	/// every request's) and the held-out `batches`.
+	pub fn start(spec: ModelSpec, device: &Device, batches: Vec<Batch>) -> Result<Self> {
+		let model = Model::new(spec, b"grid/evaluator", device)?;
+		let (requests, inbox) = mpsc::channel::<Request>();
+		let (outbox, results) = mpsc::channel();
+		let thread = std::thread::Builder::new()
+			.name("evaluator".into())
+			.spawn(move || {
+				for Request { round, weights } in inbox {
+					let start = Instant::now();
+					let loss = model
+						.params()
+						.load_flat(&weights)
+						.and_then(|()| evaluate(&model, &batches));
+					let done = Evaluated { round, loss, took: start.elapsed() };
+					if outbox.send(done).is_err() {
+						return;
+					}
+				}
+			})
+			.map_err(|e| Error::Config(format!("starting the evaluation thread: {e}")))?;
+		Ok(Evaluator { requests: Some(requests), results, pending: 0, thread: Some(thread) })
+	}
+
+	/// Queues the state `round`'s outer step gave.
+	pub fn submit(&mut self, round: RoundIndex, weights: Vec<f32>) {
+		let sent =
+			self.requests.as_ref().is_some_and(|r| r.send(Request { round, weights }).is_ok());
+		if sent {
+			self.pending += 1;
+		} else {
+			tracing::error!("round {round}: the evaluation thread is gone; not evaluated");
+		}
+	}
+
+	/// Whether results are still to come.
+	pub fn is_busy(&self) -> bool {
+		self.pending > 0
+	}
+
+	/// The next result, waiting for it until `until` (not at all when `until` has passed).
+	pub fn next(&mut self, until: Instant) -> Option<Evaluated> {
+		if self.pending == 0 {
+			return None;
+		}
+		let wait = until.saturating_duration_since(Instant::now());
+		let got = match self.results.recv_timeout(wait) {
+			Ok(done) => Some(done),
+			Err(RecvTimeoutError::Timeout) => None,
+			Err(RecvTimeoutError::Disconnected) => {
+				tracing::error!("the evaluation thread stopped; {} left unevaluated", self.pending);
+				self.pending = 0;
+				return None;
+			}
+		};
+		self.pending -= usize::from(got.is_some());
+		got
+	}
+}
+
+impl Drop for Evaluator {
+	fn drop(&mut self) {
+		// Closing the queue ends the thread after the evaluation in hand.
+		self.requests = None;
+		if let Some(thread) = self.thread.take() {
+			let _ = thread.join();
+		}
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use grid_primitives::job::MlpConfig;
+
+	use super::*;
+	use crate::data::MnistDataset;
+
+	#[test]
+	fn states_are_evaluated_in_order_on_their_own_model() {
+		let dev = Device::Cpu;
+		let spec = ModelSpec::MnistMlp(MlpConfig { hidden: 8, layers: 1 });
+		let batches = MnistDataset::shipped().unwrap().eval_batches(200, 100, &dev).unwrap();
+		let a = Model::new(spec, b"a", &dev).unwrap();
+		let b = Model::new(spec, b"b", &dev).unwrap();
+		let mut evaluator = Evaluator::start(spec, &dev, batches.clone()).unwrap();
+		assert!(evaluator.next(Instant::now()).is_none(), "nothing asked, nothing waited for");
+		evaluator.submit(3, a.params().flatten().unwrap());
+		evaluator.submit(4, b.params().flatten().unwrap());
+		evaluator.submit(5, vec![0.0; 3]);
+		assert!(evaluator.is_busy());
+		let deadline = Instant::now() + Duration::from_secs(60);
+		let first = evaluator.next(deadline).unwrap();
+		let second = evaluator.next(deadline).unwrap();
+		assert_eq!((first.round, second.round), (3, 4));
+		assert_eq!(first.loss.unwrap(), evaluate(&a, &batches).unwrap());
+		assert_eq!(second.loss.unwrap(), evaluate(&b, &batches).unwrap());
+		let bad = evaluator.next(deadline).unwrap();
+		assert_eq!(bad.round, 5);
+		assert!(bad.loss.is_err(), "weights of the wrong size are an error, not a loss");
+		assert!(!evaluator.is_busy());
+	}
+}
