@@ -26,10 +26,7 @@ use grid_primitives::{
 };
 use grid_trainer::{
 	aggregate::{aggregate, Contribution, Rule},
-	compress::{
-		compressor, tiles::TilesCompressor, topk::TopKCompressor, CompressedUpdate, Compressor,
-		Layout,
-	},
+	compress::{compressor, CompressedUpdate, Compressor, FeedbackCompressor, Layout},
 	data::{self, shard, TokenDataset},
 	diloco::{OuterOptimizer, Overlap, Participant},
 	model::{Batch, Model},
@@ -452,13 +449,10 @@ impl Bench {
 			)?;
 			let layout = Layout::of(&global_model.params().manifest());
 			let c: Box<dyn Compressor> = match compression {
-				Compression::TopK { chunk, k, value_bits } => Box::new(
-					TopKCompressor::new(chunk, k, value_bits, global.len())?
+				Compression::TopK { .. } | Compression::Tiles { .. } => Box::new(
+					FeedbackCompressor::new(compression, &layout)?
 						.with_error_decay(m.error_decay)?,
 				),
-				Compression::Tiles { k } => {
-					Box::new(TilesCompressor::new(k, &layout)?.with_error_decay(m.error_decay)?)
-				}
 				_ => compressor(&compression, &layout)?,
 			};
 			people.push(Participant::new(t, c));

@@ -56,11 +56,58 @@ pub fn compressor(spec: &Compression, layout: &Layout) -> Result<Box<dyn Compres
 	Ok(match *spec {
 		Compression::None => Box::new(none::Identity),
 		Compression::Int8 { chunk } => Box::new(int8::Int8Quantizer::new(chunk)?),
-		Compression::TopK { chunk, k, value_bits } => {
-			Box::new(topk::TopKCompressor::new(chunk, k, value_bits, layout.len())?)
+		Compression::TopK { .. } | Compression::Tiles { .. } => {
+			Box::new(FeedbackCompressor::new(*spec, layout)?)
 		}
-		Compression::Tiles { k } => Box::new(tiles::TilesCompressor::new(k, layout)?),
 	})
+}
+
+/// A scheme with error feedback (what top-k and tiles jobs run): each round compresses Δ
+/// plus the carried error, statelessly ([`compress_values`]), and carries what the update
+/// left out.
+pub struct FeedbackCompressor {
+	scheme: Compression,
+	layout: Layout,
+	feedback: Feedback,
+}
+
+impl FeedbackCompressor {
+	/// A compressor of `scheme` (its parameters checked) for vectors laid out as `layout`,
+	/// keeping its error whole.
+	pub fn new(scheme: Compression, layout: &Layout) -> Result<Self> {
+		match scheme {
+			Compression::TopK { chunk, k, value_bits } => {
+				topk::check_params(chunk as usize, k as usize, value_bits).map_err(Error::Config)?
+			}
+			Compression::Tiles { k } => tiles::check_settings(k, layout)?,
+			Compression::Int8 { chunk } => {
+				int8::Int8Quantizer::new(chunk)?;
+			}
+			Compression::None => {}
+		}
+		let feedback = Feedback::new(layout.len());
+		Ok(FeedbackCompressor { scheme, layout: layout.clone(), feedback })
+	}
+
+	/// Decays the error memory by `decay` each round (see [`Feedback::with_decay`]).
+	pub fn with_error_decay(mut self, decay: f32) -> Result<Self> {
+		self.feedback = self.feedback.with_decay(decay)?;
+		Ok(self)
+	}
+
+	/// The residual carried to the next round.
+	pub fn error(&self) -> &[f32] {
+		self.feedback.error()
+	}
+}
+
+impl Compressor for FeedbackCompressor {
+	fn compress(&mut self, delta: &[f32]) -> Result<CompressedUpdate> {
+		let acc = self.feedback.correct(delta, &format!("{:?}", self.scheme))?;
+		let update = compress_values(&self.scheme, &self.layout, &acc)?;
+		self.feedback.keep_update(acc, &update);
+		Ok(update)
+	}
 }
 
 /// `values` (a Δ with any carried error already added, laid out as `layout`) compressed with

@@ -28,7 +28,7 @@ use super::{
 	bits::{rice_bits, BitReader, BitWriter},
 	layout::{Layout, Matrix},
 	topk::largest,
-	CompressedUpdate, Compressor, Feedback, Reader,
+	Reader,
 };
 use crate::error::{Error, Result};
 
@@ -97,13 +97,6 @@ pub struct TilesUpdate {
 	tensors: Vec<Tensor>,
 }
 
-/// The tiled codec's compressor, with its error-feedback memory.
-pub struct TilesCompressor {
-	k: usize,
-	layout: Layout,
-	feedback: Feedback,
-}
-
 fn check_k(k: usize) -> Result<(), String> {
 	if k == 0 || k > FULL {
 		return Err(format!("tiles keep 1 to {FULL} values each, not {k}"));
@@ -112,7 +105,7 @@ fn check_k(k: usize) -> Result<(), String> {
 }
 
 /// Refuses a k outside 1..=4,096 or a layout with a tensor over [`MAX_TENSOR`] values.
-fn check_settings(k: u32, layout: &Layout) -> Result<()> {
+pub(super) fn check_settings(k: u32, layout: &Layout) -> Result<()> {
 	check_k(k as usize).map_err(Error::Config)?;
 	if let Some(m) = layout.tensors().iter().find(|m| m.numel() > MAX_TENSOR) {
 		return Err(Error::Config(format!(
@@ -121,36 +114,6 @@ fn check_settings(k: u32, layout: &Layout) -> Result<()> {
 		)));
 	}
 	Ok(())
-}
-
-impl TilesCompressor {
-	/// A compressor keeping `k` of every full tile, for vectors of `layout`.
-	pub fn new(k: u32, layout: &Layout) -> Result<Self> {
-		check_settings(k, layout)?;
-		let feedback = Feedback::new(layout.len());
-		Ok(TilesCompressor { k: k as usize, layout: layout.clone(), feedback })
-	}
-
-	/// Decays the error memory by `decay` each round (see
-	/// [`super::topk::TopKCompressor::with_error_decay`]).
-	pub fn with_error_decay(mut self, decay: f32) -> Result<Self> {
-		self.feedback = self.feedback.with_decay(decay)?;
-		Ok(self)
-	}
-
-	/// The residual carried to the next round.
-	pub fn error(&self) -> &[f32] {
-		self.feedback.error()
-	}
-}
-
-impl Compressor for TilesCompressor {
-	fn compress(&mut self, delta: &[f32]) -> Result<CompressedUpdate> {
-		let acc = self.feedback.correct(delta, "tiles")?;
-		let update = CompressedUpdate::Tiles(TilesUpdate::compress(&acc, &self.layout, self.k));
-		self.feedback.keep_update(acc, &update);
-		Ok(update)
-	}
 }
 
 /// A dense tensor at 8 bits against its largest magnitude.
@@ -459,7 +422,15 @@ fn decode_sparse(r: &mut Reader, shape: Matrix, k: usize, i: usize) -> Result<Bo
 #[cfg(test)]
 mod tests {
 	use super::*;
-	use crate::rng::Rng;
+	use crate::{
+		compress::{CompressedUpdate, Compressor, FeedbackCompressor},
+		rng::Rng,
+	};
+
+	/// A tiled compressor with error feedback keeping `k` of every full tile of `layout`.
+	fn with_feedback(k: u32, layout: &Layout) -> Result<FeedbackCompressor> {
+		FeedbackCompressor::new(Compression::Tiles { k }, layout)
+	}
 
 	fn normal(n: usize, seed: u64) -> Vec<f32> {
 		let mut rng = Rng::new(seed);
@@ -481,7 +452,7 @@ mod tests {
 
 	fn update(values: &[f32], k: u32) -> TilesUpdate {
 		let CompressedUpdate::Tiles(u) =
-			TilesCompressor::new(k, &layout()).unwrap().compress(values).unwrap()
+			with_feedback(k, &layout()).unwrap().compress(values).unwrap()
 		else {
 			panic!("a tiles compressor makes tiles updates")
 		};
@@ -561,7 +532,7 @@ mod tests {
 			.unwrap(),
 		);
 		let x = normal(layout.len(), 3);
-		let mut c = TilesCompressor::new(64, &layout).unwrap();
+		let mut c = with_feedback(64, &layout).unwrap();
 		let bytes = c.compress(&x).unwrap().encode();
 		let kept = 512 * 1_024 / 64;
 		assert!(bytes.len() < 4 + 1 + 8 + 8 + 8 + 16 + kept * 11 / 8, "{} bytes", bytes.len());
@@ -575,7 +546,7 @@ mod tests {
 		let layout = layout();
 		let x = normal(layout.len(), 4);
 		// One value in eight kept: a value waits about eight rounds to be sent.
-		let mut c = TilesCompressor::new(512, &layout).unwrap();
+		let mut c = with_feedback(512, &layout).unwrap();
 		let rounds = 1_000;
 		let mut sent = vec![0f64; x.len()];
 		for _ in 0..rounds {
@@ -591,9 +562,9 @@ mod tests {
 		assert!(worst < 0.1, "the average of what was sent is off by up to {worst}");
 		let residual: Vec<f32> = c.error().to_vec();
 		assert!(residual.iter().all(|v| v.is_finite()));
-		assert!(TilesCompressor::new(64, &layout).unwrap().with_error_decay(1.5).is_err());
-		assert!(TilesCompressor::new(0, &layout).is_err());
-		assert!(TilesCompressor::new(4_097, &layout).is_err());
+		assert!(with_feedback(64, &layout).unwrap().with_error_decay(1.5).is_err());
+		assert!(with_feedback(0, &layout).is_err());
+		assert!(with_feedback(4_097, &layout).is_err());
 	}
 
 	#[test]

@@ -19,7 +19,7 @@ use grid_primitives::job::Compression;
 
 use super::{
 	bits::{rice_bits, BitReader, BitWriter},
-	chunks, CompressedUpdate, Compressor, Feedback, Reader,
+	chunks, Reader,
 };
 use crate::error::{Error, Result};
 
@@ -37,15 +37,8 @@ pub struct TopKUpdate {
 	codes: Vec<u8>,
 }
 
-/// Top-k compressor with its error-feedback memory.
-pub struct TopKCompressor {
-	chunk: usize,
-	k: usize,
-	bits: u8,
-	feedback: Feedback,
-}
-
-fn check_params(chunk: usize, k: usize, bits: u8) -> Result<(), String> {
+/// Refuses a k outside 1..=chunk, a chunk over 2^32 values or bits outside 1..=8.
+pub(super) fn check_params(chunk: usize, k: usize, bits: u8) -> Result<(), String> {
 	if chunk == 0 || k == 0 || k > chunk || !(1..=8).contains(&bits) || chunk > u32::MAX as usize {
 		return Err(format!(
 			"top-k needs 1 ≤ k ≤ chunk and 1 ≤ bits ≤ 8 (chunk {chunk}, k {k}, bits {bits})"
@@ -97,40 +90,6 @@ fn quantize(x: f32, bits: u8, scale: f32) -> u8 {
 	let l = levels(bits) as f32;
 	let m = (x.abs() / scale * l).round().clamp(1.0, l) as u8;
 	sign | (m - 1)
-}
-
-impl TopKCompressor {
-	/// A compressor for vectors of `len` values.
-	pub fn new(chunk: u32, k: u32, bits: u8, len: usize) -> Result<Self> {
-		check_params(chunk as usize, k as usize, bits).map_err(Error::Config)?;
-		Ok(TopKCompressor {
-			chunk: chunk as usize,
-			k: k as usize,
-			bits,
-			feedback: Feedback::new(len),
-		})
-	}
-
-	/// Decays the error memory by `decay` each round (see [`Feedback::with_decay`]).
-	pub fn with_error_decay(mut self, decay: f32) -> Result<Self> {
-		self.feedback = self.feedback.with_decay(decay)?;
-		Ok(self)
-	}
-
-	/// The residual carried to the next round.
-	pub fn error(&self) -> &[f32] {
-		self.feedback.error()
-	}
-}
-
-impl Compressor for TopKCompressor {
-	fn compress(&mut self, delta: &[f32]) -> Result<CompressedUpdate> {
-		let acc = self.feedback.correct(delta, "top-k")?;
-		let update =
-			CompressedUpdate::TopK(TopKUpdate::compress(&acc, self.chunk, self.k, self.bits));
-		self.feedback.keep_update(acc, &update);
-		Ok(update)
-	}
 }
 
 impl TopKUpdate {
@@ -272,12 +231,21 @@ impl TopKUpdate {
 #[cfg(test)]
 mod tests {
 	use super::*;
-	use crate::rng::Rng;
+	use crate::{
+		compress::{CompressedUpdate, Compressor, FeedbackCompressor, Layout},
+		rng::Rng,
+	};
+
+	/// A top-k compressor with error feedback for vectors of `len` values.
+	fn topk(chunk: u32, k: u32, value_bits: u8, len: usize) -> FeedbackCompressor {
+		FeedbackCompressor::new(Compression::TopK { chunk, k, value_bits }, &Layout::flat(len))
+			.unwrap()
+	}
 
 	#[test]
 	fn keeps_the_largest_values_with_exact_low_bit_levels() {
 		let x = [0.1f32, -0.9, 0.0, 0.4, 0.05, -0.2, 0.3, 0.8];
-		let mut c = TopKCompressor::new(4, 2, 2, x.len()).unwrap();
+		let mut c = topk(4, 2, 2, x.len());
 		let dense = c.compress(&x).unwrap().decompress();
 		// Chunk 1 keeps -0.9 (→ -0.9) and 0.4 (→ 0.45: level 1 of 2 at scale 0.9).
 		// Chunk 2 keeps 0.3 and 0.8 (→ 0.4 and 0.8).
@@ -293,7 +261,7 @@ mod tests {
 		// the residual stays bounded instead of the dropped coordinates being lost.
 		let mut rng = Rng::new(5);
 		let x: Vec<f32> = (0..256).map(|_| rng.normal() as f32).collect();
-		let mut c = TopKCompressor::new(64, 4, 2, x.len()).unwrap();
+		let mut c = topk(64, 4, 2, x.len());
 		let rounds = 200;
 		let mut sent = vec![0f32; x.len()];
 		for _ in 0..rounds {
@@ -312,14 +280,13 @@ mod tests {
 	#[test]
 	fn error_decay_zero_forgets_and_bad_decays_are_rejected() {
 		let x: Vec<f32> = (0..64).map(|i| (i as f32 - 31.5) / 10.0).collect();
-		let mut memoryless =
-			TopKCompressor::new(16, 2, 2, 64).unwrap().with_error_decay(0.0).unwrap();
+		let mut memoryless = topk(16, 2, 2, 64).with_error_decay(0.0).unwrap();
 		let first = memoryless.compress(&x).unwrap();
 		assert_eq!(memoryless.compress(&x).unwrap(), first);
-		let mut plain = TopKCompressor::new(16, 2, 2, 64).unwrap();
+		let mut plain = topk(16, 2, 2, 64);
 		assert_eq!(plain.compress(&x).unwrap(), first);
 		assert_ne!(plain.compress(&x).unwrap(), first, "plain error feedback remembers");
-		assert!(TopKCompressor::new(16, 2, 2, 64).unwrap().with_error_decay(1.5).is_err());
+		assert!(topk(16, 2, 2, 64).with_error_decay(1.5).is_err());
 	}
 
 	/// Bits of the index and value stream of `u`: each gap Rice-coded, each code fixed.
@@ -346,7 +313,7 @@ mod tests {
 			[(64u32, 8u32, 2u8, 4_096usize), (4_096, 64, 2, 10_000), (8, 3, 3, 10)]
 		{
 			let x: Vec<f32> = (0..len).map(|_| rng.normal() as f32).collect();
-			let mut c = TopKCompressor::new(chunk, k, bits, x.len()).unwrap();
+			let mut c = topk(chunk, k, bits, x.len());
 			let CompressedUpdate::TopK(u) = c.compress(&x).unwrap() else {
 				panic!("a top-k compressor makes top-k updates")
 			};
@@ -371,7 +338,7 @@ mod tests {
 	#[test]
 	fn non_canonical_or_hostile_bytes_are_rejected() {
 		let x: Vec<f32> = (0..10).map(|i| i as f32 - 4.5).collect();
-		let mut c = TopKCompressor::new(8, 3, 3, x.len()).unwrap();
+		let mut c = topk(8, 3, 3, x.len());
 		let CompressedUpdate::TopK(update) = c.compress(&x).unwrap() else {
 			panic!("a top-k compressor makes top-k updates")
 		};
