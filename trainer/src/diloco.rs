@@ -102,43 +102,78 @@ impl OuterOptimizer {
 ///
 /// Blocking, round r trains from S_r, the state the aggregate of round r − 1 gave: nothing
 /// trains while updates are exchanged. Overlapped, round r starts at round r − 1's commit
-/// deadline, while r − 1's updates are still being exchanged, so it can only start from
-/// S_(r−1), the state that aggregate will be applied to; its update is still applied to S_r
-/// (a one-round-delayed outer step). Eager (Kale et al. 2025, "Eager updates for overlapped
-/// communication and computation in DiLoCo") corrects the start locally: S_(r−1) advanced by
-/// the outer step with the trainer's own round r − 1 update, as sent, standing in for the
-/// aggregate not yet known. Every input is public (the canonical state and the trainer's own
-/// committed update), so a verifier can rebuild any trainer's start.
+/// deadline, while r − 1's updates are still being exchanged, so it can only start from what
+/// is known then ([`Known`]): S_(r−1), the state that aggregate will be applied to, the
+/// aggregate before it and the trainer's own updates. Its update is still applied to S_r (a
+/// one-round-delayed outer step). The overlapped modes differ in what stands in for round
+/// r − 1's aggregate, not yet known, when S_(r−1) is advanced by the outer step (the same
+/// arithmetic as the step: [`OuterOptimizer::lookahead`]). Every input is public (canonical
+/// states, aggregates and the trainer's own committed updates), so a verifier can rebuild
+/// any trainer's start.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Overlap {
 	/// Train from S_r after the exchange.
 	#[default]
 	Blocking,
-	/// Train from S_(r−1) during the exchange.
+	/// Train from S_(r−1) itself (naive delayed outer step).
 	Delayed,
-	/// Train from S_(r−1) advanced by the trainer's own last update.
+	/// Round r − 2's aggregate stands in: every trainer starts from the same state.
+	Stale,
+	/// The trainer's own round r − 1 update stands in.
+	Own,
+	/// Kale et al. 2025, "Eager updates for overlapped communication and computation in
+	/// DiLoCo": round r − 2's aggregate with the trainer's own share replaced by its round
+	/// r − 1 update, A_(r−2) + (own_(r−1) − own_(r−2)) / M.
 	Eager,
 }
 
+/// What a trainer knows when round r opens.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Known<'a> {
+	/// S_(r−1) with the outer optimizer it carried (`None` in round 0, where every mode
+	/// starts from S_0).
+	pub previous: Option<(&'a [f32], &'a OuterOptimizer)>,
+	/// Round r − 2's aggregate, which took S_(r−2) to S_(r−1) (`None` before round 2 or when
+	/// that round aggregated nothing).
+	pub last_aggregate: Option<&'a [f32]>,
+	/// The trainer's own updates of rounds r − 1 and r − 2 as it sent them (`None` for a
+	/// round it sent nothing).
+	pub own: [Option<&'a [f32]>; 2],
+	/// M: how many updates an aggregate averages (the eager mixture's weight of one).
+	pub members: usize,
+}
+
 impl Overlap {
-	/// Where a trainer starts round r. `current` is S_r, `previous` S_(r−1) with the outer
-	/// optimizer that state carried (`None` in round 0, where every mode starts from S_0),
-	/// `own` the trainer's round r − 1 update as it sent it (`None`: it sent none, so the
-	/// eager start is S_(r−1) itself).
-	pub fn start(
-		self,
-		current: &[f32],
-		previous: Option<(&[f32], &OuterOptimizer)>,
-		own: Option<&[f32]>,
-	) -> Result<Vec<f32>> {
-		match (self, previous) {
-			(Overlap::Blocking, _) | (_, None) => Ok(current.to_vec()),
-			(Overlap::Delayed, Some((weights, _))) => Ok(weights.to_vec()),
-			(Overlap::Eager, Some((weights, outer))) => match own {
-				Some(own) => outer.lookahead(weights, own),
-				None => Ok(weights.to_vec()),
-			},
-		}
+	/// Where a trainer starts round r: S_r (`current`) when blocking, otherwise from what
+	/// it `known`s.
+	pub fn start(self, current: &[f32], known: &Known) -> Result<Vec<f32>> {
+		let Some((weights, outer)) = known.previous else { return Ok(current.to_vec()) };
+		let zero = || vec![0f32; weights.len()];
+		let stand_in = match self {
+			Overlap::Blocking => return Ok(current.to_vec()),
+			Overlap::Delayed => return Ok(weights.to_vec()),
+			Overlap::Stale => known.last_aggregate.map_or_else(zero, <[f32]>::to_vec),
+			Overlap::Own => known.own[0].map_or_else(zero, <[f32]>::to_vec),
+			Overlap::Eager => {
+				let mut mix = known.last_aggregate.map_or_else(zero, <[f32]>::to_vec);
+				let share = 1.0 / known.members.max(1) as f32;
+				for (sign, own) in [(1.0, known.own[0]), (-1.0, known.own[1])] {
+					let Some(own) = own else { continue };
+					if own.len() != mix.len() {
+						return Err(Error::Layout(format!(
+							"an own update of {} values for a model of {}",
+							own.len(),
+							mix.len()
+						)));
+					}
+					for (m, o) in mix.iter_mut().zip(own) {
+						*m += sign * share * o;
+					}
+				}
+				mix
+			}
+		};
+		outer.lookahead(weights, &stand_in)
 	}
 }
 
@@ -279,16 +314,34 @@ mod tests {
 	#[test]
 	fn each_overlap_mode_starts_where_it_says() {
 		let outer = OuterOptimizer::new(1.0, 0.0, 2);
-		let (current, previous, own) = ([5.0f32, 5.0], [1.0f32, 2.0], [0.5f32, -0.5]);
-		let prev = Some((&previous[..], &outer));
-		let start = |mode: Overlap, prev, own| mode.start(&current, prev, own).unwrap();
-		assert_eq!(start(Overlap::Blocking, prev, Some(&own[..])), current);
-		assert_eq!(start(Overlap::Delayed, prev, Some(&own[..])), previous);
-		assert_eq!(start(Overlap::Eager, prev, Some(&own[..])), [0.5, 2.5]);
-		assert_eq!(start(Overlap::Eager, prev, None), previous, "nothing sent, nothing added");
-		for mode in [Overlap::Blocking, Overlap::Delayed, Overlap::Eager] {
-			assert_eq!(start(mode, None, Some(&own[..])), current, "round 0 starts from S_0");
+		let current = [5.0f32, 5.0];
+		let previous = [1.0f32, 2.0];
+		let (own, own_before, last) = ([0.5f32, -0.5], [0.1f32, 0.3], [0.2f32, 0.2]);
+		let known = Known {
+			previous: Some((&previous, &outer)),
+			last_aggregate: Some(&last),
+			own: [Some(&own), Some(&own_before)],
+			members: 4,
+		};
+		let start = |mode: Overlap, known: &Known| mode.start(&current, known).unwrap();
+		assert_eq!(start(Overlap::Blocking, &known), current);
+		assert_eq!(start(Overlap::Delayed, &known), previous);
+		assert_eq!(start(Overlap::Stale, &known), [0.8, 1.8]);
+		assert_eq!(start(Overlap::Own, &known), [0.5, 2.5]);
+		// A + (own − own_before) / 4 = [0.3, 0.0]: lr 1, no momentum.
+		let eager = start(Overlap::Eager, &known);
+		assert!((eager[0] - 0.7).abs() < 1e-6 && (eager[1] - 2.0).abs() < 1e-6, "{eager:?}");
+		let first = Known { own: [Some(&own), None], last_aggregate: None, ..known };
+		let eager = start(Overlap::Eager, &first);
+		assert!((eager[0] - 0.875).abs() < 1e-6 && (eager[1] - 2.125).abs() < 1e-6, "{eager:?}");
+		assert_eq!(start(Overlap::Own, &Known { own: [None, None], ..known }), previous);
+		let round0 = Known { previous: None, ..known };
+		for mode in [Overlap::Delayed, Overlap::Stale, Overlap::Own, Overlap::Eager] {
+			assert_eq!(start(mode, &round0), current, "round 0 starts from S_0");
 		}
+		let short = [1.0f32];
+		let bad = Known { own: [Some(&short), None], ..known };
+		assert!(Overlap::Eager.start(&current, &bad).is_err());
 	}
 
 	/// What a simulated run ends with.
@@ -301,8 +354,8 @@ mod tests {
 		drift: f64,
 	}
 
-	/// Three participants, `rounds` rounds of DiLoCo on MNIST.
-	fn simulate(compression: Compression, overlap: Overlap, rounds: u32) -> Run {
+	/// `people` participants, `rounds` rounds of DiLoCo on MNIST.
+	fn simulate(compression: Compression, overlap: Overlap, rounds: u32, people: usize) -> Run {
 		let dev = Device::Cpu;
 		let spec = ModelSpec::MnistMlp(MlpConfig { hidden: 32, layers: 1 });
 		let data = MnistDataset::shipped().unwrap();
@@ -313,7 +366,7 @@ mod tests {
 		let mut global = model.params().flatten().unwrap();
 		let eval = data.eval_batches(500, 250, &dev).unwrap();
 		let before = evaluate(&model, &eval).unwrap();
-		let mut people: Vec<Participant> = (0..3)
+		let mut people: Vec<Participant> = (0..people)
 			.map(|_| {
 				let t = InnerTrainer::new(spec, b"job", &dev, &inner, config).unwrap();
 				let layout = Layout::of(&model.params().manifest());
@@ -322,13 +375,19 @@ mod tests {
 			.collect();
 		let mut outer = OuterOptimizer::new(0.7, 0.9, global.len());
 		let mut previous: Option<(Vec<f32>, OuterOptimizer)> = None;
-		let mut sent: Vec<Option<Vec<f32>>> = vec![None; people.len()];
-		let (mut drift, mut starts) = (0.0, 0);
+		let mut aggregates: [Option<Vec<f32>>; 2] = [None, None];
+		let mut sent: Vec<[Option<Vec<f32>>; 2]> = vec![[None, None]; people.len()];
+		let (mut drift, mut starts, members) = (0.0, 0, people.len());
 		for round in 0..rounds {
 			let mut updates = Vec::new();
 			for (p, person) in people.iter_mut().enumerate() {
-				let prev = previous.as_ref().map(|(w, o)| (&w[..], o));
-				let start = overlap.start(&global, prev, sent[p].as_deref()).unwrap();
+				let known = Known {
+					previous: previous.as_ref().map(|(w, o)| (&w[..], o)),
+					last_aggregate: aggregates[1].as_deref(),
+					own: [sent[p][0].as_deref(), sent[p][1].as_deref()],
+					members,
+				};
+				let start = overlap.start(&global, &known).unwrap();
 				if round > 0 {
 					let gap: Vec<f32> = start.iter().zip(&global).map(|(a, b)| a - b).collect();
 					drift += crate::aggregate::norm(&gap);
@@ -339,10 +398,11 @@ mod tests {
 				let out = person.run_round(&start, batches).unwrap();
 				// Through the wire format, as peers would see it.
 				let wire = CompressedUpdate::decode(&out.update.encode()).unwrap();
-				sent[p] = Some(wire.decompress());
+				sent[p] = [Some(wire.decompress()), sent[p][0].take()];
 				updates.push(Contribution { update: wire.into(), samples: out.samples });
 			}
 			let agg = aggregate(&updates, Rule::TrimmedMean { trim: 0 }, Some(3.0)).unwrap();
+			aggregates = [Some(agg.delta.clone()), aggregates[0].take()];
 			previous = Some((global.clone(), outer.clone()));
 			outer.step(&mut global, &agg.delta).unwrap();
 		}
@@ -361,31 +421,34 @@ mod tests {
 			(Compression::Tiles { k: 256 }, 0.7),
 		];
 		for (compression, factor) in cases {
-			let run = simulate(compression, Overlap::Blocking, 2);
-			let again = simulate(compression, Overlap::Blocking, 2);
+			let run = simulate(compression, Overlap::Blocking, 2, 3);
+			let again = simulate(compression, Overlap::Blocking, 2, 3);
 			assert_eq!(run.hash, again.hash, "{compression:?}");
 			let (before, after) = (run.before, run.after);
 			assert!(after < factor * before, "{compression:?}: held-out loss {before} -> {after}");
 		}
 	}
 
-	/// Overlapped rounds train from a state one aggregate behind; the eager start must land
-	/// nearer the state its update is applied to than the plain delayed one, and learn as
-	/// reproducibly as blocking rounds.
+	/// Overlapped rounds train from a state one aggregate behind. With a single participant
+	/// the eager mixture is exactly the aggregate it stands in for, so the eager start is the
+	/// state its update is applied to, where the delayed one is a round behind; with several
+	/// it learns, as reproducibly as blocking rounds.
 	#[test]
-	fn eager_overlap_starts_near_the_state_it_updates_and_learns() {
+	fn eager_overlap_starts_where_the_state_will_be_and_learns() {
+		let alone = |mode| simulate(Compression::None, mode, 4, 1);
+		let (delayed, eager) = (alone(Overlap::Delayed), alone(Overlap::Eager));
+		assert!(delayed.drift > 0.1, "{}", delayed.drift);
+		assert!(
+			eager.drift < 1e-4 * delayed.drift,
+			"eager {} delayed {}",
+			eager.drift,
+			delayed.drift
+		);
+		assert_eq!(alone(Overlap::Blocking).drift, 0.0);
 		for compression in [Compression::None, Compression::Tiles { k: 256 }] {
-			let delayed = simulate(compression, Overlap::Delayed, 4);
-			let eager = simulate(compression, Overlap::Eager, 4);
-			let blocking = simulate(compression, Overlap::Blocking, 4);
-			assert_eq!(blocking.drift, 0.0);
-			assert!(
-				eager.drift < 0.75 * delayed.drift,
-				"{compression:?}: eager start {} from S_r, delayed {}",
-				eager.drift,
-				delayed.drift
-			);
-			assert_eq!(eager.hash, simulate(compression, Overlap::Eager, 4).hash);
+			let eager = simulate(compression, Overlap::Eager, 4, 3);
+			assert!(eager.drift > 0.0, "{compression:?}: several participants differ");
+			assert_eq!(eager.hash, simulate(compression, Overlap::Eager, 4, 3).hash);
 			let factor = 0.6;
 			assert!(eager.after < factor * eager.before, "{compression:?}: {}", eager.after);
 		}

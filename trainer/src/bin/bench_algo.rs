@@ -28,7 +28,7 @@ use grid_trainer::{
 	aggregate::{aggregate, Contribution, Rule},
 	compress::{compressor, CompressedUpdate, Compressor, FeedbackCompressor, Layout},
 	data::{self, shard, TokenDataset},
-	diloco::{OuterOptimizer, Overlap, Participant},
+	diloco::{Known, OuterOptimizer, Overlap, Participant},
 	model::{Batch, Model},
 	plot::{line_plot, Axes, Series},
 	round::decide::CHAIN_AGGREGATION,
@@ -177,8 +177,8 @@ struct Method {
 impl Method {
 	/// A method by name (see [`family`]) with `@key=value/...` overrides: `lr` (inner peak
 	/// learning rate), `h` (inner steps per round), `olr`/`mom` (outer learning rate and
-	/// momentum), `decay` (top-k error-feedback decay), `overlap` (`delayed` or `eager`: each
-	/// round trains while the last is exchanged, see [`Overlap`]).
+	/// momentum), `decay` (top-k error-feedback decay), `overlap` (`delayed`, `stale`, `own`
+	/// or `eager`: each round trains while the last is exchanged, see [`Overlap`]).
 	fn parse(key: &str, s: &Settings) -> std::result::Result<Method, String> {
 		let (family_name, overrides) = key.split_once('@').unwrap_or((key, ""));
 		let (label, kind) =
@@ -212,8 +212,14 @@ impl Method {
 			if name == "overlap" {
 				m.overlap = match value {
 					"delayed" => Overlap::Delayed,
+					"stale" => Overlap::Stale,
+					"own" => Overlap::Own,
 					"eager" => Overlap::Eager,
-					_ => return Err(format!("{key}: overlap is delayed or eager, not {value}")),
+					_ => {
+						return Err(format!(
+							"{key}: overlap is delayed, stale, own or eager, not {value}"
+						))
+					}
 				};
 				continue;
 			}
@@ -461,30 +467,38 @@ impl Bench {
 		let mut curve = vec![self.point(&global_model, 0.0)?];
 		let mut bytes = 0.0;
 		let peers = (s.participants - 1) as f64;
-		// Overlapped rounds start from the state before the last aggregate (and, eager, each
-		// participant's own last update as sent).
+		// Overlapped rounds start from what is known while the last round is exchanged: the
+		// state before its aggregate, the aggregate before that (newest first here) and each
+		// participant's own last two updates as sent.
 		let mut previous: Option<(Vec<f32>, OuterOptimizer)> = None;
-		let mut sent: Vec<Option<Vec<f32>>> = vec![None; people.len()];
+		let mut aggregates: [Option<Vec<f32>>; 2] = [None, None];
+		let mut sent: Vec<[Option<Vec<f32>>; 2]> = vec![[None, None]; people.len()];
 		for round in 0..s.steps / m.inner {
 			let mut updates = Vec::new();
 			for (p, person) in people.iter_mut().enumerate() {
 				let idx = self.shard(seed, m.inner, round, p);
 				let batches: Vec<Result<Batch>> =
 					idx.chunks(s.batch).map(|c| self.data.train_batch(c, &self.dev)).collect();
-				let prev = previous.as_ref().map(|(w, o)| (&w[..], o));
-				let start = m.overlap.start(&global, prev, sent[p].as_deref())?;
+				let known = Known {
+					previous: previous.as_ref().map(|(w, o)| (&w[..], o)),
+					last_aggregate: aggregates[1].as_deref(),
+					own: [sent[p][0].as_deref(), sent[p][1].as_deref()],
+					members: s.participants,
+				};
+				let start = m.overlap.start(&global, &known)?;
 				let out = person.run_round(&start, batches)?;
 				let wire = out.update.encode();
 				bytes += 2.0 * peers * wire.len() as f64 / s.participants as f64;
 				let decoded = CompressedUpdate::decode(&wire)?;
-				if m.overlap == Overlap::Eager {
-					sent[p] = Some(decoded.decompress());
+				if matches!(m.overlap, Overlap::Own | Overlap::Eager) {
+					sent[p] = [Some(decoded.decompress()), sent[p][0].take()];
 				}
 				updates.push(Contribution { update: decoded.into(), samples: out.samples });
 			}
 			let agg = aggregate(&updates, rule, None)?;
 			if m.overlap != Overlap::Blocking {
 				previous = Some((global.clone(), outer.clone()));
+				aggregates = [Some(agg.delta.clone()), aggregates[0].take()];
 			}
 			outer.step(&mut global, &agg.delta)?;
 			global_model.params().load_flat(&global)?;
@@ -601,7 +615,7 @@ fn setup(md: &mut String, s: &Settings, params: usize) {
 	let _ = writeln!(md, "- Inner optimizer: AdamW (β 0.9/0.95, weight decay 0.1), {} warm-up steps, cosine to 10% of the peak learning rate, gradient clip 1.0.", s.steps / 20);
 	let _ = writeln!(md, "- DDP: one global batch of {} × {} per step ({} steps), i.e. the participants' gradients averaged every step.", s.participants, s.batch, s.steps);
 	let _ = writeln!(md, "- DiLoCo: rounds of H inner steps; Δ averaged (the mean; \"trimmed mean\": the chain jobs' rule, norms clipped to the median, then per coordinate over the updates that sent it, one value off each end, weighted by their share), then the outer Nesterov step. Top-k and tiles keep an error-feedback memory that decays by a factor each round (`with_error_decay`); as in SparseLoCo it acts as the outer momentum.");
-	let _ = writeln!(md, "- Overlapped DiLoCo (`overlap=delayed` or `eager`): round r trains while round r − 1's updates are exchanged, so it starts from S(r−1), the state r − 1's aggregate is applied to, not from S(r); its own update is still applied to S(r) (a one-round-delayed outer step). `eager` starts instead from S(r−1) advanced by the outer step with the participant's own round r − 1 update, as sent, standing in for the aggregate (`diloco::Overlap::start`, what the trainer daemon calls). Same samples and bytes as blocking rounds; what it buys is wall time (the exchange hides behind training), which this simulation does not charge.\n");
+	let _ = writeln!(md, "- Overlapped DiLoCo (`overlap=...`): round r trains while round r − 1's updates are exchanged, so it starts from S(r−1), the state r − 1's aggregate is applied to, not from S(r); its own update is still applied to S(r) (a one-round-delayed outer step). `delayed` trains from S(r−1) itself; the other modes start from S(r−1) advanced by the outer step with a stand-in for round r − 1's aggregate, not yet known: `stale`, round r − 2's aggregate (one start for everyone); `own`, the participant's own round r − 1 update as sent; `eager` (Kale et al. 2025), round r − 2's aggregate with the participant's share replaced by its round r − 1 update, A(r−2) + (own(r−1) − own(r−2)) / N (`diloco::Overlap::start`). Same samples and bytes as blocking rounds; what it buys is wall time (the exchange hides behind training), which this simulation does not charge.\n");
 	let _ = writeln!(md, "## Byte accounting\n");
 	let _ = writeln!(
 		md,
