@@ -177,6 +177,53 @@ impl Overlap {
 	}
 }
 
+/// What the rounds so far leave for the next overlapped start ([`Known`]): the state before
+/// the last aggregate with its optimizer, the last two aggregates and each participant's
+/// last two updates as sent (a simulation keeps them for all its participants; a trainer
+/// would keep its own).
+pub struct OverlapHistory {
+	previous: Option<(Vec<f32>, OuterOptimizer)>,
+	/// Newest first.
+	aggregates: [Option<Vec<f32>>; 2],
+	/// Per participant, newest first.
+	sent: Vec<[Option<Vec<f32>>; 2]>,
+}
+
+impl OverlapHistory {
+	/// Nothing known yet, for `participants` participants.
+	pub fn new(participants: usize) -> Self {
+		OverlapHistory {
+			previous: None,
+			aggregates: [None, None],
+			sent: vec![[None, None]; participants],
+		}
+	}
+
+	/// What participant `p` knows when the next round opens, its aggregates averaging
+	/// `members` updates.
+	pub fn known(&self, p: usize, members: usize) -> Known<'_> {
+		let own = &self.sent[p];
+		Known {
+			previous: self.previous.as_ref().map(|(w, o)| (&w[..], o)),
+			last_aggregate: self.aggregates[1].as_deref(),
+			own: [own[0].as_deref(), own[1].as_deref()],
+			members,
+		}
+	}
+
+	/// Participant `p` sent `update` (dense) this round.
+	pub fn sent(&mut self, p: usize, update: Vec<f32>) {
+		let own = &mut self.sent[p];
+		*own = [Some(update), own[0].take()];
+	}
+
+	/// The round's `aggregate` is about to step `state` with `outer`.
+	pub fn stepping(&mut self, state: &[f32], outer: &OuterOptimizer, aggregate: &[f32]) {
+		self.previous = Some((state.to_vec(), outer.clone()));
+		self.aggregates = [Some(aggregate.to_vec()), self.aggregates[0].take()];
+	}
+}
+
 /// What local training in a round produced, before compression.
 pub struct LocalRound {
 	/// Δ = θ_global − θ_local.
@@ -374,20 +421,12 @@ mod tests {
 			})
 			.collect();
 		let mut outer = OuterOptimizer::new(0.7, 0.9, global.len());
-		let mut previous: Option<(Vec<f32>, OuterOptimizer)> = None;
-		let mut aggregates: [Option<Vec<f32>>; 2] = [None, None];
-		let mut sent: Vec<[Option<Vec<f32>>; 2]> = vec![[None, None]; people.len()];
+		let mut history = OverlapHistory::new(people.len());
 		let (mut drift, mut starts, members) = (0.0, 0, people.len());
 		for round in 0..rounds {
 			let mut updates = Vec::new();
 			for (p, person) in people.iter_mut().enumerate() {
-				let known = Known {
-					previous: previous.as_ref().map(|(w, o)| (&w[..], o)),
-					last_aggregate: aggregates[1].as_deref(),
-					own: [sent[p][0].as_deref(), sent[p][1].as_deref()],
-					members,
-				};
-				let start = overlap.start(&global, &known).unwrap();
+				let start = overlap.start(&global, &history.known(p, members)).unwrap();
 				if round > 0 {
 					let gap: Vec<f32> = start.iter().zip(&global).map(|(a, b)| a - b).collect();
 					drift += crate::aggregate::norm(&gap);
@@ -398,12 +437,11 @@ mod tests {
 				let out = person.run_round(&start, batches).unwrap();
 				// Through the wire format, as peers would see it.
 				let wire = CompressedUpdate::decode(&out.update.encode()).unwrap();
-				sent[p] = [Some(wire.decompress()), sent[p][0].take()];
+				history.sent(p, wire.decompress());
 				updates.push(Contribution { update: wire.into(), samples: out.samples });
 			}
 			let agg = aggregate(&updates, Rule::TrimmedMean { trim: 0 }, Some(3.0)).unwrap();
-			aggregates = [Some(agg.delta.clone()), aggregates[0].take()];
-			previous = Some((global.clone(), outer.clone()));
+			history.stepping(&global, &outer, &agg.delta);
 			outer.step(&mut global, &agg.delta).unwrap();
 		}
 		model.params().load_flat(&global).unwrap();

@@ -28,7 +28,7 @@ use grid_trainer::{
 	aggregate::{aggregate, Contribution, Rule},
 	compress::{compressor, CompressedUpdate, Compressor, FeedbackCompressor, Layout},
 	data::{self, shard, TokenDataset},
-	diloco::{Known, OuterOptimizer, Overlap, Participant},
+	diloco::{OuterOptimizer, Overlap, OverlapHistory, Participant},
 	model::{Batch, Model},
 	plot::{line_plot, Axes, Series},
 	round::decide::CHAIN_AGGREGATION,
@@ -470,35 +470,26 @@ impl Bench {
 		// Overlapped rounds start from what is known while the last round is exchanged: the
 		// state before its aggregate, the aggregate before that (newest first here) and each
 		// participant's own last two updates as sent.
-		let mut previous: Option<(Vec<f32>, OuterOptimizer)> = None;
-		let mut aggregates: [Option<Vec<f32>>; 2] = [None, None];
-		let mut sent: Vec<[Option<Vec<f32>>; 2]> = vec![[None, None]; people.len()];
+		let mut history = OverlapHistory::new(people.len());
 		for round in 0..s.steps / m.inner {
 			let mut updates = Vec::new();
 			for (p, person) in people.iter_mut().enumerate() {
 				let idx = self.shard(seed, m.inner, round, p);
 				let batches: Vec<Result<Batch>> =
 					idx.chunks(s.batch).map(|c| self.data.train_batch(c, &self.dev)).collect();
-				let known = Known {
-					previous: previous.as_ref().map(|(w, o)| (&w[..], o)),
-					last_aggregate: aggregates[1].as_deref(),
-					own: [sent[p][0].as_deref(), sent[p][1].as_deref()],
-					members: s.participants,
-				};
-				let start = m.overlap.start(&global, &known)?;
+				let start = m.overlap.start(&global, &history.known(p, s.participants))?;
 				let out = person.run_round(&start, batches)?;
 				let wire = out.update.encode();
 				bytes += 2.0 * peers * wire.len() as f64 / s.participants as f64;
 				let decoded = CompressedUpdate::decode(&wire)?;
 				if matches!(m.overlap, Overlap::Own | Overlap::Eager) {
-					sent[p] = [Some(decoded.decompress()), sent[p][0].take()];
+					history.sent(p, decoded.decompress());
 				}
 				updates.push(Contribution { update: decoded.into(), samples: out.samples });
 			}
 			let agg = aggregate(&updates, rule, None)?;
 			if m.overlap != Overlap::Blocking {
-				previous = Some((global.clone(), outer.clone()));
-				aggregates = [Some(agg.delta.clone()), aggregates[0].take()];
+				history.stepping(&global, &outer, &agg.delta);
 			}
 			outer.step(&mut global, &agg.delta)?;
 			global_model.params().load_flat(&global)?;

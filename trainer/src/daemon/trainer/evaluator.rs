@@ -3,16 +3,16 @@
 //! never shortens a training window (the round's record waits for the result instead).
 
 use std::{
-	sync::mpsc::{self, Receiver, RecvTimeoutError, Sender},
-	thread::JoinHandle,
+	sync::mpsc::{self, Receiver, RecvTimeoutError},
 	time::{Duration, Instant},
 };
 
 use candle_core::Device;
 use grid_primitives::job::{ModelSpec, RoundIndex};
 
+use super::worker::Worker;
 use crate::{
-	error::{Error, Result},
+	error::Result,
 	model::{Batch, Model},
 	train::evaluate,
 };
@@ -35,11 +35,10 @@ pub(super) struct Evaluated {
 
 /// The evaluation thread: requests in, losses out, in order.
 pub(super) struct Evaluator {
-	requests: Option<Sender<Request>>,
+	worker: Worker<Request>,
 	results: Receiver<Evaluated>,
 	/// Requests sent whose result has not been taken.
 	pending: usize,
-	thread: Option<JoinHandle<()>>,
 }
 
 impl Evaluator {
@@ -47,32 +46,24 @@ impl Evaluator {
 	/// every request's) and the held-out `batches`.
 	pub fn start(spec: ModelSpec, device: &Device, batches: Vec<Batch>) -> Result<Self> {
 		let model = Model::new(spec, b"grid/evaluator", device)?;
-		let (requests, inbox) = mpsc::channel::<Request>();
 		let (outbox, results) = mpsc::channel();
-		let thread = std::thread::Builder::new()
-			.name("evaluator".into())
-			.spawn(move || {
-				for Request { round, weights } in inbox {
-					let start = Instant::now();
-					let loss = model
-						.params()
-						.load_flat(&weights)
-						.and_then(|()| evaluate(&model, &batches));
-					let done = Evaluated { round, loss, took: start.elapsed() };
-					if outbox.send(done).is_err() {
-						return;
-					}
+		let worker = Worker::spawn("evaluation", move |inbox: Receiver<Request>| {
+			for Request { round, weights } in inbox {
+				let start = Instant::now();
+				let loss =
+					model.params().load_flat(&weights).and_then(|()| evaluate(&model, &batches));
+				let done = Evaluated { round, loss, took: start.elapsed() };
+				if outbox.send(done).is_err() {
+					return;
 				}
-			})
-			.map_err(|e| Error::Config(format!("starting the evaluation thread: {e}")))?;
-		Ok(Evaluator { requests: Some(requests), results, pending: 0, thread: Some(thread) })
+			}
+		})?;
+		Ok(Evaluator { worker, results, pending: 0 })
 	}
 
 	/// Queues the state `round`'s outer step gave.
 	pub fn submit(&mut self, round: RoundIndex, weights: Vec<f32>) {
-		let sent =
-			self.requests.as_ref().is_some_and(|r| r.send(Request { round, weights }).is_ok());
-		if sent {
+		if self.worker.send(Request { round, weights }) {
 			self.pending += 1;
 		} else {
 			tracing::error!("round {round}: the evaluation thread is gone; not evaluated");
@@ -101,16 +92,6 @@ impl Evaluator {
 		};
 		self.pending -= usize::from(got.is_some());
 		got
-	}
-}
-
-impl Drop for Evaluator {
-	fn drop(&mut self) {
-		// Closing the queue ends the thread after the evaluation in hand.
-		self.requests = None;
-		if let Some(thread) = self.thread.take() {
-			let _ = thread.join();
-		}
 	}
 }
 

@@ -51,6 +51,7 @@ mod exchange;
 mod saver;
 mod setup;
 mod sync;
+mod worker;
 
 use evaluator::{Evaluated, Evaluator};
 use saver::Saver;

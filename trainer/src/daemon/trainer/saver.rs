@@ -3,66 +3,46 @@
 
 use std::{
 	path::PathBuf,
-	sync::{
-		mpsc::{self, Sender},
-		Arc,
-	},
-	thread::JoinHandle,
+	sync::{mpsc::Receiver, Arc},
 };
 
-use crate::{
-	checkpoint::write_atomic,
-	error::{Error, Result},
-};
+use super::worker::Worker;
+use crate::{checkpoint::write_atomic, error::Result};
 
 /// Writes each checkpoint given to it, in order, atomically, to one path.
 pub(super) struct Saver {
-	queue: Option<Sender<Arc<Vec<u8>>>>,
-	thread: Option<JoinHandle<()>>,
+	worker: Worker<Arc<Vec<u8>>>,
 }
 
 impl Saver {
 	/// Starts the writer of `path`.
 	pub fn start(path: PathBuf) -> Result<Self> {
-		let (queue, inbox) = mpsc::channel::<Arc<Vec<u8>>>();
-		let thread = std::thread::Builder::new()
-			.name("checkpoint-writer".into())
-			.spawn(move || {
-				while let Ok(mut bytes) = inbox.recv() {
-					// Only the newest state matters: skip those a later one replaced.
-					while let Ok(newer) = inbox.try_recv() {
-						bytes = newer;
-					}
-					if let Err(e) = write_atomic(&path, &bytes) {
-						// The state stays served from memory; a restart resumes from the
-						// last checkpoint that was written.
-						tracing::error!("saving the checkpoint: {e}");
-					}
+		let worker = Worker::spawn("checkpoint writer", move |inbox: Receiver<Arc<Vec<u8>>>| {
+			while let Ok(mut bytes) = inbox.recv() {
+				// Only the newest state matters: skip those a later one replaced.
+				while let Ok(newer) = inbox.try_recv() {
+					bytes = newer;
 				}
-			})
-			.map_err(|e| Error::Config(format!("starting the checkpoint writer: {e}")))?;
-		Ok(Saver { queue: Some(queue), thread: Some(thread) })
+				if let Err(e) = write_atomic(&path, &bytes) {
+					// The state stays served from memory; a restart resumes from the last
+					// checkpoint that was written.
+					tracing::error!("saving the checkpoint: {e}");
+				}
+			}
+		})?;
+		Ok(Saver { worker })
 	}
 
 	/// Queues `bytes` to be written.
 	pub fn save(&self, bytes: Arc<Vec<u8>>) {
-		if self.queue.as_ref().is_none_or(|q| q.send(bytes).is_err()) {
+		if !self.worker.send(bytes) {
 			tracing::error!("the checkpoint writer is gone; checkpoint not saved");
 		}
 	}
 
 	/// Waits until every queued checkpoint is written.
 	pub fn flush(&mut self) {
-		self.queue = None;
-		if let Some(thread) = self.thread.take() {
-			let _ = thread.join();
-		}
-	}
-}
-
-impl Drop for Saver {
-	fn drop(&mut self) {
-		self.flush();
+		self.worker.close();
 	}
 }
 
