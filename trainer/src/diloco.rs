@@ -125,6 +125,9 @@ pub enum Overlap {
 	/// DiLoCo": round r − 2's aggregate with the trainer's own share replaced by its round
 	/// r − 1 update, A_(r−2) + (own_(r−1) − own_(r−2)) / M.
 	Eager,
+	/// The trainer's own weights at the end of round r − 1, uncompressed: it goes on
+	/// training its local model (committed as the last state of round r − 1's trajectory).
+	Local,
 }
 
 /// What a trainer knows when round r opens.
@@ -141,6 +144,8 @@ pub struct Known<'a> {
 	pub own: [Option<&'a [f32]>; 2],
 	/// M: how many updates an aggregate averages (the eager mixture's weight of one).
 	pub members: usize,
+	/// The trainer's weights at the end of round r − 1 (`None` when it did not train it).
+	pub local: Option<&'a [f32]>,
 }
 
 impl Overlap {
@@ -152,6 +157,7 @@ impl Overlap {
 		let stand_in = match self {
 			Overlap::Blocking => return Ok(current.to_vec()),
 			Overlap::Delayed => return Ok(weights.to_vec()),
+			Overlap::Local => return Ok(known.local.unwrap_or(weights).to_vec()),
 			Overlap::Stale => known.last_aggregate.map_or_else(zero, <[f32]>::to_vec),
 			Overlap::Own => known.own[0].map_or_else(zero, <[f32]>::to_vec),
 			Overlap::Eager => {
@@ -208,6 +214,7 @@ impl OverlapHistory {
 			last_aggregate: self.aggregates[1].as_deref(),
 			own: [own[0].as_deref(), own[1].as_deref()],
 			members,
+			local: None,
 		}
 	}
 
@@ -253,20 +260,131 @@ pub fn train_round_observed(
 	trainer: &mut InnerTrainer,
 	global: &[f32],
 	batches: impl IntoIterator<Item = Result<Batch>>,
+	observe: impl FnMut(u32, &InnerTrainer) -> Result<()>,
+) -> Result<LocalRound> {
+	train_from(trainer, RoundStart::Base(global), batches, observe)
+}
+
+/// An overlapped round that catches up with the exchange it overlapped (the overlap of
+/// Streaming DiLoCo, Douillard et al. 2025, with the early steps' progress kept rather than
+/// mixed): its first `after` inner steps train from an overlapped start ([`Overlap::start`])
+/// while round r − 1 is exchanged; then the weights move by S_r − start, keeping what those
+/// steps learnt, and the round's Δ is measured from S_r. The outer step is therefore not
+/// delayed: only `after` steps' gradients were taken at a point a stand-in aggregate away from
+/// where blocking training would have taken them. Which step catches up is fixed in advance,
+/// not by when S_r happens to arrive, so the round is the same computation on every machine
+/// (replayable from public inputs); a trainer whose exchange is not done by then waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CatchUp {
+	/// Inner steps trained from the overlapped start before moving to S_r (at least 1).
+	after: u32,
+}
+
+impl CatchUp {
+	/// Catches up after `after` steps (at least one: none would be a blocking round).
+	pub fn new(after: u32) -> Result<Self> {
+		if after == 0 {
+			return Err(Error::Config("a catch-up after 0 steps is a blocking round".into()));
+		}
+		Ok(CatchUp { after })
+	}
+
+	/// Inner steps trained from the overlapped start.
+	pub fn after(self) -> u32 {
+		self.after
+	}
+}
+
+/// Moves `weights`, trained from `start`, by `current − start`: what the steps since `start`
+/// learnt, carried onto `current` ([`CatchUp`]).
+pub fn catch_up(weights: &mut [f32], start: &[f32], current: &[f32]) -> Result<()> {
+	if current.len() != weights.len() || start.len() != weights.len() {
+		return Err(Error::Layout(format!(
+			"catching up from a start of {} values to a state of {} for a model of {}",
+			start.len(),
+			current.len(),
+			weights.len()
+		)));
+	}
+	for ((w, c), s) in weights.iter_mut().zip(current).zip(start) {
+		*w += c - s;
+	}
+	Ok(())
+}
+
+/// Where a round's training starts.
+pub enum RoundStart<'a> {
+	/// From S_r, the state its update is applied to (a blocking round).
+	Base(&'a [f32]),
+	/// Overlapped: from `from` until `catch_up.after` steps, then moved onto S_r, which
+	/// `current` gives when asked (a trainer's waits there for its exchange to decide it).
+	CatchingUp {
+		/// The overlapped start.
+		from: &'a [f32],
+		/// When it moves onto S_r.
+		catch_up: CatchUp,
+		/// S_r.
+		current: Box<dyn FnOnce() -> Result<Vec<f32>> + Send + 'a>,
+	},
+}
+
+/// [`train_round`] overlapped with a catch-up: starts from `from`, and after
+/// `catch_up.after` steps asks `current` for S_r and moves the weights by S_r − `from`
+/// ([`catch_up`]). Δ is measured from S_r.
+pub fn train_round_catching_up(
+	trainer: &mut InnerTrainer,
+	from: &[f32],
+	catch_up: CatchUp,
+	current: impl FnOnce() -> Result<Vec<f32>> + Send,
+	batches: impl IntoIterator<Item = Result<Batch>>,
+) -> Result<LocalRound> {
+	let start = RoundStart::CatchingUp { from, catch_up, current: Box::new(current) };
+	train_from(trainer, start, batches, |_, _| Ok(()))
+}
+
+/// Trains a round from `start` on `batches` (stopping whenever the iterator ends: a
+/// deadline can end it early), showing the trainer to `observe` before the first step and
+/// after each (with the steps taken so far in the round; an overlapped round's state after
+/// its catch-up step is shown before it catches up), and returns Δ from S_r. A round that
+/// ends before its catch-up step catches up at its end.
+pub fn train_from(
+	trainer: &mut InnerTrainer,
+	start: RoundStart,
+	batches: impl IntoIterator<Item = Result<Batch>>,
 	mut observe: impl FnMut(u32, &InnerTrainer) -> Result<()>,
 ) -> Result<LocalRound> {
 	let params = trainer.model().params().clone();
-	params.load_flat(global)?;
+	let (from, mut pending) = match start {
+		RoundStart::Base(base) => (base, None),
+		RoundStart::CatchingUp { from, catch_up, current } => (from, Some((catch_up, current))),
+	};
+	params.load_flat(from)?;
+	let after = pending.as_ref().map(|(c, _): &(CatchUp, _)| c.after);
+	let mut base: Option<Vec<f32>> = None;
+	let mut catch_up_now = |base: &mut Option<Vec<f32>>| -> Result<()> {
+		let Some((_, current)) = pending.take() else { return Ok(()) };
+		let current = current()?;
+		let mut weights = params.flatten()?;
+		catch_up(&mut weights, from, &current)?;
+		params.load_flat(&weights)?;
+		*base = Some(current);
+		Ok(())
+	};
 	let (mut samples, mut loss_sum, mut steps) = (0u64, 0f64, 0u32);
 	observe(0, trainer)?;
 	for batch in batches {
+		if Some(steps) == after {
+			catch_up_now(&mut base)?;
+		}
 		let batch = batch?;
 		samples += batch.samples()? as u64;
 		loss_sum += f64::from(trainer.step(&batch)?.loss);
 		steps += 1;
 		observe(steps, trainer)?;
 	}
-	let delta = pseudo_gradient(global, &params.flatten()?)?;
+	catch_up_now(&mut base)?;
+	let base = base.as_deref().unwrap_or(from);
+	let delta = pseudo_gradient(base, &params.flatten()?)?;
 	Ok(LocalRound { delta, samples, steps, mean_loss: (loss_sum / f64::from(steps.max(1))) as f32 })
 }
 
@@ -305,6 +423,22 @@ impl Participant {
 		batches: impl IntoIterator<Item = Result<Batch>>,
 	) -> Result<RoundOutput> {
 		let local = train_round(&mut self.trainer, global, batches)?;
+		self.seal(local)
+	}
+
+	/// [`Participant::run_round`] overlapped with a catch-up ([`train_round_catching_up`]).
+	pub fn run_round_catching_up(
+		&mut self,
+		start: &[f32],
+		catch_up: CatchUp,
+		current: impl FnOnce() -> Result<Vec<f32>> + Send,
+		batches: impl IntoIterator<Item = Result<Batch>>,
+	) -> Result<RoundOutput> {
+		let local = train_round_catching_up(&mut self.trainer, start, catch_up, current, batches)?;
+		self.seal(local)
+	}
+
+	fn seal(&mut self, local: LocalRound) -> Result<RoundOutput> {
 		let update = self.compressor.compress(&local.delta)?;
 		Ok(RoundOutput { update, samples: local.samples, mean_loss: local.mean_loss })
 	}
@@ -369,6 +503,7 @@ mod tests {
 			last_aggregate: Some(&last),
 			own: [Some(&own), Some(&own_before)],
 			members: 4,
+			local: Some(&own_before),
 		};
 		let start = |mode: Overlap, known: &Known| mode.start(&current, known).unwrap();
 		assert_eq!(start(Overlap::Blocking, &known), current);
@@ -382,13 +517,92 @@ mod tests {
 		let eager = start(Overlap::Eager, &first);
 		assert!((eager[0] - 0.875).abs() < 1e-6 && (eager[1] - 2.125).abs() < 1e-6, "{eager:?}");
 		assert_eq!(start(Overlap::Own, &Known { own: [None, None], ..known }), previous);
+		assert_eq!(start(Overlap::Local, &known), own_before, "its own weights as they are");
+		assert_eq!(start(Overlap::Local, &Known { local: None, ..known }), previous);
 		let round0 = Known { previous: None, ..known };
-		for mode in [Overlap::Delayed, Overlap::Stale, Overlap::Own, Overlap::Eager] {
+		for mode in [Overlap::Delayed, Overlap::Stale, Overlap::Own, Overlap::Eager, Overlap::Local]
+		{
 			assert_eq!(start(mode, &round0), current, "round 0 starts from S_0");
 		}
 		let short = [1.0f32];
 		let bad = Known { own: [Some(&short), None], ..known };
 		assert!(Overlap::Eager.start(&current, &bad).is_err());
+	}
+
+	/// A small MNIST trainer (the same initial model every call).
+	fn small_trainer() -> InnerTrainer {
+		let spec = ModelSpec::MnistMlp(MlpConfig { hidden: 16, layers: 1 });
+		let inner =
+			InnerOptimizer::AdamW { lr: Nanos(2_000_000), weight_decay: Nanos(0), warmup_steps: 2 };
+		let config = InnerConfig { total_steps: 40, ..Default::default() };
+		InnerTrainer::new(spec, b"job", &Device::Cpu, &inner, config).unwrap()
+	}
+
+	/// `n` batches of 16 MNIST samples.
+	fn round_batches(n: usize) -> Vec<Batch> {
+		let data = MnistDataset::shipped().unwrap();
+		let idx = shard(&Hash::zero(), 7, 0, &[0], data.train_len(), 16 * n);
+		idx.chunks(16).map(|c| data.train_batch(c, &Device::Cpu).unwrap()).collect()
+	}
+
+	#[test]
+	fn a_catch_up_from_the_state_itself_is_a_blocking_round() {
+		let (mut trainer, mut twin, batches) = (small_trainer(), small_trainer(), round_batches(6));
+		let global = trainer.model().params().flatten().unwrap();
+		let ok = |b: &Batch| Ok(b.clone());
+		let blocking = train_round(&mut trainer, &global, batches.iter().map(ok)).unwrap();
+		let catch_up = CatchUp::new(3).unwrap();
+		let current = || Ok(global.clone());
+		let caught =
+			train_round_catching_up(&mut twin, &global, catch_up, current, batches.iter().map(ok))
+				.unwrap();
+		assert_eq!(blocking.delta, caught.delta, "moving by S_r − S_r changes nothing");
+		assert_eq!((blocking.steps, blocking.samples), (caught.steps, caught.samples));
+		assert!(CatchUp::new(0).is_err());
+	}
+
+	#[test]
+	fn a_catch_up_carries_the_early_steps_onto_the_state_and_measures_from_it() {
+		let batches = round_batches(6);
+		let global = small_trainer().model().params().flatten().unwrap();
+		let ok = |b: &Batch| Ok(b.clone());
+		let from: Vec<f32> = global.iter().map(|x| x + 0.01).collect();
+		// A round that ends at its catch-up step sends exactly what it learnt from its start.
+		let mut a = small_trainer();
+		let mut b = small_trainer();
+		let plain = train_round(&mut a, &from, batches.iter().map(ok)).unwrap();
+		let late = CatchUp::new(6).unwrap();
+		let caught = train_round_catching_up(
+			&mut b,
+			&from,
+			late,
+			|| Ok(global.clone()),
+			batches.iter().map(ok),
+		)
+		.unwrap();
+		let gap =
+			plain.delta.iter().zip(&caught.delta).map(|(p, c)| (p - c).abs()).fold(0f32, f32::max);
+		assert!(gap < 1e-5, "Δ from S_r of a round caught up at its end: off by {gap}");
+		// Caught up earlier, the later steps train at S_r plus the early progress: another Δ,
+		// which asked for S_r exactly once.
+		let mut c = small_trainer();
+		let mut asked = 0;
+		let early = CatchUp::new(2).unwrap();
+		let current = || {
+			asked += 1;
+			Ok(global.clone())
+		};
+		let mid =
+			train_round_catching_up(&mut c, &from, early, current, batches.iter().map(ok)).unwrap();
+		assert_eq!(asked, 1);
+		assert_ne!(mid.delta, caught.delta);
+		assert_eq!(mid.steps, 6);
+		// A state of another model is refused, not stepped into.
+		let mut d = small_trainer();
+		let short = || Ok(vec![0f32; 3]);
+		assert!(
+			train_round_catching_up(&mut d, &from, early, short, batches.iter().map(ok)).is_err()
+		);
 	}
 
 	/// What a simulated run ends with.

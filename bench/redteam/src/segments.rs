@@ -56,7 +56,8 @@ pub fn findings(setup: &Setup, lengths: &[u32], jobs: u32, rounds: u32) -> Resul
 					let states = &r.states[who];
 					let (start, end) =
 						(&states[first as usize], &states[(first + f.steps) as usize]);
-					let replayed = replayer.replay_segment(start, &r.seeds[who], first, f.steps)?;
+					let replayed =
+						replayer.replay_segment(start, &r.seeds[who], first, f.steps, None)?;
 					into[first as usize].push(judge_segment(start, end, &replayed));
 				}
 			}

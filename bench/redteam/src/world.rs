@@ -272,6 +272,7 @@ impl Setup {
 			batch_size: BATCH,
 			error_decay: self.error_decay,
 			max_steps: Some(self.steps),
+			catch_up: None,
 			dataset: self.data.clone(),
 			device: Device::Cpu,
 		}

@@ -28,7 +28,7 @@ use grid_trainer::{
 	aggregate::{aggregate, Contribution, Rule},
 	compress::{compressor, CompressedUpdate, Compressor, FeedbackCompressor, Layout},
 	data::{self, shard, TokenDataset},
-	diloco::{OuterOptimizer, Overlap, OverlapHistory, Participant},
+	diloco::{CatchUp, OuterOptimizer, Overlap, OverlapHistory, Participant},
 	model::{Batch, Model},
 	plot::{line_plot, Axes, Series},
 	round::decide::CHAIN_AGGREGATION,
@@ -172,13 +172,16 @@ struct Method {
 	outer_momentum: f32,
 	error_decay: f32,
 	overlap: Overlap,
+	catch_up: Option<CatchUp>,
 }
 
 impl Method {
 	/// A method by name (see [`family`]) with `@key=value/...` overrides: `lr` (inner peak
 	/// learning rate), `h` (inner steps per round), `olr`/`mom` (outer learning rate and
 	/// momentum), `decay` (top-k error-feedback decay), `overlap` (`delayed`, `stale`, `own`
-	/// or `eager`: each round trains while the last is exchanged, see [`Overlap`]).
+	/// or `eager`: each round trains while the last is exchanged, see [`Overlap`]), `catchup`
+	/// (steps after which an overlapped round moves to the state it is applied to, see
+	/// [`CatchUp`]).
 	fn parse(key: &str, s: &Settings) -> std::result::Result<Method, String> {
 		let (family_name, overrides) = key.split_once('@').unwrap_or((key, ""));
 		let (label, kind) =
@@ -205,6 +208,7 @@ impl Method {
 			outer_momentum,
 			error_decay: s.error_decay,
 			overlap: Overlap::Blocking,
+			catch_up: None,
 		};
 		for pair in overrides.split('/').filter(|p| !p.is_empty()) {
 			let (name, value) =
@@ -215,9 +219,10 @@ impl Method {
 					"stale" => Overlap::Stale,
 					"own" => Overlap::Own,
 					"eager" => Overlap::Eager,
+					"local" => Overlap::Local,
 					_ => {
 						return Err(format!(
-							"{key}: overlap is delayed, stale, own or eager, not {value}"
+							"{key}: overlap is delayed, stale, own, eager or local, not {value}"
 						))
 					}
 				};
@@ -230,6 +235,9 @@ impl Method {
 				"olr" => m.outer_lr = v as f32,
 				"mom" => m.outer_momentum = v as f32,
 				"decay" => m.error_decay = v as f32,
+				"catchup" => {
+					m.catch_up = Some(CatchUp::new(v as u32).map_err(|e| format!("{key}: {e}"))?)
+				}
 				_ => return Err(format!("{key}: unknown override {name}")),
 			}
 		}
@@ -249,6 +257,16 @@ impl Method {
 			let mode = format!("{:?}", m.overlap).to_lowercase();
 			m.family = format!("{}@overlap={mode}", m.family);
 			m.label = format!("{}, overlapped ({mode} start)", m.label);
+		}
+		if let Some(c) = m.catch_up {
+			if m.overlap == Overlap::Blocking {
+				return Err(format!("{key}: a catch-up needs an overlapped start (overlap=...)"));
+			}
+			if c.after() as usize >= m.inner {
+				return Err(format!("{key}: catch-up after {} of H {} steps", c.after(), m.inner));
+			}
+			m.family = format!("{}/catchup={}", m.family, c.after());
+			m.label = format!("{}, catching up after {} steps", m.label, c.after());
 		}
 		Ok(m)
 	}
@@ -477,8 +495,16 @@ impl Bench {
 				let idx = self.shard(seed, m.inner, round, p);
 				let batches: Vec<Result<Batch>> =
 					idx.chunks(s.batch).map(|c| self.data.train_batch(c, &self.dev)).collect();
-				let start = m.overlap.start(&global, &history.known(p, s.participants))?;
-				let out = person.run_round(&start, batches)?;
+				let local = person.trainer().model().params().flatten()?;
+				let mut known = history.known(p, s.participants);
+				known.local = (round > 0).then_some(&local[..]);
+				let start = m.overlap.start(&global, &known)?;
+				let out = match m.catch_up {
+					Some(c) => {
+						person.run_round_catching_up(&start, c, || Ok(global.clone()), batches)?
+					}
+					None => person.run_round(&start, batches)?,
+				};
 				let wire = out.update.encode();
 				bytes += 2.0 * peers * wire.len() as f64 / s.participants as f64;
 				let decoded = CompressedUpdate::decode(&wire)?;
@@ -606,7 +632,7 @@ fn setup(md: &mut String, s: &Settings, params: usize) {
 	let _ = writeln!(md, "- Inner optimizer: AdamW (β 0.9/0.95, weight decay 0.1), {} warm-up steps, cosine to 10% of the peak learning rate, gradient clip 1.0.", s.steps / 20);
 	let _ = writeln!(md, "- DDP: one global batch of {} × {} per step ({} steps), i.e. the participants' gradients averaged every step.", s.participants, s.batch, s.steps);
 	let _ = writeln!(md, "- DiLoCo: rounds of H inner steps; Δ averaged (the mean; \"trimmed mean\": the chain jobs' rule, norms clipped to the median, then per coordinate over the updates that sent it, one value off each end, weighted by their share), then the outer Nesterov step. Top-k and tiles keep an error-feedback memory that decays by a factor each round (`with_error_decay`); as in SparseLoCo it acts as the outer momentum.");
-	let _ = writeln!(md, "- Overlapped DiLoCo (`overlap=...`): round r trains while round r − 1's updates are exchanged, so it starts from S(r−1), the state r − 1's aggregate is applied to, not from S(r); its own update is still applied to S(r) (a one-round-delayed outer step). `delayed` trains from S(r−1) itself; the other modes start from S(r−1) advanced by the outer step with a stand-in for round r − 1's aggregate, not yet known: `stale`, round r − 2's aggregate (one start for everyone); `own`, the participant's own round r − 1 update as sent; `eager` (Kale et al. 2025), round r − 2's aggregate with the participant's share replaced by its round r − 1 update, A(r−2) + (own(r−1) − own(r−2)) / N (`diloco::Overlap::start`). Same samples and bytes as blocking rounds; what it buys is wall time (the exchange hides behind training), which this simulation does not charge.\n");
+	let _ = writeln!(md, "- Overlapped DiLoCo (`overlap=...`): round r trains while round r − 1's updates are exchanged, so it starts from S(r−1), the state r − 1's aggregate is applied to, not from S(r); its own update is still applied to S(r) (a one-round-delayed outer step). `delayed` trains from S(r−1) itself; the other modes start from S(r−1) advanced by the outer step with a stand-in for round r − 1's aggregate, not yet known: `stale`, round r − 2's aggregate (one start for everyone); `own`, the participant's own round r − 1 update as sent; `eager` (Kale et al. 2025), round r − 2's aggregate with the participant's share replaced by its round r − 1 update, A(r−2) + (own(r−1) − own(r−2)) / N (`diloco::Overlap::start`); `local` goes on from the participant's own weights at the end of round r − 1. With `catchup=τ` (`diloco::CatchUp`) the overlap lasts τ inner steps only: then the weights move by S(r) − start, keeping what those steps learnt, and Δ is measured from S(r), so the outer step is not delayed. Same samples and bytes as blocking rounds; what it buys is wall time (the exchange hides behind training), which this simulation does not charge.\n");
 	let _ = writeln!(md, "## Byte accounting\n");
 	let _ = writeln!(
 		md,

@@ -94,6 +94,7 @@ fn measure(
 		batch_size: batch,
 		error_decay: 0.9,
 		max_steps: Some(steps),
+		catch_up: None,
 		dataset: dataset.clone(),
 		device: Device::Cpu,
 	};
@@ -121,7 +122,7 @@ fn measure(
 	for k in 0..steps {
 		let (from, to) = (&states[k as usize], &states[k as usize + 1]);
 		for (on, into) in [(seed, &mut honest), (other, &mut wrong)] {
-			let replayed = cpu.replay_segment(from, &on, k, 1)?;
+			let replayed = cpu.replay_segment(from, &on, k, 1, None)?;
 			let j = judge_segment(from, to, &replayed);
 			into.push(json!({
 				"step": k,
@@ -132,8 +133,14 @@ fn measure(
 		}
 	}
 	let sent = compress_once(&Compression::None, &Layout::flat(local.delta.len()), &local.delta)?;
-	let claim =
-		Claim { base: Arc::new(base), start: Arc::new(start), sent: Arc::new(sent), seed, steps };
+	let claim = Claim {
+		base: Arc::new(base),
+		start: Arc::new(start),
+		sent: Arc::new(sent),
+		seed,
+		steps,
+		from: None,
+	};
 	let full = cpu.judge(&claim)?;
 	Ok(json!({
 		"parameters": claim.base.len(),

@@ -37,7 +37,7 @@ pub use loss_screen::{
 	LossScreen, GAUNTLET_BATCHES, GAUNTLET_CLEAR_FACTOR, GAUNTLET_CONFIRM_BATCHES,
 	GAUNTLET_EXTEND_BATCHES, OWN_DATA_SHARE, OWN_DATA_STEPS,
 };
-pub use replay::{Claim, Judgement, Replayer, NORM_TOLERANCE, VALID_COSINE};
+pub use replay::{Claim, Judgement, Replayer, Shift, NORM_TOLERANCE, VALID_COSINE};
 pub use screens::{
 	copy_suspects, short_suspects, suspects, COPY_COSINE, MAX_COPY_COSINE, SHORT_NORM,
 	SUSPECT_COSINE,

@@ -17,7 +17,7 @@ use crate::{
 		CompressedUpdate, Layout,
 	},
 	data::{batch_indices, Dataset},
-	diloco::train_round,
+	diloco::{catch_up, train_from, CatchUp, RoundStart},
 	error::{Error, Result},
 	train::{InnerConfig, InnerTrainer},
 	work_state::WorkState,
@@ -48,6 +48,44 @@ pub struct Claim {
 	pub seed: Hash,
 	/// Inner steps it claimed.
 	pub steps: u32,
+	/// An overlapped round's start: the weights its first steps trained from until it
+	/// caught up to `base` ([`CatchUp`]); `None` for a blocking round. Whoever builds the
+	/// claim must pin it to public or committed weights (the previous round's base, or the
+	/// last state of the sender's own previous trajectory): the replay redoes the steps from
+	/// any start, and from an arbitrary one AdamW's weight decay alone would carry any
+	/// vector into the update.
+	pub from: Option<Arc<Vec<f32>>>,
+}
+
+impl Claim {
+	/// The weights the round's first step trained from.
+	pub fn start_weights(&self) -> &[f32] {
+		self.from.as_deref().unwrap_or(&self.base)
+	}
+}
+
+/// Where an overlapped claim's steps moved onto its base: before step `at` of the round
+/// (or at its end, for a round no longer than that), by `to − from` ([`catch_up`]).
+#[derive(Clone, Copy)]
+pub struct Shift<'a> {
+	/// Steps into the round it happened after.
+	pub at: u32,
+	/// The overlapped start.
+	pub from: &'a [f32],
+	/// The round's base.
+	pub to: &'a [f32],
+}
+
+impl Shift<'_> {
+	/// Moves `weights` as the catch-up did.
+	pub fn apply(&self, weights: &mut [f32]) -> Result<()> {
+		catch_up(weights, self.from, self.to)
+	}
+
+	/// Moves `weights` back (up to rounding).
+	pub fn undo(&self, weights: &mut [f32]) -> Result<()> {
+		catch_up(weights, self.to, self.from)
+	}
 }
 
 /// A verifier's finding.
@@ -96,6 +134,9 @@ pub struct Replayer {
 	/// Most inner steps the job lets a round claim (`None`: no cap). A claim of more is
 	/// invalid without a replay, so a liar cannot buy an unbounded amount of verifiers' time.
 	pub max_steps: Option<u32>,
+	/// When the job's overlapped rounds catch up (`None`: its rounds do not overlap, and an
+	/// overlapped claim is invalid).
+	pub catch_up: Option<CatchUp>,
 	/// The job's training data.
 	pub dataset: Arc<Dataset>,
 	/// Where to compute.
@@ -114,8 +155,31 @@ impl Replayer {
 			let indices = batch_indices(&claim.seed, i, self.batch_size, population);
 			self.dataset.train_batch(&indices, &self.device)
 		});
-		let local = train_round(&mut trainer, &claim.base, batches)?;
+		let start = match (&claim.from, self.catch_up) {
+			(None, _) => RoundStart::Base(&claim.base),
+			(Some(from), Some(catch_up)) => RoundStart::CatchingUp {
+				from,
+				catch_up,
+				current: Box::new(|| Ok(claim.base.to_vec())),
+			},
+			(Some(_), None) => {
+				return Err(Error::Config("an overlapped claim in a job without overlap".into()))
+			}
+		};
+		let local = train_from(&mut trainer, start, batches, |_, _| Ok(()))?;
 		self.sent_from(claim, &local.delta)
+	}
+
+	/// Where `claim`'s round caught up, when it overlapped (in a job whose rounds do).
+	pub fn shift<'a>(&self, claim: &'a Claim) -> Option<Shift<'a>> {
+		let (from, catch_up) = (claim.from.as_deref()?, self.catch_up?);
+		Some(Shift { at: catch_up.after(), from, to: &claim.base })
+	}
+
+	/// Whether `claim` is refused without any work redone: nothing claimed, more than the
+	/// job allows, or overlapped in a job whose rounds do not overlap.
+	pub fn refuses(&self, claim: &Claim) -> bool {
+		self.refuses_steps(claim.steps) || (claim.from.is_some() && self.catch_up.is_none())
 	}
 
 	/// What `claim`'s sender sends for a round whose pseudo-gradient is `delta`: the delta
@@ -134,15 +198,18 @@ impl Replayer {
 	/// Replays `claim` and judges the update it sent.
 	pub fn judge(&self, claim: &Claim) -> Result<Judgement> {
 		let n = claim.base.len();
-		if claim.sent.len() != n || claim.start.len() != n {
+		let from = claim.from.as_ref().map_or(n, |f| f.len());
+		if claim.sent.len() != n || claim.start.len() != n || from != n {
 			return Err(Error::Config(format!(
-				"an update of {} values and a work state of {} for a model of {n}",
+				"an update of {} values, a work state of {} and a start of {from} for a model \
+				 of {n}",
 				claim.sent.len(),
 				claim.start.len(),
 			)));
 		}
-		if self.refuses_steps(claim.steps) {
-			// Nothing claimed, or more than the job allows: invalid without a replay.
+		if self.refuses(claim) {
+			// Nothing claimed, more than the job allows, or an overlap the job does not
+			// have: invalid without a replay.
 			return Ok(Judgement::refused());
 		}
 		let replayed = self.replay(claim)?;

@@ -28,7 +28,7 @@ use std::collections::HashMap;
 
 use grid_primitives::{work::Verdict, Hash};
 
-use super::{cosine, Claim, Judgement, Replayer, VALID_COSINE};
+use super::{cosine, Claim, Judgement, Replayer, Shift, VALID_COSINE};
 use crate::{
 	data::batch_indices,
 	diloco::pseudo_gradient,
@@ -99,13 +99,15 @@ pub fn judge_segment(
 
 impl Replayer {
 	/// The state after redoing `steps` inner steps from `start`, the round's steps
-	/// `first..first + steps` on data seed `seed`'s batches.
+	/// `first..first + steps` on data seed `seed`'s batches; an overlapped round's `shift`
+	/// moves the weights before the step it happened at.
 	pub fn replay_segment(
 		&self,
 		start: &StepState,
 		seed: &Hash,
 		first: u32,
 		steps: u32,
+		shift: Option<Shift>,
 	) -> Result<StepState> {
 		if self.max_steps.is_some_and(|cap| first.saturating_add(steps) > cap) {
 			return Err(Error::Config(format!(
@@ -122,6 +124,11 @@ impl Replayer {
 		trainer.model().params().load_flat(&start.params)?;
 		let population = self.dataset.train_len();
 		for i in first..first + steps {
+			if let Some(shift) = shift.filter(|s| s.at == i) {
+				let mut weights = trainer.model().params().flatten()?;
+				shift.apply(&mut weights)?;
+				trainer.model().params().load_flat(&weights)?;
+			}
 			let indices = batch_indices(seed, u64::from(i), self.batch_size, population);
 			trainer.step(&self.dataset.train_batch(&indices, &self.device)?)?;
 		}
@@ -167,8 +174,12 @@ impl Replayer {
 		let TraceRequest { claim, trajectory, gap, states } = request;
 		let fails = |why: String| Ok(TraceFinding::Fails(why));
 		let marks = trajectory.marks();
-		if self.refuses_steps(claim.steps) {
-			return fails(format!("a claim of {} steps", claim.steps));
+		if self.refuses(claim) {
+			return fails(format!(
+				"a claim of {} steps{}",
+				claim.steps,
+				if claim.from.is_some() { ", overlapped" } else { "" }
+			));
 		}
 		if marks.len() < 2 || trajectory.steps() != claim.steps || gap + 1 >= marks.len() {
 			return fails(format!(
@@ -178,7 +189,8 @@ impl Replayer {
 				claim.steps
 			));
 		}
-		let first = StepState::at_start(&claim.base, &claim.start);
+		let first = StepState::at_start(claim.start_weights(), &claim.start);
+		let shift = self.shift(claim);
 		if first.digest() != marks[0].1 {
 			return fails("its trajectory does not start from its committed start state".into());
 		}
@@ -196,8 +208,12 @@ impl Replayer {
 				));
 			}
 		}
-		let end = state(last)?;
-		let again = self.sent_from(claim, &pseudo_gradient(&claim.base, &end.params)?)?;
+		// A round no longer than its catch-up step caught up after its last state.
+		let mut end = state(last)?.params.clone();
+		if let Some(shift) = shift.filter(|s| claim.steps <= s.at) {
+			shift.apply(&mut end)?;
+		}
+		let again = self.sent_from(claim, &pseudo_gradient(&claim.base, &end)?)?;
 		let link = Judgement::of(&claim.sent.decompress(), &again.decompress());
 		if link.verdict == Verdict::Invalid {
 			return fails(format!(
@@ -207,8 +223,16 @@ impl Replayer {
 			));
 		}
 		let (from, to) = (state(before)?, state(after)?);
-		let replayed = self.replay_segment(from, &claim.seed, before.0, after.0 - before.0)?;
-		let segment = judge_segment(from, to, &replayed);
+		let steps = after.0 - before.0;
+		let mut replayed = self.replay_segment(from, &claim.seed, before.0, steps, shift)?;
+		// Judged on what the steps did: a catch-up inside the segment moved both states alike.
+		let crossed = shift.filter(|s| (before.0..after.0).contains(&s.at));
+		let mut to = to.clone();
+		if let Some(shift) = crossed {
+			shift.undo(&mut to.params)?;
+			shift.undo(&mut replayed.params)?;
+		}
+		let segment = judge_segment(from, &to, &replayed);
 		if segment.verdict == Verdict::Invalid {
 			return fails(format!(
 				"its steps {}..{} do not redo (gradient cosine {:.3}, parameters {:.3})",

@@ -53,6 +53,7 @@ fn replayer(data: &Arc<Dataset>, spec: ModelSpec, inner: InnerOptimizer) -> Repl
 		batch_size: 32,
 		error_decay: 0.9,
 		max_steps: Some(100),
+		catch_up: None,
 		dataset: data.clone(),
 		device: Device::Cpu,
 	}
@@ -117,7 +118,14 @@ fn honest_and_attackers(compression: Compression) -> Vec<(&'static str, Judgemen
 			let delta = person.round(&rep, &base, seed, steps);
 			corrections.push(corrected(&delta, &start.residual, rep.error_decay));
 			let (sent, _, _) = person.compressor.compress(&delta, None).unwrap();
-			claims.push(Claim { base: base.clone(), start, sent: Arc::new(sent), seed, steps });
+			claims.push(Claim {
+				base: base.clone(),
+				start,
+				sent: Arc::new(sent),
+				seed,
+				steps,
+				from: None,
+			});
 		}
 		let mean: Vec<f32> = (0..n)
 			.map(|j| claims.iter().map(|c| c.sent.decompress()[j]).sum::<f32>() / 3.0)
@@ -230,6 +238,7 @@ fn tiny_claim(base: &Arc<Vec<f32>>, values: Vec<f32>, steps: u32) -> Claim {
 		sent: Arc::new(CompressedUpdate::None(values)),
 		seed: Hash::zero(),
 		steps,
+		from: None,
 	}
 }
 
@@ -400,7 +409,7 @@ fn segment_checks_pass_honest_steps_and_refuse_other_data_and_made_up_states() {
 	// for bit on the same kind of device.
 	for (first, k) in [(0u32, 1u32), (5, 1), (3, 4), (8, 4)] {
 		let (start, end) = (&honest[first as usize], &honest[(first + k) as usize]);
-		let replayed = rep.replay_segment(start, &seed, first, k).unwrap();
+		let replayed = rep.replay_segment(start, &seed, first, k, None).unwrap();
 		assert_eq!(&replayed, end, "steps {first}..{}", first + k);
 		let j = judge_segment(start, end, &replayed);
 		assert_eq!(j.verdict, Verdict::Valid, "{j:?}");
@@ -410,7 +419,7 @@ fn segment_checks_pass_honest_steps_and_refuse_other_data_and_made_up_states() {
 	let (_, wrong) = recorded_round(Hash::repeat_byte(0xee), 12);
 	for (first, k) in [(0u32, 1u32), (5, 1), (3, 4), (8, 4)] {
 		let (start, end) = (&wrong[first as usize], &wrong[(first + k) as usize]);
-		let replayed = rep.replay_segment(start, &seed, first, k).unwrap();
+		let replayed = rep.replay_segment(start, &seed, first, k, None).unwrap();
 		let j = judge_segment(start, end, &replayed);
 		eprintln!("other data, steps {first}..{}: {j:?}", first + k);
 		assert_eq!(j.verdict, Verdict::Invalid, "steps {first}..{}: {j:?}", first + k);
@@ -424,14 +433,14 @@ fn segment_checks_pass_honest_steps_and_refuse_other_data_and_made_up_states() {
 	for p in &mut made_up.params {
 		*p += 1e-3 * rng.normal() as f32;
 	}
-	let replayed = rep.replay_segment(start, &seed, 4, 1).unwrap();
+	let replayed = rep.replay_segment(start, &seed, 4, 1, None).unwrap();
 	assert_eq!(judge_segment(start, &made_up, &replayed).verdict, Verdict::Invalid);
 	// The honest end state claimed for more steps than it ran.
-	let replayed = rep.replay_segment(start, &seed, 4, 2).unwrap();
+	let replayed = rep.replay_segment(start, &seed, 4, 2, None).unwrap();
 	let j = judge_segment(start, &honest[5], &replayed);
 	assert_eq!((j.verdict, j.gradient_cosine), (Verdict::Invalid, 0.0));
 	// A segment past the job's cap on steps is not replayed at all.
-	let err = rep.replay_segment(start, &seed, 99, 2).unwrap_err();
+	let err = rep.replay_segment(start, &seed, 99, 2, None).unwrap_err();
 	assert!(err.to_string().contains("past the job's"), "{err}");
 }
 
@@ -465,6 +474,7 @@ fn a_claim_holds_by_its_trajectory_only_from_its_start_to_the_update_it_sent() {
 		sent: Arc::new(sent),
 		seed,
 		steps: 12,
+		from: None,
 	};
 	let states: std::collections::HashMap<_, _> =
 		kept.iter().skip(1).map(|(_, s)| (s.digest(), s.clone())).collect();
@@ -512,4 +522,90 @@ fn a_claim_holds_by_its_trajectory_only_from_its_start_to_the_update_it_sent() {
 		states: shifted_states,
 	};
 	fails_with(rep.judge_trace(&request).unwrap(), "counts");
+}
+
+/// An overlapped round (its first 4 steps from the previous base, then caught up to S_r)
+/// replays, in full and by its trajectory, only as what it was; a sender that moved onto
+/// S_r without the steps around it, or a job that does not overlap, is refused.
+#[test]
+fn an_overlapped_claim_holds_only_as_the_round_it_was() {
+	use crate::diloco::{train_from, CatchUp, RoundStart};
+	let seed = Hash::repeat_byte(0x53);
+	let (rep, _) = tiny();
+	let catch_up = CatchUp::new(4).unwrap();
+	let rep = Replayer { catch_up: Some(catch_up), ..rep };
+	let previous = Model::new(rep.spec, b"job", &Device::Cpu).unwrap().params().flatten().unwrap();
+	// S_r: the previous base moved by something the size of an outer step.
+	let base: Vec<f32> =
+		previous.iter().enumerate().map(|(i, x)| x + 0.02 * ((i % 5) as f32 - 2.0)).collect();
+	let mut me = worker(&rep, Compression::Int8 { chunk: 256 });
+	let start = me.start_state();
+	let data = rep.dataset.clone();
+	let batches = (0..12u64)
+		.map(|i| data.train_batch(&batch_indices(&seed, i, 32, data.train_len()), &Device::Cpu));
+	let current = base.clone();
+	let round_start = RoundStart::CatchingUp {
+		from: &previous,
+		catch_up,
+		current: Box::new(move || Ok(current)),
+	};
+	let mut kept = Vec::new();
+	let delta = train_from(&mut me.trainer, round_start, batches, |at, t| {
+		kept.push((at, t.state()?));
+		Ok(())
+	})
+	.unwrap()
+	.delta;
+	let (sent, _, _) = me.compressor.compress(&delta, None).unwrap();
+	let claim = Claim {
+		base: Arc::new(base),
+		start: Arc::new(start),
+		sent: Arc::new(sent),
+		seed,
+		steps: 12,
+		from: Some(Arc::new(previous)),
+	};
+	let check = |claim: &Claim, kept: &[(u32, StepState)], gap: usize| {
+		let states = kept.iter().skip(1).map(|(_, s)| (s.digest(), s.clone())).collect();
+		let request =
+			TraceRequest { claim: claim.clone(), trajectory: Trajectory::of(kept), gap, states };
+		rep.judge_trace(&request).unwrap()
+	};
+	let fails_with = |finding: TraceFinding, words: &str| match finding {
+		TraceFinding::Fails(why) => assert!(why.contains(words), "{why}"),
+		TraceFinding::Holds => panic!("held; expected: {words}"),
+	};
+	// Honest: the full replay, and every gap (before, across and after the catch-up).
+	let j = rep.judge(&claim).unwrap();
+	assert_eq!(j.verdict, Verdict::Valid, "{j:?}");
+	for gap in [0, 3, 4, 11] {
+		assert_eq!(check(&claim, &kept, gap), TraceFinding::Holds, "gap {gap}");
+	}
+	// Claimed as a blocking round from S_r, its trajectory does not start there. (A full
+	// replay from S_r comes out close: the same work but for four steps' gradients taken
+	// at the previous base, so mislabelling the round buys nothing.)
+	let blocking = Claim { from: None, ..claim.clone() };
+	fails_with(check(&blocking, &kept, 5), "does not start from");
+	// Moved onto S_r at the catch-up but skipped the step after it: that gap does not redo.
+	let mut skipped = kept.clone();
+	let mut moved = skipped[4].1.clone();
+	rep.shift(&claim).unwrap().apply(&mut moved.params).unwrap();
+	moved.step += 1;
+	skipped[5].1 = moved;
+	fails_with(check(&claim, &skipped, 4), "do not redo");
+	// A job whose rounds do not overlap refuses an overlapped claim without replaying it.
+	let plain = Replayer { catch_up: None, ..rep.clone() };
+	let j = plain.judge(&claim).unwrap();
+	assert_eq!((j.verdict, j.cosine), (Verdict::Invalid, 0.0));
+	fails_with(
+		plain
+			.judge_trace(&TraceRequest {
+				claim: claim.clone(),
+				trajectory: Trajectory::of(&kept),
+				gap: 0,
+				states: Default::default(),
+			})
+			.unwrap(),
+		"overlapped",
+	);
 }

@@ -74,7 +74,7 @@ impl Replayer {
 				Finding::Screen(self.loss_screen(&s.base, &update, &other, &s.seed, s.steps))
 			}
 			Check::Segment(s) => Finding::Segment(
-				self.replay_segment(&s.start, &s.seed, s.first, s.steps)
+				self.replay_segment(&s.start, &s.seed, s.first, s.steps, None)
 					.map(|replayed| judge_segment(&s.start, &s.end, &replayed)),
 			),
 			Check::Trace(t) => Finding::Trace(self.judge_trace(t)),

@@ -104,6 +104,8 @@ impl Trainer {
 				batch_size: u64::from(job.training.batch_size),
 				error_decay: job.training.error_decay.to_f64() as f32,
 				max_steps: job.max_steps,
+				// The daemon's rounds do not overlap yet.
+				catch_up: None,
 				dataset: dataset.clone(),
 				device: device.clone(),
 			};

@@ -77,6 +77,8 @@ impl FraudDesk {
 					sent: target.update,
 					seed,
 					steps: target.steps,
+					// The daemon's rounds do not overlap yet.
+					from: None,
 				};
 				if let Some(CheckState::Fetching { purpose, .. }) = self.states.remove(&key) {
 					self.check_claim(key, purpose, claim, target.trace);

@@ -89,6 +89,7 @@ fn test_replayer() -> Replayer {
 		batch_size: 16,
 		error_decay: 0.9,
 		max_steps: None,
+		catch_up: None,
 		dataset: Arc::new(Dataset::Mnist(MnistDataset::shipped().unwrap())),
 		device: Device::Cpu,
 	}
@@ -177,6 +178,7 @@ fn noise_is_accused_and_voted_invalid_honest_work_voted_valid() {
 			sent: Arc::new(CompressedUpdate::None(vec![0.0; n])),
 			seed,
 			steps: 20,
+			from: None,
 		};
 		let update = if *peer == lazy {
 			CompressedUpdate::None((0..n).map(|j| if j % 2 == 0 { 0.01 } else { -0.01 }).collect())
