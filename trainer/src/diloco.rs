@@ -270,10 +270,11 @@ pub fn train_round_observed(
 /// mixed): its first `after` inner steps train from an overlapped start ([`Overlap::start`])
 /// while round r − 1 is exchanged; then the weights move by S_r − start, keeping what those
 /// steps learnt, and the round's Δ is measured from S_r. The outer step is therefore not
-/// delayed: only `after` steps' gradients were taken at a point a stand-in aggregate away from
-/// where blocking training would have taken them. Which step catches up is fixed in advance,
-/// not by when S_r happens to arrive, so the round is the same computation on every machine
-/// (replayable from public inputs); a trainer whose exchange is not done by then waits.
+/// delayed: only `after` steps' gradients were taken away from where blocking training would
+/// have taken them. Which step catches up is fixed in advance, not by when S_r happens to
+/// arrive, so the round is the same computation on every machine (replayable from its
+/// public or committed start, [`crate::verify::Claim`]); a trainer whose exchange is not
+/// done by then waits. `bench/reports/overlap_catchup.md` measures the cost by start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CatchUp {
 	/// Inner steps trained from the overlapped start before moving to S_r (at least 1).
@@ -317,7 +318,7 @@ pub enum RoundStart<'a> {
 	/// From S_r, the state its update is applied to (a blocking round).
 	Base(&'a [f32]),
 	/// Overlapped: from `from` until `catch_up.after` steps, then moved onto S_r, which
-	/// `current` gives when asked (a trainer's waits there for its exchange to decide it).
+	/// `current` gives when asked (a trainer waits there for its exchange to decide it).
 	CatchingUp {
 		/// The overlapped start.
 		from: &'a [f32],
