@@ -178,8 +178,8 @@ struct Method {
 impl Method {
 	/// A method by name (see [`family`]) with `@key=value/...` overrides: `lr` (inner peak
 	/// learning rate), `h` (inner steps per round), `olr`/`mom` (outer learning rate and
-	/// momentum), `decay` (top-k error-feedback decay), `overlap` (`delayed`, `stale`, `own`
-	/// or `eager`: each round trains while the last is exchanged, see [`Overlap`]), `catchup`
+	/// momentum), `decay` (top-k error-feedback decay), `overlap` (`delayed`, `stale`, `own`,
+	/// `eager` or `local`: each round trains while the last is exchanged, see [`Overlap`]), `catchup`
 	/// (steps after which an overlapped round moves to the state it is applied to, see
 	/// [`CatchUp`]).
 	fn parse(key: &str, s: &Settings) -> std::result::Result<Method, String> {
@@ -495,9 +495,15 @@ impl Bench {
 				let idx = self.shard(seed, m.inner, round, p);
 				let batches: Vec<Result<Batch>> =
 					idx.chunks(s.batch).map(|c| self.data.train_batch(c, &self.dev)).collect();
-				let local = person.trainer().model().params().flatten()?;
+				// Only the local start reads the participant's own weights (a model's copy).
+				let local = match m.overlap {
+					Overlap::Local if round > 0 => {
+						Some(person.trainer().model().params().flatten()?)
+					}
+					_ => None,
+				};
 				let mut known = history.known(p, s.participants);
-				known.local = (round > 0).then_some(&local[..]);
+				known.local = local.as_deref();
 				let start = m.overlap.start(&global, &known)?;
 				let out = match m.catch_up {
 					Some(c) => {

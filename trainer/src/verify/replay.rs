@@ -179,7 +179,10 @@ impl Replayer {
 	/// Whether `claim` is refused without any work redone: nothing claimed, more than the
 	/// job allows, or overlapped in a job whose rounds do not overlap.
 	pub fn refuses(&self, claim: &Claim) -> bool {
-		self.refuses_steps(claim.steps) || (claim.from.is_some() && self.catch_up.is_none())
+		let steps = claim.steps;
+		steps == 0
+			|| self.max_steps.is_some_and(|cap| steps > cap)
+			|| (claim.from.is_some() && self.catch_up.is_none())
 	}
 
 	/// What `claim`'s sender sends for a round whose pseudo-gradient is `delta`: the delta
@@ -187,12 +190,6 @@ impl Replayer {
 	pub fn sent_from(&self, claim: &Claim, delta: &[f32]) -> Result<CompressedUpdate> {
 		let corrected = corrected(delta, &claim.start.residual, self.error_decay);
 		compress_once(&claim.sent.scheme(), &self.layout, &corrected)
-	}
-
-	/// Whether a claim of `steps` is refused without any work redone: nothing claimed, or
-	/// more than the job allows.
-	pub fn refuses_steps(&self, steps: u32) -> bool {
-		steps == 0 || self.max_steps.is_some_and(|cap| steps > cap)
 	}
 
 	/// Replays `claim` and judges the update it sent.

@@ -24,7 +24,7 @@
 //! starts from the committed start state, that its end gives the update sent, and one drawn
 //! segment) before, only if that fails, they replay it in full (`round/fraud/committee.rs`).
 
-use std::collections::HashMap;
+use std::{borrow::Cow, collections::HashMap};
 
 use grid_primitives::{work::Verdict, Hash};
 
@@ -209,9 +209,9 @@ impl Replayer {
 			}
 		}
 		// A round no longer than its catch-up step caught up after its last state.
-		let mut end = state(last)?.params.clone();
+		let mut end = Cow::Borrowed(&state(last)?.params[..]);
 		if let Some(shift) = shift.filter(|s| claim.steps <= s.at) {
-			shift.apply(&mut end)?;
+			shift.apply(end.to_mut())?;
 		}
 		let again = self.sent_from(claim, &pseudo_gradient(&claim.base, &end)?)?;
 		let link = Judgement::of(&claim.sent.decompress(), &again.decompress());
@@ -227,9 +227,9 @@ impl Replayer {
 		let mut replayed = self.replay_segment(from, &claim.seed, before.0, steps, shift)?;
 		// Judged on what the steps did: a catch-up inside the segment moved both states alike.
 		let crossed = shift.filter(|s| (before.0..after.0).contains(&s.at));
-		let mut to = to.clone();
+		let mut to = Cow::Borrowed(to);
 		if let Some(shift) = crossed {
-			shift.undo(&mut to.params)?;
+			shift.undo(&mut to.to_mut().params)?;
 			shift.undo(&mut replayed.params)?;
 		}
 		let segment = judge_segment(from, &to, &replayed);
