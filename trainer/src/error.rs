@@ -67,6 +67,10 @@ pub enum Error {
 		/// What is wrong.
 		reason: String,
 	},
+	/// A round's training could not run or was abandoned (its thread failed, or the
+	/// exchange it overlapped decided no state to catch up with).
+	#[error("training: {0}")]
+	Training(String),
 	/// The network could not be set up (bad address, transport failure).
 	#[error("network: {0}")]
 	Network(String),

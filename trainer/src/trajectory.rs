@@ -249,6 +249,11 @@ impl Recorder {
 		Recorder { every: 1, room, kept: Vec::new() }
 	}
 
+	/// The most states it keeps in a round.
+	pub fn capacity(&self) -> u32 {
+		self.room
+	}
+
 	/// Steps between two kept states now (the end's gap may be shorter).
 	pub fn every(&self) -> u32 {
 		self.every

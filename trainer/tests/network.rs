@@ -342,3 +342,63 @@ fn a_shaped_wan_and_a_partition_are_survived() {
 	let rtt = net.nodes[0].status().unwrap()["median_rtt_ms"].as_f64().unwrap();
 	assert!(rtt >= 35.0, "median RTT {rtt} ms under a 40 ms scenario");
 }
+
+/// The rounds in which `node` trained overlapped with the round before.
+fn overlapped_rounds(node: &LocalNode) -> Vec<u64> {
+	node.rounds()
+		.iter()
+		.filter(|r| r["overlap_wait_ms"].is_u64())
+		.filter_map(|r| r["round"].as_u64())
+		.collect()
+}
+
+/// Overlapped rounds: each round's first 5 of 25 steps train from where the trainer's last
+/// round ended while that round is exchanged, then catch up with its decided state. The
+/// trainers still reach the same state (model and optimizer) every round, a trainer that
+/// crashes mid-overlap drops the round it trained ahead and rejoins, and the model learns.
+#[test]
+fn overlapped_trainers_agree_every_round_and_a_restarted_one_rejoins() {
+	let rounds = 8;
+	let mut net = TestNet::new(3, rounds, PERIOD_MS, INT8, &[]);
+	let overlapped =
+		job(rounds, INT8).replace("max_steps = 25", "max_steps = 25\noverlap_steps = 5");
+	for node in &mut net.nodes {
+		node.job = Some(overlapped.clone());
+	}
+	for i in 0..3 {
+		net.start(i);
+	}
+	net.wait_rounds(2, 2, Duration::from_secs(60));
+	net.kill(2);
+	net.wait_rounds(0, 4, Duration::from_secs(60));
+	net.start(2);
+	net.wait_all(Duration::from_secs(120));
+
+	assert_eq!(net.nodes[0].rounds().len(), rounds as usize, "{}", net.log(0));
+	assert_eq!(net.nodes[1].rounds().len(), rounds as usize, "{}", net.log(1));
+	assert_eq!(assert_agreement(&net, &[0, 1, 2], 2), rounds as usize);
+	let states = |i: usize| -> Vec<(u64, String)> {
+		net.nodes[i]
+			.rounds()
+			.iter()
+			.map(|r| (r["round"].as_u64().unwrap(), r["state_hash"].as_str().unwrap().into()))
+			.collect()
+	};
+	assert_eq!(states(0), states(1), "trainers 0 and 1 reached different states");
+	// Every round after the first that trainer 0 trained overlapped (unless a loaded machine
+	// made it miss a round), and the others aggregated those updates.
+	let ahead = overlapped_rounds(&net.nodes[0]);
+	assert!(ahead.len() * 2 >= rounds as usize, "overlapped rounds {ahead:?}\n{}", net.log(0));
+	assert!(!ahead.contains(&0), "round 0 has no round before to overlap");
+	let taken = net.aggregated_rounds(1, 0);
+	let ahead_taken = ahead.iter().filter(|r| taken.contains(r)).count();
+	assert!(ahead_taken * 2 >= ahead.len(), "overlapped {ahead:?}, aggregated {taken:?}");
+	// The restarted trainer synced, contributed again, and overlapped again.
+	let log = net.nodes[2].log_tail(usize::MAX);
+	assert!(log.contains("adopted state of round"), "trainer 2 never synced:\n{log}");
+	let rejoined = net.aggregated_rounds(0, 2);
+	assert!(rejoined.iter().any(|&r| r >= 5), "{rejoined:?}\n{}", net.log(2));
+	assert!(overlapped_rounds(&net.nodes[2]).iter().any(|&r| r >= 5), "{}", net.log(2));
+	let losses = eval_losses(&net.nodes[0]);
+	assert!(losses.last().unwrap() < &(0.6 * losses[0]), "held-out loss {losses:?}");
+}

@@ -11,6 +11,7 @@ use crate::{
 	aggregate::Rule,
 	data::{self, DataStore, Dataset},
 	device::DeviceChoice,
+	diloco::CatchUp,
 	error::{Error, Result},
 	round::{coordinator::Schedule, misbehave::Misbehaviour},
 };
@@ -100,6 +101,13 @@ pub struct JobConfig {
 	pub screen_ratio: Option<f64>,
 	/// At most this many inner steps per round (DiLoCo's H); unbounded: as many as fit.
 	pub max_steps: Option<u32>,
+	/// Overlapped rounds: each round's first `overlap_steps` inner steps train from where
+	/// the trainer's last round ended while that round is exchanged, then catch up with its
+	/// decided state ([`crate::diloco::CatchUp`]; `bench/reports/overlap_catchup.md`); 0
+	/// (the default): blocking rounds. Off chain only for now: on chain, round r + 1's data
+	/// seed is dealt when r + 1 opens, after r's deadline (see `docs/architecture.md`).
+	#[serde(default)]
+	pub overlap_steps: u32,
 	/// Held-out samples evaluated after each round (0: none).
 	#[serde(default)]
 	pub eval_samples: usize,
@@ -160,6 +168,13 @@ impl TrainerConfig {
 			return bad("compute_slowdown must be >= 1");
 		}
 		self.misbehave.check().map_err(Error::Config)?;
+		if let Some(max) = j.max_steps.filter(|m| j.overlap_steps >= *m) {
+			return Err(Error::Config(format!(
+				"job.overlap_steps ({}) must be below max_steps ({max}): a round must train \
+				 from its base after catching up",
+				j.overlap_steps
+			)));
+		}
 		let most = crate::round::state_transfer::MAX_STATE_PIECE_BYTES;
 		if self.state_piece_bytes == 0 || self.state_piece_bytes > most {
 			return Err(Error::Config(format!(
@@ -178,6 +193,14 @@ impl TrainerConfig {
 }
 
 impl JobConfig {
+	/// When an overlapped round catches up (`None`: rounds do not overlap).
+	pub fn catch_up(&self) -> Result<Option<CatchUp>> {
+		match self.overlap_steps {
+			0 => Ok(None),
+			steps => CatchUp::new(steps).map(Some),
+		}
+	}
+
 	/// The aggregation rule for `n` updates: a trimmed mean trims at most `(n - 1) / 2`
 	/// values at each end, so something is left to average.
 	pub fn rule(&self, n: usize) -> Rule {
@@ -235,6 +258,9 @@ mod tests {
 		assert_eq!(chain.rule(2), Rule::ClippedTrimmedMean { trim: 0 });
 		assert_eq!(chain.rule(3), Rule::ClippedTrimmedMean { trim: 1 });
 		assert!(matches!(c.job.model, ModelSpec::MnistMlp(_)));
+		assert_eq!(c.job.catch_up().unwrap(), None, "rounds block unless the job overlaps");
+		let overlapped = JobConfig { overlap_steps: 3, ..c.job.clone() };
+		assert_eq!(overlapped.catch_up().unwrap().map(CatchUp::after), Some(3));
 
 		let cases = [
 			(GOOD.replace("lr = 0.002", "lr = -1.0"), "lr = -1"),
@@ -244,6 +270,7 @@ mod tests {
 			(GOOD.replace("id = 1", "id = 1\nlr = 0.1"), "unknown field"),
 			(GOOD.replace("\"mlp\"", "\"rnn\""), "unknown variant"),
 			(GOOD.replace("data_dir = \"t1\"", "data_dir = \"t1\"\nstate_piece_bytes = 0"), "1 to"),
+			(GOOD.replace("id = 1", "id = 1\nmax_steps = 5\noverlap_steps = 5"), "below max_steps"),
 		];
 		for (text, expected) in cases {
 			std::fs::write(&path, text).unwrap();

@@ -43,6 +43,9 @@ pub struct RoundRecord {
 	pub samples: u64,
 	pub compression_level: Option<usize>,
 	pub update_bytes: Option<u64>,
+	/// Trained overlapped with the round before: how long it waited at its catch-up step
+	/// for that round's state (`None`: not overlapped).
+	pub overlap_wait_ms: Option<u64>,
 	pub compute_ms: u64,
 	pub exchange_ms: u64,
 	pub eval_ms: u64,

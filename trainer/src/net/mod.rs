@@ -12,7 +12,7 @@ pub mod shaper;
 mod task;
 pub mod work_states;
 
-pub use service::{Command, Event, NetConfig, NetStats, NetworkHandle, ProofLink};
+pub use service::{Command, Commander, Event, NetConfig, NetStats, NetworkHandle, ProofLink};
 pub use shaper::{LinkSpec, Shaper};
 pub use work_states::WorkStateBytes;
 

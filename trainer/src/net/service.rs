@@ -172,7 +172,23 @@ impl ProofLink {
 	}
 }
 
+/// A sender of commands to the network task, for a thread beside the round loop.
+#[derive(Clone)]
+pub struct Commander(tokio_mpsc::UnboundedSender<Command>);
+
+impl Commander {
+	/// Sends a command (ignored once the network task has stopped).
+	pub fn send(&self, command: Command) {
+		let _ = self.0.send(command);
+	}
+}
+
 impl NetworkHandle {
+	/// A sender of commands for another thread.
+	pub fn commander(&self) -> Commander {
+		Commander(self.commands.clone())
+	}
+
 	/// Sends a command (ignored once the network task has stopped, which only happens when
 	/// the runtime shuts down).
 	pub fn send(&self, command: Command) {

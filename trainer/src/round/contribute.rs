@@ -38,7 +38,7 @@ pub struct OwnUpdate {
 	pub bytes: Arc<Vec<u8>>,
 	/// The compression level used.
 	pub level: usize,
-	/// Time from the round's start to the sealed commitment.
+	/// Time spent training and compressing it.
 	pub compute: Duration,
 }
 
@@ -70,17 +70,19 @@ pub struct Context<'a> {
 }
 
 /// Compresses a round's update (within `budget` bytes when given) and signs its
-/// commitment with `key`; the compute time claimed runs from `started` to now.
+/// commitment with `key`; the compute time claimed is the `trained` time and the
+/// compression's.
 pub fn seal(
 	local: LocalRound,
 	context: Context<'_>,
 	compressor: &mut AdaptiveCompressor,
 	budget: Option<usize>,
 	key: &Keypair,
-	started: Instant,
+	trained: Duration,
 ) -> Result<OwnUpdate> {
+	let started = Instant::now();
 	let (update, bytes, level) = compressor.compress(&local.delta, budget)?;
-	let compute = started.elapsed();
+	let compute = trained + started.elapsed();
 	let commitment = Commitment {
 		job: context.job,
 		round: context.round,

@@ -24,7 +24,7 @@ use super::{
 use crate::{
 	checkpoint::Checkpoint,
 	compress::adaptive::AdaptiveCompressor,
-	daemon::{config::TrainerConfig, work_states::WorkStates},
+	daemon::config::TrainerConfig,
 	data::Dataset,
 	error::Result,
 	net::{keypair_from_seed, scenario::Scenario, Command, NetworkHandle, ProofLink, Shaper},
@@ -41,16 +41,17 @@ use crate::{
 		state::{GlobalState, OuterSettings},
 		state_transfer::ServedState,
 	},
-	train::InnerTrainer,
 };
 
 mod attack;
 mod compute;
 mod evaluator;
 mod exchange;
+mod keeper;
 mod saver;
 mod setup;
 mod sync;
+mod training;
 mod worker;
 
 use evaluator::{Evaluated, Evaluator};
@@ -92,7 +93,8 @@ pub struct Trainer {
 	/// Writes checkpoints beside training.
 	saver: Saver,
 	device: Device,
-	inner: InnerTrainer,
+	/// The inner trainer, idle or training a round on its thread.
+	inner: training::Inner,
 	manifest: Manifest,
 	outer: OuterSettings,
 	compressor: AdaptiveCompressor,
@@ -102,20 +104,26 @@ pub struct Trainer {
 	evidence_seen: usize,
 	fetches: Fetches,
 	step_secs: Option<f64>,
+	/// Running estimate of the time from a round's last step to its sealed update (s).
+	seal_secs: Option<f64>,
 	listen: Vec<Multiaddr>,
 	started: Instant,
 	totals: Totals,
 	last_set: Vec<PeerId>,
 	coordinator: Box<dyn Coordinator>,
 	fraud: Option<Fraud>,
-	/// This trainer's committed start states, kept for verifiers.
-	work_states: WorkStates,
+	/// Writes what this trainer's commitments promise to show verifiers.
+	keeper: keeper::Keeper,
 	linger: Duration,
 	status_sink: Option<StatusSink>,
 	/// Norm of the last aggregated update (what a lazy trainer's noise imitates).
 	last_update_norm: Option<f64>,
 	/// The last round's base, kept only by a trainer told to send stale updates.
 	stale_base: Option<Vec<f32>>,
+	/// When the last round was decided here.
+	last_decided: Option<Instant>,
+	/// The last sealed round's start state and recorded states, served once it is out.
+	unserved: Option<compute::Unserved>,
 }
 
 impl Trainer {
@@ -158,7 +166,7 @@ impl Trainer {
 			return self.finish();
 		}
 		if self.state.is_none() && self.clock().round() == 0 {
-			let weights = self.inner.model().params().flatten()?;
+			let weights = self.inner.get()?.model().params().flatten()?;
 			self.state = Some(GlobalState::initial(&self.manifest, weights, self.outer)?);
 		}
 		self.publish_state()?;
@@ -174,6 +182,7 @@ impl Trainer {
 			let observe = !usable;
 			if !usable {
 				self.state = None;
+				self.inner.abandon();
 				match self.sync(Instant::now() + STATE_TIMEOUT) {
 					Some(at) => round = at,
 					None => {
@@ -212,6 +221,7 @@ impl Trainer {
 	fn finish(mut self) -> Result<()> {
 		self.write_records(Instant::now() + LAST_EVAL_WAIT)?;
 		self.saver.flush();
+		self.keeper.flush();
 		self.write_status(true)?;
 		// Stay a while so peers can fetch the last update and state (and buyers the model).
 		let linger = Instant::now() + self.linger;
@@ -237,23 +247,42 @@ impl Trainer {
 	}
 
 	fn run_round(&mut self, round: RoundIndex, observe: bool) -> Result<()> {
-		let round_start = Instant::now();
+		// A round's wall time runs from the decision of the round before (an overlapped
+		// round trained since that round's deadline), so compute / wall is utilization.
+		let round_start = self.last_decided.take().unwrap_or_else(Instant::now);
 		self.apply_scenario(round);
 		self.start_book(round);
 		let end = self.coordinator.deadline(round).map(instant_at);
 		// A trainer late for a round (its previous exchange overran) observes it too.
 		let step = Duration::from_secs_f64(self.step_secs.unwrap_or(0.0));
-		let in_time = end.is_none_or(|e| Instant::now() + step + Duration::from_millis(100) < e);
+		// An overlapped round already training started at the last deadline.
+		let ahead = self.inner.running().is_some_and(|(r, _)| r == round);
+		let in_time =
+			ahead || end.is_none_or(|e| Instant::now() + step + Duration::from_millis(100) < e);
 		let contribute = !observe && in_time;
-		let own = if contribute { self.compute(round, end)? } else { None };
+		let computed = if contribute { self.compute(round, end)? } else { None };
+		if !contribute {
+			self.inner.abandon();
+		}
+		let overlap_wait = computed.as_ref().and_then(|c| c.overlap_wait);
+		let own = computed.map(|c| c.own);
 		let compute = own.as_ref().map_or(Duration::ZERO, |o| o.compute);
 		let exchange_start = Instant::now();
 		if let Some(own) = &own {
 			self.publish(own)?;
+			self.train_ahead(round)?;
+			self.serve_unserved();
 		}
 		self.collect(round, end);
 		self.books.close();
 		let decided = self.finish_round(round, own.as_ref())?;
+		// The round training ahead catches up with the state just decided, or ends.
+		match &self.state {
+			Some(next) if next.round == round + 1 => {
+				self.inner.send_current(round + 1, &next.weights)
+			}
+			_ => self.inner.no_current(),
+		}
 		let exchange = exchange_start.elapsed();
 		self.totals.compute += compute;
 		if own.is_some() {
@@ -263,6 +292,7 @@ impl Trainer {
 			self.totals.last_train = Some(own.signed.commitment.train_loss());
 		}
 		if let Some(round_end) = decided {
+			self.last_decided = Some(Instant::now());
 			self.grief(round, &round_end.accepted);
 			let c = own.as_ref().map(|o| &o.signed.commitment);
 			let record = RoundRecord {
@@ -272,6 +302,7 @@ impl Trainer {
 				samples: c.map_or(0, |c| c.samples),
 				compression_level: own.as_ref().map(|o| o.level),
 				update_bytes: c.map(|c| c.update_len),
+				overlap_wait_ms: overlap_wait.map(|w| w.as_millis() as u64),
 				compute_ms: compute.as_millis() as u64,
 				exchange_ms: exchange.as_millis() as u64,
 				wall_ms: round_start.elapsed().as_millis() as u64,
@@ -399,6 +430,7 @@ impl Trainer {
 			samples: 0,
 			compression_level: None,
 			update_bytes: None,
+			overlap_wait_ms: None,
 			compute_ms: 0,
 			exchange_ms: 0,
 			eval_ms: 0,

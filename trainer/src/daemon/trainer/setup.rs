@@ -27,6 +27,7 @@ use crate::{
 		state::OuterSettings,
 	},
 	train::{InnerConfig, InnerTrainer},
+	trajectory::Recorder,
 	verify::Replayer,
 };
 
@@ -83,6 +84,7 @@ impl Trainer {
 			inner.warm_up(&dataset.train_batch(&indices, &device)?)?;
 			tracing::info!("GPU warmed up in {:.1} s", start.elapsed().as_secs_f64());
 		}
+		let seal_secs = sealing_estimate(&inner)?;
 		let archive = match fraud {
 			Some(_) => Some(EvidenceFiles::open(&config.data_dir)?),
 			None => None,
@@ -104,7 +106,7 @@ impl Trainer {
 				batch_size: u64::from(job.training.batch_size),
 				error_decay: job.training.error_decay.to_f64() as f32,
 				max_steps: job.max_steps,
-				// The daemon's rounds do not overlap yet.
+				// Only chain jobs have a fraud desk, and they do not overlap yet.
 				catch_up: None,
 				dataset: dataset.clone(),
 				device: device.clone(),
@@ -155,6 +157,7 @@ impl Trainer {
 			let bytes = WorkStateBytes::File(stored.path);
 			net.send(Command::ServeWorkState { id: stored.id, round: stored.round, bytes });
 		}
+		let keeper = super::keeper::Keeper::start(work_states, net.commander())?;
 		let claims =
 			ClaimRule { batch: u64::from(job.training.batch_size), max_steps: job.max_steps };
 		let books = Books::new(job.id, state.as_ref().map_or(0, |s| s.round), claims);
@@ -170,7 +173,7 @@ impl Trainer {
 			unrecorded: VecDeque::new(),
 			saver,
 			device,
-			inner,
+			inner: super::training::Inner::new(inner),
 			manifest,
 			outer,
 			compressor,
@@ -180,13 +183,16 @@ impl Trainer {
 			evidence_seen: 0,
 			fetches,
 			step_secs: None,
+			seal_secs: Some(seal_secs),
+			last_decided: None,
+			unserved: None,
 			listen: Vec::new(),
 			started: Instant::now(),
 			totals: Totals::default(),
 			last_set: Vec::new(),
 			coordinator,
 			fraud,
-			work_states,
+			keeper,
 			linger: Duration::from_secs(3),
 			status_sink: None,
 			last_update_norm: None,
@@ -194,4 +200,15 @@ impl Trainer {
 			config,
 		})
 	}
+}
+
+/// A first estimate of the time from a round's last step to its sealed update (s), before
+/// a round has measured it: hashing and encoding as many states as a round's trajectory
+/// keeps (what dominates it), timed on the model's initial state.
+fn sealing_estimate(inner: &InnerTrainer) -> Result<f64> {
+	let start = Instant::now();
+	let state = inner.state()?;
+	let _ = (state.digest(), state.encode());
+	let capacity = Recorder::new(inner.model().params().manifest().numel()).capacity();
+	Ok(start.elapsed().as_secs_f64() * f64::from(capacity))
 }

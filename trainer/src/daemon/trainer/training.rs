@@ -1,0 +1,374 @@
+//! Training on its own thread: a round's inner steps run beside the round loop, which goes
+//! on serving peers, and — in an overlapped job — exchanging and deciding the previous
+//! round while the next one trains ([`crate::diloco::CatchUp`]).
+//!
+//! The inner trainer moves onto the round's thread and comes back with its result, so it
+//! is owned by exactly one of them at a time ([`Inner`]).
+
+use std::{
+	sync::{
+		atomic::{AtomicU64, Ordering},
+		mpsc::{self, Sender},
+		Arc,
+	},
+	thread::JoinHandle,
+	time::{Duration, Instant},
+};
+
+use candle_core::Device;
+use grid_primitives::{job::RoundIndex, Hash};
+
+use crate::{
+	data::{batch_indices, Dataset},
+	diloco::{train_from, CatchUp, LocalRound, RoundStart},
+	error::{Error, Result},
+	model::Batch,
+	train::InnerTrainer,
+	trajectory::{Recorder, StepState},
+	work_state::WorkState,
+};
+
+/// How a round's inner steps are paced and fed.
+pub(super) struct Pace {
+	pub dataset: Arc<Dataset>,
+	pub device: Device,
+	/// The round's data seed.
+	pub seed: Hash,
+	pub batch: u64,
+	/// A fixed step count (naive rounds), else as many as fit before `stop_at`.
+	pub fixed: Option<u32>,
+	pub stop_at: Option<Instant>,
+	/// At most this many steps.
+	pub cap: Option<u32>,
+	/// Each step takes this many times as long (a slow machine, for tests).
+	pub slowdown: f64,
+	/// The running estimate of a step's duration (s).
+	pub step_secs: Option<f64>,
+}
+
+/// Where a round's training starts.
+pub(super) enum Start {
+	/// From the round's base, S_r (a blocking round).
+	Base(Vec<f32>),
+	/// Overlapped: from the weights the trainer holds (where its last round ended), caught
+	/// up with S_r once the round loop has decided it ([`Inner::send_current`]).
+	Overlapped(CatchUp),
+}
+
+/// What a round's training produced.
+pub(super) struct Trained {
+	pub local: LocalRound,
+	/// The inner trainer's position and moments before the first step (its residual is the
+	/// compressor's, added when the update is sealed).
+	pub start: WorkState,
+	/// The weights the first steps trained from, when overlapped.
+	pub from: Option<Vec<f32>>,
+	/// The trajectory's kept states, the end's last.
+	pub kept: Vec<(u32, StepState)>,
+	/// The step-duration estimate after the round.
+	pub step_secs: Option<f64>,
+	/// Time spent training (waiting for S_r not counted).
+	pub compute: Duration,
+	/// Time an overlapped round waited at its catch-up step for S_r.
+	pub waited: Duration,
+	/// When its last step ended.
+	pub ended: Instant,
+}
+
+/// A round training on its thread.
+struct Running {
+	round: RoundIndex,
+	overlapped: bool,
+	/// Gives an overlapped round S_r; dropped unsent, it ends the round in error.
+	current: Option<Sender<Vec<f32>>>,
+	thread: JoinHandle<(InnerTrainer, Result<Trained>)>,
+}
+
+/// The inner trainer, idle here or training a round on its thread (exactly one of the two).
+pub(super) struct Inner {
+	idle: Option<InnerTrainer>,
+	running: Option<Running>,
+}
+
+impl Inner {
+	pub fn new(trainer: InnerTrainer) -> Self {
+		Inner { idle: Some(trainer), running: None }
+	}
+
+	/// The round training now, and whether it is overlapped.
+	pub fn running(&self) -> Option<(RoundIndex, bool)> {
+		self.running.as_ref().map(|r| (r.round, r.overlapped))
+	}
+
+	/// Whether the running round's thread has ended (or nothing runs).
+	pub fn is_done(&self) -> bool {
+		self.running.as_ref().is_none_or(|r| r.thread.is_finished())
+	}
+
+	/// Starts training `round` from `start`, paced by `pace`, on its own thread (after
+	/// abandoning any other round still running).
+	pub fn start(&mut self, round: RoundIndex, start: Start, pace: Pace) -> Result<()> {
+		self.abandon();
+		let mut trainer = self.idle()?;
+		let overlapped = matches!(start, Start::Overlapped(_));
+		let (current, inbox) = mpsc::channel();
+		let run = move || {
+			let result = train(&mut trainer, start, pace, move || {
+				inbox.recv().map_err(|_| {
+					Error::Training("the exchange it overlapped did not decide a state".into())
+				})
+			});
+			(trainer, result)
+		};
+		let thread = std::thread::Builder::new()
+			.name(format!("train-{round}"))
+			.spawn(run)
+			.map_err(|e| Error::Training(format!("starting round {round}'s thread: {e}")))?;
+		let current = overlapped.then_some(current);
+		self.running = Some(Running { round, overlapped, current, thread });
+		Ok(())
+	}
+
+	/// Gives the overlapped `round` its base S_r (nothing if it is not the round training).
+	pub fn send_current(&mut self, round: RoundIndex, weights: &[f32]) {
+		let Some(running) = self.running.as_mut().filter(|r| r.round == round) else { return };
+		if let Some(current) = running.current.take() {
+			let _ = current.send(weights.to_vec());
+		}
+	}
+
+	/// Tells an overlapped round waiting for its base that none will come: it ends in error.
+	pub fn no_current(&mut self) {
+		if let Some(running) = &mut self.running {
+			running.current = None;
+		}
+	}
+
+	/// Waits for the running round to end and returns it with its result.
+	pub fn finish(&mut self) -> Option<(RoundIndex, Result<Trained>)> {
+		let running = self.running.take()?;
+		let round = running.round;
+		drop(running.current);
+		match running.thread.join() {
+			Ok((trainer, result)) => {
+				self.idle = Some(trainer);
+				Some((round, result))
+			}
+			Err(_) => {
+				Some((round, Err(Error::Training(format!("round {round}'s thread panicked")))))
+			}
+		}
+	}
+
+	/// Ends any running round, dropping its work.
+	pub fn abandon(&mut self) {
+		if let Some((round, result)) = self.finish() {
+			match result {
+				Ok(_) => tracing::info!("round {round}: training abandoned"),
+				Err(e) => tracing::info!("round {round}: training abandoned: {e}"),
+			}
+		}
+	}
+
+	/// The idle trainer, after abandoning any running round; an error if a round's thread
+	/// panicked and took it.
+	pub fn get(&mut self) -> Result<&mut InnerTrainer> {
+		self.abandon();
+		self.idle.as_mut().ok_or_else(|| Error::Training("the inner trainer was lost".into()))
+	}
+
+	/// Takes the idle trainer onto a round's thread.
+	fn idle(&mut self) -> Result<InnerTrainer> {
+		self.idle.take().ok_or_else(|| Error::Training("the inner trainer was lost".into()))
+	}
+}
+
+impl Drop for Inner {
+	fn drop(&mut self) {
+		// A round waiting for its base ends; its thread is not left behind.
+		self.abandon();
+	}
+}
+
+/// Trains one round: as many steps as `pace` allows, recording the trajectory. `current`
+/// gives an overlapped round its base at the catch-up step.
+fn train(
+	trainer: &mut InnerTrainer,
+	start: Start,
+	pace: Pace,
+	current: impl FnOnce() -> Result<Vec<f32>> + Send + 'static,
+) -> Result<Trained> {
+	let began = Instant::now();
+	let first = trainer.snapshot(Vec::new())?;
+	let numel = trainer.model().params().manifest().numel();
+	// Nanoseconds spent waiting for S_r: not training, so neither compute time nor a step.
+	let waited = Arc::new(AtomicU64::new(0));
+	let (from, catch_up) = match start {
+		Start::Base(base) => (base, None),
+		Start::Overlapped(catch_up) => (trainer.model().params().flatten()?, Some(catch_up)),
+	};
+	let round_start = match catch_up {
+		None => RoundStart::Base(&from),
+		Some(catch_up) => {
+			let waited = waited.clone();
+			let current = move || {
+				let at = Instant::now();
+				let weights = current();
+				waited.fetch_add(at.elapsed().as_nanos() as u64, Ordering::Relaxed);
+				weights
+			};
+			RoundStart::CatchingUp { from: &from, catch_up, current: Box::new(current) }
+		}
+	};
+	let mut step_secs = pace.step_secs;
+	let mut recorder = Recorder::new(numel);
+	let local = {
+		let batches = paced_batches(&pace, &mut step_secs, &waited);
+		train_from(trainer, round_start, batches, |at, t| recorder.observe(at, t))?
+	};
+	let ended = Instant::now();
+	let kept = recorder.finish(local.steps, trainer)?;
+	let waited = Duration::from_nanos(waited.load(Ordering::Relaxed));
+	Ok(Trained {
+		local,
+		start: first,
+		from: catch_up.map(|_| from),
+		kept,
+		step_secs,
+		compute: began.elapsed().saturating_sub(waited),
+		waited,
+		ended,
+	})
+}
+
+/// The round's batches, one per step while the pace allows another, updating the
+/// step-duration estimate as they are taken (less what was spent `waited` for S_r).
+fn paced_batches<'a>(
+	pace: &'a Pace,
+	step_secs: &'a mut Option<f64>,
+	waited: &'a AtomicU64,
+) -> impl Iterator<Item = Result<Batch>> + 'a {
+	let population = pace.dataset.train_len();
+	let mut last: Option<(Instant, u64)> = None;
+	let mut i = 0u64;
+	std::iter::from_fn(move || {
+		let now = Instant::now();
+		let waited_now = waited.load(Ordering::Relaxed);
+		if let Some((prev, waited_then)) = last {
+			let wait = Duration::from_nanos(waited_now - waited_then);
+			let took = (now - prev).saturating_sub(wait);
+			if pace.slowdown > 1.0 {
+				std::thread::sleep(took.mul_f64(pace.slowdown - 1.0));
+			}
+			let secs = took.as_secs_f64() * pace.slowdown;
+			*step_secs = Some(step_secs.map_or(secs, |s| 0.8 * s + 0.2 * secs));
+		}
+		let capped = pace.cap.is_some_and(|m| i >= u64::from(m));
+		let go = !capped
+			&& match (pace.fixed, pace.stop_at) {
+				(Some(steps), _) => i < u64::from(steps),
+				(None, Some(stop)) => {
+					Instant::now() + Duration::from_secs_f64(step_secs.unwrap_or(0.0)) < stop
+				}
+				(None, None) => false,
+			};
+		if !go {
+			return None;
+		}
+		last = Some((Instant::now(), waited_now));
+		let indices = batch_indices(&pace.seed, i, pace.batch, population);
+		i += 1;
+		Some(pace.dataset.train_batch(&indices, &pace.device))
+	})
+}
+
+#[cfg(test)]
+mod tests {
+	use grid_primitives::job::{InnerOptimizer, MlpConfig, ModelSpec, Nanos};
+
+	use super::*;
+	use crate::{data::MnistDataset, train::InnerConfig};
+
+	const SPEC: ModelSpec = ModelSpec::MnistMlp(MlpConfig { hidden: 16, layers: 1 });
+	const ADAMW: InnerOptimizer =
+		InnerOptimizer::AdamW { lr: Nanos(3_000_000), weight_decay: Nanos(0), warmup_steps: 2 };
+
+	fn trainer() -> InnerTrainer {
+		InnerTrainer::new(SPEC, b"job", &Device::Cpu, &ADAMW, InnerConfig::default()).unwrap()
+	}
+
+	fn pace(dataset: &Arc<Dataset>, round: u8, steps: u32) -> Pace {
+		Pace {
+			dataset: dataset.clone(),
+			device: Device::Cpu,
+			seed: Hash::repeat_byte(round + 1),
+			batch: 16,
+			fixed: Some(steps),
+			stop_at: None,
+			cap: None,
+			slowdown: 1.0,
+			step_secs: None,
+		}
+	}
+
+	fn trained(inner: &mut Inner, round: RoundIndex) -> Trained {
+		let (at, result) = inner.finish().expect("a round was training");
+		assert_eq!(at, round);
+		result.unwrap()
+	}
+
+	/// The round a trainer trains ahead on its thread waits at its catch-up step for the
+	/// state the round before decides, and is then exactly the round `diloco::train_from`
+	/// computes (what the benchmarks measure and verifiers replay) from its committed
+	/// start. Told that no state will come, it ends in error; abandoned while it waits, it
+	/// gives the trainer back.
+	#[test]
+	fn a_round_trained_ahead_waits_for_its_base_and_is_the_round_verifiers_replay() {
+		let dataset = Arc::new(Dataset::Mnist(MnistDataset::shipped().unwrap()));
+		let mut inner = Inner::new(trainer());
+		let base = inner.get().unwrap().model().params().flatten().unwrap();
+		inner.start(0, Start::Base(base.clone()), pace(&dataset, 0, 4)).unwrap();
+		let blocking = trained(&mut inner, 0);
+		assert_eq!((blocking.local.steps, blocking.from.is_none()), (4, true));
+		assert_eq!(blocking.kept.last().unwrap().0, 4);
+
+		// Round 1 trains ahead from where round 0 ended; S_1 is some other state.
+		let s1: Vec<f32> = base.iter().map(|w| w * 0.5).collect();
+		let catch_up = CatchUp::new(2).unwrap();
+		inner.start(1, Start::Overlapped(catch_up), pace(&dataset, 1, 5)).unwrap();
+		assert_eq!(inner.running(), Some((1, true)));
+		std::thread::sleep(Duration::from_millis(300));
+		assert!(!inner.is_done(), "the round went on past its catch-up step without S_1");
+		inner.send_current(0, &base);
+		inner.send_current(1, &s1);
+		let ahead = trained(&mut inner, 1);
+		assert_eq!(ahead.local.steps, 5);
+		assert!(ahead.waited >= Duration::from_millis(250), "waited {:?}", ahead.waited);
+		let from = ahead.from.clone().expect("an overlapped round records its start");
+		assert_eq!(&from, &blocking.kept.last().unwrap().1.params, "it starts where 0 ended");
+
+		let mut replay = trainer();
+		replay.restore(&ahead.start).unwrap();
+		let again = pace(&dataset, 1, 5);
+		let population = dataset.train_len();
+		let batches = (0..5).map(|i| {
+			dataset
+				.train_batch(&batch_indices(&again.seed, i, again.batch, population), &again.device)
+		});
+		let current = Box::new(move || Ok(s1));
+		let start = RoundStart::CatchingUp { from: &from, catch_up, current };
+		let replayed = train_from(&mut replay, start, batches, |_, _| Ok(())).unwrap();
+		assert_eq!(replayed.delta, ahead.local.delta, "the thread's round is not the replay's");
+		assert_eq!(replay.state().unwrap(), ahead.kept.last().unwrap().1);
+
+		// No state comes: the round ends in error and the trainer is idle again.
+		inner.start(2, Start::Overlapped(catch_up), pace(&dataset, 2, 5)).unwrap();
+		inner.no_current();
+		let (_, result) = inner.finish().unwrap();
+		assert!(matches!(result, Err(Error::Training(_))), "{:?}", result.err());
+		// Abandoned while it waits: the trainer comes back.
+		inner.start(3, Start::Overlapped(catch_up), pace(&dataset, 3, 5)).unwrap();
+		assert!(inner.running().is_some());
+		assert!(inner.get().is_ok() && inner.running().is_none());
+	}
+}
