@@ -74,7 +74,7 @@ impl Trainer {
 			let own = self.untrained(round, end)?;
 			return Ok(Some(Computed { own, overlap_wait: None }));
 		}
-		if self.inner.running().map(|(r, _)| r) != Some(round) {
+		if self.inner.running() != Some(round) {
 			let base = self.state.as_ref().expect("compute runs with a state").weights.clone();
 			let pace = self.pace(round, end);
 			self.inner.start(round, Start::Base(base), pace)?;
@@ -106,8 +106,7 @@ impl Trainer {
 			misbehave::poison_update(&mut local.delta, poison, round);
 		}
 		if let Some(share) = misbehave.inflate {
-			let claimable = self.pacing(None).0.or(self.config.job.max_steps);
-			let claim = misbehave::inflated_claim(local.steps, share, claimable);
+			let claim = misbehave::inflated_claim(local.steps, share, self.claimable_steps());
 			tracing::warn!("round {round}: ran {} steps, claiming {claim}", local.steps);
 			let batch = u64::from(self.config.job.training.batch_size);
 			(local.steps, local.samples) = (claim, u64::from(claim) * batch);
@@ -148,6 +147,11 @@ impl Trainer {
 		(fixed, end.map(|e| e.checked_sub(margin).unwrap_or(e)))
 	}
 
+	/// The most steps a round may claim: the schedule's fixed count, else the job's cap.
+	fn claimable_steps(&self) -> Option<u32> {
+		self.pacing(None).0.or(self.config.job.max_steps)
+	}
+
 	/// How `round` trains until `end`: its data, its pace, and the misbehaviours that
 	/// change them (wrong data; an inflating trainer stops early and claims the whole round).
 	fn pace(&self, round: RoundIndex, end: Option<Instant>) -> Pace {
@@ -158,7 +162,7 @@ impl Trainer {
 		let seed = if misbehave.wrong_data { misbehave::wrong_seed(&seed) } else { seed };
 		let (fixed, stop_at) = self.pacing(end);
 		let cap = match misbehave.inflate {
-			Some(share) => fixed.or(job.max_steps).map(|s| misbehave::inflated_run(s, share)),
+			Some(share) => self.claimable_steps().map(|s| misbehave::inflated_run(s, share)),
 			None => job.max_steps,
 		};
 		Pace {
@@ -178,8 +182,8 @@ impl Trainer {
 	/// the start, which does not reach the steps claimed.
 	fn untrained(&mut self, round: RoundIndex, end: Option<Instant>) -> Result<OwnUpdate> {
 		let started = Instant::now();
-		let (fixed, stop_at) = self.pacing(end);
-		let steps = fixed.or(self.config.job.max_steps).unwrap_or(LAZY_STEPS);
+		let stop_at = self.pacing(end).1;
+		let steps = self.claimable_steps().unwrap_or(LAZY_STEPS);
 		let batch = u64::from(self.config.job.training.batch_size);
 		let local = self.untrained_round(round, stop_at, steps, batch);
 		let inner = self.inner.get()?;

@@ -256,7 +256,7 @@ impl Trainer {
 		// A trainer late for a round (its previous exchange overran) observes it too.
 		let step = Duration::from_secs_f64(self.step_secs.unwrap_or(0.0));
 		// An overlapped round already training started at the last deadline.
-		let ahead = self.inner.running().is_some_and(|(r, _)| r == round);
+		let ahead = self.inner.running() == Some(round);
 		let in_time =
 			ahead || end.is_none_or(|e| Instant::now() + step + Duration::from_millis(100) < e);
 		let contribute = !observe && in_time;

@@ -27,8 +27,9 @@ use crate::{
 		state::OuterSettings,
 	},
 	train::{InnerConfig, InnerTrainer},
-	trajectory::Recorder,
+	trajectory::{Recorder, StepState},
 	verify::Replayer,
+	work_state::Moments,
 };
 
 impl Trainer {
@@ -84,7 +85,7 @@ impl Trainer {
 			inner.warm_up(&dataset.train_batch(&indices, &device)?)?;
 			tracing::info!("GPU warmed up in {:.1} s", start.elapsed().as_secs_f64());
 		}
-		let seal_secs = sealing_estimate(&inner)?;
+		let seal_secs = sealing_estimate(manifest.numel());
 		let archive = match fraud {
 			Some(_) => Some(EvidenceFiles::open(&config.data_dir)?),
 			None => None,
@@ -204,11 +205,19 @@ impl Trainer {
 
 /// A first estimate of the time from a round's last step to its sealed update (s), before
 /// a round has measured it: hashing and encoding as many states as a round's trajectory
-/// keeps (what dominates it), timed on the model's initial state.
-fn sealing_estimate(inner: &InnerTrainer) -> Result<f64> {
+/// keeps (what dominates it), timed on a state of at most [`ESTIMATE_VALUES`] parameters
+/// (with AdamW's moments) and scaled to the model's `params`, so that start-up copies no
+/// large model's state for it.
+fn sealing_estimate(params: usize) -> f64 {
+	let sample = params.clamp(1, ESTIMATE_VALUES);
+	let zeros = || vec![0f32; sample];
+	let moments = Some(Moments { m: zeros(), v: zeros() });
+	let state = StepState { params: zeros(), step: 0, moments };
 	let start = Instant::now();
-	let state = inner.state()?;
 	let _ = (state.digest(), state.encode());
-	let capacity = Recorder::new(inner.model().params().manifest().numel()).capacity();
-	Ok(start.elapsed().as_secs_f64() * f64::from(capacity))
+	let per_state = start.elapsed().as_secs_f64() * params as f64 / sample as f64;
+	per_state * f64::from(Recorder::new(params).capacity())
 }
+
+/// Parameters of the state [`sealing_estimate`] times.
+const ESTIMATE_VALUES: usize = 1 << 20;

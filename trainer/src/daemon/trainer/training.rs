@@ -78,7 +78,6 @@ pub(super) struct Trained {
 /// A round training on its thread.
 struct Running {
 	round: RoundIndex,
-	overlapped: bool,
 	/// Gives an overlapped round S_r; dropped unsent, it ends the round in error.
 	current: Option<Sender<Vec<f32>>>,
 	thread: JoinHandle<(InnerTrainer, Result<Trained>)>,
@@ -95,9 +94,9 @@ impl Inner {
 		Inner { idle: Some(trainer), running: None }
 	}
 
-	/// The round training now, and whether it is overlapped.
-	pub fn running(&self) -> Option<(RoundIndex, bool)> {
-		self.running.as_ref().map(|r| (r.round, r.overlapped))
+	/// The round training now.
+	pub fn running(&self) -> Option<RoundIndex> {
+		self.running.as_ref().map(|r| r.round)
 	}
 
 	/// Whether the running round's thread has ended (or nothing runs).
@@ -125,7 +124,7 @@ impl Inner {
 			.spawn(run)
 			.map_err(|e| Error::Training(format!("starting round {round}'s thread: {e}")))?;
 		let current = overlapped.then_some(current);
-		self.running = Some(Running { round, overlapped, current, thread });
+		self.running = Some(Running { round, current, thread });
 		Ok(())
 	}
 
@@ -174,13 +173,18 @@ impl Inner {
 	/// panicked and took it.
 	pub fn get(&mut self) -> Result<&mut InnerTrainer> {
 		self.abandon();
-		self.idle.as_mut().ok_or_else(|| Error::Training("the inner trainer was lost".into()))
+		self.idle.as_mut().ok_or_else(lost)
 	}
 
 	/// Takes the idle trainer onto a round's thread.
 	fn idle(&mut self) -> Result<InnerTrainer> {
-		self.idle.take().ok_or_else(|| Error::Training("the inner trainer was lost".into()))
+		self.idle.take().ok_or_else(lost)
 	}
+}
+
+/// The error of a trainer whose inner trainer went down with a panicked round's thread.
+fn lost() -> Error {
+	Error::Training("the inner trainer was lost".into())
 }
 
 impl Drop for Inner {
@@ -336,7 +340,7 @@ mod tests {
 		let s1: Vec<f32> = base.iter().map(|w| w * 0.5).collect();
 		let catch_up = CatchUp::new(2).unwrap();
 		inner.start(1, Start::Overlapped(catch_up), pace(&dataset, 1, 5)).unwrap();
-		assert_eq!(inner.running(), Some((1, true)));
+		assert_eq!(inner.running(), Some(1));
 		std::thread::sleep(Duration::from_millis(300));
 		assert!(!inner.is_done(), "the round went on past its catch-up step without S_1");
 		inner.send_current(0, &base);
