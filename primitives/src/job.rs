@@ -679,6 +679,13 @@ pub struct TrainingParams<BlockNumber> {
 	/// SparseLoCo). Replays apply it too, so it is the job's, not each trainer's.
 	#[cfg_attr(feature = "serde", serde(default = "crate::spec_file::error_decay"))]
 	pub error_decay: Nanos,
+	/// Overlapped rounds (0, the default: none): each round's first `overlap_steps` inner
+	/// steps train from the round before's base while that round's updates are exchanged,
+	/// then catch up with the round's own base and go on from there. The chain deals each
+	/// round's data seed a round ahead for it (`RoundState::next_seed` in `pallet-jobs`);
+	/// verifiers replay a round either way. Part of the job because replays redo it.
+	#[cfg_attr(feature = "serde", serde(default))]
+	pub overlap_steps: u32,
 	/// Pseudo-gradient compression.
 	pub compression: Compression,
 }
@@ -1074,6 +1081,7 @@ mod tests {
 				outer_lr: Nanos(700_000_000),
 				outer_momentum: Nanos(900_000_000),
 				error_decay: Nanos(900_000_000),
+				overlap_steps: 0,
 				compression: Compression::TopK { chunk: 64, k: 4, value_bits: 2 },
 			},
 			rounds: 5,

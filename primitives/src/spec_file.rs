@@ -150,6 +150,7 @@ mod tests {
 				outer_lr: Nanos(700_000_000),
 				outer_momentum: Nanos(500_000_000),
 				error_decay: Nanos(900_000_000),
+				overlap_steps: 0,
 				compression: Compression::Int8 { chunk: 256 },
 			}
 		);

@@ -279,7 +279,8 @@ pub struct CheatRun {
 impl CheatRun {
 	/// Bob, Charlie and Dave as honest providers and Eve with `misbehave` (lines of her
 	/// `[misbehave]` table) on a dev node; the MNIST job, needing all four, with `spec_extra`
-	/// lines, posted and run to completion.
+	/// lines (top-level keys, then optionally `[training]` and keys of that table), posted
+	/// and run to completion.
 	pub fn run(misbehave: &str, spec_extra: &str) -> Result<Self> {
 		let mut cast: Vec<(Sr25519Keyring, &str)> = HONEST.iter().map(|k| (*k, "")).collect();
 		cast.push((Sr25519Keyring::Eve, misbehave));
@@ -311,10 +312,13 @@ impl CheatRun {
 			providers.push(keyed_provider(dir.path(), &url, *key, &extra)?);
 		}
 		let n = cast.len();
-		// Top-level keys go before the file's `[training]` table.
+		// Top-level keys go before the file's `[training]` table, keys after a `[training]`
+		// line of `spec_extra` into it.
+		let (top, training) = spec_extra.split_once("[training]\n").unwrap_or((spec_extra, ""));
 		let spec = MNIST_JOB
 			.replace("rounds = 3\n", &format!("rounds = {rounds}\n"))
-			.replace("min_providers = 3\n", &format!("min_providers = {n}\n{spec_extra}"))
+			.replace("min_providers = 3\n", &format!("min_providers = {n}\n{top}"))
+			.replace("[training]\n", &format!("[training]\n{training}"))
 			.replace("max_providers = 4\n", &format!("max_providers = {}\n", n.max(4)))
 			.replace("min_provider_stake = 100", &format!("min_provider_stake = {STAKE}"));
 		post_job(&url, dir.path(), &spec, 0)?;

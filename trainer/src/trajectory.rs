@@ -21,9 +21,10 @@ use blake2::Digest as _;
 use crate::{
 	compress::Reader,
 	error::{Error, Result},
-	params::{hash_f32s, Blake2b256, Digest},
+	params::{le_bytes, Blake2b256, Digest},
 	work_state::{
-		decode_parts, encode_parts, hash_moments, max_parts_len, Moments, StateFormat, WorkState,
+		bulk_hasher, decode_parts, encode_parts, hash_moments, max_parts_len, Moments, StateFormat,
+		WorkState,
 	},
 };
 
@@ -31,7 +32,7 @@ use crate::{
 const STEP_STATE: StateFormat =
 	StateFormat { magic: b"GSS1", kind: "step state", value: "parameter" };
 /// Domain separators of the digests; bump the versions when an encoding changes.
-const STEP_DOMAIN: &[u8] = b"grid/step-state/v1";
+const STEP_DOMAIN: &str = "grid/step-state/v2";
 const ROOT_DOMAIN: &[u8] = b"grid/trajectory/v1";
 /// First bytes of an encoded trajectory.
 const TRAJECTORY_MAGIC: &[u8; 4] = b"GTR1";
@@ -56,11 +57,10 @@ impl StepState {
 
 	/// Its digest: binds the step, the moments and every parameter.
 	pub fn digest(&self) -> Digest {
-		let mut h = Blake2b256::new();
-		h.update(STEP_DOMAIN);
-		h.update(self.step.to_le_bytes());
+		let mut h = bulk_hasher(STEP_DOMAIN);
+		h.update(&self.step.to_le_bytes());
 		hash_moments(&mut h, self.moments.as_ref());
-		hash_f32s(&mut h, &self.params);
+		h.update(&le_bytes(&self.params));
 		h.finalize().into()
 	}
 

@@ -361,7 +361,7 @@ fn overlapped_trainers_agree_every_round_and_a_restarted_one_rejoins() {
 	let rounds = 8;
 	let mut net = TestNet::new(3, rounds, PERIOD_MS, INT8, &[]);
 	let overlapped =
-		job(rounds, INT8).replace("max_steps = 25", "max_steps = 25\noverlap_steps = 5");
+		job(rounds, INT8).replace("batch_size = 32", "batch_size = 32\noverlap_steps = 5");
 	for node in &mut net.nodes {
 		node.job = Some(overlapped.clone());
 	}

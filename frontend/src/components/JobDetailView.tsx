@@ -255,6 +255,8 @@ export function JobDetailView({ detail, liveRounds = [], rpcUrl, canCancel, onCa
               lr {fromNanos(t.outer_lr)}, momentum {fromNanos(t.outer_momentum)}, error-feedback decay{" "}
               {fromNanos(t.error_decay)}
             </dd>
+            <dt>Overlapped steps</dt>
+            <dd>{t.overlap_steps === 0 ? "none (blocking rounds)" : `${t.overlap_steps} a round`}</dd>
             <dt>Compression</dt>
             <dd>{describeCompression(t.compression)}</dd>
             <dt>Reward per round</dt>

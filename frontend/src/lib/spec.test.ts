@@ -63,6 +63,7 @@ describe("job form → JobSpec", () => {
         outer_lr: 700_000_000,
         outer_momentum: 500_000_000,
         error_decay: 900_000_000,
+        overlap_steps: 0,
         compression: { type: "Int8", value: { chunk: 256 } },
       },
       rounds: 5,
@@ -127,6 +128,9 @@ describe("job form → JobSpec", () => {
     expect(errorsOf({ errorDecay: "1.01" }).errorDecay).toMatch(/at most 1/);
     expect(errorsOf({ errorDecay: "1" }).errorDecay).toBeUndefined();
     expect(errorsOf({ errorDecay: "0" }).errorDecay).toBeUndefined();
+    expect(errorsOf({ overlapSteps: "-1" }).overlapSteps).toBeDefined();
+    expect(errorsOf({ overlapSteps: "4294967296" }).overlapSteps).toBeDefined();
+    expect(errorsOf({ overlapSteps: "5" }).overlapSteps).toBeUndefined();
     expect(errorsOf({ batchSize: "0" }).batchSize).toBeDefined();
     expect(errorsOf({ rounds: "0" }).rounds).toBeDefined();
     expect(errorsOf({ rounds: "100001" }).rounds).toMatch(/at most 100000/);

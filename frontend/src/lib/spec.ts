@@ -121,6 +121,7 @@ export interface JobForm {
   outerLr: string;
   outerMomentum: string;
   errorDecay: string;
+  overlapSteps: string;
   compression: CompressionKind;
   chunk: string;
   k: string;
@@ -187,6 +188,7 @@ export const DEFAULT_FORM: JobForm = {
   outerLr: "0.7",
   outerMomentum: "0.5",
   errorDecay: "0.9",
+  overlapSteps: "0",
   compression: "int8",
   chunk: "256",
   k: "16",
@@ -749,6 +751,7 @@ export function buildJobSpec(
   rule(outerMomentum >= 1e9, "outerMomentum", "must be below 1");
   const errorDecay = frac("errorDecay");
   rule(errorDecay > 1e9, "errorDecay", "must be at most 1");
+  const overlapSteps = int("overlapSteps");
   let compression: JobSpec["training"]["compression"];
   if (form.compression === "none") compression = { type: "None", value: undefined };
   else if (form.compression === "int8") compression = { type: "Int8", value: { chunk: int("chunk", U32_MAX, 1) } };
@@ -814,6 +817,7 @@ export function buildJobSpec(
         outer_lr: outerLr,
         outer_momentum: outerMomentum,
         error_decay: errorDecay,
+        overlap_steps: overlapSteps,
         compression,
       },
       rounds,

@@ -89,6 +89,28 @@ fn paid_contributions_are_kept_as_evidence_with_the_round_seed() {
 	});
 }
 
+/// A round's data seed is dealt when the round before opens (trainers of an overlapping job
+/// start it early) and is the one the round then trains and is replayed on: drawing it again
+/// when the round opens would let the blocks in between change a seed trainers already used.
+#[test]
+fn each_rounds_seed_is_dealt_when_the_round_before_opens_and_kept() {
+	new_test_ext().execute_with(|| {
+		let members = [P1, P2, P3, P4];
+		let id = running_job(&members);
+		let round0 = Rounds::<Test>::get(id).unwrap();
+		assert_ne!(round0.next_seed, round0.seed);
+		// New blocks, new parent hashes: randomness drawn now would differ.
+		advance(3);
+		deliver(id, 0, &members);
+		let round1 = Rounds::<Test>::get(id).unwrap();
+		assert_eq!(round1.index, 1);
+		assert_eq!(round1.seed, round0.next_seed, "round 1 trains on the seed dealt ahead");
+		assert_ne!(round1.next_seed, round1.seed);
+		assert_ne!(round1.next_seed, round0.seed);
+		assert_eq!(RoundResults::<Test>::get(id, 0).unwrap().seed, round0.seed);
+	});
+}
+
 #[test]
 fn a_challenge_holds_the_deposit_and_draws_a_committee_of_other_participants() {
 	new_test_ext().execute_with(|| {

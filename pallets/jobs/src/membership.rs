@@ -40,7 +40,7 @@ pub(crate) fn join<T: Config>(id: JobId, who: T::AccountId) -> DispatchResult {
 
 	if job.status == JobStatus::Open && job.participants >= job.spec.min_providers {
 		job.status = JobStatus::Running;
-		rounds::open::<T>(id, &job, 0, agenda::caller_reach::<T>())?;
+		rounds::open::<T>(id, &job, 0, agenda::caller_reach::<T>(), None)?;
 		Pallet::<T>::deposit_event(Event::JobStarted { job: id });
 	}
 	Jobs::<T>::insert(id, job);

@@ -17,13 +17,22 @@ use crate::{
 /// Domain separator of the randomness behind round seeds.
 const ROUND_SEED_DOMAIN: &[u8] = b"grid/round-seed/v1";
 
+/// The randomness behind round `index`'s data seed.
+fn draw_seed<T: Config>(id: JobId, index: RoundIndex) -> H256 {
+	T::Randomness::random(&(ROUND_SEED_DOMAIN, id, index).encode()).0
+}
+
 /// Opens round `index` of a running job with the participants admitted by then; its
-/// settlement goes on the agenda at most `reach` blocks past its deadline.
+/// settlement goes on the agenda at most `reach` blocks past its deadline. Its data seed is
+/// `dealt` (drawn when the round before opened), or drawn now for a job's first round; the
+/// next round's is drawn now, so that trainers of a job whose rounds overlap can train its
+/// first steps while this round's updates are still being exchanged.
 pub(crate) fn open<T: Config>(
 	id: JobId,
 	job: &JobOf<T>,
 	index: RoundIndex,
 	reach: u32,
+	dealt: Option<H256>,
 ) -> DispatchResult {
 	let now = frame_system::Pallet::<T>::block_number();
 	let deadline = now.saturating_add(job.spec.training.round_blocks);
@@ -35,13 +44,14 @@ pub(crate) fn open<T: Config>(
 	let members = BoundedVec::truncate_from(members);
 	let due = agenda::schedule::<T>(AgendaItem::Settle(id), deadline, reach)?;
 	let count = members.len() as u32;
-	let (seed, _) = T::Randomness::random(&(ROUND_SEED_DOMAIN, id, index).encode());
+	let seed = dealt.unwrap_or_else(|| draw_seed::<T>(id, index));
 	Rounds::<T>::insert(
 		id,
 		RoundState {
 			index,
 			opened_at: now,
 			seed,
+			next_seed: draw_seed::<T>(id, index.saturating_add(1)),
 			deadline,
 			due,
 			members,
@@ -282,7 +292,15 @@ pub(crate) fn settle<T: Config>(id: JobId) {
 	} else if understaffed_too_long::<T>(&mut job) {
 		let refunded = end_unfinished::<T>(id, &mut job);
 		Pallet::<T>::deposit_event(Event::JobAbandoned { job: id, refunded });
-	} else if open::<T>(id, &job, job.rounds_settled, agenda::next_round_reach::<T>()).is_err() {
+	} else if open::<T>(
+		id,
+		&job,
+		job.rounds_settled,
+		agenda::next_round_reach::<T>(),
+		Some(round.next_seed),
+	)
+	.is_err()
+	{
 		// Every block within reach of the next deadline is booked: the job cannot go on.
 		let refunded = end_unfinished::<T>(id, &mut job);
 		Pallet::<T>::deposit_event(Event::JobCancelled { job: id, refunded });

@@ -148,9 +148,14 @@ pub struct RoundState<AccountId, BlockNumber, MaxMembers: Get<u32>> {
 	pub index: RoundIndex,
 	/// Block it opened in.
 	pub opened_at: BlockNumber,
-	/// Randomness drawn when it opened: each member's training data is derived from it
+	/// Randomness drawn when the round before opened (or, for a job's first round, when it
+	/// opened): each member's training data is derived from it
 	/// ([`grid_primitives::work::data_seed`]).
 	pub seed: H256,
+	/// The next round's seed, drawn when this one opened: trainers of a job whose rounds
+	/// overlap (`TrainingParams::overlap_steps`) start the next round's first steps before
+	/// the chain opens it.
+	pub next_seed: H256,
 	/// First block at which it no longer accepts proofs and is settled.
 	pub deadline: BlockNumber,
 	/// Block at which it will be settled: the deadline, or earlier once a quorum is reached.

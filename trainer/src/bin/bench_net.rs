@@ -39,7 +39,6 @@ fn gpt_job(rounds: u32, aggregation: &str, overlap_steps: u32) -> String {
 		[job]
 		id = 11
 		rounds = {rounds}
-		overlap_steps = {overlap_steps}
 		dataset = "shakespeare"
 		model = {{ kind = "gpt", context = 64, layers = 2, heads = 4, width = 96 }}
 		total_steps = 4000
@@ -49,6 +48,7 @@ fn gpt_job(rounds: u32, aggregation: &str, overlap_steps: u32) -> String {
 
 		[job.training]
 		batch_size = 16
+		overlap_steps = {overlap_steps}
 		inner = {{ optimizer = "adamw", lr = 0.003, warmup_steps = 10 }}
 		compression = {{ scheme = "int8", chunk = 64 }}
 		outer_momentum = 0.5

@@ -101,13 +101,6 @@ pub struct JobConfig {
 	pub screen_ratio: Option<f64>,
 	/// At most this many inner steps per round (DiLoCo's H); unbounded: as many as fit.
 	pub max_steps: Option<u32>,
-	/// Overlapped rounds: each round's first `overlap_steps` inner steps train from where
-	/// the trainer's last round ended while that round is exchanged, then catch up with its
-	/// decided state ([`crate::diloco::CatchUp`]; `bench/reports/overlap_catchup.md`); 0
-	/// (the default): blocking rounds. Off chain only for now: on chain, round r + 1's data
-	/// seed is dealt when r + 1 opens, after r's deadline (see `docs/architecture.md`).
-	#[serde(default)]
-	pub overlap_steps: u32,
 	/// Held-out samples evaluated after each round (0: none).
 	#[serde(default)]
 	pub eval_samples: usize,
@@ -168,11 +161,11 @@ impl TrainerConfig {
 			return bad("compute_slowdown must be >= 1");
 		}
 		self.misbehave.check().map_err(Error::Config)?;
-		if let Some(max) = j.max_steps.filter(|m| j.overlap_steps >= *m) {
+		let overlap = j.training.overlap_steps;
+		if let Some(max) = j.max_steps.filter(|m| overlap > 0 && overlap >= *m) {
 			return Err(Error::Config(format!(
-				"job.overlap_steps ({}) must be below max_steps ({max}): a round must train \
-				 from its base after catching up",
-				j.overlap_steps
+				"job.training.overlap_steps ({overlap}) must be below max_steps ({max}): a \
+				 round must train from its base after catching up"
 			)));
 		}
 		let most = crate::round::state_transfer::MAX_STATE_PIECE_BYTES;
@@ -193,9 +186,13 @@ impl TrainerConfig {
 }
 
 impl JobConfig {
-	/// When an overlapped round catches up (`None`: rounds do not overlap).
+	/// When an overlapped round catches up (`None`: rounds do not overlap): after the
+	/// job's `training.overlap_steps` (`TrainingParams::overlap_steps`: each round's first
+	/// steps train while the round before is exchanged — off chain from where the
+	/// trainer's last round ended, in a chain job from the round before's base — then
+	/// catch up with its decided state, [`crate::diloco::CatchUp`]).
 	pub fn catch_up(&self) -> Result<Option<CatchUp>> {
-		match self.overlap_steps {
+		match self.training.overlap_steps {
 			0 => Ok(None),
 			steps => CatchUp::new(steps).map(Some),
 		}
@@ -259,7 +256,8 @@ mod tests {
 		assert_eq!(chain.rule(3), Rule::ClippedTrimmedMean { trim: 1 });
 		assert!(matches!(c.job.model, ModelSpec::MnistMlp(_)));
 		assert_eq!(c.job.catch_up().unwrap(), None, "rounds block unless the job overlaps");
-		let overlapped = JobConfig { overlap_steps: 3, ..c.job.clone() };
+		let mut overlapped = c.job.clone();
+		overlapped.training.overlap_steps = 3;
 		assert_eq!(overlapped.catch_up().unwrap().map(CatchUp::after), Some(3));
 
 		let cases = [
@@ -270,7 +268,11 @@ mod tests {
 			(GOOD.replace("id = 1", "id = 1\nlr = 0.1"), "unknown field"),
 			(GOOD.replace("\"mlp\"", "\"rnn\""), "unknown variant"),
 			(GOOD.replace("data_dir = \"t1\"", "data_dir = \"t1\"\nstate_piece_bytes = 0"), "1 to"),
-			(GOOD.replace("id = 1", "id = 1\nmax_steps = 5\noverlap_steps = 5"), "below max_steps"),
+			(
+				GOOD.replace("id = 1", "id = 1\nmax_steps = 5")
+					.replace("batch_size = 32", "batch_size = 32\noverlap_steps = 5"),
+				"below max_steps",
+			),
 		];
 		for (text, expected) in cases {
 			std::fs::write(&path, text).unwrap();

@@ -116,9 +116,6 @@ pub fn chain_job(
 		screen_ratio: Some(CHAIN_SCREEN_RATIO),
 		max_steps,
 		eval_samples,
-		// The chain deals a round's data seed when it opens, after the round before's
-		// deadline: too late to start it overlapped.
-		overlap_steps: 0,
 		evidence_rounds: challengeable_rounds(
 			spec.challenge_window,
 			CHALLENGE_VOTING_PERIOD,

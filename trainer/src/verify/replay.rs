@@ -192,6 +192,19 @@ impl Replayer {
 		compress_once(&claim.sent.scheme(), &self.layout, &corrected)
 	}
 
+	/// Judges a claim as its sender may have trained it: overlapped from `claim.from` and,
+	/// if that does not hold, blocking from its base (an overlapping job's round trained
+	/// after a restart, a re-sync or a join does not overlap). Both are honest
+	/// computations, so either holding is valid; a claim without `from` is judged once.
+	pub fn judge_overlapping(&self, claim: &Claim) -> Result<Judgement> {
+		let overlapped = self.judge(claim)?;
+		if overlapped.verdict == Verdict::Valid || claim.from.is_none() {
+			return Ok(overlapped);
+		}
+		let blocking = self.judge(&Claim { from: None, ..claim.clone() })?;
+		Ok(if blocking.verdict == Verdict::Valid { blocking } else { overlapped })
+	}
+
 	/// Replays `claim` and judges the update it sent.
 	pub fn judge(&self, claim: &Claim) -> Result<Judgement> {
 		let n = claim.base.len();

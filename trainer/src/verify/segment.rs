@@ -28,7 +28,7 @@ use std::{borrow::Cow, collections::HashMap};
 
 use grid_primitives::{work::Verdict, Hash};
 
-use super::{cosine, Claim, Judgement, Replayer, Shift, VALID_COSINE};
+use super::{cosine, Claim, Judgement, Replayer, SegmentRequest, Shift, VALID_COSINE};
 use crate::{
 	data::batch_indices,
 	diloco::pseudo_gradient,
@@ -136,6 +136,65 @@ impl Replayer {
 	}
 }
 
+impl Replayer {
+	/// Redoes the steps `first..first + steps` from the recorded `start` (moving the
+	/// weights by `shift` where an overlapped round caught up) and judges them against the
+	/// recorded `end` ([`judge_segment`]).
+	fn redo_segment(
+		&self,
+		start: &StepState,
+		end: &StepState,
+		seed: &Hash,
+		first: u32,
+		steps: u32,
+		shift: Option<Shift>,
+	) -> Result<SegmentJudgement> {
+		let mut replayed = self.replay_segment(start, seed, first, steps, shift)?;
+		// Judged on what the steps did: a catch-up inside the segment moved both states alike.
+		let crossed = shift.filter(|s| (first..first + steps).contains(&s.at));
+		let mut end = Cow::Borrowed(end);
+		if let Some(shift) = crossed {
+			shift.undo(&mut end.to_mut().params)?;
+			shift.undo(&mut replayed.params)?;
+		}
+		Ok(judge_segment(start, &end, &replayed))
+	}
+
+	/// A peer's segment check: the steps redone as its round may have run. In a job whose
+	/// rounds overlap, a segment across the catch-up step is redone with the catch-up and,
+	/// if that does not hold, without (a round trained after a restart, a re-sync or a join
+	/// does not overlap); both are honest computations, so either passing is a pass.
+	pub fn check_segment(&self, request: &SegmentRequest) -> Result<SegmentJudgement> {
+		let SegmentRequest { start, end, seed, first, steps, bases } = request;
+		let shift = bases.as_ref().zip(self.catch_up).map(|(bases, catch_up)| Shift {
+			at: catch_up.after(),
+			from: &bases.from,
+			to: &bases.to,
+		});
+		let crossed = shift.filter(|s| (*first..first + steps).contains(&s.at));
+		let plain = || self.redo_segment(start, end, seed, *first, *steps, None);
+		let Some(shift) = crossed else { return plain() };
+		let shifted = self.redo_segment(start, end, seed, *first, *steps, Some(shift))?;
+		if shifted.verdict == Verdict::Valid {
+			return Ok(shifted);
+		}
+		let plain = plain()?;
+		Ok(if plain.verdict == Verdict::Valid { plain } else { shifted })
+	}
+}
+
+/// `claim` as its trajectory's first state (`first`, a digest) says it ran: overlapped from
+/// `claim.from`, or blocking from its base (an overlapping job's round trained after a
+/// restart, a re-sync or a join), with that first state rebuilt; `None` when it starts
+/// from neither.
+fn as_recorded(claim: &Claim, first: &Digest) -> Option<(Claim, StepState)> {
+	let blocking = Claim { from: None, ..claim.clone() };
+	[claim.clone(), blocking].into_iter().find_map(|claim| {
+		let state = StepState::at_start(claim.start_weights(), &claim.start);
+		(state.digest() == *first).then_some((claim, state))
+	})
+}
+
 /// A committee member's check of a challenged claim by the trajectory its sender committed
 /// to ([`Replayer::judge_trace`]).
 pub struct TraceRequest {
@@ -189,11 +248,14 @@ impl Replayer {
 				claim.steps
 			));
 		}
-		let first = StepState::at_start(claim.start_weights(), &claim.start);
+		let (claim, first) = match as_recorded(claim, &marks[0].1) {
+			Some(found) => found,
+			None => {
+				return fails("its trajectory does not start from its committed start state".into())
+			}
+		};
+		let claim = &claim;
 		let shift = self.shift(claim);
-		if first.digest() != marks[0].1 {
-			return fails("its trajectory does not start from its committed start state".into());
-		}
 		let state = |(at, digest): Mark| -> Result<&StepState> {
 			let found = if at == 0 { Some(&first) } else { states.get(&digest) };
 			found.ok_or_else(|| Error::Config(format!("no state at step {at} to check")))
@@ -223,16 +285,8 @@ impl Replayer {
 			));
 		}
 		let (from, to) = (state(before)?, state(after)?);
-		let steps = after.0 - before.0;
-		let mut replayed = self.replay_segment(from, &claim.seed, before.0, steps, shift)?;
-		// Judged on what the steps did: a catch-up inside the segment moved both states alike.
-		let crossed = shift.filter(|s| (before.0..after.0).contains(&s.at));
-		let mut to = Cow::Borrowed(to);
-		if let Some(shift) = crossed {
-			shift.undo(&mut to.to_mut().params)?;
-			shift.undo(&mut replayed.params)?;
-		}
-		let segment = judge_segment(from, &to, &replayed);
+		let segment =
+			self.redo_segment(from, to, &claim.seed, before.0, after.0 - before.0, shift)?;
 		if segment.verdict == Verdict::Invalid {
 			return fails(format!(
 				"its steps {}..{} do not redo (gradient cosine {:.3}, parameters {:.3})",

@@ -524,30 +524,28 @@ fn a_claim_holds_by_its_trajectory_only_from_its_start_to_the_update_it_sent() {
 	fails_with(rep.judge_trace(&request).unwrap(), "counts");
 }
 
-/// An overlapped round (its first 4 steps from the previous base, then caught up to S_r)
-/// replays, in full and by its trajectory, only as what it was; a sender that moved onto
-/// S_r without the steps around it, or a job that does not overlap, is refused.
-#[test]
-fn an_overlapped_claim_holds_only_as_the_round_it_was() {
-	use crate::diloco::{train_from, CatchUp, RoundStart};
-	let seed = Hash::repeat_byte(0x53);
-	let (rep, _) = tiny();
-	let catch_up = CatchUp::new(4).unwrap();
-	let rep = Replayer { catch_up: Some(catch_up), ..rep };
-	let previous = Model::new(rep.spec, b"job", &Device::Cpu).unwrap().params().flatten().unwrap();
-	// S_r: the previous base moved by something the size of an outer step.
-	let base: Vec<f32> =
-		previous.iter().enumerate().map(|(i, x)| x + 0.02 * ((i % 5) as f32 - 2.0)).collect();
-	let mut me = worker(&rep, Compression::Int8 { chunk: 256 });
+/// A round of 12 steps on `seed`'s batches whose first steps trained from `from` and then
+/// caught up with `base` (blocking from `base` without `from`): its sender's start state, the
+/// update it sent and every state it recorded.
+fn round_from(
+	rep: &Replayer,
+	seed: Hash,
+	base: &[f32],
+	from: Option<&[f32]>,
+	catch_up: crate::diloco::CatchUp,
+) -> (WorkState, CompressedUpdate, Vec<(u32, StepState)>) {
+	use crate::diloco::{train_from, RoundStart};
+	let mut me = worker(rep, Compression::Int8 { chunk: 256 });
 	let start = me.start_state();
 	let data = rep.dataset.clone();
 	let batches = (0..12u64)
 		.map(|i| data.train_batch(&batch_indices(&seed, i, 32, data.train_len()), &Device::Cpu));
-	let current = base.clone();
-	let round_start = RoundStart::CatchingUp {
-		from: &previous,
-		catch_up,
-		current: Box::new(move || Ok(current)),
+	let current = base.to_vec();
+	let round_start = match from {
+		None => RoundStart::Base(base),
+		Some(from) => {
+			RoundStart::CatchingUp { from, catch_up, current: Box::new(move || Ok(current)) }
+		}
 	};
 	let mut kept = Vec::new();
 	let delta = train_from(&mut me.trainer, round_start, batches, |at, t| {
@@ -557,6 +555,24 @@ fn an_overlapped_claim_holds_only_as_the_round_it_was() {
 	.unwrap()
 	.delta;
 	let (sent, _, _) = me.compressor.compress(&delta, None).unwrap();
+	(start, sent, kept)
+}
+
+/// An overlapped round (its first 4 steps from the previous base, then caught up to S_r)
+/// replays, in full and by its trajectory, only as what it was; a sender that moved onto
+/// S_r without the steps around it, or a job that does not overlap, is refused.
+#[test]
+fn an_overlapped_claim_holds_only_as_the_round_it_was() {
+	use crate::diloco::CatchUp;
+	let seed = Hash::repeat_byte(0x53);
+	let (rep, _) = tiny();
+	let catch_up = CatchUp::new(4).unwrap();
+	let rep = Replayer { catch_up: Some(catch_up), ..rep };
+	let previous = Model::new(rep.spec, b"job", &Device::Cpu).unwrap().params().flatten().unwrap();
+	// S_r: the previous base moved by something the size of an outer step.
+	let base: Vec<f32> =
+		previous.iter().enumerate().map(|(i, x)| x + 0.02 * ((i % 5) as f32 - 2.0)).collect();
+	let (start, sent, kept) = round_from(&rep, seed, &base, Some(&previous), catch_up);
 	let claim = Claim {
 		base: Arc::new(base),
 		start: Arc::new(start),
@@ -608,4 +624,66 @@ fn an_overlapped_claim_holds_only_as_the_round_it_was() {
 			.unwrap(),
 		"overlapped",
 	);
+}
+
+/// In a job whose rounds overlap, the fraud desk assumes a round ran overlapped from the
+/// round before's base: a round its sender trained blocking instead (after a restart, a
+/// re-sync or a join) still passes every check it runs (full replay, trajectory, a segment
+/// across the catch-up), as does an overlapped one, while a round that trained its first
+/// steps from any other start (an attacker carrying a vector of its choice into its update)
+/// fails them all.
+#[test]
+fn an_overlapping_jobs_round_passes_as_it_ran_and_from_no_other_start() {
+	use crate::diloco::CatchUp;
+	let seed = Hash::repeat_byte(0x54);
+	let (rep, _) = tiny();
+	let catch_up = CatchUp::new(4).unwrap();
+	let rep = Replayer { catch_up: Some(catch_up), ..rep };
+	let model = Model::new(rep.spec, b"job", &Device::Cpu).unwrap();
+	let previous = Arc::new(model.params().flatten().unwrap());
+	let moved = |scale: f32| -> Vec<f32> {
+		previous.iter().enumerate().map(|(i, x)| x + scale * ((i % 5) as f32 - 2.0)).collect()
+	};
+	// S_r: the previous base moved by something the size of an outer step.
+	let base = Arc::new(moved(0.02));
+	// A round whose first steps trained from `from` (`None`: blocking from S_r), claimed as
+	// the desk builds claims (overlapped from the previous base), and its recorded states.
+	let run = |from: Option<Vec<f32>>| {
+		let (start, sent, kept) = round_from(&rep, seed, &base, from.as_deref(), catch_up);
+		let claim = Claim {
+			base: base.clone(),
+			start: Arc::new(start),
+			sent: Arc::new(sent),
+			seed,
+			steps: 12,
+			from: Some(previous.clone()),
+		};
+		(claim, kept)
+	};
+	let bases = CatchUpBases { from: previous.clone(), to: base.clone() };
+	let cases = [
+		("overlapped from the round before's base", Some(previous.to_vec()), Verdict::Valid),
+		("blocking", None, Verdict::Valid),
+		("overlapped from a start of its own", Some(moved(0.5)), Verdict::Invalid),
+	];
+	for (name, from, expected) in cases {
+		let (claim, kept) = run(from);
+		let replay = rep.judge_overlapping(&claim).unwrap();
+		assert_eq!(replay.verdict, expected, "{name}: full replay {replay:?}");
+		// Gap 4 is the step after the catch-up, which moved the weights before it.
+		let states = kept.iter().skip(1).map(|(_, s)| (s.digest(), s.clone())).collect();
+		let request = TraceRequest { claim, trajectory: Trajectory::of(&kept), gap: 4, states };
+		let trace = rep.judge_trace(&request).unwrap();
+		assert_eq!(trace == TraceFinding::Holds, expected == Verdict::Valid, "{name}: {trace:?}");
+		let segment = SegmentRequest {
+			start: kept[4].1.clone(),
+			end: kept[5].1.clone(),
+			seed,
+			first: 4,
+			steps: 1,
+			bases: Some(bases.clone()),
+		};
+		let segment = rep.check_segment(&segment).unwrap();
+		assert_eq!(segment.verdict, expected, "{name}: segment {segment:?}");
+	}
 }

@@ -4,10 +4,7 @@ use std::{sync::mpsc, sync::Arc, thread::JoinHandle};
 
 use grid_primitives::Hash;
 
-use super::{
-	judge_segment, Claim, Judgement, LossScreen, Replayer, SegmentJudgement, TraceFinding,
-	TraceRequest,
-};
+use super::{Claim, Judgement, LossScreen, Replayer, SegmentJudgement, TraceFinding, TraceRequest};
 use crate::{compress::CompressedUpdate, error::Result, trajectory::StepState};
 
 /// A segment check to run: the steps `first..first + steps` of a sender's round redone from
@@ -23,6 +20,17 @@ pub struct SegmentRequest {
 	pub first: u32,
 	/// Steps it covers.
 	pub steps: u32,
+	/// In a job whose rounds overlap (after its first round): the bases an overlapped
+	/// round caught up between.
+	pub bases: Option<CatchUpBases>,
+}
+
+/// An overlapped round's catch-up: its first steps trained from `from` (the round before's
+/// base, which every verifier holds) and moved onto `to` (its own base).
+#[derive(Clone)]
+pub struct CatchUpBases {
+	pub from: Arc<Vec<f32>>,
+	pub to: Arc<Vec<f32>>,
 }
 
 /// A loss screen to run ([`Replayer::loss_screen`]).
@@ -68,15 +76,12 @@ impl Replayer {
 	/// Runs `check`.
 	fn run(&self, check: &Check) -> Finding {
 		match check {
-			Check::Replay(claim) => Finding::Replay(self.judge(claim)),
+			Check::Replay(claim) => Finding::Replay(self.judge_overlapping(claim)),
 			Check::Screen(s) => {
 				let (update, other) = (s.update.decompress(), s.other.decompress());
 				Finding::Screen(self.loss_screen(&s.base, &update, &other, &s.seed, s.steps))
 			}
-			Check::Segment(s) => Finding::Segment(
-				self.replay_segment(&s.start, &s.seed, s.first, s.steps, None)
-					.map(|replayed| judge_segment(&s.start, &s.end, &replayed)),
-			),
+			Check::Segment(s) => Finding::Segment(self.check_segment(s)),
 			Check::Trace(t) => Finding::Trace(self.judge_trace(t)),
 		}
 	}

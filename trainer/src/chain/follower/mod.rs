@@ -66,6 +66,8 @@ const SEED_ROUNDS: u32 = 8;
 struct OpenRound {
 	index: RoundIndex,
 	seed: Hash,
+	/// The next round's seed, dealt a round ahead (for overlapped rounds).
+	next_seed: Hash,
 	/// Unix ms by which updates must be committed.
 	commit_by: u64,
 	members: Vec<AccountId>,
@@ -170,8 +172,14 @@ impl Coordinator for ChainCoordinator {
 
 	fn data_seed(&self, round: RoundIndex) -> Option<Hash> {
 		let s = self.shared();
-		let open = s.open.as_ref().filter(|r| r.index == round)?;
-		Some(data_seed(&open.seed, self.job, round, &self.me))
+		let open = s.open.as_ref()?;
+		// The next round's is dealt a round ahead: an overlapped round starts before it opens.
+		let seed = match round.checked_sub(open.index)? {
+			0 => open.seed,
+			1 => open.next_seed,
+			_ => return None,
+		};
+		Some(data_seed(&seed, self.job, round, &self.me))
 	}
 
 	fn round_done(&self, report: RoundReport) {
@@ -414,6 +422,7 @@ impl Follower {
 		let open = view.round.as_ref().map(|r| OpenRound {
 			index: r.index,
 			seed: Hash::from(r.seed.0),
+			next_seed: Hash::from(r.next_seed.0),
 			commit_by: commit_deadline(r.deadline, number, now_ms, self.config.exchange_ms),
 			members: r.members.0.clone(),
 		});

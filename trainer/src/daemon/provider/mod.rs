@@ -72,6 +72,12 @@ fn fits(
 	if parameters > config.chain.max_parameters {
 		return Err(format!("{parameters} parameters is above the limit"));
 	}
+	let overlap = spec.training.overlap_steps;
+	if let Some(max) = config.training.max_steps.filter(|max| overlap > 0 && overlap >= *max) {
+		return Err(format!(
+			"it overlaps {overlap} steps a round, not below this provider's max_steps ({max})"
+		));
+	}
 	if spec.reward_per_round < config.chain.min_reward_per_round {
 		return Err("the reward is below this provider's minimum".into());
 	}

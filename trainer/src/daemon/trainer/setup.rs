@@ -98,6 +98,7 @@ impl Trainer {
 			]
 			.concat(),
 		);
+		let catch_up = job.catch_up()?;
 		let fraud = fraud.zip(archive).map(|(port, archive)| {
 			let replayer = Replayer {
 				spec: job.model,
@@ -107,8 +108,7 @@ impl Trainer {
 				batch_size: u64::from(job.training.batch_size),
 				error_decay: job.training.error_decay.to_f64() as f32,
 				max_steps: job.max_steps,
-				// Only chain jobs have a fraud desk, and they do not overlap yet.
-				catch_up: None,
+				catch_up,
 				dataset: dataset.clone(),
 				device: device.clone(),
 			};
@@ -204,17 +204,17 @@ impl Trainer {
 }
 
 /// A first estimate of the time from a round's last step to its sealed update (s), before
-/// a round has measured it: hashing and encoding as many states as a round's trajectory
-/// keeps (what dominates it), timed on a state of at most [`ESTIMATE_VALUES`] parameters
-/// (with AdamW's moments) and scaled to the model's `params`, so that start-up copies no
-/// large model's state for it.
+/// a round has measured it: hashing as many states as a round's trajectory keeps (encoding
+/// them waits until the commitment is out: `keeper.rs`), timed on a state of at most
+/// [`ESTIMATE_VALUES`] parameters (with AdamW's moments) and scaled to the model's
+/// `params`, so that start-up copies no large model's state for it.
 fn sealing_estimate(params: usize) -> f64 {
 	let sample = params.clamp(1, ESTIMATE_VALUES);
 	let zeros = || vec![0f32; sample];
 	let moments = Some(Moments { m: zeros(), v: zeros() });
 	let state = StepState { params: zeros(), step: 0, moments };
 	let start = Instant::now();
-	let _ = (state.digest(), state.encode());
+	let _ = state.digest();
 	let per_state = start.elapsed().as_secs_f64() * params as f64 / sample as f64;
 	per_state * f64::from(Recorder::new(params).capacity())
 }

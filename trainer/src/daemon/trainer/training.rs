@@ -9,7 +9,7 @@ use std::{
 	sync::{
 		atomic::{AtomicU64, Ordering},
 		mpsc::{self, Sender},
-		Arc,
+		Arc, Mutex,
 	},
 	thread::JoinHandle,
 	time::{Duration, Instant},
@@ -37,7 +37,7 @@ pub(super) struct Pace {
 	pub batch: u64,
 	/// A fixed step count (naive rounds), else as many as fit before `stop_at`.
 	pub fixed: Option<u32>,
-	pub stop_at: Option<Instant>,
+	pub stop_at: StopAt,
 	/// At most this many steps.
 	pub cap: Option<u32>,
 	/// Each step takes this many times as long (a slow machine, for tests).
@@ -46,13 +46,36 @@ pub(super) struct Pace {
 	pub step_secs: Option<f64>,
 }
 
+/// When a deadline round's steps stop, shared with the round loop: a chain job's
+/// overlapped round starts before the chain opens it, and learns its deadline only then
+/// (until then it trains on, within its step cap). Abandoning a round stops it now.
+#[derive(Clone, Default)]
+pub(super) struct StopAt(Arc<Mutex<Option<Instant>>>);
+
+impl StopAt {
+	pub fn new(stop: Option<Instant>) -> Self {
+		StopAt(Arc::new(Mutex::new(stop)))
+	}
+
+	pub fn set(&self, stop: Instant) {
+		*self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(stop);
+	}
+
+	fn get(&self) -> Option<Instant> {
+		*self.0.lock().unwrap_or_else(|e| e.into_inner())
+	}
+}
+
 /// Where a round's training starts.
 pub(super) enum Start {
 	/// From the round's base, S_r (a blocking round).
 	Base(Vec<f32>),
-	/// Overlapped: from the weights the trainer holds (where its last round ended), caught
-	/// up with S_r once the round loop has decided it ([`Inner::send_current`]).
-	Overlapped(CatchUp),
+	/// Overlapped: caught up with S_r once the round loop has decided it
+	/// ([`Inner::send_current`]), from `from` (S_(r−1), which verifiers hold, in a job
+	/// whose contributions are checked) or, without, from the weights the trainer holds
+	/// (where its last round ended: less loss, `bench/README.md`, but no verifier could
+	/// tell those weights).
+	Overlapped { catch_up: CatchUp, from: Option<Vec<f32>> },
 }
 
 /// What a round's training produced.
@@ -78,6 +101,7 @@ pub(super) struct Trained {
 /// A round training on its thread.
 struct Running {
 	round: RoundIndex,
+	stop: StopAt,
 	/// Gives an overlapped round S_r; dropped unsent, it ends the round in error.
 	current: Option<Sender<Vec<f32>>>,
 	thread: JoinHandle<(InnerTrainer, Result<Trained>)>,
@@ -109,7 +133,8 @@ impl Inner {
 	pub fn start(&mut self, round: RoundIndex, start: Start, pace: Pace) -> Result<()> {
 		self.abandon();
 		let mut trainer = self.idle()?;
-		let overlapped = matches!(start, Start::Overlapped(_));
+		let overlapped = matches!(start, Start::Overlapped { .. });
+		let stop = pace.stop_at.clone();
 		let (current, inbox) = mpsc::channel();
 		let run = move || {
 			let result = train(&mut trainer, start, pace, move || {
@@ -124,7 +149,7 @@ impl Inner {
 			.spawn(run)
 			.map_err(|e| Error::Training(format!("starting round {round}'s thread: {e}")))?;
 		let current = overlapped.then_some(current);
-		self.running = Some(Running { round, current, thread });
+		self.running = Some(Running { round, stop, current, thread });
 		Ok(())
 	}
 
@@ -133,6 +158,13 @@ impl Inner {
 		let Some(running) = self.running.as_mut().filter(|r| r.round == round) else { return };
 		if let Some(current) = running.current.take() {
 			let _ = current.send(weights.to_vec());
+		}
+	}
+
+	/// Sets when the running `round`'s steps stop (nothing if it is not the round training).
+	pub fn stop_at(&self, round: RoundIndex, stop: Instant) {
+		if let Some(running) = self.running.as_ref().filter(|r| r.round == round) {
+			running.stop.set(stop);
 		}
 	}
 
@@ -159,8 +191,11 @@ impl Inner {
 		}
 	}
 
-	/// Ends any running round, dropping its work.
+	/// Ends any running round at its next step, dropping its work.
 	pub fn abandon(&mut self) {
+		if let Some(running) = &self.running {
+			running.stop.set(Instant::now());
+		}
 		if let Some((round, result)) = self.finish() {
 			match result {
 				Ok(_) => tracing::info!("round {round}: training abandoned"),
@@ -209,7 +244,10 @@ fn train(
 	let waited = Arc::new(AtomicU64::new(0));
 	let (from, catch_up) = match start {
 		Start::Base(base) => (base, None),
-		Start::Overlapped(catch_up) => (trainer.model().params().flatten()?, Some(catch_up)),
+		Start::Overlapped { catch_up, from: Some(from) } => (from, Some(catch_up)),
+		Start::Overlapped { catch_up, from: None } => {
+			(trainer.model().params().flatten()?, Some(catch_up))
+		}
 	};
 	let round_start = match catch_up {
 		None => RoundStart::Base(&from),
@@ -269,12 +307,14 @@ fn paced_batches<'a>(
 		}
 		let capped = pace.cap.is_some_and(|m| i >= u64::from(m));
 		let go = !capped
-			&& match (pace.fixed, pace.stop_at) {
-				(Some(steps), _) => i < u64::from(steps),
+			&& match (pace.fixed, pace.stop_at.get()) {
+				// A fixed round has no stop unless it is abandoned.
+				(Some(steps), stop) => i < u64::from(steps) && stop.is_none_or(|s| now < s),
 				(None, Some(stop)) => {
 					Instant::now() + Duration::from_secs_f64(step_secs.unwrap_or(0.0)) < stop
 				}
-				(None, None) => false,
+				// Not known yet: the round's deadline comes when the chain opens it.
+				(None, None) => true,
 			};
 		if !go {
 			return None;
@@ -308,7 +348,7 @@ mod tests {
 			seed: Hash::repeat_byte(round + 1),
 			batch: 16,
 			fixed: Some(steps),
-			stop_at: None,
+			stop_at: StopAt::default(),
 			cap: None,
 			slowdown: 1.0,
 			step_secs: None,
@@ -339,7 +379,7 @@ mod tests {
 		// Round 1 trains ahead from where round 0 ended; S_1 is some other state.
 		let s1: Vec<f32> = base.iter().map(|w| w * 0.5).collect();
 		let catch_up = CatchUp::new(2).unwrap();
-		inner.start(1, Start::Overlapped(catch_up), pace(&dataset, 1, 5)).unwrap();
+		inner.start(1, Start::Overlapped { catch_up, from: None }, pace(&dataset, 1, 5)).unwrap();
 		assert_eq!(inner.running(), Some(1));
 		std::thread::sleep(Duration::from_millis(300));
 		assert!(!inner.is_done(), "the round went on past its catch-up step without S_1");
@@ -366,12 +406,12 @@ mod tests {
 		assert_eq!(replay.state().unwrap(), ahead.kept.last().unwrap().1);
 
 		// No state comes: the round ends in error and the trainer is idle again.
-		inner.start(2, Start::Overlapped(catch_up), pace(&dataset, 2, 5)).unwrap();
+		inner.start(2, Start::Overlapped { catch_up, from: None }, pace(&dataset, 2, 5)).unwrap();
 		inner.no_current();
 		let (_, result) = inner.finish().unwrap();
 		assert!(matches!(result, Err(Error::Training(_))), "{:?}", result.err());
 		// Abandoned while it waits: the trainer comes back.
-		inner.start(3, Start::Overlapped(catch_up), pace(&dataset, 3, 5)).unwrap();
+		inner.start(3, Start::Overlapped { catch_up, from: None }, pace(&dataset, 3, 5)).unwrap();
 		assert!(inner.running().is_some());
 		assert!(inner.get().is_ok() && inner.running().is_none());
 	}

@@ -71,14 +71,22 @@ impl FraudDesk {
 					self.states.remove(&key);
 					return;
 				};
+				let from = match self.overlapped_from(round) {
+					Ok(from) => from,
+					Err(why) => {
+						tracing::warn!("round {round}: {why}; cannot replay {peer}'s update");
+						self.states.remove(&key);
+						return;
+					}
+				};
+				// Judged overlapped from `from` and, failing that, blocking.
 				let claim = Claim {
 					base: evidence.base.clone(),
 					start: Arc::new(state),
 					sent: target.update,
 					seed,
 					steps: target.steps,
-					// The daemon's rounds do not overlap yet.
-					from: None,
+					from,
 				};
 				if let Some(CheckState::Fetching { purpose, .. }) = self.states.remove(&key) {
 					self.check_claim(key, purpose, claim, target.trace);

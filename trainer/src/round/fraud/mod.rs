@@ -168,6 +168,8 @@ pub struct FraudDesk {
 	/// daemon's); without, every committee check is a full replay (the red-team suite's
 	/// baseline).
 	trace_claims: bool,
+	/// Whether the job's rounds overlap (its replayer knows their catch-up step).
+	overlaps: bool,
 }
 
 impl FraudDesk {
@@ -181,8 +183,10 @@ impl FraudDesk {
 		archive: Box<dyn EvidenceArchive>,
 		keep_rounds: RoundIndex,
 	) -> Self {
+		let overlaps = replayer.catch_up.is_some();
 		FraudDesk {
 			me,
+			overlaps,
 			costs: DeskCosts::default(),
 			screening: HashSet::new(),
 			secret,
@@ -250,6 +254,24 @@ impl FraudDesk {
 				tracing::warn!("the archive's evidence for round {round}: {e}");
 				None
 			}
+		}
+	}
+
+	/// What `round`'s first steps trained from if its sender overlapped it: the round
+	/// before's base, which every verifier of that round holds (`Ok(None)` in a job whose
+	/// rounds do not overlap, or in its first round). An error when this desk does not hold
+	/// that round's evidence (it joined since), so it cannot judge the round as its sender
+	/// may have run it.
+	fn overlapped_from(&self, round: RoundIndex) -> Result<Option<Arc<Vec<f32>>>, String> {
+		if !self.overlaps || round == 0 {
+			return Ok(None);
+		}
+		match self.evidence(round - 1) {
+			Some(before) => Ok(Some(before.base.clone())),
+			None => Err(format!(
+				"no base of round {} held here, which its overlapped steps trained from",
+				round - 1
+			)),
 		}
 	}
 

@@ -20,7 +20,7 @@ use super::{FraudDesk, FraudPort, Purpose, Received, MAX_STATE_TRIES};
 use crate::{
 	round::messages::Digest,
 	trajectory::{StepState, Trajectory},
-	verify::{Check, SegmentJudgement, SegmentRequest},
+	verify::{CatchUpBases, Check, SegmentJudgement, SegmentRequest},
 };
 
 /// Segment checks each trainer runs per round, on average (each of a peer drawn with its
@@ -267,8 +267,14 @@ impl FraudDesk {
 				"round {round}: no data seed known for {peer}; no segment check"
 			);
 		};
+		let bases = match self.overlapped_from(round) {
+			Ok(from) => from
+				.zip(self.evidence(round))
+				.map(|(from, evidence)| CatchUpBases { from, to: evidence.base.clone() }),
+			Err(why) => return tracing::warn!("round {round}: {why}; no segment check of {peer}"),
+		};
 		self.costs.segment_steps += u64::from(steps);
-		let request = SegmentRequest { start, end, seed, first, steps };
+		let request = SegmentRequest { start, end, seed, first, steps, bases };
 		self.worker.submit((round, peer), Check::Segment(request));
 		self.segments.insert((round, peer), SegmentCheck::Checking);
 	}
