@@ -388,7 +388,7 @@ fn bench_aware(b: &mut Bench, md: &mut String, quick: bool) -> Result<Value> {
 
 	let _ =
 		writeln!(md, "## 2. Network-aware vs naive rounds with one slow, high-latency trainer\n");
-	let _ = writeln!(md, "4 trainers, same GPT job, samples-weighted mean. Trainer 3 computes 4x slower (each step is followed by a sleep of 3x its duration) and its links have 300 ms RTT and 10 Mbit/s. **Naive**: {steps} inner steps per round, then wait for every trainer's update. **Network-aware**: rounds end at a shared deadline ({period} ms: a fast trainer's measured compute for {steps} steps, {fast_compute:.0} ms, plus 1.5 s for the exchange), each trainer runs the steps that fit, updates are weighted by samples, and compression follows the measured link. Target: >= 30% less wall time to the naive run's final held-out loss.\n");
+	let _ = writeln!(md, "4 trainers, same GPT job, samples-weighted mean. Trainer 3 computes 4x slower (each step is followed by a sleep of 3x its duration) and its links have 300 ms RTT and 10 Mbit/s. **Naive**: {steps} inner steps per round, then wait for every trainer's update. **Network-aware**: rounds end at a shared deadline ({period} ms: a fast trainer's measured compute for {steps} steps, {fast_compute:.0} ms, plus 1.5 s for the exchange), each trainer runs the steps that fit, updates are weighted by samples, and compression follows the measured link. Target (issue 25): the naive run's final held-out loss in half its wall time or less.\n");
 	let _ = writeln!(md, "| run | rounds | wall time to held-out loss {target:.4} |");
 	let _ = writeln!(md, "|---|---|---|");
 	let _ = writeln!(md, "| naive | {} | {naive_time:.1} s |", naive_rounds.len());
@@ -400,8 +400,13 @@ fn bench_aware(b: &mut Bench, md: &mut String, quick: bool) -> Result<Value> {
 				"| network-aware | {} | {t:.1} s |",
 				aware_curve.iter().take_while(|(x, _)| *x <= t).count()
 			);
-			let met = if saved >= 0.30 { "met" } else { "missed" };
-			let _ = writeln!(md, "\nAware / naive wall time: **{:.3}** ({:.0}% less). Target >= 30% less: **{met}**.\n", t / naive_time, saved * 100.0);
+			let met = if saved >= 0.50 { "met" } else { "missed" };
+			let _ = writeln!(
+				md,
+				"\nAware / naive wall time: **{:.3}** ({:.0}% less). Target <= 0.5: **{met}**.\n",
+				t / naive_time,
+				saved * 100.0
+			);
 		}
 		None => {
 			let best = aware_curve.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
@@ -410,7 +415,10 @@ fn bench_aware(b: &mut Bench, md: &mut String, quick: bool) -> Result<Value> {
 				"| network-aware | {} | not reached (best {best:.4}) |",
 				aware_curve.len()
 			);
-			let _ = writeln!(md, "\nTarget >= 30% less: **missed** (the aware run never reached the naive run's loss).\n");
+			let _ = writeln!(
+				md,
+				"\nTarget <= 0.5: **missed** (the aware run never reached the naive run's loss).\n"
+			);
 		}
 	}
 	let _ = writeln!(md, "Samples per round in the aware run: fast trainer 0 {:?}, slow trainer 3 {:?}; the slow trainer's compression levels (0 = the job's int8): {}.\n", fast_samples, slow_samples, if levels.is_empty() { "none".into() } else { levels.join(", ") });

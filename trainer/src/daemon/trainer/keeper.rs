@@ -1,8 +1,11 @@
 //! What a round's commitment promises to show verifiers (its start state, the states it
-//! recorded and their trajectory), encoded, served and written to disk on its own thread
-//! once the commitment is out: the keeper encodes each and serves it from memory, then
-//! writes each (atomically, synced) and serves it from its file, which survives a restart
-//! and frees the memory. Written on the loop, a round's states (up to
+//! recorded and their trajectory), served and kept off the round loop once the commitment
+//! is out: an encoder thread encodes each and serves it from memory at once; a writer
+//! thread writes them (atomically, synced) and then serves each from its file, which
+//! survives a restart and frees the memory. Two threads, so that a round's objects are
+//! served while the round before's are still being written (for a large model that takes
+//! seconds, and a verifier that asks for a start state three times without an answer
+//! judges its update invalid). Written on the loop, a round's states (up to
 //! [`crate::trajectory::TRAJECTORY_BYTES`]) took 0.3–0.9 s for a 0.2M-parameter GPT with
 //! three trainers on one disk, time in which the loop heard no commitment: every trainer
 //! closed its book with only its own.
@@ -50,44 +53,60 @@ pub(super) struct Keep {
 	pub forget_before: RoundIndex,
 }
 
-/// Writes kept objects in order and serves them from their files.
+/// A round's objects, encoded and served from memory, to write.
+struct Encoded {
+	round: RoundIndex,
+	objects: Vec<(Digest, Arc<Vec<u8>>)>,
+	forget_before: RoundIndex,
+}
+
+/// Encodes and serves kept objects, then writes them in order and serves them from their
+/// files.
 pub(super) struct Keeper {
-	worker: Worker<Keep>,
+	// Declared (so dropped) first: the writer runs until the encoder has handed it all.
+	encoder: Worker<Keep>,
+	writer: Worker<Encoded>,
 }
 
 impl Keeper {
-	/// Starts the writer of `store`, serving through `net`.
+	/// Starts the encoder and the writer of `store`, serving through `net`.
 	pub fn start(store: WorkStates, net: Commander) -> Result<Self> {
-		let worker = Worker::spawn("work-state writer", move |inbox: Receiver<Keep>| {
-			while let Ok(keep) = inbox.recv() {
-				write(&store, &net, keep);
+		let serve = net.clone();
+		let writer = Worker::spawn("work-state writer", move |inbox: Receiver<Encoded>| {
+			while let Ok(encoded) = inbox.recv() {
+				write(&store, &net, encoded);
 			}
 		})?;
-		Ok(Keeper { worker })
+		let to_writer = writer.sender().expect("a new worker's queue is open");
+		let encoder = Worker::spawn("work-state encoder", move |inbox: Receiver<Keep>| {
+			while let Ok(keep) = inbox.recv() {
+				if to_writer.send(encode(&serve, keep)).is_err() {
+					tracing::error!("the work-state writer is gone; states stay in memory only");
+				}
+			}
+		})?;
+		Ok(Keeper { encoder, writer })
 	}
 
 	/// Queues `keep`, whose commitment is out.
 	pub fn keep(&self, keep: Keep) {
-		if !self.worker.send(keep) {
-			tracing::error!("the work-state writer is gone; states stay in memory only");
+		if !self.encoder.send(keep) {
+			tracing::error!("the work-state encoder is gone; a round's states are not served");
 		}
 	}
 
 	/// Waits until everything queued is written.
 	pub fn flush(&mut self) {
-		self.worker.close();
+		self.encoder.close();
+		self.writer.close();
 	}
 }
 
-fn write(store: &WorkStates, net: &Commander, keep: Keep) {
+/// Encodes each object and serves it as soon as it is (a verifier may ask for them once it
+/// has the commitment, and asks again when one is not served yet).
+fn encode(net: &Commander, keep: Keep) -> Encoded {
 	let Keep { round, objects, forget_before } = keep;
-	if let Err(e) = store.prune(forget_before) {
-		tracing::error!("round {round}: pruning kept states: {e}");
-	}
-	net.send(Command::ForgetWorkStates(forget_before));
-	// Each served as soon as it is encoded, all before any is written: a verifier may ask
-	// for them once it has the commitment (and asks again when one is not served yet).
-	let objects: Vec<(Digest, Arc<Vec<u8>>)> = objects
+	let objects = objects
 		.into_iter()
 		.map(|(id, kept)| {
 			let bytes = Arc::new(kept.encode());
@@ -96,6 +115,15 @@ fn write(store: &WorkStates, net: &Commander, keep: Keep) {
 			(id, bytes)
 		})
 		.collect();
+	Encoded { round, objects, forget_before }
+}
+
+fn write(store: &WorkStates, net: &Commander, encoded: Encoded) {
+	let Encoded { round, objects, forget_before } = encoded;
+	if let Err(e) = store.prune(forget_before) {
+		tracing::error!("round {round}: pruning kept states: {e}");
+	}
+	net.send(Command::ForgetWorkStates(forget_before));
 	for (id, bytes) in objects {
 		match store.save(round, &id, &bytes) {
 			// The file replaces the copy in memory.

@@ -29,6 +29,12 @@ impl<T: Send + 'static> Worker<T> {
 	pub fn send(&self, item: T) -> bool {
 		self.queue.as_ref().is_some_and(|q| q.send(item).is_ok())
 	}
+
+	/// Another way into the queue, for a thread that feeds this one (the thread runs until
+	/// every such sender is dropped too).
+	pub fn sender(&self) -> Option<Sender<T>> {
+		self.queue.clone()
+	}
 }
 
 impl<T> Worker<T> {

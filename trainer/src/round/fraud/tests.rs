@@ -304,8 +304,23 @@ fn train_recorded(
 	seed: &Hash,
 	steps: u32,
 ) -> (Vec<(u32, crate::trajectory::StepState)>, Vec<f32>) {
+	train_recorded_from(replayer, base, None, start, seed, steps)
+}
+
+/// [`train_recorded`] for a round whose first steps trained from `from` and then caught up
+/// with `base` at the replayer's catch-up step (blocking from `base` without `from`).
+fn train_recorded_from(
+	replayer: &Replayer,
+	base: &[f32],
+	from: Option<&[f32]>,
+	start: &WorkState,
+	seed: &Hash,
+	steps: u32,
+) -> (Vec<(u32, crate::trajectory::StepState)>, Vec<f32>) {
 	use crate::{
-		data::batch_indices, diloco::train_round_observed, train::InnerTrainer,
+		data::batch_indices,
+		diloco::{train_from, RoundStart},
+		train::InnerTrainer,
 		trajectory::Recorder as Trajectories,
 	};
 	let (spec, inner, data) = (replayer.spec, replayer.inner, replayer.dataset.clone());
@@ -314,10 +329,29 @@ fn train_recorded(
 	trainer.restore(start).unwrap();
 	let batches = (0..u64::from(steps))
 		.map(|t| data.train_batch(&batch_indices(seed, t, 16, data.train_len()), &Device::Cpu));
+	let round_start = match (from, replayer.catch_up) {
+		(Some(from), Some(catch_up)) => {
+			let current = base.to_vec();
+			RoundStart::CatchingUp { from, catch_up, current: Box::new(move || Ok(current)) }
+		}
+		_ => RoundStart::Base(base),
+	};
 	let mut recorder = Trajectories::new(base.len());
 	let local =
-		train_round_observed(&mut trainer, base, batches, |at, t| recorder.observe(at, t)).unwrap();
+		train_from(&mut trainer, round_start, batches, |at, t| recorder.observe(at, t)).unwrap();
 	(recorder.finish(steps, &trainer).unwrap(), local.delta)
+}
+
+/// A desk's key that is no designated replayer of any of `peers` in `round` (it sends
+/// too), so its own screens leave whatever they flag to the committee.
+fn bystander(peers: &[PeerId], round: RoundIndex) -> PeerId {
+	(10..=255u8)
+		.map(peer_id)
+		.find(|me| {
+			let order: Vec<PeerId> = peers.iter().copied().chain([*me]).collect();
+			peers.iter().all(|p| !designated(me, round, &order, p))
+		})
+		.expect("some key replays none of them")
 }
 
 /// Answers the desk's requests from `objects` (what peers serve, by content address) and
@@ -414,13 +448,7 @@ fn committees_clear_honest_claims_by_a_segment_and_replay_the_rest_in_full() {
 	let (honest, swapped, forged, unrecorded) = (peers[0], peers[1], peers[2], peers[3]);
 	// The desk is one of the round's senders but no designated replayer of the others, so
 	// whatever its screens flag it leaves to the committee.
-	let me = (10..=255u8)
-		.map(peer_id)
-		.find(|me| {
-			let order: Vec<PeerId> = peers.iter().copied().chain([*me]).collect();
-			peers.iter().all(|p| !designated(me, 0, &order, p))
-		})
-		.expect("some key replays none of them");
+	let me = bystander(&peers, 0);
 	let mut chain = Recorder { committed: fresh.digests().id(), ..Recorder::default() };
 	let mut objects: HashMap<Digest, Vec<u8>> = HashMap::new();
 	objects.insert(fresh.digests().id(), fresh.encode());
@@ -478,4 +506,70 @@ fn committees_clear_honest_claims_by_a_segment_and_replay_the_rest_in_full() {
 	// A sender serving no trajectory is replayed in full, and honest work is still cleared.
 	assert_eq!(judge(4, unrecorded), (Verdict::Valid, 12));
 	assert_eq!(desk.costs().replay_steps, 0, "the member's own replays are counted apart");
+}
+
+/// In a job whose rounds overlap, a committee member judges a challenged round as its
+/// sender may have run it: overlapped from the round before's base, or blocking (after a
+/// restart or a join); a round whose first steps started anywhere else (an attacker's own
+/// start, which carries a vector of its choice into its update) is refuted. A member
+/// without the round before's evidence (it joined since) cannot tell and does not vote.
+#[test]
+fn committees_of_an_overlapping_job_judge_a_round_as_it_ran() {
+	use crate::{diloco::CatchUp, trajectory::Trajectory};
+	let replayer = Replayer { catch_up: Some(CatchUp::new(4).unwrap()), ..test_replayer() };
+	let previous =
+		Model::new(replayer.spec, b"t", &Device::Cpu).unwrap().params().flatten().unwrap();
+	let moved = |scale: f32| -> Vec<f32> {
+		previous.iter().enumerate().map(|(i, x)| x + scale * ((i % 5) as f32 - 2.0)).collect()
+	};
+	let (base, own_start) = (moved(0.02), moved(0.5));
+	let n = base.len();
+	let fresh = WorkState::fresh(n, true);
+	let steps = 12u32;
+	let peers: Vec<PeerId> = (1..=3).map(peer_id).collect();
+	let starts = [Some(&previous[..]), None, Some(&own_start[..])];
+	let me = bystander(&peers, 1);
+	let mut chain = Recorder { committed: fresh.digests().id(), ..Recorder::default() };
+	let mut objects: HashMap<Digest, Vec<u8>> = HashMap::new();
+	objects.insert(fresh.digests().id(), fresh.encode());
+	let mut received = Vec::new();
+	for (i, (peer, from)) in peers.iter().zip(starts).enumerate() {
+		let seed = Hash::repeat_byte(0x60 + i as u8);
+		chain.seeds.insert(*peer, seed);
+		let (kept, delta) = train_recorded_from(&replayer, &base, from, &fresh, &seed, steps);
+		let (trajectory, served) = Trajectory::served(&kept);
+		objects.extend(served);
+		let update = Arc::new(CompressedUpdate::None(delta));
+		chain.proved.insert(*peer, update_hash(&update.encode()));
+		let (start, root) = (fresh.digests(), trajectory.root());
+		received.push(Received { peer: *peer, steps, start, trajectory: root, update });
+	}
+	let desk = |rounds: &[RoundIndex]| {
+		let archive = Box::new(MemoryArchive::default());
+		let mut desk = FraudDesk::new(me, [7; 32], replayer.clone(), archive, KEEP_ROUNDS)
+			.with_gauntlet_peers(0)
+			.with_segment_rate(0.0);
+		for round in rounds {
+			let (base, received) = match round {
+				0 => (&previous, Vec::new()),
+				_ => (&base, received.clone()),
+			};
+			desk.keep_round(*round, base, received, Vec::new(), &chain);
+		}
+		desk
+	};
+	let judge = |desk: &mut FraudDesk, challenge: u64, accused: PeerId| {
+		chain.request_proving(challenge, 1, accused, chain.committed, steps);
+		serve_until_idle(desk, &chain, &objects);
+		chain.votes.lock().unwrap().pop()
+	};
+	let mut member = desk(&[0, 1]);
+	let expected = [Verdict::Valid, Verdict::Valid, Verdict::Invalid];
+	for (i, (peer, verdict)) in peers.iter().zip(expected).enumerate() {
+		let challenge = i as u64 + 1;
+		assert_eq!(judge(&mut member, challenge, *peer), Some((challenge, verdict)), "peer {i}");
+	}
+	let mut joiner = desk(&[1]);
+	assert_eq!(judge(&mut joiner, 9, peers[0]), None, "a member that joined at round 1");
+	assert!(chain.accused.lock().unwrap().is_empty(), "challenges are voted, not accused");
 }
