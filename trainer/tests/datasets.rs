@@ -30,19 +30,24 @@ use grid_trainer::{
 use libp2p::{multiaddr::Protocol, request_response, swarm::SwarmEvent, Multiaddr};
 use polkadot_sdk::sp_core::H256;
 
-/// A `grid-trainer` process and the lines it prints; stopped when the test ends, however it
-/// ends.
+/// A `grid-trainer` process, the lines it prints and the last lines it logs; stopped when
+/// the test ends, however it ends.
 struct Spawned {
 	child: Child,
 	lines: mpsc::Receiver<String>,
+	/// Its last [`LOG_LINES`] lines of log (stderr), shown when it fails the test.
+	log: Arc<std::sync::Mutex<std::collections::VecDeque<String>>>,
 }
+
+/// Lines of a process's log kept to show when it fails a test.
+const LOG_LINES: usize = 30;
 
 impl Spawned {
 	fn start<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Spawned {
 		let mut child = Command::new(env!("CARGO_BIN_EXE_grid-trainer"))
 			.args(args)
 			.stdout(Stdio::piped())
-			.stderr(Stdio::null())
+			.stderr(Stdio::piped())
 			.spawn()
 			.expect("starting grid-trainer");
 		let stdout = child.stdout.take().unwrap();
@@ -52,7 +57,19 @@ impl Spawned {
 				let _ = tx.send(line);
 			}
 		});
-		Spawned { child, lines }
+		let stderr = child.stderr.take().unwrap();
+		let log = Arc::new(std::sync::Mutex::new(std::collections::VecDeque::new()));
+		let kept = log.clone();
+		std::thread::spawn(move || {
+			for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+				let mut kept = kept.lock().unwrap();
+				if kept.len() == LOG_LINES {
+					kept.pop_front();
+				}
+				kept.push_back(line);
+			}
+		});
+		Spawned { child, lines, log }
 	}
 
 	/// The rest of the first line starting with `prefix` (lines before it are skipped).
@@ -61,7 +78,10 @@ impl Spawned {
 		loop {
 			let left = deadline.saturating_duration_since(std::time::Instant::now());
 			let line = self.lines.recv_timeout(left).unwrap_or_else(|e| {
-				panic!("no line starting with {prefix:?} within {wait:?}: {e}")
+				let log = self.log.lock().unwrap().iter().cloned().collect::<Vec<_>>().join("\n");
+				panic!(
+					"no line starting with {prefix:?} within {wait:?}: {e}; its log ends:\n{log}"
+				)
 			});
 			if let Some(rest) = line.strip_prefix(prefix) {
 				return rest.to_owned();
