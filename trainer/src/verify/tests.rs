@@ -524,6 +524,21 @@ fn a_claim_holds_by_its_trajectory_only_from_its_start_to_the_update_it_sent() {
 	fails_with(rep.judge_trace(&request).unwrap(), "counts");
 }
 
+/// The tiny model's replayer in a job whose rounds catch up after 4 steps, and a base for
+/// the round before (the initial model).
+fn overlapping() -> (Replayer, crate::diloco::CatchUp, Vec<f32>) {
+	let (rep, _) = tiny();
+	let catch_up = crate::diloco::CatchUp::new(4).unwrap();
+	let rep = Replayer { catch_up: Some(catch_up), ..rep };
+	let previous = Model::new(rep.spec, b"job", &Device::Cpu).unwrap().params().flatten().unwrap();
+	(rep, catch_up, previous)
+}
+
+/// `weights` moved by `scale` times a fixed pattern (an outer step's size at 0.02).
+fn moved(weights: &[f32], scale: f32) -> Vec<f32> {
+	weights.iter().enumerate().map(|(i, x)| x + scale * ((i % 5) as f32 - 2.0)).collect()
+}
+
 /// A round of 12 steps on `seed`'s batches whose first steps trained from `from` and then
 /// caught up with `base` (blocking from `base` without `from`): its sender's start state, the
 /// update it sent and every state it recorded.
@@ -563,15 +578,10 @@ fn round_from(
 /// S_r without the steps around it, or a job that does not overlap, is refused.
 #[test]
 fn an_overlapped_claim_holds_only_as_the_round_it_was() {
-	use crate::diloco::CatchUp;
 	let seed = Hash::repeat_byte(0x53);
-	let (rep, _) = tiny();
-	let catch_up = CatchUp::new(4).unwrap();
-	let rep = Replayer { catch_up: Some(catch_up), ..rep };
-	let previous = Model::new(rep.spec, b"job", &Device::Cpu).unwrap().params().flatten().unwrap();
+	let (rep, catch_up, previous) = overlapping();
 	// S_r: the previous base moved by something the size of an outer step.
-	let base: Vec<f32> =
-		previous.iter().enumerate().map(|(i, x)| x + 0.02 * ((i % 5) as f32 - 2.0)).collect();
+	let base = moved(&previous, 0.02);
 	let (start, sent, kept) = round_from(&rep, seed, &base, Some(&previous), catch_up);
 	let claim = Claim {
 		base: Arc::new(base),
@@ -634,18 +644,11 @@ fn an_overlapped_claim_holds_only_as_the_round_it_was() {
 /// fails them all.
 #[test]
 fn an_overlapping_jobs_round_passes_as_it_ran_and_from_no_other_start() {
-	use crate::diloco::CatchUp;
 	let seed = Hash::repeat_byte(0x54);
-	let (rep, _) = tiny();
-	let catch_up = CatchUp::new(4).unwrap();
-	let rep = Replayer { catch_up: Some(catch_up), ..rep };
-	let model = Model::new(rep.spec, b"job", &Device::Cpu).unwrap();
-	let previous = Arc::new(model.params().flatten().unwrap());
-	let moved = |scale: f32| -> Vec<f32> {
-		previous.iter().enumerate().map(|(i, x)| x + scale * ((i % 5) as f32 - 2.0)).collect()
-	};
+	let (rep, catch_up, previous) = overlapping();
+	let previous = Arc::new(previous);
 	// S_r: the previous base moved by something the size of an outer step.
-	let base = Arc::new(moved(0.02));
+	let base = Arc::new(moved(&previous, 0.02));
 	// A round whose first steps trained from `from` (`None`: blocking from S_r), claimed as
 	// the desk builds claims (overlapped from the previous base), and its recorded states.
 	let run = |from: Option<Vec<f32>>| {
@@ -664,7 +667,7 @@ fn an_overlapping_jobs_round_passes_as_it_ran_and_from_no_other_start() {
 	let cases = [
 		("overlapped from the round before's base", Some(previous.to_vec()), Verdict::Valid),
 		("blocking", None, Verdict::Valid),
-		("overlapped from a start of its own", Some(moved(0.5)), Verdict::Invalid),
+		("overlapped from a start of its own", Some(moved(&previous, 0.5)), Verdict::Invalid),
 	];
 	for (name, from, expected) in cases {
 		let (claim, kept) = run(from);
