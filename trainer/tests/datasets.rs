@@ -135,6 +135,8 @@ enum Lie {
 	/// The true manifest and a ticket to a bulk lane that answers every chunk with wrong
 	/// bytes (chunks asked over the stream are missing).
 	Lane,
+	/// The true manifest and no chunk ever (a holder that has none yet): honest, no help.
+	Empty,
 }
 
 /// A bulk lane on loopback that takes any ticket and answers each ask with a chunk of the
@@ -204,10 +206,11 @@ async fn hostile(manifest: DatasetManifest, lie: Lie) -> Multiaddr {
 						DataResponse::Bulk { port: lane, ticket: Ticket([0; 32]) }
 					}
 					(DataRequest::Bulk { .. }, _) => DataResponse::Missing,
-					(DataRequest::Chunk { .. }, Lie::Lane) => DataResponse::Missing,
-					(DataRequest::Manifest { .. }, Lie::Chunks | Lie::Late(_) | Lie::Lane) => {
-						DataResponse::Manifest(manifest.encode())
-					}
+					(DataRequest::Chunk { .. }, Lie::Lane | Lie::Empty) => DataResponse::Missing,
+					(
+						DataRequest::Manifest { .. },
+						Lie::Chunks | Lie::Late(_) | Lie::Lane | Lie::Empty,
+					) => DataResponse::Manifest(manifest.encode()),
 					(DataRequest::Manifest { .. }, Lie::Manifest) => {
 						DataResponse::Manifest(other.encode())
 					}
@@ -391,6 +394,28 @@ async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 	let patient = DataStore::new(tmp.path().join("patient-store"));
 	let located = ensure(&patient, &reference(hash, &[&late]), &[], false).await.unwrap();
 	assert_same_files(&located, &manifest, &dir);
+
+	// A holder whose node is not up yet when the fetch starts (its first dials are refused at
+	// once) is asked again after a rest, and the fetch completes from it: the other holder
+	// serves the manifest and never a chunk.
+	let empty = hostile(manifest.clone(), Lie::Empty).await;
+	let key = libp2p::identity::Keypair::generate_ed25519();
+	let port = free_port();
+	let starting: Multiaddr =
+		format!("/ip4/127.0.0.1/tcp/{port}/p2p/{}", key.public().to_peer_id()).parse().unwrap();
+	let (serving, started) = (store.clone(), tokio::time::Instant::now());
+	tokio::spawn(async move {
+		tokio::time::sleep(Duration::from_secs(3)).await;
+		let listen = format!("/ip4/127.0.0.1/tcp/{port}").parse().unwrap();
+		let mut node = DataNode::new(key, serving, &[listen]).unwrap();
+		node.listening().await.unwrap();
+		node.serve().await;
+	});
+	let waiting = DataStore::new(tmp.path().join("waiting-store"));
+	let located =
+		ensure(&waiting, &reference(hash, &[&empty, &starting]), &[], false).await.unwrap();
+	assert_same_files(&located, &manifest, &dir);
+	assert!(started.elapsed() >= Duration::from_secs(3), "fetched before the holder was up");
 
 	// Only liars: nothing is accepted, and the error says why.
 	let alone = DataStore::new(tmp.path().join("fooled-store"));

@@ -2,7 +2,8 @@
 //! datasets (what `grid-trainer data publish` runs) and fetches a dataset from every holder it
 //! knows (what a provider runs before it joins a job), checking the manifest against the
 //! reference and each chunk against the manifest as it arrives. A holder that serves a bad
-//! manifest or chunk is not asked again; a fetch resumes from the chunks already on disk.
+//! manifest or chunk is not asked again; one that cannot be reached (not up yet, restarting)
+//! rests a while and is asked again; a fetch resumes from the chunks already on disk.
 //!
 //! A fetching node serves the chunks it has already written, and asks for the missing ones in
 //! an order of its own (seeded by its peer id), so fetchers started together hold different
@@ -51,8 +52,15 @@ use crate::{
 
 /// Chunk requests a fetch keeps in flight (spread over the holders).
 const IN_FLIGHT: usize = 8;
-/// Failed requests after which a holder is given up on for this fetch.
+/// Failed requests in a row after which a holder rests before it is asked again.
 const HOLDER_FAILURES: u32 = 3;
+/// A holder's first rest; each further failure doubles it, up to [`MAX_REST`]. Fetchers of
+/// one job start at about the same time and list each other: one whose node is not listening
+/// yet refuses the first dials, and must not be given up on for the whole fetch (a fetch can
+/// need it once the first holder goes away). One that never comes back costs a request per
+/// rest, and the fetch ends [`STALL`] after its last progress.
+const REST: Duration = Duration::from_secs(2);
+const MAX_REST: Duration = Duration::from_secs(30);
 /// How long a fetch waits without any progress before it gives up.
 const STALL: Duration = Duration::from_secs(120);
 /// How long a fetch waits for holders' tickets to their bulk lanes before it starts.
@@ -87,10 +95,43 @@ impl DatasetServer for DataStore {
 /// A holder of the dataset being fetched, and how it has done.
 struct Holder {
 	peer: PeerId,
+	/// Where it listens (ending in `/p2p/<peer>`).
+	address: Multiaddr,
+	/// Requests to it that failed in a row.
 	failures: u32,
+	/// False once it served something bad: not asked again in this fetch.
 	usable: bool,
+	/// Not asked before then, after failing [`HOLDER_FAILURES`] requests in a row.
+	resting_until: Option<Instant>,
 	/// Its bulk lane, while it gave a ticket and the lane works.
 	lane: Option<BulkLane>,
+}
+
+impl Holder {
+	fn new(peer: PeerId, address: Multiaddr) -> Self {
+		Holder { peer, address, failures: 0, usable: true, resting_until: None, lane: None }
+	}
+
+	/// Whether it may be asked at `now`: it has served nothing bad and is not resting.
+	fn askable(&self, now: Instant) -> bool {
+		self.usable && self.resting_until.is_none_or(|until| until <= now)
+	}
+
+	/// Counts a failed request; from the [`HOLDER_FAILURES`]th in a row on, the holder rests
+	/// (from `now`): the rest, if it does.
+	fn failed(&mut self, now: Instant) -> Option<Duration> {
+		self.failures += 1;
+		let beyond = self.failures.checked_sub(HOLDER_FAILURES)?;
+		let rest = REST.saturating_mul(1 << beyond.min(8)).min(MAX_REST);
+		self.resting_until = Some(now + rest);
+		Some(rest)
+	}
+
+	/// Counts a request it answered (failures in a row start again from zero).
+	fn answered(&mut self) {
+		self.failures = 0;
+		self.resting_until = None;
+	}
 }
 
 /// Where an answer to an inbound request goes.
@@ -407,13 +448,22 @@ impl DataNode {
 			};
 			if peer != self.peer_id() {
 				self.swarm.add_peer_address(peer, address.clone());
-				peers.push(Holder { peer, failures: 0, usable: true, lane: None });
+				peers.push(Holder::new(peer, address.clone()));
 			}
 		}
 		if peers.is_empty() {
 			return Err(refuse("no holder to fetch it from".into()));
 		}
 		Ok(peers)
+	}
+
+	/// Gives the swarm `holder`'s address again after a failed request: a failed dial
+	/// drops the addresses it tried from the swarm's book, and without one the holder
+	/// could never be dialled again once it comes up.
+	fn redial(&mut self, holder: &Holder) {
+		if !self.swarm.is_connected(&holder.peer) {
+			self.swarm.add_peer_address(holder.peer, holder.address.clone());
+		}
 	}
 
 	/// Asks each holder in turn for the manifest until one serves bytes that hash to `hash`.
@@ -426,21 +476,28 @@ impl DataNode {
 		for holder in holders.iter_mut() {
 			let request = DataRequest::Manifest { dataset: hash };
 			let id = self.swarm.behaviour_mut().send_request(&holder.peer, request);
-			let outcome = match self.response(id).await? {
-				Ok(DataResponse::Manifest(bytes)) => {
-					DatasetManifest::decode_checked(&bytes, &hash).map_err(|e| e.to_string())
-				}
-				Ok(DataResponse::Missing) => Err("does not have it".into()),
+			// A holder that lies is not asked again; one that lacks the dataset or cannot be
+			// reached now may still serve chunks later (a fellow fetcher starting up).
+			let (outcome, lied) = match self.response(id).await? {
+				Ok(DataResponse::Manifest(bytes)) => (
+					DatasetManifest::decode_checked(&bytes, &hash).map_err(|e| e.to_string()),
+					true,
+				),
+				Ok(DataResponse::Missing) => (Err("does not have it".into()), false),
 				Ok(DataResponse::Chunk(_) | DataResponse::Bulk { .. }) => {
-					Err("answered with something else".into())
+					(Err("answered with something else".into()), true)
 				}
-				Err(e) => Err(e),
+				Err(e) => {
+					holder.failed(Instant::now());
+					self.redial(holder);
+					(Err(e), false)
+				}
 			};
 			match outcome {
 				Ok(manifest) => return Ok(manifest),
 				Err(e) => {
 					tracing::warn!("holder {}: manifest of {hash:?}: {e}", holder.peer);
-					holder.usable = false;
+					holder.usable &= !lied;
 					why.push(format!("{}: {e}", holder.peer));
 				}
 			}
@@ -568,8 +625,9 @@ impl DataNode {
 			while in_flight.len() + writes.len() < IN_FLIGHT {
 				let Some(id) = queue.pop_front() else { break };
 				let skip = lacking.get(&id).cloned().unwrap_or_default();
+				let now = Instant::now();
 				let candidates: Vec<usize> = (0..holders.len())
-					.filter(|h| holders[*h].usable && !skip.contains(h))
+					.filter(|h| holders[*h].askable(now) && !skip.contains(h))
 					.collect();
 				// A holder not connected yet gets one request (which dials it) and no more
 				// until it is connected: request-response 0.27 fails every request pending
@@ -596,8 +654,9 @@ impl DataNode {
 					}
 					if last_progress.elapsed() > STALL {
 						return Err(refuse(format!(
-							"{what}: no holder has had it for {}s",
-							STALL.as_secs()
+							"{what}: no holder has had it for {}s{}",
+							STALL.as_secs(),
+							unreachable(holders, now)
 						)));
 					}
 					lacking.remove(&id);
@@ -664,6 +723,7 @@ impl DataNode {
 						.spawn_blocking(move || (id, h, store.write_chunk(&manifest, id, &bytes)));
 				}
 				Ok(DataResponse::Missing) => {
+					holder.answered();
 					lacking.entry(id).or_default().insert(h);
 					queue.push_back(id);
 				}
@@ -676,14 +736,15 @@ impl DataNode {
 					queue.push_back(id);
 				}
 				Err(e) => {
-					holder.failures += 1;
 					tracing::debug!("holder {}: chunk request failed: {e}", holder.peer);
-					if holder.failures >= HOLDER_FAILURES {
+					self.redial(holder);
+					if let Some(rest) = holder.failed(Instant::now()) {
 						tracing::warn!(
-							"holder {} failed {HOLDER_FAILURES} times in a row: {e}",
-							holder.peer
+							"holder {} failed {} times in a row ({e}): asking it again in {}s",
+							holder.peer,
+							holder.failures,
+							rest.as_secs()
 						);
-						holder.usable = false;
 					}
 					queue.push_back(id);
 				}
@@ -724,6 +785,19 @@ fn lane_down(
 	});
 }
 
+/// The holders resting at `now` (unreachable lately), as the end of an error message.
+fn unreachable(holders: &[Holder], now: Instant) -> String {
+	let resting: Vec<String> = holders
+		.iter()
+		.filter(|h| h.usable && !h.askable(now))
+		.map(|h| h.peer.to_string())
+		.collect();
+	match resting.is_empty() {
+		true => String::new(),
+		false => format!(" (unreachable lately: {})", resting.join(", ")),
+	}
+}
+
 /// Puts `items` in a random order (Fisher-Yates).
 fn shuffle<T>(items: &mut [T], rng: &mut Rng) {
 	for i in (1..items.len()).rev() {
@@ -757,7 +831,7 @@ fn written_or_refused(
 ) -> bool {
 	match written {
 		Ok(()) => {
-			holder.failures = 0;
+			holder.answered();
 			bar.inc(1);
 			true
 		}
@@ -811,5 +885,30 @@ mod tests {
 			[("a", 0), ("b", 0), ("c", 0), ("a", 1), ("b", 1), ("c", 1), ("a", 2), ("a", 3)]
 		);
 		assert!(turns.is_empty());
+	}
+
+	#[test]
+	fn an_unreachable_holder_rests_longer_each_time_and_comes_back_after_an_answer() {
+		let now = Instant::now();
+		let peer = PeerId::random();
+		let mut holder =
+			Holder::new(peer, format!("/ip4/127.0.0.1/tcp/1/p2p/{peer}").parse().unwrap());
+		// The first failures in a row only count.
+		for _ in 1..HOLDER_FAILURES {
+			assert_eq!(holder.failed(now), None);
+			assert!(holder.askable(now));
+		}
+		// Then it rests, twice as long after each further failure, never over the cap.
+		let rests: Vec<Duration> = (0..6).map(|_| holder.failed(now).unwrap()).collect();
+		let secs: Vec<u64> = rests.iter().map(Duration::as_secs).collect();
+		assert_eq!(secs, [2, 4, 8, 16, 30, 30]);
+		assert!(!holder.askable(now + Duration::from_secs(29)));
+		assert!(holder.askable(now + MAX_REST));
+		// An answer ends the rest and the count; a holder that served bad data stays out.
+		holder.answered();
+		assert!(holder.askable(now));
+		assert_eq!(holder.failed(now), None);
+		holder.usable = false;
+		assert!(!holder.askable(now + MAX_REST));
 	}
 }
