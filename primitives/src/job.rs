@@ -686,8 +686,22 @@ pub struct TrainingParams<BlockNumber> {
 	/// verifiers replay a round either way. Part of the job because replays redo it.
 	#[cfg_attr(feature = "serde", serde(default))]
 	pub overlap_steps: u32,
+	/// Most inner steps a round may claim (none by default: as many as fit the round). One
+	/// bound for everyone in the job: trainers refuse a commitment that claims more, and
+	/// verifiers judge such a claim invalid without redoing any of it, so a liar cannot buy
+	/// unbounded replay time; the chain pays at most this many batches a round. A provider
+	/// may train fewer (its own `max_steps`), never judge others by that.
+	#[cfg_attr(feature = "serde", serde(default))]
+	pub max_steps: Option<u32>,
 	/// Pseudo-gradient compression.
 	pub compression: Compression,
+}
+
+impl<BlockNumber> TrainingParams<BlockNumber> {
+	/// Most samples a round may claim under the job's step cap (`None`: no cap).
+	pub fn max_round_samples(&self) -> Option<u64> {
+		self.max_steps.map(|steps| u64::from(steps).saturating_mul(u64::from(self.batch_size)))
+	}
 }
 
 /// Everything a buyer specifies when posting a job. In a job file (TOML) amounts are in GRID
@@ -913,6 +927,11 @@ pub enum SpecError {
 	StakeTooLowToDeter,
 	/// The initial weights' URI is empty or not text, or their content hash is zero.
 	BadInitialWeights,
+	/// The cap on inner steps per round is zero.
+	ZeroStepCap,
+	/// The overlapped steps are not below the cap on inner steps per round (a round would
+	/// never train from its own base).
+	OverlapOverStepCap,
 }
 
 impl<
@@ -936,6 +955,11 @@ impl<
 			(t.outer_lr.0 == 0 || t.outer_lr.0 > 4 * Nanos::ONE.0, SpecError::BadOuterLearningRate),
 			(t.outer_momentum >= Nanos::ONE, SpecError::BadOuterMomentum),
 			(t.error_decay > Nanos::ONE, SpecError::BadErrorDecay),
+			(t.max_steps == Some(0), SpecError::ZeroStepCap),
+			(
+				t.overlap_steps > 0 && t.max_steps.is_some_and(|cap| t.overlap_steps >= cap),
+				SpecError::OverlapOverStepCap,
+			),
 		];
 		if let Some((_, error)) = checks.into_iter().find(|(bad, _)| *bad) {
 			return Err(error);
@@ -1082,6 +1106,7 @@ mod tests {
 				outer_momentum: Nanos(900_000_000),
 				error_decay: Nanos(900_000_000),
 				overlap_steps: 0,
+				max_steps: None,
 				compression: Compression::TopK { chunk: 64, k: 4, value_bits: 2 },
 			},
 			rounds: 5,
@@ -1233,6 +1258,14 @@ mod tests {
 			(|s| s.training.outer_lr = Nanos(0), SpecError::BadOuterLearningRate),
 			(|s| s.training.outer_momentum = Nanos::ONE, SpecError::BadOuterMomentum),
 			(|s| s.training.error_decay = Nanos(1_000_000_001), SpecError::BadErrorDecay),
+			(|s| s.training.max_steps = Some(0), SpecError::ZeroStepCap),
+			(
+				|s| {
+					s.training.max_steps = Some(5);
+					s.training.overlap_steps = 5;
+				},
+				SpecError::OverlapOverStepCap,
+			),
 			(
 				|s| s.training.compression = Compression::Int8 { chunk: 0 },
 				SpecError::BadCompression,
@@ -1516,6 +1549,17 @@ mod tests {
 		// Zero jobs counts as one; a batch larger than the hardware allows pays nothing.
 		assert_eq!(max_claim(&model, 32, 1_000, 1_000, 0), claim);
 		assert_eq!(max_claim(&model, u32::MAX, 1_000, 1_000, 1), 0);
+	}
+
+	#[test]
+	fn a_step_cap_bounds_a_rounds_samples() {
+		let mut training = spec().training;
+		assert_eq!(training.max_round_samples(), None);
+		training.max_steps = Some(50);
+		assert_eq!(training.max_round_samples(), Some(50 * u64::from(training.batch_size)));
+		training.max_steps = Some(u32::MAX);
+		training.batch_size = u32::MAX;
+		assert_eq!(training.max_round_samples(), Some(u64::from(u32::MAX) * u64::from(u32::MAX)));
 	}
 
 	/// A proof of 128 samples in 4 inner steps.

@@ -151,6 +151,7 @@ mod tests {
 				outer_momentum: Nanos(500_000_000),
 				error_decay: Nanos(900_000_000),
 				overlap_steps: 0,
+				max_steps: None,
 				compression: Compression::Int8 { chunk: 256 },
 			}
 		);

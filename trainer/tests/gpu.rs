@@ -294,10 +294,10 @@ fn a_gpu_trainer_and_cpu_trainers_agree_on_every_round() {
 		aggregation = { rule = "trimmed-mean", trim = 1 }
 		screen_ratio = 3.0
 		eval_samples = 500
-		max_steps = 25
 
 		[job.training]
 		batch_size = 32
+		max_steps = 25
 		inner = { optimizer = "adamw", lr = 0.003, warmup_steps = 5 }
 		compression = { scheme = "int8", chunk = 64 }
 		outer_momentum = 0.5

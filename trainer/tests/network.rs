@@ -48,10 +48,10 @@ fn job(rounds: u32, compression: &str) -> String {
 		aggregation = {{ rule = "trimmed-mean", trim = 1 }}
 		screen_ratio = 3.0
 		eval_samples = 500
-		max_steps = 25
 
 		[job.training]
 		batch_size = 32
+		max_steps = 25
 		inner = {{ optimizer = "adamw", lr = 0.003, warmup_steps = 5 }}
 		compression = {compression}
 		# Few inner steps per round: less outer momentum than DiLoCo's 0.9 (tuned for

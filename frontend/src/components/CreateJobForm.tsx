@@ -368,6 +368,7 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
           {field("outerMomentum", "Outer momentum", "below 1")}
           {field("errorDecay", "Error-feedback decay", "0 to 1: the share of what earlier updates left out that each round sends again")}
           {field("overlapSteps", "Overlapped steps", "0: none; else each round's first steps train while the round before is exchanged")}
+          {field("maxSteps", "Most inner steps per round", "empty: as many as fit; a claim of more is refused and never replayed")}
           {choice("compression", "Compression", [
             ["none", "None (f32)"],
             ["int8", "int8"],

@@ -257,6 +257,8 @@ export function JobDetailView({ detail, liveRounds = [], rpcUrl, canCancel, onCa
             </dd>
             <dt>Overlapped steps</dt>
             <dd>{t.overlap_steps === 0 ? "none (blocking rounds)" : `${t.overlap_steps} a round`}</dd>
+            <dt>Inner steps per round</dt>
+            <dd>{t.max_steps === undefined ? "as many as fit" : `at most ${t.max_steps}`}</dd>
             <dt>Compression</dt>
             <dd>{describeCompression(t.compression)}</dd>
             <dt>Reward per round</dt>

@@ -64,6 +64,7 @@ describe("job form → JobSpec", () => {
         outer_momentum: 500_000_000,
         error_decay: 900_000_000,
         overlap_steps: 0,
+        max_steps: undefined,
         compression: { type: "Int8", value: { chunk: 256 } },
       },
       rounds: 5,
@@ -88,6 +89,7 @@ describe("job form → JobSpec", () => {
         rounds: "3",
         roundBlocks: "5",
         batchSize: "32",
+        maxSteps: "100",
         lr: "0.002",
         warmupSteps: "0",
         outerMomentum: "0.5",
@@ -97,6 +99,7 @@ describe("job form → JobSpec", () => {
       LIMITS,
     );
     expect(spec?.model).toEqual({ type: "MnistMlp", value: { hidden: 64, layers: 1 } });
+    expect(spec?.training.max_steps).toBe(100);
     expect(spec?.dataset.content_hash).toBe(DATASETS.mnist.hash);
     expect(new TextDecoder().decode(spec?.dataset.uri)).toBe("grid:mnist");
     expect(spec?.reward_per_round).toBe(10n * UNIT);
@@ -131,6 +134,11 @@ describe("job form → JobSpec", () => {
     expect(errorsOf({ overlapSteps: "-1" }).overlapSteps).toBeDefined();
     expect(errorsOf({ overlapSteps: "4294967296" }).overlapSteps).toBeDefined();
     expect(errorsOf({ overlapSteps: "5" }).overlapSteps).toBeUndefined();
+    expect(errorsOf({ maxSteps: "0" }).maxSteps).toBeDefined();
+    expect(errorsOf({ maxSteps: "x" }).maxSteps).toBeDefined();
+    expect(errorsOf({ maxSteps: "50", overlapSteps: "50" }).overlapSteps).toBeDefined();
+    expect(errorsOf({ maxSteps: "50", overlapSteps: "49" }).overlapSteps).toBeUndefined();
+    expect(buildJobSpec(form({ maxSteps: " 50 " }), LIMITS).spec?.training.max_steps).toBe(50);
     expect(errorsOf({ batchSize: "0" }).batchSize).toBeDefined();
     expect(errorsOf({ rounds: "0" }).rounds).toBeDefined();
     expect(errorsOf({ rounds: "100001" }).rounds).toMatch(/at most 100000/);

@@ -122,6 +122,8 @@ export interface JobForm {
   outerMomentum: string;
   errorDecay: string;
   overlapSteps: string;
+  /** Empty: no cap. */
+  maxSteps: string;
   compression: CompressionKind;
   chunk: string;
   k: string;
@@ -189,6 +191,7 @@ export const DEFAULT_FORM: JobForm = {
   outerMomentum: "0.5",
   errorDecay: "0.9",
   overlapSteps: "0",
+  maxSteps: "",
   compression: "int8",
   chunk: "256",
   k: "16",
@@ -752,6 +755,13 @@ export function buildJobSpec(
   const errorDecay = frac("errorDecay");
   rule(errorDecay > 1e9, "errorDecay", "must be at most 1");
   const overlapSteps = int("overlapSteps");
+  // Pallet errors ZeroStepCap and OverlapOverStepCap.
+  const maxSteps = String(form.maxSteps).trim() === "" ? undefined : int("maxSteps", U32_MAX, 1);
+  rule(
+    maxSteps !== undefined && overlapSteps > 0 && overlapSteps >= maxSteps,
+    "overlapSteps",
+    "must be below the most inner steps per round",
+  );
   let compression: JobSpec["training"]["compression"];
   if (form.compression === "none") compression = { type: "None", value: undefined };
   else if (form.compression === "int8") compression = { type: "Int8", value: { chunk: int("chunk", U32_MAX, 1) } };
@@ -818,6 +828,7 @@ export function buildJobSpec(
         outer_momentum: outerMomentum,
         error_decay: errorDecay,
         overlap_steps: overlapSteps,
+        max_steps: maxSteps,
         compression,
       },
       rounds,

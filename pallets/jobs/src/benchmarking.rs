@@ -61,6 +61,7 @@ fn max_spec<T: Config>(p: u32) -> JobSpecOf<T> {
 			outer_momentum: Nanos(900_000_000),
 			error_decay: Nanos(900_000_000),
 			overlap_steps: 0,
+			max_steps: None,
 			compression: Compression::TopK { chunk: 256, k: 8, value_bits: 2 },
 		},
 		rounds: T::MaxRounds::get().min(1_000),

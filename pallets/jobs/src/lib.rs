@@ -769,6 +769,12 @@ pub mod pallet {
 		BadInitialWeights,
 		/// The error-feedback decay is above one.
 		BadErrorDecay,
+		/// The job's cap on inner steps per round is zero.
+		ZeroStepCap,
+		/// The proof claims more inner steps than the job lets a round take.
+		StepsOverCap,
+		/// The job's overlapped steps are not below its cap on inner steps per round.
+		OverlapOverStepCap,
 	}
 
 	impl<T> From<SpecError> for Error<T> {
@@ -795,6 +801,8 @@ pub mod pallet {
 				SpecError::TooFewToVerify => Error::TooFewToVerify,
 				SpecError::StakeTooLowToDeter => Error::StakeTooLowToDeter,
 				SpecError::BadInitialWeights => Error::BadInitialWeights,
+				SpecError::ZeroStepCap => Error::ZeroStepCap,
+				SpecError::OverlapOverStepCap => Error::OverlapOverStepCap,
 			}
 		}
 	}

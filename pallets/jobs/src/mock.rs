@@ -359,6 +359,7 @@ pub fn spec() -> JobSpec<Balance, u64> {
 			outer_momentum: Nanos(900_000_000),
 			error_decay: Nanos(900_000_000),
 			overlap_steps: 0,
+			max_steps: None,
 			compression: Compression::Int8 { chunk: 256 },
 		},
 		rounds: 3,
@@ -501,7 +502,11 @@ pub fn join(job: JobId, who: AccountId) -> DispatchResult {
 /// A job with `providers` registered and joined (min_providers = their number, and room for
 /// them), running.
 pub fn running_job(providers: &[AccountId]) -> JobId {
-	let mut s = spec();
+	running_job_of(spec(), providers)
+}
+
+/// A job of spec `s` that `providers` (registered here) joined and started.
+pub fn running_job_of(mut s: JobSpec<Balance, u64>, providers: &[AccountId]) -> JobId {
 	s.min_providers = providers.len() as u32;
 	s.max_providers = s.max_providers.max(s.min_providers);
 	let id = create(s);

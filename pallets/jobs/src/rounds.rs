@@ -86,6 +86,10 @@ pub(crate) fn check<T: Config>(signed: &SignedProofOf<T>) -> Result<RoundStateOf
 		signed.proof.samples_fit_steps(job.spec.training.batch_size),
 		Error::<T>::SamplesExceedSteps
 	);
+	ensure!(
+		job.spec.training.max_steps.is_none_or(|cap| signed.proof.inner_steps <= cap),
+		Error::<T>::StepsOverCap
+	);
 	ensure!(signature::is_valid::<T>(signed), Error::<T>::BadSignature);
 	Ok(round)
 }

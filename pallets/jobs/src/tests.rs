@@ -193,6 +193,14 @@ fn create_job_rejects_every_bad_field() {
 				},
 				Error::JobTooLong,
 			),
+			(|s| s.training.max_steps = Some(0), Error::ZeroStepCap),
+			(
+				|s| {
+					s.training.max_steps = Some(3);
+					s.training.overlap_steps = 4;
+				},
+				Error::OverlapOverStepCap,
+			),
 			(|s| s.reward_per_round = Balance::MAX / 2, Error::BudgetOverflow),
 			(|s| s.reward_per_round = ENDOWMENT, Error::InsufficientBalance),
 		];
@@ -371,6 +379,26 @@ fn submit_proof_rejects_each_bad_proof() {
 		// Anyone may submit a valid proof, once.
 		assert_ok!(submit(proof(id, 0, P1, 42, 1, &[])));
 		assert_noop!(submit(proof(id, 0, P1, 42, 1, &[])), Error::<Test>::DuplicateProof);
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_proof_claiming_more_steps_than_the_jobs_cap_is_refused() {
+	new_test_ext().execute_with(|| {
+		let mut capped = spec();
+		capped.training.max_steps = Some(2);
+		let id = running_job_of(capped, &[P1, P2]);
+		let submit = |signed| Jobs::submit_proof(RuntimeOrigin::signed(REPORTER), signed);
+		let batch = u64::from(spec().training.batch_size);
+		// Three steps' samples, honestly counted and validly signed: over the cap, so the
+		// round's replays need not redo them and the chain does not pay for them.
+		assert_noop!(submit(proof(id, 0, P1, 42, 3 * batch, &[])), Error::<Test>::StepsOverCap);
+		// Two steps claiming fewer samples is over nothing.
+		let mut sneaky = proof(id, 0, P1, 42, 2 * batch, &[]).proof;
+		sneaky.inner_steps = 3;
+		assert_noop!(submit(sign(sneaky)), Error::<Test>::StepsOverCap);
+		assert_ok!(submit(proof(id, 0, P1, 42, 2 * batch, &[])));
 		check_invariants();
 	});
 }

@@ -13,7 +13,7 @@ use crate::{
 	device::DeviceChoice,
 	diloco::CatchUp,
 	error::{Error, Result},
-	round::{coordinator::Schedule, misbehave::Misbehaviour},
+	round::{book::ClaimRule, coordinator::Schedule, misbehave::Misbehaviour},
 };
 
 /// The whole file.
@@ -99,8 +99,12 @@ pub struct JobConfig {
 	pub aggregation: Rule,
 	/// Norm screening: reject updates above this multiple of the median norm.
 	pub screen_ratio: Option<f64>,
-	/// At most this many inner steps per round (DiLoCo's H); unbounded: as many as fit.
-	pub max_steps: Option<u32>,
+	/// This trainer's own cap on inner steps per round (a provider's `max_steps`), below
+	/// the job's (`training.max_steps`, by which everyone judges claims): it paces only what
+	/// this trainer trains, never what it accepts from others. Not read from files: an
+	/// off-chain job sets the job's cap in `[job.training]`.
+	#[serde(skip)]
+	pub own_max_steps: Option<u32>,
 	/// Held-out samples evaluated after each round (0: none).
 	#[serde(default)]
 	pub eval_samples: usize,
@@ -162,11 +166,24 @@ impl TrainerConfig {
 		}
 		self.misbehave.check().map_err(Error::Config)?;
 		let overlap = j.training.overlap_steps;
-		if let Some(max) = j.max_steps.filter(|m| overlap > 0 && overlap >= *m) {
+		if let Some(max) = j.training.max_steps.filter(|m| overlap > 0 && overlap >= *m) {
 			return Err(Error::Config(format!(
 				"job.training.overlap_steps ({overlap}) must be below max_steps ({max}): a \
 				 round must train from its base after catching up"
 			)));
+		}
+		if j.training.max_steps == Some(0) {
+			return bad("job.training.max_steps must be positive (leave it out for no cap)");
+		}
+		if let (Schedule::FixedSteps { steps, .. }, Some(max)) =
+			(&self.schedule, j.training.max_steps)
+		{
+			if *steps > max {
+				return Err(Error::Config(format!(
+					"schedule.steps ({steps}) is over job.training.max_steps ({max}): every \
+					 round's claim would be refused"
+				)));
+			}
 		}
 		let most = crate::round::state_transfer::MAX_STATE_PIECE_BYTES;
 		if self.state_piece_bytes == 0 || self.state_piece_bytes > most {
@@ -186,6 +203,20 @@ impl TrainerConfig {
 }
 
 impl JobConfig {
+	/// What a round of this job may claim: the same for every trainer of it, whatever each
+	/// trains itself ([`Self::train_cap`]); commitments and replays are judged by it.
+	pub fn claim_rule(&self) -> ClaimRule {
+		ClaimRule { batch: u64::from(self.training.batch_size), max_steps: self.training.max_steps }
+	}
+
+	/// Most inner steps this trainer trains a round: the job's cap, or its own if lower.
+	pub fn train_cap(&self) -> Option<u32> {
+		match (self.training.max_steps, self.own_max_steps) {
+			(Some(job), Some(own)) => Some(job.min(own)),
+			(job, own) => job.or(own),
+		}
+	}
+
 	/// When an overlapped round catches up (`None`: rounds do not overlap): after the
 	/// job's `training.overlap_steps` (`TrainingParams::overlap_steps`: each round's first
 	/// steps train while the round before is exchanged — off chain from where the
@@ -259,6 +290,15 @@ mod tests {
 		let mut overlapped = c.job.clone();
 		overlapped.training.overlap_steps = 3;
 		assert_eq!(overlapped.catch_up().unwrap().map(CatchUp::after), Some(3));
+		// A trainer trains at most the job's cap, or its own where that is lower.
+		let mut capped = c.job.clone();
+		assert_eq!(capped.train_cap(), None);
+		capped.own_max_steps = Some(40);
+		assert_eq!(capped.train_cap(), Some(40));
+		capped.training.max_steps = Some(25);
+		assert_eq!(capped.train_cap(), Some(25));
+		capped.own_max_steps = Some(10);
+		assert_eq!(capped.train_cap(), Some(10));
 
 		let cases = [
 			(GOOD.replace("lr = 0.002", "lr = -1.0"), "lr = -1"),
@@ -269,10 +309,15 @@ mod tests {
 			(GOOD.replace("\"mlp\"", "\"rnn\""), "unknown variant"),
 			(GOOD.replace("data_dir = \"t1\"", "data_dir = \"t1\"\nstate_piece_bytes = 0"), "1 to"),
 			(
-				GOOD.replace("id = 1", "id = 1\nmax_steps = 5")
-					.replace("batch_size = 32", "batch_size = 32\noverlap_steps = 5"),
+				GOOD.replace(
+					"batch_size = 32",
+					"batch_size = 32\nmax_steps = 5\noverlap_steps = 5",
+				),
 				"below max_steps",
 			),
+			// The job's cap is in [job.training] (one definition with the chain's spec).
+			(GOOD.replace("id = 1", "id = 1\nmax_steps = 5"), "unknown field"),
+			(GOOD.replace("batch_size = 32", "batch_size = 32\nmax_steps = 0"), "positive"),
 		];
 		for (text, expected) in cases {
 			std::fs::write(&path, text).unwrap();

@@ -114,7 +114,7 @@ pub fn chain_job(
 		adaptive_compression: true,
 		aggregation: CHAIN_AGGREGATION,
 		screen_ratio: Some(CHAIN_SCREEN_RATIO),
-		max_steps,
+		own_max_steps: max_steps,
 		eval_samples,
 		evidence_rounds: challengeable_rounds(
 			spec.challenge_window,
@@ -148,6 +148,25 @@ mod tests {
 		let path = dir.path().join("job.toml");
 		std::fs::write(&path, text).unwrap();
 		load_job_file(&path)
+	}
+
+	#[test]
+	fn a_providers_own_step_cap_paces_its_training_and_never_judges_others() {
+		let mut spec = job_file(JOB).unwrap();
+		let batch = u64::from(spec.training.batch_size);
+		// Uncapped job, provider capped at 10: it trains 10 steps, and accepts a peer's 50.
+		let job = chain_job(0, &spec, 0, Some(10)).unwrap();
+		assert_eq!(job.train_cap(), Some(10));
+		assert!(job.claim_rule().allows(50 * batch, 50));
+		// A job capped at 40: claims of 40 pass and of 41 do not, for a provider capped at
+		// 10 and one capped above the job alike.
+		spec.training.max_steps = Some(40);
+		for own in [Some(10), Some(100), None] {
+			let job = chain_job(0, &spec, 0, own).unwrap();
+			assert!(job.claim_rule().allows(40 * batch, 40), "{own:?}");
+			assert!(!job.claim_rule().allows(41 * batch, 41), "{own:?}");
+			assert_eq!(job.train_cap(), Some(own.unwrap_or(40).min(40)));
+		}
 	}
 
 	#[test]

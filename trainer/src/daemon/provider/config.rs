@@ -98,7 +98,8 @@ pub struct LocalTraining {
 	pub transfer_budget_ms: u64,
 	/// Held-out samples evaluated after each round (0: none).
 	pub eval_samples: usize,
-	/// At most this many inner steps per round.
+	/// At most this many inner steps per round of this provider's own (below the job's
+	/// `training.max_steps`, which alone decides what a peer's round may claim).
 	pub max_steps: Option<u32>,
 }
 

@@ -163,9 +163,10 @@ impl Trainer {
 		(fixed, end.map(|e| e.checked_sub(margin).unwrap_or(e)))
 	}
 
-	/// The most steps a round may claim: the schedule's fixed count, else the job's cap.
+	/// The most steps a round of this trainer's may claim: the schedule's fixed count, else
+	/// the cap it trains under.
 	fn claimable_steps(&self) -> Option<u32> {
-		self.pacing(None).0.or(self.config.job.max_steps)
+		self.pacing(None).0.or(self.config.job.train_cap())
 	}
 
 	/// How `round` trains until `end`: its data, its pace, and the misbehaviours that
@@ -180,7 +181,7 @@ impl Trainer {
 		let stop_at = StopAt::new(stop_at);
 		let cap = match misbehave.inflate {
 			Some(share) => self.claimable_steps().map(|s| misbehave::inflated_run(s, share)),
-			None => job.max_steps,
+			None => job.train_cap(),
 		};
 		Pace {
 			dataset: self.dataset.clone(),

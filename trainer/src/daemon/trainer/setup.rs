@@ -19,7 +19,7 @@ use crate::{
 		WorkStateBytes,
 	},
 	round::{
-		book::{Books, ClaimRule},
+		book::Books,
 		coordinator::Coordinator,
 		fetch::Fetches,
 		fraud::{FraudDesk, FraudPort},
@@ -107,7 +107,7 @@ impl Trainer {
 				config: inner_config,
 				batch_size: u64::from(job.training.batch_size),
 				error_decay: job.training.error_decay.to_f64() as f32,
-				max_steps: job.max_steps,
+				max_steps: job.claim_rule().max_steps,
 				catch_up,
 				dataset: dataset.clone(),
 				device: device.clone(),
@@ -159,9 +159,7 @@ impl Trainer {
 			net.send(Command::ServeWorkState { id: stored.id, round: stored.round, bytes });
 		}
 		let keeper = super::keeper::Keeper::start(work_states, net.commander())?;
-		let claims =
-			ClaimRule { batch: u64::from(job.training.batch_size), max_steps: job.max_steps };
-		let books = Books::new(job.id, state.as_ref().map_or(0, |s| s.round), claims);
+		let books = Books::new(job.id, state.as_ref().map_or(0, |s| s.round), job.claim_rule());
 		let fetches = Fetches::new(job.id, Layout::of(&manifest));
 		Ok(Trainer {
 			key,
