@@ -1,0 +1,444 @@
+//! Scale: one job trained by N real provider daemons (`grid-trainer provide`, each with its own
+//! libp2p identity and chain account) on a real `grid-node --dev`, for several N (issue 26's
+//! trainer sweep).
+//!
+//! For each N, on a fresh dev node: N accounts (`//scale-0` …) are funded by Alice; N
+//! providers start (each registers itself with its stake and joins the job that fits); Alice
+//! posts the quick MNIST job (`examples/mnist-job.toml`: an MLP, rounds of 5 blocks, capped at
+//! 100 inner steps) needing all N, for R rounds, and it runs to completion or a deadline.
+//! Read back from the chain's events: per round, its length in blocks, proofs accepted, the
+//! share of members whose proof attested the quorum's model, blocks from the quorum to the
+//! payment, proofs per block; from each trainer's files: the model it computed each round,
+//! its exchange time, the updates it missed, and the bytes it served and fetched.
+//!
+//! The baseline of each ratio is the smallest N of the same invocation (these machines are
+//! noisy, so every N runs in one invocation, one after the other).
+//!
+//! usage: scale [--trainers 4,8,16] [--rounds R] [--out DIR] [--keep FILES]
+//! Writes DIR/scale.md and DIR/scale.json.
+
+use std::{
+	collections::{BTreeMap, HashMap},
+	path::{Path, PathBuf},
+	time::{Duration, Instant},
+};
+
+use anyhow::{bail, ensure, Context, Result};
+use grid_e2e_tests::{
+	chain::{events_at, next_nonce, sign, submit, transfer, ChainContext},
+	network::{dev_node, post_job, url, wait_status, MNIST_JOB, STAKE},
+	trainers::{Provider, ProviderSpec},
+	wait_for, Node,
+};
+use grid_primitives::currency::UNIT;
+use grid_runtime::RuntimeEvent;
+use pallet_jobs::Event as Jobs;
+use polkadot_sdk::{
+	sp_core::{crypto::AccountId32, sr25519, Pair},
+	sp_keyring::Sr25519Keyring,
+};
+use serde_json::{json, Value};
+
+/// Seconds per block of the dev chain.
+const BLOCK_SECS: f64 = 6.0;
+
+struct Args {
+	trainers: Vec<usize>,
+	rounds: u32,
+	out: PathBuf,
+	/// Where the runs' files go and stay (nodes' and trainers' logs); a temporary directory,
+	/// removed at the end, when not given.
+	keep: Option<PathBuf>,
+}
+
+fn args() -> Result<Args> {
+	let mut parsed = Args {
+		trainers: vec![4, 8, 16],
+		rounds: 4,
+		out: PathBuf::from("bench/reports"),
+		keep: None,
+	};
+	let mut words = std::env::args().skip(1);
+	while let Some(flag) = words.next() {
+		let value = words.next().with_context(|| format!("{flag} needs a value"))?;
+		match flag.as_str() {
+			"--trainers" => {
+				parsed.trainers = value
+					.split(',')
+					.map(|n| n.trim().parse().with_context(|| format!("--trainers {n:?}")))
+					.collect::<Result<_>>()?
+			}
+			"--rounds" => parsed.rounds = value.parse()?,
+			"--out" => parsed.out = value.into(),
+			"--keep" => parsed.keep = Some(value.into()),
+			other => bail!("unknown option {other} (--trainers, --rounds, --out, --keep)"),
+		}
+	}
+	ensure!(
+		!parsed.trainers.is_empty() && parsed.trainers.iter().all(|n| (2..=64).contains(n)),
+		"--trainers takes counts of 2 to 64 (the chain's MaxParticipants)"
+	);
+	ensure!((2..=20).contains(&parsed.rounds), "--rounds must be 2..=20");
+	Ok(parsed)
+}
+
+/// One round as the chain's events tell it.
+#[derive(Default, Debug)]
+struct ChainRound {
+	opened: Option<u32>,
+	members: u32,
+	proofs: u32,
+	/// Proofs that attested the model the quorum reached.
+	attested: u32,
+	quorum: Option<(u32, [u8; 32])>,
+	paid: Option<u32>,
+	settled: Option<u32>,
+	result: bool,
+	/// Per proof, its result model.
+	results: Vec<[u8; 32]>,
+}
+
+/// What one N's run measured.
+struct Run {
+	n: usize,
+	completed: bool,
+	/// From posting the job to its start (every provider registered and joined).
+	setup_s: f64,
+	rounds: BTreeMap<u32, ChainRound>,
+	max_proofs_per_block: u32,
+	/// Per trainer: its round records and its status report.
+	records: Vec<Vec<Value>>,
+	status: Vec<Option<Value>>,
+}
+
+impl Run {
+	/// Blocks from each round's settlement to the next's (the round period as the chain
+	/// lives it), for the rounds after the first.
+	fn period_blocks(&self) -> Vec<u32> {
+		let settled: Vec<u32> = self.rounds.values().filter_map(|r| r.settled).collect();
+		settled.windows(2).map(|w| w[1] - w[0]).collect()
+	}
+
+	/// Per round, the share of trainers whose model is the most common one.
+	fn agreement(&self) -> Vec<f64> {
+		let rounds = self.records.iter().map(Vec::len).max().unwrap_or(0);
+		(0..rounds)
+			.map(|r| {
+				let mut counts: HashMap<String, usize> = HashMap::new();
+				for records in &self.records {
+					if let Some(hash) = records.get(r).and_then(|x| x["model_hash"].as_str()) {
+						*counts.entry(hash.to_owned()).or_default() += 1;
+					}
+				}
+				counts.values().copied().max().unwrap_or(0) as f64 / self.n as f64
+			})
+			.collect()
+	}
+
+	/// Per round, the share of members whose proof attested the quorum's model.
+	fn attestation(&self) -> Vec<f64> {
+		self.rounds.values().map(|r| f64::from(r.attested) / f64::from(r.members.max(1))).collect()
+	}
+
+	/// Blocks from each round's quorum to its first payment.
+	fn payment_blocks(&self) -> Vec<u32> {
+		self.rounds.values().filter_map(|r| Some(r.paid? - r.quorum?.0)).collect()
+	}
+
+	/// Per trainer, bytes served plus fetched over the run, divided by the rounds it
+	/// recorded.
+	fn bytes_per_round(&self) -> Vec<f64> {
+		self.status
+			.iter()
+			.zip(&self.records)
+			.filter_map(|(status, records)| {
+				let net = &status.as_ref()?["network"];
+				let bytes = net["bytes_served"].as_f64()? + net["bytes_fetched"].as_f64()?;
+				(!records.is_empty()).then(|| bytes / records.len() as f64)
+			})
+			.collect()
+	}
+
+	/// Over every trainer and round: mean of a round record's field (milliseconds).
+	fn mean_field(&self, field: &str) -> Option<f64> {
+		mean(&self.records.iter().flatten().filter_map(|r| r[field].as_f64()).collect::<Vec<_>>())
+	}
+
+	/// Round records (any trainer) that missed at least one update of the round's set.
+	fn missed(&self) -> usize {
+		self.records
+			.iter()
+			.flatten()
+			.filter(|r| r["missing"].as_array().is_some_and(|m| !m.is_empty()))
+			.count()
+	}
+
+	fn headline(&self) -> Value {
+		let period = mean(&self.period_blocks().iter().map(|b| f64::from(*b)).collect::<Vec<_>>());
+		let bytes = self.bytes_per_round();
+		let payment = self.payment_blocks().into_iter().max();
+		let agreement = self.agreement();
+		json!({
+			"trainers": self.n,
+			"completed": self.completed,
+			"setup_s": self.setup_s,
+			"rounds_settled_with_result": self.rounds.values().filter(|r| r.result).count(),
+			"round_period_s": period.map(|b| b * BLOCK_SECS),
+			"exchange_ms_mean": self.mean_field("exchange_ms"),
+			"compute_ms_mean": self.mean_field("compute_ms"),
+			"steps_mean": self.mean_field("steps"),
+			"bytes_per_trainer_per_round": { "mean": mean(&bytes), "max": bytes.iter().copied().fold(None, |m: Option<f64>, b| Some(m.map_or(b, |m| m.max(b)))) },
+			"agreement_share_min": agreement.iter().copied().fold(None, |m: Option<f64>, a| Some(m.map_or(a, |m| m.min(a)))),
+			"attestation_share_min": self.attestation().into_iter().fold(None, |m: Option<f64>, a| Some(m.map_or(a, |m| m.min(a)))),
+			"records_with_missing_updates": self.missed(),
+			"payment_latency_s_max": payment.map(|b| f64::from(b) * BLOCK_SECS),
+			"max_proofs_per_block": self.max_proofs_per_block,
+		})
+	}
+}
+
+fn mean(xs: &[f64]) -> Option<f64> {
+	(!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
+/// Funds `accounts` from Alice with enough for the stake and fees.
+fn fund(node: &Node, accounts: &[AccountId32]) -> Result<()> {
+	let ctx = ChainContext::fetch(node)?;
+	let alice = Sr25519Keyring::Alice;
+	let mut nonce = next_nonce(node, &alice.to_account_id())?;
+	for who in accounts {
+		let amount = u128::from(STAKE) * UNIT + 100 * UNIT;
+		submit(node, &sign(&ctx, alice, nonce, transfer(who.clone(), amount)))?;
+		nonce += 1;
+	}
+	wait_for("the funding transfers", Duration::from_secs(120), || {
+		let at = grid_e2e_tests::chain::account(node, &alice.to_account_id(), None).ok()?;
+		(at.nonce >= nonce).then_some(())
+	})
+}
+
+/// The chain's account of the job's rounds from block `from` to the best block.
+fn read_chain(node: &Node, from: u32) -> Result<(BTreeMap<u32, ChainRound>, u32, Option<u32>)> {
+	let mut rounds: BTreeMap<u32, ChainRound> = BTreeMap::new();
+	let mut max_proofs = 0;
+	let mut started = None;
+	for number in from..=node.best_number()? {
+		let mut proofs = 0;
+		for event in events_at(node, number)? {
+			let RuntimeEvent::Jobs(event) = event else { continue };
+			match event {
+				Jobs::JobStarted { .. } => started = Some(number),
+				Jobs::RoundOpened { round, members, .. } => {
+					let r = rounds.entry(round).or_default();
+					(r.opened, r.members) = (Some(number), members);
+				}
+				Jobs::ProofAccepted { round, result_model_hash, .. } => {
+					proofs += 1;
+					let r = rounds.entry(round).or_default();
+					r.proofs += 1;
+					r.results.push(result_model_hash.0);
+				}
+				Jobs::QuorumReached { round, result_model_hash, .. } => {
+					rounds.entry(round).or_default().quorum = Some((number, result_model_hash.0));
+				}
+				Jobs::RewardPaid { round, .. } => {
+					rounds.entry(round).or_default().paid.get_or_insert(number);
+				}
+				Jobs::RoundSettled { round, result_model_hash, .. } => {
+					let r = rounds.entry(round).or_default();
+					(r.settled, r.result) = (Some(number), result_model_hash.is_some());
+				}
+				_ => {}
+			}
+		}
+		max_proofs = max_proofs.max(proofs);
+	}
+	for r in rounds.values_mut() {
+		let quorum = r.quorum.map(|(_, hash)| hash);
+		r.attested = r.results.iter().filter(|h| Some(**h) == quorum).count() as u32;
+	}
+	Ok((rounds, max_proofs, started))
+}
+
+/// Runs the job with `n` providers for `rounds` rounds.
+fn run(n: usize, rounds: u32, root: &Path) -> Result<Run> {
+	let dir = root.join(format!("n{n}"));
+	std::fs::create_dir_all(&dir)?;
+	let node = dev_node(&dir)?;
+	let url = url(&node);
+	let start = node.best_number()?;
+	let names: Vec<String> = (0..n).map(|i| format!("scale-{i}")).collect();
+	let accounts: Vec<AccountId32> = names
+		.iter()
+		.map(|name| {
+			sr25519::Pair::from_string(&format!("//{name}"), None)
+				.map(|pair| pair.public().into())
+				.map_err(|e| anyhow::anyhow!("deriving {name}'s key: {e:?}"))
+		})
+		.collect::<Result<_>>()?;
+	fund(&node, &accounts)?;
+	eprintln!("n = {n}: funded");
+	let providers: Vec<Provider> = names
+		.iter()
+		.map(|name| {
+			let account = format!("//{name}");
+			let spec = ProviderSpec { name, account: &account, stake: STAKE, extra: "" };
+			Provider::start(&dir, &url, &spec)
+		})
+		.collect::<Result<_>>()?;
+	let posted = Instant::now();
+	let spec = MNIST_JOB
+		.replace("rounds = 3\n", &format!("rounds = {rounds}\n"))
+		.replace("min_providers = 3\n", &format!("min_providers = {n}\n"))
+		.replace("max_providers = 4\n", &format!("max_providers = {n}\n"));
+	post_job(&url, &dir, &spec, 0)?;
+	let started = wait_for("the job to start", Duration::from_secs(120 + 10 * n as u64), || {
+		read_chain(&node, start).ok()?.2
+	})
+	.map(|_| posted.elapsed().as_secs_f64());
+	let setup_s = match started {
+		Ok(secs) => secs,
+		Err(e) => bail!("n = {n}: {e}\n{}", grid_e2e_tests::network::logs(&providers)),
+	};
+	eprintln!("n = {n}: started after {setup_s:.0} s");
+	// Each round is 5 blocks; allow three times that per round and a minute more.
+	let budget = Duration::from_secs(60 + 3 * 5 * 6 * u64::from(rounds));
+	let completed = wait_status(&url, 0, budget, &providers, |s| s.contains("completed")).is_ok();
+	eprintln!("n = {n}: {}", if completed { "completed" } else { "not completed in time" });
+	// The trainers write their last round's record and status just after it settles.
+	std::thread::sleep(Duration::from_secs(5));
+	let (rounds_read, max_proofs_per_block, _) = read_chain(&node, start)?;
+	let records = providers.iter().map(|p| p.rounds(0)).collect();
+	let status = providers
+		.iter()
+		.map(|p| {
+			let text = std::fs::read_to_string(p.dir.join("job-0").join("status.json")).ok()?;
+			serde_json::from_str(&text).ok()
+		})
+		.collect();
+	Ok(Run { n, completed, setup_s, rounds: rounds_read, max_proofs_per_block, records, status })
+}
+
+fn fmt(x: Option<f64>, digits: usize) -> String {
+	x.map_or("n/a".into(), |x| format!("{x:.digits$}"))
+}
+
+fn markdown(runs: &[Run], failed: &[(usize, String)], rounds: u32) -> String {
+	let mut md = format!(
+		"# Scale: one job, N provider daemons, a dev chain\n\n\
+		 Generated by `bench/scale.sh` (`tests/src/bin/scale.rs`); do not edit by hand. \
+		 Headline figures in `scale.json`.\n\n\
+		 For each N, on a fresh `grid-node --dev` (6 s blocks): N accounts funded by Alice, N \
+		 `grid-trainer provide` processes on loopback (each its own libp2p identity and \
+		 account, one compute thread, all on this machine's cores), and the quick MNIST job \
+		 (`examples/mnist-job.toml`: an MLP of 50,890 parameters, int8 updates, rounds of 5 \
+		 blocks, at most 100 inner steps) needing all N, for {rounds} rounds. Every trainer \
+		 fetches every other's update from its committer (all-to-all). Ratios are against the \
+		 smallest N of this run.\n\n\
+		 | N | completed | setup (s) | rounds with a result | inner steps per round | round period (s) | exchange and wait per round (ms) | vs smallest N | bytes per trainer per round (mean / max) | vs smallest N | trainers agreeing (worst round) | members attesting the quorum (worst round) | records missing an update | quorum to payment (s, worst) | most proofs in a block |\n\
+		 |---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+	);
+	let base = runs.first().map(Run::headline);
+	let ratio = |h: &Value, key: &str, sub: Option<&str>| {
+		let get = |v: &Value| {
+			let v = &v[key];
+			sub.map_or(v.as_f64(), |s| v[s].as_f64())
+		};
+		match (get(h), base.as_ref().and_then(get)) {
+			(Some(x), Some(b)) if b > 0.0 => format!("{:.2}x", x / b),
+			_ => "n/a".into(),
+		}
+	};
+	for run in runs {
+		let h = run.headline();
+		let share =
+			|key: &str| h[key].as_f64().map_or("n/a".into(), |x| format!("{:.0}%", 100.0 * x));
+		md += &format!(
+			"| {} | {} | {:.0} | {}/{} | {} | {} | {} | {} | {} / {} KB | {} | {} | {} | {} | {} | {} |\n",
+			run.n,
+			if run.completed { "yes" } else { "no" },
+			run.setup_s,
+			h["rounds_settled_with_result"],
+			rounds,
+			fmt(h["steps_mean"].as_f64(), 0),
+			fmt(h["round_period_s"].as_f64(), 0),
+			fmt(h["exchange_ms_mean"].as_f64(), 0),
+			ratio(&h, "exchange_ms_mean", None),
+			fmt(h["bytes_per_trainer_per_round"]["mean"].as_f64().map(|b| b / 1e3), 0),
+			fmt(h["bytes_per_trainer_per_round"]["max"].as_f64().map(|b| b / 1e3), 0),
+			ratio(&h, "bytes_per_trainer_per_round", Some("mean")),
+			share("agreement_share_min"),
+			share("attestation_share_min"),
+			h["records_with_missing_updates"],
+			fmt(h["payment_latency_s_max"].as_f64(), 0),
+			h["max_proofs_per_block"],
+		);
+	}
+	for (n, why) in failed {
+		md += &format!("| {n} | failed: {} |\n", why.lines().next().unwrap_or_default());
+	}
+	md += "\n## Per round\n\n| N | round | opened (block) | members | proofs | attesting the quorum | quorum (block) | paid (block) | settled (block) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+	for run in runs {
+		for (index, r) in &run.rounds {
+			let block = |b: Option<u32>| b.map_or("-".into(), |b| b.to_string());
+			md += &format!(
+				"| {} | {index} | {} | {} | {} | {} | {} | {} | {} |\n",
+				run.n,
+				block(r.opened),
+				r.members,
+				r.proofs,
+				r.attested,
+				block(r.quorum.map(|(b, _)| b)),
+				block(r.paid),
+				block(r.settled),
+			);
+		}
+	}
+	md += "\n## Reading it\n\n\
+		- *Round period*: blocks between consecutive settlements × 6 s; a round is 5 blocks \
+		  (30 s) at most, less when every proof is in before its deadline, so growth here is \
+		  exchange and proof latency. *Exchange and wait*: the trainers' own `exchange_ms`, \
+		  from the end of a round's compute to its aggregated model, their mean over trainers \
+		  and rounds; compute is capped at 100 steps (a second or two), so most of it is the \
+		  wait for the round's commitments, and its growth with N is the exchange's.\n\
+		- *Bytes*: what each trainer's network task served plus fetched (update fetches, state \
+		  transfers, segment checks; not gossip), over the rounds it recorded. All-to-all, a \
+		  trainer fetches N − 1 updates and serves its own N − 1 times, so this grows linearly \
+		  in N.\n\
+		- *Trainers agreeing*: the share of trainers whose round record holds the round's most \
+		  common model; *members attesting*: the share of the round's members whose proof \
+		  named the quorum's model (a trainer that missed an update computes another model, \
+		  re-syncs and is not paid for that round).\n\
+		- All N processes share this machine's cores with the node, so compute per trainer \
+		  shrinks as N grows; rounds are time-boxed, so it shows as fewer steps, not longer \
+		  rounds.\n";
+	md
+}
+
+fn main() -> Result<()> {
+	let args = args()?;
+	let temporary = tempfile::tempdir()?;
+	let root = args.keep.clone().unwrap_or_else(|| temporary.path().to_owned());
+	let (mut runs, mut failed) = (Vec::new(), Vec::new());
+	for &n in &args.trainers {
+		// A size that fails is a finding: reported, and the next size still runs.
+		match run(n, args.rounds, &root) {
+			Ok(done) => runs.push(done),
+			Err(e) => {
+				eprintln!("n = {n} failed: {e:#}");
+				failed.push((n, format!("{e:#}")));
+			}
+		}
+	}
+	std::fs::create_dir_all(&args.out)?;
+	std::fs::write(args.out.join("scale.md"), markdown(&runs, &failed, args.rounds))?;
+	let json = json!({
+		"rounds": args.rounds,
+		"block_secs": BLOCK_SECS,
+		"runs": runs.iter().map(Run::headline).collect::<Vec<_>>(),
+		"failed": failed.iter().map(|(n, why)| json!({ "trainers": n, "why": why })).collect::<Vec<_>>(),
+	});
+	std::fs::write(args.out.join("scale.json"), serde_json::to_string_pretty(&json)? + "\n")?;
+	eprintln!("wrote {}", args.out.join("scale.md").display());
+	Ok(())
+}
