@@ -50,8 +50,13 @@ use fraud::Accusation;
 
 /// How often the node is polled for a new block.
 const POLL: Duration = Duration::from_millis(500);
-/// Longest a poll of the node may take before the connection is given up.
+/// Longest a poll of the node may take before it is counted as unanswered.
 const TICK_TIMEOUT: Duration = Duration::from_secs(10);
+/// Unanswered polls in a row after which the connection is given up and made again. A node
+/// that is only slow (many trainers asking at once, `bench/scale.sh`) is not helped by a new
+/// connection, which costs it the runtime's metadata again; one that went away errors, and
+/// that reconnects at once.
+const TIMEOUTS_BEFORE_RECONNECT: u32 = 3;
 /// A proof is sent this long before the slot of the last block that may include it.
 const SUBMIT_MARGIN_MS: u64 = 1_000;
 /// Blocks after which a challenge or a vote the chain does not show yet is sent again.
@@ -261,6 +266,7 @@ pub fn start(
 		reveals: BTreeMap::new(),
 		vote_secret,
 		requested: BTreeSet::new(),
+		unanswered: 0,
 	};
 	runtime.spawn(follower.run(inbox, heard_inbox, actions_inbox));
 	Ok(ChainCoordinator { job, me, shared, reports, heard, actions })
@@ -299,6 +305,8 @@ struct Follower {
 	vote_secret: [u8; 32],
 	/// Challenges already handed to the trainer.
 	requested: BTreeSet<u64>,
+	/// Polls in a row the node left unanswered.
+	unanswered: u32,
 }
 
 impl Follower {
@@ -342,14 +350,28 @@ impl Follower {
 		}
 	}
 
-	/// A tick; reconnects when it fails, or when the node leaves it unanswered (a node that
-	/// went away may never answer).
+	/// A tick; reconnects when it fails, or when the node left [`TIMEOUTS_BEFORE_RECONNECT`]
+	/// in a row unanswered (a node that went away may never answer).
 	async fn tick_or_reconnect(&mut self, force: bool) {
 		match tokio::time::timeout(TICK_TIMEOUT, self.on_tick(force)).await {
-			Ok(Ok(())) => return,
+			Ok(Ok(())) => {
+				self.unanswered = 0;
+				return;
+			}
 			Ok(Err(e)) => tracing::warn!("chain: {e}; reconnecting"),
-			Err(_) => tracing::warn!("chain: no answer in {TICK_TIMEOUT:?}; reconnecting"),
+			Err(_) => {
+				self.unanswered += 1;
+				if self.unanswered < TIMEOUTS_BEFORE_RECONNECT {
+					tracing::warn!("chain: no answer in {TICK_TIMEOUT:?}; asking again");
+					return;
+				}
+				tracing::warn!(
+					"chain: no answer in {TICK_TIMEOUT:?}, {} times in a row; reconnecting",
+					self.unanswered
+				);
+			}
 		}
+		self.unanswered = 0;
 		self.reconnect().await;
 	}
 
@@ -369,20 +391,23 @@ impl Follower {
 		if number == self.last_block && !force {
 			return Ok(());
 		}
+		let view = self.chain.job(self.config.job).await?.ok_or_else(|| {
+			ChainError::Missing(format!("job {} is not on chain", self.config.job))
+		})?;
+		// Proofs first: they must make their round's deadline, and on a slow node the tick
+		// may run out before its end (the rest is done again at the next tick).
+		self.send_pending(&view, number).await?;
 		// New blocks since the last tick (only the head on the first).
 		let first_new = if self.last_block == 0 { number } else { self.last_block + 1 };
 		for block in first_new..=number {
 			self.note_slashes(block).await?;
+			// Each block's slashes counted once, however far a tick that runs out got.
+			self.last_block = block;
 		}
-		self.last_block = number;
-		let view = self.chain.job(self.config.job).await?.ok_or_else(|| {
-			ChainError::Missing(format!("job {} is not on chain", self.config.job))
-		})?;
 		let me_in = self.refresh_membership().await?;
 		if self.refresh_round(&view, number, now_ms, me_in) {
 			self.refresh_peers().await?;
 		}
-		self.send_pending(&view, number).await?;
 		self.pursue_accusations(&view, number).await?;
 		self.follow_assignments(number).await
 	}
