@@ -697,13 +697,6 @@ pub struct TrainingParams<BlockNumber> {
 	pub compression: Compression,
 }
 
-impl<BlockNumber> TrainingParams<BlockNumber> {
-	/// Most samples a round may claim under the job's step cap (`None`: no cap).
-	pub fn max_round_samples(&self) -> Option<u64> {
-		self.max_steps.map(|steps| u64::from(steps).saturating_mul(u64::from(self.batch_size)))
-	}
-}
-
 /// Everything a buyer specifies when posting a job. In a job file (TOML) amounts are in GRID
 /// and the dataset is a shipped one's name or `{ uri, content_hash }`.
 #[cfg_attr(
@@ -1549,17 +1542,6 @@ mod tests {
 		// Zero jobs counts as one; a batch larger than the hardware allows pays nothing.
 		assert_eq!(max_claim(&model, 32, 1_000, 1_000, 0), claim);
 		assert_eq!(max_claim(&model, u32::MAX, 1_000, 1_000, 1), 0);
-	}
-
-	#[test]
-	fn a_step_cap_bounds_a_rounds_samples() {
-		let mut training = spec().training;
-		assert_eq!(training.max_round_samples(), None);
-		training.max_steps = Some(50);
-		assert_eq!(training.max_round_samples(), Some(50 * u64::from(training.batch_size)));
-		training.max_steps = Some(u32::MAX);
-		training.batch_size = u32::MAX;
-		assert_eq!(training.max_round_samples(), Some(u64::from(u32::MAX) * u64::from(u32::MAX)));
 	}
 
 	/// A proof of 128 samples in 4 inner steps.
