@@ -298,7 +298,9 @@ impl CheatRun {
 	/// honest provider) on a dev node, and the MNIST job of `rounds` rounds needing them all,
 	/// with `spec_extra` lines, posted as job 0.
 	pub fn start(cast: &[(Sr25519Keyring, &str)], rounds: u32, spec_extra: &str) -> Result<Self> {
-		let dir = tempfile::tempdir()?;
+		let mut dir = tempfile::tempdir()?;
+		// GRID_KEEP_TEST_DIRS=1 keeps the node's and providers' logs for inspection.
+		dir.disable_cleanup(std::env::var_os("GRID_KEEP_TEST_DIRS").is_some());
 		let node = dev_node(dir.path())?;
 		let url = url(&node);
 		let start = node.best_number()?;

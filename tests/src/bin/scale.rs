@@ -164,12 +164,13 @@ impl Run {
 		mean(&self.records.iter().flatten().filter_map(|r| r[field].as_f64()).collect::<Vec<_>>())
 	}
 
-	/// Round records (any trainer) that missed at least one update of the round's set.
-	fn missed(&self) -> usize {
+	/// Round records (any trainer) whose `field` lists at least one committer: `missing`
+	/// (an agreed update that did not come) or `left_out` (too few witnesses held it).
+	fn records_listing(&self, field: &str) -> usize {
 		self.records
 			.iter()
 			.flatten()
-			.filter(|r| r["missing"].as_array().is_some_and(|m| !m.is_empty()))
+			.filter(|r| r[field].as_array().is_some_and(|m| !m.is_empty()))
 			.count()
 	}
 
@@ -190,7 +191,8 @@ impl Run {
 			"bytes_per_trainer_per_round": { "mean": mean(&bytes), "max": bytes.iter().copied().fold(None, |m: Option<f64>, b| Some(m.map_or(b, |m| m.max(b)))) },
 			"agreement_share_min": agreement.iter().copied().fold(None, |m: Option<f64>, a| Some(m.map_or(a, |m| m.min(a)))),
 			"attestation_share_min": self.attestation().into_iter().fold(None, |m: Option<f64>, a| Some(m.map_or(a, |m| m.min(a)))),
-			"records_with_missing_updates": self.missed(),
+			"records_with_missing_updates": self.records_listing("missing"),
+			"records_leaving_updates_out": self.records_listing("left_out"),
 			"payment_latency_s_max": payment.map(|b| f64::from(b) * BLOCK_SECS),
 			"max_proofs_per_block": self.max_proofs_per_block,
 		})
@@ -333,10 +335,11 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], rounds: u32) -> String {
 		 account, one compute thread, all on this machine's cores), and the quick MNIST job \
 		 (`examples/mnist-job.toml`: an MLP of 50,890 parameters, int8 updates, rounds of 5 \
 		 blocks, at most 100 inner steps) needing all N, for {rounds} rounds. Every trainer \
-		 fetches every other's update from its committer (all-to-all). Ratios are against the \
+		 fetches every other's update (all-to-all), from its committer first, then from the \
+		 members that attest holding it (the round's agreed set). Ratios are against the \
 		 smallest N of this run.\n\n\
-		 | N | completed | setup (s) | rounds with a result | inner steps per round | round period (s) | exchange and wait per round (ms) | vs smallest N | bytes per trainer per round (mean / max) | vs smallest N | trainers agreeing (worst round) | members attesting the quorum (worst round) | records missing an update | quorum to payment (s, worst) | most proofs in a block |\n\
-		 |---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+		 | N | completed | setup (s) | rounds with a result | inner steps per round | round period (s) | exchange and wait per round (ms) | vs smallest N | bytes per trainer per round (mean / max) | vs smallest N | trainers agreeing (worst round) | members attesting the quorum (worst round) | records missing an update | records leaving one out | quorum to payment (s, worst) | most proofs in a block |\n\
+		 |---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
 	);
 	let base = runs.first().map(Run::headline);
 	let ratio = |h: &Value, key: &str, sub: Option<&str>| {
@@ -354,7 +357,7 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], rounds: u32) -> String {
 		let share =
 			|key: &str| h[key].as_f64().map_or("n/a".into(), |x| format!("{:.0}%", 100.0 * x));
 		md += &format!(
-			"| {} | {} | {:.0} | {}/{} | {} | {} | {} | {} | {} / {} KB | {} | {} | {} | {} | {} | {} |\n",
+			"| {} | {} | {:.0} | {}/{} | {} | {} | {} | {} | {} / {} KB | {} | {} | {} | {} | {} | {} | {} |\n",
 			run.n,
 			if run.completed { "yes" } else { "no" },
 			run.setup_s,
@@ -370,6 +373,7 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], rounds: u32) -> String {
 			share("agreement_share_min"),
 			share("attestation_share_min"),
 			h["records_with_missing_updates"],
+			h["records_leaving_updates_out"],
 			fmt(h["payment_latency_s_max"].as_f64(), 0),
 			h["max_proofs_per_block"],
 		);
@@ -407,8 +411,11 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], rounds: u32) -> String {
 		  in N.\n\
 		- *Trainers agreeing*: the share of trainers whose round record holds the round's most \
 		  common model; *members attesting*: the share of the round's members whose proof \
-		  named the quorum's model (a trainer that missed an update computes another model, \
-		  re-syncs and is not paid for that round).\n\
+		  named the quorum's model (a trainer that could not get an agreed update re-syncs \
+		  instead of deciding the round, and is not paid for it). *Missing*: records that \
+		  aggregated without an agreed update (none since the agreed set: such a trainer \
+		  re-syncs); *leaving one out*: records whose agreed set left out a committed update \
+		  because fewer than half of the other attesters held it.\n\
 		- All N processes share this machine's cores with the node, so compute per trainer \
 		  shrinks as N grows; rounds are time-boxed, so it shows as fewer steps, not longer \
 		  rounds.\n";

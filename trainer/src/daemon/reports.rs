@@ -35,6 +35,8 @@ pub struct RoundRecord {
 	pub aggregated: Vec<String>,
 	pub screened_out: Vec<String>,
 	pub missing: Vec<String>,
+	/// Committers whose updates too few witnesses held to be in the agreed set.
+	pub left_out: Vec<String>,
 	pub model_hash: String,
 	pub state_hash: String,
 	pub train_loss: Option<f32>,

@@ -1,7 +1,7 @@
 //! The trainer's libp2p behaviour, composed of small standard ones: identify (addresses and
 //! protocol version), ping (liveness and round-trip time), Kademlia (finding the job's
-//! peers), gossipsub (update commitments) and request-response (fetching updates and state;
-//! serving datasets).
+//! peers), gossipsub (update commitments, availability attestations, proofs) and
+//! request-response (fetching updates and state; serving datasets).
 
 use std::time::Duration;
 
@@ -33,7 +33,7 @@ pub struct Behaviour {
 	pub ping: ping::Behaviour,
 	/// Peer discovery.
 	pub kad: kad::Behaviour<MemoryStore>,
-	/// Commitment announcements.
+	/// Commitments, availability attestations and proofs.
 	pub gossipsub: gossipsub::Behaviour,
 	/// Bulk transfers: updates and checkpoints.
 	pub fetch: request_response::Behaviour<FetchCodec>,

@@ -20,6 +20,7 @@ use tokio::sync::mpsc as tokio_mpsc;
 use crate::round::{
 	messages::{Digest, Request, Response, SignedCommitment},
 	state_transfer::ServedState,
+	witness::SignedAttestation,
 };
 
 use super::{
@@ -88,6 +89,8 @@ pub enum Command {
 	Disconnect(PeerId),
 	/// Announce a signed contribution proof (SCALE bytes) on the job's proofs topic.
 	PublishProof(Vec<u8>),
+	/// Announce which of a round's updates this trainer holds, on the attestations topic.
+	Attest(SignedAttestation),
 }
 
 /// What the network task reports.
@@ -105,6 +108,13 @@ pub enum Event {
 		signer: PeerId,
 		/// The commitment.
 		signed: SignedCommitment,
+	},
+	/// A valid attestation, signed by `signer`, for this job.
+	Attestation {
+		/// Who signed it.
+		signer: PeerId,
+		/// The attestation.
+		signed: SignedAttestation,
 	},
 	/// The answer to a [`Command::Fetch`].
 	Fetched {
@@ -246,7 +256,8 @@ pub fn start(
 	);
 	let topic = IdentTopic::new(format!("grid/job/{}/commitments", config.job));
 	let proof_topic = IdentTopic::new(format!("grid/job/{}/proofs", config.job));
-	for t in [&topic, &proof_topic] {
+	let attestation_topic = IdentTopic::new(format!("grid/job/{}/attestations", config.job));
+	for t in [&topic, &proof_topic, &attestation_topic] {
 		swarm
 			.behaviour_mut()
 			.gossipsub
@@ -260,7 +271,8 @@ pub fn start(
 	let (event_tx, events) = mpsc::channel();
 	let (proofs, heard) = mpsc::sync_channel(HEARD_PROOFS);
 	let stats = Arc::new(Mutex::new(NetStats::default()));
-	let task = Task::new(swarm, [topic, proof_topic], config, event_tx, proofs, stats.clone());
+	let topics = [topic, proof_topic, attestation_topic];
+	let task = Task::new(swarm, topics, config, event_tx, proofs, stats.clone());
 	runtime.spawn(task.run(command_rx));
 	let proof_link = Some(ProofLink { commands: commands.clone(), heard });
 	Ok(NetworkHandle { local_peer_id, commands, events, stats, proof_link })

@@ -30,6 +30,7 @@ use super::{
 use crate::round::{
 	messages::{decode_proof, Digest, Request, Response, SignedCommitment},
 	state_transfer::ServedState,
+	witness::SignedAttestation,
 };
 
 /// The network task's state.
@@ -37,6 +38,7 @@ pub(super) struct Task {
 	swarm: Swarm<Behaviour>,
 	topic: IdentTopic,
 	proof_topic: IdentTopic,
+	attestation_topic: IdentTopic,
 	config: NetConfig,
 	events: mpsc::Sender<Event>,
 	proofs: mpsc::SyncSender<Vec<u8>>,
@@ -60,10 +62,10 @@ const MAX_REMEMBERED: usize = 256;
 const PUBLISH_RETRY: Duration = Duration::from_secs(30);
 
 impl Task {
-	/// A task on `swarm`, gossiping on `[commitments, proofs]` topics.
+	/// A task on `swarm`, gossiping on `[commitments, proofs, attestations]` topics.
 	pub(super) fn new(
 		swarm: Swarm<Behaviour>,
-		[topic, proof_topic]: [IdentTopic; 2],
+		[topic, proof_topic, attestation_topic]: [IdentTopic; 3],
 		config: NetConfig,
 		events: mpsc::Sender<Event>,
 		proofs: mpsc::SyncSender<Vec<u8>>,
@@ -73,6 +75,7 @@ impl Task {
 			swarm,
 			topic,
 			proof_topic,
+			attestation_topic,
 			config,
 			events,
 			proofs,
@@ -154,6 +157,11 @@ impl Task {
 			Command::PublishProof(bytes) => {
 				let topic = self.proof_topic.clone();
 				self.unpublished.push((topic, bytes, Instant::now() + PUBLISH_RETRY));
+				self.retry_publish();
+			}
+			Command::Attest(signed) => {
+				let topic = self.attestation_topic.clone();
+				self.unpublished.push((topic, signed.encode(), Instant::now() + PUBLISH_RETRY));
 				self.retry_publish();
 			}
 			Command::Fetch { id, peer, request } => {
@@ -270,6 +278,8 @@ impl Task {
 	fn gossip(&mut self, source: PeerId, id: gossipsub::MessageId, message: gossipsub::Message) {
 		let acceptance = if message.topic == self.proof_topic.hash() {
 			self.check_proof(&source, message.data)
+		} else if message.topic == self.attestation_topic.hash() {
+			self.check_attestation(&source, &message.data)
 		} else {
 			self.check_commitment(&source, &message.data)
 		};
@@ -290,6 +300,20 @@ impl Task {
 			Err(e) => {
 				tracing::warn!("rejected commitment relayed by {source}: {e}");
 				self.count(&reason_key(&e.to_string()));
+				MessageAcceptance::Reject
+			}
+		}
+	}
+
+	fn check_attestation(&mut self, source: &PeerId, data: &[u8]) -> MessageAcceptance {
+		match SignedAttestation::decode_verified(data, self.config.job) {
+			Ok((signed, signer)) => {
+				self.emit(Event::Attestation { signer, signed });
+				MessageAcceptance::Accept
+			}
+			Err(e) => {
+				tracing::warn!("rejected attestation relayed by {source}: {e}");
+				self.count(&format!("attestation: {}", reason_key(&e.to_string())));
 				MessageAcceptance::Reject
 			}
 		}

@@ -80,6 +80,10 @@ pub struct RoundBook {
 	/// original's signer and the copy's commitment (its claim to have computed the update,
 	/// which the fraud desk refutes).
 	copies: BTreeMap<PeerId, (PeerId, SignedCommitment)>,
+	/// Commitments that arrived after the collection deadline (first per signer, claims
+	/// allowed, not copies): in the round's agreed set only if most witnesses, who heard
+	/// them in time, hold their updates ([`super::witness`]).
+	late: BTreeMap<PeerId, SignedCommitment>,
 	closed: bool,
 }
 
@@ -94,6 +98,7 @@ impl RoundBook {
 			equivocators: BTreeSet::new(),
 			bad_claims: BTreeSet::new(),
 			copies: BTreeMap::new(),
+			late: BTreeMap::new(),
 			closed: false,
 		}
 	}
@@ -119,15 +124,24 @@ impl RoundBook {
 				second: signed,
 			}));
 		}
+		let hash = signed.commitment.update_hash;
+		let copied =
+			|(_, first): &(&PeerId, &SignedCommitment)| first.commitment.update_hash == hash;
 		if self.closed {
+			let room = self.commitments.len() + self.late.len() < MAX_SIGNERS;
+			let same = |first: &SignedCommitment| first.commitment.update_hash == hash;
+			let keep = room
+				&& self.claims.allows(c.samples, c.steps)
+				&& !self.commitments.values().any(same)
+				&& !self.late.values().any(same);
+			if keep {
+				self.late.entry(signer).or_insert(signed);
+			}
 			return Offer::Late;
 		}
 		if self.commitments.len() >= MAX_SIGNERS {
 			return Offer::Full;
 		}
-		let copied = |(_, first): &(&PeerId, &SignedCommitment)| {
-			first.commitment.update_hash == signed.commitment.update_hash
-		};
 		if let Some((original, _)) = self.commitments.iter().find(copied) {
 			let original = *original;
 			self.copies.entry(signer).or_insert((original, signed));
@@ -217,6 +231,19 @@ impl RoundBook {
 			.filter(|(p, s)| self.counts(p) && &s.commitment.base_state == base)
 			.map(|(p, s)| (*p, s.clone()))
 			.collect()
+	}
+
+	/// What the round's agreed set is chosen from at `base`: [`RoundBook::set`] and the late
+	/// commitments from `base`, in canonical (peer id) order.
+	pub fn candidates(&self, base: &Digest) -> Vec<(PeerId, SignedCommitment)> {
+		let late = self
+			.late
+			.iter()
+			.filter(|(p, s)| !self.equivocators.contains(p) && &s.commitment.base_state == base)
+			.map(|(p, s)| (*p, s.clone()));
+		let mut all: Vec<_> = self.set(base).into_iter().chain(late).collect();
+		all.sort_by_key(|(p, _)| *p);
+		all
 	}
 }
 
@@ -342,6 +369,17 @@ pub(crate) mod tests {
 		assert_eq!(book.offer(peers[3], signed(&keys[3], 5, 1, 3)), Offer::Late);
 		let set: Vec<PeerId> = book.set(&[1; 32]).into_iter().map(|(p, _)| p).collect();
 		assert_eq!(set, vec![peers[0]]);
+		// A late commitment is no member of the set, only a candidate for the agreed one
+		// (witnesses decide); a late copy of a kept update is not even that.
+		let candidates: Vec<PeerId> =
+			book.candidates(&[1; 32]).into_iter().map(|(p, _)| p).collect();
+		let mut expected = vec![peers[0], peers[3]];
+		expected.sort();
+		assert_eq!(candidates, expected);
+		let copier = Keypair::generate_ed25519();
+		let copy = signed(&copier, 5, 1, 3);
+		assert_eq!(book.offer(copier.public().to_peer_id(), copy), Offer::Late);
+		assert_eq!(book.candidates(&[1; 32]).len(), 2);
 		// Bases 1 and 2 have one honest signer each: the tie goes to the smaller hash.
 		assert_eq!(book.majority_base(), Some(([1; 32], 1)));
 	}

@@ -14,6 +14,7 @@ use libp2p::PeerId;
 use super::{
 	messages::{update_hash, Digest, Request, Response, SignedCommitment},
 	state_transfer::{piece_range, PIECES_IN_FLIGHT, STATE_PIECE_BYTES},
+	witness::Agreement,
 };
 use crate::{
 	compress::{CompressedUpdate, Layout},
@@ -151,6 +152,8 @@ pub struct Fetches {
 	expected_lens: HashMap<Digest, u64>,
 	unavailable: Vec<Digest>,
 	candidates: Vec<PeerId>,
+	/// Who attested holding an update of the agreed set: asked before other candidates.
+	holders: HashMap<Digest, Vec<PeerId>>,
 	state_answer: Option<(PeerId, Result<Response, String>)>,
 	piece_answers: Vec<(u32, Result<Vec<u8>, String>)>,
 	/// Work states arriving, by (round, owner).
@@ -175,6 +178,7 @@ impl Fetches {
 			expected_lens: HashMap::new(),
 			unavailable: Vec::new(),
 			candidates: Vec::new(),
+			holders: HashMap::new(),
 			state_answer: None,
 			piece_answers: Vec::new(),
 			downloads: HashMap::new(),
@@ -186,6 +190,7 @@ impl Fetches {
 		self.arrived.clear();
 		self.expected_lens.clear();
 		self.unavailable.clear();
+		self.holders.clear();
 		self.pending.retain(|_, p| !matches!(p, Pending::Update { .. }));
 	}
 
@@ -328,6 +333,39 @@ impl Fetches {
 		(requests, wanted)
 	}
 
+	/// The requests for the agreed set's updates not here yet, each from the witnesses that
+	/// hold it (then its committer, then the other members); an update given up on before
+	/// is asked for again. Returns the requests and the hashes now wanted.
+	pub fn want_agreed(
+		&mut self,
+		agreement: &Agreement,
+		me: PeerId,
+	) -> (Vec<Outgoing>, Vec<Digest>) {
+		let (mut requests, mut wanted) = (Vec::new(), Vec::new());
+		for (committer, signed) in &agreement.set {
+			let c = &signed.commitment;
+			let hash = c.update_hash;
+			if self.arrived.contains_key(&hash) {
+				continue;
+			}
+			self.unavailable.retain(|h| *h != hash);
+			self.expected_lens.insert(hash, c.update_len);
+			let mut holders = agreement.holders.get(&hash).cloned().unwrap_or_default();
+			holders.push(*committer);
+			holders.retain(|p| *p != me);
+			let Some(&first) = holders.first() else { continue };
+			self.holders.insert(hash, holders);
+			wanted.push(hash);
+			let request = Request::Update { job: self.job, round: c.round, hash };
+			requests.push(self.request(
+				first,
+				request,
+				Pending::Update { hash, tried: vec![first] },
+			));
+		}
+		(requests, wanted)
+	}
+
 	/// Whether every hash in `wanted` arrived or is known to be unavailable.
 	pub fn settled(&self, wanted: &[Digest]) -> bool {
 		wanted.iter().all(|h| self.arrived.contains_key(h) || self.unavailable.contains(h))
@@ -375,7 +413,8 @@ impl Fetches {
 		match outcome {
 			Ok(bytes) => Answer::Update { hash, bytes },
 			Err(why) => {
-				let next = self.candidates.iter().copied().find(|p| !tried.contains(p));
+				let holders = self.holders.get(&hash).into_iter().flatten();
+				let next = holders.chain(&self.candidates).copied().find(|p| !tried.contains(p));
 				let retry = next.map(|next| {
 					tried.push(next);
 					let request = Request::Update { job: self.job, round, hash };
@@ -484,6 +523,41 @@ mod tests {
 		assert!(fetches.update(&wanted[0]).is_none());
 		assert_eq!(fetches.update(&wanted[1]), Some(&updates[2]));
 		assert_eq!(fetches.update(&own), Some(&updates[0]));
+	}
+
+	#[test]
+	fn an_agreed_update_given_up_on_is_asked_again_from_its_holders_first() {
+		let keys: Vec<Keypair> = (0..4).map(|_| Keypair::generate_ed25519()).collect();
+		let me = keys[0].public().to_peer_id();
+		let update = CompressedUpdate::None(vec![1.0, 2.0]);
+		let (committer, signed) = committed(&keys[1], &update.encode());
+		let mut fetches = Fetches::flat(7, 2);
+		// The round's fetch from the committer failed and nobody else was a candidate.
+		let (requests, wanted) = fetches.want(&[(committer, signed.clone())], me);
+		let none = || Ok(Response::Unavailable("cut off".into()));
+		let answer = fetches.on_answer(requests[0].id, committer, none(), 3);
+		assert!(matches!(answer, Answer::Failed { retry: None, .. }), "{answer:?}");
+		assert!(fetches.settled(&wanted));
+		// Witnesses 2 and 3 hold it: they are asked, in turn, before its committer.
+		let holders = vec![keys[2].public().to_peer_id(), keys[3].public().to_peer_id()];
+		let agreement = Agreement {
+			set: vec![(committer, signed)],
+			left_out: vec![],
+			holders: [(wanted[0], holders.clone())].into(),
+		};
+		let (requests, again) = fetches.want_agreed(&agreement, me);
+		assert_eq!(again, wanted);
+		assert!(!fetches.settled(&again), "no longer given up on");
+		assert_eq!(requests[0].peer, holders[0]);
+		let answer = fetches.on_answer(requests[0].id, holders[0], none(), 3);
+		let Answer::Failed { retry: Some(retry), .. } = answer else { panic!("{answer:?}") };
+		assert_eq!(retry.peer, holders[1]);
+		let answer =
+			fetches.on_answer(retry.id, holders[1], Ok(Response::Update(update.encode())), 3);
+		assert!(matches!(answer, Answer::Update { .. }), "{answer:?}");
+		assert_eq!(fetches.update(&wanted[0]), Some(&update));
+		// Nothing left to ask for.
+		assert!(fetches.want_agreed(&agreement, me).0.is_empty());
 	}
 
 	#[test]

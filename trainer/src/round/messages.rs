@@ -112,13 +112,8 @@ impl Commitment {
 
 	/// Signs the commitment with the trainer's libp2p key.
 	pub fn sign(self, key: &Keypair) -> Result<SignedCommitment, MessageError> {
-		let signature =
-			key.sign(&self.signing_payload()).map_err(|e| MessageError::BadKey(e.to_string()))?;
-		Ok(SignedCommitment {
-			commitment: self,
-			public_key: key.public().encode_protobuf(),
-			signature,
-		})
+		let (public_key, signature) = sign_payload(key, &self.signing_payload())?;
+		Ok(SignedCommitment { commitment: self, public_key, signature })
 	}
 }
 
@@ -139,16 +134,7 @@ pub const MAX_COMMITMENT_BYTES: usize = 1024;
 impl SignedCommitment {
 	/// Checks the signature and returns the signer.
 	pub fn verify(&self) -> Result<PeerId, MessageError> {
-		let key = PublicKey::try_decode_protobuf(&self.public_key)
-			.map_err(|e| MessageError::BadKey(e.to_string()))?;
-		if key.clone().try_into_ed25519().is_err() {
-			return Err(MessageError::BadKey("not an ed25519 key".into()));
-		}
-		let peer = key.to_peer_id();
-		if !key.verify(&self.commitment.signing_payload(), &self.signature) {
-			return Err(MessageError::BadSignature(peer));
-		}
-		Ok(peer)
+		signer_of(&self.public_key, &self.commitment.signing_payload(), &self.signature)
 	}
 
 	/// Decodes gossip bytes, verifies the signature and checks the job and layout.
@@ -177,6 +163,30 @@ impl SignedCommitment {
 		}
 		Ok((signed, peer))
 	}
+}
+
+/// `key`'s public key (protobuf encoding) and its signature of `payload`.
+pub fn sign_payload(key: &Keypair, payload: &[u8]) -> Result<(Vec<u8>, Vec<u8>), MessageError> {
+	let signature = key.sign(payload).map_err(|e| MessageError::BadKey(e.to_string()))?;
+	Ok((key.public().encode_protobuf(), signature))
+}
+
+/// The peer whose ed25519 key (`public_key`, protobuf encoding) signed `payload`.
+pub fn signer_of(
+	public_key: &[u8],
+	payload: &[u8],
+	signature: &[u8],
+) -> Result<PeerId, MessageError> {
+	let key = PublicKey::try_decode_protobuf(public_key)
+		.map_err(|e| MessageError::BadKey(e.to_string()))?;
+	if key.clone().try_into_ed25519().is_err() {
+		return Err(MessageError::BadKey("not an ed25519 key".into()));
+	}
+	let peer = key.to_peer_id();
+	if !key.verify(payload, signature) {
+		return Err(MessageError::BadSignature(peer));
+	}
+	Ok(peer)
 }
 
 /// Two different commitments signed by one peer for the same job and round.

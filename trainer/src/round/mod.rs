@@ -13,6 +13,7 @@
 //! - [`decide`]: base check, the set's updates, aggregate and outer step.
 //! - [`fraud`]: the fraud desk (evidence, screening, replays, votes).
 //! - [`peers`]: per-peer link and compute health.
+//! - [`witness`]: availability attestations and the round's agreed set.
 //! - [`misbehave`]: the attacker behaviours tests switch on.
 
 pub mod book;
@@ -27,3 +28,4 @@ pub mod misbehave;
 pub mod peers;
 pub mod state;
 pub mod state_transfer;
+pub mod witness;

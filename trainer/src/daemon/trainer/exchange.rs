@@ -18,6 +18,7 @@ use crate::{
 		coordinator::Schedule,
 		fetch::{Answer, Outgoing},
 		messages::{Response, SignedCommitment},
+		witness::Heard,
 	},
 };
 
@@ -108,6 +109,11 @@ impl Trainer {
 				self.health.committed(signer, c.round, c.samples, c.compute_millis);
 				if let Some(offer) = self.books.heard(signer, signed) {
 					self.on_offer(signer, offer);
+				}
+			}
+			Event::Attestation { signer, signed } => {
+				if self.witnesses.heard(signer, signed) == Heard::Conflicting {
+					tracing::warn!("{signer} attested two different things: neither counts");
 				}
 			}
 			Event::Fetched { id, peer, result, elapsed } => {

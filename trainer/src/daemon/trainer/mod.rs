@@ -40,9 +40,11 @@ use crate::{
 		peers::HealthBook,
 		state::{GlobalState, OuterSettings},
 		state_transfer::ServedState,
+		witness::Witnesses,
 	},
 };
 
+mod agreement;
 mod attack;
 mod compute;
 mod evaluator;
@@ -101,6 +103,8 @@ pub struct Trainer {
 	state: Option<GlobalState>,
 	health: HealthBook,
 	books: Books,
+	/// The round's availability attestations, which fix its agreed set.
+	witnesses: Witnesses,
 	evidence_seen: usize,
 	fetches: Fetches,
 	step_secs: Option<f64>,
@@ -345,6 +349,7 @@ impl Trainer {
 	/// A fresh book for `round`, with the commitments already received for it.
 	fn open_book(&mut self, round: RoundIndex) {
 		self.fetches.new_round();
+		self.witnesses.open(round);
 		for (peer, offer) in self.books.open(round) {
 			self.on_offer(peer, offer);
 		}
@@ -376,6 +381,18 @@ impl Trainer {
 			self.fetches.keep_own(hash, own.bytes.clone(), own.update.clone());
 		}
 		self.fetch_all(&set);
+		let agreement = self.agree(round, &base, &set)?;
+		if !agreement.lacking.is_empty() {
+			// Aggregating without them would give another model than the network's.
+			let lacking: Vec<String> = agreement.lacking.iter().map(|p| p.to_string()).collect();
+			tracing::warn!(
+				"round {round}: the agreed updates of {} did not come; re-syncing",
+				lacking.join(", ")
+			);
+			self.state = None;
+			return Ok(None);
+		}
+		let set = agreement.set;
 		let gathered = decide::gather(&set, &copies, &self.fetches, self.fraud.is_some());
 		let state = self.state.take().expect("checked above");
 		if let Some(fraud) = &mut self.fraud {
@@ -422,6 +439,7 @@ impl Trainer {
 			aggregated: names(&decided.accepted),
 			screened_out: names(&decided.rejected),
 			missing: names(&gathered.missing),
+			left_out: names(&agreement.left_out),
 			model_hash: hex::encode(state.model_hash),
 			state_hash: hex::encode(state.state_hash),
 			train_loss: None,

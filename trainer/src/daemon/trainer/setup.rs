@@ -25,6 +25,7 @@ use crate::{
 		fraud::{FraudDesk, FraudPort},
 		peers::HealthBook,
 		state::OuterSettings,
+		witness::Witnesses,
 	},
 	train::{InnerConfig, InnerTrainer},
 	trajectory::{Recorder, StepState},
@@ -159,7 +160,9 @@ impl Trainer {
 			net.send(Command::ServeWorkState { id: stored.id, round: stored.round, bytes });
 		}
 		let keeper = super::keeper::Keeper::start(work_states, net.commander())?;
-		let books = Books::new(job.id, state.as_ref().map_or(0, |s| s.round), job.claim_rule());
+		let first_round = state.as_ref().map_or(0, |s| s.round);
+		let books = Books::new(job.id, first_round, job.claim_rule());
+		let witnesses = Witnesses::new(job.id, first_round);
 		let fetches = Fetches::new(job.id, Layout::of(&manifest));
 		Ok(Trainer {
 			key,
@@ -179,6 +182,7 @@ impl Trainer {
 			state,
 			health: HealthBook::default(),
 			books,
+			witnesses,
 			evidence_seen: 0,
 			fetches,
 			step_secs: None,

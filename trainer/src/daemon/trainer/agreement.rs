@@ -1,0 +1,98 @@
+//! The round's agreed set ([`crate::round::witness`]): attest what this trainer holds, wait
+//! for the other committers' attestations, then fetch what the agreed set lacks from those
+//! that hold it, and wait for it instead of aggregating without it.
+
+use std::time::{Duration, Instant};
+
+use grid_primitives::job::RoundIndex;
+use libp2p::PeerId;
+
+use super::Trainer;
+use crate::{
+	error::{Error, Result},
+	net::Command,
+	round::{
+		coordinator::Schedule,
+		messages::{Digest, SignedCommitment},
+		witness::Attestation,
+	},
+};
+
+/// A round's agreed set, as this trainer could gather it.
+pub(super) struct Agreed {
+	/// The updates to aggregate, in canonical order.
+	pub set: Vec<(PeerId, SignedCommitment)>,
+	/// Committers whose updates too few witnesses held.
+	pub left_out: Vec<PeerId>,
+	/// Members of the agreed set whose updates did not come in time.
+	pub lacking: Vec<PeerId>,
+}
+
+impl Trainer {
+	/// The agreed set of `round` at `base`, after this trainer's fetches of `set` (the
+	/// commitments it heard in time).
+	pub(super) fn agree(
+		&mut self,
+		round: RoundIndex,
+		base: &Digest,
+		set: &[(PeerId, SignedCommitment)],
+	) -> Result<Agreed> {
+		let candidates = self.books.current().candidates(base);
+		if candidates.iter().any(|(p, _)| *p == self.me) {
+			self.attest(round, base, set)?;
+		}
+		let others: Vec<PeerId> =
+			candidates.iter().map(|(p, _)| *p).filter(|p| *p != self.me).collect();
+		let (gossip, fetch) = self.agreement_waits();
+		let heard_all = |s: &Self| others.iter().all(|p| s.witnesses.attested(p));
+		self.pump_until(Instant::now() + gossip, heard_all);
+		let agreement = self.witnesses.agree(base, &candidates);
+		let (requests, wanted) = self.fetches.want_agreed(&agreement, self.me);
+		for request in requests {
+			self.send_request(request);
+		}
+		if !wanted.is_empty() {
+			tracing::info!(
+				"round {round}: fetching {} agreed updates from their holders",
+				wanted.len()
+			);
+			self.pump_until(Instant::now() + fetch, |s| s.fetches.settled(&wanted));
+		}
+		let lacking = agreement
+			.set
+			.iter()
+			.filter(|(_, s)| self.fetches.update(&s.commitment.update_hash).is_none())
+			.map(|(p, _)| *p)
+			.collect();
+		Ok(Agreed { set: agreement.set, left_out: agreement.left_out, lacking })
+	}
+
+	/// Signs and gossips which updates of `set` this trainer holds (its own among them).
+	fn attest(
+		&mut self,
+		round: RoundIndex,
+		base: &Digest,
+		set: &[(PeerId, SignedCommitment)],
+	) -> Result<()> {
+		let holds = set
+			.iter()
+			.map(|(_, s)| s.commitment.update_hash)
+			.filter(|h| self.fetches.update(h).is_some())
+			.collect();
+		let attestation = Attestation { job: self.config.job.id, round, base_state: *base, holds };
+		let signed = attestation.sign(&self.key).map_err(|e| Error::Network(e.to_string()))?;
+		self.witnesses.heard(self.me, signed.clone());
+		self.net.send(Command::Attest(signed));
+		Ok(())
+	}
+
+	/// How long to wait for the other committers' attestations (the commitments' grace: a
+	/// gossip's allowance), and then for agreed updates from their holders.
+	fn agreement_waits(&self) -> (Duration, Duration) {
+		let (gossip, fetch) = match self.config.schedule {
+			Schedule::Deadline { grace_ms, fetch_timeout_ms, .. } => (grace_ms, fetch_timeout_ms),
+			Schedule::FixedSteps { wait_ms, .. } => (wait_ms, wait_ms),
+		};
+		(Duration::from_millis(gossip), Duration::from_millis(fetch))
+	}
+}

@@ -1,0 +1,399 @@
+//! The agreed set of a round, by availability attestations (as Psyche's witnesses do).
+//!
+//! A round's set used to be "the commitments a node heard in time whose updates it fetched
+//! before its deadline": a node that missed one fetch aggregated another set, computed
+//! another model and re-synced. Now, once its fetches end, every committer signs the list of
+//! the round's updates it holds and gossips it ([`Attestation`]). A committed update is in
+//! the agreed set when at least half of the *other* committers that attested hold it
+//! ([`Witnesses::agree`]); a node that lacks one of those fetches it from the holders and
+//! waits for it, rather than aggregate without it. Honest nodes that heard the same
+//! attestations therefore aggregate the same set, whichever fetches failed for whom; an
+//! update withheld from most is left out by everyone alike.
+//!
+//! What it does not give: consensus. A node that decides before an attestation reaches it
+//! (its wait is bounded) counts fewer witnesses than the others, and an update held by about
+//! half of them can then fall on different sides for different nodes; the chain's 2/3
+//! quorum on the result still settles what is paid, and such a node re-syncs.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use codec::{Decode, Encode};
+use grid_primitives::job::{JobId, RoundIndex};
+use libp2p::{identity::Keypair, PeerId};
+
+use super::{
+	book::MAX_SIGNERS,
+	messages::{decode_exact, sign_payload, signer_of, Digest, MessageError, SignedCommitment},
+};
+
+/// Domain separation for attestation signatures.
+const ATTESTATION_DOMAIN: &[u8] = b"grid/attestation/v1";
+/// Longest encoded attestation accepted on gossip (one naming [`MAX_SIGNERS`] updates is
+/// about 8.3 KiB).
+pub const MAX_ATTESTATION_BYTES: usize = 9 * 1024;
+/// Most attestations kept for coming rounds.
+const MAX_FUTURE: usize = 1024;
+/// How many rounds ahead an attestation may be and still be kept for later.
+const FUTURE_ROUNDS: RoundIndex = 2;
+
+/// A committer's statement of which of a round's updates it holds, checked against their
+/// commitments.
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode)]
+pub struct Attestation {
+	/// The job.
+	pub job: JobId,
+	/// The round.
+	pub round: RoundIndex,
+	/// The base state the attester trained from (only attesters from a node's own base
+	/// count there).
+	pub base_state: Digest,
+	/// Hashes of the updates it holds, strictly ascending.
+	pub holds: Vec<Digest>,
+}
+
+impl Attestation {
+	fn signing_payload(&self) -> Vec<u8> {
+		let mut payload = ATTESTATION_DOMAIN.to_vec();
+		self.encode_to(&mut payload);
+		payload
+	}
+
+	/// Signs it with the trainer's libp2p key; `holds` is sorted and deduplicated first.
+	pub fn sign(mut self, key: &Keypair) -> Result<SignedAttestation, MessageError> {
+		self.holds.sort_unstable();
+		self.holds.dedup();
+		let (public_key, signature) = sign_payload(key, &self.signing_payload())?;
+		Ok(SignedAttestation { attestation: self, public_key, signature })
+	}
+}
+
+/// An attestation with its signer's public key and signature.
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode)]
+pub struct SignedAttestation {
+	/// What is attested.
+	pub attestation: Attestation,
+	/// The signer's libp2p public key (protobuf encoding).
+	pub public_key: Vec<u8>,
+	/// Signature over the domain-separated encoding.
+	pub signature: Vec<u8>,
+}
+
+impl SignedAttestation {
+	/// Decodes gossip bytes, checks the signature, the job and the list's shape; returns
+	/// the signer.
+	pub fn decode_verified(bytes: &[u8], job: JobId) -> Result<(Self, PeerId), MessageError> {
+		if bytes.len() > MAX_ATTESTATION_BYTES {
+			return Err(MessageError::Oversized {
+				size: bytes.len() as u64,
+				limit: MAX_ATTESTATION_BYTES as u64,
+			});
+		}
+		let signed = decode_exact::<SignedAttestation>(bytes)?;
+		let a = &signed.attestation;
+		if a.job != job {
+			return Err(MessageError::WrongJob { got: a.job, expected: job });
+		}
+		if a.holds.len() > MAX_SIGNERS {
+			return Err(MessageError::Malformed(format!(
+				"an attestation of {} updates, where a round has at most {MAX_SIGNERS}",
+				a.holds.len()
+			)));
+		}
+		if !a.holds.windows(2).all(|w| w[0] < w[1]) {
+			return Err(MessageError::Malformed(
+				"an attestation's updates are not strictly ascending".into(),
+			));
+		}
+		let signer = signer_of(&signed.public_key, &a.signing_payload(), &signed.signature)?;
+		Ok((signed, signer))
+	}
+}
+
+/// What became of a heard attestation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Heard {
+	/// The signer's first for the open round.
+	Kept,
+	/// The same one again.
+	Duplicate,
+	/// A different one from a signer that attested already: neither counts.
+	Conflicting,
+	/// For a coming round: kept for it.
+	Early,
+	/// For a past round, too far ahead, or beyond what is kept.
+	Dropped,
+}
+
+/// The agreed set of a round, and what was left out of it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Agreement {
+	/// The updates to aggregate, in canonical (signer) order.
+	pub set: Vec<(PeerId, SignedCommitment)>,
+	/// Committers whose updates too few witnesses hold.
+	pub left_out: Vec<PeerId>,
+	/// Who attested holding each update of the set (its own committer excluded).
+	pub holders: BTreeMap<Digest, Vec<PeerId>>,
+}
+
+/// The attestations of the open round, and those heard early for the next ones.
+#[derive(Clone, Debug)]
+pub struct Witnesses {
+	job: JobId,
+	round: RoundIndex,
+	heard: BTreeMap<PeerId, SignedAttestation>,
+	/// Signers that attested twice, differently, this round.
+	conflicting: BTreeSet<PeerId>,
+	future: Vec<(PeerId, SignedAttestation)>,
+}
+
+impl Witnesses {
+	/// No attestations yet, for `round` of `job`.
+	pub fn new(job: JobId, round: RoundIndex) -> Self {
+		Witnesses {
+			job,
+			round,
+			heard: BTreeMap::new(),
+			conflicting: BTreeSet::new(),
+			future: Vec::new(),
+		}
+	}
+
+	/// The open round.
+	pub fn round(&self) -> RoundIndex {
+		self.round
+	}
+
+	/// Opens `round`, with the attestations kept for it.
+	pub fn open(&mut self, round: RoundIndex) {
+		self.round = round;
+		self.heard.clear();
+		self.conflicting.clear();
+		for (signer, signed) in std::mem::take(&mut self.future) {
+			self.heard(signer, signed);
+		}
+	}
+
+	/// Takes a verified attestation of `signer`.
+	pub fn heard(&mut self, signer: PeerId, signed: SignedAttestation) -> Heard {
+		let round = signed.attestation.round;
+		if signed.attestation.job != self.job {
+			return Heard::Dropped;
+		}
+		if round > self.round {
+			if round > self.round + FUTURE_ROUNDS || self.future.len() >= MAX_FUTURE {
+				return Heard::Dropped;
+			}
+			self.future.push((signer, signed));
+			return Heard::Early;
+		}
+		if round < self.round {
+			return Heard::Dropped;
+		}
+		if let Some(first) = self.heard.get(&signer) {
+			if first.attestation == signed.attestation {
+				return Heard::Duplicate;
+			}
+			self.conflicting.insert(signer);
+			return Heard::Conflicting;
+		}
+		if self.heard.len() >= MAX_SIGNERS {
+			return Heard::Dropped;
+		}
+		self.heard.insert(signer, signed);
+		Heard::Kept
+	}
+
+	/// Whether `peer` attested this round (an attester that contradicted itself did too).
+	pub fn attested(&self, peer: &PeerId) -> bool {
+		self.heard.contains_key(peer)
+	}
+
+	/// The agreed set among `candidates` (the round's commitments from `base`, in signer
+	/// order): each update that at least half of the other candidates that attested from
+	/// `base` hold; every candidate when none of the others attested (a node alone, or cut
+	/// off, decides from what it has).
+	pub fn agree(&self, base: &Digest, candidates: &[(PeerId, SignedCommitment)]) -> Agreement {
+		let witnesses: Vec<(PeerId, &[Digest])> = candidates
+			.iter()
+			.filter(|(p, _)| !self.conflicting.contains(p))
+			.filter_map(|(p, _)| {
+				let a = &self.heard.get(p)?.attestation;
+				(&a.base_state == base).then_some((*p, a.holds.as_slice()))
+			})
+			.collect();
+		let mut agreement = Agreement::default();
+		for (peer, signed) in candidates {
+			let hash = signed.commitment.update_hash;
+			let others = witnesses.iter().filter(|(w, _)| w != peer);
+			let holders: Vec<PeerId> = others
+				.clone()
+				.filter(|(_, holds)| holds.binary_search(&hash).is_ok())
+				.map(|(w, _)| *w)
+				.collect();
+			let attesting = others.count();
+			if attesting == 0 || 2 * holders.len() >= attesting {
+				agreement.holders.insert(hash, holders);
+				agreement.set.push((*peer, signed.clone()));
+			} else {
+				agreement.left_out.push(*peer);
+			}
+		}
+		agreement
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use codec::Encode;
+
+	use super::*;
+	use crate::round::messages::{tests::commitment, Commitment};
+
+	const BASE: Digest = [2; 32];
+
+	fn attest(key: &Keypair, round: RoundIndex, holds: &[u8]) -> SignedAttestation {
+		let holds = holds.iter().map(|&h| [h; 32]).collect();
+		Attestation { job: 7, round, base_state: BASE, holds }.sign(key).unwrap()
+	}
+
+	/// `n` committers of round 3, committer `i` to update `i + 1`.
+	fn committers(n: usize) -> (Vec<Keypair>, Vec<(PeerId, SignedCommitment)>) {
+		let keys: Vec<Keypair> = (0..n).map(|_| Keypair::generate_ed25519()).collect();
+		let mut set: Vec<(PeerId, SignedCommitment)> = keys
+			.iter()
+			.enumerate()
+			.map(|(i, k)| {
+				let c = Commitment { base_state: BASE, ..commitment(3, i as u8 + 1) };
+				(k.public().to_peer_id(), c.sign(k).unwrap())
+			})
+			.collect();
+		set.sort_by_key(|(p, _)| *p);
+		(keys, set)
+	}
+
+	fn peer(key: &Keypair) -> PeerId {
+		key.public().to_peer_id()
+	}
+
+	fn members(agreement: &Agreement) -> Vec<u8> {
+		agreement.set.iter().map(|(_, s)| s.commitment.update_hash[0]).collect::<Vec<_>>()
+	}
+
+	#[test]
+	fn attestations_round_trip_and_malformed_ones_are_refused_with_the_reason() {
+		let key = Keypair::generate_ed25519();
+		let signed = attest(&key, 3, &[9, 1, 9]);
+		assert_eq!(signed.attestation.holds, vec![[1; 32], [9; 32]], "sorted, deduplicated");
+		let (back, signer) = SignedAttestation::decode_verified(&signed.encode(), 7).unwrap();
+		assert_eq!((back, signer), (signed.clone(), peer(&key)));
+		let err =
+			|bytes: Vec<u8>, job| SignedAttestation::decode_verified(&bytes, job).unwrap_err();
+		assert!(matches!(err(signed.encode(), 8), MessageError::WrongJob { got: 7, expected: 8 }));
+		// Forged: another list under the same signature.
+		let mut forged = signed.clone();
+		forged.attestation.holds.push([10; 32]);
+		assert_eq!(err(forged.encode(), 7), MessageError::BadSignature(peer(&key)));
+		// Unsorted lists are not canonical (one signer could count twice for a hash).
+		let mut unsorted = signed.clone();
+		unsorted.attestation.holds.reverse();
+		assert!(err(unsorted.encode(), 7).to_string().contains("ascending"));
+		let mut long = signed.clone();
+		long.attestation.holds = (0..=MAX_SIGNERS as u32)
+			.map(|i| {
+				let mut h = [0; 32];
+				h[..4].copy_from_slice(&i.to_be_bytes());
+				h
+			})
+			.collect();
+		assert!(err(long.encode(), 7).to_string().contains("at most 256"));
+		let oversized = vec![0; MAX_ATTESTATION_BYTES + 1];
+		assert!(matches!(err(oversized, 7), MessageError::Oversized { .. }));
+		assert!(err(vec![1, 2, 3], 7).to_string().contains("malformed"));
+	}
+
+	#[test]
+	fn an_update_most_witnesses_hold_is_agreed_and_one_withheld_from_most_is_left_out() {
+		let (keys, set) = committers(5);
+		let mut witnesses = Witnesses::new(7, 3);
+		// Update 5's committer served it to one peer only; update 4's to two of four others.
+		let holds: [&[u8]; 5] =
+			[&[1, 2, 3, 4, 5], &[1, 2, 3, 4], &[1, 2, 3], &[1, 2, 3], &[1, 2, 3, 5]];
+		for (key, holds) in keys.iter().zip(holds) {
+			assert_eq!(witnesses.heard(peer(key), attest(key, 3, holds)), Heard::Kept);
+		}
+		let agreement = witnesses.agree(&BASE, &set);
+		let mut agreed = members(&agreement);
+		agreed.sort();
+		assert_eq!(agreed, vec![1, 2, 3, 4], "4 held by 2 of the 4 others: half is enough");
+		assert_eq!(agreement.left_out, vec![peer(&keys[4])]);
+		assert_eq!(agreement.holders[&[4; 32]].len(), 2);
+		// Canonical order kept; own attestation never counts for its own update.
+		assert_eq!(agreement.set.iter().map(|(p, _)| *p).collect::<Vec<_>>(), {
+			let mut p: Vec<PeerId> = keys[..4].iter().map(peer).collect();
+			p.sort();
+			p
+		});
+		assert!(!agreement.holders[&[1; 32]].contains(&peer(&keys[0])));
+	}
+
+	#[test]
+	fn hostile_witnesses_cannot_push_in_or_keep_out_an_update_as_a_minority() {
+		let (keys, set) = committers(5);
+		let mut witnesses = Witnesses::new(7, 3);
+		// Committer 4 withholds its update; it and committer 3 (an accomplice) claim to hold
+		// it and to lack committer 0's, which the three honest ones hold.
+		let holds: [&[u8]; 5] =
+			[&[1, 2, 3, 4], &[1, 2, 3, 4], &[1, 2, 3, 4], &[2, 3, 4, 5], &[2, 3, 4, 5]];
+		for (key, holds) in keys.iter().zip(holds) {
+			witnesses.heard(peer(key), attest(key, 3, holds));
+		}
+		let agreement = witnesses.agree(&BASE, &set);
+		assert!(members(&agreement).contains(&1), "the 2 honest others hold update 1: half");
+		assert!(!members(&agreement).contains(&5), "only 1 of 4 others claims update 5");
+		// An attester that says two things counts for neither; an attestation from another
+		// base, or a signer that did not commit, counts for nothing.
+		let mut witnesses = Witnesses::new(7, 3);
+		for (key, holds) in keys.iter().zip(holds) {
+			witnesses.heard(peer(key), attest(key, 3, holds));
+		}
+		assert_eq!(witnesses.heard(peer(&keys[3]), attest(&keys[3], 3, &[5])), Heard::Conflicting);
+		assert_eq!(
+			witnesses.heard(peer(&keys[3]), attest(&keys[3], 3, &[2, 3, 4, 5])),
+			Heard::Duplicate
+		);
+		let stranger = Keypair::generate_ed25519();
+		witnesses.heard(peer(&stranger), attest(&stranger, 3, &[5]));
+		let agreement = witnesses.agree(&BASE, &set);
+		assert_eq!(agreement.holders[&[2; 32]].len(), 3, "witnesses 0, 2 and 4 for update 2");
+		assert!(!agreement.holders[&[2; 32]].contains(&peer(&stranger)));
+		assert!(!members(&agreement).contains(&5), "none of the 3 counted others holds it");
+	}
+
+	#[test]
+	fn without_witnesses_every_candidate_counts_and_early_attestations_wait_for_their_round() {
+		let (keys, set) = committers(3);
+		let mut witnesses = Witnesses::new(7, 3);
+		assert_eq!(members(&witnesses.agree(&BASE, &set)).len(), 3, "a node alone keeps its set");
+		// A round ahead: kept until its round opens; past and far rounds are dropped.
+		assert_eq!(witnesses.heard(peer(&keys[0]), attest(&keys[0], 4, &[2])), Heard::Early);
+		assert_eq!(witnesses.heard(peer(&keys[0]), attest(&keys[0], 2, &[2])), Heard::Dropped);
+		assert_eq!(witnesses.heard(peer(&keys[0]), attest(&keys[0], 9, &[2])), Heard::Dropped);
+		assert!(!witnesses.attested(&peer(&keys[0])));
+		witnesses.open(4);
+		assert!(witnesses.attested(&peer(&keys[0])));
+		// An attester from another base does not count at this one.
+		let other = Attestation { job: 7, round: 4, base_state: [8; 32], holds: vec![] };
+		witnesses.heard(peer(&keys[1]), other.sign(&keys[1]).unwrap());
+		let set4: Vec<_> = set
+			.iter()
+			.map(|(p, s)| {
+				let c = Commitment { round: 4, ..s.commitment.clone() };
+				let key = keys.iter().find(|k| peer(k) == *p).unwrap();
+				(*p, c.sign(key).unwrap())
+			})
+			.collect();
+		let agreement = witnesses.agree(&BASE, &set4);
+		assert_eq!(members(&agreement).len(), 2, "update 2 and the attester's own are agreed");
+		assert_eq!(agreement.left_out.len(), 1);
+	}
+}
