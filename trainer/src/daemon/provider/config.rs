@@ -103,6 +103,17 @@ pub struct LocalTraining {
 	pub max_steps: Option<u32>,
 }
 
+impl LocalTraining {
+	/// Time kept free between the commit deadline and the proof (ms): the commitments'
+	/// grace, one more for the availability attestations (the agreed set), and half the
+	/// fetch timeout. Without the attestations' share, 32 providers on one 2-core machine
+	/// decided each round about 3 s past the commit deadline and every proof missed its
+	/// round's last block (`bench/scale.sh`).
+	pub fn exchange_ms(&self) -> u64 {
+		2 * self.grace_ms + self.fetch_timeout_ms / 2
+	}
+}
+
 impl Default for LocalTraining {
 	fn default() -> Self {
 		LocalTraining {

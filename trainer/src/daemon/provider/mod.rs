@@ -268,8 +268,7 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		job,
 		proof_dir: job_dir.join("proofs"),
 		vote_secret: job_dir.join("vote-secret"),
-		// Commitments are taken for `grace`; fetching and aggregating on top of that.
-		exchange_ms: local.grace_ms + local.fetch_timeout_ms / 2,
+		exchange_ms: local.exchange_ms(),
 		equivocate: config.misbehave.equivocate,
 	};
 	let coordinator = follower::start(runtime.handle(), chain, account, follow)?;
