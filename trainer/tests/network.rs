@@ -343,7 +343,7 @@ fn a_shaped_wan_and_a_partition_are_survived() {
 /// Issue 26's agreed set under jitter and a cut link: trainers 1 and 2 cannot reach each
 /// other for four rounds, so neither can fetch the other's update from its committer. Each
 /// gets it from trainer 0, which holds it and attests so, and all three aggregate the same
-/// set and agree on the model in every round.
+/// set and agree on the model in every round, without re-syncing.
 #[test]
 fn a_cut_link_between_two_trainers_does_not_split_the_agreed_set() {
 	let rounds = 8;
@@ -377,6 +377,12 @@ fn a_cut_link_between_two_trainers_does_not_split_the_agreed_set() {
 		"2 never aggregated 1's update across the cut\n{}",
 		net.log(2)
 	);
+	// No re-sync storm: nobody had to fetch the state because it lacked an agreed update or
+	// had computed another model.
+	for (i, node) in net.nodes.iter().enumerate() {
+		let resyncs = node.log_tail(usize::MAX).matches("re-syncing").count();
+		assert_eq!(resyncs, 0, "trainer {i} re-synced\n{}", net.log(i));
+	}
 }
 
 /// The rounds in which `node` trained overlapped with the round before.
