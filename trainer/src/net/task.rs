@@ -150,19 +150,11 @@ impl Task {
 			Command::Publish(signed) => {
 				self.stats().published += 1;
 				self.remember(signed.clone());
-				let topic = self.topic.clone();
-				self.unpublished.push((topic, signed.encode(), Instant::now() + PUBLISH_RETRY));
-				self.retry_publish();
+				self.publish(self.topic.clone(), signed.encode());
 			}
-			Command::PublishProof(bytes) => {
-				let topic = self.proof_topic.clone();
-				self.unpublished.push((topic, bytes, Instant::now() + PUBLISH_RETRY));
-				self.retry_publish();
-			}
+			Command::PublishProof(bytes) => self.publish(self.proof_topic.clone(), bytes),
 			Command::Attest(signed) => {
-				let topic = self.attestation_topic.clone();
-				self.unpublished.push((topic, signed.encode(), Instant::now() + PUBLISH_RETRY));
-				self.retry_publish();
+				self.publish(self.attestation_topic.clone(), signed.encode())
 			}
 			Command::Fetch { id, peer, request } => {
 				let rid = self.swarm.behaviour_mut().fetch.send_request(&peer, request);
@@ -199,6 +191,12 @@ impl Task {
 		if list.len() < MAX_REMEMBERED && !list.contains(&signed) {
 			list.push(signed);
 		}
+	}
+
+	/// Publishes `bytes` on `topic`, retried for [`PUBLISH_RETRY`] while no peer hears it.
+	fn publish(&mut self, topic: IdentTopic, bytes: Vec<u8>) {
+		self.unpublished.push((topic, bytes, Instant::now() + PUBLISH_RETRY));
+		self.retry_publish();
 	}
 
 	fn retry_publish(&mut self) {

@@ -125,11 +125,9 @@ impl RoundBook {
 			}));
 		}
 		let hash = signed.commitment.update_hash;
-		let copied =
-			|(_, first): &(&PeerId, &SignedCommitment)| first.commitment.update_hash == hash;
+		let same = |first: &SignedCommitment| first.commitment.update_hash == hash;
 		if self.closed {
 			let room = self.commitments.len() + self.late.len() < MAX_SIGNERS;
-			let same = |first: &SignedCommitment| first.commitment.update_hash == hash;
 			let keep = room
 				&& self.claims.allows(c.samples, c.steps)
 				&& !self.commitments.values().any(same)
@@ -142,7 +140,7 @@ impl RoundBook {
 		if self.commitments.len() >= MAX_SIGNERS {
 			return Offer::Full;
 		}
-		if let Some((original, _)) = self.commitments.iter().find(copied) {
+		if let Some((original, _)) = self.commitments.iter().find(|(_, first)| same(first)) {
 			let original = *original;
 			self.copies.entry(signer).or_insert((original, signed));
 			return Offer::Copied(original);

@@ -3,6 +3,8 @@
 //! On a Grid network the chain implements it; [`LocalSchedule`] implements it from a
 //! trainer's own configured schedule, so the round loop has one path for both.
 
+use std::time::Duration;
+
 use grid_primitives::{
 	job::{JobId, RoundIndex},
 	Hash,
@@ -147,6 +149,23 @@ fn default_transfer_budget() -> u64 {
 }
 
 impl Schedule {
+	/// How long a gossip is waited for once due: the commitments' grace (deadline rounds),
+	/// or the whole wait (fixed steps). The round's attestations get as long.
+	pub fn gossip_wait(&self) -> Duration {
+		Duration::from_millis(match *self {
+			Schedule::Deadline { grace_ms, .. } => grace_ms,
+			Schedule::FixedSteps { wait_ms, .. } => wait_ms,
+		})
+	}
+
+	/// Longest wait for updates being fetched.
+	pub fn fetch_wait(&self) -> Duration {
+		Duration::from_millis(match *self {
+			Schedule::Deadline { fetch_timeout_ms, .. } => fetch_timeout_ms,
+			Schedule::FixedSteps { wait_ms, .. } => wait_ms,
+		})
+	}
+
 	/// When round 0 starts.
 	pub fn start_unix_ms(&self) -> u64 {
 		match *self {

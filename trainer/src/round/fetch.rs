@@ -201,6 +201,19 @@ impl Fetches {
 		Outgoing { id, peer, request }
 	}
 
+	/// A request to `peer` for the update `hash` of `round`, after the peers `tried`.
+	fn request_update(
+		&mut self,
+		peer: PeerId,
+		round: RoundIndex,
+		hash: Digest,
+		mut tried: Vec<PeerId>,
+	) -> Outgoing {
+		tried.push(peer);
+		let request = Request::Update { job: self.job, round, hash };
+		self.request(peer, request, Pending::Update { hash, tried })
+	}
+
 	/// A request for `peer`'s latest state.
 	pub fn request_state(&mut self, peer: PeerId) -> Outgoing {
 		self.request(peer, Request::State { job: self.job }, Pending::State)
@@ -323,12 +336,7 @@ impl Fetches {
 			}
 			self.expected_lens.insert(hash, signed.commitment.update_len);
 			wanted.push(hash);
-			let request = Request::Update { job: self.job, round: signed.commitment.round, hash };
-			requests.push(self.request(
-				*peer,
-				request,
-				Pending::Update { hash, tried: vec![*peer] },
-			));
+			requests.push(self.request_update(*peer, signed.commitment.round, hash, Vec::new()));
 		}
 		(requests, wanted)
 	}
@@ -356,12 +364,7 @@ impl Fetches {
 			let Some(&first) = holders.first() else { continue };
 			self.holders.insert(hash, holders);
 			wanted.push(hash);
-			let request = Request::Update { job: self.job, round: c.round, hash };
-			requests.push(self.request(
-				first,
-				request,
-				Pending::Update { hash, tried: vec![first] },
-			));
+			requests.push(self.request_update(first, c.round, hash, Vec::new()));
 		}
 		(requests, wanted)
 	}
@@ -386,7 +389,7 @@ impl Fetches {
 		round: RoundIndex,
 	) -> Answer {
 		let Some(pending) = self.pending.remove(&id) else { return Answer::Unasked };
-		let (hash, mut tried) = match pending {
+		let (hash, tried) = match pending {
 			Pending::State => {
 				self.state_answer = Some((peer, result));
 				return Answer::State;
@@ -415,11 +418,7 @@ impl Fetches {
 			Err(why) => {
 				let holders = self.holders.get(&hash).into_iter().flatten();
 				let next = holders.chain(&self.candidates).copied().find(|p| !tried.contains(p));
-				let retry = next.map(|next| {
-					tried.push(next);
-					let request = Request::Update { job: self.job, round, hash };
-					self.request(next, request, Pending::Update { hash, tried })
-				});
+				let retry = next.map(|next| self.request_update(next, round, hash, tried));
 				if retry.is_none() {
 					// Its committer and every other member failed: nobody has it.
 					self.unavailable.push(hash);

@@ -143,13 +143,7 @@ impl SignedCommitment {
 		job: JobId,
 		manifest_hash: &Digest,
 	) -> Result<(Self, PeerId), MessageError> {
-		if bytes.len() > MAX_COMMITMENT_BYTES {
-			return Err(MessageError::Oversized {
-				size: bytes.len() as u64,
-				limit: MAX_COMMITMENT_BYTES as u64,
-			});
-		}
-		let signed = decode_exact::<SignedCommitment>(bytes)?;
+		let signed = decode_bounded::<SignedCommitment>(bytes, MAX_COMMITMENT_BYTES)?;
 		let peer = signed.verify()?;
 		let c = &signed.commitment;
 		if c.job != job {
@@ -223,17 +217,19 @@ pub type GossipedProof = grid_primitives::job::SignedProof<[u8; 32]>;
 
 /// Decodes a gossiped proof for `job`, rejecting oversized, malformed and foreign ones.
 pub fn decode_proof(bytes: &[u8], job: JobId) -> Result<GossipedProof, MessageError> {
-	if bytes.len() > MAX_PROOF_BYTES {
-		return Err(MessageError::Oversized {
-			size: bytes.len() as u64,
-			limit: MAX_PROOF_BYTES as u64,
-		});
-	}
-	let signed = decode_exact::<GossipedProof>(bytes)?;
+	let signed = decode_bounded::<GossipedProof>(bytes, MAX_PROOF_BYTES)?;
 	if signed.proof.job != job {
 		return Err(MessageError::WrongJob { got: signed.proof.job, expected: job });
 	}
 	Ok(signed)
+}
+
+/// Decodes a whole SCALE value of at most `limit` bytes (a gossiped message).
+pub fn decode_bounded<T: Decode>(bytes: &[u8], limit: usize) -> Result<T, MessageError> {
+	if bytes.len() > limit {
+		return Err(MessageError::Oversized { size: bytes.len() as u64, limit: limit as u64 });
+	}
+	decode_exact(bytes)
 }
 
 /// Decodes a whole SCALE value, rejecting trailing bytes.

@@ -23,7 +23,7 @@ use libp2p::{identity::Keypair, PeerId};
 
 use super::{
 	book::MAX_SIGNERS,
-	messages::{decode_exact, sign_payload, signer_of, Digest, MessageError, SignedCommitment},
+	messages::{decode_bounded, sign_payload, signer_of, Digest, MessageError, SignedCommitment},
 };
 
 /// Domain separation for attestation signatures.
@@ -82,13 +82,7 @@ impl SignedAttestation {
 	/// Decodes gossip bytes, checks the signature, the job and the list's shape; returns
 	/// the signer.
 	pub fn decode_verified(bytes: &[u8], job: JobId) -> Result<(Self, PeerId), MessageError> {
-		if bytes.len() > MAX_ATTESTATION_BYTES {
-			return Err(MessageError::Oversized {
-				size: bytes.len() as u64,
-				limit: MAX_ATTESTATION_BYTES as u64,
-			});
-		}
-		let signed = decode_exact::<SignedAttestation>(bytes)?;
+		let signed = decode_bounded::<SignedAttestation>(bytes, MAX_ATTESTATION_BYTES)?;
 		let a = &signed.attestation;
 		if a.job != job {
 			return Err(MessageError::WrongJob { got: a.job, expected: job });

@@ -2,7 +2,7 @@
 //! for the other committers' attestations, then fetch what the agreed set lacks from those
 //! that hold it, and wait for it instead of aggregating without it.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use grid_primitives::job::RoundIndex;
 use libp2p::PeerId;
@@ -12,7 +12,6 @@ use crate::{
 	error::{Error, Result},
 	net::Command,
 	round::{
-		coordinator::Schedule,
 		messages::{Digest, SignedCommitment},
 		witness::Attestation,
 	},
@@ -43,7 +42,8 @@ impl Trainer {
 		}
 		let others: Vec<PeerId> =
 			candidates.iter().map(|(p, _)| *p).filter(|p| *p != self.me).collect();
-		let (gossip, fetch) = self.agreement_waits();
+		let (gossip, fetch) =
+			(self.config.schedule.gossip_wait(), self.config.schedule.fetch_wait());
 		let heard_all = |s: &Self| others.iter().all(|p| s.witnesses.attested(p));
 		self.pump_until(Instant::now() + gossip, heard_all);
 		let agreement = self.witnesses.agree(base, &candidates);
@@ -84,15 +84,5 @@ impl Trainer {
 		self.witnesses.heard(self.me, signed.clone());
 		self.net.send(Command::Attest(signed));
 		Ok(())
-	}
-
-	/// How long to wait for the other committers' attestations (the commitments' grace: a
-	/// gossip's allowance), and then for agreed updates from their holders.
-	fn agreement_waits(&self) -> (Duration, Duration) {
-		let (gossip, fetch) = match self.config.schedule {
-			Schedule::Deadline { grace_ms, fetch_timeout_ms, .. } => (grace_ms, fetch_timeout_ms),
-			Schedule::FixedSteps { wait_ms, .. } => (wait_ms, wait_ms),
-		};
-		(Duration::from_millis(gossip), Duration::from_millis(fetch))
 	}
 }

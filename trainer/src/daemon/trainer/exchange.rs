@@ -53,11 +53,7 @@ impl Trainer {
 		if wanted.is_empty() {
 			return;
 		}
-		let wait = match self.config.schedule {
-			Schedule::Deadline { fetch_timeout_ms, .. } => fetch_timeout_ms,
-			Schedule::FixedSteps { wait_ms, .. } => wait_ms,
-		};
-		let until = Instant::now() + Duration::from_millis(wait);
+		let until = Instant::now() + self.config.schedule.fetch_wait();
 		self.pump_until(until, |s| s.fetches.settled(&wanted));
 	}
 
