@@ -170,6 +170,15 @@ max_steps = 100
 		format!("--- {} ---\n{}", self.name, crate::tail(&self.log_path, 30))
 	}
 
+	/// Lines of its log that contain `needle`.
+	pub fn log_lines_with(&self, needle: &str) -> usize {
+		std::fs::read_to_string(&self.log_path)
+			.unwrap_or_default()
+			.lines()
+			.filter(|l| l.contains(needle))
+			.count()
+	}
+
 	/// Its `rounds.jsonl` records for `job`.
 	pub fn rounds(&self, job: u64) -> Vec<Value> {
 		let path = self.dir.join(format!("job-{job}")).join("rounds.jsonl");

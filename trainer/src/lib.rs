@@ -32,6 +32,7 @@ pub mod optim;
 pub mod params;
 pub mod parity;
 pub mod plot;
+pub mod priority;
 pub mod rng;
 pub mod round;
 pub mod stats;

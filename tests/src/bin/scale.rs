@@ -20,13 +20,14 @@
 use std::{
 	collections::{BTreeMap, HashMap},
 	path::{Path, PathBuf},
+	sync::atomic::{AtomicBool, Ordering},
 	time::{Duration, Instant},
 };
 
 use anyhow::{bail, ensure, Context, Result};
 use grid_e2e_tests::{
 	chain::{events_at, next_nonce, sign, submit, transfer, ChainContext},
-	network::{dev_node, post_job, url, wait_status, MNIST_JOB, STAKE},
+	network::{post_job, url, wait_status, MNIST_JOB, STAKE},
 	trainers::{Provider, ProviderSpec},
 	wait_for, Node,
 };
@@ -109,6 +110,13 @@ struct Run {
 	/// Per trainer: its round records and its status report.
 	records: Vec<Vec<Value>>,
 	status: Vec<Option<Value>>,
+	/// Chain reads the trainers' followers gave up waiting for (`chain: no answer`, over
+	/// every trainer): how far the one node kept up with N followers.
+	unanswered: usize,
+	/// The node's answer time to a light read, once a second while the job ran (ms; a read
+	/// that got no answer in 10 s counts as 10,000): whether the node or the trainers were
+	/// the ones slow when reads went unanswered.
+	probe_ms: Vec<f64>,
 }
 
 impl Run {
@@ -195,8 +203,30 @@ impl Run {
 			"records_leaving_updates_out": self.records_listing("left_out"),
 			"payment_latency_s_max": payment.map(|b| f64::from(b) * BLOCK_SECS),
 			"max_proofs_per_block": self.max_proofs_per_block,
+			"chain_reads_unanswered": self.unanswered,
+			"node_read_ms": { "median": quantile(&self.probe_ms, 0.5), "max": self.probe_ms.iter().copied().reduce(f64::max) },
 		})
 	}
+}
+
+/// The `q` quantile of `xs` (nearest rank).
+fn quantile(xs: &[f64], q: f64) -> Option<f64> {
+	let mut sorted = xs.to_vec();
+	sorted.sort_by(f64::total_cmp);
+	let last = sorted.len().checked_sub(1)?;
+	Some(sorted[((last as f64) * q).round() as usize])
+}
+
+/// Times a light read of `node` (`chain_getHeader`) once a second until `stop` is set.
+fn probe(node: &Node, stop: &AtomicBool) -> Vec<f64> {
+	let mut times = Vec::new();
+	while !stop.load(Ordering::Relaxed) {
+		let start = Instant::now();
+		let answered = node.best_number().is_ok();
+		times.push(if answered { start.elapsed().as_secs_f64() * 1e3 } else { 10_000.0 });
+		std::thread::sleep(Duration::from_secs(1));
+	}
+	times
 }
 
 fn mean(xs: &[f64]) -> Option<f64> {
@@ -263,10 +293,20 @@ fn read_chain(node: &Node, from: u32) -> Result<(BTreeMap<u32, ChainRound>, u32,
 }
 
 /// Runs the job with `n` providers for `rounds` rounds.
+/// A dev node that takes a connection from every trainer: its JSON-RPC server's default of
+/// 100 connections, with 64 followers that reconnect when a read goes unanswered, left new
+/// connections refused (a validator serving many providers is configured for them).
+fn scale_node(dir: &Path) -> Result<Node> {
+	let args = ["--dev", "--rpc-max-connections", "1000"].map(String::from);
+	let node = Node::start("dev", dir, &args)?;
+	node.wait_finalized(1, Duration::from_secs(60))?;
+	Ok(node)
+}
+
 fn run(n: usize, rounds: u32, root: &Path) -> Result<Run> {
 	let dir = root.join(format!("n{n}"));
 	std::fs::create_dir_all(&dir)?;
-	let node = dev_node(&dir)?;
+	let node = scale_node(&dir)?;
 	let url = url(&node);
 	let start = node.best_number()?;
 	let names: Vec<String> = (0..n).map(|i| format!("scale-{i}")).collect();
@@ -305,7 +345,13 @@ fn run(n: usize, rounds: u32, root: &Path) -> Result<Run> {
 	eprintln!("n = {n}: started after {setup_s:.0} s");
 	// Each round is 5 blocks; allow three times that per round and a minute more.
 	let budget = Duration::from_secs(60 + 3 * 5 * 6 * u64::from(rounds));
-	let completed = wait_status(&url, 0, budget, &providers, |s| s.contains("completed")).is_ok();
+	let stop = AtomicBool::new(false);
+	let (completed, probe_ms) = std::thread::scope(|scope| {
+		let probing = scope.spawn(|| probe(&node, &stop));
+		let done = wait_status(&url, 0, budget, &providers, |s| s.contains("completed"));
+		stop.store(true, Ordering::Relaxed);
+		(done.is_ok(), probing.join().unwrap_or_default())
+	});
 	eprintln!("n = {n}: {}", if completed { "completed" } else { "not completed in time" });
 	// The trainers write their last round's record and status just after it settles.
 	std::thread::sleep(Duration::from_secs(5));
@@ -318,7 +364,18 @@ fn run(n: usize, rounds: u32, root: &Path) -> Result<Run> {
 			serde_json::from_str(&text).ok()
 		})
 		.collect();
-	Ok(Run { n, completed, setup_s, rounds: rounds_read, max_proofs_per_block, records, status })
+	let unanswered = providers.iter().map(|p| p.log_lines_with("chain: no answer")).sum();
+	Ok(Run {
+		n,
+		completed,
+		setup_s,
+		rounds: rounds_read,
+		max_proofs_per_block,
+		records,
+		status,
+		unanswered,
+		probe_ms,
+	})
 }
 
 fn fmt(x: Option<f64>, digits: usize) -> String {
@@ -332,14 +389,15 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], rounds: u32) -> String {
 		 Headline figures in `scale.json`.\n\n\
 		 For each N, on a fresh `grid-node --dev` (6 s blocks): N accounts funded by Alice, N \
 		 `grid-trainer provide` processes on loopback (each its own libp2p identity and \
-		 account, one compute thread, all on this machine's cores), and the quick MNIST job \
+		 account, one compute thread at the lowest priority (niceness 19, as every \
+		 provider's training runs), all on this machine's cores), and the quick MNIST job \
 		 (`examples/mnist-job.toml`: an MLP of 50,890 parameters, int8 updates, rounds of 5 \
 		 blocks, at most 100 inner steps) needing all N, for {rounds} rounds. Every trainer \
 		 fetches every other's update (all-to-all), from its committer first, then from the \
 		 members that attest holding it (the round's agreed set). Ratios are against the \
 		 smallest N of this run.\n\n\
-		 | N | completed | setup (s) | rounds with a result | inner steps per round | round period (s) | exchange and wait per round (ms) | vs smallest N | bytes per trainer per round (mean / max) | vs smallest N | trainers agreeing (worst round) | members attesting the quorum (worst round) | records missing an update | records leaving one out | quorum to payment (s, worst) | most proofs in a block |\n\
-		 |---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+		 | N | completed | setup (s) | rounds with a result | inner steps per round | round period (s) | exchange and wait per round (ms) | vs smallest N | bytes per trainer per round (mean / max) | vs smallest N | trainers agreeing (worst round) | members attesting the quorum (worst round) | records missing an update | records leaving one out | quorum to payment (s, worst) | most proofs in a block | chain reads unanswered | node read ms (median / max) |\n\
+		 |---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
 	);
 	let base = runs.first().map(Run::headline);
 	let ratio = |h: &Value, key: &str, sub: Option<&str>| {
@@ -357,7 +415,7 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], rounds: u32) -> String {
 		let share =
 			|key: &str| h[key].as_f64().map_or("n/a".into(), |x| format!("{:.0}%", 100.0 * x));
 		md += &format!(
-			"| {} | {} | {:.0} | {}/{} | {} | {} | {} | {} | {} / {} KB | {} | {} | {} | {} | {} | {} | {} |\n",
+			"| {} | {} | {:.0} | {}/{} | {} | {} | {} | {} | {} / {} KB | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} |\n",
 			run.n,
 			if run.completed { "yes" } else { "no" },
 			run.setup_s,
@@ -376,6 +434,9 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], rounds: u32) -> String {
 			h["records_leaving_updates_out"],
 			fmt(h["payment_latency_s_max"].as_f64(), 0),
 			h["max_proofs_per_block"],
+			h["chain_reads_unanswered"],
+			fmt(h["node_read_ms"]["median"].as_f64(), 0),
+			fmt(h["node_read_ms"]["max"].as_f64(), 0),
 		);
 	}
 	for (n, why) in failed {
@@ -418,7 +479,12 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], rounds: u32) -> String {
 		  because fewer than half of the other attesters held it.\n\
 		- All N processes share this machine's cores with the node, so compute per trainer \
 		  shrinks as N grows; rounds are time-boxed, so it shows as fewer steps, not longer \
-		  rounds.\n";
+		  rounds. *Chain reads unanswered*: the trainers' chain followers' reads that got no \
+		  answer from the one node within 10 s (log lines `chain: no answer`, all trainers \
+		  together). Each follower polls the best block's hash and opens a block once per \
+		  new block for all of that block's reads. *Node read*: the benchmark's own light read \
+		  of the node (`chain_getHeader`) once a second while the job ran: when it stays fast \
+		  while the followers' reads go unanswered, the trainers, not the node, were too busy.\n";
 	md
 }
 

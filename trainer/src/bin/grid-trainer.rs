@@ -329,7 +329,9 @@ enum KeyCmd {
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-	// One thread is plenty for the network and the chain; training runs on the main thread.
+	// One thread is plenty for the network and the chain; training runs on its own threads.
+	// (Two were tried for 64 trainers on 2 cores, `bench/scale.sh`: twice the threads
+	// competing with the node made it slower to answer, not the followers faster.)
 	tokio::runtime::Builder::new_multi_thread()
 		.worker_threads(1)
 		.enable_all()

@@ -23,6 +23,10 @@ pub type ProviderView = runtime_types::pallet_providers::types::ProviderView<u12
 pub type JobStatus = runtime_types::pallet_jobs::types::JobStatus;
 /// A provider's membership of a job.
 pub type Participant = runtime_types::pallet_jobs::types::Participant<u128>;
+/// A job's record.
+pub type JobRecord = runtime_types::pallet_jobs::types::Job<AccountId, u128, u32>;
+/// A job's open round.
+pub type RoundState = runtime_types::pallet_jobs::types::RoundState<AccountId, u32>;
 /// An open fraud challenge.
 pub type Challenge = runtime_types::pallet_jobs::types::Challenge<AccountId, u128, u32>;
 /// A committee member's ballot on a challenge.
@@ -51,6 +55,8 @@ pub struct Chain {
 	/// (subxt's client works at finalized blocks, which lag the best one by a few blocks).
 	rpc: subxt::rpcs::LegacyRpcMethods<subxt::config::RpcConfigFor<GridConfig>>,
 	url: String,
+	/// The runtime's spec version when this connection was made.
+	spec_version: u32,
 }
 
 impl Chain {
@@ -60,7 +66,9 @@ impl Chain {
 		let start = Instant::now();
 		loop {
 			match Self::open(url).await {
-				Ok((api, rpc)) => return Ok(Chain { api, rpc, url: url.to_string() }),
+				Ok((api, rpc, spec_version)) => {
+					return Ok(Chain { api, rpc, url: url.to_string(), spec_version })
+				}
 				Err(e) if start.elapsed() >= patience => {
 					return Err(ChainError::Connect { url: url.to_string(), reason: e.to_string() })
 				}
@@ -72,21 +80,38 @@ impl Chain {
 		}
 	}
 
+	/// Connects, and tells the client the runtime's version from the best block on: subxt
+	/// otherwise asks the runtime for its version (a runtime call) at every block it opens,
+	/// which with 64 followers on one node ran it out of free runtime instances
+	/// (`bench/scale.sh`). A runtime upgrade after this is seen by
+	/// [`Block::runtime_upgraded`], and the follower then connects again.
 	async fn open(
 		url: &str,
 	) -> std::result::Result<
 		(
 			OnlineClient<GridConfig>,
 			subxt::rpcs::LegacyRpcMethods<subxt::config::RpcConfigFor<GridConfig>>,
+			u32,
 		),
 		String,
 	> {
 		let rpc =
 			subxt::rpcs::RpcClient::from_insecure_url(url).await.map_err(|e| e.to_string())?;
-		let api = OnlineClient::<GridConfig>::from_rpc_client(rpc.clone())
+		let legacy = subxt::rpcs::LegacyRpcMethods::new(rpc.clone());
+		let best = legacy.chain_get_header(None).await.map_err(|e| e.to_string())?;
+		let from = best.map_or(0, |h| subxt::config::Header::number(&h));
+		let version = legacy.state_get_runtime_version(None).await.map_err(|e| e.to_string())?;
+		let config = GridConfig::builder()
+			.set_spec_version_for_block_ranges([subxt::config::polkadot::SpecVersionForRange {
+				block_range: from..u64::MAX,
+				spec_version: version.spec_version,
+				transaction_version: version.transaction_version,
+			}])
+			.build();
+		let api = OnlineClient::<GridConfig>::from_rpc_client_with_config(config, rpc)
 			.await
 			.map_err(|e| e.to_string())?;
-		Ok((api, subxt::rpcs::LegacyRpcMethods::new(rpc)))
+		Ok((api, legacy, version.spec_version))
 	}
 
 	/// The node's URL.
@@ -167,20 +192,110 @@ impl Chain {
 		Ok(grid_primitives::Hash::from(hash.0))
 	}
 
-	/// Best block number and its timestamp (Unix ms).
-	pub async fn head(&self) -> Result<(u32, u64)> {
-		let at = self.at_best().await?;
-		let now = at
+	/// The runtime's spec version when this connection was made.
+	pub fn spec_version(&self) -> u32 {
+		self.spec_version
+	}
+
+	/// The hash of the node's best block: one plain read, no runtime call, so it is what a
+	/// follower polls; the block is opened ([`Chain::best`]) only when the hash changed.
+	pub async fn best_hash(&self) -> Result<grid_primitives::Hash> {
+		let hash = self.hash_of(None, "reading the best block").await?;
+		Ok(grid_primitives::Hash::from(hash.0))
+	}
+
+	/// The node's best block, opened for reads.
+	pub async fn best(&self) -> Result<Block> {
+		Ok(Block { at: self.at_best().await? })
+	}
+
+	/// Block `number` of the best chain, opened for reads.
+	pub async fn block(&self, number: u32) -> Result<Block> {
+		Ok(Block { at: self.at_number(Some(number)).await? })
+	}
+
+	/// Signs `call` with `signer` and hands it to the node's pool without waiting for it to
+	/// be included (the caller checks the chain for its effect).
+	pub async fn send<C: Payload>(
+		&self,
+		name: &'static str,
+		call: &C,
+		signer: &Keypair,
+	) -> Result<()> {
+		let params = self.params(signer).await?;
+		let mut tx = self.at_best().await?.transactions();
+		tx.sign_and_submit(call, signer, params)
+			.await
+			.map(|_| ())
+			.map_err(|e| ChainError::Dispatch { call: name, error: e.to_string() })
+	}
+
+	/// Signs `call` with `signer`, submits it, waits until it is in a best block, and returns
+	/// its events; a call the runtime rejects comes back as [`ChainError::Dispatch`].
+	pub async fn submit<C: Payload>(
+		&self,
+		name: &'static str,
+		call: &C,
+		signer: &Keypair,
+	) -> Result<TxEvents> {
+		let params = self.params(signer).await?;
+		let mut tx = self.at_best().await?.transactions();
+		let mut progress = tx
+			.sign_and_submit_then_watch(call, signer, params)
+			.await
+			.map_err(|e| ChainError::Dispatch { call: name, error: e.to_string() })?;
+		while let Some(status) = progress.next().await {
+			let status = status.map_err(|e| ChainError::rpc("following a transaction", e))?;
+			match status {
+				TransactionStatus::InBestBlock(in_block)
+				| TransactionStatus::InFinalizedBlock(in_block) => {
+					return in_block
+						.wait_for_success()
+						.await
+						.map_err(|e| ChainError::Dispatch { call: name, error: e.to_string() });
+				}
+				TransactionStatus::Error { message }
+				| TransactionStatus::Invalid { message }
+				| TransactionStatus::Dropped { message } => {
+					return Err(ChainError::Dispatch { call: name, error: message });
+				}
+				_ => continue,
+			}
+		}
+		Err(ChainError::rpc("following a transaction", format!("{name}: the status stream ended")))
+	}
+}
+
+/// The chain as of one block, opened once for any number of reads.
+///
+/// Opening a block costs the node a header read and a runtime call (subxt asks for the
+/// runtime's version at every block it opens), and a view function is a second runtime call.
+/// A follower opens one block per new block and makes that tick's reads there, so every read
+/// sees the same state and the node does the opening once, not per read: with 64 trainers
+/// polling one node, per-read openings were what left them unanswered (`bench/scale.sh`).
+/// Reads of single entries go to storage directly (no runtime call).
+pub struct Block {
+	at: AtBlock,
+}
+
+impl Block {
+	/// The block's number.
+	pub fn number(&self) -> u32 {
+		self.at.block_number() as u32
+	}
+
+	/// The block's timestamp (Unix ms).
+	pub async fn timestamp(&self) -> Result<u64> {
+		self.at
 			.storage()
 			.fetch(api::storage().timestamp().now(), ())
 			.await
 			.map_err(|e| ChainError::rpc("reading the timestamp", e))?
 			.decode()
-			.map_err(|e| ChainError::rpc("decoding the timestamp", e))?;
-		Ok((at.block_number() as u32, now))
+			.map_err(|e| ChainError::rpc("decoding the timestamp", e))
 	}
 
-	/// Calls a pallet view function at the best block.
+	/// Calls a pallet view function at this block.
 	///
 	/// The runtime API (`RuntimeViewFunction_execute_view_function(id, input: Vec<u8>) ->
 	/// Result<Vec<u8>, ViewFunctionDispatchError>`) takes the inputs as one length-prefixed
@@ -194,7 +309,7 @@ impl Chain {
 	{
 		use codec::Decode;
 		use subxt::ext::scale_decode::DecodeAsType;
-		let at = self.at_best().await?;
+		let at = &self.at;
 		let functions = at.view_functions();
 		let encoded = functions.encode_args(&payload).map_err(|e| ChainError::rpc(what, e))?;
 		// The 32-byte query id, then the inputs as a `Vec<u8>`.
@@ -255,14 +370,6 @@ impl Chain {
 		self.view("listing providers", api::view_functions().providers().providers()).await
 	}
 
-	/// The signed proofs of a job's open round.
-	pub async fn round_proofs(&self, job: JobId) -> Result<Vec<super::SignedProof>> {
-		let proofs = self
-			.view("reading a round's proofs", api::view_functions().jobs().round_proofs(job))
-			.await?;
-		Ok(proofs.into_iter().map(|p| p.0).collect())
-	}
-
 	/// A job's participants with their membership records.
 	pub async fn participants(&self, job: JobId) -> Result<Vec<(AccountId, Participant)>> {
 		self.view("reading a job's participants", api::view_functions().jobs().participants(job))
@@ -283,16 +390,15 @@ impl Chain {
 		.await
 	}
 
-	/// (round, training loss) of each proof of `job` included in block `number`, in order.
+	/// (round, training loss) of each proof of `job` included in this block, in order.
 	/// A round settles in the block that brings its last proof, and the pallet clears proofs
 	/// when it settles, so proofs are read from the blocks that carried them.
-	pub async fn proof_losses_in(
+	pub async fn proof_losses(
 		&self,
 		job: JobId,
-		number: u32,
 	) -> Result<Vec<(grid_primitives::job::RoundIndex, f64)>> {
-		let at = self.at_number(Some(number)).await?;
-		let extrinsics = at
+		let extrinsics = self
+			.at
 			.extrinsics()
 			.fetch()
 			.await
@@ -308,10 +414,53 @@ impl Chain {
 		Ok(losses)
 	}
 
-	/// (amount, reason) of each slash of `who`'s stake in block `number`.
-	pub async fn slashes_in(&self, number: u32, who: &AccountId) -> Result<Vec<(u128, String)>> {
-		let at = self.at_number(Some(number)).await?;
-		let events = at
+	/// The job's record (one storage entry).
+	pub async fn job_record(&self, job: JobId) -> Result<Option<JobRecord>> {
+		self.entry("a job", api::storage().jobs().jobs(), (job,)).await
+	}
+
+	/// The job's open round (one storage entry).
+	pub async fn round(&self, job: JobId) -> Result<Option<RoundState>> {
+		self.entry("a round", api::storage().jobs().rounds(), (job,)).await
+	}
+
+	/// Challenges and audits open on the job (two storage entries).
+	pub async fn challenges_open_on(&self, job: JobId) -> Result<u32> {
+		let challenges =
+			self.entry("challenges", api::storage().jobs().open_challenges_on(), (job,));
+		let audits = self.entry("audits", api::storage().jobs().open_audits_on(), (job,));
+		Ok(challenges.await?.unwrap_or(0) + audits.await?.unwrap_or(0))
+	}
+
+	/// Whether the runtime was upgraded away from `spec_version` (the version a
+	/// connection was made with, [`Chain::spec_version`]) by this block.
+	pub async fn runtime_upgraded(&self, spec_version: u32) -> Result<bool> {
+		let last = self
+			.entry("the last runtime upgrade", api::storage().system().last_runtime_upgrade(), ())
+			.await?;
+		Ok(last.is_some_and(|l| l.spec_version != spec_version))
+	}
+
+	/// One storage entry, if present.
+	async fn entry<A: subxt::storage::Address>(
+		&self,
+		what: &'static str,
+		address: A,
+		key: A::KeyParts,
+	) -> Result<Option<A::Value>> {
+		let value = self
+			.at
+			.storage()
+			.try_fetch(address, key)
+			.await
+			.map_err(|e| ChainError::rpc(what, e))?;
+		value.map(|v| v.decode().map_err(|e| ChainError::rpc(what, e))).transpose()
+	}
+
+	/// (amount, reason) of each slash of `who`'s stake in this block.
+	pub async fn slashes_of(&self, who: &AccountId) -> Result<Vec<(u128, String)>> {
+		let events = self
+			.at
 			.events()
 			.fetch()
 			.await
@@ -333,15 +482,7 @@ impl Chain {
 		round: grid_primitives::job::RoundIndex,
 		who: &AccountId,
 	) -> Result<Option<u64>> {
-		let at = self.at_best().await?;
-		let value = at
-			.storage()
-			.try_fetch(api::storage().jobs().challenged(), ((job, round), *who))
-			.await
-			.map_err(|e| ChainError::rpc("reading a challenge", e))?;
-		value
-			.map(|v| v.decode().map_err(|e| ChainError::rpc("decoding a challenge id", e)))
-			.transpose()
+		self.entry("a challenge", api::storage().jobs().challenged(), ((job, round), *who)).await
 	}
 
 	/// Open challenges whose committee includes `who`.
@@ -381,8 +522,8 @@ impl Chain {
 
 	/// Free balance of an account.
 	pub async fn free_balance(&self, who: &AccountId) -> Result<u128> {
-		let at = self.at_best().await?;
-		let info = at
+		let info = self
+			.at
 			.storage()
 			.fetch(api::storage().system().account(), (*who,))
 			.await
@@ -392,54 +533,18 @@ impl Chain {
 		Ok(info.data.free)
 	}
 
-	/// Signs `call` with `signer` and hands it to the node's pool without waiting for it to
-	/// be included (the caller checks the chain for its effect).
-	pub async fn send<C: Payload>(
-		&self,
-		name: &'static str,
-		call: &C,
-		signer: &Keypair,
-	) -> Result<()> {
-		let params = self.params(signer).await?;
-		let mut tx = self.at_best().await?.transactions();
-		tx.sign_and_submit(call, signer, params)
-			.await
-			.map(|_| ())
-			.map_err(|e| ChainError::Dispatch { call: name, error: e.to_string() })
+	/// `who`'s membership record of `job`, if it is a participant (one storage entry).
+	pub async fn participant(&self, job: JobId, who: &AccountId) -> Result<Option<Participant>> {
+		self.entry("a participant", api::storage().jobs().participants(), (job, *who)).await
 	}
 
-	/// Signs `call` with `signer`, submits it, waits until it is in a best block, and returns
-	/// its events; a call the runtime rejects comes back as [`ChainError::Dispatch`].
-	pub async fn submit<C: Payload>(
+	/// `who`'s proof in `job`'s open round, if the chain has one (one storage entry).
+	pub async fn proof_of(
 		&self,
-		name: &'static str,
-		call: &C,
-		signer: &Keypair,
-	) -> Result<TxEvents> {
-		let params = self.params(signer).await?;
-		let mut tx = self.at_best().await?.transactions();
-		let mut progress = tx
-			.sign_and_submit_then_watch(call, signer, params)
-			.await
-			.map_err(|e| ChainError::Dispatch { call: name, error: e.to_string() })?;
-		while let Some(status) = progress.next().await {
-			let status = status.map_err(|e| ChainError::rpc("following a transaction", e))?;
-			match status {
-				TransactionStatus::InBestBlock(in_block)
-				| TransactionStatus::InFinalizedBlock(in_block) => {
-					return in_block
-						.wait_for_success()
-						.await
-						.map_err(|e| ChainError::Dispatch { call: name, error: e.to_string() });
-				}
-				TransactionStatus::Error { message }
-				| TransactionStatus::Invalid { message }
-				| TransactionStatus::Dropped { message } => {
-					return Err(ChainError::Dispatch { call: name, error: message });
-				}
-				_ => continue,
-			}
-		}
-		Err(ChainError::rpc("following a transaction", format!("{name}: the status stream ended")))
+		job: JobId,
+		who: &AccountId,
+	) -> Result<Option<super::SignedProof>> {
+		let proof = self.entry("a proof", api::storage().jobs().proofs(), (job, *who)).await?;
+		Ok(proof.map(|p| p.0))
 	}
 }

@@ -120,7 +120,7 @@ pub fn summary(id: JobId, view: &JobView) -> String {
 }
 
 async fn job_view(chain: &Chain, job: JobId) -> anyhow::Result<JobView> {
-	chain.job(job).await?.ok_or_else(|| anyhow!("job {job} does not exist"))
+	chain.best().await?.job(job).await?.ok_or_else(|| anyhow!("job {job} does not exist"))
 }
 
 /// The participants' training losses per round, from their proofs.
@@ -164,11 +164,11 @@ pub async fn status(chain: &Chain, job: JobId, follow: bool) -> anyhow::Result<(
 	);
 	let mut losses = RoundLosses::default();
 	let mut settled = view.job.rounds_settled;
-	let mut next_block = chain.head().await?.0;
+	let mut next_block = chain.best().await?.number();
 	loop {
-		let head = chain.head().await?.0;
+		let head = chain.best().await?.number();
 		for number in next_block..=head {
-			for (round, loss) in chain.proof_losses_in(job, number).await? {
+			for (round, loss) in chain.block(number).await?.proof_losses(job).await? {
 				losses.add(round, loss);
 			}
 		}
@@ -216,7 +216,7 @@ pub fn fetch(
 ) -> anyhow::Result<()> {
 	let (view, addresses) = runtime.block_on(async {
 		let view = job_view(chain, job).await?;
-		let addresses = chain.participant_addresses(job, None).await?;
+		let addresses = chain.best().await?.participant_addresses(job, None).await?;
 		Ok::<_, anyhow::Error>((view, addresses))
 	})?;
 	let expected = match &view.job.status {

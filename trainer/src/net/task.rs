@@ -110,6 +110,11 @@ impl Task {
 					let _ = self.swarm.behaviour_mut().kad.bootstrap();
 				},
 			}
+			// A swarm with many busy peers is always ready, so this loop would never give
+			// the runtime's one thread back: the chain follower beside it then went unpolled
+			// for 10 s and more (64 trainers, `bench/scale.sh`). This yields once the task's
+			// share of the runtime is used up.
+			tokio::task::consume_budget().await;
 		}
 	}
 

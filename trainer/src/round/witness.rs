@@ -157,8 +157,13 @@ impl Witnesses {
 		self.round
 	}
 
-	/// Opens `round`, with the attestations kept for it.
+	/// Opens `round`, with the attestations kept for it. Opening the round that is open
+	/// already (a trainer that re-synced and observes the round it left) keeps what was
+	/// heard: those attestations are not sent again, and its own must stay the one it sent.
 	pub fn open(&mut self, round: RoundIndex) {
+		if round == self.round {
+			return;
+		}
 		self.round = round;
 		self.heard.clear();
 		self.conflicting.clear();
@@ -375,6 +380,10 @@ mod tests {
 		assert!(!witnesses.attested(&peer(&keys[0])));
 		witnesses.open(4);
 		assert!(witnesses.attested(&peer(&keys[0])));
+		// Opening round 4 again (a trainer that re-synced observes the round it left) keeps
+		// what it heard: nobody sends those again, and its own must not be signed twice.
+		witnesses.open(4);
+		assert!(witnesses.attested(&peer(&keys[0])), "a re-opened round forgot its witnesses");
 		// An attester from another base does not count at this one.
 		let other = Attestation { job: 7, round: 4, base_state: [8; 32], holds: vec![] };
 		witnesses.heard(peer(&keys[1]), other.sign(&keys[1]).unwrap());

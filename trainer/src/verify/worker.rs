@@ -106,6 +106,8 @@ impl<T: Send + 'static> VerifyWorker<T> {
 		let thread = std::thread::Builder::new()
 			.name("grid-verify".into())
 			.spawn(move || {
+				// Replays are background work: the round's exchange comes first.
+				crate::priority::lower_this_thread();
 				for (tag, check) in inbox {
 					if report.send((tag, replayer.run(&check))).is_err() {
 						return;

@@ -3,7 +3,7 @@
 use libp2p::PeerId;
 
 use super::{Follower, Shared};
-use crate::chain::{AccountId, Result};
+use crate::chain::{client::Block, AccountId, Result};
 
 impl Follower {
 	/// Accounts of the given peers, from the provider registry (unregistered peers are left
@@ -11,7 +11,8 @@ impl Follower {
 	pub(super) async fn accounts_of(&mut self, peers: &[PeerId]) -> Result<Vec<AccountId>> {
 		let known = |s: &Shared| peers.iter().all(|p| s.accounts.contains_key(&p.to_bytes()));
 		if !known(&self.shared()) {
-			self.refresh_peers().await?;
+			let block = self.chain.best().await?;
+			self.refresh_peers(&block).await?;
 		}
 		let mut accounts: Vec<AccountId> = {
 			let s = self.shared();
@@ -23,9 +24,8 @@ impl Follower {
 	}
 
 	/// Reads the provider registry's peer ids (shared with the trainer for replays).
-	pub(super) async fn refresh_peers(&mut self) -> Result<()> {
-		let accounts = self
-			.chain
+	pub(super) async fn refresh_peers(&mut self, block: &Block) -> Result<()> {
+		let accounts = block
 			.providers()
 			.await?
 			.into_iter()

@@ -19,7 +19,7 @@ use super::{Action, Follower, CHALLENGE_TRIES, RESEND_BLOCKS};
 use crate::{
 	chain::{
 		api,
-		client::{Ballot, Challenge, JobView},
+		client::{Ballot, Block, Challenge},
 		AccountId, ChainError, Result,
 	},
 	round::fraud::CheckRequest,
@@ -89,15 +89,20 @@ impl Follower {
 	/// Challenges accused contributions the chain has kept, paid or (a copy's claim) not (a
 	/// contribution is challengeable once its round settled); drops those challenged
 	/// already, or never kept.
-	pub(super) async fn pursue_accusations(&mut self, view: &JobView, number: u32) -> Result<()> {
+	pub(super) async fn pursue_accusations(
+		&mut self,
+		block: &Block,
+		view: &super::JobNow,
+	) -> Result<()> {
 		let job = self.config.job;
+		let number = block.number();
 		let mut keep = Vec::new();
 		for mut a in std::mem::take(&mut self.accusations) {
-			if let Some(id) = self.chain.challenged(job, a.round, &a.accused).await? {
+			if let Some(id) = block.challenged(job, a.round, &a.accused).await? {
 				tracing::info!("round {}: {} is under challenge {id}", a.round, a.accused);
 				continue;
 			}
-			if self.chain.contribution(job, a.round, &a.accused).await?.is_none() {
+			if block.contribution(job, a.round, &a.accused).await?.is_none() {
 				let settled = view.round.as_ref().is_none_or(|r| r.index > a.round);
 				if settled {
 					tracing::info!(
@@ -135,8 +140,13 @@ impl Follower {
 
 	/// Hands the challenges this trainer was drawn for to the trainer, and sends its votes
 	/// (commitment, then reveal) until the chain shows them.
-	pub(super) async fn follow_assignments(&mut self, number: u32) -> Result<()> {
-		let assigned = self.chain.assigned_challenges(&self.me).await?;
+	pub(super) async fn follow_assignments(&mut self, block: &Block) -> Result<()> {
+		let number = block.number();
+		// The view function scans every challenge: asked only when the job has one open.
+		let assigned = match block.challenges_open_on(self.config.job).await? {
+			0 => Vec::new(),
+			_ => block.assigned_challenges(&self.me).await?,
+		};
 		let mut open = BTreeSet::new();
 		let mut rounds = Vec::new();
 		for (id, challenge) in assigned {
@@ -151,7 +161,7 @@ impl Follower {
 			open.insert(id);
 			rounds.push(challenge.round);
 			if !self.requested.contains(&id) {
-				self.request_check(id, &challenge).await?;
+				self.request_check(block, id, &challenge).await?;
 				self.requested.insert(id);
 			}
 			match ballot {
@@ -207,9 +217,14 @@ impl Follower {
 	}
 
 	/// Asks the trainer to judge the contribution `challenge` (number `id`) disputes.
-	pub(super) async fn request_check(&mut self, id: u64, challenge: &Challenge) -> Result<()> {
+	pub(super) async fn request_check(
+		&mut self,
+		block: &Block,
+		id: u64,
+		challenge: &Challenge,
+	) -> Result<()> {
 		let (round, accused) = (challenge.round, challenge.accused);
-		let Some(view) = self.chain.provider(&accused).await? else {
+		let Some(view) = block.provider(&accused).await? else {
 			tracing::warn!("challenge {id}: {accused} is not registered; nothing to replay");
 			return Ok(());
 		};
@@ -218,13 +233,13 @@ impl Follower {
 			return Ok(());
 		};
 		// Paid, or a claim of another's update kept unpaid (a copy): either is judged.
-		let Some(paid) = self.chain.contribution(self.config.job, round, &accused).await? else {
+		let Some(paid) = block.contribution(self.config.job, round, &accused).await? else {
 			tracing::warn!("challenge {id}: no contribution of {accused} in round {round} kept");
 			return Ok(());
 		};
 		tracing::info!("challenge {id}: drawn to judge {accused}'s update for round {round}");
 		// The round may be older than the seeds kept while following the chain.
-		let seed = self.chain.round_seed(self.config.job, round).await?;
+		let seed = block.round_seed(self.config.job, round).await?;
 		// The randomness the committee was drawn with: the hash of the block before the
 		// draw's, which the accused could not know when it committed.
 		let draw = self.chain.block_hash(challenge.draw_at.saturating_sub(1)).await?;

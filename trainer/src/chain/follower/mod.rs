@@ -39,7 +39,7 @@ use subxt_signer::sr25519::Keypair;
 use tokio::sync::mpsc;
 
 use super::{
-	client::{Chain, JobStatus, JobView},
+	client::{Block, Chain, JobStatus, RoundState},
 	AccountId, ChainError, Result, SignedProof,
 };
 use crate::round::{
@@ -76,6 +76,23 @@ struct OpenRound {
 	/// Unix ms by which updates must be committed.
 	commit_by: u64,
 	members: Vec<AccountId>,
+}
+
+/// What a tick reads of the job: its status and its open round (two storage entries, no
+/// runtime call).
+struct JobNow {
+	status: JobStatus,
+	round: Option<RoundState>,
+}
+
+impl JobNow {
+	async fn read(block: &Block, job: JobId) -> Result<Self> {
+		let record = block
+			.job_record(job)
+			.await?
+			.ok_or_else(|| ChainError::Missing(format!("job {job} is not on chain")))?;
+		Ok(JobNow { status: record.status, round: block.round(job).await? })
+	}
 }
 
 /// What the chain task shares with the trainer thread.
@@ -259,6 +276,7 @@ pub fn start(
 		shared: shared.clone(),
 		pending: Vec::new(),
 		last_block: 0,
+		last_hash: None,
 		heard_proofs: BTreeMap::new(),
 		reported: BTreeSet::new(),
 		accusations: Vec::new(),
@@ -289,6 +307,8 @@ struct Follower {
 	shared: Arc<Mutex<Shared>>,
 	pending: Vec<Pending>,
 	last_block: u32,
+	/// Hash of the block the last tick read (a poll that sees it again does nothing).
+	last_hash: Option<Hash>,
 	/// Peers' proofs heard, by round and provider (the first of each; account ids are
 	/// ordered but not hashable).
 	heard_proofs: BTreeMap<(RoundIndex, AccountId), SignedProof>,
@@ -386,47 +406,57 @@ impl Follower {
 	}
 
 	/// A new block (or `force`): refresh the open round, follow payouts, (re)send proofs.
+	///
+	/// The poll is one plain read (the best block's hash); the block is opened only when it
+	/// changed, and every read of the tick is made there (see [`Block`]).
 	async fn on_tick(&mut self, force: bool) -> Result<()> {
-		let (number, now_ms) = self.chain.head().await?;
-		if number == self.last_block && !force {
+		let best = self.chain.best_hash().await?;
+		if self.last_hash == Some(best) && !force {
 			return Ok(());
 		}
-		let view = self.chain.job(self.config.job).await?.ok_or_else(|| {
-			ChainError::Missing(format!("job {} is not on chain", self.config.job))
-		})?;
+		let block = self.chain.best().await?;
+		let number = block.number();
+		let now_ms = block.timestamp().await?;
+		if block.runtime_upgraded(self.chain.spec_version()).await? {
+			return Err(ChainError::rpc("following the chain", "the runtime was upgraded"));
+		}
+		let view = JobNow::read(&block, self.config.job).await?;
 		// Proofs first: they must make their round's deadline, and on a slow node the tick
 		// may run out before its end (the rest is done again at the next tick).
-		self.send_pending(&view, number).await?;
+		self.send_pending(&block, &view).await?;
 		// New blocks since the last tick (only the head on the first).
 		let first_new = if self.last_block == 0 { number } else { self.last_block + 1 };
-		for block in first_new..=number {
-			self.note_slashes(block).await?;
+		for at in first_new..=number {
+			let slashes = match at == number {
+				true => block.slashes_of(&self.me).await?,
+				false => self.chain.block(at).await?.slashes_of(&self.me).await?,
+			};
+			self.note_slashes(at, slashes);
 			// Each block's slashes counted once, however far a tick that runs out got.
-			self.last_block = block;
+			self.last_block = at;
 		}
-		let me_in = self.refresh_membership().await?;
+		self.last_hash = Some(best);
+		let me_in = self.refresh_membership(&block).await?;
 		if self.refresh_round(&view, number, now_ms, me_in) {
-			self.refresh_peers().await?;
+			self.refresh_peers(&block).await?;
 		}
-		self.pursue_accusations(&view, number).await?;
-		self.follow_assignments(number).await
+		self.pursue_accusations(&block, &view).await?;
+		self.follow_assignments(&block).await
 	}
 
 	/// Logs and counts the slashes of this account in block `number`.
-	async fn note_slashes(&mut self, number: u32) -> Result<()> {
-		for (amount, reason) in self.chain.slashes_in(number, &self.me).await? {
+	fn note_slashes(&mut self, number: u32, slashes: Vec<(u128, String)>) {
+		for (amount, reason) in slashes {
 			tracing::warn!("slashed {amount} units of stake at block {number}: {reason}");
 			self.shared().slashed += amount;
 		}
-		Ok(())
 	}
 
 	/// Whether this account is still a participant, and what it earned.
-	async fn refresh_membership(&mut self) -> Result<bool> {
-		let participants = self.chain.participants(self.config.job).await?;
-		let mine = participants.into_iter().find(|(who, _)| *who == self.me);
+	async fn refresh_membership(&mut self, block: &Block) -> Result<bool> {
+		let mine = block.participant(self.config.job, &self.me).await?;
 		let mut s = self.shared();
-		if let Some((_, p)) = &mine {
+		if let Some(p) = &mine {
 			if p.earned > s.earned {
 				tracing::info!(
 					"paid {} units for job {} ({} rounds so far)",
@@ -442,8 +472,8 @@ impl Follower {
 	}
 
 	/// Refreshes the open round; true when a new round opened.
-	fn refresh_round(&mut self, view: &JobView, number: u32, now_ms: u64, me_in: bool) -> bool {
-		let live = matches!(view.job.status, JobStatus::Open | JobStatus::Running);
+	fn refresh_round(&mut self, view: &JobNow, number: u32, now_ms: u64, me_in: bool) -> bool {
+		let live = matches!(view.status, JobStatus::Open | JobStatus::Running);
 		let open = view.round.as_ref().map(|r| OpenRound {
 			index: r.index,
 			seed: Hash::from(r.seed.0),
@@ -462,13 +492,9 @@ impl Follower {
 			}
 		}
 		// A removed participant, or a job that ended, stops the trainer.
-		let ended = !live || (!me_in && matches!(view.job.status, JobStatus::Running));
+		let ended = !live || (!me_in && matches!(view.status, JobStatus::Running));
 		if ended && !s.ended {
-			tracing::info!(
-				"job {} is over for this trainer: {:?}",
-				self.config.job,
-				view.job.status
-			);
+			tracing::info!("job {} is over for this trainer: {:?}", self.config.job, view.status);
 		}
 		s.ended = ended;
 		if open.is_some() || !live {

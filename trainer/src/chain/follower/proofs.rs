@@ -13,7 +13,7 @@ use polkadot_sdk::sp_runtime::BoundedVec;
 
 use super::{Follower, Pending};
 use crate::{
-	chain::{api, client::JobView, AccountId, ChainError, Result, SignedProof},
+	chain::{api, client::Block, AccountId, ChainError, Result, SignedProof},
 	round::coordinator::RoundReport,
 };
 
@@ -117,26 +117,29 @@ impl Follower {
 
 	/// Sends the proofs the chain does not have yet for its open round; drops those whose
 	/// round has closed.
-	pub(super) async fn send_pending(&mut self, view: &JobView, number: u32) -> Result<()> {
+	pub(super) async fn send_pending(&mut self, block: &Block, view: &super::JobNow) -> Result<()> {
 		if self.pending.is_empty() {
 			return Ok(());
 		}
+		let number = block.number();
 		let open = view.round.as_ref().map(|r| (r.index, r.members.0.contains(&self.me)));
+		// Only this trainer's own entry: the whole round's proofs are up to 64 of them, each
+		// with its `received` list, read by every trainer every block.
 		let on_chain = match open {
-			Some(_) => self.chain.round_proofs(self.config.job).await?,
-			None => Vec::new(),
+			Some(_) => block.proof_of(self.config.job, &self.me).await?,
+			None => None,
 		};
 		let mut keep = Vec::new();
 		for mut p in std::mem::take(&mut self.pending) {
 			let round = p.signed.proof.round;
-			p.seen |= on_chain.iter().any(|s| s.proof == p.signed.proof);
+			p.seen |= on_chain.as_ref().is_some_and(|s| s.proof == p.signed.proof);
 			let openable = open.is_some_and(|(index, member)| index == round && member);
 			if !openable {
 				// The round settled (or this trainer is not in it). A proof that completed
 				// the round settled it in its own block, so it may never have been seen
 				// among the open round's proofs: what was paid tells.
-				let paid = p.seen
-					|| self.chain.contribution(self.config.job, round, &self.me).await?.is_some();
+				let paid =
+					p.seen || block.contribution(self.config.job, round, &self.me).await?.is_some();
 				if !paid {
 					tracing::warn!(
 						"round {round}: not paid (the proof was late, or the round had no quorum)"

@@ -47,7 +47,7 @@ impl Throughput {
 	/// What the chain has on record for `me` (nothing before it registers).
 	async fn of(chain: &Chain, me: &AccountId) -> Result<Self, ChainError> {
 		use api::runtime_types::pallet_providers::types::LockState;
-		let Some(view) = chain.provider(me).await? else {
+		let Some(view) = chain.best().await?.provider(me).await? else {
 			return Ok(Throughput { tflops_milli: 0, jobs: 0 });
 		};
 		let member = |lock: &&api::runtime_types::pallet_providers::types::JobLock<u128, u32>| {
@@ -104,10 +104,11 @@ async fn admitted(
 	if *rules == Admission::default() {
 		return Ok(Ok(()));
 	}
-	let Some(view) = chain.provider(me).await? else {
+	let block = chain.best().await?;
+	let Some(view) = block.provider(me).await? else {
 		return Ok(Err("this account is not registered".into()));
 	};
-	let (now, _) = chain.head().await?;
+	let now = block.number();
 	let score = Perbill::from_parts(view.score.0);
 	Ok(rules.admits(me, score, view.provider.registered_at, now).map_err(|refusal| match refusal {
 		Refusal::NotListed => "the job's allowlist does not name this account".into(),
@@ -127,16 +128,17 @@ async fn choose_job(
 	let mut refused = std::collections::HashSet::new();
 	loop {
 		let throughput = Throughput::of(chain, me).await?;
-		for (id, status) in chain.jobs().await? {
+		let block = chain.best().await?;
+		for (id, status) in block.jobs().await? {
 			if config.chain.job.is_some_and(|j| j != id)
 				|| !matches!(status, JobStatus::Open | JobStatus::Running)
 				|| refused.contains(&id)
 			{
 				continue;
 			}
-			let Some(view) = chain.job(id).await? else { continue };
+			let Some(view) = block.job(id).await? else { continue };
 			let spec = view.job.spec.0.clone();
-			let member = chain.participants(id).await?.iter().any(|(who, _)| who == me);
+			let member = block.participant(id, me).await?.is_some();
 			// A member (after a restart) takes its job up again whatever it would decide now.
 			let verdict = match member {
 				true => Ok(()),
@@ -182,7 +184,8 @@ async fn prepare_data(
 	me: &AccountId,
 ) -> Result<(), String> {
 	let store = config.store();
-	let holders = chain.participant_addresses(id, Some(me)).await.map_err(|e| e.to_string())?;
+	let block = chain.best().await.map_err(|e| e.to_string())?;
+	let holders = block.participant_addresses(id, Some(me)).await.map_err(|e| e.to_string())?;
 	let located = datasets::ensure(&store, &spec.dataset, &holders, false)
 		.await
 		.map_err(|e| format!("its dataset: {e}"))?;
@@ -202,7 +205,7 @@ async fn prepare_data(
 /// Joins `job` unless this account is in it already.
 async fn ensure_joined(chain: &Chain, account: &Keypair, job: JobId) -> Result<(), ChainError> {
 	let me = account.public_key().to_account_id();
-	if chain.participants(job).await?.iter().any(|(who, _)| *who == me) {
+	if chain.best().await?.participant(job, &me).await?.is_some() {
 		return Ok(());
 	}
 	chain.submit("join_job", &api::tx().jobs().join_job(job), account).await?;
@@ -232,7 +235,7 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		let (job, spec) = choose_job(&chain, &me, &config).await?;
 		ensure_joined(&chain, &account, job).await?;
 		// The job's other participants, to dial first.
-		let bootstrap = chain.participant_addresses(job, Some(&me)).await?;
+		let bootstrap = chain.best().await?.participant_addresses(job, Some(&me)).await?;
 		let bootstrap: Vec<String> = bootstrap.iter().map(ToString::to_string).collect();
 		Ok::<_, ChainError>((chain, job, spec, bootstrap))
 	})?;

@@ -54,7 +54,7 @@ pub(super) async fn ensure_registered(
 ) -> Result<(), ChainError> {
 	let me = account.public_key().to_account_id();
 	let peer_id = p2p.public().to_peer_id();
-	if let Some(view) = chain.provider(&me).await? {
+	if let Some(view) = chain.best().await?.provider(&me).await? {
 		if view.provider.peer_id.to_vec() != peer_id.to_bytes() {
 			return Err(ChainError::Key(format!(
 				"{me} is registered with another libp2p key than {peer_id}"

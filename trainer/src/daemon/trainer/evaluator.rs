@@ -48,6 +48,7 @@ impl Evaluator {
 		let model = Model::new(spec, b"grid/evaluator", device)?;
 		let (outbox, results) = mpsc::channel();
 		let worker = Worker::spawn("evaluation", move |inbox: Receiver<Request>| {
+			crate::priority::lower_this_thread();
 			for Request { round, weights } in inbox {
 				let start = Instant::now();
 				let loss =

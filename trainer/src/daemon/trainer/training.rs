@@ -137,6 +137,7 @@ impl Inner {
 		let stop = pace.stop_at.clone();
 		let (current, inbox) = mpsc::channel();
 		let run = move || {
+			crate::priority::lower_this_thread();
 			let result = train(&mut trainer, start, pace, move || {
 				inbox.recv().map_err(|_| {
 					Error::Training("the exchange it overlapped did not decide a state".into())
