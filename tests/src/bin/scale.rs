@@ -293,9 +293,10 @@ fn read_chain(node: &Node, from: u32) -> Result<(BTreeMap<u32, ChainRound>, u32,
 }
 
 /// Runs the job with `n` providers for `rounds` rounds.
-/// A dev node that takes a connection from every trainer: its JSON-RPC server's default of
-/// 100 connections, with 64 followers that reconnect when a read goes unanswered, left new
-/// connections refused (a validator serving many providers is configured for them).
+/// A dev node that takes a connection from every trainer with room to spare: its JSON-RPC
+/// server's default of 100 connections was reached at N = 64 while followers leaked a
+/// connection at each reconnect (fixed since, `Chain::open`), and then refused every new one
+/// (a validator serving many providers is configured for more).
 fn scale_node(dir: &Path) -> Result<Node> {
 	let args = ["--dev", "--rpc-max-connections", "1000"].map(String::from);
 	let node = Node::start("dev", dir, &args)?;

@@ -277,12 +277,12 @@ impl Chain {
 
 /// The chain as of one block, opened once for any number of reads.
 ///
-/// Opening a block costs the node a header read and a runtime call (subxt asks for the
-/// runtime's version at every block it opens), and a view function is a second runtime call.
-/// A follower opens one block per new block and makes that tick's reads there, so every read
-/// sees the same state and the node does the opening once, not per read: with 64 trainers
-/// polling one node, per-read openings were what left them unanswered (`bench/scale.sh`).
-/// Reads of single entries go to storage directly (no runtime call).
+/// Opening a block costs the node a header read (the runtime's version comes from the
+/// connection's config, [`Chain::open`]); a view function is a runtime call. A follower opens
+/// one block per new block and makes that tick's reads there, so every read sees the same
+/// state and the node does the opening once, not per read (64 followers reading each value at
+/// the best block, with a version query per opening, left them unanswered:
+/// `bench/scale.sh`). Reads of single entries go to storage directly (no runtime call).
 pub struct Block {
 	at: AtBlock,
 }
