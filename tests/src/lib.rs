@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 
 pub mod calls;
 pub mod chain;
+pub mod cpu;
 pub mod network;
 pub mod trainers;
 
@@ -218,6 +219,11 @@ impl Node {
 			bail!("{}: {method} failed: {error}", self.name);
 		}
 		response.get("result").cloned().ok_or_else(|| anyhow!("{}: {method}: no result", self.name))
+	}
+
+	/// Its process id, while it runs.
+	pub fn pid(&self) -> Option<u32> {
+		self.child.as_ref().map(Child::id)
 	}
 
 	/// Number of the best block.

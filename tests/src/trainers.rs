@@ -155,6 +155,11 @@ max_steps = 100
 		self.spawn()
 	}
 
+	/// Its process id, while it runs.
+	pub fn pid(&self) -> Option<u32> {
+		self.child.as_ref().map(Child::id)
+	}
+
 	/// Whether the process has exited (and how).
 	pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
 		self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())

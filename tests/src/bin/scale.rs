@@ -14,7 +14,7 @@
 //! The baseline of each ratio is the smallest N of the same invocation (these machines are
 //! noisy, so every N runs in one invocation, one after the other).
 //!
-//! usage: scale [--trainers 4,8,16] [--rounds R] [--out DIR] [--keep FILES]
+//! usage: scale [--trainers 4,8,16] [--rounds R] [--round-blocks B] [--out DIR] [--keep FILES]
 //! Writes DIR/scale.md and DIR/scale.json.
 
 use std::{
@@ -27,6 +27,7 @@ use std::{
 use anyhow::{bail, ensure, Context, Result};
 use grid_e2e_tests::{
 	chain::{events_at, next_nonce, sign, submit, transfer, ChainContext},
+	cpu::{Kind, Sampler},
 	network::{post_job, url, wait_status, MNIST_JOB, STAKE},
 	trainers::{Provider, ProviderSpec},
 	wait_for, Node,
@@ -50,6 +51,9 @@ struct Args {
 	/// Where the runs' files go and stay (nodes' and trainers' logs); a temporary directory,
 	/// removed at the end, when not given.
 	keep: Option<PathBuf>,
+	/// Blocks per round (the quick job's 5 unless told): longer rounds give each trainer more
+	/// of the shared cores per round, which tells the machine's limits from the protocol's.
+	round_blocks: u32,
 }
 
 fn args() -> Result<Args> {
@@ -58,6 +62,7 @@ fn args() -> Result<Args> {
 		rounds: 4,
 		out: PathBuf::from("bench/reports"),
 		keep: None,
+		round_blocks: 5,
 	};
 	let mut words = std::env::args().skip(1);
 	while let Some(flag) = words.next() {
@@ -72,7 +77,10 @@ fn args() -> Result<Args> {
 			"--rounds" => parsed.rounds = value.parse()?,
 			"--out" => parsed.out = value.into(),
 			"--keep" => parsed.keep = Some(value.into()),
-			other => bail!("unknown option {other} (--trainers, --rounds, --out, --keep)"),
+			"--round-blocks" => parsed.round_blocks = value.parse()?,
+			other => bail!(
+				"unknown option {other} (--trainers, --rounds, --round-blocks, --out, --keep)"
+			),
 		}
 	}
 	ensure!(
@@ -80,6 +88,7 @@ fn args() -> Result<Args> {
 		"--trainers takes counts of 2 to 64 (the chain's MaxParticipants)"
 	);
 	ensure!((2..=20).contains(&parsed.rounds), "--rounds must be 2..=20");
+	ensure!((2..=50).contains(&parsed.round_blocks), "--round-blocks must be 2..=50");
 	Ok(parsed)
 }
 
@@ -113,10 +122,51 @@ struct Run {
 	/// Chain reads the trainers' followers gave up waiting for (`chain: no answer`, over
 	/// every trainer): how far the one node kept up with N followers.
 	unanswered: usize,
+	/// State fetches (joins and re-syncs), over every trainer: a storm shows here.
+	resyncs: usize,
 	/// The node's answer time to a light read, once a second while the job ran (ms; a read
 	/// that got no answer in 10 s counts as 10,000): whether the node or the trainers were
 	/// the ones slow when reads went unanswered.
 	probe_ms: Vec<f64>,
+	/// Where the machine's CPU went while the job ran.
+	cpu: CpuUse,
+}
+
+/// CPU used while the job ran (from its start to its end or deadline), sampled from `/proc`.
+struct CpuUse {
+	/// Wall seconds sampled.
+	wall_s: f64,
+	/// The machine's cores.
+	cores: usize,
+	/// Per trainer, CPU seconds of its compute threads and of the rest.
+	compute_s: Vec<f64>,
+	other_s: Vec<f64>,
+	/// The node's CPU seconds.
+	node_s: f64,
+}
+
+impl CpuUse {
+	/// Mean over trainers of `seconds`, as a share of one core over the wall time.
+	fn per_trainer_core_share(&self, seconds: &[f64]) -> Option<f64> {
+		mean(seconds).map(|s| s / self.wall_s.max(1e-9))
+	}
+
+	/// All trainers' and the node's CPU as a share of the whole machine.
+	fn machine_share(&self) -> f64 {
+		let used: f64 = self.compute_s.iter().chain(&self.other_s).sum::<f64>() + self.node_s;
+		used / (self.wall_s.max(1e-9) * self.cores as f64)
+	}
+
+	fn headline(&self) -> Value {
+		json!({
+			"wall_s": self.wall_s,
+			"cores": self.cores,
+			"trainer_compute_core_share_mean": self.per_trainer_core_share(&self.compute_s),
+			"trainer_other_core_share_mean": self.per_trainer_core_share(&self.other_s),
+			"node_core_share": self.node_s / self.wall_s.max(1e-9),
+			"machine_share_used": self.machine_share(),
+		})
+	}
 }
 
 impl Run {
@@ -204,7 +254,9 @@ impl Run {
 			"payment_latency_s_max": payment.map(|b| f64::from(b) * BLOCK_SECS),
 			"max_proofs_per_block": self.max_proofs_per_block,
 			"chain_reads_unanswered": self.unanswered,
+			"state_fetches": self.resyncs,
 			"node_read_ms": { "median": quantile(&self.probe_ms, 0.5), "max": self.probe_ms.iter().copied().reduce(f64::max) },
+			"cpu": self.cpu.headline(),
 		})
 	}
 }
@@ -227,6 +279,19 @@ fn probe(node: &Node, stop: &AtomicBool) -> Vec<f64> {
 		std::thread::sleep(Duration::from_secs(1));
 	}
 	times
+}
+
+/// Samples the CPU of the trainers and the node once a second until `stop`.
+fn sample_cpu(pids: &[u32], node: u32, stop: &AtomicBool) -> (Sampler, f64) {
+	let mut sampler = Sampler::default();
+	let all: Vec<u32> = pids.iter().copied().chain([node]).collect();
+	let start = Instant::now();
+	sampler.sample(&all);
+	while !stop.load(Ordering::Relaxed) {
+		std::thread::sleep(Duration::from_secs(1));
+		sampler.sample(&all);
+	}
+	(sampler, start.elapsed().as_secs_f64())
 }
 
 fn mean(xs: &[f64]) -> Option<f64> {
@@ -304,7 +369,7 @@ fn scale_node(dir: &Path) -> Result<Node> {
 	Ok(node)
 }
 
-fn run(n: usize, rounds: u32, root: &Path) -> Result<Run> {
+fn run(n: usize, rounds: u32, round_blocks: u32, root: &Path) -> Result<Run> {
 	let dir = root.join(format!("n{n}"));
 	std::fs::create_dir_all(&dir)?;
 	let node = scale_node(&dir)?;
@@ -333,7 +398,8 @@ fn run(n: usize, rounds: u32, root: &Path) -> Result<Run> {
 	let spec = MNIST_JOB
 		.replace("rounds = 3\n", &format!("rounds = {rounds}\n"))
 		.replace("min_providers = 3\n", &format!("min_providers = {n}\n"))
-		.replace("max_providers = 4\n", &format!("max_providers = {n}\n"));
+		.replace("max_providers = 4\n", &format!("max_providers = {n}\n"))
+		.replace("round_blocks = 5\n", &format!("round_blocks = {round_blocks}\n"));
 	post_job(&url, &dir, &spec, 0)?;
 	let started = wait_for("the job to start", Duration::from_secs(120 + 10 * n as u64), || {
 		read_chain(&node, start).ok()?.2
@@ -344,15 +410,26 @@ fn run(n: usize, rounds: u32, root: &Path) -> Result<Run> {
 		Err(e) => bail!("n = {n}: {e}\n{}", grid_e2e_tests::network::logs(&providers)),
 	};
 	eprintln!("n = {n}: started after {setup_s:.0} s");
-	// Each round is 5 blocks; allow three times that per round and a minute more.
-	let budget = Duration::from_secs(60 + 3 * 5 * 6 * u64::from(rounds));
+	// Allow three times each round's blocks per round and a minute more.
+	let budget = Duration::from_secs(60 + 3 * 6 * u64::from(round_blocks * rounds));
 	let stop = AtomicBool::new(false);
-	let (completed, probe_ms) = std::thread::scope(|scope| {
+	let pids: Vec<u32> = providers.iter().filter_map(Provider::pid).collect();
+	let node_pid = node.pid().context("the node is not running")?;
+	let (completed, probe_ms, (sampler, wall_s)) = std::thread::scope(|scope| {
 		let probing = scope.spawn(|| probe(&node, &stop));
+		let sampling = scope.spawn(|| sample_cpu(&pids, node_pid, &stop));
 		let done = wait_status(&url, 0, budget, &providers, |s| s.contains("completed"));
 		stop.store(true, Ordering::Relaxed);
-		(done.is_ok(), probing.join().unwrap_or_default())
+		let sampled = sampling.join().unwrap_or_else(|_| (Sampler::default(), 0.0));
+		(done.is_ok(), probing.join().unwrap_or_default(), sampled)
 	});
+	let cpu = CpuUse {
+		wall_s,
+		cores: std::thread::available_parallelism().map_or(1, usize::from),
+		compute_s: pids.iter().map(|&p| sampler.seconds(p, Kind::Compute)).collect(),
+		other_s: pids.iter().map(|&p| sampler.seconds(p, Kind::Other)).collect(),
+		node_s: sampler.seconds(node_pid, Kind::Compute) + sampler.seconds(node_pid, Kind::Other),
+	};
 	eprintln!("n = {n}: {}", if completed { "completed" } else { "not completed in time" });
 	// The trainers write their last round's record and status just after it settles.
 	std::thread::sleep(Duration::from_secs(5));
@@ -366,6 +443,7 @@ fn run(n: usize, rounds: u32, root: &Path) -> Result<Run> {
 		})
 		.collect();
 	let unanswered = providers.iter().map(|p| p.log_lines_with("chain: no answer")).sum();
+	let resyncs = providers.iter().map(|p| p.log_lines_with("fetching the global state")).sum();
 	Ok(Run {
 		n,
 		completed,
@@ -375,7 +453,9 @@ fn run(n: usize, rounds: u32, root: &Path) -> Result<Run> {
 		records,
 		status,
 		unanswered,
+		resyncs,
 		probe_ms,
+		cpu,
 	})
 }
 
@@ -383,7 +463,8 @@ fn fmt(x: Option<f64>, digits: usize) -> String {
 	x.map_or("n/a".into(), |x| format!("{x:.digits$}"))
 }
 
-fn markdown(runs: &[Run], failed: &[(usize, String)], rounds: u32) -> String {
+fn markdown(runs: &[Run], failed: &[(usize, String)], args: &Args) -> String {
+	let (rounds, round_blocks) = (args.rounds, args.round_blocks);
 	let mut md = format!(
 		"# Scale: one job, N provider daemons, a dev chain\n\n\
 		 Generated by `bench/scale.sh` (`tests/src/bin/scale.rs`); do not edit by hand. \
@@ -392,13 +473,13 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], rounds: u32) -> String {
 		 `grid-trainer provide` processes on loopback (each its own libp2p identity and \
 		 account, one compute thread at the lowest priority (niceness 19, as every \
 		 provider's training runs), all on this machine's cores), and the quick MNIST job \
-		 (`examples/mnist-job.toml`: an MLP of 50,890 parameters, int8 updates, rounds of 5 \
-		 blocks, at most 100 inner steps) needing all N, for {rounds} rounds. Every trainer \
+		 (`examples/mnist-job.toml`: an MLP of 50,890 parameters, int8 updates, rounds of \
+		 {round_blocks} blocks, at most 100 inner steps) needing all N, for {rounds} rounds. Every trainer \
 		 fetches every other's update (all-to-all), from its committer first, then from the \
 		 members that attest holding it (the round's agreed set). Ratios are against the \
 		 smallest N of this run.\n\n\
-		 | N | completed | setup (s) | rounds with a result | inner steps per round | round period (s) | exchange and wait per round (ms) | vs smallest N | bytes per trainer per round (mean / max) | vs smallest N | trainers agreeing (worst round) | members attesting the quorum (worst round) | records missing an update | records leaving one out | quorum to payment (s, worst) | most proofs in a block | chain reads unanswered | node read ms (median / max) |\n\
-		 |---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+		 | N | completed | setup (s) | rounds with a result | inner steps per round | round period (s) | exchange and wait per round (ms) | vs smallest N | bytes per trainer per round (mean / max) | vs smallest N | trainers agreeing (worst round) | members attesting the quorum (worst round) | records missing an update | records leaving one out | quorum to payment (s, worst) | most proofs in a block | chain reads unanswered | node read ms (median / max) | state fetches |\n\
+		 |---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
 	);
 	let base = runs.first().map(Run::headline);
 	let ratio = |h: &Value, key: &str, sub: Option<&str>| {
@@ -416,7 +497,7 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], rounds: u32) -> String {
 		let share =
 			|key: &str| h[key].as_f64().map_or("n/a".into(), |x| format!("{:.0}%", 100.0 * x));
 		md += &format!(
-			"| {} | {} | {:.0} | {}/{} | {} | {} | {} | {} | {} / {} KB | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} |\n",
+			"| {} | {} | {:.0} | {}/{} | {} | {} | {} | {} | {} / {} KB | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} |\n",
 			run.n,
 			if run.completed { "yes" } else { "no" },
 			run.setup_s,
@@ -438,11 +519,13 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], rounds: u32) -> String {
 			h["chain_reads_unanswered"],
 			fmt(h["node_read_ms"]["median"].as_f64(), 0),
 			fmt(h["node_read_ms"]["max"].as_f64(), 0),
+			h["state_fetches"],
 		);
 	}
 	for (n, why) in failed {
 		md += &format!("| {n} | failed: {} |\n", why.lines().next().unwrap_or_default());
 	}
+	md += &cpu_table(runs);
 	md += "\n## Per round\n\n| N | round | opened (block) | members | proofs | attesting the quorum | quorum (block) | paid (block) | settled (block) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
 	for run in runs {
 		for (index, r) in &run.rounds {
@@ -460,9 +543,10 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], rounds: u32) -> String {
 			);
 		}
 	}
-	md += "\n## Reading it\n\n\
-		- *Round period*: blocks between consecutive settlements × 6 s; a round is 5 blocks \
-		  (30 s) at most, less when every proof is in before its deadline, so growth here is \
+	md += &format!(
+		"\n## Reading it\n\n\
+		- *Round period*: blocks between consecutive settlements × 6 s; a round is \
+		  {round_blocks} blocks ({} s) at most, less when every proof is in before its deadline, so growth here is \
 		  exchange and proof latency. *Exchange and wait*: the trainers' own `exchange_ms`, \
 		  from the end of a round's compute to its aggregated model, their mean over trainers \
 		  and rounds; compute is capped at 100 steps (a second or two), so most of it is the \
@@ -485,7 +569,41 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], rounds: u32) -> String {
 		  together). Each follower polls the best block's hash and opens a block once per \
 		  new block for all of that block's reads. *Node read*: the benchmark's own light read \
 		  of the node (`chain_getHeader`) once a second while the job ran: when it stays fast \
-		  while the followers' reads go unanswered, the trainers, not the node, were too busy.\n";
+		  while the followers' reads go unanswered, the trainers, not the node, were too busy. \
+		  *State fetches*: the trainers' state fetches from peers (a join or a re-sync each, \
+		  log lines `fetching the global state`, all trainers together): a re-sync storm shows \
+		  here.\n\
+		- *CPU*: sampled from `/proc` once a second from the job's start to its end, per \
+		  thread: a trainer's *compute* is its training, replay and evaluation threads (at the \
+		  lowest priority), *the rest* everything else in it (libp2p, the chain follower, the \
+		  round loop, writers); each as a share of one core over the wall time, the mean over \
+		  trainers. *Machine used*: all trainers and the node over all cores. When it is near \
+		  100% and the rest alone takes most of it, the machine, not the protocol's time \
+		  limits, is what stops a round.\n",
+		f64::from(round_blocks) * BLOCK_SECS
+	);
+	md
+}
+
+/// Where the CPU went, per N.
+fn cpu_table(runs: &[Run]) -> String {
+	let mut md = String::from(
+		"\n## CPU\n\n| N | wall (s) | cores | per trainer: compute (share of a core) | per trainer: the rest | node | machine used |\n|---:|---:|---:|---:|---:|---:|---:|\n",
+	);
+	let percent = |x: Option<f64>| fmt(x.map(|x| 100.0 * x), 1) + "%";
+	for run in runs {
+		let cpu = &run.cpu;
+		md += &format!(
+			"| {} | {:.0} | {} | {} | {} | {} | {} |\n",
+			run.n,
+			cpu.wall_s,
+			cpu.cores,
+			percent(cpu.per_trainer_core_share(&cpu.compute_s)),
+			percent(cpu.per_trainer_core_share(&cpu.other_s)),
+			percent(Some(cpu.node_s / cpu.wall_s.max(1e-9))),
+			percent(Some(cpu.machine_share())),
+		);
+	}
 	md
 }
 
@@ -496,7 +614,7 @@ fn main() -> Result<()> {
 	let (mut runs, mut failed) = (Vec::new(), Vec::new());
 	for &n in &args.trainers {
 		// A size that fails is a finding: reported, and the next size still runs.
-		match run(n, args.rounds, &root) {
+		match run(n, args.rounds, args.round_blocks, &root) {
 			Ok(done) => runs.push(done),
 			Err(e) => {
 				eprintln!("n = {n} failed: {e:#}");
@@ -505,9 +623,10 @@ fn main() -> Result<()> {
 		}
 	}
 	std::fs::create_dir_all(&args.out)?;
-	std::fs::write(args.out.join("scale.md"), markdown(&runs, &failed, args.rounds))?;
+	std::fs::write(args.out.join("scale.md"), markdown(&runs, &failed, &args))?;
 	let json = json!({
 		"rounds": args.rounds,
+		"round_blocks": args.round_blocks,
 		"block_secs": BLOCK_SECS,
 		"runs": runs.iter().map(Run::headline).collect::<Vec<_>>(),
 		"failed": failed.iter().map(|(n, why)| json!({ "trainers": n, "why": why })).collect::<Vec<_>>(),

@@ -72,7 +72,10 @@ impl Behaviour {
 		// so serve the DHT regardless.
 		kad.set_mode(Some(kad::Mode::Server));
 		let gossip_config = gossipsub::ConfigBuilder::default()
-			.heartbeat_interval(Duration::from_millis(500))
+			// gossipsub's default heartbeat (mesh upkeep and lazy gossip): messages go to
+			// every subscribed peer when published (flood publishing), so a faster heartbeat
+			// only cost each trainer CPU per peer.
+			.heartbeat_interval(Duration::from_secs(1))
 			.validation_mode(gossipsub::ValidationMode::Strict)
 			.validate_messages()
 			.max_transmit_size(MAX_GOSSIP_FRAME)

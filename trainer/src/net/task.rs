@@ -22,6 +22,10 @@ use libp2p::{
 };
 use tokio::sync::mpsc as tokio_mpsc;
 
+/// The first wait between Kademlia walks; it doubles after each walk up to `DISCOVER_LAST`.
+const DISCOVER_FIRST: Duration = Duration::from_secs(10);
+const DISCOVER_LAST: Duration = Duration::from_secs(300);
+
 use super::{
 	behaviour::{Behaviour, BehaviourEvent},
 	service::{Command, Event, NetConfig, NetStats},
@@ -96,7 +100,12 @@ impl Task {
 		}
 		let mut tick = tokio::time::interval(Duration::from_millis(250));
 		let mut redial = tokio::time::interval(Duration::from_secs(2));
-		let mut discover = tokio::time::interval(Duration::from_secs(10));
+		// Kademlia walks are for finding peers; once a trainer knows the job's, they cost every
+		// peer CPU for nothing (about 1 ms a second a peer went to connection upkeep at 32
+		// trainers, `bench/scale.sh`), so they back off from every 10 s to every 5 min.
+		let mut discover_every = DISCOVER_FIRST;
+		let discover = tokio::time::sleep(Duration::ZERO);
+		tokio::pin!(discover);
 		loop {
 			tokio::select! {
 				command = commands.recv() => match command {
@@ -106,8 +115,10 @@ impl Task {
 				event = self.swarm.select_next_some() => self.swarm_event(event),
 				_ = tick.tick() => self.retry_publish(),
 				_ = redial.tick() => self.redial(),
-				_ = discover.tick() => {
+				_ = &mut discover => {
 					let _ = self.swarm.behaviour_mut().kad.bootstrap();
+					discover.as_mut().reset(tokio::time::Instant::now() + discover_every);
+					discover_every = (discover_every * 2).min(DISCOVER_LAST);
 				},
 			}
 			// A swarm with many busy peers is always ready, so this loop would never give

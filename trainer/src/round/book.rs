@@ -203,6 +203,15 @@ impl RoundBook {
 		counts.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
 	}
 
+	/// The signers that trained from `base` (and count): the peers that hold that state.
+	pub fn committers_from(&self, base: &Digest) -> Vec<PeerId> {
+		self.commitments
+			.iter()
+			.filter(|(peer, s)| self.counts(peer) && &s.commitment.base_state == base)
+			.map(|(peer, _)| *peer)
+			.collect()
+	}
+
 	/// The copies of updates in [`RoundBook::set`]`(base)` whose signers committed nothing
 	/// else that counts: (copier, original's signer, the copy's commitment). Their claims
 	/// are what the fraud desk replays (a copier that went on to commit its own update is

@@ -128,6 +128,9 @@ pub struct Trainer {
 	last_decided: Option<Instant>,
 	/// The last sealed round's start state and recorded states, served once it is out.
 	unserved: Option<compute::Unserved>,
+	/// The state the last round's majority trained from, when this trainer's was another:
+	/// what its next sync fetches, and from whom.
+	sync_hint: Option<sync::SyncHint>,
 }
 
 impl Trainer {
@@ -369,6 +372,10 @@ impl Trainer {
 				// E.g. an observer that heard nothing cannot tell whether its state is the
 				// network's.
 				tracing::warn!("round {round}: {why}; re-syncing");
+				if let decide::Resync::OtherBase { majority, .. } = why {
+					let holders = self.books.current().committers_from(&majority);
+					self.sync_hint = Some(sync::SyncHint { round, state_hash: majority, holders });
+				}
 				self.state = None;
 				return Ok(None);
 			}

@@ -9,22 +9,54 @@ use super::{Trainer, STATE_TIMEOUT};
 use crate::{
 	net::Event,
 	round::{
-		messages::{Response, SignedCommitment},
+		messages::{Digest, Response, SignedCommitment},
 		state::GlobalState,
 		state_transfer::{StateDownload, PIECES_IN_FLIGHT},
 	},
 };
 
+/// Which state a re-sync is after: the one most of a round's committers trained from, when
+/// this trainer's was another. Without it, a trainer asked its best-scored peer again and
+/// again and adopted the same minority state each time (64 trainers, `bench/scale.sh`: a
+/// re-sync every 1.5 s for a whole round).
+#[derive(Clone, Debug)]
+pub(super) struct SyncHint {
+	/// The round that state is the base of.
+	pub round: RoundIndex,
+	pub state_hash: Digest,
+	/// Who trained from it (so holds it), asked first.
+	pub holders: Vec<PeerId>,
+}
+
+impl SyncHint {
+	/// Whether a peer's state of `round` with `hash` is worth downloading: the hinted state,
+	/// or a later one (its holder has moved on).
+	fn accepts(&self, round: RoundIndex, hash: &Digest) -> bool {
+		round > self.round || (round == self.round && hash == &self.state_hash)
+	}
+}
+
+/// The peers to ask, in order: the hint's holders that are connected, then the rest.
+fn ask_order(connected: Vec<PeerId>, hint: Option<&SyncHint>) -> Vec<PeerId> {
+	let holders: Vec<PeerId> = hint
+		.map(|h| h.holders.iter().filter(|p| connected.contains(p)).copied().collect())
+		.unwrap_or_default();
+	let rest = connected.into_iter().filter(|p| !holders.contains(p));
+	holders.iter().copied().chain(rest).collect()
+}
+
 impl Trainer {
-	/// Fetches a peer's latest state. Returns the round it is the base of once one was
-	/// adopted (tentatively: the round's commitments confirm it before it is trusted), `None`
-	/// if `until` passed first. The state's round commitments that peer has seen come with
-	/// it, so a joiner knows of those announced before it connected.
+	/// Fetches a peer's latest state (the hinted one when the last round showed which).
+	/// Returns the round it is the base of once one was adopted (tentatively: the round's
+	/// commitments confirm it before it is trusted), `None` if `until` passed first. The
+	/// state's round commitments that peer has seen come with it, so a joiner knows of those
+	/// announced before it connected.
 	pub(super) fn sync(&mut self, until: Instant) -> Option<RoundIndex> {
 		tracing::info!("fetching the global state from peers");
+		let hint = self.sync_hint.take();
 		let mut turn = 0usize;
 		while Instant::now() < until {
-			let peers = self.health.connected();
+			let peers = ask_order(self.health.connected(), hint.as_ref());
 			if peers.is_empty() {
 				self.pump_until((Instant::now() + Duration::from_millis(200)).min(until), |_| {
 					false
@@ -40,21 +72,25 @@ impl Trainer {
 			self.pump_until(deadline, |s| s.fetches.has_state_answer());
 			self.fetches.forget(id);
 			if let Some((peer, answer)) = self.fetches.take_state_answer() {
-				if let Some(round) = self.adopt_from(peer, answer, until) {
+				if let Some(round) = self.adopt_from(peer, answer, hint.as_ref(), until) {
 					return Some(round);
 				}
 			}
 			self.pump_until((Instant::now() + Duration::from_millis(300)).min(until), |_| false);
 		}
+		// Nothing adopted: the next try is after the same state.
+		self.sync_hint = hint;
 		None
 	}
 
 	/// Downloads and adopts the state whose header `peer` answered with; the round it is the
-	/// base of, or `None` (and why, logged) when it was refused or did not come.
+	/// base of, or `None` (and why, logged) when it was refused, did not come, or is not the
+	/// state `hint` asks for.
 	fn adopt_from(
 		&mut self,
 		peer: PeerId,
 		answer: Result<Response, String>,
+		hint: Option<&SyncHint>,
 		until: Instant,
 	) -> Option<RoundIndex> {
 		let header = answer.map_err(|why| tracing::debug!("no state from {peer}: {why}")).ok()?;
@@ -62,6 +98,14 @@ impl Trainer {
 			.map_err(|e| tracing::debug!("no state from {peer}: {e}"))
 			.ok()?;
 		let (round, state_hash) = (download.round, download.state_hash);
+		if hint.is_some_and(|h| !h.accepts(round, &state_hash)) {
+			tracing::info!(
+				"{peer} holds state {} of round {round}, not the one most trained from; \
+				 asking another",
+				hex::encode(state_hash)
+			);
+			return None;
+		}
 		let (checkpoint, commitments) = self.download_state(download, until)?;
 		match GlobalState::adopt(peer, round, state_hash, &checkpoint, &self.manifest, self.outer) {
 			Ok(state) => {
@@ -142,5 +186,32 @@ impl Trainer {
 				Err(e) => tracing::warn!("{peer} relayed a bad commitment: {e}"),
 			}
 		}
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	fn peer() -> PeerId {
+		PeerId::random()
+	}
+
+	#[test]
+	fn a_hint_puts_its_connected_holders_first() {
+		let (a, b, c, d) = (peer(), peer(), peer(), peer());
+		let gone = peer();
+		let hint = SyncHint { round: 3, state_hash: [7; 32], holders: vec![c, gone, a] };
+		assert_eq!(ask_order(vec![a, b, c, d], Some(&hint)), vec![c, a, b, d]);
+		assert_eq!(ask_order(vec![a, b, c, d], None), vec![a, b, c, d]);
+	}
+
+	#[test]
+	fn a_hint_takes_its_state_or_a_later_one_only() {
+		let hint = SyncHint { round: 3, state_hash: [7; 32], holders: Vec::new() };
+		assert!(hint.accepts(3, &[7; 32]));
+		assert!(!hint.accepts(3, &[8; 32]), "another state of the same round: a minority's");
+		assert!(hint.accepts(4, &[8; 32]), "its holder moved on");
+		assert!(!hint.accepts(2, &[7; 32]), "an older round");
 	}
 }
