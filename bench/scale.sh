@@ -4,7 +4,8 @@
 # trainer, agreement on the model, attestation of the quorum, payment latency, proofs per
 # block. Writes bench/reports/scale.md and scale.json.
 #
-# usage: bench/scale.sh [--trainers 4,8,16] [--rounds R] [--round-blocks B] [--keep DIR]
+# usage: bench/scale.sh [--trainers 4,8,16] [--rounds R] [--round-blocks B]
+#                       [--fetch-timeout-ms T] [--keep DIR]
 # GRID_BENCH_NO_BUILD=1 uses the binaries already in $CARGO_TARGET_DIR without building.
 # Everything runs on free loopback ports in a temporary directory and is stopped at the end.
 set -euo pipefail

@@ -71,6 +71,9 @@ pub struct ProviderSpec<'a> {
 	pub stake: u32,
 	/// Extra lines for the file's top level (before any table).
 	pub extra: &'a str,
+	/// Its longest wait for updates after the commitments' grace (ms; the tests' 4,000
+	/// unless told): with the grace, what its exchange allowance is made of.
+	pub fetch_timeout_ms: Option<u64>,
 }
 
 /// A running provider daemon, killed on drop.
@@ -106,7 +109,7 @@ serve_final_secs = 60
 
 [training]
 grace_ms = 1500
-fetch_timeout_ms = 4000
+fetch_timeout_ms = {fetch_timeout_ms}
 eval_samples = 500
 # A 10k-image dataset: uncapped, a round of MNIST steps overfits it.
 max_steps = 100
@@ -114,6 +117,7 @@ max_steps = 100
 			name = spec.name,
 			p2p = free_port(),
 			extra = spec.extra,
+			fetch_timeout_ms = spec.fetch_timeout_ms.unwrap_or(4_000),
 			account = spec.account,
 			stake = spec.stake,
 			status = free_port(),
