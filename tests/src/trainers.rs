@@ -61,6 +61,10 @@ pub fn hf_logits(dir: &Path, tokens: &[Vec<u32>]) -> Result<(String, Vec<f32>)> 
 	Ok((architecture, serde_json::from_value(model["logits"].clone())?))
 }
 
+/// How long a test provider takes commitments past its commit deadline (ms): with its fetch
+/// timeout, what its exchange allowance (`2 × grace + fetch / 2`) is made of.
+pub const GRACE_MS: u64 = 1_500;
+
 /// What a test provider is told.
 pub struct ProviderSpec<'a> {
 	/// Name (and directory).
@@ -108,7 +112,7 @@ endpoint = "http://127.0.0.1:{status}/health"
 serve_final_secs = 60
 
 [training]
-grace_ms = 1500
+grace_ms = {grace_ms}
 fetch_timeout_ms = {fetch_timeout_ms}
 eval_samples = 500
 # A 10k-image dataset: uncapped, a round of MNIST steps overfits it.
@@ -117,6 +121,7 @@ max_steps = 100
 			name = spec.name,
 			p2p = free_port(),
 			extra = spec.extra,
+			grace_ms = GRACE_MS,
 			fetch_timeout_ms = spec.fetch_timeout_ms.unwrap_or(4_000),
 			account = spec.account,
 			stake = spec.stake,
@@ -181,11 +186,7 @@ max_steps = 100
 
 	/// Lines of its log that contain `needle`.
 	pub fn log_lines_with(&self, needle: &str) -> usize {
-		std::fs::read_to_string(&self.log_path)
-			.unwrap_or_default()
-			.lines()
-			.filter(|l| l.contains(needle))
-			.count()
+		self.log().lines().filter(|l| l.contains(needle)).count()
 	}
 
 	/// Its `rounds.jsonl` records for `job`.

@@ -22,10 +22,6 @@ use libp2p::{
 };
 use tokio::sync::mpsc as tokio_mpsc;
 
-/// The first wait between Kademlia walks; it doubles after each walk up to `DISCOVER_LAST`.
-const DISCOVER_FIRST: Duration = Duration::from_secs(10);
-const DISCOVER_LAST: Duration = Duration::from_secs(300);
-
 use super::{
 	behaviour::{Behaviour, BehaviourEvent},
 	service::{Command, Event, NetConfig, NetStats},
@@ -36,6 +32,10 @@ use crate::round::{
 	state_transfer::ServedState,
 	witness::SignedAttestation,
 };
+
+/// The first wait between Kademlia walks; it doubles after each walk up to `DISCOVER_LAST`.
+const DISCOVER_FIRST: Duration = Duration::from_secs(10);
+const DISCOVER_LAST: Duration = Duration::from_secs(300);
 
 /// The network task's state.
 pub(super) struct Task {

@@ -427,9 +427,10 @@ impl Follower {
 		// New blocks since the last tick (only the head on the first).
 		let first_new = if self.last_block == 0 { number } else { self.last_block + 1 };
 		for at in first_new..=number {
-			let slashes = match at == number {
-				true => block.slashes_of(&self.me).await?,
-				false => self.chain.block(at).await?.slashes_of(&self.me).await?,
+			let slashes = if at == number {
+				block.slashes_of(&self.me).await?
+			} else {
+				self.chain.block(at).await?.slashes_of(&self.me).await?
 			};
 			self.note_slashes(at, slashes);
 			// Each block's slashes counted once, however far a tick that runs out got.
