@@ -58,7 +58,12 @@ fn a_job_runs_to_completion_and_every_provider_is_paid_what_the_events_say() -> 
 	let l = Ledger::read(&node, start + 1, end)?;
 	ensure!(l.completed && l.settled_with_result == 3, "3 rounds settled with a result");
 	for key in keys {
-		ensure!(l.paid(&key.to_account_id()) == [0, 1, 2], "{key:?} paid for every round");
+		let paid = l.paid(&key.to_account_id());
+		ensure!(
+			paid == [0, 1, 2],
+			"{key:?} paid for every round, not only {paid:?}\n{}",
+			logs(&providers)
+		);
 		l.check_balance(&node, key, start, end)?;
 	}
 	// Everyone trained the same model, and it learned.

@@ -117,7 +117,12 @@ fn providers_fetch_a_buyers_dataset_before_joining_and_train_a_transformer_on_it
 	let end = node.best_number()?;
 	let l = Ledger::read(&node, start + 1, end)?;
 	for key in keys {
-		ensure!(l.paid(&key.to_account_id()) == [0, 1, 2], "{key:?} paid for every round");
+		let paid = l.paid(&key.to_account_id());
+		ensure!(
+			paid == [0, 1, 2],
+			"{key:?} paid for every round, not only {paid:?}\n{}",
+			logs(&providers)
+		);
 	}
 	// Everyone trained the same transformer on the fetched data, and it learned.
 	agreed_and_learned(&providers, 1, 3)?;

@@ -7,7 +7,7 @@
 // A challenge opened at block n has its committee drawn at `draw_at` (empty until then); the
 // members commit hidden verdicts until `reveal_from` (or until every member committed), reveal
 // them until `deadline`, and it is decided as soon as a strict majority of the committee revealed
-// the same verdict, else at the deadline. An audit is a challenge the chain opens by itself on a
+// the same verdict and no committed verdict is still hidden, else at the deadline. An audit is a challenge the chain opens by itself on a
 // random paid contribution (no challenger, no deposit), its committee drawn in the same block;
 // it is decided like any challenge (`ChallengeResolved`).
 import type { ChainEventRow } from "./events";

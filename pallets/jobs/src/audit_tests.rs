@@ -88,9 +88,15 @@ fn fraud_found_by_an_audit_is_clawed_back_and_slashed_with_no_challenger_paid() 
 		let (audit, accused) = draw_audits(settled_at)[0];
 		let members = committee(audit);
 		let (buyer, stake_before) = (free(BUYER), stake(accused));
-		// A strict majority (two of three) decides at once.
+		let silent_before = stake(members[2]);
+		// A strict majority (two of three) decides at once: the third let the commit phase
+		// pass, so it has no verdict to come and is slashed as absent.
 		let voters: Vec<_> = members[..2].iter().map(|who| (*who, Verdict::Invalid)).collect();
 		vote(audit, &voters);
+		assert_eq!(
+			stake(members[2]),
+			silent_before - AbsentVoterSlash::get().mul_floor(silent_before)
+		);
 
 		let events = job_events();
 		// The reward is clawed back first; the slash is a share of what is left.
@@ -103,7 +109,7 @@ fn fraud_found_by_an_audit_is_clawed_back_and_slashed_with_no_challenger_paid() 
 			outcome: ChallengeOutcome::FraudProven,
 			slashed: penalty,
 			clawed_back: SHARE,
-			absent: 0,
+			absent: 1,
 			outvoted: 0,
 		}));
 		assert_eq!(stake(accused), stake_before - SHARE - penalty);

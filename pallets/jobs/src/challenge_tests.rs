@@ -808,38 +808,93 @@ fn an_accused_stays_locked_while_its_challenge_is_decided_after_its_lock_would_l
 
 #[test]
 fn a_verifier_that_votes_against_its_committees_majority_is_slashed() {
+	// The attack: a Sybil drawn onto the committee votes to clear a cheat (or to convict an
+	// honest provider). Under an honest majority its vote loses, and costs it, whether it
+	// reveals before the honest members or after them (it escaped when it revealed last: the
+	// honest two decided the challenge, and its late reveal found nothing to slash it in).
+	for sybil_reveals_last in [false, true] {
+		sybil_is_outvoted(sybil_reveals_last);
+	}
+}
+
+/// A job of five that delivered round 0, P1's challenge of P2's contribution, and its
+/// committee of three: (job, challenge, the member playing the Sybil, the other two).
+fn sybil_on_committee() -> (u64, u64, AccountId, Vec<AccountId>) {
+	let members = [P1, P2, P3, P4, P5];
+	let id = running_job(&members);
+	deliver(id, 0, &members);
+	let challenge = open(P1, id, P2);
+	let drawn = committee(challenge);
+	assert_eq!(drawn.len(), 3);
+	(id, challenge, drawn[0], drawn[1..].to_vec())
+}
+
+/// Asserts that the challenge decided since the last events read proved fraud, with
+/// `outvoted` and `absent` members slashed.
+fn fraud_proven_with(outvoted: u32, absent: u32) {
+	let outcome = resolved(&job_events());
+	let Some(Event::ChallengeResolved {
+		outcome: ChallengeOutcome::FraudProven,
+		outvoted: o,
+		absent: a,
+		..
+	}) = outcome.clone()
+	else {
+		panic!("not fraud proven: {outcome:?}")
+	};
+	assert_eq!((o, a), (outvoted, absent), "{outcome:?}");
+}
+
+fn sybil_is_outvoted(sybil_reveals_last: bool) {
 	new_test_ext().execute_with(|| {
-		// The attack: a Sybil drawn onto the committee votes to clear a cheat (or to convict
-		// an honest provider). Under an honest majority its vote loses, and costs it.
-		let members = [P1, P2, P3, P4, P5];
-		let id = running_job(&members);
-		deliver(id, 0, &members);
-		let challenge = open(P1, id, P2);
-		let drawn = committee(challenge);
-		assert_eq!(drawn.len(), 3);
-		let (sybil, honest) = (drawn[0], &drawn[1..]);
+		let (_, challenge, sybil, honest) = sybil_on_committee();
 		let stake_before = stake(sybil);
-		// The Sybil reveals first, then the two honest members decide.
-		let mut ballots = vec![(sybil, Verdict::Valid)];
-		ballots.extend(honest.iter().map(|who| (*who, Verdict::Invalid)));
-		vote(challenge, &ballots);
-		let outcome = resolved(&job_events());
-		assert!(
-			matches!(
-				outcome,
-				Some(Event::ChallengeResolved {
-					outcome: ChallengeOutcome::FraudProven,
-					outvoted: 1,
-					absent: 0,
-					..
-				})
-			),
-			"{outcome:?}"
-		);
+		let mut ballots: Vec<_> = honest.iter().map(|who| (*who, Verdict::Invalid)).collect();
+		if sybil_reveals_last {
+			ballots.push((sybil, Verdict::Valid));
+		} else {
+			ballots.insert(0, (sybil, Verdict::Valid));
+		}
+		for (who, verdict) in &ballots {
+			assert_ok!(commit(*who, challenge, *verdict));
+		}
+		for (i, (who, verdict)) in ballots.iter().enumerate() {
+			assert!(resolved(&job_events()).is_none(), "decided before every verdict was out");
+			assert!(Challenges::<Test>::contains_key(challenge), "before reveal {i}");
+			assert_ok!(reveal(*who, challenge, *verdict));
+		}
+		fraud_proven_with(1, 0);
 		assert_eq!(stake(sybil), stake_before - AbsentVoterSlash::get().mul_floor(stake_before));
-		for who in honest {
+		for who in &honest {
 			assert!(stake(*who) >= STAKE, "honest verifiers keep their stake");
 		}
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_member_that_commits_and_withholds_its_verdict_holds_the_decision_and_is_slashed() {
+	new_test_ext().execute_with(|| {
+		// The attack: a Sybil commits, sees the honest majority reveal, and never reveals, so
+		// that no wrong vote of its is on record. The challenge waits for its verdict until
+		// the deadline, and then decides by the majority and slashes it as absent.
+		let (id, challenge, sybil, honest) = sybil_on_committee();
+		let stake_before = stake(sybil);
+		assert_ok!(commit(sybil, challenge, Verdict::Valid));
+		for who in &honest {
+			assert_ok!(commit(*who, challenge, Verdict::Invalid));
+		}
+		for who in &honest {
+			assert_ok!(reveal(*who, challenge, Verdict::Invalid));
+		}
+		let c = Challenges::<Test>::get(challenge).expect("still open");
+		assert_eq!(c.settled_verdict(), Some(Verdict::Invalid), "the majority is in");
+		run_to_block(c.deadline - 1);
+		assert!(Challenges::<Test>::contains_key(challenge), "held to the deadline");
+		run_to_block(c.deadline);
+		fraud_proven_with(0, 1);
+		assert_eq!(stake(sybil), stake_before - AbsentVoterSlash::get().mul_floor(stake_before));
+		assert!(!Participants::<Test>::contains_key(id, P2), "the cheat is removed");
 		check_invariants();
 	});
 }

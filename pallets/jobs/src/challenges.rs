@@ -22,10 +22,14 @@
 //! - Undecided (no majority by the deadline, or nobody left to draw): the deposit returns and
 //!   nobody is punished for the update.
 //!
-//! A challenge is decided as soon as a strict majority of the committee agrees, or at its
-//! deadline; decided at the deadline, members that never revealed lose `AbsentVoterSlash` of
-//! their stake, and once decided, members that revealed the verdict the majority decided
-//! against lose as much (`Outvoted`). The committee is drawn only from members that signed that they used the
+//! A challenge is decided as soon as a strict majority of the committee agrees and every
+//! member that committed to a verdict has revealed it, or at its deadline. Members that never
+//! revealed lose `AbsentVoterSlash` of their stake, and members that revealed the verdict the
+//! majority decided against lose as much (`Outvoted`). Deciding before every committed
+//! verdict is out let a member wrong by the majority reveal after the decision, when there
+//! was nothing left to slash it in, or not at all, unpunished either way (the attackers'
+//! Sybil voter did, once its honest co-members revealed first); a member that commits and
+//! never reveals now holds the decision to the deadline, and pays `AbsentVoterSlash` there. The committee is drawn only from members that signed that they used the
 //! disputed update, so nobody is slashed for not judging an update it never had.
 //!
 //! An audit (`audits.rs`) is a challenge with no challenger: no fee, no deposit, and on fraud
@@ -279,7 +283,8 @@ pub(crate) fn commit_vote<T: Config>(
 	Ok(())
 }
 
-/// Reveals `who`'s committed verdict; decides the challenge once a strict majority agrees.
+/// Reveals `who`'s committed verdict; decides the challenge once a strict majority agrees
+/// and no committed verdict is still hidden.
 pub(crate) fn reveal_vote<T: Config>(
 	who: T::AccountId,
 	id: ChallengeId,
@@ -299,7 +304,7 @@ pub(crate) fn reveal_vote<T: Config>(
 	};
 	ensure!(committed == vote_commitment(id, &who, verdict, &salt), Error::<T>::RevealMismatch);
 	*slot = Ballot::Revealed(verdict);
-	let decided = challenge.settled_verdict().is_some();
+	let decided = challenge.settled_verdict().is_some() && !challenge.hides_verdicts();
 	let due = challenge.due;
 	Challenges::<T>::insert(id, challenge);
 	Pallet::<T>::deposit_event(Event::Voted { id, who, verdict });
@@ -346,8 +351,9 @@ pub(crate) fn resolve<T: Config>(id: ChallengeId) {
 		}
 	}
 	T::Providers::dispute_closed(&challenge.accused, challenge.job);
-	let now = frame_system::Pallet::<T>::block_number();
-	let absent = if now >= challenge.deadline { slash_absent::<T>(&challenge) } else { 0 };
+	// Whoever has not revealed by now never will: at the deadline, and before it only members
+	// that let the commit phase pass (every committed member has revealed).
+	let absent = slash_absent::<T>(&challenge);
 	let outvoted = match challenge.settled_verdict() {
 		Some(Verdict::Invalid) => slash_outvoted::<T>(&challenge, Verdict::Valid),
 		Some(Verdict::Valid) => slash_outvoted::<T>(&challenge, Verdict::Invalid),

@@ -348,6 +348,11 @@ impl<AccountId, Balance, BlockNumber: PartialOrd, MaxCommittee: Get<u32>>
 		[Verdict::Invalid, Verdict::Valid].into_iter().find(|v| 2 * self.votes(*v) > size)
 	}
 
+	/// Whether a member committed to a verdict it has not revealed yet.
+	pub fn hides_verdicts(&self) -> bool {
+		self.committee.iter().any(|(_, b)| matches!(b, Ballot::Committed(_)))
+	}
+
 	/// Whether the committee has been drawn (an empty draw ends the challenge at once).
 	pub fn drawn(&self) -> bool {
 		!self.committee.is_empty()

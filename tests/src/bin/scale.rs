@@ -235,7 +235,24 @@ impl Run {
 
 	/// Over every trainer and round: mean of a round record's field (milliseconds).
 	fn mean_field(&self, field: &str) -> Option<f64> {
-		mean(&self.records.iter().flatten().filter_map(|r| r[field].as_f64()).collect::<Vec<_>>())
+		self.mean_of(|r| r[field].as_f64())
+	}
+
+	/// Over every trainer and round: mean of what `value` reads from a round record.
+	fn mean_of(&self, value: impl Fn(&Value) -> Option<f64>) -> Option<f64> {
+		mean(&self.records.iter().flatten().filter_map(value).collect::<Vec<_>>())
+	}
+
+	/// The decision's parts after the collection (`decision_ms` of the round records), each
+	/// its mean over trainers and rounds.
+	fn decision(&self) -> Value {
+		let part = |name: &str| self.mean_of(|r| r["decision_ms"][name].as_f64());
+		json!({
+			"fetch": part("fetch"),
+			"attest": part("attest"),
+			"agreed_fetch": part("agreed_fetch"),
+			"step": part("step"),
+		})
 	}
 
 	/// Round records (any trainer) whose `field` lists at least one committer: `missing`
@@ -260,6 +277,7 @@ impl Run {
 			"rounds_settled_with_result": self.rounds.values().filter(|r| r.result).count(),
 			"round_period_s": period.map(|b| b * BLOCK_SECS),
 			"exchange_ms_mean": self.mean_field("exchange_ms"),
+			"decision_ms_mean": self.decision(),
 			"compute_ms_mean": self.mean_field("compute_ms"),
 			"steps_mean": self.mean_field("steps"),
 			"bytes_per_trainer_per_round": { "mean": mean(&bytes), "max": bytes.iter().copied().reduce(f64::max) },
@@ -554,6 +572,7 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], args: &Args) -> String {
 		md += &format!("| {n} | failed: {} |\n", why.lines().next().unwrap_or_default());
 	}
 	md += &cpu_table(runs);
+	md += &decision_table(runs, allowance_ms);
 	md += "\n## Per round\n\n| N | round | opened (block) | members | proofs | attesting the quorum | quorum (block) | paid (block) | settled (block) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
 	for run in runs {
 		for (index, r) in &run.rounds {
@@ -630,6 +649,30 @@ fn cpu_table(runs: &[Run]) -> String {
 			percent(cpu.per_trainer_core_share(&cpu.other_s)),
 			percent(Some(cpu.core_share(cpu.node_s))),
 			percent(Some(cpu.machine_share())),
+		);
+	}
+	md
+}
+
+/// The decision's parts after the collection against the time left for them.
+fn decision_table(runs: &[Run], allowance_ms: u64) -> String {
+	let mut md = format!(
+		"\n## The decision after the collection\n\nEach trainer's round record splits the time from the end of its commitments' collection (its commit deadline plus {GRACE_MS} ms) to its decision; each part is its mean over trainers and rounds. What the parts add up to past {} ms (the allowance less the collection's grace) makes the proof late.\n\n| N | fetching the set (ms) | waiting for attestations (ms) | fetching agreed updates (ms) | aggregating and stepping (ms) | total (ms) |\n|---:|---:|---:|---:|---:|---:|\n",
+		allowance_ms.saturating_sub(GRACE_MS),
+	);
+	for run in runs {
+		let d = run.decision();
+		let part = |name: &str| d[name].as_f64();
+		let total: Option<f64> =
+			["fetch", "attest", "agreed_fetch", "step"].iter().map(|p| part(p)).sum();
+		md += &format!(
+			"| {} | {} | {} | {} | {} | {} |\n",
+			run.n,
+			fmt(part("fetch"), 0),
+			fmt(part("attest"), 0),
+			fmt(part("agreed_fetch"), 0),
+			fmt(part("step"), 0),
+			fmt(total, 0),
 		);
 	}
 	md

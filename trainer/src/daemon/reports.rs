@@ -50,8 +50,24 @@ pub struct RoundRecord {
 	pub overlap_wait_ms: Option<u64>,
 	pub compute_ms: u64,
 	pub exchange_ms: u64,
+	/// Where the decision spent its time once the commitments' collection ended.
+	pub decision_ms: DecisionMs,
 	pub eval_ms: u64,
 	pub wall_ms: u64,
+}
+
+/// A round's decision after the commitments' collection, in its waits and its work (ms):
+/// what of it exceeds the exchange allowance makes the proof late.
+#[derive(Serialize, Clone, Copy, Debug, Default, PartialEq)]
+pub struct DecisionMs {
+	/// Fetching the set's updates not here yet.
+	pub fetch: u64,
+	/// Waiting for the other candidates' attestations.
+	pub attest: u64,
+	/// Fetching the agreed updates still lacking, from their holders.
+	pub agreed_fetch: u64,
+	/// Aggregating and stepping the model.
+	pub step: u64,
 }
 
 /// The status report (`status.json`), rewritten after every round.

@@ -156,6 +156,11 @@ impl RoundBook {
 		offer
 	}
 
+	/// `peer`'s commitment, when it counts.
+	pub fn counted(&self, peer: &PeerId) -> Option<&SignedCommitment> {
+		self.commitments.get(peer).filter(|_| self.counts(peer))
+	}
+
 	/// Whether `peer`'s commitment counts: neither an equivocator's nor a bad claim.
 	fn counts(&self, peer: &PeerId) -> bool {
 		!self.equivocators.contains(peer) && !self.bad_claims.contains(peer)

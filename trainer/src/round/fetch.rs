@@ -191,6 +191,9 @@ impl Fetches {
 		self.expected_lens.clear();
 		self.unavailable.clear();
 		self.holders.clear();
+		// The last round's set: an early fetch that fails before this round's set is known
+		// is not retried from it (the decision's `want` asks again).
+		self.candidates.clear();
 		self.pending.retain(|_, p| !matches!(p, Pending::Update { .. }));
 	}
 
@@ -319,9 +322,23 @@ impl Fetches {
 		self.arrived.insert(hash, (bytes, update));
 	}
 
-	/// The requests for every update of the round's set (`me` excluded) not here yet, each
-	/// from its committer first; other members are the candidates when that fails. Returns
-	/// the requests and the hashes now wanted.
+	/// The request for one update as soon as its commitment is taken, from its committer, so
+	/// that updates download while the round's other commitments come (`None`: here or asked
+	/// for already). When it fails, the decision's [`Fetches::want`] asks again, from the
+	/// set's other members too.
+	pub fn want_early(&mut self, committer: PeerId, signed: &SignedCommitment) -> Option<Outgoing> {
+		let c = &signed.commitment;
+		let hash = c.update_hash;
+		if self.arrived.contains_key(&hash) || self.in_flight(&hash) {
+			return None;
+		}
+		self.expected_lens.insert(hash, c.update_len);
+		Some(self.request_update(committer, c.round, hash, Vec::new()))
+	}
+
+	/// The requests for every update of the round's set (`me` excluded) neither here nor
+	/// asked for yet, each from its committer first; other members are the candidates when
+	/// that fails. Returns the requests and the hashes now wanted (those in flight too).
 	pub fn want(
 		&mut self,
 		set: &[(PeerId, SignedCommitment)],
@@ -334,11 +351,21 @@ impl Fetches {
 			if self.arrived.contains_key(&hash) {
 				continue;
 			}
-			self.expected_lens.insert(hash, signed.commitment.update_len);
 			wanted.push(hash);
+			// An early fetch that failed gave up without candidates: asked again now.
+			self.unavailable.retain(|h| *h != hash);
+			if self.in_flight(&hash) {
+				continue;
+			}
+			self.expected_lens.insert(hash, signed.commitment.update_len);
 			requests.push(self.request_update(*peer, signed.commitment.round, hash, Vec::new()));
 		}
 		(requests, wanted)
+	}
+
+	/// Whether a request for the update `hash` is in flight.
+	fn in_flight(&self, hash: &Digest) -> bool {
+		self.pending.values().any(|p| matches!(p, Pending::Update { hash: h, .. } if h == hash))
 	}
 
 	/// The requests for the agreed set's updates not here yet, each from the witnesses that
@@ -484,14 +511,20 @@ mod tests {
 		(key.public().to_peer_id(), commitment.sign(key).unwrap())
 	}
 
-	#[test]
-	fn a_failed_fetch_moves_to_the_next_member_then_gives_up() {
+	/// Three trainers' updates of 2 values and their commitments; the first is this
+	/// trainer's (`me`).
+	#[allow(clippy::type_complexity)]
+	fn three_committed() -> (PeerId, Vec<CompressedUpdate>, Vec<(PeerId, SignedCommitment)>) {
 		let keys: Vec<Keypair> = (0..3).map(|_| Keypair::generate_ed25519()).collect();
-		let me = keys[0].public().to_peer_id();
 		let updates: Vec<CompressedUpdate> =
 			(0..3).map(|i| CompressedUpdate::None(vec![i as f32; 2])).collect();
-		let set: Vec<_> =
-			keys.iter().zip(&updates).map(|(k, u)| committed(k, &u.encode())).collect();
+		let set = keys.iter().zip(&updates).map(|(k, u)| committed(k, &u.encode())).collect();
+		(keys[0].public().to_peer_id(), updates, set)
+	}
+
+	#[test]
+	fn a_failed_fetch_moves_to_the_next_member_then_gives_up() {
+		let (me, updates, set) = three_committed();
 		let mut fetches = Fetches::flat(7, 2);
 		let own = set[0].1.commitment.update_hash;
 		fetches.keep_own(own, Arc::new(updates[0].encode()), updates[0].clone());
@@ -522,6 +555,47 @@ mod tests {
 		assert!(fetches.update(&wanted[0]).is_none());
 		assert_eq!(fetches.update(&wanted[1]), Some(&updates[2]));
 		assert_eq!(fetches.update(&own), Some(&updates[0]));
+	}
+
+	#[test]
+	fn an_early_fetch_is_waited_for_not_asked_twice_and_asked_again_when_it_failed() {
+		let (me, updates, set) = three_committed();
+		let own = |fetches: &mut Fetches| {
+			let hash = set[0].1.commitment.update_hash;
+			fetches.keep_own(hash, Arc::new(updates[0].encode()), updates[0].clone());
+		};
+		let mut fetches = Fetches::flat(7, 2);
+		own(&mut fetches);
+		// Both commitments are taken before the decision: each is asked for at once, once.
+		let early: Vec<Outgoing> =
+			set[1..].iter().map(|(p, s)| fetches.want_early(*p, s).unwrap()).collect();
+		assert_eq!(early[0].peer, set[1].0, "asked from its committer");
+		assert!(fetches.want_early(set[1].0, &set[1].1).is_none(), "already in flight");
+		// 1's arrives; 2's committer does not serve it yet and nobody else is known.
+		let answer =
+			fetches.on_answer(early[0].id, set[1].0, Ok(Response::Update(updates[1].encode())), 3);
+		assert!(matches!(answer, Answer::Update { .. }), "{answer:?}");
+		assert!(fetches.want_early(set[1].0, &set[1].1).is_none(), "here already");
+		let not_yet = Ok(Response::Unavailable("not yet".into()));
+		let answer = fetches.on_answer(early[1].id, set[2].0, not_yet, 3);
+		assert!(matches!(answer, Answer::Failed { retry: None, .. }), "{answer:?}");
+		// The decision wants the failed one only, asks for it again, and waits for it.
+		let (requests, wanted) = fetches.want(&set, me);
+		assert_eq!(wanted, vec![set[2].1.commitment.update_hash]);
+		assert_eq!(requests.len(), 1);
+		assert_eq!(requests[0].peer, set[2].0);
+		assert!(!fetches.settled(&wanted), "no longer given up on");
+		// An early fetch still in flight at the decision is waited for, not asked twice.
+		let mut fresh = Fetches::flat(7, 2);
+		own(&mut fresh);
+		let pending = fresh.want_early(set[2].0, &set[2].1).unwrap();
+		let (requests, wanted) = fresh.want(&set, me);
+		assert_eq!(requests.len(), 1, "only 1's: {requests:?}");
+		assert!(!fresh.settled(&wanted));
+		// When it fails now, the set's other member is asked.
+		let answer = fresh.on_answer(pending.id, set[2].0, Ok(Response::Update(vec![9])), 3);
+		let Answer::Failed { retry: Some(retry), .. } = answer else { panic!("{answer:?}") };
+		assert_eq!(retry.peer, set[1].0);
 	}
 
 	#[test]

@@ -2,7 +2,7 @@
 //! for the other committers' attestations, then fetch what the agreed set lacks from those
 //! that hold it, and wait for it instead of aggregating without it.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use grid_primitives::job::RoundIndex;
 use libp2p::PeerId;
@@ -25,6 +25,10 @@ pub(super) struct Agreed {
 	pub left_out: Vec<PeerId>,
 	/// Members of the agreed set whose updates did not come in time.
 	pub lacking: Vec<PeerId>,
+	/// The wait for the other candidates' attestations.
+	pub attest_wait: Duration,
+	/// The wait for the agreed updates fetched from their holders.
+	pub fetch_wait: Duration,
 }
 
 impl Trainer {
@@ -48,26 +52,36 @@ impl Trainer {
 		let (gossip, fetch) =
 			(self.config.schedule.gossip_wait(), self.config.schedule.fetch_wait());
 		let heard_all = |s: &Self| others.iter().all(|p| s.witnesses.attested(p));
-		self.pump_until(Instant::now() + gossip, heard_all);
+		let waited = Instant::now();
+		self.pump_until(waited + gossip, heard_all);
+		let attest_wait = waited.elapsed();
 		let agreement = self.witnesses.agree(base, &candidates);
 		let (requests, wanted) = self.fetches.want_agreed(&agreement, self.me);
 		for request in requests {
 			self.send_request(request);
 		}
+		let waited = Instant::now();
 		if !wanted.is_empty() {
 			tracing::info!(
 				"round {round}: fetching {} agreed updates from their holders",
 				wanted.len()
 			);
-			self.pump_until(Instant::now() + fetch, |s| s.fetches.settled(&wanted));
+			self.pump_until(waited + fetch, |s| s.fetches.settled(&wanted));
 		}
+		let fetch_wait = waited.elapsed();
 		let lacking = agreement
 			.set
 			.iter()
 			.filter(|(_, s)| self.fetches.update(&s.commitment.update_hash).is_none())
 			.map(|(p, _)| *p)
 			.collect();
-		Ok(Agreed { set: agreement.set, left_out: agreement.left_out, lacking })
+		Ok(Agreed {
+			set: agreement.set,
+			left_out: agreement.left_out,
+			lacking,
+			attest_wait,
+			fetch_wait,
+		})
 	}
 
 	/// Signs and gossips which updates of `set` this trainer holds (its own among them).

@@ -1,5 +1,6 @@
-//! The exchange with peers: waiting for commitments, fetching the set's updates, and the
-//! network's events while the loop waits.
+//! The exchange with peers: waiting for commitments, fetching updates (each as soon as its
+//! commitment is taken, the rest of the set at the decision), and the network's events
+//! while the loop waits.
 
 use std::{
 	sync::mpsc::RecvTimeoutError,
@@ -138,7 +139,23 @@ impl Trainer {
 			Offer::Copied(original) => {
 				tracing::warn!("{signer} committed {original}'s update in round {round}: left out")
 			}
-			_ => {}
+			Offer::Accepted => self.fetch_early(signer),
+			Offer::Duplicate | Offer::OtherRound => {}
+		}
+	}
+
+	/// Asks for `committer`'s update as soon as its commitment is taken, when it trained
+	/// from this trainer's base (what the round's set is taken from): updates then download
+	/// while the round's other commitments come, not all at the decision (64 trainers,
+	/// `bench/scale.sh`: decisions came 10 s after the commit deadline, most of it fetching).
+	fn fetch_early(&mut self, committer: PeerId) {
+		let Some(state) = self.state.as_ref().filter(|_| committer != self.me) else { return };
+		let Some(signed) = self.books.current().counted(&committer) else { return };
+		if signed.commitment.base_state != state.state_hash {
+			return;
+		}
+		if let Some(request) = self.fetches.want_early(committer, signed) {
+			self.send_request(request);
 		}
 	}
 

@@ -18,7 +18,7 @@ use grid_primitives::job::RoundIndex;
 use libp2p::{identity::Keypair, Multiaddr, PeerId};
 
 use super::{
-	reports::{self, push_history, unix_ms, LossPoint, RoundRecord, Status, Totals},
+	reports::{self, push_history, unix_ms, DecisionMs, LossPoint, RoundRecord, Status, Totals},
 	status_server::StatusSink,
 };
 use crate::{
@@ -387,7 +387,9 @@ impl Trainer {
 			let hash = own.signed.commitment.update_hash;
 			self.fetches.keep_own(hash, own.bytes.clone(), own.update.clone());
 		}
+		let fetching = Instant::now();
 		self.fetch_all(&set);
+		let fetch = fetching.elapsed();
 		let agreement = self.agree(round, &base, &set)?;
 		if !agreement.lacking.is_empty() {
 			// Aggregating without them would give another model than the network's.
@@ -407,6 +409,7 @@ impl Trainer {
 			fraud.desk.keep_round(round, &state.weights, received, copies, fraud.port.as_ref());
 		}
 		let base_model_hash = state.model_hash;
+		let stepping = Instant::now();
 		let job = &self.config.job;
 		let rule = job.rule(gathered.contributions.len());
 		let decided = decide::step(
@@ -417,6 +420,7 @@ impl Trainer {
 			rule,
 			job.screen_ratio,
 		)?;
+		let step = stepping.elapsed();
 		if let Some(own) = own.filter(|_| !decided.accepted.contains(&self.me)) {
 			// Left out of its own aggregate (screened out, or not in the round's set): what
 			// it sent goes back into the error feedback and is sent again, not lost.
@@ -458,6 +462,12 @@ impl Trainer {
 			overlap_wait_ms: None,
 			compute_ms: 0,
 			exchange_ms: 0,
+			decision_ms: DecisionMs {
+				fetch: fetch.as_millis() as u64,
+				attest: agreement.attest_wait.as_millis() as u64,
+				agreed_fetch: agreement.fetch_wait.as_millis() as u64,
+				step: step.as_millis() as u64,
+			},
 			eval_ms: 0,
 			wall_ms: 0,
 		};
