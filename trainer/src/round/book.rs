@@ -156,9 +156,23 @@ impl RoundBook {
 		offer
 	}
 
-	/// `peer`'s commitment, when it counts.
-	pub fn counted(&self, peer: &PeerId) -> Option<&SignedCommitment> {
-		self.commitments.get(peer).filter(|_| self.counts(peer))
+	/// `peer`'s commitment when it is in [`RoundBook::set`]`(base)`: it counts and trained
+	/// from `base`.
+	pub fn in_set(&self, peer: &PeerId, base: &Digest) -> Option<&SignedCommitment> {
+		self.commitments.get(peer).filter(|s| self.counts(peer) && &s.commitment.base_state == base)
+	}
+
+	/// The commitments that count, by signer in canonical (peer id) order.
+	fn counting(&self) -> impl Iterator<Item = (&PeerId, &SignedCommitment)> {
+		self.commitments.iter().filter(|(peer, _)| self.counts(peer))
+	}
+
+	/// The commitments of [`RoundBook::set`]`(base)`, without copying them.
+	fn trained_from<'a>(
+		&'a self,
+		base: &'a Digest,
+	) -> impl Iterator<Item = (&'a PeerId, &'a SignedCommitment)> {
+		self.counting().filter(move |(_, s)| &s.commitment.base_state == base)
 	}
 
 	/// Whether `peer`'s commitment counts: neither an equivocator's nor a bad claim.
@@ -200,21 +214,15 @@ impl RoundBook {
 	/// so every node picks the same). Equivocators and bad claims do not count.
 	pub fn majority_base(&self) -> Option<(Digest, usize)> {
 		let mut counts: BTreeMap<Digest, usize> = BTreeMap::new();
-		for (peer, s) in &self.commitments {
-			if self.counts(peer) {
-				*counts.entry(s.commitment.base_state).or_default() += 1;
-			}
+		for (_, s) in self.counting() {
+			*counts.entry(s.commitment.base_state).or_default() += 1;
 		}
 		counts.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
 	}
 
 	/// The signers that trained from `base` (and count): the peers that hold that state.
 	pub fn committers_from(&self, base: &Digest) -> Vec<PeerId> {
-		self.commitments
-			.iter()
-			.filter(|(peer, s)| self.counts(peer) && &s.commitment.base_state == base)
-			.map(|(peer, _)| *peer)
-			.collect()
+		self.trained_from(base).map(|(peer, _)| *peer).collect()
 	}
 
 	/// The copies of updates in [`RoundBook::set`]`(base)` whose signers committed nothing
@@ -225,11 +233,7 @@ impl RoundBook {
 		self.copies
 			.iter()
 			.filter(|(copier, (original, _))| {
-				!self.commitments.contains_key(copier)
-					&& self
-						.commitments
-						.get(original)
-						.is_some_and(|o| self.counts(original) && &o.commitment.base_state == base)
+				!self.commitments.contains_key(copier) && self.in_set(original, base).is_some()
 			})
 			.map(|(copier, (original, signed))| (*copier, *original, signed.clone()))
 			.collect()
@@ -238,11 +242,7 @@ impl RoundBook {
 	/// The aggregation set for a node at `base`: commitments from that base, without
 	/// equivocators and bad claims, in canonical (peer id) order.
 	pub fn set(&self, base: &Digest) -> Vec<(PeerId, SignedCommitment)> {
-		self.commitments
-			.iter()
-			.filter(|(p, s)| self.counts(p) && &s.commitment.base_state == base)
-			.map(|(p, s)| (*p, s.clone()))
-			.collect()
+		self.trained_from(base).map(|(p, s)| (*p, s.clone())).collect()
 	}
 
 	/// What the round's agreed set is chosen from at `base`: [`RoundBook::set`] and the late

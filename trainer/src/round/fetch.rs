@@ -322,11 +322,11 @@ impl Fetches {
 		self.arrived.insert(hash, (bytes, update));
 	}
 
-	/// The request for one update as soon as its commitment is taken, from its committer, so
-	/// that updates download while the round's other commitments come (`None`: here or asked
-	/// for already). When it fails, the decision's [`Fetches::want`] asks again, from the
-	/// set's other members too.
-	pub fn want_early(&mut self, committer: PeerId, signed: &SignedCommitment) -> Option<Outgoing> {
+	/// The request for one update from its committer (`None`: here or asked for already):
+	/// made as soon as its commitment is taken, so that updates download while the round's
+	/// other commitments come, and by [`Fetches::want`] for the set at the decision, which
+	/// asks again (from the set's other members too) for one whose early fetch failed.
+	pub fn want_one(&mut self, committer: PeerId, signed: &SignedCommitment) -> Option<Outgoing> {
 		let c = &signed.commitment;
 		let hash = c.update_hash;
 		if self.arrived.contains_key(&hash) || self.in_flight(&hash) {
@@ -354,11 +354,7 @@ impl Fetches {
 			wanted.push(hash);
 			// An early fetch that failed gave up without candidates: asked again now.
 			self.unavailable.retain(|h| *h != hash);
-			if self.in_flight(&hash) {
-				continue;
-			}
-			self.expected_lens.insert(hash, signed.commitment.update_len);
-			requests.push(self.request_update(*peer, signed.commitment.round, hash, Vec::new()));
+			requests.extend(self.want_one(*peer, signed));
 		}
 		(requests, wanted)
 	}
@@ -568,14 +564,14 @@ mod tests {
 		own(&mut fetches);
 		// Both commitments are taken before the decision: each is asked for at once, once.
 		let early: Vec<Outgoing> =
-			set[1..].iter().map(|(p, s)| fetches.want_early(*p, s).unwrap()).collect();
+			set[1..].iter().map(|(p, s)| fetches.want_one(*p, s).unwrap()).collect();
 		assert_eq!(early[0].peer, set[1].0, "asked from its committer");
-		assert!(fetches.want_early(set[1].0, &set[1].1).is_none(), "already in flight");
+		assert!(fetches.want_one(set[1].0, &set[1].1).is_none(), "already in flight");
 		// 1's arrives; 2's committer does not serve it yet and nobody else is known.
 		let answer =
 			fetches.on_answer(early[0].id, set[1].0, Ok(Response::Update(updates[1].encode())), 3);
 		assert!(matches!(answer, Answer::Update { .. }), "{answer:?}");
-		assert!(fetches.want_early(set[1].0, &set[1].1).is_none(), "here already");
+		assert!(fetches.want_one(set[1].0, &set[1].1).is_none(), "here already");
 		let not_yet = Ok(Response::Unavailable("not yet".into()));
 		let answer = fetches.on_answer(early[1].id, set[2].0, not_yet, 3);
 		assert!(matches!(answer, Answer::Failed { retry: None, .. }), "{answer:?}");
@@ -588,7 +584,7 @@ mod tests {
 		// An early fetch still in flight at the decision is waited for, not asked twice.
 		let mut fresh = Fetches::flat(7, 2);
 		own(&mut fresh);
-		let pending = fresh.want_early(set[2].0, &set[2].1).unwrap();
+		let pending = fresh.want_one(set[2].0, &set[2].1).unwrap();
 		let (requests, wanted) = fresh.want(&set, me);
 		assert_eq!(requests.len(), 1, "only 1's: {requests:?}");
 		assert!(!fresh.settled(&wanted));

@@ -150,11 +150,10 @@ impl Trainer {
 	/// `bench/scale.sh`: decisions came 10 s after the commit deadline, most of it fetching).
 	fn fetch_early(&mut self, committer: PeerId) {
 		let Some(state) = self.state.as_ref().filter(|_| committer != self.me) else { return };
-		let Some(signed) = self.books.current().counted(&committer) else { return };
-		if signed.commitment.base_state != state.state_hash {
+		let Some(signed) = self.books.current().in_set(&committer, &state.state_hash) else {
 			return;
-		}
-		if let Some(request) = self.fetches.want_early(committer, signed) {
+		};
+		if let Some(request) = self.fetches.want_one(committer, signed) {
 			self.send_request(request);
 		}
 	}
