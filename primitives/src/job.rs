@@ -16,6 +16,7 @@ use crate::{
 	datasets::{DataKind, ImageShape},
 	provider::BoundedBytes,
 	resnet::ResNetConfig,
+	time::MILLI_SECS_PER_BLOCK,
 };
 
 /// Identifies a job; assigned by the chain in creation order.
@@ -693,8 +694,54 @@ pub struct TrainingParams<BlockNumber> {
 	/// may train fewer (its own `max_steps`), never judge others by that.
 	#[cfg_attr(feature = "serde", serde(default))]
 	pub max_steps: Option<u32>,
+	/// How long each round's exchange takes (commitments taken for 1.5 s past the commit
+	/// deadline, updates waited for at most 4 s, unless given).
+	#[cfg_attr(feature = "serde", serde(default))]
+	pub exchange: ExchangeWindow,
 	/// Pseudo-gradient compression.
 	pub compression: Compression,
+}
+
+/// The exchange at the end of each round, one for the whole job: every trainer commits at
+/// the same time before the proof deadline and collects for as long, so a trainer that
+/// committed later than the others' collection (it would be left out of their set) cannot
+/// come from a provider's own setting. A job of many members on slow links gives its
+/// exchange more time; that time comes out of the round's training.
+#[cfg_attr(feature = "serde", derive(serde::Deserialize), serde(deny_unknown_fields))]
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub struct ExchangeWindow {
+	/// Commitments are taken this long past the commit deadline (ms).
+	pub grace_ms: u32,
+	/// The longest wait for the set's updates after that (ms).
+	pub fetch_ms: u32,
+}
+
+impl ExchangeWindow {
+	/// Time kept free between a round's commit deadline and its proof deadline (ms): the
+	/// commitments' grace, one more for the availability attestations (the agreed set), and
+	/// half the fetch wait. Without the attestations' share, 32 providers on one 2-core
+	/// machine decided each round about 3 s past the commit deadline and every proof missed
+	/// its round's last block (`bench/scale.sh`).
+	pub fn allowance_ms(&self) -> u64 {
+		2 * u64::from(self.grace_ms) + u64::from(self.fetch_ms) / 2
+	}
+}
+
+impl Default for ExchangeWindow {
+	fn default() -> Self {
+		ExchangeWindow { grace_ms: 1_500, fetch_ms: 4_000 }
+	}
 }
 
 /// Everything a buyer specifies when posting a job. In a job file (TOML) amounts are in GRID
@@ -925,6 +972,11 @@ pub enum SpecError {
 	/// The overlapped steps are not below the cap on inner steps per round (a round would
 	/// never train from its own base).
 	OverlapOverStepCap,
+	/// The exchange's grace or fetch wait is zero.
+	BadExchange,
+	/// The exchange's allowance ([`ExchangeWindow::allowance_ms`]) is more than half the
+	/// round: most of the round would go to waiting, not training.
+	ExchangeOverHalfTheRound,
 }
 
 impl<
@@ -953,6 +1005,7 @@ impl<
 				t.overlap_steps > 0 && t.max_steps.is_some_and(|cap| t.overlap_steps >= cap),
 				SpecError::OverlapOverStepCap,
 			),
+			(t.exchange.grace_ms == 0 || t.exchange.fetch_ms == 0, SpecError::BadExchange),
 		];
 		if let Some((_, error)) = checks.into_iter().find(|(bad, _)| *bad) {
 			return Err(error);
@@ -974,6 +1027,12 @@ impl<
 			),
 			(t.round_blocks < limits.min_round_blocks, SpecError::RoundTooShort),
 			(t.round_blocks > limits.max_round_blocks, SpecError::RoundTooLong),
+			(
+				2 * t.exchange.allowance_ms()
+					> UniqueSaturatedInto::<u64>::unique_saturated_into(t.round_blocks)
+						.saturating_mul(MILLI_SECS_PER_BLOCK),
+				SpecError::ExchangeOverHalfTheRound,
+			),
 			(
 				self.challenge_window > limits.max_challenge_window,
 				SpecError::ChallengeWindowTooLong,
@@ -1100,6 +1159,7 @@ mod tests {
 				error_decay: Nanos(900_000_000),
 				overlap_steps: 0,
 				max_steps: None,
+				exchange: Default::default(),
 				compression: Compression::TopK { chunk: 64, k: 4, value_bits: 2 },
 			},
 			rounds: 5,
@@ -1184,6 +1244,19 @@ mod tests {
 	}
 
 	#[test]
+	fn an_exchange_may_take_half_the_round_and_no_more() {
+		// Rounds of 2 blocks (12 s): an allowance of 2 × 2 s + 4 s / 2 = 6 s is half.
+		let mut s = spec();
+		s.training.round_blocks = 2;
+		s.training.exchange = ExchangeWindow { grace_ms: 2_000, fetch_ms: 4_000 };
+		assert_eq!(s.training.exchange.allowance_ms(), 6_000);
+		assert_eq!(s.validate(&limits()), Ok(()));
+		s.training.exchange.fetch_ms += 2;
+		assert_eq!(s.validate(&limits()), Err(SpecError::ExchangeOverHalfTheRound));
+		assert_eq!(ExchangeWindow::default().allowance_ms(), 5_000, "the providers' old default");
+	}
+
+	#[test]
 	fn every_bad_field_has_its_error() {
 		type Mutation = fn(&mut JobSpec<u128, u32>);
 		let cases: Vec<(Mutation, SpecError)> = vec![
@@ -1258,6 +1331,12 @@ mod tests {
 					s.training.overlap_steps = 5;
 				},
 				SpecError::OverlapOverStepCap,
+			),
+			(|s| s.training.exchange.grace_ms = 0, SpecError::BadExchange),
+			(|s| s.training.exchange.fetch_ms = 0, SpecError::BadExchange),
+			(
+				|s| s.training.exchange = ExchangeWindow { grace_ms: u32::MAX, fetch_ms: u32::MAX },
+				SpecError::ExchangeOverHalfTheRound,
 			),
 			(
 				|s| s.training.compression = Compression::Int8 { chunk: 0 },

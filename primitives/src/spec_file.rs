@@ -152,6 +152,7 @@ mod tests {
 				error_decay: Nanos(900_000_000),
 				overlap_steps: 0,
 				max_steps: None,
+				exchange: Default::default(),
 				compression: Compression::Int8 { chunk: 256 },
 			}
 		);
@@ -172,6 +173,14 @@ mod tests {
 		let tiles =
 			JOB.replace("{ scheme = \"int8\", chunk = 256 }", "{ scheme = \"tiles\", k = 64 }");
 		assert_eq!(parse(&tiles).unwrap().training.compression, Compression::Tiles { k: 64 });
+		let exchange = JOB.replace(
+			"batch_size = 8",
+			"batch_size = 8\nexchange = { grace_ms = 3000, fetch_ms = 20000 }",
+		);
+		assert_eq!(
+			parse(&exchange).unwrap().training.exchange,
+			crate::job::ExchangeWindow { grace_ms: 3_000, fetch_ms: 20_000 }
+		);
 	}
 
 	#[test]
@@ -196,6 +205,16 @@ mod tests {
 			("\"adamw\"", "\"lion\"", "unknown variant `lion`"),
 			("rounds = 5", "rounds = 5\nfoo = 1", "unknown field `foo`"),
 			("min_providers = 2\n", "", "missing field `min_providers`"),
+			(
+				"batch_size = 8",
+				"batch_size = 8\nexchange = { grace_ms = 3000 }",
+				"missing field `fetch_ms`",
+			),
+			(
+				"batch_size = 8",
+				"batch_size = 8\nexchange = { grace_ms = -1, fetch_ms = 5 }",
+				"invalid value",
+			),
 		];
 		for (from, to, expected) in cases {
 			let text = JOB.replace(from, to);

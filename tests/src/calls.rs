@@ -153,6 +153,7 @@ pub fn mnist_job(reward: u128, min_providers: u32, challenge_window: u32) -> Job
 			error_decay: Nanos(900_000_000),
 			overlap_steps: 0,
 			max_steps: None,
+			exchange: Default::default(),
 			compression: Compression::Int8 { chunk: 256 },
 		},
 		rounds: 2,

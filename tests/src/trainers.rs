@@ -61,10 +61,6 @@ pub fn hf_logits(dir: &Path, tokens: &[Vec<u32>]) -> Result<(String, Vec<f32>)> 
 	Ok((architecture, serde_json::from_value(model["logits"].clone())?))
 }
 
-/// How long a test provider takes commitments past its commit deadline (ms): with its fetch
-/// timeout, what its exchange allowance (`2 × grace + fetch / 2`) is made of.
-pub const GRACE_MS: u64 = 1_500;
-
 /// What a test provider is told.
 pub struct ProviderSpec<'a> {
 	/// Name (and directory).
@@ -75,9 +71,6 @@ pub struct ProviderSpec<'a> {
 	pub stake: u32,
 	/// Extra lines for the file's top level (before any table).
 	pub extra: &'a str,
-	/// Its longest wait for updates after the commitments' grace (ms; the tests' 4,000
-	/// unless told): with the grace, what its exchange allowance is made of.
-	pub fetch_timeout_ms: Option<u64>,
 }
 
 /// A running provider daemon, killed on drop.
@@ -112,8 +105,6 @@ endpoint = "http://127.0.0.1:{status}/health"
 serve_final_secs = 60
 
 [training]
-grace_ms = {grace_ms}
-fetch_timeout_ms = {fetch_timeout_ms}
 eval_samples = 500
 # A 10k-image dataset: uncapped, a round of MNIST steps overfits it.
 max_steps = 100
@@ -121,8 +112,6 @@ max_steps = 100
 			name = spec.name,
 			p2p = free_port(),
 			extra = spec.extra,
-			grace_ms = GRACE_MS,
-			fetch_timeout_ms = spec.fetch_timeout_ms.unwrap_or(4_000),
 			account = spec.account,
 			stake = spec.stake,
 			status = free_port(),

@@ -56,7 +56,7 @@ fn a_committee_proves_fraud_on_a_dev_node() -> Result<()> {
 		&ctx,
 		Alice,
 		jobs(pallet_jobs::Call::create_job {
-			spec: mnist_job(REWARD, 4, 200),
+			spec: Box::new(mnist_job(REWARD, 4, 200)),
 			admission: Default::default(),
 		}),
 	)?;

@@ -41,7 +41,7 @@ fn a_job_runs_and_pays_on_a_dev_node() -> Result<()> {
 		alice,
 		RuntimeCall::Jobs(pallet_jobs::Call::create_job {
 			// Two members cannot judge each other: the job is posted without a window.
-			spec: mnist_job(REWARD, 2, 0),
+			spec: Box::new(mnist_job(REWARD, 2, 0)),
 			admission: Default::default(),
 		}),
 	)?;

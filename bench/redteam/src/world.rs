@@ -842,7 +842,7 @@ fn create_job(members: u32) -> Result<JobId> {
 	spec.min_provider_stake =
 		limits.deterrence.stake_for(spec.reward_per_round).context("audits are on")?;
 	let id = pallet_jobs::NextJobId::<Test>::get();
-	Jobs::create_job(RuntimeOrigin::signed(mock::BUYER), spec, Default::default())
+	Jobs::create_job(RuntimeOrigin::signed(mock::BUYER), Box::new(spec), Default::default())
 		.map_err(|e| anyhow!("the job is refused: {e:?}"))?;
 	Ok(id)
 }

@@ -369,6 +369,8 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
           {field("errorDecay", "Error-feedback decay", "0 to 1: the share of what earlier updates left out that each round sends again")}
           {field("overlapSteps", "Overlapped steps", "0: none; else each round's first steps train while the round before is exchanged")}
           {field("maxSteps", "Most inner steps per round", "empty: as many as fit; a claim of more is refused and never replayed")}
+          {field("graceMs", "Exchange: commitments taken for (ms)", "past the commit deadline; the same for every member")}
+          {field("fetchMs", "Exchange: longest wait for updates (ms)", "2 × grace + fetch / 2 comes out of each round's training, at most half of it")}
           {choice("compression", "Compression", [
             ["none", "None (f32)"],
             ["int8", "int8"],

@@ -88,6 +88,14 @@ describe("JobDetailView", () => {
     expect(screen.getByRole("status")).toHaveTextContent("the job ends when round 2 settles");
   });
 
+  it("states the job's exchange and what it takes from each round", () => {
+    const spec = { ...SPEC, training: { ...SPEC.training, exchange: { grace_ms: 3000, fetch_ms: 20000 } } };
+    render(<JobDetailView detail={{ job: job(2, { spec }), participants: [], rounds: [] }} rpcUrl="ws://x" />);
+    expect(screen.getByTestId("exchange")).toHaveTextContent(
+      "commitments taken for 3000 ms, updates waited for at most 20000 ms: 16000 ms of each round",
+    );
+  });
+
   it("names a shipped dataset by its name, with its URI and shortened reference", () => {
     render(<JobDetailView detail={completedDetail()} rpcUrl="ws://x" />);
     const dataset = within(screen.getByRole("region", { name: "Spec" })).getByTestId("dataset");

@@ -12,7 +12,7 @@ import {
   type RoundRow,
 } from "../lib/jobs";
 import { lockBinds } from "../lib/locks";
-import { describeCompression, describeDataset, describeInitialWeights, describeModel, type JobSpec } from "../lib/spec";
+import { describeCompression, describeDataset, describeInitialWeights, describeModel, exchangeAllowanceMs, type JobSpec } from "../lib/spec";
 import type { TxState } from "../lib/tx";
 import { formatGrid, fromNanos } from "../lib/units";
 import { DatasetSource } from "./DatasetSource";
@@ -259,6 +259,11 @@ export function JobDetailView({ detail, liveRounds = [], rpcUrl, canCancel, onCa
             <dd>{t.overlap_steps === 0 ? "none (blocking rounds)" : `${t.overlap_steps} a round`}</dd>
             <dt>Inner steps per round</dt>
             <dd>{t.max_steps === undefined ? "as many as fit" : `at most ${t.max_steps}`}</dd>
+            <dt>Exchange</dt>
+            <dd data-testid="exchange">
+              commitments taken for {t.exchange.grace_ms} ms, updates waited for at most {t.exchange.fetch_ms} ms:{" "}
+              {exchangeAllowanceMs(t.exchange)} ms of each round
+            </dd>
             <dt>Compression</dt>
             <dd>{describeCompression(t.compression)}</dd>
             <dt>Reward per round</dt>

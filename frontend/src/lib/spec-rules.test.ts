@@ -15,6 +15,8 @@ type DeterrenceVector = [number, number, string, string | null];
 const deterrence = (rules as unknown as { deterrence?: DeterrenceVector[] }).deterrence;
 /** `[dataset URI, whether the trainers read it]`. */
 const uris = (rules as unknown as { uris?: [string, boolean][] }).uris;
+/** The default exchange `[grace ms, fetch ms]` and `[round blocks, grace ms, fetch ms, allowed]`. */
+const exchange = (rules as unknown as { exchange?: { default: [number, number]; cases: [number, number, number, boolean][] } }).exchange;
 
 describe("the job form follows the trainer's rules", () => {
   it("ships the same datasets under the same URIs and content hashes", () => {
@@ -70,6 +72,18 @@ describe("the job form follows the trainer's rules", () => {
       const problem = datasetUriProblem(uri.trim());
       if (read) expect(problem, uri).toBeUndefined();
       else expect(problem, uri).toBeTypeOf("string");
+    }
+  });
+
+  it.skipIf(!exchange)("gives a job the chain's exchange and refuses the exchanges the chain does (JobSpec::validate)", () => {
+    expect([Number(DEFAULT_FORM.graceMs), Number(DEFAULT_FORM.fetchMs)]).toEqual(exchange!.default);
+    expect(exchange!.cases.some(([, , , allowed]) => allowed)).toBe(true);
+    expect(exchange!.cases.some(([, , , allowed]) => !allowed)).toBe(true);
+    for (const [blocks, grace, fetch, allowed] of exchange!.cases) {
+      const form = { ...DEFAULT_FORM, roundBlocks: String(blocks), graceMs: String(grace), fetchMs: String(fetch) };
+      const errors = buildJobSpec(form).errors ?? {};
+      const refused = errors.graceMs !== undefined || errors.fetchMs !== undefined;
+      expect(refused, `${blocks} blocks, grace ${grace} ms, fetch ${fetch} ms`).toBe(!allowed);
     }
   });
 

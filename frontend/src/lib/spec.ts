@@ -124,6 +124,10 @@ export interface JobForm {
   overlapSteps: string;
   /** Empty: no cap. */
   maxSteps: string;
+  /** The exchange: commitments taken this long past the commit deadline (ms). */
+  graceMs: string;
+  /** The exchange: the longest wait for the set's updates after that (ms). */
+  fetchMs: string;
   compression: CompressionKind;
   chunk: string;
   k: string;
@@ -192,6 +196,9 @@ export const DEFAULT_FORM: JobForm = {
   errorDecay: "0.9",
   overlapSteps: "0",
   maxSteps: "",
+  // ExchangeWindow's default in grid-primitives.
+  graceMs: "1500",
+  fetchMs: "4000",
   compression: "int8",
   chunk: "256",
   k: "16",
@@ -482,6 +489,15 @@ function deterrenceText(needed: bigint, limits: SpecLimits): string {
 
 /** Most peers a proof can list, hence most participants of any job (`MaxProofPeers`). */
 export const MAX_PROOF_PEERS = 64;
+
+/** grid-primitives `time::MILLI_SECS_PER_BLOCK`. */
+export const MILLI_SECS_PER_BLOCK = 6000;
+
+/** The time a job's exchange keeps between the commit deadline and the proofs (ms):
+ * grid-primitives `ExchangeWindow::allowance_ms` (`spec-rules.test.ts` checks it). */
+export function exchangeAllowanceMs(exchange: { grace_ms: number; fetch_ms: number }): number {
+  return 2 * exchange.grace_ms + Math.floor(exchange.fetch_ms / 2);
+}
 /** The largest value of each model dimension (grid-primitives `job::model_bounds`, a ResNet's
  * `resnet::bounds`; `spec-rules.test.ts` checks them against the trainer's `spec-rules.json`). */
 export const MODEL_BOUNDS = {
@@ -775,6 +791,8 @@ export function buildJobSpec(
   }
   const batchSize = int("batchSize", U32_MAX, 1);
   const roundBlocks = int("roundBlocks");
+  // Pallet error BadExchange (a zero part).
+  const exchange = { grace_ms: int("graceMs", U32_MAX, 1), fetch_ms: int("fetchMs", U32_MAX, 1) };
   const rounds = int("rounds", U32_MAX, 1);
   const rewardPerRound = grid("rewardPerRound");
   rule(rewardPerRound === 0n, "rewardPerRound", "must be above 0");
@@ -809,6 +827,13 @@ export function buildJobSpec(
     const needed = challengeWindow > 0 ? stakeFor(limits.auditRate, limits.fraudSlash, rewardPerRound) : null;
     rule(needed !== null && minProviderStake < needed, "minProviderStake", deterrenceText(needed ?? 0n, limits));
   }
+  // Pallet error ExchangeOverHalfTheRound, for a round length that is otherwise right.
+  const allowanceMs = exchangeAllowanceMs(exchange);
+  rule(
+    !errors.roundBlocks && 2 * allowanceMs > roundBlocks * MILLI_SECS_PER_BLOCK,
+    "graceMs",
+    `the exchange (2 × grace + fetch / 2 = ${allowanceMs} ms) may take at most half the round (${(roundBlocks * MILLI_SECS_PER_BLOCK) / 2} ms)`,
+  );
   if (Object.keys(errors).length > 0 || !data.dataset) return { errors };
 
   const dataset = data.dataset;
@@ -829,6 +854,7 @@ export function buildJobSpec(
         error_decay: errorDecay,
         overlap_steps: overlapSteps,
         max_steps: maxSteps,
+        exchange,
         compression,
       },
       rounds,

@@ -31,6 +31,8 @@ const JOB_ERRORS: Record<string, string> = {
   BadErrorDecay: "the error-feedback decay is above one",
   ZeroStepCap: "the cap on inner steps per round is zero",
   OverlapOverStepCap: "the overlapped steps are not below the cap on inner steps per round",
+  BadExchange: "the exchange's grace or fetch wait is zero",
+  ExchangeOverHalfTheRound: "the exchange (twice the grace and half the fetch wait) takes more than half the round",
   StepsOverCap: "the proof claims more inner steps than the job lets a round take",
   ZeroRounds: "zero rounds",
   TooManyRounds: "more rounds than the chain allows",

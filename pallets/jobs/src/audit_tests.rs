@@ -248,14 +248,18 @@ fn a_job_open_to_challenges_must_stake_enough_that_cheating_does_not_pay() {
 		let mut s = spec();
 		s.min_provider_stake = needed - 1;
 		assert_noop!(
-			Jobs::create_job(RuntimeOrigin::signed(BUYER), s.clone(), Default::default()),
+			Jobs::create_job(RuntimeOrigin::signed(BUYER), Box::new(s.clone()), Default::default()),
 			Error::<Test>::StakeTooLowToDeter
 		);
 		s.min_provider_stake = needed;
-		assert_ok!(Jobs::create_job(RuntimeOrigin::signed(BUYER), s.clone(), Default::default()));
+		assert_ok!(Jobs::create_job(
+			RuntimeOrigin::signed(BUYER),
+			Box::new(s.clone()),
+			Default::default()
+		));
 		// A job without a challenge window is not verified: no stake to ask for.
 		(s.min_provider_stake, s.challenge_window, s.min_providers) = (0, 0, 1);
-		assert_ok!(Jobs::create_job(RuntimeOrigin::signed(BUYER), s, Default::default()));
+		assert_ok!(Jobs::create_job(RuntimeOrigin::signed(BUYER), Box::new(s), Default::default()));
 		check_invariants();
 	});
 }

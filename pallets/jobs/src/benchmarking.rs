@@ -62,6 +62,7 @@ fn max_spec<T: Config>(p: u32) -> JobSpecOf<T> {
 			error_decay: Nanos(900_000_000),
 			overlap_steps: 0,
 			max_steps: None,
+			exchange: Default::default(),
 			compression: Compression::TopK { chunk: 256, k: 8, value_bits: 2 },
 		},
 		rounds: T::MaxRounds::get().min(1_000),
@@ -107,7 +108,7 @@ fn create_admitting<T: Config>(
 ) -> (T::AccountId, JobId) {
 	let who = buyer::<T>();
 	let id = NextJobId::<T>::get();
-	Pallet::<T>::create_job(RawOrigin::Signed(who.clone()).into(), spec, admission)
+	Pallet::<T>::create_job(RawOrigin::Signed(who.clone()).into(), Box::new(spec), admission)
 		.expect("creates");
 	(who, id)
 }
@@ -225,7 +226,7 @@ mod benchmarks {
 			),
 		};
 		#[extrinsic_call]
-		_(RawOrigin::Signed(who), max_spec::<T>(2), admission);
+		_(RawOrigin::Signed(who), Box::new(max_spec::<T>(2)), admission);
 		assert!(Jobs::<T>::contains_key(0) && Admissions::<T>::contains_key(0));
 	}
 

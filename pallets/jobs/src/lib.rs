@@ -775,6 +775,11 @@ pub mod pallet {
 		StepsOverCap,
 		/// The job's overlapped steps are not below its cap on inner steps per round.
 		OverlapOverStepCap,
+		/// The job's exchange grace or fetch wait is zero.
+		BadExchange,
+		/// The job's exchange allowance (twice the grace and half the fetch wait) is more
+		/// than half its round.
+		ExchangeOverHalfTheRound,
 	}
 
 	impl<T> From<SpecError> for Error<T> {
@@ -803,6 +808,8 @@ pub mod pallet {
 				SpecError::BadInitialWeights => Error::BadInitialWeights,
 				SpecError::ZeroStepCap => Error::ZeroStepCap,
 				SpecError::OverlapOverStepCap => Error::OverlapOverStepCap,
+				SpecError::BadExchange => Error::BadExchange,
+				SpecError::ExchangeOverHalfTheRound => Error::ExchangeOverHalfTheRound,
 			}
 		}
 	}
@@ -811,12 +818,13 @@ pub mod pallet {
 	impl<T: Config> Pallet<T> {
 		/// Posts a job and puts `rounds × (reward_per_round + fee)` on hold from the caller.
 		/// `admission` says who may join besides holding `min_provider_stake` (the default
-		/// admits every eligible provider).
+		/// admits every eligible provider). The spec is boxed: it is most of the call's size,
+		/// and every other call would otherwise be as large.
 		#[pallet::call_index(0)]
 		#[pallet::weight(T::WeightInfo::create_job())]
 		pub fn create_job(
 			origin: OriginFor<T>,
-			spec: JobSpecOf<T>,
+			spec: Box<JobSpecOf<T>>,
 			admission: AdmissionOf<T>,
 		) -> DispatchResult {
 			let buyer = ensure_signed(origin)?;
@@ -838,7 +846,7 @@ pub mod pallet {
 			agenda::schedule::<T>(AgendaItem::Unfilled(id), unfilled_at, reach)?;
 			let job = Job {
 				buyer: buyer.clone(),
-				spec,
+				spec: *spec,
 				status: JobStatus::Open,
 				created_at: now,
 				participants: 0,

@@ -360,6 +360,7 @@ pub fn spec() -> JobSpec<Balance, u64> {
 			error_decay: Nanos(900_000_000),
 			overlap_steps: 0,
 			max_steps: None,
+			exchange: Default::default(),
 			compression: Compression::Int8 { chunk: 256 },
 		},
 		rounds: 3,
@@ -378,7 +379,8 @@ pub const ROUND_ESCROW: Balance = REWARD + REWARD / 10;
 /// Creates `spec` as [`BUYER`]; returns its id.
 pub fn create(spec: JobSpec<Balance, u64>) -> JobId {
 	let id = crate::NextJobId::<Test>::get();
-	Jobs::create_job(RuntimeOrigin::signed(BUYER), spec, Default::default()).expect("creates");
+	Jobs::create_job(RuntimeOrigin::signed(BUYER), Box::new(spec), Default::default())
+		.expect("creates");
 	id
 }
 

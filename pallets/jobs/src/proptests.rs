@@ -191,7 +191,10 @@ fn step(rng: &mut Rng) {
 	match rng.below(16) {
 		0 => dispatch(
 			rng.pick(&BUYERS),
-			crate::Call::create_job { spec: random_spec(rng), admission: Default::default() },
+			crate::Call::create_job {
+				spec: Box::new(random_spec(rng)),
+				admission: Default::default(),
+			},
 		),
 		1 => dispatch(rng.pick(&BUYERS), crate::Call::cancel_job { job }),
 		2 | 3 => dispatch(provider, crate::Call::join_job { job }),

@@ -5,7 +5,7 @@ use crate::{
 	Participants, RemovalReason, RoundResults, Rounds,
 };
 use grid_primitives::job::{
-	max_claim, Compression, GptConfig, ModelSpec, Nanos, TransformerConfig,
+	max_claim, Compression, ExchangeWindow, GptConfig, ModelSpec, Nanos, TransformerConfig,
 };
 use pallet_providers::{traits::ProviderRegistry, SlashReason};
 use polkadot_sdk::polkadot_sdk_frame::{
@@ -201,6 +201,17 @@ fn create_job_rejects_every_bad_field() {
 				},
 				Error::OverlapOverStepCap,
 			),
+			(|s| s.training.exchange.grace_ms = 0, Error::BadExchange),
+			(|s| s.training.exchange.fetch_ms = 0, Error::BadExchange),
+			(
+				|s| {
+					// Two blocks (12 s) with an allowance of 2 × 2 s + 4 s / 2 = 6 s is just
+					// allowed; 1 ms more of grace is not.
+					s.training.round_blocks = 2;
+					s.training.exchange = ExchangeWindow { grace_ms: 2_001, fetch_ms: 4_000 };
+				},
+				Error::ExchangeOverHalfTheRound,
+			),
 			(|s| s.reward_per_round = Balance::MAX / 2, Error::BudgetOverflow),
 			(|s| s.reward_per_round = ENDOWMENT, Error::InsufficientBalance),
 		];
@@ -208,7 +219,7 @@ fn create_job_rejects_every_bad_field() {
 			let mut s = spec();
 			mutate(&mut s);
 			assert_noop!(
-				Jobs::create_job(RuntimeOrigin::signed(BUYER), s, Default::default()),
+				Jobs::create_job(RuntimeOrigin::signed(BUYER), Box::new(s), Default::default()),
 				error
 			);
 		}
@@ -258,7 +269,11 @@ fn admission_rules_turn_away_strangers_fresh_sybils_and_the_unhealthy() {
 			allowlist: BoundedVec::truncate_from(vec![P1, P2, P4]),
 		};
 		let id = crate::NextJobId::<Test>::get();
-		assert_ok!(Jobs::create_job(RuntimeOrigin::signed(BUYER), spec(), admission.clone()));
+		assert_ok!(Jobs::create_job(
+			RuntimeOrigin::signed(BUYER),
+			Box::new(spec()),
+			admission.clone()
+		));
 		assert_eq!(Jobs::job(id).map(|v| v.admission), Some(admission));
 		// A stranger with stake is not on the list.
 		assert_noop!(join(id, P3), Error::<Test>::NotOnAllowlist);

@@ -160,7 +160,7 @@ fn three_rounds_due_together() -> u64 {
 		let mut s = spec();
 		(s.min_providers, s.challenge_window) = (1, 0);
 		let id = crate::NextJobId::<Test>::get();
-		assert_ok!(Jobs::create_job(RuntimeOrigin::signed(buyer), s, Default::default()));
+		assert_ok!(Jobs::create_job(RuntimeOrigin::signed(buyer), Box::new(s), Default::default()));
 		let who = P1 + i as u64;
 		register(who);
 		assert_ok!(join(id, who));

@@ -168,7 +168,7 @@ fn main() -> Result<()> {
 	let first_job = storage_value::<u64>(&node, b"Jobs", b"NextJobId", &best)?.unwrap_or_default();
 	for _ in 0..j {
 		let call = RuntimeCall::Jobs(pallet_jobs::Call::create_job {
-			spec: spec(p as u32),
+			spec: Box::new(spec(p as u32)),
 			admission: Default::default(),
 		});
 		submit(&node, &sign(&ctx, alice, nonce, call))?;

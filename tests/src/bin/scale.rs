@@ -30,10 +30,10 @@ use grid_e2e_tests::{
 	chain::{events_at, next_nonce, sign, submit, transfer, ChainContext},
 	cpu::{Kind, Sampler},
 	network::{post_job, url, wait_status, MNIST_JOB, STAKE},
-	trainers::{Provider, ProviderSpec, GRACE_MS},
+	trainers::{Provider, ProviderSpec},
 	wait_for, Node,
 };
-use grid_primitives::currency::UNIT;
+use grid_primitives::{currency::UNIT, job::ExchangeWindow};
 use grid_runtime::RuntimeEvent;
 use pallet_jobs::Event as Jobs;
 use polkadot_sdk::{
@@ -55,9 +55,10 @@ struct Args {
 	/// Blocks per round (the quick job's 5 unless told): longer rounds give each trainer more
 	/// of the shared cores per round, which tells the machine's limits from the protocol's.
 	round_blocks: u32,
-	/// Each provider's fetch timeout (ms; 4,000 unless told): its exchange allowance, the
-	/// time it keeps between the commit deadline and its proof, is `2 × grace + fetch / 2`.
-	fetch_timeout_ms: u64,
+	/// The job's exchange (1,500 ms of grace and a 4,000 ms fetch wait unless told): every
+	/// member keeps its allowance, `2 × grace + fetch / 2`, between the commit deadline and
+	/// its proof.
+	exchange: ExchangeWindow,
 }
 
 fn args() -> Result<Args> {
@@ -67,7 +68,7 @@ fn args() -> Result<Args> {
 		out: PathBuf::from("bench/reports"),
 		keep: None,
 		round_blocks: 5,
-		fetch_timeout_ms: 4_000,
+		exchange: ExchangeWindow::default(),
 	};
 	let mut words = std::env::args().skip(1);
 	while let Some(flag) = words.next() {
@@ -83,10 +84,11 @@ fn args() -> Result<Args> {
 			"--out" => parsed.out = value.into(),
 			"--keep" => parsed.keep = Some(value.into()),
 			"--round-blocks" => parsed.round_blocks = value.parse()?,
-			"--fetch-timeout-ms" => parsed.fetch_timeout_ms = value.parse()?,
+			"--grace-ms" => parsed.exchange.grace_ms = value.parse()?,
+			"--fetch-ms" => parsed.exchange.fetch_ms = value.parse()?,
 			other => bail!(
-				"unknown option {other} (--trainers, --rounds, --round-blocks, \
-				 --fetch-timeout-ms, --out, --keep)"
+				"unknown option {other} (--trainers, --rounds, --round-blocks, --grace-ms, \
+				 --fetch-ms, --out, --keep)"
 			),
 		}
 	}
@@ -96,9 +98,18 @@ fn args() -> Result<Args> {
 	);
 	ensure!((2..=20).contains(&parsed.rounds), "--rounds must be 2..=20");
 	ensure!((2..=50).contains(&parsed.round_blocks), "--round-blocks must be 2..=50");
+	ensure!((100..=10_000).contains(&parsed.exchange.grace_ms), "--grace-ms must be 100..=10000");
 	ensure!(
-		(1_000..=60_000).contains(&parsed.fetch_timeout_ms),
-		"--fetch-timeout-ms must be 1000..=60000"
+		(1_000..=60_000).contains(&parsed.exchange.fetch_ms),
+		"--fetch-ms must be 1000..=60000"
+	);
+	// The chain refuses a job whose exchange takes more than half its round.
+	ensure!(
+		2 * parsed.exchange.allowance_ms() <= u64::from(parsed.round_blocks) * 6_000,
+		"the exchange's allowance (2 × grace + fetch / 2 = {} ms) may be at most half the \
+		 round ({} blocks of 6 s)",
+		parsed.exchange.allowance_ms(),
+		parsed.round_blocks
 	);
 	Ok(parsed)
 }
@@ -402,11 +413,9 @@ fn scale_node(dir: &Path) -> Result<Node> {
 	Ok(node)
 }
 
-/// Runs the job with `n` providers, as `args` say (rounds, their length, the providers'
-/// fetch timeout).
+/// Runs the job with `n` providers, as `args` say (rounds, their length, the exchange).
 fn run(n: usize, args: &Args, root: &Path) -> Result<Run> {
-	let (rounds, round_blocks, fetch_timeout_ms) =
-		(args.rounds, args.round_blocks, args.fetch_timeout_ms);
+	let (rounds, round_blocks, exchange) = (args.rounds, args.round_blocks, args.exchange);
 	let dir = root.join(format!("n{n}"));
 	std::fs::create_dir_all(&dir)?;
 	let node = scale_node(&dir)?;
@@ -427,13 +436,7 @@ fn run(n: usize, args: &Args, root: &Path) -> Result<Run> {
 		.iter()
 		.map(|name| {
 			let account = format!("//{name}");
-			let spec = ProviderSpec {
-				name,
-				account: &account,
-				stake: STAKE,
-				extra: "",
-				fetch_timeout_ms: Some(fetch_timeout_ms),
-			};
+			let spec = ProviderSpec { name, account: &account, stake: STAKE, extra: "" };
 			Provider::start(&dir, &url, &spec)
 		})
 		.collect::<Result<_>>()?;
@@ -442,7 +445,13 @@ fn run(n: usize, args: &Args, root: &Path) -> Result<Run> {
 		.replace("rounds = 3\n", &format!("rounds = {rounds}\n"))
 		.replace("min_providers = 3\n", &format!("min_providers = {n}\n"))
 		.replace("max_providers = 4\n", &format!("max_providers = {n}\n"))
-		.replace("round_blocks = 5\n", &format!("round_blocks = {round_blocks}\n"));
+		.replace(
+			"round_blocks = 5\n",
+			&format!(
+				"round_blocks = {round_blocks}\nexchange = {{ grace_ms = {}, fetch_ms = {} }}\n",
+				exchange.grace_ms, exchange.fetch_ms
+			),
+		);
 	post_job(&url, &dir, &spec, 0)?;
 	let started = wait_for("the job to start", Duration::from_secs(120 + 10 * n as u64), || {
 		read_chain(&node, start).ok()?.2
@@ -507,8 +516,9 @@ fn fmt(x: Option<f64>, digits: usize) -> String {
 }
 
 fn markdown(runs: &[Run], failed: &[(usize, String)], args: &Args) -> String {
-	let (rounds, round_blocks, fetch_ms) = (args.rounds, args.round_blocks, args.fetch_timeout_ms);
-	let allowance_ms = 2 * GRACE_MS + fetch_ms / 2;
+	let (rounds, round_blocks) = (args.rounds, args.round_blocks);
+	let (grace_ms, fetch_ms) = (args.exchange.grace_ms, args.exchange.fetch_ms);
+	let allowance_ms = args.exchange.allowance_ms();
 	let mut md = format!(
 		"# Scale: one job, N provider daemons, a dev chain\n\n\
 		 Generated by `bench/scale.sh` (`tests/src/bin/scale.rs`); do not edit by hand. \
@@ -520,10 +530,11 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], args: &Args) -> String {
 		 (`examples/mnist-job.toml`: an MLP of 50,890 parameters, int8 updates, rounds of \
 		 {round_blocks} blocks, at most 100 inner steps) needing all N, for {rounds} rounds. Every trainer \
 		 fetches every other's update (all-to-all), from its committer first, then from the \
-		 members that attest holding it (the round's agreed set). Each provider takes \
-		 commitments for {GRACE_MS} ms past its commit deadline and waits at most {fetch_ms} ms for \
-		 updates, so its commit deadline is {allowance_ms} ms (`2 × grace + fetch / 2`) before \
-		 the time its proof must go. Ratios are against the smallest N of this run.\n\n\
+		 members that attest holding it (the round's agreed set). The job's exchange \
+		 (`training.exchange`, the same for every member): commitments taken for {grace_ms} ms \
+		 past the commit deadline, updates waited for at most {fetch_ms} ms, so the commit \
+		 deadline is {allowance_ms} ms (`2 × grace + fetch / 2`) before the time the proofs must \
+		 go. Ratios are against the smallest N of this run.\n\n\
 		 | N | completed | setup (s) | rounds with a result | inner steps per round | round period (s) | exchange and wait per round (ms) | vs smallest N | bytes per trainer per round (mean / max) | vs smallest N | trainers agreeing (worst round) | members attesting the quorum (worst round) | records missing an update | records leaving one out | quorum to payment (s, worst) | most proofs in a block | chain reads unanswered | node read ms (median / max) | state fetches |\n\
 		 |---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
 	);
@@ -572,7 +583,7 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], args: &Args) -> String {
 		md += &format!("| {n} | failed: {} |\n", why.lines().next().unwrap_or_default());
 	}
 	md += &cpu_table(runs);
-	md += &decision_table(runs, allowance_ms);
+	md += &decision_table(runs, &args.exchange);
 	md += "\n## Per round\n\n| N | round | opened (block) | members | proofs | attesting the quorum | quorum (block) | paid (block) | settled (block) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
 	for run in runs {
 		for (index, r) in &run.rounds {
@@ -655,10 +666,11 @@ fn cpu_table(runs: &[Run]) -> String {
 }
 
 /// The decision's parts after the collection against the time left for them.
-fn decision_table(runs: &[Run], allowance_ms: u64) -> String {
+fn decision_table(runs: &[Run], exchange: &ExchangeWindow) -> String {
 	let mut md = format!(
-		"\n## The decision after the collection\n\nEach trainer's round record splits the time from the end of its commitments' collection (its commit deadline plus {GRACE_MS} ms) to its decision; each part is its mean over trainers and rounds. What the parts add up to past {} ms (the allowance less the collection's grace) makes the proof late.\n\n| N | fetching the set (ms) | waiting for attestations (ms) | fetching agreed updates (ms) | aggregating and stepping (ms) | total (ms) |\n|---:|---:|---:|---:|---:|---:|\n",
-		allowance_ms.saturating_sub(GRACE_MS),
+		"\n## The decision after the collection\n\nEach trainer's round record splits the time from the end of its commitments' collection (its commit deadline plus {} ms) to its decision; each part is its mean over trainers and rounds. What the parts add up to past {} ms (the allowance less the collection's grace) makes the proof late.\n\n| N | fetching the set (ms) | waiting for attestations (ms) | fetching agreed updates (ms) | aggregating and stepping (ms) | total (ms) |\n|---:|---:|---:|---:|---:|---:|\n",
+		exchange.grace_ms,
+		exchange.allowance_ms().saturating_sub(u64::from(exchange.grace_ms)),
 	);
 	for run in runs {
 		let d = run.decision();
@@ -698,7 +710,7 @@ fn main() -> Result<()> {
 	let json = json!({
 		"rounds": args.rounds,
 		"round_blocks": args.round_blocks,
-		"fetch_timeout_ms": args.fetch_timeout_ms,
+		"exchange": { "grace_ms": args.exchange.grace_ms, "fetch_ms": args.exchange.fetch_ms },
 		"block_secs": BLOCK_SECS,
 		"runs": runs.iter().map(Run::headline).collect::<Vec<_>>(),
 		"failed": failed.iter().map(|(n, why)| json!({ "trainers": n, "why": why })).collect::<Vec<_>>(),

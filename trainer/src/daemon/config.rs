@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use grid_primitives::job::{DatasetRef, JobId, ModelSpec, RoundIndex, TrainingParams};
+use grid_primitives::job::{
+	DatasetRef, ExchangeWindow, JobId, ModelSpec, RoundIndex, TrainingParams,
+};
 use serde::Deserialize;
 
 use crate::{
@@ -172,6 +174,12 @@ impl TrainerConfig {
 				 round must train from its base after catching up"
 			)));
 		}
+		if j.training.exchange != ExchangeWindow::default() {
+			return bad(
+				"job.training.exchange times a chain job's exchange; off chain the schedule's \
+				 grace_ms and fetch_timeout_ms do: leave it out",
+			);
+		}
 		if j.training.max_steps == Some(0) {
 			return bad("job.training.max_steps must be positive (leave it out for no cap)");
 		}
@@ -318,6 +326,13 @@ mod tests {
 			// The job's cap is in [job.training] (one definition with the chain's spec).
 			(GOOD.replace("id = 1", "id = 1\nmax_steps = 5"), "unknown field"),
 			(GOOD.replace("batch_size = 32", "batch_size = 32\nmax_steps = 0"), "positive"),
+			(
+				GOOD.replace(
+					"batch_size = 32",
+					"batch_size = 32\nexchange = { grace_ms = 400, fetch_ms = 9000 }",
+				),
+				"off chain the schedule's",
+			),
 		];
 		for (text, expected) in cases {
 			std::fs::write(&path, text).unwrap();

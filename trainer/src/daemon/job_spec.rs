@@ -403,7 +403,52 @@ mod tests {
 			"nanos": nanos,
 			"deterrence": deterrence,
 			"uris": uri_cases(),
+			"exchange": exchange_cases(),
 		})
+	}
+
+	/// The job's exchange as the chain checks it (`JobSpec::validate`): the default window,
+	/// and `[round blocks, grace ms, fetch ms, whether it is allowed]` around the bound of
+	/// half the round, for the web UI's form to take and refuse alike.
+	fn exchange_cases() -> serde_json::Value {
+		use grid_primitives::job::{Deterrence, ExchangeWindow, SpecError, SpecLimits};
+		let limits = SpecLimits {
+			max_rounds: u32::MAX,
+			max_participants: 64,
+			min_round_blocks: 2,
+			max_round_blocks: u32::MAX,
+			max_challenge_window: u32::MAX,
+			max_job_blocks: u32::MAX,
+			min_verifiable_providers: 0,
+			deterrence: Deterrence { audit_rate: Perbill::zero(), fraud_slash: Perbill::zero() },
+		};
+		let mut spec = job_file(JOB).unwrap();
+		spec.challenge_window = 0;
+		let cases: Vec<serde_json::Value> = [
+			(2, 2_000, 4_000),
+			(2, 2_000, 4_002),
+			(2, 2_001, 4_000),
+			(5, 1_500, 4_000),
+			(5, 7_500, 0),
+		]
+		.into_iter()
+		.chain([(5, 0, 4_000), (10, 10_000, 20_000), (10, 10_000, 20_002)])
+		.map(|(blocks, grace_ms, fetch_ms)| {
+			spec.training.round_blocks = blocks;
+			spec.training.exchange = ExchangeWindow { grace_ms, fetch_ms };
+			let verdict = spec.validate(&limits);
+			assert!(
+				matches!(
+					verdict,
+					Ok(()) | Err(SpecError::BadExchange | SpecError::ExchangeOverHalfTheRound)
+				),
+				"{verdict:?}"
+			);
+			serde_json::json!([blocks, grace_ms, fetch_ms, verdict.is_ok()])
+		})
+		.collect();
+		let default = ExchangeWindow::default();
+		serde_json::json!({ "default": [default.grace_ms, default.fetch_ms], "cases": cases })
 	}
 
 	/// `[uri, whether the trainers read it]` for dataset URIs of every kind, good and bad, as

@@ -86,14 +86,12 @@ fn max_parameters() -> u64 {
 	50_000_000
 }
 
-/// Timing of the exchange and local evaluation.
+/// This provider's own pacing and local evaluation. The exchange's timing is the job's
+/// (`training.exchange` in its spec), the same for every member: a provider that committed
+/// later than the others' collection would be left out of their set.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LocalTraining {
-	/// Commitments are taken this long after the commit deadline (ms).
-	pub grace_ms: u64,
-	/// Longest wait for updates after that (ms).
-	pub fetch_timeout_ms: u64,
 	/// Time an update should take to download (ms), which sets the compression level.
 	pub transfer_budget_ms: u64,
 	/// Held-out samples evaluated after each round (0: none).
@@ -103,26 +101,9 @@ pub struct LocalTraining {
 	pub max_steps: Option<u32>,
 }
 
-impl LocalTraining {
-	/// Time kept free between the commit deadline and the proof (ms): the commitments'
-	/// grace, one more for the availability attestations (the agreed set), and half the
-	/// fetch timeout. Without the attestations' share, 32 providers on one 2-core machine
-	/// decided each round about 3 s past the commit deadline and every proof missed its
-	/// round's last block (`bench/scale.sh`).
-	pub fn exchange_ms(&self) -> u64 {
-		2 * self.grace_ms + self.fetch_timeout_ms / 2
-	}
-}
-
 impl Default for LocalTraining {
 	fn default() -> Self {
-		LocalTraining {
-			grace_ms: 1_500,
-			fetch_timeout_ms: 4_000,
-			transfer_budget_ms: 500,
-			eval_samples: 0,
-			max_steps: None,
-		}
+		LocalTraining { transfer_budget_ms: 500, eval_samples: 0, max_steps: None }
 	}
 }
 
@@ -179,7 +160,7 @@ mod tests {
 		let config = ProviderConfig::load(&path).unwrap();
 		assert_eq!(config.data_dir, dir.path().join("bob"));
 		assert_eq!(config.training.eval_samples, 100);
-		assert_eq!(config.training.grace_ms, LocalTraining::default().grace_ms);
+		assert_eq!(config.training.transfer_budget_ms, LocalTraining::default().transfer_budget_ms);
 		assert_eq!(
 			config.account().unwrap().public_key().0,
 			subxt_signer::sr25519::dev::bob().public_key().0
@@ -194,6 +175,8 @@ mod tests {
 			(GOOD.replace("http://127.0.0.1:9101/health", "ftp://x"), "http://"),
 			(GOOD.replace("stake = 200", "stake = 200\nfoo = 1"), "unknown field"),
 			(GOOD.replace("stake = 200", "stake = -5"), "-5 GRID is not a usable amount"),
+			// The exchange's timing is the job's, not a provider's.
+			(GOOD.replace("[training]", "[training]\ngrace_ms = 500"), "unknown field `grace_ms`"),
 		];
 		for (text, expected) in cases {
 			std::fs::write(&path, text).unwrap();

@@ -261,8 +261,8 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 			start_unix_ms: 0,
 			period_ms: u64::from(spec.training.round_blocks)
 				* grid_primitives::time::MILLI_SECS_PER_BLOCK,
-			grace_ms: local.grace_ms,
-			fetch_timeout_ms: local.fetch_timeout_ms,
+			grace_ms: u64::from(spec.training.exchange.grace_ms),
+			fetch_timeout_ms: u64::from(spec.training.exchange.fetch_ms),
 			transfer_budget_ms: local.transfer_budget_ms,
 		},
 	};
@@ -271,7 +271,7 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		job,
 		proof_dir: job_dir.join("proofs"),
 		vote_secret: job_dir.join("vote-secret"),
-		exchange_ms: local.exchange_ms(),
+		exchange_ms: spec.training.exchange.allowance_ms(),
 		equivocate: config.misbehave.equivocate,
 	};
 	let coordinator = follower::start(runtime.handle(), chain, account, follow)?;
