@@ -38,10 +38,24 @@ fn a_job_runs_to_completion_and_every_provider_is_paid_what_the_events_say() -> 
 	let start = node.best_number()?;
 	let keys = [Sr25519Keyring::Bob, Sr25519Keyring::Charlie, Sr25519Keyring::Dave];
 	let providers = providers(dir.path(), &url, &keys)?;
-	post_job(&url, dir.path(), MNIST_JOB, 0)?;
+	// An exchange of the buyer's own, which every provider keeps to (not its own).
+	let spec = MNIST_JOB.replace(
+		"round_blocks = 5\n",
+		"round_blocks = 5\nexchange = { grace_ms = 1500, fetch_ms = 6000 }\n",
+	);
+	ensure!(spec != MNIST_JOB, "the job file has round_blocks = 5");
+	post_job(&url, dir.path(), &spec, 0)?;
 	let status =
 		wait_status(&url, 0, Duration::from_secs(300), &providers, |s| s.contains("completed"))?;
 	ensure!(status.contains("round 3/3") && status.contains("final model 0x"), "{status}");
+	for p in &providers {
+		ensure!(
+			p.log_lines_with("committing 6000 ms before each proof deadline") == 1,
+			"{} did not take the job's exchange:\n{}",
+			p.name,
+			p.log_tail()
+		);
+	}
 
 	// The buyer downloads the model, verified against the chain's hash.
 	let model = dir.path().join("model.safetensors");

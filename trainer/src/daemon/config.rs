@@ -174,7 +174,9 @@ impl TrainerConfig {
 				 round must train from its base after catching up"
 			)));
 		}
-		if j.training.exchange != ExchangeWindow::default() {
+		// A chain job (its round length set) brings its exchange, and the provider times its
+		// schedule by it.
+		if j.training.round_blocks == 0 && j.training.exchange != ExchangeWindow::default() {
 			return bad(
 				"job.training.exchange times a chain job's exchange; off chain the schedule's \
 				 grace_ms and fetch_timeout_ms do: leave it out",
@@ -339,6 +341,11 @@ mod tests {
 			let err = TrainerConfig::load(&path).unwrap_err().to_string();
 			assert!(err.contains(expected), "{expected}: {err}");
 		}
+		// A chain job (a provider's) brings its own exchange: that is no configuration error.
+		let mut chain: TrainerConfig = toml::from_str(GOOD).unwrap();
+		chain.job.training.round_blocks = 5;
+		chain.job.training.exchange = ExchangeWindow { grace_ms: 2_000, fetch_ms: 14_000 };
+		assert_eq!(chain.validate().map_err(|e| e.to_string()), Ok(()));
 		let mut c: TrainerConfig = toml::from_str(GOOD).unwrap();
 		c.job.dataset = grid_primitives::datasets::SHAKESPEARE.reference();
 		let err =

@@ -313,7 +313,15 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		.block_on(status_server::serve(status_listener, sink.clone(), extra))
 		.with_context(|| format!("serving {}", config.chain.endpoint))?;
 	trainer.set_status_sink(sink);
-	tracing::info!("provider {me} trains job {job} as {}", trainer.peer_id());
+	let exchange = spec.training.exchange;
+	tracing::info!(
+		"provider {me} trains job {job} as {}; the job's exchange: commitments for {} ms, \
+		 updates within {} ms, committing {} ms before each proof deadline",
+		trainer.peer_id(),
+		exchange.grace_ms,
+		exchange.fetch_ms,
+		exchange.allowance_ms()
+	);
 	trainer.run()?;
 	if !handle.flush(Duration::from_secs(60)) {
 		tracing::warn!("some proofs were not seen on chain before exiting");
