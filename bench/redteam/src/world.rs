@@ -561,9 +561,10 @@ impl<'a> World<'a> {
 				received.push(r);
 			}
 		}
+		let base = std::sync::Arc::new(base.to_vec());
 		for m in &mut self.members {
 			let Some((desk, port)) = m.desk.as_mut() else { continue };
-			desk.keep_round(index, base, received.clone(), copied.clone(), port.as_ref());
+			desk.keep_round(index, base.clone(), received.clone(), copied.clone(), port.as_ref());
 		}
 		self.drive_desks()?;
 		self.accuse()

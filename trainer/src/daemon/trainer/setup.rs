@@ -115,7 +115,7 @@ impl Trainer {
 			};
 			let desk =
 				FraudDesk::new(me, screen_secret, replayer, Box::new(archive), job.evidence_rounds);
-			Fraud { desk, port }
+			Fraud { desk, port, unkept: None }
 		});
 		let compressor = AdaptiveCompressor::new(
 			job.training.compression,

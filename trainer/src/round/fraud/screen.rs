@@ -64,7 +64,7 @@ impl FraudDesk {
 	pub fn keep_round(
 		&mut self,
 		round: RoundIndex,
-		base: &[f32],
+		base: Arc<Vec<f32>>,
 		received: Vec<Received>,
 		copies: Vec<Received>,
 		port: &dyn FraudPort,
@@ -96,7 +96,6 @@ impl FraudDesk {
 		// Every trainer's screens above flag alike: only a suspect's designated replayers
 		// replay it (a suspect replayed by every trainer costs the round as many replays).
 		flagged.retain(|(peer, _, _)| designated(&self.me, round, &order, peer));
-		let base = Arc::new(base.to_vec());
 		for i in self.gauntlet_picks(round, &order, &flagged) {
 			let Some(seed) = port.peer_seed(round, &order[i]) else { continue };
 			// The contrast: another sender's update (itself screened by others); a lone
