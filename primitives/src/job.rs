@@ -736,6 +736,12 @@ impl ExchangeWindow {
 	pub fn allowance_ms(&self) -> u64 {
 		2 * u64::from(self.grace_ms) + u64::from(self.fetch_ms) / 2
 	}
+
+	/// Whether the allowance leaves at least half of a round of `round_blocks` blocks to
+	/// training (the chain refuses a job otherwise: `SpecError::ExchangeOverHalfTheRound`).
+	pub fn fits(&self, round_blocks: u64) -> bool {
+		2 * self.allowance_ms() <= round_blocks.saturating_mul(MILLI_SECS_PER_BLOCK)
+	}
 }
 
 impl Default for ExchangeWindow {
@@ -1028,9 +1034,7 @@ impl<
 			(t.round_blocks < limits.min_round_blocks, SpecError::RoundTooShort),
 			(t.round_blocks > limits.max_round_blocks, SpecError::RoundTooLong),
 			(
-				2 * t.exchange.allowance_ms()
-					> UniqueSaturatedInto::<u64>::unique_saturated_into(t.round_blocks)
-						.saturating_mul(MILLI_SECS_PER_BLOCK),
+				!t.exchange.fits(t.round_blocks.unique_saturated_into()),
 				SpecError::ExchangeOverHalfTheRound,
 			),
 			(

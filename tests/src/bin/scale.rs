@@ -103,9 +103,8 @@ fn args() -> Result<Args> {
 		(1_000..=60_000).contains(&parsed.exchange.fetch_ms),
 		"--fetch-ms must be 1000..=60000"
 	);
-	// The chain refuses a job whose exchange takes more than half its round.
 	ensure!(
-		2 * parsed.exchange.allowance_ms() <= u64::from(parsed.round_blocks) * 6_000,
+		parsed.exchange.fits(u64::from(parsed.round_blocks)),
 		"the exchange's allowance (2 × grace + fetch / 2 = {} ms) may be at most half the \
 		 round ({} blocks of 6 s)",
 		parsed.exchange.allowance_ms(),
