@@ -6,13 +6,19 @@
 #                          (scripts/cuda-toolkit.sh), builds grid-trainer, bench_step and the
 #                          trainer's test binaries with `--features cuda` for CUDA_COMPUTE_CAP
 #                          (default 90, Hopper), runs the CUDA build's tests here against a
-#                          stub driver (every GPU test must skip cleanly), and puts the
-#                          binaries in .gpu/ and compressed in .gpu-carry/ (both git-ignored).
+#                          stub driver (every GPU test must skip cleanly), then grid-node and
+#                          gpu_job (the workspace build's, for bench/gpu_e2e.sh), and puts the
+#                          binaries in .gpu/ and compressed in .gpu-carry/ (both git-ignored)
+#                          in three parts, since all of them are over the 64 MiB a run may
+#                          carry: cuda.tar.xz (grid-trainer and the GPU benchmarks), tests.tar.xz
+#                          (the CUDA build's test binaries) and chain.tar.xz (the node and the
+#                          end-to-end driver); a run carries the parts it needs.
 #   scripts/gpu.sh run     on the GPU machine, from the repository root with .gpu/ beside it:
 #                          the CUDA build's tests (unit tests and trainer/tests/gpu.rs) on the
 #                          GPU (GPU_TESTS=0 skips them), bench/gpu_parity.sh (GPU_PARITY=0
 #                          skips it), bench/segment_devices.sh (a GPU round's steps redone on
-#                          the CPU; GPU_SEGMENTS=0 skips it), then bench/gpu_step.sh
+#                          the CPU; GPU_SEGMENTS=0 skips it), bench/gpu_e2e.sh (GPU providers
+#                          on a dev chain; GPU_E2E=0 skips it), then bench/gpu_step.sh
 #                          (GPU_BENCH=0 skips it) and a profile of the ~100M model's parts.
 #                          Logs and the reports go to $OUT (or ./gpu-out).
 #   scripts/gpu.sh with CMD  on the GPU machine: CMD with the CUDA libraries on the path.
@@ -51,11 +57,21 @@ for line in sys.stdin:
         exit 1
     fi
     rm .gpu/skip.log
+    # The node and the end-to-end driver as the workspace builds them (the node embeds its
+    # runtime's wasm, which SKIP_WASM_BUILD above would leave out).
+    (
+        unset SKIP_WASM_BUILD
+        source scripts/build-env.sh
+        cargo build --release --locked -q --workspace --bin grid-node --bin gpu_job
+    )
+    cp "$CARGO_TARGET_DIR"/release/{grid-node,gpu_job} .gpu/
+    strip --strip-debug .gpu/grid-node .gpu/gpu_job
     du -sh .gpu/*
-    # What travels to the GPU machine (its carry limit is 64 MiB; the binaries are ~240 MB).
-    mkdir -p .gpu-carry
-    tar cf - .gpu | xz -6 -T2 >.gpu-carry/gpu.tar.xz
-    du -sh .gpu-carry/gpu.tar.xz
+    rm -rf .gpu-carry && mkdir -p .gpu-carry
+    tar cf - .gpu/{grid-trainer,bench_step,gpt_parity,segment_devices} | xz -6 -T2 >.gpu-carry/cuda.tar.xz
+    tar cf - .gpu/test-* | xz -6 -T2 >.gpu-carry/tests.tar.xz
+    tar cf - .gpu/{grid-node,gpu_job} | xz -6 -T2 >.gpu-carry/chain.tar.xz
+    du -sh .gpu-carry/*
 }
 
 # The CUDA 13 libraries on the GPU machine: its toolkit's and those of PyPI's nvidia wheels
@@ -72,7 +88,9 @@ EOF
 
 # Unpacks the CUDA build if needed and puts its libraries on the path.
 setup() {
-    [[ -d .gpu ]] || tar xJf .gpu-carry/gpu.tar.xz
+    if [[ ! -x .gpu/grid-trainer ]]; then
+        for part in .gpu-carry/*.tar.xz; do tar xJf "$part"; done
+    fi
     LD_LIBRARY_PATH=$(cuda_library_path)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     export LD_LIBRARY_PATH GRID_DATA_DIR=$PWD/data GRID_TRAINER_BIN=$PWD/.gpu/grid-trainer
 }
@@ -94,6 +112,10 @@ run() {
     if [[ ${GPU_PARITY:-1} == 1 ]]; then
         GPT_PARITY=.gpu/gpt_parity REPORT=$out/gpu_parity.md bench/gpu_parity.sh 2>&1 |
             tee "$out/parity.log" || status=1
+    fi
+    if [[ ${GPU_E2E:-1} == 1 ]]; then
+        GPU_JOB=.gpu/gpu_job GRID_NODE_BIN=$PWD/.gpu/grid-node REPORT=$out/gpu_e2e.md \
+            bench/gpu_e2e.sh || status=1
     fi
     if [[ ${GPU_SEGMENTS:-1} == 1 ]]; then
         SEGMENT_DEVICES=.gpu/segment_devices REPORT=$out/segment_devices.md DEVICE=cuda \

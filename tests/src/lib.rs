@@ -18,6 +18,7 @@ pub mod calls;
 pub mod chain;
 pub mod cpu;
 pub mod network;
+pub mod rounds;
 pub mod trainers;
 
 /// Path of the `grid-node` binary under test.

@@ -5,11 +5,15 @@
 use std::{collections::HashMap, path::Path, time::Duration};
 
 use anyhow::{anyhow, ensure, Result};
+use grid_primitives::currency::UNIT;
 use grid_runtime::RuntimeEvent;
-use polkadot_sdk::{sp_core::crypto::AccountId32, sp_keyring::Sr25519Keyring};
+use polkadot_sdk::{
+	sp_core::{crypto::AccountId32, sr25519, Pair},
+	sp_keyring::Sr25519Keyring,
+};
 
 use crate::{
-	chain::{account, block_hash, events_at},
+	chain::{account, block_hash, events_at, next_nonce, sign, submit, transfer, ChainContext},
 	trainers::{job_cli, Provider, ProviderSpec},
 	wait_for, Node,
 };
@@ -34,19 +38,66 @@ pub const STAKE: u32 = 2_000;
 
 /// Starts a provider for the dev account `account` (`//Bob`) with [`STAKE`].
 pub fn provider(dir: &Path, url: &str, name: &str, account: &str) -> Result<Provider> {
-	Provider::start(dir, url, &ProviderSpec { name, account, stake: STAKE, extra: "" })
+	Provider::start(
+		dir,
+		url,
+		&ProviderSpec {
+			name,
+			account,
+			stake: STAKE,
+			extra: "",
+			threads: 1,
+			eval_samples: 500,
+			max_parameters: None,
+		},
+	)
 }
 
 /// Starts a provider for the dev account `key`, named after it, with [`STAKE`] and `extra`
 /// top-level lines in its file.
 pub fn keyed_provider(dir: &Path, url: &str, key: Sr25519Keyring, extra: &str) -> Result<Provider> {
 	let (name, account) = (format!("{key:?}").to_lowercase(), format!("//{key:?}"));
-	Provider::start(dir, url, &ProviderSpec { name: &name, account: &account, stake: STAKE, extra })
+	Provider::start(
+		dir,
+		url,
+		&ProviderSpec {
+			name: &name,
+			account: &account,
+			stake: STAKE,
+			extra,
+			threads: 1,
+			eval_samples: 500,
+			max_parameters: None,
+		},
+	)
 }
 
 /// The providers of the dev accounts `keys`, named after them.
 pub fn providers(dir: &Path, url: &str, keys: &[Sr25519Keyring]) -> Result<Vec<Provider>> {
 	keys.iter().map(|key| keyed_provider(dir, url, *key, "")).collect()
+}
+
+/// The account of the development key `//name`.
+pub fn dev_account(name: &str) -> Result<AccountId32> {
+	sr25519::Pair::from_string(&format!("//{name}"), None)
+		.map(|pair| pair.public().into())
+		.map_err(|e| anyhow!("deriving {name}'s key: {e:?}"))
+}
+
+/// Funds `accounts` from Alice with enough for [`STAKE`] and fees.
+pub fn fund_providers(node: &Node, accounts: &[AccountId32]) -> Result<()> {
+	let ctx = ChainContext::fetch(node)?;
+	let alice = Sr25519Keyring::Alice;
+	let mut nonce = next_nonce(node, &alice.to_account_id())?;
+	for who in accounts {
+		let amount = u128::from(STAKE) * UNIT + 100 * UNIT;
+		submit(node, &sign(&ctx, alice, nonce, transfer(who.clone(), amount)))?;
+		nonce += 1;
+	}
+	wait_for("the funding transfers", Duration::from_secs(120), || {
+		let at = account(node, &alice.to_account_id(), None).ok()?;
+		(at.nonce >= nonce).then_some(())
+	})
 }
 
 /// Total (free + held) balance of `who` at block `number`.

@@ -71,6 +71,13 @@ pub struct ProviderSpec<'a> {
 	pub stake: u32,
 	/// Extra lines for the file's top level (before any table).
 	pub extra: &'a str,
+	/// Compute threads (1 keeps many providers on a 2-core machine apart; a GPU provider
+	/// wants more for the host's share of a large model's round: codec, aggregation).
+	pub threads: usize,
+	/// Held-out samples evaluated after each round.
+	pub eval_samples: usize,
+	/// The largest model it takes (the daemon's default, 50M parameters, unless given).
+	pub max_parameters: Option<u64>,
 }
 
 /// A running provider daemon, killed on drop.
@@ -94,7 +101,7 @@ impl Provider {
 			r#"name = "{name}"
 data_dir = "{name}"
 listen = "/ip4/127.0.0.1/tcp/{p2p}"
-threads = 1
+threads = {threads}
 {extra}
 
 [chain]
@@ -103,15 +110,20 @@ account = "{account}"
 stake = {stake}
 endpoint = "http://127.0.0.1:{status}/health"
 serve_final_secs = 60
+{max_parameters}
 
 [training]
-eval_samples = 500
+eval_samples = {eval_samples}
 # A 10k-image dataset: uncapped, a round of MNIST steps overfits it.
 max_steps = 100
 "#,
 			name = spec.name,
 			p2p = free_port(),
 			extra = spec.extra,
+			threads = spec.threads,
+			eval_samples = spec.eval_samples,
+			max_parameters =
+				spec.max_parameters.map_or(String::new(), |p| format!("max_parameters = {p}")),
 			account = spec.account,
 			stake = spec.stake,
 			status = free_port(),

@@ -6,6 +6,7 @@
 //! the metadata holds the round, the manifest hash and the model hash, which `load` verifies.
 
 use std::{
+	borrow::Cow,
 	collections::HashMap,
 	io::Write,
 	path::{Path, PathBuf},
@@ -15,7 +16,7 @@ use safetensors::{tensor::TensorView, Dtype, SafeTensors};
 
 use crate::{
 	error::{Error, Result},
-	params::{Manifest, ParamInfo},
+	params::{le_bytes, Manifest, ParamInfo},
 };
 
 const FORMAT: &str = "grid-checkpoint-v1";
@@ -39,17 +40,15 @@ fn bad(path: &Path, reason: impl Into<String>) -> Error {
 	Error::Checkpoint { path: path.to_path_buf(), reason: reason.into() }
 }
 
-fn le_bytes(values: &[f32]) -> Vec<u8> {
-	values.iter().flat_map(|v| v.to_le_bytes()).collect()
-}
-
 /// The safetensors bytes of named f32 tensors (shape, row-major values) with `metadata`;
 /// otherwise why not.
 pub fn f32_safetensors<'a>(
 	tensors: impl IntoIterator<Item = (String, Vec<usize>, &'a [f32])>,
 	metadata: HashMap<String, String>,
 ) -> std::result::Result<Vec<u8>, String> {
-	let buffers: Vec<(String, Vec<usize>, Vec<u8>)> =
+	// Borrowed on a little-endian machine: no copy of the model beside the file's bytes
+	// (two copies of a global state were a large model's peak at each round's end).
+	let buffers: Vec<(String, Vec<usize>, Cow<[u8]>)> =
 		tensors.into_iter().map(|(name, shape, values)| (name, shape, le_bytes(values))).collect();
 	let views = buffers
 		.iter()
@@ -65,17 +64,26 @@ pub fn f32_safetensors<'a>(
 /// Writes `bytes` to `path` atomically: to a temporary file beside it, synced, then renamed
 /// over it, so a crash leaves the old file or the new one, never a torn one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+	write_atomic_with(path, |f| f.write_all(bytes))
+}
+
+/// [`write_atomic`] of what `write` writes, streamed into the file (what is written need
+/// not be in memory as one piece).
+pub fn write_atomic_with(
+	path: &Path,
+	write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
 	let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
 	let file_name = path.file_name().ok_or_else(|| bad(path, "not a file path"))?;
 	let mut tmp_name = file_name.to_os_string();
 	tmp_name.push(format!(".tmp-{}", std::process::id()));
 	let tmp: PathBuf = dir.join(tmp_name);
-	let write = || -> std::io::Result<()> {
-		let mut f = std::fs::File::create(&tmp)?;
-		f.write_all(bytes)?;
-		f.sync_all()
+	let written = || -> std::io::Result<()> {
+		let mut f = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+		write(&mut f)?;
+		f.into_inner().map_err(|e| e.into_error())?.sync_all()
 	};
-	if let Err(e) = write() {
+	if let Err(e) = written() {
 		let _ = std::fs::remove_file(&tmp);
 		return Err(Error::io("writing", &tmp, e));
 	}
@@ -209,6 +217,21 @@ impl Checkpoint {
 #[cfg(test)]
 mod tests {
 	use super::*;
+
+	#[test]
+	fn a_write_that_fails_leaves_neither_the_file_nor_its_temporary() {
+		let dir = tempfile::tempdir().unwrap();
+		let path = dir.path().join("state.gws");
+		let err = write_atomic_with(&path, |f| {
+			f.write_all(b"half")?;
+			Err(std::io::Error::other("disk full"))
+		})
+		.unwrap_err();
+		assert!(err.to_string().contains("disk full"), "{err}");
+		assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing left behind");
+		write_atomic_with(&path, |f| f.write_all(b"whole")).unwrap();
+		assert_eq!(std::fs::read(&path).unwrap(), b"whole");
+	}
 	use crate::{diloco::OuterOptimizer, model::Model};
 	use candle_core::Device;
 	use grid_primitives::job::{GptConfig, ModelSpec};

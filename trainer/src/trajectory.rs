@@ -23,8 +23,8 @@ use crate::{
 	error::{Error, Result},
 	params::{le_bytes, Blake2b256, Digest},
 	work_state::{
-		bulk_hasher, decode_parts, encode_parts, hash_moments, max_parts_len, Moments, StateFormat,
-		WorkState,
+		bulk_hasher, decode_parts, encode_parts, hash_moments, max_parts_len, parts_len,
+		write_parts, Moments, StateFormat, WorkState,
 	},
 };
 
@@ -72,6 +72,16 @@ impl StepState {
 	/// The canonical bytes (see the module docs).
 	pub fn encode(&self) -> Vec<u8> {
 		encode_parts(STEP_STATE.magic, self.step, self.moments.as_ref(), &self.params)
+	}
+
+	/// Writes [`StepState::encode`]'s bytes into `out`.
+	pub fn write_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+		write_parts(out, STEP_STATE.magic, self.step, self.moments.as_ref(), &self.params)
+	}
+
+	/// How many bytes [`StepState::encode`] returns.
+	pub fn encoded_len(&self) -> usize {
+		parts_len(self.moments.is_some(), self.params.len())
 	}
 
 	/// Parses bytes from [`StepState::encode`] for a model of `len` values.

@@ -13,6 +13,8 @@
 //! residual (n f32). Decoding refuses anything malformed, truncated, non-finite or with a
 //! negative second moment, so a hostile peer's state cannot put NaNs into a replay.
 
+use std::io::Write;
+
 use blake2::Digest as _;
 
 use crate::{
@@ -127,6 +129,16 @@ impl WorkState {
 		encode_parts(MAGIC, self.step, self.moments.as_ref(), &self.residual)
 	}
 
+	/// Writes [`WorkState::encode`]'s bytes into `out`.
+	pub fn write_to(&self, out: &mut dyn Write) -> std::io::Result<()> {
+		write_parts(out, MAGIC, self.step, self.moments.as_ref(), &self.residual)
+	}
+
+	/// How many bytes [`WorkState::encode`] returns.
+	pub fn encoded_len(&self) -> usize {
+		parts_len(self.moments.is_some(), self.residual.len())
+	}
+
 	/// Parses bytes from [`WorkState::encode`] for a model of `len` values.
 	pub fn decode(bytes: &[u8], len: usize) -> Result<Self> {
 		let (step, moments, residual) = decode_parts(bytes, &WORK_STATE, len)?;
@@ -171,6 +183,11 @@ pub(crate) fn max_parts_len(len: usize) -> u64 {
 	HEADER_BYTES as u64 + 12 * len as u64
 }
 
+/// Bytes [`encode_parts`] writes for `n` values, with or without moments.
+pub(crate) fn parts_len(with_moments: bool, n: usize) -> usize {
+	HEADER_BYTES + 4 * if with_moments { 3 * n } else { n }
+}
+
 /// Magic, step, moments flag, value count, then the moments (when flagged) and the values.
 pub(crate) fn encode_parts(
 	magic: &[u8; 4],
@@ -178,20 +195,29 @@ pub(crate) fn encode_parts(
 	moments: Option<&Moments>,
 	values: &[f32],
 ) -> Vec<u8> {
-	let n = values.len();
-	let floats = if moments.is_some() { 3 * n } else { n };
-	let mut out = Vec::with_capacity(HEADER_BYTES + 4 * floats);
-	out.extend_from_slice(magic);
-	out.extend_from_slice(&step.to_le_bytes());
-	out.push(u8::from(moments.is_some()));
-	out.extend_from_slice(&(n as u64).to_le_bytes());
-	let mut put = |values: &[f32]| out.extend_from_slice(&le_bytes(values));
-	if let Some(moments) = moments {
-		put(&moments.m);
-		put(&moments.v);
-	}
-	put(values);
+	let mut out = Vec::with_capacity(parts_len(moments.is_some(), values.len()));
+	write_parts(&mut out, magic, step, moments, values).expect("writing to memory cannot fail");
 	out
+}
+
+/// Writes what [`encode_parts`] returns into `out` as it goes: a state as large as the model
+/// three times over goes to a file without a second copy in memory.
+pub(crate) fn write_parts(
+	out: &mut dyn Write,
+	magic: &[u8; 4],
+	step: u64,
+	moments: Option<&Moments>,
+	values: &[f32],
+) -> std::io::Result<()> {
+	out.write_all(magic)?;
+	out.write_all(&step.to_le_bytes())?;
+	out.write_all(&[u8::from(moments.is_some())])?;
+	out.write_all(&(values.len() as u64).to_le_bytes())?;
+	if let Some(moments) = moments {
+		out.write_all(&le_bytes(&moments.m))?;
+		out.write_all(&le_bytes(&moments.v))?;
+	}
+	out.write_all(&le_bytes(values))
 }
 
 /// Parses what [`encode_parts`] wrote in `format` for a model of `len` values, refusing

@@ -27,19 +27,14 @@ use std::{
 
 use anyhow::{bail, ensure, Context, Result};
 use grid_e2e_tests::{
-	chain::{events_at, next_nonce, sign, submit, transfer, ChainContext},
 	cpu::{Kind, Sampler},
-	network::{post_job, url, wait_status, MNIST_JOB, STAKE},
+	network::{dev_account, fund_providers, post_job, url, wait_status, MNIST_JOB, STAKE},
+	rounds::{read_job, ChainRound},
 	trainers::{Provider, ProviderSpec},
 	wait_for, Node,
 };
-use grid_primitives::{currency::UNIT, job::ExchangeWindow};
-use grid_runtime::RuntimeEvent;
-use pallet_jobs::Event as Jobs;
-use polkadot_sdk::{
-	sp_core::{crypto::AccountId32, sr25519, Pair},
-	sp_keyring::Sr25519Keyring,
-};
+use grid_primitives::job::ExchangeWindow;
+use polkadot_sdk::sp_core::crypto::AccountId32;
 use serde_json::{json, Value};
 
 /// Seconds per block of the dev chain.
@@ -111,22 +106,6 @@ fn args() -> Result<Args> {
 		parsed.round_blocks
 	);
 	Ok(parsed)
-}
-
-/// One round as the chain's events tell it.
-#[derive(Default, Debug)]
-struct ChainRound {
-	opened: Option<u32>,
-	members: u32,
-	proofs: u32,
-	/// Proofs that attested the model the quorum reached.
-	attested: u32,
-	quorum: Option<(u32, [u8; 32])>,
-	paid: Option<u32>,
-	settled: Option<u32>,
-	result: bool,
-	/// Per proof, its result model.
-	results: Vec<[u8; 32]>,
 }
 
 /// What one N's run measured.
@@ -342,65 +321,6 @@ fn mean(xs: &[f64]) -> Option<f64> {
 	(!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
 }
 
-/// Funds `accounts` from Alice with enough for the stake and fees.
-fn fund(node: &Node, accounts: &[AccountId32]) -> Result<()> {
-	let ctx = ChainContext::fetch(node)?;
-	let alice = Sr25519Keyring::Alice;
-	let mut nonce = next_nonce(node, &alice.to_account_id())?;
-	for who in accounts {
-		let amount = u128::from(STAKE) * UNIT + 100 * UNIT;
-		submit(node, &sign(&ctx, alice, nonce, transfer(who.clone(), amount)))?;
-		nonce += 1;
-	}
-	wait_for("the funding transfers", Duration::from_secs(120), || {
-		let at = grid_e2e_tests::chain::account(node, &alice.to_account_id(), None).ok()?;
-		(at.nonce >= nonce).then_some(())
-	})
-}
-
-/// The chain's account of the job's rounds from block `from` to the best block.
-fn read_chain(node: &Node, from: u32) -> Result<(BTreeMap<u32, ChainRound>, u32, Option<u32>)> {
-	let mut rounds: BTreeMap<u32, ChainRound> = BTreeMap::new();
-	let mut max_proofs = 0;
-	let mut started = None;
-	for number in from..=node.best_number()? {
-		let mut proofs = 0;
-		for event in events_at(node, number)? {
-			let RuntimeEvent::Jobs(event) = event else { continue };
-			match event {
-				Jobs::JobStarted { .. } => started = Some(number),
-				Jobs::RoundOpened { round, members, .. } => {
-					let r = rounds.entry(round).or_default();
-					(r.opened, r.members) = (Some(number), members);
-				}
-				Jobs::ProofAccepted { round, result_model_hash, .. } => {
-					proofs += 1;
-					let r = rounds.entry(round).or_default();
-					r.proofs += 1;
-					r.results.push(result_model_hash.0);
-				}
-				Jobs::QuorumReached { round, result_model_hash, .. } => {
-					rounds.entry(round).or_default().quorum = Some((number, result_model_hash.0));
-				}
-				Jobs::RewardPaid { round, .. } => {
-					rounds.entry(round).or_default().paid.get_or_insert(number);
-				}
-				Jobs::RoundSettled { round, result_model_hash, .. } => {
-					let r = rounds.entry(round).or_default();
-					(r.settled, r.result) = (Some(number), result_model_hash.is_some());
-				}
-				_ => {}
-			}
-		}
-		max_proofs = max_proofs.max(proofs);
-	}
-	for r in rounds.values_mut() {
-		let quorum = r.quorum.map(|(_, hash)| hash);
-		r.attested = r.results.iter().filter(|h| Some(**h) == quorum).count() as u32;
-	}
-	Ok((rounds, max_proofs, started))
-}
-
 /// A dev node that takes a connection from every trainer with room to spare: its JSON-RPC
 /// server's default of 100 connections was reached at N = 64 while followers leaked a
 /// connection at each reconnect (fixed since, `Chain::open`), and then refused every new one
@@ -421,21 +341,23 @@ fn run(n: usize, args: &Args, root: &Path) -> Result<Run> {
 	let url = url(&node);
 	let start = node.best_number()?;
 	let names: Vec<String> = (0..n).map(|i| format!("scale-{i}")).collect();
-	let accounts: Vec<AccountId32> = names
-		.iter()
-		.map(|name| {
-			sr25519::Pair::from_string(&format!("//{name}"), None)
-				.map(|pair| pair.public().into())
-				.map_err(|e| anyhow::anyhow!("deriving {name}'s key: {e:?}"))
-		})
-		.collect::<Result<_>>()?;
-	fund(&node, &accounts)?;
+	let accounts: Vec<AccountId32> =
+		names.iter().map(|name| dev_account(name)).collect::<Result<_>>()?;
+	fund_providers(&node, &accounts)?;
 	eprintln!("n = {n}: funded");
 	let providers: Vec<Provider> = names
 		.iter()
 		.map(|name| {
 			let account = format!("//{name}");
-			let spec = ProviderSpec { name, account: &account, stake: STAKE, extra: "" };
+			let spec = ProviderSpec {
+				name,
+				account: &account,
+				stake: STAKE,
+				extra: "",
+				threads: 1,
+				eval_samples: 500,
+				max_parameters: None,
+			};
 			Provider::start(&dir, &url, &spec)
 		})
 		.collect::<Result<_>>()?;
@@ -453,7 +375,7 @@ fn run(n: usize, args: &Args, root: &Path) -> Result<Run> {
 		);
 	post_job(&url, &dir, &spec, 0)?;
 	let started = wait_for("the job to start", Duration::from_secs(120 + 10 * n as u64), || {
-		read_chain(&node, start).ok()?.2
+		read_job(&node, 0, start).ok()?.started
 	})
 	.map(|_| posted.elapsed().as_secs_f64());
 	let setup_s = match started {
@@ -484,7 +406,8 @@ fn run(n: usize, args: &Args, root: &Path) -> Result<Run> {
 	eprintln!("n = {n}: {}", if completed { "completed" } else { "not completed in time" });
 	// The trainers write their last round's record and status just after it settles.
 	std::thread::sleep(Duration::from_secs(5));
-	let (rounds_read, max_proofs_per_block, _) = read_chain(&node, start)?;
+	let events = read_job(&node, 0, start)?;
+	let (rounds_read, max_proofs_per_block) = (events.rounds, events.max_proofs_per_block);
 	let records = providers.iter().map(|p| p.rounds(0)).collect();
 	let status = providers
 		.iter()

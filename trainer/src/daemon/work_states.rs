@@ -6,12 +6,15 @@
 //! state: invalid), so they outlive a restart: the trainer serves again what it finds here
 //! when it starts.
 
-use std::path::{Path, PathBuf};
+use std::{
+	io::Write,
+	path::{Path, PathBuf},
+};
 
 use grid_primitives::job::RoundIndex;
 
 use crate::{
-	checkpoint::write_atomic,
+	checkpoint::write_atomic_with,
 	error::{Error, Result},
 	round::messages::Digest,
 	trajectory::{StepState, Trajectory},
@@ -58,8 +61,18 @@ impl WorkStates {
 
 	/// Keeps the encoded state `bytes` with id `id`, committed for `round`; returns its file.
 	pub fn save(&self, round: RoundIndex, id: &Digest, bytes: &[u8]) -> Result<PathBuf> {
+		self.save_with(round, id, |f| f.write_all(bytes))
+	}
+
+	/// [`WorkStates::save`] of the encoding `write` streams into the file.
+	pub fn save_with(
+		&self,
+		round: RoundIndex,
+		id: &Digest,
+		write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+	) -> Result<PathBuf> {
 		let path = self.path(round, id);
-		write_atomic(&path, bytes)?;
+		write_atomic_with(&path, write)?;
 		Ok(path)
 	}
 

@@ -191,6 +191,13 @@ impl Commander {
 	pub fn send(&self, command: Command) {
 		let _ = self.0.send(command);
 	}
+
+	/// A commander whose commands land in the returned receiver (tests of its users).
+	#[cfg(test)]
+	pub(crate) fn channel() -> (Self, tokio_mpsc::UnboundedReceiver<Command>) {
+		let (sender, receiver) = tokio_mpsc::unbounded_channel();
+		(Commander(sender), receiver)
+	}
 }
 
 impl NetworkHandle {

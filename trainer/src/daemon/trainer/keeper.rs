@@ -9,8 +9,18 @@
 //! [`crate::trajectory::TRAJECTORY_BYTES`]) took 0.3–0.9 s for a 0.2M-parameter GPT with
 //! three trainers on one disk, time in which the loop heard no commitment: every trainer
 //! closed its book with only its own.
+//!
+//! An object larger than [`MEMORY_SERVE_BYTES`] is not encoded into memory: the writer
+//! streams it into its file and serves it from there once written. Encoded in memory beside
+//! the states themselves, a round's objects took a second copy of the start state and of
+//! every recorded state (at 43M parameters a trainer's peak went over 7 GiB; a 350M model's
+//! round holds about 12.7 GB of them); a verifier asking in the seconds the writing takes
+//! is answered on its next try.
 
-use std::sync::{mpsc::Receiver, Arc};
+use std::{
+	io::Write,
+	sync::{mpsc::Receiver, Arc},
+};
 
 use grid_primitives::job::RoundIndex;
 
@@ -34,12 +44,31 @@ pub(super) enum Kept {
 	Encoded(Vec<u8>),
 }
 
+/// Objects of more bytes than this go to disk without an encoded copy in memory.
+pub(super) const MEMORY_SERVE_BYTES: usize = 64 << 20;
+
 impl Kept {
 	fn encode(self) -> Vec<u8> {
 		match self {
 			Kept::Start(state) => state.encode(),
 			Kept::Step(state) => state.encode(),
 			Kept::Encoded(bytes) => bytes,
+		}
+	}
+
+	fn encoded_len(&self) -> usize {
+		match self {
+			Kept::Start(state) => state.encoded_len(),
+			Kept::Step(state) => state.encoded_len(),
+			Kept::Encoded(bytes) => bytes.len(),
+		}
+	}
+
+	fn write_to(&self, out: &mut dyn Write) -> std::io::Result<()> {
+		match self {
+			Kept::Start(state) => state.write_to(out),
+			Kept::Step(state) => state.write_to(out),
+			Kept::Encoded(bytes) => out.write_all(bytes),
 		}
 	}
 }
@@ -53,10 +82,18 @@ pub(super) struct Keep {
 	pub forget_before: RoundIndex,
 }
 
-/// A round's objects, encoded and served from memory, to write.
+/// An object on its way to disk.
+enum Body {
+	/// Encoded and served from memory.
+	Memory(Arc<Vec<u8>>),
+	/// Too large for a second copy: encoded straight into its file.
+	Unwritten(Kept),
+}
+
+/// A round's objects, the small ones encoded and served from memory, to write.
 struct Encoded {
 	round: RoundIndex,
-	objects: Vec<(Digest, Arc<Vec<u8>>)>,
+	objects: Vec<(Digest, Body)>,
 	forget_before: RoundIndex,
 }
 
@@ -71,6 +108,12 @@ pub(super) struct Keeper {
 impl Keeper {
 	/// Starts the encoder and the writer of `store`, serving through `net`.
 	pub fn start(store: WorkStates, net: Commander) -> Result<Self> {
+		Self::with_memory_limit(store, net, MEMORY_SERVE_BYTES)
+	}
+
+	/// [`Keeper::start`], serving objects of at most `memory_limit` bytes from memory before
+	/// they are written.
+	fn with_memory_limit(store: WorkStates, net: Commander, memory_limit: usize) -> Result<Self> {
 		let serve = net.clone();
 		let writer = Worker::spawn("work-state writer", move |inbox: Receiver<Encoded>| {
 			while let Ok(encoded) = inbox.recv() {
@@ -80,7 +123,7 @@ impl Keeper {
 		let to_writer = writer.sender().expect("a new worker's queue is open");
 		let encoder = Worker::spawn("work-state encoder", move |inbox: Receiver<Keep>| {
 			while let Ok(keep) = inbox.recv() {
-				if to_writer.send(encode(&serve, keep)).is_err() {
+				if to_writer.send(encode(&serve, keep, memory_limit)).is_err() {
 					tracing::error!("the work-state writer is gone; states stay in memory only");
 				}
 			}
@@ -102,20 +145,27 @@ impl Keeper {
 	}
 }
 
-/// Encodes each object and serves it as soon as it is (a verifier may ask for them once it
-/// has the commitment, and asks again when one is not served yet).
-fn encode(net: &Commander, keep: Keep) -> Encoded {
+/// Encodes each object of at most `memory_limit` bytes and serves it as soon as it is (a
+/// verifier may ask for them once it has the commitment, and asks again when one is not
+/// served yet); larger ones are left to the writer.
+fn encode(net: &Commander, keep: Keep, memory_limit: usize) -> Encoded {
 	let Keep { round, objects, forget_before } = keep;
 	let objects = objects
 		.into_iter()
 		.map(|(id, kept)| {
+			if kept.encoded_len() > memory_limit {
+				return (id, Body::Unwritten(kept));
+			}
 			let bytes = Arc::new(kept.encode());
-			let memory = WorkStateBytes::Memory(bytes.clone());
-			net.send(Command::ServeWorkState { id, round, bytes: memory });
-			(id, bytes)
+			serve_memory(net, round, id, bytes.clone());
+			(id, Body::Memory(bytes))
 		})
 		.collect();
 	Encoded { round, objects, forget_before }
+}
+
+fn serve_memory(net: &Commander, round: RoundIndex, id: Digest, bytes: Arc<Vec<u8>>) {
+	net.send(Command::ServeWorkState { id, round, bytes: WorkStateBytes::Memory(bytes) });
 }
 
 fn write(store: &WorkStates, net: &Commander, encoded: Encoded) {
@@ -124,16 +174,97 @@ fn write(store: &WorkStates, net: &Commander, encoded: Encoded) {
 		tracing::error!("round {round}: pruning kept states: {e}");
 	}
 	net.send(Command::ForgetWorkStates(forget_before));
-	for (id, bytes) in objects {
-		match store.save(round, &id, &bytes) {
+	for (id, body) in objects {
+		let saved = match &body {
+			Body::Memory(bytes) => store.save(round, &id, bytes),
+			Body::Unwritten(kept) => store.save_with(round, &id, |f| kept.write_to(f)),
+		};
+		match saved {
 			// The file replaces the copy in memory.
 			Ok(path) => {
 				net.send(Command::ServeWorkState { id, round, bytes: WorkStateBytes::File(path) })
 			}
-			// Still served from memory.
 			Err(e) => {
-				tracing::error!("round {round}: keeping {} on disk: {e}", hex::encode(&id[..4]))
+				tracing::error!("round {round}: keeping {} on disk: {e}", hex::encode(&id[..4]));
+				// Served from memory, then, as long as this trainer runs.
+				if let Body::Unwritten(kept) = body {
+					serve_memory(net, round, id, Arc::new(kept.encode()));
+				}
 			}
+		}
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use crate::work_state::Moments;
+
+	fn state(n: usize, seed: f32) -> WorkState {
+		let moments = Moments { m: vec![seed; n], v: vec![0.5; n] };
+		WorkState {
+			step: 7,
+			moments: Some(moments),
+			residual: (0..n).map(|i| i as f32 * seed).collect(),
+		}
+	}
+
+	/// One serve: the object's id (its first byte), whether from its file, the bytes.
+	type Served = (u8, bool, Vec<u8>);
+
+	/// Keeps one round of a small start state (id 1), a large one (id 2) and a large step
+	/// state (id 3) with room in memory for the small one only; returns the serves in order
+	/// and each object's canonical encoding.
+	fn keep_round(remove_store: bool) -> (Vec<Served>, [Vec<u8>; 3]) {
+		let dir = tempfile::tempdir().unwrap();
+		let store = WorkStates::open(dir.path()).unwrap();
+		if remove_store {
+			std::fs::remove_dir_all(dir.path().join("work-states")).unwrap();
+		}
+		let (net, mut commands) = Commander::channel();
+		let (small, large) = (state(10, 1.0), state(1000, 2.0));
+		let step = StepState { params: vec![3.0; 1000], step: 9, moments: None };
+		let encodings = [small.encode(), large.encode(), step.encode()];
+		let mut keeper = Keeper::with_memory_limit(store, net, small.encoded_len()).unwrap();
+		let objects = vec![
+			([1; 32], Kept::Start(small)),
+			([2; 32], Kept::Start(large)),
+			([3; 32], Kept::Step(step)),
+		];
+		keeper.keep(Keep { round: 4, objects, forget_before: 0 });
+		keeper.flush();
+		let mut served = Vec::new();
+		while let Ok(command) = commands.try_recv() {
+			let Command::ServeWorkState { id, round, bytes } = command else { continue };
+			assert_eq!(round, 4);
+			let (file, bytes) = match bytes {
+				WorkStateBytes::File(path) => (true, std::fs::read(path).unwrap()),
+				WorkStateBytes::Memory(bytes) => (false, bytes.to_vec()),
+			};
+			served.push((id[0], file, bytes));
+		}
+		(served, encodings)
+	}
+
+	#[test]
+	fn a_large_object_goes_to_its_file_without_a_copy_in_memory_a_small_one_is_served_at_once() {
+		let (served, encodings) = keep_round(false);
+		let from = |id: u8| served.iter().filter(|s| s.0 == id).map(|s| s.1).collect::<Vec<_>>();
+		assert_eq!(from(1), [false, true], "the small state: from memory, then its file");
+		assert_eq!(from(2), [true], "the large start state: only ever from its file");
+		assert_eq!(from(3), [true], "the large step state: only ever from its file");
+		for (id, _, bytes) in &served {
+			assert_eq!(bytes, &encodings[usize::from(id - 1)], "object {id}: its canonical bytes");
+		}
+	}
+
+	#[test]
+	fn a_large_object_that_cannot_be_written_is_served_from_memory() {
+		let (served, encodings) = keep_round(true);
+		assert!(served.iter().all(|s| !s.1), "nothing could be written: {served:?}");
+		for id in 1..=3u8 {
+			let bytes = served.iter().filter(|s| s.0 == id).map(|s| &s.2).collect::<Vec<_>>();
+			assert_eq!(bytes, [&encodings[usize::from(id - 1)]], "object {id} served once, whole");
 		}
 	}
 }
