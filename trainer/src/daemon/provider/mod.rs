@@ -126,6 +126,9 @@ async fn choose_job(
 ) -> Result<(JobId, JobSpec<u128, u32>), ChainError> {
 	// Jobs whose data could not be had or does not fit the model: not tried again.
 	let mut refused = std::collections::HashSet::new();
+	// Why each job was last passed over: said once at info (a provider that never joins
+	// should say why), again only when the reason changes.
+	let mut passed_over: std::collections::HashMap<JobId, String> = Default::default();
 	loop {
 		let throughput = Throughput::of(chain, me).await?;
 		let block = chain.best().await?;
@@ -165,7 +168,12 @@ async fn choose_job(
 				Err(why) if config.chain.job == Some(id) => {
 					return Err(ChainError::Spec(format!("job {id}: {why}")))
 				}
-				Err(why) => tracing::debug!("job {id} skipped: {why}"),
+				Err(why) => {
+					if passed_over.get(&id) != Some(&why) {
+						tracing::info!("job {id} skipped: {why}");
+						passed_over.insert(id, why);
+					}
+				}
 			}
 		}
 		tokio::time::sleep(Duration::from_secs(2)).await;
