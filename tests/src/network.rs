@@ -38,38 +38,14 @@ pub const STAKE: u32 = 2_000;
 
 /// Starts a provider for the dev account `account` (`//Bob`) with [`STAKE`].
 pub fn provider(dir: &Path, url: &str, name: &str, account: &str) -> Result<Provider> {
-	Provider::start(
-		dir,
-		url,
-		&ProviderSpec {
-			name,
-			account,
-			stake: STAKE,
-			extra: "",
-			threads: 1,
-			eval_samples: 500,
-			max_parameters: None,
-		},
-	)
+	Provider::start(dir, url, &ProviderSpec::new(name, account, STAKE, ""))
 }
 
 /// Starts a provider for the dev account `key`, named after it, with [`STAKE`] and `extra`
 /// top-level lines in its file.
 pub fn keyed_provider(dir: &Path, url: &str, key: Sr25519Keyring, extra: &str) -> Result<Provider> {
 	let (name, account) = (format!("{key:?}").to_lowercase(), format!("//{key:?}"));
-	Provider::start(
-		dir,
-		url,
-		&ProviderSpec {
-			name: &name,
-			account: &account,
-			stake: STAKE,
-			extra,
-			threads: 1,
-			eval_samples: 500,
-			max_parameters: None,
-		},
-	)
+	Provider::start(dir, url, &ProviderSpec::new(&name, &account, STAKE, extra))
 }
 
 /// The providers of the dev accounts `keys`, named after them.

@@ -80,6 +80,22 @@ pub struct ProviderSpec<'a> {
 	pub max_parameters: Option<u64>,
 }
 
+impl<'a> ProviderSpec<'a> {
+	/// A provider as most tests run one: one compute thread, 500 held-out samples a round,
+	/// the daemon's default model limit.
+	pub fn new(name: &'a str, account: &'a str, stake: u32, extra: &'a str) -> Self {
+		ProviderSpec {
+			name,
+			account,
+			stake,
+			extra,
+			threads: 1,
+			eval_samples: 500,
+			max_parameters: None,
+		}
+	}
+}
+
 /// A running provider daemon, killed on drop.
 pub struct Provider {
 	/// Its name.

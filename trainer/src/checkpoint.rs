@@ -46,8 +46,8 @@ pub fn f32_safetensors<'a>(
 	tensors: impl IntoIterator<Item = (String, Vec<usize>, &'a [f32])>,
 	metadata: HashMap<String, String>,
 ) -> std::result::Result<Vec<u8>, String> {
-	// Borrowed on a little-endian machine: no copy of the model beside the file's bytes
-	// (two copies of a global state were a large model's peak at each round's end).
+	// Borrowed on a little-endian machine: no transient copy of the whole state beside the
+	// file's bytes at every publish and checkpoint.
 	let buffers: Vec<(String, Vec<usize>, Cow<[u8]>)> =
 		tensors.into_iter().map(|(name, shape, values)| (name, shape, le_bytes(values))).collect();
 	let views = buffers
@@ -217,6 +217,9 @@ impl Checkpoint {
 #[cfg(test)]
 mod tests {
 	use super::*;
+	use crate::{diloco::OuterOptimizer, model::Model};
+	use candle_core::Device;
+	use grid_primitives::job::{GptConfig, ModelSpec};
 
 	#[test]
 	fn a_write_that_fails_leaves_neither_the_file_nor_its_temporary() {
@@ -232,9 +235,6 @@ mod tests {
 		write_atomic_with(&path, |f| f.write_all(b"whole")).unwrap();
 		assert_eq!(std::fs::read(&path).unwrap(), b"whole");
 	}
-	use crate::{diloco::OuterOptimizer, model::Model};
-	use candle_core::Device;
-	use grid_primitives::job::{GptConfig, ModelSpec};
 
 	#[test]
 	fn save_load_resume_reproduces_the_hash() {

@@ -180,7 +180,7 @@ const WORK_STATE: StateFormat =
 
 /// The most bytes [`encode_parts`] writes for a model of `len` values (with moments).
 pub(crate) fn max_parts_len(len: usize) -> u64 {
-	HEADER_BYTES as u64 + 12 * len as u64
+	parts_len(true, len) as u64
 }
 
 /// Bytes [`encode_parts`] writes for `n` values, with or without moments.

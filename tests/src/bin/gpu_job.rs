@@ -43,7 +43,7 @@ use grid_primitives::{
 use serde_json::{json, Value};
 
 /// Seconds per block of the dev chain.
-const BLOCK_SECS: u64 = 6;
+const BLOCK_SECS: u64 = grid_primitives::time::MILLI_SECS_PER_BLOCK / 1_000;
 
 struct Args {
 	gpu_providers: usize,
@@ -236,15 +236,11 @@ fn launch(
 		.map(|(name, device)| {
 			let account = format!("//{name}");
 			let extra = format!("device = \"{device}\"");
-			let (threads, eval_samples) = (a.threads, a.eval_samples);
 			let spec = ProviderSpec {
-				name,
-				account: &account,
-				stake: STAKE,
-				extra: &extra,
-				threads,
-				eval_samples,
+				threads: a.threads,
+				eval_samples: a.eval_samples,
 				max_parameters: Some(MAX_MODEL_PARAMS),
+				..ProviderSpec::new(name, &account, STAKE, &extra)
 			};
 			Provider::start(root, &url, &spec)
 		})

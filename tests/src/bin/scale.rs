@@ -349,15 +349,7 @@ fn run(n: usize, args: &Args, root: &Path) -> Result<Run> {
 		.iter()
 		.map(|name| {
 			let account = format!("//{name}");
-			let spec = ProviderSpec {
-				name,
-				account: &account,
-				stake: STAKE,
-				extra: "",
-				threads: 1,
-				eval_samples: 500,
-				max_parameters: None,
-			};
+			let spec = ProviderSpec::new(name, &account, STAKE, "");
 			Provider::start(&dir, &url, &spec)
 		})
 		.collect::<Result<_>>()?;

@@ -13,8 +13,7 @@
 //! An object larger than [`MEMORY_SERVE_BYTES`] is not encoded into memory: the writer
 //! streams it into its file and serves it from there once written. Encoded in memory beside
 //! the states themselves, a round's objects took a second copy of the start state and of
-//! every recorded state (at 43M parameters a trainer's peak went over 7 GiB; a 350M model's
-//! round holds about 12.7 GB of them); a verifier asking in the seconds the writing takes
+//! every recorded state (a 350M model's round holds about 12.7 GB of them); a verifier asking in the seconds the writing takes
 //! is answered on its next try.
 
 use std::{
