@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 target=${CARGO_TARGET_DIR:-$HOME/.cache/grid-target}
 GPU_JOB=${GPU_JOB:-$target/release/gpu_job}
 export GRID_NODE_BIN=${GRID_NODE_BIN:-$target/release/grid-node}
+export GRID_DATA_DIR=${GRID_DATA_DIR:-$PWD/data}
 REPORT=${REPORT:-bench/reports/gpu_e2e.md}
 out=$(dirname "$REPORT")
 mkdir -p "$out"

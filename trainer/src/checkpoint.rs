@@ -95,6 +95,35 @@ pub fn write_atomic_with(
 	Ok(())
 }
 
+/// The checkpoint file's bytes of a state's parts, borrowed (a state publishing itself
+/// needs no copy of its model and momentum to encode them); `path` names it in errors.
+pub fn encode_parts(
+	round: u32,
+	manifest: &Manifest,
+	weights: &[f32],
+	velocity: &[f32],
+	path: &Path,
+) -> Result<Vec<u8>> {
+	manifest.check_len(weights.len())?;
+	manifest.check_len(velocity.len())?;
+	let mut tensors = Vec::new();
+	let mut offset = 0;
+	for e in manifest.entries() {
+		let n = e.numel();
+		let name = |prefix: &str| format!("{prefix}{}", e.name);
+		tensors.push((name(MODEL_PREFIX), e.shape.clone(), &weights[offset..offset + n]));
+		tensors.push((name(VELOCITY_PREFIX), e.shape.clone(), &velocity[offset..offset + n]));
+		offset += n;
+	}
+	let metadata = HashMap::from([
+		("format".to_string(), FORMAT.to_string()),
+		("round".to_string(), round.to_string()),
+		("manifest_hash".to_string(), hex::encode(manifest.hash())),
+		("model_hash".to_string(), hex::encode(manifest.model_hash(weights)?)),
+	]);
+	f32_safetensors(tensors, metadata).map_err(|reason| bad(path, reason))
+}
+
 impl Checkpoint {
 	/// The model hash of the weights.
 	pub fn model_hash(&self) -> Result<[u8; 32]> {
@@ -121,28 +150,7 @@ impl Checkpoint {
 
 	/// The file's bytes.
 	fn to_bytes(&self, path: &Path) -> Result<Vec<u8>> {
-		self.manifest.check_len(self.weights.len())?;
-		self.manifest.check_len(self.velocity.len())?;
-		let mut tensors = Vec::new();
-		let mut offset = 0;
-		for e in self.manifest.entries() {
-			let n = e.numel();
-			let name = |prefix: &str| format!("{prefix}{}", e.name);
-			tensors.push((name(MODEL_PREFIX), e.shape.clone(), &self.weights[offset..offset + n]));
-			tensors.push((
-				name(VELOCITY_PREFIX),
-				e.shape.clone(),
-				&self.velocity[offset..offset + n],
-			));
-			offset += n;
-		}
-		let metadata = HashMap::from([
-			("format".to_string(), FORMAT.to_string()),
-			("round".to_string(), self.round.to_string()),
-			("manifest_hash".to_string(), hex::encode(self.manifest.hash())),
-			("model_hash".to_string(), hex::encode(self.model_hash()?)),
-		]);
-		f32_safetensors(tensors, metadata).map_err(|reason| bad(path, reason))
+		encode_parts(self.round, &self.manifest, &self.weights, &self.velocity, path)
 	}
 
 	/// Writes the checkpoint to `path` atomically.

@@ -105,8 +105,18 @@ impl InnerTrainer {
 
 	/// Continues from `state`'s position and moments (its residual is the compressor's).
 	pub fn restore(&mut self, state: &WorkState) -> Result<()> {
-		self.optimizer.restore(state.step, state.moments.as_ref())?;
-		self.step = state.step;
+		self.restore_at(state.step, state.moments.as_ref())
+	}
+
+	/// Continues from step `step` with `moments` (borrowed: a replay from a recorded state
+	/// needs no copy of them beside the optimizer's).
+	pub fn restore_at(
+		&mut self,
+		step: u64,
+		moments: Option<&crate::work_state::Moments>,
+	) -> Result<()> {
+		self.optimizer.restore(step, moments)?;
+		self.step = step;
 		Ok(())
 	}
 

@@ -552,8 +552,17 @@ fn main() -> Result<()> {
 			done.is_ok()
 		})
 		.collect();
-	// The providers write their last round's record just after it settles.
-	std::thread::sleep(Duration::from_secs(5));
+	// A provider writes its last round's record once it sees the job end (and its last
+	// evaluation is done): wait for every record of a completed job, a minute at most.
+	for ((plan, (providers, _)), completed) in plans.iter().zip(&launched).zip(&done) {
+		let all = |p: &Provider| p.rounds(plan.id).len() >= a.rounds as usize;
+		let waited = wait_for("every round's record", Duration::from_secs(60), || {
+			(!completed || providers.iter().all(all)).then_some(())
+		});
+		if let Err(e) = waited {
+			eprintln!("job {}: {e:#}", plan.id);
+		}
+	}
 	let mut outcomes = Vec::new();
 	for ((plan, (providers, setup_s)), completed) in plans.iter().zip(&launched).zip(done) {
 		let accounts =

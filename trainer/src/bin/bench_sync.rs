@@ -24,7 +24,10 @@ use anyhow::{bail, Context, Result};
 use grid_trainer::{
 	checkpoint::Checkpoint,
 	daemon::state_fetch::fetch_state,
-	net::{behaviour::BehaviourConfig, service, Command as NetCommand, Event, NetConfig, Shaper},
+	net::{
+		behaviour::BehaviourConfig, service, Command as NetCommand, Event, NetConfig, Shaper,
+		StoredBytes,
+	},
 	params::{Manifest, ParamInfo},
 	round::state_transfer::{ServedState, PIECES_IN_FLIGHT, STATE_PIECE_BYTES},
 };
@@ -84,11 +87,17 @@ fn serve(params: usize) -> Result<()> {
 		manifest_hash: [0; 32],
 		behaviour: behaviour(),
 		datasets: None,
+		proof_genesis: None,
 	};
 	let net = service::start(runtime.handle(), key, Shaper::default(), config)
 		.map_err(|e| anyhow::anyhow!("starting the network: {e}"))?;
-	let served = ServedState::new(1, model_hash, bytes, STATE_PIECE_BYTES);
-	net.send(NetCommand::ServeState(Arc::new(served)));
+	// Served from its file, as a daemon serves its written checkpoint.
+	let dir = tempfile::tempdir()?;
+	let path = dir.path().join("checkpoint.safetensors");
+	std::fs::write(&path, &*bytes)?;
+	let state = Arc::new(ServedState::new(1, model_hash, &bytes, STATE_PIECE_BYTES));
+	let file = StoredBytes::Open(Arc::new(std::fs::File::open(&path)?));
+	net.send(NetCommand::ServeState { state, bytes: file });
 	loop {
 		if let Ok(Event::Listening(addr)) = net.events.recv() {
 			println!("LIBP2P {addr}/p2p/{me}");
@@ -126,6 +135,7 @@ fn fetch(addr: &str) -> Result<()> {
 		manifest_hash: [0; 32],
 		behaviour: behaviour(),
 		datasets: None,
+		proof_genesis: None,
 	};
 	let net =
 		service::start(runtime.handle(), Keypair::generate_ed25519(), Shaper::default(), config)

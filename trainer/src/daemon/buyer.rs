@@ -243,6 +243,7 @@ pub fn fetch(
 			ping_interval: Duration::from_secs(5),
 		},
 		datasets: None,
+		proof_genesis: None,
 	};
 	let net = service::start(runtime.handle(), key, Shaper::default(), config)
 		.map_err(|e| anyhow!("starting the network: {e}"))?;

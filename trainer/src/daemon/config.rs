@@ -57,6 +57,10 @@ pub struct TrainerConfig {
 	/// several pieces).
 	#[serde(default = "default_state_piece_bytes")]
 	pub state_piece_bytes: u32,
+	/// The genesis hash of the chain the job's proofs are signed for (a provider's, set from
+	/// the chain it follows): gossiped proofs that are not signed for it are refused.
+	#[serde(skip)]
+	pub proofs_signed_for: Option<[u8; 32]>,
 	/// The job.
 	pub job: JobConfig,
 	/// When rounds run.

@@ -9,12 +9,12 @@ pub mod data;
 pub mod scenario;
 pub mod service;
 pub mod shaper;
+pub mod stored;
 mod task;
-pub mod work_states;
 
 pub use service::{Command, Commander, Event, NetConfig, NetStats, NetworkHandle, ProofLink};
 pub use shaper::{LinkSpec, Shaper};
-pub use work_states::WorkStateBytes;
+pub use stored::StoredBytes;
 
 use libp2p::identity::Keypair;
 use sp_crypto_hashing::blake2_256;
@@ -24,4 +24,32 @@ use sp_crypto_hashing::blake2_256;
 pub fn keypair_from_seed(seed: &str) -> Keypair {
 	let mut secret = blake2_256(format!("grid/libp2p-key/{seed}").as_bytes());
 	Keypair::ed25519_from_bytes(&mut secret).expect("32 bytes are a valid ed25519 secret")
+}
+
+/// A network service on loopback for job 1 that takes answers of at most
+/// `max_response_bytes`, bootstrapping from `bootstrap`, checking gossiped proofs for the
+/// chain of `proof_genesis` (tests of the network's parts).
+#[cfg(test)]
+pub(crate) fn test_service(
+	runtime: &tokio::runtime::Runtime,
+	bootstrap: Vec<libp2p::Multiaddr>,
+	max_response_bytes: u64,
+	proof_genesis: Option<crate::round::messages::Digest>,
+) -> NetworkHandle {
+	let config = NetConfig {
+		listen: vec!["/ip4/127.0.0.1/tcp/0".parse().unwrap()],
+		bootstrap,
+		job: 1,
+		manifest_hash: [0; 32],
+		behaviour: behaviour::BehaviourConfig {
+			agent: "grid-trainer/test".into(),
+			max_response_bytes,
+			request_timeout: std::time::Duration::from_secs(60),
+			ping_interval: std::time::Duration::from_secs(5),
+		},
+		datasets: None,
+		proof_genesis,
+	};
+	service::start(runtime.handle(), Keypair::generate_ed25519(), Shaper::default(), config)
+		.unwrap()
 }

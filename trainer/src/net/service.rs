@@ -44,6 +44,10 @@ pub struct NetConfig {
 	pub behaviour: BehaviourConfig,
 	/// What this trainer serves of datasets to peers (none: nothing).
 	pub datasets: Option<Arc<dyn super::data::DatasetServer>>,
+	/// The genesis hash of the chain whose providers sign the job's contribution proofs: a
+	/// gossiped proof whose signature does not verify is refused (not relayed, not passed
+	/// on). None (a job off chain, where no proofs are gossiped): shape and job only.
+	pub proof_genesis: Option<Digest>,
 }
 
 /// What the network task is told to do.
@@ -71,7 +75,20 @@ pub enum Command {
 	},
 	/// Serve this global state to joiners (in pieces; the previous one stays served too,
 	/// so a fetch that began before a round ended can finish).
-	ServeState(Arc<ServedState>),
+	ServeState {
+		/// Its header and pieces' hashes.
+		state: Arc<ServedState>,
+		/// Its checkpoint's bytes.
+		bytes: super::StoredBytes,
+	},
+	/// Serve the state of `state_hash`, if it is still served, from `bytes` from now on
+	/// (its checkpoint file, once written: the memory goes).
+	StateStored {
+		/// Which state.
+		state_hash: Digest,
+		/// The same bytes, elsewhere.
+		bytes: super::StoredBytes,
+	},
 	/// Stop serving updates of rounds before this one.
 	Forget(RoundIndex),
 	/// Serve this trainer's committed work state of `round` under `id`, in pieces.
@@ -81,7 +98,7 @@ pub enum Command {
 		/// The round it is the start state of.
 		round: RoundIndex,
 		/// Where the encoded state is.
-		bytes: super::WorkStateBytes,
+		bytes: super::StoredBytes,
 	},
 	/// Stop serving work states of rounds before this one.
 	ForgetWorkStates(RoundIndex),
@@ -283,4 +300,61 @@ pub fn start(
 	runtime.spawn(task.run(command_rx));
 	let proof_link = Some(ProofLink { commands: commands.clone(), heard });
 	Ok(NetworkHandle { local_peer_id, commands, events, stats, proof_link })
+}
+
+#[cfg(test)]
+mod tests {
+	use std::time::{Duration, Instant};
+
+	use codec::{Decode, Encode};
+	use grid_primitives::job::{proof_payload, SignedProof};
+	use subxt_signer::sr25519::{dev, Keypair};
+
+	use super::*;
+	use crate::net::test_service;
+
+	const GENESIS: Digest = [6; 32];
+
+	/// A proof of round `round` of job 1 naming `provider`, signed by `signer`.
+	fn proof(round: RoundIndex, provider: &Keypair, signer: &Keypair) -> Vec<u8> {
+		let mut signed = crate::round::messages::proof_tests::proof(1);
+		signed.proof.round = round;
+		signed.proof.provider = provider.public_key().0;
+		signed.signature = signer.sign(&proof_payload(&GENESIS, &signed.proof)).0;
+		signed.encode()
+	}
+
+	#[test]
+	fn a_forged_proof_is_refused_and_not_passed_on_while_a_signed_one_is() {
+		let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+		let deadline = Instant::now() + Duration::from_secs(90);
+		let left = || deadline.saturating_duration_since(Instant::now());
+		let mut forger = test_service(&runtime, Vec::new(), 1 << 20, None);
+		let addr = loop {
+			if let Ok(Event::Listening(addr)) = forger.events.recv_timeout(left()) {
+				break addr;
+			}
+			assert!(!left().is_zero(), "the forger never listened");
+		};
+		let address = addr.with(libp2p::multiaddr::Protocol::P2p(forger.local_peer_id));
+		let mut honest = test_service(&runtime, vec![address], 1 << 20, Some(GENESIS));
+		let forger_link = forger.take_proof_link().unwrap();
+		let heard = honest.take_proof_link().unwrap().heard;
+		// Eve's proof claiming Bob's round, then one Bob signed (relayed by the same peer).
+		forger_link.publish(proof(7, &dev::bob(), &dev::eve()));
+		forger_link.publish(proof(8, &dev::bob(), &dev::bob()));
+		let first = heard.recv_timeout(left()).expect("the signed proof is passed on");
+		let signed = SignedProof::<[u8; 32]>::decode(&mut &first[..]).unwrap();
+		assert_eq!(signed.proof.round, 8, "only the signed proof is passed on");
+		let why = format!(
+			"proof: proof signature does not verify for provider 0x{}",
+			hex::encode(dev::bob().public_key().0)
+		);
+		// The two may arrive in either order: wait for the forgery's refusal.
+		while !honest.stats().rejected.keys().any(|k| k.starts_with(&why)) {
+			assert!(!left().is_zero(), "the forged proof was never refused");
+			std::thread::sleep(Duration::from_millis(50));
+		}
+		assert!(heard.try_recv().is_err(), "nothing else was heard");
+	}
 }

@@ -25,10 +25,10 @@ use tokio::sync::mpsc as tokio_mpsc;
 use super::{
 	behaviour::{Behaviour, BehaviourEvent},
 	service::{Command, Event, NetConfig, NetStats},
-	work_states::WorkStateBytes,
+	stored::StoredBytes,
 };
 use crate::round::{
-	messages::{decode_proof, Digest, Request, Response, SignedCommitment},
+	messages::{decode_proof, verify_proof, Digest, Request, Response, SignedCommitment},
 	state_transfer::ServedState,
 	witness::SignedAttestation,
 };
@@ -49,9 +49,10 @@ pub(super) struct Task {
 	stats: Arc<Mutex<NetStats>>,
 	updates: HashMap<Digest, (RoundIndex, Arc<Vec<u8>>)>,
 	/// This trainer's committed work states by id, with their round.
-	work_states: HashMap<Digest, (RoundIndex, WorkStateBytes)>,
-	/// The states served, newest last (the newest and the one before).
-	states: Vec<Arc<ServedState>>,
+	work_states: HashMap<Digest, (RoundIndex, StoredBytes)>,
+	/// The states served and where their bytes are, newest last (the newest and the one
+	/// before).
+	states: Vec<(Arc<ServedState>, StoredBytes)>,
 	fetches: HashMap<OutboundRequestId, (u64, PeerId, Instant)>,
 	/// Messages not yet heard by anyone (no peer subscribed yet): topic, bytes, deadline.
 	unpublished: Vec<(IdentTopic, Vec<u8>, Instant)>,
@@ -179,11 +180,19 @@ impl Task {
 			Command::ServeUpdate { hash, round, bytes } => {
 				self.updates.insert(hash, (round, bytes));
 			}
-			Command::ServeState(state) => {
+			Command::ServeState { state, bytes } => {
 				self.recent.retain(|r, _| *r >= state.round);
-				self.states.push(state);
+				self.states.push((state, bytes));
 				let stale = self.states.len().saturating_sub(2);
 				self.states.drain(..stale);
+			}
+			Command::StateStored { state_hash, bytes } => {
+				// Only a state still served moves; one already replaced stays gone.
+				if let Some((_, served)) =
+					self.states.iter_mut().find(|(s, _)| s.state_hash == state_hash)
+				{
+					*served = bytes;
+				}
 			}
 			Command::Forget(before) => self.updates.retain(|_, (r, _)| *r >= before),
 			Command::ServeWorkState { id, round, bytes } => {
@@ -200,7 +209,7 @@ impl Task {
 	/// a bounded number per round).
 	fn remember(&mut self, signed: SignedCommitment) {
 		let round = signed.commitment.round;
-		if self.states.last().is_some_and(|s| round < s.round) {
+		if self.states.last().is_some_and(|(s, _)| round < s.round) {
 			return;
 		}
 		let list = self.recent.entry(round).or_default();
@@ -334,8 +343,13 @@ impl Task {
 	}
 
 	fn check_proof(&mut self, source: &PeerId, data: Vec<u8>) -> MessageAcceptance {
-		match decode_proof(&data, self.config.job) {
-			Ok(_) => {
+		let genesis = self.config.proof_genesis;
+		let checked = decode_proof(&data, self.config.job).and_then(|signed| match &genesis {
+			Some(genesis) => verify_proof(&signed, genesis),
+			None => Ok(()),
+		});
+		match checked {
+			Ok(()) => {
 				let _ = self.proofs.try_send(data);
 				MessageAcceptance::Accept
 			}
@@ -408,15 +422,21 @@ impl Task {
 				None => Response::Unavailable(format!("no update {}", hex::encode(hash))),
 			},
 			Request::State { .. } => match self.states.last() {
-				Some(state) => {
+				Some((state, _)) => {
 					state.header(self.recent.get(&state.round).cloned().unwrap_or_default())
 				}
 				None => Response::Unavailable("no state yet".into()),
 			},
 			Request::StatePiece { state_hash, index, .. } => {
-				match self.states.iter().find(|s| s.state_hash == state_hash) {
-					Some(state) => match state.piece(index) {
-						Some(piece) => Response::StatePiece(piece.to_vec()),
+				match self.states.iter().find(|(s, _)| s.state_hash == state_hash) {
+					Some((state, bytes)) => match state.piece(index) {
+						Some(range) => match bytes.range(state.size(), range) {
+							Ok(piece) => Response::StatePiece(piece),
+							Err(why) => {
+								tracing::warn!("serving a piece of the state: {why}");
+								Response::Unavailable(why)
+							}
+						},
 						None => Response::Unavailable(format!("no piece {index} of that state")),
 					},
 					None => Response::Unavailable(format!(

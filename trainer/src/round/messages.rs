@@ -50,6 +50,14 @@ pub enum MessageError {
 		/// This trainer's job.
 		expected: JobId,
 	},
+	/// A contribution proof whose sr25519 signature is not its provider's on this chain.
+	#[error("proof signature does not verify for provider 0x{provider} (round {round})")]
+	BadProofSignature {
+		/// Hex of the provider account the proof names.
+		provider: String,
+		/// The round it claims.
+		round: RoundIndex,
+	},
 	/// The parameter layout differs from this trainer's.
 	#[error("parameter layout {got} differs from this job's {expected}")]
 	WrongManifest {
@@ -222,6 +230,23 @@ pub fn decode_proof(bytes: &[u8], job: JobId) -> Result<GossipedProof, MessageEr
 		return Err(MessageError::WrongJob { got: signed.proof.job, expected: job });
 	}
 	Ok(signed)
+}
+
+/// Checks that `signed` is signed by the provider it names for the chain of genesis hash
+/// `genesis` (what the chain checks too): a forged proof is not relayed, so a peer cannot
+/// have the job's trainers carry well-formed forgeries to each other and to the chain.
+pub fn verify_proof(signed: &GossipedProof, genesis: &Digest) -> Result<(), MessageError> {
+	use subxt_signer::sr25519::{verify, PublicKey, Signature};
+	let proof = &signed.proof;
+	let payload = grid_primitives::job::proof_payload(genesis, proof);
+	if verify(&Signature(signed.signature), payload, &PublicKey(proof.provider)) {
+		Ok(())
+	} else {
+		Err(MessageError::BadProofSignature {
+			provider: hex::encode(proof.provider),
+			round: proof.round,
+		})
+	}
 }
 
 /// Decodes a whole SCALE value of at most `limit` bytes (a gossiped message).
@@ -436,12 +461,13 @@ pub(crate) mod tests {
 }
 
 #[cfg(test)]
-mod proof_tests {
+pub(crate) mod proof_tests {
 	use super::*;
 	use grid_primitives::job::ContributionProof;
 	use polkadot_sdk::{sp_core::H256, sp_runtime::BoundedVec};
 
-	fn proof(job: JobId) -> GossipedProof {
+	/// A well-formed proof for `job` naming 64 receivers, with a placeholder signature.
+	pub(crate) fn proof(job: JobId) -> GossipedProof {
 		GossipedProof {
 			proof: ContributionProof {
 				job,
@@ -472,5 +498,35 @@ mod proof_tests {
 		assert!(decode_proof(&bytes[..40], 5).is_err());
 		let huge = vec![0u8; MAX_PROOF_BYTES + 1];
 		assert!(matches!(decode_proof(&huge, 5), Err(MessageError::Oversized { .. })));
+	}
+
+	/// `proof(job)` signed by `key` for the chain of `genesis`.
+	fn signed(job: JobId, key: &subxt_signer::sr25519::Keypair, genesis: &Digest) -> GossipedProof {
+		let mut signed = proof(job);
+		signed.proof.provider = key.public_key().0;
+		signed.signature = key.sign(&grid_primitives::job::proof_payload(genesis, &signed.proof)).0;
+		signed
+	}
+
+	#[test]
+	fn only_a_proof_its_provider_signed_for_this_chain_verifies() {
+		use subxt_signer::sr25519::dev;
+		let genesis = [3; 32];
+		let honest = signed(5, &dev::bob(), &genesis);
+		verify_proof(&honest, &genesis).unwrap();
+		// Signed by another account than the one it names (a forger claiming Bob's round).
+		let mut forged = signed(5, &dev::eve(), &genesis);
+		forged.proof.provider = dev::bob().public_key().0;
+		let err = verify_proof(&forged, &genesis).unwrap_err();
+		assert!(matches!(err, MessageError::BadProofSignature { round: 2, .. }), "{err}");
+		assert!(err.to_string().contains(&hex::encode(dev::bob().public_key().0)), "{err}");
+		// Bob's, with its claim changed after signing.
+		let mut inflated = honest.clone();
+		inflated.proof.samples_processed += 1;
+		assert!(verify_proof(&inflated, &genesis).is_err());
+		// Bob's, for another chain.
+		assert!(verify_proof(&signed(5, &dev::bob(), &[4; 32]), &genesis).is_err());
+		// The unsigned placeholder.
+		assert!(verify_proof(&proof(5), &genesis).is_err());
 	}
 }

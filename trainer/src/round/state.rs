@@ -2,14 +2,14 @@
 //! momentum and their hashes), and the checks that make a restored or fetched checkpoint
 //! this job's state.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use grid_primitives::job::RoundIndex;
 use libp2p::PeerId;
 
 use super::messages::{state_hash, Digest};
 use crate::{
-	checkpoint::Checkpoint,
+	checkpoint::{self, Checkpoint},
 	diloco::OuterOptimizer,
 	error::{Error, Result},
 	params::Manifest,
@@ -106,13 +106,16 @@ impl GlobalState {
 		Ok(state)
 	}
 
-	/// The state as a checkpoint.
-	pub fn checkpoint(&self, manifest: &Manifest) -> Checkpoint {
-		Checkpoint {
-			round: self.round,
-			manifest: manifest.clone(),
-			weights: self.weights.clone(),
-			velocity: self.outer.velocity().to_vec(),
-		}
+	/// The state's checkpoint file bytes (encoded from the state itself: no copy of the
+	/// model and momentum beside them).
+	pub fn checkpoint_bytes(&self, manifest: &Manifest) -> Result<Vec<u8>> {
+		let velocity = self.outer.velocity();
+		checkpoint::encode_parts(
+			self.round,
+			manifest,
+			&self.weights,
+			velocity,
+			Path::new("<memory>"),
+		)
 	}
 }

@@ -8,10 +8,7 @@
 //! Pure bookkeeping: [`ServedState`] for the side that serves, [`StateDownload`] for the side
 //! that fetches; the daemon moves the bytes.
 
-use std::{
-	collections::{BTreeMap, BTreeSet},
-	sync::Arc,
-};
+use std::collections::{BTreeMap, BTreeSet};
 
 use grid_primitives::job::RoundIndex;
 use libp2p::PeerId;
@@ -71,29 +68,26 @@ pub fn piece_hash(bytes: &[u8]) -> Digest {
 	blake3::hash(bytes).into()
 }
 
-/// A state as served: its checkpoint bytes and their pieces' hashes.
+/// A state as served: what a joiner is told about its checkpoint bytes (their size and their
+/// pieces' hashes). The bytes themselves are the server's to keep (in memory until written,
+/// then in the checkpoint file: `net::StoredBytes`).
 #[derive(Debug)]
 pub struct ServedState {
 	/// The round it is the base of.
 	pub round: RoundIndex,
 	/// Its state hash.
 	pub state_hash: Digest,
-	bytes: Arc<Vec<u8>>,
+	len: u64,
 	piece_bytes: u32,
 	pieces: Vec<Digest>,
 }
 
 impl ServedState {
-	/// Serves `bytes` (a checkpoint) in pieces of `piece_bytes` (at least one byte).
-	pub fn new(
-		round: RoundIndex,
-		state_hash: Digest,
-		bytes: Arc<Vec<u8>>,
-		piece_bytes: u32,
-	) -> Self {
+	/// Describes `bytes` (a checkpoint) served in pieces of `piece_bytes` (at least one byte).
+	pub fn new(round: RoundIndex, state_hash: Digest, bytes: &[u8], piece_bytes: u32) -> Self {
 		let piece_bytes = piece_bytes.max(1);
 		let pieces = bytes.chunks(piece_bytes as usize).map(piece_hash).collect();
-		ServedState { round, state_hash, bytes, piece_bytes, pieces }
+		ServedState { round, state_hash, len: bytes.len() as u64, piece_bytes, pieces }
 	}
 
 	/// The answer to a state request: the header, with the round's `commitments`.
@@ -101,16 +95,21 @@ impl ServedState {
 		Response::State {
 			round: self.round,
 			state_hash: self.state_hash,
-			len: self.bytes.len() as u64,
+			len: self.len,
 			piece_bytes: self.piece_bytes,
 			pieces: self.pieces.clone(),
 			commitments,
 		}
 	}
 
-	/// Piece `index`, if there is one.
-	pub fn piece(&self, index: u32) -> Option<&[u8]> {
-		self.bytes.chunks(self.piece_bytes as usize).nth(index as usize)
+	/// The checkpoint's size in bytes.
+	pub fn size(&self) -> u64 {
+		self.len
+	}
+
+	/// The byte range of piece `index`, if there is one.
+	pub fn piece(&self, index: u32) -> Option<std::ops::Range<u64>> {
+		piece_range(self.len, self.piece_bytes, index)
 	}
 }
 
@@ -248,7 +247,13 @@ mod tests {
 
 	fn served(len: usize, piece_bytes: u32) -> (ServedState, Vec<u8>) {
 		let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
-		(ServedState::new(3, [5; 32], Arc::new(bytes.clone()), piece_bytes), bytes)
+		(ServedState::new(3, [5; 32], &bytes, piece_bytes), bytes)
+	}
+
+	/// Piece `index` of `bytes` as `served` describes it.
+	fn cut(served: &ServedState, bytes: &[u8], index: u32) -> Vec<u8> {
+		let range = served.piece(index).unwrap();
+		bytes[range.start as usize..range.end as usize].to_vec()
 	}
 
 	#[test]
@@ -268,7 +273,7 @@ mod tests {
 			// Answered last first.
 			for index in next.into_iter().rev() {
 				asked.push(index);
-				let piece = served.piece(index).unwrap().to_vec();
+				let piece = cut(&served, &bytes, index);
 				download.arrived(index, piece).unwrap();
 			}
 		}
@@ -285,20 +290,20 @@ mod tests {
 		let peer = PeerId::random();
 		let mut download = StateDownload::from_header(peer, served.header(vec![])).unwrap();
 		assert_eq!(download.next_pieces(8), vec![0, 1, 2]);
-		let mut flipped = served.piece(0).unwrap().to_vec();
+		let mut flipped = cut(&served, &bytes, 0);
 		flipped[5] ^= 1;
 		let err = download.arrived(0, flipped).unwrap_err();
 		assert!(err.to_string().contains("hash differs"), "{err}");
-		let short = served.piece(2).unwrap()[..10].to_vec();
+		let short = cut(&served, &bytes, 2)[..10].to_vec();
 		let err = download.arrived(2, short).unwrap_err();
 		assert!(err.to_string().contains("10 bytes, expected 44"), "{err}");
 		let err = download.arrived(9, vec![1]).unwrap_err();
 		assert!(err.to_string().contains("has 3 pieces"), "{err}");
-		download.arrived(1, served.piece(1).unwrap().to_vec()).unwrap();
+		download.arrived(1, cut(&served, &bytes, 1)).unwrap();
 		assert!(!download.is_complete());
 		assert_eq!(download.next_pieces(8), vec![0, 2], "refused pieces are asked again");
-		download.arrived(0, served.piece(0).unwrap().to_vec()).unwrap();
-		download.arrived(2, served.piece(2).unwrap().to_vec()).unwrap();
+		download.arrived(0, cut(&served, &bytes, 0)).unwrap();
+		download.arrived(2, cut(&served, &bytes, 2)).unwrap();
 		assert_eq!(download.into_bytes().unwrap(), bytes);
 	}
 
@@ -339,18 +344,18 @@ mod tests {
 		// Piece 0 is slow; the others come and wait, but no more than the window ahead.
 		let mut asked = vec![1];
 		while let Some(index) = asked.pop() {
-			download.arrived(index, served.piece(index).unwrap().to_vec()).unwrap();
+			download.arrived(index, cut(&served, &bytes, index)).unwrap();
 			asked.extend(download.next_pieces(2));
 		}
 		assert_eq!(download.progress(), (3, 100), "pieces 1, 2 and 3 wait for piece 0");
 		assert!(download.next_pieces(2).is_empty());
-		download.arrived(0, served.piece(0).unwrap().to_vec()).unwrap();
+		download.arrived(0, cut(&served, &bytes, 0)).unwrap();
 		// A piece that comes twice changes nothing.
-		download.arrived(2, served.piece(2).unwrap().to_vec()).unwrap();
+		download.arrived(2, cut(&served, &bytes, 2)).unwrap();
 		assert_eq!(download.progress(), (4, 100));
 		while !download.is_complete() {
 			for index in download.next_pieces(2) {
-				download.arrived(index, served.piece(index).unwrap().to_vec()).unwrap();
+				download.arrived(index, cut(&served, &bytes, index)).unwrap();
 			}
 		}
 		assert_eq!(download.into_bytes().unwrap(), bytes);
@@ -358,10 +363,10 @@ mod tests {
 
 	#[test]
 	fn an_incomplete_download_gives_no_bytes() {
-		let (served, _) = served(200, 100);
+		let (served, bytes) = served(200, 100);
 		let mut download =
 			StateDownload::from_header(PeerId::random(), served.header(vec![])).unwrap();
-		download.arrived(1, served.piece(1).unwrap().to_vec()).unwrap();
+		download.arrived(1, cut(&served, &bytes, 1)).unwrap();
 		assert_eq!(download.progress(), (1, 2));
 		assert!(download.into_bytes().is_none());
 	}

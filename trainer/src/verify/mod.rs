@@ -47,9 +47,15 @@ pub use worker::{CatchUpBases, Check, Finding, ScreenRequest, SegmentRequest, Ve
 
 /// Cosine similarity (0 when either side is zero).
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+	cosine_of(a.iter().zip(b).map(|(x, y)| (*x, *y)))
+}
+
+/// [`cosine`] of pairs computed as they come (two vectors derived from model-sized states
+/// need not be materialized to be compared).
+pub fn cosine_of(pairs: impl Iterator<Item = (f32, f32)>) -> f64 {
 	let (mut dot, mut aa, mut bb) = (0f64, 0f64, 0f64);
-	for (x, y) in a.iter().zip(b) {
-		let (x, y) = (f64::from(*x), f64::from(*y));
+	for (x, y) in pairs {
+		let (x, y) = (f64::from(x), f64::from(y));
 		dot += x * y;
 		aa += x * x;
 		bb += y * y;

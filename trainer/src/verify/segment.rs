@@ -28,7 +28,7 @@ use std::{borrow::Cow, collections::HashMap};
 
 use grid_primitives::{work::Verdict, Hash};
 
-use super::{cosine, Claim, Judgement, Replayer, SegmentRequest, Shift, VALID_COSINE};
+use super::{cosine_of, Claim, Judgement, Replayer, SegmentRequest, Shift, VALID_COSINE};
 use crate::{
 	data::batch_indices,
 	diloco::pseudo_gradient,
@@ -37,25 +37,25 @@ use crate::{
 	params::Digest,
 	train::InnerTrainer,
 	trajectory::{Mark, StepState, Trajectory},
-	work_state::WorkState,
 };
 
-/// What the first moment gained over `start` in the steps to `end`: `m − β₁ᵏ m_start`
-/// (for SGD, which keeps no moments, the parameters' change, which is its gradients).
-fn gradients(start: &StepState, end: &StepState) -> Vec<f32> {
+/// What the first moment gained over `start` in the steps to `end`, per parameter:
+/// `m − β₁ᵏ m_start` (for SGD, which keeps no moments, the parameters' change, which is its
+/// gradients). Computed as read: at a check's peak the verifier holds three whole states.
+fn gradients<'a>(start: &'a StepState, end: &'a StepState) -> Box<dyn Iterator<Item = f32> + 'a> {
 	match (&end.moments, &start.moments) {
 		(Some(now), Some(then)) => {
 			let steps = i32::try_from(end.step.saturating_sub(start.step)).unwrap_or(0);
 			let decay = BETA1.powi(steps);
-			now.m.iter().zip(&then.m).map(|(m, m0)| m - decay * m0).collect()
+			Box::new(now.m.iter().zip(&then.m).map(move |(m, m0)| m - decay * m0))
 		}
 		_ => change(start, end),
 	}
 }
 
-/// The parameters' change from `start` to `end`.
-fn change(start: &StepState, end: &StepState) -> Vec<f32> {
-	end.params.iter().zip(&start.params).map(|(p, p0)| p - p0).collect()
+/// The parameters' change from `start` to `end`, per parameter.
+fn change<'a>(start: &'a StepState, end: &'a StepState) -> Box<dyn Iterator<Item = f32> + 'a> {
+	Box::new(end.params.iter().zip(&start.params).map(|(p, p0)| p - p0))
 }
 
 /// A segment check's finding.
@@ -87,8 +87,8 @@ pub fn judge_segment(
 			param_cosine: 0.0,
 		};
 	}
-	let gradient_cosine = cosine(&gradients(start, claimed), &gradients(start, replayed));
-	let param_cosine = cosine(&change(start, claimed), &change(start, replayed));
+	let gradient_cosine = cosine_of(gradients(start, claimed).zip(gradients(start, replayed)));
+	let param_cosine = cosine_of(change(start, claimed).zip(change(start, replayed)));
 	let same = gradient_cosine >= VALID_COSINE && param_cosine >= VALID_COSINE;
 	SegmentJudgement {
 		verdict: if same { Verdict::Valid } else { Verdict::Invalid },
@@ -118,9 +118,7 @@ impl Replayer {
 		}
 		let mut trainer =
 			InnerTrainer::new(self.spec, b"grid/replay", &self.device, &self.inner, self.config)?;
-		let position =
-			WorkState { step: start.step, moments: start.moments.clone(), residual: Vec::new() };
-		trainer.restore(&position)?;
+		trainer.restore_at(start.step, start.moments.as_ref())?;
 		trainer.model().params().load_flat(&start.params)?;
 		let population = self.dataset.train_len();
 		for i in first..first + steps {

@@ -17,6 +17,24 @@ use crate::{
 	train::evaluate,
 };
 
+/// Most samples evaluated in one forward pass.
+const EVAL_ROWS: usize = 250;
+/// Most tokens evaluated in one forward pass of a model that reads token streams. The
+/// model's weights are training variables, so a forward pass keeps every activation until
+/// its loss is read: 250 samples of context 64 at width 672 held 2.9 GB at once, a third of
+/// a 44M-parameter provider's peak (heaptrack, `bench/reports/memory.md`).
+const EVAL_TOKENS: usize = 4096;
+
+/// Samples per held-out batch for `spec`: at most [`EVAL_ROWS`], and at most
+/// [`EVAL_TOKENS`] tokens (at least one sample). The loss is the same mean whatever the
+/// batching, up to the order of a float sum.
+pub(super) fn eval_rows(spec: &ModelSpec) -> usize {
+	match spec.context() {
+		Some(context) => (EVAL_TOKENS / (context as usize).max(1)).clamp(1, EVAL_ROWS),
+		None => EVAL_ROWS,
+	}
+}
+
 /// A state to evaluate: the one a round's outer step gave.
 struct Request {
 	round: RoundIndex,
@@ -102,6 +120,26 @@ mod tests {
 
 	use super::*;
 	use crate::data::MnistDataset;
+
+	#[test]
+	fn held_out_batches_are_bounded_by_tokens_and_give_the_same_loss() {
+		use grid_primitives::job::GptConfig;
+		let gpt = |context| {
+			ModelSpec::Gpt(GptConfig { vocab: 256, context, layers: 1, heads: 1, width: 8 })
+		};
+		assert_eq!(eval_rows(&gpt(64)), 64);
+		assert_eq!(eval_rows(&gpt(256)), 16);
+		assert_eq!(eval_rows(&gpt(8192)), 1, "one sample even when it is longer");
+		assert_eq!(eval_rows(&gpt(4)), EVAL_ROWS);
+		let mlp = ModelSpec::MnistMlp(MlpConfig { hidden: 8, layers: 1 });
+		assert_eq!(eval_rows(&mlp), EVAL_ROWS);
+		let dev = Device::Cpu;
+		let model = Model::new(mlp, b"rows", &dev).unwrap();
+		let data = MnistDataset::shipped().unwrap();
+		let whole = evaluate(&model, &data.eval_batches(210, 210, &dev).unwrap()).unwrap();
+		let small = evaluate(&model, &data.eval_batches(210, 16, &dev).unwrap()).unwrap();
+		assert!((whole - small).abs() < 1e-5 * whole, "{whole} vs {small}");
+	}
 
 	#[test]
 	fn states_are_evaluated_in_order_on_their_own_model() {

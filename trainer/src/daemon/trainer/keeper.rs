@@ -27,7 +27,7 @@ use super::worker::Worker;
 use crate::{
 	daemon::work_states::WorkStates,
 	error::Result,
-	net::{Command, Commander, WorkStateBytes},
+	net::{Command, Commander, StoredBytes},
 	round::messages::Digest,
 	trajectory::StepState,
 	work_state::WorkState,
@@ -164,7 +164,7 @@ fn encode(net: &Commander, keep: Keep, memory_limit: usize) -> Encoded {
 }
 
 fn serve_memory(net: &Commander, round: RoundIndex, id: Digest, bytes: Arc<Vec<u8>>) {
-	net.send(Command::ServeWorkState { id, round, bytes: WorkStateBytes::Memory(bytes) });
+	net.send(Command::ServeWorkState { id, round, bytes: StoredBytes::Memory(bytes) });
 }
 
 fn write(store: &WorkStates, net: &Commander, encoded: Encoded) {
@@ -181,7 +181,7 @@ fn write(store: &WorkStates, net: &Commander, encoded: Encoded) {
 		match saved {
 			// The file replaces the copy in memory.
 			Ok(path) => {
-				net.send(Command::ServeWorkState { id, round, bytes: WorkStateBytes::File(path) })
+				net.send(Command::ServeWorkState { id, round, bytes: StoredBytes::File(path) })
 			}
 			Err(e) => {
 				tracing::error!("round {round}: keeping {} on disk: {e}", hex::encode(&id[..4]));
@@ -237,8 +237,9 @@ mod tests {
 			let Command::ServeWorkState { id, round, bytes } = command else { continue };
 			assert_eq!(round, 4);
 			let (file, bytes) = match bytes {
-				WorkStateBytes::File(path) => (true, std::fs::read(path).unwrap()),
-				WorkStateBytes::Memory(bytes) => (false, bytes.to_vec()),
+				StoredBytes::File(path) => (true, std::fs::read(path).unwrap()),
+				StoredBytes::Memory(bytes) => (false, bytes.to_vec()),
+				StoredBytes::Open(_) => panic!("the keeper serves paths, not open files"),
 			};
 			served.push((id[0], file, bytes));
 		}

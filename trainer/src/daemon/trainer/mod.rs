@@ -27,7 +27,10 @@ use crate::{
 	daemon::config::TrainerConfig,
 	data::Dataset,
 	error::Result,
-	net::{keypair_from_seed, scenario::Scenario, Command, NetworkHandle, ProofLink, Shaper},
+	net::{
+		keypair_from_seed, scenario::Scenario, Command, NetworkHandle, ProofLink, Shaper,
+		StoredBytes,
+	},
 	params::Manifest,
 	round::{
 		book::Books,
@@ -57,7 +60,7 @@ mod training;
 mod worker;
 
 use evaluator::{Evaluated, Evaluator};
-use saver::Saver;
+use saver::{Published, Saver};
 
 /// Longest checkpoint or update a peer may send (a 100M-parameter model's state fits).
 const MAX_RESPONSE_BYTES: u64 = 1 << 30;
@@ -567,12 +570,12 @@ impl Trainer {
 	/// Saves the state as the checkpoint (on the writer's thread) and serves it to joiners.
 	fn publish_state(&mut self) -> Result<()> {
 		let Some(state) = &self.state else { return Ok(()) };
-		let ck = state.checkpoint(&self.manifest);
-		let bytes = Arc::new(ck.encode()?);
-		self.saver.save(bytes.clone());
+		let bytes = Arc::new(state.checkpoint_bytes(&self.manifest)?);
 		let piece_bytes = self.config.state_piece_bytes;
-		let served = ServedState::new(state.round, state.state_hash, bytes, piece_bytes);
-		self.net.send(Command::ServeState(Arc::new(served)));
+		let served = ServedState::new(state.round, state.state_hash, &bytes, piece_bytes);
+		let memory = StoredBytes::Memory(bytes.clone());
+		self.net.send(Command::ServeState { state: Arc::new(served), bytes: memory });
+		self.saver.save(Published { state_hash: state.state_hash, bytes });
 		Ok(())
 	}
 

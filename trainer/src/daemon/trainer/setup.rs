@@ -16,7 +16,7 @@ use crate::{
 	error::{Error, Result},
 	net::{
 		behaviour::BehaviourConfig, scenario::Scenario, service, Command, NetConfig, Shaper,
-		WorkStateBytes,
+		StoredBytes,
 	},
 	round::{
 		book::Books,
@@ -52,12 +52,15 @@ impl Trainer {
 		tracing::info!("training on {:?}", device.location());
 		let dataset = Arc::new(job.dataset(&config.store())?);
 		let evaluator = if job.eval_samples > 0 {
-			let batches = dataset.eval_batches(job.eval_samples, 250, &device)?;
+			let batches = dataset.eval_batches(
+				job.eval_samples,
+				super::evaluator::eval_rows(&job.model),
+				&device,
+			)?;
 			Some(Evaluator::start(job.model, &device, batches)?)
 		} else {
 			None
 		};
-		let saver = Saver::start(config.data_dir.join("checkpoint.safetensors"))?;
 		let seed = format!("grid/job/{}", job.id);
 		let inner_config = InnerConfig { total_steps: job.total_steps, ..Default::default() };
 		let inner = InnerTrainer::new(
@@ -68,6 +71,7 @@ impl Trainer {
 			inner_config,
 		)?;
 		let manifest = inner.model().params().manifest();
+		crate::malloc::return_model_sized_blocks(manifest.numel().saturating_mul(4));
 		if let Some(weights) = &job.initial_weights {
 			let located = config.store().open_verified(weights)?;
 			let flat = datasets::initial_weights(weights, &located, &job.model, &manifest)?;
@@ -155,15 +159,17 @@ impl Trainer {
 				ping_interval: Duration::from_secs(5),
 			},
 			datasets: Some(Arc::new(config.store())),
+			proof_genesis: config.proofs_signed_for,
 		};
 		let net = service::start(runtime, key.clone(), shaper.clone(), net_config)
 			.map_err(Error::Network)?;
 		let work_states = WorkStates::open(&config.data_dir)?;
 		for stored in work_states.load(manifest.numel())? {
-			let bytes = WorkStateBytes::File(stored.path);
+			let bytes = StoredBytes::File(stored.path);
 			net.send(Command::ServeWorkState { id: stored.id, round: stored.round, bytes });
 		}
 		let keeper = super::keeper::Keeper::start(work_states, net.commander())?;
+		let saver = Saver::start(config.data_dir.join("checkpoint.safetensors"), net.commander())?;
 		let first_round = state.as_ref().map_or(0, |s| s.round);
 		let books = Books::new(job.id, first_round, job.claim_rule());
 		let witnesses = Witnesses::new(job.id, first_round);

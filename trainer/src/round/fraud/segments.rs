@@ -157,8 +157,16 @@ impl FraudDesk {
 			SegmentCheck::States { root, claimed, first, steps, ids, mut got, tries, since } => {
 				let Some(len) = self.evidence(round).map(|e| e.base.len()) else { return true };
 				match StepState::decode_committed(bytes, len, id) {
-					Ok(state) => {
+					Ok(mut state) => {
 						let slot = usize::from(ids[1] == *id);
+						if slot == 1 {
+							// The segment is judged by what it added to the first moment and
+							// the parameters: the end's second moments (a model's worth of
+							// memory while the check waits and runs) are not needed.
+							if let Some(moments) = &mut state.moments {
+								moments.v = Vec::new();
+							}
+						}
 						got[slot] = Some(state);
 						if let [Some(start), Some(end)] = *got {
 							self.submit_segment(round, peer, first, steps, start, end, port);

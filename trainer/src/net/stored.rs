@@ -1,45 +1,71 @@
-//! Where a served work state's bytes are, and reading one piece of them: on disk (the
-//! daemon keeps every committed start state of the challenge window there, and a large
-//! model's optimizer moments and residual are three values per parameter, too much to hold
-//! a window of in memory), or in memory where the disk failed.
+//! Where served bytes are, and reading a piece of them. A committed work state is on disk
+//! (the daemon keeps every committed start state of the challenge window there, and a large
+//! model's optimizer moments and residual are three values per parameter, too much to hold a
+//! window of in memory), or in memory where the disk failed. The global state a trainer
+//! serves to joiners is in memory until its checkpoint is written, then in that file, held
+//! open: the next round's checkpoint replaces the file's name, not the bytes being served.
 
-use std::{os::unix::fs::FileExt, path::PathBuf, sync::Arc};
+use std::{fs::File, ops::Range, os::unix::fs::FileExt, path::PathBuf, sync::Arc};
 
 use crate::round::state_transfer::{piece_range, STATE_PIECE_BYTES};
 
-/// A served work state's encoded bytes.
+/// Served bytes.
 #[derive(Clone, Debug)]
-pub enum WorkStateBytes {
-	/// In this file (written whole before it is served).
+pub enum StoredBytes {
+	/// In this file (written whole before it is served; opened for each piece).
 	File(PathBuf),
+	/// In this open file (written whole before it was opened).
+	Open(Arc<File>),
 	/// In memory.
 	Memory(Arc<Vec<u8>>),
 }
 
-impl WorkStateBytes {
-	/// The state's size and its piece `index` (of [`STATE_PIECE_BYTES`]; the last may be
-	/// shorter), or why it cannot be read.
-	pub fn piece(&self, index: u32) -> Result<(u64, Vec<u8>), String> {
-		let range = |total: u64| {
-			piece_range(total, STATE_PIECE_BYTES, index)
-				.ok_or_else(|| format!("no piece {index} of a work state of {total} bytes"))
+impl StoredBytes {
+	/// The bytes in `range` of all `total`, or why they cannot be read.
+	fn read(
+		&self,
+		range: impl Fn(u64) -> Result<Range<u64>, String>,
+	) -> Result<(u64, Vec<u8>), String> {
+		let unreadable = |e: std::io::Error| format!("reading the stored bytes: {e}");
+		let from_file = |file: &File| {
+			let total = file.metadata().map_err(unreadable)?.len();
+			let r = range(total)?;
+			let mut piece = vec![0u8; (r.end - r.start) as usize];
+			file.read_exact_at(&mut piece, r.start).map_err(unreadable)?;
+			Ok((total, piece))
 		};
 		match self {
-			WorkStateBytes::Memory(bytes) => {
+			StoredBytes::Memory(bytes) => {
 				let total = bytes.len() as u64;
 				let r = range(total)?;
 				Ok((total, bytes[r.start as usize..r.end as usize].to_vec()))
 			}
-			WorkStateBytes::File(path) => {
-				let unreadable = |e: std::io::Error| format!("reading the work state: {e}");
-				let file = std::fs::File::open(path).map_err(unreadable)?;
-				let total = file.metadata().map_err(unreadable)?.len();
-				let r = range(total)?;
-				let mut piece = vec![0u8; (r.end - r.start) as usize];
-				file.read_exact_at(&mut piece, r.start).map_err(unreadable)?;
-				Ok((total, piece))
-			}
+			StoredBytes::File(path) => from_file(&File::open(path).map_err(unreadable)?),
+			StoredBytes::Open(file) => from_file(file),
 		}
+	}
+
+	/// A work state's size and its piece `index` (of [`STATE_PIECE_BYTES`]; the last may be
+	/// shorter), or why it cannot be read.
+	pub fn piece(&self, index: u32) -> Result<(u64, Vec<u8>), String> {
+		self.read(|total| {
+			piece_range(total, STATE_PIECE_BYTES, index)
+				.ok_or_else(|| format!("no piece {index} of a work state of {total} bytes"))
+		})
+	}
+
+	/// The bytes in `range` of stored bytes that must be `len` long (a served global state's
+	/// piece), or why they cannot be read.
+	pub fn range(&self, len: u64, range: Range<u64>) -> Result<Vec<u8>, String> {
+		let (total, bytes) = self.read(|total| {
+			if total == len && range.end <= total {
+				Ok(range.clone())
+			} else {
+				Err(format!("{total} bytes stored where {len} were served"))
+			}
+		})?;
+		debug_assert_eq!(total, len);
+		Ok(bytes)
 	}
 }
 
@@ -56,7 +82,7 @@ mod tests {
 		std::fs::write(&path, &bytes).unwrap();
 		let total = bytes.len() as u64;
 		for source in
-			[WorkStateBytes::File(path.clone()), WorkStateBytes::Memory(Arc::new(bytes.clone()))]
+			[StoredBytes::File(path.clone()), StoredBytes::Memory(Arc::new(bytes.clone()))]
 		{
 			assert_eq!(source.piece(0).unwrap(), (total, bytes[..piece].to_vec()));
 			assert_eq!(source.piece(1).unwrap(), (total, bytes[piece..].to_vec()));
@@ -64,33 +90,8 @@ mod tests {
 			assert!(err.contains("no piece 2 of a work state of"), "{err}");
 		}
 		std::fs::remove_file(&path).unwrap();
-		let err = WorkStateBytes::File(path).piece(0).unwrap_err();
-		assert!(err.contains("reading the work state"), "{err}");
-	}
-
-	/// A network service on loopback for job 1 that takes answers of at most
-	/// `max_response_bytes`, bootstrapping from `bootstrap`.
-	fn service(
-		runtime: &tokio::runtime::Runtime,
-		bootstrap: Vec<libp2p::Multiaddr>,
-		max_response_bytes: u64,
-	) -> crate::net::NetworkHandle {
-		let config = crate::net::NetConfig {
-			listen: vec!["/ip4/127.0.0.1/tcp/0".parse().unwrap()],
-			bootstrap,
-			job: 1,
-			manifest_hash: [0; 32],
-			behaviour: crate::net::behaviour::BehaviourConfig {
-				agent: "grid-trainer/test".into(),
-				max_response_bytes,
-				request_timeout: std::time::Duration::from_secs(60),
-				ping_interval: std::time::Duration::from_secs(5),
-			},
-			datasets: None,
-		};
-		let key = libp2p::identity::Keypair::generate_ed25519();
-		crate::net::service::start(runtime.handle(), key, crate::net::Shaper::default(), config)
-			.unwrap()
+		let err = StoredBytes::File(path).piece(0).unwrap_err();
+		assert!(err.contains("reading the stored bytes"), "{err}");
 	}
 
 	#[test]
@@ -109,9 +110,9 @@ mod tests {
 		let next = |net: &crate::net::NetworkHandle| {
 			net.events.recv_timeout(deadline.saturating_duration_since(Instant::now())).unwrap()
 		};
-		let server = service(&runtime, Vec::new(), 1 << 30);
+		let server = crate::net::test_service(&runtime, Vec::new(), 1 << 30, None);
 		let id = [9; 32];
-		server.send(Command::ServeWorkState { id, round: 3, bytes: WorkStateBytes::File(path) });
+		server.send(Command::ServeWorkState { id, round: 3, bytes: StoredBytes::File(path) });
 		let addr = loop {
 			if let Event::Listening(addr) = next(&server) {
 				break addr;
@@ -121,7 +122,7 @@ mod tests {
 		// The fetcher takes no answer longer than one piece and a bit: the state is not one.
 		let limit = (piece + (1 << 16)) as u64;
 		let address = addr.with(libp2p::multiaddr::Protocol::P2p(server_id));
-		let client = service(&runtime, vec![address], limit);
+		let client = crate::net::test_service(&runtime, vec![address], limit, None);
 		while !matches!(next(&client), Event::Connected(p) if p == server_id) {}
 		let mut fetches = Fetches::flat(1, 1_000_000);
 		let send = |out: crate::round::fetch::Outgoing| {

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Memory per trainer against model size (issue 26's model-size sweep): for each GPT size, a
+# `grid-node --dev` and two provider daemons train a chain job on the CPU for two rounds (a
+# few steps a round: the compute is cut short, the rest of a round, exchange, screens, segment
+# checks, evidence, checkpoints and served states, is what it would be), through
+# tests/src/bin/gpu_job.rs. Each provider's peak resident memory (VmHWM) is reported as MiB
+# and as copies of the model (peak / 4 bytes per parameter). With BASELINE_TRAINER set to
+# another grid-trainer binary, each size runs with it first and then with this tree's, side by
+# side in one invocation, and the report gives the ratio. Writes bench/reports/memory.md and
+# memory.json (REPORT moves them). A joiner's state-sync time against model size is
+# bench/state_sync.sh's (reports/state_sync.md).
+#
+# usage: bench/memory.sh [SIZES]   (default "64,4,4,128 64,6,8,384 64,8,8,672 64,12,12,768":
+#        context,layers,heads,width each; about 1M, 11M, 44M and 85M parameters)
+# Environment: BASELINE_TRAINER (a grid-trainer to compare with), REPORT,
+# GRID_BENCH_NO_BUILD=1 (use the binaries already built). Needs about 16 GB at 85M.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -f scripts/build-env.sh ] && source scripts/build-env.sh
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/grid-target}"
+bin=$CARGO_TARGET_DIR/release
+if [ -z "${GRID_BENCH_NO_BUILD:-}" ]; then
+	cargo build --release --locked --workspace --all-targets
+fi
+export GRID_NODE_BIN=$bin/grid-node
+# The shipped data, wherever the binaries were built.
+export GRID_DATA_DIR=${GRID_DATA_DIR:-$PWD/data}
+REPORT=${REPORT:-bench/reports/memory.md}
+sizes=${1:-"64,4,4,128 64,6,8,384 64,8,8,672 64,12,12,768"}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+runs=()
+for size in $sizes; do
+	layers=$(echo "$size" | cut -d, -f2)
+	# Longer rounds for larger models: two providers share two cores for their steps,
+	# evaluations, screens and checks.
+	blocks=$((6 + layers))
+	for which in baseline current; do
+		trainer=$bin/grid-trainer
+		if [ "$which" = baseline ]; then
+			[ -n "${BASELINE_TRAINER:-}" ] || continue
+			trainer=$BASELINE_TRAINER
+		fi
+		dir=$work/$which-${size//,/-}
+		echo "== $size with the $which trainer ($trainer)" >&2
+		status=0
+		GRID_TRAINER_BIN=$trainer RUST_LOG=${RUST_LOG:-info} "$bin/gpu_job" --device cpu \
+			--gpu-providers 2 --mixed-gpu 0 --mixed-cpu 0 --large "$size" --large-batch 8 \
+			--rounds 2 --round-blocks "$blocks" --max-steps 2 --grace-ms 2000 --fetch-ms 8000 \
+			--threads 1 --eval-samples 100 --out "$dir" >"$dir.log" 2>&1 || status=$?
+		echo "   exit $status" >&2
+		runs+=("$which=$size=$dir/gpu_e2e.json=$status")
+	done
+done
+python3 bench/memory_report.py "$REPORT" "$(git rev-parse --short HEAD)" "${runs[@]}"

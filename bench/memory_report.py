@@ -1,0 +1,129 @@
+"""Summarises bench/memory.sh's runs as REPORT (markdown) and REPORT's .json.
+
+Per model size and trainer binary (this tree's, and a baseline when one was given): whether
+the run passed (job completed, every round settled, every member agreed and was paid), each
+provider's peak resident memory (VmHWM, MiB) and that peak in copies of the model (4 bytes
+per parameter), and in copies of what the model added over the smallest size, (peak − peak at
+the smallest size) / (4 bytes × (parameters − the smallest's)): the fixed part (runtime,
+dataset, evaluation batches, libp2p) dominates small models; with a baseline, the ratio of the
+current peak to the baseline's.
+
+usage: memory_report.py REPORT COMMIT WHICH=SIZE=JSON=STATUS...
+"""
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+
+def read_run(spec):
+    which, size, path, status = spec.split("=")
+    run = {"which": which, "size": size, "exit": int(status), "peaks_mib": [], "passed": False}
+    try:
+        report = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        run["error"] = f"no report ({e})"
+        return run
+    job = report["jobs"][0]
+    run["parameters"] = job["parameters"]
+    run["rounds_with_result"] = job["rounds_with_result"]
+    run["failures"] = job["failures"]
+    run["passed"] = int(status) == 0 and not job["failures"]
+    run["peaks_mib"] = [m["peak_rss_mib"] for m in job["members"] if m["peak_rss_mib"]]
+    return run
+
+
+def summary(run):
+    peaks = run["peaks_mib"]
+    if not peaks or "parameters" not in run:
+        return None
+    model_mib = run["parameters"] * 4 / 2**20
+    mean = statistics.mean(peaks)
+    return {
+        "peak_mib_mean": round(mean),
+        "peak_mib_max": max(peaks),
+        "copies_mean": round(mean / model_mib, 1),
+        "copies_max": round(max(peaks) / model_mib, 1),
+    }
+
+
+def main():
+    report, commit, specs = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
+    runs = [read_run(s) for s in specs]
+    sizes = list(dict.fromkeys(r["size"] for r in runs))
+    has_baseline = any(r["which"] == "baseline" for r in runs)
+    rows, headline = [], []
+    smallest = {}
+    for size in sizes:
+        by = {r["which"]: r for r in runs if r["size"] == size}
+        entry = {"size": size}
+        for which, run in by.items():
+            entry["parameters"] = run.get("parameters", entry.get("parameters"))
+            entry[which] = {
+                "passed": run["passed"],
+                "peaks_mib": run["peaks_mib"],
+                **(summary(run) or {}),
+                **({"failures": run["failures"]} if run.get("failures") else {}),
+                **({"error": run["error"]} if "error" in run else {}),
+            }
+        for which, run in by.items():
+            s = entry[which]
+            if "peak_mib_mean" not in s:
+                continue
+            first = smallest.setdefault(which, (entry["parameters"], s["peak_mib_mean"]))
+            added = (entry["parameters"] - first[0]) * 4 / 2**20
+            if added > 0:
+                s["marginal_copies"] = round((s["peak_mib_mean"] - first[1]) / added, 1)
+        cur, base = entry.get("current", {}), entry.get("baseline", {})
+        if cur.get("peak_mib_mean") and base.get("peak_mib_mean"):
+            entry["ratio_current_to_baseline"] = round(cur["peak_mib_mean"] / base["peak_mib_mean"], 3)
+        headline.append(entry)
+
+        def cells(s):
+            if not s:
+                return ["–", "–", "–", "–"]
+            peaks = " / ".join(str(p) for p in s["peaks_mib"]) or "–"
+            copies = f"{s['copies_mean']}" if "copies_mean" in s else "–"
+            marginal = f"{s['marginal_copies']}" if "marginal_copies" in s else "–"
+            return [peaks, copies, marginal, "yes" if s["passed"] else "**no**"]
+
+        params = entry.get("parameters")
+        row = [size, f"{params / 1e6:.1f}M" if params else "?", f"{params * 4 / 2**20:.0f}" if params else "?"]
+        if has_baseline:
+            row += cells(entry.get("baseline"))
+        row += cells(entry.get("current"))
+        if has_baseline:
+            ratio = entry.get("ratio_current_to_baseline")
+            row.append(f"{ratio:.2f}" if ratio else "–")
+        rows.append("| " + " | ".join(row) + " |")
+
+    head = ["GPT (context,layers,heads,width)", "parameters", "model MiB (f32)"]
+    if has_baseline:
+        head += ["baseline peak RSS MiB (per provider)", "baseline copies", "baseline copies over the smallest", "baseline passed"]
+    head += ["peak RSS MiB (per provider)", "copies of the model", "copies over the smallest", "passed"]
+    if has_baseline:
+        head.append("current / baseline")
+    lines = [
+        "# Memory per trainer against model size",
+        "",
+        f"`bench/memory.sh` at `{commit}`: per size, a `grid-node --dev` and two provider daemons "
+        "train a byte-level GPT chain job on the CPU (one thread each, batch 8, two rounds of at "
+        "most 2 steps: the compute is cut short, everything else in a round runs as in any job). "
+        "Peak RSS is each provider's VmHWM read before it stops; copies = peak / (4 bytes × "
+        "parameters)."
+        + (" The baseline is another `grid-trainer` binary run right before this tree's at each size." if has_baseline else ""),
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+        *rows,
+        "",
+    ]
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text("\n".join(lines))
+    report.with_suffix(".json").write_text(json.dumps({"commit": commit, "sizes": headline}, indent=2) + "\n")
+    print(f"wrote {report}")
+
+
+if __name__ == "__main__":
+    main()
