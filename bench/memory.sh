@@ -12,7 +12,8 @@
 #
 # usage: bench/memory.sh [SIZES]   (default "64,4,4,128 64,6,8,384 64,8,8,672 64,12,12,768":
 #        context,layers,heads,width each; about 1M, 11M, 44M and 85M parameters)
-# Environment: BASELINE_TRAINER (a grid-trainer to compare with), REPORT,
+# Environment: BASELINE_TRAINER (a grid-trainer to compare with), BASELINE_SIZES (the sizes it
+# runs at; all by default: a baseline that needs more memory than the machine has is left out), REPORT,
 # GRID_BENCH_NO_BUILD=1 (use the binaries already built). Needs about 16 GB at 85M.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +40,7 @@ for size in $sizes; do
 		trainer=$bin/grid-trainer
 		if [ "$which" = baseline ]; then
 			[ -n "${BASELINE_TRAINER:-}" ] || continue
+			[[ " ${BASELINE_SIZES:-$sizes} " == *" $size "* ]] || continue
 			trainer=$BASELINE_TRAINER
 		fi
 		dir=$work/$which-${size//,/-}
