@@ -10,11 +10,12 @@
 # memory.json (REPORT moves them). A joiner's state-sync time against model size is
 # bench/state_sync.sh's (reports/state_sync.md).
 #
-# usage: bench/memory.sh [SIZES]   (default "64,4,4,128 64,6,8,384 64,8,8,672 64,12,12,768":
-#        context,layers,heads,width each; about 1M, 11M, 44M and 85M parameters)
-# Environment: BASELINE_TRAINER (a grid-trainer to compare with), BASELINE_SIZES (the sizes it
-# runs at; all by default: a baseline that needs more memory than the machine has is left out), REPORT,
-# GRID_BENCH_NO_BUILD=1 (use the binaries already built). Needs about 16 GB at 85M.
+# usage: bench/memory.sh [SIZES]   (default "64,4,4,128 64,6,8,384 64,8,8,672":
+#        context,layers,heads,width each; about 1M, 11M and 44M parameters; add 64,12,12,768
+#        (85M) on a machine of 32 GB or more: two providers of about 14 GB each)
+# Environment: BASELINE_TRAINER (a grid-trainer to compare with), BASELINE_SIZES (the sizes
+# it runs at; all by default), REPORT, GRID_BENCH_NO_BUILD=1 (use the binaries already
+# built). About 15 GB at 44M.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -f scripts/build-env.sh ] && source scripts/build-env.sh
@@ -27,7 +28,7 @@ export GRID_NODE_BIN=$bin/grid-node
 # The shipped data, wherever the binaries were built.
 export GRID_DATA_DIR=${GRID_DATA_DIR:-$PWD/data}
 REPORT=${REPORT:-bench/reports/memory.md}
-sizes=${1:-"64,4,4,128 64,6,8,384 64,8,8,672 64,12,12,768"}
+sizes=${1:-"64,4,4,128 64,6,8,384 64,8,8,672"}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 runs=()
