@@ -13,7 +13,7 @@ use std::{
 use anyhow::{anyhow, Context, Result};
 use serde_json::Value;
 
-use crate::free_port;
+use crate::{free_port, wait_for};
 
 /// Path of the `grid-trainer` binary (`GRID_TRAINER_BIN`, or next to `grid-node`).
 pub fn trainer_binary() -> PathBuf {
@@ -214,6 +214,25 @@ max_steps = 100
 			.lines()
 			.filter_map(|l| serde_json::from_str(l).ok())
 			.collect()
+	}
+
+	/// Its `status.json` for job `job`, if it wrote one.
+	pub fn status(&self, job: u64) -> Option<Value> {
+		let text = std::fs::read_to_string(self.dir.join(format!("job-{job}")).join("status.json"));
+		serde_json::from_str(&text.ok()?).ok()
+	}
+}
+
+/// Waits, a minute at most, until every one of `providers` says it finished job `job`: it
+/// writes its last round's record once it sees the job end and that round's evaluation is
+/// in, which can take longer than any fixed pause. Says on stderr when it gave up.
+pub fn wait_finished(providers: &[Provider], job: u64) {
+	let finished = |p: &Provider| p.status(job).is_some_and(|s| s["finished"] == true);
+	let waited = wait_for("every provider to finish the job", Duration::from_secs(60), || {
+		providers.iter().all(finished).then_some(())
+	});
+	if let Err(e) = waited {
+		eprintln!("job {job}: {e:#}");
 	}
 }
 

@@ -33,7 +33,7 @@ use anyhow::{bail, ensure, Context, Result};
 use grid_e2e_tests::{
 	network::{dev_account, dev_node, fund_providers, post_job, url, wait_status, STAKE},
 	rounds::{read_job, JobEvents},
-	trainers::{Provider, ProviderSpec},
+	trainers::{wait_finished, Provider, ProviderSpec},
 	wait_for, Node,
 };
 use grid_primitives::{
@@ -552,15 +552,9 @@ fn main() -> Result<()> {
 			done.is_ok()
 		})
 		.collect();
-	// A provider writes its last round's record once it sees the job end (and its last
-	// evaluation is done): wait for every record of a completed job, a minute at most.
 	for ((plan, (providers, _)), completed) in plans.iter().zip(&launched).zip(&done) {
-		let all = |p: &Provider| p.rounds(plan.id).len() >= a.rounds as usize;
-		let waited = wait_for("every round's record", Duration::from_secs(60), || {
-			(!completed || providers.iter().all(all)).then_some(())
-		});
-		if let Err(e) = waited {
-			eprintln!("job {}: {e:#}", plan.id);
+		if *completed {
+			wait_finished(providers, plan.id);
 		}
 	}
 	let mut outcomes = Vec::new();

@@ -30,7 +30,7 @@ use grid_e2e_tests::{
 	cpu::{Kind, Sampler},
 	network::{dev_account, fund_providers, post_job, url, wait_status, MNIST_JOB, STAKE},
 	rounds::{read_job, ChainRound},
-	trainers::{Provider, ProviderSpec},
+	trainers::{wait_finished, Provider, ProviderSpec},
 	wait_for, Node,
 };
 use grid_primitives::job::ExchangeWindow;
@@ -396,18 +396,13 @@ fn run(n: usize, args: &Args, root: &Path) -> Result<Run> {
 		node_s: sampler.seconds(node_pid, Kind::Compute) + sampler.seconds(node_pid, Kind::Other),
 	};
 	eprintln!("n = {n}: {}", if completed { "completed" } else { "not completed in time" });
-	// The trainers write their last round's record and status just after it settles.
-	std::thread::sleep(Duration::from_secs(5));
+	if completed {
+		wait_finished(&providers, 0);
+	}
 	let events = read_job(&node, 0, start)?;
 	let (rounds_read, max_proofs_per_block) = (events.rounds, events.max_proofs_per_block);
 	let records = providers.iter().map(|p| p.rounds(0)).collect();
-	let status = providers
-		.iter()
-		.map(|p| {
-			let text = std::fs::read_to_string(p.dir.join("job-0").join("status.json")).ok()?;
-			serde_json::from_str(&text).ok()
-		})
-		.collect();
+	let status = providers.iter().map(|p| p.status(0)).collect();
 	let unanswered = providers.iter().map(|p| p.log_lines_with("chain: no answer")).sum();
 	let resyncs = providers.iter().map(|p| p.log_lines_with("fetching the global state")).sum();
 	Ok(Run {

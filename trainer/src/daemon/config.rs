@@ -60,7 +60,7 @@ pub struct TrainerConfig {
 	/// The genesis hash of the chain the job's proofs are signed for (a provider's, set from
 	/// the chain it follows): gossiped proofs that are not signed for it are refused.
 	#[serde(skip)]
-	pub proofs_signed_for: Option<[u8; 32]>,
+	pub proof_genesis: Option<[u8; 32]>,
 	/// The job.
 	pub job: JobConfig,
 	/// When rounds run.

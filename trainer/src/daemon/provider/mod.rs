@@ -263,7 +263,7 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		compute_slowdown: config.compute_slowdown,
 		misbehave: config.misbehave,
 		state_piece_bytes: crate::round::state_transfer::STATE_PIECE_BYTES,
-		proofs_signed_for: Some(chain.genesis().0),
+		proof_genesis: Some(chain.genesis().0),
 		job: job_config,
 		// Rounds are opened by the chain; the period only bounds the grace.
 		schedule: Schedule::Deadline {

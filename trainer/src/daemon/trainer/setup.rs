@@ -159,7 +159,7 @@ impl Trainer {
 				ping_interval: Duration::from_secs(5),
 			},
 			datasets: Some(Arc::new(config.store())),
-			proof_genesis: config.proofs_signed_for,
+			proof_genesis: config.proof_genesis,
 		};
 		let net = service::start(runtime, key.clone(), shaper.clone(), net_config)
 			.map_err(Error::Network)?;
