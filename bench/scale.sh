@@ -5,7 +5,9 @@
 # block. Writes bench/reports/scale.md and scale.json.
 #
 # usage: bench/scale.sh [--trainers 4,8,16] [--rounds R] [--round-blocks B]
-#                       [--fetch-timeout-ms T] [--keep DIR]
+#                       [--grace-ms G] [--fetch-ms F] [--fan-in G] [--out DIR] [--keep DIR]
+# --fan-in G runs each N twice, side by side: every member's update aggregated, then at most
+# G a round (the job's training.exchange.fan_in), with a table of the ratios.
 # GRID_BENCH_NO_BUILD=1 uses the binaries already in $CARGO_TARGET_DIR without building.
 # Everything runs on free loopback ports in a temporary directory and is stopped at the end.
 set -euo pipefail

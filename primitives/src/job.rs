@@ -725,7 +725,16 @@ pub struct ExchangeWindow {
 	pub grace_ms: u32,
 	/// The longest wait for the set's updates after that (ms).
 	pub fetch_ms: u32,
+	/// At most this many members' updates are aggregated (and paid) a round (bounded
+	/// fan-in), drawn afresh each round from the round's seed, so each trainer fetches about
+	/// that many updates instead of every member's; none: every member's. At least
+	/// [`MIN_FAN_IN`], the fewest a trimmed mean can drop an outlier from.
+	#[cfg_attr(feature = "serde", serde(default))]
+	pub fan_in: Option<u16>,
 }
+
+/// The smallest bounded fan-in a job may ask for ([`ExchangeWindow::fan_in`]).
+pub const MIN_FAN_IN: u16 = 3;
 
 impl ExchangeWindow {
 	/// Time kept free between a round's commit deadline and its proof deadline (ms): the
@@ -746,7 +755,7 @@ impl ExchangeWindow {
 
 impl Default for ExchangeWindow {
 	fn default() -> Self {
-		ExchangeWindow { grace_ms: 1_500, fetch_ms: 4_000 }
+		ExchangeWindow { grace_ms: 1_500, fetch_ms: 4_000, fan_in: None }
 	}
 }
 
@@ -978,7 +987,7 @@ pub enum SpecError {
 	/// The overlapped steps are not below the cap on inner steps per round (a round would
 	/// never train from its own base).
 	OverlapOverStepCap,
-	/// The exchange's grace or fetch wait is zero.
+	/// The exchange's grace or fetch wait is zero, or its fan-in is under [`MIN_FAN_IN`].
 	BadExchange,
 	/// The exchange's allowance ([`ExchangeWindow::allowance_ms`]) is more than half the
 	/// round: most of the round would go to waiting, not training.
@@ -1011,7 +1020,12 @@ impl<
 				t.overlap_steps > 0 && t.max_steps.is_some_and(|cap| t.overlap_steps >= cap),
 				SpecError::OverlapOverStepCap,
 			),
-			(t.exchange.grace_ms == 0 || t.exchange.fetch_ms == 0, SpecError::BadExchange),
+			(
+				t.exchange.grace_ms == 0
+					|| t.exchange.fetch_ms == 0
+					|| t.exchange.fan_in.is_some_and(|g| g < MIN_FAN_IN),
+				SpecError::BadExchange,
+			),
 		];
 		if let Some((_, error)) = checks.into_iter().find(|(bad, _)| *bad) {
 			return Err(error);
@@ -1252,7 +1266,7 @@ mod tests {
 		// Rounds of 2 blocks (12 s): an allowance of 2 × 2 s + 4 s / 2 = 6 s is half.
 		let mut s = spec();
 		s.training.round_blocks = 2;
-		s.training.exchange = ExchangeWindow { grace_ms: 2_000, fetch_ms: 4_000 };
+		s.training.exchange = ExchangeWindow { grace_ms: 2_000, fetch_ms: 4_000, fan_in: None };
 		assert_eq!(s.training.exchange.allowance_ms(), 6_000);
 		assert_eq!(s.validate(&limits()), Ok(()));
 		s.training.exchange.fetch_ms += 2;
@@ -1338,8 +1352,12 @@ mod tests {
 			),
 			(|s| s.training.exchange.grace_ms = 0, SpecError::BadExchange),
 			(|s| s.training.exchange.fetch_ms = 0, SpecError::BadExchange),
+			(|s| s.training.exchange.fan_in = Some(MIN_FAN_IN - 1), SpecError::BadExchange),
 			(
-				|s| s.training.exchange = ExchangeWindow { grace_ms: u32::MAX, fetch_ms: u32::MAX },
+				|s| {
+					s.training.exchange =
+						ExchangeWindow { grace_ms: u32::MAX, fetch_ms: u32::MAX, fan_in: None }
+				},
 				SpecError::ExchangeOverHalfTheRound,
 			),
 			(

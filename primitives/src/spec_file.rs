@@ -175,11 +175,11 @@ mod tests {
 		assert_eq!(parse(&tiles).unwrap().training.compression, Compression::Tiles { k: 64 });
 		let exchange = JOB.replace(
 			"batch_size = 8",
-			"batch_size = 8\nexchange = { grace_ms = 3000, fetch_ms = 20000 }",
+			"batch_size = 8\nexchange = { grace_ms = 3000, fetch_ms = 20000, fan_in = 16 }",
 		);
 		assert_eq!(
 			parse(&exchange).unwrap().training.exchange,
-			crate::job::ExchangeWindow { grace_ms: 3_000, fetch_ms: 20_000 }
+			crate::job::ExchangeWindow { grace_ms: 3_000, fetch_ms: 20_000, fan_in: Some(16) }
 		);
 	}
 

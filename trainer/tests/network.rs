@@ -385,6 +385,77 @@ fn a_cut_link_between_two_trainers_does_not_split_the_agreed_set() {
 	}
 }
 
+/// Issue 26's bounded fan-in: six trainers on a job that aggregates at most three updates a
+/// round. Every trainer aggregates the same three each round, the three the draw from the
+/// round's seed puts first among the agreed ones (not the first to arrive), the others are
+/// recorded as not drawn, the draw changes from round to round, and all agree without
+/// re-syncing while the model learns.
+#[test]
+fn a_bounded_fan_in_aggregates_the_same_drawn_updates_everywhere() {
+	use grid_trainer::round::{coordinator::offline_round_seed, fan_in::Draw};
+	let (n, rounds, fan_in) = (6, 8, 3);
+	let mut net = TestNet::new(n, rounds, PERIOD_MS, INT8, &[]);
+	// Off chain the schedule times the exchange: its window stays the default's.
+	let bounded = job(rounds, INT8).replace(
+		"batch_size = 32",
+		&format!(
+			"batch_size = 32\nexchange = {{ grace_ms = 1500, fetch_ms = 4000, fan_in = {fan_in} }}"
+		),
+	);
+	for node in &mut net.nodes {
+		node.job = Some(bounded.clone());
+	}
+	net.start_all_with_scenario("[default]\nlatency_ms = 10\nbandwidth_mbit = 50\nloss = 0.01\n");
+	net.wait_all(Duration::from_secs(180));
+
+	let agreed = assert_agreement(&net, &(0..n).collect::<Vec<_>>(), n);
+	assert!(agreed * 2 >= rounds as usize, "only {agreed} rounds decided by all six");
+	let mut draws = std::collections::BTreeSet::new();
+	for round in 0..u64::from(rounds) {
+		let sets: Vec<Vec<String>> = (0..n).map(|i| aggregated_set(&net, i, round)).collect();
+		let decided: Vec<&Vec<String>> = sets.iter().filter(|s| !s.is_empty()).collect();
+		assert!(decided.windows(2).all(|w| w[0] == w[1]), "round {round}: sets {sets:?}");
+		let Some(set) = decided.first() else { continue };
+		assert!(set.len() <= fan_in, "round {round}: {} aggregated", set.len());
+		// The aggregated are the draw's first among the agreed (aggregated and not drawn).
+		let record = net.nodes[0].rounds().into_iter().find(|r| r["round"].as_u64() == Some(round));
+		let names = |key: &str| -> Vec<String> {
+			record
+				.as_ref()
+				.and_then(|r| r[key].as_array().cloned())
+				.unwrap_or_default()
+				.iter()
+				.filter_map(|p| p.as_str().map(str::to_string))
+				.collect()
+		};
+		let (screened, not_drawn) = (names("screened_out"), names("not_drawn"));
+		let agreed: Vec<(libp2p::PeerId, ())> = set
+			.iter()
+			.chain(&screened)
+			.chain(&not_drawn)
+			.map(|p| (p.parse().unwrap(), ()))
+			.collect();
+		if agreed.len() > fan_in {
+			assert_eq!(set.len() + screened.len(), fan_in, "round {round}: a full draw");
+		}
+		let draw = Draw { seed: offline_round_seed(7, round as u32).0, fan_in };
+		let mut expected: Vec<String> =
+			draw.drawn(agreed).0.into_iter().map(|(p, _)| p.to_string()).collect();
+		expected.sort();
+		let mut drawn: Vec<String> = set.iter().chain(&screened).cloned().collect();
+		drawn.sort();
+		assert_eq!(drawn, expected, "round {round}: not the draw's first");
+		draws.insert(drawn);
+	}
+	assert!(draws.len() >= 2, "the same members drawn every round: {draws:?}");
+	for (i, node) in net.nodes.iter().enumerate() {
+		let resyncs = node.log_tail(usize::MAX).matches("re-syncing").count();
+		assert_eq!(resyncs, 0, "trainer {i} re-synced\n{}", net.log(i));
+	}
+	let losses = eval_losses(&net.nodes[0]);
+	assert!(losses.last().unwrap() < &losses[0], "held-out loss {losses:?}");
+}
+
 /// The rounds in which `node` trained overlapped with the round before.
 fn overlapped_rounds(node: &LocalNode) -> Vec<u64> {
 	node.rounds()

@@ -371,6 +371,7 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
           {field("maxSteps", "Most inner steps per round", "empty: as many as fit; a claim of more is refused and never replayed")}
           {field("graceMs", "Exchange: commitments taken for (ms)", "past the commit deadline; the same for every member")}
           {field("fetchMs", "Exchange: longest wait for updates (ms)", "2 × grace + fetch / 2 comes out of each round's training, at most half of it")}
+          {field("fanIn", "Exchange: most updates aggregated a round", "empty: every member's; else drawn each round (at least 3), each trainer fetching about that many")}
           {choice("compression", "Compression", [
             ["none", "None (f32)"],
             ["int8", "int8"],

@@ -89,11 +89,15 @@ describe("JobDetailView", () => {
   });
 
   it("states the job's exchange and what it takes from each round", () => {
-    const spec = { ...SPEC, training: { ...SPEC.training, exchange: { grace_ms: 3000, fetch_ms: 20000 } } };
-    render(<JobDetailView detail={{ job: job(2, { spec }), participants: [], rounds: [] }} rpcUrl="ws://x" />);
+    const spec = { ...SPEC, training: { ...SPEC.training, exchange: { grace_ms: 3000, fetch_ms: 20000, fan_in: undefined } } };
+    const { unmount } = render(<JobDetailView detail={{ job: job(2, { spec }), participants: [], rounds: [] }} rpcUrl="ws://x" />);
     expect(screen.getByTestId("exchange")).toHaveTextContent(
-      "commitments taken for 3000 ms, updates waited for at most 20000 ms: 16000 ms of each round",
+      "commitments taken for 3000 ms, updates waited for at most 20000 ms: 16000 ms of each round; every member's update aggregated",
     );
+    unmount();
+    const bounded = { ...SPEC, training: { ...SPEC.training, exchange: { grace_ms: 3000, fetch_ms: 20000, fan_in: 16 } } };
+    render(<JobDetailView detail={{ job: job(2, { spec: bounded }), participants: [], rounds: [] }} rpcUrl="ws://x" />);
+    expect(screen.getByTestId("exchange")).toHaveTextContent("at most 16 updates aggregated a round");
   });
 
   it("names a shipped dataset by its name, with its URI and shortened reference", () => {

@@ -262,7 +262,10 @@ export function JobDetailView({ detail, liveRounds = [], rpcUrl, canCancel, onCa
             <dt>Exchange</dt>
             <dd data-testid="exchange">
               commitments taken for {t.exchange.grace_ms} ms, updates waited for at most {t.exchange.fetch_ms} ms:{" "}
-              {exchangeAllowanceMs(t.exchange)} ms of each round
+              {exchangeAllowanceMs(t.exchange)} ms of each round;{" "}
+              {t.exchange.fan_in === undefined
+                ? "every member's update aggregated"
+                : `at most ${t.exchange.fan_in} updates aggregated a round, drawn from its seed`}
             </dd>
             <dt>Compression</dt>
             <dd>{describeCompression(t.compression)}</dd>

@@ -16,7 +16,7 @@ const deterrence = (rules as unknown as { deterrence?: DeterrenceVector[] }).det
 /** `[dataset URI, whether the trainers read it]`. */
 const uris = (rules as unknown as { uris?: [string, boolean][] }).uris;
 /** The default exchange `[grace ms, fetch ms]` and `[round blocks, grace ms, fetch ms, allowed]`. */
-const exchange = (rules as unknown as { exchange?: { default: [number, number]; cases: [number, number, number, boolean][] } }).exchange;
+const exchange = (rules as unknown as { exchange?: { default: [number, number]; cases: [number, number, number, boolean][]; fan_in?: [number | null, boolean][] } }).exchange;
 
 describe("the job form follows the trainer's rules", () => {
   it("ships the same datasets under the same URIs and content hashes", () => {
@@ -84,6 +84,16 @@ describe("the job form follows the trainer's rules", () => {
       const errors = buildJobSpec(form).errors ?? {};
       const refused = errors.graceMs !== undefined || errors.fetchMs !== undefined;
       expect(refused, `${blocks} blocks, grace ${grace} ms, fetch ${fetch} ms`).toBe(!allowed);
+    }
+  });
+
+  it.skipIf(!exchange?.fan_in)("takes the fan-ins the chain takes and refuses the others (ExchangeWindow::fan_in)", () => {
+    expect(exchange!.fan_in!.some(([, allowed]) => !allowed)).toBe(true);
+    for (const [fanIn, allowed] of exchange!.fan_in!) {
+      const form = { ...DEFAULT_FORM, fanIn: fanIn === null ? "" : String(fanIn) };
+      const built = buildJobSpec(form);
+      expect(built.errors?.fanIn === undefined, `fan-in ${fanIn}`).toBe(allowed);
+      if (allowed) expect(built.spec?.training.exchange.fan_in).toBe(fanIn ?? undefined);
     }
   });
 

@@ -65,7 +65,7 @@ describe("job form → JobSpec", () => {
         error_decay: 900_000_000,
         overlap_steps: 0,
         max_steps: undefined,
-        exchange: { grace_ms: 1500, fetch_ms: 4000 },
+        exchange: { grace_ms: 1500, fetch_ms: 4000, fan_in: undefined },
         compression: { type: "Int8", value: { chunk: 256 } },
       },
       rounds: 5,

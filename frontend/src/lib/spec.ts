@@ -128,6 +128,8 @@ export interface JobForm {
   graceMs: string;
   /** The exchange: the longest wait for the set's updates after that (ms). */
   fetchMs: string;
+  /** The exchange: at most this many updates aggregated a round. Empty: every member's. */
+  fanIn: string;
   compression: CompressionKind;
   chunk: string;
   k: string;
@@ -199,6 +201,7 @@ export const DEFAULT_FORM: JobForm = {
   // ExchangeWindow's default in grid-primitives.
   graceMs: "1500",
   fetchMs: "4000",
+  fanIn: "",
   compression: "int8",
   chunk: "256",
   k: "16",
@@ -608,6 +611,8 @@ export function escrowOf(spec: Pick<JobSpec, "reward_per_round" | "rounds">, fee
 
 const U16_MAX = 0xffff;
 const U32_MAX = 0xffff_ffff;
+/** grid-primitives `MIN_FAN_IN`: the fewest updates a trimmed mean can drop an outlier from. */
+export const MIN_FAN_IN = 3;
 
 /** Reads a whole-number field within `[min, max]`, noting the field's error (`buildJobSpec`'s `int`). */
 type IntField = (field: FormField, max?: number, min?: number) => number;
@@ -791,8 +796,13 @@ export function buildJobSpec(
   }
   const batchSize = int("batchSize", U32_MAX, 1);
   const roundBlocks = int("roundBlocks");
-  // Pallet error BadExchange (a zero part).
-  const exchange = { grace_ms: int("graceMs", U32_MAX, 1), fetch_ms: int("fetchMs", U32_MAX, 1) };
+  // Pallet error BadExchange (a zero part, or a fan-in under MIN_FAN_IN).
+  const fanIn = String(form.fanIn).trim() === "" ? undefined : int("fanIn", U16_MAX, MIN_FAN_IN);
+  const exchange = {
+    grace_ms: int("graceMs", U32_MAX, 1),
+    fetch_ms: int("fetchMs", U32_MAX, 1),
+    fan_in: fanIn,
+  };
   const rounds = int("rounds", U32_MAX, 1);
   const rewardPerRound = grid("rewardPerRound");
   rule(rewardPerRound === 0n, "rewardPerRound", "must be above 0");

@@ -355,13 +355,21 @@ fn payouts<T: Config>(
 		})
 		.collect();
 	let weights: Vec<u64> = qualified.iter().map(|(_, weight)| *weight).collect();
-	let amounts = payout::split(job.spec.reward_per_round, round.members.len() as u32, &weights);
+	let amounts = payout::split(job.spec.reward_per_round, reward_slots::<T>(job, round), &weights);
 	qualified
 		.into_iter()
 		.zip(amounts)
 		.map(|((who, _), amount)| (who, amount))
 		.filter(|(_, amount)| !amount.is_zero())
 		.collect()
+}
+
+/// How many members a round's reward is split for: one slot a member, or, when the job
+/// bounds its fan-in, one for each update aggregated (the others are not drawn that round and
+/// not paid for it, so a member's expected pay is the same either way).
+fn reward_slots<T: Config>(job: &JobOf<T>, round: &RoundStateOf<T>) -> u32 {
+	let members = round.members.len() as u32;
+	job.spec.training.exchange.fan_in.map_or(members, |g| members.min(u32::from(g)))
 }
 
 /// The other attesters whose proofs say they used `proof`'s update: they hold it.

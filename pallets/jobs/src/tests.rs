@@ -208,7 +208,8 @@ fn create_job_rejects_every_bad_field() {
 					// Two blocks (12 s) with an allowance of 2 × 2 s + 4 s / 2 = 6 s is just
 					// allowed; 1 ms more of grace is not.
 					s.training.round_blocks = 2;
-					s.training.exchange = ExchangeWindow { grace_ms: 2_001, fetch_ms: 4_000 };
+					s.training.exchange =
+						ExchangeWindow { grace_ms: 2_001, fetch_ms: 4_000, fan_in: None };
 				},
 				Error::ExchangeOverHalfTheRound,
 			),
@@ -536,6 +537,36 @@ fn an_update_the_others_did_not_use_is_not_paid() {
 		let summary = RoundResults::<Test>::get(id, 0).unwrap();
 		assert_eq!(summary.paid_participants, 2);
 		assert_eq!(summary.paid, REWARD * 2 / 3);
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_bounded_fan_in_pays_the_whole_reward_to_the_drawn_and_nothing_to_the_rest() {
+	new_test_ext().execute_with(|| {
+		let mut s = spec();
+		s.training.exchange.fan_in = Some(3);
+		let id = running_job_of(s, &[P1, P2, P3, P4]);
+		let p4 = free(P4);
+		// P1-P3 were drawn: every proof says it used their updates. P4 was not drawn; it
+		// attests the result and claims the same samples, and even names itself as used.
+		let drawn = [P1, P2, P3];
+		for who in drawn {
+			assert_ok!(Jobs::submit_proof(
+				RuntimeOrigin::signed(who),
+				proof(id, 0, who, 42, 100, &drawn)
+			));
+		}
+		assert_ok!(Jobs::submit_proof(
+			RuntimeOrigin::signed(P4),
+			proof(id, 0, P4, 42, 100, &[P1, P2, P3, P4])
+		));
+		advance(ROUND_BLOCKS);
+		assert_eq!(free(P4), p4, "an update the others did not aggregate is not paid");
+		let summary = RoundResults::<Test>::get(id, 0).unwrap();
+		assert_eq!(summary.paid_participants, 3);
+		// Three slots, not four: the drawn share the whole reward (less rounding dust).
+		assert_eq!(summary.paid, 3 * (REWARD / 3));
 		check_invariants();
 	});
 }

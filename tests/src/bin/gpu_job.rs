@@ -95,7 +95,7 @@ fn args() -> Result<Args> {
 		rounds: 3,
 		round_blocks: 10,
 		max_steps: 40,
-		exchange: ExchangeWindow { grace_ms: 3_000, fetch_ms: 20_000 },
+		exchange: ExchangeWindow { grace_ms: 3_000, fetch_ms: 20_000, fan_in: None },
 		threads: 4,
 		eval_samples: 200,
 		budget: Duration::ZERO,

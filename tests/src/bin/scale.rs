@@ -33,7 +33,7 @@ use grid_e2e_tests::{
 	trainers::{wait_finished, Provider, ProviderSpec},
 	wait_for, Node,
 };
-use grid_primitives::job::ExchangeWindow;
+use grid_primitives::job::{ExchangeWindow, MIN_FAN_IN};
 use polkadot_sdk::sp_core::crypto::AccountId32;
 use serde_json::{json, Value};
 
@@ -54,6 +54,9 @@ struct Args {
 	/// member keeps its allowance, `2 × grace + fetch / 2`, between the commit deadline and
 	/// its proof.
 	exchange: ExchangeWindow,
+	/// Also run each N with at most this many updates aggregated a round, after its
+	/// all-to-all run.
+	fan_in: Option<u16>,
 }
 
 fn args() -> Result<Args> {
@@ -64,6 +67,7 @@ fn args() -> Result<Args> {
 		keep: None,
 		round_blocks: 5,
 		exchange: ExchangeWindow::default(),
+		fan_in: None,
 	};
 	let mut words = std::env::args().skip(1);
 	while let Some(flag) = words.next() {
@@ -81,9 +85,10 @@ fn args() -> Result<Args> {
 			"--round-blocks" => parsed.round_blocks = value.parse()?,
 			"--grace-ms" => parsed.exchange.grace_ms = value.parse()?,
 			"--fetch-ms" => parsed.exchange.fetch_ms = value.parse()?,
+			"--fan-in" => parsed.fan_in = Some(value.parse()?),
 			other => bail!(
 				"unknown option {other} (--trainers, --rounds, --round-blocks, --grace-ms, \
-				 --fetch-ms, --out, --keep)"
+				 --fetch-ms, --fan-in, --out, --keep)"
 			),
 		}
 	}
@@ -92,6 +97,10 @@ fn args() -> Result<Args> {
 		"--trainers takes counts of 2 to 64 (the chain's MaxParticipants)"
 	);
 	ensure!((2..=20).contains(&parsed.rounds), "--rounds must be 2..=20");
+	ensure!(
+		parsed.fan_in.is_none_or(|g| g >= MIN_FAN_IN),
+		"--fan-in must be at least {MIN_FAN_IN}"
+	);
 	ensure!((2..=50).contains(&parsed.round_blocks), "--round-blocks must be 2..=50");
 	ensure!((100..=10_000).contains(&parsed.exchange.grace_ms), "--grace-ms must be 100..=10000");
 	ensure!(
@@ -111,6 +120,8 @@ fn args() -> Result<Args> {
 /// What one N's run measured.
 struct Run {
 	n: usize,
+	/// The job's bounded fan-in (`None`: every member's update aggregated).
+	fan_in: Option<u16>,
 	completed: bool,
 	/// From posting the job to its start (every provider registered and joined).
 	setup_s: f64,
@@ -175,6 +186,14 @@ impl CpuUse {
 }
 
 impl Run {
+	/// N, and the fan-in when bounded.
+	fn label(&self) -> String {
+		match self.fan_in {
+			Some(g) => format!("{} (fan-in {g})", self.n),
+			None => self.n.to_string(),
+		}
+	}
+
 	/// Blocks from each round's settlement to the next's (the round period as the chain
 	/// lives it), for the rounds after the first.
 	fn period_blocks(&self) -> Vec<u32> {
@@ -261,6 +280,7 @@ impl Run {
 		let agreement = self.agreement();
 		json!({
 			"trainers": self.n,
+			"fan_in": self.fan_in,
 			"completed": self.completed,
 			"setup_s": self.setup_s,
 			"rounds_settled_with_result": self.rounds.values().filter(|r| r.result).count(),
@@ -333,9 +353,12 @@ fn scale_node(dir: &Path) -> Result<Node> {
 }
 
 /// Runs the job with `n` providers, as `args` say (rounds, their length, the exchange).
-fn run(n: usize, args: &Args, root: &Path) -> Result<Run> {
+fn run(n: usize, fan_in: Option<u16>, args: &Args, root: &Path) -> Result<Run> {
 	let (rounds, round_blocks, exchange) = (args.rounds, args.round_blocks, args.exchange);
-	let dir = root.join(format!("n{n}"));
+	let dir = root.join(match fan_in {
+		Some(g) => format!("n{n}-fan-in-{g}"),
+		None => format!("n{n}"),
+	});
 	std::fs::create_dir_all(&dir)?;
 	let node = scale_node(&dir)?;
 	let url = url(&node);
@@ -361,8 +384,10 @@ fn run(n: usize, args: &Args, root: &Path) -> Result<Run> {
 		.replace(
 			"round_blocks = 5\n",
 			&format!(
-				"round_blocks = {round_blocks}\nexchange = {{ grace_ms = {}, fetch_ms = {} }}\n",
-				exchange.grace_ms, exchange.fetch_ms
+				"round_blocks = {round_blocks}\nexchange = {{ grace_ms = {}, fetch_ms = {}{} }}\n",
+				exchange.grace_ms,
+				exchange.fetch_ms,
+				fan_in.map_or(String::new(), |g| format!(", fan_in = {g}")),
 			),
 		);
 	post_job(&url, &dir, &spec, 0)?;
@@ -407,6 +432,7 @@ fn run(n: usize, args: &Args, root: &Path) -> Result<Run> {
 	let resyncs = providers.iter().map(|p| p.log_lines_with("fetching the global state")).sum();
 	Ok(Run {
 		n,
+		fan_in,
 		completed,
 		setup_s,
 		rounds: rounds_read,
@@ -464,7 +490,7 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], args: &Args) -> String {
 			|key: &str| h[key].as_f64().map_or("n/a".into(), |x| format!("{:.0}%", 100.0 * x));
 		md += &format!(
 			"| {} | {} | {:.0} | {}/{} | {} | {} | {} | {} | {} / {} KB | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} |\n",
-			run.n,
+			run.label(),
 			if run.completed { "yes" } else { "no" },
 			run.setup_s,
 			h["rounds_settled_with_result"],
@@ -491,6 +517,7 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], args: &Args) -> String {
 	for (n, why) in failed {
 		md += &format!("| {n} | failed: {} |\n", why.lines().next().unwrap_or_default());
 	}
+	md += &fan_in_table(runs);
 	md += &cpu_table(runs);
 	md += &decision_table(runs, &args.exchange);
 	md += "\n## Per round\n\n| N | round | opened (block) | members | proofs | attesting the quorum | quorum (block) | paid (block) | settled (block) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
@@ -499,7 +526,7 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], args: &Args) -> String {
 			let block = |b: Option<u32>| b.map_or("-".into(), |b| b.to_string());
 			md += &format!(
 				"| {} | {index} | {} | {} | {} | {} | {} | {} | {} |\n",
-				run.n,
+				run.label(),
 				block(r.opened),
 				r.members,
 				r.proofs,
@@ -552,6 +579,66 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], args: &Args) -> String {
 	md
 }
 
+/// Per N run both ways, the bounded fan-in's figures over all-to-all's.
+fn fan_in_ratios(runs: &[Run]) -> Vec<Value> {
+	let decision = |h: &Value| -> Option<f64> {
+		["fetch", "attest", "agreed_fetch", "step"]
+			.iter()
+			.map(|p| h["decision_ms_mean"][p].as_f64())
+			.sum()
+	};
+	let over = |a: Option<f64>, b: Option<f64>| match (a, b) {
+		(Some(a), Some(b)) if b > 0.0 => Some(a / b),
+		_ => None,
+	};
+	runs.iter()
+		.filter(|r| r.fan_in.is_some())
+		.filter_map(|bounded| {
+			let all = runs.iter().find(|r| r.n == bounded.n && r.fan_in.is_none())?;
+			let (b, a) = (bounded.headline(), all.headline());
+			let bytes = |h: &Value| h["bytes_per_trainer_per_round"]["mean"].as_f64();
+			let step = |h: &Value| h["decision_ms_mean"]["step"].as_f64();
+			Some(json!({
+				"trainers": bounded.n,
+				"fan_in": bounded.fan_in,
+				"bytes_ratio": over(bytes(&b), bytes(&a)),
+				"decision_ratio": over(decision(&b), decision(&a)),
+				"step_ratio": over(step(&b), step(&a)),
+				"rounds_with_result": [b["rounds_settled_with_result"], a["rounds_settled_with_result"]],
+				"agreement_share_min": [b["agreement_share_min"], a["agreement_share_min"]],
+			}))
+		})
+		.collect()
+}
+
+/// The bounded fan-in against all-to-all at the same N, when both ran.
+fn fan_in_table(runs: &[Run]) -> String {
+	let ratios = fan_in_ratios(runs);
+	if ratios.is_empty() {
+		return String::new();
+	}
+	let mut md = String::from(
+		"\n## Bounded fan-in against all-to-all\n\nThe same N run twice in this invocation, one after the other: every member's update aggregated, then at most G drawn a round (`training.exchange.fan_in`, `round/fan_in.rs`). Ratios are the bounded run's over the all-to-all run's.\n\n| N | G | bytes per trainer per round | decision after the collection | aggregating and stepping | rounds with a result (G / all) | trainers agreeing, worst round (G / all) |\n|---:|---:|---:|---:|---:|---:|---:|\n",
+	);
+	let x = |v: &Value| v.as_f64().map_or("n/a".into(), |r| format!("{r:.2}x"));
+	let pct = |v: &Value| v.as_f64().map_or("n/a".into(), |r| format!("{:.0}%", 100.0 * r));
+	for r in &ratios {
+		md += &format!(
+			"| {} | {} | {} | {} | {} | {} / {} | {} / {} |\n",
+			r["trainers"],
+			r["fan_in"],
+			x(&r["bytes_ratio"]),
+			x(&r["decision_ratio"]),
+			x(&r["step_ratio"]),
+			r["rounds_with_result"][0],
+			r["rounds_with_result"][1],
+			pct(&r["agreement_share_min"][0]),
+			pct(&r["agreement_share_min"][1]),
+		);
+	}
+	md
+}
+
 /// Where the CPU went, per N.
 fn cpu_table(runs: &[Run]) -> String {
 	let mut md = String::from(
@@ -562,7 +649,7 @@ fn cpu_table(runs: &[Run]) -> String {
 		let cpu = &run.cpu;
 		md += &format!(
 			"| {} | {:.0} | {} | {} | {} | {} | {} |\n",
-			run.n,
+			run.label(),
 			cpu.wall_s,
 			cpu.cores,
 			percent(cpu.per_trainer_core_share(&cpu.compute_s)),
@@ -588,7 +675,7 @@ fn decision_table(runs: &[Run], exchange: &ExchangeWindow) -> String {
 			["fetch", "attest", "agreed_fetch", "step"].iter().map(|p| part(p)).sum();
 		md += &format!(
 			"| {} | {} | {} | {} | {} | {} |\n",
-			run.n,
+			run.label(),
 			fmt(part("fetch"), 0),
 			fmt(part("attest"), 0),
 			fmt(part("agreed_fetch"), 0),
@@ -604,13 +691,17 @@ fn main() -> Result<()> {
 	let temporary = tempfile::tempdir()?;
 	let root = args.keep.clone().unwrap_or_else(|| temporary.path().to_owned());
 	let (mut runs, mut failed) = (Vec::new(), Vec::new());
+	// With a fan-in, each N runs all-to-all and then bounded, side by side.
+	let fan_ins: Vec<Option<u16>> = std::iter::once(None).chain(args.fan_in.map(Some)).collect();
 	for &n in &args.trainers {
-		// A size that fails is a finding: reported, and the next size still runs.
-		match run(n, &args, &root) {
-			Ok(done) => runs.push(done),
-			Err(e) => {
-				eprintln!("n = {n} failed: {e:#}");
-				failed.push((n, format!("{e:#}")));
+		for &fan_in in &fan_ins {
+			// A size that fails is a finding: reported, and the next size still runs.
+			match run(n, fan_in, &args, &root) {
+				Ok(done) => runs.push(done),
+				Err(e) => {
+					eprintln!("n = {n} (fan-in {fan_in:?}) failed: {e:#}");
+					failed.push((n, format!("{e:#}")));
+				}
 			}
 		}
 	}
@@ -620,6 +711,8 @@ fn main() -> Result<()> {
 		"rounds": args.rounds,
 		"round_blocks": args.round_blocks,
 		"exchange": { "grace_ms": args.exchange.grace_ms, "fetch_ms": args.exchange.fetch_ms },
+		"fan_in": args.fan_in,
+		"fan_in_vs_all": fan_in_ratios(&runs),
 		"block_secs": BLOCK_SECS,
 		"runs": runs.iter().map(Run::headline).collect::<Vec<_>>(),
 		"failed": failed.iter().map(|(n, why)| json!({ "trainers": n, "why": why })).collect::<Vec<_>>(),

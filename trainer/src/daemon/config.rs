@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use grid_primitives::job::{
-	DatasetRef, ExchangeWindow, JobId, ModelSpec, RoundIndex, TrainingParams,
+	DatasetRef, ExchangeWindow, JobId, ModelSpec, RoundIndex, TrainingParams, MIN_FAN_IN,
 };
 use serde::Deserialize;
 
@@ -179,12 +179,21 @@ impl TrainerConfig {
 			)));
 		}
 		// A chain job (its round length set) brings its exchange, and the provider times its
-		// schedule by it.
-		if j.training.round_blocks == 0 && j.training.exchange != ExchangeWindow::default() {
+		// schedule by it; off chain only its fan-in is read.
+		let (exchange, default) = (j.training.exchange, ExchangeWindow::default());
+		let timed = (exchange.grace_ms, exchange.fetch_ms) != (default.grace_ms, default.fetch_ms);
+		if j.training.round_blocks == 0 && timed {
 			return bad(
 				"job.training.exchange times a chain job's exchange; off chain the schedule's \
-				 grace_ms and fetch_timeout_ms do: leave it out",
+				 grace_ms and fetch_timeout_ms do: give the default's (1500 and 4000) with a fan_in, \
+				 or leave it out",
 			);
+		}
+		if let Some(g) = exchange.fan_in.filter(|g| *g < MIN_FAN_IN) {
+			return Err(Error::Config(format!(
+				"job.training.exchange.fan_in ({g}) must be at least {MIN_FAN_IN}: a trimmed mean \
+				 of fewer drops no outlier"
+			)));
 		}
 		if j.training.max_steps == Some(0) {
 			return bad("job.training.max_steps must be positive (leave it out for no cap)");
@@ -339,6 +348,13 @@ mod tests {
 				),
 				"off chain the schedule's",
 			),
+			(
+				GOOD.replace(
+					"batch_size = 32",
+					"batch_size = 32\nexchange = { grace_ms = 1500, fetch_ms = 4000, fan_in = 2 }",
+				),
+				"must be at least 3",
+			),
 		];
 		for (text, expected) in cases {
 			std::fs::write(&path, text).unwrap();
@@ -348,7 +364,8 @@ mod tests {
 		// A chain job (a provider's) brings its own exchange: that is no configuration error.
 		let mut chain: TrainerConfig = toml::from_str(GOOD).unwrap();
 		chain.job.training.round_blocks = 5;
-		chain.job.training.exchange = ExchangeWindow { grace_ms: 2_000, fetch_ms: 14_000 };
+		chain.job.training.exchange =
+			ExchangeWindow { grace_ms: 2_000, fetch_ms: 14_000, fan_in: None };
 		assert_eq!(chain.validate().map_err(|e| e.to_string()), Ok(()));
 		let mut c: TrainerConfig = toml::from_str(GOOD).unwrap();
 		c.job.dataset = grid_primitives::datasets::SHAKESPEARE.reference();

@@ -411,7 +411,7 @@ mod tests {
 	/// and `[round blocks, grace ms, fetch ms, whether it is allowed]` around the bound of
 	/// half the round, for the web UI's form to take and refuse alike.
 	fn exchange_cases() -> serde_json::Value {
-		use grid_primitives::job::{Deterrence, ExchangeWindow, SpecError, SpecLimits};
+		use grid_primitives::job::{Deterrence, ExchangeWindow, SpecError, SpecLimits, MIN_FAN_IN};
 		let limits = SpecLimits {
 			max_rounds: u32::MAX,
 			max_participants: 64,
@@ -435,7 +435,7 @@ mod tests {
 		.chain([(5, 0, 4_000), (10, 10_000, 20_000), (10, 10_000, 20_002)])
 		.map(|(blocks, grace_ms, fetch_ms)| {
 			spec.training.round_blocks = blocks;
-			spec.training.exchange = ExchangeWindow { grace_ms, fetch_ms };
+			spec.training.exchange = ExchangeWindow { grace_ms, fetch_ms, fan_in: None };
 			let verdict = spec.validate(&limits);
 			assert!(
 				matches!(
@@ -448,7 +448,20 @@ mod tests {
 		})
 		.collect();
 		let default = ExchangeWindow::default();
-		serde_json::json!({ "default": [default.grace_ms, default.fetch_ms], "cases": cases })
+		let fan_in: Vec<serde_json::Value> =
+			[None, Some(0), Some(MIN_FAN_IN - 1), Some(MIN_FAN_IN), Some(64)]
+				.into_iter()
+				.map(|fan_in| {
+					spec.training.round_blocks = 5;
+					spec.training.exchange = ExchangeWindow { fan_in, ..default };
+					serde_json::json!([fan_in, spec.validate(&limits).is_ok()])
+				})
+				.collect();
+		serde_json::json!({
+			"default": [default.grace_ms, default.fetch_ms],
+			"cases": cases,
+			"fan_in": fan_in,
+		})
 	}
 
 	/// `[uri, whether the trainers read it]` for dataset URIs of every kind, good and bad, as

@@ -37,6 +37,9 @@ pub struct RoundRecord {
 	pub missing: Vec<String>,
 	/// Committers whose updates too few witnesses held to be in the agreed set.
 	pub left_out: Vec<String>,
+	/// Members of the agreed set past the job's fan-in (`training.exchange.fan_in`): not
+	/// drawn this round.
+	pub not_drawn: Vec<String>,
 	pub model_hash: String,
 	pub state_hash: String,
 	pub train_loss: Option<f32>,

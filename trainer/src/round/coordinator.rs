@@ -90,6 +90,10 @@ pub trait Coordinator: Send {
 	/// This trainer's data seed for `round`, when the coordinator deals seeds (else the
 	/// trainer derives one from the job and round).
 	fn data_seed(&self, round: RoundIndex) -> Option<Hash>;
+	/// The round's own seed, for what every member draws alike (the bounded fan-in's draw,
+	/// [`crate::round::fan_in`]): the chain's, or off chain [`offline_round_seed`]; `None`
+	/// when the chain's is not known here.
+	fn round_seed(&self, round: RoundIndex) -> Option<Hash>;
 	/// A round finished here.
 	fn round_done(&self, report: RoundReport);
 }
@@ -107,6 +111,9 @@ impl<C: Coordinator + Sync> Coordinator for std::sync::Arc<C> {
 	}
 	fn data_seed(&self, round: RoundIndex) -> Option<Hash> {
 		C::data_seed(self, round)
+	}
+	fn round_seed(&self, round: RoundIndex) -> Option<Hash> {
+		C::round_seed(self, round)
 	}
 	fn round_done(&self, report: RoundReport) {
 		C::round_done(self, report)
@@ -176,9 +183,9 @@ impl Schedule {
 }
 
 /// Rounds set by a trainer's own [`Schedule`] (no chain): nothing deals seeds or takes
-/// reports, and the job never ends early.
+/// reports, and the job never ends early. The job's id gives its rounds' seeds.
 #[derive(Clone, Copy, Debug)]
-pub struct LocalSchedule(pub Schedule);
+pub struct LocalSchedule(pub Schedule, pub JobId);
 
 impl Coordinator for LocalSchedule {
 	fn clock(&self, now_ms: u64) -> Clock {
@@ -207,6 +214,10 @@ impl Coordinator for LocalSchedule {
 		None
 	}
 
+	fn round_seed(&self, round: RoundIndex) -> Option<Hash> {
+		Some(offline_round_seed(self.1, round))
+	}
+
 	fn round_done(&self, _report: RoundReport) {}
 }
 
@@ -231,24 +242,28 @@ mod tests {
 
 	#[test]
 	fn a_deadline_schedule_opens_rounds_by_the_clock() {
-		let schedule = LocalSchedule(Schedule::Deadline {
-			start_unix_ms: 10_000,
-			period_ms: 1_000,
-			grace_ms: 100,
-			fetch_timeout_ms: 100,
-			transfer_budget_ms: 100,
-		});
+		let schedule = LocalSchedule(
+			Schedule::Deadline {
+				start_unix_ms: 10_000,
+				period_ms: 1_000,
+				grace_ms: 100,
+				fetch_timeout_ms: 100,
+				transfer_budget_ms: 100,
+			},
+			3,
+		);
 		assert_eq!(schedule.clock(0), Clock::Open(0), "before the start, round 0 is next");
 		assert_eq!(schedule.clock(12_500), Clock::Open(2));
 		assert!(schedule.clock(12_500).has_opened(2) && !schedule.clock(12_500).has_opened(3));
 		assert_eq!(schedule.deadline(2), Some(13_000));
 		assert!(!schedule.ended() && schedule.data_seed(2).is_none());
+		assert_eq!(schedule.round_seed(2), Some(offline_round_seed(3, 2)), "one for every member");
 	}
 
 	#[test]
 	fn fixed_steps_are_self_paced_without_deadlines() {
 		let schedule =
-			LocalSchedule(Schedule::FixedSteps { start_unix_ms: 0, steps: 5, wait_ms: 100 });
+			LocalSchedule(Schedule::FixedSteps { start_unix_ms: 0, steps: 5, wait_ms: 100 }, 3);
 		let clock = schedule.clock(123_456);
 		assert_eq!(clock, Clock::SelfPaced);
 		assert_eq!(clock.round(), 0);

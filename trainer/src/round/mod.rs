@@ -11,6 +11,7 @@
 //! - [`contribute`]: seed, transfer budget, and the sealed (compressed, signed) update.
 //! - [`fetch`]: requests in flight, candidates, retries and checks of fetched bytes.
 //! - [`decide`]: base check, the set's updates, aggregate and outer step.
+//! - [`fan_in`]: the draw of the at most `G` updates a round aggregates.
 //! - [`fraud`]: the fraud desk (evidence, screening, replays, votes).
 //! - [`peers`]: per-peer link and compute health.
 //! - [`witness`]: availability attestations and the round's agreed set.
@@ -21,6 +22,7 @@ pub mod contribute;
 pub mod coordinator;
 pub mod decide;
 pub mod evidence;
+pub mod fan_in;
 pub mod fetch;
 pub mod fraud;
 pub mod messages;

@@ -212,7 +212,20 @@ impl Witnesses {
 	/// `base` hold; every candidate when none of the others attested (a node alone, or cut
 	/// off, decides from what it has).
 	pub fn agree(&self, base: &Digest, candidates: &[(PeerId, SignedCommitment)]) -> Agreement {
-		let witnesses: Vec<(PeerId, &[Digest])> = candidates
+		self.agree_among(base, candidates, candidates)
+	}
+
+	/// [`Witnesses::agree`] on the updates of `candidates` only, witnessed by every one of
+	/// `committers` (the round's commitments from `base`): with a bounded fan-in
+	/// ([`crate::round::fan_in`]) the candidates are the drawn and spare updates, and every
+	/// committer's attestation still counts.
+	pub fn agree_among(
+		&self,
+		base: &Digest,
+		committers: &[(PeerId, SignedCommitment)],
+		candidates: &[(PeerId, SignedCommitment)],
+	) -> Agreement {
+		let witnesses: Vec<(PeerId, &[Digest])> = committers
 			.iter()
 			.filter(|(p, _)| !self.conflicting.contains(p))
 			.filter_map(|(p, _)| {
@@ -333,6 +346,33 @@ mod tests {
 			p
 		});
 		assert!(!agreement.holders[&[1; 32]].contains(&peer(&keys[0])));
+	}
+
+	#[test]
+	fn with_a_bounded_fan_in_every_committer_witnesses_the_drawn_updates() {
+		// Six committers; the draw's fetched list is updates 1-3. Each holds those (and
+		// its own); committer 0's update 1 reached two of the five others.
+		let (keys, set) = committers(6);
+		let mut witnesses = Witnesses::new(7, 3);
+		let holds: [&[u8]; 6] =
+			[&[1, 2, 3], &[1, 2, 3], &[1, 2, 3], &[2, 3, 4], &[2, 3, 5], &[2, 3, 6]];
+		for (key, holds) in keys.iter().zip(holds) {
+			witnesses.heard(peer(key), attest(key, 3, holds));
+		}
+		let fetched: Vec<_> =
+			set.iter().filter(|(_, s)| s.commitment.update_hash[0] <= 3).cloned().collect();
+		let agreement = witnesses.agree_among(&BASE, &set, &fetched);
+		assert_eq!(
+			members(&agreement).len() + agreement.left_out.len(),
+			3,
+			"verdicts only on the fetched"
+		);
+		// Update 1: held by 2 of the 5 other committers (the three not fetching it count):
+		// less than half, so out; among the fetched's committers alone it would be in.
+		assert!(!members(&agreement).contains(&1));
+		assert_eq!(agreement.left_out, vec![peer(&keys[0])]);
+		assert!(members(&witnesses.agree(&BASE, &fetched)).contains(&1));
+		assert_eq!(agreement.holders[&[2; 32]].len(), 5);
 	}
 
 	#[test]

@@ -204,6 +204,15 @@ impl Coordinator for ChainCoordinator {
 		Some(data_seed(&seed, self.job, round, &self.me))
 	}
 
+	fn round_seed(&self, round: RoundIndex) -> Option<Hash> {
+		let s = self.shared();
+		let open = s.open.as_ref();
+		s.seeds
+			.get(&round)
+			.copied()
+			.or_else(|| open.filter(|o| o.index + 1 == round).map(|o| o.next_seed))
+	}
+
 	fn round_done(&self, report: RoundReport) {
 		self.shared().unsent += 1;
 		if self.reports.send(report).is_err() {

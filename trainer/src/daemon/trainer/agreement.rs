@@ -12,6 +12,8 @@ use crate::{
 	error::{Error, Result},
 	net::Command,
 	round::{
+		coordinator::offline_round_seed,
+		fan_in::Draw,
 		messages::{Digest, SignedCommitment},
 		witness::Attestation,
 	},
@@ -25,6 +27,8 @@ pub(super) struct Agreed {
 	pub left_out: Vec<PeerId>,
 	/// Members of the agreed set whose updates did not come in time.
 	pub lacking: Vec<PeerId>,
+	/// Members of the agreed set past the job's fan-in, not drawn this round.
+	pub not_drawn: Vec<PeerId>,
 	/// The wait for the other candidates' attestations.
 	pub attest_wait: Duration,
 	/// The wait for the agreed updates fetched from their holders.
@@ -55,7 +59,16 @@ impl Trainer {
 		let waited = Instant::now();
 		self.pump_until(waited + gossip, heard_all);
 		let attest_wait = waited.elapsed();
-		let agreement = self.witnesses.agree(base, &candidates);
+		let mut agreement;
+		let mut not_drawn = Vec::new();
+		match self.draw(round) {
+			Some(draw) => {
+				let fetched = draw.fetched(candidates.clone());
+				agreement = self.witnesses.agree_among(base, &candidates, &fetched);
+				(agreement.set, not_drawn) = draw.drawn(agreement.set);
+			}
+			None => agreement = self.witnesses.agree(base, &candidates),
+		}
 		let (requests, wanted) = self.fetches.want_agreed(&agreement, self.me);
 		for request in requests {
 			self.send_request(request);
@@ -79,9 +92,22 @@ impl Trainer {
 			set: agreement.set,
 			left_out: agreement.left_out,
 			lacking,
+			not_drawn,
 			attest_wait,
 			fetch_wait,
 		})
+	}
+
+	/// The draw of `round`'s aggregated updates when the job bounds its fan-in.
+	pub(super) fn draw(&self, round: RoundIndex) -> Option<Draw> {
+		let fan_in = usize::from(self.config.job.training.exchange.fan_in?);
+		let seed = self.coordinator.round_seed(round).unwrap_or_else(|| {
+			// Drawing from another seed than the others gives another set, another model
+			// and a re-sync; the chain task should always know the open round's.
+			tracing::warn!("round {round}: its seed is unknown here; drawing from the job's");
+			offline_round_seed(self.config.job.id, round)
+		});
+		Some(Draw { seed: seed.0, fan_in })
 	}
 
 	/// Signs and gossips which updates of `set` this trainer holds (its own among them).

@@ -153,6 +153,12 @@ impl Trainer {
 		let Some(signed) = self.books.current().in_set(&committer, &state.state_hash) else {
 			return;
 		};
+		// A bounded fan-in: only what the draw likely aggregates (the rest at the decision).
+		let round = signed.commitment.round;
+		let members = self.health.connected().len() + 1;
+		if self.draw(round).is_some_and(|d| !d.likely_fetched(&committer, members)) {
+			return;
+		}
 		if let Some(request) = self.fetches.want_one(committer, signed) {
 			self.send_request(request);
 		}

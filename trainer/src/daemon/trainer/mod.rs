@@ -154,7 +154,7 @@ impl Trainer {
 	/// derived from the configured seed.
 	pub fn new(config: TrainerConfig, runtime: &tokio::runtime::Handle) -> Result<Self> {
 		let key = keypair_from_seed(&config.key_seed);
-		let schedule = Box::new(LocalSchedule(config.schedule));
+		let schedule = Box::new(LocalSchedule(config.schedule, config.job.id));
 		Self::with_key(config, key, schedule, None, runtime)
 	}
 
@@ -414,7 +414,10 @@ impl Trainer {
 			self.fetches.keep_own(hash, own.bytes.clone(), own.update.clone());
 		}
 		let fetching = Instant::now();
-		self.fetch_all(&set);
+		match self.draw(round) {
+			Some(draw) => self.fetch_all(&draw.fetched(set.clone())),
+			None => self.fetch_all(&set),
+		}
 		let fetch = fetching.elapsed();
 		let agreement = self.agree(round, &base, &set)?;
 		if !agreement.lacking.is_empty() {
@@ -448,9 +451,17 @@ impl Trainer {
 			job.screen_ratio,
 		)?;
 		let step = stepping.elapsed();
-		if let Some(own) = own.filter(|_| !decided.accepted.contains(&self.me)) {
-			// Left out of its own aggregate (screened out, or not in the round's set): what
-			// it sent goes back into the error feedback and is sent again, not lost.
+		let drawn_out = self.draw(round).is_some() && !set.iter().any(|(p, _)| *p == self.me);
+		if drawn_out && own.is_some() {
+			// Not drawn: dropped, not carried. Carried, it would come back the next round at
+			// about twice a round's norm, and every drawn peer with a normal update would
+			// look short next to it (the fraud desk's norm screen replayed 252 honest
+			// updates in 4 rounds of 32 trainers, `bench/scale.sh --fan-in 16`).
+			tracing::info!("round {round}: own update not drawn; dropped");
+		} else if let Some(own) = own.filter(|_| !decided.accepted.contains(&self.me)) {
+			// Left out of its own aggregate (screened out, not in the round's set, or not
+			// drawn): what it sent goes back into the error feedback and is sent again, not
+			// lost.
 			self.compressor.give_back(&own.update)?;
 			tracing::info!("round {round}: own update left out; its values carry to the next");
 		}
@@ -478,6 +489,7 @@ impl Trainer {
 			screened_out: names(&decided.rejected),
 			missing: names(&gathered.missing),
 			left_out: names(&agreement.left_out),
+			not_drawn: names(&agreement.not_drawn),
 			model_hash: hex::encode(state.model_hash),
 			state_hash: hex::encode(state.state_hash),
 			train_loss: None,
