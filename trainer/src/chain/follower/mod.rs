@@ -540,4 +540,40 @@ mod tests {
 		// Past the last slot: already due.
 		assert!(commit_deadline(15, 15, t, 0) < t);
 	}
+
+	/// The fan-in's draw reads a round's seed as the chain dealt it, for the open round, the
+	/// next (dealt a round ahead) and recent past ones (a late decision), and none else: a
+	/// trainer must not draw from a seed the others do not have.
+	#[test]
+	fn round_seeds_are_the_chains_for_the_rounds_it_dealt() {
+		let (reports, _) = mpsc::unbounded_channel();
+		let (heard, _) = mpsc::unbounded_channel();
+		let (actions, _) = mpsc::unbounded_channel();
+		let mut shared = Shared::default();
+		let seed = |b: u8| Hash::from([b; 32]);
+		shared.open = Some(OpenRound {
+			index: 5,
+			seed: seed(5),
+			next_seed: seed(6),
+			commit_by: 0,
+			members: vec![],
+		});
+		shared.seeds.insert(4, seed(4));
+		shared.seeds.insert(5, seed(5));
+		let coordinator = ChainCoordinator {
+			job: 1,
+			me: AccountId::from([1; 32]),
+			shared: Arc::new(Mutex::new(shared)),
+			reports,
+			heard,
+			actions,
+		};
+		assert_eq!(coordinator.round_seed(5), Some(seed(5)), "the open round's");
+		assert_eq!(coordinator.round_seed(6), Some(seed(6)), "the next, dealt ahead");
+		assert_eq!(coordinator.round_seed(4), Some(seed(4)), "a recent one");
+		assert_eq!(coordinator.round_seed(3), None);
+		assert_eq!(coordinator.round_seed(7), None);
+		// Not the data seed: that one is this member's own.
+		assert_ne!(coordinator.data_seed(5), Some(seed(5)));
+	}
 }
