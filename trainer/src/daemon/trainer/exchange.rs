@@ -154,10 +154,11 @@ impl Trainer {
 			return;
 		};
 		// A bounded fan-in: only what the draw likely aggregates (the rest at the decision).
-		let round = signed.commitment.round;
-		let members = self.health.connected().len() + 1;
-		if self.draw(round).is_some_and(|d| !d.likely_fetched(&committer, members)) {
-			return;
+		if let Some(draw) = self.draw(signed.commitment.round) {
+			let members = self.health.connected().len() + 1;
+			if !draw.likely_fetched(&committer, members) {
+				return;
+			}
 		}
 		if let Some(request) = self.fetches.want_one(committer, signed) {
 			self.send_request(request);

@@ -459,9 +459,8 @@ impl Trainer {
 			// updates in 4 rounds of 32 trainers, `bench/scale.sh --fan-in 16`).
 			tracing::info!("round {round}: own update not drawn; dropped");
 		} else if let Some(own) = own.filter(|_| !decided.accepted.contains(&self.me)) {
-			// Left out of its own aggregate (screened out, not in the round's set, or not
-			// drawn): what it sent goes back into the error feedback and is sent again, not
-			// lost.
+			// Left out of its own aggregate (screened out, or not in the round's set): what
+			// it sent goes back into the error feedback and is sent again, not lost.
 			self.compressor.give_back(&own.update)?;
 			tracing::info!("round {round}: own update left out; its values carry to the next");
 		}
