@@ -37,12 +37,13 @@ pub(super) struct Agreed {
 
 impl Trainer {
 	/// The agreed set of `round` at `base`, after this trainer's fetches of `set` (the
-	/// commitments it heard in time).
+	/// commitments it heard in time); with the job's `draw`, its first by place.
 	pub(super) fn agree(
 		&mut self,
 		round: RoundIndex,
 		base: &Digest,
 		set: &[(PeerId, SignedCommitment)],
+		draw: Option<Draw>,
 	) -> Result<Agreed> {
 		let candidates = self.books.current().candidates(base);
 		// Once a round: a second, different attestation (after a re-sync) would make every
@@ -61,7 +62,7 @@ impl Trainer {
 		let attest_wait = waited.elapsed();
 		let mut agreement;
 		let mut not_drawn = Vec::new();
-		match self.draw(round) {
+		match draw {
 			Some(draw) => {
 				let fetched = draw.fetched(candidates.clone());
 				agreement = self.witnesses.agree_among(base, &candidates, &fetched);

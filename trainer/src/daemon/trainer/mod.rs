@@ -414,12 +414,14 @@ impl Trainer {
 			self.fetches.keep_own(hash, own.bytes.clone(), own.update.clone());
 		}
 		let fetching = Instant::now();
-		match self.draw(round) {
+		// Once a decision: the seed's lookup (and its warning when unknown) is not repeated.
+		let draw = self.draw(round);
+		match draw {
 			Some(draw) => self.fetch_all(&draw.fetched(set.clone())),
 			None => self.fetch_all(&set),
 		}
 		let fetch = fetching.elapsed();
-		let agreement = self.agree(round, &base, &set)?;
+		let agreement = self.agree(round, &base, &set, draw)?;
 		if !agreement.lacking.is_empty() {
 			// Aggregating without them would give another model than the network's.
 			let lacking: Vec<String> = agreement.lacking.iter().map(|p| p.to_string()).collect();
@@ -451,7 +453,7 @@ impl Trainer {
 			job.screen_ratio,
 		)?;
 		let step = stepping.elapsed();
-		let drawn_out = self.draw(round).is_some() && !set.iter().any(|(p, _)| *p == self.me);
+		let drawn_out = draw.is_some() && !set.iter().any(|(p, _)| *p == self.me);
 		if drawn_out && own.is_some() {
 			// Not drawn: dropped, not carried. Carried, it would come back the next round at
 			// about twice a round's norm, and every drawn peer with a normal update would
