@@ -54,6 +54,9 @@ run() {
 	else
 		printf 'lane %s: %-22s FAILED %4d s (log below)\n' "$lane" "$name" "$((SECONDS - began))"
 		sed "s/^/  [$name] /" "$log" | tail -n 200
+		# What failed, last: a failing check's message may be followed by pages of logs.
+		grep -E '^(Error: |---- .* stdout ----|thread .* panicked at)' "$log" | head -n 20 |
+			cut -c 1-400 | sed "s/^/  [$name] failed: /" || true
 		return 1
 	fi
 }

@@ -10,10 +10,14 @@
 //! attestations therefore aggregate the same set, whichever fetches failed for whom; an
 //! update withheld from most is left out by everyone alike.
 //!
+//! A node that has not heard every committer when its wait ends waits once more, only while
+//! an unheard attestation could still change a verdict ([`Witnesses::settled`]): an update
+//! held by about half is where nodes that heard different attesters would part.
+//!
 //! What it does not give: consensus. A node that decides before an attestation reaches it
-//! (its wait is bounded) counts fewer witnesses than the others, and an update held by about
-//! half of them can then fall on different sides for different nodes; the chain's 2/3
-//! quorum on the result still settles what is paid, and such a node re-syncs.
+//! (both waits are bounded) counts fewer witnesses than the others, and an update held by
+//! about half of them can then fall on different sides for different nodes; the chain's
+//! 2/3 quorum on the result still settles what is paid, and such a node re-syncs.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -225,32 +229,82 @@ impl Witnesses {
 		committers: &[(PeerId, SignedCommitment)],
 		candidates: &[(PeerId, SignedCommitment)],
 	) -> Agreement {
-		let witnesses: Vec<(PeerId, &[Digest])> = committers
-			.iter()
-			.filter(|(p, _)| !self.conflicting.contains(p))
-			.filter_map(|(p, _)| {
-				let a = &self.heard.get(p)?.attestation;
-				(&a.base_state == base).then_some((*p, a.holds.as_slice()))
-			})
-			.collect();
 		let mut agreement = Agreement::default();
 		for (peer, signed) in candidates {
-			let hash = signed.commitment.update_hash;
-			let others = witnesses.iter().filter(|(w, _)| w != peer);
-			let holders: Vec<PeerId> = others
-				.clone()
-				.filter(|(_, holds)| holds.binary_search(&hash).is_ok())
-				.map(|(w, _)| *w)
-				.collect();
-			let attesting = others.count();
-			if attesting == 0 || 2 * holders.len() >= attesting {
-				agreement.holders.insert(hash, holders);
+			let tally = self.tally(base, committers, peer, &signed.commitment.update_hash);
+			if tally.in_set() {
+				agreement.holders.insert(signed.commitment.update_hash, tally.holders);
 				agreement.set.push((*peer, signed.clone()));
 			} else {
 				agreement.left_out.push(*peer);
 			}
 		}
 		agreement
+	}
+
+	/// Whether the attestations of `committers` not heard yet could no longer change
+	/// [`Witnesses::agree_among`]'s verdict on any of `candidates`: deciding before then
+	/// may give another set than the peers that heard them.
+	pub fn settled(
+		&self,
+		base: &Digest,
+		committers: &[(PeerId, SignedCommitment)],
+		candidates: &[(PeerId, SignedCommitment)],
+	) -> bool {
+		candidates.iter().all(|(peer, signed)| {
+			self.tally(base, committers, peer, &signed.commitment.update_hash).settled()
+		})
+	}
+
+	/// How `committers` other than the update's own (`committer`) stand on `hash`.
+	fn tally(
+		&self,
+		base: &Digest,
+		committers: &[(PeerId, SignedCommitment)],
+		committer: &PeerId,
+		hash: &Digest,
+	) -> Tally {
+		let mut tally = Tally::default();
+		for (witness, _) in committers.iter().filter(|(p, _)| p != committer) {
+			let Some(heard) = self.heard.get(witness) else {
+				tally.unheard += 1;
+				continue;
+			};
+			// A contradicting attester, or one from another base, counts for nothing.
+			let a = &heard.attestation;
+			if self.conflicting.contains(witness) || a.base_state != *base {
+				continue;
+			}
+			tally.attesting += 1;
+			if a.holds.binary_search(hash).is_ok() {
+				tally.holders.push(*witness);
+			}
+		}
+		tally
+	}
+}
+
+/// The witnesses of one update: who attested holding it, how many attested at all, and how
+/// many committers have not been heard yet.
+#[derive(Debug, Default)]
+struct Tally {
+	holders: Vec<PeerId>,
+	attesting: usize,
+	unheard: usize,
+}
+
+impl Tally {
+	/// In the agreed set: at least half of the attesters hold it (all, when none attested).
+	fn in_set(&self) -> bool {
+		self.attesting == 0 || 2 * self.holders.len() >= self.attesting
+	}
+
+	/// Whether the verdict stands whatever the unheard say: in even if they all attest
+	/// without it, or out even if they all attest holding it (out needs an attester: with
+	/// none, any attestation may be the one that leaves it out).
+	fn settled(&self) -> bool {
+		let (held, attesting, unheard) = (2 * self.holders.len(), self.attesting, self.unheard);
+		held >= attesting + unheard || (attesting > 0 && held + unheard < attesting)
 	}
 }
 
@@ -373,6 +427,35 @@ mod tests {
 		assert_eq!(agreement.left_out, vec![peer(&keys[0])]);
 		assert!(members(&witnesses.agree(&BASE, &fetched)).contains(&1));
 		assert_eq!(agreement.holders[&[2; 32]].len(), 5);
+	}
+
+	#[test]
+	fn a_verdict_waits_only_for_the_attestations_that_could_still_change_it() {
+		// Four committers, committer i's update i + 1; committer 0 is not heard at all.
+		let (keys, set) = committers(4);
+		let only = |n: u8| -> Vec<_> {
+			set.iter().filter(|(_, s)| s.commitment.update_hash[0] == n).cloned().collect()
+		};
+		let mut witnesses = Witnesses::new(7, 3);
+		assert!(!witnesses.settled(&BASE, &set, &only(1)), "nobody heard: anything may come");
+		witnesses.heard(peer(&keys[1]), attest(&keys[1], 3, &[1, 2, 3, 4]));
+		witnesses.heard(peer(&keys[2]), attest(&keys[2], 3, &[2, 3, 4]));
+		// Update 4: held by both attesters, one unheard: in whatever it says.
+		assert!(witnesses.settled(&BASE, &set, &only(4)));
+		// Update 1: held by one of two, committer 3 unheard: in now, out if 3 lacks it.
+		assert!(!witnesses.settled(&BASE, &set, &only(1)));
+		assert!(members(&witnesses.agree(&BASE, &set)).contains(&1));
+		let mut holding = witnesses.clone();
+		holding.heard(peer(&keys[3]), attest(&keys[3], 3, &[1, 2, 3, 4]));
+		witnesses.heard(peer(&keys[3]), attest(&keys[3], 3, &[2, 3, 4]));
+		// Every other committer of update 1 heard (its own need not be): settled, both ways.
+		assert!(witnesses.settled(&BASE, &set, &set) && holding.settled(&BASE, &set, &set));
+		assert_eq!(witnesses.agree(&BASE, &set).left_out, vec![peer(&keys[0])]);
+		assert!(members(&holding.agree(&BASE, &set)).contains(&1));
+		// A conflicting attester is heard (it counts for nothing, and nothing is awaited).
+		witnesses.heard(peer(&keys[0]), attest(&keys[0], 3, &[1]));
+		witnesses.heard(peer(&keys[0]), attest(&keys[0], 3, &[1, 2]));
+		assert!(witnesses.settled(&BASE, &set, &set));
 	}
 
 	#[test]

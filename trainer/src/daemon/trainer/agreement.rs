@@ -56,19 +56,28 @@ impl Trainer {
 			candidates.iter().map(|(p, _)| *p).filter(|p| *p != self.me).collect();
 		let (gossip, fetch) =
 			(self.config.schedule.gossip_wait(), self.config.schedule.fetch_wait());
+		// With a draw, verdicts on its fetched updates only, every committer witnessing.
+		let judged = match draw {
+			Some(draw) => draw.fetched(candidates.clone()),
+			None => candidates.clone(),
+		};
 		let heard_all = |s: &Self| others.iter().all(|p| s.witnesses.attested(p));
+		let settled = |s: &Self| s.witnesses.settled(base, &candidates, &judged);
 		let waited = Instant::now();
 		self.pump_until(waited + gossip, heard_all);
+		if !heard_all(self) && !settled(self) {
+			// An attestation not heard yet could still move an update across the line, and
+			// deciding without it gives another set than the peers that heard it (another
+			// model, a re-sync and an unpaid round): one more wait, for it only.
+			let unheard = others.iter().filter(|p| !self.witnesses.attested(p)).count();
+			tracing::info!("round {round}: waiting on for {unheard} unheard attestations");
+			self.pump_until(waited + 2 * gossip, |s| heard_all(s) || settled(s));
+		}
 		let attest_wait = waited.elapsed();
-		let mut agreement;
+		let mut agreement = self.witnesses.agree_among(base, &candidates, &judged);
 		let mut not_drawn = Vec::new();
-		match draw {
-			Some(draw) => {
-				let fetched = draw.fetched(candidates.clone());
-				agreement = self.witnesses.agree_among(base, &candidates, &fetched);
-				(agreement.set, not_drawn) = draw.drawn(agreement.set);
-			}
-			None => agreement = self.witnesses.agree(base, &candidates),
+		if let Some(draw) = draw {
+			(agreement.set, not_drawn) = draw.drawn(agreement.set);
 		}
 		let (requests, wanted) = self.fetches.want_agreed(&agreement, self.me);
 		for request in requests {
