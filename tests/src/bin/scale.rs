@@ -135,6 +135,10 @@ struct Run {
 	unanswered: usize,
 	/// State fetches (joins and re-syncs), over every trainer: a storm shows here.
 	resyncs: usize,
+	/// Suspects the fraud desks replayed, over every trainer, and of those the ones the
+	/// short-norm screen flagged.
+	replays: usize,
+	short_replays: usize,
 	/// The node's answer time to a light read, once a second while the job ran (ms; a read
 	/// that got no answer in 10 s counts as 10,000): whether the node or the trainers were
 	/// the ones slow when reads went unanswered.
@@ -298,6 +302,7 @@ impl Run {
 			"max_proofs_per_block": self.max_proofs_per_block,
 			"chain_reads_unanswered": self.unanswered,
 			"state_fetches": self.resyncs,
+			"replays": { "all": self.replays, "short_norm": self.short_replays },
 			"node_read_ms": { "median": quantile(&self.probe_ms, 0.5), "max": self.probe_ms.iter().copied().reduce(f64::max) },
 			"cpu": self.cpu.headline(),
 		})
@@ -430,6 +435,8 @@ fn run(n: usize, fan_in: Option<u16>, args: &Args, root: &Path) -> Result<Run> {
 	let status = providers.iter().map(|p| p.status(0)).collect();
 	let unanswered = providers.iter().map(|p| p.log_lines_with("chain: no answer")).sum();
 	let resyncs = providers.iter().map(|p| p.log_lines_with("fetching the global state")).sum();
+	let lines = |text: &str| providers.iter().map(|p| p.log_lines_with(text)).sum();
+	let (replays, short_replays) = (lines("); replaying it"), lines("short next to its peers"));
 	Ok(Run {
 		n,
 		fan_in,
@@ -441,6 +448,8 @@ fn run(n: usize, fan_in: Option<u16>, args: &Args, root: &Path) -> Result<Run> {
 		status,
 		unanswered,
 		resyncs,
+		replays,
+		short_replays,
 		probe_ms,
 		cpu,
 	})
@@ -470,8 +479,8 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], args: &Args) -> String {
 		 past the commit deadline, updates waited for at most {fetch_ms} ms, so the commit \
 		 deadline is {allowance_ms} ms (`2 × grace + fetch / 2`) before the time the proofs must \
 		 go. Ratios are against the smallest N of this run.\n\n\
-		 | N | completed | setup (s) | rounds with a result | inner steps per round | round period (s) | exchange and wait per round (ms) | vs smallest N | bytes per trainer per round (mean / max) | vs smallest N | trainers agreeing (worst round) | members attesting the quorum (worst round) | records missing an update | records leaving one out | quorum to payment (s, worst) | most proofs in a block | chain reads unanswered | node read ms (median / max) | state fetches |\n\
-		 |---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+		 | N | completed | setup (s) | rounds with a result | inner steps per round | round period (s) | exchange and wait per round (ms) | vs smallest N | bytes per trainer per round (mean / max) | vs smallest N | trainers agreeing (worst round) | members attesting the quorum (worst round) | records missing an update | records leaving one out | quorum to payment (s, worst) | most proofs in a block | chain reads unanswered | node read ms (median / max) | state fetches | replays (short-norm) |\n\
+		 |---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
 	);
 	let base = runs.first().map(Run::headline);
 	let ratio = |h: &Value, key: &str, sub: Option<&str>| {
@@ -489,7 +498,7 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], args: &Args) -> String {
 		let share =
 			|key: &str| h[key].as_f64().map_or("n/a".into(), |x| format!("{:.0}%", 100.0 * x));
 		md += &format!(
-			"| {} | {} | {:.0} | {}/{} | {} | {} | {} | {} | {} / {} KB | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} |\n",
+			"| {} | {} | {:.0} | {}/{} | {} | {} | {} | {} | {} / {} KB | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} | {} ({}) |\n",
 			run.label(),
 			if run.completed { "yes" } else { "no" },
 			run.setup_s,
@@ -512,6 +521,8 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], args: &Args) -> String {
 			fmt(h["node_read_ms"]["median"].as_f64(), 0),
 			fmt(h["node_read_ms"]["max"].as_f64(), 0),
 			h["state_fetches"],
+			h["replays"]["all"],
+			h["replays"]["short_norm"],
 		);
 	}
 	for (n, why) in failed {
@@ -566,7 +577,9 @@ fn markdown(runs: &[Run], failed: &[(usize, String)], args: &Args) -> String {
 		  while the followers' reads go unanswered, the trainers, not the node, were too busy. \
 		  *State fetches*: the trainers' state fetches from peers (a join or a re-sync each, \
 		  log lines `fetching the global state`, all trainers together): a re-sync storm shows \
-		  here.\n\
+		  here. *Replays*: the suspects the trainers' fraud desks replayed (log lines \
+		  `replaying it`, all trainers together; each fetches the suspect's work state), and \
+		  in brackets those the short-norm screen flagged.\n\
 		- *CPU*: sampled from `/proc` once a second from the job's start to its end, per \
 		  thread: a trainer's *compute* is its training, replay and evaluation threads (at the \
 		  lowest priority), *the rest* everything else in it (libp2p, the chain follower, the \

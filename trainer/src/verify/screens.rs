@@ -71,23 +71,36 @@ pub fn copy_suspects(gram: &Gram) -> Vec<(usize, f64)> {
 	closest.into_iter().enumerate().filter(|(_, c)| *c > f64::MIN).collect()
 }
 
-/// An update whose norm is below this share of the median norm of the round's other updates
-/// is a suspect: with AdamW every inner step moves the weights by about the learning rate, so
-/// an update of fewer steps than claimed is shorter than its peers' (three quarters of the
-/// steps: about three quarters of the norm).
+/// An update whose norm is below this share of the median of what the round's other updates
+/// say its claimed steps should give is a suspect: with AdamW every inner step moves the
+/// weights by about the learning rate, so an update of fewer steps than claimed is shorter
+/// than its peers' (three quarters of the steps: about three quarters of the norm).
 pub const SHORT_NORM: f64 = 0.85;
 
 /// Positions of the updates shorter than [`SHORT_NORM`] of the median of the others' norms,
-/// with that ratio. Needs three updates.
-pub fn short_suspects(gram: &Gram) -> Vec<(usize, f64)> {
-	if gram.len() < 3 {
+/// with that ratio; `steps` are the inner steps each claimed. Another update of more steps
+/// counts at its norm scaled down to this one's steps: a norm grows at most about linearly
+/// with the steps (it moves on from where the last step left it; the optimizer's moments
+/// are carried from round to round), so an honest update of fewer steps (a slower
+/// machine, on a deadline) is not taken for a lazy one: 32 to 64 CPU-starved trainers made
+/// every replay of the fraud desks one of an honest slow update (`bench/scale.sh`). One of
+/// as many steps or more than another is held to that other's whole norm, as before.
+/// Needs three updates.
+pub fn short_suspects(gram: &Gram, steps: &[u32]) -> Vec<(usize, f64)> {
+	if gram.len() < 3 || steps.len() != gram.len() {
 		return Vec::new();
 	}
 	let norms: Vec<f64> = (0..gram.len()).map(|i| gram.norm(i)).collect();
+	let steps: Vec<f64> = steps.iter().map(|s| f64::from((*s).max(1))).collect();
 	let mut out = Vec::new();
 	for (i, own) in norms.iter().enumerate() {
-		let mut others: Vec<f64> =
-			norms.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, n)| *n).collect();
+		let mut others: Vec<f64> = norms
+			.iter()
+			.zip(&steps)
+			.enumerate()
+			.filter(|(j, _)| *j != i)
+			.map(|(_, (norm, their))| norm * (steps[i] / their).min(1.0))
+			.collect();
 		others.sort_by(f64::total_cmp);
 		let median = others[others.len() / 2];
 		let ratio = own / median.max(f64::MIN_POSITIVE);

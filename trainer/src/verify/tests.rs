@@ -248,12 +248,34 @@ fn an_update_shorter_than_its_peers_is_a_suspect() {
 	let b = [0.0f32, 1.0, 0.0];
 	let c = [0.0f32, 0.0, 1.0];
 	let short = [0.0f32, 0.6, 0.6];
-	assert!(short_suspects(&gram(&[&a, &b])).is_empty(), "two updates cannot be told apart");
-	assert!(short_suspects(&gram(&[&a, &b, &c])).is_empty());
-	let found = short_suspects(&gram(&[&a, &b, &c, &short]));
+	let same = [10; 4];
+	assert!(short_suspects(&gram(&[&a, &b]), &same[..2]).is_empty(), "two cannot be told apart");
+	assert!(short_suspects(&gram(&[&a, &b, &c]), &same[..3]).is_empty());
+	let found = short_suspects(&gram(&[&a, &b, &c, &short]), &same);
 	assert_eq!(found.len(), 1);
 	assert_eq!(found[0].0, 3);
 	assert!((found[0].1 - 0.6 * 2f64.sqrt()).abs() < 1e-6);
+}
+
+#[test]
+fn an_honest_update_of_fewer_steps_is_not_taken_for_a_short_one() {
+	let a = [1.0f32, 0.0, 0.0];
+	let b = [0.0f32, 1.0, 0.0];
+	let c = [0.0f32, 0.0, 1.0];
+	// A norm of about 0.85 of its peers': 6 steps claimed of their 10 (a slower machine) is
+	// honest (more than the 0.6 a linear growth gives).
+	let slow = [0.0f32, 0.6, 0.6];
+	let updates = gram(&[&a, &b, &c, &slow]);
+	assert!(short_suspects(&updates, &[10, 10, 10, 6]).is_empty());
+	// The same update claiming 10 steps: shorter than 0.85 of its peers'.
+	assert_eq!(short_suspects(&updates, &[10, 10, 10, 10])[0].0, 3);
+	// Claiming more steps than the others is held to their whole norm, not scaled up.
+	assert_eq!(short_suspects(&updates, &[10, 10, 10, 40])[0].0, 3);
+	// Half of what 3 steps of 10 give by a linear growth: lazy even for its few steps.
+	let lazy = [0.0f32, 0.1, 0.1];
+	let found = short_suspects(&gram(&[&a, &b, &c, &lazy]), &[10, 10, 10, 3]);
+	assert_eq!(found.len(), 1);
+	assert!((found[0].1 - 0.1 * 2f64.sqrt() / 0.3).abs() < 1e-6);
 }
 
 #[test]

@@ -90,7 +90,8 @@ impl FraudDesk {
 		for (i, closest) in copy_suspects(&gram) {
 			flag(&mut flagged, i, "is this close to another (cosine)", closest);
 		}
-		for (i, ratio) in short_suspects(&gram) {
+		let steps: Vec<u32> = received.iter().map(|r| r.steps).collect();
+		for (i, ratio) in short_suspects(&gram, &steps) {
 			flag(&mut flagged, i, "is this short next to its peers' (norm ratio)", ratio);
 		}
 		// Every trainer's screens above flag alike: only a suspect's designated replayers
