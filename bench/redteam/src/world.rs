@@ -564,7 +564,8 @@ impl<'a> World<'a> {
 		let base = std::sync::Arc::new(base.to_vec());
 		for m in &mut self.members {
 			let Some((desk, port)) = m.desk.as_mut() else { continue };
-			desk.keep_round(index, base.clone(), received.clone(), copied.clone(), port.as_ref());
+			let (received, copied) = (received.clone(), copied.clone());
+			desk.keep_round(index, base.clone(), received, copied, false, port.as_ref());
 		}
 		self.drive_desks()?;
 		self.accuse()

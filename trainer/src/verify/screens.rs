@@ -84,8 +84,11 @@ pub const SHORT_NORM: f64 = 0.85;
 /// are carried from round to round), so an honest update of fewer steps (a slower
 /// machine, on a deadline) is not taken for a lazy one: 32 to 64 CPU-starved trainers made
 /// every replay of the fraud desks one of an honest slow update (`bench/scale.sh`). One of
-/// as many steps or more than another is held to that other's whole norm, as before.
-/// Needs three updates.
+/// as many steps or more than another is held to that other's whole norm, as before. What
+/// it gives up: an update that claims fewer steps than its peers is held to less (a norm
+/// that grows slower than linearly lets it skip a few of its claimed steps unflagged);
+/// the fraud desk's segment checks (`SEGMENT_RATE`) still replay a drawn part
+/// of every sender's steps, and the chain's audits whole updates. Needs three updates.
 pub fn short_suspects(gram: &Gram, steps: &[u32]) -> Vec<(usize, f64)> {
 	if gram.len() < 3 || steps.len() != gram.len() {
 		return Vec::new();

@@ -60,13 +60,19 @@ impl FraudDesk {
 	/// or fails the loss screen (which runs on the worker thread, found by
 	/// [`FraudDesk::poll`]) is replayed, and its sender accused if the replay refutes it.
 	/// `copies` are claims of others' updates of the round (left out of its aggregate): kept
-	/// too, and replayed from their claimants' start states as suspects.
+	/// too, and replayed from their claimants' start states as suspects. `left_out`: this
+	/// trainer sent an update the round did not aggregate (not drawn under a bounded fan-in,
+	/// or not agreed); it then replays none of the suspects, which the round's aggregated
+	/// senders' draw (`designated`) gives to two of them: as an outsider it would replay
+	/// every one, and under a fan-in of 16 of 64 each suspect had about 50 replayers
+	/// (`bench/scale.sh --fan-in`).
 	pub fn keep_round(
 		&mut self,
 		round: RoundIndex,
 		base: Arc<Vec<f32>>,
 		received: Vec<Received>,
 		copies: Vec<Received>,
+		left_out: bool,
 		port: &dyn FraudPort,
 	) {
 		let order: Vec<PeerId> = received.iter().map(|r| r.peer).collect();
@@ -96,7 +102,9 @@ impl FraudDesk {
 		}
 		// Every trainer's screens above flag alike: only a suspect's designated replayers
 		// replay it (a suspect replayed by every trainer costs the round as many replays).
-		flagged.retain(|(peer, _, _)| designated(&self.me, round, &order, peer));
+		let me = self.me;
+		let replays = |peer: &PeerId| !left_out && designated(&me, round, &order, peer);
+		flagged.retain(|(peer, _, _)| replays(peer));
 		for i in self.gauntlet_picks(round, &order, &flagged) {
 			let Some(seed) = port.peer_seed(round, &order[i]) else { continue };
 			// The contrast: another sender's update (itself screened by others); a lone
@@ -120,7 +128,7 @@ impl FraudDesk {
 			self.begin_segment(round, &received[i]);
 		}
 		for copy in &copies {
-			if designated(&self.me, round, &order, &copy.peer) {
+			if replays(&copy.peer) {
 				flagged.push((copy.peer, "claims another's update as its own (its steps)", 0.0));
 			}
 		}

@@ -204,7 +204,7 @@ fn noise_is_accused_and_voted_invalid_honest_work_voted_valid() {
 	// No segment checks here (these peers record no trajectories): `segment_checks`' test.
 	let mut desk = FraudDesk::new(me, [7; 32], replayer(), Box::new(archive.clone()), KEEP_ROUNDS)
 		.with_segment_rate(0.0);
-	desk.keep_round(0, base.clone(), received, copies, &chain);
+	desk.keep_round(0, base.clone(), received, copies, false, &chain);
 	poll_until(&mut desk, &chain, &serves, n, |c| c.accused.lock().unwrap().len() >= 2);
 	let mut accused = chain.accused.lock().unwrap().clone();
 	accused.sort();
@@ -244,7 +244,7 @@ fn noise_is_accused_and_voted_invalid_honest_work_voted_valid() {
 	assert!(desk.state_requests().is_empty(), "round 5 was never kept");
 	// Out of memory, round 0 is still in the archive: a challenge of it is judged.
 	for round in 1..=MEMORY_ROUNDS as RoundIndex {
-		desk.keep_round(round, base.clone(), Vec::new(), Vec::new(), &chain);
+		desk.keep_round(round, base.clone(), Vec::new(), Vec::new(), false, &chain);
 	}
 	chain.request(10, 0, peers[2]);
 	poll_until(&mut desk, &chain, &serves, n, |c| c.votes.lock().unwrap().len() == 7);
@@ -258,7 +258,7 @@ fn noise_is_accused_and_voted_invalid_honest_work_voted_valid() {
 	assert_eq!(chain.votes.lock().unwrap()[7], (14, Verdict::Invalid));
 	// Once round 0 can no longer be challenged, its evidence is gone.
 	for round in MEMORY_ROUNDS as RoundIndex + 1..=KEEP_ROUNDS {
-		desk.keep_round(round, base.clone(), Vec::new(), Vec::new(), &chain);
+		desk.keep_round(round, base.clone(), Vec::new(), Vec::new(), false, &chain);
 	}
 	chain.request(13, 0, peers[1]);
 	desk.poll(&chain);
@@ -285,6 +285,46 @@ fn a_suspect_every_trainer_flags_is_replayed_by_two_of_the_others() {
 	// A trainer that sent nothing this round replays whatever it flags.
 	let outsider = peer_id(9);
 	assert!(designated(&outsider, 0, &peers, &peers[0]));
+}
+
+#[test]
+fn a_member_whose_update_was_not_aggregated_leaves_the_suspects_to_the_designated() {
+	// Four updates of a round, one short next to the others (a suspect every desk flags).
+	let n = 8;
+	let unit = |k: usize| (0..n).map(|j| if j == k { 1.0 } else { 0.0 }).collect::<Vec<f32>>();
+	let mut updates = vec![unit(0), unit(1), unit(2)];
+	updates.push(unit(3).iter().map(|v| v * 0.5).collect());
+	let peers: Vec<PeerId> = (1..=4).map(peer_id).collect();
+	let received: Vec<Received> = peers
+		.iter()
+		.zip(updates)
+		.map(|(peer, update)| Received {
+			peer: *peer,
+			steps: 10,
+			start: WorkState::fresh(n, true).digests(),
+			trajectory: [0; 32],
+			update: Arc::new(CompressedUpdate::None(update)),
+		})
+		.collect();
+	let suspect = (0, peers[3]);
+	let chain = Recorder::default();
+	let base = Arc::new(vec![0.0; n]);
+	let replays = |left_out: bool| {
+		// Not among the aggregated senders (not drawn under a fan-in, say): an outsider.
+		let mut desk = FraudDesk::new(
+			peer_id(9),
+			[7; 32],
+			test_replayer(),
+			Box::new(MemoryArchive::default()),
+			KEEP_ROUNDS,
+		)
+		.with_gauntlet_peers(0)
+		.with_segment_rate(0.0);
+		desk.keep_round(0, base.clone(), received.clone(), Vec::new(), left_out, &chain);
+		desk.states.contains_key(&suspect)
+	};
+	assert!(replays(false), "a trainer that sent nothing replays what it flags");
+	assert!(!replays(true), "one whose update was left out leaves it to the two designated");
 }
 
 #[test]
@@ -410,7 +450,7 @@ fn segment_checks_clear_honest_rounds_and_accuse_training_on_other_data() {
 		FraudDesk::new(me, [7; 32], replayer, Box::new(MemoryArchive::default()), KEEP_ROUNDS)
 			.with_gauntlet_peers(0)
 			.with_segment_rate(peers.len() as f64);
-	desk.keep_round(0, Arc::new(base.clone()), received, Vec::new(), &chain);
+	desk.keep_round(0, Arc::new(base.clone()), received, Vec::new(), false, &chain);
 	serve_until_idle(&mut desk, &chain, &objects);
 	assert_eq!(*chain.accused.lock().unwrap(), vec![(0, other_data)], "only other data");
 	// Every recorded peer had one gap (of one step: twelve steps keep every state) redone.
@@ -425,7 +465,7 @@ fn segment_checks_clear_honest_rounds_and_accuse_training_on_other_data() {
 	// update is replayed in full from its start state, which it serves: cleared.
 	for round in 1..=SEGMENT_PATIENCE {
 		assert!(unserved(&desk), "round {round}");
-		desk.keep_round(round, Arc::new(base.clone()), Vec::new(), Vec::new(), &chain);
+		desk.keep_round(round, Arc::new(base.clone()), Vec::new(), Vec::new(), false, &chain);
 		serve_until_idle(&mut desk, &chain, &objects);
 	}
 	let replayed = desk.states.get(&(0, unrecorded));
@@ -485,7 +525,7 @@ fn committees_clear_honest_claims_by_a_segment_and_replay_the_rest_in_full() {
 		FraudDesk::new(me, [7; 32], replayer, Box::new(MemoryArchive::default()), KEEP_ROUNDS)
 			.with_gauntlet_peers(0)
 			.with_segment_rate(0.0);
-	desk.keep_round(0, Arc::new(base.clone()), received, Vec::new(), &chain);
+	desk.keep_round(0, Arc::new(base.clone()), received, Vec::new(), false, &chain);
 	serve_until_idle(&mut desk, &chain, &objects);
 	assert!(chain.accused.lock().unwrap().is_empty(), "its own screens replayed none");
 	// Each challenge alone: its verdict, and the steps the committee member redid.
@@ -554,7 +594,7 @@ fn committees_of_an_overlapping_job_judge_a_round_as_it_ran() {
 				0 => (&previous, Vec::new()),
 				_ => (&base, received.clone()),
 			};
-			desk.keep_round(*round, Arc::new(base.clone()), received, Vec::new(), &chain);
+			desk.keep_round(*round, Arc::new(base.clone()), received, Vec::new(), false, &chain);
 		}
 		desk
 	};
