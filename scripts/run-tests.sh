@@ -56,7 +56,7 @@ run() {
 		sed "s/^/  [$name] /" "$log" | tail -n 200
 		# What failed, last: a failing check's message may be followed by pages of logs.
 		grep -E '^(Error: |---- .* stdout ----|thread .* panicked at)' "$log" | head -n 20 |
-			cut -c 1-400 | sed "s/^/  [$name] failed: /" || true
+			cut -c 1-400 | sed "s/^/  [$name] failed: /" | tee -a "$logs/failures" || true
 		return 1
 	fi
 }
@@ -103,6 +103,8 @@ for pid in "${pids[@]}"; do
 	wait "$pid" || status=1
 done
 if ((status)); then
+	# Every lane's failing lines once more, after whatever the other lanes printed since.
+	cat "$logs/failures" 2>/dev/null || true
 	echo "tests failed (logs in $logs)" >&2
 	exit 1
 fi
