@@ -433,9 +433,9 @@ fn run(n: usize, fan_in: Option<u16>, args: &Args, root: &Path) -> Result<Run> {
 	let (rounds_read, max_proofs_per_block) = (events.rounds, events.max_proofs_per_block);
 	let records = providers.iter().map(|p| p.rounds(0)).collect();
 	let status = providers.iter().map(|p| p.status(0)).collect();
-	let unanswered = providers.iter().map(|p| p.log_lines_with("chain: no answer")).sum();
-	let resyncs = providers.iter().map(|p| p.log_lines_with("fetching the global state")).sum();
-	let lines = |text: &str| providers.iter().map(|p| p.log_lines_with(text)).sum();
+	// Log lines with `text`, all trainers together.
+	let lines = |text: &str| -> usize { providers.iter().map(|p| p.log_lines_with(text)).sum() };
+	let (unanswered, resyncs) = (lines("chain: no answer"), lines("fetching the global state"));
 	let (replays, short_replays) = (lines("); replaying it"), lines("short next to its peers"));
 	Ok(Run {
 		n,

@@ -437,10 +437,11 @@ impl Trainer {
 		let set = agreement.set;
 		let gathered = decide::gather(&set, &copies, &self.fetches, self.fraud.is_some());
 		let state = self.state.take().expect("checked above");
+		let own_in_set = set.iter().any(|(p, _)| *p == self.me);
 		if let Some(fraud) = &mut self.fraud {
 			let base = Arc::new(state.weights.clone());
 			let (received, copies) = (gathered.evidence, gathered.copies);
-			let left_out = own.is_some() && !set.iter().any(|(p, _)| *p == self.me);
+			let left_out = own.is_some() && !own_in_set;
 			fraud.unkept = Some(Unkept { round, base, received, copies, left_out });
 		}
 		let base_model_hash = state.model_hash;
@@ -456,7 +457,7 @@ impl Trainer {
 			job.screen_ratio,
 		)?;
 		let step = stepping.elapsed();
-		let drawn_out = draw.is_some() && !set.iter().any(|(p, _)| *p == self.me);
+		let drawn_out = draw.is_some() && !own_in_set;
 		if drawn_out && own.is_some() {
 			// Not drawn: dropped, not carried. Carried, it would come back the next round at
 			// about twice a round's norm, and every drawn peer with a normal update would
