@@ -236,9 +236,15 @@ fn trainers_agree_every_round_survive_a_crash_and_take_in_joiners() {
 #[test]
 fn byzantine_equivocating_and_foreign_peers_do_not_stop_training() {
 	let rounds = 6;
-	let poisoner = "[misbehave]\npoison = { kind = \"random\", factor = 2.0 }\n";
-	let equivocator = "[misbehave]\nequivocate = true\n";
+	// The poisoner also serves corrupt pieces and updates (a hostile keeper), and the
+	// equivocator keeps the pieces it keeps to itself until it holds their update.
+	let poisoner =
+		"[misbehave]\npoison = { kind = \"random\", factor = 2.0 }\ncorrupt_serving = true\n";
+	let equivocator = "[misbehave]\nequivocate = true\nwithhold_pieces = true\n";
 	let mut net = TestNet::new(6, rounds, PERIOD_MS, INT8, &[(3, poisoner), (4, equivocator)]);
+	for node in &mut net.nodes[..5] {
+		node.job = Some(wide(job(rounds, INT8)));
+	}
 	// Trainer 5 runs the same job id with another model layout: its commitments are refused.
 	net.nodes[5].job = Some(job(rounds, INT8).replace("hidden = 32", "hidden = 16"));
 	for i in 0..6 {
@@ -262,6 +268,15 @@ fn byzantine_equivocating_and_foreign_peers_do_not_stop_training() {
 		.file_name()
 		.to_string_lossy()
 		.contains(&equivocator_id)));
+	// The hostile keeper's pieces were refused as they came (the committers sent them).
+	let poisoner_id = net.nodes[3].peer_id();
+	let refused = (0..3).any(|i| {
+		net.nodes[i].log_tail(usize::MAX).lines().any(|l| {
+			l.contains(&poisoner_id)
+				&& (l.contains("does not match") || l.contains("do not add up"))
+		})
+	});
+	assert!(refused, "no corrupt piece of {poisoner_id} was refused\n{}", net.log(0));
 	// The poisoned updates did not stop learning.
 	let losses = eval_losses(&net.nodes[0]);
 	assert!(losses.last().unwrap() < &(0.7 * losses[0]), "held-out loss {losses:?}");
@@ -340,14 +355,35 @@ fn a_shaped_wan_and_a_partition_are_survived() {
 	assert!(rtt >= 35.0, "median RTT {rtt} ms under a 40 ms scenario");
 }
 
+/// Pieces of updates the trainers fetched over the whole run: (from the pieces' keepers,
+/// from the updates' committers).
+fn pieces_fetched(net: &TestNet) -> (u64, u64) {
+	let records = net.nodes.iter().flat_map(|n| n.rounds());
+	records.fold((0, 0), |(k, c), r| {
+		let count = |key: &str| r["pieces"][key].as_u64().unwrap_or(0);
+		(k + count("from_keepers"), c + count("from_committers"))
+	})
+}
+
+/// A hidden layer of 128: int8 updates of about 105 KB, each sent in 2 pieces
+/// (`round/update_pieces.rs`), so the exchange runs on pieces and their keepers.
+fn wide(job: String) -> String {
+	job.replace("hidden = 32", "hidden = 128")
+}
+
 /// Issue 26's agreed set under jitter and a cut link: trainers 1 and 2 cannot reach each
 /// other for four rounds, so neither can fetch the other's update from its committer. Each
 /// gets it from trainer 0, which holds it and attests so, and all three aggregate the same
-/// set and agree on the model in every round, without re-syncing.
+/// set and agree on the model in every round, without re-syncing. Updates come in pieces,
+/// each from the member that keeps it; across the cut a piece's keeper cannot be reached
+/// and the committer sends it instead.
 #[test]
 fn a_cut_link_between_two_trainers_does_not_split_the_agreed_set() {
 	let rounds = 8;
 	let mut net = TestNet::new(3, rounds, PERIOD_MS, INT8, &[]);
+	for node in &mut net.nodes {
+		node.job = Some(wide(job(rounds, INT8)));
+	}
 	let (one, two) = (net.nodes[1].peer_id(), net.nodes[2].peer_id());
 	let scenario = format!(
 		"[default]\nlatency_ms = 10\nbandwidth_mbit = 50\nloss = 0.01\n\n[[link]]\nbetween = [\"{one}\", \"{two}\"]\nfrom_round = 2\nuntil_round = 6\npartitioned = true\n"
@@ -383,6 +419,11 @@ fn a_cut_link_between_two_trainers_does_not_split_the_agreed_set() {
 		let resyncs = node.log_tail(usize::MAX).matches("re-syncing").count();
 		assert_eq!(resyncs, 0, "trainer {i} re-synced\n{}", net.log(i));
 	}
+	let (keepers, committers) = pieces_fetched(&net);
+	assert!(
+		keepers > 0 && committers > 0,
+		"pieces from keepers {keepers}, committers {committers}"
+	);
 }
 
 /// Issue 26's bounded fan-in: six trainers on a job that aggregates at most three updates a
@@ -396,7 +437,7 @@ fn a_bounded_fan_in_aggregates_the_same_drawn_updates_everywhere() {
 	let (n, rounds, fan_in) = (6, 8, 3);
 	let mut net = TestNet::new(n, rounds, PERIOD_MS, INT8, &[]);
 	// Off chain the schedule times the exchange: its window stays the default's.
-	let bounded = job(rounds, INT8).replace(
+	let bounded = wide(job(rounds, INT8)).replace(
 		"batch_size = 32",
 		&format!(
 			"batch_size = 32\nexchange = {{ grace_ms = 1500, fetch_ms = 4000, fan_in = {fan_in} }}"
@@ -454,6 +495,10 @@ fn a_bounded_fan_in_aggregates_the_same_drawn_updates_everywhere() {
 	}
 	let losses = eval_losses(&net.nodes[0]);
 	assert!(losses.last().unwrap() < &losses[0], "held-out loss {losses:?}");
+	// Each drawn update's pieces come from the five members that keep them: a fetcher gets
+	// a fifth from the committer (those it keeps itself), the rest from the others.
+	let (keepers, committers) = pieces_fetched(&net);
+	assert!(keepers > 2 * committers, "pieces from keepers {keepers}, committers {committers}");
 }
 
 /// The rounds in which `node` trained overlapped with the round before.

@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::{
 	error::{Error, Result},
 	net::NetStats,
-	round::{messages::Equivocation, peers::HealthRow},
+	round::{messages::Equivocation, peers::HealthRow, update_pieces::PieceCounts},
 };
 
 /// Milliseconds since the Unix epoch.
@@ -55,6 +55,8 @@ pub struct RoundRecord {
 	pub exchange_ms: u64,
 	/// Where the decision spent its time once the commitments' collection ended.
 	pub decision_ms: DecisionMs,
+	/// Pieces of updates fetched this round, by who sent them.
+	pub pieces: PieceCounts,
 	pub eval_ms: u64,
 	pub wall_ms: u64,
 }

@@ -12,7 +12,7 @@ use std::{io, marker::PhantomData};
 use crate::round::messages::{decode_exact, Request, Response, MAX_REQUEST_BYTES};
 
 /// The fetch protocol's name (versioned: a change of messages is a new protocol).
-pub const PROTOCOL: StreamProtocol = StreamProtocol::new("/grid/fetch/3");
+pub const PROTOCOL: StreamProtocol = StreamProtocol::new("/grid/fetch/4");
 
 /// Length-prefixed SCALE with size limits, for requests `Req` and responses `Resp`.
 #[derive(Debug)]

@@ -6,6 +6,7 @@
 pub mod behaviour;
 pub mod codec;
 pub mod data;
+mod pieces;
 pub mod scenario;
 pub mod service;
 pub mod shaper;

@@ -73,6 +73,20 @@ pub enum Command {
 		/// The encoded update.
 		bytes: Arc<Vec<u8>>,
 	},
+	/// Serve piece `index` of the update `hash` (fetched and checked; the update is not
+	/// whole here yet), and answer the requests for it that wait.
+	ServePiece {
+		/// The update's content address.
+		hash: Digest,
+		/// Its round (for forgetting).
+		round: RoundIndex,
+		/// Which piece.
+		index: u32,
+		/// Every piece's hash (sent with the piece to a fetcher that asks for them).
+		hashes: Vec<Digest>,
+		/// The piece.
+		piece: Vec<u8>,
+	},
 	/// Serve this global state to joiners (in pieces; the previous one stays served too,
 	/// so a fetch that began before a round ended can finish).
 	ServeState {

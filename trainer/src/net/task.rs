@@ -24,6 +24,7 @@ use tokio::sync::mpsc as tokio_mpsc;
 
 use super::{
 	behaviour::{Behaviour, BehaviourEvent},
+	pieces::ServedPieces,
 	service::{Command, Event, NetConfig, NetStats},
 	stored::StoredBytes,
 };
@@ -48,6 +49,8 @@ pub(super) struct Task {
 	proofs: mpsc::SyncSender<Vec<u8>>,
 	stats: Arc<Mutex<NetStats>>,
 	updates: HashMap<Digest, (RoundIndex, Arc<Vec<u8>>)>,
+	/// Updates served in pieces, and the piece requests waiting here.
+	pieces: ServedPieces<request_response::ResponseChannel<Response>>,
 	/// This trainer's committed work states by id, with their round.
 	work_states: HashMap<Digest, (RoundIndex, StoredBytes)>,
 	/// The states served and where their bytes are, newest last (the newest and the one
@@ -86,6 +89,7 @@ impl Task {
 			proofs,
 			stats,
 			updates: HashMap::new(),
+			pieces: ServedPieces::new(),
 			work_states: HashMap::new(),
 			states: Vec::new(),
 			fetches: HashMap::new(),
@@ -114,7 +118,11 @@ impl Task {
 					None => return,
 				},
 				event = self.swarm.select_next_some() => self.swarm_event(event),
-				_ = tick.tick() => self.retry_publish(),
+				_ = tick.tick() => {
+					self.retry_publish();
+					let expired = self.pieces.expire(Instant::now());
+					self.reply(expired);
+				}
 				_ = redial.tick() => self.redial(),
 				_ = &mut discover => {
 					let _ = self.swarm.behaviour_mut().kad.bootstrap();
@@ -178,7 +186,13 @@ impl Task {
 				self.fetches.insert(rid, (id, peer, Instant::now()));
 			}
 			Command::ServeUpdate { hash, round, bytes } => {
+				let replies = self.pieces.whole(hash, round, &bytes);
 				self.updates.insert(hash, (round, bytes));
+				self.reply(replies);
+			}
+			Command::ServePiece { hash, round, index, hashes, piece } => {
+				let replies = self.pieces.piece(hash, round, index, hashes, piece);
+				self.reply(replies);
 			}
 			Command::ServeState { state, bytes } => {
 				self.recent.retain(|r, _| *r >= state.round);
@@ -194,7 +208,11 @@ impl Task {
 					*served = bytes;
 				}
 			}
-			Command::Forget(before) => self.updates.retain(|_, (r, _)| *r >= before),
+			Command::Forget(before) => {
+				self.updates.retain(|_, (r, _)| *r >= before);
+				let refused = self.pieces.forget(before);
+				self.reply(refused);
+			}
 			Command::ServeWorkState { id, round, bytes } => {
 				self.work_states.insert(id, (round, bytes));
 			}
@@ -365,14 +383,12 @@ impl Task {
 		match event {
 			request_response::Event::Message { peer, message } => match message {
 				request_response::Message::Request { request, channel, .. } => {
+					let channel = match self.hold_piece(&request, channel) {
+						Ok(()) => return,
+						Err(channel) => channel,
+					};
 					let response = self.answer(&peer, request);
-					let size = response.encoded_size() as u64;
-					{
-						let mut stats = self.stats();
-						stats.served += 1;
-						stats.bytes_served += size;
-					}
-					let _ = self.swarm.behaviour_mut().fetch.send_response(channel, response);
+					self.respond(channel, response);
 				}
 				request_response::Message::Response { request_id, response } => {
 					if let Some((id, peer, at)) = self.fetches.remove(&request_id) {
@@ -404,10 +420,56 @@ impl Task {
 		}
 	}
 
+	/// Sends an answer and counts it.
+	fn respond(
+		&mut self,
+		channel: request_response::ResponseChannel<Response>,
+		response: Response,
+	) {
+		let size = response.encoded_size() as u64;
+		{
+			let mut stats = self.stats();
+			stats.served += 1;
+			stats.bytes_served += size;
+		}
+		let _ = self.swarm.behaviour_mut().fetch.send_response(channel, response);
+	}
+
+	fn reply(&mut self, replies: Vec<(request_response::ResponseChannel<Response>, Response)>) {
+		replies.into_iter().for_each(|(channel, response)| self.respond(channel, response));
+	}
+
+	/// Holds a request for a piece of an update this job's round committed to that is not
+	/// here yet (this trainer is likely its keeper and fetching it); else gives the
+	/// channel back to be answered now.
+	fn hold_piece(
+		&mut self,
+		request: &Request,
+		channel: request_response::ResponseChannel<Response>,
+	) -> Result<(), request_response::ResponseChannel<Response>> {
+		let Request::UpdatePiece { job, round, hash, index, with_hashes } = *request else {
+			return Err(channel);
+		};
+		let whole = self.updates.get(&hash).map(|(_, b)| b.as_slice());
+		let committed = self
+			.recent
+			.get(&round)
+			.is_some_and(|list| list.iter().any(|c| c.commitment.update_hash == hash));
+		if job != self.config.job
+			|| !committed
+			|| whole.is_some()
+			|| self.pieces.keeps(&hash, index)
+		{
+			return Err(channel);
+		}
+		self.pieces.hold((hash, index, round, with_hashes), channel, Instant::now())
+	}
+
 	fn answer(&self, peer: &PeerId, request: Request) -> Response {
 		let job = self.config.job;
 		match request {
 			Request::Update { job: j, .. }
+			| Request::UpdatePiece { job: j, .. }
 			| Request::State { job: j }
 			| Request::StatePiece { job: j, .. }
 			| Request::WorkState { job: j, .. }
@@ -421,6 +483,15 @@ impl Task {
 				Some((_, bytes)) => Response::Update(bytes.to_vec()),
 				None => Response::Unavailable(format!("no update {}", hex::encode(hash))),
 			},
+			Request::UpdatePiece { hash, index, with_hashes, .. } => {
+				let whole = self.updates.get(&hash).map(|(_, b)| b.as_slice());
+				self.pieces.answer(&hash, index, with_hashes, whole).unwrap_or_else(|| {
+					Response::Unavailable(format!(
+						"no piece {index} of update {}",
+						hex::encode(hash)
+					))
+				})
+			}
 			Request::State { .. } => match self.states.last() {
 				Some((state, _)) => {
 					state.header(self.recent.get(&state.round).cloned().unwrap_or_default())

@@ -14,6 +14,7 @@ use libp2p::PeerId;
 use super::{
 	messages::{update_hash, Digest, Request, Response, SignedCommitment},
 	state_transfer::{piece_range, PIECES_IN_FLIGHT, STATE_PIECE_BYTES},
+	update_pieces::{piece_count, PieceCounts, PieceDownload},
 	witness::Agreement,
 };
 use crate::{
@@ -47,6 +48,33 @@ pub enum Answer {
 		/// Its bytes.
 		bytes: Arc<Vec<u8>>,
 	},
+	/// A checked piece of an update arrived (serve it on, so that those who ask this
+	/// trainer for it get it).
+	Piece {
+		/// The update's hash.
+		hash: Digest,
+		/// The round.
+		round: RoundIndex,
+		/// Which piece.
+		index: u32,
+		/// The piece.
+		piece: Vec<u8>,
+		/// Every piece's hash (served with the piece).
+		hashes: Vec<Digest>,
+	},
+	/// A piece of an update did not come from `peer`. `retry`: the piece asked of the
+	/// committer, or, where the committer failed it too and the round's set is known, the
+	/// whole update (none: the decision asks for the whole update).
+	PieceFailed {
+		/// The update's hash.
+		hash: Digest,
+		/// Which piece.
+		index: u32,
+		/// Why.
+		why: String,
+		/// The request to the committer, if it was not asked yet.
+		retry: Option<Outgoing>,
+	},
 	/// A piece of a work state arrived and more are wanted: send these requests.
 	WorkStatePieces(Vec<Outgoing>),
 	/// The whole of a work state that was asked for, or why it did not come (checked
@@ -76,6 +104,7 @@ pub enum Answer {
 /// A request in flight.
 enum Pending {
 	Update { hash: Digest, tried: Vec<PeerId> },
+	Piece { hash: Digest, index: u32 },
 	State,
 	StatePiece { index: u32 },
 	WorkState { round: RoundIndex, id: Digest, index: u32 },
@@ -158,6 +187,10 @@ pub struct Fetches {
 	piece_answers: Vec<(u32, Result<Vec<u8>, String>)>,
 	/// Work states arriving, by (round, owner).
 	downloads: HashMap<(RoundIndex, PeerId, Digest), Download>,
+	/// Updates arriving in pieces, by hash.
+	pieces: HashMap<Digest, PieceDownload>,
+	/// The round's pieces that came, by who sent them.
+	piece_counts: PieceCounts,
 }
 
 impl Fetches {
@@ -182,6 +215,8 @@ impl Fetches {
 			state_answer: None,
 			piece_answers: Vec::new(),
 			downloads: HashMap::new(),
+			pieces: HashMap::new(),
+			piece_counts: PieceCounts::default(),
 		}
 	}
 
@@ -194,7 +229,9 @@ impl Fetches {
 		// The last round's set: an early fetch that fails before this round's set is known
 		// is not retried from it (the decision's `want` asks again).
 		self.candidates.clear();
-		self.pending.retain(|_, p| !matches!(p, Pending::Update { .. }));
+		self.pieces.clear();
+		self.piece_counts = PieceCounts::default();
+		self.pending.retain(|_, p| !matches!(p, Pending::Update { .. } | Pending::Piece { .. }));
 	}
 
 	fn request(&mut self, peer: PeerId, request: Request, pending: Pending) -> Outgoing {
@@ -336,6 +373,118 @@ impl Fetches {
 		Some(self.request_update(committer, c.round, hash, Vec::new()))
 	}
 
+	/// The requests for one update in pieces, each from its keeper among `members` (see
+	/// [`super::update_pieces`]), made as soon as its commitment is taken; an update of
+	/// one piece is asked of its committer whole ([`Fetches::want_one`]).
+	pub fn want_pieces(
+		&mut self,
+		committer: PeerId,
+		signed: &SignedCommitment,
+		members: &[PeerId],
+		me: PeerId,
+		now: std::time::Instant,
+	) -> Vec<Outgoing> {
+		let c = &signed.commitment;
+		if piece_count(c.update_len) < 2 {
+			return self.want_one(committer, signed).into_iter().collect();
+		}
+		let hash = c.update_hash;
+		if self.arrived.contains_key(&hash) || self.in_flight(&hash) {
+			return Vec::new();
+		}
+		self.expected_lens.insert(hash, c.update_len);
+		let mut download = PieceDownload::new(c.round, committer, hash, c.update_len);
+		let plan = download.plan(members, me, now);
+		self.pieces.insert(hash, download);
+		plan.into_iter().map(|(index, peer)| self.request_piece(peer, hash, index)).collect()
+	}
+
+	/// A request to `peer` for piece `index` of the update `hash` arriving in pieces.
+	fn request_piece(&mut self, peer: PeerId, hash: Digest, index: u32) -> Outgoing {
+		let (round, with_hashes) = match self.pieces.get(&hash) {
+			Some(d) => (d.round, !d.knows_hashes()),
+			None => (0, true),
+		};
+		let request = Request::UpdatePiece { job: self.job, round, hash, index, with_hashes };
+		self.request(peer, request, Pending::Piece { hash, index })
+	}
+
+	/// The requests for pieces whose keepers kept the fetcher waiting too long: each asked
+	/// of its committer as well.
+	pub fn overdue_pieces(&mut self, now: std::time::Instant) -> Vec<Outgoing> {
+		let late: Vec<(Digest, u32, PeerId)> = self
+			.pieces
+			.iter_mut()
+			.flat_map(|(hash, d)| d.overdue(now).into_iter().map(|(i, p)| (*hash, i, p)))
+			.collect();
+		late.into_iter().map(|(hash, index, peer)| self.request_piece(peer, hash, index)).collect()
+	}
+
+	/// The pieces of this round's updates that came so far, by who sent them.
+	pub fn piece_counts(&self) -> PieceCounts {
+		self.piece_counts
+	}
+
+	/// What an answer for piece `index` of the update `hash` means.
+	fn on_piece(
+		&mut self,
+		hash: Digest,
+		index: u32,
+		peer: PeerId,
+		result: Result<Response, String>,
+	) -> Answer {
+		let Some(download) = self.pieces.get_mut(&hash) else { return Answer::Unasked };
+		if download.has(index) {
+			return Answer::Unasked;
+		}
+		let round = download.round;
+		let counts = &mut self.piece_counts;
+		let from = if peer == download.committer {
+			&mut counts.from_committers
+		} else {
+			&mut counts.from_keepers
+		};
+		let outcome = match result {
+			Ok(Response::UpdatePiece { hashes, piece }) => {
+				let accepted = download.accept(index, hashes, piece.clone());
+				*from += u64::from(accepted.is_ok());
+				accepted.map(|whole| (whole, piece))
+			}
+			Ok(Response::Unavailable(why)) => Err(why),
+			Ok(other) => Err(format!("unexpected answer {}", variant(&other))),
+			Err(e) => Err(e),
+		};
+		match outcome {
+			Ok((None, piece)) => {
+				let hashes = download.hashes().to_vec();
+				Answer::Piece { hash, round, index, piece, hashes }
+			}
+			Ok((Some(bytes), _)) => match self.check_update(hash, bytes) {
+				Ok(bytes) => {
+					self.pieces.remove(&hash);
+					Answer::Update { hash, bytes }
+				}
+				Err(why) => Answer::Failed { hash, why, retry: self.abandon_pieces(hash) },
+			},
+			Err(why) => {
+				let retry = match download.next_source(index) {
+					Some(peer) => Some(self.request_piece(peer, hash, index)),
+					None => self.abandon_pieces(hash),
+				};
+				Answer::PieceFailed { hash, index, why, retry }
+			}
+		}
+	}
+
+	/// Ends the piece download of `hash` (neither a piece's keeper nor the committer sent
+	/// it): once the round's set is known, the whole update is asked for (of its committer,
+	/// then of the set's other members); before, the decision's [`Fetches::want`] asks.
+	fn abandon_pieces(&mut self, hash: Digest) -> Option<Outgoing> {
+		let download = self.pieces.remove(&hash)?;
+		(!self.candidates.is_empty())
+			.then(|| self.request_update(download.committer, download.round, hash, Vec::new()))
+	}
+
 	/// The requests for every update of the round's set (`me` excluded) neither here nor
 	/// asked for yet, each from its committer first; other members are the candidates when
 	/// that fails. Returns the requests and the hashes now wanted (those in flight too).
@@ -361,7 +510,11 @@ impl Fetches {
 
 	/// Whether a request for the update `hash` is in flight.
 	fn in_flight(&self, hash: &Digest) -> bool {
-		self.pending.values().any(|p| matches!(p, Pending::Update { hash: h, .. } if h == hash))
+		self.pieces.contains_key(hash)
+			|| self
+				.pending
+				.values()
+				.any(|p| matches!(p, Pending::Update { hash: h, .. } if h == hash))
 	}
 
 	/// The requests for the agreed set's updates not here yet, each from the witnesses that
@@ -428,6 +581,7 @@ impl Fetches {
 			Pending::WorkState { round, id, index } => {
 				return self.on_work_state_piece((round, peer, id, index), result);
 			}
+			Pending::Piece { hash, index } => return self.on_piece(hash, index, peer, result),
 			Pending::Update { hash, tried } => (hash, tried),
 		};
 		let outcome = match result {
@@ -486,6 +640,7 @@ fn variant(response: &Response) -> &'static str {
 		Response::State { .. } => "state",
 		Response::WorkState { .. } => "work state",
 		Response::StatePiece(_) => "state piece",
+		Response::UpdatePiece { .. } => "update piece",
 		Response::Unavailable(_) => "unavailable",
 	}
 }

@@ -14,6 +14,7 @@ use libp2p::{
 };
 use sp_crypto_hashing::blake2_256;
 
+use super::update_pieces;
 pub use crate::params::Digest;
 use crate::work_state::WorkDigests;
 
@@ -276,8 +277,22 @@ pub enum Request {
 		job: JobId,
 		/// The round.
 		round: RoundIndex,
-		/// BLAKE2b-256 of the encoded update.
+		/// The update's content address ([`update_hash`]).
 		hash: Digest,
+	},
+	/// Piece `index` of an update ([`super::update_pieces`]). A peer that keeps the piece
+	/// but does not hold it yet answers once it does (or says it cannot after a while).
+	UpdatePiece {
+		/// The job.
+		job: JobId,
+		/// The round.
+		round: RoundIndex,
+		/// The update's content address.
+		hash: Digest,
+		/// Which piece.
+		index: u32,
+		/// Whether the answer should carry every piece's hash (the fetcher's first).
+		with_hashes: bool,
 	},
 	/// The header of the peer's latest global state (a checkpoint: model and outer
 	/// momentum), whose pieces are then asked for with [`Request::StatePiece`].
@@ -339,6 +354,13 @@ pub enum Response {
 	},
 	/// A piece of a state asked for.
 	StatePiece(Vec<u8>),
+	/// A piece of an update asked for.
+	UpdatePiece {
+		/// Every piece's hash, in order, where they were asked for (else empty).
+		hashes: Vec<Digest>,
+		/// The piece.
+		piece: Vec<u8>,
+	},
 	/// The peer cannot answer (unknown hash, other job, no state yet).
 	Unavailable(String),
 }
@@ -359,9 +381,10 @@ pub fn state_hash(round: RoundIndex, model_hash: &Digest, velocity: &[f32]) -> D
 	blake2_256(&bytes)
 }
 
-/// The content address of an encoded update.
+/// The content address of an encoded update: the hash of its length and its pieces'
+/// hashes ([`super::update_pieces`]), so a piece fetched on its own is checked on arrival.
 pub fn update_hash(bytes: &[u8]) -> Digest {
-	blake2_256(bytes)
+	update_pieces::update_root(bytes.len() as u64, &update_pieces::piece_hashes(bytes))
 }
 
 #[cfg(test)]

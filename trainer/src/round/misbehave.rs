@@ -47,6 +47,14 @@ pub struct Misbehaviour {
 	/// Challenge an honest participant's contribution every round (a griefer).
 	#[serde(default)]
 	pub grief: bool,
+	/// Serve the pieces it keeps and the other members' updates it fetched with a byte
+	/// flipped (a hostile keeper and holder; its own update it serves intact).
+	#[serde(default)]
+	pub corrupt_serving: bool,
+	/// Never serve the pieces it keeps before it holds their whole update (a keeper that
+	/// stalls the members who ask it).
+	#[serde(default)]
+	pub withhold_pieces: bool,
 }
 
 /// How a copier changes the update it copies.
@@ -102,6 +110,14 @@ impl Misbehaviour {
 	pub fn skips_training(&self) -> bool {
 		self.lazy || self.copy.is_some() || self.stale
 	}
+}
+
+/// Bytes as a hostile keeper serves them: one flipped (caught by the piece's hash).
+pub fn corrupt(mut bytes: Vec<u8>) -> Vec<u8> {
+	if let Some(b) = bytes.first_mut() {
+		*b ^= 0x5a;
+	}
+	bytes
 }
 
 /// How an update is poisoned.

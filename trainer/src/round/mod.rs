@@ -10,6 +10,7 @@
 //! - [`state`]: the canonical state, from the initial model, a checkpoint or a peer.
 //! - [`contribute`]: seed, transfer budget, and the sealed (compressed, signed) update.
 //! - [`fetch`]: requests in flight, candidates, retries and checks of fetched bytes.
+//! - [`update_pieces`]: an update in pieces, each from its keeper, checked on arrival.
 //! - [`decide`]: base check, the set's updates, aggregate and outer step.
 //! - [`fan_in`]: the draw of the at most `G` updates a round aggregates.
 //! - [`fraud`]: the fraud desk (evidence, screening, replays, votes).
@@ -30,4 +31,5 @@ pub mod misbehave;
 pub mod peers;
 pub mod state;
 pub mod state_transfer;
+pub mod update_pieces;
 pub mod witness;

@@ -11,6 +11,9 @@ use grid_primitives::job::RoundIndex;
 use libp2p::PeerId;
 
 use super::Trainer;
+
+/// How often the event loop looks for pieces whose keepers are slow.
+const PIECE_CHECK: Duration = Duration::from_millis(250);
 use crate::{
 	daemon::reports,
 	net::{Command, Event},
@@ -19,6 +22,7 @@ use crate::{
 		coordinator::Schedule,
 		fetch::{Answer, Outgoing},
 		messages::{Response, SignedCommitment},
+		misbehave::corrupt,
 		witness::Heard,
 	},
 };
@@ -72,12 +76,18 @@ impl Trainer {
 				return;
 			}
 			let now = Instant::now();
+			for request in self.fetches.overdue_pieces(now) {
+				self.send_request(request);
+			}
 			if now >= until {
 				return;
 			}
-			match self.net.events.recv_timeout(until - now) {
+			// Woken at least this often to ask committers for pieces their keepers are slow on.
+			let wait = (until - now).min(PIECE_CHECK);
+			match self.net.events.recv_timeout(wait) {
 				Ok(event) => self.on_event(event),
-				Err(RecvTimeoutError::Timeout) => return,
+				Err(RecvTimeoutError::Timeout) if wait == until - now => return,
+				Err(RecvTimeoutError::Timeout) => {}
 				Err(RecvTimeoutError::Disconnected) => {
 					std::thread::sleep(until - now);
 					return;
@@ -160,7 +170,13 @@ impl Trainer {
 				return;
 			}
 		}
-		if let Some(request) = self.fetches.want_one(committer, signed) {
+		let mut members = self.health.connected();
+		members.push(self.me);
+		members.sort();
+		let signed = signed.clone();
+		for request in
+			self.fetches.want_pieces(committer, &signed, &members, self.me, Instant::now())
+		{
 			self.send_request(request);
 		}
 	}
@@ -185,7 +201,26 @@ impl Trainer {
 			}
 			Answer::Update { hash, bytes } => {
 				self.health.fetched(peer, Some(bytes.len()), elapsed);
+				let bytes = match self.config.misbehave.corrupt_serving {
+					true => std::sync::Arc::new(corrupt(bytes.to_vec())),
+					false => bytes,
+				};
 				self.net.send(Command::ServeUpdate { hash, round, bytes });
+			}
+			// A piece's wait includes its keeper's own fetch: not a measure of the link.
+			Answer::Piece { hash, round, index, piece, hashes } => {
+				let misbehave = self.config.misbehave;
+				if !misbehave.withhold_pieces {
+					let piece = if misbehave.corrupt_serving { corrupt(piece) } else { piece };
+					self.net.send(Command::ServePiece { hash, round, index, hashes, piece });
+				}
+			}
+			Answer::PieceFailed { hash, index, why, retry } => {
+				let hash = &hex::encode(hash)[..12];
+				tracing::info!("piece {index} of update {hash} from {peer}: {why}");
+				if let Some(retry) = retry {
+					self.send_request(retry);
+				}
 			}
 			Answer::Failed { hash, why, retry } => {
 				tracing::info!("update {} from {peer}: {why}", &hex::encode(hash)[..12]);

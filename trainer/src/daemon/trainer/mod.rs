@@ -512,6 +512,7 @@ impl Trainer {
 				agreed_fetch: agreement.fetch_wait.as_millis() as u64,
 				step: step.as_millis() as u64,
 			},
+			pieces: self.fetches.piece_counts(),
 			eval_ms: 0,
 			wall_ms: 0,
 		};

@@ -1,0 +1,316 @@
+//! An update sent in pieces, each from its own peer, so that a committer's uplink carries
+//! its update about once rather than once for every member (issue 26).
+//!
+//! An update of `len` bytes is cut into [`piece_count`] pieces of equal size (the last may
+//! be shorter): one per 64 KiB, at most [`MAX_UPDATE_PIECES`]. Its content address, the
+//! [`update_hash`](super::messages::update_hash) every commitment signs, is the hash of its
+//! length and its pieces' hashes, so each piece is checked on its own as it arrives and a
+//! peer that sends a bad one is known. Each piece has a *keeper*, drawn from the members
+//! by the update's hash: the keeper fetches that piece from the committer and every other
+//! member fetches it from the keeper (whose network task holds the request until the piece
+//! is there), and from the committer when the keeper fails or is slow.
+//!
+//! Pure bookkeeping: [`PieceDownload`] for the side that fetches; the daemon moves bytes.
+
+use std::{
+	collections::BTreeMap,
+	ops::Range,
+	time::{Duration, Instant},
+};
+
+use grid_primitives::job::RoundIndex;
+use libp2p::PeerId;
+use sp_crypto_hashing::blake2_256;
+
+use super::messages::Digest;
+
+/// Domain of an update's content address.
+const UPDATE_DOMAIN: &[u8] = b"grid/update/v2";
+/// The smallest piece an update is cut into (below it, a piece's request costs more than
+/// the copies it spares the committer).
+pub const UPDATE_PIECE_MIN_BYTES: u64 = 64 << 10;
+/// Most pieces an update is cut into (the hashes of all of them come with a first answer).
+pub const MAX_UPDATE_PIECES: u32 = 64;
+/// How long a fetcher waits on a piece's keeper before asking the committer as well.
+pub const KEEPER_PATIENCE: Duration = Duration::from_secs(2);
+
+/// How many pieces an update of `len` bytes is cut into.
+pub fn piece_count(len: u64) -> u32 {
+	len.div_ceil(UPDATE_PIECE_MIN_BYTES).clamp(1, u64::from(MAX_UPDATE_PIECES)) as u32
+}
+
+/// The bytes of piece `index` of an update of `len` bytes; `None` past its last piece.
+pub fn piece_range(len: u64, index: u32) -> Option<Range<u64>> {
+	let size = len.div_ceil(u64::from(piece_count(len))).max(1);
+	let start = u64::from(index) * size;
+	(index < piece_count(len) && (start < len || len == 0)).then(|| start..(start + size).min(len))
+}
+
+/// The hash of one piece.
+pub fn piece_hash(piece: &[u8]) -> Digest {
+	blake2_256(piece)
+}
+
+/// Every piece's hash of the update `bytes`, in order.
+pub fn piece_hashes(bytes: &[u8]) -> Vec<Digest> {
+	let len = bytes.len() as u64;
+	(0..piece_count(len))
+		.filter_map(|i| piece_range(len, i))
+		.map(|r| piece_hash(&bytes[r.start as usize..r.end as usize]))
+		.collect()
+}
+
+/// The content address of an update of `len` bytes with these pieces' hashes.
+pub fn update_root(len: u64, hashes: &[Digest]) -> Digest {
+	let mut bytes = Vec::with_capacity(UPDATE_DOMAIN.len() + 8 + hashes.len() * 32);
+	bytes.extend_from_slice(UPDATE_DOMAIN);
+	bytes.extend_from_slice(&len.to_le_bytes());
+	hashes.iter().for_each(|h| bytes.extend_from_slice(h));
+	blake2_256(&bytes)
+}
+
+/// Who keeps piece `index` of the update `hash`: one of `members` (the committer left out
+/// by the caller), taken in turn from a place the update's hash draws, so an update's
+/// pieces spread over every member and each member keeps a share of every update.
+pub fn keeper(hash: &Digest, index: u32, members: &[PeerId]) -> Option<PeerId> {
+	if members.is_empty() {
+		return None;
+	}
+	let start = u32::from_le_bytes([hash[0], hash[1], hash[2], hash[3]]) as usize;
+	Some(members[(start + index as usize) % members.len()])
+}
+
+/// The pieces of a round's updates this trainer fetched ((the round's record)),
+/// by who sent them: the piece's keeper, or the update's committer (the keeper was this
+/// trainer, or failed or was slow).
+#[derive(serde::Serialize, Clone, Copy, Debug, Default, PartialEq)]
+pub struct PieceCounts {
+	/// From the members that keep them.
+	pub from_keepers: u64,
+	/// From the updates' committers.
+	pub from_committers: u64,
+}
+
+/// A piece asked for: from whom, in order, and when it was first asked.
+struct Asked {
+	from: Vec<PeerId>,
+	at: Instant,
+}
+
+/// One update arriving in pieces.
+pub struct PieceDownload {
+	/// Its round.
+	pub round: RoundIndex,
+	/// Who committed to it (asked when a keeper fails or is slow).
+	pub committer: PeerId,
+	len: u64,
+	hash: Digest,
+	hashes: Option<Vec<Digest>>,
+	pieces: BTreeMap<u32, Vec<u8>>,
+	asked: BTreeMap<u32, Asked>,
+}
+
+impl PieceDownload {
+	/// A download of the update `hash` of `len` bytes that `committer` committed to.
+	pub fn new(round: RoundIndex, committer: PeerId, hash: Digest, len: u64) -> Self {
+		let (hashes, pieces, asked) = (None, BTreeMap::new(), BTreeMap::new());
+		PieceDownload { round, committer, len, hash, hashes, pieces, asked }
+	}
+
+	/// The pieces to ask for first and from whom: each from its keeper among `members`
+	/// (the committer and `me` left out), or from the committer where this trainer keeps
+	/// it (or there is no other member).
+	pub fn plan(&mut self, members: &[PeerId], me: PeerId, now: Instant) -> Vec<(u32, PeerId)> {
+		let others: Vec<PeerId> =
+			members.iter().copied().filter(|p| *p != self.committer).collect();
+		let mut plan = Vec::new();
+		for index in 0..piece_count(self.len) {
+			let from = match keeper(&self.hash, index, &others) {
+				Some(k) if k != me => k,
+				_ => self.committer,
+			};
+			self.asked.insert(index, Asked { from: vec![from], at: now });
+			plan.push((index, from));
+		}
+		plan
+	}
+
+	/// Whether the pieces' hashes are known (else an answer should bring them).
+	pub fn knows_hashes(&self) -> bool {
+		self.hashes.is_some()
+	}
+
+	/// The pieces' hashes, once known (else empty).
+	pub fn hashes(&self) -> &[Digest] {
+		self.hashes.as_deref().unwrap_or_default()
+	}
+
+	/// Takes `peer`'s answer for piece `index` (with the pieces' hashes where it sent them).
+	/// Returns the whole update once every piece is here, or why the answer was refused.
+	pub fn accept(
+		&mut self,
+		index: u32,
+		hashes: Vec<Digest>,
+		piece: Vec<u8>,
+	) -> Result<Option<Vec<u8>>, String> {
+		if !hashes.is_empty() && self.hashes.is_none() {
+			if hashes.len() != piece_count(self.len) as usize {
+				return Err(format!(
+					"{} piece hashes for an update of {} pieces",
+					hashes.len(),
+					piece_count(self.len)
+				));
+			}
+			if update_root(self.len, &hashes) != self.hash {
+				return Err("the pieces' hashes do not add up to the committed hash".into());
+			}
+			self.hashes = Some(hashes);
+		}
+		let Some(expected) = self.hashes.as_ref().and_then(|h| h.get(index as usize)) else {
+			return Err(format!("piece {index} came without the pieces' hashes"));
+		};
+		if piece_hash(&piece) != *expected {
+			return Err(format!("piece {index} does not match its hash"));
+		}
+		self.pieces.entry(index).or_insert(piece);
+		if self.pieces.len() < piece_count(self.len) as usize {
+			return Ok(None);
+		}
+		Ok(Some(std::mem::take(&mut self.pieces).into_values().flatten().collect()))
+	}
+
+	/// Whether piece `index` is here.
+	pub fn has(&self, index: u32) -> bool {
+		self.pieces.contains_key(&index)
+	}
+
+	/// Who to ask for piece `index` after a failed answer: the committer if it was not
+	/// asked yet (`None`: the committer failed too).
+	pub fn next_source(&mut self, index: u32) -> Option<PeerId> {
+		let asked = self.asked.get_mut(&index)?;
+		if asked.from.contains(&self.committer) {
+			return None;
+		}
+		asked.from.push(self.committer);
+		Some(self.committer)
+	}
+
+	/// The pieces whose keeper has not answered within [`KEEPER_PATIENCE`] and that the
+	/// committer was not asked for yet: each is asked from the committer now as well.
+	pub fn overdue(&mut self, now: Instant) -> Vec<(u32, PeerId)> {
+		let committer = self.committer;
+		let pieces = &self.pieces;
+		self.asked
+			.iter_mut()
+			.filter(|(i, a)| {
+				!pieces.contains_key(i)
+					&& !a.from.contains(&committer)
+					&& now.duration_since(a.at) >= KEEPER_PATIENCE
+			})
+			.map(|(i, a)| {
+				a.from.push(committer);
+				(*i, committer)
+			})
+			.collect()
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	fn update(len: usize) -> Vec<u8> {
+		(0..len).map(|i| (i * 7 % 251) as u8).collect()
+	}
+
+	#[test]
+	fn an_update_is_cut_into_pieces_that_cover_it_once() {
+		for len in [0u64, 1, 1000, 64 << 10, (64 << 10) + 1, 3 << 20, 40 << 20] {
+			let count = piece_count(len);
+			assert!((1..=MAX_UPDATE_PIECES).contains(&count));
+			let mut next = 0;
+			for i in 0..count {
+				let r = piece_range(len, i).expect("a piece in range");
+				assert_eq!(r.start, next, "len {len} piece {i}");
+				next = r.end;
+			}
+			assert_eq!(next, len);
+			assert!(piece_range(len, count).is_none());
+		}
+		assert_eq!(piece_count(1000), 1);
+		assert_eq!(piece_count(3 << 20), 48);
+		assert_eq!(piece_count(40 << 20), MAX_UPDATE_PIECES);
+	}
+
+	#[test]
+	fn pieces_spread_over_every_member_except_the_committer() {
+		let members: Vec<PeerId> = (0..5).map(|_| PeerId::random()).collect();
+		let (committer, me) = (members[0], members[1]);
+		let bytes = update(20 * (64 << 10));
+		let hash = update_root(bytes.len() as u64, &piece_hashes(&bytes));
+		let mut download = PieceDownload::new(0, committer, hash, bytes.len() as u64);
+		let plan = download.plan(&members, me, Instant::now());
+		assert_eq!(plan.len(), 20);
+		// Those this trainer keeps come from the committer; every other member keeps some.
+		for m in &members[2..] {
+			assert!(plan.iter().filter(|(_, p)| p == m).count() >= 4, "{m} keeps its share");
+		}
+		assert_eq!(plan.iter().filter(|(_, p)| *p == committer).count(), 5);
+	}
+
+	#[test]
+	fn an_update_assembles_from_checked_pieces_and_a_forged_one_is_refused() {
+		let bytes = update(5 * (64 << 10) + 17);
+		let hashes = piece_hashes(&bytes);
+		let len = bytes.len() as u64;
+		let hash = update_root(len, &hashes);
+		let committer = PeerId::random();
+		let mut download = PieceDownload::new(3, committer, hash, len);
+		let piece = |i: u32| {
+			let r = piece_range(len, i).unwrap();
+			bytes[r.start as usize..r.end as usize].to_vec()
+		};
+		// A piece before the hashes are known cannot be checked.
+		assert!(download.accept(1, Vec::new(), piece(1)).is_err());
+		// Hashes that are not the committed ones.
+		let mut forged = hashes.clone();
+		forged[2] = [9; 32];
+		let err = download.accept(2, forged, piece(2)).unwrap_err();
+		assert!(err.contains("do not add up"), "{err}");
+		assert!(download.accept(0, hashes[..2].to_vec(), piece(0)).is_err());
+		// A forged piece under the right hashes.
+		let mut bad = piece(0);
+		bad[0] ^= 1;
+		let err = download.accept(0, hashes.clone(), bad).unwrap_err();
+		assert!(err.contains("does not match"), "{err}");
+		assert!(download.knows_hashes());
+		let count = piece_count(len);
+		let mut whole = None;
+		for i in (0..count).rev() {
+			whole = download.accept(i, Vec::new(), piece(i)).unwrap();
+			assert_eq!(whole.is_some(), i == 0);
+		}
+		assert_eq!(whole.unwrap(), bytes);
+	}
+
+	#[test]
+	fn a_silent_or_failing_keeper_sends_the_fetcher_to_the_committer_once() {
+		let members: Vec<PeerId> = (0..4).map(|_| PeerId::random()).collect();
+		let (committer, me) = (members[0], members[3]);
+		let len = 8 * (64 << 10);
+		let mut download = PieceDownload::new(0, committer, [5; 32], len);
+		let start = Instant::now();
+		let plan = download.plan(&members, me, start);
+		let from_keepers: Vec<u32> =
+			plan.iter().filter(|(_, p)| *p != committer).map(|(i, _)| *i).collect();
+		assert!(!from_keepers.is_empty());
+		assert!(download.overdue(start + KEEPER_PATIENCE / 2).is_empty());
+		let failed = from_keepers[0];
+		assert_eq!(download.next_source(failed), Some(committer));
+		assert_eq!(download.next_source(failed), None, "the committer failed too");
+		let late = download.overdue(start + KEEPER_PATIENCE);
+		assert_eq!(late.len(), from_keepers.len() - 1);
+		assert!(late.iter().all(|(i, p)| *p == committer && *i != failed));
+		assert!(download.overdue(start + 2 * KEEPER_PATIENCE).is_empty(), "asked once");
+	}
+}
