@@ -52,6 +52,10 @@ pub struct TrainerConfig {
 	/// Deliberate misbehaviour, for tests and benchmarks.
 	#[serde(default)]
 	pub misbehave: Misbehaviour,
+	/// Fetch every update whole from its committer, not in pieces from their keepers
+	/// (`round/update_pieces.rs`): the baseline `bench/pieces.sh` measures pieces against.
+	#[serde(default)]
+	pub whole_updates: bool,
 	/// Bytes per piece of the state this trainer serves to joiners
 	/// ([`crate::round::state_transfer`]; tests make it small to send a small model in
 	/// several pieces).

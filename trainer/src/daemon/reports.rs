@@ -57,6 +57,9 @@ pub struct RoundRecord {
 	pub decision_ms: DecisionMs,
 	/// Pieces of updates fetched this round, by who sent them.
 	pub pieces: PieceCounts,
+	/// The longest any update fetched this round took to come, from when it was first
+	/// asked for (ms; `None`: none was fetched).
+	pub slowest_fetch_ms: Option<u64>,
 	pub eval_ms: u64,
 	pub wall_ms: u64,
 }

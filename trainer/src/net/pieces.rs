@@ -125,6 +125,16 @@ impl<C> ServedPieces<C> {
 		Ok(())
 	}
 
+	/// The refusals of the requests waiting for piece `index` of `hash`, which will not
+	/// come here.
+	pub(super) fn refuse(&mut self, hash: Digest, index: u32) -> Vec<Reply<C>> {
+		let why = "this member could not get that piece";
+		self.release_where(
+			|held| held.hash == hash && held.index == index,
+			|_| Some(Response::Unavailable(why.into())),
+		)
+	}
+
 	/// The refusals of requests that waited [`HOLD`] in vain.
 	pub(super) fn expire(&mut self, now: Instant) -> Vec<Reply<C>> {
 		let why = "the piece did not come here in time";
@@ -252,6 +262,10 @@ mod tests {
 		let now = Instant::now();
 		served.hold(([1; 32], 0, 2, true), 1, now).unwrap();
 		served.hold(([1; 32], 0, 5, true), 2, now + HOLD / 2).unwrap();
+		served.hold(([3; 32], 1, 5, true), 3, now).unwrap();
+		let refused = served.refuse([3; 32], 1);
+		assert_eq!(refused.len(), 1);
+		assert!(matches!(refused[0].1, Response::Unavailable(_)));
 		let expired = served.expire(now + HOLD);
 		assert_eq!(expired.len(), 1);
 		assert_eq!(expired[0].0, 1);

@@ -1,6 +1,8 @@
 //! Scenario files: which links the shaper degrades, and how that changes round by round.
 //!
 //! ```toml
+//! uplink_mbit = 20            # what each trainer sends, to all peers together (optional)
+//!
 //! [default]                  # every link (optional; a perfect link otherwise)
 //! latency_ms = 50            # one way: 100 ms round trip
 //! bandwidth_mbit = 50
@@ -104,6 +106,8 @@ pub struct Disconnect {
 /// A parsed, validated scenario.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Scenario {
+	/// Each trainer's uplink (`None`: unlimited).
+	pub uplink_mbit: Option<f64>,
 	/// Applies to links no rule matches.
 	pub default: LinkSpec,
 	/// In file order; later rules win.
@@ -141,6 +145,7 @@ struct RawDisconnect {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawScenario {
+	uplink_mbit: Option<f64>,
 	#[serde(default)]
 	default: LinkSpec,
 	#[serde(default)]
@@ -165,6 +170,10 @@ impl FromStr for Scenario {
 		raw.default
 			.validate()
 			.map_err(|reason| ScenarioError::Invalid { what: "default".into(), reason })?;
+		if raw.uplink_mbit.is_some_and(|m| !(m.is_finite() && m > 0.0)) {
+			let reason = "must be > 0".into();
+			return Err(ScenarioError::Invalid { what: "uplink_mbit".into(), reason });
+		}
 		let mut rules = Vec::new();
 		for (i, r) in raw.link.into_iter().enumerate() {
 			let what = format!("link {}", i + 1);
@@ -207,7 +216,7 @@ impl FromStr for Scenario {
 				})
 			})
 			.collect::<Result<_, ScenarioError>>()?;
-		Ok(Scenario { default: raw.default, rules, disconnects })
+		Ok(Scenario { uplink_mbit: raw.uplink_mbit, default: raw.default, rules, disconnects })
 	}
 }
 
@@ -301,5 +310,7 @@ mod tests {
 		let e = err(&format!("[[link]]\npeer = \"{p}\"\nfrom_round = 3\nuntil_round = 3"));
 		assert!(e.contains("until_round"), "{e}");
 		assert!(err("[[link]]\npeer = \"*\"\nbandwidth_mbit = -1").contains("bandwidth"));
+		assert!(err("uplink_mbit = 0").contains("uplink_mbit"));
+		assert_eq!("uplink_mbit = 20".parse::<Scenario>().unwrap().uplink_mbit, Some(20.0));
 	}
 }

@@ -87,6 +87,15 @@ pub enum Command {
 		/// The piece.
 		piece: Vec<u8>,
 	},
+	/// This trainer will not get piece `index` of the update `hash` (its keeper and its
+	/// committer failed it): the requests waiting here for it are refused, so their
+	/// senders ask the committer at once.
+	RefusePiece {
+		/// The update's content address.
+		hash: Digest,
+		/// Which piece.
+		index: u32,
+	},
 	/// Serve this global state to joiners (in pieces; the previous one stays served too,
 	/// so a fetch that began before a round ended can finish).
 	ServeState {

@@ -12,6 +12,10 @@
 //! resend anyway. Because each side shapes its own ingress, a link is shaped in both
 //! directions when both ends apply the same scenario (they do: every trainer reads the same
 //! scenario file and applies the rules that involve it).
+//!
+//! A trainer's *uplink* is shaped where it sends: every byte it writes, to any peer, waits
+//! for one shared wire of `uplink_mbit` (so a trainer that serves its update to 63 members
+//! at once sends 63 copies through it, as a home or cloud uplink would make it).
 
 use std::{
 	collections::{HashMap, VecDeque},
@@ -32,6 +36,8 @@ use tokio::time::{Instant, Sleep};
 
 use crate::rng::Rng;
 
+/// Most bytes written through a shaped uplink at a time (its pacing step).
+const UPLINK_CHUNK: usize = 16 << 10;
 /// Bytes per simulated TCP segment (an Ethernet MTU minus headers).
 const SEGMENT: usize = 1448;
 /// Most bytes a shaped stream buffers ahead of delivery (the simulated bandwidth-delay
@@ -107,6 +113,8 @@ struct State {
 	overrides: HashMap<PeerId, LinkSpec>,
 	links: HashMap<PeerId, Link>,
 	rng: Rng,
+	/// This trainer's uplink in Mbit/s (`None`: unlimited) and when its wire is free.
+	uplink: Option<(f64, Instant)>,
 }
 
 impl State {
@@ -148,6 +156,7 @@ impl Shaper {
 				overrides: HashMap::new(),
 				links: HashMap::new(),
 				rng: Rng::new(0x5eed),
+				uplink: None,
 			})),
 		}
 	}
@@ -155,6 +164,13 @@ impl Shaper {
 	fn lock(&self) -> std::sync::MutexGuard<'_, State> {
 		// A panic while holding the lock cannot leave the plain data inconsistent.
 		self.state.lock().unwrap_or_else(|p| p.into_inner())
+	}
+
+	/// Limits what this trainer sends, to all peers together, to `mbit` (`None`: no limit).
+	pub fn set_uplink(&self, mbit: Option<f64>) {
+		let mut state = self.lock();
+		let free_at = state.uplink.map_or_else(Instant::now, |(_, at)| at);
+		state.uplink = mbit.map(|m| (m, free_at));
 	}
 
 	/// Sets the link to `peer` (overriding the policy).
@@ -228,6 +244,20 @@ impl LinkHandle {
 			return Err(io::Error::new(io::ErrorKind::ConnectionReset, "link partitioned"));
 		}
 		Ok(link.spec)
+	}
+
+	/// When the uplink's wire is free (`None`: no uplink limit).
+	fn uplink_free_at(&self) -> Option<Instant> {
+		self.shaper.lock().uplink.map(|(_, at)| at)
+	}
+
+	/// Takes `n` bytes written now onto the uplink's wire.
+	fn sent(&self, n: usize) {
+		let mut state = self.shaper.lock();
+		if let Some((mbit, at)) = &mut state.uplink {
+			let wire = Duration::from_secs_f64(n as f64 * 8.0 / (*mbit * 1e6));
+			*at = (*at).max(Instant::now()) + wire;
+		}
 	}
 
 	/// The simulated arrival time of `n` bytes read now.
@@ -318,6 +348,8 @@ pub struct Shaped<S> {
 	queued: usize,
 	last_arrival: Instant,
 	timer: Option<Pin<Box<Sleep>>>,
+	/// Waits for the uplink's wire before a write.
+	write_timer: Option<Pin<Box<Sleep>>>,
 	eof: bool,
 }
 
@@ -331,6 +363,7 @@ impl<S> Shaped<S> {
 			queued: 0,
 			last_arrival: Instant::now(),
 			timer: None,
+			write_timer: None,
 			eof: false,
 		}
 	}
@@ -418,8 +451,28 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Shaped<S> {
 		cx: &mut Context<'_>,
 		buf: &[u8],
 	) -> Poll<io::Result<usize>> {
-		self.link.check()?;
-		Pin::new(&mut self.inner).poll_write(cx, buf)
+		let this = &mut *self;
+		this.link.check()?;
+		let Some(free_at) = this.link.uplink_free_at() else {
+			return Pin::new(&mut this.inner).poll_write(cx, buf);
+		};
+		if free_at > Instant::now() {
+			let timer =
+				this.write_timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(free_at)));
+			if timer.deadline() != free_at {
+				timer.as_mut().reset(free_at);
+			}
+			if timer.as_mut().poll(cx).is_pending() {
+				return Poll::Pending;
+			}
+			this.write_timer = None;
+		}
+		let n = buf.len().min(UPLINK_CHUNK);
+		let written = Pin::new(&mut this.inner).poll_write(cx, &buf[..n]);
+		if let Poll::Ready(Ok(n)) = written {
+			this.link.sent(n);
+		}
+		written
 	}
 
 	fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -465,6 +518,29 @@ mod tests {
 		let lossy = LinkSpec { latency_ms: 20.0, loss: 0.05, ..Default::default() };
 		let t = transfer(lossy, 1000 * SEGMENT).await;
 		assert!(t >= Duration::from_millis(100), "{t:?}");
+	}
+
+	#[tokio::test]
+	async fn an_uplink_is_shared_by_everything_a_trainer_sends() {
+		let shaper = Shaper::default();
+		shaper.set_uplink(Some(80.0));
+		let send = |peer: PeerId| {
+			let mut shaped = Shaped::new(Cursor::new(Vec::new()), shaper.handle(peer));
+			async move {
+				shaped.write_all(&vec![1u8; 500_000]).await.unwrap();
+				shaped.inner.into_inner().len()
+			}
+		};
+		let start = Instant::now();
+		let (a, b) = futures::join!(send(PeerId::random()), send(PeerId::random()));
+		assert_eq!((a, b), (500_000, 500_000));
+		// 1 MB at 80 Mbit/s is 100 ms, whichever streams send it.
+		let t = start.elapsed();
+		assert!(t >= Duration::from_millis(95), "{t:?}");
+		shaper.set_uplink(None);
+		let t = Instant::now();
+		send(PeerId::random()).await;
+		assert!(t.elapsed() < Duration::from_millis(20), "{:?}", t.elapsed());
 	}
 
 	#[tokio::test]

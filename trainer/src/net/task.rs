@@ -190,6 +190,10 @@ impl Task {
 				self.updates.insert(hash, (round, bytes));
 				self.reply(replies);
 			}
+			Command::RefusePiece { hash, index } => {
+				let refused = self.pieces.refuse(hash, index);
+				self.reply(refused);
+			}
 			Command::ServePiece { hash, round, index, hashes, piece } => {
 				let replies = self.pieces.piece(hash, round, index, hashes, piece);
 				self.reply(replies);

@@ -74,6 +74,9 @@ pub enum Answer {
 		why: String,
 		/// The request to the committer, if it was not asked yet.
 		retry: Option<Outgoing>,
+		/// Whether the committer failed this piece too (this trainer will not get it
+		/// in pieces: those waiting on it here should ask elsewhere).
+		given_up: bool,
 	},
 	/// A piece of a work state arrived and more are wanted: send these requests.
 	WorkStatePieces(Vec<Outgoing>),
@@ -191,6 +194,10 @@ pub struct Fetches {
 	pieces: HashMap<Digest, PieceDownload>,
 	/// The round's pieces that came, by who sent them.
 	piece_counts: PieceCounts,
+	/// When each update of the round was first asked for, until it came.
+	asked_at: HashMap<Digest, std::time::Instant>,
+	/// The longest time from asking for an update of the round to holding it.
+	slowest: Option<std::time::Duration>,
 }
 
 impl Fetches {
@@ -217,6 +224,8 @@ impl Fetches {
 			downloads: HashMap::new(),
 			pieces: HashMap::new(),
 			piece_counts: PieceCounts::default(),
+			asked_at: HashMap::new(),
+			slowest: None,
 		}
 	}
 
@@ -231,6 +240,8 @@ impl Fetches {
 		self.candidates.clear();
 		self.pieces.clear();
 		self.piece_counts = PieceCounts::default();
+		self.asked_at.clear();
+		self.slowest = None;
 		self.pending.retain(|_, p| !matches!(p, Pending::Update { .. } | Pending::Piece { .. }));
 	}
 
@@ -250,6 +261,7 @@ impl Fetches {
 		mut tried: Vec<PeerId>,
 	) -> Outgoing {
 		tried.push(peer);
+		self.asked_at.entry(hash).or_insert_with(std::time::Instant::now);
 		let request = Request::Update { job: self.job, round, hash };
 		self.request(peer, request, Pending::Update { hash, tried })
 	}
@@ -393,6 +405,7 @@ impl Fetches {
 			return Vec::new();
 		}
 		self.expected_lens.insert(hash, c.update_len);
+		self.asked_at.entry(hash).or_insert(now);
 		let mut download = PieceDownload::new(c.round, committer, hash, c.update_len);
 		let plan = download.plan(members, me, now);
 		self.pieces.insert(hash, download);
@@ -420,6 +433,12 @@ impl Fetches {
 		late.into_iter().map(|(hash, index, peer)| self.request_piece(peer, hash, index)).collect()
 	}
 
+	/// The longest time an update of this round took to come, from when it was first asked
+	/// for (`None`: none came).
+	pub fn slowest_fetch(&self) -> Option<std::time::Duration> {
+		self.slowest
+	}
+
 	/// The pieces of this round's updates that came so far, by who sent them.
 	pub fn piece_counts(&self) -> PieceCounts {
 		self.piece_counts
@@ -433,10 +452,12 @@ impl Fetches {
 		peer: PeerId,
 		result: Result<Response, String>,
 	) -> Answer {
-		let Some(download) = self.pieces.get_mut(&hash) else { return Answer::Unasked };
-		if download.has(index) {
+		let a_piece = matches!(result, Ok(Response::UpdatePiece { .. }));
+		let Some(download) = self.pieces.get_mut(&hash).filter(|d| !d.has(index)) else {
+			// The piece came from another sender first (or the update is whole already).
+			self.piece_counts.duplicates += u64::from(a_piece);
 			return Answer::Unasked;
-		}
+		};
 		let round = download.round;
 		let counts = &mut self.piece_counts;
 		let from = if peer == download.committer {
@@ -467,11 +488,13 @@ impl Fetches {
 				Err(why) => Answer::Failed { hash, why, retry: self.abandon_pieces(hash) },
 			},
 			Err(why) => {
-				let retry = match download.next_source(index) {
+				let next = download.next_source(index);
+				let given_up = next.is_none();
+				let retry = match next {
 					Some(peer) => Some(self.request_piece(peer, hash, index)),
 					None => self.abandon_pieces(hash),
 				};
-				Answer::PieceFailed { hash, index, why, retry }
+				Answer::PieceFailed { hash, index, why, retry, given_up }
 			}
 		}
 	}
@@ -617,6 +640,9 @@ impl Fetches {
 		update.check_layout(&self.layout)?;
 		let bytes = Arc::new(bytes);
 		self.arrived.insert(hash, (bytes.clone(), update));
+		if let Some(asked) = self.asked_at.remove(&hash) {
+			self.slowest = self.slowest.max(Some(asked.elapsed()));
+		}
 		Ok(bytes)
 	}
 }

@@ -170,6 +170,11 @@ impl Trainer {
 				return;
 			}
 		}
+		if self.config.whole_updates {
+			let request = self.fetches.want_one(committer, signed);
+			request.into_iter().for_each(|r| self.send_request(r));
+			return;
+		}
 		let mut members = self.health.connected();
 		members.push(self.me);
 		members.sort();
@@ -215,7 +220,10 @@ impl Trainer {
 					self.net.send(Command::ServePiece { hash, round, index, hashes, piece });
 				}
 			}
-			Answer::PieceFailed { hash, index, why, retry } => {
+			Answer::PieceFailed { hash, index, why, retry, given_up } => {
+				if given_up {
+					self.net.send(Command::RefusePiece { hash, index });
+				}
 				let hash = &hex::encode(hash)[..12];
 				tracing::info!("piece {index} of update {hash} from {peer}: {why}");
 				if let Some(retry) = retry {

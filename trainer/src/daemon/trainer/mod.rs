@@ -257,6 +257,7 @@ impl Trainer {
 	fn apply_scenario(&mut self, round: RoundIndex) {
 		let Some(scenario) = self.scenario.clone() else { return };
 		let me = self.me;
+		self.shaper.set_uplink(scenario.uplink_mbit);
 		let policy = scenario.clone();
 		self.shaper.set_policy(Box::new(move |peer| policy.link(&me, peer, round)));
 		for d in scenario.disconnects_at(&me, round) {
@@ -513,6 +514,7 @@ impl Trainer {
 				step: step.as_millis() as u64,
 			},
 			pieces: self.fetches.piece_counts(),
+			slowest_fetch_ms: self.fetches.slowest_fetch().map(|d| d.as_millis() as u64),
 			eval_ms: 0,
 			wall_ms: 0,
 		};
