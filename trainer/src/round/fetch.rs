@@ -47,6 +47,9 @@ pub enum Answer {
 		hash: Digest,
 		/// Its bytes.
 		bytes: Arc<Vec<u8>>,
+		/// The bytes this answer brought over the link in the request's time, a measure of
+		/// it (`None`: a keeper held the request until it had the piece, no measure).
+		link_bytes: Option<usize>,
 	},
 	/// A checked piece of an update arrived (serve it on, so that those who ask this
 	/// trainer for it get it).
@@ -61,6 +64,8 @@ pub enum Answer {
 		piece: Vec<u8>,
 		/// Every piece's hash (served with the piece).
 		hashes: Vec<Digest>,
+		/// As for [`Answer::Update`]: the piece's size where its committer sent it.
+		link_bytes: Option<usize>,
 	},
 	/// A piece of an update did not come from `peer`. `retry`: the piece asked of the
 	/// committer, or, where the committer failed it too and the round's set is known, the
@@ -460,11 +465,10 @@ impl Fetches {
 		};
 		let round = download.round;
 		let counts = &mut self.piece_counts;
-		let from = if peer == download.committer {
-			&mut counts.from_committers
-		} else {
-			&mut counts.from_keepers
-		};
+		// A committer answers at once; a keeper may hold the request while it fetches.
+		let from_committer = peer == download.committer;
+		let from =
+			if from_committer { &mut counts.from_committers } else { &mut counts.from_keepers };
 		let outcome = match result {
 			Ok(Response::UpdatePiece { hashes, piece }) => {
 				let accepted = download.accept(index, hashes, piece.clone());
@@ -478,12 +482,14 @@ impl Fetches {
 		match outcome {
 			Ok((None, piece)) => {
 				let hashes = download.hashes().to_vec();
-				Answer::Piece { hash, round, index, piece, hashes }
+				let link_bytes = from_committer.then_some(piece.len());
+				Answer::Piece { hash, round, index, piece, hashes, link_bytes }
 			}
-			Ok((Some(bytes), _)) => match self.check_update(hash, bytes) {
+			Ok((Some(bytes), piece)) => match self.check_update(hash, bytes) {
 				Ok(bytes) => {
 					self.pieces.remove(&hash);
-					Answer::Update { hash, bytes }
+					let link_bytes = from_committer.then_some(piece.len());
+					Answer::Update { hash, bytes, link_bytes }
 				}
 				Err(why) => Answer::Failed { hash, why, retry: self.abandon_pieces(hash) },
 			},
@@ -614,7 +620,7 @@ impl Fetches {
 			Err(e) => Err(e),
 		};
 		match outcome {
-			Ok(bytes) => Answer::Update { hash, bytes },
+			Ok(bytes) => Answer::Update { hash, link_bytes: Some(bytes.len()), bytes },
 			Err(why) => {
 				let holders = self.holders.get(&hash).into_iter().flatten();
 				let next = holders.chain(&self.candidates).copied().find(|p| !tried.contains(p));
@@ -673,6 +679,8 @@ fn variant(response: &Response) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+	use std::time::Instant;
+
 	use libp2p::identity::Keypair;
 
 	use super::*;
@@ -697,6 +705,74 @@ mod tests {
 			(0..3).map(|i| CompressedUpdate::None(vec![i as f32; 2])).collect();
 		let set = keys.iter().zip(&updates).map(|(k, u)| committed(k, &u.encode())).collect();
 		(keys[0].public().to_peer_id(), updates, set)
+	}
+
+	/// An update arrives in pieces from its keepers: the first answer brings the hashes, a
+	/// keeper's forged piece sends the fetcher to the committer, a keeper's answer does not
+	/// measure the link (a committer's does), and the last piece gives the checked update.
+	#[test]
+	fn an_update_in_pieces_comes_from_its_keepers_and_a_forged_piece_from_its_committer() {
+		use crate::round::update_pieces::{piece_count, piece_range};
+		let len = 50_000;
+		let update = CompressedUpdate::None((0..len).map(|i| i as f32).collect());
+		let bytes = update.encode();
+		let committer_key = Keypair::generate_ed25519();
+		let (committer, signed) = committed(&committer_key, &bytes);
+		let (me, keeper) = (PeerId::random(), PeerId::random());
+		let members = [committer, me, keeper];
+		let mut fetches = Fetches::flat(7, len);
+		let requests = fetches.want_pieces(committer, &signed, &members, me, Instant::now());
+		let count = piece_count(bytes.len() as u64);
+		assert!(count >= 3, "{count} pieces");
+		assert_eq!(requests.len(), count as usize);
+		assert!(fetches.want_pieces(committer, &signed, &members, me, Instant::now()).is_empty());
+		let total = bytes.len() as u64;
+		let piece = |i: u32| {
+			let r = piece_range(total, i).unwrap();
+			bytes[r.start as usize..r.end as usize].to_vec()
+		};
+		let hashes = crate::round::update_pieces::piece_hashes(&bytes);
+		let mut answers = Vec::new();
+		let mut forged = false;
+		for r in &requests {
+			let Request::UpdatePiece { index, with_hashes, .. } = r.request else { panic!() };
+			assert!(with_hashes, "the hashes are asked for until they come");
+			assert!(r.peer == committer || r.peer == keeper, "{}", r.peer);
+			if r.peer == keeper && !forged {
+				forged = true;
+				let mut bad = piece(index);
+				bad[0] ^= 1;
+				let response = Response::UpdatePiece { hashes: hashes.clone(), piece: bad };
+				let answer = fetches.on_answer(r.id, keeper, Ok(response), 3);
+				let Answer::PieceFailed { retry: Some(retry), given_up: false, .. } = answer else {
+					panic!("{answer:?}")
+				};
+				assert_eq!(retry.peer, committer);
+				answers.push((retry.id, committer, index));
+			} else {
+				answers.push((r.id, r.peer, index));
+			}
+		}
+		assert!(forged, "the keeper keeps some pieces");
+		let last = answers.len() - 1;
+		for (n, (id, peer, index)) in answers.into_iter().enumerate() {
+			let response = Response::UpdatePiece { hashes: hashes.clone(), piece: piece(index) };
+			let answer = fetches.on_answer(id, peer, Ok(response.clone()), 3);
+			let measured = if peer == committer { Some(piece(index).len()) } else { None };
+			match answer {
+				Answer::Piece { link_bytes, .. } if n < last => assert_eq!(link_bytes, measured),
+				Answer::Update { bytes: whole, link_bytes, .. } if n == last => {
+					assert_eq!(*whole, bytes);
+					assert_eq!(link_bytes, measured);
+				}
+				other => panic!("answer {n}: {other:?}"),
+			}
+		}
+		assert_eq!(fetches.update(&signed.commitment.update_hash), Some(&update));
+		let counts = fetches.piece_counts();
+		assert_eq!(counts.from_keepers + counts.from_committers, u64::from(count));
+		assert!(counts.from_committers >= 1 && counts.from_keepers >= 1, "{counts:?}");
+		assert!(fetches.slowest_fetch().is_some());
 	}
 
 	#[test]

@@ -11,9 +11,6 @@ use grid_primitives::job::RoundIndex;
 use libp2p::PeerId;
 
 use super::Trainer;
-
-/// How often the event loop looks for pieces whose keepers are slow.
-const PIECE_CHECK: Duration = Duration::from_millis(250);
 use crate::{
 	daemon::reports,
 	net::{Command, Event},
@@ -26,6 +23,9 @@ use crate::{
 		witness::Heard,
 	},
 };
+
+/// How often the event loop looks for pieces whose keepers are slow.
+const PIECE_CHECK: Duration = Duration::from_millis(250);
 
 impl Trainer {
 	/// Waits for the round's commitments: until the grace period after the deadline, or
@@ -204,16 +204,21 @@ impl Trainer {
 					fraud.desk.state_arrived(round, peer, id, result, fraud.port.as_ref());
 				}
 			}
-			Answer::Update { hash, bytes } => {
-				self.health.fetched(peer, Some(bytes.len()), elapsed);
+			Answer::Update { hash, bytes, link_bytes } => {
+				if link_bytes.is_some() {
+					self.health.fetched(peer, link_bytes, elapsed);
+				}
 				let bytes = match self.config.misbehave.corrupt_serving {
 					true => std::sync::Arc::new(corrupt(bytes.to_vec())),
 					false => bytes,
 				};
 				self.net.send(Command::ServeUpdate { hash, round, bytes });
 			}
-			// A piece's wait includes its keeper's own fetch: not a measure of the link.
-			Answer::Piece { hash, round, index, piece, hashes } => {
+			// A keeper's answer waits for its own fetch: only a committer's measures the link.
+			Answer::Piece { hash, round, index, piece, hashes, link_bytes } => {
+				if link_bytes.is_some() {
+					self.health.fetched(peer, link_bytes, elapsed);
+				}
 				let misbehave = self.config.misbehave;
 				if !misbehave.withhold_pieces {
 					let piece = if misbehave.corrupt_serving { corrupt(piece) } else { piece };
