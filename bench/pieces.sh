@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Updates in pieces from their keepers against whole updates from their committers, side by
 # side: 8 grid-trainer processes on loopback, every trainer's uplink shaped to 20 Mbit/s,
-# all-to-all and with a fan-in of 2 (`bench_pieces`). Writes bench/reports/pieces.md,
+# all-to-all and with a fan-in of 3 (`bench_pieces`). Writes bench/reports/pieces.md,
 # pieces.json and pieces.svg. About 2 minutes a run, 4 runs a repeat.
 #
 # usage: bench/pieces.sh [REPEATS]   (default 3)

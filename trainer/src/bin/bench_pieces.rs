@@ -9,13 +9,12 @@
 
 use std::{
 	fmt::Write as _,
-	path::PathBuf,
 	time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use grid_trainer::{
-	daemon::localnet::LocalNet,
+	daemon::localnet::{BenchSetup, LocalNet},
 	plot::{line_plot, Axes, Series},
 	stats::mean_sd,
 };
@@ -166,20 +165,10 @@ fn run(
 }
 
 fn main() -> Result<()> {
-	let args: Vec<String> = std::env::args().collect();
-	let arg =
-		|name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
-	let out = arg("--out").map_or_else(|| PathBuf::from("bench/reports"), PathBuf::from);
-	let quick = args.iter().any(|a| a == "--quick");
-	let repeats: usize = arg("--repeats").map_or(Ok(3), |r| r.parse())?;
-	let rounds = if quick { 3 } else { 6 };
-	let binary = std::env::current_exe()?.with_file_name("grid-trainer");
-	if !binary.exists() {
-		bail!("{} not found: build the grid-trainer binary first", binary.display());
-	}
-	let mut dir = tempfile::tempdir()?;
-	dir.disable_cleanup(std::env::var_os("GRID_KEEP_TEST_DIRS").is_some());
-	eprintln!("runs in {}", dir.path().display());
+	let setup = BenchSetup::from_env()?;
+	let repeats: usize = setup.arg("--repeats").map_or(Ok(3), |r| r.parse())?;
+	let rounds = if setup.quick { 3 } else { 6 };
+	let (dir, binary, out) = (&setup.dir, &setup.binary, &setup.out);
 	let configs = [None, Some(FAN_IN)];
 	let mut runs = Vec::new();
 	for repeat in 0..repeats {
@@ -187,12 +176,12 @@ fn main() -> Result<()> {
 			// Alternate which goes first, so neither always runs on a machine warmed up.
 			let order = if repeat % 2 == 0 { [true, false] } else { [false, true] };
 			for whole in order {
-				runs.push(run(dir.path(), &binary, whole, fan_in, rounds)?);
+				runs.push(run(dir.path(), binary, whole, fan_in, rounds)?);
 			}
 		}
 	}
 	let (md, json, svg) = report(&runs, repeats, rounds);
-	std::fs::create_dir_all(&out)?;
+	std::fs::create_dir_all(out)?;
 	std::fs::write(out.join("pieces.md"), md)?;
 	std::fs::write(out.join("pieces.json"), serde_json::to_string_pretty(&json)?)?;
 	std::fs::write(out.join("pieces.svg"), svg)?;

@@ -17,6 +17,51 @@ use crate::{
 	net::keypair_from_seed,
 };
 
+/// What a network benchmark (a binary built beside `grid-trainer`) starts from: its
+/// command line, the `grid-trainer` binary next to it, and a scratch directory for its
+/// trainers (kept when `GRID_KEEP_TEST_DIRS` is set, for their logs and round records).
+pub struct BenchSetup {
+	args: Vec<String>,
+	/// Where the reports go (`--out`; `bench/reports` by default).
+	pub out: PathBuf,
+	/// `--quick`: a shorter run.
+	pub quick: bool,
+	/// The `grid-trainer` binary.
+	pub binary: PathBuf,
+	/// The trainers' directory.
+	pub dir: tempfile::TempDir,
+}
+
+impl BenchSetup {
+	/// From this process's arguments and location.
+	pub fn from_env() -> Result<Self> {
+		let args: Vec<String> = std::env::args().collect();
+		let exe = std::env::current_exe().map_err(|e| Error::io("locating", Path::new("."), e))?;
+		let binary = exe.with_file_name("grid-trainer");
+		if !binary.exists() {
+			return Err(Error::Config(format!(
+				"{} not found: build the grid-trainer binary first",
+				binary.display()
+			)));
+		}
+		let tmp = std::env::temp_dir();
+		let mut dir =
+			tempfile::tempdir().map_err(|e| Error::io("creating a directory in", &tmp, e))?;
+		dir.disable_cleanup(std::env::var_os("GRID_KEEP_TEST_DIRS").is_some());
+		eprintln!("runs in {}", dir.path().display());
+		let mut setup = BenchSetup { args, out: PathBuf::new(), quick: false, binary, dir };
+		setup.out =
+			setup.arg("--out").map_or_else(|| PathBuf::from("bench/reports"), PathBuf::from);
+		setup.quick = setup.args.iter().any(|a| a == "--quick");
+		Ok(setup)
+	}
+
+	/// The value given after `name` on the command line.
+	pub fn arg(&self, name: &str) -> Option<String> {
+		self.args.iter().position(|a| a == name).and_then(|i| self.args.get(i + 1)).cloned()
+	}
+}
+
 /// A loopback port free right now (see [`grid_primitives::ports`]).
 pub fn free_port() -> Result<u16> {
 	grid_primitives::ports::free_loopback_port()

@@ -7,7 +7,6 @@
 
 use std::{
 	collections::HashMap,
-	sync::Arc,
 	time::{Duration, Instant},
 };
 
@@ -15,7 +14,7 @@ use grid_primitives::job::RoundIndex;
 
 use crate::round::{
 	messages::{Digest, Response},
-	update_pieces::{piece_count, piece_hashes, piece_range},
+	update_pieces::{piece_count, piece_range, PieceHashes},
 };
 
 /// Longest a piece request waits here for its piece.
@@ -36,7 +35,7 @@ struct Held<C> {
 /// What this trainer serves of updates in pieces, and the requests that wait.
 pub(super) struct ServedPieces<C> {
 	/// Each update's pieces' hashes (an update here whole, or a piece of it).
-	hashes: HashMap<Digest, (RoundIndex, Arc<Vec<Digest>>)>,
+	hashes: HashMap<Digest, (RoundIndex, PieceHashes)>,
 	/// Pieces of updates not here whole.
 	kept: HashMap<(Digest, u32), (RoundIndex, Vec<u8>)>,
 	held: Vec<Held<C>>,
@@ -50,16 +49,30 @@ impl<C> ServedPieces<C> {
 		ServedPieces { hashes: HashMap::new(), kept: HashMap::new(), held: Vec::new() }
 	}
 
-	/// The update `bytes` of `round` is here whole: its pieces are served from it (the
-	/// pieces kept of it go), and the requests waiting for any of them are answered.
-	pub(super) fn whole(&mut self, hash: Digest, round: RoundIndex, bytes: &[u8]) -> Vec<Reply<C>> {
+	/// The update `bytes` of `round`, with its pieces' `hashes`, is here whole: its pieces
+	/// are served from it (the pieces kept of it go), and the requests waiting for any of
+	/// them are answered.
+	pub(super) fn whole(
+		&mut self,
+		hash: Digest,
+		round: RoundIndex,
+		bytes: &[u8],
+		hashes: PieceHashes,
+	) -> Vec<Reply<C>> {
 		if piece_count(bytes.len() as u64) < 2 {
 			return Vec::new();
 		}
-		let hashes = Arc::new(piece_hashes(bytes));
 		self.hashes.insert(hash, (round, hashes.clone()));
 		self.kept.retain(|(h, _), _| *h != hash);
-		self.release(|h, _| *h == hash, |held| Some(whole_piece(bytes, &hashes, held)))
+		self.release(
+			|held| held.hash == hash,
+			|held| match slice(bytes, held.index) {
+				Some(piece) => {
+					Response::UpdatePiece { hashes: listed(&hashes, held.with_hashes), piece }
+				}
+				None => Response::Unavailable(format!("no piece {} of that update", held.index)),
+			},
+		)
 	}
 
 	/// Piece `index` of the update `hash` is here (checked against `hashes` by whoever
@@ -69,17 +82,15 @@ impl<C> ServedPieces<C> {
 		hash: Digest,
 		round: RoundIndex,
 		index: u32,
-		hashes: Vec<Digest>,
+		hashes: PieceHashes,
 		piece: Vec<u8>,
 	) -> Vec<Reply<C>> {
-		let hashes = self.hashes.entry(hash).or_insert_with(|| (round, Arc::new(hashes))).1.clone();
+		let hashes = self.hashes.entry(hash).or_insert((round, hashes)).1.clone();
 		let replies = self.release(
-			|h, i| *h == hash && i == index,
-			|held| {
-				Some(Response::UpdatePiece {
-					hashes: listed(&hashes, held.with_hashes),
-					piece: piece.clone(),
-				})
+			|held| held.hash == hash && held.index == index,
+			|held| Response::UpdatePiece {
+				hashes: listed(&hashes, held.with_hashes),
+				piece: piece.clone(),
 			},
 		);
 		self.kept.insert((hash, index), (round, piece));
@@ -96,13 +107,11 @@ impl<C> ServedPieces<C> {
 		whole: Option<&[u8]>,
 	) -> Option<Response> {
 		let (_, hashes) = self.hashes.get(hash)?;
-		if let Some(bytes) = whole {
-			let range = piece_range(bytes.len() as u64, index)?;
-			let piece = bytes[range.start as usize..range.end as usize].to_vec();
-			return Some(Response::UpdatePiece { hashes: listed(hashes, with_hashes), piece });
-		}
-		let (_, piece) = self.kept.get(&(*hash, index))?;
-		Some(Response::UpdatePiece { hashes: listed(hashes, with_hashes), piece: piece.clone() })
+		let piece = match whole {
+			Some(bytes) => slice(bytes, index)?,
+			None => self.kept.get(&(*hash, index))?.1.clone(),
+		};
+		Some(Response::UpdatePiece { hashes: listed(hashes, with_hashes), piece })
 	}
 
 	/// Whether piece `index` of `hash` is kept here (not counting whole updates).
@@ -129,16 +138,16 @@ impl<C> ServedPieces<C> {
 	/// come here.
 	pub(super) fn refuse(&mut self, hash: Digest, index: u32) -> Vec<Reply<C>> {
 		let why = "this member could not get that piece";
-		self.release_where(
+		self.release(
 			|held| held.hash == hash && held.index == index,
-			|_| Some(Response::Unavailable(why.into())),
+			|_| Response::Unavailable(why.into()),
 		)
 	}
 
 	/// The refusals of requests that waited [`HOLD`] in vain.
 	pub(super) fn expire(&mut self, now: Instant) -> Vec<Reply<C>> {
 		let why = "the piece did not come here in time";
-		self.release_where(|held| held.until <= now, |_| Some(Response::Unavailable(why.into())))
+		self.release(|held| held.until <= now, |_| Response::Unavailable(why.into()))
 	}
 
 	/// Forgets the pieces of rounds before `before` and refuses the requests for them.
@@ -146,7 +155,7 @@ impl<C> ServedPieces<C> {
 		self.hashes.retain(|_, (r, _)| *r >= before);
 		self.kept.retain(|_, (r, _)| *r >= before);
 		let why = "that round's updates are no longer served";
-		self.release_where(|held| held.round < before, |_| Some(Response::Unavailable(why.into())))
+		self.release(|held| held.round < before, |_| Response::Unavailable(why.into()))
 	}
 
 	/// How many requests wait.
@@ -155,27 +164,18 @@ impl<C> ServedPieces<C> {
 		self.held.len()
 	}
 
+	/// The `done` requests, each with its `reply`; the others wait on.
 	fn release(
 		&mut self,
-		wanted: impl Fn(&Digest, u32) -> bool,
-		reply: impl Fn(&Held<C>) -> Option<Response>,
-	) -> Vec<Reply<C>> {
-		self.release_where(|held| wanted(&held.hash, held.index), reply)
-	}
-
-	fn release_where(
-		&mut self,
 		done: impl Fn(&Held<C>) -> bool,
-		reply: impl Fn(&Held<C>) -> Option<Response>,
+		reply: impl Fn(&Held<C>) -> Response,
 	) -> Vec<Reply<C>> {
 		let (out, keep): (Vec<_>, Vec<_>) =
 			std::mem::take(&mut self.held).into_iter().partition(&done);
 		self.held = keep;
 		out.into_iter()
 			.map(|held| {
-				let response = reply(&held).unwrap_or_else(|| {
-					Response::Unavailable(format!("no piece {} of that update", held.index))
-				});
+				let response = reply(&held);
 				(held.channel, response)
 			})
 			.collect()
@@ -191,29 +191,27 @@ fn listed(hashes: &[Digest], with_hashes: bool) -> Vec<Digest> {
 	}
 }
 
-/// A held request's piece of a whole update.
-fn whole_piece<C>(bytes: &[u8], hashes: &[Digest], held: &Held<C>) -> Response {
-	match piece_range(bytes.len() as u64, held.index) {
-		Some(r) => Response::UpdatePiece {
-			hashes: listed(hashes, held.with_hashes),
-			piece: bytes[r.start as usize..r.end as usize].to_vec(),
-		},
-		None => Response::Unavailable(format!("no piece {} of that update", held.index)),
-	}
+/// Piece `index` of the whole update `bytes` (`None` past its last piece).
+fn slice(bytes: &[u8], index: u32) -> Option<Vec<u8>> {
+	let range = piece_range(bytes.len() as u64, index)?;
+	Some(bytes[range.start as usize..range.end as usize].to_vec())
 }
 
 #[cfg(test)]
 mod tests {
 	use super::*;
-	use crate::round::messages::update_hash;
+	use crate::round::{messages::update_hash, update_pieces::piece_hashes};
 
 	fn update() -> Vec<u8> {
 		(0..(5 << 16) + 3).map(|i| (i % 253) as u8).collect()
 	}
 
 	fn piece_of(bytes: &[u8], index: u32) -> Vec<u8> {
-		let r = piece_range(bytes.len() as u64, index).unwrap();
-		bytes[r.start as usize..r.end as usize].to_vec()
+		slice(bytes, index).unwrap()
+	}
+
+	fn hashes(bytes: &[u8]) -> PieceHashes {
+		std::sync::Arc::new(piece_hashes(bytes))
 	}
 
 	#[test]
@@ -225,7 +223,7 @@ mod tests {
 		assert!(served.answer(&hash, 1, true, None).is_none());
 		served.hold((hash, 1, 4, true), "a", now).unwrap();
 		served.hold((hash, 2, 4, false), "b", now).unwrap();
-		let replies = served.piece(hash, 4, 1, piece_hashes(&bytes), piece_of(&bytes, 1));
+		let replies = served.piece(hash, 4, 1, hashes(&bytes), piece_of(&bytes, 1));
 		assert_eq!(replies.len(), 1);
 		let (channel, response) = &replies[0];
 		assert_eq!(*channel, "a");
@@ -240,7 +238,7 @@ mod tests {
 			Some(Response::UpdatePiece { hashes: Vec::new(), piece: piece_of(&bytes, 1) })
 		);
 		// The whole update answers the rest.
-		let replies = served.whole(hash, 4, &bytes);
+		let replies = served.whole(hash, 4, &bytes, hashes(&bytes));
 		assert_eq!(replies.len(), 1);
 		assert_eq!(
 			replies[0].1,

@@ -20,6 +20,7 @@ use tokio::sync::mpsc as tokio_mpsc;
 use crate::round::{
 	messages::{Digest, Request, Response, SignedCommitment},
 	state_transfer::ServedState,
+	update_pieces::PieceHashes,
 	witness::SignedAttestation,
 };
 
@@ -72,6 +73,9 @@ pub enum Command {
 		round: RoundIndex,
 		/// The encoded update.
 		bytes: Arc<Vec<u8>>,
+		/// Its pieces' hashes (computed where it was sealed or checked, not on the network
+		/// task).
+		hashes: PieceHashes,
 	},
 	/// Serve piece `index` of the update `hash` (fetched and checked; the update is not
 	/// whole here yet), and answer the requests for it that wait.
@@ -83,7 +87,7 @@ pub enum Command {
 		/// Which piece.
 		index: u32,
 		/// Every piece's hash (sent with the piece to a fetcher that asks for them).
-		hashes: Vec<Digest>,
+		hashes: PieceHashes,
 		/// The piece.
 		piece: Vec<u8>,
 	},

@@ -185,8 +185,8 @@ impl Task {
 				let rid = self.swarm.behaviour_mut().fetch.send_request(&peer, request);
 				self.fetches.insert(rid, (id, peer, Instant::now()));
 			}
-			Command::ServeUpdate { hash, round, bytes } => {
-				let replies = self.pieces.whole(hash, round, &bytes);
+			Command::ServeUpdate { hash, round, bytes, hashes } => {
+				let replies = self.pieces.whole(hash, round, &bytes, hashes);
 				self.updates.insert(hash, (round, bytes));
 				self.reply(replies);
 			}

@@ -17,8 +17,9 @@ use libp2p::{identity::Keypair, PeerId};
 
 use super::{
 	coordinator::offline_round_seed,
-	messages::{update_hash, Commitment, MessageError, SignedCommitment},
+	messages::{Commitment, MessageError, SignedCommitment},
 	state::GlobalState,
+	update_pieces::{address, PieceHashes},
 };
 use crate::{
 	compress::{adaptive::AdaptiveCompressor, CompressedUpdate},
@@ -36,6 +37,8 @@ pub struct OwnUpdate {
 	pub update: CompressedUpdate,
 	/// Its encoding (served to peers, and what the commitment hashes).
 	pub bytes: Arc<Vec<u8>>,
+	/// Its pieces' hashes (served with its pieces).
+	pub hashes: PieceHashes,
 	/// The compression level used.
 	pub level: usize,
 	/// Time spent training and compressing it.
@@ -83,13 +86,14 @@ pub fn seal(
 	let started = Instant::now();
 	let (update, bytes, level) = compressor.compress(&local.delta, budget)?;
 	let compute = trained + started.elapsed();
+	let (update_hash, hashes) = address(&bytes);
 	let commitment = Commitment {
 		job: context.job,
 		round: context.round,
 		manifest_hash: context.manifest.hash(),
 		base_state: context.base.state_hash,
 		base_model_hash: context.base.model_hash,
-		update_hash: update_hash(&bytes),
+		update_hash,
 		update_len: bytes.len() as u64,
 		samples: local.samples,
 		steps: local.steps,
@@ -99,7 +103,7 @@ pub fn seal(
 		train_loss_bits: local.mean_loss.to_bits(),
 	};
 	let signed = sign(commitment, key)?;
-	Ok(OwnUpdate { signed, update, bytes: Arc::new(bytes), level, compute })
+	Ok(OwnUpdate { signed, update, bytes: Arc::new(bytes), hashes, level, compute })
 }
 
 /// Signs a commitment with the trainer's libp2p key.

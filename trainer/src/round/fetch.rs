@@ -6,15 +6,16 @@
 use std::{
 	collections::{BTreeMap, HashMap},
 	sync::Arc,
+	time::Instant,
 };
 
 use grid_primitives::job::{JobId, RoundIndex};
 use libp2p::PeerId;
 
 use super::{
-	messages::{update_hash, Digest, Request, Response, SignedCommitment},
+	messages::{Digest, Request, Response, SignedCommitment},
 	state_transfer::{piece_range, PIECES_IN_FLIGHT, STATE_PIECE_BYTES},
-	update_pieces::{piece_count, PieceCounts, PieceDownload},
+	update_pieces::{address, piece_count, PieceCounts, PieceDownload, PieceHashes},
 	witness::Agreement,
 };
 use crate::{
@@ -47,6 +48,8 @@ pub enum Answer {
 		hash: Digest,
 		/// Its bytes.
 		bytes: Arc<Vec<u8>>,
+		/// Its pieces' hashes (served with its pieces).
+		hashes: PieceHashes,
 		/// The bytes this answer brought over the link in the request's time, a measure of
 		/// it (`None`: a keeper held the request until it had the piece, no measure).
 		link_bytes: Option<usize>,
@@ -63,7 +66,7 @@ pub enum Answer {
 		/// The piece.
 		piece: Vec<u8>,
 		/// Every piece's hash (served with the piece).
-		hashes: Vec<Digest>,
+		hashes: PieceHashes,
 		/// As for [`Answer::Update`]: the piece's size where its committer sent it.
 		link_bytes: Option<usize>,
 	},
@@ -200,9 +203,12 @@ pub struct Fetches {
 	/// The round's pieces that came, by who sent them.
 	piece_counts: PieceCounts,
 	/// When each update of the round was first asked for, until it came.
-	asked_at: HashMap<Digest, std::time::Instant>,
+	asked_at: HashMap<Digest, Instant>,
 	/// The longest time from asking for an update of the round to holding it.
 	slowest: Option<std::time::Duration>,
+	/// Updates are fetched whole from their committers and holders, never in pieces (the
+	/// benchmarks' baseline).
+	whole_updates: bool,
 }
 
 impl Fetches {
@@ -231,7 +237,14 @@ impl Fetches {
 			piece_counts: PieceCounts::default(),
 			asked_at: HashMap::new(),
 			slowest: None,
+			whole_updates: false,
 		}
+	}
+
+	/// Fetches updates whole, never in pieces (`whole_updates` in a trainer's configuration).
+	pub fn fetch_whole(mut self, whole: bool) -> Self {
+		self.whole_updates = whole;
+		self
 	}
 
 	/// Forgets the last round's updates (state requests in flight stay).
@@ -266,7 +279,7 @@ impl Fetches {
 		mut tried: Vec<PeerId>,
 	) -> Outgoing {
 		tried.push(peer);
-		self.asked_at.entry(hash).or_insert_with(std::time::Instant::now);
+		self.asked_at.entry(hash).or_insert_with(Instant::now);
 		let request = Request::Update { job: self.job, round, hash };
 		self.request(peer, request, Pending::Update { hash, tried })
 	}
@@ -399,7 +412,7 @@ impl Fetches {
 		signed: &SignedCommitment,
 		members: &[PeerId],
 		me: PeerId,
-		now: std::time::Instant,
+		now: Instant,
 	) -> Vec<Outgoing> {
 		let c = &signed.commitment;
 		if piece_count(c.update_len) < 2 {
@@ -429,7 +442,7 @@ impl Fetches {
 
 	/// The requests for pieces whose keepers kept the fetcher waiting too long: each asked
 	/// of its committer as well.
-	pub fn overdue_pieces(&mut self, now: std::time::Instant) -> Vec<Outgoing> {
+	pub fn overdue_pieces(&mut self, now: Instant) -> Vec<Outgoing> {
 		let late: Vec<(Digest, u32, PeerId)> = self
 			.pieces
 			.iter_mut()
@@ -465,10 +478,13 @@ impl Fetches {
 		};
 		let round = download.round;
 		let counts = &mut self.piece_counts;
-		// A committer answers at once; a keeper may hold the request while it fetches.
-		let from_committer = peer == download.committer;
-		let from =
-			if from_committer { &mut counts.from_committers } else { &mut counts.from_keepers };
+		// A holder answers at once; a keeper may hold the request while it fetches.
+		let from_holder = download.holds(&peer);
+		let from = match (peer == download.committer, from_holder) {
+			(true, _) => &mut counts.from_committers,
+			(false, true) => &mut counts.from_holders,
+			(false, false) => &mut counts.from_keepers,
+		};
 		let outcome = match result {
 			Ok(Response::UpdatePiece { hashes, piece }) => {
 				let accepted = download.accept(index, hashes, piece.clone());
@@ -481,18 +497,21 @@ impl Fetches {
 		};
 		match outcome {
 			Ok((None, piece)) => {
-				let hashes = download.hashes().to_vec();
-				let link_bytes = from_committer.then_some(piece.len());
+				let hashes = download.hashes().expect("known once a piece is accepted").clone();
+				let link_bytes = from_holder.then_some(piece.len());
 				Answer::Piece { hash, round, index, piece, hashes, link_bytes }
 			}
-			Ok((Some(bytes), piece)) => match self.check_update(hash, bytes) {
-				Ok(bytes) => {
-					self.pieces.remove(&hash);
-					let link_bytes = from_committer.then_some(piece.len());
-					Answer::Update { hash, bytes, link_bytes }
+			Ok((Some(bytes), piece)) => {
+				let checked = download.hashes().cloned();
+				match self.check_update(hash, bytes, checked) {
+					Ok((bytes, hashes)) => {
+						self.pieces.remove(&hash);
+						let link_bytes = from_holder.then_some(piece.len());
+						Answer::Update { hash, bytes, hashes, link_bytes }
+					}
+					Err(why) => Answer::Failed { hash, why, retry: self.abandon_pieces(hash) },
 				}
-				Err(why) => Answer::Failed { hash, why, retry: self.abandon_pieces(hash) },
-			},
+			}
 			Err(why) => {
 				let next = download.next_source(index);
 				let given_up = next.is_none();
@@ -505,22 +524,35 @@ impl Fetches {
 		}
 	}
 
-	/// Ends the piece download of `hash` (neither a piece's keeper nor the committer sent
-	/// it): once the round's set is known, the whole update is asked for (of its committer,
-	/// then of the set's other members); before, the decision's [`Fetches::want`] asks.
+	/// Ends the piece download of `hash` (no source of a piece sent it, its committer
+	/// included): once the round's set is known, the whole update is asked for of its
+	/// holders and the set's other members, one after another (its committer, which failed
+	/// a piece, only where nobody else is left); before, the decision's [`Fetches::want`]
+	/// asks.
 	fn abandon_pieces(&mut self, hash: Digest) -> Option<Outgoing> {
 		let download = self.pieces.remove(&hash)?;
-		(!self.candidates.is_empty())
-			.then(|| self.request_update(download.committer, download.round, hash, Vec::new()))
+		if self.candidates.is_empty() {
+			return None;
+		}
+		let committer = download.committer;
+		let holders = self.holders.get(&hash).into_iter().flatten();
+		let other = holders.chain(&self.candidates).copied().find(|p| *p != committer);
+		Some(match other {
+			Some(peer) => self.request_update(peer, download.round, hash, vec![committer]),
+			None => self.request_update(committer, download.round, hash, Vec::new()),
+		})
 	}
 
 	/// The requests for every update of the round's set (`me` excluded) neither here nor
-	/// asked for yet, each from its committer first; other members are the candidates when
-	/// that fails. Returns the requests and the hashes now wanted (those in flight too).
+	/// asked for yet: in pieces from their keepers among `members` as early fetches are
+	/// (unless updates go whole), else whole from its committer first; other members are
+	/// the candidates when that fails. Returns the requests and the hashes now wanted
+	/// (those in flight too).
 	pub fn want(
 		&mut self,
 		set: &[(PeerId, SignedCommitment)],
 		me: PeerId,
+		members: &[PeerId],
 	) -> (Vec<Outgoing>, Vec<Digest>) {
 		self.candidates = set.iter().map(|(p, _)| *p).filter(|p| *p != me).collect();
 		let (mut requests, mut wanted) = (Vec::new(), Vec::new());
@@ -532,7 +564,12 @@ impl Fetches {
 			wanted.push(hash);
 			// An early fetch that failed gave up without candidates: asked again now.
 			self.unavailable.retain(|h| *h != hash);
-			requests.extend(self.want_one(*peer, signed));
+			match self.whole_updates {
+				true => requests.extend(self.want_one(*peer, signed)),
+				false => {
+					requests.extend(self.want_pieces(*peer, signed, members, me, Instant::now()))
+				}
+			}
 		}
 		(requests, wanted)
 	}
@@ -548,7 +585,9 @@ impl Fetches {
 
 	/// The requests for the agreed set's updates not here yet, each from the witnesses that
 	/// hold it (then its committer, then the other members); an update given up on before
-	/// is asked for again. Returns the requests and the hashes now wanted.
+	/// is asked for again. An update of several pieces held by two or more comes in pieces
+	/// spread over its holders ([`PieceDownload::spread`]; the pieces of an early download
+	/// already here are kept). Returns the requests and the hashes now wanted.
 	pub fn want_agreed(
 		&mut self,
 		agreement: &Agreement,
@@ -567,8 +606,20 @@ impl Fetches {
 			holders.push(*committer);
 			holders.retain(|p| *p != me);
 			let Some(&first) = holders.first() else { continue };
-			self.holders.insert(hash, holders);
 			wanted.push(hash);
+			if !self.whole_updates && holders.len() > 1 && piece_count(c.update_len) > 1 {
+				let download = self
+					.pieces
+					.entry(hash)
+					.or_insert_with(|| PieceDownload::new(c.round, *committer, hash, c.update_len));
+				let plan = download.spread(&holders, me, Instant::now());
+				self.asked_at.entry(hash).or_insert_with(Instant::now);
+				self.holders.insert(hash, holders);
+				requests
+					.extend(plan.into_iter().map(|(i, peer)| self.request_piece(peer, hash, i)));
+				continue;
+			}
+			self.holders.insert(hash, holders);
 			requests.push(self.request_update(first, c.round, hash, Vec::new()));
 		}
 		(requests, wanted)
@@ -614,13 +665,15 @@ impl Fetches {
 			Pending::Update { hash, tried } => (hash, tried),
 		};
 		let outcome = match result {
-			Ok(Response::Update(bytes)) => self.check_update(hash, bytes),
+			Ok(Response::Update(bytes)) => self.check_update(hash, bytes, None),
 			Ok(Response::Unavailable(why)) => Err(why),
 			Ok(other) => Err(format!("unexpected answer {}", variant(&other))),
 			Err(e) => Err(e),
 		};
 		match outcome {
-			Ok(bytes) => Answer::Update { hash, link_bytes: Some(bytes.len()), bytes },
+			Ok((bytes, hashes)) => {
+				Answer::Update { hash, link_bytes: Some(bytes.len()), bytes, hashes }
+			}
 			Err(why) => {
 				let holders = self.holders.get(&hash).into_iter().flatten();
 				let next = holders.chain(&self.candidates).copied().find(|p| !tried.contains(p));
@@ -634,11 +687,25 @@ impl Fetches {
 		}
 	}
 
-	/// Checks a fetched update against its commitment and keeps it.
-	fn check_update(&mut self, hash: Digest, bytes: Vec<u8>) -> Result<Arc<Vec<u8>>, String> {
-		if update_hash(&bytes) != hash {
-			return Err("bytes do not match the committed hash".into());
-		}
+	/// Checks a fetched update against its commitment and keeps it. `checked`: its pieces'
+	/// hashes where it was assembled from pieces checked against them (and they against
+	/// `hash`), so it is not hashed again.
+	fn check_update(
+		&mut self,
+		hash: Digest,
+		bytes: Vec<u8>,
+		checked: Option<PieceHashes>,
+	) -> Result<(Arc<Vec<u8>>, PieceHashes), String> {
+		let hashes = match checked {
+			Some(hashes) => hashes,
+			None => {
+				let (address, hashes) = address(&bytes);
+				if address != hash {
+					return Err("bytes do not match the committed hash".into());
+				}
+				hashes
+			}
+		};
 		if self.expected_lens.get(&hash).is_some_and(|&l| l != bytes.len() as u64) {
 			return Err("length differs from the commitment".into());
 		}
@@ -649,7 +716,7 @@ impl Fetches {
 		if let Some(asked) = self.asked_at.remove(&hash) {
 			self.slowest = self.slowest.max(Some(asked.elapsed()));
 		}
-		Ok(bytes)
+		Ok((bytes, hashes))
 	}
 }
 
@@ -679,12 +746,11 @@ fn variant(response: &Response) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-	use std::time::Instant;
 
 	use libp2p::identity::Keypair;
 
 	use super::*;
-	use crate::round::messages::{tests::commitment, Commitment};
+	use crate::round::messages::{tests::commitment, update_hash, Commitment};
 
 	/// A signed commitment of `key` to `bytes` in round 3 of job 7.
 	fn committed(key: &Keypair, bytes: &[u8]) -> (PeerId, SignedCommitment) {
@@ -781,7 +847,7 @@ mod tests {
 		let mut fetches = Fetches::flat(7, 2);
 		let own = set[0].1.commitment.update_hash;
 		fetches.keep_own(own, Arc::new(updates[0].encode()), updates[0].clone());
-		let (requests, wanted) = fetches.want(&set, me);
+		let (requests, wanted) = fetches.want(&set, me, &[]);
 		assert_eq!(wanted.len(), 2, "its own update is not fetched");
 		assert_eq!(requests[0].peer, set[1].0, "asked from its committer first");
 		// The committer answers garbage: the other member is asked.
@@ -833,7 +899,7 @@ mod tests {
 		let answer = fetches.on_answer(early[1].id, set[2].0, not_yet, 3);
 		assert!(matches!(answer, Answer::Failed { retry: None, .. }), "{answer:?}");
 		// The decision wants the failed one only, asks for it again, and waits for it.
-		let (requests, wanted) = fetches.want(&set, me);
+		let (requests, wanted) = fetches.want(&set, me, &[]);
 		assert_eq!(wanted, vec![set[2].1.commitment.update_hash]);
 		assert_eq!(requests.len(), 1);
 		assert_eq!(requests[0].peer, set[2].0);
@@ -842,7 +908,7 @@ mod tests {
 		let mut fresh = Fetches::flat(7, 2);
 		own(&mut fresh);
 		let pending = fresh.want_one(set[2].0, &set[2].1).unwrap();
-		let (requests, wanted) = fresh.want(&set, me);
+		let (requests, wanted) = fresh.want(&set, me, &[]);
 		assert_eq!(requests.len(), 1, "only 1's: {requests:?}");
 		assert!(!fresh.settled(&wanted));
 		// When it fails now, the set's other member is asked.
@@ -859,7 +925,7 @@ mod tests {
 		let (committer, signed) = committed(&keys[1], &update.encode());
 		let mut fetches = Fetches::flat(7, 2);
 		// The round's fetch from the committer failed and nobody else was a candidate.
-		let (requests, wanted) = fetches.want(&[(committer, signed.clone())], me);
+		let (requests, wanted) = fetches.want(&[(committer, signed.clone())], me, &[]);
 		let none = || Ok(Response::Unavailable("cut off".into()));
 		let answer = fetches.on_answer(requests[0].id, committer, none(), 3);
 		assert!(matches!(answer, Answer::Failed { retry: None, .. }), "{answer:?}");
@@ -886,6 +952,117 @@ mod tests {
 		assert!(fetches.want_agreed(&agreement, me).0.is_empty());
 	}
 
+	/// The piece a request asks for.
+	fn index_of(r: &Outgoing) -> u32 {
+		match r.request {
+			Request::UpdatePiece { index, .. } => index,
+			ref other => panic!("not a piece request: {other:?}"),
+		}
+	}
+
+	/// At the decision, an agreed update of several pieces that is not here yet comes in
+	/// pieces spread over the members that hold it (the pieces of the early download that
+	/// came are kept); a holder that fails a piece sends the fetcher to the next holder.
+	#[test]
+	fn an_agreed_update_in_pieces_is_spread_over_its_holders() {
+		use crate::round::update_pieces::{piece_count, piece_hashes, piece_range};
+		let len = 50_000;
+		let update = CompressedUpdate::None((0..len).map(|i| i as f32).collect());
+		let bytes = update.encode();
+		let (committer, signed) = committed(&Keypair::generate_ed25519(), &bytes);
+		let (me, keeper) = (PeerId::random(), PeerId::random());
+		let holders = vec![PeerId::random(), PeerId::random(), me];
+		let total = bytes.len() as u64;
+		let count = piece_count(total);
+		let piece = |i: u32| {
+			let r = piece_range(total, i).unwrap();
+			bytes[r.start as usize..r.end as usize].to_vec()
+		};
+		let answer =
+			|i: u32| Ok(Response::UpdatePiece { hashes: piece_hashes(&bytes), piece: piece(i) });
+		let mut fetches = Fetches::flat(7, len);
+		// The early download got one piece; the rest of its sources went silent.
+		let early =
+			fetches.want_pieces(committer, &signed, &[committer, me, keeper], me, Instant::now());
+		let first = &early[0];
+		let got = fetches.on_answer(first.id, first.peer, answer(index_of(first)), 3);
+		assert!(matches!(got, Answer::Piece { .. }), "{got:?}");
+		let hash = signed.commitment.update_hash;
+		let agreement = Agreement {
+			set: vec![(committer, signed)],
+			left_out: vec![],
+			holders: [(hash, holders.clone())].into(),
+		};
+		let (requests, wanted) = fetches.want_agreed(&agreement, me);
+		assert_eq!(wanted, vec![hash]);
+		assert_eq!(requests.len(), count as usize - 1, "the piece here is not asked again");
+		assert!(requests.iter().all(|r| r.peer != me && r.peer != keeper), "{requests:?}");
+		let asked: std::collections::BTreeSet<PeerId> = requests.iter().map(|r| r.peer).collect();
+		assert!(asked.len() >= 2, "spread over the holders: {asked:?}");
+		// The first holder asked fails its piece: the next holder is asked for it.
+		let (failed, rest) = requests.split_first().unwrap();
+		let none = Ok(Response::Unavailable("gone".into()));
+		let got = fetches.on_answer(failed.id, failed.peer, none, 3);
+		let Answer::PieceFailed { retry: Some(retry), given_up: false, .. } = got else {
+			panic!("{got:?}")
+		};
+		assert_ne!(retry.peer, failed.peer);
+		assert!(retry.peer != me && retry.peer != keeper);
+		let mut last = None;
+		for r in rest.iter().chain([&retry]) {
+			last = Some(fetches.on_answer(r.id, r.peer, answer(index_of(r)), 3));
+		}
+		let Some(Answer::Update { bytes: whole, link_bytes, .. }) = last else {
+			panic!("{last:?}")
+		};
+		assert_eq!(*whole, bytes);
+		assert!(link_bytes.is_some(), "a holder answers at once: its answer measures the link");
+		assert_eq!(fetches.update(&hash), Some(&update));
+		let counts = fetches.piece_counts();
+		assert!(counts.from_holders >= 1, "{counts:?}");
+		assert_eq!(
+			counts.from_holders + counts.from_committers + counts.from_keepers,
+			u64::from(count)
+		);
+		assert!(fetches.settled(&wanted));
+	}
+
+	/// At the decision, an update of the set that did not come early is asked for in pieces
+	/// from its keepers (not whole from its committer by every member at once), unless the
+	/// trainer fetches updates whole.
+	#[test]
+	fn the_decision_asks_for_an_update_of_several_pieces_from_its_keepers() {
+		let len = 50_000;
+		let update = CompressedUpdate::None((0..len).map(|i| i as f32).collect());
+		let (committer, signed) = committed(&Keypair::generate_ed25519(), &update.encode());
+		let another = CompressedUpdate::None(vec![0.5; len]).encode();
+		let (other, other_signed) = committed(&Keypair::generate_ed25519(), &another);
+		let me = PeerId::random();
+		let members = [committer, me, other, PeerId::random()];
+		let set = [(committer, signed), (other, other_signed)];
+		let mut fetches = Fetches::flat(7, len);
+		let (requests, wanted) = fetches.want(&set[..1], me, &members);
+		assert_eq!(wanted.len(), 1);
+		assert!(requests.len() > 1, "{requests:?}");
+		assert!(requests.iter().all(|r| matches!(r.request, Request::UpdatePiece { .. })));
+		assert!(requests.iter().any(|r| r.peer != committer), "keepers are asked");
+		// A piece this trainer keeps is asked of the committer; when the committer fails it,
+		// the whole update is asked of the set's other member, not of the committer again.
+		let mine = requests.iter().find(|r| r.peer == committer).expect("this trainer keeps one");
+		fetches.want(&set, me, &members);
+		let none = Ok(Response::Unavailable("cut off".into()));
+		let got = fetches.on_answer(mine.id, committer, none, 3);
+		let Answer::PieceFailed { retry: Some(retry), given_up: true, .. } = got else {
+			panic!("{got:?}")
+		};
+		assert_eq!(retry.peer, other);
+		assert!(matches!(retry.request, Request::Update { .. }));
+		let (requests, _) = Fetches::flat(7, len).fetch_whole(true).want(&set[..1], me, &members);
+		assert_eq!(requests.len(), 1);
+		assert!(matches!(requests[0].request, Request::Update { .. }));
+		assert_eq!(requests[0].peer, committer);
+	}
+
 	#[test]
 	fn fetched_updates_must_match_their_commitment_and_the_model() {
 		let key = Keypair::generate_ed25519();
@@ -894,7 +1071,7 @@ mod tests {
 		let (peer, signed) = committed(&key, &update.encode());
 		// A model of 2 values cannot take an update of 3.
 		let mut fetches = Fetches::flat(7, 2);
-		let (requests, _) = fetches.want(&[(peer, signed.clone())], me);
+		let (requests, _) = fetches.want(&[(peer, signed.clone())], me, &[]);
 		let answer =
 			fetches.on_answer(requests[0].id, peer, Ok(Response::Update(update.encode())), 3);
 		assert!(
@@ -903,7 +1080,7 @@ mod tests {
 		);
 		// The right model takes it, and serves it on.
 		let mut fetches = Fetches::flat(7, 3);
-		let (requests, wanted) = fetches.want(&[(peer, signed)], me);
+		let (requests, wanted) = fetches.want(&[(peer, signed)], me, &[]);
 		let answer =
 			fetches.on_answer(requests[0].id, peer, Ok(Response::Update(update.encode())), 3);
 		assert!(matches!(answer, Answer::Update { hash, .. } if hash == wanted[0]));
@@ -930,7 +1107,7 @@ mod tests {
 			let update = compress_values(&tiles, layout, &values).unwrap();
 			let (peer, signed) = committed(&Keypair::generate_ed25519(), &update.encode());
 			let mut fetches = Fetches::new(7, model.clone());
-			let (requests, wanted) = fetches.want(&[(peer, signed)], me);
+			let (requests, wanted) = fetches.want(&[(peer, signed)], me, &[]);
 			let answer =
 				fetches.on_answer(requests[0].id, peer, Ok(Response::Update(update.encode())), 3);
 			if accepted {

@@ -384,7 +384,7 @@ pub fn state_hash(round: RoundIndex, model_hash: &Digest, velocity: &[f32]) -> D
 /// The content address of an encoded update: the hash of its length and its pieces'
 /// hashes ([`super::update_pieces`]), so a piece fetched on its own is checked on arrival.
 pub fn update_hash(bytes: &[u8]) -> Digest {
-	update_pieces::update_root(bytes.len() as u64, &update_pieces::piece_hashes(bytes))
+	update_pieces::address(bytes).0
 }
 
 #[cfg(test)]

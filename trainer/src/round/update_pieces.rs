@@ -15,6 +15,7 @@
 use std::{
 	collections::BTreeMap,
 	ops::Range,
+	sync::Arc,
 	time::{Duration, Instant},
 };
 
@@ -64,6 +65,16 @@ pub fn piece_hashes(bytes: &[u8]) -> Vec<Digest> {
 		.collect()
 }
 
+/// Every piece's hash of an update, in order: computed once (where it is sealed, or checked
+/// on arrival) and shared with whatever serves its pieces.
+pub type PieceHashes = Arc<Vec<Digest>>;
+
+/// The content address of the update `bytes` and its pieces' hashes.
+pub fn address(bytes: &[u8]) -> (Digest, PieceHashes) {
+	let hashes = piece_hashes(bytes);
+	(update_root(bytes.len() as u64, &hashes), Arc::new(hashes))
+}
+
 /// The content address of an update of `len` bytes with these pieces' hashes.
 pub fn update_root(len: u64, hashes: &[Digest]) -> Digest {
 	let mut bytes = Vec::with_capacity(UPDATE_DOMAIN.len() + 8 + hashes.len() * 32);
@@ -85,20 +96,23 @@ pub fn keeper(hash: &Digest, index: u32, members: &[PeerId]) -> Option<PeerId> {
 }
 
 /// The pieces of a round's updates this trainer fetched ((the round's record)),
-/// by who sent them: the piece's keeper, or the update's committer (the keeper was this
-/// trainer, or failed or was slow).
+/// by who sent them: the piece's keeper, the update's committer (the keeper was this
+/// trainer, or failed or was slow), or another member that attested holding the whole
+/// update (an agreed set's update fetched at the decision).
 #[derive(serde::Serialize, Clone, Copy, Debug, Default, PartialEq)]
 pub struct PieceCounts {
 	/// From the members that keep them.
 	pub from_keepers: u64,
 	/// From the updates' committers.
 	pub from_committers: u64,
-	/// Pieces that came after the same piece had come from its other sender (the keeper
-	/// was past its patience and both it and the committer answered).
+	/// From other holders of the whole update.
+	pub from_holders: u64,
+	/// Pieces that came after the same piece had come from another sender (its first was
+	/// past its patience and both answered).
 	pub duplicates: u64,
 }
 
-/// A piece asked for: from whom, in order, and when it was first asked.
+/// A piece asked for: from whom, in order, and when it was last asked.
 struct Asked {
 	from: Vec<PeerId>,
 	at: Instant,
@@ -108,11 +122,15 @@ struct Asked {
 pub struct PieceDownload {
 	/// Its round.
 	pub round: RoundIndex,
-	/// Who committed to it (asked when a keeper fails or is slow).
+	/// Who committed to it.
 	pub committer: PeerId,
+	/// Who holds it whole and answers at once, in the order they are asked for a piece
+	/// another failed or was slow on: its committer, and, once a round's set is agreed,
+	/// the members that attested holding it ([`PieceDownload::spread`]).
+	holders: Vec<PeerId>,
 	len: u64,
 	hash: Digest,
-	hashes: Option<Vec<Digest>>,
+	hashes: Option<PieceHashes>,
 	pieces: BTreeMap<u32, Vec<u8>>,
 	asked: BTreeMap<u32, Asked>,
 }
@@ -121,7 +139,40 @@ impl PieceDownload {
 	/// A download of the update `hash` of `len` bytes that `committer` committed to.
 	pub fn new(round: RoundIndex, committer: PeerId, hash: Digest, len: u64) -> Self {
 		let (hashes, pieces, asked) = (None, BTreeMap::new(), BTreeMap::new());
-		PieceDownload { round, committer, len, hash, hashes, pieces, asked }
+		let holders = vec![committer];
+		PieceDownload { round, committer, holders, len, hash, hashes, pieces, asked }
+	}
+
+	/// The pieces not here yet and whom to ask for each, spread over `holders` (members
+	/// known to hold the whole update; `me` left out): each fetcher starts at its own place
+	/// in the list (drawn from its id and the update's hash), so the holders share the
+	/// fetchers' requests and no one uplink carries the update to all of them. Pieces
+	/// already asked of a keeper are asked again (the keeper may be what failed).
+	pub fn spread(&mut self, holders: &[PeerId], me: PeerId, now: Instant) -> Vec<(u32, PeerId)> {
+		let mut list: Vec<PeerId> = Vec::with_capacity(holders.len());
+		holders.iter().filter(|p| **p != me).for_each(|p| {
+			if !list.contains(p) {
+				list.push(*p)
+			}
+		});
+		if list.is_empty() {
+			return Vec::new();
+		}
+		let mine = blake2_256(&[&self.hash[..], &me.to_bytes()].concat());
+		let mut plan = Vec::new();
+		for index in (0..piece_count(self.len)).filter(|i| !self.pieces.contains_key(i)) {
+			let from = keeper(&mine, index, &list).expect("holders is not empty");
+			self.asked.insert(index, Asked { from: vec![from], at: now });
+			plan.push((index, from));
+		}
+		self.holders = list;
+		plan
+	}
+
+	/// Whether `peer` holds the whole update (answers at once, not after a fetch of its
+	/// own).
+	pub fn holds(&self, peer: &PeerId) -> bool {
+		self.holders.contains(peer)
 	}
 
 	/// The pieces to ask for first and from whom: each from its keeper among `members`
@@ -147,9 +198,9 @@ impl PieceDownload {
 		self.hashes.is_some()
 	}
 
-	/// The pieces' hashes, once known (else empty).
-	pub fn hashes(&self) -> &[Digest] {
-		self.hashes.as_deref().unwrap_or_default()
+	/// The pieces' hashes, once known (after the first piece is accepted).
+	pub fn hashes(&self) -> Option<&PieceHashes> {
+		self.hashes.as_ref()
 	}
 
 	/// Takes `peer`'s answer for piece `index` (with the pieces' hashes where it sent them).
@@ -171,7 +222,7 @@ impl PieceDownload {
 			if update_root(self.len, &hashes) != self.hash {
 				return Err("the pieces' hashes do not add up to the committed hash".into());
 			}
-			self.hashes = Some(hashes);
+			self.hashes = Some(Arc::new(hashes));
 		}
 		let Some(expected) = self.hashes.as_ref().and_then(|h| h.get(index as usize)) else {
 			return Err(format!("piece {index} came without the pieces' hashes"));
@@ -191,34 +242,32 @@ impl PieceDownload {
 		self.pieces.contains_key(&index)
 	}
 
-	/// Who to ask for piece `index` after a failed answer: the committer if it was not
-	/// asked yet (`None`: the committer failed too).
+	/// Who to ask for piece `index` after a failed answer: the first holder not asked for
+	/// it yet (`None`: every holder failed it too).
 	pub fn next_source(&mut self, index: u32) -> Option<PeerId> {
 		let asked = self.asked.get_mut(&index)?;
-		if asked.from.contains(&self.committer) {
-			return None;
-		}
-		asked.from.push(self.committer);
-		Some(self.committer)
+		let next = *self.holders.iter().find(|h| !asked.from.contains(h))?;
+		asked.from.push(next);
+		asked.at = Instant::now();
+		Some(next)
 	}
 
-	/// The pieces whose keeper has not answered within [`KEEPER_PATIENCE`] and that the
-	/// committer was not asked for yet: each is asked from the committer now as well.
+	/// The pieces whose last source has not answered within [`KEEPER_PATIENCE`] and that
+	/// a holder was not asked for yet: each is asked of the next holder now as well.
 	pub fn overdue(&mut self, now: Instant) -> Vec<(u32, PeerId)> {
-		let committer = self.committer;
-		let pieces = &self.pieces;
-		self.asked
-			.iter_mut()
-			.filter(|(i, a)| {
-				!pieces.contains_key(i)
-					&& !a.from.contains(&committer)
-					&& now.duration_since(a.at) >= KEEPER_PATIENCE
-			})
-			.map(|(i, a)| {
-				a.from.push(committer);
-				(*i, committer)
-			})
-			.collect()
+		let (holders, pieces) = (&self.holders, &self.pieces);
+		let mut late = Vec::new();
+		for (index, asked) in &mut self.asked {
+			if pieces.contains_key(index) || now.duration_since(asked.at) < KEEPER_PATIENCE {
+				continue;
+			}
+			if let Some(next) = holders.iter().find(|h| !asked.from.contains(h)) {
+				asked.from.push(*next);
+				asked.at = now;
+				late.push((*index, *next));
+			}
+		}
+		late
 	}
 }
 
@@ -319,5 +368,39 @@ mod tests {
 		assert_eq!(late.len(), from_keepers.len() - 1);
 		assert!(late.iter().all(|(i, p)| *p == committer && *i != failed));
 		assert!(download.overdue(start + 2 * KEEPER_PATIENCE).is_empty(), "asked once");
+	}
+
+	#[test]
+	fn an_agreed_update_is_spread_over_its_holders_and_a_failed_or_slow_one_is_passed() {
+		let holders: Vec<PeerId> = (0..4).map(|_| PeerId::random()).collect();
+		let (committer, me) = (PeerId::random(), holders[3]);
+		let bytes = update(12 * (64 << 10));
+		let (hash, hashes) = address(&bytes);
+		let len = bytes.len() as u64;
+		let mut download = PieceDownload::new(0, committer, hash, len);
+		let r = piece_range(len, 5).unwrap();
+		let piece5 = bytes[r.start as usize..r.end as usize].to_vec();
+		assert_eq!(download.accept(5, hashes.to_vec(), piece5), Ok(None));
+		let start = Instant::now();
+		let plan = download.spread(&holders, me, start);
+		assert_eq!(plan.len(), 11, "the piece here is not asked again");
+		assert!(plan.iter().all(|(i, _)| *i != 5));
+		// Every holder but this trainer takes its share.
+		for h in &holders[..3] {
+			assert!(plan.iter().filter(|(_, p)| p == h).count() >= 3, "{h} serves its share");
+			assert!(download.holds(h));
+		}
+		assert!(!download.holds(&me) && !download.holds(&committer));
+		// A failed piece goes to the next holders in turn, then nobody is left.
+		let (failed, first) = plan[0];
+		let a = download.next_source(failed).unwrap();
+		let b = download.next_source(failed).unwrap();
+		assert!(a != first && b != first && a != b);
+		assert_eq!(download.next_source(failed), None, "every holder failed it");
+		// A silent holder's pieces are asked of another after the patience, once each.
+		assert!(download.overdue(start + KEEPER_PATIENCE / 2).is_empty());
+		let late = download.overdue(start + KEEPER_PATIENCE);
+		assert_eq!(late.len(), 10);
+		assert!(late.iter().all(|(i, p)| *i != failed && plan.iter().all(|q| q != &(*i, *p))));
 	}
 }

@@ -65,7 +65,8 @@ impl Trainer {
 		let (base, _) = self.books.current().majority_base()?;
 		let victim = self.books.current().set(&base).into_iter().next()?;
 		let hash = victim.1.commitment.update_hash;
-		let (requests, wanted) = self.fetches.want(&[victim], self.me);
+		let members = self.members();
+		let (requests, wanted) = self.fetches.want(&[victim], self.me, &members);
 		for request in requests {
 			self.send_request(request);
 		}

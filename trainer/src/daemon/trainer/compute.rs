@@ -246,6 +246,7 @@ impl Trainer {
 			hash: own.signed.commitment.update_hash,
 			round,
 			bytes: own.bytes.clone(),
+			hashes: own.hashes.clone(),
 		});
 		Ok(own)
 	}

@@ -48,10 +48,12 @@ impl Trainer {
 		}
 	}
 
-	/// Fetches every update of the set not yet here, from its committer first and from
-	/// other members when that fails, until the fetch deadline.
+	/// Fetches every update of the set not yet here (in pieces from their keepers, or
+	/// whole from its committer first and from other members when that fails), until the
+	/// fetch deadline.
 	pub(super) fn fetch_all(&mut self, set: &[(PeerId, SignedCommitment)]) {
-		let (requests, wanted) = self.fetches.want(set, self.me);
+		let members = self.members();
+		let (requests, wanted) = self.fetches.want(set, self.me, &members);
 		for request in requests {
 			self.send_request(request);
 		}
@@ -175,15 +177,22 @@ impl Trainer {
 			request.into_iter().for_each(|r| self.send_request(r));
 			return;
 		}
-		let mut members = self.health.connected();
-		members.push(self.me);
-		members.sort();
+		let members = self.members();
 		let signed = signed.clone();
 		for request in
 			self.fetches.want_pieces(committer, &signed, &members, self.me, Instant::now())
 		{
 			self.send_request(request);
 		}
+	}
+
+	/// The members among whom an update's pieces are kept: the connected peers and this
+	/// trainer, sorted (every member with the same view draws the same keepers).
+	pub(super) fn members(&self) -> Vec<PeerId> {
+		let mut members = self.health.connected();
+		members.push(self.me);
+		members.sort();
+		members
 	}
 
 	pub(super) fn on_fetched(
@@ -204,7 +213,7 @@ impl Trainer {
 					fraud.desk.state_arrived(round, peer, id, result, fraud.port.as_ref());
 				}
 			}
-			Answer::Update { hash, bytes, link_bytes } => {
+			Answer::Update { hash, bytes, hashes, link_bytes } => {
 				if link_bytes.is_some() {
 					self.health.fetched(peer, link_bytes, elapsed);
 				}
@@ -212,7 +221,7 @@ impl Trainer {
 					true => std::sync::Arc::new(corrupt(bytes.to_vec())),
 					false => bytes,
 				};
-				self.net.send(Command::ServeUpdate { hash, round, bytes });
+				self.net.send(Command::ServeUpdate { hash, round, bytes, hashes });
 			}
 			// A keeper's answer waits for its own fetch: only a committer's measures the link.
 			Answer::Piece { hash, round, index, piece, hashes, link_bytes } => {

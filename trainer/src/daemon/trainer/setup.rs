@@ -173,7 +173,7 @@ impl Trainer {
 		let first_round = state.as_ref().map_or(0, |s| s.round);
 		let books = Books::new(job.id, first_round, job.claim_rule());
 		let witnesses = Witnesses::new(job.id, first_round);
-		let fetches = Fetches::new(job.id, Layout::of(&manifest));
+		let fetches = Fetches::new(job.id, Layout::of(&manifest)).fetch_whole(config.whole_updates);
 		Ok(Trainer {
 			key,
 			me,
