@@ -505,8 +505,13 @@ mod tests {
 
 	#[tokio::test]
 	async fn latency_bandwidth_and_loss_delay_delivery() {
-		let fast = transfer(LinkSpec::default(), 100_000).await;
-		assert!(fast < Duration::from_millis(20), "{fast:?}");
+		// A perfect link delays nothing (checked on the simulated arrival time, not on the
+		// wall clock, which a loaded machine stretches).
+		let shaper = Shaper::default();
+		let perfect = shaper.handle(PeerId::random());
+		assert!(perfect.arrival(100_000) <= Instant::now());
+		// Its bytes come through whole (`transfer` checks them).
+		transfer(LinkSpec::default(), 100_000).await;
 		let slow = LinkSpec { latency_ms: 50.0, ..Default::default() };
 		let t = transfer(slow, 1_000).await;
 		assert!(t >= Duration::from_millis(49), "{t:?}");
@@ -537,10 +542,10 @@ mod tests {
 		// 1 MB at 80 Mbit/s is 100 ms, whichever streams send it.
 		let t = start.elapsed();
 		assert!(t >= Duration::from_millis(95), "{t:?}");
+		// Unlimited again: no wire to wait for (a check of the state, not of the clock).
 		shaper.set_uplink(None);
-		let t = Instant::now();
-		send(PeerId::random()).await;
-		assert!(t.elapsed() < Duration::from_millis(20), "{:?}", t.elapsed());
+		assert_eq!(shaper.handle(PeerId::random()).uplink_free_at(), None);
+		assert_eq!(send(PeerId::random()).await, 500_000);
 	}
 
 	#[tokio::test]
