@@ -405,7 +405,8 @@ impl Fetches {
 
 	/// The requests for one update in pieces, each from its keeper among `members` (see
 	/// [`super::update_pieces`]), made as soon as its commitment is taken; an update of
-	/// one piece is asked of its committer whole ([`Fetches::want_one`]).
+	/// one piece, or any update where updates go whole, is asked of its committer whole
+	/// ([`Fetches::want_one`]).
 	pub fn want_pieces(
 		&mut self,
 		committer: PeerId,
@@ -415,7 +416,7 @@ impl Fetches {
 		now: Instant,
 	) -> Vec<Outgoing> {
 		let c = &signed.commitment;
-		if piece_count(c.update_len) < 2 {
+		if self.whole_updates || piece_count(c.update_len) < 2 {
 			return self.want_one(committer, signed).into_iter().collect();
 		}
 		let hash = c.update_hash;
@@ -564,12 +565,7 @@ impl Fetches {
 			wanted.push(hash);
 			// An early fetch that failed gave up without candidates: asked again now.
 			self.unavailable.retain(|h| *h != hash);
-			match self.whole_updates {
-				true => requests.extend(self.want_one(*peer, signed)),
-				false => {
-					requests.extend(self.want_pieces(*peer, signed, members, me, Instant::now()))
-				}
-			}
+			requests.extend(self.want_pieces(*peer, signed, members, me, Instant::now()));
 		}
 		(requests, wanted)
 	}
@@ -607,6 +603,7 @@ impl Fetches {
 			holders.retain(|p| *p != me);
 			let Some(&first) = holders.first() else { continue };
 			wanted.push(hash);
+			self.holders.insert(hash, holders.clone());
 			if !self.whole_updates && holders.len() > 1 && piece_count(c.update_len) > 1 {
 				let download = self
 					.pieces
@@ -614,12 +611,10 @@ impl Fetches {
 					.or_insert_with(|| PieceDownload::new(c.round, *committer, hash, c.update_len));
 				let plan = download.spread(&holders, me, Instant::now());
 				self.asked_at.entry(hash).or_insert_with(Instant::now);
-				self.holders.insert(hash, holders);
 				requests
 					.extend(plan.into_iter().map(|(i, peer)| self.request_piece(peer, hash, i)));
 				continue;
 			}
-			self.holders.insert(hash, holders);
 			requests.push(self.request_update(first, c.round, hash, Vec::new()));
 		}
 		(requests, wanted)

@@ -172,11 +172,6 @@ impl Trainer {
 				return;
 			}
 		}
-		if self.config.whole_updates {
-			let request = self.fetches.want_one(committer, signed);
-			request.into_iter().for_each(|r| self.send_request(r));
-			return;
-		}
 		let members = self.members();
 		let signed = signed.clone();
 		for request in
