@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 [ -f scripts/build-env.sh ] && source scripts/build-env.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/grid-target}"
 if [ -z "${GRID_BENCH_NO_BUILD:-}" ]; then
-	cargo build --release --locked -p grid-trainer --bin bench_algo
+	cargo build --release --locked --workspace --bin bench_algo
 fi
 # Each run is single-threaded (one rayon thread); --jobs runs that many at once, one per core.
 export RAYON_NUM_THREADS="${RAYON_NUM_THREADS:-1}"

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 [ -f scripts/build-env.sh ] && source scripts/build-env.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/grid-target}"
 if [ -z "${GRID_BENCH_NO_BUILD:-}" ]; then
-	cargo build --release --locked -p grid-trainer --bin bench_codec
+	cargo build --release --locked --workspace --bin bench_codec
 fi
 "$CARGO_TARGET_DIR/release/bench_codec" --out bench/reports "$@"
 echo "wrote bench/reports/codec.md and codec.json"

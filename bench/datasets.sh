@@ -27,7 +27,7 @@ STEPS="${STEPS:-200}"
 VOCAB="${VOCAB:-4096}"
 
 if [ -z "${GRID_BENCH_NO_BUILD:-}" ]; then
-	cargo build --release --locked -p grid-trainer --bins
+	cargo build --release --locked --workspace --bin grid-trainer --bin bench_data
 fi
 bin="$CARGO_TARGET_DIR/release"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/grid-datasets.XXXXXX")

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 [ -f scripts/build-env.sh ] && source scripts/build-env.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/grid-target}"
 if [ -z "${GRID_BENCH_NO_BUILD:-}" ]; then
-	cargo build --release --locked -p grid-trainer --bin bench_sync
+	cargo build --release --locked --workspace --bin bench_sync
 fi
 RUST_LOG="${RUST_LOG:-warn}" "$CARGO_TARGET_DIR/release/bench_sync" run --out bench/reports \
 	--params "${PARAMS:-1,16,64,160}" --repeats "${1:-3}"

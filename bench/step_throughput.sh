@@ -14,7 +14,7 @@ if [ ! -x bench/.venv/bin/python ] || ! bench/.venv/bin/python -c "import torch"
 	python3 -m venv bench/.venv
 	bench/.venv/bin/pip install --quiet torch
 fi
-cargo build --release -p grid-trainer --bin bench_step
+cargo build --release --locked --workspace --bin bench_step
 runs=$(mktemp)
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for r in $(seq "$REPEATS"); do

@@ -15,7 +15,7 @@ use libp2p::PeerId;
 use super::{
 	messages::{Digest, Request, Response, SignedCommitment},
 	state_transfer::{piece_range, PIECES_IN_FLIGHT, STATE_PIECE_BYTES},
-	update_pieces::{address, piece_count, PieceCounts, PieceDownload, PieceHashes},
+	update_pieces::{address, piece_count, Patience, PieceCounts, PieceDownload, PieceHashes},
 	witness::Agreement,
 };
 use crate::{
@@ -209,6 +209,8 @@ pub struct Fetches {
 	/// Updates are fetched whole from their committers and holders, never in pieces (the
 	/// benchmarks' baseline).
 	whole_updates: bool,
+	/// How long keepers are waited on this round.
+	patience: Patience,
 }
 
 impl Fetches {
@@ -238,7 +240,13 @@ impl Fetches {
 			asked_at: HashMap::new(),
 			slowest: None,
 			whole_updates: false,
+			patience: Patience::default(),
 		}
+	}
+
+	/// How long this round's keepers are waited on ([`Patience`]; set when a round opens).
+	pub fn set_patience(&mut self, patience: Patience) {
+		self.patience = patience;
 	}
 
 	/// Fetches updates whole, never in pieces (`whole_updates` in a trainer's configuration).
@@ -426,7 +434,7 @@ impl Fetches {
 		self.expected_lens.insert(hash, c.update_len);
 		self.asked_at.entry(hash).or_insert(now);
 		let mut download = PieceDownload::new(c.round, committer, hash, c.update_len);
-		let plan = download.plan(members, me, now);
+		let plan = download.plan(members, me, now, &mut self.patience);
 		self.pieces.insert(hash, download);
 		plan.into_iter().map(|(index, peer)| self.request_piece(peer, hash, index)).collect()
 	}
@@ -447,7 +455,9 @@ impl Fetches {
 		let late: Vec<(Digest, u32, PeerId)> = self
 			.pieces
 			.iter_mut()
-			.flat_map(|(hash, d)| d.overdue(now).into_iter().map(|(i, p)| (*hash, i, p)))
+			.flat_map(|(hash, d)| {
+				d.overdue(now, &mut self.patience).into_iter().map(|(i, p)| (*hash, i, p))
+			})
 			.collect();
 		late.into_iter().map(|(hash, index, peer)| self.request_piece(peer, hash, index)).collect()
 	}
@@ -478,6 +488,8 @@ impl Fetches {
 			return Answer::Unasked;
 		};
 		let round = download.round;
+		// Answered: no longer waited on there.
+		self.patience.settle(&peer, download.piece_len(index));
 		let counts = &mut self.piece_counts;
 		// A holder answers at once; a keeper may hold the request while it fetches.
 		let from_holder = download.holds(&peer);
@@ -766,6 +778,38 @@ mod tests {
 			(0..3).map(|i| CompressedUpdate::None(vec![i as f32; 2])).collect();
 		let set = keys.iter().zip(&updates).map(|(k, u)| committed(k, &u.encode())).collect();
 		(keys[0].public().to_peer_id(), updates, set)
+	}
+
+	/// The round's patience reaches the piece downloads: the first piece asked of a keeper
+	/// whose link brings one in 10 s is not asked past at the fixed 3 s but at 10 s, the
+	/// others later by their place in its queue, all within the cap.
+	#[test]
+	fn a_busy_keeper_is_waited_on_for_the_round_s_patience_before_the_committer_is_asked() {
+		use std::{collections::BTreeMap, time::Duration};
+
+		use crate::round::update_pieces::{piece_range, Patience, KEEPER_PATIENCE};
+		let len = 50_000;
+		let bytes = CompressedUpdate::None((0..len).map(|i| i as f32).collect()).encode();
+		let (committer, signed) = committed(&Keypair::generate_ed25519(), &bytes);
+		let (me, keeper) = (PeerId::random(), PeerId::random());
+		let mut fetches = Fetches::flat(7, len);
+		// The link from the keeper brings one of these pieces in 10 s.
+		let piece = piece_range(bytes.len() as u64, 0).unwrap();
+		let rate = (piece.end - piece.start) as f64 / 10.0;
+		let rates = BTreeMap::from([(keeper, rate)]);
+		fetches.set_patience(Patience::new(rates, Duration::from_secs(30)));
+		let start = Instant::now();
+		let requests = fetches.want_pieces(committer, &signed, &[committer, me, keeper], me, start);
+		let from_keeper = requests.iter().filter(|r| r.peer == keeper).count();
+		let count = requests.len();
+		assert!(from_keeper > 0 && from_keeper < count, "{from_keeper} of {count}");
+		assert!(fetches.overdue_pieces(start + KEEPER_PATIENCE).is_empty());
+		assert!(fetches.overdue_pieces(start + Duration::from_secs(9)).is_empty());
+		let first = fetches.overdue_pieces(start + Duration::from_secs(11));
+		assert_eq!(first.len(), 1, "the first piece asked of the keeper, after 10 s");
+		let rest = fetches.overdue_pieces(start + Duration::from_secs(31));
+		assert_eq!(first.len() + rest.len(), from_keeper, "every piece within the cap");
+		assert!(first.iter().chain(&rest).all(|r| r.peer == committer));
 	}
 
 	/// An update arrives in pieces from its keepers: the first answer brings the hashes, a

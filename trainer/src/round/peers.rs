@@ -150,6 +150,12 @@ impl HealthBook {
 		t.get(t.len().checked_sub(1)? / 2).copied()
 	}
 
+	/// The measured download rate from each peer with a measurement, in bytes per second.
+	pub fn link_rates(&self) -> BTreeMap<PeerId, f64> {
+		let rate = |p: &PeerHealth| p.throughput_mbit.map(|mbit| mbit * 1e6 / 8.0);
+		self.peers.iter().filter_map(|(peer, p)| Some((*peer, rate(p)?))).collect()
+	}
+
 	/// Median round trip time over peers (ms).
 	pub fn median_rtt_ms(&self) -> Option<f64> {
 		let mut t: Vec<f64> = self.peers.values().filter_map(|p| p.rtt_ms).collect();

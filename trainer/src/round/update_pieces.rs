@@ -32,12 +32,68 @@ const UPDATE_DOMAIN: &[u8] = b"grid/update/v2";
 pub const UPDATE_PIECE_MIN_BYTES: u64 = 64 << 10;
 /// Most pieces an update is cut into (the hashes of all of them come with a first answer).
 pub const MAX_UPDATE_PIECES: u32 = 64;
-/// How long a fetcher waits on a piece's keeper before asking the committer as well. A
-/// keeper that cannot get its piece says so at once (its waiting requests are refused);
-/// this is for one that is silent. Too short, and a keeper whose uplink is busy serving
-/// its pieces is asked past, and both send (a quick `bench/pieces.sh` run with 2 s: a
-/// trainer with a 20 Mbit/s uplink served 25 MB in pieces against 18 MB whole, all-to-all).
+/// How long a fetcher waits on a piece's source before asking the next holder as well, at
+/// least ([`Patience`] waits longer on a keeper whose link needs longer). A keeper that
+/// cannot get its piece says so at once (its waiting requests are refused); this is for
+/// one that is silent. Too short, and a keeper whose uplink is busy serving its pieces is
+/// asked past, and both send (a quick `bench/pieces.sh` run with 2 s: a trainer with a
+/// 20 Mbit/s uplink served 25 MB in pieces against 18 MB whole, all-to-all).
 pub const KEEPER_PATIENCE: Duration = Duration::from_secs(3);
+
+/// How long a fetcher waits on each keeper: [`KEEPER_PATIENCE`], or longer where the link
+/// from the keeper, at the rate it was measured at, needs longer to bring everything this
+/// fetcher asked of it and has not had yet. A keeper keeps a member's share of every
+/// fetched update's pieces, so what one fetcher asks of it grows with the round's updates,
+/// and the rate measured on the link from it is this fetcher's share of its uplink, which
+/// shrinks as members grow: at 64 members, 0.86 MB updates and 20 Mbit/s uplinks, about
+/// 0.9 MB at about 0.3 Mbit/s, some 22 s. A fixed patience asks such a keeper past and
+/// both send. It is capped (half the fetch window), so a keeper that trickles its pieces
+/// to be waited on delays them by at most that and the committer still has the rest.
+#[derive(Clone, Debug)]
+pub struct Patience {
+	/// Bytes per second measured on transfers from each peer.
+	rates: BTreeMap<PeerId, f64>,
+	/// The longest a keeper is waited on.
+	cap: Duration,
+	/// Bytes asked of each keeper this round and neither answered nor asked elsewhere.
+	outstanding: BTreeMap<PeerId, u64>,
+}
+
+impl Default for Patience {
+	/// [`KEEPER_PATIENCE`] for every keeper.
+	fn default() -> Self {
+		Patience::new(BTreeMap::new(), KEEPER_PATIENCE)
+	}
+}
+
+impl Patience {
+	/// A round's patience, with the links from peers measured at `rates` (bytes per
+	/// second), at most `cap`.
+	pub fn new(rates: BTreeMap<PeerId, f64>, cap: Duration) -> Self {
+		Patience { rates, cap, outstanding: BTreeMap::new() }
+	}
+
+	/// Asks `keeper` for `bytes` more: how long to wait on it for them (a peer whose link
+	/// was never measured: [`KEEPER_PATIENCE`]).
+	pub fn ask(&mut self, keeper: PeerId, bytes: u64) -> Duration {
+		let queued = self.outstanding.entry(keeper).or_default();
+		*queued = queued.saturating_add(bytes);
+		let Some(rate) = self.rates.get(&keeper).filter(|r| r.is_finite() && **r > 0.0) else {
+			return KEEPER_PATIENCE;
+		};
+		let cap = self.cap.max(KEEPER_PATIENCE);
+		let needed = Duration::try_from_secs_f64(*queued as f64 / rate).unwrap_or(cap);
+		needed.clamp(KEEPER_PATIENCE, cap)
+	}
+
+	/// `bytes` asked of `keeper` are no longer waited on there (it answered, or they were
+	/// asked elsewhere).
+	pub fn settle(&mut self, keeper: &PeerId, bytes: u64) {
+		if let Some(queued) = self.outstanding.get_mut(keeper) {
+			*queued = queued.saturating_sub(bytes);
+		}
+	}
+}
 
 /// How many pieces an update of `len` bytes is cut into.
 pub fn piece_count(len: u64) -> u32 {
@@ -112,10 +168,26 @@ pub struct PieceCounts {
 	pub duplicates: u64,
 }
 
-/// A piece asked for: from whom, in order, and when it was last asked.
+/// A piece asked for: from whom, in order, when it was last asked and how long its last
+/// source is waited on.
 struct Asked {
 	from: Vec<PeerId>,
 	at: Instant,
+	patience: Duration,
+}
+
+impl Asked {
+	/// Asked of `from` at `at`, waited on for `patience`.
+	fn of(from: PeerId, at: Instant, patience: Duration) -> Self {
+		Asked { from: vec![from], at, patience }
+	}
+
+	/// Asked of `next` as well at `at`, a holder that answers at once.
+	fn pass(&mut self, next: PeerId, at: Instant) {
+		self.from.push(next);
+		self.at = at;
+		self.patience = KEEPER_PATIENCE;
+	}
 }
 
 /// One update arriving in pieces.
@@ -162,7 +234,7 @@ impl PieceDownload {
 		let mut plan = Vec::new();
 		for index in (0..piece_count(self.len)).filter(|i| !self.pieces.contains_key(i)) {
 			let from = keeper(&mine, index, &list).expect("holders is not empty");
-			self.asked.insert(index, Asked { from: vec![from], at: now });
+			self.asked.insert(index, Asked::of(from, now, KEEPER_PATIENCE));
 			plan.push((index, from));
 		}
 		self.holders = list;
@@ -176,21 +248,32 @@ impl PieceDownload {
 	}
 
 	/// The pieces to ask for first and from whom: each from its keeper among `members`
-	/// (the committer and `me` left out), or from the committer where this trainer keeps
-	/// it (or there is no other member).
-	pub fn plan(&mut self, members: &[PeerId], me: PeerId, now: Instant) -> Vec<(u32, PeerId)> {
+	/// (the committer and `me` left out), waited on for its `patience`, or from the
+	/// committer where this trainer keeps it (or there is no other member).
+	pub fn plan(
+		&mut self,
+		members: &[PeerId],
+		me: PeerId,
+		now: Instant,
+		patience: &mut Patience,
+	) -> Vec<(u32, PeerId)> {
 		let others: Vec<PeerId> =
 			members.iter().copied().filter(|p| *p != self.committer).collect();
 		let mut plan = Vec::new();
 		for index in 0..piece_count(self.len) {
-			let from = match keeper(&self.hash, index, &others) {
-				Some(k) if k != me => k,
-				_ => self.committer,
+			let (from, wait) = match keeper(&self.hash, index, &others) {
+				Some(k) if k != me => (k, patience.ask(k, self.piece_len(index))),
+				_ => (self.committer, KEEPER_PATIENCE),
 			};
-			self.asked.insert(index, Asked { from: vec![from], at: now });
+			self.asked.insert(index, Asked::of(from, now, wait));
 			plan.push((index, from));
 		}
 		plan
+	}
+
+	/// The size of piece `index`.
+	pub fn piece_len(&self, index: u32) -> u64 {
+		piece_range(self.len, index).map_or(0, |r| r.end - r.start)
 	}
 
 	/// Whether the pieces' hashes are known (else an answer should bring them).
@@ -247,23 +330,26 @@ impl PieceDownload {
 	pub fn next_source(&mut self, index: u32) -> Option<PeerId> {
 		let asked = self.asked.get_mut(&index)?;
 		let next = *self.holders.iter().find(|h| !asked.from.contains(h))?;
-		asked.from.push(next);
-		asked.at = Instant::now();
+		asked.pass(next, Instant::now());
 		Some(next)
 	}
 
-	/// The pieces whose last source has not answered within [`KEEPER_PATIENCE`] and that
-	/// a holder was not asked for yet: each is asked of the next holder now as well.
-	pub fn overdue(&mut self, now: Instant) -> Vec<(u32, PeerId)> {
-		let (holders, pieces) = (&self.holders, &self.pieces);
+	/// The pieces whose last source has not answered within its patience and that a
+	/// holder was not asked for yet: each is asked of the next holder now as well (and no
+	/// longer waited on at the last source, in `patience`).
+	pub fn overdue(&mut self, now: Instant, patience: &mut Patience) -> Vec<(u32, PeerId)> {
+		let (holders, pieces, len) = (&self.holders, &self.pieces, self.len);
 		let mut late = Vec::new();
 		for (index, asked) in &mut self.asked {
-			if pieces.contains_key(index) || now.duration_since(asked.at) < KEEPER_PATIENCE {
+			if pieces.contains_key(index) || now.duration_since(asked.at) < asked.patience {
 				continue;
 			}
 			if let Some(next) = holders.iter().find(|h| !asked.from.contains(h)) {
-				asked.from.push(*next);
-				asked.at = now;
+				let size = piece_range(len, *index).map_or(0, |r| r.end - r.start);
+				if let Some(last) = asked.from.last() {
+					patience.settle(last, size);
+				}
+				asked.pass(*next, now);
 				late.push((*index, *next));
 			}
 		}
@@ -305,7 +391,7 @@ mod tests {
 		let bytes = update(20 * (64 << 10));
 		let hash = update_root(bytes.len() as u64, &piece_hashes(&bytes));
 		let mut download = PieceDownload::new(0, committer, hash, bytes.len() as u64);
-		let plan = download.plan(&members, me, Instant::now());
+		let plan = download.plan(&members, me, Instant::now(), &mut Patience::default());
 		assert_eq!(plan.len(), 20);
 		// Those this trainer keeps come from the committer; every other member keeps some.
 		for m in &members[2..] {
@@ -356,18 +442,82 @@ mod tests {
 		let len = 8 * (64 << 10);
 		let mut download = PieceDownload::new(0, committer, [5; 32], len);
 		let start = Instant::now();
-		let plan = download.plan(&members, me, start);
+		let plan = download.plan(&members, me, start, &mut Patience::default());
 		let from_keepers: Vec<u32> =
 			plan.iter().filter(|(_, p)| *p != committer).map(|(i, _)| *i).collect();
 		assert!(!from_keepers.is_empty());
-		assert!(download.overdue(start + KEEPER_PATIENCE / 2).is_empty());
+		assert!(download.overdue(start + KEEPER_PATIENCE / 2, &mut Patience::default()).is_empty());
 		let failed = from_keepers[0];
 		assert_eq!(download.next_source(failed), Some(committer));
 		assert_eq!(download.next_source(failed), None, "the committer failed too");
-		let late = download.overdue(start + KEEPER_PATIENCE);
+		let late = download.overdue(start + KEEPER_PATIENCE, &mut Patience::default());
 		assert_eq!(late.len(), from_keepers.len() - 1);
 		assert!(late.iter().all(|(i, p)| *p == committer && *i != failed));
-		assert!(download.overdue(start + 2 * KEEPER_PATIENCE).is_empty(), "asked once");
+		assert!(
+			download.overdue(start + 2 * KEEPER_PATIENCE, &mut Patience::default()).is_empty(),
+			"asked once"
+		);
+	}
+
+	#[test]
+	fn patience_grows_with_what_is_waited_on_from_a_keeper_over_its_link_within_the_cap() {
+		let (slow, fast, unmeasured) = (PeerId::random(), PeerId::random(), PeerId::random());
+		// 0.3 Mbit/s (a fetcher's share of a busy 20 Mbit/s uplink) and 1 Gbit/s.
+		let rates = BTreeMap::from([(slow, 37_500.0), (fast, 125e6)]);
+		let mut patience = Patience::new(rates.clone(), Duration::from_secs(60));
+		let piece = 64 << 10;
+		// Each piece asked waits behind those asked before it and not had yet.
+		let first = patience.ask(slow, piece);
+		assert_eq!(first, KEEPER_PATIENCE, "1.7 s: the floor");
+		let waits: Vec<Duration> = (0..13).map(|_| patience.ask(slow, piece)).collect();
+		let last = waits.last().unwrap().as_secs_f64();
+		assert!((24.0..24.6).contains(&last), "14 pieces at 0.3 Mbit/s: {last} s");
+		assert!(waits.windows(2).all(|w| w[0] <= w[1]));
+		// Settled pieces (answered, or asked elsewhere) no longer count.
+		patience.settle(&slow, 10 * piece);
+		let wait = patience.ask(slow, piece).as_secs_f64();
+		assert!((8.5..9.0).contains(&wait), "5 pieces: {wait} s");
+		patience.settle(&slow, u64::MAX);
+		assert_eq!(patience.ask(slow, piece), KEEPER_PATIENCE);
+		assert_eq!(patience.ask(fast, 100 * piece), KEEPER_PATIENCE, "never below the floor");
+		assert_eq!(patience.ask(unmeasured, 100 * piece), KEEPER_PATIENCE);
+		let mut capped = Patience::new(rates, Duration::from_secs(8));
+		assert_eq!(capped.ask(slow, 100 * piece), Duration::from_secs(8));
+		// A cap below the floor, a rate of zero or not a number: the floor.
+		let odd = BTreeMap::from([(slow, 0.0), (fast, f64::NAN)]);
+		let mut patience = Patience::new(odd, Duration::from_secs(1));
+		assert_eq!(patience.ask(slow, u64::MAX), KEEPER_PATIENCE);
+		assert_eq!(patience.ask(fast, u64::MAX), KEEPER_PATIENCE);
+		assert_eq!(Patience::default().ask(slow, u64::MAX), KEEPER_PATIENCE);
+	}
+
+	#[test]
+	fn a_busy_keeper_is_waited_on_for_its_patience_and_a_silent_one_no_longer() {
+		let members: Vec<PeerId> = (0..4).map(|_| PeerId::random()).collect();
+		let (committer, me, busy) = (members[0], members[3], members[1]);
+		let len = 8 * (64 << 10);
+		let mut download = PieceDownload::new(0, committer, [5; 32], len);
+		// The busy keeper's link brings a piece in 3.5 s; the other keeper is unmeasured.
+		let rate = f64::from(64 << 10) / 3.5;
+		let mut patience = Patience::new(BTreeMap::from([(busy, rate)]), Duration::from_secs(20));
+		let start = Instant::now();
+		let plan = download.plan(&members, me, start, &mut patience);
+		let of = |p: PeerId| plan.iter().filter(|(_, k)| *k == p).count();
+		assert_eq!(of(busy), 3, "{plan:?}");
+		assert_eq!(of(members[2]), 2, "{plan:?}");
+		let at = |ms: u64| start + Duration::from_millis(ms);
+		let late = download.overdue(at(3_000), &mut patience);
+		assert_eq!(late.len(), 2, "only the unmeasured keeper's pieces");
+		assert!(late.iter().all(|(_, p)| *p == committer));
+		// The busy keeper's pieces wait 3.5, 7 and 10.5 s by their place in its queue.
+		for (ms, passed) in
+			[(3_400, 0), (3_600, 1), (6_900, 0), (7_100, 1), (10_400, 0), (10_600, 1)]
+		{
+			assert_eq!(download.overdue(at(ms), &mut patience).len(), passed, "at {ms} ms");
+		}
+		assert!(download.overdue(at(60_000), &mut patience).is_empty(), "asked once");
+		// What was asked of the committer instead is no longer waited on at the keeper.
+		assert_eq!(patience.ask(busy, 0), KEEPER_PATIENCE);
 	}
 
 	#[test]
@@ -398,8 +548,8 @@ mod tests {
 		assert!(a != first && b != first && a != b);
 		assert_eq!(download.next_source(failed), None, "every holder failed it");
 		// A silent holder's pieces are asked of another after the patience, once each.
-		assert!(download.overdue(start + KEEPER_PATIENCE / 2).is_empty());
-		let late = download.overdue(start + KEEPER_PATIENCE);
+		assert!(download.overdue(start + KEEPER_PATIENCE / 2, &mut Patience::default()).is_empty());
+		let late = download.overdue(start + KEEPER_PATIENCE, &mut Patience::default());
 		assert_eq!(late.len(), 10);
 		assert!(late.iter().all(|(i, p)| *i != failed && plan.iter().all(|q| q != &(*i, *p))));
 	}

@@ -43,6 +43,7 @@ use crate::{
 		peers::HealthBook,
 		state::{GlobalState, OuterSettings},
 		state_transfer::ServedState,
+		update_pieces::Patience,
 		witness::Witnesses,
 	},
 };
@@ -381,10 +382,17 @@ impl Trainer {
 	/// A fresh book for `round`, with the commitments already received for it.
 	fn open_book(&mut self, round: RoundIndex) {
 		self.fetches.new_round();
+		self.fetches.set_patience(self.keeper_patience());
 		self.witnesses.open(round);
 		for (peer, offer) in self.books.open(round) {
 			self.on_offer(peer, offer);
 		}
+	}
+
+	/// How long this round's keepers are waited on: from the links measured so far, at
+	/// most half the fetch window.
+	fn keeper_patience(&self) -> Patience {
+		Patience::new(self.health.link_rates(), self.config.schedule.fetch_wait() / 2)
 	}
 
 	/// Decides the round: check the base, fetch the set's updates, aggregate, step, save.
