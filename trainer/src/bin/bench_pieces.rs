@@ -87,16 +87,6 @@ struct Run {
 	pieces: PieceCounts,
 }
 
-/// `sum` with these counts added.
-fn add(sum: PieceCounts, keepers: u64, committers: u64, holders: u64, twice: u64) -> PieceCounts {
-	PieceCounts {
-		from_keepers: sum.from_keepers + keepers,
-		from_committers: sum.from_committers + committers,
-		from_holders: sum.from_holders + holders,
-		duplicates: sum.duplicates + twice,
-	}
-}
-
 fn field(r: &Value, path: &[&str]) -> f64 {
 	path.iter().fold(r, |v, k| &v[*k]).as_f64().unwrap_or(0.0)
 }
@@ -154,10 +144,10 @@ fn run(
 		.values()
 		.filter(|h| h.len() == N && h.values().all(|v| Some(v) == h.values().next()))
 		.count();
-	let pieces = all.iter().fold(PieceCounts::default(), |sum, r| {
-		let n = |key: &str| r["pieces"][key].as_u64().unwrap_or(0);
-		add(sum, n("from_keepers"), n("from_committers"), n("from_holders"), n("duplicates"))
-	});
+	let pieces = all
+		.iter()
+		.map(|r| serde_json::from_value::<PieceCounts>(r["pieces"].clone()).unwrap_or_default())
+		.fold(PieceCounts::default(), |sum, p| sum + p);
 	eprintln!(
 		"{name}: slowest fetch {slowest_ms:.0} ms, fetch {fetch_ms:.0} ms, agreed {agreed}/{}",
 		hashes.len()
@@ -226,10 +216,7 @@ fn report(runs: &[Run], repeats: usize, rounds: u32) -> (String, Value, String) 
 			let (sx, sx_sd) = stat(&|r| r.served_max / 1e3);
 			let agreed: Vec<String> =
 				r.iter().map(|r| format!("{}/{}", r.agreed, r.rounds)).collect();
-			let p = r.iter().fold(PieceCounts::default(), |a, r| {
-				let p = r.pieces;
-				add(a, p.from_keepers, p.from_committers, p.from_holders, p.duplicates)
-			});
+			let p = r.iter().fold(PieceCounts::default(), |sum, r| sum + r.pieces);
 			let mode = if whole { "whole" } else { "pieces" };
 			let _ = writeln!(md, "| {label} | {mode} | {ex:.0} ± {ex_sd:.0} | {fe:.0} ± {fe_sd:.0} | {sm:.0} | {sx:.0} ± {sx_sd:.0} | {} | {} / {} / {} / {} |", agreed.join(", "), p.from_keepers, p.from_committers, p.from_holders, p.duplicates);
 			means.push((ex, fe, sx));

@@ -107,6 +107,11 @@ pub fn piece_range(len: u64, index: u32) -> Option<Range<u64>> {
 	(index < piece_count(len) && (start < len || len == 0)).then(|| start..(start + size).min(len))
 }
 
+/// The size of piece `index` of an update of `len` bytes (0 past its last piece).
+pub fn piece_size(len: u64, index: u32) -> u64 {
+	piece_range(len, index).map_or(0, |r| r.end - r.start)
+}
+
 /// The hash of one piece.
 pub fn piece_hash(piece: &[u8]) -> Digest {
 	blake2_256(piece)
@@ -155,7 +160,8 @@ pub fn keeper(hash: &Digest, index: u32, members: &[PeerId]) -> Option<PeerId> {
 /// by who sent them: the piece's keeper, the update's committer (the keeper was this
 /// trainer, or failed or was slow), or another member that attested holding the whole
 /// update (an agreed set's update fetched at the decision).
-#[derive(serde::Serialize, Clone, Copy, Debug, Default, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+#[serde(default)]
 pub struct PieceCounts {
 	/// From the members that keep them.
 	pub from_keepers: u64,
@@ -166,6 +172,20 @@ pub struct PieceCounts {
 	/// Pieces that came after the same piece had come from another sender (its first was
 	/// past its patience and both answered).
 	pub duplicates: u64,
+}
+
+impl std::ops::Add for PieceCounts {
+	type Output = PieceCounts;
+
+	/// Both counts together (several rounds' or trainers').
+	fn add(self, other: PieceCounts) -> PieceCounts {
+		PieceCounts {
+			from_keepers: self.from_keepers + other.from_keepers,
+			from_committers: self.from_committers + other.from_committers,
+			from_holders: self.from_holders + other.from_holders,
+			duplicates: self.duplicates + other.duplicates,
+		}
+	}
 }
 
 /// A piece asked for: from whom, in order, when it was last asked and how long its last
@@ -273,7 +293,7 @@ impl PieceDownload {
 
 	/// The size of piece `index`.
 	pub fn piece_len(&self, index: u32) -> u64 {
-		piece_range(self.len, index).map_or(0, |r| r.end - r.start)
+		piece_size(self.len, index)
 	}
 
 	/// Whether the pieces' hashes are known (else an answer should bring them).
@@ -345,9 +365,8 @@ impl PieceDownload {
 				continue;
 			}
 			if let Some(next) = holders.iter().find(|h| !asked.from.contains(h)) {
-				let size = piece_range(len, *index).map_or(0, |r| r.end - r.start);
 				if let Some(last) = asked.from.last() {
-					patience.settle(last, size);
+					patience.settle(last, piece_size(len, *index));
 				}
 				asked.pass(*next, now);
 				late.push((*index, *next));
