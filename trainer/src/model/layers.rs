@@ -15,18 +15,28 @@ pub struct Init<'a> {
 	params: &'a mut Params,
 	seed: &'a [u8],
 	device: &'a Device,
+	/// Whether the layers get the weights as constants ([`Init::frozen`]).
+	frozen: bool,
 }
 
 impl<'a> Init<'a> {
 	/// An initializer adding variables to `params`.
 	pub fn new(params: &'a mut Params, seed: &'a [u8], device: &'a Device) -> Self {
-		Init { params, seed, device }
+		Init { params, seed, device, frozen: false }
+	}
+
+	/// [`Init::new`] for a model that only runs forward passes: `params` still holds the
+	/// variables (loading weights into them changes what the layers read: they share
+	/// storage), but the layers read constants, so a forward pass records no graph and each
+	/// activation is freed once the next op has read it.
+	pub fn frozen(params: &'a mut Params, seed: &'a [u8], device: &'a Device) -> Self {
+		Init { params, seed, device, frozen: true }
 	}
 
 	fn add(&mut self, name: &str, shape: &[usize], values: Vec<f32>) -> Result<Tensor> {
 		let t = Tensor::from_vec(values, shape, self.device)?;
 		let var = Var::from_tensor(&t)?;
-		let tensor = var.as_tensor().clone();
+		let tensor = if self.frozen { var.as_tensor().detach() } else { var.as_tensor().clone() };
 		self.params.insert(name, var)?;
 		Ok(tensor)
 	}

@@ -65,6 +65,14 @@ impl Model {
 		Self::with_precision(spec, seed, device, Precision::for_device(device))
 	}
 
+	/// [`Model::new`] for forward passes only (held-out evaluation, loss screens): the same
+	/// losses, but a pass records no graph, so it holds about one layer's activations
+	/// instead of all of them until its loss is read (a backward pass through it reaches no
+	/// weight). Its [`Model::params`] load weights as any model's do.
+	pub fn for_inference(spec: ModelSpec, seed: &[u8], device: &Device) -> Result<Self> {
+		Self::build(spec, seed, device, Precision::for_device(device), true)
+	}
+
 	/// [`Model::new`] with the forward pass in `precision` (the weights are f32 either way).
 	pub fn with_precision(
 		spec: ModelSpec,
@@ -72,8 +80,23 @@ impl Model {
 		device: &Device,
 		precision: Precision,
 	) -> Result<Self> {
+		Self::build(spec, seed, device, precision, false)
+	}
+
+	/// The model, its layers reading constants when `frozen` ([`Init::frozen`]).
+	fn build(
+		spec: ModelSpec,
+		seed: &[u8],
+		device: &Device,
+		precision: Precision,
+		frozen: bool,
+	) -> Result<Self> {
 		let mut params = Params::new();
-		let mut init = Init::new(&mut params, seed, device);
+		let mut init = if frozen {
+			Init::frozen(&mut params, seed, device)
+		} else {
+			Init::new(&mut params, seed, device)
+		};
 		let net = match spec {
 			ModelSpec::Gpt(c) => Net::Gpt(gpt::Gpt::new(c, &mut init)?),
 			ModelSpec::MnistMlp(c) => Net::Mlp(mnist::Mlp::new(c, &mut init)?),
@@ -257,6 +280,29 @@ mod tests {
 					.unwrap_or_else(|| panic!("{spec:?}: {name} has no gradient"));
 				let norm = g.sqr().unwrap().sum_all().unwrap().to_scalar::<f32>().unwrap();
 				assert!(norm > 0.0 && norm.is_finite(), "{spec:?}: {name} gradient norm² {norm}");
+			}
+		}
+	}
+
+	#[test]
+	fn an_inference_model_gives_the_same_loss_and_records_no_graph() {
+		let dev = Device::Cpu;
+		for spec in specs() {
+			let trained = Model::new(spec, b"trained", &dev).unwrap();
+			let inference = Model::for_inference(spec, b"other", &dev).unwrap();
+			let batch = batch(spec, &dev);
+			let loss = |m: &Model| m.loss(&batch).unwrap().to_scalar::<f32>().unwrap();
+			assert_ne!(loss(&inference), loss(&trained), "{spec:?}: different seeds first");
+			// Loading weights into its variables changes what its layers read.
+			inference.params().load_flat(&trained.params().flatten().unwrap()).unwrap();
+			assert_eq!(
+				loss(&inference),
+				loss(&trained),
+				"{spec:?}: the same weights, the same loss"
+			);
+			let grads = inference.loss(&batch).unwrap().backward().unwrap();
+			for (name, var) in inference.params().iter() {
+				assert!(grads.get(var.as_tensor()).is_none(), "{spec:?}: {name} is in a graph");
 			}
 		}
 	}

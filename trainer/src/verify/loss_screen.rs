@@ -174,7 +174,7 @@ impl Replayer {
 		seed: &Hash,
 		steps: u32,
 	) -> Result<LossScreen> {
-		let model = Model::new(self.spec, b"grid/gauntlet", &self.device)?;
+		let model = Model::for_inference(self.spec, b"grid/gauntlet", &self.device)?;
 		let after =
 			|delta: &[f32]| -> Vec<f32> { base.iter().zip(delta).map(|(b, u)| b - u).collect() };
 		let (own, other) = (after(update), after(other));

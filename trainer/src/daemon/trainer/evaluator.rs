@@ -19,10 +19,11 @@ use crate::{
 
 /// Most samples evaluated in one forward pass.
 const EVAL_ROWS: usize = 250;
-/// Most tokens evaluated in one forward pass of a model that reads token streams. The
-/// model's weights are training variables, so a forward pass keeps every activation until
-/// its loss is read: 250 samples of context 64 at width 672 held 2.9 GB at once, a third of
-/// a 44M-parameter provider's peak (heaptrack, `bench/reports/memory.md`).
+/// Most tokens evaluated in one forward pass of a model that reads token streams. With the
+/// weights as training variables a pass kept every activation until its loss was read (250
+/// samples of context 64 at width 672 held 2.9 GB at once); the evaluation model records
+/// no graph now ([`Model::for_inference`]), and this bound keeps even one layer's
+/// activations small.
 const EVAL_TOKENS: usize = 4096;
 
 /// Samples per held-out batch for `spec`: at most [`EVAL_ROWS`], and at most
@@ -63,7 +64,7 @@ impl Evaluator {
 	/// Starts the thread with a fresh `spec` model on `device` (its weights are replaced by
 	/// every request's) and the held-out `batches`.
 	pub fn start(spec: ModelSpec, device: &Device, batches: Vec<Batch>) -> Result<Self> {
-		let model = Model::new(spec, b"grid/evaluator", device)?;
+		let model = Model::for_inference(spec, b"grid/evaluator", device)?;
 		let (outbox, results) = mpsc::channel();
 		let worker = Worker::spawn("evaluation", move |inbox: Receiver<Request>| {
 			crate::priority::lower_this_thread();
