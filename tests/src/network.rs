@@ -223,8 +223,14 @@ impl Ledger {
 }
 
 /// Checks that `providers` agreed on job `job`'s model in each of its `rounds` rounds and that
-/// its held-out loss fell.
+/// its held-out loss fell. A provider writes a round's record only once that round's
+/// evaluation is in, which can be after the chain says the job completed: so it first
+/// waits (two minutes at most) for every provider's records.
 pub fn agreed_and_learned(providers: &[Provider], job: u64, rounds: usize) -> Result<()> {
+	let all_in = || providers.iter().all(|p| p.rounds(job).len() >= rounds).then_some(());
+	if let Err(e) = wait_for("every provider's round records", Duration::from_secs(120), all_in) {
+		eprintln!("job {job}: {e:#}\n{}", logs(providers));
+	}
 	let records: Vec<_> = providers.iter().map(|p| p.rounds(job)).collect();
 	for r in 0..rounds {
 		let hashes: Vec<_> =
