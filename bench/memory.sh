@@ -7,7 +7,8 @@
 # and as copies of the model (peak / 4 bytes per parameter). With BASELINE_TRAINER set to
 # another grid-trainer binary, each size runs with it first and then with this tree's, side by
 # side in one invocation, and the report gives the ratio. Writes bench/reports/memory.md and
-# memory.json (REPORT moves them). A joiner's state-sync time against model size is
+# memory.json (REPORT moves them), with each provider's live memory by thread at its peak from
+# grid-trainer's allocation ledger (`trainer/src/alloc_ledger.rs`). A joiner's state-sync time against model size is
 # bench/state_sync.sh's (reports/state_sync.md).
 #
 # usage: bench/memory.sh [SIZES]   (default "64,4,4,128 64,6,8,384 64,8,8,672":
@@ -50,8 +51,17 @@ for size in $sizes; do
 		GRID_TRAINER_BIN=$trainer RUST_LOG=${RUST_LOG:-info} "$bin/gpu_job" --device cpu \
 			--gpu-providers 2 --mixed-gpu 0 --mixed-cpu 0 --large "$size" --large-batch 8 \
 			--rounds 2 --round-blocks "$blocks" --max-steps 2 --grace-ms 2000 --fetch-ms 8000 \
-			--threads 1 --eval-samples 100 --out "$dir" >"$dir.log" 2>&1 || status=$?
+			--threads 1 --eval-samples 100 --out "$dir" --keep "$dir/keep" >"$dir.log" 2>&1 \
+			|| status=$?
 		echo "   exit $status" >&2
+		# Each provider's last word from its allocation ledger (grid-trainer's
+		# `alloc_ledger`: live large blocks by thread at their peak); a baseline binary
+		# without one leaves the file empty. The kept data directories go at once.
+		for log in "$dir"/keep/*.log; do
+			line=$(grep -a "live memory at its peak so far" "$log" | tail -1 || true)
+			if [ -n "$line" ]; then echo "$(basename "$log" .log)	${line#*so far: }"; fi
+		done >"$dir/ledger.tsv"
+		rm -rf "$dir/keep"
 		runs+=("$which=$size=$dir/gpu_e2e.json=$status")
 	done
 done

@@ -6,7 +6,9 @@ provider's peak resident memory (VmHWM, MiB) and that peak in copies of the mode
 per parameter), and in copies of what the model added over the smallest size, (peak − peak at
 the smallest size) / (4 bytes × (parameters − the smallest's)): the fixed part (runtime,
 dataset, evaluation batches, libp2p) dominates small models; with a baseline, the ratio of the
-current peak to the baseline's.
+current peak to the baseline's. Where the providers' logs held their allocation ledger's last
+line (a ledger.tsv beside the run's JSON), what each thread role held in blocks of 1 MiB or
+more when that total peaked.
 
 usage: memory_report.py REPORT COMMIT WHICH=SIZE=JSON=STATUS...
 """
@@ -31,7 +33,28 @@ def read_run(spec):
     run["failures"] = job["failures"]
     run["passed"] = int(status) == 0 and not job["failures"]
     run["peaks_mib"] = [m["peak_rss_mib"] for m in job["members"] if m["peak_rss_mib"]]
+    run["ledger"] = read_ledger(Path(path).parent / "ledger.tsv")
     return run
+
+
+def read_ledger(path):
+    """Per provider: its live large blocks at their peak, total and by role (MiB)."""
+    out = []
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        provider, _, text = line.partition("\t")
+        total, _, roles = text.partition(" MiB in blocks of 1 MiB or more")
+        by_role = {}
+        for part in roles.lstrip(": ").split(", "):
+            role, _, mib = part.rpartition(" ")
+            if role and mib.isdigit():
+                by_role[role] = int(mib)
+        if total.strip().isdigit():
+            out.append({"provider": provider, "total_mib": int(total), "roles_mib": by_role})
+    return out
 
 
 def summary(run):
@@ -66,6 +89,7 @@ def main():
                 **(summary(run) or {}),
                 **({"failures": run["failures"]} if run.get("failures") else {}),
                 **({"error": run["error"]} if "error" in run else {}),
+                **({"ledger": run["ledger"]} if run.get("ledger") else {}),
             }
         for which, run in by.items():
             s = entry[which]
@@ -119,6 +143,25 @@ def main():
         *rows,
         "",
     ]
+    ledger_rows = [
+        f"| {entry['size']} | {which} | {l['provider']} | {l['total_mib']:,} | "
+        + ", ".join(f"{role} {mib:,}" for role, mib in l["roles_mib"].items())
+        + " |"
+        for entry in headline
+        for which in ("baseline", "current")
+        for l in entry.get(which, {}).get("ledger", [])
+    ]
+    if ledger_rows:
+        lines += [
+            "Live memory by thread role when it peaked (each provider's allocation ledger, "
+            "`trainer/src/alloc_ledger.rs`: blocks of 1 MiB or more, charged to the thread "
+            "that allocated them, MiB):",
+            "",
+            "| GPT | trainer | provider | live at the peak | by role |",
+            "|---|---|---|---|---|",
+            *ledger_rows,
+            "",
+        ]
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text("\n".join(lines))
     report.with_suffix(".json").write_text(json.dumps({"commit": commit, "sizes": headline}, indent=2) + "\n")

@@ -15,6 +15,7 @@
 //! the CPU in a fixed order, so honest participants reach the same model hash.
 
 pub mod aggregate;
+pub mod alloc_ledger;
 pub mod chain;
 pub mod checkpoint;
 pub mod compress;

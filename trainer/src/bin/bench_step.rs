@@ -19,6 +19,11 @@ use grid_trainer::{
 	train::{InnerConfig, InnerTrainer},
 };
 
+/// The daemon's allocator (`grid-trainer` counts its large blocks per thread), so the step
+/// measured here is the step it runs.
+#[global_allocator]
+static ALLOCATOR: grid_trainer::alloc_ledger::Counting = grid_trainer::alloc_ledger::Counting;
+
 fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 	grid_trainer::malloc::retain_freed_memory();
 	let mut opts = [

@@ -10,6 +10,11 @@
 
 use std::{path::PathBuf, time::Duration};
 
+/// Counts which threads hold the large blocks, for the provider's memory log lines
+/// (`alloc_ledger`): a comparison per allocation, a table probe per block of 1 MiB or more.
+#[global_allocator]
+static ALLOCATOR: grid_trainer::alloc_ledger::Counting = grid_trainer::alloc_ledger::Counting;
+
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use grid_primitives::{datasets::parse_hex32, job::JobId, manifest::DatasetFormat};

@@ -108,6 +108,7 @@ impl<T: Send + 'static> VerifyWorker<T> {
 			.spawn(move || {
 				// Replays are background work: the round's exchange comes first.
 				crate::priority::lower_this_thread();
+				crate::alloc_ledger::tag_thread("verification");
 				for (tag, check) in inbox {
 					if report.send((tag, replayer.run(&check))).is_err() {
 						return;

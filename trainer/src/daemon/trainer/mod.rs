@@ -185,6 +185,7 @@ impl Trainer {
 
 	/// Runs the job to its last round.
 	pub fn run(mut self) -> Result<()> {
+		crate::alloc_ledger::tag_thread("round loop");
 		let start = instant_at(self.config.schedule.start_unix_ms());
 		// Connect to peers before round 0.
 		self.pump_until(start, |_| false);
@@ -560,6 +561,10 @@ impl Trainer {
 			}
 			let record = self.unrecorded.pop_front().expect("just seen").record;
 			reports::append_record(&self.config.data_dir, &record)?;
+			let peak = crate::alloc_ledger::LEDGER.peak();
+			if peak.total > 0 {
+				tracing::info!("round {}: live memory at its peak so far: {peak}", record.round);
+			}
 			push_history(
 				&mut self.totals.history,
 				LossPoint {

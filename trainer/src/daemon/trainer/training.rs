@@ -138,6 +138,7 @@ impl Inner {
 		let (current, inbox) = mpsc::channel();
 		let run = move || {
 			crate::priority::lower_this_thread();
+			crate::alloc_ledger::tag_thread("training");
 			let result = train(&mut trainer, start, pace, move || {
 				inbox.recv().map_err(|_| {
 					Error::Training("the exchange it overlapped did not decide a state".into())

@@ -18,9 +18,13 @@ impl<T: Send + 'static> Worker<T> {
 	/// Starts thread `name` running `run` over the queue (it ends when the queue closes).
 	pub fn spawn(name: &str, run: impl FnOnce(Receiver<T>) + Send + 'static) -> Result<Self> {
 		let (queue, inbox) = mpsc::channel();
+		let role = name.to_string();
 		let thread = std::thread::Builder::new()
 			.name(name.into())
-			.spawn(move || run(inbox))
+			.spawn(move || {
+				crate::alloc_ledger::tag_thread(&role);
+				run(inbox)
+			})
 			.map_err(|e| Error::Config(format!("starting the {name} thread: {e}")))?;
 		Ok(Worker { queue: Some(queue), thread: Some(thread) })
 	}
