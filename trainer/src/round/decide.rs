@@ -166,9 +166,11 @@ pub fn step(
 		accepted = agg.accepted.iter().map(|&i| members[i]).collect();
 		rejected = agg.rejected.iter().map(|&i| members[i]).collect();
 		update_norm = Some(norm(&agg.delta));
-		state.outer.step(&mut state.weights, &agg.delta)?;
+		// A copy only while another holder still reads this round's base.
+		let weights: &mut Vec<f32> = Arc::make_mut(&mut state.weights);
+		state.outer.step(weights, &agg.delta)?;
 	}
-	let mut next = GlobalState::new(state.round + 1, manifest, state.weights, state.outer)?;
+	let mut next = GlobalState::shared(state.round + 1, manifest, state.weights, state.outer)?;
 	next.verified = true;
 	Ok(Decided { next, accepted, rejected, update_norm })
 }
@@ -252,7 +254,10 @@ mod tests {
 			step(state, &manifest, &contributions, &peers, Rule::Mean, Some(3.0)).unwrap();
 		assert_eq!(decided.accepted, peers[..3].to_vec());
 		assert_eq!(decided.rejected, vec![peers[3]]);
-		assert!(decided.next.weights.iter().zip(&before).all(|(a, b)| a < b), "Δ is subtracted");
+		assert!(
+			decided.next.weights.iter().zip(before.iter()).all(|(a, b)| a < b),
+			"Δ is subtracted"
+		);
 		let norm = decided.update_norm.unwrap();
 		assert!((norm - 0.01 * (n as f64).sqrt()).abs() < 1e-4, "{norm}");
 	}

@@ -2,7 +2,10 @@
 //! momentum and their hashes), and the checks that make a restored or fetched checkpoint
 //! this job's state.
 
-use std::path::{Path, PathBuf};
+use std::{
+	path::{Path, PathBuf},
+	sync::Arc,
+};
 
 use grid_primitives::job::RoundIndex;
 use libp2p::PeerId;
@@ -35,8 +38,10 @@ impl OuterSettings {
 pub struct GlobalState {
 	/// The round it is the base of.
 	pub round: RoundIndex,
-	/// The model's parameters, flat.
-	pub weights: Vec<f32>,
+	/// The model's parameters, flat; shared, never changed in place, by whoever needs this
+	/// round's base (the training thread, the evaluator, the fraud desk's evidence), so
+	/// they hold one copy of it, not one each.
+	pub weights: Arc<Vec<f32>>,
 	/// The outer optimizer (its momentum is part of the state).
 	pub outer: OuterOptimizer,
 	/// Hash of the weights under the job's manifest.
@@ -54,6 +59,16 @@ impl GlobalState {
 		round: RoundIndex,
 		manifest: &Manifest,
 		weights: Vec<f32>,
+		outer: OuterOptimizer,
+	) -> Result<Self> {
+		Self::shared(round, manifest, Arc::new(weights), outer)
+	}
+
+	/// [`GlobalState::new`] over weights that others may hold too.
+	pub fn shared(
+		round: RoundIndex,
+		manifest: &Manifest,
+		weights: Arc<Vec<f32>>,
 		outer: OuterOptimizer,
 	) -> Result<Self> {
 		let model_hash = manifest.model_hash(&weights)?;

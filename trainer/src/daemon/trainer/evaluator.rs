@@ -3,7 +3,10 @@
 //! never shortens a training window (the round's record waits for the result instead).
 
 use std::{
-	sync::mpsc::{self, Receiver, RecvTimeoutError},
+	sync::{
+		mpsc::{self, Receiver, RecvTimeoutError},
+		Arc,
+	},
 	time::{Duration, Instant},
 };
 
@@ -39,7 +42,7 @@ pub(super) fn eval_rows(spec: &ModelSpec) -> usize {
 /// A state to evaluate: the one a round's outer step gave.
 struct Request {
 	round: RoundIndex,
-	weights: Vec<f32>,
+	weights: Arc<Vec<f32>>,
 }
 
 /// A round's held-out loss, or why it could not be computed.
@@ -82,7 +85,7 @@ impl Evaluator {
 	}
 
 	/// Queues the state `round`'s outer step gave.
-	pub fn submit(&mut self, round: RoundIndex, weights: Vec<f32>) {
+	pub fn submit(&mut self, round: RoundIndex, weights: Arc<Vec<f32>>) {
 		if self.worker.send(Request { round, weights }) {
 			self.pending += 1;
 		} else {
@@ -151,9 +154,9 @@ mod tests {
 		let b = Model::new(spec, b"b", &dev).unwrap();
 		let mut evaluator = Evaluator::start(spec, &dev, batches.clone()).unwrap();
 		assert!(evaluator.next(Instant::now()).is_none(), "nothing asked, nothing waited for");
-		evaluator.submit(3, a.params().flatten().unwrap());
-		evaluator.submit(4, b.params().flatten().unwrap());
-		evaluator.submit(5, vec![0.0; 3]);
+		evaluator.submit(3, Arc::new(a.params().flatten().unwrap()));
+		evaluator.submit(4, Arc::new(b.params().flatten().unwrap()));
+		evaluator.submit(5, Arc::new(vec![0.0; 3]));
 		assert!(evaluator.is_busy());
 		let deadline = Instant::now() + Duration::from_secs(60);
 		let first = evaluator.next(deadline).unwrap();

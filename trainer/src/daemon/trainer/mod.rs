@@ -142,7 +142,7 @@ pub struct Trainer {
 	/// Norm of the last aggregated update (what a lazy trainer's noise imitates).
 	last_update_norm: Option<f64>,
 	/// The last round's base, kept only by a trainer told to send stale updates.
-	stale_base: Option<Vec<f32>>,
+	stale_base: Option<Arc<Vec<f32>>>,
 	/// When the last round was decided here.
 	last_decided: Option<Instant>,
 	/// The last sealed round's start state and recorded states, served once it is out.
@@ -449,7 +449,7 @@ impl Trainer {
 		let state = self.state.take().expect("checked above");
 		let own_in_set = set.iter().any(|(p, _)| *p == self.me);
 		if let Some(fraud) = &mut self.fraud {
-			let base = Arc::new(state.weights.clone());
+			let base = state.weights.clone();
 			let (received, copies) = (gathered.evidence, gathered.copies);
 			let left_out = own.is_some() && !own_in_set;
 			fraud.unkept = Some(Unkept { round, base, received, copies, left_out });

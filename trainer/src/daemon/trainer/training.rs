@@ -69,13 +69,13 @@ impl StopAt {
 /// Where a round's training starts.
 pub(super) enum Start {
 	/// From the round's base, S_r (a blocking round).
-	Base(Vec<f32>),
+	Base(Arc<Vec<f32>>),
 	/// Overlapped: caught up with S_r once the round loop has decided it
 	/// ([`Inner::send_current`]), from `from` (S_(r−1), which verifiers hold, in a job
 	/// whose contributions are checked) or, without, from the weights the trainer holds
 	/// (where its last round ended: less loss, `bench/README.md`, but no verifier could
 	/// tell those weights).
-	Overlapped { catch_up: CatchUp, from: Option<Vec<f32>> },
+	Overlapped { catch_up: CatchUp, from: Option<Arc<Vec<f32>>> },
 }
 
 /// What a round's training produced.
@@ -85,7 +85,7 @@ pub(super) struct Trained {
 	/// compressor's, added when the update is sealed).
 	pub start: WorkState,
 	/// The weights the first steps trained from, when overlapped.
-	pub from: Option<Vec<f32>>,
+	pub from: Option<Arc<Vec<f32>>>,
 	/// The trajectory's kept states, the end's last.
 	pub kept: Vec<(u32, StepState)>,
 	/// The step-duration estimate after the round.
@@ -248,7 +248,7 @@ fn train(
 		Start::Base(base) => (base, None),
 		Start::Overlapped { catch_up, from: Some(from) } => (from, Some(catch_up)),
 		Start::Overlapped { catch_up, from: None } => {
-			(trainer.model().params().flatten()?, Some(catch_up))
+			(Arc::new(trainer.model().params().flatten()?), Some(catch_up))
 		}
 	};
 	let round_start = match catch_up {
@@ -373,7 +373,7 @@ mod tests {
 		let dataset = Arc::new(Dataset::Mnist(MnistDataset::shipped().unwrap()));
 		let mut inner = Inner::new(trainer());
 		let base = inner.get().unwrap().model().params().flatten().unwrap();
-		inner.start(0, Start::Base(base.clone()), pace(&dataset, 0, 4)).unwrap();
+		inner.start(0, Start::Base(Arc::new(base.clone())), pace(&dataset, 0, 4)).unwrap();
 		let blocking = trained(&mut inner, 0);
 		assert_eq!((blocking.local.steps, blocking.from.is_none()), (4, true));
 		assert_eq!(blocking.kept.last().unwrap().0, 4);
@@ -396,7 +396,7 @@ mod tests {
 		assert!(ahead.waited > Duration::ZERO && ahead.waited < round, "waited {:?}", ahead.waited);
 		assert!(ahead.compute + ahead.waited <= round, "{:?} + {:?}", ahead.compute, ahead.waited);
 		let from = ahead.from.clone().expect("an overlapped round records its start");
-		assert_eq!(&from, &blocking.kept.last().unwrap().1.params, "it starts where 0 ended");
+		assert_eq!(*from, blocking.kept.last().unwrap().1.params, "it starts where 0 ended");
 
 		let mut replay = trainer();
 		replay.restore(&ahead.start).unwrap();
