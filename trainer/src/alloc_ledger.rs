@@ -260,15 +260,21 @@ unsafe impl GlobalAlloc for Ledger {
 	}
 
 	unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+		// Forgotten first: once `System` has moved the block, another thread may be given
+		// the old address and record it before this one could forget it.
+		let was_large = layout.size() >= LARGE_BLOCK;
+		if was_large {
+			self.forget(ptr as u64, layout.size());
+		}
 		// SAFETY: the caller's contract for `realloc`, passed on unchanged.
 		let moved = unsafe { System.realloc(ptr, layout, new_size) };
-		if !moved.is_null() {
-			if layout.size() >= LARGE_BLOCK {
-				self.forget(ptr as u64, layout.size());
+		if moved.is_null() {
+			// The old block stays live.
+			if was_large {
+				self.record(ptr as u64, layout.size());
 			}
-			if new_size >= LARGE_BLOCK {
-				self.record(moved as u64, new_size);
-			}
+		} else if new_size >= LARGE_BLOCK {
+			self.record(moved as u64, new_size);
 		}
 		moved
 	}
