@@ -626,7 +626,32 @@ pub enum Compression {
 /// Side of the square tiles [`Compression::Tiles`] cuts matrices into (SparseLoCo's 64).
 pub const TILE: u32 = 64;
 
+/// The outer step a job gets when its file names none: `(lr, momentum)`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct OuterStep {
+	/// Outer learning rate.
+	pub lr: Nanos,
+	/// Outer (Nesterov) momentum.
+	pub momentum: Nanos,
+}
+
 impl Compression {
+	/// The outer step `bench/algorithms.sh` measured best with this compression, which a job
+	/// file that names none gets: a sparse code (top-k, tiles) sends a few large values a
+	/// round with error feedback, and took outer lr 3 without momentum to come within 1% of
+	/// DDP at 1,310x fewer bytes (`bench/reports/algorithms_long_outer.md`); dense updates
+	/// keep DiLoCo's 0.7 with momentum 0.9.
+	pub fn default_outer_step(&self) -> OuterStep {
+		match self {
+			Compression::TopK { .. } | Compression::Tiles { .. } => {
+				OuterStep { lr: Nanos(3_000_000_000), momentum: Nanos(0) }
+			}
+			Compression::None | Compression::Int8 { .. } => {
+				OuterStep { lr: Nanos(700_000_000), momentum: Nanos(900_000_000) }
+			}
+		}
+	}
+
 	fn validate(&self) -> Result<(), SpecError> {
 		let ok = match *self {
 			Compression::None => true,
@@ -644,8 +669,16 @@ impl Compression {
 /// (with the outer step the sparse methods use there).
 pub const DEFAULT_ERROR_DECAY: Nanos = Nanos(900_000_000);
 
-/// Hyper-parameters of the DiLoCo-style training.
-#[cfg_attr(feature = "serde", derive(serde::Deserialize), serde(deny_unknown_fields))]
+/// Hyper-parameters of the DiLoCo-style training. Read from files through
+/// `spec_file::TrainingFile`, whose outer step defaults by the compression.
+#[cfg_attr(
+	feature = "serde",
+	derive(serde::Deserialize),
+	serde(
+		from = "crate::spec_file::TrainingFile<BlockNumber>",
+		bound(deserialize = "BlockNumber: serde::Deserialize<'de> + Default")
+	)
+)]
 #[derive(
 	Clone,
 	Copy,
@@ -661,42 +694,36 @@ pub const DEFAULT_ERROR_DECAY: Nanos = Nanos(900_000_000);
 pub struct TrainingParams<BlockNumber> {
 	/// Length of a round in blocks: the deadline for its proofs. A trainer running off chain
 	/// times rounds by its own schedule and leaves it out (zero).
-	#[cfg_attr(feature = "serde", serde(default))]
 	pub round_blocks: BlockNumber,
 	/// Samples per inner step.
 	pub batch_size: u32,
 	/// The local optimizer.
 	pub inner: InnerOptimizer,
-	/// Outer (Nesterov) learning rate applied to the averaged pseudo-gradient (0.7 by
-	/// default, DiLoCo's).
-	#[cfg_attr(feature = "serde", serde(default = "crate::spec_file::outer_lr"))]
+	/// Outer (Nesterov) learning rate applied to the averaged pseudo-gradient (by default
+	/// the compression's [`Compression::default_outer_step`]: 0.7, DiLoCo's, for dense
+	/// updates; 3 for sparse ones).
 	pub outer_lr: Nanos,
-	/// Outer momentum, below one (0.9 by default).
-	#[cfg_attr(feature = "serde", serde(default = "crate::spec_file::outer_momentum"))]
+	/// Outer momentum, below one (by default the compression's: 0.9 dense, 0 sparse).
 	pub outer_momentum: Nanos,
 	/// Error feedback's decay, at most one (0.9 by default): each round a trainer adds this
 	/// share of what its earlier updates left out to its new Δ before compressing (1: plain
 	/// error feedback; below 1 the backlog fades instead of arriving many rounds late, as in
 	/// SparseLoCo). Replays apply it too, so it is the job's, not each trainer's.
-	#[cfg_attr(feature = "serde", serde(default = "crate::spec_file::error_decay"))]
 	pub error_decay: Nanos,
 	/// Overlapped rounds (0, the default: none): each round's first `overlap_steps` inner
 	/// steps train from the round before's base while that round's updates are exchanged,
 	/// then catch up with the round's own base and go on from there. The chain deals each
 	/// round's data seed a round ahead for it (`RoundState::next_seed` in `pallet-jobs`);
 	/// verifiers replay a round either way. Part of the job because replays redo it.
-	#[cfg_attr(feature = "serde", serde(default))]
 	pub overlap_steps: u32,
 	/// Most inner steps a round may claim (none by default: as many as fit the round). One
 	/// bound for everyone in the job: trainers refuse a commitment that claims more, and
 	/// verifiers judge such a claim invalid without redoing any of it, so a liar cannot buy
 	/// unbounded replay time; the chain pays at most this many batches a round. A provider
 	/// may train fewer (its own `max_steps`), never judge others by that.
-	#[cfg_attr(feature = "serde", serde(default))]
 	pub max_steps: Option<u32>,
 	/// How long each round's exchange takes (commitments taken for 1.5 s past the commit
 	/// deadline, updates waited for at most 4 s, unless given).
-	#[cfg_attr(feature = "serde", serde(default))]
 	pub exchange: ExchangeWindow,
 	/// Pseudo-gradient compression.
 	pub compression: Compression,

@@ -11,7 +11,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use crate::{
 	currency::UNIT,
 	datasets::{parse_hex32, ShippedDataset, SHIPPED},
-	job::{DatasetRef, Nanos},
+	job::{Compression, DatasetRef, ExchangeWindow, InnerOptimizer, Nanos, TrainingParams},
 	provider::BoundedBytes,
 };
 
@@ -41,16 +41,49 @@ pub(crate) fn byte_vocab() -> u32 {
 	256
 }
 
-pub(crate) fn outer_lr() -> Nanos {
-	Nanos(700_000_000)
-}
-
-pub(crate) fn outer_momentum() -> Nanos {
-	Nanos(900_000_000)
-}
-
-pub(crate) fn error_decay() -> Nanos {
+fn error_decay() -> Nanos {
 	crate::job::DEFAULT_ERROR_DECAY
+}
+
+/// [`TrainingParams`] as a job file writes it. The outer step, when left out, is the
+/// compression's ([`Compression::default_outer_step`]), which no per-field default can
+/// see; each of its two halves may be given alone.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainingFile<BlockNumber> {
+	#[serde(default)]
+	round_blocks: BlockNumber,
+	batch_size: u32,
+	inner: InnerOptimizer,
+	outer_lr: Option<Nanos>,
+	outer_momentum: Option<Nanos>,
+	#[serde(default = "error_decay")]
+	error_decay: Nanos,
+	#[serde(default)]
+	overlap_steps: u32,
+	#[serde(default)]
+	max_steps: Option<u32>,
+	#[serde(default)]
+	exchange: ExchangeWindow,
+	compression: Compression,
+}
+
+impl<BlockNumber> From<TrainingFile<BlockNumber>> for TrainingParams<BlockNumber> {
+	fn from(f: TrainingFile<BlockNumber>) -> Self {
+		let outer = f.compression.default_outer_step();
+		TrainingParams {
+			round_blocks: f.round_blocks,
+			batch_size: f.batch_size,
+			inner: f.inner,
+			outer_lr: f.outer_lr.unwrap_or(outer.lr),
+			outer_momentum: f.outer_momentum.unwrap_or(outer.momentum),
+			error_decay: f.error_decay,
+			overlap_steps: f.overlap_steps,
+			max_steps: f.max_steps,
+			exchange: f.exchange,
+			compression: f.compression,
+		}
+	}
 }
 
 impl<'de> Deserialize<'de> for DatasetRef {
@@ -103,9 +136,7 @@ mod tests {
 	use super::*;
 	use crate::{
 		datasets::{MNIST, SHAKESPEARE},
-		job::{
-			Compression, GptConfig, InnerOptimizer, JobSpec, MlpConfig, ModelSpec, TrainingParams,
-		},
+		job::{GptConfig, JobSpec, MlpConfig, ModelSpec},
 	};
 
 	const JOB: &str = r#"
@@ -183,6 +214,33 @@ mod tests {
 		);
 	}
 
+	/// A job that names no outer step gets its compression's: what `bench/algorithms.sh`
+	/// measured best, so the daemon runs what met the bytes target; a half given is kept.
+	#[test]
+	fn the_outer_step_defaults_by_the_compression() {
+		let topk = "{ scheme = \"topk\", chunk = 256, k = 32, value_bits = 1 }";
+		let cases = [
+			("{ scheme = \"int8\", chunk = 256 }", "", (700_000_000, 900_000_000)),
+			("{ scheme = \"none\" }", "", (700_000_000, 900_000_000)),
+			(topk, "", (3_000_000_000, 0)),
+			("{ scheme = \"tiles\", k = 64 }", "", (3_000_000_000, 0)),
+			(topk, "outer_momentum = 0.5\n", (3_000_000_000, 500_000_000)),
+			(topk, "outer_lr = 1.5\n", (1_500_000_000, 0)),
+			("{ scheme = \"int8\", chunk = 256 }", "outer_lr = 2\n", (2_000_000_000, 900_000_000)),
+		];
+		for (compression, given, (lr, momentum)) in cases {
+			let text = JOB
+				.replace("outer_momentum = 0.5\n", given)
+				.replace("{ scheme = \"int8\", chunk = 256 }", compression);
+			let training = parse(&text).unwrap().training;
+			assert_eq!(
+				(training.outer_lr, training.outer_momentum),
+				(Nanos(lr), Nanos(momentum)),
+				"{compression} with {given:?}"
+			);
+		}
+	}
+
 	#[test]
 	fn bad_job_files_say_what_is_wrong() {
 		let cases = [
@@ -204,6 +262,8 @@ mod tests {
 			("heads = 4", "heads = 4, depth = 2", "unknown field `depth`"),
 			("\"adamw\"", "\"lion\"", "unknown variant `lion`"),
 			("rounds = 5", "rounds = 5\nfoo = 1", "unknown field `foo`"),
+			("batch_size = 8", "batch_size = 8\nouter_rate = 1", "unknown field `outer_rate`"),
+			("batch_size = 8\n", "", "missing field `batch_size`"),
 			("min_providers = 2\n", "", "missing field `min_providers`"),
 			(
 				"batch_size = 8",

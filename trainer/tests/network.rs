@@ -55,7 +55,9 @@ fn job(rounds: u32, compression: &str) -> String {
 		inner = {{ optimizer = "adamw", lr = 0.003, warmup_steps = 5 }}
 		compression = {compression}
 		# Few inner steps per round: less outer momentum than DiLoCo's 0.9 (tuned for
-		# 500 steps), or the outer step overshoots.
+		# 500 steps), or the outer step overshoots; the same outer lr whatever the code
+		# (a sparse code's default, 3, is tuned for 100-step rounds).
+		outer_lr = 0.7
 		outer_momentum = 0.5
 		"#
 	)

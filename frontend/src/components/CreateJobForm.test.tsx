@@ -44,6 +44,21 @@ describe("CreateJobForm", () => {
     expect(onSubmit).not.toHaveBeenCalled();
   });
 
+  it("suggests a sparse code's outer step with it, unless the buyer chose one", async () => {
+    render(<CreateJobForm onSubmit={vi.fn()} tx={IDLE} />);
+    const lr = screen.getByLabelText("Outer learning rate");
+    const momentum = screen.getByLabelText("Outer momentum");
+    expect([lr, momentum].map((e) => (e as HTMLInputElement).value)).toEqual(["0.7", "0.5"]);
+    await userEvent.selectOptions(screen.getByLabelText("Compression"), "topk");
+    expect([lr, momentum].map((e) => (e as HTMLInputElement).value)).toEqual(["3", "0"]);
+    await userEvent.selectOptions(screen.getByLabelText("Compression"), "int8");
+    expect([lr, momentum].map((e) => (e as HTMLInputElement).value)).toEqual(["0.7", "0.5"]);
+    await userEvent.clear(lr);
+    await userEvent.type(lr, "1.2");
+    await userEvent.selectOptions(screen.getByLabelText("Compression"), "tiles");
+    expect([lr, momentum].map((e) => (e as HTMLInputElement).value)).toEqual(["1.2", "0.5"]);
+  });
+
   it("switches model fields with the model and checks it fits the dataset", async () => {
     render(<CreateJobForm onSubmit={vi.fn()} tx={IDLE} />);
     await userEvent.selectOptions(screen.getByLabelText("Dataset"), "mnist");

@@ -12,10 +12,12 @@ import {
   formDataset,
   modelFits,
   neededStake,
+  outerStepFor,
   parseContentHash,
   shippedDataset,
   SHIPPED_IMAGES,
   U128_MAX,
+  type CompressionKind,
   type DatasetChoice,
   type DatasetText,
   type FormField,
@@ -92,6 +94,10 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
     setForm((f) => {
       const next = { ...f, [field]: value };
       if (field === "dataset") next.model = modelFor(value as DatasetChoice, f.model);
+      // A sparse code wants its own outer step, unless the buyer chose one.
+      if (field === "compression" && !touched.has("outerLr") && !touched.has("outerMomentum")) {
+        Object.assign(next, outerStepFor(value as CompressionKind));
+      }
       return next;
     });
     setTouched((t) => new Set(t).add(field).add(field === "dataset" ? "model" : field));

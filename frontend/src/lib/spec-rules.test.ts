@@ -3,7 +3,7 @@
 // on either side that the other does not follow fails one of the two test suites.
 import { describe, expect, it } from "vitest";
 import rules from "./spec-rules.json";
-import { buildJobSpec, DATASETS, type DatasetName, datasetUriProblem, DEFAULT_FORM, type JobForm, MODEL_BOUNDS, type ModelKind, modelFits, stakeFor } from "./spec";
+import { buildJobSpec, DATASETS, type DatasetName, datasetUriProblem, DEFAULT_FORM, type JobForm, MODEL_BOUNDS, type ModelKind, modelFits, outerStepFor, stakeFor } from "./spec";
 import { toNanos } from "./units";
 
 /** The models in the order `web_ui_rules` lists them. */
@@ -73,6 +73,15 @@ describe("the job form follows the trainer's rules", () => {
       if (read) expect(problem, uri).toBeUndefined();
       else expect(problem, uri).toBeTypeOf("string");
     }
+  });
+
+  it("suggests the outer step the trainer defaults to for each sparse code (Compression::default_outer_step)", () => {
+    const defaults = (rules as unknown as { outer_defaults: Record<string, [number, number]> }).outer_defaults;
+    for (const scheme of ["topk", "tiles"] as const) {
+      const step = outerStepFor(scheme);
+      expect([toNanos(Number(step.outerLr)), toNanos(Number(step.outerMomentum))], scheme).toEqual(defaults[scheme]);
+    }
+    expect(outerStepFor("int8")).toEqual({ outerLr: DEFAULT_FORM.outerLr, outerMomentum: DEFAULT_FORM.outerMomentum });
   });
 
   it.skipIf(!exchange)("gives a job the chain's exchange and refuses the exchanges the chain does (JobSpec::validate)", () => {

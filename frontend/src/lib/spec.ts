@@ -151,6 +151,19 @@ export type FormField = keyof JobForm;
 export type TextField = { [K in FormField]: JobForm[K] extends boolean ? never : K }[FormField];
 export type FormErrors = Partial<Record<FormField, string>>;
 
+/** The outer step a sparse code gets when its job file names none (grid-primitives
+ * `Compression::default_outer_step`, what `bench/algorithms.sh` measured best for top-k;
+ * `spec-rules.test.ts` checks it against the trainer's `spec-rules.json`). */
+export const SPARSE_OUTER_STEP = { outerLr: "3", outerMomentum: "0" } as const;
+
+/** The outer step the form suggests for `compression`: the sparse codes' own, else the
+ * main job's (`DEFAULT_FORM`). */
+export function outerStepFor(compression: CompressionKind): { outerLr: string; outerMomentum: string } {
+  return compression === "topk" || compression === "tiles"
+    ? { ...SPARSE_OUTER_STEP }
+    : { outerLr: DEFAULT_FORM.outerLr, outerMomentum: DEFAULT_FORM.outerMomentum };
+}
+
 /** Defaults: examples/shakespeare-job.toml, the local network's main job. */
 export const DEFAULT_FORM: JobForm = {
   dataset: "shakespeare",

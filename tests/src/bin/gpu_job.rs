@@ -168,7 +168,7 @@ impl JobPlan {
 			 rounds = {}\nreward_per_round = 30\nmin_providers = {n}\nmax_providers = {n}\n\
 			 min_provider_stake = 100\n\n[training]\nround_blocks = {}\nbatch_size = {}\n\
 			 max_steps = {}\ninner = {{ optimizer = \"adamw\", lr = 0.0003, warmup_steps = 10 }}\n\
-			 outer_momentum = 0.5\nexchange = {{ grace_ms = {}, fetch_ms = {} }}\n\
+			 outer_lr = 0.7\nouter_momentum = 0.5\nexchange = {{ grace_ms = {}, fetch_ms = {} }}\n\
 			 compression = {}\n",
 			m.context,
 			m.layers,

@@ -404,7 +404,28 @@ mod tests {
 			"deterrence": deterrence,
 			"uris": uri_cases(),
 			"exchange": exchange_cases(),
+			"outer_defaults": outer_defaults(),
 		})
+	}
+
+	/// `{scheme: [outer lr, outer momentum]}` (billionths) a job file that names no outer
+	/// step gets: the web UI's form suggests the same when its compression changes.
+	fn outer_defaults() -> serde_json::Value {
+		use grid_primitives::job::Compression;
+		let schemes = [
+			("none", Compression::None),
+			("int8", Compression::Int8 { chunk: 256 }),
+			("topk", Compression::TopK { chunk: 256, k: 32, value_bits: 1 }),
+			("tiles", Compression::Tiles { k: 64 }),
+		];
+		let map: serde_json::Map<String, serde_json::Value> = schemes
+			.iter()
+			.map(|(name, c)| {
+				let o = c.default_outer_step();
+				(name.to_string(), serde_json::json!([o.lr.0, o.momentum.0]))
+			})
+			.collect();
+		map.into()
 	}
 
 	/// The job's exchange as the chain checks it (`JobSpec::validate`): the default window,
