@@ -4,7 +4,10 @@
 # profile at 20 s and 6 s rounds, network-aware vs naive rounds, 20% of trainers killed), its
 # headline figures in network.json, and network_timeline.svg, network_aware.svg and
 # network_kill.svg. `--quick` runs a few rounds of each (a smoke test of the script, not a
-# measurement); `--only utilization|aware|kill` runs one part.
+# measurement); `--only utilization|aware|kill` runs one part. `--only speed [--overlap 0,8]`
+# runs the whole system's bar instead (4 trainers on the WAN profile against DDP on the same
+# compute with a free link, time to a held-out loss; about 40 minutes on 2 cores) and writes
+# network_speed.md, .json and .svg.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/grid-target}"

@@ -50,6 +50,8 @@ struct Settings {
 	heads: u16,
 	width: u32,
 	context: u32,
+	/// Token vocabulary (128: Shakespeare's bytes are ASCII; a job file's GPT has 256).
+	vocab: u32,
 	lr: f64,
 	outer_lr: f32,
 	outer_momentum: f32,
@@ -76,6 +78,7 @@ impl Settings {
 			heads: 4,
 			width: 64,
 			context: 64,
+			vocab: 128,
 			lr: 3e-3,
 			outer_lr: 1.0,
 			outer_momentum: 0.5,
@@ -105,6 +108,7 @@ impl Settings {
 				"heads" => s.heads = num(value)? as u16,
 				"width" => s.width = num(value)? as u32,
 				"context" => s.context = num(value)? as u32,
+				"vocab" => s.vocab = num(value)? as u32,
 				"lr" => s.lr = num(value)?,
 				"outer-lr" => s.outer_lr = num(value)? as f32,
 				"outer-momentum" => s.outer_momentum = num(value)? as f32,
@@ -128,7 +132,7 @@ impl Settings {
 
 	fn spec(&self) -> ModelSpec {
 		ModelSpec::Gpt(GptConfig {
-			vocab: 128,
+			vocab: self.vocab,
 			context: self.context,
 			layers: self.layers,
 			heads: self.heads,
@@ -631,7 +635,7 @@ fn headline(v: &Variant, ddp: &Variant) -> Headline {
 
 fn setup(md: &mut String, s: &Settings, params: usize) {
 	let _ = writeln!(md, "## Setup\n");
-	let _ = writeln!(md, "- Model: byte-level GPT, {} layers, {} heads, width {}, context {}, vocabulary 128: **{params} parameters**.", s.layers, s.heads, s.width, s.context);
+	let _ = writeln!(md, "- Model: byte-level GPT, {} layers, {} heads, width {}, context {}, vocabulary {}: **{params} parameters**.", s.layers, s.heads, s.width, s.context, s.vocab);
 	let _ = writeln!(md, "- Data: `data/shakespeare.txt` (hash-checked); training windows drawn by `data::shard(seed, job, round, participant)`. Held-out: {} windows spread evenly over the last 10% of the file, split in two: the first half (**validation**) chooses each method's hyper-parameters, the second (**test**) is what the tables report.", 2 * s.eval_samples);
 	let _ = writeln!(md, "- **{} seeds** (0..{}): each seed its own initial model and its own data draw, the same for every method; figures are the mean ± sample standard deviation over the seeds.", s.seeds, s.seeds);
 	let _ = writeln!(md, "- {} simulated participants, {} inner steps each of batch {} × {} tokens ({} samples per participant, {} in total, the same for every method).", s.participants, s.steps, s.batch, s.context, s.steps * s.batch, s.steps * s.batch * s.participants);
@@ -813,7 +817,7 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 	let s = Settings::parse()?;
 	let dev = Device::Cpu;
 	let data = data::shakespeare(s.context as usize)?;
-	data.check_vocab(128)?;
+	data.check_vocab(s.vocab)?;
 	let mut validation = data.eval_batches(2 * s.eval_samples, 64, &dev)?;
 	let test = validation.split_off(validation.len() / 2);
 	let params = s.spec().parameters().ok_or("the model is too large to count")? as usize;

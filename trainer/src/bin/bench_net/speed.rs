@@ -1,0 +1,271 @@
+//! The whole system's bar (issue 25): how fast N trainers on the WAN profile reach a held-out
+//! loss, against DDP on the same compute with a free link.
+//!
+//! Grid: N `grid-trainer` processes run the configuration that met the bytes target in
+//! `bench/algorithms.sh` (top-k 32 of 256 at 1 bit with error feedback decayed by 0.9, H
+//! inner steps a round, outer lr 3 without momentum, a plain mean) under the WAN profile;
+//! their wall time includes every exchange, evaluation and stall. DDP: the same model from
+//! the same initialisation, every step one global batch of N × the job's batch (averaging N
+//! workers' gradients), in this process, evaluated on the same held-out samples every H
+//! steps. Its time is charged as N workers each as fast as a Grid trainer of this run (the
+//! trainers' own measured seconds per inner step) with an all-reduce that costs nothing, so
+//! the hardware is the same on both sides and DDP's link is unconstrained.
+
+use std::{fmt::Write as _, time::Duration};
+
+use anyhow::{Context, Result};
+use candle_core::Device;
+use grid_primitives::Hash;
+use grid_trainer::{
+	daemon::config::JobConfig,
+	data::{shard, DataStore},
+	plot::{line_plot, Axes, Series},
+	train::{evaluate, InnerConfig, InnerTrainer},
+};
+use serde_json::Value;
+
+use super::{agreement, field, loss_curve, run_all, unix_ms, utilization, Bench};
+
+/// Trainers in the job (as in `bench/algorithms.sh`'s 1,000x run).
+const TRAINERS: usize = 4;
+
+/// The run's length: inner steps per trainer and per round.
+struct Length {
+	steps: u32,
+	h: u32,
+}
+
+impl Length {
+	fn rounds(&self) -> u32 {
+		self.steps / self.h
+	}
+}
+
+/// The job both sides train: the 1,000x configuration's model and hyper-parameters, with
+/// `lr` the inner learning rate (DDP's is tuned separately) and `overlap` the overlapped
+/// steps (0: blocking rounds, as benchmarked).
+fn job(len: &Length, lr: f64, overlap: u32) -> String {
+	format!(
+		r#"
+		[job]
+		id = 12
+		rounds = {rounds}
+		dataset = "shakespeare"
+		model = {{ kind = "gpt", context = 64, layers = 2, heads = 4, width = 64 }}
+		total_steps = {steps}
+		adaptive_compression = false
+		aggregation = {{ rule = "mean" }}
+		eval_samples = 256
+
+		[job.training]
+		batch_size = 16
+		overlap_steps = {overlap}
+		inner = {{ optimizer = "adamw", lr = {lr}, weight_decay = 0.1, warmup_steps = {warmup} }}
+		compression = {{ scheme = "topk", chunk = 256, k = 32, value_bits = 1 }}
+		outer_lr = 3.0
+		outer_momentum = 0.0
+		error_decay = 0.9
+		"#,
+		rounds = len.rounds(),
+		steps = len.steps,
+		warmup = len.steps / 20,
+	)
+}
+
+fn job_config(text: &str) -> Result<JobConfig> {
+	#[derive(serde::Deserialize)]
+	struct File {
+		job: JobConfig,
+	}
+	Ok(toml::from_str::<File>(text).context("the speed job's TOML")?.job)
+}
+
+/// DDP's held-out loss every `len.h` steps: (steps, loss), from step 0.
+fn ddp_curve(job: &JobConfig, len: &Length, data_dir: &std::path::Path) -> Result<Vec<(u32, f64)>> {
+	let dev = Device::Cpu;
+	let data = job.dataset(&DataStore::new(data_dir))?;
+	let held_out = data.eval_batches(job.eval_samples, 32, &dev)?;
+	let config = InnerConfig { total_steps: job.total_steps, ..Default::default() };
+	let seed = format!("grid/job/{}", job.id);
+	let mut t = InnerTrainer::new(job.model, seed.as_bytes(), &dev, &job.training.inner, config)?;
+	let batch = job.training.batch_size as usize;
+	let mut curve = vec![(0, evaluate(t.model(), &held_out)?)];
+	for round in 0..len.rounds() {
+		let seed = Hash::from_low_u64_be(u64::from(round) + 1);
+		let shards: Vec<Vec<u64>> = (0..TRAINERS as u32)
+			.map(|p| shard(&seed, job.id, round, &p, data.train_len(), len.h as usize * batch))
+			.collect();
+		for j in 0..len.h as usize {
+			let idx: Vec<u64> =
+				shards.iter().flat_map(|s| s[j * batch..(j + 1) * batch].iter().copied()).collect();
+			t.step(&data.train_batch(&idx, &dev)?)?;
+		}
+		curve.push(((round + 1) * len.h, evaluate(t.model(), &held_out)?));
+	}
+	Ok(curve)
+}
+
+/// The first time (x) a curve is at or below `loss`.
+fn first_at(curve: &[(f64, f64)], loss: f64) -> Option<f64> {
+	curve.iter().find(|p| p.1 <= loss).map(|p| p.0)
+}
+
+/// One Grid run's outcome.
+struct GridRun {
+	overlap: u32,
+	curve: Vec<(f64, f64)>,
+	step_secs: f64,
+	utilization: f64,
+	update_bytes: f64,
+	agreed_rounds: usize,
+}
+
+fn grid_run(b: &mut Bench, len: &Length, overlap: u32) -> Result<GridRun> {
+	let wan = b.scenario(
+		"speed_wan.toml",
+		"[default]\nlatency_ms = 50\nbandwidth_mbit = 50\nloss = 0.01\n",
+	)?;
+	let start = unix_ms() + 5000;
+	let schedule = format!(
+		"[schedule]\nmode = \"fixed-steps\"\nstart_unix_ms = {start}\nsteps = {}\nwait_ms = 60000\n",
+		len.h
+	);
+	let mut net = b.net(TRAINERS, job(len, 0.006, overlap), schedule)?;
+	for node in &mut net.nodes {
+		node.extra = wan.clone();
+	}
+	run_all(&mut net, Duration::from_secs(u64::from(len.steps) + 900))?;
+	let everyone: Vec<usize> = (0..TRAINERS).collect();
+	let agreed_rounds = agreement(&net, &everyone)?;
+	let all: Vec<Vec<Value>> = (0..TRAINERS).map(|i| net.nodes[i].rounds()).collect();
+	let (compute, steps) = all
+		.iter()
+		.flatten()
+		.fold((0.0, 0.0), |(c, s), r| (c + field(r, "compute_ms") / 1e3, s + field(r, "steps")));
+	let utilization = all.iter().map(|rounds| utilization(rounds).0).sum::<f64>() / TRAINERS as f64;
+	let sent: Vec<f64> = all[0].iter().map(|r| field(r, "update_bytes")).collect();
+	Ok(GridRun {
+		overlap,
+		curve: loss_curve(&all[0], start),
+		step_secs: compute / steps.max(1.0),
+		utilization,
+		update_bytes: sent.iter().sum::<f64>() / sent.len().max(1) as f64,
+		agreed_rounds,
+	})
+}
+
+/// DDP's time to `loss` (its steps × a Grid trainer's seconds per step) over Grid's.
+fn speed_at(ddp: &[(u32, f64)], grid: &GridRun, loss: f64) -> Option<(f64, f64)> {
+	let ddp: Vec<(f64, f64)> =
+		ddp.iter().map(|&(s, l)| (f64::from(s) * grid.step_secs, l)).collect();
+	Some((first_at(&ddp, loss)?, first_at(&grid.curve, loss)?))
+}
+
+/// Runs DDP and each Grid variant (`overlaps`), and returns the report's markdown and JSON.
+pub fn bench_speed(b: &mut Bench, quick: bool, overlaps: &[u32]) -> Result<(String, Value)> {
+	let len = if quick { Length { steps: 240, h: 20 } } else { Length { steps: 4800, h: 100 } };
+	let data_dir = b.dir.path().join("speed-datasets");
+	let ddp_job = job_config(&job(&len, 0.01, 0))?;
+	let ddp = ddp_curve(&ddp_job, &len, &data_dir)?;
+	let ddp_final = ddp.last().map_or(f64::NAN, |p| p.1);
+	eprintln!("speed: DDP done, final held-out loss {ddp_final:.4}");
+	let mut runs = Vec::new();
+	for &overlap in overlaps {
+		let run = grid_run(b, &len, overlap)?;
+		eprintln!("speed: Grid (overlap {overlap}) done, {:?}", run.curve.last());
+		runs.push(run);
+	}
+
+	let mut md = String::new();
+	let _ = writeln!(md, "# The whole system against DDP: time to a held-out loss\n");
+	let _ = writeln!(
+		md,
+		"Generated by `{}`; do not edit by hand.\n",
+		std::env::var("BENCH_COMMAND").unwrap_or_else(|_| "bench_net --only speed".into())
+	);
+	let _ = writeln!(md, "**Grid**: {TRAINERS} `grid-trainer` processes (one compute thread each, on this machine's {} CPU threads) on loopback, every link shaped to 50 Mbit/s, 100 ms RTT, 1% loss; the byte-level GPT (width 64, 2 layers, context 64) on Shakespeare, batch 16, AdamW lr 0.006 with {} warm-up steps and a cosine decay over {} steps, {} rounds of {} inner steps (fixed-step rounds, each waiting for every update), top-k 32 of 256 at 1 bit with error feedback decayed by 0.9, plain mean, outer lr 3 without momentum: the configuration that met the bytes target in `bench/algorithms.sh`. Its wall time counts from the job's start to the decision of the first round whose held-out loss (256 samples, evaluated by trainer 0) is at or below the target, and includes every exchange, evaluation and wait.\n", std::thread::available_parallelism().map_or(0, |n| n.get()), len.steps / 20, len.steps, len.rounds(), len.h);
+	let _ = writeln!(md, "**DDP**: the same model from the same initialisation, one global batch of {TRAINERS} × 16 a step (the average of {TRAINERS} workers' gradients), AdamW lr 0.01 (DDP's tuned lr in `bench/algorithms.sh`), {} steps, evaluated on the same held-out samples every {} steps. Its time is its steps × a Grid trainer's measured seconds per inner step in that run: {TRAINERS} workers as fast as Grid's, with an all-reduce that costs nothing (an unconstrained link). Every DDP figure is therefore a bound DDP cannot beat on this hardware.\n", len.steps, len.h);
+	let _ = writeln!(md, "Target (issue 25, the seeds' bar): Grid at >= 80% of DDP's speed (aim >= 90%), speed = DDP's time to a loss / Grid's time to it. The loss is DDP's final one ({ddp_final:.4}) when Grid reaches it; otherwise Grid's best, which DDP reaches earlier in its run (a cosine schedule ending later than that point, which if anything flatters Grid).\n");
+	let _ = writeln!(md, "| Grid run | s per inner step | utilization | update bytes | rounds agreed | final loss | target loss | DDP time | Grid time | speed vs DDP |");
+	let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|");
+	let mut json_runs = Vec::new();
+	let mut series = Vec::new();
+	for run in &runs {
+		let grid_best = run.curve.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+		let reached = grid_best <= ddp_final;
+		let target = if reached { ddp_final } else { grid_best };
+		let at = speed_at(&ddp, run, target);
+		let speed = at.map(|(d, g)| d / g.max(1e-9));
+		let name = match run.overlap {
+			0 => "blocking".to_string(),
+			t => format!("overlapped (τ = {t})"),
+		};
+		let (d, g) = at.map_or(("–".into(), "–".into()), |(d, g)| {
+			(format!("{d:.1} s"), format!("{g:.1} s"))
+		});
+		let _ = writeln!(
+			md,
+			"| {name} | {:.4} | {:.1}% | {:.0} | {} of {} | {:.4} | {target:.4} ({}) | {d} | {g} | **{}** |",
+			run.step_secs,
+			100.0 * run.utilization,
+			run.update_bytes,
+			run.agreed_rounds,
+			len.rounds(),
+			run.curve.last().map_or(f64::NAN, |p| p.1),
+			if reached { "DDP's final" } else { "Grid's best" },
+			speed.map_or("–".into(), |s| format!("{:.1}%", 100.0 * s)),
+		);
+		// The same ratio at the losses DDP had a quarter, half and three quarters of the way.
+		let marks: Vec<Value> = [(1, 4), (1, 2), (3, 4)]
+			.into_iter()
+			.filter_map(|(k, q)| {
+				let i = (ddp.len() - 1) * k / q;
+				let loss = ddp.get(i)?.1;
+				let (d, g) = speed_at(&ddp, run, loss)?;
+				Some(serde_json::json!({ "loss": loss, "ddp_s": d, "grid_s": g, "speed": d / g }))
+			})
+			.collect();
+		json_runs.push(serde_json::json!({
+			"overlap_steps": run.overlap,
+			"step_secs": run.step_secs,
+			"utilization": run.utilization,
+			"update_bytes": run.update_bytes,
+			"rounds_agreed": run.agreed_rounds,
+			"final_loss": run.curve.last().map(|p| p.1),
+			"target_loss": target,
+			"target_is_ddp_final": reached,
+			"ddp_s": at.map(|p| p.0),
+			"grid_s": at.map(|p| p.1),
+			"speed_vs_ddp": speed,
+			"met_80": speed.is_some_and(|s| s >= 0.8),
+			"met_90": speed.is_some_and(|s| s >= 0.9),
+			"at_earlier_losses": marks,
+		}));
+		series.push(Series { name: format!("Grid, {name}, WAN"), points: run.curve.clone() });
+	}
+	let _ = writeln!(md, "\nThe same ratio at the losses DDP had a quarter, half and three quarters of its way (per run, in the JSON's `at_earlier_losses`) shows whether the gap grows or shrinks as training goes on.\n");
+	let _ = writeln!(md, "![held-out loss against time](network_speed.svg)\n");
+	if let Some(run) = runs.first() {
+		let points = ddp.iter().map(|&(s, l)| (f64::from(s) * run.step_secs, l)).collect();
+		series.push(Series { name: "DDP, free all-reduce".into(), points });
+	}
+	let svg = line_plot(
+		&series,
+		&Axes {
+			x_label: "seconds since the job started",
+			y_label: "held-out loss (nats/token)",
+			log_x: false,
+		},
+	);
+	std::fs::write(b.dir.path().join("network_speed.svg"), svg)?;
+	let json = serde_json::json!({
+		"quick": quick,
+		"trainers": TRAINERS,
+		"steps": len.steps,
+		"h": len.h,
+		"ddp_final_loss": ddp_final,
+		"ddp_curve": ddp,
+		"runs": json_runs,
+	});
+	Ok((md, json))
+}
