@@ -15,7 +15,7 @@
 //! `bench_net --out bench/reports [--quick] [--only utilization|aware|kill]` (run by
 //! `bench/network.sh`). Writes `network.md`, its headline figures in `network.json`,
 //! `network_timeline.svg`, `network_aware.svg` and `network_kill.svg`. `--only speed
-//! [--overlap 0,5]` writes `network_speed.md`, `.json` and `.svg` instead (one Grid run per
+//! [--overlap 0,5] [--job-id 12]` writes `network_speed.md`, `.json` and `.svg` instead (one Grid run per
 //! overlap given; blocking rounds unless given).
 
 use std::{
@@ -520,9 +520,13 @@ fn main() -> Result<()> {
 	let setup = BenchSetup::from_env()?;
 	let (quick, out, only) = (setup.quick, setup.out.clone(), setup.arg("--only"));
 	let overlaps = setup_overlaps(setup.arg("--overlap"))?;
+	let job_id = match setup.arg("--job-id") {
+		Some(id) => id.parse().with_context(|| format!("--job-id: {id:?} is not a job id"))?,
+		None => 12,
+	};
 	let mut b = Bench { binary: setup.binary, dir: setup.dir, runs: 0 };
 	if only.as_deref() == Some("speed") {
-		return write_speed(&mut b, &overlaps, quick, &out);
+		return write_speed(&mut b, &overlaps, job_id, quick, &out);
 	}
 	let mut md = String::new();
 	let _ = writeln!(md, "# Network benchmarks\n");
@@ -562,8 +566,14 @@ fn setup_overlaps(arg: Option<String>) -> Result<Vec<u32>> {
 		.collect()
 }
 
-fn write_speed(b: &mut Bench, overlaps: &[u32], quick: bool, out: &std::path::Path) -> Result<()> {
-	let (md, json) = speed::bench_speed(b, quick, overlaps)?;
+fn write_speed(
+	b: &mut Bench,
+	overlaps: &[u32],
+	job_id: u64,
+	quick: bool,
+	out: &std::path::Path,
+) -> Result<()> {
+	let (md, json) = speed::bench_speed(b, quick, overlaps, job_id)?;
 	std::fs::create_dir_all(out)?;
 	std::fs::write(out.join("network_speed.md"), &md)?;
 	std::fs::write(out.join("network_speed.json"), serde_json::to_string_pretty(&json)?)?;

@@ -29,10 +29,12 @@ use super::{agreement, field, loss_curve, run_all, unix_ms, utilization, Bench};
 /// Trainers in the job (as in `bench/algorithms.sh`'s 1,000x run).
 const TRAINERS: usize = 4;
 
-/// The run's length: inner steps per trainer and per round.
+/// The run's length (inner steps per trainer and per round) and its job's id, which seeds
+/// the initialisation and every data draw: another id is another seed.
 struct Length {
 	steps: u32,
 	h: u32,
+	id: u64,
 }
 
 impl Length {
@@ -48,7 +50,7 @@ fn job(len: &Length, lr: f64, overlap: u32) -> String {
 	format!(
 		r#"
 		[job]
-		id = 12
+		id = {id}
 		rounds = {rounds}
 		dataset = "shakespeare"
 		model = {{ kind = "gpt", context = 64, layers = 2, heads = 4, width = 64 }}
@@ -66,6 +68,7 @@ fn job(len: &Length, lr: f64, overlap: u32) -> String {
 		outer_momentum = 0.0
 		error_decay = 0.9
 		"#,
+		id = len.id,
 		rounds = len.rounds(),
 		steps = len.steps,
 		warmup = len.steps / 20,
@@ -162,8 +165,14 @@ fn speed_at(ddp: &[(u32, f64)], grid: &GridRun, loss: f64) -> Option<(f64, f64)>
 }
 
 /// Runs DDP and each Grid variant (`overlaps`), and returns the report's markdown and JSON.
-pub fn bench_speed(b: &mut Bench, quick: bool, overlaps: &[u32]) -> Result<(String, Value)> {
-	let len = if quick { Length { steps: 240, h: 20 } } else { Length { steps: 4800, h: 100 } };
+pub fn bench_speed(
+	b: &mut Bench,
+	quick: bool,
+	overlaps: &[u32],
+	id: u64,
+) -> Result<(String, Value)> {
+	let (steps, h) = if quick { (240, 20) } else { (4800, 100) };
+	let len = Length { steps, h, id };
 	let data_dir = b.dir.path().join("speed-datasets");
 	let ddp_job = job_config(&job(&len, 0.01, 0))?;
 	let ddp = ddp_curve(&ddp_job, &len, &data_dir)?;
@@ -184,6 +193,7 @@ pub fn bench_speed(b: &mut Bench, quick: bool, overlaps: &[u32]) -> Result<(Stri
 		std::env::var("BENCH_COMMAND").unwrap_or_else(|_| "bench_net --only speed".into())
 	);
 	let _ = writeln!(md, "**Grid**: {TRAINERS} `grid-trainer` processes (one compute thread each, on this machine's {} CPU threads) on loopback, every link shaped to 50 Mbit/s, 100 ms RTT, 1% loss; the byte-level GPT (width 64, 2 layers, context 64) on Shakespeare, batch 16, AdamW lr 0.006 with {} warm-up steps and a cosine decay over {} steps, {} rounds of {} inner steps (fixed-step rounds, each waiting for every update), top-k 32 of 256 at 1 bit with error feedback decayed by 0.9, plain mean, outer lr 3 without momentum: the configuration that met the bytes target in `bench/algorithms.sh`. Its wall time counts from the job's start to the decision of the first round whose held-out loss (256 samples, evaluated by trainer 0) is at or below the target, and includes every exchange, evaluation and wait.\n", std::thread::available_parallelism().map_or(0, |n| n.get()), len.steps / 20, len.steps, len.rounds(), len.h);
+	let _ = writeln!(md, "Job id {id} (it seeds the initialisation and every data draw; `--job-id` for another seed).\n");
 	let _ = writeln!(md, "**DDP**: the same model from the same initialisation, one global batch of {TRAINERS} × 16 a step (the average of {TRAINERS} workers' gradients), AdamW lr 0.01 (DDP's tuned lr in `bench/algorithms.sh`), {} steps, evaluated on the same held-out samples every {} steps. Its time is its steps × a Grid trainer's measured seconds per inner step in that run: {TRAINERS} workers as fast as Grid's, with an all-reduce that costs nothing (an unconstrained link). Every DDP figure is therefore a bound DDP cannot beat on this hardware.\n", len.steps, len.h);
 	let _ = writeln!(md, "Target (issue 25, the seeds' bar): Grid at >= 80% of DDP's speed (aim >= 90%), speed = DDP's time to a loss / Grid's time to it. The loss is DDP's final one ({ddp_final:.4}) when Grid reaches it; otherwise Grid's best, which DDP reaches earlier in its run (a cosine schedule ending later than that point, which if anything flatters Grid).\n");
 	let _ = writeln!(md, "| Grid run | s per inner step | utilization | update bytes | rounds agreed | final loss | target loss | DDP time | Grid time | speed vs DDP |");
@@ -260,6 +270,7 @@ pub fn bench_speed(b: &mut Bench, quick: bool, overlaps: &[u32]) -> Result<(Stri
 	std::fs::write(b.dir.path().join("network_speed.svg"), svg)?;
 	let json = serde_json::json!({
 		"quick": quick,
+		"job_id": id,
 		"trainers": TRAINERS,
 		"steps": len.steps,
 		"h": len.h,
