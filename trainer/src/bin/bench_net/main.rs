@@ -63,6 +63,9 @@ fn gpt_job(rounds: u32, aggregation: &str, overlap_steps: u32) -> String {
 	)
 }
 
+/// The WAN profile every link gets: 50 Mbit/s, 100 ms RTT, 1% loss.
+const WAN: &str = "[default]\nlatency_ms = 50\nbandwidth_mbit = 50\nloss = 0.01\n";
+
 fn deadline(start: u64, period_ms: u64, grace_ms: u64) -> String {
 	format!(
 		"[schedule]\nmode = \"deadline\"\nstart_unix_ms = {start}\nperiod_ms = {period_ms}\ngrace_ms = {grace_ms}\nfetch_timeout_ms = 8000\ntransfer_budget_ms = 400\n"
@@ -203,8 +206,7 @@ impl Utilization {
 const OVERLAP_STEPS: u32 = 12;
 
 fn bench_utilization(b: &mut Bench, md: &mut String, quick: bool) -> Result<Value> {
-	let wan =
-		b.scenario("wan.toml", "[default]\nlatency_ms = 50\nbandwidth_mbit = 50\nloss = 0.01\n")?;
+	let wan = b.scenario("wan.toml", WAN)?;
 	let profile = |links, period_ms: u64, overlap_steps| Profile {
 		links,
 		period_ms,

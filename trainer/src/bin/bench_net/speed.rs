@@ -24,7 +24,7 @@ use grid_trainer::{
 };
 use serde_json::Value;
 
-use super::{agreement, field, loss_curve, run_all, unix_ms, utilization, Bench};
+use super::{agreement, field, fixed, loss_curve, run_all, unix_ms, utilization, Bench, WAN};
 
 /// Trainers in the job (as in `bench/algorithms.sh`'s 1,000x run).
 const TRAINERS: usize = 4;
@@ -124,16 +124,9 @@ struct GridRun {
 }
 
 fn grid_run(b: &mut Bench, len: &Length, overlap: u32) -> Result<GridRun> {
-	let wan = b.scenario(
-		"speed_wan.toml",
-		"[default]\nlatency_ms = 50\nbandwidth_mbit = 50\nloss = 0.01\n",
-	)?;
+	let wan = b.scenario("speed_wan.toml", WAN)?;
 	let start = unix_ms() + 5000;
-	let schedule = format!(
-		"[schedule]\nmode = \"fixed-steps\"\nstart_unix_ms = {start}\nsteps = {}\nwait_ms = 60000\n",
-		len.h
-	);
-	let mut net = b.net(TRAINERS, job(len, 0.006, overlap), schedule)?;
+	let mut net = b.net(TRAINERS, job(len, 0.006, overlap), fixed(start, len.h))?;
 	for node in &mut net.nodes {
 		node.extra = wan.clone();
 	}
