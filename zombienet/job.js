@@ -4,7 +4,8 @@
 // and returns 1 once the chain has finalized the job's completion with every round settled
 // and each provider paid for each round. `GRID_TRAINER` is the trainer binary's absolute path
 // (`scripts/zombienet.sh` sets it); everything lives in a temporary directory and every
-// trainer is killed on the way out.
+// trainer is killed on the way out. `JOB_LOG` replaces the providers' `RUST_LOG` (e.g.
+// "info,grid_trainer=debug,libp2p_gossipsub=debug" to see a lost message's way).
 const { spawn, execFileSync } = require("child_process");
 const fs = require("fs");
 const net = require("net");
@@ -93,7 +94,7 @@ async function run(nodeName, networkInfo) {
 			const log = fs.openSync(path.join(dir, `${name}.log`), "a");
 			const child = spawn(trainer, ["provide", "--config", config], {
 				stdio: ["ignore", "ignore", log],
-				env: { ...process.env, RUST_LOG: "info,libp2p_gossipsub=warn" },
+				env: { ...process.env, RUST_LOG: process.env.JOB_LOG || "info,libp2p_gossipsub=warn" },
 			});
 			children.push(child);
 		}

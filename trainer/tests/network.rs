@@ -422,6 +422,53 @@ fn a_cut_link_between_two_trainers_does_not_split_the_agreed_set() {
 	);
 }
 
+/// A commitment gossip loses on its way to one trainer (the zombienet job failed so: one
+/// provider of three never heard another's round-0 commitment, aggregated two updates
+/// where its peers aggregated three, re-synced, and went unpaid for two rounds). The
+/// witnesses' attestations name the update it never heard of; it asks them for the round's
+/// commitments, takes the lost one as a late candidate, fetches its update, and decides
+/// the same set and model as its peers, without re-syncing.
+#[test]
+fn a_commitment_gossip_lost_on_its_way_is_asked_of_the_witnesses() {
+	let rounds = 4;
+	let mut net = TestNet::new(3, rounds, PERIOD_MS, INT8, &[]);
+	let [zero, one, two] = [0, 1, 2].map(|i| net.nodes[i].peer_id());
+	let scenario = format!(
+		"[[lost_commitment]]\nof = \"{zero}\"\nat = \"{two}\"\nround = 1\n\n\
+		 [[lost_commitment]]\nof = \"{one}\"\nat = \"{zero}\"\nround = 2\n"
+	);
+	net.start_all_with_scenario(&scenario);
+	net.wait_all(Duration::from_secs(90));
+
+	let agreed = assert_agreement(&net, &[0, 1, 2], 3);
+	assert_eq!(agreed, rounds as usize, "rounds decided by all three");
+	let mut lost = 0;
+	for (at, of, round) in [(2, 0, 1), (0, 1, 2)] {
+		// A trainer the shared cores held past a deadline commits nothing to lose.
+		let committed = net.aggregated_rounds(of, of).contains(&round);
+		if !committed {
+			continue;
+		}
+		lost += 1;
+		let log = net.nodes[at].log_tail(usize::MAX);
+		let peer = net.nodes[of].peer_id();
+		let line = format!("gossip lost {peer}'s commitment of round {round}");
+		assert!(log.contains(&line), "trainer {at} lost nothing:\n{log}");
+		assert!(log.contains("asking 1 witnesses"), "trainer {at} never asked:\n{log}");
+		let set = aggregated_set(&net, at, round);
+		assert!(set.contains(&peer), "round {round}: {at} aggregated {set:?}, not {of}'s");
+	}
+	assert!(lost > 0, "no lost commitment was committed at all");
+	for round in 0..u64::from(rounds) {
+		let sets: Vec<Vec<String>> = (0..3).map(|i| aggregated_set(&net, i, round)).collect();
+		assert!(sets.windows(2).all(|w| w[0] == w[1]), "round {round}: sets {sets:?}");
+	}
+	for (i, node) in net.nodes.iter().enumerate() {
+		let resyncs = node.log_tail(usize::MAX).matches("re-syncing").count();
+		assert_eq!(resyncs, 0, "trainer {i} re-synced\n{}", net.log(i));
+	}
+}
+
 /// Issue 26's bounded fan-in: six trainers on a job that aggregates at most three updates a
 /// round. Every trainer aggregates the same three each round, the three the draw from the
 /// round's seed puts first among the agreed ones (not the first to arrive), the others are

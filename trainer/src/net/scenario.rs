@@ -22,6 +22,11 @@
 //! [[disconnect]]             # break the connections to a peer once, at a round
 //! peer = "12D3KooW..."
 //! at_round = 3
+//!
+//! [[lost_commitment]]        # gossip loses a peer's commitment of a round on its way to
+//! of = "12D3KooW..."         # another (the one `at` never hears it)
+//! at = "12D3KooW..."
+//! round = 2
 //! ```
 //!
 //! Every trainer of a run reads the same file and applies the rules that involve it: the
@@ -103,6 +108,17 @@ pub struct Disconnect {
 	pub at_round: RoundIndex,
 }
 
+/// A commitment that gossip loses on its way to one peer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LostCommitment {
+	/// Whose commitment.
+	pub of: PeerId,
+	/// Who never hears it.
+	pub at: PeerId,
+	/// Of which round.
+	pub round: RoundIndex,
+}
+
 /// A parsed, validated scenario.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Scenario {
@@ -114,6 +130,8 @@ pub struct Scenario {
 	pub rules: Vec<Rule>,
 	/// Breaks.
 	pub disconnects: Vec<Disconnect>,
+	/// Commitments lost on gossip.
+	pub lost_commitments: Vec<LostCommitment>,
 }
 
 #[derive(Deserialize)]
@@ -144,6 +162,14 @@ struct RawDisconnect {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct RawLostCommitment {
+	of: String,
+	at: String,
+	round: RoundIndex,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawScenario {
 	uplink_mbit: Option<f64>,
 	#[serde(default)]
@@ -152,6 +178,8 @@ struct RawScenario {
 	link: Vec<RawRule>,
 	#[serde(default)]
 	disconnect: Vec<RawDisconnect>,
+	#[serde(default)]
+	lost_commitment: Vec<RawLostCommitment>,
 }
 
 fn peer(what: &str, s: &str) -> Result<PeerId, ScenarioError> {
@@ -216,7 +244,26 @@ impl FromStr for Scenario {
 				})
 			})
 			.collect::<Result<_, ScenarioError>>()?;
-		Ok(Scenario { uplink_mbit: raw.uplink_mbit, default: raw.default, rules, disconnects })
+		let lost_commitments = raw
+			.lost_commitment
+			.into_iter()
+			.enumerate()
+			.map(|(i, l)| {
+				let what = format!("lost_commitment {}", i + 1);
+				Ok(LostCommitment {
+					of: peer(&what, &l.of)?,
+					at: peer(&what, &l.at)?,
+					round: l.round,
+				})
+			})
+			.collect::<Result<_, ScenarioError>>()?;
+		Ok(Scenario {
+			uplink_mbit: raw.uplink_mbit,
+			default: raw.default,
+			rules,
+			disconnects,
+			lost_commitments,
+		})
 	}
 }
 
@@ -255,6 +302,11 @@ impl Scenario {
 	pub fn disconnects_self(&self, me: &PeerId, round: RoundIndex) -> bool {
 		self.disconnects.iter().any(|d| d.at_round == round && &d.peer == me)
 	}
+
+	/// Whether gossip loses `of`'s commitment of `round` on its way to `me`.
+	pub fn loses_commitment(&self, me: &PeerId, of: &PeerId, round: RoundIndex) -> bool {
+		self.lost_commitments.iter().any(|l| &l.at == me && &l.of == of && l.round == round)
+	}
 }
 
 #[cfg(test)]
@@ -285,6 +337,11 @@ mod tests {
 			[[disconnect]]
 			peer = "{c}"
 			at_round = 3
+
+			[[lost_commitment]]
+			of = "{a}"
+			at = "{b}"
+			round = 2
 			"#
 		);
 		let s: Scenario = text.parse().unwrap();
@@ -297,6 +354,9 @@ mod tests {
 		assert!(!s.link(&a, &c, 6).partitioned);
 		assert_eq!(s.disconnects_at(&b, 3).map(|d| d.peer).collect::<Vec<_>>(), vec![c]);
 		assert!(s.disconnects_self(&c, 3) && !s.disconnects_self(&c, 4));
+		assert!(s.loses_commitment(&b, &a, 2));
+		assert!(!s.loses_commitment(&a, &b, 2) && !s.loses_commitment(&b, &a, 3));
+		assert!(!s.loses_commitment(&c, &a, 2));
 	}
 
 	#[test]
@@ -311,6 +371,9 @@ mod tests {
 		assert!(e.contains("until_round"), "{e}");
 		assert!(err("[[link]]\npeer = \"*\"\nbandwidth_mbit = -1").contains("bandwidth"));
 		assert!(err("uplink_mbit = 0").contains("uplink_mbit"));
+		let e = err(&format!("[[lost_commitment]]\nof = \"{p}\"\nat = \"x\"\nround = 1"));
+		assert!(e.contains("lost_commitment 1") && e.contains("bad peer id"), "{e}");
+		assert!(err(&format!("[[lost_commitment]]\nof = \"{p}\"\nround = 1")).contains("at"));
 		assert_eq!("uplink_mbit = 20".parse::<Scenario>().unwrap().uplink_mbit, Some(20.0));
 	}
 }

@@ -60,7 +60,8 @@ pub(super) struct Task {
 	/// Messages not yet heard by anyone (no peer subscribed yet): topic, bytes, deadline.
 	unpublished: Vec<(IdentTopic, Vec<u8>, Instant)>,
 	connected: HashSet<PeerId>,
-	/// Commitments seen, by round, handed to joiners with the state.
+	/// Commitments seen, by round (the served state's and the one before), handed to
+	/// joiners with the state and to peers whose gossip lost one.
 	recent: BTreeMap<RoundIndex, Vec<SignedCommitment>>,
 }
 
@@ -199,7 +200,9 @@ impl Task {
 				self.reply(replies);
 			}
 			Command::ServeState { state, bytes } => {
-				self.recent.retain(|r, _| *r >= state.round);
+				// The round before stays: a peer still deciding it may ask for its
+				// commitments after this trainer decided.
+				self.recent.retain(|r, _| r.saturating_add(1) >= state.round);
 				self.states.push((state, bytes));
 				let stale = self.states.len().saturating_sub(2);
 				self.states.drain(..stale);
@@ -227,11 +230,11 @@ impl Task {
 		}
 	}
 
-	/// Keeps a valid commitment for joiners (only for rounds from the served state on, and
-	/// a bounded number per round).
+	/// Keeps a valid commitment for joiners and peers that missed it (only for rounds from
+	/// the one before the served state's on, and a bounded number per round).
 	fn remember(&mut self, signed: SignedCommitment) {
 		let round = signed.commitment.round;
-		if self.states.last().is_some_and(|(s, _)| round < s.round) {
+		if self.states.last().is_some_and(|(s, _)| round.saturating_add(1) < s.round) {
 			return;
 		}
 		let list = self.recent.entry(round).or_default();
@@ -477,6 +480,7 @@ impl Task {
 			| Request::State { job: j }
 			| Request::StatePiece { job: j, .. }
 			| Request::WorkState { job: j, .. }
+			| Request::Commitments { job: j, .. }
 				if j != job =>
 			{
 				self.count("request for another job");
@@ -529,6 +533,9 @@ impl Task {
 				},
 				None => Response::Unavailable(format!("no work state {}", hex::encode(id))),
 			},
+			Request::Commitments { round, .. } => {
+				Response::Commitments(self.recent.get(&round).cloned().unwrap_or_default())
+			}
 		}
 	}
 }

@@ -210,6 +210,15 @@ impl RoundBook {
 		self.commitments.contains_key(peer)
 	}
 
+	/// Whether a commitment to the update `hash` was heard this round (in time, late, or
+	/// a copy's).
+	pub fn heard_update(&self, hash: &Digest) -> bool {
+		let names = |s: &SignedCommitment| s.commitment.update_hash == *hash;
+		self.commitments.values().any(names)
+			|| self.late.values().any(names)
+			|| self.copies.values().any(|(_, s)| names(s))
+	}
+
 	/// The base state most signers trained from, with their count (ties: the smaller hash,
 	/// so every node picks the same). Equivocators and bad claims do not count.
 	pub fn majority_base(&self) -> Option<(Digest, usize)> {
@@ -392,6 +401,9 @@ pub(crate) mod tests {
 		let copy = signed(&copier, 5, 1, 3);
 		assert_eq!(book.offer(copier.public().to_peer_id(), copy), Offer::Late);
 		assert_eq!(book.candidates(&[1; 32]).len(), 2);
+		// What was heard, in time or late, is not asked of witnesses again.
+		assert!([0, 1, 2, 3].iter().all(|&u| book.heard_update(&[u; 32])));
+		assert!(!book.heard_update(&[99; 32]) && !book.heard_update(&[42; 32]));
 		// Bases 1 and 2 have one honest signer each: the tie goes to the smaller hash.
 		assert_eq!(book.majority_base(), Some(([1; 32], 1)));
 	}

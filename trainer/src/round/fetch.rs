@@ -13,6 +13,7 @@ use grid_primitives::job::{JobId, RoundIndex};
 use libp2p::PeerId;
 
 use super::{
+	book::MAX_SIGNERS,
 	messages::{Digest, Request, Response, SignedCommitment},
 	state_transfer::{piece_range, PIECES_IN_FLIGHT, STATE_PIECE_BYTES},
 	update_pieces::{address, piece_count, Patience, PieceCounts, PieceDownload, PieceHashes},
@@ -101,6 +102,14 @@ pub enum Answer {
 		/// The encoded state, or why there is none.
 		result: Result<Vec<u8>, String>,
 	},
+	/// The commitments of `round` a witness heard, or why they did not come (each is
+	/// checked like a gossiped one before it counts).
+	Commitments {
+		/// The round asked about.
+		round: RoundIndex,
+		/// The signed commitments, or why there are none.
+		result: Result<Vec<SignedCommitment>, String>,
+	},
 	/// A fetch of an update failed.
 	Failed {
 		/// The update's hash.
@@ -119,6 +128,7 @@ enum Pending {
 	State,
 	StatePiece { index: u32 },
 	WorkState { round: RoundIndex, id: Digest, index: u32 },
+	Commitments { round: RoundIndex },
 }
 
 /// A work state arriving in pieces of [`STATE_PIECE_BYTES`].
@@ -268,7 +278,12 @@ impl Fetches {
 		self.piece_counts = PieceCounts::default();
 		self.asked_at.clear();
 		self.slowest = None;
-		self.pending.retain(|_, p| !matches!(p, Pending::Update { .. } | Pending::Piece { .. }));
+		self.pending.retain(|_, p| {
+			!matches!(
+				p,
+				Pending::Update { .. } | Pending::Piece { .. } | Pending::Commitments { .. }
+			)
+		});
 	}
 
 	fn request(&mut self, peer: PeerId, request: Request, pending: Pending) -> Outgoing {
@@ -295,6 +310,17 @@ impl Fetches {
 	/// A request for `peer`'s latest state.
 	pub fn request_state(&mut self, peer: PeerId) -> Outgoing {
 		self.request(peer, Request::State { job: self.job }, Pending::State)
+	}
+
+	/// A request for the commitments of `round` that `peer` heard.
+	pub fn request_commitments(&mut self, peer: PeerId, round: RoundIndex) -> Outgoing {
+		let request = Request::Commitments { job: self.job, round };
+		self.request(peer, request, Pending::Commitments { round })
+	}
+
+	/// Whether a request for commitments is still unanswered.
+	pub fn asking_commitments(&self) -> bool {
+		self.pending.values().any(|p| matches!(p, Pending::Commitments { .. }))
 	}
 
 	/// A request for piece `index` of the state `state_hash` that `peer` serves.
@@ -669,6 +695,18 @@ impl Fetches {
 				return self.on_work_state_piece((round, peer, id, index), result);
 			}
 			Pending::Piece { hash, index } => return self.on_piece(hash, index, peer, result),
+			Pending::Commitments { round } => {
+				let result = match result {
+					Ok(Response::Commitments(list)) if list.len() <= MAX_SIGNERS => Ok(list),
+					Ok(Response::Commitments(list)) => {
+						Err(format!("{} commitments, more than a round takes", list.len()))
+					}
+					Ok(Response::Unavailable(why)) => Err(why),
+					Ok(other) => Err(format!("unexpected answer {}", variant(&other))),
+					Err(e) => Err(e),
+				};
+				return Answer::Commitments { round, result };
+			}
 			Pending::Update { hash, tried } => (hash, tried),
 		};
 		let outcome = match result {
@@ -748,6 +786,7 @@ fn variant(response: &Response) -> &'static str {
 		Response::StatePiece(_) => "state piece",
 		Response::UpdatePiece { .. } => "update piece",
 		Response::Unavailable(_) => "unavailable",
+		Response::Commitments(_) => "commitments",
 	}
 }
 
@@ -1199,6 +1238,42 @@ mod tests {
 		assert!(fetches.has_state_answer());
 		assert!(matches!(fetches.take_state_answer(), Some((p, Err(_))) if p == peer));
 		assert!(!fetches.has_state_answer());
+	}
+
+	/// A witness's answer with the round's commitments comes back as them; a refusal, a
+	/// wrong answer or a list longer than a round takes as why not; an answer after the
+	/// round moved on as nothing asked.
+	#[test]
+	fn commitments_asked_of_a_witness_come_back_checked_for_shape() {
+		let peer = PeerId::random();
+		let mut fetches = Fetches::flat(7, 2);
+		let key = Keypair::generate_ed25519();
+		let signed = commitment(3, 1).sign(&key).unwrap();
+		let mut answer = |response: Result<Response, String>| {
+			let out = fetches.request_commitments(peer, 3);
+			assert_eq!(out.request, Request::Commitments { job: 7, round: 3 });
+			assert!(fetches.asking_commitments());
+			let answer = fetches.on_answer(out.id, peer, response, 3);
+			assert!(!fetches.asking_commitments());
+			match answer {
+				Answer::Commitments { round: 3, result } => result,
+				other => panic!("not a commitments answer: {other:?}"),
+			}
+		};
+		let list = vec![signed.clone()];
+		assert_eq!(answer(Ok(Response::Commitments(list.clone()))), Ok(list));
+		assert_eq!(answer(Ok(Response::Unavailable("other job".into()))), Err("other job".into()));
+		let wrong = answer(Ok(Response::StatePiece(vec![1]))).unwrap_err();
+		assert!(wrong.contains("state piece"), "{wrong}");
+		let flood = vec![signed; MAX_SIGNERS + 1];
+		let flood = answer(Ok(Response::Commitments(flood))).unwrap_err();
+		assert!(flood.contains("257 commitments"), "{flood}");
+		// Asked in a round that has been decided since: the answer is not waited for.
+		let out = fetches.request_commitments(peer, 3);
+		fetches.new_round();
+		assert!(!fetches.asking_commitments());
+		let late = fetches.on_answer(out.id, peer, Ok(Response::Commitments(vec![])), 4);
+		assert!(matches!(late, Answer::Unasked));
 	}
 
 	/// The answer to a work-state piece request: piece `index` of `bytes`.

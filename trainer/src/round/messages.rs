@@ -321,6 +321,15 @@ pub enum Request {
 		/// Which piece.
 		index: u32,
 	},
+	/// The signed commitments of `round` the peer has seen (at most
+	/// [`super::book::MAX_SIGNERS`]): asked of a witness whose attestation names an update
+	/// this trainer heard no commitment for, which gossip lost on the way here.
+	Commitments {
+		/// The job.
+		job: JobId,
+		/// The round.
+		round: RoundIndex,
+	},
 }
 
 /// A peer's answer.
@@ -363,6 +372,8 @@ pub enum Response {
 	},
 	/// The peer cannot answer (unknown hash, other job, no state yet).
 	Unavailable(String),
+	/// The commitments of the round asked for, as the peer heard them.
+	Commitments(Vec<SignedCommitment>),
 }
 
 /// Longest request accepted.

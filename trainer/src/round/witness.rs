@@ -211,6 +211,32 @@ impl Witnesses {
 		self.heard.contains_key(peer)
 	}
 
+	/// The updates that attesters from `base` hold but whose commitments this trainer did
+	/// not hear (`heard` says which it did: gossip lost the others on the way here), each
+	/// with its holders, who can relay the commitment. Only updates that at least half of
+	/// those attesters hold, so one attester naming hashes it made up sends nobody chasing
+	/// them (with one other attester beside this trainer, it can make it ask once).
+	pub fn unheard_held(
+		&self,
+		base: &Digest,
+		heard: impl Fn(&Digest) -> bool,
+	) -> BTreeMap<Digest, Vec<PeerId>> {
+		let attesters: Vec<(&PeerId, &Attestation)> = self
+			.heard
+			.iter()
+			.filter(|(p, s)| !self.conflicting.contains(*p) && s.attestation.base_state == *base)
+			.map(|(p, s)| (p, &s.attestation))
+			.collect();
+		let mut held: BTreeMap<Digest, Vec<PeerId>> = BTreeMap::new();
+		for (peer, attestation) in &attesters {
+			for hash in attestation.holds.iter().filter(|h| !heard(h)) {
+				held.entry(*hash).or_default().push(**peer);
+			}
+		}
+		held.retain(|_, holders| 2 * holders.len() >= attesters.len());
+		held
+	}
+
 	/// The agreed set among `candidates` (the round's commitments from `base`, in signer
 	/// order): each update that at least half of the other candidates that attested from
 	/// `base` hold; every candidate when none of the others attested (a node alone, or cut
@@ -521,5 +547,35 @@ mod tests {
 		let agreement = witnesses.agree(&BASE, &set4);
 		assert_eq!(members(&agreement).len(), 2, "update 2 and the attester's own are agreed");
 		assert_eq!(agreement.left_out.len(), 1);
+	}
+
+	/// Gossip lost committer 2's commitment on its way to committer 0 (`me`), whose book
+	/// has updates 1 and 2 only: the witnesses that hold update 3 say so, and who they are.
+	/// A hash one attester alone names is not chased, nor one attesters from another base
+	/// or a self-contradicting attester name.
+	#[test]
+	fn updates_most_attesters_hold_but_this_trainer_never_heard_of_are_named_with_holders() {
+		let (keys, _) = committers(4);
+		let [me, one, two, three] = [0, 1, 2, 3].map(|i| peer(&keys[i]));
+		let mut witnesses = Witnesses::new(7, 3);
+		let heard_here = |h: &Digest| h[0] == 1 || h[0] == 2;
+		witnesses.heard(me, attest(&keys[0], 3, &[1, 2]));
+		witnesses.heard(one, attest(&keys[1], 3, &[1, 2, 3]));
+		witnesses.heard(two, attest(&keys[2], 3, &[1, 2, 3, 9]));
+		let unheard = witnesses.unheard_held(&BASE, heard_here);
+		assert_eq!(unheard.keys().map(|h| h[0]).collect::<Vec<_>>(), vec![3], "9: one of 3");
+		let mut holders = unheard[&[3; 32]].clone();
+		holders.sort();
+		let mut expected = vec![one, two];
+		expected.sort();
+		assert_eq!(holders, expected);
+		// Another base's attester, and one that contradicted itself, count for nothing.
+		let other = Attestation { job: 7, round: 3, base_state: [8; 32], holds: vec![[9; 32]] };
+		witnesses.heard(three, other.sign(&keys[3]).unwrap());
+		assert_eq!(witnesses.unheard_held(&BASE, heard_here).len(), 1);
+		witnesses.heard(two, attest(&keys[2], 3, &[3]));
+		let unheard = witnesses.unheard_held(&BASE, heard_here);
+		assert_eq!(unheard.into_iter().collect::<Vec<_>>(), vec![([3; 32], vec![one])]);
+		assert!(witnesses.unheard_held(&BASE, |_| true).is_empty());
 	}
 }

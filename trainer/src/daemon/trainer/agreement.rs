@@ -35,6 +35,21 @@ pub(super) struct Agreed {
 	pub fetch_wait: Duration,
 }
 
+/// Most witnesses asked for a round's commitments that gossip did not bring.
+const MAX_ASKED: usize = 4;
+
+/// The candidates whose updates the agreement judges: with a draw, its fetched ones only
+/// (every committer still witnessing).
+fn judged(
+	draw: Option<Draw>,
+	candidates: &[(PeerId, SignedCommitment)],
+) -> Vec<(PeerId, SignedCommitment)> {
+	match draw {
+		Some(draw) => draw.fetched(candidates.to_vec()),
+		None => candidates.to_vec(),
+	}
+}
+
 impl Trainer {
 	/// The agreed set of `round` at `base`, after this trainer's fetches of `set` (the
 	/// commitments it heard in time); with the job's `draw`, its first by place.
@@ -52,28 +67,16 @@ impl Trainer {
 		if !attested && candidates.iter().any(|(p, _)| *p == self.me) {
 			self.attest(round, base, set)?;
 		}
-		let others: Vec<PeerId> =
-			candidates.iter().map(|(p, _)| *p).filter(|p| *p != self.me).collect();
-		let (gossip, fetch) =
-			(self.config.schedule.gossip_wait(), self.config.schedule.fetch_wait());
-		// With a draw, verdicts on its fetched updates only, every committer witnessing.
-		let judged = match draw {
-			Some(draw) => draw.fetched(candidates.clone()),
-			None => candidates.clone(),
-		};
-		let heard_all = |s: &Self| others.iter().all(|p| s.witnesses.attested(p));
-		let settled = |s: &Self| s.witnesses.settled(base, &candidates, &judged);
+		let fetch = self.config.schedule.fetch_wait();
 		let waited = Instant::now();
-		self.pump_until(waited + gossip, heard_all);
-		if !heard_all(self) && !settled(self) {
-			// An attestation not heard yet could still move an update across the line, and
-			// deciding without it gives another set than the peers that heard it (another
-			// model, a re-sync and an unpaid round): one more wait, for it only.
-			let unheard = others.iter().filter(|p| !self.witnesses.attested(p)).count();
-			tracing::info!("round {round}: waiting on for {unheard} unheard attestations");
-			self.pump_until(waited + 2 * gossip, |s| heard_all(s) || settled(s));
+		self.wait_attestations(round, base, draw);
+		if self.ask_for_unheard(round, base) {
+			// The commitments learned bring their committers' attestations into the tally.
+			self.wait_attestations(round, base, draw);
 		}
 		let attest_wait = waited.elapsed();
+		let candidates = self.books.current().candidates(base);
+		let judged = judged(draw, &candidates);
 		let mut agreement = self.witnesses.agree_among(base, &candidates, &judged);
 		let mut not_drawn = Vec::new();
 		if let Some(draw) = draw {
@@ -106,6 +109,65 @@ impl Trainer {
 			attest_wait,
 			fetch_wait,
 		})
+	}
+
+	/// Waits for the attestations of the round's other candidates at `base`: a gossip
+	/// wait, and one more while one not heard yet could still change the agreed set.
+	fn wait_attestations(&mut self, round: RoundIndex, base: &Digest, draw: Option<Draw>) {
+		let candidates = self.books.current().candidates(base);
+		let judged = judged(draw, &candidates);
+		let others: Vec<PeerId> =
+			candidates.iter().map(|(p, _)| *p).filter(|p| *p != self.me).collect();
+		let gossip = self.config.schedule.gossip_wait();
+		let heard_all = |s: &Self| others.iter().all(|p| s.witnesses.attested(p));
+		let settled = |s: &Self| s.witnesses.settled(base, &candidates, &judged);
+		let waited = Instant::now();
+		self.pump_until(waited + gossip, heard_all);
+		if !heard_all(self) && !settled(self) {
+			// An attestation not heard yet could still move an update across the line, and
+			// deciding without it gives another set than the peers that heard it (another
+			// model, a re-sync and an unpaid round): one more wait, for it only.
+			let unheard = others.iter().filter(|p| !self.witnesses.attested(p)).count();
+			tracing::info!("round {round}: waiting on for {unheard} unheard attestations");
+			self.pump_until(waited + 2 * gossip, |s| heard_all(s) || settled(s));
+		}
+	}
+
+	/// Asks the witnesses of updates whose commitments this trainer never heard (gossip
+	/// lost them; without them it would aggregate another set than its peers, then re-sync
+	/// and go unpaid) for the round's commitments, and waits for them a gossip wait at
+	/// most. True when a commitment came that is a candidate now.
+	fn ask_for_unheard(&mut self, round: RoundIndex, base: &Digest) -> bool {
+		let book = self.books.current();
+		let unheard = self.witnesses.unheard_held(base, |h| book.heard_update(h));
+		if unheard.is_empty() {
+			return false;
+		}
+		let mut asked: Vec<PeerId> = Vec::new();
+		for holders in unheard.values() {
+			if holders.iter().any(|p| asked.contains(p)) {
+				continue;
+			}
+			if let Some(peer) = holders.iter().find(|p| **p != self.me) {
+				asked.push(*peer);
+			}
+		}
+		asked.truncate(MAX_ASKED);
+		tracing::info!(
+			"round {round}: {} updates attested that this trainer heard no commitment for; \
+			 asking {} witnesses for the round's commitments",
+			unheard.len(),
+			asked.len()
+		);
+		for peer in asked {
+			let request = self.fetches.request_commitments(peer, round);
+			self.send_request(request);
+		}
+		let before = self.books.current().candidates(base).len();
+		let all_heard = |s: &Self| unheard.keys().all(|h| s.books.current().heard_update(h));
+		let until = Instant::now() + self.config.schedule.gossip_wait();
+		self.pump_until(until, |s| all_heard(s) || !s.fetches.asking_commitments());
+		self.books.current().candidates(base).len() > before
 	}
 
 	/// The draw of `round`'s aggregated updates when the job bounds its fan-in.

@@ -109,16 +109,16 @@ impl Trainer {
 			Event::Disconnected(peer) => self.health.peer(peer).connected = false,
 			Event::Rtt { peer, rtt } => self.health.rtt(peer, rtt),
 			Event::Commitment { signer, signed } => {
-				let c = &signed.commitment;
-				tracing::debug!(
-					"commitment of {signer} for round {} (book {})",
-					c.round,
-					self.books.current().round()
-				);
-				self.health.committed(signer, c.round, c.samples, c.compute_millis);
-				if let Some(offer) = self.books.heard(signer, signed) {
-					self.on_offer(signer, offer);
+				let round = signed.commitment.round;
+				let lost = self
+					.scenario
+					.as_ref()
+					.is_some_and(|s| s.loses_commitment(&self.me, &signer, round));
+				if lost {
+					tracing::info!("scenario: gossip lost {signer}'s commitment of round {round}");
+					return;
 				}
+				self.on_commitment(signer, signed);
 			}
 			Event::Attestation { signer, signed } => {
 				if self.witnesses.heard(signer, signed) == Heard::Conflicting {
@@ -128,6 +128,20 @@ impl Trainer {
 			Event::Fetched { id, peer, result, elapsed } => {
 				self.on_fetched(id, peer, result, elapsed)
 			}
+		}
+	}
+
+	/// Takes a verified commitment, gossiped or relayed.
+	pub(super) fn on_commitment(&mut self, signer: PeerId, signed: SignedCommitment) {
+		let c = &signed.commitment;
+		tracing::debug!(
+			"commitment of {signer} for round {} (book {})",
+			c.round,
+			self.books.current().round()
+		);
+		self.health.committed(signer, c.round, c.samples, c.compute_millis);
+		if let Some(offer) = self.books.heard(signer, signed) {
+			self.on_offer(signer, offer);
 		}
 	}
 
@@ -142,7 +156,9 @@ impl Trainer {
 				}
 				self.evidence_seen += 1;
 			}
-			Offer::Late => tracing::info!("late commitment from {signer} left out"),
+			Offer::Late => tracing::info!(
+				"late commitment from {signer}: in the set only if most witnesses hold its update"
+			),
 			Offer::BadClaim { samples, steps } => tracing::warn!(
 				"{signer} claims {samples} samples in {steps} steps in round {round}, which the \
 				 job does not allow: left out"
@@ -239,6 +255,12 @@ impl Trainer {
 					self.send_request(retry);
 				}
 			}
+			Answer::Commitments { round: asked, result } => match result {
+				// Checked and offered one by one, as gossiped ones are.
+				Ok(commitments) if asked == round => self.learn(peer, commitments),
+				Ok(_) => {}
+				Err(why) => tracing::info!("commitments of round {asked} from {peer}: {why}"),
+			},
 			Answer::Failed { hash, why, retry } => {
 				tracing::info!("update {} from {peer}: {why}", &hex::encode(hash)[..12]);
 				self.health.fetched(peer, None, elapsed);

@@ -6,13 +6,10 @@ use grid_primitives::job::RoundIndex;
 use libp2p::PeerId;
 
 use super::{Trainer, STATE_TIMEOUT};
-use crate::{
-	net::Event,
-	round::{
-		messages::{Digest, Response, SignedCommitment},
-		state::GlobalState,
-		state_transfer::{StateDownload, PIECES_IN_FLIGHT},
-	},
+use crate::round::{
+	messages::{Digest, Response, SignedCommitment},
+	state::GlobalState,
+	state_transfer::{StateDownload, PIECES_IN_FLIGHT},
 };
 
 /// Which state a re-sync is after: the one most of a round's committers trained from, when
@@ -171,7 +168,8 @@ impl Trainer {
 		Some((download.into_bytes()?, commitments))
 	}
 
-	/// Offers commitments relayed by `peer` (with a state) after checking each one.
+	/// Offers commitments relayed by `peer` (with a state, or asked for by round) after checking
+	/// each one.
 	pub(super) fn learn(&mut self, peer: PeerId, commitments: Vec<SignedCommitment>) {
 		let (job, manifest) = (self.config.job.id, self.manifest.hash());
 		for signed in commitments {
@@ -180,7 +178,7 @@ impl Trainer {
 					if signed.commitment.job == job
 						&& signed.commitment.manifest_hash == manifest =>
 				{
-					self.on_event(Event::Commitment { signer, signed })
+					self.on_commitment(signer, signed)
 				}
 				Ok(_) => tracing::warn!("{peer} relayed a commitment of another job or layout"),
 				Err(e) => tracing::warn!("{peer} relayed a bad commitment: {e}"),
