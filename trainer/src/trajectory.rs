@@ -48,6 +48,49 @@ pub struct StepState {
 	pub moments: Option<Moments>,
 }
 
+/// A step state over values held elsewhere: a round's start state is its base model with
+/// the committed start state's position and moments, which the trainer holds already.
+#[derive(Clone, Copy, Debug)]
+pub struct StepView<'a> {
+	/// The model's parameters, flat in manifest order.
+	pub params: &'a [f32],
+	/// Inner steps taken so far.
+	pub step: u64,
+	/// AdamW's moments (`None` for SGD).
+	pub moments: Option<&'a Moments>,
+}
+
+impl<'a> StepView<'a> {
+	/// The state before a round's first step (see [`StepState::at_start`]), uncopied.
+	pub fn at_start(base: &'a [f32], start: &'a WorkState) -> Self {
+		StepView { params: base, step: start.step, moments: start.moments.as_ref() }
+	}
+
+	/// Its digest: binds the step, the moments and every parameter.
+	pub fn digest(&self) -> Digest {
+		let mut h = bulk_hasher(STEP_DOMAIN);
+		h.update(&self.step.to_le_bytes());
+		hash_moments(&mut h, self.moments);
+		h.update(&le_bytes(self.params));
+		h.finalize().into()
+	}
+
+	/// The canonical bytes (see the module docs).
+	pub fn encode(&self) -> Vec<u8> {
+		encode_parts(STEP_STATE.magic, self.step, self.moments, self.params)
+	}
+
+	/// Writes [`StepView::encode`]'s bytes into `out`.
+	pub fn write_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+		write_parts(out, STEP_STATE.magic, self.step, self.moments, self.params)
+	}
+
+	/// How many bytes [`StepView::encode`] returns.
+	pub fn encoded_len(&self) -> usize {
+		parts_len(self.moments.is_some(), self.params.len())
+	}
+}
+
 impl StepState {
 	/// The state before a round's first step: its base model, with the position and moments
 	/// of the trainer's committed start state (what the trajectory's first mark must be).
@@ -55,13 +98,14 @@ impl StepState {
 		StepState { params: base.to_vec(), step: start.step, moments: start.moments.clone() }
 	}
 
+	/// This state, borrowed.
+	pub fn view(&self) -> StepView<'_> {
+		StepView { params: &self.params, step: self.step, moments: self.moments.as_ref() }
+	}
+
 	/// Its digest: binds the step, the moments and every parameter.
 	pub fn digest(&self) -> Digest {
-		let mut h = bulk_hasher(STEP_DOMAIN);
-		h.update(&self.step.to_le_bytes());
-		hash_moments(&mut h, self.moments.as_ref());
-		h.update(&le_bytes(&self.params));
-		h.finalize().into()
+		self.view().digest()
 	}
 
 	/// The most bytes a state of a model of `len` values encodes to (with moments).
@@ -71,17 +115,17 @@ impl StepState {
 
 	/// The canonical bytes (see the module docs).
 	pub fn encode(&self) -> Vec<u8> {
-		encode_parts(STEP_STATE.magic, self.step, self.moments.as_ref(), &self.params)
+		self.view().encode()
 	}
 
 	/// Writes [`StepState::encode`]'s bytes into `out`.
 	pub fn write_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-		write_parts(out, STEP_STATE.magic, self.step, self.moments.as_ref(), &self.params)
+		self.view().write_to(out)
 	}
 
 	/// How many bytes [`StepState::encode`] returns.
 	pub fn encoded_len(&self) -> usize {
-		parts_len(self.moments.is_some(), self.params.len())
+		self.view().encoded_len()
 	}
 
 	/// Parses bytes from [`StepState::encode`] for a model of `len` values.
@@ -129,7 +173,12 @@ pub struct Trajectory {
 impl Trajectory {
 	/// The trajectory of `kept` states, each with its position (steps into the round).
 	pub fn of<'a>(kept: impl IntoIterator<Item = &'a (u32, StepState)>) -> Self {
-		Trajectory { marks: kept.into_iter().map(|(at, s)| (*at, s.digest())).collect() }
+		Self::new(kept.into_iter().map(|(at, s)| (*at, s.digest())).collect())
+	}
+
+	/// The trajectory of these marks (the start's first, positions increasing).
+	pub fn new(marks: Vec<Mark>) -> Self {
+		Trajectory { marks }
 	}
 
 	/// The trajectory of `kept` states and what its trainer serves for it: each state under
@@ -239,6 +288,36 @@ impl Trajectory {
 	}
 }
 
+/// A state a round recorded.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Recorded {
+	/// Its start (position 0): the round's base with the committed start state's position
+	/// and moments ([`StepView::at_start`]), which the trainer holds already; a copy here
+	/// was three of the model's sizes on the training thread.
+	Start,
+	/// A state taken after a step.
+	Step(StepState),
+}
+
+impl Recorded {
+	/// The state taken after a step (`None` for the start).
+	pub fn step(&self) -> Option<&StepState> {
+		match self {
+			Recorded::Start => None,
+			Recorded::Step(state) => Some(state),
+		}
+	}
+
+	/// The state itself, for a round that started at `base` from `start` (the start's is
+	/// a copy of them).
+	pub fn into_state(self, base: &[f32], start: &WorkState) -> StepState {
+		match self {
+			Recorded::Start => StepState::at_start(base, start),
+			Recorded::Step(state) => state,
+		}
+	}
+}
+
 /// Which states a round keeps as it trains: every `every` steps from its start, and its end.
 /// It starts with every step and, whenever its room is full, drops every other state and
 /// doubles `every`, so the states stay evenly spaced however long the round runs (a round's
@@ -247,7 +326,7 @@ pub struct Recorder {
 	every: u32,
 	/// States it may keep, its end's included.
 	room: u32,
-	kept: Vec<(u32, StepState)>,
+	kept: Vec<(u32, Recorded)>,
 }
 
 impl Recorder {
@@ -269,7 +348,8 @@ impl Recorder {
 		self.every
 	}
 
-	/// Shown the trainer after `at` steps of the round (each `at` once, in order).
+	/// Shown the trainer after `at` steps of the round (each `at` once, in order; at 0 the
+	/// trainer holds the round's start, which is not copied: [`Recorded::Start`]).
 	pub fn observe(&mut self, at: u32, trainer: &crate::train::InnerTrainer) -> Result<()> {
 		if !at.is_multiple_of(self.every) {
 			return Ok(());
@@ -283,7 +363,8 @@ impl Recorder {
 				return Ok(());
 			}
 		}
-		self.kept.push((at, trainer.state()?));
+		let state = if at == 0 { Recorded::Start } else { Recorded::Step(trainer.state()?) };
+		self.kept.push((at, state));
 		Ok(())
 	}
 
@@ -292,9 +373,10 @@ impl Recorder {
 		mut self,
 		steps: u32,
 		trainer: &crate::train::InnerTrainer,
-	) -> Result<Vec<(u32, StepState)>> {
+	) -> Result<Vec<(u32, Recorded)>> {
 		if self.kept.last().is_none_or(|k| k.0 != steps) {
-			self.kept.push((steps, trainer.state()?));
+			let state = if steps == 0 { Recorded::Start } else { Recorded::Step(trainer.state()?) };
+			self.kept.push((steps, state));
 		}
 		Ok(self.kept)
 	}
@@ -319,6 +401,12 @@ mod tests {
 		assert_eq!(bytes.len() as u64, StepState::max_encoded_len(3), "the bound is exact");
 		assert_eq!(StepState::decode(&bytes, 3).unwrap(), s);
 		assert_eq!(StepState::decode_committed(&bytes, 3, &s.digest()).unwrap(), s);
+		// A round's start, viewed over its base and committed start state, is the same
+		// state, byte for byte.
+		let start = WorkState { step: 7, moments: s.moments.clone(), residual: vec![9.0; 3] };
+		let view = StepView::at_start(&s.params, &start);
+		assert_eq!((view.digest(), view.encode()), (s.digest(), bytes.clone()));
+		assert_eq!(view.encoded_len(), bytes.len());
 		let sgd = StepState { moments: None, ..s.clone() };
 		assert_eq!(StepState::decode(&sgd.encode(), 3).unwrap(), sgd);
 		let mut variants = vec![sgd, StepState { step: 8, ..s.clone() }];
@@ -450,7 +538,11 @@ mod tests {
 				r.observe(at, &trainer).unwrap();
 			}
 			let every = r.every();
-			(every, r.finish(ran, &trainer).unwrap().iter().map(|k| k.0).collect::<Vec<_>>())
+			let kept = r.finish(ran, &trainer).unwrap();
+			// The start is the round's base and committed start state: not copied here.
+			assert_eq!(kept[0].1, Recorded::Start);
+			assert!(kept[1..].iter().all(|k| k.1.step().is_some()));
+			(every, kept.iter().map(|k| k.0).collect::<Vec<_>>())
 		};
 		// A short round keeps every state.
 		assert_eq!(positions(30, 100), (1, (0..=30).collect()));

@@ -446,7 +446,12 @@ impl<'a> World<'a> {
 		let delta =
 			train_round_observed(&mut m.trainer, base, batches, |at, t| recorder.observe(at, t))?
 				.delta;
-		let (trajectory, recorded) = recorded(&recorder.finish(ran, &m.trainer)?);
+		let kept: Vec<(u32, StepState)> = recorder
+			.finish(ran, &m.trainer)?
+			.into_iter()
+			.map(|(at, state)| (at, state.into_state(base, &start)))
+			.collect();
+		let (trajectory, recorded) = recorded(&kept);
 		let corrected: Vec<f32> = delta.iter().zip(&start.residual).map(|(d, e)| d + e).collect();
 		let (update, _, _) = m.compressor.compress(&delta, None)?;
 		let update = Arc::new(update);

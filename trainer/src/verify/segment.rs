@@ -36,7 +36,7 @@ use crate::{
 	optim::adamw::BETA1,
 	params::Digest,
 	train::InnerTrainer,
-	trajectory::{Mark, StepState, Trajectory},
+	trajectory::{Mark, StepState, StepView, Trajectory},
 };
 
 /// What the first moment gained over `start` in the steps to `end`, per parameter:
@@ -188,8 +188,12 @@ impl Replayer {
 fn as_recorded(claim: &Claim, first: &Digest) -> Option<(Claim, StepState)> {
 	let blocking = Claim { from: None, ..claim.clone() };
 	[claim.clone(), blocking].into_iter().find_map(|claim| {
-		let state = StepState::at_start(claim.start_weights(), &claim.start);
-		(state.digest() == *first).then_some((claim, state))
+		// Hashed in place: only the start that matches is copied.
+		let view = StepView::at_start(claim.start_weights(), &claim.start);
+		(view.digest() == *first).then(|| {
+			let state = StepState::at_start(claim.start_weights(), &claim.start);
+			(claim, state)
+		})
 	})
 }
 

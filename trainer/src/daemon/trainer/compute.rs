@@ -2,7 +2,10 @@
 //! fixed step count), the attacker behaviours tests switch on, and the sealed update served
 //! and announced.
 
-use std::time::{Duration, Instant};
+use std::{
+	sync::Arc,
+	time::{Duration, Instant},
+};
 
 use grid_primitives::job::RoundIndex;
 
@@ -21,7 +24,7 @@ use crate::{
 		coordinator::Schedule,
 		misbehave::{self, LAZY_STEPS},
 	},
-	trajectory::{StepState, Trajectory},
+	trajectory::{Recorded, StepView, Trajectory},
 	work_state::{WorkDigests, WorkState},
 };
 
@@ -35,20 +38,31 @@ pub(super) struct Unserved {
 }
 
 impl Unserved {
-	/// The objects of `round` started from `start` and recorded as `kept`, and the
-	/// commitment's digests of them: the start state's and the trajectory's root.
+	/// The objects of `round` started from `start` at `base` and recorded as `kept`, and
+	/// the commitment's digests of them: the start state's and the trajectory's root.
 	fn new(
 		round: RoundIndex,
 		start: WorkState,
-		kept: Vec<(u32, StepState)>,
+		base: Arc<Vec<f32>>,
+		kept: Vec<(u32, Recorded)>,
 	) -> (Self, WorkDigests, Digest) {
+		let start = Arc::new(start);
 		let digests = start.digests();
-		let trajectory = Trajectory::of(&kept);
-		let states =
-			trajectory.marks().iter().zip(kept).map(|((_, d), (_, s))| (*d, Kept::Step(s)));
+		let digest = |recorded: &Recorded| match recorded {
+			Recorded::Start => StepView::at_start(&base, &start).digest(),
+			Recorded::Step(state) => state.digest(),
+		};
+		let trajectory = Trajectory::new(kept.iter().map(|(at, r)| (*at, digest(r))).collect());
+		let states = trajectory.marks().iter().zip(kept).map(|((_, d), (_, recorded))| {
+			let kept = match recorded {
+				Recorded::Start => Kept::FirstStep { base: base.clone(), start: start.clone() },
+				Recorded::Step(state) => Kept::Step(state),
+			};
+			(*d, kept)
+		});
 		// What verifiers ask for first, first: the keeper serves them in this order.
 		let objects = [
-			(digests.id(), Kept::Start(start)),
+			(digests.id(), Kept::Start(start.clone())),
 			(trajectory.root(), Kept::Encoded(trajectory.encode())),
 		]
 		.into_iter()
@@ -108,7 +122,8 @@ impl Trainer {
 		// The residual the update is compressed with: the round before may have given its
 		// left-out update back to it after this round started training.
 		start.residual = self.compressor.residual().to_vec();
-		let (unserved, digests, trajectory) = Unserved::new(round, start, trained.kept);
+		let (unserved, digests, trajectory) =
+			Unserved::new(round, start, trained.base, trained.kept);
 		self.unserved = Some(unserved);
 		let misbehave = self.config.misbehave;
 		if let Some(poison) = misbehave.poison {
@@ -206,8 +221,9 @@ impl Trainer {
 		let local = self.untrained_round(round, stop_at, steps, batch);
 		let inner = self.inner.get()?;
 		let start = inner.snapshot(self.compressor.residual().to_vec())?;
-		let kept = vec![(0, inner.state()?)];
-		let (unserved, digests, trajectory) = Unserved::new(round, start, kept);
+		let weights = Arc::new(inner.model().params().flatten()?);
+		let kept = vec![(0, Recorded::Start)];
+		let (unserved, digests, trajectory) = Unserved::new(round, start, weights, kept);
 		self.unserved = Some(unserved);
 		self.commit(round, local, digests, trajectory, started.elapsed())
 	}

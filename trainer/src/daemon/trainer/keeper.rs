@@ -29,14 +29,22 @@ use crate::{
 	error::Result,
 	net::{Command, Commander, StoredBytes},
 	round::messages::Digest,
-	trajectory::StepState,
+	trajectory::{StepState, StepView},
 	work_state::WorkState,
 };
 
 /// An object a commitment promises, as sealing left it (only its digest was needed).
 pub(super) enum Kept {
 	/// The round's start state.
-	Start(WorkState),
+	Start(Arc<WorkState>),
+	/// Its trajectory's first state: the round's base with the start state's position and
+	/// moments, encoded from them ([`StepView::at_start`]).
+	FirstStep {
+		/// The weights the round trained from.
+		base: Arc<Vec<f32>>,
+		/// The round's start state.
+		start: Arc<WorkState>,
+	},
 	/// A state its trajectory recorded.
 	Step(StepState),
 	/// Already encoded (the trajectory: a few hundred bytes).
@@ -50,6 +58,7 @@ impl Kept {
 	fn encode(self) -> Vec<u8> {
 		match self {
 			Kept::Start(state) => state.encode(),
+			Kept::FirstStep { base, start } => StepView::at_start(&base, &start).encode(),
 			Kept::Step(state) => state.encode(),
 			Kept::Encoded(bytes) => bytes,
 		}
@@ -58,6 +67,7 @@ impl Kept {
 	fn encoded_len(&self) -> usize {
 		match self {
 			Kept::Start(state) => state.encoded_len(),
+			Kept::FirstStep { base, start } => StepView::at_start(base, start).encoded_len(),
 			Kept::Step(state) => state.encoded_len(),
 			Kept::Encoded(bytes) => bytes.len(),
 		}
@@ -66,6 +76,7 @@ impl Kept {
 	fn write_to(&self, out: &mut dyn Write) -> std::io::Result<()> {
 		match self {
 			Kept::Start(state) => state.write_to(out),
+			Kept::FirstStep { base, start } => StepView::at_start(base, start).write_to(out),
 			Kept::Step(state) => state.write_to(out),
 			Kept::Encoded(bytes) => out.write_all(bytes),
 		}
@@ -211,10 +222,11 @@ mod tests {
 	/// One serve: the object's id (its first byte), whether from its file, the bytes.
 	type Served = (u8, bool, Vec<u8>);
 
-	/// Keeps one round of a small start state (id 1), a large one (id 2) and a large step
-	/// state (id 3) with room in memory for the small one only; returns the serves in order
-	/// and each object's canonical encoding.
-	fn keep_round(remove_store: bool) -> (Vec<Served>, [Vec<u8>; 3]) {
+	/// Keeps one round of a small start state (id 1), a large one (id 2), a large step
+	/// state (id 3) and the large trajectory start over the large start state (id 4) with
+	/// room in memory for the small one only; returns the serves in order and each object's
+	/// canonical encoding.
+	fn keep_round(remove_store: bool) -> (Vec<Served>, [Vec<u8>; 4]) {
 		let dir = tempfile::tempdir().unwrap();
 		let store = WorkStates::open(dir.path()).unwrap();
 		if remove_store {
@@ -223,12 +235,17 @@ mod tests {
 		let (net, mut commands) = Commander::channel();
 		let (small, large) = (state(10, 1.0), state(1000, 2.0));
 		let step = StepState { params: vec![3.0; 1000], step: 9, moments: None };
-		let encodings = [small.encode(), large.encode(), step.encode()];
+		let base = Arc::new(vec![5.0; 1000]);
+		// What a copy of the trajectory's start would have encoded to.
+		let first = StepState::at_start(&base, &large).encode();
+		let encodings = [small.encode(), large.encode(), step.encode(), first];
 		let mut keeper = Keeper::with_memory_limit(store, net, small.encoded_len()).unwrap();
+		let large = Arc::new(large);
 		let objects = vec![
-			([1; 32], Kept::Start(small)),
-			([2; 32], Kept::Start(large)),
+			([1; 32], Kept::Start(Arc::new(small))),
+			([2; 32], Kept::Start(large.clone())),
 			([3; 32], Kept::Step(step)),
+			([4; 32], Kept::FirstStep { base, start: large }),
 		];
 		keeper.keep(Keep { round: 4, objects, forget_before: 0 });
 		keeper.flush();
@@ -253,6 +270,7 @@ mod tests {
 		assert_eq!(from(1), [false, true], "the small state: from memory, then its file");
 		assert_eq!(from(2), [true], "the large start state: only ever from its file");
 		assert_eq!(from(3), [true], "the large step state: only ever from its file");
+		assert_eq!(from(4), [true], "the trajectory's start: only ever from its file");
 		for (id, _, bytes) in &served {
 			assert_eq!(bytes, &encodings[usize::from(id - 1)], "object {id}: its canonical bytes");
 		}
@@ -262,7 +280,7 @@ mod tests {
 	fn a_large_object_that_cannot_be_written_is_served_from_memory() {
 		let (served, encodings) = keep_round(true);
 		assert!(served.iter().all(|s| !s.1), "nothing could be written: {served:?}");
-		for id in 1..=3u8 {
+		for id in 1..=4u8 {
 			let bytes = served.iter().filter(|s| s.0 == id).map(|s| &s.2).collect::<Vec<_>>();
 			assert_eq!(bytes, [&encodings[usize::from(id - 1)]], "object {id} served once, whole");
 		}

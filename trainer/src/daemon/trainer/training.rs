@@ -24,7 +24,7 @@ use crate::{
 	error::{Error, Result},
 	model::Batch,
 	train::InnerTrainer,
-	trajectory::{Recorder, StepState},
+	trajectory::{Recorded, Recorder},
 	work_state::WorkState,
 };
 
@@ -84,10 +84,12 @@ pub(super) struct Trained {
 	/// The inner trainer's position and moments before the first step (its residual is the
 	/// compressor's, added when the update is sealed).
 	pub start: WorkState,
-	/// The weights the first steps trained from, when overlapped.
+	/// The weights the first steps trained from (the trajectory's start: [`Recorded::Start`]).
+	pub base: Arc<Vec<f32>>,
+	/// The same, when overlapped.
 	pub from: Option<Arc<Vec<f32>>>,
-	/// The trajectory's kept states, the end's last.
-	pub kept: Vec<(u32, StepState)>,
+	/// The trajectory's kept states, the start first, the end's last.
+	pub kept: Vec<(u32, Recorded)>,
 	/// The step-duration estimate after the round.
 	pub step_secs: Option<f64>,
 	/// Time spent training (waiting for S_r not counted).
@@ -276,6 +278,7 @@ fn train(
 	Ok(Trained {
 		local,
 		start: first,
+		base: from.clone(),
 		from: catch_up.map(|_| from),
 		kept,
 		step_secs,
@@ -396,7 +399,10 @@ mod tests {
 		assert!(ahead.waited > Duration::ZERO && ahead.waited < round, "waited {:?}", ahead.waited);
 		assert!(ahead.compute + ahead.waited <= round, "{:?} + {:?}", ahead.compute, ahead.waited);
 		let from = ahead.from.clone().expect("an overlapped round records its start");
-		assert_eq!(*from, blocking.kept.last().unwrap().1.params, "it starts where 0 ended");
+		let ended = blocking.kept.last().unwrap().1.step().unwrap();
+		assert_eq!(*from, ended.params, "it starts where 0 ended");
+		assert_eq!((&blocking.base[..], &ahead.base), (&base[..], &from));
+		assert_eq!(blocking.kept[0], (0, Recorded::Start));
 
 		let mut replay = trainer();
 		replay.restore(&ahead.start).unwrap();
@@ -410,7 +416,7 @@ mod tests {
 		let start = RoundStart::CatchingUp { from: &from, catch_up, current };
 		let replayed = train_from(&mut replay, start, batches, |_, _| Ok(())).unwrap();
 		assert_eq!(replayed.delta, ahead.local.delta, "the thread's round is not the replay's");
-		assert_eq!(replay.state().unwrap(), ahead.kept.last().unwrap().1);
+		assert_eq!(&replay.state().unwrap(), ahead.kept.last().unwrap().1.step().unwrap());
 
 		// No state comes: the round ends in error and the trainer is idle again.
 		inner.start(2, Start::Overlapped { catch_up, from: None }, pace(&dataset, 2, 5)).unwrap();

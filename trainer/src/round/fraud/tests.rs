@@ -376,10 +376,17 @@ fn train_recorded_from(
 		}
 		_ => RoundStart::Base(base),
 	};
+	// The weights its first step trained from: the recorder keeps that start uncopied.
+	let first = match &round_start {
+		RoundStart::CatchingUp { from, .. } => *from,
+		RoundStart::Base(base) => *base,
+	};
 	let mut recorder = Trajectories::new(base.len());
 	let local =
 		train_from(&mut trainer, round_start, batches, |at, t| recorder.observe(at, t)).unwrap();
-	(recorder.finish(steps, &trainer).unwrap(), local.delta)
+	let recorded = recorder.finish(steps, &trainer).unwrap();
+	let kept = recorded.into_iter().map(|(at, r)| (at, r.into_state(first, start))).collect();
+	(kept, local.delta)
 }
 
 /// A desk's key that is no designated replayer of any of `peers` in `round` (it sends
