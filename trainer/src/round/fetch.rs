@@ -684,7 +684,7 @@ impl Fetches {
 				return Answer::State;
 			}
 			Pending::StatePiece { index } => {
-				let result = bytes_of(result, |r| match r {
+				let result = answer_of(result, |r| match r {
 					Response::StatePiece(bytes) => Ok(bytes),
 					other => Err(other),
 				});
@@ -696,15 +696,14 @@ impl Fetches {
 			}
 			Pending::Piece { hash, index } => return self.on_piece(hash, index, peer, result),
 			Pending::Commitments { round } => {
-				let result = match result {
-					Ok(Response::Commitments(list)) if list.len() <= MAX_SIGNERS => Ok(list),
-					Ok(Response::Commitments(list)) => {
-						Err(format!("{} commitments, more than a round takes", list.len()))
-					}
-					Ok(Response::Unavailable(why)) => Err(why),
-					Ok(other) => Err(format!("unexpected answer {}", variant(&other))),
-					Err(e) => Err(e),
-				};
+				let result = answer_of(result, |r| match r {
+					Response::Commitments(list) => Ok(list),
+					other => Err(other),
+				})
+				.and_then(|list| match list.len() {
+					n if n <= MAX_SIGNERS => Ok(list),
+					n => Err(format!("{n} commitments, more than a round takes")),
+				});
 				return Answer::Commitments { round, result };
 			}
 			Pending::Update { hash, tried } => (hash, tried),
@@ -767,12 +766,14 @@ impl Fetches {
 
 /// The bytes an answer carries when `expected` takes them from it; otherwise why not (the
 /// peer's reason, an unexpected kind of answer, or the request's failure).
-fn bytes_of(
+/// What an answer carries when `expected` finds it the kind asked for; else why not (the
+/// peer's refusal, or the kind that came instead).
+fn answer_of<T>(
 	result: Result<Response, String>,
-	expected: impl FnOnce(Response) -> Result<Vec<u8>, Response>,
-) -> Result<Vec<u8>, String> {
+	expected: impl FnOnce(Response) -> Result<T, Response>,
+) -> Result<T, String> {
 	match expected(result?) {
-		Ok(bytes) => Ok(bytes),
+		Ok(value) => Ok(value),
 		Err(Response::Unavailable(why)) => Err(why),
 		Err(other) => Err(format!("unexpected answer {}", variant(&other))),
 	}
