@@ -138,7 +138,7 @@ impl Trainer {
 		let own = self.commit(round, local, digests, trajectory, trained.compute)?;
 		let sealing = trained.ended.elapsed().as_secs_f64();
 		self.seal_secs = Some(self.seal_secs.map_or(sealing, |s| 0.5 * s + 0.5 * sealing));
-		Ok(Some(Computed { own, overlap_wait: trained.from.is_some().then_some(trained.waited) }))
+		Ok(Some(Computed { own, overlap_wait: trained.overlapped.then_some(trained.waited) }))
 	}
 
 	/// Starts training `round + 1` now, overlapped with `round`'s exchange, when the job

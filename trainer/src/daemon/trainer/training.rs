@@ -86,8 +86,8 @@ pub(super) struct Trained {
 	pub start: WorkState,
 	/// The weights the first steps trained from (the trajectory's start: [`Recorded::Start`]).
 	pub base: Arc<Vec<f32>>,
-	/// The same, when overlapped.
-	pub from: Option<Arc<Vec<f32>>>,
+	/// Whether it trained overlapped (from `base` until its catch-up step).
+	pub overlapped: bool,
 	/// The trajectory's kept states, the start first, the end's last.
 	pub kept: Vec<(u32, Recorded)>,
 	/// The step-duration estimate after the round.
@@ -278,8 +278,8 @@ fn train(
 	Ok(Trained {
 		local,
 		start: first,
-		base: from.clone(),
-		from: catch_up.map(|_| from),
+		base: from,
+		overlapped: catch_up.is_some(),
 		kept,
 		step_secs,
 		compute: began.elapsed().saturating_sub(waited),
@@ -378,7 +378,7 @@ mod tests {
 		let base = inner.get().unwrap().model().params().flatten().unwrap();
 		inner.start(0, Start::Base(Arc::new(base.clone())), pace(&dataset, 0, 4)).unwrap();
 		let blocking = trained(&mut inner, 0);
-		assert_eq!((blocking.local.steps, blocking.from.is_none()), (4, true));
+		assert_eq!((blocking.local.steps, blocking.overlapped), (4, false));
 		assert_eq!(blocking.kept.last().unwrap().0, 4);
 
 		// Round 1 trains ahead from where round 0 ended; S_1 is some other state.
@@ -398,10 +398,11 @@ mod tests {
 		// catch-up step on a loaded machine: no lower bound in time) and is not compute.
 		assert!(ahead.waited > Duration::ZERO && ahead.waited < round, "waited {:?}", ahead.waited);
 		assert!(ahead.compute + ahead.waited <= round, "{:?} + {:?}", ahead.compute, ahead.waited);
-		let from = ahead.from.clone().expect("an overlapped round records its start");
+		assert!(ahead.overlapped, "an overlapped round records its start");
+		let from = ahead.base.clone();
 		let ended = blocking.kept.last().unwrap().1.step().unwrap();
 		assert_eq!(*from, ended.params, "it starts where 0 ended");
-		assert_eq!((&blocking.base[..], &ahead.base), (&base[..], &from));
+		assert_eq!(&blocking.base[..], &base[..]);
 		assert_eq!(blocking.kept[0], (0, Recorded::Start));
 
 		let mut replay = trainer();
