@@ -368,12 +368,11 @@ impl Fetches {
 		let Some(download) = self.downloads.get_mut(&key) else {
 			return Answer::Unasked;
 		};
-		let outcome = match result {
-			Ok(Response::WorkState { total, piece }) => download.accept(index, total, piece, max),
-			Ok(Response::Unavailable(why)) => Err(why),
-			Ok(other) => Err(format!("unexpected answer {}", variant(&other))),
-			Err(e) => Err(e),
-		};
+		let outcome = answer_of(result, |r| match r {
+			Response::WorkState { total, piece } => Ok((total, piece)),
+			other => Err(other),
+		})
+		.and_then(|(total, piece)| download.accept(index, total, piece, max));
 		match outcome {
 			Ok(None) => {
 				let wanted = download.wanted();
@@ -524,16 +523,15 @@ impl Fetches {
 			(false, true) => &mut counts.from_holders,
 			(false, false) => &mut counts.from_keepers,
 		};
-		let outcome = match result {
-			Ok(Response::UpdatePiece { hashes, piece }) => {
-				let accepted = download.accept(index, hashes, piece.clone());
-				*from += u64::from(accepted.is_ok());
-				accepted.map(|whole| (whole, piece))
-			}
-			Ok(Response::Unavailable(why)) => Err(why),
-			Ok(other) => Err(format!("unexpected answer {}", variant(&other))),
-			Err(e) => Err(e),
-		};
+		let outcome = answer_of(result, |r| match r {
+			Response::UpdatePiece { hashes, piece } => Ok((hashes, piece)),
+			other => Err(other),
+		})
+		.and_then(|(hashes, piece)| {
+			let accepted = download.accept(index, hashes, piece.clone());
+			*from += u64::from(accepted.is_ok());
+			accepted.map(|whole| (whole, piece))
+		});
 		match outcome {
 			Ok((None, piece)) => {
 				let hashes = download.hashes().expect("known once a piece is accepted").clone();
@@ -708,12 +706,11 @@ impl Fetches {
 			}
 			Pending::Update { hash, tried } => (hash, tried),
 		};
-		let outcome = match result {
-			Ok(Response::Update(bytes)) => self.check_update(hash, bytes, None),
-			Ok(Response::Unavailable(why)) => Err(why),
-			Ok(other) => Err(format!("unexpected answer {}", variant(&other))),
-			Err(e) => Err(e),
-		};
+		let outcome = answer_of(result, |r| match r {
+			Response::Update(bytes) => Ok(bytes),
+			other => Err(other),
+		})
+		.and_then(|bytes| self.check_update(hash, bytes, None));
 		match outcome {
 			Ok((bytes, hashes)) => {
 				Answer::Update { hash, link_bytes: Some(bytes.len()), bytes, hashes }
