@@ -761,10 +761,8 @@ impl Fetches {
 	}
 }
 
-/// The bytes an answer carries when `expected` takes them from it; otherwise why not (the
-/// peer's reason, an unexpected kind of answer, or the request's failure).
 /// What an answer carries when `expected` finds it the kind asked for; else why not (the
-/// peer's refusal, or the kind that came instead).
+/// peer's refusal, the kind that came instead, or the request's failure).
 fn answer_of<T>(
 	result: Result<Response, String>,
 	expected: impl FnOnce(Response) -> Result<T, Response>,

@@ -327,6 +327,10 @@ fn bench_utilization(b: &mut Bench, md: &mut String, quick: bool) -> Result<Valu
 	Ok(serde_json::json!({ "runs": runs, "targets": targets }))
 }
 
+/// Issue 25's target: a network-aware run reaches the naive run's loss in this fraction of
+/// its wall time or less (one constant: the JSON once judged against another literal).
+const AWARE_TARGET: f64 = 0.5;
+
 /// One network-aware run: its rounds (trainer 0's), when trainer 0 first reached the naive
 /// run's loss, and what the fast and the slow trainer did each round.
 struct AwareRun {
@@ -471,17 +475,17 @@ fn bench_aware(b: &mut Bench, md: &mut String, quick: bool) -> Result<Value> {
 		.iter()
 		.filter_map(|r| r.ratio(naive_time).map(|x| (x, r.name())))
 		.min_by(|x, y| x.0.total_cmp(&y.0));
-	let met = best.as_ref().is_some_and(|(x, _)| *x <= 0.5);
+	let met = best.as_ref().is_some_and(|(x, _)| *x <= AWARE_TARGET);
 	let _ = match &best {
 		Some((x, name)) => writeln!(
 			md,
-			"\nBest aware / naive wall time: **{x:.3}** ({name}, {:.0}% less). Target <= 0.5: **{}**.\n",
+			"\nBest aware / naive wall time: **{x:.3}** ({name}, {:.0}% less). Target <= {AWARE_TARGET}: **{}**.\n",
 			(1.0 - x) * 100.0,
 			if met { "met" } else { "missed" }
 		),
 		None => writeln!(
 			md,
-			"\nTarget <= 0.5: **missed** (no aware run reached the naive run's loss).\n"
+			"\nTarget <= {AWARE_TARGET}: **missed** (no aware run reached the naive run's loss).\n"
 		),
 	};
 	for run in &runs {
@@ -504,7 +508,7 @@ fn bench_aware(b: &mut Bench, md: &mut String, quick: bool) -> Result<Value> {
 			"overlap_steps": r.overlap_steps,
 			"aware_s": r.time,
 			"aware_over_naive_time": r.ratio(naive_time),
-			"met": r.ratio(naive_time).is_some_and(|x| x <= 0.5),
+			"met": r.ratio(naive_time).is_some_and(|x| x <= AWARE_TARGET),
 		})
 	};
 	Ok(serde_json::json!({
