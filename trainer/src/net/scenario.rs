@@ -27,13 +27,19 @@
 //! of = "12D3KooW..."         # another (the one `at` never hears it)
 //! at = "12D3KooW..."
 //! round = 2
+//!
+//! [[late_attestation]]       # a peer's attestation of a round reaches another late (as
+//! of = "12D3KooW..."         # when its fetches ran long over a slow link)
+//! at = "12D3KooW..."
+//! round = 2
+//! delay_ms = 3000
 //! ```
 //!
 //! Every trainer of a run reads the same file and applies the rules that involve it: the
 //! last rule matching a link and active in the current round defines that link, the default
 //! otherwise.
 
-use std::{path::Path, str::FromStr};
+use std::{path::Path, str::FromStr, time::Duration};
 
 use grid_primitives::job::RoundIndex;
 use libp2p::PeerId;
@@ -119,6 +125,19 @@ pub struct LostCommitment {
 	pub round: RoundIndex,
 }
 
+/// An attestation that reaches one peer late.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LateAttestation {
+	/// Whose attestation.
+	pub of: PeerId,
+	/// Who hears it late.
+	pub at: PeerId,
+	/// Of which round.
+	pub round: RoundIndex,
+	/// How late.
+	pub delay_ms: u64,
+}
+
 /// A parsed, validated scenario.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Scenario {
@@ -132,6 +151,8 @@ pub struct Scenario {
 	pub disconnects: Vec<Disconnect>,
 	/// Commitments lost on gossip.
 	pub lost_commitments: Vec<LostCommitment>,
+	/// Attestations gossip brings late.
+	pub late_attestations: Vec<LateAttestation>,
 }
 
 #[derive(Deserialize)]
@@ -170,6 +191,15 @@ struct RawLostCommitment {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct RawLateAttestation {
+	of: String,
+	at: String,
+	round: RoundIndex,
+	delay_ms: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawScenario {
 	uplink_mbit: Option<f64>,
 	#[serde(default)]
@@ -180,6 +210,8 @@ struct RawScenario {
 	disconnect: Vec<RawDisconnect>,
 	#[serde(default)]
 	lost_commitment: Vec<RawLostCommitment>,
+	#[serde(default)]
+	late_attestation: Vec<RawLateAttestation>,
 }
 
 fn peer(what: &str, s: &str) -> Result<PeerId, ScenarioError> {
@@ -257,12 +289,27 @@ impl FromStr for Scenario {
 				})
 			})
 			.collect::<Result<_, ScenarioError>>()?;
+		let late_attestations = raw
+			.late_attestation
+			.into_iter()
+			.enumerate()
+			.map(|(i, l)| {
+				let what = format!("late_attestation {}", i + 1);
+				Ok(LateAttestation {
+					of: peer(&what, &l.of)?,
+					at: peer(&what, &l.at)?,
+					round: l.round,
+					delay_ms: l.delay_ms,
+				})
+			})
+			.collect::<Result<_, ScenarioError>>()?;
 		Ok(Scenario {
 			uplink_mbit: raw.uplink_mbit,
 			default: raw.default,
 			rules,
 			disconnects,
 			lost_commitments,
+			late_attestations,
 		})
 	}
 }
@@ -307,6 +354,19 @@ impl Scenario {
 	pub fn loses_commitment(&self, me: &PeerId, of: &PeerId, round: RoundIndex) -> bool {
 		self.lost_commitments.iter().any(|l| &l.at == me && &l.of == of && l.round == round)
 	}
+
+	/// How late gossip brings `of`'s attestation of `round` to `me` (`None`: on time).
+	pub fn attestation_delay(
+		&self,
+		me: &PeerId,
+		of: &PeerId,
+		round: RoundIndex,
+	) -> Option<Duration> {
+		self.late_attestations
+			.iter()
+			.find(|l| &l.at == me && &l.of == of && l.round == round)
+			.map(|l| Duration::from_millis(l.delay_ms))
+	}
 }
 
 #[cfg(test)]
@@ -342,6 +402,12 @@ mod tests {
 			of = "{a}"
 			at = "{b}"
 			round = 2
+
+			[[late_attestation]]
+			of = "{c}"
+			at = "{a}"
+			round = 1
+			delay_ms = 2500
 			"#
 		);
 		let s: Scenario = text.parse().unwrap();
@@ -357,6 +423,9 @@ mod tests {
 		assert!(s.loses_commitment(&b, &a, 2));
 		assert!(!s.loses_commitment(&a, &b, 2) && !s.loses_commitment(&b, &a, 3));
 		assert!(!s.loses_commitment(&c, &a, 2));
+		assert_eq!(s.attestation_delay(&a, &c, 1), Some(Duration::from_millis(2500)));
+		assert_eq!(s.attestation_delay(&c, &a, 1), None);
+		assert_eq!(s.attestation_delay(&a, &c, 2), None);
 	}
 
 	#[test]
@@ -371,6 +440,8 @@ mod tests {
 		assert!(e.contains("until_round"), "{e}");
 		assert!(err("[[link]]\npeer = \"*\"\nbandwidth_mbit = -1").contains("bandwidth"));
 		assert!(err("uplink_mbit = 0").contains("uplink_mbit"));
+		let e = err("[[late_attestation]]\nof = \"x\"\nat = \"y\"\nround = 1\ndelay_ms = 5");
+		assert!(e.contains("late_attestation 1") && e.contains("bad peer id"), "{e}");
 		let e = err(&format!("[[lost_commitment]]\nof = \"{p}\"\nat = \"x\"\nround = 1"));
 		assert!(e.contains("lost_commitment 1") && e.contains("bad peer id"), "{e}");
 		assert!(err(&format!("[[lost_commitment]]\nof = \"{p}\"\nround = 1")).contains("at"));

@@ -10,9 +10,10 @@
 //! attestations therefore aggregate the same set, whichever fetches failed for whom; an
 //! update withheld from most is left out by everyone alike.
 //!
-//! A node that has not heard every committer when its wait ends waits once more, only while
-//! an unheard attestation could still change a verdict ([`Witnesses::settled`]): an update
-//! held by about half is where nodes that heard different attesters would part.
+//! A node that has not heard every committer when its wait ends waits on, only while an
+//! unheard attestation could still change a verdict ([`Witnesses::settled`]), as long as
+//! its signer may still be fetching: an update held by about half is where nodes that heard
+//! different attesters would part.
 //!
 //! What it does not give: consensus. A node that decides before an attestation reaches it
 //! (both waits are bounded) counts fewer witnesses than the others, and an update held by

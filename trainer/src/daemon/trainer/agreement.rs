@@ -52,13 +52,15 @@ fn judged(
 
 impl Trainer {
 	/// The agreed set of `round` at `base`, after this trainer's fetches of `set` (the
-	/// commitments it heard in time); with the job's `draw`, its first by place.
+	/// commitments it heard in time), which began at `fetching`; with the job's `draw`, its
+	/// first by place.
 	pub(super) fn agree(
 		&mut self,
 		round: RoundIndex,
 		base: &Digest,
 		set: &[(PeerId, SignedCommitment)],
 		draw: Option<Draw>,
+		fetching: Instant,
 	) -> Result<Agreed> {
 		let candidates = self.books.current().candidates(base);
 		// Once a round: a second, different attestation (after a re-sync) would make every
@@ -68,11 +70,15 @@ impl Trainer {
 			self.attest(round, base, set)?;
 		}
 		let fetch = self.config.schedule.fetch_wait();
+		// A peer attests once its own fetches end, which may take the whole fetch window
+		// (they began about when this trainer's did): an attestation that could still change
+		// the set is waited for until then.
+		let fetches_end = fetching + fetch;
 		let waited = Instant::now();
-		self.wait_attestations(round, base, draw);
+		self.wait_attestations(round, base, draw, fetches_end);
 		if self.ask_for_unheard(round, base) {
 			// The commitments learned bring their committers' attestations into the tally.
-			self.wait_attestations(round, base, draw);
+			self.wait_attestations(round, base, draw, fetches_end);
 		}
 		let attest_wait = waited.elapsed();
 		let candidates = self.books.current().candidates(base);
@@ -82,6 +88,13 @@ impl Trainer {
 		if let Some(draw) = draw {
 			(agreement.set, not_drawn) = draw.drawn(agreement.set);
 		}
+		tracing::debug!(
+			"round {round}: agreed {} of {} candidates ({} left out), after {:?}",
+			agreement.set.len(),
+			candidates.len(),
+			agreement.left_out.len(),
+			attest_wait
+		);
 		let (requests, wanted) = self.fetches.want_agreed(&agreement, self.me);
 		for request in requests {
 			self.send_request(request);
@@ -112,8 +125,16 @@ impl Trainer {
 	}
 
 	/// Waits for the attestations of the round's other candidates at `base`: a gossip
-	/// wait, and one more while one not heard yet could still change the agreed set.
-	fn wait_attestations(&mut self, round: RoundIndex, base: &Digest, draw: Option<Draw>) {
+	/// wait, then, while one not heard yet could still change the agreed set, until peers'
+	/// fetches must have ended (`fetches_end`) and their attestations come (a gossip wait
+	/// more), or a second gossip wait if that is later.
+	fn wait_attestations(
+		&mut self,
+		round: RoundIndex,
+		base: &Digest,
+		draw: Option<Draw>,
+		fetches_end: Instant,
+	) {
 		let candidates = self.books.current().candidates(base);
 		let judged = judged(draw, &candidates);
 		let others: Vec<PeerId> =
@@ -126,10 +147,14 @@ impl Trainer {
 		if !heard_all(self) && !settled(self) {
 			// An attestation not heard yet could still move an update across the line, and
 			// deciding without it gives another set than the peers that heard it (another
-			// model, a re-sync and an unpaid round): one more wait, for it only.
+			// model, a re-sync and an unpaid round): waited for, as long as its signer may
+			// still be fetching. A node that stopped at one more gossip wait here left its
+			// own update out on one witness's word while two peers, still fetching over a
+			// slow link, attested it 2.5 s later (a 2-2 split, `bench/network.sh`).
 			let unheard = others.iter().filter(|p| !self.witnesses.attested(p)).count();
 			tracing::info!("round {round}: waiting on for {unheard} unheard attestations");
-			self.pump_until(waited + 2 * gossip, |s| heard_all(s) || settled(s));
+			let until = (waited + 2 * gossip).max(fetches_end + gossip);
+			self.pump_until(until, |s| heard_all(s) || settled(s));
 		}
 	}
 

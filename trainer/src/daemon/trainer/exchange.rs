@@ -20,7 +20,7 @@ use crate::{
 		fetch::{Answer, Outgoing},
 		messages::{Response, SignedCommitment},
 		misbehave::corrupt,
-		witness::Heard,
+		witness::{Heard, SignedAttestation},
 	},
 };
 
@@ -74,6 +74,7 @@ impl Trainer {
 					self.net.send(Command::Fetch { id: out.id, peer, request: out.request });
 				}
 			}
+			self.hear_late_attestations();
 			if done(self) {
 				return;
 			}
@@ -121,13 +122,49 @@ impl Trainer {
 				self.on_commitment(signer, signed);
 			}
 			Event::Attestation { signer, signed } => {
-				if self.witnesses.heard(signer, signed) == Heard::Conflicting {
-					tracing::warn!("{signer} attested two different things: neither counts");
+				let round = signed.attestation.round;
+				let delay = self
+					.scenario
+					.as_ref()
+					.and_then(|s| s.attestation_delay(&self.me, &signer, round));
+				if let Some(delay) = delay {
+					tracing::info!(
+						"scenario: gossip brings {signer}'s attestation of round {round} {} ms late",
+						delay.as_millis()
+					);
+					self.late_attestations.push((Instant::now() + delay, signer, signed));
+					return;
 				}
+				self.on_attestation(signer, signed);
 			}
 			Event::Fetched { id, peer, result, elapsed } => {
 				self.on_fetched(id, peer, result, elapsed)
 			}
+		}
+	}
+
+	/// Takes a verified attestation.
+	fn on_attestation(&mut self, signer: PeerId, signed: SignedAttestation) {
+		let (round, holds) = (signed.attestation.round, signed.attestation.holds.len());
+		let heard = self.witnesses.heard(signer, signed);
+		tracing::debug!("attestation of {signer} for round {round}, {holds} held: {heard:?}");
+		if heard == Heard::Conflicting {
+			tracing::warn!("{signer} attested two different things: neither counts");
+		}
+	}
+
+	/// Takes the attestations a scenario held back whose time has come.
+	fn hear_late_attestations(&mut self) {
+		if self.late_attestations.is_empty() {
+			return;
+		}
+		let now = Instant::now();
+		let (due, later) = std::mem::take(&mut self.late_attestations)
+			.into_iter()
+			.partition(|(at, ..)| *at <= now);
+		self.late_attestations = later;
+		for (_, signer, signed) in due {
+			self.on_attestation(signer, signed);
 		}
 	}
 

@@ -44,7 +44,7 @@ use crate::{
 		state::{GlobalState, OuterSettings},
 		state_transfer::ServedState,
 		update_pieces::Patience,
-		witness::Witnesses,
+		witness::{SignedAttestation, Witnesses},
 	},
 };
 
@@ -124,6 +124,8 @@ pub struct Trainer {
 	books: Books,
 	/// The round's availability attestations, which fix its agreed set.
 	witnesses: Witnesses,
+	/// Attestations a scenario holds back, with when each is heard.
+	late_attestations: Vec<(Instant, PeerId, SignedAttestation)>,
 	evidence_seen: usize,
 	fetches: Fetches,
 	step_secs: Option<f64>,
@@ -433,7 +435,7 @@ impl Trainer {
 			None => self.fetch_all(&set),
 		}
 		let fetch = fetching.elapsed();
-		let agreement = self.agree(round, &base, &set, draw)?;
+		let agreement = self.agree(round, &base, &set, draw, fetching)?;
 		if !agreement.lacking.is_empty() {
 			// Aggregating without them would give another model than the network's.
 			let lacking: Vec<String> = agreement.lacking.iter().map(|p| p.to_string()).collect();

@@ -193,6 +193,7 @@ impl Trainer {
 			health: HealthBook::default(),
 			books,
 			witnesses,
+			late_attestations: Vec::new(),
 			evidence_seen: 0,
 			fetches,
 			step_secs: None,
