@@ -103,6 +103,16 @@ impl InnerTrainer {
 		})
 	}
 
+	/// Its state, the trainer consumed: the model's parameters are copied out and dropped
+	/// before the moments are, so a verifier's peak at the end of a replay holds about one
+	/// copy of the model beside the trainer, where [`InnerTrainer::state`] holds three.
+	pub fn into_state(self) -> Result<StepState> {
+		let InnerTrainer { model, optimizer, step, .. } = self;
+		let params = model.params().flatten()?;
+		drop(model);
+		Ok(StepState { params, step, moments: optimizer.into_moments()? })
+	}
+
 	/// Continues from `state`'s position and moments (its residual is the compressor's).
 	pub fn restore(&mut self, state: &WorkState) -> Result<()> {
 		self.restore_at(state.step, state.moments.as_ref())

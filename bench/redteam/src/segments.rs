@@ -58,7 +58,11 @@ pub fn findings(setup: &Setup, lengths: &[u32], jobs: u32, rounds: u32) -> Resul
 						(&states[first as usize], &states[(first + f.steps) as usize]);
 					let replayed =
 						replayer.replay_segment(start, &r.seeds[who], first, f.steps, None)?;
-					into[first as usize].push(judge_segment(start, end, &replayed));
+					into[first as usize].push(judge_segment(
+						start.view(),
+						end.view(),
+						replayed.view(),
+					));
 				}
 			}
 		}

@@ -123,7 +123,7 @@ fn measure(
 		let (from, to) = (&states[k as usize], &states[k as usize + 1]);
 		for (on, into) in [(seed, &mut honest), (other, &mut wrong)] {
 			let replayed = cpu.replay_segment(from, &on, k, 1, None)?;
-			let j = judge_segment(from, to, &replayed);
+			let j = judge_segment(from.view(), to.view(), replayed.view());
 			into.push(json!({
 				"step": k,
 				"valid": j.verdict == grid_primitives::work::Verdict::Valid,

@@ -113,6 +113,15 @@ impl AdamW {
 		Moments { m: self.m.concat(), v: self.v.concat() }
 	}
 
+	/// The moments, flat in variable order, each variable's freed once copied: at most one
+	/// variable's moments are held twice, where [`AdamW::moments`] holds them all twice.
+	pub fn into_moments(self) -> Moments {
+		let AdamW { vars, m, v, .. } = self;
+		// The variables share the model's tensors: they go first, with the model's.
+		drop(vars);
+		Moments { m: concat_freeing(m), v: concat_freeing(v) }
+	}
+
 	/// Restores a saved step count and moments (flat, in variable order).
 	pub fn restore(&mut self, steps: i32, moments: &Moments) -> Result<()> {
 		let len: usize = self.m.iter().map(Vec::len).sum();
@@ -161,6 +170,15 @@ impl AdamW {
 		}
 		Ok(())
 	}
+}
+
+/// `parts` end to end, each part freed as soon as it is copied.
+fn concat_freeing(parts: Vec<Vec<f32>>) -> Vec<f32> {
+	let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+	for part in parts {
+		out.extend_from_slice(&part);
+	}
+	out
 }
 
 #[cfg(test)]

@@ -130,6 +130,17 @@ impl Optimizer {
 		})
 	}
 
+	/// The moments, as [`Optimizer::moments`] gives them, the optimizer consumed: its
+	/// variables are dropped first, and host moments freed as they are copied.
+	pub fn into_moments(self) -> Result<Option<Moments>> {
+		Ok(match self {
+			Optimizer::AdamW(o) => Some(o.into_moments()),
+			Optimizer::Sgd(_) => None,
+			#[cfg(feature = "cuda")]
+			Optimizer::Gpu(o) => o.moments()?,
+		})
+	}
+
 	/// Restores a step count and the moments saved by [`Optimizer::moments`]; the kind must
 	/// match (moments for AdamW, none for SGD).
 	pub fn restore(&mut self, steps: u64, moments: Option<&Moments>) -> Result<()> {

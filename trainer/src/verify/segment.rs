@@ -42,8 +42,8 @@ use crate::{
 /// What the first moment gained over `start` in the steps to `end`, per parameter:
 /// `m − β₁ᵏ m_start` (for SGD, which keeps no moments, the parameters' change, which is its
 /// gradients). Computed as read: at a check's peak the verifier holds three whole states.
-fn gradients<'a>(start: &'a StepState, end: &'a StepState) -> Box<dyn Iterator<Item = f32> + 'a> {
-	match (&end.moments, &start.moments) {
+fn gradients<'a>(start: StepView<'a>, end: StepView<'a>) -> Box<dyn Iterator<Item = f32> + 'a> {
+	match (end.moments, start.moments) {
 		(Some(now), Some(then)) => {
 			let steps = i32::try_from(end.step.saturating_sub(start.step)).unwrap_or(0);
 			let decay = BETA1.powi(steps);
@@ -54,8 +54,8 @@ fn gradients<'a>(start: &'a StepState, end: &'a StepState) -> Box<dyn Iterator<I
 }
 
 /// The parameters' change from `start` to `end`, per parameter.
-fn change<'a>(start: &'a StepState, end: &'a StepState) -> Box<dyn Iterator<Item = f32> + 'a> {
-	Box::new(end.params.iter().zip(&start.params).map(|(p, p0)| p - p0))
+fn change<'a>(start: StepView<'a>, end: StepView<'a>) -> Box<dyn Iterator<Item = f32> + 'a> {
+	Box::new(end.params.iter().zip(start.params).map(|(p, p0)| p - p0))
 }
 
 /// A segment check's finding.
@@ -73,12 +73,12 @@ pub struct SegmentJudgement {
 /// followed `start`, against the state `replayed` that redoing them gave. Valid when both
 /// cosines reach [`VALID_COSINE`] and the step counts agree.
 pub fn judge_segment(
-	start: &StepState,
-	claimed: &StepState,
-	replayed: &StepState,
+	start: StepView<'_>,
+	claimed: StepView<'_>,
+	replayed: StepView<'_>,
 ) -> SegmentJudgement {
 	let shapes_agree = claimed.params.len() == start.params.len()
-		&& claimed.moments.as_ref().map(|m| m.m.len()) == start.moments.as_ref().map(|m| m.m.len())
+		&& claimed.moments.map(|m| m.m.len()) == start.moments.map(|m| m.m.len())
 		&& claimed.step == replayed.step;
 	if !shapes_agree {
 		return SegmentJudgement {
@@ -130,7 +130,7 @@ impl Replayer {
 			let indices = batch_indices(seed, u64::from(i), self.batch_size, population);
 			trainer.step(&self.dataset.train_batch(&indices, &self.device)?)?;
 		}
-		trainer.state()
+		trainer.into_state()
 	}
 }
 
@@ -149,13 +149,15 @@ impl Replayer {
 	) -> Result<SegmentJudgement> {
 		let mut replayed = self.replay_segment(start, seed, first, steps, shift)?;
 		// Judged on what the steps did: a catch-up inside the segment moved both states alike.
+		// Only the recorded end's parameters are copied to undo it, not its moments.
 		let crossed = shift.filter(|s| (first..first + steps).contains(&s.at));
-		let mut end = Cow::Borrowed(end);
+		let mut end_params = Cow::Borrowed(&end.params[..]);
 		if let Some(shift) = crossed {
-			shift.undo(&mut end.to_mut().params)?;
+			shift.undo(end_params.to_mut())?;
 			shift.undo(&mut replayed.params)?;
 		}
-		Ok(judge_segment(start, &end, &replayed))
+		let end = StepView { params: &end_params, ..end.view() };
+		Ok(judge_segment(start.view(), end, replayed.view()))
 	}
 
 	/// A peer's segment check: the steps redone as its round may have run. In a job whose

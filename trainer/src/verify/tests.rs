@@ -433,7 +433,7 @@ fn segment_checks_pass_honest_steps_and_refuse_other_data_and_made_up_states() {
 		let (start, end) = (&honest[first as usize], &honest[(first + k) as usize]);
 		let replayed = rep.replay_segment(start, &seed, first, k, None).unwrap();
 		assert_eq!(&replayed, end, "steps {first}..{}", first + k);
-		let j = judge_segment(start, end, &replayed);
+		let j = judge_segment(start.view(), end.view(), replayed.view());
 		assert_eq!(j.verdict, Verdict::Valid, "{j:?}");
 	}
 	// Trained on other data (another seed's batches) but claimed as `seed`'s: every
@@ -442,7 +442,7 @@ fn segment_checks_pass_honest_steps_and_refuse_other_data_and_made_up_states() {
 	for (first, k) in [(0u32, 1u32), (5, 1), (3, 4), (8, 4)] {
 		let (start, end) = (&wrong[first as usize], &wrong[(first + k) as usize]);
 		let replayed = rep.replay_segment(start, &seed, first, k, None).unwrap();
-		let j = judge_segment(start, end, &replayed);
+		let j = judge_segment(start.view(), end.view(), replayed.view());
 		eprintln!("other data, steps {first}..{}: {j:?}", first + k);
 		assert_eq!(j.verdict, Verdict::Invalid, "steps {first}..{}: {j:?}", first + k);
 		assert!(j.gradient_cosine < 0.9, "{j:?}");
@@ -456,10 +456,13 @@ fn segment_checks_pass_honest_steps_and_refuse_other_data_and_made_up_states() {
 		*p += 1e-3 * rng.normal() as f32;
 	}
 	let replayed = rep.replay_segment(start, &seed, 4, 1, None).unwrap();
-	assert_eq!(judge_segment(start, &made_up, &replayed).verdict, Verdict::Invalid);
+	assert_eq!(
+		judge_segment(start.view(), made_up.view(), replayed.view()).verdict,
+		Verdict::Invalid
+	);
 	// The honest end state claimed for more steps than it ran.
 	let replayed = rep.replay_segment(start, &seed, 4, 2, None).unwrap();
-	let j = judge_segment(start, &honest[5], &replayed);
+	let j = judge_segment(start.view(), honest[5].view(), replayed.view());
 	assert_eq!((j.verdict, j.gradient_cosine), (Verdict::Invalid, 0.0));
 	// A segment past the job's cap on steps is not replayed at all.
 	let err = rep.replay_segment(start, &seed, 99, 2, None).unwrap_err();
