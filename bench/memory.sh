@@ -8,15 +8,16 @@
 # another grid-trainer binary, each size runs with it first and then with this tree's, side by
 # side in one invocation, and the report gives the ratio. Writes bench/reports/memory.md and
 # memory.json (REPORT moves them), with each provider's live memory by thread at its peak from
-# grid-trainer's allocation ledger (`trainer/src/alloc_ledger.rs`). A joiner's state-sync time against model size is
+# grid-trainer's allocation ledger (`trainer/src/alloc_ledger.rs`), and each role's own highest. A joiner's state-sync time against model size is
 # bench/state_sync.sh's (reports/state_sync.md).
 #
 # usage: bench/memory.sh [SIZES]   (default "64,4,4,128 64,6,8,384 64,8,8,672":
 #        context,layers,heads,width each; about 1M, 11M and 44M parameters; add 64,12,12,768
-#        (85M) on a machine of 32 GB or more: two providers of about 14 GB each)
+#        (85M) or 64,14,12,768 (99.7M) on a machine of 32 GB or more: at 99.7M a provider held
+#        about 8 GB without a segment check beside its peak and over 12 GB with one)
 # Environment: BASELINE_TRAINER (a grid-trainer to compare with), BASELINE_SIZES (the sizes
 # it runs at; all by default), REPORT, GRID_BENCH_NO_BUILD=1 (use the binaries already
-# built). About 15 GB at 44M.
+# built), KEEP_LOGS=DIR (keep each run's node and provider logs there). About 15 GB at 44M.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -f scripts/build-env.sh ] && source scripts/build-env.sh
@@ -35,9 +36,14 @@ trap 'rm -rf "$work"' EXIT
 runs=()
 for size in $sizes; do
 	layers=$(echo "$size" | cut -d, -f2)
+	width=$(echo "$size" | cut -d, -f4)
 	# Longer rounds for larger models: two providers share two cores for their steps,
 	# evaluations, screens and checks.
 	blocks=$((6 + layers))
+	# And a longer exchange from width 768: at 100M the 8 s allowance (2 x grace + half the
+	# fetch window) left the proof of round 0 a few seconds late, in rounds of 20 and 34
+	# blocks alike.
+	fetch_ms=$((width >= 768 ? 24000 : 8000))
 	for which in baseline current; do
 		trainer=$bin/grid-trainer
 		if [ "$which" = baseline ]; then
@@ -50,7 +56,7 @@ for size in $sizes; do
 		status=0
 		GRID_TRAINER_BIN=$trainer RUST_LOG=${RUST_LOG:-info} "$bin/gpu_job" --device cpu \
 			--gpu-providers 2 --mixed-gpu 0 --mixed-cpu 0 --large "$size" --large-batch 8 \
-			--rounds 2 --round-blocks "$blocks" --max-steps 2 --grace-ms 2000 --fetch-ms 8000 \
+			--rounds 2 --round-blocks "$blocks" --max-steps 2 --grace-ms 2000 --fetch-ms "$fetch_ms" \
 			--threads 1 --eval-samples 100 --out "$dir" --keep "$dir/keep" >"$dir.log" 2>&1 \
 			|| status=$?
 		echo "   exit $status" >&2
@@ -61,6 +67,15 @@ for size in $sizes; do
 			line=$(grep -a "live memory at its peak so far" "$log" | tail -1 || true)
 			if [ -n "$line" ]; then echo "$(basename "$log" .log)	${line#*so far: }"; fi
 		done >"$dir/ledger.tsv"
+		# And each role's own highest (a segment check that missed the peak shows here).
+		for log in "$dir"/keep/*.log; do
+			line=$(grep -a "each role's own highest so far" "$log" | tail -1 || true)
+			if [ -n "$line" ]; then echo "$(basename "$log" .log)	${line#*so far: }"; fi
+		done >"$dir/highs.tsv"
+		if [ -n "${KEEP_LOGS:-}" ]; then
+			mkdir -p "$KEEP_LOGS/$which-${size//,/-}"
+			cp "$dir/keep"/*.log "$dir.log" "$KEEP_LOGS/$which-${size//,/-}/" || true
+		fi
 		rm -rf "$dir/keep"
 		runs+=("$which=$size=$dir/gpu_e2e.json=$status")
 	done

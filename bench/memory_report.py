@@ -8,7 +8,8 @@ the smallest size) / (4 bytes × (parameters − the smallest's)): the fixed par
 dataset, evaluation batches, libp2p) dominates small models; with a baseline, the ratio of the
 current peak to the baseline's. Where the providers' logs held their allocation ledger's last
 line (a ledger.tsv beside the run's JSON), what each thread role held in blocks of 1 MiB or
-more when that total peaked.
+more when that total peaked, and each role's own highest over the run (highs.tsv; a role's
+high need not fall at the total's peak).
 
 usage: memory_report.py REPORT COMMIT WHICH=SIZE=JSON=STATUS...
 """
@@ -34,7 +35,33 @@ def read_run(spec):
     run["passed"] = int(status) == 0 and not job["failures"]
     run["peaks_mib"] = [m["peak_rss_mib"] for m in job["members"] if m["peak_rss_mib"]]
     run["ledger"] = read_ledger(Path(path).parent / "ledger.tsv")
+    run["role_highs"] = read_highs(Path(path).parent / "highs.tsv")
     return run
+
+
+def parse_roles(text):
+    """`role MiB, role MiB, …` as {role: MiB}."""
+    by_role = {}
+    for part in text.split(", "):
+        role, _, mib = part.rpartition(" ")
+        if role and mib.isdigit():
+            by_role[role] = int(mib)
+    return by_role
+
+
+def read_highs(path):
+    """Per provider: each role's own highest live large blocks (MiB)."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        provider, _, text = line.partition("\t")
+        roles = parse_roles(text)
+        if roles:
+            out.append({"provider": provider, "roles_mib": roles})
+    return out
 
 
 def read_ledger(path):
@@ -47,11 +74,7 @@ def read_ledger(path):
     for line in lines:
         provider, _, text = line.partition("\t")
         total, _, roles = text.partition(" MiB in blocks of 1 MiB or more")
-        by_role = {}
-        for part in roles.lstrip(": ").split(", "):
-            role, _, mib = part.rpartition(" ")
-            if role and mib.isdigit():
-                by_role[role] = int(mib)
+        by_role = parse_roles(roles.lstrip(": "))
         if total.strip().isdigit():
             out.append({"provider": provider, "total_mib": int(total), "roles_mib": by_role})
     return out
@@ -69,6 +92,24 @@ def summary(run):
         "copies_mean": round(mean / model_mib, 1),
         "copies_max": round(max(peaks) / model_mib, 1),
     }
+
+
+def role_table(headline, key, caption, total_head):
+    """A markdown table of every run's `key` entries (per provider, MiB by role), with a
+    column of their totals when `total_head` names it; no lines when there are none."""
+    rows = []
+    for entry in headline:
+        for which in ("baseline", "current"):
+            for e in entry.get(which, {}).get(key, []):
+                cells = [entry["size"], which, e["provider"]]
+                if total_head:
+                    cells.append(f"{e['total_mib']:,}")
+                cells.append(", ".join(f"{role} {mib:,}" for role, mib in e["roles_mib"].items()))
+                rows.append("| " + " | ".join(cells) + " |")
+    if not rows:
+        return []
+    head = ["GPT", "trainer", "provider"] + ([total_head] if total_head else []) + ["by role"]
+    return [caption, "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head), *rows, ""]
 
 
 def main():
@@ -90,6 +131,7 @@ def main():
                 **({"failures": run["failures"]} if run.get("failures") else {}),
                 **({"error": run["error"]} if "error" in run else {}),
                 **({"ledger": run["ledger"]} if run.get("ledger") else {}),
+                **({"role_highs": run["role_highs"]} if run.get("role_highs") else {}),
             }
         for which, run in by.items():
             s = entry[which]
@@ -143,25 +185,21 @@ def main():
         *rows,
         "",
     ]
-    ledger_rows = [
-        f"| {entry['size']} | {which} | {l['provider']} | {l['total_mib']:,} | "
-        + ", ".join(f"{role} {mib:,}" for role, mib in l["roles_mib"].items())
-        + " |"
-        for entry in headline
-        for which in ("baseline", "current")
-        for l in entry.get(which, {}).get("ledger", [])
-    ]
-    if ledger_rows:
-        lines += [
-            "Live memory by thread role when it peaked (each provider's allocation ledger, "
-            "`trainer/src/alloc_ledger.rs`: blocks of 1 MiB or more, charged to the thread "
-            "that allocated them, MiB):",
-            "",
-            "| GPT | trainer | provider | live at the peak | by role |",
-            "|---|---|---|---|---|",
-            *ledger_rows,
-            "",
-        ]
+    lines += role_table(
+        headline,
+        "ledger",
+        "Live memory by thread role when it peaked (each provider's allocation ledger, "
+        "`trainer/src/alloc_ledger.rs`: blocks of 1 MiB or more, charged to the thread "
+        "that allocated them, MiB):",
+        "live at the peak",
+    )
+    lines += role_table(
+        headline,
+        "role_highs",
+        "Each role's own highest live memory over the run (the same ledger, MiB; the roles' "
+        "highs fall at different moments, so they do not add up to a peak):",
+        None,
+    )
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text("\n".join(lines))
     report.with_suffix(".json").write_text(json.dumps({"commit": commit, "sizes": headline}, indent=2) + "\n")

@@ -1,6 +1,8 @@
 //! Which thread's allocations hold a process's memory: a global allocator over the system's
 //! that counts every live block of [`LARGE_BLOCK`] bytes or more against the thread that
-//! allocated it, and keeps the breakdown at the highest total seen.
+//! allocated it, and keeps the breakdown at the highest total seen and each role's own
+//! highest (a role's high need not fall at the total's peak: a segment check that never
+//! overlapped the peak still shows what it held).
 //!
 //! Why: a provider's resident memory peaks at tens of copies of its model while its threads
 //! (training, evaluation, verification, checkpoints) overlap (`bench/README.md`, "Memory per
@@ -80,13 +82,22 @@ pub struct Breakdown {
 	pub roles: Vec<(String, u64)>,
 }
 
+impl Breakdown {
+	/// The roles alone, `role MiB` each, largest first, comma-separated.
+	pub fn roles_mib(&self) -> String {
+		let mib = |b: u64| b as f64 / f64::from(1u32 << 20);
+		let roles: Vec<String> =
+			self.roles.iter().map(|(role, bytes)| format!("{role} {:.0}", mib(*bytes))).collect();
+		roles.join(", ")
+	}
+}
+
 impl std::fmt::Display for Breakdown {
 	fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-		let mib = |b: u64| b as f64 / f64::from(1u32 << 20);
-		write!(f, "{:.0} MiB in blocks of 1 MiB or more", mib(self.total))?;
-		for (i, (role, bytes)) in self.roles.iter().enumerate() {
-			let sep = if i == 0 { ": " } else { ", " };
-			write!(f, "{sep}{role} {:.0}", mib(*bytes))?;
+		let mib = self.total as f64 / f64::from(1u32 << 20);
+		write!(f, "{mib:.0} MiB in blocks of 1 MiB or more")?;
+		if !self.roles.is_empty() {
+			write!(f, ": {}", self.roles_mib())?;
 		}
 		Ok(())
 	}
@@ -131,6 +142,8 @@ pub struct Ledger {
 	/// The per-slot counts when `peak` was reached (approximately: another thread may move
 	/// a count while they are copied).
 	at_peak: [AtomicI64; SLOTS],
+	/// Each slot's own highest count.
+	highs: [AtomicI64; SLOTS],
 	copying: AtomicBool,
 }
 
@@ -148,6 +161,7 @@ impl Ledger {
 			total: AtomicI64::new(0),
 			peak: AtomicI64::new(0),
 			at_peak: [const { AtomicI64::new(0) }; SLOTS],
+			highs: [const { AtomicI64::new(0) }; SLOTS],
 			copying: AtomicBool::new(false),
 		}
 	}
@@ -160,6 +174,12 @@ impl Ledger {
 	/// Live large blocks per role when their total was highest.
 	pub fn peak(&self) -> Breakdown {
 		self.breakdown(&self.at_peak)
+	}
+
+	/// Each role's own highest live large blocks, whenever it was (the total is their sum,
+	/// which no moment need have held).
+	pub fn highs(&self) -> Breakdown {
+		self.breakdown(&self.highs)
 	}
 
 	fn breakdown(&self, counts: &[AtomicI64; SLOTS]) -> Breakdown {
@@ -192,7 +212,8 @@ impl Ledger {
 				&& cell.compare_exchange(seen, entry, Ordering::AcqRel, Ordering::Relaxed).is_ok()
 		});
 		let slot = if placed { slot } else { UNTRACKED };
-		self.live[slot].fetch_add(size as i64, Ordering::Relaxed);
+		let live = self.live[slot].fetch_add(size as i64, Ordering::Relaxed) + size as i64;
+		self.highs[slot].fetch_max(live, Ordering::Relaxed);
 		let total = self.total.fetch_add(size as i64, Ordering::Relaxed) + size as i64;
 		if total > self.peak.fetch_max(total, Ordering::Relaxed) {
 			self.copy_peak();
@@ -329,6 +350,12 @@ mod tests {
 		}
 		assert_eq!(ledger.now(), Breakdown::default());
 		assert_eq!(ledger.peak().total, 8 << 20, "the peak stays");
+		// The writer's 2 MiB never met the peak (freed before the realloc), but its own
+		// high stays.
+		let highs = ledger.highs();
+		assert_eq!(writer(&ledger.peak()), None);
+		assert_eq!(writer(&highs), Some(2 << 20), "{highs}");
+		assert!(highs.roles_mib().contains("ledger test writer 2"), "{highs}");
 	}
 
 	#[test]

@@ -114,26 +114,29 @@ pub struct Disconnect {
 	pub at_round: RoundIndex,
 }
 
-/// A commitment that gossip loses on its way to one peer.
+/// One peer's gossip message of one round, on its way to another peer: what a
+/// `lost_commitment` or `late_attestation` entry names.
 #[derive(Clone, Debug, PartialEq)]
-pub struct LostCommitment {
-	/// Whose commitment.
+pub struct GossipMessage {
+	/// Whose message.
 	pub of: PeerId,
-	/// Who never hears it.
+	/// Who it is on its way to.
 	pub at: PeerId,
 	/// Of which round.
 	pub round: RoundIndex,
 }
 
+impl GossipMessage {
+	fn is(&self, me: &PeerId, of: &PeerId, round: RoundIndex) -> bool {
+		&self.at == me && &self.of == of && self.round == round
+	}
+}
+
 /// An attestation that reaches one peer late.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LateAttestation {
-	/// Whose attestation.
-	pub of: PeerId,
-	/// Who hears it late.
-	pub at: PeerId,
-	/// Of which round.
-	pub round: RoundIndex,
+	/// Which attestation, to whom.
+	pub message: GossipMessage,
 	/// How late.
 	pub delay_ms: u64,
 }
@@ -150,7 +153,7 @@ pub struct Scenario {
 	/// Breaks.
 	pub disconnects: Vec<Disconnect>,
 	/// Commitments lost on gossip.
-	pub lost_commitments: Vec<LostCommitment>,
+	pub lost_commitments: Vec<GossipMessage>,
 	/// Attestations gossip brings late.
 	pub late_attestations: Vec<LateAttestation>,
 }
@@ -221,6 +224,24 @@ fn peer(what: &str, s: &str) -> Result<PeerId, ScenarioError> {
 	})
 }
 
+fn gossip_message(
+	what: &str,
+	of: &str,
+	at: &str,
+	round: RoundIndex,
+) -> Result<GossipMessage, ScenarioError> {
+	Ok(GossipMessage { of: peer(what, of)?, at: peer(what, at)?, round })
+}
+
+/// Parses a list of `kind` entries, each named in errors by its place (`kind 2`).
+fn entries<R, T>(
+	kind: &str,
+	raw: Vec<R>,
+	parse: impl Fn(&str, R) -> Result<T, ScenarioError>,
+) -> Result<Vec<T>, ScenarioError> {
+	raw.into_iter().enumerate().map(|(i, r)| parse(&format!("{kind} {}", i + 1), r)).collect()
+}
+
 impl FromStr for Scenario {
 	type Err = ScenarioError;
 
@@ -265,44 +286,16 @@ impl FromStr for Scenario {
 			}
 			rules.push(Rule { target, from_round: r.from_round, until_round: r.until_round, spec });
 		}
-		let disconnects = raw
-			.disconnect
-			.into_iter()
-			.enumerate()
-			.map(|(i, d)| {
-				Ok(Disconnect {
-					peer: peer(&format!("disconnect {}", i + 1), &d.peer)?,
-					at_round: d.at_round,
-				})
-			})
-			.collect::<Result<_, ScenarioError>>()?;
-		let lost_commitments = raw
-			.lost_commitment
-			.into_iter()
-			.enumerate()
-			.map(|(i, l)| {
-				let what = format!("lost_commitment {}", i + 1);
-				Ok(LostCommitment {
-					of: peer(&what, &l.of)?,
-					at: peer(&what, &l.at)?,
-					round: l.round,
-				})
-			})
-			.collect::<Result<_, ScenarioError>>()?;
-		let late_attestations = raw
-			.late_attestation
-			.into_iter()
-			.enumerate()
-			.map(|(i, l)| {
-				let what = format!("late_attestation {}", i + 1);
-				Ok(LateAttestation {
-					of: peer(&what, &l.of)?,
-					at: peer(&what, &l.at)?,
-					round: l.round,
-					delay_ms: l.delay_ms,
-				})
-			})
-			.collect::<Result<_, ScenarioError>>()?;
+		let disconnects = entries("disconnect", raw.disconnect, |what, d| {
+			Ok(Disconnect { peer: peer(what, &d.peer)?, at_round: d.at_round })
+		})?;
+		let lost_commitments = entries("lost_commitment", raw.lost_commitment, |what, l| {
+			gossip_message(what, &l.of, &l.at, l.round)
+		})?;
+		let late_attestations = entries("late_attestation", raw.late_attestation, |what, l| {
+			let message = gossip_message(what, &l.of, &l.at, l.round)?;
+			Ok(LateAttestation { message, delay_ms: l.delay_ms })
+		})?;
 		Ok(Scenario {
 			uplink_mbit: raw.uplink_mbit,
 			default: raw.default,
@@ -352,7 +345,7 @@ impl Scenario {
 
 	/// Whether gossip loses `of`'s commitment of `round` on its way to `me`.
 	pub fn loses_commitment(&self, me: &PeerId, of: &PeerId, round: RoundIndex) -> bool {
-		self.lost_commitments.iter().any(|l| &l.at == me && &l.of == of && l.round == round)
+		self.lost_commitments.iter().any(|l| l.is(me, of, round))
 	}
 
 	/// How late gossip brings `of`'s attestation of `round` to `me` (`None`: on time).
@@ -364,7 +357,7 @@ impl Scenario {
 	) -> Option<Duration> {
 		self.late_attestations
 			.iter()
-			.find(|l| &l.at == me && &l.of == of && l.round == round)
+			.find(|l| l.message.is(me, of, round))
 			.map(|l| Duration::from_millis(l.delay_ms))
 	}
 }
@@ -445,6 +438,9 @@ mod tests {
 		let e = err(&format!("[[lost_commitment]]\nof = \"{p}\"\nat = \"x\"\nround = 1"));
 		assert!(e.contains("lost_commitment 1") && e.contains("bad peer id"), "{e}");
 		assert!(err(&format!("[[lost_commitment]]\nof = \"{p}\"\nround = 1")).contains("at"));
+		let good = format!("[[disconnect]]\npeer = \"{p}\"\nat_round = 1\n");
+		let e = err(&format!("{good}[[disconnect]]\npeer = \"x\"\nat_round = 2"));
+		assert!(e.contains("disconnect 2") && e.contains("bad peer id"), "{e}");
 		assert_eq!("uplink_mbit = 20".parse::<Scenario>().unwrap().uplink_mbit, Some(20.0));
 	}
 }

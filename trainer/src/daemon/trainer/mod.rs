@@ -566,6 +566,8 @@ impl Trainer {
 			let peak = crate::alloc_ledger::LEDGER.peak();
 			if peak.total > 0 {
 				tracing::info!("round {}: live memory at its peak so far: {peak}", record.round);
+				let highs = crate::alloc_ledger::LEDGER.highs().roles_mib();
+				tracing::info!("round {}: each role's own highest so far: {highs}", record.round);
 			}
 			push_history(
 				&mut self.totals.history,
