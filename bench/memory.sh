@@ -14,7 +14,7 @@
 # usage: bench/memory.sh [SIZES]   (default "64,4,4,128 64,6,8,384 64,8,8,672":
 #        context,layers,heads,width each; about 1M, 11M and 44M parameters; add 64,12,12,768
 #        (85M) or 64,14,12,768 (99.7M) on a machine of 32 GB or more: at 99.7M a provider held
-#        about 8 GB without a segment check beside its peak and over 12 GB with one)
+#        about 8 GB without verification beside its peak and over 12 GB with it)
 # Environment: BASELINE_TRAINER (a grid-trainer to compare with), BASELINE_SIZES (the sizes
 # it runs at; all by default), REPORT, GRID_BENCH_NO_BUILD=1 (use the binaries already
 # built), KEEP_LOGS=DIR (keep each run's node and provider logs there). About 15 GB at 44M.

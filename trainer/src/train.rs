@@ -143,9 +143,14 @@ impl InnerTrainer {
 	pub fn step(&mut self, batch: &Batch) -> Result<StepStats> {
 		let loss = self.model.loss(batch)?;
 		let lr = self.schedule.lr(self.step);
-		let grad_norm = self.optimizer.step(&loss.backward()?, lr, self.clip)?;
+		let grads = loss.backward()?;
+		// The loss holds the forward pass's graph, every activation in it: read and dropped
+		// before the update, so those do not sit beside the gradients' host copies.
+		let loss_value = loss.to_scalar::<f32>()?;
+		drop(loss);
+		let grad_norm = self.optimizer.step(grads, lr, self.clip)?;
 		self.step += 1;
-		Ok(StepStats { loss: loss.to_scalar::<f32>()?, grad_norm, lr })
+		Ok(StepStats { loss: loss_value, grad_norm, lr })
 	}
 }
 

@@ -184,7 +184,7 @@ fn concat_freeing(parts: Vec<Vec<f32>>) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
 	use super::*;
-	use crate::optim::host_grads;
+	use crate::optim::{host_grads, take_host_grads};
 	use candle_core::{Device, Tensor};
 
 	/// Reference AdamW on plain floats.
@@ -214,7 +214,13 @@ mod tests {
 				+ (b.as_tensor() * 3.0).unwrap().sum_all().unwrap())
 			.unwrap();
 			seen.push(w.as_tensor().to_vec2::<f32>().unwrap()[0][0] as f64);
-			let grads = host_grads(&loss.backward().unwrap(), &vars).unwrap();
+			let mut store = loss.backward().unwrap();
+			let grads = host_grads(&store, &vars).unwrap();
+			// Taken out, they are the same values, and gone from the store.
+			assert_eq!(take_host_grads(&mut store, &vars).unwrap(), grads);
+			assert!(vars.iter().all(|(_, v)| store.get(v.as_tensor()).is_none()));
+			let again = take_host_grads(&mut store, &vars).unwrap_err().to_string();
+			assert!(again.contains("parameter b has no gradient"), "{again}");
 			opt.step(&grads, 0.01, 1.0).unwrap();
 		}
 		let b_ref = reference(0.5, &[3.0; 5], 0.01, 0.0);

@@ -25,18 +25,32 @@ pub use schedule::Schedule;
 /// The gradients of `vars` (in order) copied to the host. A parameter without a gradient is
 /// an error: it means the graph is cut somewhere, which must not pass silently.
 pub fn host_grads(grads: &GradStore, vars: &[(String, Var)]) -> Result<Vec<Vec<f32>>> {
-	grads_of(grads, vars)?.iter().map(|g| Ok(g.flatten_all()?.to_vec1::<f32>()?)).collect()
+	grads_of(grads, vars)?.iter().map(to_host).collect()
+}
+
+/// [`host_grads`], each gradient taken out of `grads` and freed once copied: a step holds
+/// one copy of the gradients at a time, not the store's and the host's side by side.
+pub fn take_host_grads(grads: &mut GradStore, vars: &[(String, Var)]) -> Result<Vec<Vec<f32>>> {
+	vars.iter()
+		.map(|(name, var)| {
+			let g = grads.remove(var.as_tensor()).ok_or_else(|| missing(name))?;
+			to_host(&g)
+		})
+		.collect()
+}
+
+fn to_host(g: &Tensor) -> Result<Vec<f32>> {
+	Ok(g.flatten_all()?.to_vec1::<f32>()?)
+}
+
+fn missing(name: &str) -> Error {
+	Error::Config(format!("parameter {name} has no gradient"))
 }
 
 /// The gradients of `vars` (in order), where they are; an error for a parameter without one.
 pub fn grads_of(grads: &GradStore, vars: &[(String, Var)]) -> Result<Vec<Tensor>> {
 	vars.iter()
-		.map(|(name, var)| {
-			grads
-				.get(var.as_tensor())
-				.cloned()
-				.ok_or_else(|| Error::Config(format!("parameter {name} has no gradient")))
-		})
+		.map(|(name, var)| grads.get(var.as_tensor()).cloned().ok_or_else(|| missing(name)))
 		.collect()
 }
 
@@ -157,13 +171,14 @@ impl Optimizer {
 	}
 
 	/// One update from a backward pass's gradients with learning rate `lr`, the gradients
-	/// clipped to global norm `clip`. Returns the gradient norm before clipping.
-	pub fn step(&mut self, grads: &GradStore, lr: f64, clip: Option<f64>) -> Result<f64> {
+	/// clipped to global norm `clip`. Returns the gradient norm before clipping. Takes the
+	/// store: on the host each gradient is freed as it is copied out.
+	pub fn step(&mut self, mut grads: GradStore, lr: f64, clip: Option<f64>) -> Result<f64> {
 		#[cfg(feature = "cuda")]
 		if let Optimizer::Gpu(o) = self {
-			return o.step(grads, lr, clip);
+			return o.step(&grads, lr, clip);
 		}
-		let grads = host_grads(grads, self.vars())?;
+		let grads = take_host_grads(&mut grads, self.vars())?;
 		let norm = global_norm(&grads);
 		self.host_step(&grads, lr, clip_factor(norm, clip))?;
 		Ok(norm)
