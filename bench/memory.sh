@@ -34,6 +34,15 @@ sizes=${1:-"64,4,4,128 64,6,8,384 64,8,8,672"}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 runs=()
+# Per provider log in DIR/keep, the last line saying PHRASE, as "provider<TAB>what follows
+# the phrase's 'so far: '".
+last_said() {
+	local log line
+	for log in "$1"/keep/*.log; do
+		line=$(grep -a "$2" "$log" | tail -1 || true)
+		if [ -n "$line" ]; then echo "$(basename "$log" .log)	${line#*so far: }"; fi
+	done
+}
 for size in $sizes; do
 	layers=$(echo "$size" | cut -d, -f2)
 	width=$(echo "$size" | cut -d, -f4)
@@ -61,17 +70,11 @@ for size in $sizes; do
 			|| status=$?
 		echo "   exit $status" >&2
 		# Each provider's last word from its allocation ledger (grid-trainer's
-		# `alloc_ledger`: live large blocks by thread at their peak); a baseline binary
-		# without one leaves the file empty. The kept data directories go at once.
-		for log in "$dir"/keep/*.log; do
-			line=$(grep -a "live memory at its peak so far" "$log" | tail -1 || true)
-			if [ -n "$line" ]; then echo "$(basename "$log" .log)	${line#*so far: }"; fi
-		done >"$dir/ledger.tsv"
-		# And each role's own highest (a segment check that missed the peak shows here).
-		for log in "$dir"/keep/*.log; do
-			line=$(grep -a "each role's own highest so far" "$log" | tail -1 || true)
-			if [ -n "$line" ]; then echo "$(basename "$log" .log)	${line#*so far: }"; fi
-		done >"$dir/highs.tsv"
+		# `alloc_ledger`): live large blocks by thread at their peak, and each role's own
+		# highest (verification that missed the peak shows there); a baseline binary
+		# without them leaves the files empty. The kept data directories go at once.
+		last_said "$dir" "live memory at its peak so far" >"$dir/ledger.tsv"
+		last_said "$dir" "each role's own highest so far" >"$dir/highs.tsv"
 		if [ -n "${KEEP_LOGS:-}" ]; then
 			mkdir -p "$KEEP_LOGS/$which-${size//,/-}"
 			cp "$dir/keep"/*.log "$dir.log" "$KEEP_LOGS/$which-${size//,/-}/" || true
