@@ -137,13 +137,19 @@ impl Follower {
 			if !openable {
 				// The round settled (or this trainer is not in it). A proof that completed
 				// the round settled it in its own block, so it may never have been seen
-				// among the open round's proofs: what was paid tells.
-				let paid =
-					p.seen || block.contribution(self.config.job, round, &self.me).await?.is_some();
+				// among the open round's proofs: what was paid tells (a proof on chain is
+				// not yet a payment, and a copy's claim is kept at zero).
+				let contribution = block.contribution(self.config.job, round, &self.me).await?;
+				let paid = contribution.is_some_and(|c| c.reward > 0);
 				if !paid {
-					tracing::warn!(
-						"round {round}: not paid (the proof was late, or the round had no quorum)"
-					);
+					let why = if p.seen {
+						"too few of the others used this trainer's update, or it attested \
+						 another model than the quorum's"
+					} else {
+						"the proof came too late, the round had no quorum, or too few of the \
+						 others used this trainer's update"
+					};
+					tracing::warn!("round {round}: not paid: {why}");
 				}
 				self.shared().unsent -= 1;
 				continue;

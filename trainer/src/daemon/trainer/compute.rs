@@ -11,6 +11,7 @@ use grid_primitives::job::RoundIndex;
 
 use super::{
 	keeper::{Keep, Kept},
+	step_time::StepTime,
 	training::{Pace, Start, StopAt},
 	Trainer,
 };
@@ -113,7 +114,7 @@ impl Trainer {
 			}
 			None => return Ok(None),
 		};
-		self.step_secs = trained.step_secs;
+		self.step_time = trained.step_time;
 		let mut local = trained.local;
 		if local.steps == 0 {
 			return Ok(None);
@@ -135,7 +136,11 @@ impl Trainer {
 			let batch = u64::from(self.config.job.training.batch_size);
 			(local.steps, local.samples) = (claim, u64::from(claim) * batch);
 		}
+		let steps = local.steps;
 		let own = self.commit(round, local, digests, trajectory, trained.compute)?;
+		if let Some(end) = end {
+			report_late(round, end, steps, trained.step_time, trained.ended);
+		}
 		let sealing = trained.ended.elapsed().as_secs_f64();
 		self.seal_secs = Some(self.seal_secs.map_or(sealing, |s| 0.5 * s + 0.5 * sealing));
 		Ok(Some(Computed { own, overlap_wait: trained.overlapped.then_some(trained.waited) }))
@@ -207,7 +212,7 @@ impl Trainer {
 			stop_at,
 			cap,
 			slowdown: self.config.compute_slowdown,
-			step_secs: self.step_secs,
+			step_time: self.step_time,
 		}
 	}
 
@@ -292,4 +297,29 @@ impl Trainer {
 		}
 		Ok(())
 	}
+}
+
+/// Warns when the update was committed after the round's commit deadline `end`: peers close
+/// their books a grace after it, so a later commitment is left out of the round (and its
+/// proof unpaid). Says where the time went: steps that ran past it, or sealing after them.
+fn report_late(
+	round: RoundIndex,
+	end: Instant,
+	steps: u32,
+	step_time: Option<StepTime>,
+	ended: Instant,
+) {
+	let now = Instant::now();
+	if now <= end {
+		return;
+	}
+	let past = |at: Instant| at.saturating_duration_since(end).as_millis();
+	tracing::warn!(
+		"round {round}: update committed {} ms after the commit deadline: its {steps} steps \
+		 (estimated {:.2} s each) ended {} ms past it, sealing took {} ms",
+		past(now),
+		step_time.map_or(0.0, |t| t.mean()),
+		past(ended),
+		now.duration_since(ended).as_millis()
+	);
 }

@@ -56,6 +56,7 @@ mod exchange;
 mod keeper;
 mod saver;
 mod setup;
+mod step_time;
 mod sync;
 mod training;
 mod worker;
@@ -128,7 +129,8 @@ pub struct Trainer {
 	late_attestations: Vec<(Instant, PeerId, SignedAttestation)>,
 	evidence_seen: usize,
 	fetches: Fetches,
-	step_secs: Option<f64>,
+	/// Running estimate of an inner step's duration, carried from round to round.
+	step_time: Option<step_time::StepTime>,
 	/// Running estimate of the time from a round's last step to its sealed update (s).
 	seal_secs: Option<f64>,
 	listen: Vec<Multiaddr>,
@@ -284,7 +286,7 @@ impl Trainer {
 		self.start_book(round);
 		let end = self.coordinator.deadline(round).map(instant_at);
 		// A trainer late for a round (its previous exchange overran) observes it too.
-		let step = Duration::from_secs_f64(self.step_secs.unwrap_or(0.0));
+		let step = Duration::from_secs_f64(self.step_time.map_or(0.0, |t| t.mean()));
 		// An overlapped round already training started at the last deadline.
 		let ahead = self.inner.running() == Some(round);
 		let in_time =

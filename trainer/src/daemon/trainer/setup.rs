@@ -196,7 +196,7 @@ impl Trainer {
 			late_attestations: Vec::new(),
 			evidence_seen: 0,
 			fetches,
-			step_secs: None,
+			step_time: None,
 			seal_secs: Some(seal_secs),
 			last_decided: None,
 			unserved: None,

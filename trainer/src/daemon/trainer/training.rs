@@ -28,6 +28,8 @@ use crate::{
 	work_state::WorkState,
 };
 
+use super::step_time::StepTime;
+
 /// How a round's inner steps are paced and fed.
 pub(super) struct Pace {
 	pub dataset: Arc<Dataset>,
@@ -42,8 +44,8 @@ pub(super) struct Pace {
 	pub cap: Option<u32>,
 	/// Each step takes this many times as long (a slow machine, for tests).
 	pub slowdown: f64,
-	/// The running estimate of a step's duration (s).
-	pub step_secs: Option<f64>,
+	/// The running estimate of a step's duration.
+	pub step_time: Option<StepTime>,
 }
 
 /// When a deadline round's steps stop, shared with the round loop: a chain job's
@@ -91,7 +93,7 @@ pub(super) struct Trained {
 	/// The trajectory's kept states, the start first, the end's last.
 	pub kept: Vec<(u32, Recorded)>,
 	/// The step-duration estimate after the round.
-	pub step_secs: Option<f64>,
+	pub step_time: Option<StepTime>,
 	/// Time spent training (waiting for S_r not counted).
 	pub compute: Duration,
 	/// Time an overlapped round waited at its catch-up step for S_r.
@@ -266,10 +268,10 @@ fn train(
 			RoundStart::CatchingUp { from: &from, catch_up, current: Box::new(current) }
 		}
 	};
-	let mut step_secs = pace.step_secs;
+	let mut step_time = pace.step_time;
 	let mut recorder = Recorder::new(numel);
 	let local = {
-		let batches = paced_batches(&pace, &mut step_secs, &waited);
+		let batches = paced_batches(&pace, &mut step_time, &waited);
 		train_from(trainer, round_start, batches, |at, t| recorder.observe(at, t))?
 	};
 	let ended = Instant::now();
@@ -281,7 +283,7 @@ fn train(
 		base: from,
 		overlapped: catch_up.is_some(),
 		kept,
-		step_secs,
+		step_time,
 		compute: began.elapsed().saturating_sub(waited),
 		waited,
 		ended,
@@ -292,7 +294,7 @@ fn train(
 /// step-duration estimate as they are taken (less what was spent `waited` for S_r).
 fn paced_batches<'a>(
 	pace: &'a Pace,
-	step_secs: &'a mut Option<f64>,
+	step_time: &'a mut Option<StepTime>,
 	waited: &'a AtomicU64,
 ) -> impl Iterator<Item = Result<Batch>> + 'a {
 	let population = pace.dataset.train_len();
@@ -308,7 +310,7 @@ fn paced_batches<'a>(
 				std::thread::sleep(took.mul_f64(pace.slowdown - 1.0));
 			}
 			let secs = took.as_secs_f64() * pace.slowdown;
-			*step_secs = Some(step_secs.map_or(secs, |s| 0.8 * s + 0.2 * secs));
+			*step_time = Some(StepTime::observe(*step_time, secs));
 		}
 		let capped = pace.cap.is_some_and(|m| i >= u64::from(m));
 		let go = !capped
@@ -316,7 +318,7 @@ fn paced_batches<'a>(
 				// A fixed round has no stop unless it is abandoned.
 				(Some(steps), stop) => i < u64::from(steps) && stop.is_none_or(|s| now < s),
 				(None, Some(stop)) => {
-					Instant::now() + Duration::from_secs_f64(step_secs.unwrap_or(0.0)) < stop
+					Instant::now() + step_time.map_or(Duration::ZERO, |t| t.bound()) < stop
 				}
 				// Not known yet: the round's deadline comes when the chain opens it.
 				(None, None) => true,
@@ -356,8 +358,33 @@ mod tests {
 			stop_at: StopAt::default(),
 			cap: None,
 			slowdown: 1.0,
-			step_secs: None,
+			step_time: None,
 		}
+	}
+
+	/// A deadline round starts a step only while the step's bound fits before the stop, not
+	/// merely its mean: after steps of 0.2 and 1.8 s in turn (a mean near 1 s) none starts
+	/// 2 s before the stop; after steady 1 s steps one does.
+	#[test]
+	fn a_deadline_round_starts_no_step_its_spread_says_may_overrun() {
+		let dataset = Arc::new(Dataset::Mnist(MnistDataset::shipped().unwrap()));
+		let estimate =
+			|steps: Vec<f64>| steps.into_iter().fold(None, |e, s| Some(StepTime::observe(e, s)));
+		let deadline = |step_time: Option<StepTime>| {
+			let mut p = pace(&dataset, 0, 0);
+			p.fixed = None;
+			p.stop_at = StopAt::new(Some(Instant::now() + Duration::from_secs(2)));
+			p.step_time = step_time;
+			p
+		};
+		let waited = AtomicU64::new(0);
+		let varied = estimate([0.2, 1.8].repeat(10));
+		assert!(varied.unwrap().mean() < 1.5, "{varied:?}");
+		let mut step_time = varied;
+		assert_eq!(paced_batches(&deadline(varied), &mut step_time, &waited).count(), 0);
+		let steady = estimate(vec![1.0; 30]);
+		let mut step_time = steady;
+		assert_eq!(paced_batches(&deadline(steady), &mut step_time, &waited).take(1).count(), 1);
 	}
 
 	fn trained(inner: &mut Inner, round: RoundIndex) -> Trained {
