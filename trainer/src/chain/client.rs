@@ -4,6 +4,8 @@
 use std::time::{Duration, Instant};
 
 use grid_primitives::job::JobId;
+// subxt's errors, not the engine's `crate::error` (which chain/ must not name).
+use subxt::error::{BackendError, ExtrinsicError, RpcError};
 use subxt::{
 	transactions::{Payload, TransactionStatus},
 	OnlineClient,
@@ -232,11 +234,12 @@ impl Chain {
 		signer: &Keypair,
 	) -> Result<()> {
 		let params = self.params(signer).await?;
-		let mut tx = self.at_best().await?.transactions();
+		let at = self.at_best().await?;
+		let mut tx = at.transactions();
 		tx.sign_and_submit(call, signer, params)
 			.await
 			.map(|_| ())
-			.map_err(|e| ChainError::Dispatch { call: name, error: e.to_string() })
+			.map_err(|e| refused(name, &e, at.metadata_ref()))
 	}
 
 	/// Signs `call` with `signer`, submits it, waits until it is in a best block, and returns
@@ -248,11 +251,12 @@ impl Chain {
 		signer: &Keypair,
 	) -> Result<TxEvents> {
 		let params = self.params(signer).await?;
-		let mut tx = self.at_best().await?.transactions();
+		let at = self.at_best().await?;
+		let mut tx = at.transactions();
 		let mut progress = tx
 			.sign_and_submit_then_watch(call, signer, params)
 			.await
-			.map_err(|e| ChainError::Dispatch { call: name, error: e.to_string() })?;
+			.map_err(|e| refused(name, &e, at.metadata_ref()))?;
 		while let Some(status) = progress.next().await {
 			let status = status.map_err(|e| ChainError::rpc("following a transaction", e))?;
 			match status {
@@ -273,6 +277,42 @@ impl Chain {
 		}
 		Err(ChainError::rpc("following a transaction", format!("{name}: the status stream ended")))
 	}
+}
+
+/// A submission the node refused, with why. subxt shows an RPC error's message and code
+/// ("Invalid Transaction (1010)") but not its data, where the node says why its pool refused
+/// the transaction; for a proof that is "Custom error: N", N being the index of the `Jobs`
+/// error `CheckProof` found (`pallets/jobs/src/proof_check.rs`), named here from `metadata`.
+fn refused(call: &'static str, e: &ExtrinsicError, metadata: &subxt::Metadata) -> ChainError {
+	let mut error = e.to_string();
+	if let Some(why) = pool_reason(e) {
+		let named = (call == "submit_proof").then(|| jobs_error(&why, metadata)).flatten();
+		error = match named {
+			Some(name) => format!("{error}: {why}, the jobs pallet's {name}"),
+			None => format!("{error}: {why}"),
+		};
+	}
+	ChainError::Dispatch { call, error }
+}
+
+/// The data of the RPC error a refused submission came back with.
+fn pool_reason(e: &ExtrinsicError) -> Option<String> {
+	let ExtrinsicError::ErrorSubmittingTransaction(BackendError::Rpc(RpcError::ClientError(
+		subxt::rpcs::Error::User(user),
+	))) = e
+	else {
+		return None;
+	};
+	let data = user.data.as_ref()?.get();
+	// A JSON string, as Substrate's author RPC writes it.
+	Some(serde_json::from_str::<String>(data).unwrap_or_else(|_| data.to_string()))
+}
+
+/// The `Jobs` error a pool's "Custom error: N" stands for.
+fn jobs_error(why: &str, metadata: &subxt::Metadata) -> Option<String> {
+	let index = why.strip_prefix("Custom error: ")?.parse::<u8>().ok()?;
+	let variant = metadata.pallet_by_name("Jobs")?.error_variant_by_index(index)?;
+	Some(variant.name.clone())
 }
 
 /// The chain as of one block, opened once for any number of reads.
@@ -555,5 +595,54 @@ impl Block {
 	) -> Result<Option<super::SignedProof>> {
 		let proof = self.entry("a proof", api::storage().jobs().proofs(), (job, *who)).await?;
 		Ok(proof.map(|p| p.0))
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	fn metadata() -> subxt::Metadata {
+		let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../metadata/grid.scale");
+		let bytes = std::fs::read(path).unwrap();
+		<subxt::Metadata as codec::Decode>::decode(&mut &bytes[..]).unwrap()
+	}
+
+	/// What a node's author RPC answers when its pool refuses a transaction.
+	fn pool_refusal(data: &str) -> ExtrinsicError {
+		let user = subxt::rpcs::UserError {
+			code: 1010,
+			message: "Invalid Transaction".into(),
+			data: Some(serde_json::value::RawValue::from_string(data.into()).unwrap()),
+		};
+		ExtrinsicError::ErrorSubmittingTransaction(BackendError::Rpc(RpcError::ClientError(
+			subxt::rpcs::Error::User(user),
+		)))
+	}
+
+	/// A proof the pool refused says which check failed, by name (it said only "Invalid
+	/// Transaction (1010)"); another call's custom code, and any other reason, are shown as
+	/// the node gave them.
+	#[test]
+	fn a_refused_proof_names_the_jobs_error() {
+		let metadata = metadata();
+		let jobs = metadata.pallet_by_name("Jobs").unwrap();
+		let named = |i| jobs.error_variant_by_index(i).map(|v| v.name.clone());
+		let index = (0..=u8::MAX).find(|&i| named(i).as_deref() == Some("RoundClosed")).unwrap();
+		let late = pool_refusal(&format!("\"Custom error: {index}\""));
+
+		let said = refused("submit_proof", &late, &metadata).to_string();
+		let reason = format!(
+			"Invalid Transaction (1010): Custom error: {index}, the jobs pallet's RoundClosed"
+		);
+		assert!(
+			said.starts_with("submit_proof failed on chain") && said.ends_with(&reason),
+			"{said}"
+		);
+		let other = refused("register", &late, &metadata).to_string();
+		assert!(other.ends_with(&format!("(1010): Custom error: {index}")), "{other}");
+		let stale = pool_refusal("\"Transaction is outdated\"");
+		let said = refused("submit_proof", &stale, &metadata).to_string();
+		assert!(said.ends_with("(1010): Transaction is outdated"), "{said}");
 	}
 }
