@@ -72,6 +72,7 @@ min_provider_stake = 100
 [training]
 round_blocks = 14
 batch_size = 32
+max_steps = 40
 inner = {{ optimizer = "adamw", lr = 0.005 }}
 outer_momentum = 0.5
 compression = {{ scheme = "int8", chunk = 256 }}
@@ -84,11 +85,13 @@ compression = {{ scheme = "int8", chunk = 256 }}
 // provider's proof miss the round's deadline (`RoundClosed`) and it went unpaid. They run on
 // the verify worker now; every provider is paid for every round here.
 //
-// The rounds leave the providers' 100 steps (0.4 s each alone on two cores) half a minute
-// to spare: the test lanes share the two cores, and compute runs at the lowest priority,
-// so while another lane's processes (a node starting) take the cores the steps all but
-// stop. At 10 blocks a CI run's round 2 left two providers' updates out (committed 2.8 and
-// 5.5 s late) and unpaid.
+// The rounds leave the providers' 40 steps (0.4 s each alone on two cores, 16 s) nearly a
+// minute to spare before the commit deadline, 72 s after a round opens: the test lanes share
+// the two cores, and compute runs at the lowest priority, so while another lane's processes
+// take the cores the steps all but stop. At 10 blocks a CI run's round 2 left two providers'
+// updates out (committed 2.8 and 5.5 s late); at 14 blocks and 100 steps, round 0 beside the
+// trainer's unit tests left all three out (steps of 0.9 s on average, the last ones 3 s and
+// more; committed 7.2-7.6 s late), and none was paid for it.
 #[test]
 fn providers_fetch_a_buyers_images_and_train_a_resnet_on_them() -> Result<()> {
 	let dir = tempfile::tempdir()?;

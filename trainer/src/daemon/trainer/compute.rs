@@ -138,10 +138,12 @@ impl Trainer {
 		}
 		let steps = local.steps;
 		let own = self.commit(round, local, digests, trajectory, trained.compute)?;
+		// One instant for both: the warning's sealing time is the one the pacing learns.
+		let sealed = Instant::now();
 		if let Some(end) = end {
-			report_late(round, end, steps, trained.step_time, trained.ended);
+			report_late(round, end, steps, trained.step_time, trained.ended, sealed);
 		}
-		let sealing = trained.ended.elapsed().as_secs_f64();
+		let sealing = sealed.duration_since(trained.ended).as_secs_f64();
 		self.seal_secs = Some(self.seal_secs.map_or(sealing, |s| 0.5 * s + 0.5 * sealing));
 		Ok(Some(Computed { own, overlap_wait: trained.overlapped.then_some(trained.waited) }))
 	}
@@ -308,18 +310,18 @@ fn report_late(
 	steps: u32,
 	step_time: Option<StepTime>,
 	ended: Instant,
+	sealed: Instant,
 ) {
-	let now = Instant::now();
-	if now <= end {
+	if sealed <= end {
 		return;
 	}
 	let past = |at: Instant| at.saturating_duration_since(end).as_millis();
 	tracing::warn!(
 		"round {round}: update committed {} ms after the commit deadline: its {steps} steps \
 		 (estimated {:.2} s each) ended {} ms past it, sealing took {} ms",
-		past(now),
+		past(sealed),
 		step_time.map_or(0.0, |t| t.mean()),
 		past(ended),
-		now.duration_since(ended).as_millis()
+		sealed.duration_since(ended).as_millis()
 	);
 }

@@ -208,14 +208,20 @@ impl Trainer {
 				.state
 				.as_ref()
 				.is_some_and(|s| s.round == round && (s.verified || s.round >= clock_round));
-			// Without a usable state, fetch one and observe the round it is the base of;
-			// contribute from the next.
-			let observe = !usable;
+			// Without a usable state, fetch one and observe the round it is the base of when
+			// that round is under way (too late for its steps); contribute from the next. A
+			// state adopted before its round opens (a trainer that re-synced after deciding
+			// the round before) is trained like one decided here: observing it cost a CI
+			// run's provider a round's pay (`tests/tests/own_images.rs`).
+			let mut observe = false;
 			if !usable {
 				self.state = None;
 				self.inner.abandon();
 				match self.sync(Instant::now() + STATE_TIMEOUT) {
-					Some(at) => round = at,
+					Some(at) => {
+						round = at;
+						observe = self.clock().has_opened(round);
+					}
 					None => {
 						round = round.max(self.clock().round());
 						continue;
