@@ -8,6 +8,15 @@
 //! chain follower keep the process's own. With every thread at one priority, 64 trainers on
 //! 2 cores (`bench/scale.sh`) left each trainer's chain follower a 66th of the CPU, and its
 //! reads of the node went unanswered for 10 s and more.
+//!
+//! The parallel part of that compute runs on shared thread pools (rayon's global pool, which
+//! Candle's CPU kernels and ours use, and Candle's own), which start from their first user
+//! and inherit its priority. The daemon starts them from a lowered thread before anything
+//! computes ([`start_compute_pools`]), so their threads run at the lowest priority whoever
+//! computes first: a trainer that decides a round before it trains one (a joiner observes
+//! its first round) started them from the round loop, and its training then ran at the
+//! round loop's priority. The round loop's own parallel work (aggregation, compression)
+//! runs on them too, at the lowest priority, as it did whenever training came first.
 
 /// Niceness of compute threads: the lowest priority.
 pub const COMPUTE_NICENESS: i32 = 19;
@@ -26,6 +35,25 @@ pub fn lower_this_thread() -> bool {
 	{
 		false
 	}
+}
+
+/// Starts rayon's global thread pool and Candle's CPU pools from a thread lowered to
+/// [`COMPUTE_NICENESS`], so that every thread they run is lowered too. Call it before
+/// anything computes (after `RAYON_NUM_THREADS` is set: the pools size themselves from it);
+/// a pool already started stays as it is. Returns whether the thread was lowered.
+pub fn start_compute_pools() -> bool {
+	let starter = std::thread::Builder::new().name("pool starter".into()).spawn(|| {
+		let lowered = lower_this_thread();
+		// The threads inherit this thread's priority. Rayon's pool is named so that `top -H`
+		// tells its threads apart (an error: it had started already, and stays as it is).
+		let _ =
+			rayon::ThreadPoolBuilder::new().thread_name(|i| format!("compute {i}")).build_global();
+		// Candle's start on first use.
+		let _ = candle_core::utils::barrier_pool();
+		candle_core::utils::with_threadpool(|| ());
+		lowered
+	});
+	starter.is_ok_and(|s| s.join().unwrap_or(false))
 }
 
 #[cfg(test)]

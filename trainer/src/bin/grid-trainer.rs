@@ -344,10 +344,17 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 		.context("starting the async runtime")
 }
 
+/// Sizes the compute thread pools and starts them at the lowest priority
+/// (`grid_trainer::priority`), before anything computes.
 fn set_threads(threads: usize) {
 	if threads > 0 {
 		// Candle's CPU kernels use rayon's global pool, sized from this variable.
 		std::env::set_var("RAYON_NUM_THREADS", threads.to_string());
+	}
+	if !grid_trainer::priority::start_compute_pools() {
+		tracing::warn!(
+			"the compute thread pools could not be lowered: they run at this process's priority"
+		);
 	}
 }
 
