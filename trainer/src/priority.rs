@@ -37,7 +37,7 @@ pub fn lower_this_thread() -> bool {
 	}
 }
 
-/// Starts rayon's global thread pool and Candle's CPU pools from a thread lowered to
+/// Starts rayon's global thread pool and Candle's barrier pool from a thread lowered to
 /// [`COMPUTE_NICENESS`], so that every thread they run is lowered too. Call it before
 /// anything computes (after `RAYON_NUM_THREADS` is set: the pools size themselves from it);
 /// a pool already started stays as it is. Returns whether the thread was lowered.
@@ -48,9 +48,9 @@ pub fn start_compute_pools() -> bool {
 		// tells its threads apart (an error: it had started already, and stays as it is).
 		let _ =
 			rayon::ThreadPoolBuilder::new().thread_name(|i| format!("compute {i}")).build_global();
-		// Candle's start on first use.
+		// Candle's kernels' own pool starts on first use. (Its private rayon pool serves only
+		// `Device::with_context`, which nothing here calls: not started, no idle threads.)
 		let _ = candle_core::utils::barrier_pool();
-		candle_core::utils::with_threadpool(|| ());
 		lowered
 	});
 	starter.is_ok_and(|s| s.join().unwrap_or(false))
