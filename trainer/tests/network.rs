@@ -522,6 +522,51 @@ fn an_attestation_late_from_a_slow_fetcher_is_waited_for() {
 	}
 }
 
+/// A round every committer is late for. In a CI run the three providers, starved by other
+/// tests, all committed 7 s past the deadline; each counted the late commitments it heard
+/// while its own steps ran (its book closed only once it got to it), so each aggregated
+/// another subset and two models came out. Here the three commit round 1 1.5, 2 and 2.5 s
+/// past its deadline (the grace is 1 s). Lateness is judged by when each commitment was
+/// heard and a late update needs a witness that holds it, so all three leave every update
+/// of round 1 out (each gives its own back to its error feedback) and decide the same
+/// model in every round, without re-syncing.
+#[test]
+fn a_round_every_committer_is_late_for_is_decided_alike() {
+	let rounds = 4;
+	let mut net = TestNet::new(3, rounds, PERIOD_MS, INT8, &[]);
+	let peers = [0, 1, 2].map(|i| net.nodes[i].peer_id());
+	let mut scenario = String::new();
+	for (peer, after) in peers.iter().zip([1500, 2000, 2500]) {
+		scenario += &format!(
+			"[[late_commit]]\npeer = \"{peer}\"\nround = 1\nafter_deadline_ms = {after}\n\n"
+		);
+	}
+	net.start_all_with_scenario(&scenario);
+	net.wait_all(Duration::from_secs(90));
+
+	assert_eq!(assert_agreement(&net, &[0, 1, 2], 3), rounds as usize, "rounds decided by all");
+	// A trainer the shared cores held past round 1's deadline before the scenario did
+	// commits nothing in it; at least two must have held a commitment back.
+	let held: Vec<usize> = (0..3)
+		.filter(|&i| net.nodes[i].log_tail(usize::MAX).contains("committing round 1 "))
+		.collect();
+	assert!(held.len() >= 2, "only trainers {held:?} committed round 1 late");
+	for i in 0..3 {
+		let set = aggregated_set(&net, i, 1);
+		assert!(set.is_empty(), "trainer {i} aggregated {set:?} in round 1\n{}", net.log(i));
+		let log = net.nodes[i].log_tail(usize::MAX);
+		let resyncs = log.matches("re-syncing").count();
+		assert_eq!(resyncs, 0, "trainer {i} re-synced\n{}", net.log(i));
+	}
+	for &i in &held {
+		let log = net.nodes[i].log_tail(usize::MAX);
+		assert!(log.contains("round 1: own update left out"), "trainer {i}:\n{}", net.log(i));
+	}
+	// The rounds after it went on: the model moved again.
+	let moved = [2, 3].iter().any(|&round| !aggregated_set(&net, 0, round).is_empty());
+	assert!(moved, "nothing aggregated after round 1\n{}", net.log(0));
+}
+
 /// Issue 26's bounded fan-in: six trainers on a job that aggregates at most three updates a
 /// round. Every trainer aggregates the same three each round, the three the draw from the
 /// round's seed puts first among the agreed ones (not the first to arrive), the others are

@@ -33,6 +33,11 @@
 //! at = "12D3KooW..."
 //! round = 2
 //! delay_ms = 3000
+//!
+//! [[late_commit]]            # a peer commits its update of a round this long after the
+//! peer = "12D3KooW..."       # round's commit deadline (a starved machine whose steps ran
+//! round = 2                  # over); deadline schedules only
+//! after_deadline_ms = 2000
 //! ```
 //!
 //! Every trainer of a run reads the same file and applies the rules that involve it: the
@@ -141,6 +146,17 @@ pub struct LateAttestation {
 	pub delay_ms: u64,
 }
 
+/// A trainer that commits its update of a round late.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LateCommit {
+	/// The trainer.
+	pub peer: PeerId,
+	/// The round.
+	pub round: RoundIndex,
+	/// How long after the round's commit deadline it commits.
+	pub after_deadline_ms: u64,
+}
+
 /// A parsed, validated scenario.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Scenario {
@@ -156,6 +172,8 @@ pub struct Scenario {
 	pub lost_commitments: Vec<GossipMessage>,
 	/// Attestations gossip brings late.
 	pub late_attestations: Vec<LateAttestation>,
+	/// Trainers that commit late.
+	pub late_commits: Vec<LateCommit>,
 }
 
 #[derive(Deserialize)]
@@ -203,6 +221,14 @@ struct RawLateAttestation {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct RawLateCommit {
+	peer: String,
+	round: RoundIndex,
+	after_deadline_ms: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawScenario {
 	uplink_mbit: Option<f64>,
 	#[serde(default)]
@@ -215,6 +241,8 @@ struct RawScenario {
 	lost_commitment: Vec<RawLostCommitment>,
 	#[serde(default)]
 	late_attestation: Vec<RawLateAttestation>,
+	#[serde(default)]
+	late_commit: Vec<RawLateCommit>,
 }
 
 fn peer(what: &str, s: &str) -> Result<PeerId, ScenarioError> {
@@ -296,6 +324,10 @@ impl FromStr for Scenario {
 			let message = gossip_message(what, &l.of, &l.at, l.round)?;
 			Ok(LateAttestation { message, delay_ms: l.delay_ms })
 		})?;
+		let late_commits = entries("late_commit", raw.late_commit, |what, l| {
+			let (round, after_deadline_ms) = (l.round, l.after_deadline_ms);
+			Ok(LateCommit { peer: peer(what, &l.peer)?, round, after_deadline_ms })
+		})?;
 		Ok(Scenario {
 			uplink_mbit: raw.uplink_mbit,
 			default: raw.default,
@@ -303,6 +335,7 @@ impl FromStr for Scenario {
 			disconnects,
 			lost_commitments,
 			late_attestations,
+			late_commits,
 		})
 	}
 }
@@ -360,6 +393,14 @@ impl Scenario {
 			.find(|l| l.message.is(me, of, round))
 			.map(|l| Duration::from_millis(l.delay_ms))
 	}
+
+	/// How long after `round`'s commit deadline `me` commits (`None`: as soon as it can).
+	pub fn commit_lateness(&self, me: &PeerId, round: RoundIndex) -> Option<Duration> {
+		self.late_commits
+			.iter()
+			.find(|l| &l.peer == me && l.round == round)
+			.map(|l| Duration::from_millis(l.after_deadline_ms))
+	}
 }
 
 #[cfg(test)]
@@ -401,6 +442,11 @@ mod tests {
 			at = "{a}"
 			round = 1
 			delay_ms = 2500
+
+			[[late_commit]]
+			peer = "{b}"
+			round = 3
+			after_deadline_ms = 1500
 			"#
 		);
 		let s: Scenario = text.parse().unwrap();
@@ -419,6 +465,9 @@ mod tests {
 		assert_eq!(s.attestation_delay(&a, &c, 1), Some(Duration::from_millis(2500)));
 		assert_eq!(s.attestation_delay(&c, &a, 1), None);
 		assert_eq!(s.attestation_delay(&a, &c, 2), None);
+		assert_eq!(s.commit_lateness(&b, 3), Some(Duration::from_millis(1500)));
+		assert_eq!(s.commit_lateness(&b, 2), None);
+		assert_eq!(s.commit_lateness(&a, 3), None);
 	}
 
 	#[test]
@@ -438,6 +487,10 @@ mod tests {
 		let e = err(&format!("[[lost_commitment]]\nof = \"{p}\"\nat = \"x\"\nround = 1"));
 		assert!(e.contains("lost_commitment 1") && e.contains("bad peer id"), "{e}");
 		assert!(err(&format!("[[lost_commitment]]\nof = \"{p}\"\nround = 1")).contains("at"));
+		let e = err("[[late_commit]]\npeer = \"x\"\nround = 1\nafter_deadline_ms = 5");
+		assert!(e.contains("late_commit 1") && e.contains("bad peer id"), "{e}");
+		let e = err(&format!("[[late_commit]]\npeer = \"{p}\"\nround = 1"));
+		assert!(e.contains("after_deadline_ms"), "{e}");
 		let good = format!("[[disconnect]]\npeer = \"{p}\"\nat_round = 1\n");
 		let e = err(&format!("{good}[[disconnect]]\npeer = \"x\"\nat_round = 2"));
 		assert!(e.contains("disconnect 2") && e.contains("bad peer id"), "{e}");

@@ -7,8 +7,17 @@
 //! nodes whose gossip arrived in time therefore agree on it; a node that disagrees (it heard
 //! a commitment others missed) ends with a different model, sees next round that its base is
 //! not the majority's, and re-syncs the state from a peer.
+//!
+//! "Received before the deadline" is judged by when a commitment was heard against the
+//! deadline's clock, not by when this node's round loop got round to closing the book: a
+//! node held past the deadline (its own steps overran) would otherwise count the late
+//! commitments that came in while it worked, and when every committer was late each node
+//! counted a different subset (a CI run's three providers decided two models).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::{
+	collections::{BTreeMap, BTreeSet},
+	time::Instant,
+};
 
 use grid_primitives::job::{JobId, RoundIndex};
 use libp2p::PeerId;
@@ -84,6 +93,9 @@ pub struct RoundBook {
 	/// allowed, not copies): in the round's agreed set only if most witnesses, who heard
 	/// them in time, hold their updates ([`super::witness`]).
 	late: BTreeMap<PeerId, SignedCommitment>,
+	/// The collection deadline, when known: a commitment heard at or after it is late.
+	closes_at: Option<Instant>,
+	/// Closed explicitly (the collection ended): whatever comes now is late.
 	closed: bool,
 }
 
@@ -99,6 +111,7 @@ impl RoundBook {
 			bad_claims: BTreeSet::new(),
 			copies: BTreeMap::new(),
 			late: BTreeMap::new(),
+			closes_at: None,
 			closed: false,
 		}
 	}
@@ -108,8 +121,18 @@ impl RoundBook {
 		self.round
 	}
 
-	/// Records a verified commitment by `signer`.
+	/// Records a verified commitment by `signer`, heard now.
 	pub fn offer(&mut self, signer: PeerId, signed: SignedCommitment) -> Offer {
+		self.offer_heard_at(signer, signed, Instant::now())
+	}
+
+	/// Records a verified commitment by `signer`, heard at `at`.
+	pub fn offer_heard_at(
+		&mut self,
+		signer: PeerId,
+		signed: SignedCommitment,
+		at: Instant,
+	) -> Offer {
 		let c = &signed.commitment;
 		if c.round != self.round || c.job != self.job {
 			return Offer::OtherRound;
@@ -126,7 +149,7 @@ impl RoundBook {
 		}
 		let hash = signed.commitment.update_hash;
 		let same = |first: &SignedCommitment| first.commitment.update_hash == hash;
-		if self.closed {
+		if self.is_late(at) {
 			let room = self.commitments.len() + self.late.len() < MAX_SIGNERS;
 			let keep = room
 				&& self.claims.allows(c.samples, c.steps)
@@ -183,6 +206,17 @@ impl RoundBook {
 	/// Stops admitting new signers (the collection deadline passed).
 	pub fn close(&mut self) {
 		self.closed = true;
+	}
+
+	/// Sets the collection deadline: commitments heard from `at` on are late, however
+	/// long the book stays open.
+	pub fn close_at(&mut self, at: Instant) {
+		self.closes_at = Some(at);
+	}
+
+	/// Whether a commitment heard at `at` is late.
+	fn is_late(&self, at: Instant) -> bool {
+		self.closed || self.closes_at.is_some_and(|deadline| at >= deadline)
 	}
 
 	/// Whether the collection deadline passed.
@@ -248,6 +282,13 @@ impl RoundBook {
 			.collect()
 	}
 
+	/// The signers whose first commitment came after the collection deadline: candidates
+	/// that only a witness holding their update gets into the agreed set
+	/// ([`super::witness`]).
+	pub fn late_signers(&self) -> BTreeSet<PeerId> {
+		self.late.keys().copied().collect()
+	}
+
 	/// The aggregation set for a node at `base`: commitments from that base, without
 	/// equivocators and bad claims, in canonical (peer id) order.
 	pub fn set(&self, base: &Digest) -> Vec<(PeerId, SignedCommitment)> {
@@ -277,7 +318,9 @@ const FUTURE_ROUNDS: RoundIndex = 2;
 #[derive(Clone, Debug)]
 pub struct Books {
 	current: RoundBook,
-	future: Vec<(PeerId, SignedCommitment)>,
+	/// With when each was heard: one heard before its round's collection deadline is in
+	/// time even if this node opens the round's book after it (its last round ran long).
+	future: Vec<(PeerId, SignedCommitment, Instant)>,
 }
 
 impl Books {
@@ -296,31 +339,48 @@ impl Books {
 		self.current.close();
 	}
 
-	/// A fresh book for `round`, offered the commitments kept for it; returns what became of
-	/// each (equivocations among them are evidence).
-	pub fn open(&mut self, round: RoundIndex) -> Vec<(PeerId, Offer)> {
+	/// Sets the open round's collection deadline ([`RoundBook::close_at`]).
+	pub fn close_at(&mut self, at: Instant) {
+		self.current.close_at(at);
+	}
+
+	/// A fresh book for `round`, closing at `closes_at` when known, offered the
+	/// commitments kept for it as of when each was heard; returns what became of each
+	/// (equivocations among them are evidence).
+	pub fn open(&mut self, round: RoundIndex, closes_at: Option<Instant>) -> Vec<(PeerId, Offer)> {
 		self.current = RoundBook::new(self.current.job, round, self.current.claims);
+		if let Some(at) = closes_at {
+			self.current.close_at(at);
+		}
 		let mut offers = Vec::new();
-		for (peer, signed) in std::mem::take(&mut self.future) {
+		for (peer, signed, at) in std::mem::take(&mut self.future) {
 			match signed.commitment.round.cmp(&round) {
-				std::cmp::Ordering::Equal => offers.push((peer, self.current.offer(peer, signed))),
-				std::cmp::Ordering::Greater => self.future.push((peer, signed)),
+				std::cmp::Ordering::Equal => {
+					offers.push((peer, self.current.offer_heard_at(peer, signed, at)))
+				}
+				std::cmp::Ordering::Greater => self.future.push((peer, signed, at)),
 				std::cmp::Ordering::Less => {}
 			}
 		}
 		offers
 	}
 
-	/// A verified commitment heard from `signer`: offered to the open round's book, kept
-	/// for a coming round (`None`), or dropped (`None`: past, too far ahead, or too many).
-	pub fn heard(&mut self, signer: PeerId, signed: SignedCommitment) -> Option<Offer> {
+	/// A verified commitment heard from `signer` at `at`: offered to the open round's book,
+	/// kept for a coming round (`None`), or dropped (`None`: past, too far ahead, or too
+	/// many).
+	pub fn heard(
+		&mut self,
+		signer: PeerId,
+		signed: SignedCommitment,
+		at: Instant,
+	) -> Option<Offer> {
 		let (round, open) = (signed.commitment.round, self.current.round());
 		match round.cmp(&open) {
-			std::cmp::Ordering::Equal => Some(self.current.offer(signer, signed)),
+			std::cmp::Ordering::Equal => Some(self.current.offer_heard_at(signer, signed, at)),
 			std::cmp::Ordering::Greater
 				if round <= open + FUTURE_ROUNDS && self.future.len() < MAX_FUTURE =>
 			{
-				self.future.push((signer, signed));
+				self.future.push((signer, signed, at));
 				None
 			}
 			_ => None,
@@ -448,21 +508,62 @@ pub(crate) mod tests {
 		let keys: Vec<Keypair> = (0..3).map(|_| Keypair::generate_ed25519()).collect();
 		let peers: Vec<PeerId> = keys.iter().map(|k| k.public().to_peer_id()).collect();
 		let mut books = Books::new(1, 5, RULE);
-		assert_eq!(books.heard(peers[0], signed(&keys[0], 5, 1, 0)), Some(Offer::Accepted));
-		assert_eq!(books.heard(peers[1], signed(&keys[1], 6, 1, 1)), None, "kept for round 6");
-		assert_eq!(books.heard(peers[2], signed(&keys[2], 9, 1, 2)), None, "too far ahead");
-		assert_eq!(books.heard(peers[2], signed(&keys[2], 4, 1, 2)), None, "past");
+		let mut heard = |peer, signed| books.heard(peer, signed, Instant::now());
+		assert_eq!(heard(peers[0], signed(&keys[0], 5, 1, 0)), Some(Offer::Accepted));
+		assert_eq!(heard(peers[1], signed(&keys[1], 6, 1, 1)), None, "kept for round 6");
+		assert_eq!(heard(peers[2], signed(&keys[2], 9, 1, 2)), None, "too far ahead");
+		assert_eq!(heard(peers[2], signed(&keys[2], 4, 1, 2)), None, "past");
 		// Round 6 opens with the early commitment, and an equivocation of it is caught.
-		let offers = books.open(6);
+		let offers = books.open(6, None);
 		assert_eq!(offers, vec![(peers[1], Offer::Accepted)]);
 		assert!(books.current().has(&peers[1]) && !books.current().has(&peers[0]));
-		let twin = books.heard(peers[1], signed(&keys[1], 6, 1, 7));
+		let twin = books.heard(peers[1], signed(&keys[1], 6, 1, 7), Instant::now());
 		assert!(matches!(twin, Some(Offer::Equivocation(_))), "{twin:?}");
 		// Round 9's commitment was dropped, not kept.
-		assert!(books.open(9).is_empty());
+		assert!(books.open(9, None).is_empty());
 		// A closed book takes no new signers.
 		books.close();
-		assert_eq!(books.heard(peers[0], signed(&keys[0], 9, 1, 0)), Some(Offer::Late));
+		let late = books.heard(peers[0], signed(&keys[0], 9, 1, 0), Instant::now());
+		assert_eq!(late, Some(Offer::Late));
+	}
+
+	/// Lateness is when a commitment was heard against the collection deadline, not when
+	/// the round loop closed the book: a node whose own steps overran (every committer of
+	/// a CI run's round was late) took the late commitments heard while it worked, and
+	/// each node a different subset of them.
+	#[test]
+	fn lateness_is_judged_by_when_a_commitment_was_heard() {
+		let keys: Vec<Keypair> = (0..4).map(|_| Keypair::generate_ed25519()).collect();
+		let peers: Vec<PeerId> = keys.iter().map(|k| k.public().to_peer_id()).collect();
+		let deadline = Instant::now();
+		let before = deadline - std::time::Duration::from_millis(10);
+		let after = deadline + std::time::Duration::from_millis(10);
+		let mut books = Books::new(1, 5, RULE);
+		books.close_at(deadline);
+		assert_eq!(books.heard(peers[0], signed(&keys[0], 5, 1, 0), before), Some(Offer::Accepted));
+		// Heard past the deadline while the book was still open: late all the same.
+		assert_eq!(books.heard(peers[1], signed(&keys[1], 5, 1, 1), after), Some(Offer::Late));
+		assert!(!books.current().is_closed());
+		let set: Vec<PeerId> = books.current().set(&[1; 32]).into_iter().map(|(p, _)| p).collect();
+		assert_eq!(set, vec![peers[0]]);
+		assert_eq!(books.current().candidates(&[1; 32]).len(), 2, "late, still a candidate");
+		// A commitment for round 6 heard before round 6's deadline is in time though its
+		// book opens after that deadline (this node's round 5 ran long); one heard after it
+		// is late.
+		let next_deadline = after;
+		assert_eq!(books.heard(peers[2], signed(&keys[2], 6, 1, 2), deadline), None);
+		assert_eq!(books.heard(peers[3], signed(&keys[3], 6, 1, 3), after), None);
+		let mut offers = books.open(6, Some(next_deadline));
+		offers.sort_by_key(|(p, _)| *p);
+		let mut expected = vec![(peers[2], Offer::Accepted), (peers[3], Offer::Late)];
+		expected.sort_by_key(|(p, _)| *p);
+		assert_eq!(offers, expected);
+		// Without a known deadline only an explicit close makes a commitment late.
+		let mut book = RoundBook::new(1, 7, RULE);
+		assert_eq!(
+			book.offer_heard_at(peers[0], signed(&keys[0], 7, 1, 0), after),
+			Offer::Accepted
+		);
 	}
 
 	#[test]

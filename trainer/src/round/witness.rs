@@ -10,6 +10,12 @@
 //! attestations therefore aggregate the same set, whichever fetches failed for whom; an
 //! update withheld from most is left out by everyone alike.
 //!
+//! A commitment late for a node (heard after its collection deadline,
+//! [`super::book`]) is in only if some other committer holds it: a witness that heard it in
+//! time. It never gets in for want of attesters, as an in-time one does for a node alone:
+//! when every committer of a round was late, the first to decide heard no one else yet
+//! and kept its own update, while the others, who heard it late, left it out.
+//!
 //! A node that has not heard every committer when its wait ends waits on, only while an
 //! unheard attestation could still change a verdict ([`Witnesses::settled`]), as long as
 //! its signer may still be fetching: an update held by about half is where nodes that heard
@@ -239,27 +245,29 @@ impl Witnesses {
 	}
 
 	/// The agreed set among `candidates` (the round's commitments from `base`, in signer
-	/// order): each update that at least half of the other candidates that attested from
-	/// `base` hold; every candidate when none of the others attested (a node alone, or cut
-	/// off, decides from what it has).
+	/// order, all heard in time): each update that at least half of the other candidates
+	/// that attested from `base` hold; every candidate when none of the others attested (a
+	/// node alone, or cut off, decides from what it has).
 	pub fn agree(&self, base: &Digest, candidates: &[(PeerId, SignedCommitment)]) -> Agreement {
-		self.agree_among(base, candidates, candidates)
+		self.agree_among(base, candidates, candidates, &BTreeSet::new())
 	}
 
 	/// [`Witnesses::agree`] on the updates of `candidates` only, witnessed by every one of
 	/// `committers` (the round's commitments from `base`): with a bounded fan-in
 	/// ([`crate::round::fan_in`]) the candidates are the drawn and spare updates, and every
-	/// committer's attestation still counts.
+	/// committer's attestation still counts. The commitments of `late` signers came after
+	/// this node's collection deadline: in only when another committer holds them.
 	pub fn agree_among(
 		&self,
 		base: &Digest,
 		committers: &[(PeerId, SignedCommitment)],
 		candidates: &[(PeerId, SignedCommitment)],
+		late: &BTreeSet<PeerId>,
 	) -> Agreement {
 		let mut agreement = Agreement::default();
 		for (peer, signed) in candidates {
 			let tally = self.tally(base, committers, peer, &signed.commitment.update_hash);
-			if tally.in_set() {
+			if tally.in_set(late.contains(peer)) {
 				agreement.holders.insert(signed.commitment.update_hash, tally.holders);
 				agreement.set.push((*peer, signed.clone()));
 			} else {
@@ -277,9 +285,11 @@ impl Witnesses {
 		base: &Digest,
 		committers: &[(PeerId, SignedCommitment)],
 		candidates: &[(PeerId, SignedCommitment)],
+		late: &BTreeSet<PeerId>,
 	) -> bool {
 		candidates.iter().all(|(peer, signed)| {
-			self.tally(base, committers, peer, &signed.commitment.update_hash).settled()
+			let tally = self.tally(base, committers, peer, &signed.commitment.update_hash);
+			tally.settled(late.contains(peer))
 		})
 	}
 
@@ -321,17 +331,30 @@ struct Tally {
 }
 
 impl Tally {
-	/// In the agreed set: at least half of the attesters hold it (all, when none attested).
-	fn in_set(&self) -> bool {
-		self.attesting == 0 || 2 * self.holders.len() >= self.attesting
+	/// In the agreed set: at least half of the attesters hold it (all, when none attested,
+	/// unless it is `late`: then it needs a holder).
+	fn in_set(&self, late: bool) -> bool {
+		let half = 2 * self.holders.len() >= self.attesting;
+		if late {
+			!self.holders.is_empty() && half
+		} else {
+			self.attesting == 0 || half
+		}
 	}
 
 	/// Whether the verdict stands whatever the unheard say: in even if they all attest
 	/// without it, or out even if they all attest holding it (out needs an attester: with
-	/// none, any attestation may be the one that leaves it out).
-	fn settled(&self) -> bool {
-		let (held, attesting, unheard) = (2 * self.holders.len(), self.attesting, self.unheard);
-		held >= attesting + unheard || (attesting > 0 && held + unheard < attesting)
+	/// none, any attestation may be the one that leaves it out; a `late` one with no holder
+	/// among the attesters and none unheard is out for good).
+	fn settled(&self, late: bool) -> bool {
+		let (holders, attesting, unheard) = (self.holders.len(), self.attesting, self.unheard);
+		let stays_in = (!late || holders > 0) && 2 * holders >= attesting + unheard;
+		let could_be_in = if late {
+			holders + unheard > 0 && 2 * (holders + unheard) >= attesting + unheard
+		} else {
+			attesting == 0 || 2 * (holders + unheard) >= attesting + unheard
+		};
+		stays_in || !could_be_in
 	}
 }
 
@@ -343,6 +366,8 @@ mod tests {
 	use crate::round::messages::{tests::commitment, Commitment};
 
 	const BASE: Digest = [2; 32];
+	/// No late commitments.
+	const ON_TIME: BTreeSet<PeerId> = BTreeSet::new();
 
 	fn attest(key: &Keypair, round: RoundIndex, holds: &[u8]) -> SignedAttestation {
 		let holds = holds.iter().map(|&h| [h; 32]).collect();
@@ -442,7 +467,7 @@ mod tests {
 		}
 		let fetched: Vec<_> =
 			set.iter().filter(|(_, s)| s.commitment.update_hash[0] <= 3).cloned().collect();
-		let agreement = witnesses.agree_among(&BASE, &set, &fetched);
+		let agreement = witnesses.agree_among(&BASE, &set, &fetched, &ON_TIME);
 		assert_eq!(
 			members(&agreement).len() + agreement.left_out.len(),
 			3,
@@ -464,25 +489,66 @@ mod tests {
 			set.iter().filter(|(_, s)| s.commitment.update_hash[0] == n).cloned().collect()
 		};
 		let mut witnesses = Witnesses::new(7, 3);
-		assert!(!witnesses.settled(&BASE, &set, &only(1)), "nobody heard: anything may come");
+		assert!(
+			!witnesses.settled(&BASE, &set, &only(1), &ON_TIME),
+			"nobody heard: anything may come"
+		);
 		witnesses.heard(peer(&keys[1]), attest(&keys[1], 3, &[1, 2, 3, 4]));
 		witnesses.heard(peer(&keys[2]), attest(&keys[2], 3, &[2, 3, 4]));
 		// Update 4: held by both attesters, one unheard: in whatever it says.
-		assert!(witnesses.settled(&BASE, &set, &only(4)));
+		assert!(witnesses.settled(&BASE, &set, &only(4), &ON_TIME));
 		// Update 1: held by one of two, committer 3 unheard: in now, out if 3 lacks it.
-		assert!(!witnesses.settled(&BASE, &set, &only(1)));
+		assert!(!witnesses.settled(&BASE, &set, &only(1), &ON_TIME));
 		assert!(members(&witnesses.agree(&BASE, &set)).contains(&1));
 		let mut holding = witnesses.clone();
 		holding.heard(peer(&keys[3]), attest(&keys[3], 3, &[1, 2, 3, 4]));
 		witnesses.heard(peer(&keys[3]), attest(&keys[3], 3, &[2, 3, 4]));
 		// Every other committer of update 1 heard (its own need not be): settled, both ways.
-		assert!(witnesses.settled(&BASE, &set, &set) && holding.settled(&BASE, &set, &set));
+		assert!(
+			witnesses.settled(&BASE, &set, &set, &ON_TIME)
+				&& holding.settled(&BASE, &set, &set, &ON_TIME)
+		);
 		assert_eq!(witnesses.agree(&BASE, &set).left_out, vec![peer(&keys[0])]);
 		assert!(members(&holding.agree(&BASE, &set)).contains(&1));
 		// A conflicting attester is heard (it counts for nothing, and nothing is awaited).
 		witnesses.heard(peer(&keys[0]), attest(&keys[0], 3, &[1]));
 		witnesses.heard(peer(&keys[0]), attest(&keys[0], 3, &[1, 2]));
-		assert!(witnesses.settled(&BASE, &set, &set));
+		assert!(witnesses.settled(&BASE, &set, &set, &ON_TIME));
+	}
+
+	/// A round every committer was late for (each heard the others' commitments, and its
+	/// own, after its collection deadline): the first to decide has heard no other
+	/// committer yet and must not keep its own update for want of witnesses, since the
+	/// others, who heard it late, hold none of it. A late update some witness heard in
+	/// time and holds still gets in on the usual half.
+	#[test]
+	fn a_late_update_needs_a_witness_that_holds_it() {
+		let (keys, set) = committers(3);
+		let late: BTreeSet<PeerId> = set.iter().map(|(p, _)| *p).collect();
+		let first = |n: usize| set[..n].to_vec();
+		let mut witnesses = Witnesses::new(7, 3);
+		// Alone so far: out, and for good (no unheard committer could hold it).
+		assert!(witnesses.agree_among(&BASE, &first(1), &first(1), &late).set.is_empty());
+		assert!(witnesses.settled(&BASE, &first(1), &first(1), &late));
+		// On time, the same node alone would keep it.
+		assert_eq!(witnesses.agree(&BASE, &first(1)).set.len(), 1);
+		// Each attests holding nothing (its in-time set is empty): all out everywhere.
+		for key in &keys {
+			witnesses.heard(peer(key), attest(key, 3, &[]));
+		}
+		let agreement = witnesses.agree_among(&BASE, &set, &set, &late);
+		assert!(agreement.set.is_empty() && agreement.left_out.len() == 3, "{agreement:?}");
+		// Late here, but another committer heard it in time and holds it: in on the half.
+		let (keys, set) = committers(3);
+		let late_one: BTreeSet<PeerId> = [peer(&keys[0])].into();
+		let mut witnesses = Witnesses::new(7, 3);
+		let zeros: Vec<_> = set.iter().filter(|(p, _)| *p == peer(&keys[0])).cloned().collect();
+		// The others not heard yet: a holder may still come.
+		assert!(!witnesses.settled(&BASE, &set, &zeros, &late_one));
+		witnesses.heard(peer(&keys[1]), attest(&keys[1], 3, &[1, 2]));
+		witnesses.heard(peer(&keys[2]), attest(&keys[2], 3, &[2, 3]));
+		let agreement = witnesses.agree_among(&BASE, &set, &set, &late_one);
+		assert!(members(&agreement).contains(&1), "held by one of two others: half");
 	}
 
 	#[test]

@@ -83,7 +83,8 @@ impl Trainer {
 		let attest_wait = waited.elapsed();
 		let candidates = self.books.current().candidates(base);
 		let judged = judged(draw, &candidates);
-		let mut agreement = self.witnesses.agree_among(base, &candidates, &judged);
+		let late = self.books.current().late_signers();
+		let mut agreement = self.witnesses.agree_among(base, &candidates, &judged, &late);
 		let mut not_drawn = Vec::new();
 		if let Some(draw) = draw {
 			(agreement.set, not_drawn) = draw.drawn(agreement.set);
@@ -137,11 +138,12 @@ impl Trainer {
 	) {
 		let candidates = self.books.current().candidates(base);
 		let judged = judged(draw, &candidates);
+		let late = self.books.current().late_signers();
 		let others: Vec<PeerId> =
 			candidates.iter().map(|(p, _)| *p).filter(|p| *p != self.me).collect();
 		let gossip = self.config.schedule.gossip_wait();
 		let heard_all = |s: &Self| others.iter().all(|p| s.witnesses.attested(p));
-		let settled = |s: &Self| s.witnesses.settled(base, &candidates, &judged);
+		let settled = |s: &Self| s.witnesses.settled(base, &candidates, &judged, &late);
 		let waited = Instant::now();
 		self.pump_until(waited + gossip, heard_all);
 		if !heard_all(self) && !settled(self) {

@@ -287,9 +287,21 @@ impl Trainer {
 		Some(contribute::transfer_budget(mbit, transfer_budget_ms))
 	}
 
+	/// A scenario's starved trainer holds its commitment of `round` until the time the
+	/// scenario names past the round's commit deadline `end`, serving peers meanwhile.
+	pub(super) fn hold_commitment(&mut self, round: RoundIndex, end: Option<Instant>) {
+		let lateness = self.scenario.as_ref().and_then(|s| s.commit_lateness(&self.me, round));
+		let (Some(lateness), Some(end)) = (lateness, end) else { return };
+		tracing::info!(
+			"scenario: committing round {round} {} ms after its deadline",
+			lateness.as_millis()
+		);
+		self.pump_until(end + lateness, |_| false);
+	}
+
 	pub(super) fn publish(&mut self, own: &OwnUpdate) -> Result<()> {
 		self.net.send(Command::Publish(own.signed.clone()));
-		let offer = self.books.heard(self.me, own.signed.clone());
+		let offer = self.books.heard(self.me, own.signed.clone(), Instant::now());
 		if let Some(offer) = offer {
 			self.on_offer(self.me, offer);
 		}

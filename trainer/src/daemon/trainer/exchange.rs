@@ -48,6 +48,23 @@ impl Trainer {
 		}
 	}
 
+	/// When `round`'s collection ends, once the round has opened (a chain names no
+	/// deadline before): a commitment heard from then on is late
+	/// ([`crate::round::book`]), whenever this trainer closes the book. Fixed-step rounds
+	/// have none (each waits for the last round's set).
+	pub(super) fn collection_deadline(&self, round: RoundIndex) -> Option<Instant> {
+		if !self.clock().has_opened(round) {
+			return None;
+		}
+		match self.config.schedule {
+			Schedule::Deadline { grace_ms, .. } => {
+				let end = self.coordinator.deadline(round).map(super::instant_of)?;
+				Some(end + Duration::from_millis(grace_ms))
+			}
+			Schedule::FixedSteps { .. } => None,
+		}
+	}
+
 	/// Fetches every update of the set not yet here (in pieces from their keepers, or
 	/// whole from its committer first and from other members when that fails), until the
 	/// fetch deadline.
@@ -177,7 +194,7 @@ impl Trainer {
 			self.books.current().round()
 		);
 		self.health.committed(signer, c.round, c.samples, c.compute_millis);
-		if let Some(offer) = self.books.heard(signer, signed) {
+		if let Some(offer) = self.books.heard(signer, signed, Instant::now()) {
 			self.on_offer(signer, offer);
 		}
 	}

@@ -78,6 +78,16 @@ fn instant_at(ms: u64) -> Instant {
 	Instant::now() + Duration::from_millis(ms.saturating_sub(now))
 }
 
+/// The instant at Unix time `ms`, a past one too (as far back as the monotonic clock
+/// reaches; now beyond that): what a deadline is judged against.
+fn instant_of(ms: u64) -> Instant {
+	let (now_ms, now) = (unix_ms(), Instant::now());
+	match ms.checked_sub(now_ms) {
+		Some(ahead) => now + Duration::from_millis(ahead),
+		None => now.checked_sub(Duration::from_millis(now_ms - ms)).unwrap_or(now),
+	}
+}
+
 /// The fraud desk and the chain it answers to.
 struct Fraud {
 	desk: FraudDesk,
@@ -307,6 +317,7 @@ impl Trainer {
 		let compute = own.as_ref().map_or(Duration::ZERO, |o| o.compute);
 		let exchange_start = Instant::now();
 		if let Some(own) = &own {
+			self.hold_commitment(round, end);
 			self.publish(own)?;
 			self.train_ahead(round)?;
 			self.serve_unserved();
@@ -388,6 +399,10 @@ impl Trainer {
 		if book.round() != round || book.is_closed() {
 			self.open_book(round);
 		}
+		// A book a sync opened before the round did had no deadline to close at yet.
+		if let Some(at) = self.collection_deadline(round) {
+			self.books.close_at(at);
+		}
 	}
 
 	/// A fresh book for `round`, with the commitments already received for it.
@@ -395,7 +410,7 @@ impl Trainer {
 		self.fetches.new_round();
 		self.fetches.set_patience(self.keeper_patience());
 		self.witnesses.open(round);
-		for (peer, offer) in self.books.open(round) {
+		for (peer, offer) in self.books.open(round, self.collection_deadline(round)) {
 			self.on_offer(peer, offer);
 		}
 	}
