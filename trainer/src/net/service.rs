@@ -5,7 +5,7 @@
 use std::{
 	collections::BTreeMap,
 	sync::{mpsc, Arc, Mutex},
-	time::Duration,
+	time::{Duration, Instant},
 };
 
 use grid_primitives::job::{JobId, RoundIndex};
@@ -150,8 +150,11 @@ pub enum Event {
 	Commitment {
 		/// Who signed it.
 		signer: PeerId,
-		/// The commitment.
-		signed: SignedCommitment,
+		/// The commitment (boxed: the events stay small).
+		signed: Box<SignedCommitment>,
+		/// When the network task took it in: whether it came before the round's
+		/// collection deadline is judged by this, not by when the round loop got to it.
+		heard: Instant,
 	},
 	/// A valid attestation, signed by `signer`, for this job.
 	Attestation {

@@ -342,7 +342,8 @@ impl Task {
 		match SignedCommitment::decode_verified(data, self.config.job, &self.config.manifest_hash) {
 			Ok((signed, signer)) => {
 				self.remember(signed.clone());
-				self.emit(Event::Commitment { signer, signed });
+				let (signed, heard) = (Box::new(signed), Instant::now());
+				self.emit(Event::Commitment { signer, signed, heard });
 				MessageAcceptance::Accept
 			}
 			Err(e) => {

@@ -24,6 +24,18 @@ use libp2p::PeerId;
 
 use super::messages::{Digest, Equivocation, SignedCommitment};
 
+/// How a commitment reached this node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+	/// Gossip brought it at this instant (when the network task took it in, not when the
+	/// round loop got to it): late from the round's collection deadline on.
+	Heard(Instant),
+	/// A peer passed it on, with a state or when asked for the round's commitments: late
+	/// only once the book is closed. What the relayer heard, whenever it did; the round's
+	/// witnesses, not its arrival time, decide whether its update is in.
+	Relayed,
+}
+
 /// What happened to an offered commitment.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Offer {
@@ -123,15 +135,15 @@ impl RoundBook {
 
 	/// Records a verified commitment by `signer`, heard now.
 	pub fn offer(&mut self, signer: PeerId, signed: SignedCommitment) -> Offer {
-		self.offer_heard_at(signer, signed, Instant::now())
+		self.offer_as(signer, signed, Arrival::Heard(Instant::now()))
 	}
 
-	/// Records a verified commitment by `signer`, heard at `at`.
-	pub fn offer_heard_at(
+	/// Records a verified commitment by `signer` that came as `arrival` says.
+	pub fn offer_as(
 		&mut self,
 		signer: PeerId,
 		signed: SignedCommitment,
-		at: Instant,
+		arrival: Arrival,
 	) -> Offer {
 		let c = &signed.commitment;
 		if c.round != self.round || c.job != self.job {
@@ -149,7 +161,7 @@ impl RoundBook {
 		}
 		let hash = signed.commitment.update_hash;
 		let same = |first: &SignedCommitment| first.commitment.update_hash == hash;
-		if self.is_late(at) {
+		if self.is_late(arrival) {
 			let room = self.commitments.len() + self.late.len() < MAX_SIGNERS;
 			let keep = room
 				&& self.claims.allows(c.samples, c.steps)
@@ -214,9 +226,10 @@ impl RoundBook {
 		self.closes_at = Some(at);
 	}
 
-	/// Whether a commitment heard at `at` is late.
-	fn is_late(&self, at: Instant) -> bool {
-		self.closed || self.closes_at.is_some_and(|deadline| at >= deadline)
+	/// Whether a commitment that came as `arrival` says is late.
+	fn is_late(&self, arrival: Arrival) -> bool {
+		let past = |at: Instant| self.closes_at.is_some_and(|deadline| at >= deadline);
+		self.closed || matches!(arrival, Arrival::Heard(at) if past(at))
 	}
 
 	/// Whether the collection deadline passed.
@@ -318,9 +331,9 @@ const FUTURE_ROUNDS: RoundIndex = 2;
 #[derive(Clone, Debug)]
 pub struct Books {
 	current: RoundBook,
-	/// With when each was heard: one heard before its round's collection deadline is in
-	/// time even if this node opens the round's book after it (its last round ran long).
-	future: Vec<(PeerId, SignedCommitment, Instant)>,
+	/// With how each came: one heard before its round's collection deadline is in time
+	/// even if this node opens the round's book after it (its last round ran long).
+	future: Vec<(PeerId, SignedCommitment, Arrival)>,
 }
 
 impl Books {
@@ -345,7 +358,7 @@ impl Books {
 	}
 
 	/// A fresh book for `round`, closing at `closes_at` when known, offered the
-	/// commitments kept for it as of when each was heard; returns what became of each
+	/// commitments kept for it as of how each came; returns what became of each
 	/// (equivocations among them are evidence).
 	pub fn open(&mut self, round: RoundIndex, closes_at: Option<Instant>) -> Vec<(PeerId, Offer)> {
 		self.current = RoundBook::new(self.current.job, round, self.current.claims);
@@ -353,34 +366,34 @@ impl Books {
 			self.current.close_at(at);
 		}
 		let mut offers = Vec::new();
-		for (peer, signed, at) in std::mem::take(&mut self.future) {
+		for (peer, signed, arrival) in std::mem::take(&mut self.future) {
 			match signed.commitment.round.cmp(&round) {
 				std::cmp::Ordering::Equal => {
-					offers.push((peer, self.current.offer_heard_at(peer, signed, at)))
+					offers.push((peer, self.current.offer_as(peer, signed, arrival)))
 				}
-				std::cmp::Ordering::Greater => self.future.push((peer, signed, at)),
+				std::cmp::Ordering::Greater => self.future.push((peer, signed, arrival)),
 				std::cmp::Ordering::Less => {}
 			}
 		}
 		offers
 	}
 
-	/// A verified commitment heard from `signer` at `at`: offered to the open round's book,
-	/// kept for a coming round (`None`), or dropped (`None`: past, too far ahead, or too
-	/// many).
+	/// A verified commitment of `signer` that came as `arrival` says: offered to the open
+	/// round's book, kept for a coming round (`None`), or dropped (`None`: past, too far
+	/// ahead, or too many).
 	pub fn heard(
 		&mut self,
 		signer: PeerId,
 		signed: SignedCommitment,
-		at: Instant,
+		arrival: Arrival,
 	) -> Option<Offer> {
 		let (round, open) = (signed.commitment.round, self.current.round());
 		match round.cmp(&open) {
-			std::cmp::Ordering::Equal => Some(self.current.offer_heard_at(signer, signed, at)),
+			std::cmp::Ordering::Equal => Some(self.current.offer_as(signer, signed, arrival)),
 			std::cmp::Ordering::Greater
 				if round <= open + FUTURE_ROUNDS && self.future.len() < MAX_FUTURE =>
 			{
-				self.future.push((signer, signed, at));
+				self.future.push((signer, signed, arrival));
 				None
 			}
 			_ => None,
@@ -508,7 +521,7 @@ pub(crate) mod tests {
 		let keys: Vec<Keypair> = (0..3).map(|_| Keypair::generate_ed25519()).collect();
 		let peers: Vec<PeerId> = keys.iter().map(|k| k.public().to_peer_id()).collect();
 		let mut books = Books::new(1, 5, RULE);
-		let mut heard = |peer, signed| books.heard(peer, signed, Instant::now());
+		let mut heard = |peer, signed| books.heard(peer, signed, Arrival::Heard(Instant::now()));
 		assert_eq!(heard(peers[0], signed(&keys[0], 5, 1, 0)), Some(Offer::Accepted));
 		assert_eq!(heard(peers[1], signed(&keys[1], 6, 1, 1)), None, "kept for round 6");
 		assert_eq!(heard(peers[2], signed(&keys[2], 9, 1, 2)), None, "too far ahead");
@@ -517,13 +530,13 @@ pub(crate) mod tests {
 		let offers = books.open(6, None);
 		assert_eq!(offers, vec![(peers[1], Offer::Accepted)]);
 		assert!(books.current().has(&peers[1]) && !books.current().has(&peers[0]));
-		let twin = books.heard(peers[1], signed(&keys[1], 6, 1, 7), Instant::now());
+		let twin = books.heard(peers[1], signed(&keys[1], 6, 1, 7), Arrival::Heard(Instant::now()));
 		assert!(matches!(twin, Some(Offer::Equivocation(_))), "{twin:?}");
 		// Round 9's commitment was dropped, not kept.
 		assert!(books.open(9, None).is_empty());
 		// A closed book takes no new signers.
 		books.close();
-		let late = books.heard(peers[0], signed(&keys[0], 9, 1, 0), Instant::now());
+		let late = books.heard(peers[0], signed(&keys[0], 9, 1, 0), Arrival::Heard(Instant::now()));
 		assert_eq!(late, Some(Offer::Late));
 	}
 
@@ -533,37 +546,44 @@ pub(crate) mod tests {
 	/// each node a different subset of them.
 	#[test]
 	fn lateness_is_judged_by_when_a_commitment_was_heard() {
-		let keys: Vec<Keypair> = (0..4).map(|_| Keypair::generate_ed25519()).collect();
+		let keys: Vec<Keypair> = (0..5).map(|_| Keypair::generate_ed25519()).collect();
 		let peers: Vec<PeerId> = keys.iter().map(|k| k.public().to_peer_id()).collect();
 		let deadline = Instant::now();
-		let before = deadline - std::time::Duration::from_millis(10);
-		let after = deadline + std::time::Duration::from_millis(10);
+		let before = Arrival::Heard(deadline - std::time::Duration::from_millis(10));
+		let after = Arrival::Heard(deadline + std::time::Duration::from_millis(10));
 		let mut books = Books::new(1, 5, RULE);
 		books.close_at(deadline);
 		assert_eq!(books.heard(peers[0], signed(&keys[0], 5, 1, 0), before), Some(Offer::Accepted));
 		// Heard past the deadline while the book was still open: late all the same.
 		assert_eq!(books.heard(peers[1], signed(&keys[1], 5, 1, 1), after), Some(Offer::Late));
 		assert!(!books.current().is_closed());
+		// Relayed (with a state a joiner fetched past the deadline): what the relayer heard;
+		// late only once the book is closed.
+		let relayed = books.heard(peers[4], signed(&keys[4], 5, 1, 4), Arrival::Relayed);
+		assert_eq!(relayed, Some(Offer::Accepted));
 		let set: Vec<PeerId> = books.current().set(&[1; 32]).into_iter().map(|(p, _)| p).collect();
-		assert_eq!(set, vec![peers[0]]);
-		assert_eq!(books.current().candidates(&[1; 32]).len(), 2, "late, still a candidate");
+		let mut expected = vec![peers[0], peers[4]];
+		expected.sort();
+		assert_eq!(set, expected);
+		assert_eq!(books.current().late_signers(), [peers[1]].into());
+		assert_eq!(books.current().candidates(&[1; 32]).len(), 3, "late, still a candidate");
 		// A commitment for round 6 heard before round 6's deadline is in time though its
 		// book opens after that deadline (this node's round 5 ran long); one heard after it
 		// is late.
-		let next_deadline = after;
-		assert_eq!(books.heard(peers[2], signed(&keys[2], 6, 1, 2), deadline), None);
+		assert_eq!(books.heard(peers[2], signed(&keys[2], 6, 1, 2), before), None);
 		assert_eq!(books.heard(peers[3], signed(&keys[3], 6, 1, 3), after), None);
-		let mut offers = books.open(6, Some(next_deadline));
+		let mut offers = books.open(6, Some(deadline));
 		offers.sort_by_key(|(p, _)| *p);
 		let mut expected = vec![(peers[2], Offer::Accepted), (peers[3], Offer::Late)];
 		expected.sort_by_key(|(p, _)| *p);
 		assert_eq!(offers, expected);
-		// Without a known deadline only an explicit close makes a commitment late.
+		// Closed, a relayed one is late too; without a known deadline only a close makes a
+		// heard one late.
+		books.close();
+		let relayed = books.heard(peers[4], signed(&keys[4], 6, 1, 4), Arrival::Relayed);
+		assert_eq!(relayed, Some(Offer::Late));
 		let mut book = RoundBook::new(1, 7, RULE);
-		assert_eq!(
-			book.offer_heard_at(peers[0], signed(&keys[0], 7, 1, 0), after),
-			Offer::Accepted
-		);
+		assert_eq!(book.offer_as(peers[0], signed(&keys[0], 7, 1, 0), after), Offer::Accepted);
 	}
 
 	#[test]

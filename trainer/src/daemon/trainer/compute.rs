@@ -21,6 +21,7 @@ use crate::{
 	net::Command,
 	params::Digest,
 	round::{
+		book::Arrival,
 		contribute::{self, Context, OwnUpdate},
 		coordinator::Schedule,
 		misbehave::{self, LAZY_STEPS},
@@ -301,7 +302,7 @@ impl Trainer {
 
 	pub(super) fn publish(&mut self, own: &OwnUpdate) -> Result<()> {
 		self.net.send(Command::Publish(own.signed.clone()));
-		let offer = self.books.heard(self.me, own.signed.clone(), Instant::now());
+		let offer = self.books.heard(self.me, own.signed.clone(), Arrival::Heard(Instant::now()));
 		if let Some(offer) = offer {
 			self.on_offer(self.me, offer);
 		}

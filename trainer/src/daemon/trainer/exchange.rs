@@ -15,7 +15,7 @@ use crate::{
 	daemon::reports,
 	net::{Command, Event},
 	round::{
-		book::Offer,
+		book::{Arrival, Offer},
 		coordinator::Schedule,
 		fetch::{Answer, Outgoing},
 		messages::{Response, SignedCommitment},
@@ -126,7 +126,7 @@ impl Trainer {
 			Event::Connected(peer) => self.health.peer(peer).connected = true,
 			Event::Disconnected(peer) => self.health.peer(peer).connected = false,
 			Event::Rtt { peer, rtt } => self.health.rtt(peer, rtt),
-			Event::Commitment { signer, signed } => {
+			Event::Commitment { signer, signed, heard } => {
 				let round = signed.commitment.round;
 				let lost = self
 					.scenario
@@ -136,7 +136,7 @@ impl Trainer {
 					tracing::info!("scenario: gossip lost {signer}'s commitment of round {round}");
 					return;
 				}
-				self.on_commitment(signer, signed);
+				self.on_commitment(signer, *signed, Arrival::Heard(heard));
 			}
 			Event::Attestation { signer, signed } => {
 				let round = signed.attestation.round;
@@ -186,7 +186,12 @@ impl Trainer {
 	}
 
 	/// Takes a verified commitment, gossiped or relayed.
-	pub(super) fn on_commitment(&mut self, signer: PeerId, signed: SignedCommitment) {
+	pub(super) fn on_commitment(
+		&mut self,
+		signer: PeerId,
+		signed: SignedCommitment,
+		arrival: Arrival,
+	) {
 		let c = &signed.commitment;
 		tracing::debug!(
 			"commitment of {signer} for round {} (book {})",
@@ -194,7 +199,7 @@ impl Trainer {
 			self.books.current().round()
 		);
 		self.health.committed(signer, c.round, c.samples, c.compute_millis);
-		if let Some(offer) = self.books.heard(signer, signed, Instant::now()) {
+		if let Some(offer) = self.books.heard(signer, signed, arrival) {
 			self.on_offer(signer, offer);
 		}
 	}
@@ -210,6 +215,10 @@ impl Trainer {
 				}
 				self.evidence_seen += 1;
 			}
+			Offer::Late if signer == self.me => tracing::warn!(
+				"round {round}: own commitment made after the collection deadline: in the set \
+				 only if a peer heard it in time"
+			),
 			Offer::Late => tracing::info!(
 				"late commitment from {signer}: in the set only if most witnesses hold its update"
 			),

@@ -7,6 +7,7 @@ use libp2p::PeerId;
 
 use super::{Trainer, STATE_TIMEOUT};
 use crate::round::{
+	book::Arrival,
 	messages::{Digest, Response, SignedCommitment},
 	state::GlobalState,
 	state_transfer::{StateDownload, PIECES_IN_FLIGHT},
@@ -178,7 +179,7 @@ impl Trainer {
 					if signed.commitment.job == job
 						&& signed.commitment.manifest_hash == manifest =>
 				{
-					self.on_commitment(signer, signed)
+					self.on_commitment(signer, signed, Arrival::Relayed)
 				}
 				Ok(_) => tracing::warn!("{peer} relayed a commitment of another job or layout"),
 				Err(e) => tracing::warn!("{peer} relayed a bad commitment: {e}"),
