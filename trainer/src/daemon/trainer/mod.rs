@@ -74,8 +74,7 @@ const LAST_EVAL_WAIT: Duration = Duration::from_secs(600);
 
 /// The instant at Unix time `ms` (now, if it has passed).
 fn instant_at(ms: u64) -> Instant {
-	let now = unix_ms();
-	Instant::now() + Duration::from_millis(ms.saturating_sub(now))
+	instant_of(ms).max(Instant::now())
 }
 
 /// The instant at Unix time `ms`, a past one too (as far back as the monotonic clock
@@ -398,9 +397,8 @@ impl Trainer {
 		let book = self.books.current();
 		if book.round() != round || book.is_closed() {
 			self.open_book(round);
-		}
-		// A book a sync opened before the round did had no deadline to close at yet.
-		if let Some(at) = self.collection_deadline(round) {
+		} else if let Some(at) = self.collection_deadline(round) {
+			// A book a sync opened before the round did had no deadline to close at yet.
 			self.books.close_at(at);
 		}
 	}
