@@ -570,7 +570,7 @@ impl<'a> World<'a> {
 		for m in &mut self.members {
 			let Some((desk, port)) = m.desk.as_mut() else { continue };
 			let (received, copied) = (received.clone(), copied.clone());
-			desk.keep_round(index, base.clone(), received, copied, false, port.as_ref());
+			desk.keep_round(index, base.clone(), received, copied, port.as_ref());
 		}
 		self.drive_desks()?;
 		self.accuse()

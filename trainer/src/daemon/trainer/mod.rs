@@ -104,8 +104,6 @@ struct Unkept {
 	base: Arc<Vec<f32>>,
 	received: Vec<Received>,
 	copies: Vec<Received>,
-	/// This trainer sent an update the round did not aggregate.
-	left_out: bool,
 }
 
 /// A running trainer.
@@ -386,8 +384,8 @@ impl Trainer {
 	/// screened), once its proof is out.
 	fn keep_evidence(&mut self) {
 		let Some(fraud) = &mut self.fraud else { return };
-		if let Some(Unkept { round, base, received, copies, left_out }) = fraud.unkept.take() {
-			fraud.desk.keep_round(round, base, received, copies, left_out, fraud.port.as_ref());
+		if let Some(Unkept { round, base, received, copies }) = fraud.unkept.take() {
+			fraud.desk.keep_round(round, base, received, copies, fraud.port.as_ref());
 		}
 	}
 
@@ -474,8 +472,7 @@ impl Trainer {
 		if let Some(fraud) = &mut self.fraud {
 			let base = state.weights.clone();
 			let (received, copies) = (gathered.evidence, gathered.copies);
-			let left_out = own.is_some() && !own_in_set;
-			fraud.unkept = Some(Unkept { round, base, received, copies, left_out });
+			fraud.unkept = Some(Unkept { round, base, received, copies });
 		}
 		let base_model_hash = state.model_hash;
 		let stepping = Instant::now();

@@ -28,16 +28,21 @@ pub const GAUNTLET_PEERS: usize = 0;
 /// cheat; the chain's audits check what both let pass.
 pub const REPLAYERS: usize = 2;
 
-/// Whether `me` is one of `suspect`'s [`REPLAYERS`] for `round`, among the round's senders
-/// `order` (every trainer is when `me` is not among them).
+/// Whether `me` replays `suspect`'s update of `round`: whether it is one of the suspect's
+/// [`REPLAYERS`], drawn among the round's other aggregated senders `order`. A trainer not
+/// among them (it sent nothing, or its update was left out) replays only where they are
+/// too few to draw that many (a round of one or two senders): at 64 trainers on 2 cores,
+/// every trainer that sent nothing replayed every suspect, up to 42 replays of one
+/// update (`bench/reports/scale_lateness`), where two do the job.
 pub(super) fn designated(
 	me: &PeerId,
 	round: RoundIndex,
 	order: &[PeerId],
 	suspect: &PeerId,
 ) -> bool {
+	let mut judges: Vec<&PeerId> = order.iter().filter(|p| *p != suspect).collect();
 	if !order.contains(me) {
-		return true;
+		return judges.len() < REPLAYERS;
 	}
 	let rank = |peer: &PeerId| {
 		let key = [
@@ -49,7 +54,6 @@ pub(super) fn designated(
 		.concat();
 		sp_crypto_hashing::blake2_256(&key)
 	};
-	let mut judges: Vec<&PeerId> = order.iter().filter(|p| *p != suspect).collect();
 	judges.sort_by_key(|p| rank(p));
 	judges.iter().take(REPLAYERS).any(|p| *p == me)
 }
@@ -60,19 +64,14 @@ impl FraudDesk {
 	/// or fails the loss screen (which runs on the worker thread, found by
 	/// [`FraudDesk::poll`]) is replayed, and its sender accused if the replay refutes it.
 	/// `copies` are claims of others' updates of the round (left out of its aggregate): kept
-	/// too, and replayed from their claimants' start states as suspects. `left_out`: this
-	/// trainer sent an update the round did not aggregate (not drawn under a bounded fan-in,
-	/// or not agreed); it then replays none of the suspects, which the round's aggregated
-	/// senders' draw (`designated`) gives to two of them: as an outsider it would replay
-	/// every one, and under a fan-in of 16 of 64 each suspect had about 50 replayers
-	/// (`bench/scale.sh --fan-in`).
+	/// too, and replayed from their claimants' start states as suspects. Of the suspects,
+	/// this trainer replays those it is drawn for ([`designated`]).
 	pub fn keep_round(
 		&mut self,
 		round: RoundIndex,
 		base: Arc<Vec<f32>>,
 		received: Vec<Received>,
 		copies: Vec<Received>,
-		left_out: bool,
 		port: &dyn FraudPort,
 	) {
 		let order: Vec<PeerId> = received.iter().map(|r| r.peer).collect();
@@ -103,7 +102,7 @@ impl FraudDesk {
 		// Every trainer's screens above flag alike: only a suspect's designated replayers
 		// replay it (a suspect replayed by every trainer costs the round as many replays).
 		let me = self.me;
-		let replays = |peer: &PeerId| !left_out && designated(&me, round, &order, peer);
+		let replays = |peer: &PeerId| designated(&me, round, &order, peer);
 		flagged.retain(|(peer, _, _)| replays(peer));
 		for i in self.gauntlet_picks(round, &order, &flagged) {
 			let Some(seed) = port.peer_seed(round, &order[i]) else { continue };

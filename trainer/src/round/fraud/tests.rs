@@ -146,12 +146,12 @@ fn noise_is_accused_and_voted_invalid_honest_work_voted_valid() {
 	// Fixed identities: which peer the loss screen picks follows from them, so the test
 	// is the same every run.
 	let peers: Vec<PeerId> = (1..=6).map(peer_id).collect();
-	// This desk sent nothing this round, so it replays whatever it flags (which of the
-	// senders replay a suspect is `designated`'s test).
-	let me = peer_id(9);
 	let (lazy, liar, mute) = (peers[3], peers[4], peers[5]);
 	// Two copiers of honest updates: one this desk heard commit, one it did not.
 	let (copier, unheard_copier) = (peer_id(7), peer_id(8));
+	// This desk is one of the senders, drawn to replay the lazy one and the copier (which
+	// of the senders replay a suspect is `designated`'s test).
+	let me = judge_among(&peers, 0, &[lazy, copier]);
 	let serves: HashMap<PeerId, Serves> = peers
 		.iter()
 		.chain([&copier, &unheard_copier])
@@ -204,7 +204,7 @@ fn noise_is_accused_and_voted_invalid_honest_work_voted_valid() {
 	// No segment checks here (these peers record no trajectories): `segment_checks`' test.
 	let mut desk = FraudDesk::new(me, [7; 32], replayer(), Box::new(archive.clone()), KEEP_ROUNDS)
 		.with_segment_rate(0.0);
-	desk.keep_round(0, base.clone(), received, copies, false, &chain);
+	desk.keep_round(0, base.clone(), received, copies, &chain);
 	poll_until(&mut desk, &chain, &serves, n, |c| c.accused.lock().unwrap().len() >= 2);
 	let mut accused = chain.accused.lock().unwrap().clone();
 	accused.sort();
@@ -244,7 +244,7 @@ fn noise_is_accused_and_voted_invalid_honest_work_voted_valid() {
 	assert!(desk.state_requests().is_empty(), "round 5 was never kept");
 	// Out of memory, round 0 is still in the archive: a challenge of it is judged.
 	for round in 1..=MEMORY_ROUNDS as RoundIndex {
-		desk.keep_round(round, base.clone(), Vec::new(), Vec::new(), false, &chain);
+		desk.keep_round(round, base.clone(), Vec::new(), Vec::new(), &chain);
 	}
 	chain.request(10, 0, peers[2]);
 	poll_until(&mut desk, &chain, &serves, n, |c| c.votes.lock().unwrap().len() == 7);
@@ -258,7 +258,7 @@ fn noise_is_accused_and_voted_invalid_honest_work_voted_valid() {
 	assert_eq!(chain.votes.lock().unwrap()[7], (14, Verdict::Invalid));
 	// Once round 0 can no longer be challenged, its evidence is gone.
 	for round in MEMORY_ROUNDS as RoundIndex + 1..=KEEP_ROUNDS {
-		desk.keep_round(round, base.clone(), Vec::new(), Vec::new(), false, &chain);
+		desk.keep_round(round, base.clone(), Vec::new(), Vec::new(), &chain);
 	}
 	chain.request(13, 0, peers[1]);
 	desk.poll(&chain);
@@ -282,13 +282,17 @@ fn a_suspect_every_trainer_flags_is_replayed_by_two_of_the_others() {
 		}
 	}
 	assert_eq!(drawn.len(), peers.len(), "the duty rotates over everyone");
-	// A trainer that sent nothing this round replays whatever it flags.
+	// A trainer that sent nothing this round leaves a suspect to the senders drawn, unless
+	// the round has too few other senders to draw two.
 	let outsider = peer_id(9);
-	assert!(designated(&outsider, 0, &peers, &peers[0]));
+	assert!(peers.iter().all(|suspect| !designated(&outsider, 0, &peers, suspect)));
+	assert!(designated(&outsider, 0, &peers[..2], &peers[0]), "one other sender");
+	assert!(designated(&outsider, 0, &peers[..1], &peers[0]), "a lone sender");
+	assert!(!designated(&outsider, 0, &peers[..3], &peers[0]), "two others suffice");
 }
 
 #[test]
-fn a_member_whose_update_was_not_aggregated_leaves_the_suspects_to_the_designated() {
+fn of_a_suspect_every_trainer_flags_only_the_senders_drawn_replay_it() {
 	// Four updates of a round, one short next to the others (a suspect every desk flags).
 	let n = 8;
 	let unit = |k: usize| (0..n).map(|j| if j == k { 1.0 } else { 0.0 }).collect::<Vec<f32>>();
@@ -309,10 +313,9 @@ fn a_member_whose_update_was_not_aggregated_leaves_the_suspects_to_the_designate
 	let suspect = (0, peers[3]);
 	let chain = Recorder::default();
 	let base = Arc::new(vec![0.0; n]);
-	let replays = |left_out: bool| {
-		// Not among the aggregated senders (not drawn under a fan-in, say): an outsider.
+	let replays = |me: PeerId| {
 		let mut desk = FraudDesk::new(
-			peer_id(9),
+			me,
 			[7; 32],
 			test_replayer(),
 			Box::new(MemoryArchive::default()),
@@ -320,11 +323,15 @@ fn a_member_whose_update_was_not_aggregated_leaves_the_suspects_to_the_designate
 		)
 		.with_gauntlet_peers(0)
 		.with_segment_rate(0.0);
-		desk.keep_round(0, base.clone(), received.clone(), Vec::new(), left_out, &chain);
+		desk.keep_round(0, base.clone(), received.clone(), Vec::new(), &chain);
 		desk.states.contains_key(&suspect)
 	};
-	assert!(replays(false), "a trainer that sent nothing replays what it flags");
-	assert!(!replays(true), "one whose update was left out leaves it to the two designated");
+	let replayers: Vec<&PeerId> = peers.iter().filter(|me| replays(**me)).collect();
+	assert_eq!(replayers.len(), REPLAYERS, "{replayers:?}");
+	assert!(replayers.iter().all(|me| designated(me, 0, &peers, &peers[3])));
+	// Not among the aggregated senders (it sent nothing, or was left out): three others
+	// can be drawn from, so it leaves the suspect to them.
+	assert!(!replays(peer_id(9)), "an outsider replays nothing the senders can");
 }
 
 #[test]
@@ -401,6 +408,15 @@ fn bystander(peers: &[PeerId], round: RoundIndex) -> PeerId {
 		.expect("some key replays none of them")
 }
 
+/// A sender among `peers` drawn to replay every one of `suspects` in `round`: a desk whose
+/// screens' flags it replays itself.
+fn judge_among(peers: &[PeerId], round: RoundIndex, suspects: &[PeerId]) -> PeerId {
+	*peers
+		.iter()
+		.find(|me| suspects.iter().all(|s| designated(me, round, peers, s)))
+		.expect("a sender drawn for all of them")
+}
+
 /// Answers the desk's requests from `objects` (what peers serve, by content address) and
 /// polls until no check is under way.
 fn serve_until_idle(desk: &mut FraudDesk, chain: &Recorder, objects: &HashMap<Digest, Vec<u8>>) {
@@ -457,7 +473,7 @@ fn segment_checks_clear_honest_rounds_and_accuse_training_on_other_data() {
 		FraudDesk::new(me, [7; 32], replayer, Box::new(MemoryArchive::default()), KEEP_ROUNDS)
 			.with_gauntlet_peers(0)
 			.with_segment_rate(peers.len() as f64);
-	desk.keep_round(0, Arc::new(base.clone()), received, Vec::new(), false, &chain);
+	desk.keep_round(0, Arc::new(base.clone()), received, Vec::new(), &chain);
 	serve_until_idle(&mut desk, &chain, &objects);
 	assert_eq!(*chain.accused.lock().unwrap(), vec![(0, other_data)], "only other data");
 	// Every recorded peer had one gap (of one step: twelve steps keep every state) redone.
@@ -472,7 +488,7 @@ fn segment_checks_clear_honest_rounds_and_accuse_training_on_other_data() {
 	// update is replayed in full from its start state, which it serves: cleared.
 	for round in 1..=SEGMENT_PATIENCE {
 		assert!(unserved(&desk), "round {round}");
-		desk.keep_round(round, Arc::new(base.clone()), Vec::new(), Vec::new(), false, &chain);
+		desk.keep_round(round, Arc::new(base.clone()), Vec::new(), Vec::new(), &chain);
 		serve_until_idle(&mut desk, &chain, &objects);
 	}
 	let replayed = desk.states.get(&(0, unrecorded));
@@ -532,7 +548,7 @@ fn committees_clear_honest_claims_by_a_segment_and_replay_the_rest_in_full() {
 		FraudDesk::new(me, [7; 32], replayer, Box::new(MemoryArchive::default()), KEEP_ROUNDS)
 			.with_gauntlet_peers(0)
 			.with_segment_rate(0.0);
-	desk.keep_round(0, Arc::new(base.clone()), received, Vec::new(), false, &chain);
+	desk.keep_round(0, Arc::new(base.clone()), received, Vec::new(), &chain);
 	serve_until_idle(&mut desk, &chain, &objects);
 	assert!(chain.accused.lock().unwrap().is_empty(), "its own screens replayed none");
 	// Each challenge alone: its verdict, and the steps the committee member redid.
@@ -601,7 +617,7 @@ fn committees_of_an_overlapping_job_judge_a_round_as_it_ran() {
 				0 => (&previous, Vec::new()),
 				_ => (&base, received.clone()),
 			};
-			desk.keep_round(*round, Arc::new(base.clone()), received, Vec::new(), false, &chain);
+			desk.keep_round(*round, Arc::new(base.clone()), received, Vec::new(), &chain);
 		}
 		desk
 	};
