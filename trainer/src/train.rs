@@ -103,9 +103,9 @@ impl InnerTrainer {
 		})
 	}
 
-	/// Its state, the trainer consumed: the model's parameters are copied out and dropped
-	/// before the moments are, so a verifier's peak at the end of a replay holds about one
-	/// copy of the model beside the trainer, where [`InnerTrainer::state`] holds three.
+	/// Its state, the trainer consumed: the model's parameters are copied out and the
+	/// moments moved out, so a verifier's peak at the end of a replay holds one copy of the
+	/// model beside the trainer, where [`InnerTrainer::state`] holds three.
 	pub fn into_state(self) -> Result<StepState> {
 		let InnerTrainer { model, optimizer, step, .. } = self;
 		let params = model.params().flatten()?;
@@ -126,6 +126,18 @@ impl InnerTrainer {
 		moments: Option<&crate::work_state::Moments>,
 	) -> Result<()> {
 		self.optimizer.restore(step, moments)?;
+		self.step = step;
+		Ok(())
+	}
+
+	/// [`InnerTrainer::restore_at`] with the moments moved in: a replay from a recorded
+	/// state that owns them holds no second copy.
+	pub fn restore_owned_at(
+		&mut self,
+		step: u64,
+		moments: Option<crate::work_state::Moments>,
+	) -> Result<()> {
+		self.optimizer.restore_owned(step, moments)?;
 		self.step = step;
 		Ok(())
 	}

@@ -1,5 +1,7 @@
 //! AdamW (Loshchilov & Hutter) with decoupled weight decay on f32 weights and moments.
 
+use std::ops::Range;
+
 use candle_core::{DType, Var};
 use rayon::prelude::*;
 
@@ -11,10 +13,16 @@ use crate::{
 
 /// AdamW over a fixed list of variables. Weight decay applies to matrices and embeddings
 /// (rank ≥ 2) only, not to biases and norm scales, as in nanoGPT.
+///
+/// The moments are kept flat, in variable order (each variable's at its range), as
+/// [`Moments`] carries them: handing them out at the end of a replay, or taking a recorded
+/// state's in, moves them instead of copying the model's size twice.
 pub struct AdamW {
 	vars: Vec<(String, Var)>,
-	m: Vec<Vec<f32>>,
-	v: Vec<Vec<f32>>,
+	/// Each variable's values in `m` and `v`.
+	ranges: Vec<Range<usize>>,
+	m: Vec<f32>,
+	v: Vec<f32>,
 	steps: i32,
 	hyper: Hyper,
 }
@@ -84,7 +92,8 @@ fn update(theta: &mut [f32], m: &mut [f32], v: &mut [f32], g: &[f32], c: &Coeffi
 impl AdamW {
 	/// AdamW with β = (0.9, 0.95) (nanoGPT's choice for transformers), ε = 1e-8.
 	pub fn new(vars: Vec<(String, Var)>, weight_decay: f64) -> Result<Self> {
-		let mut m = Vec::with_capacity(vars.len());
+		let mut ranges = Vec::with_capacity(vars.len());
+		let mut len = 0;
 		for (name, var) in &vars {
 			if var.dtype() != DType::F32 {
 				return Err(Error::Config(format!(
@@ -92,10 +101,13 @@ impl AdamW {
 					var.dtype()
 				)));
 			}
-			m.push(vec![0f32; var.elem_count()]);
+			ranges.push(len..len + var.elem_count());
+			len += var.elem_count();
 		}
-		let v = m.clone();
-		Ok(AdamW { vars, m, v, steps: 0, hyper: Hyper::new(weight_decay) })
+		// Zeroed pages the system gives on first touch: moments restored by moving a
+		// recorded state's in never make these resident.
+		let (m, v) = (vec![0f32; len], vec![0f32; len]);
+		Ok(AdamW { vars, ranges, m, v, steps: 0, hyper: Hyper::new(weight_decay) })
 	}
 
 	/// The variables it updates.
@@ -108,31 +120,30 @@ impl AdamW {
 		self.steps
 	}
 
-	/// The moments, flat in variable order.
+	/// The moments, flat in variable order (a copy).
 	pub fn moments(&self) -> Moments {
-		Moments { m: self.m.concat(), v: self.v.concat() }
+		Moments { m: self.m.clone(), v: self.v.clone() }
 	}
 
-	/// The moments, flat in variable order, each variable's freed once copied: at most one
-	/// variable's moments are held twice, where [`AdamW::moments`] holds them all twice.
+	/// The moments, the optimizer consumed: moved out, not copied.
 	pub fn into_moments(self) -> Moments {
-		let AdamW { vars, m, v, .. } = self;
-		// The variables share the model's tensors: they go first, with the model's.
-		drop(vars);
-		Moments { m: concat_freeing(m), v: concat_freeing(v) }
+		Moments { m: self.m, v: self.v }
 	}
 
-	/// Restores a saved step count and moments (flat, in variable order).
+	/// Restores a saved step count and moments (flat, in variable order), copying them.
 	pub fn restore(&mut self, steps: i32, moments: &Moments) -> Result<()> {
-		let len: usize = self.m.iter().map(Vec::len).sum();
-		moments.check_len(len)?;
-		let mut offset = 0;
-		for (m, v) in self.m.iter_mut().zip(&mut self.v) {
-			let n = m.len();
-			m.copy_from_slice(&moments.m[offset..offset + n]);
-			v.copy_from_slice(&moments.v[offset..offset + n]);
-			offset += n;
-		}
+		moments.check_len(self.m.len())?;
+		self.m.copy_from_slice(&moments.m);
+		self.v.copy_from_slice(&moments.v);
+		self.steps = steps;
+		Ok(())
+	}
+
+	/// [`AdamW::restore`], the moments moved in: a replay from a recorded state holds no
+	/// second copy of them (`verify::segment`).
+	pub fn restore_owned(&mut self, steps: i32, moments: Moments) -> Result<()> {
+		moments.check_len(self.m.len())?;
+		Moments { m: self.m, v: self.v } = moments;
 		self.steps = steps;
 		Ok(())
 	}
@@ -147,13 +158,14 @@ impl AdamW {
 			)));
 		}
 		self.steps += 1;
-		for (i, ((_, var), g)) in self.vars.iter().zip(grads).enumerate() {
-			if g.len() != self.m[i].len() {
+		for (i, (((_, var), g), range)) in self.vars.iter().zip(grads).zip(&self.ranges).enumerate()
+		{
+			if g.len() != range.len() {
 				return Err(Error::Layout(format!("gradient {i} has {} values", g.len())));
 			}
 			let c = self.hyper.coefficients(self.steps, lr, scale, var.rank());
 			let mut theta = var.as_tensor().flatten_all()?.to_vec1::<f32>()?;
-			let (m, v) = (&mut self.m[i], &mut self.v[i]);
+			let (m, v) = (&mut self.m[range.clone()], &mut self.v[range.clone()]);
 			// Element-wise, so splitting into blocks across threads changes no result.
 			if crate::model::fused::parallel() {
 				let block = 8192;
@@ -170,15 +182,6 @@ impl AdamW {
 		}
 		Ok(())
 	}
-}
-
-/// `parts` end to end, each part freed as soon as it is copied.
-fn concat_freeing(parts: Vec<Vec<f32>>) -> Vec<f32> {
-	let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
-	for part in parts {
-		out.extend_from_slice(&part);
-	}
-	out
 }
 
 #[cfg(test)]
@@ -232,5 +235,39 @@ mod tests {
 		assert!((w_now - w_ref).abs() < 1e-6, "{w_now} vs {w_ref}");
 		assert_eq!(opt.steps(), 5);
 		assert!(opt.step(&[vec![1.0]], 0.01, 1.0).is_err());
+	}
+
+	#[test]
+	fn moments_moved_in_and_out_are_the_ones_copied() {
+		let dev = Device::Cpu;
+		let var = |x: &[f32]| Var::from_tensor(&Tensor::new(x, &dev).unwrap()).unwrap();
+		let fresh = |w: &[f32], b: &[f32]| {
+			let vars = vec![("w".to_string(), var(w)), ("b".to_string(), var(b))];
+			AdamW::new(vars, 0.1).unwrap()
+		};
+		let mut trained = fresh(&[1.0, -2.0, 3.0], &[0.5]);
+		for _ in 0..3 {
+			trained.step(&[vec![0.3, -0.1, 0.2], vec![1.0]], 0.01, 1.0).unwrap();
+		}
+		let saved = trained.moments();
+		assert_eq!(saved.m.len(), 4);
+		let (mut copied, mut moved) =
+			(fresh(&[1.0, -2.0, 3.0], &[0.5]), fresh(&[1.0, -2.0, 3.0], &[0.5]));
+		copied.restore(3, &saved).unwrap();
+		moved.restore_owned(3, saved.clone()).unwrap();
+		for opt in [&mut copied, &mut moved] {
+			opt.step(&[vec![0.2, 0.4, -0.3], vec![-1.0]], 0.01, 1.0).unwrap();
+		}
+		let weights = |o: &AdamW| -> Vec<Vec<f32>> {
+			o.vars().iter().map(|(_, v)| v.as_tensor().to_vec1::<f32>().unwrap()).collect()
+		};
+		assert_eq!(weights(&copied), weights(&moved));
+		assert_eq!((copied.steps(), copied.moments()), (moved.steps(), moved.into_moments()));
+		// Moments of another model's size are refused either way, and nothing changes.
+		let short = Moments { m: vec![0.0; 3], v: vec![0.0; 3] };
+		let err = copied.restore_owned(9, short.clone()).unwrap_err().to_string();
+		assert!(err.contains("moments of 3 and 3 values for 4 parameters"), "{err}");
+		assert!(copied.restore(9, &short).is_err());
+		assert_eq!(copied.steps(), 4);
 	}
 }

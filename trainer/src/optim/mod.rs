@@ -68,6 +68,12 @@ pub fn clip_factor(norm: f64, max_norm: Option<f64>) -> f64 {
 	}
 }
 
+/// A step count as the optimizers keep it.
+fn step_count(steps: u64) -> Result<i32> {
+	i32::try_from(steps)
+		.map_err(|_| Error::Config(format!("{steps} inner steps is over the limit")))
+}
+
 /// Writes host values back into a variable.
 fn store(var: &Var, values: Vec<f32>) -> Result<()> {
 	var.set(&Tensor::from_vec(values, var.shape(), var.device())?)?;
@@ -144,8 +150,8 @@ impl Optimizer {
 		})
 	}
 
-	/// The moments, as [`Optimizer::moments`] gives them, the optimizer consumed: its
-	/// variables are dropped first, and host moments freed as they are copied.
+	/// The moments, as [`Optimizer::moments`] gives them, the optimizer consumed (host
+	/// moments moved out, not copied).
 	pub fn into_moments(self) -> Result<Option<Moments>> {
 		Ok(match self {
 			Optimizer::AdamW(o) => Some(o.into_moments()),
@@ -158,8 +164,7 @@ impl Optimizer {
 	/// Restores a step count and the moments saved by [`Optimizer::moments`]; the kind must
 	/// match (moments for AdamW, none for SGD).
 	pub fn restore(&mut self, steps: u64, moments: Option<&Moments>) -> Result<()> {
-		let steps = i32::try_from(steps)
-			.map_err(|_| Error::Config(format!("{steps} inner steps is over the limit")))?;
+		let steps = step_count(steps)?;
 		match (self, moments) {
 			(Optimizer::AdamW(o), Some(moments)) => o.restore(steps, moments),
 			(Optimizer::Sgd(_), None) => Ok(()),
@@ -167,6 +172,15 @@ impl Optimizer {
 			(Optimizer::Gpu(o), moments) => o.restore(steps, moments),
 			(_, Some(_)) => Err(Error::Config("SGD keeps no moments, but some were given".into())),
 			(_, None) => Err(Error::Config("AdamW needs its moments, and none were given".into())),
+		}
+	}
+
+	/// [`Optimizer::restore`], host moments moved in rather than copied (a GPU optimizer
+	/// copies them to its device all the same).
+	pub fn restore_owned(&mut self, steps: u64, moments: Option<Moments>) -> Result<()> {
+		match (self, moments) {
+			(Optimizer::AdamW(o), Some(moments)) => o.restore_owned(step_count(steps)?, moments),
+			(other, moments) => other.restore(steps, moments.as_ref()),
 		}
 	}
 

@@ -37,6 +37,7 @@ use crate::{
 	params::Digest,
 	train::InnerTrainer,
 	trajectory::{Mark, StepState, StepView, Trajectory},
+	work_state::Moments,
 };
 
 /// What the first moment gained over `start` in the steps to `end`, per parameter:
@@ -109,6 +110,22 @@ impl Replayer {
 		steps: u32,
 		shift: Option<Shift>,
 	) -> Result<StepState> {
+		self.replay_moved(start, start.moments.clone(), seed, first, steps, shift)
+	}
+
+	/// [`Replayer::replay_segment`] with the optimizer's `moments` given rather than
+	/// copied from `start` (whose own are not read): a caller that owns a recorded state
+	/// hands its second moments over instead of holding them twice.
+	#[allow(clippy::too_many_arguments)]
+	fn replay_moved(
+		&self,
+		start: &StepState,
+		moments: Option<Moments>,
+		seed: &Hash,
+		first: u32,
+		steps: u32,
+		shift: Option<Shift>,
+	) -> Result<StepState> {
 		if self.max_steps.is_some_and(|cap| first.saturating_add(steps) > cap) {
 			return Err(Error::Config(format!(
 				"steps {first}..{} are past the job's {:?} a round",
@@ -118,7 +135,7 @@ impl Replayer {
 		}
 		let mut trainer =
 			InnerTrainer::new(self.spec, b"grid/replay", &self.device, &self.inner, self.config)?;
-		trainer.restore_at(start.step, start.moments.as_ref())?;
+		trainer.restore_owned_at(start.step, moments)?;
 		trainer.model().params().load_flat(&start.params)?;
 		let population = self.dataset.train_len();
 		for i in first..first + steps {
@@ -135,19 +152,26 @@ impl Replayer {
 }
 
 impl Replayer {
-	/// Redoes the steps `first..first + steps` from the recorded `start` (moving the
-	/// weights by `shift` where an overlapped round caught up) and judges them against the
-	/// recorded `end` ([`judge_segment`]).
+	/// Redoes the steps `first..first + steps` from the recorded `start`, its optimizer
+	/// restored to `moments` (moving the weights by `shift` where an overlapped round caught
+	/// up), and judges them against the recorded `end` ([`judge_segment`], which reads the
+	/// start's parameters and first moments only).
+	#[allow(clippy::too_many_arguments)]
 	fn redo_segment(
 		&self,
 		start: &StepState,
+		moments: Option<Moments>,
 		end: &StepState,
 		seed: &Hash,
 		first: u32,
 		steps: u32,
 		shift: Option<Shift>,
 	) -> Result<SegmentJudgement> {
-		let mut replayed = self.replay_segment(start, seed, first, steps, shift)?;
+		let mut replayed = self.replay_moved(start, moments, seed, first, steps, shift)?;
+		// The judge reads no second moments: they go before the comparison.
+		if let Some(moments) = &mut replayed.moments {
+			moments.v = Vec::new();
+		}
 		// Judged on what the steps did: a catch-up inside the segment moved both states alike.
 		// Only the recorded end's parameters are copied to undo it, not its moments.
 		let crossed = shift.filter(|s| (first..first + steps).contains(&s.at));
@@ -164,21 +188,42 @@ impl Replayer {
 	/// rounds overlap, a segment across the catch-up step is redone with the catch-up and,
 	/// if that does not hold, without (a round trained after a restart, a re-sync or a join
 	/// does not overlap); both are honest computations, so either passing is a pass.
-	pub fn check_segment(&self, request: &SegmentRequest) -> Result<SegmentJudgement> {
-		let SegmentRequest { start, end, seed, first, steps, bases } = request;
+	///
+	/// The request is consumed: its start's second moments, which only the replay's
+	/// optimizer reads, move into the last redo instead of being copied (one model's size
+	/// less at the check's peak).
+	pub fn check_segment(&self, request: SegmentRequest) -> Result<SegmentJudgement> {
+		let SegmentRequest { mut start, end, seed, first, steps, bases } = request;
+		let second = start.moments.as_mut().map(|m| std::mem::take(&mut m.v));
+		let start = &start;
+		let moments = |second: Option<Vec<f32>>| {
+			start
+				.moments
+				.as_ref()
+				.map(|m| Moments { m: m.m.clone(), v: second.unwrap_or_default() })
+		};
 		let shift = bases.as_ref().zip(self.catch_up).map(|(bases, catch_up)| Shift {
 			at: catch_up.after(),
 			from: &bases.from,
 			to: &bases.to,
 		});
-		let crossed = shift.filter(|s| (*first..first + steps).contains(&s.at));
-		let plain = || self.redo_segment(start, end, seed, *first, *steps, None);
-		let Some(shift) = crossed else { return plain() };
-		let shifted = self.redo_segment(start, end, seed, *first, *steps, Some(shift))?;
+		let crossed = shift.filter(|s| (first..first + steps).contains(&s.at));
+		let Some(shift) = crossed else {
+			return self.redo_segment(start, moments(second), &end, &seed, first, steps, None);
+		};
+		let shifted = self.redo_segment(
+			start,
+			moments(second.clone()),
+			&end,
+			&seed,
+			first,
+			steps,
+			Some(shift),
+		)?;
 		if shifted.verdict == Verdict::Valid {
 			return Ok(shifted);
 		}
-		let plain = plain()?;
+		let plain = self.redo_segment(start, moments(second), &end, &seed, first, steps, None)?;
 		Ok(if plain.verdict == Verdict::Valid { plain } else { shifted })
 	}
 }
@@ -289,8 +334,9 @@ impl Replayer {
 			));
 		}
 		let (from, to) = (state(before)?, state(after)?);
+		let steps = after.0 - before.0;
 		let segment =
-			self.redo_segment(from, to, &claim.seed, before.0, after.0 - before.0, shift)?;
+			self.redo_segment(from, from.moments.clone(), to, &claim.seed, before.0, steps, shift)?;
 		if segment.verdict == Verdict::Invalid {
 			return fails(format!(
 				"its steps {}..{} do not redo (gradient cosine {:.3}, parameters {:.3})",

@@ -410,6 +410,17 @@ fn recorded_round(seed: Hash, steps: u32) -> (Replayer, Vec<StepState>) {
 	(rep, states)
 }
 
+/// A segment check of a round that does not overlap, as the fraud desk submits it.
+fn segment_request(
+	start: &StepState,
+	end: &StepState,
+	seed: Hash,
+	first: u32,
+	steps: u32,
+) -> SegmentRequest {
+	SegmentRequest { start: start.clone(), end: end.clone(), seed, first, steps, bases: None }
+}
+
 #[test]
 fn segment_checks_pass_honest_steps_and_refuse_other_data_and_made_up_states() {
 	let seed = Hash::repeat_byte(0x51);
@@ -435,6 +446,9 @@ fn segment_checks_pass_honest_steps_and_refuse_other_data_and_made_up_states() {
 		assert_eq!(&replayed, end, "steps {first}..{}", first + k);
 		let j = judge_segment(start.view(), end.view(), replayed.view());
 		assert_eq!(j.verdict, Verdict::Valid, "{j:?}");
+		// The worker's check, which moves the start's second moments into its replay,
+		// finds exactly the same.
+		assert_eq!(rep.check_segment(segment_request(start, end, seed, first, k)).unwrap(), j);
 	}
 	// Trained on other data (another seed's batches) but claimed as `seed`'s: every
 	// segment's gradients are other batches'.
@@ -446,6 +460,7 @@ fn segment_checks_pass_honest_steps_and_refuse_other_data_and_made_up_states() {
 		eprintln!("other data, steps {first}..{}: {j:?}", first + k);
 		assert_eq!(j.verdict, Verdict::Invalid, "steps {first}..{}: {j:?}", first + k);
 		assert!(j.gradient_cosine < 0.9, "{j:?}");
+		assert_eq!(rep.check_segment(segment_request(start, end, seed, first, k)).unwrap(), j);
 	}
 	// Lazy: an end state made up from the start (a small step along noise, moments kept).
 	let start = &honest[4];
@@ -711,7 +726,7 @@ fn an_overlapping_jobs_round_passes_as_it_ran_and_from_no_other_start() {
 			steps: 1,
 			bases: Some(bases.clone()),
 		};
-		let segment = rep.check_segment(&segment).unwrap();
+		let segment = rep.check_segment(segment).unwrap();
 		assert_eq!(segment.verdict, expected, "{name}: segment {segment:?}");
 	}
 }

@@ -73,16 +73,16 @@ pub enum Finding {
 }
 
 impl Replayer {
-	/// Runs `check`.
-	fn run(&self, check: &Check) -> Finding {
+	/// Runs `check` (consumed: a segment check's states move into its replay).
+	fn run(&self, check: Check) -> Finding {
 		match check {
-			Check::Replay(claim) => Finding::Replay(self.judge_overlapping(claim)),
+			Check::Replay(claim) => Finding::Replay(self.judge_overlapping(&claim)),
 			Check::Screen(s) => {
 				let (update, other) = (s.update.decompress(), s.other.decompress());
 				Finding::Screen(self.loss_screen(&s.base, &update, &other, &s.seed, s.steps))
 			}
 			Check::Segment(s) => Finding::Segment(self.check_segment(s)),
-			Check::Trace(t) => Finding::Trace(self.judge_trace(t)),
+			Check::Trace(t) => Finding::Trace(self.judge_trace(&t)),
 		}
 	}
 }
@@ -110,7 +110,7 @@ impl<T: Send + 'static> VerifyWorker<T> {
 				crate::priority::lower_this_thread();
 				crate::alloc_ledger::tag_thread("verification");
 				for (tag, check) in inbox {
-					if report.send((tag, replayer.run(&check))).is_err() {
+					if report.send((tag, replayer.run(check))).is_err() {
 						return;
 					}
 				}
