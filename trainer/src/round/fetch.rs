@@ -16,7 +16,9 @@ use super::{
 	book::MAX_SIGNERS,
 	messages::{Digest, Request, Response, SignedCommitment},
 	state_transfer::{piece_range, PIECES_IN_FLIGHT, STATE_PIECE_BYTES},
-	update_pieces::{address, piece_count, Patience, PieceCounts, PieceDownload, PieceHashes},
+	update_pieces::{
+		address, join_pieces, piece_count, Patience, PieceCounts, PieceDownload, PieceHashes,
+	},
 	witness::Agreement,
 };
 use crate::{
@@ -175,7 +177,7 @@ impl Download {
 		if (self.pieces.len() as u64) < Self::count(total) {
 			return Ok(None);
 		}
-		Ok(Some(std::mem::take(&mut self.pieces).into_values().flatten().collect()))
+		Ok(Some(join_pieces(std::mem::take(&mut self.pieces), total)))
 	}
 
 	/// The pieces to ask for next so that [`PIECES_IN_FLIGHT`] are under way.
