@@ -114,9 +114,8 @@ pub fn piece_size(len: u64, index: u32) -> u64 {
 
 /// The whole of `len` bytes from its `pieces` in order, each piece freed once copied; called
 /// once every piece is here and checked, so what it reserves the pieces hold already. A
-/// collect of the pieces pushed byte by byte into a vector grown by doubling: 3.0 s on the
-/// round loop for a 43.8M model's step state (525 MB) against 0.3–1.1 s copied piece by
-/// piece into its length, and room for up to twice the state.
+/// collect of the pieces pushed byte by byte into a vector grown by doubling, on the round
+/// loop: ten times as long, with room for up to twice the state (`bench/join.sh`).
 pub fn join_pieces(pieces: BTreeMap<u32, Vec<u8>>, len: u64) -> Vec<u8> {
 	let mut whole = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
 	for piece in pieces.into_values() {
