@@ -207,23 +207,16 @@ impl Replayer {
 			from: &bases.from,
 			to: &bases.to,
 		});
-		let crossed = shift.filter(|s| (first..first + steps).contains(&s.at));
-		let Some(shift) = crossed else {
-			return self.redo_segment(start, moments(second), &end, &seed, first, steps, None);
+		let redo = |second, shift| {
+			self.redo_segment(start, moments(second), &end, &seed, first, steps, shift)
 		};
-		let shifted = self.redo_segment(
-			start,
-			moments(second.clone()),
-			&end,
-			&seed,
-			first,
-			steps,
-			Some(shift),
-		)?;
+		let crossed = shift.filter(|s| (first..first + steps).contains(&s.at));
+		let Some(shift) = crossed else { return redo(second, None) };
+		let shifted = redo(second.clone(), Some(shift))?;
 		if shifted.verdict == Verdict::Valid {
 			return Ok(shifted);
 		}
-		let plain = self.redo_segment(start, moments(second), &end, &seed, first, steps, None)?;
+		let plain = redo(second, None)?;
 		Ok(if plain.verdict == Verdict::Valid { plain } else { shifted })
 	}
 }
