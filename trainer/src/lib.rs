@@ -36,6 +36,7 @@ pub mod plot;
 pub mod priority;
 pub mod rng;
 pub mod round;
+pub mod state_assembly;
 pub mod stats;
 pub mod train;
 pub mod trajectory;

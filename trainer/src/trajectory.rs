@@ -22,14 +22,15 @@ use crate::{
 	compress::Reader,
 	error::{Error, Result},
 	params::{le_bytes, Blake2b256, Digest},
+	state_assembly::Parts,
 	work_state::{
-		bulk_hasher, decode_parts, encode_parts, hash_moments, max_parts_len, parts_len,
-		write_parts, Moments, StateFormat, WorkState,
+		bulk_hasher, check_values, decode_parts, encode_parts, hash_moments, max_parts_len,
+		parts_len, write_parts, Moments, StateFormat, WorkState,
 	},
 };
 
 /// A step state's format.
-const STEP_STATE: StateFormat =
+pub(crate) const STEP_STATE: StateFormat =
 	StateFormat { magic: b"GSS1", kind: "step state", value: "parameter" };
 /// Domain separators of the digests; bump the versions when an encoding changes.
 const STEP_DOMAIN: &str = "grid/step-state/v2";
@@ -136,7 +137,18 @@ impl StepState {
 
 	/// Parses `bytes` and checks them against the digest `committed` for them.
 	pub fn decode_committed(bytes: &[u8], len: usize, committed: &Digest) -> Result<Self> {
-		let state = Self::decode(bytes, len)?;
+		Self::committed(Self::decode(bytes, len)?, committed)
+	}
+
+	/// The state a fetch put together ([`crate::state_assembly`]), checked as
+	/// [`StepState::decode_committed`] checks bytes.
+	pub fn from_parts(parts: Parts, len: usize, committed: &Digest) -> Result<Self> {
+		let (step, moments, params) = parts.into_format(&STEP_STATE)?;
+		check_values(params.len(), len, STEP_STATE.kind)?;
+		Self::committed(StepState { params, step, moments }, committed)
+	}
+
+	fn committed(state: Self, committed: &Digest) -> Result<Self> {
 		let got = state.digest();
 		if &got != committed {
 			return Err(Error::Decode(format!(

@@ -18,16 +18,16 @@ use std::io::Write;
 use blake2::Digest as _;
 
 use crate::{
-	compress::Reader,
 	error::{Error, Result},
 	params::{le_bytes, Blake2b256, Digest},
+	state_assembly::{Assembly, Parts},
 };
 
 /// First bytes of an encoded state; the digit is the format version.
 pub const MAGIC: &[u8; 4] = b"GWS1";
 /// Domain separators of the digests; bump the versions when an encoding changes.
 /// Bytes before the values: magic, step, moments flag, value count.
-const HEADER_BYTES: usize = 4 + 8 + 1 + 8;
+pub(crate) const HEADER_BYTES: usize = 4 + 8 + 1 + 8;
 const OPTIMIZER_DOMAIN: &str = "grid/work-optimizer/v2";
 const RESIDUAL_DOMAIN: &str = "grid/work-residual/v2";
 const ID_DOMAIN: &[u8] = b"grid/work-state/v1";
@@ -148,7 +148,18 @@ impl WorkState {
 	/// Parses `bytes` and checks them against the content address `id` they were committed
 	/// under ([`WorkDigests::id`], which binds the step and both digests).
 	pub fn decode_committed(bytes: &[u8], len: usize, id: &Digest) -> Result<Self> {
-		let state = Self::decode(bytes, len)?;
+		Self::committed(Self::decode(bytes, len)?, id)
+	}
+
+	/// The state a fetch put together ([`crate::state_assembly`]), checked as
+	/// [`WorkState::decode_committed`] checks bytes.
+	pub fn from_parts(parts: Parts, len: usize, id: &Digest) -> Result<Self> {
+		let (step, moments, residual) = parts.into_format(&WORK_STATE)?;
+		check_values(residual.len(), len, WORK_STATE.kind)?;
+		Self::committed(WorkState { step, moments, residual }, id)
+	}
+
+	fn committed(state: Self, id: &Digest) -> Result<Self> {
 		let got = state.digests();
 		if &got.id() != id {
 			return Err(Error::Decode(format!(
@@ -162,20 +173,29 @@ impl WorkState {
 	}
 }
 
+/// Errors unless a state of `kind` has the `len` values of its model.
+pub(crate) fn check_values(got: usize, len: usize, kind: &str) -> Result<()> {
+	match got == len {
+		true => Ok(()),
+		false => Err(Error::Decode(format!("a {kind} of {got} values for a model of {len}"))),
+	}
+}
+
 /// How one kind of recorded state is encoded: a step count, the optimizer's moments and one
 /// vector of values (a [`WorkState`]'s residual, a [`crate::trajectory::StepState`]'s
 /// parameters), under its own magic.
-pub(crate) struct StateFormat {
+#[derive(Debug, PartialEq, Eq)]
+pub struct StateFormat {
 	/// First bytes of the encoding.
-	pub(crate) magic: &'static [u8; 4],
+	pub magic: &'static [u8; 4],
 	/// What the state is called in errors.
-	pub(crate) kind: &'static str,
+	pub kind: &'static str,
 	/// What one of its values is called in errors.
-	pub(crate) value: &'static str,
+	pub value: &'static str,
 }
 
 /// A [`WorkState`]'s format.
-const WORK_STATE: StateFormat =
+pub(crate) const WORK_STATE: StateFormat =
 	StateFormat { magic: MAGIC, kind: "work state", value: "residual value" };
 
 /// The most bytes [`encode_parts`] writes for a model of `len` values (with moments).
@@ -221,44 +241,24 @@ pub(crate) fn write_parts(
 }
 
 /// Parses what [`encode_parts`] wrote in `format` for a model of `len` values, refusing
-/// anything malformed, truncated, non-finite or with a negative second moment.
+/// anything malformed, truncated, non-finite or with a negative second moment: the steps a
+/// state fetched in pieces goes through ([`crate::state_assembly`]), with one piece.
 pub(crate) fn decode_parts(
 	bytes: &[u8],
-	format: &StateFormat,
+	format: &'static StateFormat,
 	len: usize,
 ) -> Result<(u64, Option<Moments>, Vec<f32>)> {
-	let mut r = Reader::new(bytes);
-	if r.take(4)? != format.magic {
-		return Err(Error::Decode(format!(
-			"bad magic (not a Grid {}, or another version)",
-			format.kind
-		)));
-	}
-	let step = r.u64()?;
-	let with_moments = match r.u8()? {
-		0 => false,
-		1 => true,
-		flag => return Err(Error::Decode(format!("unknown moments flag {flag}"))),
-	};
-	let n = r.u64()?;
-	if n != len as u64 {
-		return Err(Error::Decode(format!("a {} of {n} values for a model of {len}", format.kind)));
-	}
-	let moments = if with_moments {
-		let m = r.finite_f32s(len, "first moment")?;
-		let v = r.finite_f32s(len, "second moment")?;
-		if let Some(i) = v.iter().position(|x| *x < 0.0) {
-			return Err(Error::Decode(format!("second moment {i} is negative")));
-		}
-		Some(Moments { m, v })
-	} else {
-		None
-	};
-	let values = r.finite_f32s(len, format.value)?;
-	if r.remaining() != 0 {
-		return Err(Error::Decode(format!("{} trailing bytes", r.remaining())));
-	}
-	Ok((step, moments, values))
+	let mut assembly = Assembly::start(format, bytes, bytes.len() as u64, len)?;
+	assembly.put(0, bytes)?;
+	assembly.finish()?.into_format(format)
+}
+
+/// The format of a state whose encoding begins with `first`, if it is in the parts format
+/// (a work state or a step state; not a trajectory).
+pub fn parts_format(first: &[u8]) -> Option<&'static StateFormat> {
+	[&WORK_STATE, &crate::trajectory::STEP_STATE]
+		.into_iter()
+		.find(|format| first.get(..4) == Some(&format.magic[..]))
 }
 
 /// Feeds `moments` to a digest: a flag, then both moments when there are any.

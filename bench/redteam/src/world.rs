@@ -35,6 +35,7 @@ use grid_trainer::{
 	rng::Rng,
 	round::{
 		evidence::MemoryArchive,
+		fetch::Fetched,
 		fraud::{CheckRequest, FraudDesk, FraudPort, Received, GAUNTLET_PEERS, SEGMENT_RATE},
 		messages::{update_hash, Digest},
 	},
@@ -586,15 +587,16 @@ impl<'a> World<'a> {
 				// The desk counts each check's steps when it submits it.
 				let before = desk.costs();
 				for (round, peer, id) in desk.state_requests() {
-					if let Some(bytes) = self.recorded.get(&id) {
-						desk.state_arrived(round, peer, id, Ok(bytes.clone()), port.as_ref());
-						continue;
-					}
-					let answer = self
-						.states
-						.get(&(round, peer))
-						.cloned()
-						.ok_or_else(|| "no such state".to_string());
+					let answer = match self.recorded.get(&id) {
+						Some(bytes) => Ok(bytes.clone()),
+						None => self
+							.states
+							.get(&(round, peer))
+							.cloned()
+							.ok_or_else(|| "no such state".to_string()),
+					};
+					// What a download of the served bytes in pieces would make of them.
+					let answer = answer.and_then(|bytes| Fetched::whole(bytes, self.base.len()));
 					desk.state_arrived(round, peer, id, answer, port.as_ref());
 				}
 				desk.poll(port.as_ref());

@@ -136,7 +136,8 @@ mod tests {
 				other => panic!("{other:?}"),
 			}
 		};
-		assert!(fetched == state, "the state as stored");
+		// Not a state in the parts format (no magic of one): its bytes, joined.
+		assert!(fetched == crate::round::fetch::Fetched::Bytes(state), "the state as stored");
 		// A state it does not serve is refused with the reason.
 		send(fetches.request_work_state(server_id, 4, [8; 32]));
 		let why = loop {

@@ -4,7 +4,7 @@
 //! send ([`Outgoing`]) and what each answer meant ([`Answer`]); the daemon does the sending.
 
 use std::{
-	collections::{BTreeMap, HashMap},
+	collections::{BTreeMap, BTreeSet, HashMap},
 	sync::Arc,
 	time::Instant,
 };
@@ -23,7 +23,9 @@ use super::{
 };
 use crate::{
 	compress::{CompressedUpdate, Layout},
-	work_state::WorkState,
+	state_assembly::{Assembly, Parts},
+	trajectory::{StepState, Trajectory},
+	work_state::{parts_format, WorkState},
 };
 
 /// A request to send to a peer, tagged with the id its answer will carry.
@@ -101,8 +103,8 @@ pub enum Answer {
 		/// What was asked for: a start state's id, a trajectory's root or a step state's
 		/// digest.
 		id: Digest,
-		/// The encoded state, or why there is none.
-		result: Result<Vec<u8>, String>,
+		/// The state, or why there is none.
+		result: Result<Fetched, String>,
 	},
 	/// The commitments of `round` a witness heard, or why they did not come (each is
 	/// checked like a gossiped one before it counts).
@@ -133,30 +135,94 @@ enum Pending {
 	Commitments { round: RoundIndex },
 }
 
-/// A work state arriving in pieces of [`STATE_PIECE_BYTES`].
+/// A fetched work state, step state or trajectory, as its download put it together.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fetched {
+	/// A state in the parts format (a work state or a step state), its values in place and
+	/// checked; not yet against its commitment.
+	State(Parts),
+	/// The bytes of anything else (a trajectory), joined from their pieces.
+	Bytes(Vec<u8>),
+}
+
+impl Fetched {
+	/// What a download of `bytes` in pieces makes, for a model of `len` values: tests and
+	/// simulations that serve whole objects get what the daemon's desk gets.
+	pub fn whole(bytes: Vec<u8>, len: usize) -> Result<Fetched, String> {
+		let (mut download, total) = (Download::new(), bytes.len() as u64);
+		let limits = (WorkState::max_encoded_len(len), len);
+		let mut done = None;
+		for (i, piece) in bytes.chunks(STATE_PIECE_BYTES as usize).enumerate() {
+			done = download.accept(i as u32, total, piece.to_vec(), limits)?;
+		}
+		done.ok_or_else(|| "nothing came".to_string())
+	}
+
+	/// The work state committed to as `id`, for a model of `len` values.
+	pub fn work_state(self, len: usize, id: &Digest) -> crate::error::Result<WorkState> {
+		match self {
+			Fetched::State(parts) => WorkState::from_parts(parts, len, id),
+			Fetched::Bytes(bytes) => WorkState::decode_committed(&bytes, len, id),
+		}
+	}
+
+	/// The step state committed to as `id`, for a model of `len` values.
+	pub fn step_state(self, len: usize, id: &Digest) -> crate::error::Result<StepState> {
+		match self {
+			Fetched::State(parts) => StepState::from_parts(parts, len, id),
+			Fetched::Bytes(bytes) => StepState::decode_committed(&bytes, len, id),
+		}
+	}
+
+	/// The trajectory of at most `steps` steps committed to as `root`.
+	pub fn trajectory(&self, steps: u32, root: &Digest) -> crate::error::Result<Trajectory> {
+		match self {
+			Fetched::State(parts) => Err(crate::error::Error::Decode(format!(
+				"a {} where a trajectory was asked for",
+				parts.format.kind
+			))),
+			Fetched::Bytes(bytes) => Trajectory::decode_committed(bytes, steps, root),
+		}
+	}
+}
+
+/// What of a work state has come.
+enum Received {
+	/// Nothing yet, or the pieces of a trajectory (small: joined at the end).
+	Pieces(BTreeMap<u32, Vec<u8>>),
+	/// A state in the parts format: each piece went to its values as it came.
+	Assembling { assembly: Assembly, pieces: BTreeSet<u32> },
+}
+
+/// A work state arriving in pieces of [`STATE_PIECE_BYTES`]. Its first piece is asked for
+/// alone and says (with its size) what the rest are for.
 struct Download {
 	/// Its size, from the first answer.
 	total: Option<u64>,
-	pieces: BTreeMap<u32, Vec<u8>>,
+	received: Received,
 	/// The next piece to ask for.
 	next: u32,
 }
 
 impl Download {
+	fn new() -> Self {
+		Download { total: None, received: Received::Pieces(BTreeMap::new()), next: 1 }
+	}
+
 	/// Pieces a state of `total` bytes comes in.
 	fn count(total: u64) -> u64 {
 		total.div_ceil(u64::from(STATE_PIECE_BYTES))
 	}
 
-	/// Takes piece `index` of a state its sender says is `total` bytes (at most `max`).
-	/// Returns the whole state once every piece is here.
+	/// Takes piece `index` of a state its sender says is `total` bytes (at most `max`), for
+	/// a model of `len` values. Returns the whole state once every piece is here.
 	fn accept(
 		&mut self,
 		index: u32,
 		total: u64,
 		piece: Vec<u8>,
-		max: u64,
-	) -> Result<Option<Vec<u8>>, String> {
+		(max, len): (u64, usize),
+	) -> Result<Option<Fetched>, String> {
 		if total == 0 || total > max {
 			return Err(format!(
 				"a work state of {total} bytes, where this model's takes 1 to {max}"
@@ -165,7 +231,6 @@ impl Download {
 		if self.total.is_some_and(|t| t != total) {
 			return Err("the work state's size changed between its pieces".into());
 		}
-		self.total = Some(total);
 		let Some(range) = piece_range(total, STATE_PIECE_BYTES, index) else {
 			return Err(format!("piece {index} of a work state of {total} bytes"));
 		};
@@ -173,18 +238,53 @@ impl Download {
 		if piece.len() as u64 != expected {
 			return Err(format!("piece {index} has {} bytes, not {expected}", piece.len()));
 		}
-		self.pieces.insert(index, piece);
-		if (self.pieces.len() as u64) < Self::count(total) {
+		let first = self.total.is_none();
+		self.total = Some(total);
+		if first {
+			if let Some(format) = parts_format(&piece) {
+				let assembly =
+					Assembly::start(format, &piece, total, len).map_err(|e| e.to_string())?;
+				self.received = Received::Assembling { assembly, pieces: BTreeSet::new() };
+			}
+		}
+		let have = match &mut self.received {
+			Received::Pieces(pieces) => {
+				pieces.insert(index, piece);
+				pieces.len()
+			}
+			Received::Assembling { assembly, pieces } => {
+				if !pieces.insert(index) {
+					return Err(format!("piece {index} came twice"));
+				}
+				assembly.put(range.start, &piece).map_err(|e| e.to_string())?;
+				pieces.len()
+			}
+		};
+		if (have as u64) < Self::count(total) {
 			return Ok(None);
 		}
-		Ok(Some(join_pieces(std::mem::take(&mut self.pieces), total)))
+		let received = std::mem::replace(&mut self.received, Received::Pieces(BTreeMap::new()));
+		Ok(Some(match received {
+			Received::Pieces(pieces) => Fetched::Bytes(join_pieces(pieces, total)),
+			Received::Assembling { assembly, .. } => {
+				Fetched::State(assembly.finish().map_err(|e| e.to_string())?)
+			}
+		}))
+	}
+
+	/// Pieces received so far.
+	fn received(&self) -> usize {
+		match &self.received {
+			Received::Pieces(pieces) => pieces.len(),
+			Received::Assembling { pieces, .. } => pieces.len(),
+		}
 	}
 
 	/// The pieces to ask for next so that [`PIECES_IN_FLIGHT`] are under way.
 	fn wanted(&mut self) -> Vec<u32> {
 		let Some(total) = self.total else { return Vec::new() };
 		let count = Self::count(total);
-		let in_flight = u64::from(self.next).saturating_sub(self.pieces.len() as u64);
+		let in_flight = u64::from(self.next).saturating_sub(self.received() as u64);
 		let room = (PIECES_IN_FLIGHT as u64).saturating_sub(in_flight);
 		let last = (u64::from(self.next) + room).min(count);
 		let wanted: Vec<u32> = (u64::from(self.next)..last).map(|i| i as u32).collect();
@@ -340,8 +440,7 @@ impl Fetches {
 	/// `round`; the rest are asked for as the answers come ([`Answer::WorkStatePieces`]).
 	/// A download of the same state under way starts over.
 	pub fn request_work_state(&mut self, peer: PeerId, round: RoundIndex, id: Digest) -> Outgoing {
-		let download = Download { total: None, pieces: BTreeMap::new(), next: 1 };
-		self.downloads.insert((round, peer, id), download);
+		self.downloads.insert((round, peer, id), Download::new());
 		self.work_state_piece(peer, round, id, 0)
 	}
 
@@ -366,7 +465,8 @@ impl Fetches {
 	) -> Answer {
 		let key = (round, peer, id);
 		// A step state is as large as a start state at most; a trajectory is far smaller.
-		let max = WorkState::max_encoded_len(self.layout.len());
+		let len = self.layout.len();
+		let max = WorkState::max_encoded_len(len);
 		let Some(download) = self.downloads.get_mut(&key) else {
 			return Answer::Unasked;
 		};
@@ -374,7 +474,7 @@ impl Fetches {
 			Response::WorkState { total, piece } => Ok((total, piece)),
 			other => Err(other),
 		})
-		.and_then(|(total, piece)| download.accept(index, total, piece, max));
+		.and_then(|(total, piece)| download.accept(index, total, piece, (max, len)));
 		match outcome {
 			Ok(None) => {
 				let wanted = download.wanted();
@@ -1282,19 +1382,36 @@ mod tests {
 		Ok(Response::WorkState { total: bytes.len() as u64, piece })
 	}
 
+	/// A work state with moments for a model of `len` values, each value different.
+	fn work_state(len: usize) -> WorkState {
+		let at = |i: usize, k: usize| ((i * 7 + k) % 1_000) as f32 * 1e-3;
+		let moments = crate::work_state::Moments {
+			m: (0..len).map(|i| at(i, 1)).collect(),
+			v: (0..len).map(|i| at(i, 2)).collect(),
+		};
+		WorkState {
+			step: 5,
+			moments: Some(moments),
+			residual: (0..len).map(|i| at(i, 3)).collect(),
+		}
+	}
+
 	#[test]
 	fn a_work_state_arrives_in_pieces_in_any_order_across_rounds() {
-		// Two and a bit pieces, for a model whose state can be that large.
-		let state: Vec<u8> =
-			(0..2 * STATE_PIECE_BYTES as usize + 5).map(|i| (i % 251) as u8).collect();
-		let mut fetches = Fetches::flat(7, 1_000_000);
+		// Two and a bit pieces: each vector's end falls inside a piece, and values straddle
+		// the pieces' ends.
+		let len = 700_000;
+		let state = work_state(len);
+		let (bytes, id) = (state.encode(), state.digests().id());
+		assert_eq!(bytes.len().div_ceil(STATE_PIECE_BYTES as usize), 3);
+		let mut fetches = Fetches::flat(7, len);
 		let peer = PeerId::random();
-		let first = fetches.request_work_state(peer, 3, [9; 32]);
-		assert_eq!(first.request, Request::WorkState { job: 7, id: [9; 32], index: 0 });
+		let first = fetches.request_work_state(peer, 3, id);
+		assert_eq!(first.request, Request::WorkState { job: 7, id, index: 0 });
 		// A new round does not drop a pending check's download.
 		fetches.new_round();
 		let Answer::WorkStatePieces(more) =
-			fetches.on_answer(first.id, peer, piece_of(&state, 0), 4)
+			fetches.on_answer(first.id, peer, piece_of(&bytes, 0), 4)
 		else {
 			panic!("more pieces wanted")
 		};
@@ -1306,12 +1423,14 @@ mod tests {
 			})
 			.collect();
 		assert_eq!(indices, vec![1, 2]);
-		let last = fetches.on_answer(more[1].id, peer, piece_of(&state, 2), 4);
+		let last = fetches.on_answer(more[1].id, peer, piece_of(&bytes, 2), 4);
 		assert!(matches!(&last, Answer::WorkStatePieces(r) if r.is_empty()), "{last:?}");
-		match fetches.on_answer(more[0].id, peer, piece_of(&state, 1), 4) {
-			Answer::WorkState { round: 3, peer: p, result: Ok(bytes), .. } => {
+		match fetches.on_answer(more[0].id, peer, piece_of(&bytes, 1), 4) {
+			Answer::WorkState { round: 3, peer: p, result: Ok(fetched), .. } => {
 				assert_eq!(p, peer);
-				assert!(bytes == state, "the pieces in order");
+				// Put together straight into its vectors, and it is the state committed to.
+				assert!(matches!(&fetched, Fetched::State(_)), "assembled");
+				assert!(fetched.work_state(len, &id).unwrap() == state, "the state sent");
 			}
 			other => panic!("{other:?}"),
 		}
@@ -1328,8 +1447,8 @@ mod tests {
 		let second = fetches.request_work_state(peer, 3, [2; 32]);
 		for (out, id, bytes) in [(second, [2; 32], &b), (first, [1; 32], &a)] {
 			match fetches.on_answer(out.id, peer, piece_of(bytes, 0), 3) {
-				Answer::WorkState { id: got, result: Ok(got_bytes), .. } => {
-					assert_eq!((got, &got_bytes), (id, bytes))
+				Answer::WorkState { id: got, result: Ok(fetched), .. } => {
+					assert_eq!((got, fetched), (id, Fetched::Bytes(bytes.clone())))
 				}
 				other => panic!("{other:?}"),
 			}
@@ -1361,6 +1480,24 @@ mod tests {
 			// A late answer to a download that ended is not taken.
 			let late = fetches.on_answer(out.id, peer, answer(100, 100), 4);
 			assert!(matches!(late, Answer::Unasked));
+		}
+		// A state in the parts format whose header lies, or whose values are not numbers: the
+		// reason, and nothing put together.
+		let good = work_state(10).encode();
+		let mut nan = good.clone();
+		let residual_3 = good.len() - 4 * 7;
+		nan[residual_3..residual_3 + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+		let cases = [
+			(work_state(9).encode(), "a work state of 9 values for a model of 10"),
+			(good[..good.len() - 1].to_vec(), "truncated"),
+			(nan, "residual value 3 is not finite"),
+		];
+		for (bytes, why) in cases {
+			let out = fetches.request_work_state(peer, 3, [9; 32]);
+			match fetches.on_answer(out.id, peer, piece_of(&bytes, 0), 4) {
+				Answer::WorkState { result: Err(e), .. } => assert!(e.contains(why), "{e}"),
+				other => panic!("{other:?}"),
+			}
 		}
 		// A state whose size changes between its pieces.
 		let mut fetches = Fetches::flat(7, 1_000_000);

@@ -8,9 +8,11 @@ use libp2p::PeerId;
 
 use super::{CheckRequest, CheckState, FraudDesk, FraudPort, Purpose, Target, MAX_STATE_TRIES};
 use crate::{
-	round::messages::{update_hash, Digest},
+	round::{
+		fetch::Fetched,
+		messages::{update_hash, Digest},
+	},
 	verify::{Claim, Finding, LossScreen},
-	work_state::WorkState,
 };
 
 impl FraudDesk {
@@ -21,21 +23,26 @@ impl FraudDesk {
 	}
 
 	/// `peer`'s answer to the request for `id` of `round` (its start state, or its
-	/// trajectory or a step state of it for a segment check): the encoded object, or why
+	/// trajectory or a step state of it for a segment check): the fetched object, or why
 	/// there is none.
 	pub fn state_arrived(
 		&mut self,
 		round: RoundIndex,
 		peer: PeerId,
 		id: Digest,
-		answer: std::result::Result<Vec<u8>, String>,
+		answer: std::result::Result<Fetched, String>,
 		port: &dyn FraudPort,
 	) {
 		// A segment check and a committee's trajectory check may both wait for the same
-		// object: each takes the answer.
-		let segment = self.segment_arrived(round, peer, &id, &answer, port);
-		if self.trace_arrived(round, peer, &id, &answer) || segment {
-			return;
+		// object: each takes the answer (a copy only then).
+		match (self.segment_wants(round, peer, &id), self.trace_wants(round, peer, &id)) {
+			(true, true) => {
+				self.segment_arrived(round, peer, &id, answer.clone(), port);
+				return self.trace_arrived(round, peer, &id, answer);
+			}
+			(true, false) => return self.segment_arrived(round, peer, &id, answer, port),
+			(false, true) => return self.trace_arrived(round, peer, &id, answer),
+			(false, false) => {}
 		}
 		let key = (round, peer);
 		let Some(evidence) = self.evidence(round) else { return };
@@ -46,8 +53,8 @@ impl FraudDesk {
 			return;
 		}
 		let target = target.clone();
-		let bytes = match answer {
-			Ok(bytes) => bytes,
+		let fetched = match answer {
+			Ok(fetched) => fetched,
 			Err(why) if *tries < MAX_STATE_TRIES => {
 				*tries += 1;
 				tracing::info!(
@@ -64,7 +71,7 @@ impl FraudDesk {
 				return self.conclude(key, Verdict::Invalid, port);
 			}
 		};
-		match WorkState::decode_committed(&bytes, evidence.base.len(), &target.start) {
+		match fetched.work_state(evidence.base.len(), &target.start) {
 			Ok(state) => {
 				let Some(seed) = port.peer_seed(round, &peer) else {
 					tracing::warn!("round {round}: no data seed known for {peer}; cannot replay");

@@ -26,7 +26,7 @@ use libp2p::PeerId;
 
 use super::{CheckState, FraudDesk, Purpose, MAX_STATE_TRIES};
 use crate::{
-	round::messages::Digest,
+	round::{fetch::Fetched, messages::Digest},
 	trajectory::{StepState, Trajectory},
 	verify::{Check, Claim, TraceFinding, TraceRequest},
 };
@@ -106,57 +106,60 @@ impl FraudDesk {
 		self.states.insert(key, CheckState::Replaying { purpose });
 	}
 
-	/// Takes `peer`'s answer for `id` if a committee's trajectory check of its `round`
-	/// waits for it.
+	/// Whether a committee's trajectory check of `peer`'s `round` waits for `id`.
+	pub(super) fn trace_wants(&self, round: RoundIndex, peer: PeerId, id: &Digest) -> bool {
+		let Some(CheckState::Tracing { trace, .. }) = self.states.get(&(round, peer)) else {
+			return false;
+		};
+		match &trace.stage {
+			Stage::Trajectory => trace.root == *id,
+			Stage::States { wanted, .. } => wanted.contains(id),
+			Stage::Checking => false,
+		}
+	}
+
+	/// Takes `peer`'s answer for `id`, which a committee's trajectory check of its `round`
+	/// waits for ([`FraudDesk::trace_wants`]).
 	pub(super) fn trace_arrived(
 		&mut self,
 		round: RoundIndex,
 		peer: PeerId,
 		id: &Digest,
-		answer: &Result<Vec<u8>, String>,
-	) -> bool {
+		answer: Result<Fetched, String>,
+	) {
 		let key = (round, peer);
-		let Some(CheckState::Tracing { trace, .. }) = self.states.get_mut(&key) else {
-			return false;
-		};
-		let wanted = match &trace.stage {
-			Stage::Trajectory => trace.root == *id,
-			Stage::States { wanted, .. } => wanted.contains(id),
-			Stage::Checking => false,
-		};
-		if !wanted {
-			return false;
+		if !self.trace_wants(round, peer, id) {
+			return;
 		}
-		let bytes = match answer {
-			Ok(bytes) => bytes,
+		let Some(CheckState::Tracing { trace, .. }) = self.states.get_mut(&key) else {
+			return;
+		};
+		let fetched = match answer {
+			Ok(fetched) => fetched,
 			Err(why) if trace.tries < MAX_STATE_TRIES => {
 				trace.tries += 1;
 				tracing::info!("round {round}: nothing from {peer} for its trajectory ({why})");
 				self.to_fetch.push((round, peer, *id));
-				return true;
+				return;
 			}
 			Err(why) => {
-				self.trace_failed(key, &format!("serves nothing it recorded ({why})"));
-				return true;
+				return self.trace_failed(key, &format!("serves nothing it recorded ({why})"));
 			}
 		};
 		let (steps, len, draw) = (trace.claim.steps, trace.claim.base.len(), trace.draw);
 		if matches!(trace.stage, Stage::Trajectory) {
-			match Trajectory::decode_committed(bytes, steps, id) {
+			match fetched.trajectory(steps, id) {
 				Ok(trajectory) => self.draw_committee_gap(key, trajectory, &draw),
 				Err(e) => self.trace_failed(key, &e.to_string()),
 			}
-			return true;
+			return;
 		}
-		let state = match StepState::decode_committed(bytes, len, id) {
+		let state = match fetched.step_state(len, id) {
 			Ok(state) => state,
-			Err(e) => {
-				self.trace_failed(key, &e.to_string());
-				return true;
-			}
+			Err(e) => return self.trace_failed(key, &e.to_string()),
 		};
 		let Some(CheckState::Tracing { trace, .. }) = self.states.get_mut(&key) else {
-			return true;
+			return;
 		};
 		if let Stage::States { wanted, got, .. } = &mut trace.stage {
 			got.insert(*id, state);
@@ -164,7 +167,6 @@ impl FraudDesk {
 				self.submit_trace(key);
 			}
 		}
-		true
 	}
 
 	/// The trajectory is in: draws the gap and asks for the states the check needs (the

@@ -18,7 +18,7 @@ use libp2p::PeerId;
 
 use super::{FraudDesk, FraudPort, Purpose, Received, MAX_STATE_TRIES};
 use crate::{
-	round::messages::Digest,
+	round::{fetch::Fetched, messages::Digest},
 	trajectory::{StepState, Trajectory},
 	verify::{CatchUpBases, Check, SegmentJudgement, SegmentRequest},
 };
@@ -101,42 +101,47 @@ impl FraudDesk {
 		self.segments.insert((round, received.peer), check);
 	}
 
-	/// Takes `peer`'s answer for `id` if a segment check of its `round` asked for it.
+	/// Whether a segment check of `peer`'s `round` waits for `id`.
+	pub(super) fn segment_wants(&self, round: RoundIndex, peer: PeerId, id: &Digest) -> bool {
+		match self.segments.get(&(round, peer)) {
+			Some(SegmentCheck::Trajectory { root, .. }) => root == id,
+			Some(SegmentCheck::States { ids, .. }) => ids.contains(id),
+			_ => false,
+		}
+	}
+
+	/// Takes `peer`'s answer for `id`, which a segment check of its `round` waits for
+	/// ([`FraudDesk::segment_wants`]).
 	pub(super) fn segment_arrived(
 		&mut self,
 		round: RoundIndex,
 		peer: PeerId,
 		id: &Digest,
-		answer: &Result<Vec<u8>, String>,
+		answer: Result<Fetched, String>,
 		port: &dyn FraudPort,
-	) -> bool {
+	) {
 		let key = (round, peer);
-		let wanted = match self.segments.get(&key) {
-			Some(SegmentCheck::Trajectory { root, .. }) => root == id,
-			Some(SegmentCheck::States { ids, .. }) => ids.contains(id),
-			_ => false,
-		};
-		if !wanted {
-			return false;
+		if !self.segment_wants(round, peer, id) {
+			return;
 		}
 		let check = self.segments.remove(&key).expect("looked up above");
 		let tries = match &check {
 			SegmentCheck::Trajectory { tries, .. } | SegmentCheck::States { tries, .. } => *tries,
 			SegmentCheck::Unserved { .. } | SegmentCheck::Checking => 0,
 		};
-		let bytes = match answer {
-			Ok(bytes) => bytes,
+		let fetched = match answer {
+			Ok(fetched) => fetched,
 			Err(why) if tries < MAX_STATE_TRIES => {
 				tracing::info!("round {round}: nothing from {peer} for its segment check ({why})");
 				self.to_fetch.push((round, peer, *id));
 				self.segments.insert(key, bump(check));
-				return true;
+				return;
 			}
 			Err(why) => {
 				let (root, steps, since) = match check {
 					SegmentCheck::Trajectory { root, steps, since, .. } => (root, steps, since),
 					SegmentCheck::States { root, claimed, since, .. } => (root, claimed, since),
-					_ => return true,
+					_ => return,
 				};
 				tracing::info!(
 					"round {round}: {peer} serves nothing it recorded ({why}); asking again next \
@@ -144,19 +149,19 @@ impl FraudDesk {
 				);
 				let since = since.unwrap_or(self.history.back().map_or(round, |e| e.round));
 				self.segments.insert(key, SegmentCheck::Unserved { root, steps, since });
-				return true;
+				return;
 			}
 		};
 		match check {
 			SegmentCheck::Trajectory { root, steps, since, .. } => {
-				match Trajectory::decode_committed(bytes, steps, &root) {
+				match fetched.trajectory(steps, &root) {
 					Ok(trajectory) => self.draw_gap(round, peer, (root, since), &trajectory, steps),
 					Err(e) => self.segment_suspect(round, peer, &e.to_string()),
 				}
 			}
 			SegmentCheck::States { root, claimed, first, steps, ids, mut got, tries, since } => {
-				let Some(len) = self.evidence(round).map(|e| e.base.len()) else { return true };
-				match StepState::decode_committed(bytes, len, id) {
+				let Some(len) = self.evidence(round).map(|e| e.base.len()) else { return };
+				match fetched.step_state(len, id) {
 					Ok(mut state) => {
 						let slot = usize::from(ids[1] == *id);
 						if slot == 1 {
@@ -189,7 +194,6 @@ impl FraudDesk {
 			}
 			SegmentCheck::Unserved { .. } | SegmentCheck::Checking => {}
 		}
-		true
 	}
 
 	/// At the desk's round `now`: asks again for what senders did not serve, and replays in

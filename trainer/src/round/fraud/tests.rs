@@ -14,7 +14,7 @@ use crate::{
 	compress::Layout,
 	data::{Dataset, MnistDataset},
 	model::Model,
-	round::{evidence::MemoryArchive, messages::update_hash},
+	round::{evidence::MemoryArchive, fetch::Fetched, messages::update_hash},
 	train::InnerConfig,
 	verify::Claim,
 	work_state::WorkState,
@@ -130,6 +130,7 @@ fn poll_until(
 				Serves::Other => Ok(WorkState { step: 1, ..WorkState::fresh(n, true) }.encode()),
 				Serves::Nothing => Err("no work state".to_string()),
 			};
+			let answer = answer.and_then(|bytes| Fetched::whole(bytes, n));
 			desk.state_arrived(round, peer, id, answer, chain);
 		}
 		std::thread::sleep(Duration::from_millis(5));
@@ -419,13 +420,19 @@ fn judge_among(peers: &[PeerId], round: RoundIndex, suspects: &[PeerId]) -> Peer
 
 /// Answers the desk's requests from `objects` (what peers serve, by content address) and
 /// polls until no check is under way.
-fn serve_until_idle(desk: &mut FraudDesk, chain: &Recorder, objects: &HashMap<Digest, Vec<u8>>) {
+fn serve_until_idle(
+	desk: &mut FraudDesk,
+	chain: &Recorder,
+	objects: &HashMap<Digest, Vec<u8>>,
+	len: usize,
+) {
 	let start = Instant::now();
 	while desk.busy() || start.elapsed() < Duration::from_millis(50) {
 		assert!(start.elapsed() < Duration::from_secs(60), "no finding in time");
 		desk.poll(chain);
 		for (round, peer, id) in desk.state_requests() {
 			let answer = objects.get(&id).cloned().ok_or_else(|| "not served".to_string());
+			let answer = answer.and_then(|bytes| Fetched::whole(bytes, len));
 			desk.state_arrived(round, peer, id, answer, chain);
 		}
 		std::thread::sleep(Duration::from_millis(5));
@@ -474,7 +481,7 @@ fn segment_checks_clear_honest_rounds_and_accuse_training_on_other_data() {
 			.with_gauntlet_peers(0)
 			.with_segment_rate(peers.len() as f64);
 	desk.keep_round(0, Arc::new(base.clone()), received, Vec::new(), &chain);
-	serve_until_idle(&mut desk, &chain, &objects);
+	serve_until_idle(&mut desk, &chain, &objects, n);
 	assert_eq!(*chain.accused.lock().unwrap(), vec![(0, other_data)], "only other data");
 	// Every recorded peer had one gap (of one step: twelve steps keep every state) redone.
 	assert_eq!(desk.costs().segment_steps, 4);
@@ -489,7 +496,7 @@ fn segment_checks_clear_honest_rounds_and_accuse_training_on_other_data() {
 	for round in 1..=SEGMENT_PATIENCE {
 		assert!(unserved(&desk), "round {round}");
 		desk.keep_round(round, Arc::new(base.clone()), Vec::new(), Vec::new(), &chain);
-		serve_until_idle(&mut desk, &chain, &objects);
+		serve_until_idle(&mut desk, &chain, &objects, n);
 	}
 	let replayed = desk.states.get(&(0, unrecorded));
 	assert!(matches!(replayed, Some(CheckState::Done(Verdict::Valid))), "replayed and cleared");
@@ -549,13 +556,13 @@ fn committees_clear_honest_claims_by_a_segment_and_replay_the_rest_in_full() {
 			.with_gauntlet_peers(0)
 			.with_segment_rate(0.0);
 	desk.keep_round(0, Arc::new(base.clone()), received, Vec::new(), &chain);
-	serve_until_idle(&mut desk, &chain, &objects);
+	serve_until_idle(&mut desk, &chain, &objects, n);
 	assert!(chain.accused.lock().unwrap().is_empty(), "its own screens replayed none");
 	// Each challenge alone: its verdict, and the steps the committee member redid.
 	let mut judge = |challenge: u64, accused: PeerId| {
 		let before = desk.costs().committee_steps;
 		chain.request_proving(challenge, 0, accused, chain.committed, steps);
-		serve_until_idle(&mut desk, &chain, &objects);
+		serve_until_idle(&mut desk, &chain, &objects, n);
 		let vote = chain.votes.lock().unwrap().pop().expect("a vote");
 		assert_eq!(vote.0, challenge);
 		(vote.1, desk.costs().committee_steps - before)
@@ -623,7 +630,7 @@ fn committees_of_an_overlapping_job_judge_a_round_as_it_ran() {
 	};
 	let judge = |desk: &mut FraudDesk, challenge: u64, accused: PeerId| {
 		chain.request_proving(challenge, 1, accused, chain.committed, steps);
-		serve_until_idle(desk, &chain, &objects);
+		serve_until_idle(desk, &chain, &objects, base.len());
 		chain.votes.lock().unwrap().pop()
 	};
 	let mut member = desk(&[0, 1]);
