@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Memory per trainer against model size (issue 26's model-size sweep): for each GPT size, a
-# `grid-node --dev` and two provider daemons train a chain job on the CPU for two rounds (a
+# `grid-node --dev` and two provider daemons train a chain job on the CPU for ROUNDS rounds (2; a
 # few steps a round: the compute is cut short, the rest of a round, exchange, screens, segment
 # checks, evidence, checkpoints and served states, is what it would be), through
 # tests/src/bin/gpu_job.rs. Each provider's peak resident memory (VmHWM) is reported as MiB
@@ -16,7 +16,7 @@
 #        (85M) or 64,14,12,768 (99.7M) on a machine of 32 GB or more: at 99.7M a provider held
 #        about 8 GB without verification beside its peak and over 12 GB with it)
 # Environment: BASELINE_TRAINER (a grid-trainer to compare with), BASELINE_SIZES (the sizes
-# it runs at; all by default), REPORT, GRID_BENCH_NO_BUILD=1 (use the binaries already
+# it runs at; all by default), ROUNDS (the job's rounds; 2 by default), REPORT, GRID_BENCH_NO_BUILD=1 (use the binaries already
 # built), KEEP_LOGS=DIR (keep each run's node and provider logs there). About 15 GB at 44M.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +30,11 @@ export GRID_NODE_BIN=$bin/grid-node
 # The shipped data, wherever the binaries were built.
 export GRID_DATA_DIR=${GRID_DATA_DIR:-$PWD/data}
 REPORT=${REPORT:-bench/reports/memory.md}
+# Two rounds by default. The fraud desk holds past rounds' evidence (a base model each) in
+# memory (`MEMORY_ROUNDS` and the rounds its checks read): only a longer job, ROUNDS=6 say,
+# shows all of it.
+rounds=${ROUNDS:-2}
+export ROUNDS=$rounds
 sizes=${1:-"64,4,4,128 64,6,8,384 64,8,8,672"}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -65,7 +70,7 @@ for size in $sizes; do
 		status=0
 		GRID_TRAINER_BIN=$trainer RUST_LOG=${RUST_LOG:-info} "$bin/gpu_job" --device cpu \
 			--gpu-providers 2 --mixed-gpu 0 --mixed-cpu 0 --large "$size" --large-batch 8 \
-			--rounds 2 --round-blocks "$blocks" --max-steps 2 --grace-ms 2000 --fetch-ms "$fetch_ms" \
+			--rounds "$rounds" --round-blocks "$blocks" --max-steps 2 --grace-ms 2000 --fetch-ms "$fetch_ms" \
 			--threads 1 --eval-samples 100 --out "$dir" --keep "$dir/keep" >"$dir.log" 2>&1 \
 			|| status=$?
 		echo "   exit $status" >&2

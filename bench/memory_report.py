@@ -15,6 +15,7 @@ usage: memory_report.py REPORT COMMIT WHICH=SIZE=JSON=STATUS...
 """
 
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -174,7 +175,8 @@ def main():
         "# Memory per trainer against model size",
         "",
         f"`bench/memory.sh` at `{commit}`: per size, a `grid-node --dev` and two provider daemons "
-        "train a byte-level GPT chain job on the CPU (one thread each, batch 8, two rounds of at "
+        "train a byte-level GPT chain job on the CPU (one thread each, batch 8, "
+        f"{os.environ.get('ROUNDS', '2')} rounds of at "
         "most 2 steps: the compute is cut short, everything else in a round runs as in any job). "
         "Peak RSS is each provider's VmHWM read before it stops; copies = peak / (4 bytes × "
         "parameters)."

@@ -135,8 +135,12 @@ pub const DEFAULT_TOTAL_STEPS: u64 = 10_000;
 fn default_total_steps() -> u64 {
 	DEFAULT_TOTAL_STEPS
 }
+/// Rounds a trainer keeps evidence and serves its states when its job does not say (local
+/// runs; a chain job's are its challenge window's, `challengeable_rounds`).
+const DEFAULT_EVIDENCE_ROUNDS: RoundIndex = 4;
+
 fn default_evidence_rounds() -> RoundIndex {
-	crate::round::fraud::MEMORY_ROUNDS as RoundIndex
+	DEFAULT_EVIDENCE_ROUNDS
 }
 fn yes() -> bool {
 	true

@@ -26,7 +26,7 @@ mod screen;
 mod segments;
 
 use std::{
-	collections::{HashMap, HashSet, VecDeque},
+	collections::{BTreeSet, HashMap, HashSet, VecDeque},
 	sync::Arc,
 };
 
@@ -49,9 +49,12 @@ use crate::{
 	work_state::WorkDigests,
 };
 
-/// Rounds whose evidence is also held in memory (screens and suspects' replays come within
-/// a round or two; older rounds come back from the archive).
-pub const MEMORY_ROUNDS: usize = 4;
+/// Rounds whose evidence is always held in memory too: the latest, which is screened, and
+/// the one before, which its overlapped steps trained from. A round that a check under way
+/// reads (and the round before it) stays as long as the check; older rounds come back from
+/// the archive. Four rounds were held before, a base model each: two copies of the model
+/// more at a provider's peak in any job of more than three rounds.
+pub const MEMORY_ROUNDS: usize = 2;
 
 /// Rounds after its own that a round's contributions can still be challenged and voted on:
 /// its challenge window and a challenge's voting period, in rounds, and the round itself.
@@ -152,7 +155,8 @@ pub struct FraudDesk {
 	secret: [u8; 32],
 	/// Peers it loss-screens per round ([`GAUNTLET_PEERS`] in the daemon).
 	gauntlet_peers: usize,
-	/// The last [`MEMORY_ROUNDS`] rounds' evidence.
+	/// The last [`MEMORY_ROUNDS`] rounds' evidence, and that of rounds checks under way
+	/// read ([`FraudDesk::rounds_in_use`]), oldest first.
 	history: VecDeque<Arc<RoundEvidence>>,
 	/// Every round's evidence for `keep_rounds` rounds.
 	archive: Box<dyn EvidenceArchive>,
@@ -237,6 +241,49 @@ impl FraudDesk {
 			|| self.states.values().any(|s| !matches!(s, CheckState::Done(_)))
 	}
 
+	/// Rounds whose evidence a check under way may still read: its own and, where rounds
+	/// overlap, the one before (loss screens carry what they read).
+	fn rounds_in_use(&self) -> BTreeSet<RoundIndex> {
+		let checking = self.states.iter().filter(|(_, s)| !matches!(s, CheckState::Done(_)));
+		let segments = self.segments.iter().filter(|(_, s)| s.under_way());
+		checking
+			.map(|((round, _), _)| *round)
+			.chain(segments.map(|((round, _), _)| *round))
+			.flat_map(|round| [round.checked_sub(1).filter(|_| self.overlaps), Some(round)])
+			.flatten()
+			.collect()
+	}
+
+	/// Lets go of the evidence in memory that neither the last [`MEMORY_ROUNDS`] rounds nor
+	/// a check under way needs (the archive keeps it).
+	fn release_evidence(&mut self) {
+		let Some(latest) = self.history.back().map(|e| e.round) else { return };
+		let in_use = self.rounds_in_use();
+		let recent = latest.saturating_sub(MEMORY_ROUNDS as RoundIndex - 1);
+		self.history.retain(|e| e.round >= recent || in_use.contains(&e.round));
+	}
+
+	/// Brings `round`'s evidence (and, where rounds overlap, the round before's) back into
+	/// memory from the archive for a check that starts on it, which reads it several times;
+	/// [`FraudDesk::release_evidence`] lets it go once no check reads it.
+	fn hold(&mut self, round: RoundIndex) {
+		for r in [round.checked_sub(1).filter(|_| self.overlaps), Some(round)].into_iter().flatten()
+		{
+			if self.history.iter().any(|e| e.round == r) {
+				continue;
+			}
+			let Some(evidence) = self.evidence(r) else { continue };
+			let at = self.history.iter().position(|e| e.round > r).unwrap_or(self.history.len());
+			self.history.insert(at, evidence);
+		}
+	}
+
+	/// Rounds whose evidence is in memory (tests).
+	#[cfg(test)]
+	fn rounds_held(&self) -> Vec<RoundIndex> {
+		self.history.iter().map(|e| e.round).collect()
+	}
+
 	/// `round`'s evidence: from memory, or else from the archive (a round that does not
 	/// decode is as good as missing, and said so).
 	fn evidence(&self, round: RoundIndex) -> Option<Arc<RoundEvidence>> {
@@ -277,6 +324,7 @@ impl FraudDesk {
 
 	/// Asks for `peer`'s start state of `round` to replay `target`.
 	fn start(&mut self, round: RoundIndex, peer: PeerId, target: Target, purpose: Purpose) {
+		self.hold(round);
 		self.to_fetch.push((round, peer, target.start));
 		self.states.insert((round, peer), CheckState::Fetching { purpose, tries: 1, target });
 	}

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use grid_primitives::job::RoundIndex;
 use libp2p::PeerId;
 
-use super::{FraudDesk, FraudPort, Purpose, Received, MEMORY_ROUNDS};
+use super::{FraudDesk, FraudPort, Purpose, Received};
 use crate::{
 	compress::CompressedUpdate,
 	round::evidence::{Kept, RoundEvidence},
@@ -147,9 +147,6 @@ impl FraudDesk {
 		let evidence = RoundEvidence { round, base, updates };
 		self.archive.put(round, evidence.encode());
 		self.history.push_back(Arc::new(evidence));
-		while self.history.len() > MEMORY_ROUNDS {
-			self.history.pop_front();
-		}
 		// Older rounds can no longer be challenged: their evidence and findings go.
 		let keep_from = (round + 1).saturating_sub(self.keep_rounds);
 		self.archive.forget_before(keep_from);
@@ -164,6 +161,7 @@ impl FraudDesk {
 			let Some(target) = self.own_target(round, &peer) else { continue };
 			self.start(round, peer, target, Purpose { accuse: true, challenges: vec![] });
 		}
+		self.release_evidence();
 	}
 
 	/// The position in `order` of the update that `order[i]`'s loss screen compares with

@@ -643,3 +643,65 @@ fn committees_of_an_overlapping_job_judge_a_round_as_it_ran() {
 	assert_eq!(judge(&mut joiner, 9, peers[0]), None, "a member that joined at round 1");
 	assert!(chain.accused.lock().unwrap().is_empty(), "challenges are voted, not accused");
 }
+
+#[test]
+fn memory_holds_the_last_two_rounds_and_those_checks_under_way_read() {
+	let replayer = test_replayer();
+	let base = Model::new(replayer.spec, b"t", &Device::Cpu).unwrap().params().flatten().unwrap();
+	let (base, n) = (Arc::new(base.clone()), base.len());
+	let fresh = WorkState::fresh(n, true);
+	let mut chain = Recorder { committed: fresh.digests().id(), ..Recorder::default() };
+	let sender = peer_id(1);
+	let update = Arc::new(CompressedUpdate::None(vec![0.0; n]));
+	chain.proved.insert(sender, update_hash(&update.encode()));
+	let received = vec![Received {
+		peer: sender,
+		steps: 4,
+		start: fresh.digests(),
+		trajectory: [1; 32],
+		update,
+	}];
+	// Round 0's sender is segment-checked, and does not answer yet: the check stays under
+	// way while four more rounds are kept.
+	let mut desk = FraudDesk::new(
+		peer_id(9),
+		[7; 32],
+		replayer,
+		Box::new(MemoryArchive::default()),
+		10, // rounds of evidence kept: round 0 stays challengeable throughout
+	)
+	.with_gauntlet_peers(0)
+	.with_segment_rate(1.0);
+	desk.keep_round(0, base.clone(), received, Vec::new(), &chain);
+	let asked = desk.state_requests();
+	assert_eq!(asked, vec![(0, sender, [1; 32])], "its trajectory is asked for");
+	desk.segment_rate = 0.0;
+	for round in 1..=4 {
+		desk.keep_round(round, base.clone(), Vec::new(), Vec::new(), &chain);
+	}
+	assert_eq!(desk.rounds_held(), vec![0, 3, 4], "the last two, and the round being checked");
+	// A sender that serves nothing is asked again each round (up to `SEGMENT_PATIENCE`):
+	// the check is still under way, and its round stays.
+	for _ in 0..MAX_STATE_TRIES {
+		desk.state_arrived(0, sender, [1; 32], Err("gone".to_string()), &chain);
+	}
+	desk.keep_round(5, base.clone(), Vec::new(), Vec::new(), &chain);
+	assert_eq!(desk.rounds_held(), vec![0, 4, 5]);
+	// Once no check reads it (here the check is dropped; how checks end is the tests
+	// above), round 0 goes from memory at the next round, and stays in the archive.
+	desk.segments.clear();
+	desk.keep_round(6, base.clone(), Vec::new(), Vec::new(), &chain);
+	assert_eq!(desk.rounds_held(), vec![5, 6]);
+	assert_eq!(desk.evidence(0).map(|e| e.round), Some(0), "from the archive");
+	// A challenge of round 0 brings it back for its check, which reads it several times;
+	// once decided, it goes again.
+	chain.request_proving(1, 0, sender, chain.committed, 4);
+	desk.poll(&chain);
+	assert_eq!(desk.rounds_held(), vec![0, 5, 6]);
+	desk.state_arrived(0, sender, fresh.digests().id(), Err("gone".to_string()), &chain);
+	desk.state_arrived(0, sender, fresh.digests().id(), Err("gone".to_string()), &chain);
+	desk.state_arrived(0, sender, fresh.digests().id(), Err("gone".to_string()), &chain);
+	assert_eq!(chain.votes.lock().unwrap().pop(), Some((1, Verdict::Invalid)), "nothing shown");
+	desk.keep_round(7, base.clone(), Vec::new(), Vec::new(), &chain);
+	assert_eq!(desk.rounds_held(), vec![6, 7]);
+}
