@@ -104,15 +104,39 @@ pub fn encode_parts(
 	velocity: &[f32],
 	path: &Path,
 ) -> Result<Vec<u8>> {
+	let (tensors, metadata) = layout(round, manifest, weights, velocity)?;
+	let sources = [weights, velocity];
+	let tensors = tensors.into_iter().map(|t| (t.name, t.shape, &sources[t.source][t.range]));
+	f32_safetensors(tensors, metadata).map_err(|reason| bad(path, reason))
+}
+
+/// One tensor of a checkpoint: its name and shape, and where its values are: `range` of
+/// the weights (`source` 0) or of the velocity (1).
+pub(crate) struct TensorPart {
+	pub name: String,
+	pub shape: Vec<usize>,
+	pub source: usize,
+	pub range: std::ops::Range<usize>,
+}
+
+/// A checkpoint's tensors (in manifest order, not yet the file's) and its metadata: what
+/// [`encode_parts`] and [`crate::round::checkpoint_view::CheckpointView`] both encode.
+pub(crate) fn layout(
+	round: u32,
+	manifest: &Manifest,
+	weights: &[f32],
+	velocity: &[f32],
+) -> Result<(Vec<TensorPart>, HashMap<String, String>)> {
 	manifest.check_len(weights.len())?;
 	manifest.check_len(velocity.len())?;
 	let mut tensors = Vec::new();
 	let mut offset = 0;
 	for e in manifest.entries() {
 		let n = e.numel();
-		let name = |prefix: &str| format!("{prefix}{}", e.name);
-		tensors.push((name(MODEL_PREFIX), e.shape.clone(), &weights[offset..offset + n]));
-		tensors.push((name(VELOCITY_PREFIX), e.shape.clone(), &velocity[offset..offset + n]));
+		for (source, prefix) in [MODEL_PREFIX, VELOCITY_PREFIX].into_iter().enumerate() {
+			let (name, shape) = (format!("{prefix}{}", e.name), e.shape.clone());
+			tensors.push(TensorPart { name, shape, source, range: offset..offset + n });
+		}
 		offset += n;
 	}
 	let metadata = HashMap::from([
@@ -121,7 +145,7 @@ pub fn encode_parts(
 		("manifest_hash".to_string(), hex::encode(manifest.hash())),
 		("model_hash".to_string(), hex::encode(manifest.model_hash(weights)?)),
 	]);
-	f32_safetensors(tensors, metadata).map_err(|reason| bad(path, reason))
+	Ok((tensors, metadata))
 }
 
 impl Checkpoint {

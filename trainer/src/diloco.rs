@@ -3,6 +3,8 @@
 //! Nesterov step. The outer state lives in f32 on the CPU and is updated sequentially, so all
 //! nodes that aggregate the same updates reach bit-identical weights.
 
+use std::sync::Arc;
+
 use grid_primitives::job::{Nanos, TrainingParams};
 
 use crate::{
@@ -29,13 +31,16 @@ pub fn pseudo_gradient(global: &[f32], local: &[f32]) -> Result<Vec<f32>> {
 pub struct OuterOptimizer {
 	lr: f32,
 	momentum: f32,
-	velocity: Vec<f32>,
+	/// Shared with the checkpoint served and written meanwhile
+	/// ([`crate::round::checkpoint_view::CheckpointView`]); a step copies it only while that still
+	/// reads it.
+	velocity: Arc<Vec<f32>>,
 }
 
 impl OuterOptimizer {
 	/// An optimizer for `len` parameters with zero initial velocity.
 	pub fn new(lr: f32, momentum: f32, len: usize) -> Self {
-		OuterOptimizer { lr, momentum, velocity: vec![0.0; len] }
+		OuterOptimizer { lr, momentum, velocity: Arc::new(vec![0.0; len]) }
 	}
 
 	/// The job's outer learning rate and momentum.
@@ -49,6 +54,11 @@ impl OuterOptimizer {
 		&self.velocity
 	}
 
+	/// The momentum buffer, shared (a checkpoint read from it in place).
+	pub fn shared_velocity(&self) -> Arc<Vec<f32>> {
+		self.velocity.clone()
+	}
+
 	/// Restores a saved momentum buffer.
 	pub fn set_velocity(&mut self, velocity: Vec<f32>) -> Result<()> {
 		if velocity.len() != self.velocity.len() {
@@ -58,7 +68,7 @@ impl OuterOptimizer {
 				self.velocity.len()
 			)));
 		}
-		self.velocity = velocity;
+		self.velocity = Arc::new(velocity);
 		Ok(())
 	}
 
@@ -66,7 +76,8 @@ impl OuterOptimizer {
 	pub fn step(&mut self, global: &mut [f32], delta: &[f32]) -> Result<()> {
 		self.check(global, delta)?;
 		let (lr, mu) = (self.lr, self.momentum);
-		for ((theta, v), d) in global.iter_mut().zip(self.velocity.iter_mut()).zip(delta) {
+		let velocity = Arc::make_mut(&mut self.velocity);
+		for ((theta, v), d) in global.iter_mut().zip(velocity.iter_mut()).zip(delta) {
 			*v = mu * *v + d;
 			*theta -= lr * (d + mu * *v);
 		}
@@ -78,7 +89,7 @@ impl OuterOptimizer {
 	pub fn lookahead(&self, global: &[f32], delta: &[f32]) -> Result<Vec<f32>> {
 		self.check(global, delta)?;
 		let (lr, mu) = (self.lr, self.momentum);
-		let ahead = global.iter().zip(&self.velocity).zip(delta).map(|((theta, v), d)| {
+		let ahead = global.iter().zip(self.velocity.iter()).zip(delta).map(|((theta, v), d)| {
 			let v = mu * *v + d;
 			theta - lr * (d + mu * v)
 		});

@@ -2,12 +2,16 @@
 //! (the daemon keeps every committed start state of the challenge window there, and a large
 //! model's optimizer moments and residual are three values per parameter, too much to hold a
 //! window of in memory), or in memory where the disk failed. The global state a trainer
-//! serves to joiners is in memory until its checkpoint is written, then in that file, held
-//! open: the next round's checkpoint replaces the file's name, not the bytes being served.
+//! serves to joiners is read from the state itself until its checkpoint is written
+//! ([`CheckpointView`]), then from that file, held open: the next round's checkpoint
+//! replaces the file's name, not the bytes being served.
 
 use std::{fs::File, ops::Range, os::unix::fs::FileExt, path::PathBuf, sync::Arc};
 
-use crate::round::state_transfer::{piece_range, STATE_PIECE_BYTES};
+use crate::round::{
+	checkpoint_view::CheckpointView,
+	state_transfer::{piece_range, STATE_PIECE_BYTES},
+};
 
 /// Served bytes.
 #[derive(Clone, Debug)]
@@ -18,6 +22,9 @@ pub enum StoredBytes {
 	Open(Arc<File>),
 	/// In memory.
 	Memory(Arc<Vec<u8>>),
+	/// A checkpoint read from the state it encodes (the newest global state, until its file
+	/// is written).
+	Checkpoint(Arc<CheckpointView>),
 }
 
 impl StoredBytes {
@@ -42,6 +49,10 @@ impl StoredBytes {
 			}
 			StoredBytes::File(path) => from_file(&File::open(path).map_err(unreadable)?),
 			StoredBytes::Open(file) => from_file(file),
+			StoredBytes::Checkpoint(view) => {
+				let r = range(view.len())?;
+				Ok((view.len(), view.read(r).map_err(|e| e.to_string())?))
+			}
 		}
 	}
 

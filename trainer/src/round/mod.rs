@@ -19,6 +19,7 @@
 //! - [`misbehave`]: the attacker behaviours tests switch on.
 
 pub mod book;
+pub mod checkpoint_view;
 pub mod contribute;
 pub mod coordinator;
 pub mod decide;

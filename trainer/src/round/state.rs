@@ -2,17 +2,17 @@
 //! momentum and their hashes), and the checks that make a restored or fetched checkpoint
 //! this job's state.
 
-use std::{
-	path::{Path, PathBuf},
-	sync::Arc,
-};
+use std::{path::PathBuf, sync::Arc};
 
 use grid_primitives::job::RoundIndex;
 use libp2p::PeerId;
 
-use super::messages::{state_hash, Digest};
+use super::{
+	checkpoint_view::CheckpointView,
+	messages::{state_hash, Digest},
+};
 use crate::{
-	checkpoint::{self, Checkpoint},
+	checkpoint::Checkpoint,
 	diloco::OuterOptimizer,
 	error::{Error, Result},
 	params::Manifest,
@@ -121,16 +121,10 @@ impl GlobalState {
 		Ok(state)
 	}
 
-	/// The state's checkpoint file bytes (encoded from the state itself: no copy of the
-	/// model and momentum beside them).
-	pub fn checkpoint_bytes(&self, manifest: &Manifest) -> Result<Vec<u8>> {
-		let velocity = self.outer.velocity();
-		checkpoint::encode_parts(
-			self.round,
-			manifest,
-			&self.weights,
-			velocity,
-			Path::new("<memory>"),
-		)
+	/// The state's checkpoint, read from the state's own weights and momentum, which it
+	/// shares (what a trainer serves joiners and writes to disk).
+	pub fn checkpoint_view(&self, manifest: &Manifest) -> Result<CheckpointView> {
+		let velocity = self.outer.shared_velocity();
+		CheckpointView::new(self.round, manifest, self.weights.clone(), velocity)
 	}
 }

@@ -13,7 +13,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use grid_primitives::job::RoundIndex;
 use libp2p::PeerId;
 
-use super::messages::{Digest, Response, SignedCommitment};
+use super::{
+	checkpoint_view::CheckpointView,
+	messages::{Digest, Response, SignedCommitment},
+};
+use crate::error::Result;
 
 /// Bytes per piece of a served state (the last piece may be shorter).
 pub const STATE_PIECE_BYTES: u32 = 4 << 20;
@@ -69,8 +73,8 @@ pub fn piece_hash(bytes: &[u8]) -> Digest {
 }
 
 /// A state as served: what a joiner is told about its checkpoint bytes (their size and their
-/// pieces' hashes). The bytes themselves are the server's to keep (in memory until written,
-/// then in the checkpoint file: `net::StoredBytes`).
+/// pieces' hashes). The bytes themselves are the server's to keep (read from the state
+/// itself until its checkpoint is written, then from that file: `net::StoredBytes`).
 #[derive(Debug)]
 pub struct ServedState {
 	/// The round it is the base of.
@@ -88,6 +92,23 @@ impl ServedState {
 		let piece_bytes = piece_bytes.max(1);
 		let pieces = bytes.chunks(piece_bytes as usize).map(piece_hash).collect();
 		ServedState { round, state_hash, len: bytes.len() as u64, piece_bytes, pieces }
+	}
+
+	/// Describes the checkpoint `view` reads (as [`ServedState::new`] its bytes), reading a
+	/// piece at a time.
+	pub fn of_view(
+		round: RoundIndex,
+		state_hash: Digest,
+		view: &CheckpointView,
+		piece_bytes: u32,
+	) -> Result<Self> {
+		let piece_bytes = piece_bytes.max(1);
+		let len = view.len();
+		let pieces = (0..)
+			.map_while(|i| piece_range(len, piece_bytes, i))
+			.map(|range| view.read(range).map(|piece| piece_hash(&piece)))
+			.collect::<Result<_>>()?;
+		Ok(ServedState { round, state_hash, len, piece_bytes, pieces })
 	}
 
 	/// The answer to a state request: the header, with the round's `commitments`.
@@ -254,6 +275,24 @@ mod tests {
 	fn cut(served: &ServedState, bytes: &[u8], index: u32) -> Vec<u8> {
 		let range = served.piece(index).unwrap();
 		bytes[range.start as usize..range.end as usize].to_vec()
+	}
+
+	#[test]
+	fn a_state_served_from_a_checkpoint_view_is_described_as_its_bytes_are() {
+		use crate::params::{Manifest, ParamInfo};
+		use std::sync::Arc;
+		let shape = |name: &str, shape| ParamInfo { name: name.into(), shape };
+		let manifest = Manifest::new(vec![shape("w", vec![40, 3]), shape("b", vec![7])]).unwrap();
+		let weights = Arc::new((0..127).map(|i| i as f32 / 9.0).collect::<Vec<_>>());
+		let velocity = Arc::new((0..127).map(|i| -(i as f32) / 7.0).collect::<Vec<_>>());
+		let view = CheckpointView::new(4, &manifest, weights, velocity).unwrap();
+		let mut bytes = Vec::new();
+		view.write_to(&mut bytes).unwrap();
+		for piece_bytes in [1, 64, 100, 4096] {
+			let of_view = ServedState::of_view(4, [2; 32], &view, piece_bytes).unwrap();
+			let of_bytes = ServedState::new(4, [2; 32], &bytes, piece_bytes);
+			assert_eq!(of_view.header(vec![]), of_bytes.header(vec![]), "pieces of {piece_bytes}");
+		}
 	}
 
 	#[test]

@@ -43,7 +43,10 @@ pub use screens::{
 	SUSPECT_COSINE,
 };
 pub use segment::{judge_segment, SegmentJudgement, TraceFinding, TraceRequest};
-pub use worker::{CatchUpBases, Check, Finding, ScreenRequest, SegmentRequest, VerifyWorker};
+pub use worker::{
+	CatchUpBases, Check, Finding, ScreenRequest, SegmentRequest, SegmentStart, StartParams,
+	VerifyWorker,
+};
 
 /// Cosine similarity (0 when either side is zero).
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {

@@ -110,7 +110,7 @@ impl Replayer {
 		steps: u32,
 		shift: Option<Shift>,
 	) -> Result<StepState> {
-		self.replay_moved(start, start.moments.clone(), seed, first, steps, shift)
+		self.replay_moved(start.view(), start.moments.clone(), seed, first, steps, shift)
 	}
 
 	/// [`Replayer::replay_segment`] with the optimizer's `moments` given rather than
@@ -119,7 +119,7 @@ impl Replayer {
 	#[allow(clippy::too_many_arguments)]
 	fn replay_moved(
 		&self,
-		start: &StepState,
+		start: StepView<'_>,
 		moments: Option<Moments>,
 		seed: &Hash,
 		first: u32,
@@ -136,7 +136,7 @@ impl Replayer {
 		let mut trainer =
 			InnerTrainer::new(self.spec, b"grid/replay", &self.device, &self.inner, self.config)?;
 		trainer.restore_owned_at(start.step, moments)?;
-		trainer.model().params().load_flat(&start.params)?;
+		trainer.model().params().load_flat(start.params)?;
 		let population = self.dataset.train_len();
 		for i in first..first + steps {
 			if let Some(shift) = shift.filter(|s| s.at == i) {
@@ -159,7 +159,7 @@ impl Replayer {
 	#[allow(clippy::too_many_arguments)]
 	fn redo_segment(
 		&self,
-		start: &StepState,
+		start: StepView<'_>,
 		moments: Option<Moments>,
 		end: &StepState,
 		seed: &Hash,
@@ -181,7 +181,7 @@ impl Replayer {
 			shift.undo(&mut replayed.params)?;
 		}
 		let end = StepView { params: &end_params, ..end.view() };
-		Ok(judge_segment(start.view(), end, replayed.view()))
+		Ok(judge_segment(start, end, replayed.view()))
 	}
 
 	/// A peer's segment check: the steps redone as its round may have run. In a job whose
@@ -195,12 +195,9 @@ impl Replayer {
 	pub fn check_segment(&self, request: SegmentRequest) -> Result<SegmentJudgement> {
 		let SegmentRequest { mut start, end, seed, first, steps, bases } = request;
 		let second = start.moments.as_mut().map(|m| std::mem::take(&mut m.v));
-		let start = &start;
+		let start = start.view();
 		let moments = |second: Option<Vec<f32>>| {
-			start
-				.moments
-				.as_ref()
-				.map(|m| Moments { m: m.m.clone(), v: second.unwrap_or_default() })
+			start.moments.map(|m| Moments { m: m.m.clone(), v: second.unwrap_or_default() })
 		};
 		let shift = bases.as_ref().zip(self.catch_up).map(|(bases, catch_up)| Shift {
 			at: catch_up.after(),
@@ -328,8 +325,15 @@ impl Replayer {
 		}
 		let (from, to) = (state(before)?, state(after)?);
 		let steps = after.0 - before.0;
-		let segment =
-			self.redo_segment(from, from.moments.clone(), to, &claim.seed, before.0, steps, shift)?;
+		let segment = self.redo_segment(
+			from.view(),
+			from.moments.clone(),
+			to,
+			&claim.seed,
+			before.0,
+			steps,
+			shift,
+		)?;
 		if segment.verdict == Verdict::Invalid {
 			return fails(format!(
 				"its steps {}..{} do not redo (gradient cosine {:.3}, parameters {:.3})",

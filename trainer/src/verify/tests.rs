@@ -410,6 +410,22 @@ fn recorded_round(seed: Hash, steps: u32) -> (Replayer, Vec<StepState>) {
 	(rep, states)
 }
 
+#[test]
+fn a_segment_start_shares_the_base_only_when_equal_to_the_bit() {
+	let base = Arc::new(vec![1.0, 0.0, -2.5]);
+	let state = |params: Vec<f32>| StepState { params, step: 3, moments: None };
+	let shared = SegmentStart::sharing(state(vec![1.0, 0.0, -2.5]), &base);
+	assert!(matches!(&shared.params, StartParams::Base(b) if Arc::ptr_eq(b, &base)));
+	assert_eq!((shared.view().step, shared.view().params), (3, &base[..]));
+	// Equal as numbers, not as bits: the start's own -0.0 is kept, not the base's 0.0.
+	for other in [vec![1.0, -0.0, -2.5], vec![1.0, 0.0], vec![1.0, 0.0, -2.5, 4.0]] {
+		let kept = SegmentStart::sharing(state(other.clone()), &base);
+		assert!(matches!(&kept.params, StartParams::Fetched(p) if p.len() == other.len()));
+		let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+		assert_eq!(bits(&kept.params), bits(&other));
+	}
+}
+
 /// A segment check of a round that does not overlap, as the fraud desk submits it.
 fn segment_request(
 	start: &StepState,
@@ -418,7 +434,8 @@ fn segment_request(
 	first: u32,
 	steps: u32,
 ) -> SegmentRequest {
-	SegmentRequest { start: start.clone(), end: end.clone(), seed, first, steps, bases: None }
+	let start = start.clone().into();
+	SegmentRequest { start, end: end.clone(), seed, first, steps, bases: None }
 }
 
 #[test]
@@ -438,6 +455,7 @@ fn segment_checks_pass_honest_steps_and_refuse_other_data_and_made_up_states() {
 		let bytes = state.encode();
 		assert_eq!(&StepState::decode_committed(&bytes, n, digest).unwrap(), state, "{at}");
 	}
+	let base = Arc::new(honest[0].params.clone());
 	// Honest: any segment redone from its recorded start lands on its recorded end, bit
 	// for bit on the same kind of device.
 	for (first, k) in [(0u32, 1u32), (5, 1), (3, 4), (8, 4)] {
@@ -449,6 +467,13 @@ fn segment_checks_pass_honest_steps_and_refuse_other_data_and_made_up_states() {
 		// The worker's check, which moves the start's second moments into its replay,
 		// finds exactly the same.
 		assert_eq!(rep.check_segment(segment_request(start, end, seed, first, k)).unwrap(), j);
+		// So does one whose start shares the round's base, as the desk's does for the
+		// first state (the base itself, bit for bit); later states keep their own.
+		let shared = SegmentStart::sharing(start.clone(), &base);
+		assert_eq!(matches!(shared.params, StartParams::Base(_)), first == 0, "at {first}");
+		let request =
+			SegmentRequest { start: shared, ..segment_request(start, end, seed, first, k) };
+		assert_eq!(rep.check_segment(request).unwrap(), j);
 	}
 	// Trained on other data (another seed's batches) but claimed as `seed`'s: every
 	// segment's gradients are other batches'.
@@ -719,7 +744,7 @@ fn an_overlapping_jobs_round_passes_as_it_ran_and_from_no_other_start() {
 		let trace = rep.judge_trace(&request).unwrap();
 		assert_eq!(trace == TraceFinding::Holds, expected == Verdict::Valid, "{name}: {trace:?}");
 		let segment = SegmentRequest {
-			start: kept[4].1.clone(),
+			start: kept[4].1.clone().into(),
 			end: kept[5].1.clone(),
 			seed,
 			first: 4,

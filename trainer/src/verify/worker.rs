@@ -5,13 +5,18 @@ use std::{sync::mpsc, sync::Arc, thread::JoinHandle};
 use grid_primitives::Hash;
 
 use super::{Claim, Judgement, LossScreen, Replayer, SegmentJudgement, TraceFinding, TraceRequest};
-use crate::{compress::CompressedUpdate, error::Result, trajectory::StepState};
+use crate::{
+	compress::CompressedUpdate,
+	error::Result,
+	trajectory::{StepState, StepView},
+	work_state::Moments,
+};
 
 /// A segment check to run: the steps `first..first + steps` of a sender's round redone from
 /// its recorded `start` and judged against its recorded `end` ([`judge_segment`]).
 pub struct SegmentRequest {
 	/// The state the sender recorded before the segment.
-	pub start: StepState,
+	pub start: SegmentStart,
 	/// The state it recorded after it.
 	pub end: StepState,
 	/// The sender's data seed for the round.
@@ -23,6 +28,61 @@ pub struct SegmentRequest {
 	/// In a job whose rounds overlap (after its first round): the bases an overlapped
 	/// round caught up between.
 	pub bases: Option<CatchUpBases>,
+}
+
+/// The state a segment starts from, whose parameters may be the round's base that the
+/// verifier holds anyway: a blocking round's first recorded state is its base, so a check of
+/// its first gap need not hold a second copy of the model beside it while it runs.
+pub struct SegmentStart {
+	pub params: StartParams,
+	/// Inner steps taken so far.
+	pub step: u64,
+	/// AdamW's moments (`None` for SGD).
+	pub moments: Option<Moments>,
+}
+
+/// Where a segment start's parameters are.
+pub enum StartParams {
+	/// As the sender recorded and served them.
+	Fetched(Vec<f32>),
+	/// The round's base, which the fetched parameters equalled bit for bit.
+	Base(Arc<Vec<f32>>),
+}
+
+impl SegmentStart {
+	/// `state`, its parameters shared with `base` where they are the same to the bit (the
+	/// fetched copy freed).
+	pub fn sharing(state: StepState, base: &Arc<Vec<f32>>) -> Self {
+		let StepState { params, step, moments } = state;
+		let same = params.len() == base.len()
+			&& params.iter().zip(base.iter()).all(|(a, b)| a.to_bits() == b.to_bits());
+		let params =
+			if same { StartParams::Base(base.clone()) } else { StartParams::Fetched(params) };
+		SegmentStart { params, step, moments }
+	}
+
+	/// This state, borrowed.
+	pub fn view(&self) -> StepView<'_> {
+		StepView { params: &self.params, step: self.step, moments: self.moments.as_ref() }
+	}
+}
+
+impl From<StepState> for SegmentStart {
+	fn from(state: StepState) -> Self {
+		let StepState { params, step, moments } = state;
+		SegmentStart { params: StartParams::Fetched(params), step, moments }
+	}
+}
+
+impl std::ops::Deref for StartParams {
+	type Target = [f32];
+
+	fn deref(&self) -> &[f32] {
+		match self {
+			StartParams::Fetched(params) => params,
+			StartParams::Base(base) => base,
+		}
+	}
 }
 
 /// An overlapped round's catch-up: its first steps trained from `from` (the round before's

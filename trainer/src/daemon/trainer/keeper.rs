@@ -256,7 +256,9 @@ mod tests {
 			let (file, bytes) = match bytes {
 				StoredBytes::File(path) => (true, std::fs::read(path).unwrap()),
 				StoredBytes::Memory(bytes) => (false, bytes.to_vec()),
-				StoredBytes::Open(_) => panic!("the keeper serves paths, not open files"),
+				StoredBytes::Open(_) | StoredBytes::Checkpoint(_) => {
+					panic!("the keeper serves paths or bytes, not open files or checkpoints")
+				}
 			};
 			served.push((id[0], file, bytes));
 		}

@@ -622,15 +622,16 @@ impl Trainer {
 		}
 	}
 
-	/// Saves the state as the checkpoint (on the writer's thread) and serves it to joiners.
+	/// Saves the state as the checkpoint (on the writer's thread) and serves it to joiners,
+	/// both read from the state's own weights and momentum until the file is written.
 	fn publish_state(&mut self) -> Result<()> {
 		let Some(state) = &self.state else { return Ok(()) };
-		let bytes = Arc::new(state.checkpoint_bytes(&self.manifest)?);
+		let view = Arc::new(state.checkpoint_view(&self.manifest)?);
 		let piece_bytes = self.config.state_piece_bytes;
-		let served = ServedState::new(state.round, state.state_hash, &bytes, piece_bytes);
-		let memory = StoredBytes::Memory(bytes.clone());
-		self.net.send(Command::ServeState { state: Arc::new(served), bytes: memory });
-		self.saver.save(Published { state_hash: state.state_hash, bytes });
+		let served = ServedState::of_view(state.round, state.state_hash, &view, piece_bytes)?;
+		let bytes = StoredBytes::Checkpoint(view.clone());
+		self.net.send(Command::ServeState { state: Arc::new(served), bytes });
+		self.saver.save(Published { state_hash: state.state_hash, view });
 		Ok(())
 	}
 

@@ -5,7 +5,9 @@
 //! it held two model-and-momentum copies (this round's and the one before, kept so that a
 //! fetch begun before the round ended can finish): 4 bytes × 4 per parameter, 1.4 GB at
 //! 85M parameters. So once written, the state is served from its file instead, opened before
-//! the next checkpoint's rename takes the name (the open file keeps the old bytes).
+//! the next checkpoint's rename takes the name (the open file keeps the old bytes). Until
+//! then it is served, and written, from the state itself ([`CheckpointView`]), not from an
+//! encoded copy.
 
 use std::{
 	path::PathBuf,
@@ -14,16 +16,16 @@ use std::{
 
 use super::worker::Worker;
 use crate::{
-	checkpoint::write_atomic,
+	checkpoint::write_atomic_with,
 	error::Result,
 	net::{Command, Commander, StoredBytes},
-	round::messages::Digest,
+	round::{checkpoint_view::CheckpointView, messages::Digest},
 };
 
-/// A global state's checkpoint bytes, and the state hash it is served under.
+/// A global state's checkpoint, and the state hash it is served under.
 pub(super) struct Published {
 	pub state_hash: Digest,
-	pub bytes: Arc<Vec<u8>>,
+	pub view: Arc<CheckpointView>,
 }
 
 /// Writes each checkpoint given to it, in order, atomically, to one path, then serves the
@@ -41,7 +43,7 @@ impl Saver {
 				while let Ok(newer) = inbox.try_recv() {
 					state = newer;
 				}
-				if let Err(e) = write_atomic(&path, &state.bytes) {
+				if let Err(e) = write_atomic_with(&path, |out| state.view.write_to(out)) {
 					// The state stays served from memory; a restart resumes from the last
 					// checkpoint that was written.
 					tracing::error!("saving the checkpoint: {e}");
@@ -76,8 +78,23 @@ impl Saver {
 mod tests {
 	use super::*;
 
+	/// A checkpoint whose every weight and momentum value is `i` (of 8,192 each).
 	fn published(i: u8) -> Published {
-		Published { state_hash: [i; 32], bytes: Arc::new(vec![i; 1 << 16]) }
+		let manifest = crate::params::Manifest::new(vec![crate::params::ParamInfo {
+			name: "w".into(),
+			shape: vec![8192],
+		}])
+		.unwrap();
+		let values = Arc::new(vec![f32::from(i); 8192]);
+		let view = CheckpointView::new(1, &manifest, values.clone(), values).unwrap();
+		Published { state_hash: [i; 32], view: Arc::new(view) }
+	}
+
+	/// The bytes of `i`'s checkpoint.
+	fn bytes(i: u8) -> Vec<u8> {
+		let mut out = Vec::new();
+		published(i).view.write_to(&mut out).unwrap();
+		out
 	}
 
 	/// The bytes `net` was told to serve each state from, in order.
@@ -85,7 +102,7 @@ mod tests {
 		std::iter::from_fn(|| net.try_recv().ok())
 			.map(|command| match command {
 				Command::StateStored { state_hash, bytes } => {
-					let len = 1 << 16;
+					let len = published(0).view.len();
 					(state_hash, bytes.range(len, 0..len).unwrap())
 				}
 				other => panic!("unexpected {other:?}"),
@@ -103,12 +120,12 @@ mod tests {
 			saver.save(published(i));
 		}
 		saver.flush();
-		assert_eq!(std::fs::read(&path).unwrap(), vec![19u8; 1 << 16]);
+		assert_eq!(std::fs::read(&path).unwrap(), bytes(19));
 		let moved = moved(&mut commands);
 		assert!(!moved.is_empty(), "at least the last state moves to its file");
-		assert_eq!(moved.last().unwrap(), &([19; 32], vec![19u8; 1 << 16]));
-		for (hash, bytes) in &moved {
-			assert_eq!(bytes, &vec![hash[0]; 1 << 16], "each served from its own bytes");
+		assert_eq!(moved.last().unwrap(), &([19; 32], bytes(19)));
+		for (hash, served) in &moved {
+			assert_eq!(served, &bytes(hash[0]), "each served from its own bytes");
 		}
 		let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
 		assert_eq!(left.len(), 1, "no temporary files left behind");
@@ -134,14 +151,21 @@ mod tests {
 		};
 		saver.save(published(2));
 		saver.flush();
-		assert_eq!(std::fs::read(&path).unwrap(), vec![2u8; 1 << 16], "the file has the new state");
-		let len = 1 << 16;
-		assert_eq!(
-			first.range(len, 0..len).unwrap(),
-			vec![1u8; 1 << 16],
-			"the old one still serves"
-		);
+		assert_eq!(std::fs::read(&path).unwrap(), bytes(2), "the file has the new state");
+		let len = published(1).view.len();
+		assert_eq!(first.range(len, 0..len).unwrap(), bytes(1), "the old one still serves");
 		assert!(first.range(len + 1, 0..len).unwrap_err().contains("were served"));
+	}
+
+	#[test]
+	fn a_checkpoint_read_from_its_state_serves_the_ranges_of_its_bytes() {
+		let (view, bytes) = (published(5).view, bytes(5));
+		let stored = StoredBytes::Checkpoint(view);
+		let len = bytes.len() as u64;
+		assert_eq!(stored.range(len, 10..len - 3).unwrap(), bytes[10..bytes.len() - 3]);
+		assert_eq!(stored.range(len, 0..len).unwrap(), bytes);
+		let err = stored.range(len - 1, 0..4).unwrap_err();
+		assert!(err.contains("were served"), "{err}");
 	}
 
 	#[test]

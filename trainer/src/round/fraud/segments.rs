@@ -20,7 +20,7 @@ use super::{FraudDesk, FraudPort, Purpose, Received, MAX_STATE_TRIES};
 use crate::{
 	round::{fetch::Fetched, messages::Digest},
 	trajectory::{StepState, Trajectory},
-	verify::{CatchUpBases, Check, SegmentJudgement, SegmentRequest},
+	verify::{CatchUpBases, Check, SegmentJudgement, SegmentRequest, SegmentStart},
 };
 
 /// Segment checks each trainer runs per round, on average (each of a peer drawn with its
@@ -42,14 +42,15 @@ pub(super) enum SegmentCheck {
 	/// claimed `steps`; `since`: the round it first served nothing, if it did.
 	Trajectory { root: Digest, steps: u32, tries: u32, since: Option<RoundIndex> },
 	/// Waiting for the states around the drawn gap (the trajectory's `root` and the
-	/// `claimed` steps kept to ask again).
+	/// `claimed` steps kept to ask again); the start's parameters shared with the round's
+	/// base where they are the same ([`SegmentStart::sharing`]).
 	States {
 		root: Digest,
 		claimed: u32,
 		first: u32,
 		steps: u32,
 		ids: [Digest; 2],
-		got: Box<[Option<StepState>; 2]>,
+		got: Box<(Option<SegmentStart>, Option<StepState>)>,
 		tries: u32,
 		since: Option<RoundIndex>,
 	},
@@ -160,20 +161,21 @@ impl FraudDesk {
 				}
 			}
 			SegmentCheck::States { root, claimed, first, steps, ids, mut got, tries, since } => {
-				let Some(len) = self.evidence(round).map(|e| e.base.len()) else { return };
-				match fetched.step_state(len, id) {
+				let Some(base) = self.evidence(round).map(|e| e.base.clone()) else { return };
+				match fetched.step_state(base.len(), id) {
 					Ok(mut state) => {
-						let slot = usize::from(ids[1] == *id);
-						if slot == 1 {
+						if ids[1] == *id {
 							// The segment is judged by what it added to the first moment and
 							// the parameters: the end's second moments (a model's worth of
 							// memory while the check waits and runs) are not needed.
 							if let Some(moments) = &mut state.moments {
 								moments.v = Vec::new();
 							}
+							got.1 = Some(state);
+						} else {
+							got.0 = Some(SegmentStart::sharing(state, &base));
 						}
-						got[slot] = Some(state);
-						if let [Some(start), Some(end)] = *got {
+						if let (Some(start), Some(end)) = *got {
 							self.submit_segment(round, peer, first, steps, start, end, port);
 						} else {
 							let check = SegmentCheck::States {
@@ -255,7 +257,7 @@ impl FraudDesk {
 			first,
 			steps: last - first,
 			ids: [start, end],
-			got: Box::new([None, None]),
+			got: Box::new((None, None)),
 			tries: 1,
 			since,
 		};
@@ -270,7 +272,7 @@ impl FraudDesk {
 		peer: PeerId,
 		first: u32,
 		steps: u32,
-		start: StepState,
+		start: SegmentStart,
 		end: StepState,
 		port: &dyn FraudPort,
 	) {
