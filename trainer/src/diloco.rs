@@ -32,8 +32,8 @@ pub struct OuterOptimizer {
 	lr: f32,
 	momentum: f32,
 	/// Shared with the checkpoint served and written meanwhile
-	/// ([`crate::round::checkpoint_view::CheckpointView`]); a step copies it only while that still
-	/// reads it.
+	/// ([`crate::round::checkpoint_view::CheckpointView`]); a step copies it only while
+	/// that still reads it.
 	velocity: Arc<Vec<f32>>,
 }
 

@@ -139,7 +139,11 @@ impl std::fmt::Debug for CheckpointView {
 }
 
 /// A safetensors header: its length (8 bytes, little-endian) and its JSON, padded with
-/// spaces to a multiple of 8 bytes as safetensors pads it.
+/// spaces to a multiple of 8 bytes as safetensors pads it. Written here because the crate
+/// has no public way to build a header alone (`serialize` reserves the whole file's size,
+/// `serialize_to_file` writes without syncing); the tests hold it to
+/// [`crate::checkpoint::encode_parts`]'s file and to [`crate::checkpoint::Checkpoint`]'s
+/// reader.
 fn framed(json: &serde_json::Value) -> Result<Vec<u8>> {
 	let mut text = serde_json::to_vec(json)
 		.map_err(|e| Error::Layout(format!("a checkpoint's header: {e}")))?;
