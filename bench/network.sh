@@ -7,7 +7,8 @@
 # measurement); `--only utilization|aware|kill` runs one part. `--only speed [--overlap 0,8]`
 # runs the whole system's bar instead (4 trainers on the WAN profile against DDP on the same
 # compute with a free link, time to a held-out loss; about 40 minutes on 2 cores) and writes
-# network_speed.md, .json and .svg (`--job-id N`: another seed; 12 unless given).
+# network_speed.md, .json and .svg (`--job-id N`: another seed; 12 unless given; `--lr`,
+# `--outer-lr`: Grid's inner and outer learning rates, 0.006 and 3 unless given).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/grid-target}"

@@ -346,6 +346,8 @@ fn family(name: &str) -> Option<(String, Kind)> {
 /// Held-out loss at one synchronization point.
 #[derive(Clone, Copy, Debug)]
 struct Point {
+	/// Inner steps per participant so far.
+	steps: usize,
 	/// Bytes per participant so far.
 	bytes: f64,
 	/// On the tuning split.
@@ -362,7 +364,12 @@ struct Run {
 
 impl Run {
 	fn last(&self) -> Point {
-		self.curve.last().copied().unwrap_or(Point { bytes: 0.0, validation: 0.0, test: 0.0 })
+		self.curve.last().copied().unwrap_or(Point {
+			steps: 0,
+			bytes: 0.0,
+			validation: 0.0,
+			test: 0.0,
+		})
 	}
 }
 
@@ -396,8 +403,9 @@ impl Bench {
 		)
 	}
 
-	fn point(&self, model: &Model, bytes: f64) -> Result<Point> {
+	fn point(&self, model: &Model, steps: usize, bytes: f64) -> Result<Point> {
 		Ok(Point {
+			steps,
 			bytes,
 			validation: evaluate(model, &self.validation)?,
 			test: evaluate(model, &self.test)?,
@@ -432,7 +440,7 @@ impl Bench {
 			s.inner_config(),
 		)?;
 		let per_step = 2.0 * 4.0 * self.params as f64;
-		let mut curve = vec![self.point(t.model(), 0.0)?];
+		let mut curve = vec![self.point(t.model(), 0, 0.0)?];
 		let mut bytes = 0.0;
 		let inner = s.inner.min(s.steps).max(1);
 		for round in 0..s.steps / inner {
@@ -446,7 +454,7 @@ impl Bench {
 				t.step(&self.data.train_batch(&idx, &self.dev)?)?;
 				bytes += per_step;
 			}
-			curve.push(self.point(t.model(), bytes)?);
+			curve.push(self.point(t.model(), (round + 1) * inner, bytes)?);
 		}
 		Ok(curve)
 	}
@@ -486,7 +494,7 @@ impl Bench {
 			people.push(Participant::new(t, c));
 		}
 		let mut outer = OuterOptimizer::new(m.outer_lr, m.outer_momentum, global.len());
-		let mut curve = vec![self.point(&global_model, 0.0)?];
+		let mut curve = vec![self.point(&global_model, 0, 0.0)?];
 		let mut bytes = 0.0;
 		let peers = (s.participants - 1) as f64;
 		// Overlapped rounds start from what is known while the last round is exchanged: the
@@ -529,7 +537,7 @@ impl Bench {
 			}
 			outer.step(&mut global, &agg.delta)?;
 			global_model.params().load_flat(&global)?;
-			curve.push(self.point(&global_model, bytes)?);
+			curve.push(self.point(&global_model, (round + 1) * m.inner, bytes)?);
 		}
 		Ok(curve)
 	}
@@ -566,6 +574,22 @@ impl Variant {
 	/// Per seed, the test loss relative to `ddp`'s on the same seed.
 	fn vs(&self, ddp: &Variant) -> Vec<f64> {
 		self.test().iter().zip(ddp.test()).map(|(l, d)| l / d - 1.0).collect()
+	}
+	/// Per seed, DDP's inner steps to a test loss over this variant's (both at their first
+	/// evaluation at or below it), the loss being the higher of DDP's final and this
+	/// variant's best: the per-step part of `bench/network.sh --only speed`'s speed, which
+	/// multiplies it by the daemon's utilization.
+	fn speed(&self, ddp: &Variant) -> Vec<f64> {
+		self.runs
+			.iter()
+			.zip(&ddp.runs)
+			.map(|(run, d)| {
+				let best = run.curve.iter().map(|p| p.test).fold(f64::INFINITY, f64::min);
+				let loss = best.max(d.last().test);
+				let at = |c: &[Point]| c.iter().find(|p| p.test <= loss).map_or(0, |p| p.steps);
+				at(&d.curve) as f64 / at(&run.curve).max(1) as f64
+			})
+			.collect()
 	}
 	/// The mean test-loss curve over the seeds (every seed syncs at the same bytes).
 	fn mean_curve(&self) -> Vec<(f64, f64)> {
@@ -627,10 +651,16 @@ fn svg(chosen: &[&Variant]) -> String {
 struct Headline {
 	vs_ddp: (f64, f64),
 	ratio_f32: f64,
+	/// `Variant::speed`'s mean and sd.
+	speed: (f64, f64),
 }
 
 fn headline(v: &Variant, ddp: &Variant) -> Headline {
-	Headline { vs_ddp: mean_sd(&v.vs(ddp)), ratio_f32: ddp.bytes() / v.bytes().max(1.0) }
+	Headline {
+		vs_ddp: mean_sd(&v.vs(ddp)),
+		ratio_f32: ddp.bytes() / v.bytes().max(1.0),
+		speed: mean_sd(&v.speed(ddp)),
+	}
 }
 
 fn setup(md: &mut String, s: &Settings, params: usize) {
@@ -643,6 +673,7 @@ fn setup(md: &mut String, s: &Settings, params: usize) {
 	let _ = writeln!(md, "- DDP: one global batch of {} × {} per step ({} steps), i.e. the participants' gradients averaged every step.", s.participants, s.batch, s.steps);
 	let _ = writeln!(md, "- DiLoCo: rounds of H inner steps; Δ averaged (the mean; \"trimmed mean\": the chain jobs' rule, norms clipped to the median, then per coordinate over the updates that sent it, one value off each end, weighted by their share), then the outer Nesterov step. Top-k and tiles keep an error-feedback memory that decays by a factor each round (`with_error_decay`); as in SparseLoCo it acts as the outer momentum.");
 	let _ = writeln!(md, "- Overlapped DiLoCo (`overlap=...`): round r trains while round r − 1's updates are exchanged, so it starts from S(r−1), the state r − 1's aggregate is applied to, not from S(r); its own update is still applied to S(r) (a one-round-delayed outer step). `delayed` trains from S(r−1) itself; the other modes start from S(r−1) advanced by the outer step with a stand-in for round r − 1's aggregate, not yet known: `stale`, round r − 2's aggregate (one start for everyone); `own`, the participant's own round r − 1 update as sent; `eager` (Kale et al. 2025), round r − 2's aggregate with the participant's share replaced by its round r − 1 update, A(r−2) + (own(r−1) − own(r−2)) / N (`diloco::Overlap::start`); `local` goes on from the participant's own weights at the end of round r − 1. With `catchup=τ` (`diloco::CatchUp`) the overlap lasts τ inner steps only: then the weights move by S(r) − start, keeping what those steps learnt, and Δ is measured from S(r), so the outer step is not delayed. Same samples and bytes as blocking rounds; what it buys is wall time (the exchange hides behind training), which this simulation does not charge.\n");
+	let _ = writeln!(md, "- **DDP's steps to its loss**: per seed, the inner steps DDP took to reach a test loss over the steps the method took to reach it, each at its first evaluation at or below the loss (DDP is evaluated every {} steps, a method at each synchronization), the loss being the higher of DDP's final one and the method's best: the per-step half of the whole system's speed against DDP (`bench/network.sh --only speed` multiplies it by the daemon's utilization; 100% = as much progress per inner step as DDP).\n", s.inner);
 	let _ = writeln!(md, "## Byte accounting\n");
 	let _ = writeln!(
 		md,
@@ -664,24 +695,25 @@ fn report(s: &Settings, params: usize, variants: &[Variant], command: &str) -> S
 	let chosen = chosen(variants);
 	let ddp = chosen.iter().find(|v| v.method.is_ddp()).copied();
 	let _ = writeln!(md, "## Results (test split, chosen variants)\n");
-	let _ = writeln!(md, "| method | settings (chosen on validation) | test loss | vs DDP (per seed, mean ± sd) | bytes per participant | fewer bytes than f32 DDP | than bf16 DDP | wall time per seed |");
-	let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
+	let _ = writeln!(md, "| method | settings (chosen on validation) | test loss | vs DDP (per seed, mean ± sd) | DDP's steps to its loss (mean ± sd) | bytes per participant | fewer bytes than f32 DDP | than bf16 DDP | wall time per seed |");
+	let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|");
 	for v in &chosen {
 		let (test, sd) = mean_sd(&v.test());
-		let (vs, ratio, bf16) = match ddp {
+		let (vs, speed, ratio, bf16) = match ddp {
 			Some(d) => {
 				let h = headline(v, d);
 				(
 					format!("{:+.2}% ± {:.2}", 100.0 * h.vs_ddp.0, 100.0 * h.vs_ddp.1),
+					format!("{:.1}% ± {:.1}", 100.0 * h.speed.0, 100.0 * h.speed.1),
 					times(h.ratio_f32),
 					times(h.ratio_f32 / 2.0),
 				)
 			}
-			None => ("-".into(), "-".into(), "-".into()),
+			None => ("-".into(), "-".into(), "-".into(), "-".into()),
 		};
 		let _ = writeln!(
 			md,
-			"| {} | {} | {test:.4} ± {sd:.4} | {vs} | {} | {ratio} | {bf16} | {:.0} s |",
+			"| {} | {} | {test:.4} ± {sd:.4} | {vs} | {speed} | {} | {ratio} | {bf16} | {:.0} s |",
 			v.method.label,
 			v.method.settings(),
 			human_bytes(v.bytes()),
@@ -767,6 +799,7 @@ fn json(s: &Settings, params: usize, variants: &[Variant]) -> serde_json::Value 
 			if let Some(d) = ddp {
 				let h = headline(v, d);
 				m["vs_ddp"] = serde_json::json!({ "mean": h.vs_ddp.0, "sd": h.vs_ddp.1, "per_seed": v.vs(d) });
+				m["ddp_steps_to_its_loss"] = serde_json::json!({ "mean": h.speed.0, "sd": h.speed.1, "per_seed": v.speed(d) });
 				m["fewer_bytes_than_f32_ddp"] = h.ratio_f32.into();
 				m["fewer_bytes_than_bf16_ddp"] = (h.ratio_f32 / 2.0).into();
 			}

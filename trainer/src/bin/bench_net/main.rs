@@ -15,7 +15,7 @@
 //! `bench_net --out bench/reports [--quick] [--only utilization|aware|kill]` (run by
 //! `bench/network.sh`). Writes `network.md`, its headline figures in `network.json`,
 //! `network_timeline.svg`, `network_aware.svg` and `network_kill.svg`. `--only speed
-//! [--overlap 0,5] [--job-id 12]` writes `network_speed.md`, `.json` and `.svg` instead (one Grid run per
+//! [--overlap 0,5] [--job-id 12] [--lr 0.006] [--outer-lr 3]` writes `network_speed.md`, `.json` and `.svg` instead (one Grid run per
 //! overlap given; blocking rounds unless given).
 
 use std::{
@@ -595,9 +595,16 @@ fn main() -> Result<()> {
 		Some(id) => id.parse().with_context(|| format!("--job-id: {id:?} is not a job id"))?,
 		None => 12,
 	};
+	let rate = |name: &str, default: f64| -> Result<f64> {
+		setup.arg(name).map_or(Ok(default), |v| {
+			v.parse().with_context(|| format!("{name}: {v:?} is not a learning rate"))
+		})
+	};
+	let d = speed::Rates::default();
+	let rates = speed::Rates { lr: rate("--lr", d.lr)?, outer_lr: rate("--outer-lr", d.outer_lr)? };
 	let mut b = Bench { binary: setup.binary, dir: setup.dir, runs: 0 };
 	if only.as_deref() == Some("speed") {
-		return write_speed(&mut b, &overlaps, job_id, quick, &out);
+		return write_speed(&mut b, &overlaps, (job_id, rates), quick, &out);
 	}
 	let mut md = String::new();
 	let _ = writeln!(md, "# Network benchmarks\n");
@@ -640,11 +647,11 @@ fn setup_overlaps(arg: Option<String>) -> Result<Vec<u32>> {
 fn write_speed(
 	b: &mut Bench,
 	overlaps: &[u32],
-	job_id: u64,
+	(job_id, rates): (u64, speed::Rates),
 	quick: bool,
 	out: &std::path::Path,
 ) -> Result<()> {
-	let (md, json) = speed::bench_speed(b, quick, overlaps, job_id)?;
+	let (md, json) = speed::bench_speed(b, quick, overlaps, job_id, rates)?;
 	std::fs::create_dir_all(out)?;
 	std::fs::write(out.join("network_speed.md"), &md)?;
 	std::fs::write(out.join("network_speed.json"), serde_json::to_string_pretty(&json)?)?;
