@@ -25,7 +25,7 @@ use grid_primitives::job::RoundIndex;
 use libp2p::PeerId;
 
 use super::messages::{decode_exact, Digest};
-use crate::{compress::CompressedUpdate, work_state::WorkDigests};
+use crate::{compress::CompressedUpdate, params::le_bytes, work_state::WorkDigests};
 
 /// First bytes of an encoded round's evidence.
 const MAGIC: &[u8; 4] = b"GEV2";
@@ -163,6 +163,23 @@ impl From<StoredV1> for Stored {
 	}
 }
 
+/// Writes the SCALE encoding of `Stored { round, base, updates }` piece by piece, the base's
+/// values straight from `base`: joining them as bytes and then encoding the whole were two
+/// transient copies of the model each round.
+fn write_stored(
+	w: &mut impl Write,
+	round: RoundIndex,
+	base: &[f32],
+	updates: &[StoredUpdate],
+) -> std::io::Result<()> {
+	let bytes = le_bytes(base);
+	w.write_all(&round.encode())?;
+	// A `Vec<u8>`'s length prefix (the same compact bytes whatever the integer's width).
+	w.write_all(&codec::Compact(bytes.len() as u64).encode())?;
+	w.write_all(&bytes)?;
+	w.write_all(&updates.encode())
+}
+
 /// Inflates what follows a magic, at most [`MAX_INFLATED`] bytes.
 fn inflate(deflated: &[u8]) -> Result<Vec<u8>, EvidenceError> {
 	let mut raw = Vec::new();
@@ -192,11 +209,10 @@ impl RoundEvidence {
 			.collect();
 		// One round's evidence always encodes to the same bytes.
 		updates.sort_by(|a, b| a.peer.cmp(&b.peer));
-		let base = self.base.iter().flat_map(|v| v.to_le_bytes()).collect();
-		let stored = Stored { round: self.round, base, updates };
 		let mut deflate =
 			flate2::write::DeflateEncoder::new(MAGIC.to_vec(), flate2::Compression::fast());
-		deflate.write_all(&stored.encode()).expect("writing to memory cannot fail");
+		write_stored(&mut deflate, self.round, &self.base, &updates)
+			.expect("writing to memory cannot fail");
 		deflate.finish().expect("writing to memory cannot fail")
 	}
 
@@ -270,6 +286,18 @@ mod tests {
 		let bytes = e.encode();
 		assert_eq!(bytes, e.encode());
 		assert_eq!(RoundEvidence::decode(&bytes), Ok(e));
+	}
+
+	/// Written piece by piece, the evidence is the SCALE encoding of `Stored` to the byte.
+	#[test]
+	fn the_streamed_encoding_is_the_stored_form() {
+		let e = evidence();
+		let raw = inflate(&e.encode()[MAGIC.len()..]).unwrap();
+		let stored = Stored::decode(&mut &raw[..]).unwrap();
+		assert_eq!(stored.encode(), raw);
+		let base: Vec<u8> = e.base.iter().flat_map(|v| v.to_le_bytes()).collect();
+		assert_eq!((stored.round, stored.base), (e.round, base));
+		assert_eq!(stored.updates.len(), e.updates.len());
 	}
 
 	#[test]

@@ -6,16 +6,17 @@
 //! evidence of equivocation that anyone — including the chain, which binds the libp2p key to
 //! the provider's account — can check.
 
+use blake2::Digest as _;
 use codec::{Decode, Encode};
 use grid_primitives::job::{JobId, RoundIndex};
 use libp2p::{
 	identity::{Keypair, PublicKey},
 	PeerId,
 };
-use sp_crypto_hashing::blake2_256;
 
 use super::update_pieces;
 pub use crate::params::Digest;
+use crate::params::{hash_f32s, Blake2b256};
 use crate::work_state::WorkDigests;
 
 /// Domain separation for commitment signatures.
@@ -381,15 +382,16 @@ pub const MAX_REQUEST_BYTES: u64 = 1024;
 
 /// The hash that identifies a global state: the round it is the base of, the model hash
 /// and the outer momentum. Peers compare it to know they train from the same state.
+/// BLAKE2b-256 of the domain, the round, the model hash and the momentum's little-endian
+/// values, fed to the hash in place (not joined first: that was a model-sized copy while
+/// the round loop held the global state).
 pub fn state_hash(round: RoundIndex, model_hash: &Digest, velocity: &[f32]) -> Digest {
-	let mut bytes = Vec::with_capacity(STATE_DOMAIN.len() + 68 + velocity.len() * 4);
-	bytes.extend_from_slice(STATE_DOMAIN);
-	bytes.extend_from_slice(&round.to_le_bytes());
-	bytes.extend_from_slice(model_hash);
-	for v in velocity {
-		bytes.extend_from_slice(&v.to_le_bytes());
-	}
-	blake2_256(&bytes)
+	let mut h = Blake2b256::new();
+	h.update(STATE_DOMAIN);
+	h.update(round.to_le_bytes());
+	h.update(model_hash);
+	hash_f32s(&mut h, velocity);
+	h.finalize().into()
 }
 
 /// The content address of an encoded update: the hash of its length and its pieces'
@@ -401,6 +403,7 @@ pub fn update_hash(bytes: &[u8]) -> Digest {
 #[cfg(test)]
 pub(crate) mod tests {
 	use super::*;
+	use sp_crypto_hashing::blake2_256;
 
 	/// A commitment of job 7 to update `[update; 32]` in `round`, for tests.
 	pub(crate) fn commitment(round: RoundIndex, update: u8) -> Commitment {
@@ -483,6 +486,17 @@ pub(crate) mod tests {
 		assert!(Equivocation { first: first.clone(), second: later }.verify().is_err());
 		let other = commitment(3, 10).sign(&Keypair::generate_ed25519()).unwrap();
 		assert!(Equivocation { first, second: other }.verify().is_err());
+	}
+
+	/// The hash fed in place is the one of the bytes joined: peers of either agree.
+	#[test]
+	fn state_hash_is_blake2_256_of_the_joined_bytes() {
+		let velocity: Vec<f32> = (0..1000).map(|i| i as f32 * 0.25 - 7.0).collect();
+		let mut bytes = STATE_DOMAIN.to_vec();
+		bytes.extend_from_slice(&9u32.to_le_bytes());
+		bytes.extend_from_slice(&[4; 32]);
+		bytes.extend(velocity.iter().flat_map(|v| v.to_le_bytes()));
+		assert_eq!(state_hash(9, &[4; 32], &velocity), blake2_256(&bytes));
 	}
 
 	#[test]
