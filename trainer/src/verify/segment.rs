@@ -220,18 +220,14 @@ impl Replayer {
 
 /// `claim` as its trajectory's first state (`first`, a digest) says it ran: overlapped from
 /// `claim.from`, or blocking from its base (an overlapping job's round trained after a
-/// restart, a re-sync or a join), with that first state rebuilt; `None` when it starts
-/// from neither.
-fn as_recorded(claim: &Claim, first: &Digest) -> Option<(Claim, StepState)> {
+/// restart, a re-sync or a join); `None` when it starts from neither. That first state is
+/// the claim's start weights with its start state's step and moments
+/// ([`StepView::at_start`]), read in place, never copied.
+fn as_recorded(claim: &Claim, first: &Digest) -> Option<Claim> {
 	let blocking = Claim { from: None, ..claim.clone() };
-	[claim.clone(), blocking].into_iter().find_map(|claim| {
-		// Hashed in place: only the start that matches is copied.
-		let view = StepView::at_start(claim.start_weights(), &claim.start);
-		(view.digest() == *first).then(|| {
-			let state = StepState::at_start(claim.start_weights(), &claim.start);
-			(claim, state)
-		})
-	})
+	[claim.clone(), blocking]
+		.into_iter()
+		.find(|claim| StepView::at_start(claim.start_weights(), &claim.start).digest() == *first)
 }
 
 /// A committee member's check of a challenged claim by the trajectory its sender committed
@@ -287,7 +283,7 @@ impl Replayer {
 				claim.steps
 			));
 		}
-		let (claim, first) = match as_recorded(claim, &marks[0].1) {
+		let claim = match as_recorded(claim, &marks[0].1) {
 			Some(found) => found,
 			None => {
 				return fails("its trajectory does not start from its committed start state".into())
@@ -295,8 +291,10 @@ impl Replayer {
 		};
 		let claim = &claim;
 		let shift = self.shift(claim);
-		let state = |(at, digest): Mark| -> Result<&StepState> {
-			let found = if at == 0 { Some(&first) } else { states.get(&digest) };
+		let first = StepView::at_start(claim.start_weights(), &claim.start);
+		let state = |(at, digest): Mark| -> Result<StepView<'_>> {
+			let found =
+				if at == 0 { Some(first) } else { states.get(&digest).map(StepState::view) };
 			found.ok_or_else(|| Error::Config(format!("no state at step {at} to check")))
 		};
 		let (before, after, last) = (marks[*gap], marks[gap + 1], marks[marks.len() - 1]);
@@ -310,7 +308,7 @@ impl Replayer {
 			}
 		}
 		// A round no longer than its catch-up step caught up after its last state.
-		let mut end = Cow::Borrowed(&state(last)?.params[..]);
+		let mut end = Cow::Borrowed(state(last)?.params);
 		if let Some(shift) = shift.filter(|s| claim.steps <= s.at) {
 			shift.apply(end.to_mut())?;
 		}
@@ -323,11 +321,14 @@ impl Replayer {
 				link.cosine, link.norm_ratio
 			));
 		}
-		let (from, to) = (state(before)?, state(after)?);
+		let from = state(before)?;
+		let to = states
+			.get(&after.1)
+			.ok_or_else(|| Error::Config(format!("no state at step {} to check", after.0)))?;
 		let steps = after.0 - before.0;
 		let segment = self.redo_segment(
-			from.view(),
-			from.moments.clone(),
+			from,
+			from.moments.cloned(),
 			to,
 			&claim.seed,
 			before.0,
