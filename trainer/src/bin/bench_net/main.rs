@@ -604,7 +604,7 @@ fn main() -> Result<()> {
 	let rates = speed::Rates { lr: rate("--lr", d.lr)?, outer_lr: rate("--outer-lr", d.outer_lr)? };
 	let mut b = Bench { binary: setup.binary, dir: setup.dir, runs: 0 };
 	if only.as_deref() == Some("speed") {
-		return write_speed(&mut b, &overlaps, (job_id, rates), quick, &out);
+		return write_speed(&mut b, &overlaps, job_id, rates, quick, &out);
 	}
 	let mut md = String::new();
 	let _ = writeln!(md, "# Network benchmarks\n");
@@ -647,7 +647,8 @@ fn setup_overlaps(arg: Option<String>) -> Result<Vec<u32>> {
 fn write_speed(
 	b: &mut Bench,
 	overlaps: &[u32],
-	(job_id, rates): (u64, speed::Rates),
+	job_id: u64,
+	rates: speed::Rates,
 	quick: bool,
 	out: &std::path::Path,
 ) -> Result<()> {
