@@ -727,15 +727,20 @@ fn report(s: &Settings, params: usize, variants: &[Variant], command: &str) -> S
 	}
 	let _ = writeln!(md, "![mean test loss against bytes]({}.svg)\n", s.report);
 	let _ = writeln!(md, "## Every variant (validation split)\n");
-	let _ = writeln!(md, "| variant | settings | validation loss | test loss | chosen |");
-	let _ = writeln!(md, "|---|---|---|---|---|");
+	let _ = writeln!(md, "Chosen on validation; the test split's figures beside it, so that variants of one method can be compared on what the results report.\n");
+	let _ = writeln!(md, "| variant | settings | validation loss | test loss | DDP's steps to its loss (test) | chosen |");
+	let _ = writeln!(md, "|---|---|---|---|---|---|");
 	for v in variants {
 		let (val, vsd) = v.validation();
 		let (test, tsd) = mean_sd(&v.test());
+		let speed = ddp.map_or("-".into(), |d| {
+			let (m, sd) = mean_sd(&v.speed(d));
+			format!("{:.1}% ± {:.1}", 100.0 * m, 100.0 * sd)
+		});
 		let picked = chosen.iter().any(|c| std::ptr::eq(*c, v));
 		let _ = writeln!(
 			md,
-			"| `{}` | {} | {val:.4} ± {vsd:.4} | {test:.4} ± {tsd:.4} | {} |",
+			"| `{}` | {} | {val:.4} ± {vsd:.4} | {test:.4} ± {tsd:.4} | {speed} | {} |",
 			v.method.key,
 			v.method.settings(),
 			if picked { "yes" } else { "" }
@@ -806,12 +811,28 @@ fn json(s: &Settings, params: usize, variants: &[Variant]) -> serde_json::Value 
 			m
 		})
 		.collect();
+	// Every variant, chosen or not, with its per-step speed: what a sweep is read from.
+	let every: Vec<serde_json::Value> = variants
+		.iter()
+		.map(|v| {
+			let mut e = serde_json::json!({
+				"key": v.method.key,
+				"validation_loss_mean": v.validation().0,
+				"test_loss_per_seed": v.test(),
+			});
+			if let Some(d) = ddp {
+				e["ddp_steps_to_its_loss_per_seed"] = v.speed(d).into();
+			}
+			e
+		})
+		.collect();
 	serde_json::json!({
 		"model_parameters": params,
 		"participants": s.participants,
 		"steps": s.steps,
 		"seeds": s.seeds,
 		"methods": methods,
+		"variants": every,
 	})
 }
 
