@@ -292,10 +292,17 @@ impl Replayer {
 		let claim = &claim;
 		let shift = self.shift(claim);
 		let first = StepView::at_start(claim.start_weights(), &claim.start);
-		let state = |(at, digest): Mark| -> Result<StepView<'_>> {
-			let found =
-				if at == 0 { Some(first) } else { states.get(&digest).map(StepState::view) };
-			found.ok_or_else(|| Error::Config(format!("no state at step {at} to check")))
+		let stored = |(at, digest): Mark| {
+			states
+				.get(&digest)
+				.ok_or_else(|| Error::Config(format!("no state at step {at} to check")))
+		};
+		let state = |mark: Mark| -> Result<StepView<'_>> {
+			if mark.0 == 0 {
+				Ok(first)
+			} else {
+				stored(mark).map(StepState::view)
+			}
 		};
 		let (before, after, last) = (marks[*gap], marks[gap + 1], marks[marks.len() - 1]);
 		for mark in [before, after, last] {
@@ -322,9 +329,7 @@ impl Replayer {
 			));
 		}
 		let from = state(before)?;
-		let to = states
-			.get(&after.1)
-			.ok_or_else(|| Error::Config(format!("no state at step {} to check", after.0)))?;
+		let to = stored(after)?;
 		let steps = after.0 - before.0;
 		let segment = self.redo_segment(
 			from,
