@@ -11,10 +11,14 @@
 # `--outer-lr`: Grid's inner and outer learning rates, 0.006 and 3 unless given).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+[ -f scripts/build-env.sh ] && source scripts/build-env.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/grid-target}"
-# Build the whole workspace's view of the trainer (features resolved as for the node), so
-# the binaries match what `scripts/test.sh` built and nothing is rebuilt.
-cargo build --release --workspace --bin grid-trainer --bin bench_net
+# Build the whole workspace's view of the trainer (features resolved as for the node) in the
+# build environment `scripts/test.sh` uses, so nothing is rebuilt; GRID_BENCH_NO_BUILD=1 uses
+# the binaries already there.
+if [ -z "${GRID_BENCH_NO_BUILD:-}" ]; then
+	cargo build --release --locked --workspace --bin grid-trainer --bin bench_net
+fi
 export BENCH_COMMAND="bench/network.sh $*"
 "$CARGO_TARGET_DIR/release/bench_net" --out bench/reports "$@"
 echo "wrote bench/reports/network.md"
