@@ -141,76 +141,45 @@ struct GridRun {
 }
 
 /// Where a round's wall time went (ms, mean over every trainer's rounds), from the
-/// trainers' round records: what utilization leaves out, by part.
-#[derive(Default)]
-struct RoundSplit {
-	wall: f64,
-	compute: f64,
-	/// An overlapped round's wait at its catch-up step.
-	overlap_wait: f64,
-	/// From the update's sealing until the commitments' collection ended (publishing, and
-	/// waiting for the slowest trainer's commitment).
-	collect: f64,
-	fetch: f64,
-	attest: f64,
-	agreed_fetch: f64,
-	/// Aggregating and the outer step.
-	step: f64,
-	/// The rest: from the decision of the round before until training began (below zero
-	/// where an overlapped round trained before that decision).
-	before: f64,
-}
+/// trainers' round records: what utilization leaves out, by part. "Collecting commitments"
+/// runs from the update's sealing until the collection ended (publishing, and waiting for
+/// the slowest trainer's commitment); "before training" is the rest, from the decision of
+/// the round before until training began (below zero where an overlapped round trained
+/// before that decision).
+struct RoundSplit(Vec<(&'static str, f64)>);
+
+/// One part of a round's time, read from a round record.
+type Part<'a> = (&'static str, &'a dyn Fn(&Value) -> f64);
 
 impl RoundSplit {
-	const PARTS: [&'static str; 9] = [
-		"wall",
-		"compute",
-		"overlap wait",
-		"collecting commitments",
-		"fetching updates",
-		"attestations",
-		"fetching agreed updates",
-		"aggregate and outer step",
-		"before training",
-	];
-
 	fn of(rounds: &[&Value]) -> Self {
-		let n = rounds.len().max(1) as f64;
-		let mean = |f: &dyn Fn(&Value) -> f64| rounds.iter().map(|r| f(r)).sum::<f64>() / n;
 		let decision = |r: &Value, k: &str| r["decision_ms"][k].as_f64().unwrap_or(0.0);
 		let decided = |r: &Value| {
 			["fetch", "attest", "agreed_fetch", "step"].iter().map(|k| decision(r, k)).sum::<f64>()
 		};
-		RoundSplit {
-			wall: mean(&|r| field(r, "wall_ms")),
-			compute: mean(&|r| field(r, "compute_ms")),
-			overlap_wait: mean(&|r| field(r, "overlap_wait_ms")),
-			collect: mean(&|r| field(r, "exchange_ms") - decided(r)),
-			fetch: mean(&|r| decision(r, "fetch")),
-			attest: mean(&|r| decision(r, "attest")),
-			agreed_fetch: mean(&|r| decision(r, "agreed_fetch")),
-			step: mean(&|r| decision(r, "step")),
-			before: mean(&|r| {
+		let parts: [Part; 9] = [
+			("wall", &|r| field(r, "wall_ms")),
+			("compute", &|r| field(r, "compute_ms")),
+			("overlap wait", &|r| field(r, "overlap_wait_ms")),
+			("collecting commitments", &|r| field(r, "exchange_ms") - decided(r)),
+			("fetching updates", &|r| decision(r, "fetch")),
+			("attestations", &|r| decision(r, "attest")),
+			("fetching agreed updates", &|r| decision(r, "agreed_fetch")),
+			("aggregate and outer step", &|r| decision(r, "step")),
+			("before training", &|r| {
 				field(r, "wall_ms")
 					- field(r, "compute_ms")
 					- field(r, "overlap_wait_ms")
 					- field(r, "exchange_ms")
 			}),
-		}
-	}
-
-	fn values(&self) -> [f64; 9] {
-		[
-			self.wall,
-			self.compute,
-			self.overlap_wait,
-			self.collect,
-			self.fetch,
-			self.attest,
-			self.agreed_fetch,
-			self.step,
-			self.before,
-		]
+		];
+		let n = rounds.len().max(1) as f64;
+		RoundSplit(
+			parts
+				.iter()
+				.map(|(name, f)| (*name, rounds.iter().map(|r| f(r)).sum::<f64>() / n))
+				.collect(),
+		)
 	}
 }
 
@@ -246,10 +215,12 @@ fn grid_run(b: &mut Bench, len: &Length, rates: Rates, overlap: u32) -> Result<G
 /// Where each run's rounds spent their time (utilization's complement, by part).
 fn split_table(md: &mut String, runs: &[GridRun]) {
 	let _ = writeln!(md, "Where a round's time went (ms, mean over every trainer's rounds; JSON `round_ms`): collecting commitments runs from the update's sealing until every trainer's commitment was heard (the slowest trainer sets it), the fetches and attestations are the decision's waits, and \"before training\" is what is left of the round's wall time (below zero where an overlapped round trained before the round before was decided).\n");
-	let _ = writeln!(md, "| Grid run | {} |", RoundSplit::PARTS.join(" | "));
-	let _ = writeln!(md, "|---{}|", "|---".repeat(RoundSplit::PARTS.len()));
+	let Some(first) = runs.first() else { return };
+	let names: Vec<&str> = first.split.0.iter().map(|p| p.0).collect();
+	let _ = writeln!(md, "| Grid run | {} |", names.join(" | "));
+	let _ = writeln!(md, "|---{}|", "|---".repeat(names.len()));
 	for run in runs {
-		let cells: Vec<String> = run.split.values().iter().map(|v| format!("{v:.0}")).collect();
+		let cells: Vec<String> = run.split.0.iter().map(|(_, v)| format!("{v:.0}")).collect();
 		let _ = writeln!(md, "| τ = {} | {} |", run.overlap, cells.join(" | "));
 	}
 	let _ = writeln!(md);
@@ -349,10 +320,11 @@ pub fn bench_speed(
 			"met_80": speed.is_some_and(|s| s >= 0.8),
 			"met_90": speed.is_some_and(|s| s >= 0.9),
 			"at_earlier_losses": marks,
-			"round_ms": RoundSplit::PARTS
+			"round_ms": run
+				.split
+				.0
 				.iter()
-				.zip(run.split.values())
-				.map(|(k, v)| (k.replace(' ', "_"), Value::from(v)))
+				.map(|(k, v)| (k.replace(' ', "_"), Value::from(*v)))
 				.collect::<serde_json::Map<_, _>>(),
 		}));
 		series.push(Series { name: format!("Grid, {name}, WAN"), points: run.curve.clone() });
