@@ -426,8 +426,9 @@ fn a_cut_link_between_two_trainers_does_not_split_the_agreed_set() {
 /// provider of three never heard another's round-0 commitment, aggregated two updates
 /// where its peers aggregated three, re-synced, and went unpaid for two rounds). The
 /// witnesses' attestations name the update it never heard of; it asks them for the round's
-/// commitments, takes the lost one as a late candidate, fetches its update, and decides
-/// the same set and model as its peers, without re-syncing.
+/// commitments, takes the lost one as a late candidate, fetches its update (the others came
+/// with their commitments), and decides the same set and model as its peers, without
+/// re-syncing.
 #[test]
 fn a_commitment_gossip_lost_on_its_way_is_asked_of_the_witnesses() {
 	let rounds = 4;
@@ -459,6 +460,13 @@ fn a_commitment_gossip_lost_on_its_way_is_asked_of_the_witnesses() {
 		assert!(set.contains(&peer), "round {round}: {at} aggregated {set:?}, not {of}'s");
 	}
 	assert!(lost > 0, "no lost commitment was committed at all");
+	// The MLP's int8 updates (under 32 KiB) went with their commitments
+	// (`round/announcement.rs`); the lost one's was fetched once its commitment was learnt.
+	for (i, node) in net.nodes.iter().enumerate() {
+		let network = &node.status().unwrap()["network"];
+		let heard = network["inline_bytes_heard"].as_u64().unwrap_or(0);
+		assert!(heard > 0, "trainer {i} heard no update with a commitment: {network}");
+	}
 	for round in 0..u64::from(rounds) {
 		let sets: Vec<Vec<String>> = (0..3).map(|i| aggregated_set(&net, i, round)).collect();
 		assert!(sets.windows(2).all(|w| w[0] == w[1]), "round {round}: sets {sets:?}");

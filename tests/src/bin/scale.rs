@@ -231,15 +231,20 @@ impl Run {
 		self.rounds.values().filter_map(|r| Some(r.paid? - r.quorum?.0)).collect()
 	}
 
-	/// Per trainer, bytes served plus fetched over the run, divided by the rounds it
-	/// recorded.
+	/// Per trainer, bytes served, fetched, and sent or heard with commitments over the run,
+	/// divided by the rounds it recorded.
 	fn bytes_per_round(&self) -> Vec<f64> {
 		self.status
 			.iter()
 			.zip(&self.records)
 			.filter_map(|(status, records)| {
 				let net = &status.as_ref()?["network"];
-				let bytes = net["bytes_served"].as_f64()? + net["bytes_fetched"].as_f64()?;
+				// Updates sent with their commitments count too (gossip's forwards do not).
+				let bytes =
+					["bytes_served", "bytes_fetched", "inline_bytes_sent", "inline_bytes_heard"]
+						.iter()
+						.map(|k| net[*k].as_f64().unwrap_or(0.0))
+						.sum::<f64>();
 				(!records.is_empty()).then(|| bytes / records.len() as f64)
 			})
 			.collect()

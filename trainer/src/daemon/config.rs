@@ -56,6 +56,13 @@ pub struct TrainerConfig {
 	/// (`round/update_pieces.rs`): the baseline `bench/pieces.sh` measures pieces against.
 	#[serde(default)]
 	pub whole_updates: bool,
+	/// Send an update of at most 32 KiB with its commitment, so peers hold it when they
+	/// hear the commitment (`round/announcement.rs`; only at the job's own compression
+	/// level: the adaptive ladder follows the throughput measured on fetches); false: every
+	/// update is fetched
+	/// (the baseline `bench_net --only speed --updates fetched,inline` runs beside it).
+	#[serde(default = "yes")]
+	pub inline_updates: bool,
 	/// Bytes per piece of the state this trainer serves to joiners
 	/// ([`crate::round::state_transfer`]; tests make it small to send a small model in
 	/// several pieces).

@@ -16,13 +16,16 @@ use libp2p::{
 
 use super::codec::{FetchCodec, PROTOCOL};
 use super::data::{data_behaviour, DataCodec};
+use crate::round::announcement::MAX_ANNOUNCEMENT_BYTES;
 
-/// Protocol version announced by identify (2: gossip without gossipsub's own signatures).
-pub const IDENTIFY_PROTOCOL: &str = "/grid/trainer/2";
+/// Protocol version announced by identify (2: gossip without gossipsub's own signatures;
+/// 3: commitments gossiped as announcements, small updates with them).
+pub const IDENTIFY_PROTOCOL: &str = "/grid/trainer/3";
 /// The Kademlia protocol of the trainers' DHT (separate from any other network's).
 pub const KAD_PROTOCOL: StreamProtocol = StreamProtocol::new("/grid/kad/1");
-/// Largest gossip frame (a commitment is well under a kilobyte).
-const MAX_GOSSIP_FRAME: usize = 16 * 1024;
+/// Largest gossip frame: an announcement (a commitment of under a kilobyte with an update
+/// of at most 32 KiB, `round/announcement.rs`) and the frame's own fields.
+const MAX_GOSSIP_FRAME: usize = MAX_ANNOUNCEMENT_BYTES + 1024;
 
 /// A gossip message's id: the BLAKE3 hash of its topic and bytes, so the same message
 /// relayed by many peers is one message, and a message published again while peers still

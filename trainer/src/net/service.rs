@@ -18,6 +18,7 @@ use libp2p::{
 use tokio::sync::mpsc as tokio_mpsc;
 
 use crate::round::{
+	announcement::Announcement,
 	messages::{Digest, Request, Response, SignedCommitment},
 	state_transfer::ServedState,
 	update_pieces::PieceHashes,
@@ -54,8 +55,9 @@ pub struct NetConfig {
 /// What the network task is told to do.
 #[derive(Debug)]
 pub enum Command {
-	/// Announce a signed commitment on the job's topic (retried until a peer hears it).
-	Publish(SignedCommitment),
+	/// Announce a signed commitment, with its update when small, on the job's topic
+	/// (retried until a peer hears it).
+	Publish(Announcement),
 	/// Send `request` to `peer`; the answer comes back as [`Event::Fetched`] with `id`.
 	Fetch {
 		/// Caller's tag.
@@ -155,6 +157,8 @@ pub enum Event {
 		/// When the network task took it in: whether it came before the round's
 		/// collection deadline is judged by this, not by when the round loop got to it.
 		heard: Instant,
+		/// The update, when it came with the commitment (checked against it).
+		update: Option<Vec<u8>>,
 	},
 	/// A valid attestation, signed by `signer`, for this job.
 	Attestation {
@@ -196,6 +200,13 @@ pub struct NetStats {
 	pub bytes_fetched: u64,
 	/// Commitments published.
 	pub published: u64,
+	/// Bytes of this trainer's updates sent with their commitments, times the peers
+	/// subscribed when each was published (gossip's forwards of other trainers' are not
+	/// counted).
+	pub inline_bytes_sent: u64,
+	/// Bytes of other trainers' updates that came with their commitments (each once:
+	/// duplicates gossip drops before they are checked are not counted).
+	pub inline_bytes_heard: u64,
 }
 
 /// The training loop's side of the network.

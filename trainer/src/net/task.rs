@@ -29,6 +29,7 @@ use super::{
 	stored::StoredBytes,
 };
 use crate::round::{
+	announcement::Announcement,
 	messages::{decode_proof, verify_proof, Digest, Request, Response, SignedCommitment},
 	state_transfer::ServedState,
 	witness::SignedAttestation,
@@ -152,6 +153,14 @@ impl Task {
 		self.stats.lock().unwrap_or_else(|p| p.into_inner())
 	}
 
+	/// Peers subscribed to the commitments topic: a published message goes to each (flood
+	/// publishing).
+	fn subscribed_peers(&self) -> usize {
+		let topic = self.topic.hash();
+		let gossipsub = &self.swarm.behaviour().gossipsub;
+		gossipsub.all_peers().filter(|(_, topics)| topics.contains(&&topic)).count()
+	}
+
 	fn add_bootstrap(&mut self, addr: Multiaddr) {
 		if let Some(libp2p::multiaddr::Protocol::P2p(peer)) = addr.iter().last() {
 			self.swarm.behaviour_mut().kad.add_address(&peer, addr.clone());
@@ -173,10 +182,16 @@ impl Task {
 
 	fn command(&mut self, command: Command) {
 		match command {
-			Command::Publish(signed) => {
-				self.stats().published += 1;
-				self.remember(signed.clone());
-				self.publish(self.topic.clone(), signed.encode());
+			Command::Publish(announcement) => {
+				let inline = announcement.update.as_ref().map_or(0, Vec::len) as u64;
+				let peers = self.subscribed_peers() as u64;
+				{
+					let mut stats = self.stats();
+					stats.published += 1;
+					stats.inline_bytes_sent += inline * peers;
+				}
+				self.remember(announcement.signed.clone());
+				self.publish(self.topic.clone(), announcement.encode());
 			}
 			Command::PublishProof(bytes) => self.publish(self.proof_topic.clone(), bytes),
 			Command::Attest(signed) => {
@@ -339,11 +354,13 @@ impl Task {
 	}
 
 	fn check_commitment(&mut self, source: &PeerId, data: &[u8]) -> MessageAcceptance {
-		match SignedCommitment::decode_verified(data, self.config.job, &self.config.manifest_hash) {
-			Ok((signed, signer)) => {
+		match Announcement::decode_verified(data, self.config.job, &self.config.manifest_hash) {
+			Ok((Announcement { signed, update }, signer)) => {
 				self.remember(signed.clone());
+				let inline = update.as_ref().map_or(0, Vec::len) as u64;
+				self.stats().inline_bytes_heard += inline;
 				let (signed, heard) = (Box::new(signed), Instant::now());
-				self.emit(Event::Commitment { signer, signed, heard });
+				self.emit(Event::Commitment { signer, signed, heard, update });
 				MessageAcceptance::Accept
 			}
 			Err(e) => {

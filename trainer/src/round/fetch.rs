@@ -524,6 +524,19 @@ impl Fetches {
 		self.arrived.insert(hash, (bytes, update));
 	}
 
+	/// Takes the update `signed` commits to, which came with the commitment
+	/// ([`super::announcement`]): checked as a fetched one is and kept. Returns it and its
+	/// pieces' hashes, to serve on.
+	pub fn deliver(
+		&mut self,
+		signed: &SignedCommitment,
+		bytes: Vec<u8>,
+	) -> Result<(Arc<Vec<u8>>, PieceHashes), String> {
+		let c = &signed.commitment;
+		self.expected_lens.insert(c.update_hash, c.update_len);
+		self.check_update(c.update_hash, bytes, None)
+	}
+
 	/// The request for one update from its committer (`None`: here or asked for already):
 	/// made as soon as its commitment is taken, so that updates download while the round's
 	/// other commitments come, and by [`Fetches::want`] for the set at the decision, which
@@ -915,6 +928,34 @@ mod tests {
 			(0..3).map(|i| CompressedUpdate::None(vec![i as f32; 2])).collect();
 		let set = keys.iter().zip(&updates).map(|(k, u)| committed(k, &u.encode())).collect();
 		(keys[0].public().to_peer_id(), updates, set)
+	}
+
+	/// An update that came with its commitment is kept as a fetched one is, so the round's
+	/// set is settled without asking anyone; one that does not fit the model (sent by a
+	/// trainer of another layout under this job's manifest) is refused and not kept.
+	#[test]
+	fn an_update_sent_with_its_commitment_is_held_without_a_fetch_unless_it_does_not_fit() {
+		let (me, updates, set) = three_committed();
+		let mut fetches = Fetches::flat(7, 2);
+		fetches.keep_own(
+			set[0].1.commitment.update_hash,
+			Arc::new(updates[0].encode()),
+			updates[0].clone(),
+		);
+		let (bytes, hashes) = fetches.deliver(&set[1].1, updates[1].encode()).unwrap();
+		assert_eq!(*bytes, updates[1].encode());
+		assert_eq!(hashes.len(), 1);
+		assert_eq!(fetches.update(&set[1].1.commitment.update_hash), Some(&updates[1]));
+		// Only the update that did not come is asked for.
+		let (requests, wanted) = fetches.want(&set, me, &[]);
+		assert_eq!(wanted, vec![set[2].1.commitment.update_hash]);
+		assert_eq!(requests.len(), 1);
+		assert_eq!(requests[0].peer, set[2].0);
+		// Three values where the model has two: refused, not held.
+		let wide = CompressedUpdate::None(vec![1.0; 3]);
+		let (_, signed) = committed(&Keypair::generate_ed25519(), &wide.encode());
+		assert!(fetches.deliver(&signed, wide.encode()).is_err());
+		assert!(fetches.update(&signed.commitment.update_hash).is_none());
 	}
 
 	/// The round's patience reaches the piece downloads: the first piece asked of a keeper

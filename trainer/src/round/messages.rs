@@ -68,6 +68,9 @@ pub enum MessageError {
 		/// Hex of the job's manifest hash.
 		expected: String,
 	},
+	/// The update sent with a commitment is not the one it commits to.
+	#[error("the update sent with the commitment {0}")]
+	BadInlineUpdate(String),
 }
 
 /// A trainer's promise about its update for one round: what it trained from, what it sends
@@ -154,8 +157,14 @@ impl SignedCommitment {
 		manifest_hash: &Digest,
 	) -> Result<(Self, PeerId), MessageError> {
 		let signed = decode_bounded::<SignedCommitment>(bytes, MAX_COMMITMENT_BYTES)?;
-		let peer = signed.verify()?;
-		let c = &signed.commitment;
+		let peer = signed.check(job, manifest_hash)?;
+		Ok((signed, peer))
+	}
+
+	/// Checks the signature, the job and the layout; returns the signer.
+	pub fn check(&self, job: JobId, manifest_hash: &Digest) -> Result<PeerId, MessageError> {
+		let peer = self.verify()?;
+		let c = &self.commitment;
 		if c.job != job {
 			return Err(MessageError::WrongJob { got: c.job, expected: job });
 		}
@@ -165,7 +174,7 @@ impl SignedCommitment {
 				expected: hex::encode(manifest_hash),
 			});
 		}
-		Ok((signed, peer))
+		Ok(peer)
 	}
 }
 

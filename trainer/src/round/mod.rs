@@ -6,6 +6,7 @@
 //! - [`coordinator`]: the port that says which round is open (the chain, or a local
 //!   schedule) and takes each finished round's report.
 //! - [`messages`]: commitments, requests and answers, state and update hashes.
+//! - [`announcement`]: a commitment as gossiped, with its update when that is small.
 //! - [`book`]: the commitments of a round, equivocations, the majority base and the set.
 //! - [`state`]: the canonical state, from the initial model, a checkpoint or a peer.
 //! - [`contribute`]: seed, transfer budget, and the sealed (compressed, signed) update.
@@ -18,6 +19,7 @@
 //! - [`witness`]: availability attestations and the round's agreed set.
 //! - [`misbehave`]: the attacker behaviours tests switch on.
 
+pub mod announcement;
 pub mod book;
 pub mod checkpoint_view;
 pub mod contribute;

@@ -15,8 +15,8 @@
 //! `bench_net --out bench/reports [--quick] [--only utilization|aware|kill]` (run by
 //! `bench/network.sh`). Writes `network.md`, its headline figures in `network.json`,
 //! `network_timeline.svg`, `network_aware.svg` and `network_kill.svg`. `--only speed
-//! [--overlap 0,5] [--job-id 12] [--lr 0.006] [--outer-lr 3]` writes `network_speed.md`, `.json` and `.svg` instead (one Grid run per
-//! overlap given; blocking rounds unless given).
+//! [--overlap 0,5] [--updates fetched,inline] [--job-id 12] [--lr 0.006] [--outer-lr 3]` writes `network_speed.md`, `.json` and `.svg` instead (one Grid run per
+//! overlap and update mode given, in that order; blocking rounds with inline updates unless given).
 
 use std::{
 	fmt::Write as _,
@@ -590,7 +590,7 @@ fn bench_kill(b: &mut Bench, md: &mut String, quick: bool) -> Result<Value> {
 fn main() -> Result<()> {
 	let setup = BenchSetup::from_env()?;
 	let (quick, out, only) = (setup.quick, setup.out.clone(), setup.arg("--only"));
-	let overlaps = setup_overlaps(setup.arg("--overlap"))?;
+	let variants = speed_variants(setup.arg("--overlap"), setup.arg("--updates"))?;
 	let job_id = match setup.arg("--job-id") {
 		Some(id) => id.parse().with_context(|| format!("--job-id: {id:?} is not a job id"))?,
 		None => 12,
@@ -604,7 +604,7 @@ fn main() -> Result<()> {
 	let rates = speed::Rates { lr: rate("--lr", d.lr)?, outer_lr: rate("--outer-lr", d.outer_lr)? };
 	let mut b = Bench { binary: setup.binary, dir: setup.dir, runs: 0 };
 	if only.as_deref() == Some("speed") {
-		return write_speed(&mut b, &overlaps, job_id, rates, quick, &out);
+		return write_speed(&mut b, &variants, job_id, rates, quick, &out);
 	}
 	let mut md = String::new();
 	let _ = writeln!(md, "# Network benchmarks\n");
@@ -635,24 +635,41 @@ fn main() -> Result<()> {
 	Ok(())
 }
 
-/// `--overlap 0,5`: the Grid runs of the speed benchmark (blocking rounds unless given).
-fn setup_overlaps(arg: Option<String>) -> Result<Vec<u32>> {
-	arg.as_deref()
+/// `--overlap 0,5 --updates fetched,inline`: the Grid runs of the speed benchmark, each
+/// overlap with each update mode (blocking rounds, inline updates unless given).
+fn speed_variants(
+	overlaps: Option<String>,
+	updates: Option<String>,
+) -> Result<Vec<speed::Variant>> {
+	let overlaps: Vec<u32> = overlaps
+		.as_deref()
 		.unwrap_or("0")
 		.split(',')
 		.map(|t| t.trim().parse().with_context(|| format!("--overlap: {t:?} is not a step count")))
-		.collect()
+		.collect::<Result<_>>()?;
+	let modes: Vec<bool> = updates
+		.as_deref()
+		.unwrap_or("inline")
+		.split(',')
+		.map(|m| match m.trim() {
+			"inline" => Ok(true),
+			"fetched" => Ok(false),
+			other => anyhow::bail!("--updates: {other:?} is neither inline nor fetched"),
+		})
+		.collect::<Result<_>>()?;
+	let variant = |overlap| modes.iter().map(move |&inline| speed::Variant { overlap, inline });
+	Ok(overlaps.into_iter().flat_map(variant).collect())
 }
 
 fn write_speed(
 	b: &mut Bench,
-	overlaps: &[u32],
+	variants: &[speed::Variant],
 	job_id: u64,
 	rates: speed::Rates,
 	quick: bool,
 	out: &std::path::Path,
 ) -> Result<()> {
-	let (md, json) = speed::bench_speed(b, quick, overlaps, job_id, rates)?;
+	let (md, json) = speed::bench_speed(b, quick, variants, job_id, rates)?;
 	std::fs::create_dir_all(out)?;
 	std::fs::write(out.join("network_speed.md"), &md)?;
 	std::fs::write(out.join("network_speed.json"), serde_json::to_string_pretty(&json)?)?;

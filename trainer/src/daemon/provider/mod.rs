@@ -263,6 +263,7 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		compute_slowdown: config.compute_slowdown,
 		misbehave: config.misbehave,
 		whole_updates: false,
+		inline_updates: true,
 		state_piece_bytes: crate::round::state_transfer::STATE_PIECE_BYTES,
 		proof_genesis: Some(chain.genesis().0),
 		job: job_config,

@@ -21,6 +21,7 @@ use crate::{
 	net::Command,
 	params::Digest,
 	round::{
+		announcement::Announcement,
 		book::Arrival,
 		contribute::{self, Context, OwnUpdate},
 		coordinator::Schedule,
@@ -301,14 +302,21 @@ impl Trainer {
 	}
 
 	pub(super) fn publish(&mut self, own: &OwnUpdate) -> Result<()> {
-		self.net.send(Command::Publish(own.signed.clone()));
+		// Only at the job's own level: a stronger level means a slow link, and the ladder
+		// follows the throughput measured on fetches. A hostile holder's (`corrupt_serving`)
+		// are fetched too, so the peers it serves go through the fetch paths it corrupts.
+		let inline =
+			self.config.inline_updates && own.level == 0 && !self.config.misbehave.corrupt_serving;
+		let announcement = Announcement::new(own.signed.clone(), &own.bytes, inline);
+		self.net.send(Command::Publish(announcement));
 		let offer = self.books.heard(self.me, own.signed.clone(), Arrival::Heard(Instant::now()));
 		if let Some(offer) = offer {
-			self.on_offer(self.me, offer);
+			self.on_offer(self.me, offer, None);
 		}
 		if self.config.misbehave.equivocate {
 			let twin = misbehave::equivocation_twin(&own.signed.commitment);
-			self.net.send(Command::Publish(contribute::sign(twin, &self.key)?));
+			let twin = contribute::sign(twin, &self.key)?;
+			self.net.send(Command::Publish(Announcement { signed: twin, update: None }));
 		}
 		Ok(())
 	}

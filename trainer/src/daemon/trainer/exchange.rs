@@ -3,7 +3,7 @@
 //! while the loop waits.
 
 use std::{
-	sync::mpsc::RecvTimeoutError,
+	sync::{mpsc::RecvTimeoutError, Arc},
 	time::{Duration, Instant},
 };
 
@@ -18,8 +18,9 @@ use crate::{
 		book::{Arrival, Offer},
 		coordinator::Schedule,
 		fetch::{Answer, Outgoing},
-		messages::{Response, SignedCommitment},
+		messages::{Digest, Response, SignedCommitment},
 		misbehave::corrupt,
+		update_pieces::PieceHashes,
 		witness::{Heard, SignedAttestation},
 	},
 };
@@ -126,7 +127,7 @@ impl Trainer {
 			Event::Connected(peer) => self.health.peer(peer).connected = true,
 			Event::Disconnected(peer) => self.health.peer(peer).connected = false,
 			Event::Rtt { peer, rtt } => self.health.rtt(peer, rtt),
-			Event::Commitment { signer, signed, heard } => {
+			Event::Commitment { signer, signed, heard, update } => {
 				let round = signed.commitment.round;
 				let lost = self
 					.scenario
@@ -136,7 +137,7 @@ impl Trainer {
 					tracing::info!("scenario: gossip lost {signer}'s commitment of round {round}");
 					return;
 				}
-				self.on_commitment(signer, *signed, Arrival::Heard(heard));
+				self.on_commitment(signer, *signed, Arrival::Heard(heard), update);
 			}
 			Event::Attestation { signer, signed } => {
 				let round = signed.attestation.round;
@@ -185,12 +186,14 @@ impl Trainer {
 		}
 	}
 
-	/// Takes a verified commitment, gossiped or relayed.
+	/// Takes a verified commitment, gossiped (with its update when that came along) or
+	/// relayed.
 	pub(super) fn on_commitment(
 		&mut self,
 		signer: PeerId,
 		signed: SignedCommitment,
 		arrival: Arrival,
+		update: Option<Vec<u8>>,
 	) {
 		let c = &signed.commitment;
 		tracing::debug!(
@@ -200,11 +203,13 @@ impl Trainer {
 		);
 		self.health.committed(signer, c.round, c.samples, c.compute_millis);
 		if let Some(offer) = self.books.heard(signer, signed, arrival) {
-			self.on_offer(signer, offer);
+			self.on_offer(signer, offer, update);
 		}
 	}
 
-	pub(super) fn on_offer(&mut self, signer: PeerId, offer: Offer) {
+	/// What the book made of `signer`'s commitment (`update`: its update, when it came with
+	/// the commitment).
+	pub(super) fn on_offer(&mut self, signer: PeerId, offer: Offer, update: Option<Vec<u8>>) {
 		let round = self.books.current().round();
 		match offer {
 			Offer::Equivocation(evidence) => {
@@ -230,7 +235,7 @@ impl Trainer {
 			Offer::Copied(original) => {
 				tracing::warn!("{signer} committed {original}'s update in round {round}: left out")
 			}
-			Offer::Accepted => self.fetch_early(signer),
+			Offer::Accepted => self.fetch_early(signer, update),
 			Offer::Duplicate | Offer::OtherRound => {}
 		}
 	}
@@ -239,11 +244,25 @@ impl Trainer {
 	/// from this trainer's base (what the round's set is taken from): updates then download
 	/// while the round's other commitments come, not all at the decision (64 trainers,
 	/// `bench/scale.sh`: decisions came 10 s after the commit deadline, most of it fetching).
-	fn fetch_early(&mut self, committer: PeerId) {
+	/// An update that came with its commitment (`inline`) is kept and served instead.
+	fn fetch_early(&mut self, committer: PeerId, inline: Option<Vec<u8>>) {
 		let Some(state) = self.state.as_ref().filter(|_| committer != self.me) else { return };
 		let Some(signed) = self.books.current().in_set(&committer, &state.state_hash) else {
 			return;
 		};
+		let signed = signed.clone();
+		if let Some(bytes) = inline {
+			match self.fetches.deliver(&signed, bytes) {
+				Ok((bytes, hashes)) => {
+					let (hash, round) = (signed.commitment.update_hash, signed.commitment.round);
+					self.serve_update(hash, round, bytes, hashes);
+					return;
+				}
+				// Its bytes matched the commitment (the network task checked); an update
+				// that does not fit the model is refused as a fetched one is, and asked for.
+				Err(why) => tracing::warn!("update sent with {committer}'s commitment: {why}"),
+			}
+		}
 		// A bounded fan-in: only what the draw likely aggregates (the rest at the decision).
 		if let Some(draw) = self.draw(signed.commitment.round) {
 			let members = self.health.connected().len() + 1;
@@ -252,7 +271,6 @@ impl Trainer {
 			}
 		}
 		let members = self.members();
-		let signed = signed.clone();
 		for request in
 			self.fetches.want_pieces(committer, &signed, &members, self.me, Instant::now())
 		{
@@ -291,11 +309,7 @@ impl Trainer {
 				if link_bytes.is_some() {
 					self.health.fetched(peer, link_bytes, elapsed);
 				}
-				let bytes = match self.config.misbehave.corrupt_serving {
-					true => std::sync::Arc::new(corrupt(bytes.to_vec())),
-					false => bytes,
-				};
-				self.net.send(Command::ServeUpdate { hash, round, bytes, hashes });
+				self.serve_update(hash, round, bytes, hashes);
 			}
 			// A keeper's answer waits for its own fetch: only a committer's measures the link.
 			Answer::Piece { hash, round, index, piece, hashes, link_bytes } => {
@@ -332,6 +346,22 @@ impl Trainer {
 				}
 			}
 		}
+	}
+
+	/// Serves on another member's update this trainer now holds (a hostile holder corrupts
+	/// it).
+	fn serve_update(
+		&self,
+		hash: Digest,
+		round: RoundIndex,
+		bytes: Arc<Vec<u8>>,
+		hashes: PieceHashes,
+	) {
+		let bytes = match self.config.misbehave.corrupt_serving {
+			true => Arc::new(corrupt(bytes.to_vec())),
+			false => bytes,
+		};
+		self.net.send(Command::ServeUpdate { hash, round, bytes, hashes });
 	}
 
 	pub(super) fn send_request(&self, out: Outgoing) {

@@ -407,7 +407,7 @@ impl Trainer {
 		self.fetches.set_patience(self.keeper_patience());
 		self.witnesses.open(round);
 		for (peer, offer) in self.books.open(round, self.collection_deadline(round)) {
-			self.on_offer(peer, offer);
+			self.on_offer(peer, offer, None);
 		}
 	}
 

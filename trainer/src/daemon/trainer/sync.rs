@@ -179,7 +179,7 @@ impl Trainer {
 					if signed.commitment.job == job
 						&& signed.commitment.manifest_hash == manifest =>
 				{
-					self.on_commitment(signer, signed, Arrival::Relayed)
+					self.on_commitment(signer, signed, Arrival::Relayed, None)
 				}
 				Ok(_) => tracing::warn!("{peer} relayed a commitment of another job or layout"),
 				Err(e) => tracing::warn!("{peer} relayed a bad commitment: {e}"),
