@@ -8,7 +8,7 @@
 # runs the whole system's bar instead (4 trainers on the WAN profile against DDP on the same
 # compute with a free link, time to a held-out loss; about 40 minutes on 2 cores) and writes
 # network_speed.md, .json and .svg (`--job-id N`: another seed; 12 unless given; `--lr`,
-# `--outer-lr`: Grid's inner and outer learning rates, 0.006 and 3 unless given).
+# `--outer-lr`: Grid's inner and outer learning rates, 0.005 and 3 unless given).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -f scripts/build-env.sh ] && source scripts/build-env.sh

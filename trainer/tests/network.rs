@@ -709,3 +709,92 @@ fn overlapped_trainers_agree_every_round_and_a_restarted_one_rejoins() {
 	let losses = eval_losses(&net.nodes[0]);
 	assert!(losses.last().unwrap() < &(0.6 * losses[0]), "held-out loss {losses:?}");
 }
+
+/// What the benchmarks measure in process is what the network trains: three trainers on
+/// fixed-step rounds of the speed run's configuration (a byte-level GPT, top-k 32 of 256 at
+/// 1 bit with error feedback decayed by 0.9, the plain mean, outer lr 3) compute, round by
+/// round and to the bit, the model the in-process reference (`daemon::reference`, the
+/// job's rounds with the same members in one process) computes.
+#[test]
+fn the_daemon_trains_the_model_the_in_process_reference_computes() {
+	use grid_trainer::daemon::{config::JobConfig, reference::Reference};
+
+	let (rounds, steps) = (4u32, 6u32);
+	let job = format!(
+		r#"
+		[job]
+		id = 21
+		rounds = {rounds}
+		dataset = "shakespeare"
+		model = {{ kind = "gpt", context = 16, layers = 1, heads = 2, width = 16 }}
+		total_steps = {total}
+		adaptive_compression = false
+		aggregation = {{ rule = "mean" }}
+
+		[job.training]
+		batch_size = 8
+		inner = {{ optimizer = "adamw", lr = 0.005, weight_decay = 0.1, warmup_steps = 2 }}
+		compression = {{ scheme = "topk", chunk = 256, k = 32, value_bits = 1 }}
+		outer_lr = 3.0
+		outer_momentum = 0.0
+		error_decay = 0.9
+		"#,
+		total = rounds * steps,
+	);
+	let tmp = tempfile::tempdir().unwrap();
+	let start = unix_ms() + 4000;
+	let schedule = format!(
+		"[schedule]\nmode = \"fixed-steps\"\nstart_unix_ms = {start}\nsteps = {steps}\nwait_ms = 60000\n"
+	);
+	let binary = std::path::Path::new(env!("CARGO_BIN_EXE_grid-trainer"));
+	let mut net = LocalNet::new(binary, tmp.path(), "reference", 3, job.clone(), schedule).unwrap();
+	for i in 0..3 {
+		net.start(i).unwrap();
+	}
+
+	#[derive(serde::Deserialize)]
+	struct File {
+		job: JobConfig,
+	}
+	let config = toml::from_str::<File>(&job).unwrap().job;
+	let data_dir = tmp.path().join("reference-datasets");
+	let dataset = config.dataset(&grid_trainer::data::DataStore::new(&data_dir)).unwrap();
+	let members: Vec<libp2p::PeerId> =
+		net.nodes.iter().map(|n| n.peer_id().parse().unwrap()).collect();
+	let mut reference =
+		Reference::new(&config, std::sync::Arc::new(dataset), &members, &candle_core::Device::Cpu)
+			.unwrap();
+	let expected: Vec<String> =
+		(0..rounds).map(|_| hex::encode(reference.round(steps).unwrap().model_hash)).collect();
+	net.wait_all(Duration::from_secs(180)).unwrap();
+
+	let everyone: Vec<String> = {
+		let mut ids: Vec<String> = net.nodes.iter().map(|n| n.peer_id()).collect();
+		ids.sort();
+		ids
+	};
+	let hashes = net.hashes();
+	for round in 0..rounds as u64 {
+		for by in 0..3 {
+			let set = {
+				let record = net.nodes[by].rounds().into_iter().find(|r| r["round"] == round);
+				let record = record.unwrap_or_else(|| panic!("trainer {by} has no round {round}"));
+				let mut set: Vec<String> = record["aggregated"]
+					.as_array()
+					.unwrap()
+					.iter()
+					.map(|p| p.as_str().unwrap().to_string())
+					.collect();
+				set.sort();
+				set
+			};
+			assert_eq!(set, everyone, "round {round}: trainer {by} left someone out");
+			assert_eq!(
+				hashes[&round][&by],
+				expected[round as usize],
+				"round {round}: trainer {by}'s model is not the reference's:\n{}",
+				net.nodes[by].log_tail(30)
+			);
+		}
+	}
+}

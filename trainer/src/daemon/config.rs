@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use candle_core::Device;
 use grid_primitives::job::{
 	DatasetRef, ExchangeWindow, JobId, ModelSpec, RoundIndex, TrainingParams, MIN_FAN_IN,
 };
@@ -11,11 +12,15 @@ use serde::Deserialize;
 
 use crate::{
 	aggregate::Rule,
+	compress::{adaptive::AdaptiveCompressor, Layout},
 	data::{self, DataStore, Dataset},
 	device::DeviceChoice,
 	diloco::CatchUp,
 	error::{Error, Result},
-	round::{book::ClaimRule, coordinator::Schedule, misbehave::Misbehaviour},
+	round::{
+		book::ClaimRule, coordinator::Schedule, misbehave::Misbehaviour, state::OuterSettings,
+	},
+	train::{InnerConfig, InnerTrainer},
 };
 
 /// The whole file.
@@ -277,6 +282,39 @@ impl JobConfig {
 	/// and the model.
 	pub fn dataset(&self, store: &DataStore) -> Result<Dataset> {
 		data::load(store, &self.dataset, &self.model)
+	}
+
+	/// The inner trainer's schedule: the learning rate decays over the job's total steps.
+	pub fn inner_config(&self) -> InnerConfig {
+		InnerConfig { total_steps: self.total_steps, ..Default::default() }
+	}
+
+	/// A member's inner trainer before its first round: the model every member derives from
+	/// the job's seed (the job's initial weights, if any, are loaded over it by the caller).
+	pub fn inner_trainer(&self, device: &Device) -> Result<InnerTrainer> {
+		let seed = format!("grid/job/{}", self.id);
+		InnerTrainer::new(
+			self.model,
+			seed.as_bytes(),
+			device,
+			&self.training.inner,
+			self.inner_config(),
+		)
+	}
+
+	/// A member's compressor: the job's scheme as the ladder's weakest level, with the job's
+	/// error-feedback decay.
+	pub fn compressor(&self, layout: Layout) -> Result<AdaptiveCompressor> {
+		let decay = self.training.error_decay.to_f64() as f32;
+		AdaptiveCompressor::new(self.training.compression, layout, decay)
+	}
+
+	/// The outer step's settings.
+	pub fn outer(&self) -> OuterSettings {
+		OuterSettings {
+			lr: self.training.outer_lr.to_f64() as f32,
+			momentum: self.training.outer_momentum.to_f64() as f32,
+		}
 	}
 }
 

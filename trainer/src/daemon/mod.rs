@@ -11,6 +11,7 @@ pub mod evidence;
 pub mod job_spec;
 pub mod localnet;
 pub mod provider;
+pub mod reference;
 pub mod reports;
 pub mod state_fetch;
 pub mod status_server;

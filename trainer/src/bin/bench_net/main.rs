@@ -15,7 +15,7 @@
 //! `bench_net --out bench/reports [--quick] [--only utilization|aware|kill]` (run by
 //! `bench/network.sh`). Writes `network.md`, its headline figures in `network.json`,
 //! `network_timeline.svg`, `network_aware.svg` and `network_kill.svg`. `--only speed
-//! [--overlap 0,5] [--updates fetched,inline] [--job-id 12] [--lr 0.006] [--outer-lr 3]` writes `network_speed.md`, `.json` and `.svg` instead (one Grid run per
+//! [--overlap 0,5] [--updates fetched,inline] [--job-id 12] [--lr 0.005] [--outer-lr 3]` writes `network_speed.md`, `.json` and `.svg` instead (one Grid run per
 //! overlap and update mode given, in that order; blocking rounds with inline updates unless given).
 
 use std::{

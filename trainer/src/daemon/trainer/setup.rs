@@ -10,7 +10,7 @@ use libp2p::{identity::Keypair, Multiaddr};
 
 use super::{restore, Evaluator, Fraud, Saver, Trainer, MAX_RESPONSE_BYTES};
 use crate::{
-	compress::{adaptive::AdaptiveCompressor, Layout},
+	compress::Layout,
 	daemon::{config::TrainerConfig, datasets},
 	daemon::{evidence::EvidenceFiles, reports::Totals, work_states::WorkStates},
 	error::{Error, Result},
@@ -24,10 +24,8 @@ use crate::{
 		fetch::Fetches,
 		fraud::{FraudDesk, FraudPort},
 		peers::HealthBook,
-		state::OuterSettings,
 		witness::Witnesses,
 	},
-	train::{InnerConfig, InnerTrainer},
 	trajectory::{Recorder, StepState},
 	verify::Replayer,
 	work_state::Moments,
@@ -61,15 +59,8 @@ impl Trainer {
 		} else {
 			None
 		};
-		let seed = format!("grid/job/{}", job.id);
-		let inner_config = InnerConfig { total_steps: job.total_steps, ..Default::default() };
-		let inner = InnerTrainer::new(
-			job.model,
-			seed.as_bytes(),
-			&device,
-			&job.training.inner,
-			inner_config,
-		)?;
+		let inner_config = job.inner_config();
+		let inner = job.inner_trainer(&device)?;
 		let manifest = inner.model().params().manifest();
 		crate::malloc::return_model_sized_blocks(manifest.numel().saturating_mul(4));
 		if let Some(weights) = &job.initial_weights {
@@ -121,15 +112,8 @@ impl Trainer {
 				FraudDesk::new(me, screen_secret, replayer, Box::new(archive), job.evidence_rounds);
 			Fraud { desk, port, unkept: None }
 		});
-		let compressor = AdaptiveCompressor::new(
-			job.training.compression,
-			Layout::of(&manifest),
-			job.training.error_decay.to_f64() as f32,
-		)?;
-		let outer = OuterSettings {
-			lr: job.training.outer_lr.to_f64() as f32,
-			momentum: job.training.outer_momentum.to_f64() as f32,
-		};
+		let compressor = job.compressor(Layout::of(&manifest))?;
+		let outer = job.outer();
 		let state = restore(&config.data_dir, &manifest, outer)?;
 		let scenario = config
 			.scenario
