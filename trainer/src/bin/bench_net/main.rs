@@ -11,6 +11,9 @@
 //!
 //! 4. Only when asked (`--only speed`, [`speed`]): the whole system's bar, N trainers on the
 //!    WAN profile against DDP on the same compute with a free link, time to a held-out loss.
+//! 5. Only when asked (`--only bandwidth`, [`bandwidth`]): updates the size of a
+//!    100M-parameter model's over the WAN, blocking and overlapped (`network_bandwidth.md`,
+//!    `.json`, `.svg`).
 //!
 //! `bench_net --out bench/reports [--quick] [--only utilization|aware|kill]` (run by
 //! `bench/network.sh`). Writes `network.md`, its headline figures in `network.json`,
@@ -32,6 +35,7 @@ use grid_trainer::{
 };
 use serde_json::Value;
 
+mod bandwidth;
 mod speed;
 
 fn unix_ms() -> u64 {
@@ -171,10 +175,53 @@ fn run_all(net: &mut LocalNet, timeout: Duration) -> Result<()> {
 	Ok(())
 }
 
+/// How a utilization run's rounds end.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Length {
+	/// At a deadline every `period_ms` (training stops in time to seal before it).
+	Deadline { period_ms: u64 },
+	/// After a fixed number of inner steps, once every update is in.
+	Steps(u32),
+}
+
+impl Length {
+	fn schedule(self, start: u64) -> String {
+		match self {
+			Length::Deadline { period_ms } => deadline(start, period_ms, 400),
+			Length::Steps(steps) => fixed(start, steps),
+		}
+	}
+
+	/// A deadline round's period (s).
+	fn period_s(self) -> Option<u64> {
+		match self {
+			Length::Deadline { period_ms } => Some(period_ms / 1000),
+			Length::Steps(_) => None,
+		}
+	}
+
+	/// An upper bound on a round's wall time (s), for the run's timeout.
+	fn most_secs(self) -> u64 {
+		match self {
+			Length::Deadline { period_ms } => period_ms / 1000,
+			Length::Steps(steps) => 10 * u64::from(steps),
+		}
+	}
+}
+
+impl std::fmt::Display for Length {
+	fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+		match self {
+			Length::Deadline { period_ms } => write!(f, "{} s", period_ms / 1000),
+			Length::Steps(steps) => write!(f, "{steps} steps"),
+		}
+	}
+}
+
 /// One utilization run: its links, round length and overlap.
 struct Profile {
 	links: &'static str,
-	period_ms: u64,
+	length: Length,
 	rounds: u32,
 	overlap_steps: u32,
 }
@@ -199,39 +246,50 @@ impl Utilization {
 			t => format!("overlapped (τ = {t})"),
 		}
 	}
+
+	/// The run's headline figures.
+	fn json(&self) -> Value {
+		serde_json::json!({
+			"links": self.profile.links,
+			"period_s": self.profile.length.period_s(),
+			"round": self.profile.length.to_string(),
+			"overlap_steps": self.profile.overlap_steps,
+			"utilization_per_trainer": self.per_trainer,
+			"utilization_mean": self.mean(),
+			"exchange_ms_mean": self.exchange_ms,
+			"catch_up_wait_ms_mean": self.wait_ms,
+			"update_bytes_mean": self.update_bytes,
+			"rounds": self.rounds,
+		})
+	}
+
+	fn name(&self) -> String {
+		format!("{}, {}, {}", self.profile.links, self.profile.length, self.mode())
+	}
 }
 
 /// Inner steps an overlapped round trains before catching up: about one second of this
 /// job's steps on these machines, more than an exchange takes under the WAN profile.
 const OVERLAP_STEPS: u32 = 12;
 
-fn bench_utilization(b: &mut Bench, md: &mut String, quick: bool) -> Result<Value> {
+/// Runs each profile with 3 trainers (the job `job` gives for it, the WAN scenario where its
+/// links say so) and returns each run's utilization and trainer 0's timeline lanes.
+fn utilization_runs(
+	b: &mut Bench,
+	profiles: impl IntoIterator<Item = Profile>,
+	job: impl Fn(&Profile) -> String,
+) -> Result<(Vec<Utilization>, Vec<Lane>)> {
 	let wan = b.scenario("wan.toml", WAN)?;
-	let profile = |links, period_ms: u64, overlap_steps| Profile {
-		links,
-		period_ms,
-		rounds: if quick { 3 } else { (100_000 / period_ms).clamp(5, 12) as u32 },
-		overlap_steps,
-	};
-	let long = if quick { 6000 } else { 20_000 };
-	let profiles = [
-		profile("loopback", long, 0),
-		profile("WAN", long, 0),
-		profile("WAN", long, OVERLAP_STEPS),
-		profile("WAN", 6000, 0),
-		profile("WAN", 6000, OVERLAP_STEPS),
-	];
 	let mut results = Vec::new();
 	let mut lanes = Vec::new();
 	for profile in profiles {
 		let scenario = if profile.links == "WAN" { wan.clone() } else { String::new() };
 		let start = unix_ms() + 5000;
-		let job = gpt_job(profile.rounds, "{ rule = \"mean\" }", profile.overlap_steps);
-		let mut net = b.net(3, job, deadline(start, profile.period_ms, 400))?;
+		let mut net = b.net(3, job(&profile), profile.length.schedule(start))?;
 		for node in &mut net.nodes {
 			node.extra = scenario.clone();
 		}
-		let timeout = u64::from(profile.rounds) * profile.period_ms / 1000 + 120;
+		let timeout = u64::from(profile.rounds) * profile.length.most_secs() + 120;
 		run_all(&mut net, Duration::from_secs(timeout))?;
 		agreement(&net, &[0, 1, 2])?;
 		let all: Vec<Vec<Value>> = net.nodes.iter().map(|n| n.rounds()).collect();
@@ -248,31 +306,25 @@ fn bench_utilization(b: &mut Bench, md: &mut String, quick: bool) -> Result<Valu
 			rounds: all[0].len(),
 			profile,
 		};
-		let name = format!(
-			"{}, {} s, {}",
-			result.profile.links,
-			result.profile.period_ms / 1000,
-			result.mode()
-		);
-		lanes.extend(timeline(&name, &all[0], start));
-		eprintln!("utilization, {name}: {:.1}%", result.mean() * 100.0);
+		lanes.extend(timeline(&result.name(), &all[0], start));
+		eprintln!("utilization, {}: {:.1}%", result.name(), result.mean() * 100.0);
 		results.push(result);
 	}
-	let _ = writeln!(
-		md,
-		"## 1. Compute utilization under a simulated WAN, blocking and overlapped rounds\n"
-	);
-	let _ = writeln!(md, "3 trainers, byte-level GPT (context 64, 2 layers, width 96) on Shakespeare, int8 updates, deadline rounds with 400 ms grace for commitments; WAN: every link 50 Mbit/s, 100 ms RTT, 1% loss. Utilization = time in inner steps and compression / wall time, per trainer, from the trainers' round records (a round's wall time runs from the decision of the round before; an overlapped round's wait for that decision at its catch-up step is not compute); held-out evaluation runs on its own thread beside training and is not taken out of the wall time. **Blocking**: a round trains until its deadline, then exchanges. **Overlapped** (`overlap_steps = {OVERLAP_STEPS}`): a round's first {OVERLAP_STEPS} inner steps train from the trainer's own last weights while the round before is exchanged, then catch up with its decided state (`diloco::CatchUp`). Targets under the WAN: >= 97% at 20 s rounds, >= 95% at 6 s rounds.\n");
+	Ok((results, lanes))
+}
+
+/// The utilization table: per run, each trainer's, the mean, the exchange and the update size.
+fn utilization_table(md: &mut String, results: &[Utilization]) {
 	let _ = writeln!(md, "| links | round | mode | utilization per trainer | mean | mean exchange per round | mean wait at the catch-up | mean update size | rounds run |");
 	let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|");
-	for r in &results {
+	for r in results {
 		let each: Vec<String> =
 			r.per_trainer.iter().map(|u| format!("{:.1}%", u * 100.0)).collect();
 		let _ = writeln!(
 			md,
-			"| {} | {} s | {} | {} | **{:.1}%** | {:.0} ms | {:.0} ms | {:.0} KB | {} |",
+			"| {} | {} | {} | {} | **{:.1}%** | {:.0} ms | {:.0} ms | {:.0} KB | {} |",
 			r.profile.links,
-			r.profile.period_ms / 1000,
+			r.profile.length,
 			r.mode(),
 			each.join(", "),
 			r.mean() * 100.0,
@@ -282,13 +334,38 @@ fn bench_utilization(b: &mut Bench, md: &mut String, quick: bool) -> Result<Valu
 			r.rounds
 		);
 	}
+}
+
+fn bench_utilization(b: &mut Bench, md: &mut String, quick: bool) -> Result<Value> {
+	let profile = |links, period_ms: u64, overlap_steps| Profile {
+		links,
+		length: Length::Deadline { period_ms },
+		rounds: if quick { 3 } else { (100_000 / period_ms).clamp(5, 12) as u32 },
+		overlap_steps,
+	};
+	let long = if quick { 6000 } else { 20_000 };
+	let profiles = [
+		profile("loopback", long, 0),
+		profile("WAN", long, 0),
+		profile("WAN", long, OVERLAP_STEPS),
+		profile("WAN", 6000, 0),
+		profile("WAN", 6000, OVERLAP_STEPS),
+	];
+	let job = |p: &Profile| gpt_job(p.rounds, "{ rule = \"mean\" }", p.overlap_steps);
+	let (results, lanes) = utilization_runs(b, profiles, job)?;
+	let _ = writeln!(
+		md,
+		"## 1. Compute utilization under a simulated WAN, blocking and overlapped rounds\n"
+	);
+	let _ = writeln!(md, "3 trainers, byte-level GPT (context 64, 2 layers, width 96) on Shakespeare, int8 updates, deadline rounds with 400 ms grace for commitments; WAN: every link 50 Mbit/s, 100 ms RTT, 1% loss. Utilization = time in inner steps and compression / wall time, per trainer, from the trainers' round records (a round's wall time runs from the decision of the round before; an overlapped round's wait for that decision at its catch-up step is not compute); held-out evaluation runs on its own thread beside training and is not taken out of the wall time. **Blocking**: a round trains until its deadline, then exchanges. **Overlapped** (`overlap_steps = {OVERLAP_STEPS}`): a round's first {OVERLAP_STEPS} inner steps train from the trainer's own last weights while the round before is exchanged, then catch up with its decided state (`diloco::CatchUp`). Targets under the WAN: >= 97% at 20 s rounds, >= 95% at 6 s rounds.\n");
+	utilization_table(md, &results);
 	let _ = writeln!(md);
 	let mut targets = Vec::new();
 	for (period, target) in [(long, 0.97), (6000, 0.95)] {
 		let find = |overlap: bool| {
 			results.iter().find(|r| {
 				r.profile.links == "WAN"
-					&& r.profile.period_ms == period
+					&& r.profile.length == Length::Deadline { period_ms: period }
 					&& (r.profile.overlap_steps > 0) == overlap
 			})
 		};
@@ -309,21 +386,7 @@ fn bench_utilization(b: &mut Bench, md: &mut String, quick: bool) -> Result<Valu
 	let kinds = ["training + compression", "exchange + outer step", "evaluation (own thread)"];
 	let svg = timeline_plot(&lanes, &kinds, "seconds since round 0 opened");
 	std::fs::write(b.dir.path().join("network_timeline.svg"), svg)?;
-	let runs: Vec<Value> = results
-		.iter()
-		.map(|r| {
-			serde_json::json!({
-				"links": r.profile.links,
-				"period_s": r.profile.period_ms / 1000,
-				"overlap_steps": r.profile.overlap_steps,
-				"utilization_per_trainer": r.per_trainer,
-				"utilization_mean": r.mean(),
-				"exchange_ms_mean": r.exchange_ms,
-				"catch_up_wait_ms_mean": r.wait_ms,
-				"rounds": r.rounds,
-			})
-		})
-		.collect();
+	let runs: Vec<Value> = results.iter().map(Utilization::json).collect();
 	Ok(serde_json::json!({ "runs": runs, "targets": targets }))
 }
 
@@ -605,6 +668,15 @@ fn main() -> Result<()> {
 	let mut b = Bench { binary: setup.binary, dir: setup.dir, runs: 0 };
 	if only.as_deref() == Some("speed") {
 		return write_speed(&mut b, &variants, job_id, rates, quick, &out);
+	}
+	if only.as_deref() == Some("bandwidth") {
+		let (md, json, svg) = bandwidth::bench_bandwidth(&mut b, quick)?;
+		std::fs::create_dir_all(&out)?;
+		std::fs::write(out.join("network_bandwidth.md"), &md)?;
+		std::fs::write(out.join("network_bandwidth.json"), serde_json::to_string_pretty(&json)?)?;
+		std::fs::write(out.join("network_bandwidth.svg"), svg)?;
+		println!("{md}");
+		return Ok(());
 	}
 	let mut md = String::new();
 	let _ = writeln!(md, "# Network benchmarks\n");

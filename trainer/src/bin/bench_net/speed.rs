@@ -6,10 +6,12 @@
 //! inner steps a round, outer lr 3 without momentum, a plain mean) under the WAN profile;
 //! their wall time includes every exchange, evaluation and stall. DDP: the same model from
 //! the same initialisation, every step one global batch of N × the job's batch (averaging N
-//! workers' gradients), in this process, evaluated on the same held-out samples every H
+//! workers' gradients: the Grid trainers' own batches of that step), in this process, evaluated on the same held-out samples every H
 //! steps. Its time is charged as N workers each as fast as a Grid trainer of this run (the
 //! trainers' own measured seconds per inner step) with an all-reduce that costs nothing, so
-//! the hardware is the same on both sides and DDP's link is unconstrained.
+//! the hardware is the same on both sides and DDP's link is unconstrained. Beside both, the
+//! job's rounds computed in this process ([`Reference`]): what the algorithm does on this
+//! seed without the network, which the daemon must match to the bit.
 
 use std::{fmt::Write as _, time::Duration};
 
@@ -18,12 +20,14 @@ use candle_core::Device;
 use grid_primitives::Hash;
 use grid_trainer::{
 	daemon::{config::JobConfig, reference::Reference},
-	data::{shard, DataStore},
+	data::{batch_indices, DataStore},
 	model::Model,
 	net::keypair_from_seed,
 	plot::{line_plot, Axes, Series},
+	round::contribute::round_seed,
 	train::{evaluate, InnerConfig, InnerTrainer},
 };
+use libp2p::PeerId;
 use serde_json::Value;
 
 use super::{agreement, field, fixed, loss_curve, run_all, unix_ms, utilization, Bench, WAN};
@@ -103,6 +107,11 @@ fn job_config(text: &str) -> Result<JobConfig> {
 	Ok(toml::from_str::<File>(text).context("the speed job's TOML")?.job)
 }
 
+/// The Grid run's trainers (`LocalNet` names their keys `bench-0`, `bench-1`, …).
+fn members() -> Vec<PeerId> {
+	(0..TRAINERS).map(|i| keypair_from_seed(&format!("bench-{i}")).public().to_peer_id()).collect()
+}
+
 /// DDP's held-out loss every `len.h` steps: (steps, loss), from step 0.
 fn ddp_curve(job: &JobConfig, len: &Length, data_dir: &std::path::Path) -> Result<Vec<(u32, f64)>> {
 	let dev = Device::Cpu;
@@ -111,16 +120,15 @@ fn ddp_curve(job: &JobConfig, len: &Length, data_dir: &std::path::Path) -> Resul
 	let config = InnerConfig { total_steps: job.total_steps, ..Default::default() };
 	let seed = format!("grid/job/{}", job.id);
 	let mut t = InnerTrainer::new(job.model, seed.as_bytes(), &dev, &job.training.inner, config)?;
-	let batch = job.training.batch_size as usize;
+	let (batch, population) = (u64::from(job.training.batch_size), data.train_len());
 	let mut curve = vec![(0, evaluate(t.model(), &held_out)?)];
 	for round in 0..len.rounds() {
-		let seed = Hash::from_low_u64_be(u64::from(round) + 1);
-		let shards: Vec<Vec<u64>> = (0..TRAINERS as u32)
-			.map(|p| shard(&seed, job.id, round, &p, data.train_len(), len.h as usize * batch))
-			.collect();
-		for j in 0..len.h as usize {
+		// The Grid trainers' own draws: step j's global batch is their j-th batches together.
+		let seeds: Vec<Hash> =
+			members().iter().map(|m| round_seed(None, job.id, round, m)).collect();
+		for j in 0..u64::from(len.h) {
 			let idx: Vec<u64> =
-				shards.iter().flat_map(|s| s[j * batch..(j + 1) * batch].iter().copied()).collect();
+				seeds.iter().flat_map(|s| batch_indices(s, j, batch, population)).collect();
 			t.step(&data.train_batch(&idx, &dev)?)?;
 		}
 		curve.push(((round + 1) * len.h, evaluate(t.model(), &held_out)?));
@@ -128,8 +136,8 @@ fn ddp_curve(job: &JobConfig, len: &Length, data_dir: &std::path::Path) -> Resul
 	Ok(curve)
 }
 
-/// The job's rounds computed in this process by [`Reference`] with the Grid run's members
-/// (`LocalNet` names their keys `bench-0`, `bench-1`, …): per round, the inner steps so far,
+/// The job's rounds computed in this process by [`Reference`] with the Grid run's members:
+/// per round, the inner steps so far,
 /// the held-out loss (evaluated as DDP's is) and the model hash the daemon must reach.
 fn reference_curve(
 	job: &JobConfig,
@@ -139,10 +147,7 @@ fn reference_curve(
 	let dev = Device::Cpu;
 	let data = std::sync::Arc::new(job.dataset(&DataStore::new(data_dir))?);
 	let held_out = data.eval_batches(job.eval_samples, 32, &dev)?;
-	let members: Vec<_> = (0..TRAINERS)
-		.map(|i| keypair_from_seed(&format!("bench-{i}")).public().to_peer_id())
-		.collect();
-	let mut reference = Reference::new(job, data, &members, &dev)?;
+	let mut reference = Reference::new(job, data, &members(), &dev)?;
 	let model = Model::new(job.model, b"reference", &dev)?;
 	let mut curve = Vec::new();
 	for round in 0..len.rounds() {
@@ -331,7 +336,7 @@ pub fn bench_speed(
 	);
 	let _ = writeln!(md, "**Grid**: {TRAINERS} `grid-trainer` processes (one compute thread each, on this machine's {} CPU threads) on loopback, every link shaped to 50 Mbit/s, 100 ms RTT, 1% loss; the byte-level GPT (width 64, 2 layers, context 64) on Shakespeare, batch 16, AdamW lr {} with {} warm-up steps and a cosine decay over {} steps, {} rounds of {} inner steps (fixed-step rounds, each waiting for every update), top-k 32 of 256 at 1 bit with error feedback decayed by 0.9, plain mean, outer lr {} without momentum: the configuration that met the bytes target in `bench/algorithms.sh` (its rates 0.005 and 3 unless `--lr`, `--outer-lr` say otherwise). Each update (about 14 KB) goes with its commitment (`inline_updates`, the default) unless the run says its updates were fetched after their commitments. Its wall time counts from the job's start to the decision of the first round whose held-out loss (256 samples, evaluated by trainer 0) is at or below the target, and includes every exchange, evaluation and wait.\n", std::thread::available_parallelism().map_or(0, |n| n.get()), rates.lr, len.steps / 20, len.steps, len.rounds(), len.h, rates.outer_lr);
 	let _ = writeln!(md, "Job id {id} (it seeds the initialisation and every data draw; `--job-id` for another seed).\n");
-	let _ = writeln!(md, "**DDP**: the same model from the same initialisation, one global batch of {TRAINERS} × 16 a step (the average of {TRAINERS} workers' gradients), AdamW lr 0.01 (DDP's tuned lr in `bench/algorithms.sh`), {} steps, evaluated on the same held-out samples every {} steps. Its time is its steps × a Grid trainer's measured seconds per inner step in that run: {TRAINERS} workers as fast as Grid's, with an all-reduce that costs nothing (an unconstrained link). Every DDP figure is therefore a bound DDP cannot beat on this hardware.\n", len.steps, len.h);
+	let _ = writeln!(md, "**DDP**: the same model from the same initialisation, one global batch of {TRAINERS} × 16 a step (the average of {TRAINERS} workers' gradients: each step the Grid trainers' batches of that step together, so both sides see the same samples), AdamW lr 0.01 (DDP's tuned lr in `bench/algorithms.sh`), {} steps, evaluated on the same held-out samples every {} steps. Its time is its steps × a Grid trainer's measured seconds per inner step in that run: {TRAINERS} workers as fast as Grid's, with an all-reduce that costs nothing (an unconstrained link). Every DDP figure is therefore a bound DDP cannot beat on this hardware.\n", len.steps, len.h);
 	let _ = writeln!(md, "Target (issue 25, the seeds' bar): Grid at >= 80% of DDP's speed (aim >= 90%), speed = DDP's time to a loss / Grid's time to it. The loss is DDP's final one ({ddp_final:.4}) when Grid reaches it; otherwise Grid's best, which DDP reaches earlier in its run (a cosine schedule ending later than that point, which if anything flatters Grid).\n");
 	let _ = writeln!(md, "| Grid run | s per inner step | utilization | update bytes | rounds agreed | final loss | target loss | DDP time | Grid time | speed vs DDP |");
 	let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|");
