@@ -6,9 +6,14 @@
 # network_kill.svg. `--quick` runs a few rounds of each (a smoke test of the script, not a
 # measurement); `--only utilization|aware|kill` runs one part. `--only speed [--overlap 0,8]`
 # runs the whole system's bar instead (4 trainers on the WAN profile against DDP on the same
-# compute with a free link, time to a held-out loss; about 40 minutes on 2 cores) and writes
+# compute with a free link, time to a held-out loss; about an hour on 2 cores, 40 minutes without the reference) and writes
 # network_speed.md, .json and .svg (`--job-id N`: another seed; 12 unless given; `--lr`,
-# `--outer-lr`: Grid's inner and outer learning rates, 0.005 and 3 unless given).
+# `--outer-lr`: Grid's inner and outer learning rates, 0.005 and 3 unless given; an
+# in-process reference of the same job runs beside them, and the report says in how many
+# rounds the daemon's model was the reference's to the bit; `--reference off` skips it).
+# `--only bandwidth` runs the bandwidth-bound case instead (3 trainers exchanging updates the
+# size of a 100M-parameter model's over the WAN profile, blocking and overlapped; about 20
+# minutes on 2 cores) and writes network_bandwidth.md, .json and .svg.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -f scripts/build-env.sh ] && source scripts/build-env.sh
@@ -21,4 +26,4 @@ if [ -z "${GRID_BENCH_NO_BUILD:-}" ]; then
 fi
 export BENCH_COMMAND="bench/network.sh $*"
 "$CARGO_TARGET_DIR/release/bench_net" --out bench/reports "$@"
-echo "wrote bench/reports/network.md"
+echo "wrote the report in bench/reports"

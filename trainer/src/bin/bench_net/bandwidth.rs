@@ -26,9 +26,9 @@ const STANDS_FOR: GptConfig =
 /// The speed job's codec (`bench_net --only speed`).
 const SPEED_CODEC: Compression = Compression::TopK { chunk: 256, k: 32, value_bits: 1 };
 /// Inner steps a round: fixed-step rounds (each waiting for every update, as in the speed
-/// run), so a round's time outside training is the exchange's, not a deadline's slack; at
-/// this model's 1.5–3 s a step on these cores, a round of about 20 s, the utilization
-/// target's long rounds.
+/// run), so a round's time outside training is the exchange's, not a deadline's slack. Three
+/// trainers of this model on 2 cores take several seconds a step, so a round lasts about a
+/// minute (the report gives the measured length).
 const STEPS: u32 = 8;
 /// Inner steps an overlapped round trains before catching up: longer than the exchange of
 /// an update of this size takes under the WAN profile.
@@ -76,7 +76,7 @@ pub fn bench_bandwidth(b: &mut Bench, quick: bool) -> Result<(String, Value, Str
 	let params = |spec| ModelSpec::Gpt(spec).parameters().context("a GPT's parameter count");
 	let (trained, stands_for) = (params(TRAINED)?, params(STANDS_FOR)?);
 	let reference_bytes = encoded_bytes(STANDS_FOR, SPEED_CODEC)?;
-	let rounds = if quick { 2 } else { 6 };
+	let rounds = if quick { 2 } else { 4 };
 	let profile = |links, overlap_steps| Profile {
 		links,
 		length: Length::Steps(STEPS),
@@ -108,7 +108,7 @@ pub fn bench_bandwidth(b: &mut Bench, quick: bool) -> Result<(String, Value, Str
 			.find(|r| r.profile.links == links && (r.profile.overlap_steps > 0) == overlapped)
 	};
 	if let (Some(blocking), Some(overlapped)) = (find("WAN", false), find("WAN", true)) {
-		let _ = writeln!(md, "Under the WAN, overlapped / blocking utilization **{:.3}** ({:.1}% against {:.1}%; the target for 20 s rounds of `network.md`, >= 97%: **{}**).\n", overlapped.mean() / blocking.mean(), 100.0 * overlapped.mean(), 100.0 * blocking.mean(), if overlapped.mean() >= 0.97 { "met" } else { "missed" });
+		let _ = writeln!(md, "Under the WAN, overlapped / blocking utilization **{:.3}** ({:.1}% against {:.1}%), in rounds of {:.0} s and {:.0} s on average (the issue's targets, >= 97% at 20 s and >= 95% at 6 s rounds, are for `network.md`'s small model: rounds this long leave an exchange a smaller share).\n", overlapped.mean() / blocking.mean(), 100.0 * overlapped.mean(), 100.0 * blocking.mean(), overlapped.wall_ms / 1e3, blocking.wall_ms / 1e3);
 	}
 	let _ = writeln!(md, "Trainer 0's rounds in each run (training and compression, the exchange, the evaluation on its own thread):\n");
 	let _ = writeln!(md, "![compute and exchange timeline](network_bandwidth.svg)\n");

@@ -18,7 +18,8 @@
 //! `bench_net --out bench/reports [--quick] [--only utilization|aware|kill]` (run by
 //! `bench/network.sh`). Writes `network.md`, its headline figures in `network.json`,
 //! `network_timeline.svg`, `network_aware.svg` and `network_kill.svg`. `--only speed
-//! [--overlap 0,5] [--updates fetched,inline] [--job-id 12] [--lr 0.005] [--outer-lr 3]` writes `network_speed.md`, `.json` and `.svg` instead (one Grid run per
+//! [--overlap 0,5] [--updates fetched,inline] [--job-id 12] [--lr 0.005] [--outer-lr 3]
+//! [--reference on|off]` writes `network_speed.md`, `.json` and `.svg` instead (one Grid run per
 //! overlap and update mode given, in that order; blocking rounds with inline updates unless given).
 
 use std::{
@@ -229,6 +230,8 @@ struct Profile {
 struct Utilization {
 	profile: Profile,
 	per_trainer: Vec<f64>,
+	/// Mean wall time of a round (ms), over every trainer's rounds.
+	wall_ms: f64,
 	exchange_ms: f64,
 	wait_ms: f64,
 	update_bytes: f64,
@@ -256,6 +259,7 @@ impl Utilization {
 			"overlap_steps": self.profile.overlap_steps,
 			"utilization_per_trainer": self.per_trainer,
 			"utilization_mean": self.mean(),
+			"round_wall_ms_mean": self.wall_ms,
 			"exchange_ms_mean": self.exchange_ms,
 			"catch_up_wait_ms_mean": self.wait_ms,
 			"update_bytes_mean": self.update_bytes,
@@ -300,6 +304,8 @@ fn utilization_runs(
 		};
 		let result = Utilization {
 			per_trainer: all.iter().map(|r| utilization(r).0).collect(),
+			wall_ms: all.iter().flatten().map(|r| field(r, "wall_ms")).sum::<f64>()
+				/ all.iter().map(Vec::len).sum::<usize>().max(1) as f64,
 			exchange_ms: mean_of(|u| u.1),
 			wait_ms: mean_of(|u| u.2),
 			update_bytes: bytes.iter().sum::<f64>() / bytes.len().max(1) as f64,
@@ -665,9 +671,11 @@ fn main() -> Result<()> {
 	};
 	let d = speed::Rates::default();
 	let rates = speed::Rates { lr: rate("--lr", d.lr)?, outer_lr: rate("--outer-lr", d.outer_lr)? };
+	let setup_reference = setup.arg("--reference");
 	let mut b = Bench { binary: setup.binary, dir: setup.dir, runs: 0 };
 	if only.as_deref() == Some("speed") {
-		return write_speed(&mut b, &variants, job_id, rates, quick, &out);
+		let reference = setup_reference.as_deref();
+		return write_speed(&mut b, &variants, job_id, rates, reference, quick, &out);
 	}
 	if only.as_deref() == Some("bandwidth") {
 		let (md, json, svg) = bandwidth::bench_bandwidth(&mut b, quick)?;
@@ -738,10 +746,16 @@ fn write_speed(
 	variants: &[speed::Variant],
 	job_id: u64,
 	rates: speed::Rates,
+	reference: Option<&str>,
 	quick: bool,
 	out: &std::path::Path,
 ) -> Result<()> {
-	let (md, json) = speed::bench_speed(b, quick, variants, job_id, rates)?;
+	let with_reference = match reference {
+		None | Some("on") => true,
+		Some("off") => false,
+		Some(other) => bail!("--reference: {other:?} is neither on nor off"),
+	};
+	let (md, json) = speed::bench_speed(b, quick, variants, job_id, rates, with_reference)?;
 	std::fs::create_dir_all(out)?;
 	std::fs::write(out.join("network_speed.md"), &md)?;
 	std::fs::write(out.join("network_speed.json"), serde_json::to_string_pretty(&json)?)?;

@@ -201,6 +201,8 @@ struct GridRun {
 	update_bytes: f64,
 	agreed_rounds: usize,
 	split: RoundSplit,
+	/// Trainer 0's held-out loss against the inner steps each trainer had taken.
+	steps_curve: Vec<(u32, f64)>,
 	/// Trainer 0's model hash per round.
 	hashes: Vec<(u64, String)>,
 }
@@ -269,6 +271,13 @@ fn grid_run(b: &mut Bench, len: &Length, rates: Rates, variant: Variant) -> Resu
 	Ok(GridRun {
 		variant,
 		curve: loss_curve(&all[0], start),
+		steps_curve: all[0]
+			.iter()
+			.filter_map(|r| {
+				let round = u32::try_from(r["round"].as_u64()?).ok()?;
+				Some(((round + 1) * len.h, r["eval_loss"].as_f64()?))
+			})
+			.collect(),
 		step_secs: compute / steps.max(1.0),
 		utilization,
 		update_bytes: sent.iter().sum::<f64>() / sent.len().max(1) as f64,
@@ -310,6 +319,7 @@ pub fn bench_speed(
 	variants: &[Variant],
 	id: u64,
 	rates: Rates,
+	with_reference: bool,
 ) -> Result<(String, Value)> {
 	let (steps, h) = if quick { (240, 20) } else { (4800, 100) };
 	let len = Length { steps, h, id };
@@ -318,8 +328,11 @@ pub fn bench_speed(
 	let ddp = ddp_curve(&ddp_job, &len, &data_dir)?;
 	let ddp_final = ddp.last().map_or(f64::NAN, |p| p.1);
 	eprintln!("speed: DDP done, final held-out loss {ddp_final:.4}");
-	let reference = reference_curve(&job_config(&job(&len, rates, 0))?, &len, &data_dir)?;
-	eprintln!("speed: in-process reference done, {:?}", reference.last().map(|p| p.1));
+	let reference = match with_reference {
+		true => Some(reference_curve(&job_config(&job(&len, rates, 0))?, &len, &data_dir)?),
+		false => None,
+	};
+	eprintln!("speed: in-process reference done, {:?}", reference.as_ref().map(|r| r.last()));
 	let mut runs = Vec::new();
 	for &variant in variants {
 		let run = grid_run(b, &len, rates, variant)?;
@@ -338,8 +351,8 @@ pub fn bench_speed(
 	let _ = writeln!(md, "Job id {id} (it seeds the initialisation and every data draw; `--job-id` for another seed).\n");
 	let _ = writeln!(md, "**DDP**: the same model from the same initialisation, one global batch of {TRAINERS} × 16 a step (the average of {TRAINERS} workers' gradients: each step the Grid trainers' batches of that step together, so both sides see the same samples), AdamW lr 0.01 (DDP's tuned lr in `bench/algorithms.sh`), {} steps, evaluated on the same held-out samples every {} steps. Its time is its steps × a Grid trainer's measured seconds per inner step in that run: {TRAINERS} workers as fast as Grid's, with an all-reduce that costs nothing (an unconstrained link). Every DDP figure is therefore a bound DDP cannot beat on this hardware.\n", len.steps, len.h);
 	let _ = writeln!(md, "Target (issue 25, the seeds' bar): Grid at >= 80% of DDP's speed (aim >= 90%), speed = DDP's time to a loss / Grid's time to it. The loss is DDP's final one ({ddp_final:.4}) when Grid reaches it; otherwise Grid's best, which DDP reaches earlier in its run (a cosine schedule ending later than that point, which if anything flatters Grid).\n");
-	let _ = writeln!(md, "| Grid run | s per inner step | utilization | update bytes | rounds agreed | final loss | target loss | DDP time | Grid time | speed vs DDP |");
-	let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|");
+	let _ = writeln!(md, "| Grid run | s per inner step | utilization | update bytes | rounds agreed | final loss | target loss | DDP time | Grid time | progress per step vs DDP | speed vs DDP |");
+	let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|---|");
 	let mut json_runs = Vec::new();
 	let mut series = Vec::new();
 	for run in &runs {
@@ -348,13 +361,14 @@ pub fn bench_speed(
 		let target = if reached { ddp_final } else { grid_best };
 		let at = speed_at(&ddp, run, target);
 		let speed = at.map(|(d, g)| d / g.max(1e-9));
+		let per_step = per_step_speed(&ddp, &run.steps_curve, target);
 		let name = run.variant.name();
 		let (d, g) = at.map_or(("–".into(), "–".into()), |(d, g)| {
 			(format!("{d:.1} s"), format!("{g:.1} s"))
 		});
 		let _ = writeln!(
 			md,
-			"| {name} | {:.4} | {:.1}% | {:.0} | {} of {} | {:.4} | {target:.4} ({}) | {d} | {g} | **{}** |",
+			"| {name} | {:.4} | {:.1}% | {:.0} | {} of {} | {:.4} | {target:.4} ({}) | {d} | {g} | {} | **{}** |",
 			run.step_secs,
 			100.0 * run.utilization,
 			run.update_bytes,
@@ -362,6 +376,7 @@ pub fn bench_speed(
 			len.rounds(),
 			run.curve.last().map_or(f64::NAN, |p| p.1),
 			if reached { "DDP's final" } else { "Grid's best" },
+			per_step.map_or("–".into(), |s| format!("{:.1}%", 100.0 * s)),
 			speed.map_or("–".into(), |s| format!("{:.1}%", 100.0 * s)),
 		);
 		// The same ratio at the losses DDP had a quarter, half and three quarters of the way.
@@ -387,6 +402,7 @@ pub fn bench_speed(
 			"ddp_s": at.map(|p| p.0),
 			"grid_s": at.map(|p| p.1),
 			"speed_vs_ddp": speed,
+			"per_step_vs_ddp": per_step,
 			"met_80": speed.is_some_and(|s| s >= 0.8),
 			"met_90": speed.is_some_and(|s| s >= 0.9),
 			"at_earlier_losses": marks,
@@ -400,7 +416,14 @@ pub fn bench_speed(
 		series.push(Series { name: format!("Grid, {name}, WAN"), points: run.curve.clone() });
 	}
 	let _ = writeln!(md, "\nThe same ratio at the losses DDP had a quarter, half and three quarters of its way (per run, in the JSON's `at_earlier_losses`) shows whether the gap grows or shrinks as training goes on.\n");
-	let reference_json = reference_section(&mut md, &ddp, &reference, &runs);
+	let _ = writeln!(md, "Progress per step: DDP's inner steps to the target loss over Grid's (each trainer's), the statistical half of the speed; utilization, about the other half, is what the network and the round's waits leave of the compute.\n");
+	let reference_json = match &reference {
+		Some(reference) => reference_section(&mut md, &ddp, reference, &runs),
+		None => {
+			let _ = writeln!(md, "The in-process reference did not run (`--reference off`).\n");
+			Value::Null
+		}
+	};
 	split_table(&mut md, &runs);
 	let _ = writeln!(md, "![held-out loss against time](network_speed.svg)\n");
 	if let Some(run) = runs.first() {
