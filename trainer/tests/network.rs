@@ -160,7 +160,7 @@ fn assert_agreement(net: &TestNet, honest: &[usize], min: usize) -> usize {
 }
 
 /// The peers whose updates trainer `by` aggregated in `round`, sorted.
-fn aggregated_set(net: &TestNet, by: usize, round: u64) -> Vec<String> {
+fn aggregated_set(net: &LocalNet, by: usize, round: u64) -> Vec<String> {
 	let record = net.nodes[by].rounds().into_iter().find(|r| r["round"].as_u64() == Some(round));
 	let mut set: Vec<String> = record
 		.and_then(|r| r["aggregated"].as_array().cloned())
@@ -776,18 +776,7 @@ fn the_daemon_trains_the_model_the_in_process_reference_computes() {
 	let hashes = net.hashes();
 	for round in 0..rounds as u64 {
 		for by in 0..3 {
-			let set = {
-				let record = net.nodes[by].rounds().into_iter().find(|r| r["round"] == round);
-				let record = record.unwrap_or_else(|| panic!("trainer {by} has no round {round}"));
-				let mut set: Vec<String> = record["aggregated"]
-					.as_array()
-					.unwrap()
-					.iter()
-					.map(|p| p.as_str().unwrap().to_string())
-					.collect();
-				set.sort();
-				set
-			};
+			let set = aggregated_set(&net, by, round);
 			assert_eq!(set, everyone, "round {round}: trainer {by} left someone out");
 			assert_eq!(
 				hashes[&round][&by],

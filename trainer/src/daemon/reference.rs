@@ -67,13 +67,14 @@ impl Reference {
 		let mut peers = members.to_vec();
 		peers.sort();
 		peers.dedup();
-		let first = job.inner_trainer(device)?;
-		let manifest = first.model().params().manifest();
-		let weights = first.model().params().flatten()?;
-		let state = GlobalState::initial(&manifest, weights, job.outer())?;
+		let trainers =
+			peers.iter().map(|_| job.inner_trainer(device)).collect::<Result<Vec<_>>>()?;
+		// Every member derives the same initial model: the first one's is the job's.
+		let params = trainers[0].model().params();
+		let manifest = params.manifest();
+		let state = GlobalState::initial(&manifest, params.flatten()?, job.outer())?;
 		let mut members = Vec::with_capacity(peers.len());
-		for peer in peers {
-			let trainer = job.inner_trainer(device)?;
+		for (peer, trainer) in peers.into_iter().zip(trainers) {
 			let compressor = job.compressor(Layout::of(&manifest))?;
 			members.push(Member { peer, trainer, compressor });
 		}

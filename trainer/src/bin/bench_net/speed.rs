@@ -25,7 +25,7 @@ use grid_trainer::{
 	net::keypair_from_seed,
 	plot::{line_plot, Axes, Series},
 	round::contribute::round_seed,
-	train::{evaluate, InnerConfig, InnerTrainer},
+	train::evaluate,
 };
 use libp2p::PeerId;
 use serde_json::Value;
@@ -117,9 +117,7 @@ fn ddp_curve(job: &JobConfig, len: &Length, data_dir: &std::path::Path) -> Resul
 	let dev = Device::Cpu;
 	let data = job.dataset(&DataStore::new(data_dir))?;
 	let held_out = data.eval_batches(job.eval_samples, 32, &dev)?;
-	let config = InnerConfig { total_steps: job.total_steps, ..Default::default() };
-	let seed = format!("grid/job/{}", job.id);
-	let mut t = InnerTrainer::new(job.model, seed.as_bytes(), &dev, &job.training.inner, config)?;
+	let mut t = job.inner_trainer(&dev)?;
 	let (batch, population) = (u64::from(job.training.batch_size), data.train_len());
 	let mut curve = vec![(0, evaluate(t.model(), &held_out)?)];
 	for round in 0..len.rounds() {
