@@ -85,20 +85,18 @@ impl TestNet {
 		compression: &str,
 		extra: &[(usize, &str)],
 	) -> Self {
+		Self::with_job(n, job(rounds, compression), period_ms, extra)
+	}
+
+	/// A local network training `job` (a job file's text).
+	fn with_job(n: usize, job: String, period_ms: u64, extra: &[(usize, &str)]) -> Self {
 		let mut tmp = tempfile::tempdir().unwrap();
 		// GRID_KEEP_TEST_DIRS=1 keeps the trainers' logs and round records for inspection.
 		tmp.disable_cleanup(std::env::var_os("GRID_KEEP_TEST_DIRS").is_some());
 		eprintln!("test network in {}", tmp.path().display());
 		let binary = std::path::Path::new(env!("CARGO_BIN_EXE_grid-trainer"));
-		let mut net = LocalNet::new(
-			binary,
-			tmp.path(),
-			"test-trainer",
-			n,
-			job(rounds, compression),
-			schedule(period_ms),
-		)
-		.unwrap();
+		let mut net =
+			LocalNet::new(binary, tmp.path(), "test-trainer", n, job, schedule(period_ms)).unwrap();
 		if let Ok(filter) = std::env::var("GRID_TEST_LOG") {
 			net.log_filter = filter;
 		}
@@ -420,6 +418,46 @@ fn a_cut_link_between_two_trainers_does_not_split_the_agreed_set() {
 		keepers > 0 && committers > 0,
 		"pieces from keepers {keepers}, committers {committers}"
 	);
+}
+
+/// A member asks each keeper at once for the keeper's share of every update's pieces, and
+/// the keeper asks as many of it: with three members and updates of the most pieces (64),
+/// about 96 requests a connection each way, each open for as long as its piece takes over
+/// the link. libp2p's request-response handler dropped requests past 64 a connection
+/// unanswered (Grid's cap until 2026-12-02), and a keeper whose own fetch was dropped held
+/// its askers for 10 s (`bench/network.sh --only bandwidth` under the WAN). Over 100 ms round
+/// trips, every piece request is answered from where it was first sent.
+#[test]
+fn updates_of_the_most_pieces_over_slow_links_are_fetched_without_dropped_requests() {
+	let rounds = 3;
+	// A 1.1M-parameter MLP: f32 updates of 4.5 MB, 64 pieces each.
+	let wide = job(rounds, F32).replace("hidden = 32,", "hidden = 1400,");
+	let mut net = TestNet::with_job(3, wide, PERIOD_MS, &[]);
+	net.start_all_with_scenario("[default]\nlatency_ms = 50\nbandwidth_mbit = 200\n");
+	net.wait_all(Duration::from_secs(120));
+
+	assert!(assert_agreement(&net, &[0, 1, 2], 3) >= 1, "no round decided by all three");
+	let dropped = [
+		"at capacity",
+		"max sub-streams reached",
+		"could not get that piece",
+		"did not come here in time",
+	];
+	let mut most_pieces = 0;
+	for (i, node) in net.nodes.iter().enumerate() {
+		let log = node.log_tail(usize::MAX);
+		for why in dropped {
+			assert!(!log.contains(why), "trainer {i}: {why:?}\n{}", net.log(i));
+		}
+		for record in node.rounds() {
+			let count = |key: &str| record["pieces"][key].as_u64().unwrap_or(0);
+			assert_eq!(count("duplicates"), 0, "trainer {i} asked twice: {record}");
+			assert_eq!(count("from_holders"), 0, "trainer {i} asked past: {record}");
+			most_pieces = most_pieces.max(count("from_keepers") + count("from_committers"));
+		}
+	}
+	// Some trainer fetched two others' updates of 64 pieces in one round.
+	assert!(most_pieces >= 128, "at most {most_pieces} pieces fetched in a round");
 }
 
 /// A commitment gossip loses on its way to one trainer (the zombienet job failed so: one

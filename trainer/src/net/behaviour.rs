@@ -16,7 +16,7 @@ use libp2p::{
 
 use super::codec::{FetchCodec, PROTOCOL};
 use super::data::{data_behaviour, DataCodec};
-use crate::round::announcement::MAX_ANNOUNCEMENT_BYTES;
+use crate::round::{announcement::MAX_ANNOUNCEMENT_BYTES, update_pieces::MAX_UPDATE_PIECES};
 
 /// Protocol version announced by identify (2: gossip without gossipsub's own signatures;
 /// 3: commitments gossiped as announcements, small updates with them).
@@ -54,6 +54,25 @@ pub struct Behaviour {
 	/// Datasets this trainer holds, served to whoever asks ([`super::data`]).
 	pub data: request_response::Behaviour<DataCodec>,
 }
+
+/// Request streams a connection's fetch handler runs at once, its own requests and its
+/// peer's together: one more is dropped unanswered (libp2p's request-response handler), and
+/// its asker waits out its patience before asking elsewhere. Pieces need many: a member asks
+/// a keeper at once for the keeper's share of every update of the round, about
+/// `MAX_UPDATE_PIECES × N / (N − 1)` requests (96 at three members, 128 at two, where every
+/// piece comes from its committer), and the keeper asks as many of it. With 64 (libp2p's
+/// default, and Grid's until 2026-12-02), slow pieces under the WAN profile kept streams
+/// open past it: requests were dropped, keepers failed to get pieces, and a round of
+/// `bench/network.sh --only bandwidth` waited 10 s on held requests. Below yamux's 512
+/// streams a connection, past which the whole connection is reset.
+const FETCH_STREAMS: usize = 4 * MAX_UPDATE_PIECES as usize;
+/// Streams a yamux connection takes (yamux 0.13's default, which `service::transport`
+/// keeps): the fetch handler's, the data handler's 64 and a few others' must stay below.
+const YAMUX_STREAMS: usize = 512;
+const _: () = assert!(
+	FETCH_STREAMS >= 3 * MAX_UPDATE_PIECES as usize && FETCH_STREAMS + 64 + 16 <= YAMUX_STREAMS,
+	"a connection's fetch streams: both members' requests at three members, under yamux's"
+);
 
 /// Settings of the behaviour.
 #[derive(Clone, Debug)]
@@ -111,7 +130,7 @@ impl Behaviour {
 			[(PROTOCOL, request_response::ProtocolSupport::Full)],
 			request_response::Config::default()
 				.with_request_timeout(config.request_timeout)
-				.with_max_concurrent_streams(64),
+				.with_max_concurrent_streams(FETCH_STREAMS),
 		);
 		let data = data_behaviour(config.request_timeout);
 		Ok(Behaviour { identify, ping, kad, gossipsub, fetch, data })
