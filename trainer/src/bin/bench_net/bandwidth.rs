@@ -16,7 +16,7 @@ use grid_trainer::{
 };
 use serde_json::Value;
 
-use super::{exchange_table, utilization_runs, utilization_table, Bench, Length, Profile};
+use super::{exchange_tables, utilization_runs, utilization_table, Bench, Length, Profile};
 
 /// The trained model: 10.9M parameters (`bench/memory.sh`'s second size).
 const TRAINED: GptConfig = GptConfig { vocab: 256, context: 64, layers: 6, heads: 8, width: 384 };
@@ -102,7 +102,7 @@ pub fn bench_bandwidth(b: &mut Bench, quick: bool) -> Result<(String, Value, Str
 		STEPS, rounds, trained_bytes * 8.0 / 50e6);
 	utilization_table(&mut md, &results);
 	let _ = writeln!(md);
-	exchange_table(&mut md, results.iter().map(|r| (r.name(), &r.parts)));
+	exchange_tables(&mut md, &results);
 	let find = |links: &str, overlapped: bool| {
 		results
 			.iter()

@@ -37,10 +37,10 @@ use grid_trainer::{
 use serde_json::Value;
 
 mod bandwidth;
-mod exchange_parts;
+mod round_split;
 mod speed;
 
-use exchange_parts::{exchange_table, ExchangeParts};
+use round_split::{fetching_table, split_table, Fetching, RoundSplit, SPLIT_PARTS};
 
 fn unix_ms() -> u64 {
 	SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
@@ -239,8 +239,9 @@ struct Utilization {
 	wait_ms: f64,
 	update_bytes: f64,
 	rounds: usize,
-	/// Where the exchange went.
-	parts: ExchangeParts,
+	/// Where the rounds' time went, and how their updates came.
+	split: RoundSplit,
+	fetching: Fetching,
 }
 
 impl Utilization {
@@ -269,7 +270,8 @@ impl Utilization {
 			"catch_up_wait_ms_mean": self.wait_ms,
 			"update_bytes_mean": self.update_bytes,
 			"rounds": self.rounds,
-			"exchange_parts": self.parts.json(),
+			"round_ms": self.split.json(),
+			"fetching": self.fetching.json(),
 		})
 	}
 
@@ -308,6 +310,7 @@ fn utilization_runs(
 		let mean_of = |f: fn(&(f64, f64, f64)) -> f64| {
 			all.iter().map(|r| f(&utilization(r))).sum::<f64>() / all.len() as f64
 		};
+		let records: Vec<&Value> = all.iter().flatten().collect();
 		let result = Utilization {
 			per_trainer: all.iter().map(|r| utilization(r).0).collect(),
 			wall_ms: all.iter().flatten().map(|r| field(r, "wall_ms")).sum::<f64>()
@@ -316,7 +319,8 @@ fn utilization_runs(
 			wait_ms: mean_of(|u| u.2),
 			update_bytes: bytes.iter().sum::<f64>() / bytes.len().max(1) as f64,
 			rounds: all[0].len(),
-			parts: ExchangeParts::of(all.iter().flatten()),
+			split: RoundSplit::of(&records),
+			fetching: Fetching::of(&records),
 			profile,
 		};
 		lanes.extend(timeline(&result.name(), &all[0], start));
@@ -324,6 +328,14 @@ fn utilization_runs(
 		results.push(result);
 	}
 	Ok((results, lanes))
+}
+
+/// Where each utilization run's rounds spent their time, and how their updates came.
+fn exchange_tables(md: &mut String, results: &[Utilization]) {
+	let _ = writeln!(md, "Where a round's time went (ms, mean over every trainer's rounds; JSON `round_ms`): {SPLIT_PARTS}\n");
+	split_table(md, "run", results.iter().map(|r| (r.name(), &r.split)));
+	let _ = writeln!(md, "How the updates came (JSON `fetching`): the slowest update fetch, from being asked for to being whole (mean over the rounds that fetched one), and the update pieces fetched a round, by sender.\n");
+	fetching_table(md, results.iter().map(|r| (r.name(), &r.fetching)));
 }
 
 /// The utilization table: per run, each trainer's, the mean, the exchange and the update size.
@@ -373,7 +385,7 @@ fn bench_utilization(b: &mut Bench, md: &mut String, quick: bool) -> Result<Valu
 	let _ = writeln!(md, "3 trainers, byte-level GPT (context 64, 2 layers, width 96) on Shakespeare, int8 updates, deadline rounds with 400 ms grace for commitments; WAN: every link 50 Mbit/s, 100 ms RTT, 1% loss. Utilization = time in inner steps and compression / wall time, per trainer, from the trainers' round records (a round's wall time runs from the decision of the round before; an overlapped round's wait for that decision at its catch-up step is not compute); held-out evaluation runs on its own thread beside training and is not taken out of the wall time. **Blocking**: a round trains until its deadline, then exchanges. **Overlapped** (`overlap_steps = {OVERLAP_STEPS}`): a round's first {OVERLAP_STEPS} inner steps train from the trainer's own last weights while the round before is exchanged, then catch up with its decided state (`diloco::CatchUp`). Targets under the WAN: >= 97% at 20 s rounds, >= 95% at 6 s rounds.\n");
 	utilization_table(md, &results);
 	let _ = writeln!(md);
-	exchange_table(md, results.iter().map(|r| (r.name(), &r.parts)));
+	exchange_tables(md, &results);
 	let mut targets = Vec::new();
 	for (period, target) in [(long, 0.97), (6000, 0.95)] {
 		let find = |overlap: bool| {

@@ -30,7 +30,11 @@ use grid_trainer::{
 use libp2p::PeerId;
 use serde_json::Value;
 
-use super::{agreement, field, fixed, loss_curve, run_all, unix_ms, utilization, Bench, WAN};
+use super::{
+	agreement, field, fixed, loss_curve,
+	round_split::{split_table, RoundSplit, SPLIT_PARTS},
+	run_all, unix_ms, utilization, Bench, WAN,
+};
 
 /// Trainers in the job (as in `bench/algorithms.sh`'s 1,000x run).
 const TRAINERS: usize = 4;
@@ -205,49 +209,6 @@ struct GridRun {
 	hashes: Vec<(u64, String)>,
 }
 
-/// Where a round's wall time went (ms, mean over every trainer's rounds), from the
-/// trainers' round records: what utilization leaves out, by part. "Collecting commitments"
-/// runs from the update's sealing until the collection ended (publishing, and waiting for
-/// the slowest trainer's commitment); "before training" is the rest, from the decision of
-/// the round before until training began (below zero where an overlapped round trained
-/// before that decision).
-struct RoundSplit(Vec<(&'static str, f64)>);
-
-/// One part of a round's time, read from a round record.
-type Part<'a> = (&'static str, &'a dyn Fn(&Value) -> f64);
-
-impl RoundSplit {
-	fn of(rounds: &[&Value]) -> Self {
-		let decision = |r: &Value, k: &str| r["decision_ms"][k].as_f64().unwrap_or(0.0);
-		let decided = |r: &Value| {
-			["fetch", "attest", "agreed_fetch", "step"].iter().map(|k| decision(r, k)).sum::<f64>()
-		};
-		let parts: [Part; 9] = [
-			("wall", &|r| field(r, "wall_ms")),
-			("compute", &|r| field(r, "compute_ms")),
-			("overlap wait", &|r| field(r, "overlap_wait_ms")),
-			("collecting commitments", &|r| field(r, "exchange_ms") - decided(r)),
-			("fetching updates", &|r| decision(r, "fetch")),
-			("attestations", &|r| decision(r, "attest")),
-			("fetching agreed updates", &|r| decision(r, "agreed_fetch")),
-			("aggregate and outer step", &|r| decision(r, "step")),
-			("before training", &|r| {
-				field(r, "wall_ms")
-					- field(r, "compute_ms")
-					- field(r, "overlap_wait_ms")
-					- field(r, "exchange_ms")
-			}),
-		];
-		let n = rounds.len().max(1) as f64;
-		RoundSplit(
-			parts
-				.iter()
-				.map(|(name, f)| (*name, rounds.iter().map(|r| f(r)).sum::<f64>() / n))
-				.collect(),
-		)
-	}
-}
-
 fn grid_run(b: &mut Bench, len: &Length, rates: Rates, variant: Variant) -> Result<GridRun> {
 	let wan = b.scenario("speed_wan.toml", WAN)?;
 	let start = unix_ms() + 5000;
@@ -287,20 +248,6 @@ fn grid_run(b: &mut Bench, len: &Length, rates: Rates, variant: Variant) -> Resu
 			.filter_map(|(r, h)| Some((r, h.get(&0)?.clone())))
 			.collect(),
 	})
-}
-
-/// Where each run's rounds spent their time (utilization's complement, by part).
-fn split_table(md: &mut String, runs: &[GridRun]) {
-	let _ = writeln!(md, "Where a round's time went (ms, mean over every trainer's rounds; JSON `round_ms`): collecting commitments runs from the update's sealing until every trainer's commitment was heard (the slowest trainer sets it), the fetches and attestations are the decision's waits, and \"before training\" is what is left of the round's wall time (below zero where an overlapped round trained before the round before was decided).\n");
-	let Some(first) = runs.first() else { return };
-	let names: Vec<&str> = first.split.0.iter().map(|p| p.0).collect();
-	let _ = writeln!(md, "| Grid run | {} |", names.join(" | "));
-	let _ = writeln!(md, "|---{}|", "|---".repeat(names.len()));
-	for run in runs {
-		let cells: Vec<String> = run.split.0.iter().map(|(_, v)| format!("{v:.0}")).collect();
-		let _ = writeln!(md, "| {} | {} |", run.variant.name(), cells.join(" | "));
-	}
-	let _ = writeln!(md);
 }
 
 /// DDP's time to `loss` (its steps × a Grid trainer's seconds per step) over Grid's.
@@ -404,12 +351,7 @@ pub fn bench_speed(
 			"met_80": speed.is_some_and(|s| s >= 0.8),
 			"met_90": speed.is_some_and(|s| s >= 0.9),
 			"at_earlier_losses": marks,
-			"round_ms": run
-				.split
-				.0
-				.iter()
-				.map(|(k, v)| (k.replace(' ', "_"), Value::from(*v)))
-				.collect::<serde_json::Map<_, _>>(),
+			"round_ms": run.split.json(),
 		}));
 		series.push(Series { name: format!("Grid, {name}, WAN"), points: run.curve.clone() });
 	}
@@ -422,7 +364,8 @@ pub fn bench_speed(
 			Value::Null
 		}
 	};
-	split_table(&mut md, &runs);
+	let _ = writeln!(md, "Where a round's time went (ms, mean over every trainer's rounds; JSON `round_ms`): {SPLIT_PARTS}\n");
+	split_table(&mut md, "Grid run", runs.iter().map(|r| (r.variant.name(), &r.split)));
 	let _ = writeln!(md, "![held-out loss against time](network_speed.svg)\n");
 	if let Some(run) = runs.first() {
 		let points = ddp.iter().map(|&(s, l)| (f64::from(s) * run.step_secs, l)).collect();
