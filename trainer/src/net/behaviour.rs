@@ -15,7 +15,7 @@ use libp2p::{
 };
 
 use super::codec::{FetchCodec, PROTOCOL};
-use super::data::{data_behaviour, DataCodec};
+use super::data::{data_behaviour, DataCodec, DATA_STREAMS};
 use crate::round::{announcement::MAX_ANNOUNCEMENT_BYTES, update_pieces::MAX_UPDATE_PIECES};
 
 /// Protocol version announced by identify (2: gossip without gossipsub's own signatures;
@@ -67,10 +67,11 @@ pub struct Behaviour {
 /// streams a connection, past which the whole connection is reset.
 const FETCH_STREAMS: usize = 4 * MAX_UPDATE_PIECES as usize;
 /// Streams a yamux connection takes (yamux 0.13's default, which `service::transport`
-/// keeps): the fetch handler's, the data handler's 64 and a few others' must stay below.
+/// keeps): the fetch handler's, the data handler's and a few others' must stay below.
 const YAMUX_STREAMS: usize = 512;
 const _: () = assert!(
-	FETCH_STREAMS >= 3 * MAX_UPDATE_PIECES as usize && FETCH_STREAMS + 64 + 16 <= YAMUX_STREAMS,
+	FETCH_STREAMS >= 3 * MAX_UPDATE_PIECES as usize
+		&& FETCH_STREAMS + DATA_STREAMS + 16 <= YAMUX_STREAMS,
 	"a connection's fetch streams: both members' requests at three members, under yamux's"
 );
 

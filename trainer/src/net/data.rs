@@ -83,6 +83,9 @@ pub fn data_codec() -> DataCodec {
 	ScaleCodec::new(128, MAX_MANIFEST_BYTES as u64 + 64)
 }
 
+/// Request streams a connection's data handler runs at once (datasets come in a few lanes).
+pub(super) const DATA_STREAMS: usize = 64;
+
 /// The request-response behaviour of the protocol.
 pub fn data_behaviour(timeout: Duration) -> request_response::Behaviour<DataCodec> {
 	request_response::Behaviour::with_codec(
@@ -90,7 +93,7 @@ pub fn data_behaviour(timeout: Duration) -> request_response::Behaviour<DataCode
 		[(DATA_PROTOCOL, ProtocolSupport::Full)],
 		request_response::Config::default()
 			.with_request_timeout(timeout)
-			.with_max_concurrent_streams(64),
+			.with_max_concurrent_streams(DATA_STREAMS),
 	)
 }
 
