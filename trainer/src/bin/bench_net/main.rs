@@ -691,11 +691,20 @@ fn main() -> Result<()> {
 	};
 	let d = speed::Rates::default();
 	let rates = speed::Rates { lr: rate("--lr", d.lr)?, outer_lr: rate("--outer-lr", d.outer_lr)? };
-	let setup_reference = setup.arg("--reference");
+	let h = match setup.arg("--h") {
+		Some(h) => Some(h.parse().with_context(|| format!("--h: {h:?} is not a step count"))?),
+		None => None,
+	};
+	let speed_options = speed::Options {
+		job_id,
+		rates,
+		h,
+		reference: on_off("--reference", setup.arg("--reference"))?,
+		daemon: on_off("--daemon", setup.arg("--daemon"))?,
+	};
 	let mut b = Bench { binary: setup.binary, dir: setup.dir, runs: 0 };
 	if only.as_deref() == Some("speed") {
-		let reference = setup_reference.as_deref();
-		return write_speed(&mut b, &variants, job_id, rates, reference, quick, &out);
+		return write_speed(&mut b, &variants, speed_options, quick, &out);
 	}
 	if only.as_deref() == Some("bandwidth") {
 		let (md, json, svg) = bandwidth::bench_bandwidth(&mut b, quick)?;
@@ -761,21 +770,23 @@ fn speed_variants(
 	Ok(overlaps.into_iter().flat_map(variant).collect())
 }
 
+/// An `on`/`off` switch, on unless given.
+fn on_off(name: &str, value: Option<String>) -> Result<bool> {
+	match value.as_deref() {
+		None | Some("on") => Ok(true),
+		Some("off") => Ok(false),
+		Some(other) => bail!("{name}: {other:?} is neither on nor off"),
+	}
+}
+
 fn write_speed(
 	b: &mut Bench,
 	variants: &[speed::Variant],
-	job_id: u64,
-	rates: speed::Rates,
-	reference: Option<&str>,
+	options: speed::Options,
 	quick: bool,
 	out: &std::path::Path,
 ) -> Result<()> {
-	let with_reference = match reference {
-		None | Some("on") => true,
-		Some("off") => false,
-		Some(other) => bail!("--reference: {other:?} is neither on nor off"),
-	};
-	let (md, json) = speed::bench_speed(b, quick, variants, job_id, rates, with_reference)?;
+	let (md, json) = speed::bench_speed(b, quick, variants, options)?;
 	std::fs::create_dir_all(out)?;
 	std::fs::write(out.join("network_speed.md"), &md)?;
 	std::fs::write(out.join("network_speed.json"), serde_json::to_string_pretty(&json)?)?;

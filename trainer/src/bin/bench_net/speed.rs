@@ -69,6 +69,22 @@ impl Default for Rates {
 	}
 }
 
+/// What a speed run trains and which of its sides run (`--job-id`, `--lr`, `--outer-lr`,
+/// `--h`, `--reference`, `--daemon`).
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+	/// The job's id: it seeds the initialisation and every data draw.
+	pub job_id: u64,
+	pub rates: Rates,
+	/// Inner steps a round (100 unless given; 20 in a quick run).
+	pub h: Option<u32>,
+	/// The job's rounds computed in this process beside DDP.
+	pub reference: bool,
+	/// The Grid variants as real trainer processes (off: DDP and the reference only, the
+	/// algorithm on this seed without the network, in a fraction of the time).
+	pub daemon: bool,
+}
+
 /// The job both sides train: the 1,000x configuration's model and hyper-parameters, with
 /// `rates` the learning rates (DDP's inner lr is tuned separately and its outer step unused)
 /// and `overlap` the overlapped steps (0: blocking rounds, as benchmarked).
@@ -262,18 +278,23 @@ pub fn bench_speed(
 	b: &mut Bench,
 	quick: bool,
 	variants: &[Variant],
-	id: u64,
-	rates: Rates,
-	with_reference: bool,
+	options: Options,
 ) -> Result<(String, Value)> {
+	let Options { job_id: id, rates, .. } = options;
 	let (steps, h) = if quick { (240, 20) } else { (4800, 100) };
+	let h = options.h.unwrap_or(h);
+	anyhow::ensure!(
+		h > 0 && steps % h == 0,
+		"--h: {h} does not divide the run's {steps} inner steps"
+	);
 	let len = Length { steps, h, id };
+	let variants = if options.daemon { variants } else { &[] };
 	let data_dir = b.dir.path().join("speed-datasets");
 	let ddp_job = job_config(&job(&len, Rates { lr: 0.01, ..rates }, 0))?;
 	let ddp = ddp_curve(&ddp_job, &len, &data_dir)?;
 	let ddp_final = ddp.last().map_or(f64::NAN, |p| p.1);
 	eprintln!("speed: DDP done, final held-out loss {ddp_final:.4}");
-	let reference = match with_reference {
+	let reference = match options.reference {
 		true => Some(reference_curve(&job_config(&job(&len, rates, 0))?, &len, &data_dir)?),
 		false => None,
 	};
@@ -366,25 +387,29 @@ pub fn bench_speed(
 	};
 	let _ = writeln!(md, "Where a round's time went (ms, mean over every trainer's rounds; JSON `round_ms`): {SPLIT_PARTS}\n");
 	split_table(&mut md, "Grid run", runs.iter().map(|r| (r.variant.name(), &r.split)));
-	let _ = writeln!(md, "![held-out loss against time](network_speed.svg)\n");
-	if let Some(run) = runs.first() {
-		let points = ddp.iter().map(|&(s, l)| (f64::from(s) * run.step_secs, l)).collect();
-		series.push(Series { name: "DDP, free all-reduce".into(), points });
+	if !options.daemon {
+		let _ = writeln!(md, "The daemon did not run (`--daemon off`): DDP and the in-process reference only, the algorithm on this seed without the network, plotted against inner steps.\n");
 	}
-	let svg = line_plot(
-		&series,
-		&Axes {
-			x_label: "seconds since the job started",
-			y_label: "held-out loss (nats/token)",
-			log_x: false,
-		},
-	);
+	let _ = writeln!(md, "![held-out loss](network_speed.svg)\n");
+	let svg = match runs.first() {
+		Some(run) => {
+			let points = ddp.iter().map(|&(s, l)| (f64::from(s) * run.step_secs, l)).collect();
+			series.push(Series { name: "DDP, free all-reduce".into(), points });
+			let x_label = "seconds since the job started";
+			line_plot(
+				&series,
+				&Axes { x_label, y_label: "held-out loss (nats/token)", log_x: false },
+			)
+		}
+		None => steps_plot(&ddp, reference.as_deref().unwrap_or_default()),
+	};
 	std::fs::write(b.dir.path().join("network_speed.svg"), svg)?;
 	let json = serde_json::json!({
 		"quick": quick,
 		"job_id": id,
 		"lr": rates.lr,
 		"outer_lr": rates.outer_lr,
+		"daemon": options.daemon,
 		"trainers": TRAINERS,
 		"steps": len.steps,
 		"h": len.h,
@@ -394,6 +419,18 @@ pub fn bench_speed(
 		"runs": json_runs,
 	});
 	Ok((md, json))
+}
+
+/// DDP's and the reference's held-out loss against inner steps (a run without the daemon).
+fn steps_plot(ddp: &[(u32, f64)], reference: &[(u32, f64, String)]) -> String {
+	let ddp = ddp.iter().map(|&(s, l)| (f64::from(s), l)).collect();
+	let grid = reference.iter().map(|p| (f64::from(p.0), p.1)).collect();
+	let series = [
+		Series { name: "DDP".into(), points: ddp },
+		Series { name: "Grid in process".into(), points: grid },
+	];
+	let x_label = "inner steps per trainer";
+	line_plot(&series, &Axes { x_label, y_label: "held-out loss (nats/token)", log_x: false })
 }
 
 /// The in-process reference beside DDP (the algorithm and the seed without the network), and
