@@ -11,8 +11,11 @@
 # `--outer-lr`: Grid's inner and outer learning rates, 0.005 and 3 unless given; an
 # in-process reference of the same job runs beside them, and the report says in how many
 # rounds the daemon's model was the reference's to the bit; `--reference off` skips it;
-# `--h N`: N inner steps a round, 100 unless given; `--daemon off`: DDP and the reference
-# only, the algorithm on the seed without the network, about 15 minutes).
+# `--h N`: N inner steps a round, 100 unless given; `--k K`, `--error-decay D`: top-k's
+# values kept of 256 and its error feedback's decay, 32 and 0.9 unless given; `--daemon off`:
+# DDP and the reference only, the algorithm on the seed without the network, about 15
+# minutes; `--ddp FILE`: DDP's curve from an earlier network_speed.json of the same job id,
+# H and length instead of training it again).
 # `--only bandwidth` runs the bandwidth-bound case instead (3 trainers exchanging updates the
 # size of a 100M-parameter model's over the WAN profile, blocking and overlapped; about 20
 # minutes on 2 cores) and writes network_bandwidth.md, .json and .svg.

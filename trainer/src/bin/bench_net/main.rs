@@ -695,16 +695,26 @@ fn main() -> Result<()> {
 		Some(h) => Some(h.parse().with_context(|| format!("--h: {h:?} is not a step count"))?),
 		None => None,
 	};
+	let c = speed::Codec::default();
+	let codec = speed::Codec {
+		k: match setup.arg("--k") {
+			Some(k) => k.parse().with_context(|| format!("--k: {k:?} is not a count"))?,
+			None => c.k,
+		},
+		error_decay: rate("--error-decay", c.error_decay)?,
+	};
 	let speed_options = speed::Options {
 		job_id,
 		rates,
+		codec,
 		h,
 		reference: on_off("--reference", setup.arg("--reference"))?,
 		daemon: on_off("--daemon", setup.arg("--daemon"))?,
+		ddp_from: setup.arg("--ddp").map(Into::into),
 	};
 	let mut b = Bench { binary: setup.binary, dir: setup.dir, runs: 0 };
 	if only.as_deref() == Some("speed") {
-		return write_speed(&mut b, &variants, speed_options, quick, &out);
+		return write_speed(&mut b, &variants, &speed_options, quick, &out);
 	}
 	if only.as_deref() == Some("bandwidth") {
 		let (md, json, svg) = bandwidth::bench_bandwidth(&mut b, quick)?;
@@ -782,7 +792,7 @@ fn on_off(name: &str, value: Option<String>) -> Result<bool> {
 fn write_speed(
 	b: &mut Bench,
 	variants: &[speed::Variant],
-	options: speed::Options,
+	options: &speed::Options,
 	quick: bool,
 	out: &std::path::Path,
 ) -> Result<()> {

@@ -69,13 +69,28 @@ impl Default for Rates {
 	}
 }
 
-/// What a speed run trains and which of its sides run (`--job-id`, `--lr`, `--outer-lr`,
-/// `--h`, `--reference`, `--daemon`).
+/// Grid's top-k codec: values kept of every 256 and the error feedback's decay a round (`--k`,
+/// `--error-decay`; 32 and 0.9 unless given: the 1,000x configuration's).
 #[derive(Clone, Copy, Debug)]
+pub struct Codec {
+	pub k: u32,
+	pub error_decay: f64,
+}
+
+impl Default for Codec {
+	fn default() -> Self {
+		Codec { k: 32, error_decay: 0.9 }
+	}
+}
+
+/// What a speed run trains and which of its sides run (`--job-id`, `--lr`, `--outer-lr`,
+/// `--k`, `--error-decay`, `--h`, `--reference`, `--daemon`, `--ddp`).
+#[derive(Clone, Debug)]
 pub struct Options {
 	/// The job's id: it seeds the initialisation and every data draw.
 	pub job_id: u64,
 	pub rates: Rates,
+	pub codec: Codec,
 	/// Inner steps a round (100 unless given; 20 in a quick run).
 	pub h: Option<u32>,
 	/// The job's rounds computed in this process beside DDP.
@@ -83,12 +98,15 @@ pub struct Options {
 	/// The Grid variants as real trainer processes (off: DDP and the reference only, the
 	/// algorithm on this seed without the network, in a fraction of the time).
 	pub daemon: bool,
+	/// DDP's curve from an earlier speed report of the same job id, H and length instead of
+	/// training DDP again (it depends on nothing else: in-process sweeps of Grid's settings).
+	pub ddp_from: Option<std::path::PathBuf>,
 }
 
 /// The job both sides train: the 1,000x configuration's model and hyper-parameters, with
 /// `rates` the learning rates (DDP's inner lr is tuned separately and its outer step unused)
 /// and `overlap` the overlapped steps (0: blocking rounds, as benchmarked).
-fn job(len: &Length, rates: Rates, overlap: u32) -> String {
+fn job(len: &Length, rates: Rates, codec: Codec, overlap: u32) -> String {
 	format!(
 		r#"
 		[job]
@@ -105,10 +123,10 @@ fn job(len: &Length, rates: Rates, overlap: u32) -> String {
 		batch_size = 16
 		overlap_steps = {overlap}
 		inner = {{ optimizer = "adamw", lr = {lr}, weight_decay = 0.1, warmup_steps = {warmup} }}
-		compression = {{ scheme = "topk", chunk = 256, k = 32, value_bits = 1 }}
+		compression = {{ scheme = "topk", chunk = 256, k = {k}, value_bits = 1 }}
 		outer_lr = {outer_lr:?}
 		outer_momentum = 0.0
-		error_decay = 0.9
+		error_decay = {error_decay:?}
 		"#,
 		id = len.id,
 		rounds = len.rounds(),
@@ -116,6 +134,8 @@ fn job(len: &Length, rates: Rates, overlap: u32) -> String {
 		warmup = len.steps / 20,
 		lr = rates.lr,
 		outer_lr = rates.outer_lr,
+		k = codec.k,
+		error_decay = codec.error_decay,
 	)
 }
 
@@ -152,6 +172,24 @@ fn ddp_curve(job: &JobConfig, len: &Length, data_dir: &std::path::Path) -> Resul
 		curve.push(((round + 1) * len.h, evaluate(t.model(), &held_out)?));
 	}
 	Ok(curve)
+}
+
+/// DDP's curve from an earlier speed report (`network_speed.json`), which must be of the same
+/// job id, H and length.
+fn earlier_ddp(path: &std::path::Path, len: &Length) -> Result<Vec<(u32, f64)>> {
+	let text = std::fs::read_to_string(path).with_context(|| format!("--ddp: reading {path:?}"))?;
+	let report: Value =
+		serde_json::from_str(&text).with_context(|| format!("--ddp: {path:?} is not JSON"))?;
+	let same = |key: &str, want: u64| report[key].as_u64() == Some(want);
+	anyhow::ensure!(
+		same("job_id", len.id) && same("h", len.h.into()) && same("steps", len.steps.into()),
+		"--ddp: {path:?} is not a report of job {} with H {} and {} steps",
+		len.id,
+		len.h,
+		len.steps
+	);
+	serde_json::from_value(report["ddp_curve"].clone())
+		.with_context(|| format!("--ddp: {path:?} has no DDP curve"))
 }
 
 /// The job's rounds computed in this process by [`Reference`] with the Grid run's members:
@@ -225,10 +263,11 @@ struct GridRun {
 	hashes: Vec<(u64, String)>,
 }
 
-fn grid_run(b: &mut Bench, len: &Length, rates: Rates, variant: Variant) -> Result<GridRun> {
+fn grid_run(b: &mut Bench, len: &Length, options: &Options, variant: Variant) -> Result<GridRun> {
 	let wan = b.scenario("speed_wan.toml", WAN)?;
 	let start = unix_ms() + 5000;
-	let mut net = b.net(TRAINERS, job(len, rates, variant.overlap), fixed(start, len.h))?;
+	let text = job(len, options.rates, options.codec, variant.overlap);
+	let mut net = b.net(TRAINERS, text, fixed(start, len.h))?;
 	for node in &mut net.nodes {
 		node.extra = format!("{wan}inline_updates = {}\n", variant.inline);
 	}
@@ -278,9 +317,9 @@ pub fn bench_speed(
 	b: &mut Bench,
 	quick: bool,
 	variants: &[Variant],
-	options: Options,
+	options: &Options,
 ) -> Result<(String, Value)> {
-	let Options { job_id: id, rates, .. } = options;
+	let Options { job_id: id, rates, codec, .. } = *options;
 	let (steps, h) = if quick { (240, 20) } else { (4800, 100) };
 	let h = options.h.unwrap_or(h);
 	anyhow::ensure!(
@@ -290,18 +329,24 @@ pub fn bench_speed(
 	let len = Length { steps, h, id };
 	let variants = if options.daemon { variants } else { &[] };
 	let data_dir = b.dir.path().join("speed-datasets");
-	let ddp_job = job_config(&job(&len, Rates { lr: 0.01, ..rates }, 0))?;
-	let ddp = ddp_curve(&ddp_job, &len, &data_dir)?;
+	let ddp = match &options.ddp_from {
+		Some(path) => earlier_ddp(path, &len)?,
+		None => ddp_curve(
+			&job_config(&job(&len, Rates { lr: 0.01, ..rates }, codec, 0))?,
+			&len,
+			&data_dir,
+		)?,
+	};
 	let ddp_final = ddp.last().map_or(f64::NAN, |p| p.1);
 	eprintln!("speed: DDP done, final held-out loss {ddp_final:.4}");
 	let reference = match options.reference {
-		true => Some(reference_curve(&job_config(&job(&len, rates, 0))?, &len, &data_dir)?),
+		true => Some(reference_curve(&job_config(&job(&len, rates, codec, 0))?, &len, &data_dir)?),
 		false => None,
 	};
 	eprintln!("speed: in-process reference done, {:?}", reference.as_ref().map(|r| r.last()));
 	let mut runs = Vec::new();
 	for &variant in variants {
-		let run = grid_run(b, &len, rates, variant)?;
+		let run = grid_run(b, &len, options, variant)?;
 		eprintln!("speed: Grid ({}) done, {:?}", variant.name(), run.curve.last());
 		runs.push(run);
 	}
@@ -313,9 +358,12 @@ pub fn bench_speed(
 		"Generated by `{}`; do not edit by hand.\n",
 		std::env::var("BENCH_COMMAND").unwrap_or_else(|_| "bench_net --only speed".into())
 	);
-	let _ = writeln!(md, "**Grid**: {TRAINERS} `grid-trainer` processes (one compute thread each, on this machine's {} CPU threads) on loopback, every link shaped to 50 Mbit/s, 100 ms RTT, 1% loss; the byte-level GPT (width 64, 2 layers, context 64) on Shakespeare, batch 16, AdamW lr {} with {} warm-up steps and a cosine decay over {} steps, {} rounds of {} inner steps (fixed-step rounds, each waiting for every update), top-k 32 of 256 at 1 bit with error feedback decayed by 0.9, plain mean, outer lr {} without momentum: the configuration that met the bytes target in `bench/algorithms.sh` (its rates 0.005 and 3 unless `--lr`, `--outer-lr` say otherwise). Each update (about 14 KB) goes with its commitment (`inline_updates`, the default) unless the run says its updates were fetched after their commitments. Its wall time counts from the job's start to the decision of the first round whose held-out loss (256 samples, evaluated by trainer 0) is at or below the target, and includes every exchange, evaluation and wait.\n", std::thread::available_parallelism().map_or(0, |n| n.get()), rates.lr, len.steps / 20, len.steps, len.rounds(), len.h, rates.outer_lr);
+	let _ = writeln!(md, "**Grid**: {TRAINERS} `grid-trainer` processes (one compute thread each, on this machine's {} CPU threads) on loopback, every link shaped to 50 Mbit/s, 100 ms RTT, 1% loss; the byte-level GPT (width 64, 2 layers, context 64) on Shakespeare, batch 16, AdamW lr {} with {} warm-up steps and a cosine decay over {} steps, {} rounds of {} inner steps (fixed-step rounds, each waiting for every update), top-k {} of 256 at 1 bit with error feedback decayed by {} a round, plain mean, outer lr {} without momentum: the configuration that met the bytes target in `bench/algorithms.sh` (lr 0.005, H 100, k 32, decay 0.9, outer lr 3) unless `--lr`, `--h`, `--k`, `--error-decay`, `--outer-lr` say otherwise. Each update (about 14 KB) goes with its commitment (`inline_updates`, the default) unless the run says its updates were fetched after their commitments. Its wall time counts from the job's start to the decision of the first round whose held-out loss (256 samples, evaluated by trainer 0) is at or below the target, and includes every exchange, evaluation and wait.\n", std::thread::available_parallelism().map_or(0, |n| n.get()), rates.lr, len.steps / 20, len.steps, len.rounds(), len.h, codec.k, codec.error_decay, rates.outer_lr);
 	let _ = writeln!(md, "Job id {id} (it seeds the initialisation and every data draw; `--job-id` for another seed).\n");
 	let _ = writeln!(md, "**DDP**: the same model from the same initialisation, one global batch of {TRAINERS} × 16 a step (the average of {TRAINERS} workers' gradients: each step the Grid trainers' batches of that step together, so both sides see the same samples), AdamW lr 0.01 (DDP's tuned lr in `bench/algorithms.sh`), {} steps, evaluated on the same held-out samples every {} steps. Its time is its steps × a Grid trainer's measured seconds per inner step in that run: {TRAINERS} workers as fast as Grid's, with an all-reduce that costs nothing (an unconstrained link). Every DDP figure is therefore a bound DDP cannot beat on this hardware.\n", len.steps, len.h);
+	if let Some(path) = &options.ddp_from {
+		let _ = writeln!(md, "DDP's curve is an earlier report's (`--ddp {}`), of the same job id, H and length: DDP depends on nothing this run changed.\n", path.display());
+	}
 	let _ = writeln!(md, "Target (issue 25, the seeds' bar): Grid at >= 80% of DDP's speed (aim >= 90%), speed = DDP's time to a loss / Grid's time to it. The loss is DDP's final one ({ddp_final:.4}) when Grid reaches it; otherwise Grid's best, which DDP reaches earlier in its run (a cosine schedule ending later than that point, which if anything flatters Grid).\n");
 	let _ = writeln!(md, "| Grid run | s per inner step | utilization | update bytes | rounds agreed | final loss | target loss | DDP time | Grid time | progress per step vs DDP | speed vs DDP |");
 	let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|---|");
@@ -409,7 +457,10 @@ pub fn bench_speed(
 		"job_id": id,
 		"lr": rates.lr,
 		"outer_lr": rates.outer_lr,
+		"k": codec.k,
+		"error_decay": codec.error_decay,
 		"daemon": options.daemon,
+		"ddp_from": options.ddp_from.as_ref().map(|p| p.display().to_string()),
 		"trainers": TRAINERS,
 		"steps": len.steps,
 		"h": len.h,
