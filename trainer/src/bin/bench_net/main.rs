@@ -680,38 +680,7 @@ fn main() -> Result<()> {
 	let setup = BenchSetup::from_env()?;
 	let (quick, out, only) = (setup.quick, setup.out.clone(), setup.arg("--only"));
 	let variants = speed_variants(setup.arg("--overlap"), setup.arg("--updates"))?;
-	let job_id = match setup.arg("--job-id") {
-		Some(id) => id.parse().with_context(|| format!("--job-id: {id:?} is not a job id"))?,
-		None => 12,
-	};
-	let rate = |name: &str, default: f64| -> Result<f64> {
-		setup.arg(name).map_or(Ok(default), |v| {
-			v.parse().with_context(|| format!("{name}: {v:?} is not a learning rate"))
-		})
-	};
-	let d = speed::Rates::default();
-	let rates = speed::Rates { lr: rate("--lr", d.lr)?, outer_lr: rate("--outer-lr", d.outer_lr)? };
-	let h = match setup.arg("--h") {
-		Some(h) => Some(h.parse().with_context(|| format!("--h: {h:?} is not a step count"))?),
-		None => None,
-	};
-	let c = speed::Codec::default();
-	let codec = speed::Codec {
-		k: match setup.arg("--k") {
-			Some(k) => k.parse().with_context(|| format!("--k: {k:?} is not a count"))?,
-			None => c.k,
-		},
-		error_decay: rate("--error-decay", c.error_decay)?,
-	};
-	let speed_options = speed::Options {
-		job_id,
-		rates,
-		codec,
-		h,
-		reference: on_off("--reference", setup.arg("--reference"))?,
-		daemon: on_off("--daemon", setup.arg("--daemon"))?,
-		ddp_from: setup.arg("--ddp").map(Into::into),
-	};
+	let speed_options = speed_options(&setup)?;
 	let mut b = Bench { binary: setup.binary, dir: setup.dir, runs: 0 };
 	if only.as_deref() == Some("speed") {
 		return write_speed(&mut b, &variants, &speed_options, quick, &out);
@@ -778,6 +747,37 @@ fn speed_variants(
 		.collect::<Result<_>>()?;
 	let variant = |overlap| modes.iter().map(move |&inline| speed::Variant { overlap, inline });
 	Ok(overlaps.into_iter().flat_map(variant).collect())
+}
+
+/// The speed run's options from the command line (defaults as `speed`'s types say).
+fn speed_options(setup: &BenchSetup) -> Result<speed::Options> {
+	let (r, c) = (speed::Rates::default(), speed::Codec::default());
+	Ok(speed::Options {
+		job_id: parsed(setup, "--job-id", "a job id")?.unwrap_or(12),
+		rates: speed::Rates {
+			lr: parsed(setup, "--lr", "a learning rate")?.unwrap_or(r.lr),
+			outer_lr: parsed(setup, "--outer-lr", "a learning rate")?.unwrap_or(r.outer_lr),
+		},
+		codec: speed::Codec {
+			k: parsed(setup, "--k", "a count")?.unwrap_or(c.k),
+			error_decay: parsed(setup, "--error-decay", "a decay factor")?.unwrap_or(c.error_decay),
+		},
+		h: parsed(setup, "--h", "a step count")?,
+		reference: on_off("--reference", setup.arg("--reference"))?,
+		daemon: on_off("--daemon", setup.arg("--daemon"))?,
+		ddp_from: setup.arg("--ddp").map(Into::into),
+	})
+}
+
+/// The value given after `name`, parsed; `what` names what it must be in the error.
+fn parsed<T: std::str::FromStr>(setup: &BenchSetup, name: &str, what: &str) -> Result<Option<T>>
+where
+	T::Err: std::error::Error + Send + Sync + 'static,
+{
+	setup
+		.arg(name)
+		.map(|v| v.parse().with_context(|| format!("{name}: {v:?} is not {what}")))
+		.transpose()
 }
 
 /// An `on`/`off` switch, on unless given.

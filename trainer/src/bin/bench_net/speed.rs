@@ -36,6 +36,9 @@ use super::{
 	run_all, unix_ms, utilization, Bench, WAN,
 };
 
+/// The plots' y axis.
+const LOSS_AXIS: &str = "held-out loss (nats/token)";
+
 /// Trainers in the job (as in `bench/algorithms.sh`'s 1,000x run).
 const TRAINERS: usize = 4;
 
@@ -444,10 +447,7 @@ pub fn bench_speed(
 			let points = ddp.iter().map(|&(s, l)| (f64::from(s) * run.step_secs, l)).collect();
 			series.push(Series { name: "DDP, free all-reduce".into(), points });
 			let x_label = "seconds since the job started";
-			line_plot(
-				&series,
-				&Axes { x_label, y_label: "held-out loss (nats/token)", log_x: false },
-			)
+			line_plot(&series, &Axes { x_label, y_label: LOSS_AXIS, log_x: false })
 		}
 		None => steps_plot(&ddp, reference.as_deref().unwrap_or_default()),
 	};
@@ -481,7 +481,7 @@ fn steps_plot(ddp: &[(u32, f64)], reference: &[(u32, f64, String)]) -> String {
 		Series { name: "Grid in process".into(), points: grid },
 	];
 	let x_label = "inner steps per trainer";
-	line_plot(&series, &Axes { x_label, y_label: "held-out loss (nats/token)", log_x: false })
+	line_plot(&series, &Axes { x_label, y_label: LOSS_AXIS, log_x: false })
 }
 
 /// The in-process reference beside DDP (the algorithm and the seed without the network), and
