@@ -84,6 +84,11 @@ describe("the job form follows the trainer's rules", () => {
     expect(outerStepFor("int8")).toEqual({ outerLr: DEFAULT_FORM.outerLr, outerMomentum: DEFAULT_FORM.outerMomentum });
   });
 
+  it("suggests the error decay a job file that names none gets (DEFAULT_ERROR_DECAY)", () => {
+    const decay = (rules as unknown as { error_decay_default: number }).error_decay_default;
+    expect(toNanos(Number(DEFAULT_FORM.errorDecay))).toBe(decay);
+  });
+
   it.skipIf(!exchange)("gives a job the chain's exchange and refuses the exchanges the chain does (JobSpec::validate)", () => {
     expect([Number(DEFAULT_FORM.graceMs), Number(DEFAULT_FORM.fetchMs)]).toEqual(exchange!.default);
     expect(exchange!.cases.some(([, , , allowed]) => allowed)).toBe(true);

@@ -302,7 +302,8 @@ impl Method {
 /// A method family by name: its label and how it trains. DiLoCo families use the mean,
 /// unless named `-trimmed` (chain jobs' rule: norms clipped to the median, then the trimmed
 /// mean on each coordinate's support, one value off each end);
-/// `topk:CHUNK:K:BITS` names any top-k setting, `tiles:K` any tiled one.
+/// `topk:CHUNK:K:BITS` names any top-k setting, `tiles:K` any tiled one, `int8:CHUNK` int8
+/// with another chunk (the adaptive ladder's, 64).
 fn family(name: &str) -> Option<(String, Kind)> {
 	if name == "ddp" {
 		return Some(("DDP (f32 all-reduce every step)".into(), Kind::Ddp));
@@ -324,6 +325,7 @@ fn family(name: &str) -> Option<(String, Kind)> {
 		"topk1" => topk(256, 1, 1),
 		"topk16" => topk(1024, 16, 2),
 		_ if name.starts_with("tiles:") => Compression::Tiles { k: name[6..].parse().ok()? },
+		_ if name.starts_with("int8:") => Compression::Int8 { chunk: name[5..].parse().ok()? },
 		_ => {
 			let mut parts = name.strip_prefix("topk:")?.split(':').map(str::parse::<u32>);
 			let (chunk, k, bits) = (parts.next()?.ok()?, parts.next()?.ok()?, parts.next()?.ok()?);

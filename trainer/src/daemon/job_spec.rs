@@ -405,6 +405,7 @@ mod tests {
 			"uris": uri_cases(),
 			"exchange": exchange_cases(),
 			"outer_defaults": outer_defaults(),
+			"error_decay_default": grid_primitives::job::DEFAULT_ERROR_DECAY.0,
 		})
 	}
 
