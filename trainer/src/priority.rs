@@ -18,8 +18,10 @@
 //! round loop's priority. The round loop's own parallel work (aggregation, compression)
 //! runs on them too, at the lowest priority, as it did whenever training came first: at
 //! 64 trainers on 2 cores that made aggregating and stepping 11.3 s a trainer against 4.9 s
-//! before (`bench/README.md`, scale); a pool of its own at the round loop's priority is the
-//! likely mend, not made yet.
+//! before (`bench/README.md`, scale). A pool of its own for the round loop was tried at its
+//! priority and at niceness 10 (`bench/reports/scale_round_pool`): aggregating took
+//! 0.2–0.4x the time, but no run at N = 64 on 2 cores settled more rounds or agreed better,
+//! so it is left out until one where N = 64 settles shows it helps.
 
 /// Niceness of compute threads: the lowest priority.
 pub const COMPUTE_NICENESS: i32 = 19;

@@ -82,8 +82,10 @@ pub enum Rule {
 }
 
 impl Rule {
-	/// The rule for a round of `n` updates: a trimmed mean trims at most (n − 1) / 2 from
-	/// each end, so that at least one update stays (two updates are averaged, not refused).
+	/// The rule for `n` updates: a trimmed mean trims at most (n − 1) / 2 from each end, so
+	/// that at least one update stays (two updates are averaged, not refused). [`aggregate`]
+	/// applies it to the updates that passed screening, so a screened-out update cannot
+	/// leave a round with too few to trim.
 	pub fn for_updates(self, n: usize) -> Rule {
 		let most = n.saturating_sub(1) / 2;
 		match self {
@@ -139,7 +141,8 @@ fn screen_norms(norms: &[f64], max_ratio: Option<f64>) -> Vec<usize> {
 }
 
 /// Screens `updates` (given in canonical order, all the same length) and combines the
-/// accepted ones with `rule`.
+/// accepted ones with `rule`, its trim capped to how many were accepted
+/// ([`Rule::for_updates`]).
 pub fn aggregate(
 	updates: &[Contribution],
 	rule: Rule,
@@ -162,6 +165,7 @@ pub fn aggregate(
 		return Err(Error::Aggregate("every update was rejected".into()));
 	}
 	let chosen: Vec<&Contribution> = accepted.iter().map(|&i| &updates[i]).collect();
+	let rule = rule.for_updates(chosen.len());
 	let unscaled: Vec<blocks::Scaled> =
 		chosen.iter().map(|u| blocks::Scaled { update: &u.update, scale: None }).collect();
 	let delta = match rule {

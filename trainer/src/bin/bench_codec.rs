@@ -239,7 +239,7 @@ fn time_round(
 	one: &rayon::ThreadPool,
 	flip: bool,
 ) -> Result<(f64, f64), Error> {
-	let rule = CHAIN_AGGREGATION.for_updates(updates.len());
+	let rule = CHAIN_AGGREGATION;
 	let dense = || {
 		let start = Instant::now();
 		let agg = one.install(|| {

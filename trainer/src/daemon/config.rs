@@ -272,12 +272,6 @@ impl JobConfig {
 		}
 	}
 
-	/// The aggregation rule for `n` updates: a trimmed mean trims at most `(n - 1) / 2`
-	/// values at each end, so something is left to average.
-	pub fn rule(&self, n: usize) -> Rule {
-		self.aggregation.for_updates(n)
-	}
-
 	/// Loads the dataset from `store` (or the shipped files), checked against its reference
 	/// and the model.
 	pub fn dataset(&self, store: &DataStore) -> Result<Dataset> {
@@ -355,12 +349,7 @@ mod tests {
 		std::fs::write(&path, GOOD).unwrap();
 		let c = TrainerConfig::load(&path).unwrap();
 		assert_eq!(c.data_dir, dir.path().join("t1"));
-		assert_eq!(c.job.rule(2), Rule::TrimmedMean { trim: 0 });
-		assert_eq!(c.job.rule(5), Rule::TrimmedMean { trim: 1 });
-		let chain =
-			JobConfig { aggregation: Rule::ClippedTrimmedMean { trim: 1 }, ..c.job.clone() };
-		assert_eq!(chain.rule(2), Rule::ClippedTrimmedMean { trim: 0 });
-		assert_eq!(chain.rule(3), Rule::ClippedTrimmedMean { trim: 1 });
+		assert_eq!(c.job.aggregation, Rule::TrimmedMean { trim: 1 });
 		assert!(matches!(c.job.model, ModelSpec::MnistMlp(_)));
 		assert_eq!(c.job.catch_up().unwrap(), None, "rounds block unless the job overlaps");
 		let mut overlapped = c.job.clone();

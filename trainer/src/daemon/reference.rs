@@ -120,7 +120,7 @@ impl Reference {
 		}
 		let peers: Vec<PeerId> = self.members.iter().map(|m| m.peer).collect();
 		let contributions: Vec<Contribution> = sent.iter().map(|(_, c)| c.clone()).collect();
-		let rule = self.job.rule(contributions.len());
+		let rule = self.job.aggregation;
 		let state = GlobalState {
 			weights: self.state.weights.clone(),
 			outer: self.state.outer.clone(),

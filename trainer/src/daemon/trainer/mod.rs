@@ -477,7 +477,7 @@ impl Trainer {
 		let base_model_hash = state.model_hash;
 		let stepping = Instant::now();
 		let job = &self.config.job;
-		let rule = job.rule(gathered.contributions.len());
+		let rule = job.aggregation;
 		let decided = decide::step(
 			state,
 			&self.manifest,
