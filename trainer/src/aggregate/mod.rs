@@ -83,10 +83,11 @@ pub enum Rule {
 
 impl Rule {
 	/// The rule for `n` updates: a trimmed mean trims at most (n − 1) / 2 from each end, so
-	/// that at least one update stays (two updates are averaged, not refused). [`aggregate`]
-	/// applies it to the updates that passed screening, so a screened-out update cannot
-	/// leave a round with too few to trim.
-	pub fn for_updates(self, n: usize) -> Rule {
+	/// that at least one update stays (two updates are averaged, not refused). Only
+	/// [`aggregate`] applies it, to the updates that passed screening, so a screened-out
+	/// update cannot leave a round with too few to trim (callers capping it to the updates
+	/// they received did: a trainer exited on such a round).
+	fn for_updates(self, n: usize) -> Rule {
 		let most = n.saturating_sub(1) / 2;
 		match self {
 			Rule::TrimmedMean { trim } => Rule::TrimmedMean { trim: trim.min(most) },
