@@ -665,6 +665,27 @@ impl Compression {
 	}
 }
 
+/// What every trainer sends in a job's dense rounds ([`TrainingParams::dense_rounds`]): int8
+/// in chunks of 64, about 3.8x smaller than f32 and close to it in what it delivers.
+pub const DENSE_ROUND_COMPRESSION: Compression = Compression::Int8 { chunk: 64 };
+
+impl<BlockNumber> TrainingParams<BlockNumber> {
+	/// Whether `round` is one of the job's dense rounds.
+	pub fn is_dense_round(&self, round: RoundIndex) -> bool {
+		round < self.dense_rounds
+	}
+
+	/// The compression trainers use in `round`: the job's, or in a dense round
+	/// [`DENSE_ROUND_COMPRESSION`].
+	pub fn compression_in(&self, round: RoundIndex) -> Compression {
+		if self.is_dense_round(round) {
+			DENSE_ROUND_COMPRESSION
+		} else {
+			self.compression
+		}
+	}
+}
+
 /// Error feedback's decay when a job file names none: top-k's best in `bench/algorithms.sh`
 /// (with the outer step the sparse methods use there).
 pub const DEFAULT_ERROR_DECAY: Nanos = Nanos(900_000_000);
@@ -710,6 +731,15 @@ pub struct TrainingParams<BlockNumber> {
 	/// error feedback; below 1 the backlog fades instead of arriving many rounds late, as in
 	/// SparseLoCo). Replays apply it too, so it is the job's, not each trainer's.
 	pub error_decay: Nanos,
+	/// Rounds at the job's start that exchange dense updates (0, the default: none): in
+	/// rounds below this, every trainer sends [`DENSE_ROUND_COMPRESSION`] whatever the job's
+	/// compression, and the outer step moves the model to the mean of the trainers' models
+	/// (learning rate 1, momentum left alone). Early pseudo-gradients are large and point
+	/// the same way; a sparse code delivers a small share of them, so without dense rounds
+	/// the model lags its trainers' own models for many rounds (`bench/README.md`, *The
+	/// whole system against DDP*). Part of the job because replays and the outer step
+	/// follow it.
+	pub dense_rounds: u32,
 	/// Overlapped rounds (0, the default: none): each round's first `overlap_steps` inner
 	/// steps train from the round before's base while that round's updates are exchanged,
 	/// then catch up with the round's own base and go on from there. The chain deals each
@@ -1014,6 +1044,8 @@ pub enum SpecError {
 	/// The overlapped steps are not below the cap on inner steps per round (a round would
 	/// never train from its own base).
 	OverlapOverStepCap,
+	/// More dense rounds than the job has rounds.
+	DenseRoundsOverRounds,
 	/// The exchange's grace or fetch wait is zero, or its fan-in is under [`MIN_FAN_IN`].
 	BadExchange,
 	/// The exchange's allowance ([`ExchangeWindow::allowance_ms`]) is more than half the
@@ -1062,6 +1094,7 @@ impl<
 		let checks = [
 			(self.rounds == 0, SpecError::ZeroRounds),
 			(self.rounds > limits.max_rounds, SpecError::TooManyRounds),
+			(t.dense_rounds > self.rounds, SpecError::DenseRoundsOverRounds),
 			(self.reward_per_round == Balance::default(), SpecError::ZeroReward),
 			(
 				self.min_providers == 0 || self.min_providers > self.max_providers,
@@ -1202,6 +1235,7 @@ mod tests {
 				outer_lr: Nanos(700_000_000),
 				outer_momentum: Nanos(900_000_000),
 				error_decay: Nanos(900_000_000),
+				dense_rounds: 0,
 				overlap_steps: 0,
 				max_steps: None,
 				exchange: Default::default(),
@@ -1370,6 +1404,7 @@ mod tests {
 			(|s| s.training.outer_momentum = Nanos::ONE, SpecError::BadOuterMomentum),
 			(|s| s.training.error_decay = Nanos(1_000_000_001), SpecError::BadErrorDecay),
 			(|s| s.training.max_steps = Some(0), SpecError::ZeroStepCap),
+			(|s| s.training.dense_rounds = s.rounds + 1, SpecError::DenseRoundsOverRounds),
 			(
 				|s| {
 					s.training.max_steps = Some(5);

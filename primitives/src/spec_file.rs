@@ -60,6 +60,8 @@ pub struct TrainingFile<BlockNumber> {
 	#[serde(default = "error_decay")]
 	error_decay: Nanos,
 	#[serde(default)]
+	dense_rounds: u32,
+	#[serde(default)]
 	overlap_steps: u32,
 	#[serde(default)]
 	max_steps: Option<u32>,
@@ -78,6 +80,7 @@ impl<BlockNumber> From<TrainingFile<BlockNumber>> for TrainingParams<BlockNumber
 			outer_lr: f.outer_lr.unwrap_or(outer.lr),
 			outer_momentum: f.outer_momentum.unwrap_or(outer.momentum),
 			error_decay: f.error_decay,
+			dense_rounds: f.dense_rounds,
 			overlap_steps: f.overlap_steps,
 			max_steps: f.max_steps,
 			exchange: f.exchange,
@@ -181,6 +184,7 @@ mod tests {
 				outer_lr: Nanos(700_000_000),
 				outer_momentum: Nanos(500_000_000),
 				error_decay: Nanos(900_000_000),
+				dense_rounds: 0,
 				overlap_steps: 0,
 				max_steps: None,
 				exchange: Default::default(),

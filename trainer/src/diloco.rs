@@ -84,6 +84,16 @@ impl OuterOptimizer {
 		Ok(())
 	}
 
+	/// `θ ← θ − Δ`: the model moved to the mean of the models Δ averages (a job's dense
+	/// rounds, `TrainingParams::dense_rounds`), the momentum left as it is.
+	pub fn average(&self, global: &mut [f32], delta: &[f32]) -> Result<()> {
+		self.check(global, delta)?;
+		for (theta, d) in global.iter_mut().zip(delta) {
+			*theta -= d;
+		}
+		Ok(())
+	}
+
 	/// The weights [`step`](Self::step) would give, leaving this optimizer as it is: the same
 	/// arithmetic, so a lookahead with the aggregate is bit-identical to the step.
 	pub fn lookahead(&self, global: &[f32], delta: &[f32]) -> Result<Vec<f32>> {
@@ -481,6 +491,12 @@ mod tests {
 		opt.step(&mut theta, &[0.1]).unwrap(); // v = 0.19, θ −= 0.7·(0.1 + 0.171)
 		assert!((theta[0] - (1.0 - 0.7 * 0.19 - 0.7 * 0.271)).abs() < 1e-6);
 		assert!(opt.step(&mut theta, &[0.1, 0.2]).is_err());
+		// Averaging moves by Δ itself and leaves the momentum alone.
+		let before = opt.clone();
+		let mut averaged = theta;
+		opt.average(&mut averaged, &[0.25]).unwrap();
+		assert_eq!((averaged[0], &opt), (theta[0] - 0.25, &before));
+		assert!(opt.average(&mut averaged, &[0.1, 0.2]).is_err());
 		// With lr 1 and no momentum the outer step returns exactly the averaged local model.
 		let mut plain = OuterOptimizer::new(1.0, 0.0, 2);
 		let global = [1.0f32, 2.0];

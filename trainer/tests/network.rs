@@ -756,9 +756,9 @@ fn overlapped_trainers_agree_every_round_and_a_restarted_one_rejoins() {
 
 /// What the benchmarks measure in process is what the network trains: three trainers on
 /// fixed-step rounds of the speed run's configuration (a byte-level GPT, top-k 32 of 256 at
-/// 1 bit with error feedback decayed by 0.9, the plain mean, outer lr 3) compute, round by
-/// round and to the bit, the model the in-process reference (`daemon::reference`, the
-/// job's rounds with the same members in one process) computes.
+/// 1 bit with error feedback decayed by 0.9, the plain mean, outer lr 3, its first round
+/// dense) compute, round by round and to the bit, the model the in-process reference
+/// (`daemon::reference`, the job's rounds with the same members in one process) computes.
 #[test]
 fn the_daemon_trains_the_model_the_in_process_reference_computes() {
 	use grid_trainer::daemon::{config::JobConfig, reference::Reference};
@@ -782,6 +782,7 @@ fn the_daemon_trains_the_model_the_in_process_reference_computes() {
 		outer_lr = 3.0
 		outer_momentum = 0.0
 		error_decay = 0.9
+		dense_rounds = 1
 		"#,
 		total = rounds * steps,
 	);

@@ -255,6 +255,8 @@ export function JobDetailView({ detail, liveRounds = [], rpcUrl, canCancel, onCa
               lr {fromNanos(t.outer_lr)}, momentum {fromNanos(t.outer_momentum)}, error-feedback decay{" "}
               {fromNanos(t.error_decay)}
             </dd>
+            <dt>Dense rounds</dt>
+            <dd>{t.dense_rounds === 0 ? "none" : `the first ${t.dense_rounds} (int8, models averaged)`}</dd>
             <dt>Overlapped steps</dt>
             <dd>{t.overlap_steps === 0 ? "none (blocking rounds)" : `${t.overlap_steps} a round`}</dd>
             <dt>Inner steps per round</dt>

@@ -63,6 +63,7 @@ describe("job form → JobSpec", () => {
         outer_lr: 700_000_000,
         outer_momentum: 500_000_000,
         error_decay: 900_000_000,
+        dense_rounds: 0,
         overlap_steps: 0,
         max_steps: undefined,
         exchange: { grace_ms: 1500, fetch_ms: 4000, fan_in: undefined },
@@ -132,6 +133,10 @@ describe("job form → JobSpec", () => {
     expect(errorsOf({ errorDecay: "1.01" }).errorDecay).toMatch(/at most 1/);
     expect(errorsOf({ errorDecay: "1" }).errorDecay).toBeUndefined();
     expect(errorsOf({ errorDecay: "0" }).errorDecay).toBeUndefined();
+    expect(errorsOf({ denseRounds: "-1" }).denseRounds).toBeDefined();
+    expect(errorsOf({ rounds: "5", denseRounds: "6" }).denseRounds).toMatch(/at most the rounds/);
+    expect(errorsOf({ rounds: "5", denseRounds: "5" }).denseRounds).toBeUndefined();
+    expect(buildJobSpec(form({ denseRounds: "2" }), LIMITS).spec?.training.dense_rounds).toBe(2);
     expect(errorsOf({ overlapSteps: "-1" }).overlapSteps).toBeDefined();
     expect(errorsOf({ overlapSteps: "4294967296" }).overlapSteps).toBeDefined();
     expect(errorsOf({ overlapSteps: "5" }).overlapSteps).toBeUndefined();

@@ -121,6 +121,8 @@ export interface JobForm {
   outerLr: string;
   outerMomentum: string;
   errorDecay: string;
+  /** Rounds at the start that exchange dense (int8) updates and average the models. */
+  denseRounds: string;
   overlapSteps: string;
   /** Empty: no cap. */
   maxSteps: string;
@@ -209,6 +211,7 @@ export const DEFAULT_FORM: JobForm = {
   outerLr: "0.7",
   outerMomentum: "0.5",
   errorDecay: "0.9",
+  denseRounds: "0",
   overlapSteps: "0",
   maxSteps: "",
   // ExchangeWindow's default in grid-primitives.
@@ -817,6 +820,9 @@ export function buildJobSpec(
     fan_in: fanIn,
   };
   const rounds = int("rounds", U32_MAX, 1);
+  // Pallet error DenseRoundsOverRounds.
+  const denseRounds = int("denseRounds");
+  rule(denseRounds > rounds, "denseRounds", "must be at most the rounds");
   const rewardPerRound = grid("rewardPerRound");
   rule(rewardPerRound === 0n, "rewardPerRound", "must be above 0");
   const minProviders = int("minProviders", U32_MAX, 1);
@@ -875,6 +881,7 @@ export function buildJobSpec(
         outer_lr: outerLr,
         outer_momentum: outerMomentum,
         error_decay: errorDecay,
+        dense_rounds: denseRounds,
         overlap_steps: overlapSteps,
         max_steps: maxSteps,
         exchange,

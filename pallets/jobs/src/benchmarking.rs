@@ -60,6 +60,7 @@ fn max_spec<T: Config>(p: u32) -> JobSpecOf<T> {
 			outer_lr: Nanos(700_000_000),
 			outer_momentum: Nanos(900_000_000),
 			error_decay: Nanos(900_000_000),
+			dense_rounds: 0,
 			overlap_steps: 0,
 			max_steps: None,
 			exchange: Default::default(),

@@ -775,6 +775,8 @@ pub mod pallet {
 		StepsOverCap,
 		/// The job's overlapped steps are not below its cap on inner steps per round.
 		OverlapOverStepCap,
+		/// The job has more dense rounds than rounds.
+		DenseRoundsOverRounds,
 		/// The job's exchange grace or fetch wait is zero.
 		BadExchange,
 		/// The job's exchange allowance (twice the grace and half the fetch wait) is more
@@ -808,6 +810,7 @@ pub mod pallet {
 				SpecError::BadInitialWeights => Error::BadInitialWeights,
 				SpecError::ZeroStepCap => Error::ZeroStepCap,
 				SpecError::OverlapOverStepCap => Error::OverlapOverStepCap,
+				SpecError::DenseRoundsOverRounds => Error::DenseRoundsOverRounds,
 				SpecError::BadExchange => Error::BadExchange,
 				SpecError::ExchangeOverHalfTheRound => Error::ExchangeOverHalfTheRound,
 			}

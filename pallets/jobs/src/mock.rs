@@ -358,6 +358,7 @@ pub fn spec() -> JobSpec<Balance, u64> {
 			outer_lr: Nanos(700_000_000),
 			outer_momentum: Nanos(900_000_000),
 			error_decay: Nanos(900_000_000),
+			dense_rounds: 0,
 			overlap_steps: 0,
 			max_steps: None,
 			exchange: Default::default(),

@@ -201,6 +201,7 @@ fn create_job_rejects_every_bad_field() {
 				},
 				Error::OverlapOverStepCap,
 			),
+			(|s| s.training.dense_rounds = s.rounds + 1, Error::DenseRoundsOverRounds),
 			(|s| s.training.exchange.grace_ms = 0, Error::BadExchange),
 			(|s| s.training.exchange.fetch_ms = 0, Error::BadExchange),
 			(

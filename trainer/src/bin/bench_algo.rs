@@ -26,7 +26,9 @@ use grid_primitives::{
 };
 use grid_trainer::{
 	aggregate::{aggregate, Contribution, Rule},
-	compress::{compressor, CompressedUpdate, Compressor, FeedbackCompressor, Layout},
+	compress::{
+		adaptive::DenseFirst, compressor, CompressedUpdate, Compressor, FeedbackCompressor, Layout,
+	},
 	data::{self, shard, TokenDataset},
 	diloco::{CatchUp, OuterOptimizer, Overlap, OverlapHistory, Participant},
 	model::{Batch, Model},
@@ -175,6 +177,8 @@ struct Method {
 	outer_lr: f32,
 	outer_momentum: f32,
 	error_decay: f32,
+	/// Rounds at the start sent dense, the model moved to the mean (`TrainingParams::dense_rounds`).
+	dense_rounds: u32,
 	overlap: Overlap,
 	catch_up: Option<CatchUp>,
 }
@@ -185,7 +189,7 @@ impl Method {
 	/// momentum), `decay` (top-k error-feedback decay), `overlap` (`delayed`, `stale`, `own`,
 	/// `eager` or `local`: each round trains while the last is exchanged, see [`Overlap`]), `catchup`
 	/// (steps after which an overlapped round moves to the state it is applied to, see
-	/// [`CatchUp`]).
+	/// [`CatchUp`]), `dense` (the first rounds dense, see `TrainingParams::dense_rounds`).
 	fn parse(key: &str, s: &Settings) -> std::result::Result<Method, String> {
 		let (family_name, overrides) = key.split_once('@').unwrap_or((key, ""));
 		let (label, kind) =
@@ -211,6 +215,7 @@ impl Method {
 			outer_lr,
 			outer_momentum,
 			error_decay: s.error_decay,
+			dense_rounds: 0,
 			overlap: Overlap::Blocking,
 			catch_up: None,
 		};
@@ -239,6 +244,7 @@ impl Method {
 				"olr" => m.outer_lr = v as f32,
 				"mom" => m.outer_momentum = v as f32,
 				"decay" => m.error_decay = v as f32,
+				"dense" => m.dense_rounds = v as u32,
 				"catchup" => {
 					m.catch_up = Some(CatchUp::new(v as u32).map_err(|e| format!("{key}: {e}"))?)
 				}
@@ -253,6 +259,25 @@ impl Method {
 		if m.inner != s.inner && !m.is_ddp() {
 			m.family = format!("{}@h={}", m.family, m.inner);
 			m.label = format!("{}, H = {}", m.label, m.inner);
+		}
+		// Dense rounds change the bytes too.
+		if m.dense_rounds > 0 {
+			if m.is_ddp() {
+				return Err(format!("{key}: DDP has no rounds to send dense"));
+			}
+			if m.overlap != Overlap::Blocking {
+				// The overlap's stand-ins step as the job's outer step does.
+				return Err(format!("{key}: dense rounds are measured with blocking rounds"));
+			}
+			if m.dense_rounds as usize > s.steps / m.inner {
+				return Err(format!(
+					"{key}: {} dense rounds of {}",
+					m.dense_rounds,
+					s.steps / m.inner
+				));
+			}
+			m.family = format!("{}@dense={}", m.family, m.dense_rounds);
+			m.label = format!("{}, first {} rounds dense", m.label, m.dense_rounds);
 		}
 		if m.overlap != Overlap::Blocking {
 			if m.is_ddp() {
@@ -487,6 +512,9 @@ impl Bench {
 			)?;
 			let layout = Layout::of(&global_model.params().manifest());
 			let c: Box<dyn Compressor> = match compression {
+				_ if m.dense_rounds > 0 => {
+					Box::new(DenseFirst::new(compression, layout, m.error_decay, m.dense_rounds)?)
+				}
 				Compression::TopK { .. } | Compression::Tiles { .. } => Box::new(
 					FeedbackCompressor::new(compression, &layout)?
 						.with_error_decay(m.error_decay)?,
@@ -537,7 +565,11 @@ impl Bench {
 			if m.overlap != Overlap::Blocking {
 				history.stepping(&global, &outer, &agg.delta);
 			}
-			outer.step(&mut global, &agg.delta)?;
+			if round < m.dense_rounds as usize {
+				outer.average(&mut global, &agg.delta)?;
+			} else {
+				outer.step(&mut global, &agg.delta)?;
+			}
 			global_model.params().load_flat(&global)?;
 			curve.push(self.point(&global_model, (round + 1) * m.inner, bytes)?);
 		}

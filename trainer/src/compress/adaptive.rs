@@ -2,11 +2,13 @@
 //! stronger than the last, with one error-feedback memory shared by all levels so switching
 //! level loses nothing (what one round leaves out is sent later, whatever the level). The
 //! memory decays by the job's `error_decay` each round, as `bench/algorithms.sh` measures.
+//! A job's dense rounds (`TrainingParams::dense_rounds`) compress with another scheme's
+//! ladder through the same memory.
 
-use grid_primitives::job::Compression;
+use grid_primitives::job::{Compression, DENSE_ROUND_COMPRESSION};
 use rayon::prelude::*;
 
-use super::{compress_values, CompressedUpdate, Feedback, Layout};
+use super::{compress_values, CompressedUpdate, Compressor, Feedback, Layout};
 use crate::error::Result;
 
 /// The job's scheme followed by stronger ones.
@@ -47,6 +49,7 @@ pub fn corrected(delta: &[f32], residual: &[f32], decay: f32) -> Vec<f32> {
 
 /// A ladder of schemes with shared error feedback.
 pub struct AdaptiveCompressor {
+	base: Compression,
 	levels: Vec<Compression>,
 	layout: Layout,
 	feedback: Feedback,
@@ -57,7 +60,7 @@ impl AdaptiveCompressor {
 	/// scheme `base`, with the job's error-feedback `decay` (in 0..=1).
 	pub fn new(base: Compression, layout: Layout, decay: f32) -> Result<Self> {
 		let feedback = Feedback::new(layout.len()).with_decay(decay)?;
-		Ok(AdaptiveCompressor { levels: ladder(base), layout, feedback })
+		Ok(AdaptiveCompressor { base, levels: ladder(base), layout, feedback })
 	}
 
 	/// The layout its vectors have.
@@ -95,12 +98,30 @@ impl AdaptiveCompressor {
 		delta: &[f32],
 		budget: Option<usize>,
 	) -> Result<(CompressedUpdate, Vec<u8>, usize)> {
+		self.compress_as(self.base, delta, budget)
+	}
+
+	/// [`AdaptiveCompressor::compress`] on `scheme`'s ladder instead of the job's (a dense
+	/// round's, `TrainingParams::compression_in`), with the same carried error.
+	pub fn compress_as(
+		&mut self,
+		scheme: Compression,
+		delta: &[f32],
+		budget: Option<usize>,
+	) -> Result<(CompressedUpdate, Vec<u8>, usize)> {
+		let other;
+		let levels: &[Compression] = if scheme == self.base {
+			&self.levels
+		} else {
+			other = ladder(scheme);
+			&other
+		};
 		let corrected = self.feedback.correct(delta, "adaptive")?;
 		let mut chosen = None;
-		for (level, scheme) in self.levels.iter().enumerate() {
+		for (level, scheme) in levels.iter().enumerate() {
 			let update = compress_once(scheme, &self.layout, &corrected)?;
 			let bytes = update.encode();
-			let last = level + 1 == self.levels.len();
+			let last = level + 1 == levels.len();
 			if budget.is_none_or(|b| bytes.len() <= b) || last {
 				chosen = Some((update, bytes, level));
 				break;
@@ -109,6 +130,35 @@ impl AdaptiveCompressor {
 		let (update, bytes, level) = chosen.expect("the ladder is never empty");
 		self.feedback.keep_update(corrected, &update);
 		Ok((update, bytes, level))
+	}
+}
+
+/// A job's compression round by round as a plain [`Compressor`] (one call a round): the
+/// first `dense_rounds` at [`DENSE_ROUND_COMPRESSION`], then the job's scheme, through one
+/// [`AdaptiveCompressor`]'s error feedback and no budget. What `bench_algo` runs for a job
+/// with dense rounds, as the daemon's rounds compress.
+pub struct DenseFirst {
+	compressor: AdaptiveCompressor,
+	scheme: Compression,
+	dense_rounds: u32,
+	round: u32,
+}
+
+impl DenseFirst {
+	/// `scheme` after `dense_rounds` dense ones, for vectors laid out as `layout`, its error
+	/// feedback decayed by `decay`.
+	pub fn new(scheme: Compression, layout: Layout, decay: f32, dense_rounds: u32) -> Result<Self> {
+		let compressor = AdaptiveCompressor::new(scheme, layout, decay)?;
+		Ok(DenseFirst { compressor, scheme, dense_rounds, round: 0 })
+	}
+}
+
+impl Compressor for DenseFirst {
+	fn compress(&mut self, delta: &[f32]) -> Result<CompressedUpdate> {
+		let scheme =
+			if self.round < self.dense_rounds { DENSE_ROUND_COMPRESSION } else { self.scheme };
+		self.round += 1;
+		Ok(self.compressor.compress_as(scheme, delta, None)?.0)
 	}
 }
 
@@ -159,6 +209,41 @@ mod tests {
 		assert!(carried(&kept) > carried(&lost));
 		let err = kept.give_back(&CompressedUpdate::None(vec![0.0; 3])).unwrap_err();
 		assert!(err.to_string().contains("an update of 3 values"), "{err}");
+	}
+
+	/// A dense round of a top-k job sends what top-k carried so far, nearly all of it, and
+	/// the job's next round goes on with what is left.
+	#[test]
+	fn a_dense_round_sends_the_carried_error() {
+		let len = 512;
+		let delta: Vec<f32> = (0..len).map(|i| ((i * 11 % 37) as f32 - 18.0) * 1e-2).collect();
+		let topk = Compression::TopK { chunk: 64, k: 4, value_bits: 4 };
+		let mut c = AdaptiveCompressor::new(topk, Layout::flat(len), 1.0).unwrap();
+		c.compress(&delta, None).unwrap();
+		let carried: Vec<f32> = c.residual().to_vec();
+		let int8 = Compression::Int8 { chunk: 64 };
+		let (dense, bytes, level) = c.compress_as(int8, &vec![0.0; len], None).unwrap();
+		assert_eq!((level, dense.scheme()), (0, int8));
+		assert_eq!(CompressedUpdate::decode(&bytes).unwrap().decompress(), dense.decompress());
+		let sent = dense.decompress();
+		let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+		let miss: Vec<f32> = sent.iter().zip(&carried).map(|(s, e)| s - e).collect();
+		assert!(norm(&miss) < 0.01 * norm(&carried), "{} of {}", norm(&miss), norm(&carried));
+		assert!(norm(c.residual()) < 0.01 * norm(&carried));
+		// The job's own scheme again on the next round.
+		let (next, _, _) = c.compress(&delta, None).unwrap();
+		assert_eq!(next.scheme(), topk);
+	}
+
+	#[test]
+	fn dense_first_sends_its_dense_rounds_then_the_jobs_scheme() {
+		let len = 256;
+		let delta: Vec<f32> = (0..len).map(|i| ((i * 5 % 23) as f32 - 11.0) * 1e-2).collect();
+		let topk = Compression::TopK { chunk: 64, k: 4, value_bits: 1 };
+		let mut c = DenseFirst::new(topk, Layout::flat(len), 0.9, 2).unwrap();
+		let schemes: Vec<Compression> =
+			(0..4).map(|_| Compressor::compress(&mut c, &delta).unwrap().scheme()).collect();
+		assert_eq!(schemes, [DENSE_ROUND_COMPRESSION, DENSE_ROUND_COMPRESSION, topk, topk]);
 	}
 
 	#[test]

@@ -191,6 +191,12 @@ impl TrainerConfig {
 			return bad("compute_slowdown must be >= 1");
 		}
 		self.misbehave.check().map_err(Error::Config)?;
+		if j.training.dense_rounds > j.rounds {
+			return Err(Error::Config(format!(
+				"job.training.dense_rounds ({}) must be at most job.rounds ({})",
+				j.training.dense_rounds, j.rounds
+			)));
+		}
 		let overlap = j.training.overlap_steps;
 		if let Some(max) = j.training.max_steps.filter(|m| overlap > 0 && overlap >= *m) {
 			return Err(Error::Config(format!(
@@ -379,6 +385,10 @@ mod tests {
 					"batch_size = 32\nmax_steps = 5\noverlap_steps = 5",
 				),
 				"below max_steps",
+			),
+			(
+				GOOD.replace("batch_size = 32", "batch_size = 32\ndense_rounds = 6"),
+				"dense_rounds (6) must be at most job.rounds (5)",
 			),
 			// The job's cap is in [job.training] (one definition with the chain's spec).
 			(GOOD.replace("id = 1", "id = 1\nmax_steps = 5"), "unknown field"),

@@ -21,7 +21,11 @@ use crate::{
 	diloco::train_round,
 	error::{Error, Result},
 	params::Manifest,
-	round::{contribute::round_seed, decide, state::GlobalState},
+	round::{
+		contribute::round_seed,
+		decide,
+		state::{GlobalState, OuterMove},
+	},
 	train::InnerTrainer,
 };
 
@@ -110,7 +114,8 @@ impl Reference {
 			let batches = (0..u64::from(steps))
 				.map(|i| dataset.train_batch(&batch_indices(&seed, i, batch, population), device));
 			let local = train_round(&mut m.trainer, &base, batches)?;
-			let (update, bytes, _level) = m.compressor.compress(&local.delta, None)?;
+			let scheme = self.job.training.compression_in(round);
+			let (update, bytes, _level) = m.compressor.compress_as(scheme, &local.delta, None)?;
 			// What a peer aggregates is what it decoded from the wire.
 			let received = CompressedUpdate::decode(&bytes)?;
 			sent.push((
@@ -133,6 +138,7 @@ impl Reference {
 			&peers,
 			rule,
 			self.job.screen_ratio,
+			OuterMove::in_round(&self.job.training, round),
 		)?;
 		for (m, (update, _)) in self.members.iter_mut().zip(&sent) {
 			if !decided.accepted.contains(&m.peer) {

@@ -9,7 +9,7 @@ use std::{
 };
 
 use grid_primitives::{
-	job::{JobId, RoundIndex},
+	job::{Compression, JobId, RoundIndex},
 	work::data_seed,
 	Hash,
 };
@@ -62,6 +62,9 @@ pub struct Context<'a> {
 	pub job: JobId,
 	/// The round.
 	pub round: RoundIndex,
+	/// The round's compression (`TrainingParams::compression_in`: the job's, or in one of
+	/// its dense rounds the dense scheme).
+	pub compression: Compression,
 	/// The job's parameter layout.
 	pub manifest: &'a Manifest,
 	/// The state the update was trained from.
@@ -84,7 +87,8 @@ pub fn seal(
 	trained: Duration,
 ) -> Result<OwnUpdate> {
 	let started = Instant::now();
-	let (update, bytes, level) = compressor.compress(&local.delta, budget)?;
+	let (update, bytes, level) =
+		compressor.compress_as(context.compression, &local.delta, budget)?;
 	let compute = trained + started.elapsed();
 	let (update_hash, hashes) = address(&bytes);
 	let commitment = Commitment {

@@ -10,7 +10,7 @@ use super::{
 	fetch::Fetches,
 	fraud::Received,
 	messages::{Digest, SignedCommitment},
-	state::GlobalState,
+	state::{GlobalState, OuterMove},
 };
 use crate::{
 	aggregate::{aggregate, norm, Contribution, Rule},
@@ -151,7 +151,7 @@ pub struct Decided {
 }
 
 /// Aggregates the gathered updates with `rule` (after screening at `screen_ratio`) and
-/// applies the outer step to `state`.
+/// moves `state` by the aggregate as `outer` says.
 pub fn step(
 	mut state: GlobalState,
 	manifest: &Manifest,
@@ -159,6 +159,7 @@ pub fn step(
 	members: &[PeerId],
 	rule: Rule,
 	screen_ratio: Option<f64>,
+	outer: OuterMove,
 ) -> Result<Decided> {
 	let (mut accepted, mut rejected, mut update_norm) = (Vec::new(), Vec::new(), None);
 	if !contributions.is_empty() {
@@ -168,7 +169,10 @@ pub fn step(
 		update_norm = Some(norm(&agg.delta));
 		// A copy only while another holder still reads this round's base.
 		let weights: &mut Vec<f32> = Arc::make_mut(&mut state.weights);
-		state.outer.step(weights, &agg.delta)?;
+		match outer {
+			OuterMove::Step => state.outer.step(weights, &agg.delta)?,
+			OuterMove::Average => state.outer.average(weights, &agg.delta)?,
+		}
 	}
 	let mut next = GlobalState::shared(state.round + 1, manifest, state.weights, state.outer)?;
 	next.verified = true;
@@ -233,12 +237,37 @@ mod tests {
 	fn a_round_without_updates_keeps_the_weights_and_moves_on() {
 		let (manifest, state) = initial();
 		let (weights, hash) = (state.weights.clone(), state.model_hash);
-		let decided = step(state, &manifest, &[], &[], Rule::Mean, None).unwrap();
+		let decided = step(state, &manifest, &[], &[], Rule::Mean, None, OuterMove::Step).unwrap();
 		assert_eq!(decided.next.round, 1);
 		assert!(decided.next.verified);
 		assert_eq!(decided.next.weights, weights);
 		assert_eq!(decided.next.model_hash, hash);
 		assert!(decided.accepted.is_empty() && decided.update_norm.is_none());
+	}
+
+	/// A dense round moves the model to the trainers' mean and leaves the momentum alone;
+	/// the job's outer step (lr 0.7, momentum 0.9 here) moves it elsewhere.
+	#[test]
+	fn a_dense_round_averages_and_the_others_step() {
+		let peers: Vec<PeerId> = (0..3).map(|_| PeerId::random()).collect();
+		let deltas = [0.03f32, 0.01, 0.02];
+		let run = |outer: OuterMove| {
+			let (manifest, state) = initial();
+			let before = state.weights.clone();
+			let contributions: Vec<Contribution> =
+				deltas.iter().map(|&d| Contribution::dense(vec![d; before.len()], 10)).collect();
+			let decided =
+				step(state, &manifest, &contributions, &peers, Rule::Mean, None, outer).unwrap();
+			(before, decided.next)
+		};
+		let (before, averaged) = run(OuterMove::Average);
+		for (a, b) in averaged.weights.iter().zip(before.iter()) {
+			assert!((b - a - 0.02).abs() < 1e-6, "{b} - {a}");
+		}
+		assert!(averaged.outer.velocity().iter().all(|v| *v == 0.0), "momentum untouched");
+		let (_, stepped) = run(OuterMove::Step);
+		assert_ne!(stepped.model_hash, averaged.model_hash);
+		assert_ne!(stepped.state_hash, averaged.state_hash);
 	}
 
 	#[test]
@@ -251,7 +280,8 @@ mod tests {
 		contributions.push(Contribution::dense(vec![100.0; n], 10));
 		let before = state.weights.clone();
 		let decided =
-			step(state, &manifest, &contributions, &peers, Rule::Mean, Some(3.0)).unwrap();
+			step(state, &manifest, &contributions, &peers, Rule::Mean, Some(3.0), OuterMove::Step)
+				.unwrap();
 		assert_eq!(decided.accepted, peers[..3].to_vec());
 		assert_eq!(decided.rejected, vec![peers[3]]);
 		assert!(

@@ -4,7 +4,7 @@
 
 use std::{path::PathBuf, sync::Arc};
 
-use grid_primitives::job::RoundIndex;
+use grid_primitives::job::{RoundIndex, TrainingParams};
 use libp2p::PeerId;
 
 use super::{
@@ -31,6 +31,27 @@ impl OuterSettings {
 	/// A fresh outer optimizer for `len` parameters.
 	pub fn optimizer(self, len: usize) -> OuterOptimizer {
 		OuterOptimizer::new(self.lr, self.momentum, len)
+	}
+}
+
+/// How a round's aggregate moves the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OuterMove {
+	/// The job's outer step (its learning rate and momentum).
+	Step,
+	/// To the mean of the trainers' models, the momentum left alone: a job's dense rounds
+	/// (`TrainingParams::dense_rounds`).
+	Average,
+}
+
+impl OuterMove {
+	/// The move of the job's `round`.
+	pub fn in_round<B>(training: &TrainingParams<B>, round: RoundIndex) -> Self {
+		if training.is_dense_round(round) {
+			OuterMove::Average
+		} else {
+			OuterMove::Step
+		}
 	}
 }
 

@@ -761,6 +761,8 @@ fn speed_options(setup: &BenchSetup) -> Result<speed::Options> {
 		codec: speed::Codec {
 			k: parsed(setup, "--k", "a count")?.unwrap_or(c.k),
 			error_decay: parsed(setup, "--error-decay", "a decay factor")?.unwrap_or(c.error_decay),
+			dense_rounds: parsed(setup, "--dense-rounds", "a round count")?
+				.unwrap_or(c.dense_rounds),
 		},
 		h: parsed(setup, "--h", "a step count")?,
 		reference: on_off("--reference", setup.arg("--reference"))?,

@@ -260,6 +260,7 @@ impl Trainer {
 		let context = Context {
 			job: self.config.job.id,
 			round,
+			compression: self.config.job.training.compression_in(round),
 			manifest: &self.manifest,
 			base: state,
 			start,

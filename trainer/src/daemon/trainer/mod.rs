@@ -41,7 +41,7 @@ use crate::{
 		fraud::{FraudDesk, FraudPort, Received},
 		messages::Digest,
 		peers::HealthBook,
-		state::{GlobalState, OuterSettings},
+		state::{GlobalState, OuterMove, OuterSettings},
 		state_transfer::ServedState,
 		update_pieces::Patience,
 		witness::{SignedAttestation, Witnesses},
@@ -485,6 +485,7 @@ impl Trainer {
 			&gathered.members,
 			rule,
 			job.screen_ratio,
+			OuterMove::in_round(&job.training, round),
 		)?;
 		let step = stepping.elapsed();
 		let drawn_out = draw.is_some() && !own_in_set;
