@@ -138,8 +138,8 @@ impl AdaptiveCompressor {
 /// [`AdaptiveCompressor`]'s error feedback and no budget. What `bench_algo` runs for a job
 /// with dense rounds, as the daemon's rounds compress.
 pub struct DenseFirst {
+	/// The job's scheme's compressor (its base is the scheme after the dense rounds).
 	compressor: AdaptiveCompressor,
-	scheme: Compression,
 	dense_rounds: u32,
 	round: u32,
 }
@@ -149,16 +149,20 @@ impl DenseFirst {
 	/// feedback decayed by `decay`.
 	pub fn new(scheme: Compression, layout: Layout, decay: f32, dense_rounds: u32) -> Result<Self> {
 		let compressor = AdaptiveCompressor::new(scheme, layout, decay)?;
-		Ok(DenseFirst { compressor, scheme, dense_rounds, round: 0 })
+		Ok(DenseFirst { compressor, dense_rounds, round: 0 })
 	}
 }
 
 impl Compressor for DenseFirst {
 	fn compress(&mut self, delta: &[f32]) -> Result<CompressedUpdate> {
-		let scheme =
-			if self.round < self.dense_rounds { DENSE_ROUND_COMPRESSION } else { self.scheme };
+		let dense = self.round < self.dense_rounds;
 		self.round += 1;
-		Ok(self.compressor.compress_as(scheme, delta, None)?.0)
+		let (update, _, _) = if dense {
+			self.compressor.compress_as(DENSE_ROUND_COMPRESSION, delta, None)?
+		} else {
+			self.compressor.compress(delta, None)?
+		};
+		Ok(update)
 	}
 }
 
