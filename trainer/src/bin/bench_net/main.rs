@@ -757,6 +757,8 @@ fn speed_options(setup: &BenchSetup) -> Result<speed::Options> {
 		rates: speed::Rates {
 			lr: parsed(setup, "--lr", "a learning rate")?.unwrap_or(r.lr),
 			outer_lr: parsed(setup, "--outer-lr", "a learning rate")?.unwrap_or(r.outer_lr),
+			outer_momentum: parsed(setup, "--outer-momentum", "a momentum")?
+				.unwrap_or(r.outer_momentum),
 		},
 		codec: speed::Codec {
 			k: parsed(setup, "--k", "a count")?.unwrap_or(c.k),
