@@ -4,17 +4,45 @@
 # a validation split and losses reported on a test split. Writes bench/reports/algorithms.md,
 # algorithms.json and algorithms.svg. Extra arguments go to the binary (e.g. --seeds 1; later
 # options win, so `--methods` and `--report` pick other methods and another report name).
+#
+# `bench/algorithms.sh --gpu [ARGS]` is the GPU mode, for a GPU machine through
+# `scripts/gpu.sh with bench/algorithms.sh --gpu` (its `bench_algo` built with `--features cuda`
+# by `scripts/gpu.sh build`; nothing is built there): a 19M-parameter GPT (6 layers, width
+# 512, context 128), large enough that the tiled codec's dense vectors stop dominating its
+# bytes, trained in bf16 on the GPU by every participant; writes algorithms_gpu.{md,json,svg}
+# (under --out, $OUT on the GPU machine).
 set -euo pipefail
-# GRID_BENCH_NO_BUILD=1 uses the binary already in $CARGO_TARGET_DIR.
+# GRID_BENCH_NO_BUILD=1 uses the binary already in $CARGO_TARGET_DIR; BENCH_ALGO names another.
 cd "$(dirname "$0")/.."
+export BENCH_COMMAND="${BENCH_COMMAND:-bench/algorithms.sh $*}"
+gpu=0
+if [ "${1:-}" = "--gpu" ]; then
+	gpu=1
+	shift
+fi
 [ -f scripts/build-env.sh ] && source scripts/build-env.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/grid-target}"
-if [ -z "${GRID_BENCH_NO_BUILD:-}" ]; then
+if [ "$gpu" = 0 ] && [ -z "${GRID_BENCH_NO_BUILD:-}" ] && [ -z "${BENCH_ALGO:-}" ]; then
 	cargo build --release --locked --workspace --bin bench_algo
 fi
+bench_algo="${BENCH_ALGO:-$CARGO_TARGET_DIR/release/bench_algo}"
+[ "$gpu" = 1 ] && [ -z "${BENCH_ALGO:-}" ] && [ -x .gpu/bench_algo ] && bench_algo=.gpu/bench_algo
 # Each run is single-threaded (one rayon thread); --jobs runs that many at once, one per core.
 export RAYON_NUM_THREADS="${RAYON_NUM_THREADS:-1}"
-export BENCH_COMMAND="${BENCH_COMMAND:-bench/algorithms.sh $*}"
+if [ "$gpu" = 1 ]; then
+	# DDP's lr tuned over three (it is cheap); DiLoCo at the inner lr of DDP's middle one,
+	# each codec at the outer step its CPU runs chose (f32: lr 1, momentum 0.5; top-k: 3;
+	# tiles: 2), H 30 as in Templar's SparseLoCo runs. The three seeds run at once on the
+	# one GPU (--jobs 3; --jobs 1 if the GPU's driver objects to several threads).
+	methods="ddp@lr=0.001,ddp@lr=0.002,ddp@lr=0.004"
+	methods+=",none@lr=0.002/olr=1/mom=0.5"
+	methods+=",topk:256:32:1@lr=0.002/olr=3,tiles:64@lr=0.002/olr=2"
+	"$bench_algo" --out bench/reports --report algorithms_gpu --device cuda \
+		--layers 6 --heads 8 --width 512 --context 128 --vocab 256 --batch 8 \
+		--steps 960 --inner 30 --seeds 3 --jobs 3 --methods "$methods" "$@"
+	echo "wrote the GPU report (algorithms_gpu .md, .json and .svg)"
+	exit 0
+fi
 # Variants of one method compete on validation loss (the report lists them all). DDP's
 # learning rate and DiLoCo's inner and outer settings are tuned the same way; top-k's outer
 # step (lr 2, no momentum: error feedback accumulates like momentum) and decay 0.9 are the
@@ -24,6 +52,6 @@ methods+=",none@lr=0.006/olr=1/mom=0.5,none@lr=0.01/olr=1/mom=0.5"
 methods+=",int8@lr=0.006/olr=1/mom=0.5"
 methods+=",topk:256:32:1@lr=0.006,topk:256:32:1@lr=0.006/h=100,topk:4096:16:1@lr=0.006/h=100"
 methods+=",tiles:64@lr=0.006,tiles:256@lr=0.006,tiles:1024@lr=0.006"
-"$CARGO_TARGET_DIR/release/bench_algo" --out bench/reports --seeds 3 --jobs "$(nproc)" \
+"$bench_algo" --out bench/reports --seeds 3 --jobs "$(nproc)" \
 	--methods "$methods" "$@"
 echo "wrote the report (.md, .json and .svg) in bench/reports"

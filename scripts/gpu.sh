@@ -19,7 +19,9 @@
 #                          skips it), bench/segment_devices.sh (a GPU round's steps redone on
 #                          the CPU; GPU_SEGMENTS=0 skips it), bench/gpu_e2e.sh (GPU providers
 #                          on a dev chain; GPU_E2E=0 skips it), then bench/gpu_step.sh
-#                          (GPU_BENCH=0 skips it) and a profile of the ~100M model's parts.
+#                          (GPU_BENCH=0 skips it) and a profile of the ~100M model's parts,
+#                          and bench/algorithms.sh --gpu (DDP against DiLoCo and its codecs
+#                          on a 19M-parameter GPT, 3 seeds; GPU_ALGO=0 skips it).
 #                          Logs and the reports go to $OUT (or ./gpu-out).
 #   scripts/gpu.sh with CMD  on the GPU machine: CMD with the CUDA libraries on the path.
 set -euo pipefail
@@ -32,7 +34,7 @@ build() {
     export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/grid-target} SKIP_WASM_BUILD=1
     local cargo=(cargo --locked -q)
     "${cargo[@]}" build --release -p grid-trainer --features cuda --bin grid-trainer --bin bench_step \
-        --bin gpt_parity --bin segment_devices
+        --bin gpt_parity --bin segment_devices --bin bench_algo
     local tests
     tests=$("${cargo[@]}" test --release -p grid-trainer --features cuda --lib --test gpu \
         --no-run --message-format=json |
@@ -42,7 +44,7 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
         print(m["target"]["name"], m["executable"])')
     rm -rf .gpu && mkdir -p .gpu
-    cp "$CARGO_TARGET_DIR"/release/{grid-trainer,bench_step,gpt_parity,segment_devices} .gpu/
+    cp "$CARGO_TARGET_DIR"/release/{grid-trainer,bench_step,gpt_parity,segment_devices,bench_algo} .gpu/
     while read -r name exe; do
         cp "$exe" ".gpu/test-$name"
     done <<<"$tests"
@@ -68,7 +70,7 @@ for line in sys.stdin:
     strip --strip-debug .gpu/grid-node .gpu/gpu_job
     du -sh .gpu/*
     rm -rf .gpu-carry && mkdir -p .gpu-carry
-    tar cf - .gpu/{grid-trainer,bench_step,gpt_parity,segment_devices} | xz -6 -T2 >.gpu-carry/cuda.tar.xz
+    tar cf - .gpu/{grid-trainer,bench_step,gpt_parity,segment_devices,bench_algo} | xz -6 -T2 >.gpu-carry/cuda.tar.xz
     tar cf - .gpu/test-* | xz -6 -T2 >.gpu-carry/tests.tar.xz
     tar cf - .gpu/{grid-node,gpu_job} | xz -6 -T2 >.gpu-carry/chain.tar.xz
     du -sh .gpu-carry/*
@@ -127,6 +129,10 @@ run() {
         # Where the ~100M model's step goes, part by part.
         .gpu/bench_step --layers 12 --heads 12 --width 768 --context 512 --vocab 8192 --batch 16 \
             --steps 3 --warmup 2 --device cuda --profile 1 2>&1 | tee "$out/profile.txt" || status=1
+    fi
+    if [[ ${GPU_ALGO:-1} == 1 ]]; then
+        BENCH_ALGO=.gpu/bench_algo bench/algorithms.sh --gpu --out "$out" 2>&1 |
+            tee "$out/algorithms.log" || status=1
     fi
     return $status
 }
