@@ -16,7 +16,9 @@
 #        (85M) or 64,14,12,768 (99.7M) on a machine of 32 GB or more: at 99.7M a provider held
 #        about 8 GB without verification beside its peak and over 12 GB with it)
 # Environment: BASELINE_TRAINER (a grid-trainer to compare with), BASELINE_SIZES (the sizes
-# it runs at; all by default), ROUNDS (the job's rounds; 2 by default), REPORT, GRID_BENCH_NO_BUILD=1 (use the binaries already
+# it runs at; all by default), CURRENT_LINE (a line added to this tree's providers' files only,
+# e.g. 'checks_beside_training = false', with BASELINE_TRAINER=$CARGO_TARGET_DIR/release/grid-trainer
+# to set an option against the same binary without it), ROUNDS (the job's rounds; 2 by default), REPORT, GRID_BENCH_NO_BUILD=1 (use the binaries already
 # built), KEEP_LOGS=DIR (keep each run's node and provider logs there). About 15 GB at 44M.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,7 +62,10 @@ for size in $sizes; do
 	fetch_ms=$((width >= 768 ? 24000 : 8000))
 	for which in baseline current; do
 		trainer=$bin/grid-trainer
+		lines=()
+		[ -n "${CURRENT_LINE:-}" ] && lines=(--provider-line "$CURRENT_LINE")
 		if [ "$which" = baseline ]; then
+			lines=()
 			[ -n "${BASELINE_TRAINER:-}" ] || continue
 			[[ " ${BASELINE_SIZES:-$sizes} " == *" $size "* ]] || continue
 			trainer=$BASELINE_TRAINER
@@ -71,7 +76,7 @@ for size in $sizes; do
 		GRID_TRAINER_BIN=$trainer RUST_LOG=${RUST_LOG:-info} "$bin/gpu_job" --device cpu \
 			--gpu-providers 2 --mixed-gpu 0 --mixed-cpu 0 --large "$size" --large-batch 8 \
 			--rounds "$rounds" --round-blocks "$blocks" --max-steps 2 --grace-ms 2000 --fetch-ms "$fetch_ms" \
-			--threads 1 --eval-samples 100 --out "$dir" --keep "$dir/keep" >"$dir.log" 2>&1 \
+			--threads 1 --eval-samples 100 "${lines[@]}" --out "$dir" --keep "$dir/keep" >"$dir.log" 2>&1 \
 			|| status=$?
 		echo "   exit $status" >&2
 		# Each provider's last word from its allocation ledger (grid-trainer's

@@ -180,7 +180,9 @@ def main():
         "most 2 steps: the compute is cut short, everything else in a round runs as in any job). "
         "Peak RSS is each provider's VmHWM read before it stops; copies = peak / (4 bytes × "
         "parameters)."
-        + (" The baseline is another `grid-trainer` binary run right before this tree's at each size." if has_baseline else ""),
+        + (" The baseline is another `grid-trainer` binary run right before this tree's at each size." if has_baseline else "")
+        + (f" This tree's providers' files add `{os.environ['CURRENT_LINE']}` (`CURRENT_LINE`); the baseline's do not."
+           if os.environ.get("CURRENT_LINE") else ""),
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),

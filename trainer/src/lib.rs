@@ -19,6 +19,7 @@ pub mod alloc_ledger;
 pub mod chain;
 pub mod checkpoint;
 pub mod compress;
+pub mod compute_gate;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod daemon;

@@ -21,6 +21,7 @@
 //!                [--mixed-cpu 1] [--small C,L,H,W] [--small-batch 16] [--device cuda]
 //!                [--rounds 3] [--round-blocks 10] [--max-steps 40] [--grace-ms 3000]
 //!                [--fetch-ms 20000] [--threads 4] [--eval-samples 200] [--budget-s S] [--out DIR] [--keep DIR]
+//!                [--provider-line 'checks_beside_training = false'] (a line for every provider's file)
 //! Writes DIR/gpu_e2e.md and DIR/gpu_e2e.json.
 
 use std::{
@@ -60,6 +61,8 @@ struct Args {
 	exchange: ExchangeWindow,
 	threads: usize,
 	eval_samples: usize,
+	/// Lines for every provider's file (top level).
+	provider_lines: Vec<String>,
 	/// The whole run's time limit, setup included.
 	budget: Duration,
 	out: PathBuf,
@@ -98,6 +101,7 @@ fn args() -> Result<Args> {
 		exchange: ExchangeWindow { grace_ms: 3_000, fetch_ms: 20_000, fan_in: None },
 		threads: 4,
 		eval_samples: 200,
+		provider_lines: Vec::new(),
 		budget: Duration::ZERO,
 		out: PathBuf::from("bench/reports"),
 		keep: None,
@@ -121,6 +125,7 @@ fn args() -> Result<Args> {
 			"--fetch-ms" => a.exchange.fetch_ms = value.parse()?,
 			"--threads" => a.threads = value.parse()?,
 			"--eval-samples" => a.eval_samples = value.parse()?,
+			"--provider-line" => a.provider_lines.push(value),
 			"--budget-s" => a.budget = Duration::from_secs(value.parse()?),
 			"--out" => a.out = value.into(),
 			"--keep" => a.keep = Some(value.into()),
@@ -235,7 +240,10 @@ fn launch(
 		.iter()
 		.map(|(name, device)| {
 			let account = format!("//{name}");
-			let extra = format!("device = \"{device}\"");
+			let extra = std::iter::once(format!("device = \"{device}\""))
+				.chain(a.provider_lines.iter().cloned())
+				.collect::<Vec<_>>()
+				.join("\n");
 			let spec = ProviderSpec {
 				threads: a.threads,
 				eval_samples: a.eval_samples,

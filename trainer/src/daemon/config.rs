@@ -73,6 +73,12 @@ pub struct TrainerConfig {
 	/// several pieces).
 	#[serde(default = "default_state_piece_bytes")]
 	pub state_piece_bytes: u32,
+	/// Whether checks that redo training steps (segment checks, replays, trajectory checks)
+	/// run beside the rounds' own training (the default); false: they take turns
+	/// ([`crate::compute_gate`]), which lowers the peak memory by what one of them holds
+	/// and may start a round up to one check late.
+	#[serde(default = "yes")]
+	pub checks_beside_training: bool,
 	/// The genesis hash of the chain the job's proofs are signed for (a provider's, set from
 	/// the chain it follows): gossiped proofs that are not signed for it are refused.
 	#[serde(skip)]

@@ -13,6 +13,7 @@ use crate::{
 		adaptive::{compress_once, corrected, AdaptiveCompressor},
 		CompressedUpdate, Layout,
 	},
+	compute_gate::{ComputeGate, Turn},
 	data::{batch_indices, Dataset, MnistDataset},
 	diloco::{train_round, OuterOptimizer},
 	model::Model,
@@ -356,21 +357,8 @@ fn the_worker_reports_each_check_with_its_tag() {
 	let worker = VerifyWorker::start(rep);
 	worker.submit(1u32, Check::Replay(tiny_claim(&base, vec![0.0; 2], 3)));
 	worker.submit(2u32, Check::Replay(tiny_claim(&base, vec![0.5; n], 0)));
-	// An update that changes nothing owes nothing to its sender's data.
-	let screen = ScreenRequest {
-		base: base.clone(),
-		update: Arc::new(CompressedUpdate::None(vec![0.0; n])),
-		other: Arc::new(CompressedUpdate::None(vec![0.0; n])),
-		seed: Hash::repeat_byte(7),
-		steps: 3,
-	};
-	worker.submit(3u32, Check::Screen(screen));
-	let mut got = Vec::new();
-	let start = std::time::Instant::now();
-	while got.len() < 3 && start.elapsed() < std::time::Duration::from_secs(60) {
-		got.extend(worker.finished());
-		std::thread::sleep(std::time::Duration::from_millis(10));
-	}
+	worker.submit(3u32, Check::Screen(still_screen(&base)));
+	let got = findings(&worker, 3);
 	assert_eq!(got.len(), 3);
 	let tags: Vec<u32> = got.iter().map(|(tag, _)| *tag).collect();
 	assert_eq!(tags, [1, 2, 3]);
@@ -383,6 +371,75 @@ fn the_worker_reports_each_check_with_its_tag() {
 		Finding::Screen(Ok(s)) => assert!(s.suspect() && s.passes >= 2, "{s:?}"),
 		_ => panic!("the screen's finding is a screen's"),
 	}
+}
+
+/// A loss screen of an update that changes nothing (which owes nothing to its sender's
+/// data) against another such.
+fn still_screen(base: &Arc<Vec<f32>>) -> ScreenRequest {
+	let still = || Arc::new(CompressedUpdate::None(vec![0.0; base.len()]));
+	ScreenRequest {
+		base: base.clone(),
+		update: still(),
+		other: still(),
+		seed: Hash::repeat_byte(7),
+		steps: 3,
+	}
+}
+
+/// The worker's findings once it has `want` of them, or all it has after a minute.
+fn findings<T: Send + 'static>(worker: &VerifyWorker<T>, want: usize) -> Vec<(T, Finding)> {
+	let (mut got, start) = (Vec::new(), std::time::Instant::now());
+	while got.len() < want && start.elapsed() < std::time::Duration::from_secs(60) {
+		got.extend(worker.finished());
+		std::thread::sleep(std::time::Duration::from_millis(10));
+	}
+	got
+}
+
+/// A round's training holding the turn at a closed gate, and a worker behind the gate with
+/// a replay queued (of a claim whose update its start cannot reach: invalid).
+fn replay_behind_training() -> (Arc<Vec<f32>>, ComputeGate, Turn, VerifyWorker<u32>) {
+	let (rep, base) = tiny();
+	let n = base.len();
+	let gate = ComputeGate::one_at_a_time();
+	let training = gate.enter();
+	let worker = VerifyWorker::gated(rep, gate.clone());
+	worker.submit(1u32, Check::Replay(tiny_claim(&base, vec![0.5; n], 1)));
+	(base, gate, training, worker)
+}
+
+#[test]
+fn behind_a_closed_gate_a_replay_waits_for_the_training_turn_and_a_screen_does_not() {
+	let (base, gate, training, worker) = replay_behind_training();
+	// The worker is stuck at the gate with the replay, so a screen queued behind it waits
+	// too; a screen on a worker of its own is not held by the gate at all.
+	let other = VerifyWorker::gated(tiny().0, gate.clone());
+	other.submit(2u32, Check::Screen(still_screen(&base)));
+	let screened = findings(&other, 1);
+	assert!(matches!(&screened[..], [(2, Finding::Screen(Ok(_)))]), "the screen ran");
+	assert!(worker.finished().is_empty(), "the replay ran while training held the turn");
+	drop(training);
+	let got = findings(&worker, 1);
+	assert!(
+		matches!(&got[..], [(1, Finding::Replay(Ok(j)))] if j.verdict == Verdict::Invalid),
+		"the replay ran once the round let the turn go"
+	);
+	// And the turn came back: the next round's training gets it.
+	drop(gate.enter());
+}
+
+#[test]
+fn a_worker_waiting_at_the_gate_is_dropped_without_waiting_for_the_turn() {
+	let (_, _gate, training, worker) = replay_behind_training();
+	let (dropped, done) = std::sync::mpsc::channel();
+	std::thread::spawn(move || {
+		drop(worker);
+		dropped.send(()).unwrap();
+	});
+	// The turn's holder may be a round waiting for a base the dropping loop would give.
+	done.recv_timeout(std::time::Duration::from_secs(60))
+		.expect("dropping the worker waited for the training turn");
+	drop(training);
 }
 
 /// A trainer's states after every step of its third round (two rounds first, so its moments

@@ -1,12 +1,19 @@
 //! Checks (replays, segment and trajectory checks, loss screens) on their own thread.
 
-use std::{sync::mpsc, sync::Arc, thread::JoinHandle};
+use std::{
+	sync::{
+		atomic::{AtomicBool, Ordering},
+		mpsc, Arc,
+	},
+	thread::JoinHandle,
+};
 
 use grid_primitives::Hash;
 
 use super::{Claim, Judgement, LossScreen, Replayer, SegmentJudgement, TraceFinding, TraceRequest};
 use crate::{
 	compress::CompressedUpdate,
+	compute_gate::ComputeGate,
 	error::Result,
 	trajectory::{StepState, StepView},
 	work_state::Moments,
@@ -132,6 +139,16 @@ pub enum Finding {
 	Trace(Result<TraceFinding>),
 }
 
+impl Check {
+	/// Whether it redoes training steps (holding a trainer, its moments, gradients and
+	/// activations beside the states it starts and ends at): the checks that take turns
+	/// with the round's training behind a closed [`ComputeGate`]. A loss screen only runs
+	/// forward passes.
+	fn trains(&self) -> bool {
+		!matches!(self, Check::Screen(_))
+	}
+}
+
 impl Replayer {
 	/// Runs `check` (consumed: a segment check's states move into its replay).
 	fn run(&self, check: Check) -> Finding {
@@ -155,14 +172,24 @@ impl Replayer {
 pub struct VerifyWorker<T> {
 	jobs: Option<mpsc::Sender<(T, Check)>>,
 	findings: mpsc::Receiver<(T, Finding)>,
+	/// Set when the worker is dropped: a check waiting for its turn at the gate stops
+	/// waiting (the turn may be held by a round whose base the dropping loop would give).
+	closing: Arc<AtomicBool>,
 	thread: Option<JoinHandle<()>>,
 }
 
 impl<T: Send + 'static> VerifyWorker<T> {
-	/// Starts the worker thread.
+	/// Starts the worker thread, its checks never waiting for training.
 	pub fn start(replayer: Replayer) -> Self {
+		Self::gated(replayer, ComputeGate::open())
+	}
+
+	/// Starts the worker thread; a check that trains takes its turn at `gate`.
+	pub fn gated(replayer: Replayer, gate: ComputeGate) -> Self {
 		let (jobs, inbox) = mpsc::channel::<(T, Check)>();
 		let (report, findings) = mpsc::channel();
+		let closing = Arc::new(AtomicBool::new(false));
+		let stop = closing.clone();
 		let thread = std::thread::Builder::new()
 			.name("grid-verify".into())
 			.spawn(move || {
@@ -170,13 +197,23 @@ impl<T: Send + 'static> VerifyWorker<T> {
 				crate::priority::lower_this_thread();
 				crate::alloc_ledger::tag_thread("verification");
 				for (tag, check) in inbox {
-					if report.send((tag, replayer.run(check))).is_err() {
+					let turn = if check.trains() {
+						match gate.enter_unless(|| stop.load(Ordering::Relaxed)) {
+							Some(turn) => Some(turn),
+							None => return,
+						}
+					} else {
+						None
+					};
+					let finding = replayer.run(check);
+					drop(turn);
+					if report.send((tag, finding)).is_err() {
 						return;
 					}
 				}
 			})
 			.expect("spawning the verification thread");
-		VerifyWorker { jobs: Some(jobs), findings, thread: Some(thread) }
+		VerifyWorker { jobs: Some(jobs), findings, closing, thread: Some(thread) }
 	}
 
 	/// Queues a check.
@@ -196,6 +233,7 @@ impl<T> Drop for VerifyWorker<T> {
 	fn drop(&mut self) {
 		// Closing the queue ends the thread after the check it is running.
 		self.jobs.take();
+		self.closing.store(true, Ordering::Relaxed);
 		if let Some(thread) = self.thread.take() {
 			let _ = thread.join();
 		}

@@ -35,6 +35,12 @@ pub struct ProviderConfig {
 	/// Makes each inner step take this many times longer (simulates a slower device).
 	#[serde(default = "one")]
 	pub compute_slowdown: f64,
+	/// Whether checks of peers' work that redo training steps run beside this provider's
+	/// own training (the default); false on a machine short of memory: they take turns
+	/// (the peak without one of them, `bench/README.md`, *Memory per trainer*), and a round
+	/// may start up to one check late.
+	#[serde(default = "yes")]
+	pub checks_beside_training: bool,
 	/// Deliberate misbehaviour, for tests.
 	#[serde(default)]
 	pub misbehave: Misbehaviour,
@@ -47,6 +53,10 @@ pub struct ProviderConfig {
 
 fn one() -> f64 {
 	1.0
+}
+
+fn yes() -> bool {
+	true
 }
 
 /// How the provider talks to the chain and which jobs it takes.

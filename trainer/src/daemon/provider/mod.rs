@@ -261,6 +261,7 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		threads: config.threads,
 		device: config.device,
 		compute_slowdown: config.compute_slowdown,
+		checks_beside_training: config.checks_beside_training,
 		misbehave: config.misbehave,
 		whole_updates: false,
 		inline_updates: true,

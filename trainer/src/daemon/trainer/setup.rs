@@ -11,6 +11,7 @@ use libp2p::{identity::Keypair, Multiaddr};
 use super::{restore, Evaluator, Fraud, Saver, Trainer, MAX_RESPONSE_BYTES};
 use crate::{
 	compress::Layout,
+	compute_gate::ComputeGate,
 	daemon::{config::TrainerConfig, datasets},
 	daemon::{evidence::EvidenceFiles, reports::Totals, work_states::WorkStates},
 	error::{Error, Result},
@@ -95,6 +96,13 @@ impl Trainer {
 			.concat(),
 		);
 		let catch_up = job.catch_up()?;
+		// Checks that redo training steps and the rounds' own training: beside each other
+		// or, on a provider short of memory, by turns.
+		let gate = if config.checks_beside_training {
+			ComputeGate::open()
+		} else {
+			ComputeGate::one_at_a_time()
+		};
 		let fraud = fraud.zip(archive).map(|(port, archive)| {
 			let replayer = Replayer {
 				spec: job.model,
@@ -108,8 +116,10 @@ impl Trainer {
 				dataset: dataset.clone(),
 				device: device.clone(),
 			};
+			let archive = Box::new(archive);
+			let gate = gate.clone();
 			let desk =
-				FraudDesk::new(me, screen_secret, replayer, Box::new(archive), job.evidence_rounds);
+				FraudDesk::gated(me, screen_secret, replayer, archive, job.evidence_rounds, gate);
 			Fraud { desk, port, unkept: None }
 		});
 		let compressor = job.compressor(Layout::of(&manifest))?;
@@ -169,7 +179,7 @@ impl Trainer {
 			unrecorded: VecDeque::new(),
 			saver,
 			device,
-			inner: super::training::Inner::new(inner),
+			inner: super::training::Inner::new(inner, gate),
 			manifest,
 			outer,
 			compressor,

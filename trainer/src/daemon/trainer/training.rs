@@ -19,6 +19,7 @@ use candle_core::Device;
 use grid_primitives::{job::RoundIndex, Hash};
 
 use crate::{
+	compute_gate::ComputeGate,
 	data::{batch_indices, Dataset},
 	diloco::{train_from, CatchUp, LocalRound, RoundStart},
 	error::{Error, Result},
@@ -65,6 +66,11 @@ impl StopAt {
 
 	fn get(&self) -> Option<Instant> {
 		*self.0.lock().unwrap_or_else(|e| e.into_inner())
+	}
+
+	/// Whether the stop has come.
+	fn passed(&self) -> bool {
+		self.get().is_some_and(|stop| Instant::now() >= stop)
 	}
 }
 
@@ -115,11 +121,14 @@ struct Running {
 pub(super) struct Inner {
 	idle: Option<InnerTrainer>,
 	running: Option<Running>,
+	/// A round's training takes its turn here with the checks that redo training steps.
+	gate: ComputeGate,
 }
 
 impl Inner {
-	pub fn new(trainer: InnerTrainer) -> Self {
-		Inner { idle: Some(trainer), running: None }
+	/// The inner trainer, its rounds taking their turns at `gate`.
+	pub fn new(trainer: InnerTrainer, gate: ComputeGate) -> Self {
+		Inner { idle: Some(trainer), running: None, gate }
 	}
 
 	/// The round training now.
@@ -140,9 +149,21 @@ impl Inner {
 		let overlapped = matches!(start, Start::Overlapped { .. });
 		let stop = pace.stop_at.clone();
 		let (current, inbox) = mpsc::channel();
+		let (gate, stopped) = (self.gate.clone(), stop.clone());
 		let run = move || {
 			crate::priority::lower_this_thread();
 			crate::alloc_ledger::tag_thread("training");
+			let asked = Instant::now();
+			let Some(_turn) = gate.enter_unless(|| stopped.passed()) else {
+				let e = format!("round {round} stopped while a check held the compute gate");
+				return (trainer, Err(Error::Training(e)));
+			};
+			if gate.is_exclusive() {
+				tracing::info!(
+					"round {round}: training began after {} ms waiting for a check",
+					asked.elapsed().as_millis()
+				);
+			}
 			let result = train(&mut trainer, start, pace, move || {
 				inbox.recv().map_err(|_| {
 					Error::Training("the exchange it overlapped did not decide a state".into())
@@ -401,7 +422,7 @@ mod tests {
 	#[test]
 	fn a_round_trained_ahead_waits_for_its_base_and_is_the_round_verifiers_replay() {
 		let dataset = Arc::new(Dataset::Mnist(MnistDataset::shipped().unwrap()));
-		let mut inner = Inner::new(trainer());
+		let mut inner = Inner::new(trainer(), ComputeGate::open());
 		let base = inner.get().unwrap().model().params().flatten().unwrap();
 		inner.start(0, Start::Base(Arc::new(base.clone())), pace(&dataset, 0, 4)).unwrap();
 		let blocking = trained(&mut inner, 0);
@@ -455,5 +476,41 @@ mod tests {
 		inner.start(3, Start::Overlapped { catch_up, from: None }, pace(&dataset, 3, 5)).unwrap();
 		assert!(inner.running().is_some());
 		assert!(inner.get().is_ok() && inner.running().is_none());
+	}
+
+	/// Behind a closed gate a round trains only once the check holding the turn lets it
+	/// go, and that wait is not compute; a deadline round whose stop comes while it waits
+	/// ends in error without a step; abandoned while it waits, it gives the trainer back.
+	#[test]
+	fn a_round_behind_a_check_waits_for_its_turn_and_gives_up_at_its_stop() {
+		let dataset = Arc::new(Dataset::Mnist(MnistDataset::shipped().unwrap()));
+		let gate = ComputeGate::one_at_a_time();
+		let mut inner = Inner::new(trainer(), gate.clone());
+		let base = Arc::new(inner.get().unwrap().model().params().flatten().unwrap());
+		let check = gate.enter();
+		inner.start(0, Start::Base(base.clone()), pace(&dataset, 0, 3)).unwrap();
+		std::thread::sleep(Duration::from_millis(300));
+		assert!(!inner.is_done(), "the round trained while a check held the turn");
+		let released = Instant::now();
+		drop(check);
+		let (at, result) = inner.finish().expect("a round was training");
+		let round = result.unwrap();
+		assert_eq!((at, round.local.steps), (0, 3));
+		assert!(round.compute <= released.elapsed(), "the wait counted as compute");
+
+		// A deadline round whose stop passes while a check holds the turn.
+		let check = gate.enter();
+		let mut late = pace(&dataset, 1, 3);
+		late.fixed = None;
+		late.stop_at = StopAt::new(Some(Instant::now() + Duration::from_millis(200)));
+		inner.start(1, Start::Base(base.clone()), late).unwrap();
+		let (_, result) = inner.finish().unwrap();
+		let err = result.err().expect("a round past its stop trained").to_string();
+		assert!(err.contains("while a check held the compute gate"), "{err}");
+		// Abandoned while it waits: the trainer comes back, and the check still holds it.
+		inner.start(2, Start::Base(base), pace(&dataset, 2, 3)).unwrap();
+		assert!(inner.get().is_ok() && inner.running().is_none());
+		drop(check);
+		drop(gate.enter());
 	}
 }

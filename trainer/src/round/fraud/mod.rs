@@ -45,6 +45,7 @@ use super::{
 };
 use crate::{
 	compress::CompressedUpdate,
+	compute_gate::ComputeGate,
 	verify::{Replayer, VerifyWorker},
 	work_state::WorkDigests,
 };
@@ -187,6 +188,19 @@ impl FraudDesk {
 		archive: Box<dyn EvidenceArchive>,
 		keep_rounds: RoundIndex,
 	) -> Self {
+		Self::gated(me, secret, replayer, archive, keep_rounds, ComputeGate::open())
+	}
+
+	/// The same desk, whose checks that redo training steps take their turn at `gate`
+	/// with the trainer's own rounds ([`ComputeGate`]: a provider short of memory).
+	pub fn gated(
+		me: PeerId,
+		secret: [u8; 32],
+		replayer: Replayer,
+		archive: Box<dyn EvidenceArchive>,
+		keep_rounds: RoundIndex,
+		gate: ComputeGate,
+	) -> Self {
 		let overlaps = replayer.catch_up.is_some();
 		FraudDesk {
 			me,
@@ -195,7 +209,7 @@ impl FraudDesk {
 			screening: HashSet::new(),
 			secret,
 			gauntlet_peers: GAUNTLET_PEERS,
-			worker: VerifyWorker::start(replayer),
+			worker: VerifyWorker::gated(replayer, gate),
 			history: VecDeque::new(),
 			archive,
 			keep_rounds: keep_rounds.max(MEMORY_ROUNDS as RoundIndex),
