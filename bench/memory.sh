@@ -13,8 +13,9 @@
 #
 # usage: bench/memory.sh [SIZES]   (default "64,4,4,128 64,6,8,384 64,8,8,672":
 #        context,layers,heads,width each; about 1M, 11M and 44M parameters; add 64,12,12,768
-#        (85M) or 64,14,12,768 (99.7M) on a machine of 32 GB or more: at 99.7M a provider held
-#        about 8 GB without verification beside its peak and over 12 GB with it)
+#        (85M) or 64,14,12,768 (99.7M) on a machine of 32 GB or more, or with
+#        CURRENT_LINE='checks_beside_training = false' on 24 GiB: at 99.7M a provider peaked
+#        at 9.5 GB with checks by turns and over 12 GB with a check beside training)
 # Environment: BASELINE_TRAINER (a grid-trainer to compare with), BASELINE_SIZES (the sizes
 # it runs at; all by default), CURRENT_LINE (a line added to this tree's providers' files only,
 # e.g. 'checks_beside_training = false', with BASELINE_TRAINER=$CARGO_TARGET_DIR/release/grid-trainer

@@ -175,6 +175,10 @@ mod tests {
 			config.account().unwrap().public_key().0,
 			subxt_signer::sr25519::dev::bob().public_key().0
 		);
+		assert!(config.checks_beside_training, "checks run beside training unless told");
+		let by_turns = GOOD.replacen("[chain]", "checks_beside_training = false\n[chain]", 1);
+		std::fs::write(&path, by_turns).unwrap();
+		assert!(!ProviderConfig::load(&path).unwrap().checks_beside_training);
 		let cases = [
 			(GOOD.replace("account = \"//Bob\"", ""), "exactly one of"),
 			(
@@ -185,6 +189,10 @@ mod tests {
 			(GOOD.replace("http://127.0.0.1:9101/health", "ftp://x"), "http://"),
 			(GOOD.replace("stake = 200", "stake = 200\nfoo = 1"), "unknown field"),
 			(GOOD.replace("stake = 200", "stake = -5"), "-5 GRID is not a usable amount"),
+			(
+				GOOD.replacen("[chain]", "checks_beside_training = \"no\"\n[chain]", 1),
+				"invalid type: string \"no\", expected a boolean",
+			),
 			// The exchange's timing is the job's, not a provider's.
 			(GOOD.replace("[training]", "[training]\ngrace_ms = 500"), "unknown field `grace_ms`"),
 		];
