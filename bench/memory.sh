@@ -64,12 +64,12 @@ for size in $sizes; do
 	for which in baseline current; do
 		trainer=$bin/grid-trainer
 		lines=()
-		[ -n "${CURRENT_LINE:-}" ] && lines=(--provider-line "$CURRENT_LINE")
 		if [ "$which" = baseline ]; then
-			lines=()
 			[ -n "${BASELINE_TRAINER:-}" ] || continue
 			[[ " ${BASELINE_SIZES:-$sizes} " == *" $size "* ]] || continue
 			trainer=$BASELINE_TRAINER
+		elif [ -n "${CURRENT_LINE:-}" ]; then
+			lines=(--provider-line "$CURRENT_LINE")
 		fi
 		dir=$work/$which-${size//,/-}
 		echo "== $size with the $which trainer ($trainer)" >&2

@@ -197,14 +197,13 @@ impl<T: Send + 'static> VerifyWorker<T> {
 				crate::priority::lower_this_thread();
 				crate::alloc_ledger::tag_thread("verification");
 				for (tag, check) in inbox {
-					let turn = if check.trains() {
-						match gate.enter_unless(|| stop.load(Ordering::Relaxed)) {
-							Some(turn) => Some(turn),
-							None => return,
-						}
-					} else {
-						None
-					};
+					// A check that trains waits for its turn; dropped while it waits, the
+					// worker ends.
+					let turn =
+						check.trains().then(|| gate.enter_unless(|| stop.load(Ordering::Relaxed)));
+					if let Some(None) = turn {
+						return;
+					}
 					let finding = replayer.run(check);
 					drop(turn);
 					if report.send((tag, finding)).is_err() {
