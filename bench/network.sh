@@ -12,8 +12,9 @@
 # `--outer-momentum M`: the outer step's Nesterov momentum, 0 unless given; an
 # in-process reference of the same job runs beside them, and the report says in how many
 # rounds the daemon's model was the reference's to the bit; `--reference off` skips it;
-# `--h N`: N inner steps a round, 100 unless given; `--k K`, `--error-decay D`: top-k's
-# values kept of 256 and its error feedback's decay, 32 and 0.9 unless given;
+# `--h N`: N inner steps a round, 100 unless given; `--k K`, `--bits B`, `--error-decay D`:
+# top-k's values kept of 256, bits a value and its error feedback's decay, 32, 1 and 0.9
+# unless given;
 # `--dense-rounds N`: the job's first N rounds dense (int8, the model moved to the mean),
 # 0 unless given; `--daemon off`:
 # DDP and the reference only, the algorithm on the seed without the network, about 15

@@ -762,6 +762,7 @@ fn speed_options(setup: &BenchSetup) -> Result<speed::Options> {
 		},
 		codec: speed::Codec {
 			k: parsed(setup, "--k", "a count")?.unwrap_or(c.k),
+			bits: parsed(setup, "--bits", "a value width in bits")?.unwrap_or(c.bits),
 			error_decay: parsed(setup, "--error-decay", "a decay factor")?.unwrap_or(c.error_decay),
 			dense_rounds: parsed(setup, "--dense-rounds", "a round count")?
 				.unwrap_or(c.dense_rounds),
