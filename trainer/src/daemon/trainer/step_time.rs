@@ -1,7 +1,9 @@
 //! How long the next inner step may take, for pacing a round against its deadline: a
 //! running mean of the steps timed so far and their running mean deviation, as TCP bounds a
 //! round trip (RFC 6298), and a step starts only while the mean plus four deviations fit
-//! before the stop.
+//! before the stop; a round's first step only while the mean does (`training::allowed`:
+//! the estimate learns only from steps taken, so a bound that never fits would stop a slow
+//! provider training for good).
 //!
 //! The mean alone let the last step overrun whenever steps varied: compute runs at the
 //! lowest priority (`crate::priority`), so on a shared machine a step takes as long as other
