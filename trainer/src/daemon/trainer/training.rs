@@ -396,22 +396,25 @@ mod tests {
 		}
 	}
 
+	/// A deadline round's pace: `left` until its stop, steps estimated by `step_time`.
+	fn deadline_pace(dataset: &Arc<Dataset>, left: Duration, step_time: Option<StepTime>) -> Pace {
+		let mut p = pace(dataset, 0, 0);
+		p.fixed = None;
+		p.stop_at = StopAt::new(Some(Instant::now() + left));
+		p.step_time = step_time;
+		p
+	}
+
 	/// A deadline round starts a later step only while the step's bound fits before the
 	/// stop, not merely its mean: after steps of 0.2 and 1.8 s in turn (a mean near 1 s) the
 	/// round's first step starts 1.5 s before the stop (its mean fits) and no second one;
-	/// after steady 1 s steps two start 2.5 s before it.
+	/// after steady 0.5 s steps two start 1.5 s before it.
 	#[test]
 	fn a_deadline_round_starts_no_later_step_its_spread_says_may_overrun() {
 		let dataset = Arc::new(Dataset::Mnist(MnistDataset::shipped().unwrap()));
 		let estimate =
 			|steps: Vec<f64>| steps.into_iter().fold(None, |e, s| Some(StepTime::observe(e, s)));
-		let deadline = |step_time: Option<StepTime>| {
-			let mut p = pace(&dataset, 0, 0);
-			p.fixed = None;
-			p.stop_at = StopAt::new(Some(Instant::now() + Duration::from_millis(1_500)));
-			p.step_time = step_time;
-			p
-		};
+		let deadline = |step_time| deadline_pace(&dataset, Duration::from_millis(1_500), step_time);
 		let waited = AtomicU64::new(0);
 		let varied = estimate([0.2, 1.8].repeat(10));
 		assert!(varied.unwrap().mean() < 1.2, "{varied:?}");
@@ -433,10 +436,7 @@ mod tests {
 		assert_eq!(first.bound(), Duration::from_secs(144));
 		let one = Some(first);
 		let round = |left: u64| {
-			let mut p = pace(&dataset, 0, 0);
-			p.fixed = None;
-			p.stop_at = StopAt::new(Some(Instant::now() + Duration::from_secs(left)));
-			p.step_time = one;
+			let p = deadline_pace(&dataset, Duration::from_secs(left), one);
 			let (mut step_time, waited) = (one, AtomicU64::new(0));
 			paced_batches(&p, &mut step_time, &waited).take(2).count()
 		};
