@@ -3,29 +3,45 @@
 # Rust toolchain (and cannot download one):
 #
 #   scripts/gpu.sh build   on a build machine: makes a CUDA 13 toolkit from PyPI wheels
-#                          (scripts/cuda-toolkit.sh), builds grid-trainer, bench_step and the
-#                          trainer's test binaries with `--features cuda` for CUDA_COMPUTE_CAP
+#                          (scripts/cuda-toolkit.sh), builds grid-trainer, the GPU benchmarks
+#                          and the GPU tests with `--features cuda` for CUDA_COMPUTE_CAP
 #                          (default 90, Hopper), runs the CUDA build's tests here against a
 #                          stub driver (every GPU test must skip cleanly), then grid-node and
 #                          gpu_job (the workspace build's, for bench/gpu_e2e.sh), and puts the
 #                          binaries in .gpu/ and compressed in .gpu-carry/ (both git-ignored)
-#                          in three parts, since all of them are over the 64 MiB a run may
-#                          carry: cuda.tar.xz (grid-trainer and the GPU benchmarks), tests.tar.xz
-#                          (the CUDA build's test binaries) and chain.tar.xz (the node and the
-#                          end-to-end driver); a run carries the parts it needs.
-#   scripts/gpu.sh run     on the GPU machine, from the repository root with .gpu/ beside it:
-#                          the CUDA build's tests (unit tests and trainer/tests/gpu.rs) on the
-#                          GPU (GPU_TESTS=0 skips them), bench/gpu_parity.sh (GPU_PARITY=0
-#                          skips it), bench/segment_devices.sh (a GPU round's steps redone on
-#                          the CPU; GPU_SEGMENTS=0 skips it), bench/gpu_e2e.sh (GPU providers
-#                          on a dev chain; GPU_E2E=0 skips it), then bench/gpu_step.sh
-#                          (GPU_BENCH=0 skips it) and a profile of the ~100M model's parts,
-#                          and bench/algorithms.sh --gpu (DDP against DiLoCo and its codecs
-#                          on a 19M-parameter GPT, 3 seeds; GPU_ALGO=0 skips it).
-#                          Logs and the reports go to $OUT (or ./gpu-out).
+#                          in parts, since a run may carry 64 MiB with the working tree and
+#                          all of them are more: cuda.tar.xz (grid-trainer, segment_devices,
+#                          bench_algo), bench.tar.xz (bench_step, gpt_parity), tests.tar.xz
+#                          (trainer/tests/gpu.rs) and chain.tar.xz (the node and the
+#                          end-to-end driver). A run carries the parts its parts need:
+#                          tests: cuda, tests; e2e: cuda, chain; segments, algo: cuda;
+#                          parity, bench: bench. Carried with .gpu-carry, all four fit
+#                          (about 50 MB in 2026-12).
+#   scripts/gpu.sh run [PART...]
+#                          on the GPU machine, from the repository root with .gpu-carry/
+#                          beside it: the named parts (default all) side by side, each
+#                          stopped after GPU_SECONDS (default 540) so that one device call
+#                          holds them: tests (trainer/tests/gpu.rs on the GPU), parity
+#                          (bench/gpu_parity.sh), e2e (bench/gpu_e2e.sh: GPU providers on a
+#                          dev chain), segments (bench/segment_devices.sh: a GPU round's steps
+#                          redone on the CPU), bench (bench/gpu_step.sh and a profile of the
+#                          ~100M model's parts), algo (bench/algorithms.sh --gpu). The GPU has
+#                          room for all of them at once (2026-12-04 on an H200: tests,
+#                          segments, e2e and algo together); timings then include the others'
+#                          load, so run bench alone when its figures are to be reported.
+#                          Reports and logs go to one archive, $OUT/results.tar.gz (a device
+#                          call brings back at most 8 files), or to ./gpu-out without $OUT.
 #   scripts/gpu.sh with CMD  on the GPU machine: CMD with the CUDA libraries on the path.
 set -euo pipefail
+self=$(realpath "$0")
 cd "$(dirname "$0")/.."
+
+# .gpu-carry/PART.tar.xz from .gpu/FILES.
+pack() {
+    local part=$1
+    shift
+    tar cf - "${@/#/.gpu/}" | xz -9 -T2 >".gpu-carry/$part.tar.xz"
+}
 
 build() {
     local toolkit
@@ -48,10 +64,10 @@ for line in sys.stdin:
     while read -r name exe; do
         cp "$exe" ".gpu/test-$name"
     done <<<"$tests"
-    strip --strip-debug .gpu/*
     # Here the stub driver answers "no device": the CPU tests pass and the GPU ones skip.
     export LD_LIBRARY_PATH=$toolkit/stub:$toolkit/lib GRID_TRAINER_BIN=$PWD/.gpu/grid-trainer
     .gpu/test-grid_trainer -q
+    rm .gpu/test-grid_trainer # the CPU tests: CI runs them; too large to carry
     .gpu/test-gpu --nocapture >.gpu/skip.log 2>&1 || { cat .gpu/skip.log; exit 1; }
     if [[ $(grep -c "skipped: no GPU" .gpu/skip.log) -ne $(grep -oP 'running \K[0-9]+' .gpu/skip.log) ]]; then
         cat .gpu/skip.log
@@ -67,12 +83,13 @@ for line in sys.stdin:
         cargo build --release --locked -q --workspace --bin grid-node --bin gpu_job
     )
     cp "$CARGO_TARGET_DIR"/release/{grid-node,gpu_job} .gpu/
-    strip --strip-debug .gpu/grid-node .gpu/gpu_job
     du -sh .gpu/*
     rm -rf .gpu-carry && mkdir -p .gpu-carry
-    tar cf - .gpu/{grid-trainer,bench_step,gpt_parity,segment_devices,bench_algo} | xz -6 -T2 >.gpu-carry/cuda.tar.xz
-    tar cf - .gpu/test-* | xz -6 -T2 >.gpu-carry/tests.tar.xz
-    tar cf - .gpu/{grid-node,gpu_job} | xz -6 -T2 >.gpu-carry/chain.tar.xz
+    strip --strip-all .gpu/*
+    pack cuda grid-trainer segment_devices bench_algo
+    pack bench bench_step gpt_parity
+    pack tests test-gpu
+    pack chain grid-node gpu_job
     du -sh .gpu-carry/*
 }
 
@@ -90,63 +107,99 @@ EOF
 
 # Unpacks the CUDA build if needed and puts its libraries on the path.
 setup() {
-    if [[ ! -x .gpu/grid-trainer ]]; then
-        for part in .gpu-carry/*.tar.xz; do tar xJf "$part"; done
-    fi
+    # Python's tarfile, since the GPU machine's image may lack xz.
+    local part
+    for part in .gpu-carry/*.tar.xz; do
+        [[ -e .gpu/.unpacked-$(basename "$part") ]] && continue
+        python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(filter="tar")' "$part"
+        touch ".gpu/.unpacked-$(basename "$part")"
+    done
     LD_LIBRARY_PATH=$(cuda_library_path)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     export LD_LIBRARY_PATH GRID_DATA_DIR=$PWD/data GRID_TRAINER_BIN=$PWD/.gpu/grid-trainer
+}
+
+# One part of `run`, its reports and logs in $1.
+part() {
+    local dir=$1 name=$2
+    case $name in
+    tests) .gpu/test-gpu --nocapture --test-threads 1 >"$dir/gpu_tests.log" 2>&1 ;;
+    parity) GPT_PARITY=.gpu/gpt_parity REPORT=$dir/gpu_parity.md bench/gpu_parity.sh >"$dir/parity.log" 2>&1 ;;
+    e2e)
+        # Checkpoints and kept states on the repository's disk, not /tmp.
+        mkdir -p .tmp
+        TMPDIR=$PWD/.tmp GPU_JOB=.gpu/gpu_job GRID_NODE_BIN=$PWD/.gpu/grid-node \
+            REPORT=$dir/gpu_e2e.md bench/gpu_e2e.sh >"$dir/e2e.out" 2>&1
+        ;;
+    segments)
+        SEGMENT_DEVICES=.gpu/segment_devices REPORT=$dir/segment_devices.md DEVICE=cuda \
+            bench/segment_devices.sh >"$dir/segments.log" 2>&1
+        ;;
+    bench)
+        BENCH_STEP=.gpu/bench_step REPORT=$dir/gpu_step.md bench/gpu_step.sh >"$dir/bench.log" 2>&1
+        # Where the ~100M model's step goes, part by part.
+        .gpu/bench_step --layers 12 --heads 12 --width 768 --context 512 --vocab 8192 --batch 16 \
+            --steps 3 --warmup 2 --device cuda --profile 1 >"$dir/profile.txt" 2>&1
+        ;;
+    algo) BENCH_ALGO=.gpu/bench_algo bench/algorithms.sh --gpu --out "$dir" >"$dir/algorithms.log" 2>&1 ;;
+    *)
+        echo "unknown part $name (tests, parity, e2e, segments, bench, algo)" >&2
+        return 2
+        ;;
+    esac
 }
 
 run() {
     setup
     local out=${OUT:-$PWD/gpu-out}
-    mkdir -p "$out"
-    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+    local dir=$out/results
+    mkdir -p "$dir"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$dir/gpu.txt"
     if ldd .gpu/grid-trainer | grep "not found"; then
         echo "libraries missing on this machine" >&2
         exit 1
     fi
-    local status=0
-    if [[ ${GPU_TESTS:-1} == 1 ]]; then
-        .gpu/test-grid_trainer -q 2>&1 | tail -5 | tee "$out/test-lib.log" || status=1
-        .gpu/test-gpu --nocapture --test-threads 1 2>&1 | tee "$out/test-gpu.log" || status=1
-    fi
-    if [[ ${GPU_PARITY:-1} == 1 ]]; then
-        GPT_PARITY=.gpu/gpt_parity REPORT=$out/gpu_parity.md bench/gpu_parity.sh 2>&1 |
-            tee "$out/parity.log" || status=1
-    fi
-    if [[ ${GPU_E2E:-1} == 1 ]]; then
-        GPU_JOB=.gpu/gpu_job GRID_NODE_BIN=$PWD/.gpu/grid-node REPORT=$out/gpu_e2e.md \
-            bench/gpu_e2e.sh || status=1
-    fi
-    if [[ ${GPU_SEGMENTS:-1} == 1 ]]; then
-        SEGMENT_DEVICES=.gpu/segment_devices REPORT=$out/segment_devices.md DEVICE=cuda \
-            bench/segment_devices.sh 2>&1 | tee "$out/segments.log" || status=1
-    fi
-    if [[ ${GPU_BENCH:-1} == 1 ]]; then
-        BENCH_STEP=.gpu/bench_step REPORT=$out/gpu_step.md bench/gpu_step.sh 2>&1 |
-            tee "$out/bench.log" || status=1
-        # Where the ~100M model's step goes, part by part.
-        .gpu/bench_step --layers 12 --heads 12 --width 768 --context 512 --vocab 8192 --batch 16 \
-            --steps 3 --warmup 2 --device cuda --profile 1 2>&1 | tee "$out/profile.txt" || status=1
-    fi
-    if [[ ${GPU_ALGO:-1} == 1 ]]; then
-        BENCH_ALGO=.gpu/bench_algo bench/algorithms.sh --gpu --out "$out" 2>&1 |
-            tee "$out/algorithms.log" || status=1
-    fi
+    local parts=("$@") name start=$SECONDS
+    [[ ${#parts[@]} -gt 0 ]] || parts=(tests parity e2e segments bench algo)
+    local pids=()
+    for name in "${parts[@]}"; do
+        (
+            rc=0
+            timeout "${GPU_SECONDS:-540}" "$self" part "$dir" "$name" || rc=$?
+            echo "$name: exit $rc after $((SECONDS - start)) s" | tee -a "$dir/status.txt"
+            exit $rc
+        ) &
+        pids+=($!)
+    done
+    # The GPU's use and the host's memory every 5 s, to see what ran out.
+    while sleep 5; do
+        echo "$((SECONDS - start)) s, $(nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader), host $(free -m | awk '/^Mem/ {print $3}') MiB, disk $(df -m . | awk 'NR == 2 {print $3}') MiB"
+    done >"$dir/load.log" &
+    local load=$! status=0 pid
+    for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+    kill "$load"
+    tar czf "$out/results.tar.gz" -C "$out" results && rm -rf "$dir"
+    echo "wrote $out/results.tar.gz"
     return $status
 }
 
 case "${1:-}" in
 build) build ;;
-run) run ;;
+run)
+    shift
+    run "$@"
+    ;;
+part)
+    shift
+    setup
+    part "$@"
+    ;;
 with)
     shift
     setup
     "$@"
     ;;
 *)
-    echo "usage: scripts/gpu.sh build|run|with COMMAND..." >&2
+    echo "usage: scripts/gpu.sh build|run [PART...]|with COMMAND..." >&2
     exit 2
     ;;
 esac

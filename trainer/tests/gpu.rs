@@ -223,7 +223,7 @@ fn optimize(spec: &InnerOptimizer, device: &Device, steps: usize) -> (Vec<f32>, 
 		let loss = ((w.as_tensor() * &cw).unwrap().sum_all().unwrap()
 			+ (b.as_tensor() * &cb).unwrap().sum_all().unwrap())
 		.unwrap();
-		norms.push(optimizer.step(&loss.backward().unwrap(), 0.01, Some(10.0)).unwrap());
+		norms.push(optimizer.step(loss.backward().unwrap(), 0.01, Some(10.0)).unwrap());
 	}
 	let mut out = b.as_tensor().to_vec1::<f32>().unwrap();
 	out.extend(w.as_tensor().flatten_all().unwrap().to_vec1::<f32>().unwrap());

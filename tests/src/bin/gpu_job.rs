@@ -19,7 +19,7 @@
 //!
 //! usage: gpu_job [--gpu-providers 2] [--large C,L,H,W] [--large-batch 8] [--mixed-gpu 1]
 //!                [--mixed-cpu 1] [--small C,L,H,W] [--small-batch 16] [--device cuda]
-//!                [--rounds 3] [--round-blocks 10] [--max-steps 40] [--grace-ms 3000]
+//!                [--rounds 2] [--round-blocks 15] [--max-steps 40] [--grace-ms 3000]
 //!                [--fetch-ms 20000] [--threads 4] [--eval-samples 200] [--budget-s S] [--out DIR] [--keep DIR]
 //!                [--provider-line 'checks_beside_training = false'] (a line for every provider's file)
 //! Writes DIR/gpu_e2e.md and DIR/gpu_e2e.json.
@@ -95,8 +95,12 @@ fn args() -> Result<Args> {
 		small: gpt("64,2,4,64")?,
 		small_batch: 16,
 		device: "cuda".into(),
-		rounds: 3,
-		round_blocks: 10,
+		// Two rounds of 15 blocks: a 353M provider needs about 34 s from joining to its first
+		// exchange (10-block rounds left round 0 unpaid), and keeps about 12.7 GB of
+		// committed states a round (a third round of two providers filled an H200 machine's
+		// 64 GiB disk; bench/README.md, "GPU providers end to end").
+		rounds: 2,
+		round_blocks: 15,
 		max_steps: 40,
 		exchange: ExchangeWindow { grace_ms: 3_000, fetch_ms: 20_000, fan_in: None },
 		threads: 4,
