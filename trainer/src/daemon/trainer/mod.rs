@@ -208,6 +208,7 @@ impl Trainer {
 			self.state = Some(GlobalState::initial(&self.manifest, weights, self.outer)?);
 		}
 		self.publish_state()?;
+		tracing::info!("ready to train {:.1} s after set-up", self.started.elapsed().as_secs_f64());
 		let mut round = self.state.as_ref().map_or_else(|| self.clock().round(), |s| s.round);
 		while round < self.config.job.rounds {
 			let clock_round = self.clock().round();
