@@ -189,8 +189,8 @@ run)
     run "$@"
     ;;
 part)
+    # Internal to `run`, whose setup the part's process inherits (unpacked, paths exported).
     shift
-    setup
     part "$@"
     ;;
 with)

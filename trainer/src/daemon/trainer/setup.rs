@@ -82,10 +82,10 @@ impl Trainer {
 		if device.is_cuda() {
 			// The driver compiles Candle's kernels on their first use (seconds each on a new
 			// machine): pay for that now rather than in the first round.
-			let start = Instant::now();
 			let indices: Vec<u64> = (0..u64::from(job.training.batch_size)).collect();
 			inner.warm_up(&dataset.train_batch(&indices, &device)?)?;
-			tracing::info!("GPU warmed up in {:.1} s", start.elapsed().as_secs_f64());
+			let took = setup_start.elapsed() - model_ready;
+			tracing::info!("GPU warmed up in {:.1} s", took.as_secs_f64());
 		}
 		let warmed_up = setup_start.elapsed();
 		let seal_secs = sealing_estimate(manifest.numel());
@@ -174,14 +174,15 @@ impl Trainer {
 		let books = Books::new(job.id, first_round, job.claim_rule());
 		let witnesses = Witnesses::new(job.id, first_round);
 		let fetches = Fetches::new(job.id, Layout::of(&manifest)).fetch_whole(config.whole_updates);
+		let set_up = setup_start.elapsed();
 		tracing::info!(
 			"set up in {:.1} s: data and evaluator {:.1} s, model and optimizer {:.1} s, \
 			 warm-up {:.1} s, state, network and keepers {:.1} s",
-			setup_start.elapsed().as_secs_f64(),
+			set_up.as_secs_f64(),
 			evaluator_ready.as_secs_f64(),
 			(model_ready - evaluator_ready).as_secs_f64(),
 			(warmed_up - model_ready).as_secs_f64(),
-			(setup_start.elapsed() - warmed_up).as_secs_f64()
+			(set_up - warmed_up).as_secs_f64()
 		);
 		Ok(Trainer {
 			key,
