@@ -25,7 +25,8 @@
 #                          (bench/gpu_parity.sh), e2e (bench/gpu_e2e.sh: GPU providers on a
 #                          dev chain), segments (bench/segment_devices.sh: a GPU round's steps
 #                          redone on the CPU), bench (bench/gpu_step.sh and a profile of the
-#                          ~100M model's parts), algo (bench/algorithms.sh --gpu). The GPU has
+#                          ~100M model's parts), algo (bench/algorithms.sh --gpu); E2E_ARGS go to
+#                          gpu_job (e.g. "--rounds 2 --round-blocks 15"). The GPU has
 #                          room for all of them at once (2026-12-04 on an H200: tests,
 #                          segments, e2e and algo together); timings then include the others'
 #                          load, so run bench alone when its figures are to be reported.
@@ -128,7 +129,7 @@ part() {
         # Checkpoints and kept states on the repository's disk, not /tmp.
         mkdir -p .tmp
         TMPDIR=$PWD/.tmp GPU_JOB=.gpu/gpu_job GRID_NODE_BIN=$PWD/.gpu/grid-node \
-            REPORT=$dir/gpu_e2e.md bench/gpu_e2e.sh >"$dir/e2e.out" 2>&1
+            REPORT=$dir/gpu_e2e.md bench/gpu_e2e.sh ${E2E_ARGS:-} >"$dir/e2e.out" 2>&1
         ;;
     segments)
         SEGMENT_DEVICES=.gpu/segment_devices REPORT=$dir/segment_devices.md DEVICE=cuda \

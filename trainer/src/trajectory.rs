@@ -21,11 +21,11 @@ use blake2::Digest as _;
 use crate::{
 	compress::Reader,
 	error::{Error, Result},
-	params::{le_bytes, Blake2b256, Digest},
+	params::{Blake2b256, Digest},
 	state_assembly::Parts,
 	work_state::{
-		bulk_hasher, check_values, decode_parts, encode_parts, hash_moments, max_parts_len,
-		parts_len, write_parts, Moments, StateFormat, WorkState,
+		bulk_hasher, check_values, decode_parts, encode_parts, hash_moments, hash_values,
+		max_parts_len, parts_len, write_parts, Moments, StateFormat, WorkState,
 	},
 };
 
@@ -72,7 +72,7 @@ impl<'a> StepView<'a> {
 		let mut h = bulk_hasher(STEP_DOMAIN);
 		h.update(&self.step.to_le_bytes());
 		hash_moments(&mut h, self.moments);
-		h.update(&le_bytes(self.params));
+		hash_values(&mut h, self.params);
 		h.finalize().into()
 	}
 

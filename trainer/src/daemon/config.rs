@@ -325,10 +325,11 @@ impl JobConfig {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
 	use super::*;
 
-	const GOOD: &str = r#"
+	/// A valid configuration (an MLP job on the shipped MNIST), for tests elsewhere too.
+	pub(crate) const GOOD: &str = r#"
 		name = "t1"
 		key_seed = "trainer-1"
 		data_dir = "t1"

@@ -27,7 +27,7 @@ use crate::{
 		config::TrainerConfig,
 		datasets, job_spec,
 		status_server::{self, Extra, StatusSink},
-		trainer::Trainer,
+		trainer::{Prepared, Trainer},
 	},
 	data,
 	model::Model,
@@ -237,26 +237,23 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		.with_context(|| format!("serving {}", config.chain.endpoint))?;
 	let held_p2p = hold_port(&config.listen)
 		.with_context(|| format!("listening on {} for the job's peers", config.listen))?;
-	let (chain, job, spec, bootstrap) = runtime.block_on(async {
+	let (chain, job, spec) = runtime.block_on(async {
 		let chain = Chain::connect(&config.chain.url, Duration::from_secs(60)).await?;
 		ensure_registered(&chain, &account, &p2p, &config).await?;
 		let (job, spec) = choose_job(&chain, &me, &config).await?;
-		ensure_joined(&chain, &account, job).await?;
-		// The job's other participants, to dial first.
-		let bootstrap = chain.best().await?.participant_addresses(job, Some(&me)).await?;
-		let bootstrap: Vec<String> = bootstrap.iter().map(ToString::to_string).collect();
-		Ok::<_, ChainError>((chain, job, spec, bootstrap))
+		Ok::<_, ChainError>((chain, job, spec))
 	})?;
 	let local = &config.training;
 	let job_config = job_spec::chain_job(job, &spec, local.eval_samples, local.max_steps)?;
 	let job_dir = config.data_dir.join(format!("job-{job}"));
-	let trainer_config = TrainerConfig {
+	let mut trainer_config = TrainerConfig {
 		name: config.name.clone(),
 		key_seed: String::new(),
 		data_dir: job_dir.clone(),
 		datasets: Some(config.store().root().to_path_buf()),
 		listen: vec![config.listen.clone()],
-		bootstrap,
+		// The job's other participants, to dial first: known once this provider has joined.
+		bootstrap: Vec::new(),
 		scenario: None,
 		threads: config.threads,
 		device: config.device,
@@ -279,6 +276,14 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		},
 	};
 	trainer_config.validate()?;
+	// Before the join: the chain opens round 0 when the last member joins, and a large
+	// model's set-up would otherwise eat into it.
+	let prepared = Prepared::new(&trainer_config)?;
+	trainer_config.bootstrap = runtime.block_on(async {
+		ensure_joined(&chain, &account, job).await?;
+		let addresses = chain.best().await?.participant_addresses(job, Some(&me)).await?;
+		Ok::<_, ChainError>(addresses.iter().map(ToString::to_string).collect())
+	})?;
 	let follow = FollowConfig {
 		job,
 		proof_dir: job_dir.join("proofs"),
@@ -295,7 +300,8 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 	};
 	// Let go of the libp2p port just before the trainer's swarm listens on it.
 	drop(held_p2p);
-	let mut trainer = Trainer::with_key(
+	let mut trainer = Trainer::prepared(
+		prepared,
 		trainer_config,
 		p2p,
 		Box::new(handle.clone()),

@@ -146,6 +146,11 @@ impl Trainer {
 			report_late(round, end, steps, trained.step_time, trained.ended, sealed);
 		}
 		let sealing = sealed.duration_since(trained.ended).as_secs_f64();
+		tracing::info!(
+			"round {round}: sealed {:.0} ms after its last step ({:.0} ms reserved)",
+			sealing * 1e3,
+			self.seal_secs.unwrap_or(0.0) * 1e3
+		);
 		self.seal_secs = Some(self.seal_secs.map_or(sealing, |s| 0.5 * s + 0.5 * sealing));
 		Ok(Some(Computed { own, overlap_wait: trained.overlapped.then_some(trained.waited) }))
 	}

@@ -56,6 +56,7 @@ mod exchange;
 mod keeper;
 mod saver;
 mod setup;
+pub use setup::Prepared;
 mod step_time;
 mod sync;
 mod training;

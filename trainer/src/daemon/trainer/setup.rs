@@ -6,19 +6,23 @@ use std::{
 	time::{Duration, Instant},
 };
 
+use candle_core::Device;
+use grid_primitives::job::{Compression, JobId};
 use libp2p::{identity::Keypair, Multiaddr};
 
 use super::{restore, Evaluator, Fraud, Saver, Trainer, MAX_RESPONSE_BYTES};
 use crate::{
-	compress::Layout,
+	compress::{compress_values, Layout},
 	compute_gate::ComputeGate,
 	daemon::{config::TrainerConfig, datasets},
 	daemon::{evidence::EvidenceFiles, reports::Totals, work_states::WorkStates},
+	data::Dataset,
 	error::{Error, Result},
 	net::{
 		behaviour::BehaviourConfig, scenario::Scenario, service, Command, NetConfig, Shaper,
 		StoredBytes,
 	},
+	params::Manifest,
 	round::{
 		book::Books,
 		coordinator::Coordinator,
@@ -27,28 +31,31 @@ use crate::{
 		peers::HealthBook,
 		witness::Witnesses,
 	},
+	train::InnerTrainer,
 	trajectory::{Recorder, StepState},
 	verify::Replayer,
 	work_state::Moments,
 };
 
-impl Trainer {
-	/// Sets up the trainer: identity, data, model, checkpoint (if any) and network. Rounds
-	/// open and close when `coordinator` says; with a `fraud` port (the chain's), the trainer
-	/// keeps evidence, screens and replays updates, and judges challenges.
-	pub fn with_key(
-		config: TrainerConfig,
-		key: Keypair,
-		coordinator: Box<dyn Coordinator>,
-		fraud: Option<Box<dyn FraudPort>>,
-		runtime: &tokio::runtime::Handle,
-	) -> Result<Self> {
-		std::fs::create_dir_all(&config.data_dir)
-			.map_err(|e| Error::io("creating", &config.data_dir, e))?;
-		let me = key.public().to_peer_id();
+/// What a trainer builds before it needs a network or a chain: its device, data, evaluator,
+/// model and optimizer (warmed up on a GPU) and a first estimate of its sealing time. A
+/// provider builds it before it joins a job, since the chain opens round 0 when the last
+/// member joins and a 353M model's took 27-34 s of a 90 s round 0 on an H200
+/// (`bench/README.md`, "GPU providers end to end").
+pub struct Prepared {
+	job: JobId,
+	device: Device,
+	dataset: Arc<Dataset>,
+	evaluator: Option<Evaluator>,
+	inner: InnerTrainer,
+	manifest: Manifest,
+	seal_secs: f64,
+}
+
+impl Prepared {
+	/// Builds what `config`'s job trains with, logging where the time goes.
+	pub fn new(config: &TrainerConfig) -> Result<Self> {
 		let job = &config.job;
-		// Where a large model's set-up time goes (a 353M provider took 34 s on an H200 from
-		// joining to listening, longer than a 10-block round 0 left it): logged once.
 		let setup_start = Instant::now();
 		let device = crate::device::select(config.device)?;
 		tracing::info!("training on {:?}", device.location());
@@ -64,7 +71,6 @@ impl Trainer {
 			None
 		};
 		let evaluator_ready = setup_start.elapsed();
-		let inner_config = job.inner_config();
 		let inner = job.inner_trainer(&device)?;
 		let manifest = inner.model().params().manifest();
 		crate::malloc::return_model_sized_blocks(manifest.numel().saturating_mul(4));
@@ -84,11 +90,60 @@ impl Trainer {
 			// machine): pay for that now rather than in the first round.
 			let indices: Vec<u64> = (0..u64::from(job.training.batch_size)).collect();
 			inner.warm_up(&dataset.train_batch(&indices, &device)?)?;
-			let took = setup_start.elapsed() - model_ready;
-			tracing::info!("GPU warmed up in {:.1} s", took.as_secs_f64());
 		}
 		let warmed_up = setup_start.elapsed();
-		let seal_secs = sealing_estimate(manifest.numel());
+		let seal_secs = sealing_estimate(manifest.numel(), &job.training.compression_in(0))?;
+		tracing::info!(
+			"prepared job {} in {:.1} s: data and evaluator {:.1} s, model and optimizer {:.1} s, \
+			 warm-up {:.1} s, sealing estimate {:.1} s ({seal_secs:.2} s a round)",
+			job.id,
+			setup_start.elapsed().as_secs_f64(),
+			evaluator_ready.as_secs_f64(),
+			(model_ready - evaluator_ready).as_secs_f64(),
+			(warmed_up - model_ready).as_secs_f64(),
+			(setup_start.elapsed() - warmed_up).as_secs_f64(),
+		);
+		Ok(Prepared { job: job.id, device, dataset, evaluator, inner, manifest, seal_secs })
+	}
+}
+
+impl Trainer {
+	/// Sets up the trainer: identity, data, model, checkpoint (if any) and network. Rounds
+	/// open and close when `coordinator` says; with a `fraud` port (the chain's), the trainer
+	/// keeps evidence, screens and replays updates, and judges challenges.
+	pub fn with_key(
+		config: TrainerConfig,
+		key: Keypair,
+		coordinator: Box<dyn Coordinator>,
+		fraud: Option<Box<dyn FraudPort>>,
+		runtime: &tokio::runtime::Handle,
+	) -> Result<Self> {
+		let prepared = Prepared::new(&config)?;
+		Self::prepared(prepared, config, key, coordinator, fraud, runtime)
+	}
+
+	/// [`Trainer::with_key`] from what was `prepared` for `config`'s job.
+	pub fn prepared(
+		prepared: Prepared,
+		config: TrainerConfig,
+		key: Keypair,
+		coordinator: Box<dyn Coordinator>,
+		fraud: Option<Box<dyn FraudPort>>,
+		runtime: &tokio::runtime::Handle,
+	) -> Result<Self> {
+		let job = &config.job;
+		if prepared.job != job.id {
+			return Err(Error::Config(format!(
+				"prepared for job {}, configured for job {}",
+				prepared.job, job.id
+			)));
+		}
+		std::fs::create_dir_all(&config.data_dir)
+			.map_err(|e| Error::io("creating", &config.data_dir, e))?;
+		let me = key.public().to_peer_id();
+		let setup_start = Instant::now();
+		let Prepared { device, dataset, evaluator, inner, manifest, seal_secs, .. } = prepared;
+		let inner_config = job.inner_config();
 		let archive = match fraud {
 			Some(_) => Some(EvidenceFiles::open(&config.data_dir)?),
 			None => None,
@@ -174,15 +229,9 @@ impl Trainer {
 		let books = Books::new(job.id, first_round, job.claim_rule());
 		let witnesses = Witnesses::new(job.id, first_round);
 		let fetches = Fetches::new(job.id, Layout::of(&manifest)).fetch_whole(config.whole_updates);
-		let set_up = setup_start.elapsed();
 		tracing::info!(
-			"set up in {:.1} s: data and evaluator {:.1} s, model and optimizer {:.1} s, \
-			 warm-up {:.1} s, state, network and keepers {:.1} s",
-			set_up.as_secs_f64(),
-			evaluator_ready.as_secs_f64(),
-			(model_ready - evaluator_ready).as_secs_f64(),
-			(warmed_up - model_ready).as_secs_f64(),
-			(set_up - warmed_up).as_secs_f64()
+			"state, network and keepers set up in {:.1} s",
+			setup_start.elapsed().as_secs_f64()
 		);
 		Ok(Trainer {
 			key,
@@ -228,20 +277,70 @@ impl Trainer {
 }
 
 /// A first estimate of the time from a round's last step to its sealed update (s), before
-/// a round has measured it: hashing as many states as a round's trajectory keeps (encoding
-/// them waits until the commitment is out: `keeper.rs`), timed on a state of at most
-/// [`ESTIMATE_VALUES`] parameters (with AdamW's moments) and scaled to the model's
-/// `params`, so that start-up copies no large model's state for it.
-fn sealing_estimate(params: usize) -> f64 {
+/// a round has measured it: copying the last state out of the model, hashing as many states
+/// as a round's trajectory keeps (encoding them waits until the commitment is out:
+/// `keeper.rs`) and compressing the update with the first round's `compression`, timed on a
+/// sample of at most [`ESTIMATE_VALUES`] parameters (with AdamW's moments) and scaled to the
+/// model's `params`, so that start-up copies no large model's state for it. Times four: a
+/// sample's timing misses the device's copy, memory traffic past the caches and a first
+/// round's fresh allocations (on an H200 host, 2026-12-04, a 353M provider's first round
+/// sealed in 9.5-11.2 s, past the 50 ms reserved then, and its update missed the commit
+/// deadline; on 2 cores two 19.2M CPU providers' first rounds sealed in 1.5-1.8 s where
+/// this timing tripled gave 1.28-1.60 s, their second rounds in 0.79-0.89 s), and a round
+/// that stops a little early loses a few steps where one sealed late loses its whole
+/// payment. From the second round on, the pacing uses the rounds' own measurements.
+fn sealing_estimate(params: usize, compression: &Compression) -> Result<f64> {
 	let sample = params.clamp(1, ESTIMATE_VALUES);
-	let zeros = || vec![0f32; sample];
-	let moments = Some(Moments { m: zeros(), v: zeros() });
-	let state = StepState { params: zeros(), step: 0, moments };
+	// Values that vary, so that top-k and quantizers do their usual work.
+	let values: Vec<f32> = (0..sample).map(|i| ((i as f32) * 0.618_034).sin() * 1e-3).collect();
+	let start = Instant::now();
+	let moments = Some(Moments { m: values.clone(), v: values.clone() });
+	let state = StepState { params: values.clone(), step: 0, moments };
+	let copied = start.elapsed().as_secs_f64();
 	let start = Instant::now();
 	let _ = state.digest();
-	let per_state = start.elapsed().as_secs_f64() * params as f64 / sample as f64;
-	per_state * f64::from(Recorder::new(params).capacity())
+	let hashed = start.elapsed().as_secs_f64() * f64::from(Recorder::new(params).capacity());
+	let start = Instant::now();
+	compress_values(compression, &Layout::rows(sample, 1024), &values)?;
+	let compressed = start.elapsed().as_secs_f64();
+	Ok(4.0 * (copied + hashed + compressed) * params as f64 / sample as f64)
 }
 
-/// Parameters of the state [`sealing_estimate`] times.
-const ESTIMATE_VALUES: usize = 1 << 20;
+/// Parameters of the state [`sealing_estimate`] times (48 MiB with its moments: past a
+/// CPU's caches, as a large model's state is).
+const ESTIMATE_VALUES: usize = 1 << 22;
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+	use crate::{daemon::config::tests::GOOD, round::coordinator::LocalSchedule};
+
+	fn config(dir: &std::path::Path) -> TrainerConfig {
+		let path = dir.join("t.toml");
+		std::fs::write(&path, GOOD).unwrap();
+		TrainerConfig::load(&path).unwrap()
+	}
+
+	#[test]
+	fn a_trainer_is_built_from_what_was_prepared_for_its_job_and_no_other() {
+		let dir = tempfile::tempdir().unwrap();
+		let runtime = tokio::runtime::Runtime::new().unwrap();
+		let build = |prepared: Prepared, config: TrainerConfig| {
+			let schedule = Box::new(LocalSchedule(config.schedule, config.job.id));
+			let key = Keypair::generate_ed25519();
+			Trainer::prepared(prepared, config, key, schedule, None, runtime.handle())
+		};
+		let mine = config(dir.path());
+		let prepared = Prepared::new(&mine).unwrap();
+		assert!(prepared.seal_secs > 0.0, "a first sealing estimate is timed");
+		let mut other = mine.clone();
+		other.job.id = 2;
+		let refused = build(prepared, other).err().expect("another job's preparation is refused");
+		assert!(
+			refused.to_string().contains("prepared for job 1, configured for job 2"),
+			"{refused}"
+		);
+		let trainer = build(Prepared::new(&mine).unwrap(), mine).expect("its own job's is taken");
+		drop(trainer);
+	}
+}
