@@ -26,10 +26,13 @@
 #                          dev chain), segments (bench/segment_devices.sh: a GPU round's steps
 #                          redone on the CPU), bench (bench/gpu_step.sh and a profile of the
 #                          ~100M model's parts), algo (bench/algorithms.sh --gpu); E2E_ARGS go to
-#                          gpu_job (e.g. "--rounds 2 --round-blocks 15"). The GPU has
+#                          gpu_job (e.g. "--rounds 2 --round-blocks 15"), ALGO_ARGS to bench_algo
+#                          (later options win: --methods, --steps, --report). The GPU has
 #                          room for all of them at once (2026-12-04 on an H200: tests,
-#                          segments, e2e and algo together); timings then include the others'
-#                          load, so run bench alone when its figures are to be reported.
+#                          segments, e2e and algo together), its host's 16 cores less so:
+#                          beside algo's fifteen runs the e2e providers sealed their rounds
+#                          too slowly to be paid, so run e2e alone, and bench alone when its
+#                          figures are to be reported.
 #                          Reports and logs go to one archive, $OUT/results.tar.gz (a device
 #                          call brings back at most 8 files), or to ./gpu-out without $OUT.
 #   scripts/gpu.sh with CMD  on the GPU machine: CMD with the CUDA libraries on the path.
@@ -141,7 +144,7 @@ part() {
         .gpu/bench_step --layers 12 --heads 12 --width 768 --context 512 --vocab 8192 --batch 16 \
             --steps 3 --warmup 2 --device cuda --profile 1 >"$dir/profile.txt" 2>&1
         ;;
-    algo) BENCH_ALGO=.gpu/bench_algo bench/algorithms.sh --gpu --out "$dir" >"$dir/algorithms.log" 2>&1 ;;
+    algo) BENCH_ALGO=.gpu/bench_algo bench/algorithms.sh --gpu --out "$dir" ${ALGO_ARGS:-} >"$dir/algorithms.log" 2>&1 ;;
     *)
         echo "unknown part $name (tests, parity, e2e, segments, bench, algo)" >&2
         return 2
