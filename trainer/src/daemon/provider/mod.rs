@@ -221,6 +221,55 @@ async fn ensure_joined(chain: &Chain, account: &Keypair, job: JobId) -> Result<(
 	Ok(())
 }
 
+/// Whether a join failed because the job filled, ended or is being cancelled since this
+/// provider chose it (it prepared in between: seconds for a large model), so that another
+/// job may be chosen.
+fn lost_the_join(e: &ChainError) -> bool {
+	matches!(e, ChainError::Dispatch { call: "join_job", error }
+		if ["JobFull", "JobEnded", "CancelPending"].iter().any(|why| error.contains(why)))
+}
+
+/// How the trainer runs `job` (`spec`) for this provider: rounds opened by the chain, no
+/// peers to dial yet (they are known once it has joined).
+fn trainer_config(
+	config: &ProviderConfig,
+	job: JobId,
+	spec: &JobSpec<u128, u32>,
+	genesis: [u8; 32],
+) -> anyhow::Result<TrainerConfig> {
+	let local = &config.training;
+	let trainer_config = TrainerConfig {
+		name: config.name.clone(),
+		key_seed: String::new(),
+		data_dir: config.data_dir.join(format!("job-{job}")),
+		datasets: Some(config.store().root().to_path_buf()),
+		listen: vec![config.listen.clone()],
+		bootstrap: Vec::new(),
+		scenario: None,
+		threads: config.threads,
+		device: config.device,
+		compute_slowdown: config.compute_slowdown,
+		checks_beside_training: config.checks_beside_training,
+		misbehave: config.misbehave,
+		whole_updates: false,
+		inline_updates: true,
+		state_piece_bytes: crate::round::state_transfer::STATE_PIECE_BYTES,
+		proof_genesis: Some(genesis),
+		job: job_spec::chain_job(job, spec, local.eval_samples, local.max_steps)?,
+		// Rounds are opened by the chain; the period only bounds the grace.
+		schedule: Schedule::Deadline {
+			start_unix_ms: 0,
+			period_ms: u64::from(spec.training.round_blocks)
+				* grid_primitives::time::MILLI_SECS_PER_BLOCK,
+			grace_ms: u64::from(spec.training.exchange.grace_ms),
+			fetch_timeout_ms: u64::from(spec.training.exchange.fetch_ms),
+			transfer_budget_ms: local.transfer_budget_ms,
+		},
+	};
+	trainer_config.validate()?;
+	Ok(trainer_config)
+}
+
 /// Runs the provider until its job ends.
 pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow::Result<()> {
 	use anyhow::Context;
@@ -237,53 +286,35 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		.with_context(|| format!("serving {}", config.chain.endpoint))?;
 	let held_p2p = hold_port(&config.listen)
 		.with_context(|| format!("listening on {} for the job's peers", config.listen))?;
-	let (chain, job, spec) = runtime.block_on(async {
+	let chain = runtime.block_on(async {
 		let chain = Chain::connect(&config.chain.url, Duration::from_secs(60)).await?;
 		ensure_registered(&chain, &account, &p2p, &config).await?;
-		let (job, spec) = choose_job(&chain, &me, &config).await?;
-		Ok::<_, ChainError>((chain, job, spec))
+		Ok::<_, ChainError>(chain)
 	})?;
-	let local = &config.training;
-	let job_config = job_spec::chain_job(job, &spec, local.eval_samples, local.max_steps)?;
-	let job_dir = config.data_dir.join(format!("job-{job}"));
-	let mut trainer_config = TrainerConfig {
-		name: config.name.clone(),
-		key_seed: String::new(),
-		data_dir: job_dir.clone(),
-		datasets: Some(config.store().root().to_path_buf()),
-		listen: vec![config.listen.clone()],
-		// The job's other participants, to dial first: known once this provider has joined.
-		bootstrap: Vec::new(),
-		scenario: None,
-		threads: config.threads,
-		device: config.device,
-		compute_slowdown: config.compute_slowdown,
-		checks_beside_training: config.checks_beside_training,
-		misbehave: config.misbehave,
-		whole_updates: false,
-		inline_updates: true,
-		state_piece_bytes: crate::round::state_transfer::STATE_PIECE_BYTES,
-		proof_genesis: Some(chain.genesis().0),
-		job: job_config,
-		// Rounds are opened by the chain; the period only bounds the grace.
-		schedule: Schedule::Deadline {
-			start_unix_ms: 0,
-			period_ms: u64::from(spec.training.round_blocks)
-				* grid_primitives::time::MILLI_SECS_PER_BLOCK,
-			grace_ms: u64::from(spec.training.exchange.grace_ms),
-			fetch_timeout_ms: u64::from(spec.training.exchange.fetch_ms),
-			transfer_budget_ms: local.transfer_budget_ms,
-		},
+	let (job, spec, trainer_config, prepared) = loop {
+		let (job, spec) = runtime.block_on(choose_job(&chain, &me, &config))?;
+		let mut trainer_config = trainer_config(&config, job, &spec, chain.genesis().0)?;
+		// Before the join: the chain opens round 0 when the last member joins, and a large
+		// model's set-up would otherwise eat into it.
+		let prepared = Prepared::new(&trainer_config)?;
+		let joined = runtime.block_on(async {
+			ensure_joined(&chain, &account, job).await?;
+			// The job's other participants, to dial first.
+			let addresses = chain.best().await?.participant_addresses(job, Some(&me)).await?;
+			Ok::<_, ChainError>(addresses.iter().map(ToString::to_string).collect())
+		});
+		match joined {
+			Ok(bootstrap) => {
+				trainer_config.bootstrap = bootstrap;
+				break (job, spec, trainer_config, prepared);
+			}
+			Err(e) if config.chain.job.is_none() && lost_the_join(&e) => {
+				tracing::warn!("job {job} was taken while this provider prepared for it ({e})");
+			}
+			Err(e) => return Err(e.into()),
+		}
 	};
-	trainer_config.validate()?;
-	// Before the join: the chain opens round 0 when the last member joins, and a large
-	// model's set-up would otherwise eat into it.
-	let prepared = Prepared::new(&trainer_config)?;
-	trainer_config.bootstrap = runtime.block_on(async {
-		ensure_joined(&chain, &account, job).await?;
-		let addresses = chain.best().await?.participant_addresses(job, Some(&me)).await?;
-		Ok::<_, ChainError>(addresses.iter().map(ToString::to_string).collect())
-	})?;
+	let job_dir = trainer_config.data_dir.clone();
 	let follow = FollowConfig {
 		job,
 		proof_dir: job_dir.join("proofs"),
@@ -406,6 +437,22 @@ mod tests {
 		currency::UNIT,
 		job::{MlpConfig, ModelSpec},
 	};
+
+	#[test]
+	fn only_a_join_lost_to_the_job_filling_or_ending_chooses_again() {
+		let join = |error: &str| ChainError::Dispatch { call: "join_job", error: error.into() };
+		assert!(lost_the_join(&join("Jobs::JobFull")));
+		assert!(lost_the_join(&join("Jobs::JobEnded")));
+		assert!(lost_the_join(&join("Jobs::CancelPending")));
+		// This provider's own standing does not change with another job: it stops and says why.
+		assert!(!lost_the_join(&join("Jobs::NotEligible")));
+		assert!(!lost_the_join(&join("Jobs::Underpowered")));
+		let other_call =
+			ChainError::Dispatch { call: "submit_proof", error: "Jobs::JobEnded".into() };
+		assert!(!lost_the_join(&other_call));
+		let rpc = ChainError::Rpc { what: "join_job", reason: "JobFull".into() };
+		assert!(!lost_the_join(&rpc), "only a decided dispatch error, not a dropped connection");
+	}
 
 	#[test]
 	fn jobs_outside_the_policy_are_not_taken() {
