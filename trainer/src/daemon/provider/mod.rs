@@ -231,7 +231,7 @@ fn lost_the_join(e: &ChainError) -> bool {
 
 /// How the trainer runs `job` (`spec`) for this provider: rounds opened by the chain, no
 /// peers to dial yet (they are known once it has joined).
-fn trainer_config(
+fn chain_trainer_config(
 	config: &ProviderConfig,
 	job: JobId,
 	spec: &JobSpec<u128, u32>,
@@ -293,7 +293,7 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 	})?;
 	let (job, spec, trainer_config, prepared) = loop {
 		let (job, spec) = runtime.block_on(choose_job(&chain, &me, &config))?;
-		let mut trainer_config = trainer_config(&config, job, &spec, chain.genesis().0)?;
+		let mut trainer_config = chain_trainer_config(&config, job, &spec, chain.genesis().0)?;
 		// Before the join: the chain opens round 0 when the last member joins, and a large
 		// model's set-up would otherwise eat into it.
 		let prepared = Prepared::new(&trainer_config)?;
@@ -331,7 +331,7 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 	};
 	// Let go of the libp2p port just before the trainer's swarm listens on it.
 	drop(held_p2p);
-	let mut trainer = Trainer::prepared(
+	let mut trainer = Trainer::with_key(
 		prepared,
 		trainer_config,
 		p2p,

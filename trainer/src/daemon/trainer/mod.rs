@@ -170,7 +170,7 @@ impl Trainer {
 	pub fn new(config: TrainerConfig, runtime: &tokio::runtime::Handle) -> Result<Self> {
 		let key = keypair_from_seed(&config.key_seed);
 		let schedule = Box::new(LocalSchedule(config.schedule, config.job.id));
-		Self::with_key(config, key, schedule, None, runtime)
+		Self::with_key(Prepared::new(&config)?, config, key, schedule, None, runtime)
 	}
 
 	/// How long the trainer keeps serving its final state after the last round (3 s unless

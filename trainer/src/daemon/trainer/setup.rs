@@ -108,22 +108,11 @@ impl Prepared {
 }
 
 impl Trainer {
-	/// Sets up the trainer: identity, data, model, checkpoint (if any) and network. Rounds
-	/// open and close when `coordinator` says; with a `fraud` port (the chain's), the trainer
-	/// keeps evidence, screens and replays updates, and judges challenges.
+	/// Sets up the trainer from what was `prepared` for `config`'s job: identity, checkpoint
+	/// (if any) and network. Rounds open and close when `coordinator` says; with a `fraud`
+	/// port (the chain's), the trainer keeps evidence, screens and replays updates, and
+	/// judges challenges.
 	pub fn with_key(
-		config: TrainerConfig,
-		key: Keypair,
-		coordinator: Box<dyn Coordinator>,
-		fraud: Option<Box<dyn FraudPort>>,
-		runtime: &tokio::runtime::Handle,
-	) -> Result<Self> {
-		let prepared = Prepared::new(&config)?;
-		Self::prepared(prepared, config, key, coordinator, fraud, runtime)
-	}
-
-	/// [`Trainer::with_key`] from what was `prepared` for `config`'s job.
-	pub fn prepared(
 		prepared: Prepared,
 		config: TrainerConfig,
 		key: Keypair,
@@ -328,7 +317,7 @@ mod tests {
 		let build = |prepared: Prepared, config: TrainerConfig| {
 			let schedule = Box::new(LocalSchedule(config.schedule, config.job.id));
 			let key = Keypair::generate_ed25519();
-			Trainer::prepared(prepared, config, key, schedule, None, runtime.handle())
+			Trainer::with_key(prepared, config, key, schedule, None, runtime.handle())
 		};
 		let mine = config(dir.path());
 		let prepared = Prepared::new(&mine).unwrap();
