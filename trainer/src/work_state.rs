@@ -229,15 +229,28 @@ pub(crate) fn write_parts(
 	moments: Option<&Moments>,
 	values: &[f32],
 ) -> std::io::Result<()> {
-	out.write_all(magic)?;
-	out.write_all(&step.to_le_bytes())?;
-	out.write_all(&[u8::from(moments.is_some())])?;
-	out.write_all(&(values.len() as u64).to_le_bytes())?;
+	out.write_all(&parts_header(magic, step, moments.is_some(), values.len()))?;
 	if let Some(moments) = moments {
 		out.write_all(&le_bytes(&moments.m))?;
 		out.write_all(&le_bytes(&moments.v))?;
 	}
 	out.write_all(&le_bytes(values))
+}
+
+/// The bytes [`write_parts`] writes before the moments: magic, step, moments flag, value
+/// count.
+pub(crate) fn parts_header(
+	magic: &[u8; 4],
+	step: u64,
+	with_moments: bool,
+	n: usize,
+) -> [u8; HEADER_BYTES] {
+	let mut header = [0u8; HEADER_BYTES];
+	header[..4].copy_from_slice(magic);
+	header[4..12].copy_from_slice(&step.to_le_bytes());
+	header[12] = u8::from(with_moments);
+	header[13..].copy_from_slice(&(n as u64).to_le_bytes());
+	header
 }
 
 /// Parses what [`encode_parts`] wrote in `format` for a model of `len` values, refusing

@@ -96,9 +96,10 @@ fn args() -> Result<Args> {
 		small_batch: 16,
 		device: "cuda".into(),
 		// Two rounds of 15 blocks: a 353M provider needs about 34 s from joining to its first
-		// exchange (10-block rounds left round 0 unpaid), and keeps about 12.7 GB of
+		// exchange (10-block rounds left round 0 unpaid), and kept about 12.7 GB of
 		// committed states a round (a third round of two providers filled an H200 machine's
-		// 64 GiB disk; bench/README.md, "GPU providers end to end").
+		// 64 GiB disk; bench/README.md, "GPU providers end to end"); 7.1 GB since shared
+		// moments are stored once, not yet tried with more rounds.
 		rounds: 2,
 		round_blocks: 15,
 		max_steps: 40,

@@ -15,7 +15,7 @@ mod task;
 
 pub use service::{Command, Commander, Event, NetConfig, NetStats, NetworkHandle, ProofLink};
 pub use shaper::{LinkSpec, Shaper};
-pub use stored::StoredBytes;
+pub use stored::{Run, Spliced, StoredBytes};
 
 use libp2p::identity::Keypair;
 use sp_crypto_hashing::blake2_256;

@@ -4,7 +4,9 @@
 //! window of in memory), or in memory where the disk failed. The global state a trainer
 //! serves to joiners is read from the state itself until its checkpoint is written
 //! ([`CheckpointView`]), then from that file, held open: the next round's checkpoint
-//! replaces the file's name, not the bytes being served.
+//! replaces the file's name, not the bytes being served. A kept state whose moments another
+//! kept state holds too is served from runs of the files that hold its parts
+//! ([`Spliced`]: the moments stored once).
 
 use std::{fs::File, ops::Range, os::unix::fs::FileExt, path::PathBuf, sync::Arc};
 
@@ -25,6 +27,90 @@ pub enum StoredBytes {
 	/// A checkpoint read from the state it encodes (the newest global state, until its file
 	/// is written).
 	Checkpoint(Arc<CheckpointView>),
+	/// Joined from runs of files and bytes (each file written whole before it was listed).
+	Spliced(Arc<Spliced>),
+}
+
+/// One run of [`Spliced`] bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Run {
+	/// These bytes.
+	Bytes(Vec<u8>),
+	/// `len` bytes of this file from `offset`.
+	File {
+		/// The file.
+		path: PathBuf,
+		/// Where the run starts in it.
+		offset: u64,
+		/// How many bytes it takes.
+		len: u64,
+	},
+}
+
+impl Run {
+	fn len(&self) -> u64 {
+		match self {
+			Run::Bytes(bytes) => bytes.len() as u64,
+			Run::File { len, .. } => *len,
+		}
+	}
+}
+
+/// Bytes that are runs of other bytes, one after another.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spliced {
+	runs: Vec<Run>,
+}
+
+impl Spliced {
+	/// The bytes of `runs`, in order.
+	pub fn new(runs: Vec<Run>) -> Self {
+		Spliced { runs }
+	}
+
+	/// Its runs.
+	pub fn runs(&self) -> &[Run] {
+		&self.runs
+	}
+
+	/// How many bytes it joins.
+	pub fn len(&self) -> u64 {
+		self.runs.iter().map(Run::len).sum()
+	}
+
+	/// Whether it joins none.
+	pub fn is_empty(&self) -> bool {
+		self.len() == 0
+	}
+
+	/// Its bytes in `range` (within [`Spliced::len`]); a file shorter than its run is an
+	/// error, not a short read.
+	pub fn read(&self, range: Range<u64>) -> std::io::Result<Vec<u8>> {
+		let mut out = Vec::with_capacity(range.end.saturating_sub(range.start) as usize);
+		let mut at = 0u64;
+		for run in &self.runs {
+			let (start, end) = (at, at + run.len());
+			at = end;
+			let (from, to) = (range.start.max(start), range.end.min(end));
+			if from >= to {
+				continue;
+			}
+			let (skip, take) = (from - start, (to - from) as usize);
+			match run {
+				Run::Bytes(bytes) => out.extend_from_slice(&bytes[skip as usize..][..take]),
+				Run::File { path, offset, .. } => {
+					let old = out.len();
+					out.resize(old + take, 0);
+					File::open(path)?.read_exact_at(&mut out[old..], offset + skip)?;
+				}
+			}
+		}
+		if (out.len() as u64) < range.end.saturating_sub(range.start) {
+			let why = format!("{range:?} of {at} spliced bytes");
+			return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, why));
+		}
+		Ok(out)
+	}
 }
 
 impl StoredBytes {
@@ -52,6 +138,10 @@ impl StoredBytes {
 			StoredBytes::Checkpoint(view) => {
 				let r = range(view.len())?;
 				Ok((view.len(), view.read(r).map_err(|e| e.to_string())?))
+			}
+			StoredBytes::Spliced(spliced) => {
+				let r = range(spliced.len())?;
+				Ok((spliced.len(), spliced.read(r).map_err(unreadable)?))
 			}
 		}
 	}

@@ -1,8 +1,9 @@
 //! What a round's commitment promises to show verifiers (its start state, the states it
 //! recorded and their trajectory), served and kept off the round loop once the commitment
 //! is out: an encoder thread encodes each and serves it from memory at once; a writer
-//! thread writes them (atomically, synced) and then serves each from its file, which
-//! survives a restart and frees the memory. Two threads, so that a round's objects are
+//! thread writes them (atomically, synced) and then serves each from its files (a state
+//! with moments in parts, its moments stored once however many kept states share them:
+//! [`WorkStates`]), which survive a restart and free the memory. Two threads, so that a round's objects are
 //! served while the round before's are still being written (for a large model that takes
 //! seconds, and a verifier that asks for a start state three times without an answer
 //! judges its update invalid). Written on the loop, a round's states (up to
@@ -11,7 +12,7 @@
 //! closed its book with only its own.
 //!
 //! An object larger than [`MEMORY_SERVE_BYTES`] is not encoded into memory: the writer
-//! streams it into its file and serves it from there once written. Encoded in memory beside
+//! streams it into its files and serves it from there once written. Encoded in memory beside
 //! the states themselves, a round's objects took a second copy of the start state and of
 //! every recorded state (a 350M model's round holds about 12.7 GB of them); a verifier asking in the seconds the writing takes
 //! is answered on its next try.
@@ -25,12 +26,12 @@ use grid_primitives::job::RoundIndex;
 
 use super::worker::Worker;
 use crate::{
-	daemon::work_states::WorkStates,
+	daemon::work_states::{moments_key, MomentsKey, Split, WorkStates},
 	error::Result,
 	net::{Command, Commander, StoredBytes},
 	round::messages::Digest,
-	trajectory::{StepState, StepView},
-	work_state::WorkState,
+	trajectory::{StepState, StepView, STEP_STATE},
+	work_state::{parts_header, Moments, WorkState, MAGIC},
 };
 
 /// An object a commitment promises, as sealing left it (only its digest was needed).
@@ -55,12 +56,12 @@ pub(super) enum Kept {
 pub(super) const MEMORY_SERVE_BYTES: usize = 64 << 20;
 
 impl Kept {
-	fn encode(self) -> Vec<u8> {
+	fn encode(&self) -> Vec<u8> {
 		match self {
 			Kept::Start(state) => state.encode(),
-			Kept::FirstStep { base, start } => StepView::at_start(&base, &start).encode(),
+			Kept::FirstStep { base, start } => StepView::at_start(base, start).encode(),
 			Kept::Step(state) => state.encode(),
-			Kept::Encoded(bytes) => bytes,
+			Kept::Encoded(bytes) => bytes.clone(),
 		}
 	}
 
@@ -81,6 +82,38 @@ impl Kept {
 			Kept::Encoded(bytes) => out.write_all(bytes),
 		}
 	}
+
+	/// The round's start state, when it is that or the first recorded state (whose moments
+	/// are the start's).
+	fn start(&self) -> Option<&Arc<WorkState>> {
+		match self {
+			Kept::Start(start) | Kept::FirstStep { start, .. } => Some(start),
+			Kept::Step(_) | Kept::Encoded(_) => None,
+		}
+	}
+
+	/// Its parts, when it is a state with moments (kept in parts: [`WorkStates::save_split`]).
+	fn split(&self) -> Option<Split<'_>> {
+		match self {
+			Kept::Start(state) => split(MAGIC, state.step, &state.moments, &state.residual),
+			Kept::FirstStep { base, start } => {
+				split(STEP_STATE.magic, start.step, &start.moments, base)
+			}
+			Kept::Step(state) => split(STEP_STATE.magic, state.step, &state.moments, &state.params),
+			Kept::Encoded(_) => None,
+		}
+	}
+}
+
+/// A state in the parts format by its parts, if it has moments.
+fn split<'a>(
+	magic: &[u8; 4],
+	step: u64,
+	moments: &'a Option<Moments>,
+	values: &'a [f32],
+) -> Option<Split<'a>> {
+	let header = parts_header(magic, step, true, values.len());
+	Some(Split { header, moments: moments.as_ref()?, values })
 }
 
 /// A round's objects to keep, and the rounds no longer challengeable.
@@ -93,17 +126,17 @@ pub(super) struct Keep {
 }
 
 /// An object on its way to disk.
-enum Body {
-	/// Encoded and served from memory.
-	Memory(Arc<Vec<u8>>),
-	/// Too large for a second copy: encoded straight into its file.
-	Unwritten(Kept),
+struct Pending {
+	kept: Kept,
+	/// Its encoding, served from memory until it is written (`None`: too large for a
+	/// second copy, encoded straight into its file).
+	memory: Option<Arc<Vec<u8>>>,
 }
 
 /// A round's objects, the small ones encoded and served from memory, to write.
 struct Encoded {
 	round: RoundIndex,
-	objects: Vec<(Digest, Body)>,
+	objects: Vec<(Digest, Pending)>,
 	forget_before: RoundIndex,
 }
 
@@ -164,11 +197,11 @@ fn encode(net: &Commander, keep: Keep, memory_limit: usize) -> Encoded {
 		.into_iter()
 		.map(|(id, kept)| {
 			if kept.encoded_len() > memory_limit {
-				return (id, Body::Unwritten(kept));
+				return (id, Pending { kept, memory: None });
 			}
 			let bytes = Arc::new(kept.encode());
 			serve_memory(net, round, id, bytes.clone());
-			(id, Body::Memory(bytes))
+			(id, Pending { kept, memory: Some(bytes) })
 		})
 		.collect();
 	Encoded { round, objects, forget_before }
@@ -184,25 +217,51 @@ fn write(store: &WorkStates, net: &Commander, encoded: Encoded) {
 		tracing::error!("round {round}: pruning kept states: {e}");
 	}
 	net.send(Command::ForgetWorkStates(forget_before));
-	for (id, body) in objects {
-		let saved = match &body {
-			Body::Memory(bytes) => store.save(round, &id, bytes),
-			Body::Unwritten(kept) => store.save_with(round, &id, |f| kept.write_to(f)),
+	// A round's start state and its first recorded state share their moments (one
+	// `Arc`, held here so that no other state can take its address): hashed once.
+	let mut start_keys: Vec<(Arc<WorkState>, MomentsKey)> = Vec::new();
+	let (mut encoded_bytes, mut written) = (0u64, 0u64);
+	for (id, Pending { kept, memory }) in objects {
+		encoded_bytes += kept.encoded_len() as u64;
+		let saved = match kept.split() {
+			Some(split) => {
+				let start = kept.start();
+				let known = start.and_then(|s| start_keys.iter().find(|(k, _)| Arc::ptr_eq(k, s)));
+				let key = match known {
+					Some((_, key)) => *key,
+					None => {
+						let key = moments_key(split.moments);
+						start_keys.extend(start.map(|s| (s.clone(), key)));
+						key
+					}
+				};
+				store.save_split(round, &id, &split, &key).map(|(spliced, bytes)| {
+					written += bytes;
+					StoredBytes::Spliced(Arc::new(spliced))
+				})
+			}
+			None => store.save_with(round, &id, |f| kept.write_to(f)).map(|path| {
+				written += kept.encoded_len() as u64;
+				StoredBytes::File(path)
+			}),
 		};
 		match saved {
-			// The file replaces the copy in memory.
-			Ok(path) => {
-				net.send(Command::ServeWorkState { id, round, bytes: StoredBytes::File(path) })
-			}
+			// The files replace the copy in memory.
+			Ok(bytes) => net.send(Command::ServeWorkState { id, round, bytes }),
 			Err(e) => {
 				tracing::error!("round {round}: keeping {} on disk: {e}", hex::encode(&id[..4]));
 				// Served from memory, then, as long as this trainer runs.
-				if let Body::Unwritten(kept) = body {
+				if memory.is_none() {
 					serve_memory(net, round, id, Arc::new(kept.encode()));
 				}
 			}
 		}
 	}
+	tracing::info!(
+		"round {round}: kept states of {:.1} MB in {:.1} MB written to disk",
+		encoded_bytes as f64 / 1e6,
+		written as f64 / 1e6
+	);
 }
 
 #[cfg(test)]
@@ -226,7 +285,7 @@ mod tests {
 	/// state (id 3) and the large trajectory start over the large start state (id 4) with
 	/// room in memory for the small one only; returns the serves in order and each object's
 	/// canonical encoding.
-	fn keep_round(remove_store: bool) -> (Vec<Served>, [Vec<u8>; 4]) {
+	fn keep_round(remove_store: bool) -> (Vec<Served>, [Vec<u8>; 6]) {
 		let dir = tempfile::tempdir().unwrap();
 		let store = WorkStates::open(dir.path()).unwrap();
 		if remove_store {
@@ -238,7 +297,15 @@ mod tests {
 		let base = Arc::new(vec![5.0; 1000]);
 		// What a copy of the trajectory's start would have encoded to.
 		let first = StepState::at_start(&base, &large).encode();
-		let encodings = [small.encode(), large.encode(), step.encode(), first];
+		// Two recorded states with moments of their own, one after the other.
+		let with_moments = |seed: f32| StepState {
+			params: vec![seed; 1000],
+			step: seed as u64,
+			moments: state(1000, seed).moments,
+		};
+		let (fifth, sixth) = (with_moments(11.0), with_moments(12.0));
+		let encodings =
+			[small.encode(), large.encode(), step.encode(), first, fifth.encode(), sixth.encode()];
 		let mut keeper = Keeper::with_memory_limit(store, net, small.encoded_len()).unwrap();
 		let large = Arc::new(large);
 		let objects = vec![
@@ -246,6 +313,8 @@ mod tests {
 			([2; 32], Kept::Start(large.clone())),
 			([3; 32], Kept::Step(step)),
 			([4; 32], Kept::FirstStep { base, start: large }),
+			([5; 32], Kept::Step(fifth)),
+			([6; 32], Kept::Step(sixth)),
 		];
 		keeper.keep(Keep { round: 4, objects, forget_before: 0 });
 		keeper.flush();
@@ -255,9 +324,10 @@ mod tests {
 			assert_eq!(round, 4);
 			let (file, bytes) = match bytes {
 				StoredBytes::File(path) => (true, std::fs::read(path).unwrap()),
+				StoredBytes::Spliced(spliced) => (true, spliced.read(0..spliced.len()).unwrap()),
 				StoredBytes::Memory(bytes) => (false, bytes.to_vec()),
 				StoredBytes::Open(_) | StoredBytes::Checkpoint(_) => {
-					panic!("the keeper serves paths or bytes, not open files or checkpoints")
+					panic!("the keeper serves files or bytes, not open files or checkpoints")
 				}
 			};
 			served.push((id[0], file, bytes));
@@ -273,6 +343,7 @@ mod tests {
 		assert_eq!(from(2), [true], "the large start state: only ever from its file");
 		assert_eq!(from(3), [true], "the large step state: only ever from its file");
 		assert_eq!(from(4), [true], "the trajectory's start: only ever from its file");
+		assert_eq!((from(5), from(6)), (vec![true], vec![true]), "the later states: from files");
 		for (id, _, bytes) in &served {
 			assert_eq!(bytes, &encodings[usize::from(id - 1)], "object {id}: its canonical bytes");
 		}
@@ -282,7 +353,7 @@ mod tests {
 	fn a_large_object_that_cannot_be_written_is_served_from_memory() {
 		let (served, encodings) = keep_round(true);
 		assert!(served.iter().all(|s| !s.1), "nothing could be written: {served:?}");
-		for id in 1..=4u8 {
+		for id in 1..=6u8 {
 			let bytes = served.iter().filter(|s| s.0 == id).map(|s| &s.2).collect::<Vec<_>>();
 			assert_eq!(bytes, [&encodings[usize::from(id - 1)]], "object {id} served once, whole");
 		}

@@ -18,10 +18,7 @@ use crate::{
 	daemon::{evidence::EvidenceFiles, reports::Totals, work_states::WorkStates},
 	data::Dataset,
 	error::{Error, Result},
-	net::{
-		behaviour::BehaviourConfig, scenario::Scenario, service, Command, NetConfig, Shaper,
-		StoredBytes,
-	},
+	net::{behaviour::BehaviourConfig, scenario::Scenario, service, Command, NetConfig, Shaper},
 	params::Manifest,
 	round::{
 		book::Books,
@@ -209,8 +206,8 @@ impl Trainer {
 			.map_err(Error::Network)?;
 		let work_states = WorkStates::open(&config.data_dir)?;
 		for stored in work_states.load(manifest.numel())? {
-			let bytes = StoredBytes::File(stored.path);
-			net.send(Command::ServeWorkState { id: stored.id, round: stored.round, bytes });
+			let (id, round, bytes) = (stored.id, stored.round, stored.bytes);
+			net.send(Command::ServeWorkState { id, round, bytes });
 		}
 		let keeper = super::keeper::Keeper::start(work_states, net.commander())?;
 		let saver = Saver::start(config.data_dir.join("checkpoint.safetensors"), net.commander())?;
