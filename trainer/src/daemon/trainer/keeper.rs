@@ -282,8 +282,9 @@ mod tests {
 	type Served = (u8, bool, Vec<u8>);
 
 	/// Keeps one round of a small start state (id 1), a large one (id 2), a large step
-	/// state (id 3) and the large trajectory start over the large start state (id 4) with
-	/// room in memory for the small one only; returns the serves in order and each object's
+	/// state without moments (id 3), the large trajectory start over the large start state
+	/// (id 4) and two large step states with moments of their own (ids 5, 6) with room in
+	/// memory for the small one only; returns the serves in order and each object's
 	/// canonical encoding.
 	fn keep_round(remove_store: bool) -> (Vec<Served>, [Vec<u8>; 6]) {
 		let dir = tempfile::tempdir().unwrap();
