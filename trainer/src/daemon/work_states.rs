@@ -126,6 +126,7 @@ impl WorkStates {
 	}
 
 	/// Keeps the encoded state `bytes` with id `id`, committed for `round`; returns its file.
+	#[cfg(test)]
 	pub fn save(&self, round: RoundIndex, id: &Digest, bytes: &[u8]) -> Result<PathBuf> {
 		self.save_with(round, id, |f| f.write_all(bytes))
 	}

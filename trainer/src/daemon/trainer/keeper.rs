@@ -219,19 +219,20 @@ fn write(store: &WorkStates, net: &Commander, encoded: Encoded) {
 	net.send(Command::ForgetWorkStates(forget_before));
 	// A round's start state and its first recorded state share their moments (one
 	// `Arc`, held here so that no other state can take its address): hashed once.
-	let mut start_keys: Vec<(Arc<WorkState>, MomentsKey)> = Vec::new();
+	let mut start_key: Option<(Arc<WorkState>, MomentsKey)> = None;
 	let (mut encoded_bytes, mut written) = (0u64, 0u64);
 	for (id, Pending { kept, memory }) in objects {
 		encoded_bytes += kept.encoded_len() as u64;
 		let saved = match kept.split() {
 			Some(split) => {
 				let start = kept.start();
-				let known = start.and_then(|s| start_keys.iter().find(|(k, _)| Arc::ptr_eq(k, s)));
-				let key = match known {
-					Some((_, key)) => *key,
-					None => {
+				let key = match (&start_key, start) {
+					(Some((held, key)), Some(start)) if Arc::ptr_eq(held, start) => *key,
+					_ => {
 						let key = moments_key(split.moments);
-						start_keys.extend(start.map(|s| (s.clone(), key)));
+						if let Some(start) = start {
+							start_key = Some((start.clone(), key));
+						}
 						key
 					}
 				};
