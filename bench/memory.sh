@@ -8,7 +8,8 @@
 # another grid-trainer binary, each size runs with it first and then with this tree's, side by
 # side in one invocation, and the report gives the ratio. Writes bench/reports/memory.md and
 # memory.json (REPORT moves them), with each provider's live memory by thread at its peak from
-# grid-trainer's allocation ledger (`trainer/src/alloc_ledger.rs`), and each role's own highest. A joiner's state-sync time against model size is
+# grid-trainer's allocation ledger (`trainer/src/alloc_ledger.rs`), each role's own highest,
+# and each provider's disk when the job ended (its data directory). A joiner's state-sync time against model size is
 # bench/state_sync.sh's (reports/state_sync.md).
 #
 # usage: bench/memory.sh [SIZES]   (default "64,4,4,128 64,6,8,384 64,8,8,672":
@@ -86,6 +87,12 @@ for size in $sizes; do
 		# without them leaves the files empty. The kept data directories go at once.
 		last_said "$dir" "live memory at its peak so far" >"$dir/ledger.tsv"
 		last_said "$dir" "each role's own highest so far" >"$dir/highs.tsv"
+		# Each provider's data directory as the job left it (checkpoint, kept states,
+		# evidence: what the challenge window still holds), hard links counted once.
+		for config in "$dir"/keep/*.toml; do
+			[ -d "${config%.toml}" ] || continue
+			printf '%s\t%s\n' "$(basename "$config" .toml)" "$(du -s --block-size=1 "${config%.toml}" | cut -f1)"
+		done >"$dir/disk.tsv"
 		if [ -n "${KEEP_LOGS:-}" ]; then
 			mkdir -p "$KEEP_LOGS/$which-${size//,/-}"
 			cp "$dir/keep"/*.log "$dir.log" "$KEEP_LOGS/$which-${size//,/-}/" || true

@@ -37,7 +37,17 @@ def read_run(spec):
     run["peaks_mib"] = [m["peak_rss_mib"] for m in job["members"] if m["peak_rss_mib"]]
     run["ledger"] = read_ledger(Path(path).parent / "ledger.tsv")
     run["role_highs"] = read_highs(Path(path).parent / "highs.tsv")
+    run["disk_mb"] = read_disk(Path(path).parent / "disk.tsv")
     return run
+
+
+def read_disk(path):
+    """Per provider: its data directory's bytes on disk when the job ended, in MB."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return []
+    return [round(int(line.split("\t")[1]) / 1e6, 1) for line in lines if "\t" in line]
 
 
 def parse_roles(text):
@@ -113,6 +123,32 @@ def role_table(headline, key, caption, total_head):
     return [caption, "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head), *rows, ""]
 
 
+def disk_table(headline):
+    """Each provider's data directory when the job ended, with the ratio to the baseline's."""
+    rows = []
+    for entry in headline:
+        by = {w: entry[w]["disk_mb"] for w in ("baseline", "current") if entry.get(w, {}).get("disk_mb")}
+        if not by:
+            continue
+        cells = [" / ".join(f"{mb:,.1f}" for mb in by[w]) if w in by else "–" for w in ("baseline", "current")]
+        ratio = "–"
+        if len(by) == 2:
+            ratio = f"{statistics.mean(by['current']) / statistics.mean(by['baseline']):.2f}"
+            entry["disk_ratio_current_to_baseline"] = float(ratio)
+        rows.append(f"| {entry['size']} | {cells[0]} | {cells[1]} | {ratio} |")
+    if not rows:
+        return []
+    return [
+        "Disk per provider when the job ended (its data directory: checkpoint, kept states, "
+        "evidence, and whatever the challenge window still holds; hard links counted once; MB):",
+        "",
+        "| GPT | baseline | current | current / baseline |",
+        "|---|---|---|---|",
+        *rows,
+        "",
+    ]
+
+
 def main():
     report, commit, specs = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
     runs = [read_run(s) for s in specs]
@@ -133,6 +169,7 @@ def main():
                 **({"error": run["error"]} if "error" in run else {}),
                 **({"ledger": run["ledger"]} if run.get("ledger") else {}),
                 **({"role_highs": run["role_highs"]} if run.get("role_highs") else {}),
+                **({"disk_mb": run["disk_mb"]} if run.get("disk_mb") else {}),
             }
         for which, run in by.items():
             s = entry[which]
@@ -204,6 +241,7 @@ def main():
         "highs fall at different moments, so they do not add up to a peak):",
         None,
     )
+    lines += disk_table(headline)
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text("\n".join(lines))
     report.with_suffix(".json").write_text(json.dumps({"commit": commit, "sizes": headline}, indent=2) + "\n")

@@ -311,6 +311,14 @@ pub(crate) fn hash_values(h: &mut blake3::Hasher, values: &[f32]) {
 	}
 }
 
+/// BLAKE3 of `values`, little-endian: what a model-sized vector kept on disk is known by (a
+/// round's base in its evidence, and the file two stores share for it).
+pub fn values_digest(values: &[f32]) -> [u8; 32] {
+	let mut h = bulk_hasher("grid/values/v1");
+	hash_values(&mut h, values);
+	h.finalize().into()
+}
+
 /// Bytes from which [`hash_values`] spreads over threads (BLAKE3's documentation: below
 /// about 128 KiB the threads cost more than they save).
 const PARALLEL_HASH_BYTES: usize = 1 << 20;

@@ -13,6 +13,7 @@ pub mod localnet;
 pub mod provider;
 pub mod reference;
 pub mod reports;
+pub mod shared_values;
 pub mod state_fetch;
 pub mod status_server;
 pub mod trainer;

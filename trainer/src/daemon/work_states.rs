@@ -12,7 +12,9 @@
 //! file `moments-<BLAKE3 of m and v>.bin` (written once, kept while a state of the window
 //! lists it) and its values `round-<round>-<id>.values` (the residual or the parameters), and
 //! it is served by reading those runs ([`Spliced`]): 20 bytes a parameter a round (start,
-//! first and last states) where whole files took 36. Anything else (a trajectory, a state of
+//! first and last states) where whole files took 36. The first state's values are the
+//! round's base, which the fraud desk keeps as the round's evidence too: that file is shared
+//! with the evidence's through [`SharedValues`] (hard links), so it is on disk once. Anything else (a trajectory, a state of
 //! an optimizer without moments) is one file, `round-<round>-<id>.gws`, its encoding.
 
 use std::{
@@ -25,6 +27,7 @@ use grid_primitives::job::RoundIndex;
 
 use crate::{
 	checkpoint::{write_atomic, write_atomic_with},
+	daemon::shared_values::{self, values_key, SharedValues},
 	error::{Error, Result},
 	net::{Run, Spliced, StoredBytes},
 	params::le_bytes,
@@ -52,6 +55,9 @@ pub struct Split<'a> {
 	pub moments: &'a Moments,
 	/// The residual (a work state) or the parameters (a step state).
 	pub values: &'a [f32],
+	/// Whether the values are the round's base, which the fraud desk keeps as the round's
+	/// evidence too: then they are on disk once ([`SharedValues`]).
+	pub base: bool,
 }
 
 /// What a moments file is named by: BLAKE3 of the moments' bytes.
@@ -73,6 +79,7 @@ const MAX_RUNS: u32 = 8;
 /// A trainer's store of its own committed start states.
 pub struct WorkStates {
 	dir: PathBuf,
+	shared: SharedValues,
 }
 
 /// One stored state.
@@ -114,7 +121,7 @@ impl WorkStates {
 	pub fn open(data_dir: &Path) -> Result<Self> {
 		let dir = data_dir.join("work-states");
 		std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating", &dir, e))?;
-		Ok(WorkStates { dir })
+		Ok(WorkStates { dir, shared: SharedValues::open(data_dir)? })
 	}
 
 	fn path(&self, round: RoundIndex, id: &Digest, kind: Kind) -> PathBuf {
@@ -165,7 +172,14 @@ impl WorkStates {
 			written += 8 * n;
 		}
 		let values = self.path(round, id, Kind::Values);
-		write_atomic_with(&values, |f| f.write_all(&le_bytes(split.values)))?;
+		if split.base {
+			let key = values_key(split.values);
+			if self.shared.keep(&values, split.values, &key)? == shared_values::Kept::Linked {
+				written -= 4 * n;
+			}
+		} else {
+			write_atomic_with(&values, |f| f.write_all(&le_bytes(split.values)))?;
+		}
 		let file = |path: PathBuf, values: u64| Run::File { path, offset: 0, len: 4 * values };
 		let spliced = Spliced::new(vec![
 			Run::Bytes(split.header.to_vec()),
@@ -300,7 +314,7 @@ impl WorkStates {
 				std::fs::remove_file(&path).map_err(|e| Error::io("removing", &path, e))?;
 			}
 		}
-		Ok(())
+		self.shared.prune()
 	}
 
 	fn read_splice(&self, path: &Path) -> Result<Spliced> {
@@ -463,6 +477,7 @@ mod tests {
 						header: parts_header(MAGIC, self.start.step, true, n),
 						moments: self.start.moments.as_ref().unwrap(),
 						values: &self.start.residual,
+						base: false,
 					},
 				),
 				(
@@ -472,6 +487,7 @@ mod tests {
 						header: parts_header(STEP_STATE.magic, self.start.step, true, n),
 						moments: self.start.moments.as_ref().unwrap(),
 						values: &self.base,
+						base: true,
 					},
 				),
 				(
@@ -481,6 +497,7 @@ mod tests {
 						header: parts_header(STEP_STATE.magic, self.last.step, true, n),
 						moments: self.last.moments.as_ref().unwrap(),
 						values: &self.last.params,
+						base: false,
 					},
 				),
 			]

@@ -95,25 +95,29 @@ impl Kept {
 	/// Its parts, when it is a state with moments (kept in parts: [`WorkStates::save_split`]).
 	fn split(&self) -> Option<Split<'_>> {
 		match self {
-			Kept::Start(state) => split(MAGIC, state.step, &state.moments, &state.residual),
+			Kept::Start(state) => split(MAGIC, state.step, &state.moments, &state.residual, false),
 			Kept::FirstStep { base, start } => {
-				split(STEP_STATE.magic, start.step, &start.moments, base)
+				split(STEP_STATE.magic, start.step, &start.moments, base, true)
 			}
-			Kept::Step(state) => split(STEP_STATE.magic, state.step, &state.moments, &state.params),
+			Kept::Step(state) => {
+				split(STEP_STATE.magic, state.step, &state.moments, &state.params, false)
+			}
 			Kept::Encoded(_) => None,
 		}
 	}
 }
 
-/// A state in the parts format by its parts, if it has moments.
+/// A state in the parts format by its parts, if it has moments (`base`: its values are the
+/// round's base).
 fn split<'a>(
 	magic: &[u8; 4],
 	step: u64,
 	moments: &'a Option<Moments>,
 	values: &'a [f32],
+	base: bool,
 ) -> Option<Split<'a>> {
 	let header = parts_header(magic, step, true, values.len());
-	Some(Split { header, moments: moments.as_ref()?, values })
+	Some(Split { header, moments: moments.as_ref()?, values, base })
 }
 
 /// A round's objects to keep, and the rounds no longer challengeable.

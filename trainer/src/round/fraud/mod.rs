@@ -50,11 +50,13 @@ use crate::{
 	work_state::WorkDigests,
 };
 
-/// Rounds whose evidence is always held in memory too: the latest, which is screened, and
-/// the one before, which its overlapped steps trained from. A round that a check under way
-/// reads (and the round before it) stays as long as the check; older rounds come back from
-/// the archive. Four rounds were held before, a base model each: two copies of the model
-/// more at a provider's peak in any job of more than three rounds.
+/// Most rounds whose evidence is always held in memory too: the latest, which is screened,
+/// and in a job whose rounds overlap the one before, which its overlapped steps trained
+/// from ([`FraudDesk::memory_rounds`]). A round that a check under way reads (and, where
+/// rounds overlap, the round before it) stays as long as the check; older rounds come back
+/// from the archive, which reads a base as it is (no inflating since `GEV3`). Four rounds
+/// were held before, a base model each: two copies of the model more at a provider's peak
+/// in any job of more than three rounds; then two in every job.
 pub const MEMORY_ROUNDS: usize = 2;
 
 /// Rounds after its own that a round's contributions can still be challenged and voted on:
@@ -156,7 +158,7 @@ pub struct FraudDesk {
 	secret: [u8; 32],
 	/// Peers it loss-screens per round ([`GAUNTLET_PEERS`] in the daemon).
 	gauntlet_peers: usize,
-	/// The last [`MEMORY_ROUNDS`] rounds' evidence, and that of rounds checks under way
+	/// The last [`FraudDesk::memory_rounds`] rounds' evidence, and that of rounds checks under way
 	/// read ([`FraudDesk::rounds_in_use`]), oldest first.
 	history: VecDeque<Arc<RoundEvidence>>,
 	/// Every round's evidence for `keep_rounds` rounds.
@@ -268,12 +270,22 @@ impl FraudDesk {
 			.collect()
 	}
 
-	/// Lets go of the evidence in memory that neither the last [`MEMORY_ROUNDS`] rounds nor
+	/// Rounds of evidence always held in memory: the latest, and where rounds overlap the
+	/// one before (see [`MEMORY_ROUNDS`]).
+	fn memory_rounds(&self) -> RoundIndex {
+		if self.overlaps {
+			MEMORY_ROUNDS as RoundIndex
+		} else {
+			1
+		}
+	}
+
+	/// Lets go of the evidence in memory that neither the last [`FraudDesk::memory_rounds`] nor
 	/// a check under way needs (the archive keeps it).
 	fn release_evidence(&mut self) {
 		let Some(latest) = self.history.back().map(|e| e.round) else { return };
 		let in_use = self.rounds_in_use();
-		let recent = latest.saturating_sub(MEMORY_ROUNDS as RoundIndex - 1);
+		let recent = latest.saturating_sub(self.memory_rounds() - 1);
 		self.history.retain(|e| e.round >= recent || in_use.contains(&e.round));
 	}
 
@@ -304,8 +316,8 @@ impl FraudDesk {
 		if let Some(e) = self.history.iter().find(|e| e.round == round) {
 			return Some(e.clone());
 		}
-		let bytes = self.archive.get(round)?;
-		match RoundEvidence::decode(&bytes) {
+		let archived = self.archive.get(round)?;
+		match RoundEvidence::decode(&archived) {
 			Ok(e) if e.round == round => Some(Arc::new(e)),
 			Ok(e) => {
 				tracing::warn!("the archive's evidence for round {round} is round {}", e.round);

@@ -145,7 +145,8 @@ impl FraudDesk {
 			})
 			.collect();
 		let evidence = RoundEvidence { round, base, updates };
-		self.archive.put(round, evidence.encode());
+		let (archived, base_digest) = evidence.encode();
+		self.archive.put(round, archived, &base_digest);
 		self.history.push_back(Arc::new(evidence));
 		// Older rounds can no longer be challenged: their evidence and findings go.
 		let keep_from = (round + 1).saturating_sub(self.keep_rounds);
