@@ -77,9 +77,15 @@ impl SharedValues {
 			let entry = entry.map_err(|e| Error::io("listing", &self.dir, e))?;
 			let path = entry.path();
 			let only = entry.metadata().map(|m| m.nlink() <= 1).unwrap_or(false);
-			// A store that links to it between the check and the removal keeps its link.
+			// A store that links to it between the check and the removal keeps its link; the
+			// other store's prune may have removed it first.
 			if only && path.extension().is_some_and(|e| e == EXTENSION) {
-				std::fs::remove_file(&path).map_err(|e| Error::io("removing", &path, e))?;
+				match std::fs::remove_file(&path) {
+					Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+						return Err(Error::io("removing", &path, e));
+					}
+					_ => {}
+				}
 			}
 		}
 		Ok(())
