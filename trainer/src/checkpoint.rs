@@ -67,6 +67,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 	write_atomic_with(path, |f| f.write_all(bytes))
 }
 
+/// Removes `path`; one already gone is no error (another holder may have removed it).
+pub fn remove_if_there(path: &Path) -> Result<()> {
+	match std::fs::remove_file(path) {
+		Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io("removing", path, e)),
+		_ => Ok(()),
+	}
+}
+
 /// [`write_atomic`] of what `write` writes, streamed into the file (what is written need
 /// not be in memory as one piece).
 pub fn write_atomic_with(

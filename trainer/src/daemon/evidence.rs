@@ -16,7 +16,7 @@ use std::{
 use grid_primitives::job::RoundIndex;
 
 use crate::{
-	checkpoint::write_atomic,
+	checkpoint::{remove_if_there, write_atomic},
 	daemon::shared_values::{Kept, SharedValues},
 	error::{Error, Result},
 	round::{
@@ -117,13 +117,6 @@ impl EvidenceFiles {
 			Err(e) => return Err(Error::io("reading", &path, e)),
 		};
 		Ok(Some(Archived { meta, base }))
-	}
-}
-
-fn remove_if_there(path: &Path) -> Result<()> {
-	match std::fs::remove_file(path) {
-		Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io("removing", path, e)),
-		_ => Ok(()),
 	}
 }
 

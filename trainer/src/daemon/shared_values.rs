@@ -13,14 +13,13 @@ use std::{
 	path::{Path, PathBuf},
 };
 
-pub use crate::work_state::values_digest as values_key;
 use crate::{
-	checkpoint::write_atomic_with,
+	checkpoint::{remove_if_there, write_atomic_with},
 	error::{Error, Result},
 	params::le_bytes,
 };
 
-/// What a shared file is named by: [`values_key`] of its values.
+/// What a shared file is named by: [`crate::work_state::values_digest`] of its values.
 pub type ValuesKey = [u8; 32];
 
 const EXTENSION: &str = "f32";
@@ -52,7 +51,7 @@ impl SharedValues {
 		self.dir.join(format!("{}.{EXTENSION}", hex::encode(key)))
 	}
 
-	/// Keeps `values` (whose [`values_key`] is `key`) at `path`, replacing what it held: a
+	/// Keeps `values` (whose [`crate::work_state::values_digest`] is `key`) at `path`, replacing what it held: a
 	/// link to the same values if a file holds them already, else a new file, then shared.
 	pub fn keep(&self, path: &Path, values: &[f32], key: &ValuesKey) -> Result<Kept> {
 		let shared = self.shared(key);
@@ -80,12 +79,7 @@ impl SharedValues {
 			// A store that links to it between the check and the removal keeps its link; the
 			// other store's prune may have removed it first.
 			if only && path.extension().is_some_and(|e| e == EXTENSION) {
-				match std::fs::remove_file(&path) {
-					Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-						return Err(Error::io("removing", &path, e));
-					}
-					_ => {}
-				}
+				remove_if_there(&path)?;
 			}
 		}
 		Ok(())
@@ -108,6 +102,7 @@ fn link_into_place(shared: &Path, path: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
 	use super::*;
+	use crate::work_state::values_digest;
 	use std::os::unix::fs::MetadataExt;
 
 	fn nlink(path: &Path) -> u64 {
@@ -120,7 +115,7 @@ mod tests {
 		let shared = SharedValues::open(dir.path()).unwrap();
 		let (a, b) = (dir.path().join("a.values"), dir.path().join("b.base"));
 		let values = vec![1.5f32, -2.0, 3.25];
-		let key = values_key(&values);
+		let key = values_digest(&values);
 		assert_eq!(shared.keep(&a, &values, &key).unwrap(), Kept::Written);
 		assert_eq!(shared.keep(&b, &values, &key).unwrap(), Kept::Linked);
 		assert_eq!(std::fs::read(&b).unwrap(), le_bytes(&values).to_vec());
@@ -128,7 +123,7 @@ mod tests {
 		// Other values are not mistaken for them.
 		let other = vec![1.5f32, -2.0, 3.5];
 		let c = dir.path().join("c.values");
-		assert_eq!(shared.keep(&c, &other, &values_key(&other)).unwrap(), Kept::Written);
+		assert_eq!(shared.keep(&c, &other, &values_digest(&other)).unwrap(), Kept::Written);
 		assert_eq!(std::fs::read(&c).unwrap(), le_bytes(&other).to_vec());
 
 		std::fs::remove_file(&a).unwrap();
@@ -146,14 +141,14 @@ mod tests {
 		let shared = SharedValues::open(dir.path()).unwrap();
 		let (a, b) = (dir.path().join("a"), dir.path().join("b"));
 		let values = vec![7.0f32; 5];
-		let key = values_key(&values);
+		let key = values_digest(&values);
 		shared.keep(&a, &values, &key).unwrap();
 		std::fs::write(&b, b"stale").unwrap();
 		assert_eq!(shared.keep(&b, &values, &key).unwrap(), Kept::Linked);
 		assert_eq!(std::fs::read(&b).unwrap(), le_bytes(&values).to_vec());
 		// Written again over a link, a file's name gets the new bytes and the link the old.
 		let newer = vec![8.0f32; 5];
-		shared.keep(&b, &newer, &values_key(&newer)).unwrap();
+		shared.keep(&b, &newer, &values_digest(&newer)).unwrap();
 		assert_eq!(std::fs::read(&a).unwrap(), le_bytes(&values).to_vec());
 		assert_eq!(std::fs::read(&b).unwrap(), le_bytes(&newer).to_vec());
 	}

@@ -27,13 +27,13 @@ use grid_primitives::job::RoundIndex;
 
 use crate::{
 	checkpoint::{write_atomic, write_atomic_with},
-	daemon::shared_values::{self, values_key, SharedValues},
+	daemon::shared_values::{self, SharedValues},
 	error::{Error, Result},
 	net::{Run, Spliced, StoredBytes},
 	params::le_bytes,
 	round::messages::Digest,
 	trajectory::{StepState, Trajectory},
-	work_state::{bulk_hasher, hash_values, Moments, WorkState, HEADER_BYTES},
+	work_state::{bulk_hasher, hash_values, values_digest, Moments, WorkState, HEADER_BYTES},
 };
 
 /// The content address of a stored object of a model of `len` values: a start state's id,
@@ -162,7 +162,7 @@ impl WorkStates {
 		key: &MomentsKey,
 	) -> Result<(Spliced, u64)> {
 		let n = split.values.len() as u64;
-		let mut written = 4 * n;
+		let mut written = 0;
 		let moments = self.dir.join(Self::moments_name(key));
 		if !moments.exists() {
 			write_atomic_with(&moments, |f| {
@@ -172,13 +172,14 @@ impl WorkStates {
 			written += 8 * n;
 		}
 		let values = self.path(round, id, Kind::Values);
-		if split.base {
-			let key = values_key(split.values);
-			if self.shared.keep(&values, split.values, &key)? == shared_values::Kept::Linked {
-				written -= 4 * n;
-			}
+		let kept = if split.base {
+			self.shared.keep(&values, split.values, &values_digest(split.values))?
 		} else {
 			write_atomic_with(&values, |f| f.write_all(&le_bytes(split.values)))?;
+			shared_values::Kept::Written
+		};
+		if kept == shared_values::Kept::Written {
+			written += 4 * n;
 		}
 		let file = |path: PathBuf, values: u64| Run::File { path, offset: 0, len: 4 * values };
 		let spliced = Spliced::new(vec![

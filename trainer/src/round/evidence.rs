@@ -41,8 +41,9 @@ const MAGIC: &[u8; 4] = b"GEV3";
 const MAGIC_V2: &[u8; 4] = b"GEV2";
 /// First bytes of evidence written before trajectory roots were kept.
 const MAGIC_V1: &[u8; 4] = b"GEV1";
-/// Most bytes an encoded round may inflate to (a 1 GiB base and its updates), so a hostile
-/// or corrupt file cannot exhaust memory.
+/// Most bytes an encoded round may inflate to (in `GEV2` and `GEV1`, a 1 GiB base and its
+/// updates; `GEV3` holds only the updates), so a hostile or corrupt file cannot exhaust
+/// memory.
 const MAX_INFLATED: u64 = 4 << 30;
 
 /// One update kept as evidence.
