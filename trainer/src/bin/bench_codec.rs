@@ -4,7 +4,8 @@
 //! from the compressed updates on every core, against the way it was done before (every update
 //! decompressed to a dense vector, then combined on one thread), run side by side; and to
 //! run the fraud desk's cheap screens on the same round (their Gram matrix) from the
-//! compressed updates on every core, against decompressing every update first on one thread.
+//! compressed updates on every core, against decompressing every update first on one thread,
+//! and with sparse pairs taken over their shared coordinates against every coordinate.
 //! Writes `codec.md` and `codec.json`.
 //!
 //! `bench_codec --out bench/reports [--values 100000000] [--repeats 3] [--schemes none,int8,...]
@@ -271,39 +272,56 @@ fn time_round(
 }
 
 /// Seconds to take the Gram matrix of `updates` (what the fraud desk's cheap screens read)
-/// the way the desk did before (every update decompressed to a dense vector first; here on
-/// the one thread of `one`) and from the compressed updates on every core, in that order or
-/// (`flip`) the other; both must be the same bit for bit.
+/// the way the desk did first (every update decompressed to a dense vector, every pair
+/// over every coordinate, here on the one thread of `one`) and as it does now, from the
+/// compressed updates on every core, sparse pairs over their shared coordinates; in that order or (`flip`)
+/// the other. Both must be the same bit for bit.
 fn time_screens(
 	updates: &[Contribution],
 	one: &rayon::ThreadPool,
 	flip: bool,
 ) -> Result<(f64, f64), Error> {
 	let dense = || {
-		let start = Instant::now();
-		let gram = one.install(|| {
+		one.install(|| {
 			let dense: Vec<CompressedUpdate> =
 				updates.iter().map(|u| CompressedUpdate::None(u.update.decompress())).collect();
-			Gram::of(&dense.iter().collect::<Vec<_>>())
-		});
-		gram.map(|g| (start.elapsed().as_secs_f64(), g))
+			Gram::of_every_coordinate(&dense.iter().collect::<Vec<_>>())
+		})
 	};
-	let streamed = || {
+	let sent: Vec<&CompressedUpdate> = updates.iter().map(|u| u.update.as_ref()).collect();
+	time_both(flip, dense, || Gram::of(&sent))
+}
+
+/// Seconds to take the Gram matrix of `updates` from the compressed updates on every core,
+/// every pair over every coordinate (before sparse pairs took only their shared coordinates) and as the
+/// desk does now, in that order or (`flip`) the other; both the same bit for bit.
+fn time_shared(updates: &[Contribution], flip: bool) -> Result<(f64, f64), Error> {
+	let sent: Vec<&CompressedUpdate> = updates.iter().map(|u| u.update.as_ref()).collect();
+	time_both(flip, || Gram::of_every_coordinate(&sent), || Gram::of(&sent))
+}
+
+/// Seconds `before` and `after` take, run in that order or (`flip`) the other; their
+/// matrices must have the same bits.
+fn time_both(
+	flip: bool,
+	before: impl Fn() -> grid_trainer::error::Result<Gram>,
+	after: impl Fn() -> grid_trainer::error::Result<Gram>,
+) -> Result<(f64, f64), Error> {
+	let timed = |way: &dyn Fn() -> grid_trainer::error::Result<Gram>| {
 		let start = Instant::now();
-		let gram = Gram::of(&updates.iter().map(|u| u.update.as_ref()).collect::<Vec<_>>());
-		gram.map(|g| (start.elapsed().as_secs_f64(), g))
+		way().map(|gram| (start.elapsed().as_secs_f64(), gram))
 	};
-	let ((baseline, before), (streaming, now)) = if flip {
-		let now = streamed()?;
-		(dense()?, now)
+	let ((old, was), (new, now)) = if flip {
+		let now = timed(&after)?;
+		(timed(&before)?, now)
 	} else {
-		let before = dense()?;
-		(before, streamed()?)
+		let was = timed(&before)?;
+		(was, timed(&after)?)
 	};
-	if before != now {
-		return Err("the streamed Gram matrix differs from the dense one".into());
+	if was.bits() != now.bits() {
+		return Err("the two ways' Gram matrices differ".into());
 	}
-	Ok((baseline, streaming))
+	Ok((old, new))
 }
 
 /// One row of a side-by-side table: a round of `peers` updates compressed with `spec`,
@@ -363,10 +381,7 @@ impl Row<'_> {
 
 /// The aggregation section: a round of each size per scheme, both ways side by side, the
 /// order flipped every repeat.
-fn round_section(
-	s: &Settings,
-	md: &mut String,
-) -> Result<(Vec<serde_json::Value>, Vec<serde_json::Value>), Error> {
+fn round_section(s: &Settings, md: &mut String) -> Result<Rounds, Error> {
 	let one = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
 	let threads = rayon::current_num_threads();
 	let _ = writeln!(md, "## Aggregating a round\n");
@@ -379,7 +394,14 @@ fn round_section(
 	let _ = writeln!(screens, "The same rounds through the fraud desk's cheap screens (agreement with the others, copies, short norms), which read only the round's Gram matrix (every pair's dot product, in f64), {} times per row, the order flipped every repeat: *dense, one thread* decompresses every update first, as the desk did until now (then the same Gram matrix, on one thread); *streamed* decodes {} coordinates of every update at a time from the compressed updates on rayon's {} threads. Both matrices are checked to be the same bit for bit. *Held*: N dense vectors against the compressed updates.\n", s.repeats, grid_trainer::aggregate::BLOCK, threads);
 	let _ = writeln!(screens, "| scheme | N | held: dense | held: compressed | dense, one thread (s) | streamed (s) | speedup |");
 	let _ = writeln!(screens, "|---|---:|---:|---:|---:|---:|---:|");
+	let mut shared = String::new();
+	let _ =
+		writeln!(shared, "\n## Screening a round: sparse pairs over their shared coordinates\n");
+	let _ = writeln!(shared, "The same Gram matrices from the compressed updates on rayon's {threads} threads, {} times per row, the order flipped every repeat: *every coordinate* takes every pair's dot product over every coordinate of a block, as the desk did until now; *shared only* marks the nonzero values of a block whose values are mostly zero (sampled) in bit masks, and a pair that shares few coordinates takes only the products of those (the desk's way now: `verify/gram.rs`). Both matrices are checked to be the same bit for bit. The table's *dense, one thread* column is *every coordinate*, on one thread, from decompressed updates.\n", s.repeats);
+	let _ = writeln!(shared, "| scheme | N | held: dense | held: compressed | every coordinate (s) | shared only (s) | speedup |");
+	let _ = writeln!(shared, "|---|---:|---:|---:|---:|---:|---:|");
 	let mut screen_rows = Vec::new();
+	let mut shared_rows = Vec::new();
 	for spec in &s.round_schemes {
 		for &peers in &s.peers {
 			let updates = round_updates(*spec, peers, s.round_values)?;
@@ -390,10 +412,20 @@ fn round_section(
 			rows.push(row.side_by_side(s.repeats, timed, "block_wise_s", md)?);
 			let timed = |flip| time_screens(&updates, &one, flip);
 			screen_rows.push(row.side_by_side(s.repeats, timed, "streamed_s", &mut screens)?);
+			let timed = |flip| time_shared(&updates, flip);
+			shared_rows.push(row.side_by_side(s.repeats, timed, "shared_only_s", &mut shared)?);
 		}
 	}
 	md.push_str(&screens);
-	Ok((rows, screen_rows))
+	md.push_str(&shared);
+	Ok(Rounds { rows, screen_rows, shared_rows })
+}
+
+/// The round section's JSON rows: aggregation, screens, and screens over shared coordinates.
+struct Rounds {
+	rows: Vec<serde_json::Value>,
+	screen_rows: Vec<serde_json::Value>,
+	shared_rows: Vec<serde_json::Value>,
 }
 
 fn main() -> Result<(), Error> {
@@ -408,14 +440,15 @@ fn main() -> Result<(), Error> {
 	);
 	let one = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
 	let codec = one.install(|| codec_section(&s, &mut md))?;
-	let (rounds, screens) = round_section(&s, &mut md)?;
+	let rounds = round_section(&s, &mut md)?;
 	let json = serde_json::json!({
 		"values": s.values,
 		"repeats": s.repeats,
 		"schemes": codec,
 		"round_values": s.round_values,
-		"rounds": rounds,
-		"screens": screens,
+		"rounds": rounds.rows,
+		"screens": rounds.screen_rows,
+		"screens_shared_only": rounds.shared_rows,
 	});
 	std::fs::create_dir_all(&s.out)?;
 	std::fs::write(s.out.join("codec.md"), md)?;

@@ -45,7 +45,6 @@ impl FraudDesk {
 			(false, false) => {}
 		}
 		let key = (round, peer);
-		let Some(evidence) = self.evidence(round) else { return };
 		let Some(CheckState::Fetching { tries, target, .. }) = self.states.get_mut(&key) else {
 			return;
 		};
@@ -71,6 +70,8 @@ impl FraudDesk {
 				return self.conclude(key, Verdict::Invalid, port);
 			}
 		};
+		// Held while its check runs (`FraudDesk::start`); read only for an answer it awaits.
+		let Some(evidence) = self.evidence(round) else { return };
 		match fetched.work_state(evidence.base.len(), &target.start) {
 			Ok(state) => {
 				let Some(seed) = port.peer_seed(round, &peer) else {
@@ -111,7 +112,12 @@ impl FraudDesk {
 	/// Takes the challenges assigned by the chain and the finished replays; votes and
 	/// accuses through `port`.
 	pub fn poll(&mut self, port: &dyn FraudPort) {
-		for request in port.assigned_checks() {
+		let requests = port.assigned_checks();
+		let any = !requests.is_empty();
+		for request in requests {
+			// Read from memory by what follows (once from the archive), let go below unless
+			// a check starts on it.
+			self.hold(request.round);
 			if let Some(why) = self.proven_differs(&request) {
 				tracing::warn!(
 					"challenge {}: {} proved on chain {why} than it sent for round {}: invalid",
@@ -145,6 +151,9 @@ impl FraudDesk {
 					}
 				}
 			}
+		}
+		if any {
+			self.release_evidence();
 		}
 		for ((round, peer), finding) in self.worker.finished() {
 			match finding {

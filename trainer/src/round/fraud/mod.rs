@@ -50,13 +50,15 @@ use crate::{
 	work_state::WorkDigests,
 };
 
-/// Most rounds whose evidence is always held in memory too: the latest, which is screened,
-/// and in a job whose rounds overlap the one before, which its overlapped steps trained
-/// from ([`FraudDesk::memory_rounds`]). A round that a check under way reads (and, where
-/// rounds overlap, the round before it) stays as long as the check; older rounds come back
-/// from the archive, which reads a base as it is (no inflating since `GEV3`). Four rounds
-/// were held before, a base model each: two copies of the model more at a provider's peak
-/// in any job of more than three rounds; then two in every job.
+/// Most rounds whose evidence is always held in memory too, in a job whose rounds overlap:
+/// the latest and the one before, which its overlapped steps trained from
+/// ([`FraudDesk::memory_rounds`]). Where rounds block none is: the latest round's loss
+/// screens carry what they read, and its checks hold it. A round that a check under way
+/// reads (and, where rounds overlap, the round before it) stays as long as the check; other
+/// rounds come back from the archive, which reads a base as it is (no inflating since
+/// `GEV3`). Four rounds were held before, a base model each: two copies of the model more at
+/// a provider's peak in any job of more than three rounds; then two in every job, then one
+/// where rounds block.
 pub const MEMORY_ROUNDS: usize = 2;
 
 /// Rounds after its own that a round's contributions can still be challenged and voted on:
@@ -161,6 +163,8 @@ pub struct FraudDesk {
 	/// The last [`FraudDesk::memory_rounds`] rounds' evidence, and that of rounds checks under way
 	/// read ([`FraudDesk::rounds_in_use`]), oldest first.
 	history: VecDeque<Arc<RoundEvidence>>,
+	/// The latest round kept (its evidence may be only in the archive).
+	latest: Option<RoundIndex>,
 	/// Every round's evidence for `keep_rounds` rounds.
 	archive: Box<dyn EvidenceArchive>,
 	keep_rounds: RoundIndex,
@@ -213,6 +217,7 @@ impl FraudDesk {
 			gauntlet_peers: GAUNTLET_PEERS,
 			worker: VerifyWorker::gated(replayer, gate),
 			history: VecDeque::new(),
+			latest: None,
 			archive,
 			keep_rounds: keep_rounds.max(MEMORY_ROUNDS as RoundIndex),
 			states: HashMap::new(),
@@ -270,23 +275,23 @@ impl FraudDesk {
 			.collect()
 	}
 
-	/// Rounds of evidence always held in memory: the latest, and where rounds overlap the
-	/// one before (see [`MEMORY_ROUNDS`]).
+	/// Rounds of evidence always held in memory: where rounds overlap the latest and the one
+	/// before, else none (see [`MEMORY_ROUNDS`]).
 	fn memory_rounds(&self) -> RoundIndex {
 		if self.overlaps {
 			MEMORY_ROUNDS as RoundIndex
 		} else {
-			1
+			0
 		}
 	}
 
 	/// Lets go of the evidence in memory that neither the last [`FraudDesk::memory_rounds`] nor
 	/// a check under way needs (the archive keeps it).
 	fn release_evidence(&mut self) {
-		let Some(latest) = self.history.back().map(|e| e.round) else { return };
+		let Some(latest) = self.latest else { return };
 		let in_use = self.rounds_in_use();
-		let recent = latest.saturating_sub(self.memory_rounds() - 1);
-		self.history.retain(|e| e.round >= recent || in_use.contains(&e.round));
+		let recent = self.memory_rounds();
+		self.history.retain(|e| e.round + recent > latest || in_use.contains(&e.round));
 	}
 
 	/// Brings `round`'s evidence (and, where rounds overlap, the round before's) back into

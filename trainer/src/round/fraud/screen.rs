@@ -148,6 +148,7 @@ impl FraudDesk {
 		let (archived, base_digest) = evidence.encode();
 		self.archive.put(round, archived, &base_digest);
 		self.history.push_back(Arc::new(evidence));
+		self.latest = Some(round);
 		// Older rounds can no longer be challenged: their evidence and findings go.
 		let keep_from = (round + 1).saturating_sub(self.keep_rounds);
 		self.archive.forget_before(keep_from);

@@ -148,7 +148,7 @@ impl FraudDesk {
 					"round {round}: {peer} serves nothing it recorded ({why}); asking again next \
 					 round"
 				);
-				let since = since.unwrap_or(self.history.back().map_or(round, |e| e.round));
+				let since = since.unwrap_or(self.latest.unwrap_or(round));
 				self.segments.insert(key, SegmentCheck::Unserved { root, steps, since });
 				return;
 			}
@@ -216,6 +216,8 @@ impl FraudDesk {
 				let why = format!("served nothing it recorded for {SEGMENT_PATIENCE} rounds");
 				self.segment_suspect(round, peer, &why);
 			} else {
+				// Unserved, the check read nothing and its round went from memory.
+				self.hold(round);
 				self.to_fetch.push((round, peer, root));
 				let check = SegmentCheck::Trajectory { root, steps, tries: 1, since: Some(since) };
 				self.segments.insert((round, peer), check);
