@@ -35,6 +35,16 @@ pub(crate) fn le_bytes(values: &[f32]) -> Cow<'_, [u8]> {
 	}
 }
 
+/// Values whose bytes were read in as little-endian, made this machine's (nothing to do on
+/// a little-endian machine): [`le_bytes`] the other way.
+pub(crate) fn from_le(values: &mut [f32]) {
+	if cfg!(target_endian = "big") {
+		for x in values {
+			*x = f32::from_bits(u32::from_le(x.to_bits()));
+		}
+	}
+}
+
 /// Domain separator for manifest hashes; bump the version when the encoding changes.
 const MANIFEST_DOMAIN: &[u8] = b"grid/param-manifest/v1";
 /// Domain separator for model hashes.

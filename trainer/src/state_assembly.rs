@@ -10,6 +10,7 @@
 
 use crate::{
 	error::{Error, Result},
+	params::from_le,
 	work_state::{Moments, StateFormat, HEADER_BYTES},
 };
 
@@ -156,15 +157,6 @@ impl Assembly {
 		};
 		all_finite(&values, self.format.value)?;
 		Ok(Parts { format: self.format, step: self.step, moments, values })
-	}
-}
-
-/// Values whose bytes were copied in as little-endian, read as this machine's.
-fn from_le(values: &mut [f32]) {
-	if cfg!(target_endian = "big") {
-		for x in values {
-			*x = f32::from_bits(u32::from_le(x.to_bits()));
-		}
 	}
 }
 

@@ -19,6 +19,7 @@ use crate::{
 	checkpoint::{remove_if_there, write_atomic},
 	daemon::shared_values::{Kept, SharedValues},
 	error::{Error, Result},
+	params::from_le,
 	round::{
 		evidence::{Archived, EvidenceArchive},
 		messages::Digest,
@@ -130,9 +131,7 @@ fn read_values(path: &Path) -> std::io::Result<Vec<f32>> {
 	}
 	let mut values = vec![0f32; (len / 4) as usize];
 	file.read_exact(bytemuck::cast_slice_mut(&mut values))?;
-	if cfg!(target_endian = "big") {
-		values.iter_mut().for_each(|v| *v = f32::from_bits(u32::from_le(v.to_bits())));
-	}
+	from_le(&mut values);
 	Ok(values)
 }
 
