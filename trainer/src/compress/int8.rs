@@ -67,6 +67,17 @@ impl Int8Update {
 		self.chunk as u32
 	}
 
+	/// The quantized values, one per coordinate (value k is `codes()[k]` times
+	/// `scales()[k / chunk]`).
+	pub fn codes(&self) -> &[i8] {
+		&self.values
+	}
+
+	/// One scale per chunk of values.
+	pub fn scales(&self) -> &[f32] {
+		&self.scales
+	}
+
 	/// The dense vector.
 	pub fn decompress(&self) -> Vec<f32> {
 		let mut out = vec![0f32; self.values.len()];

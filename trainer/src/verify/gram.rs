@@ -4,18 +4,24 @@
 //! blocks of values at a time per thread, not N dense vectors.
 //!
 //! Every pair's dot product over every coordinate is N²P/2 products: at N = 64 and 100M
-//! parameters about 27 s a round on 2 cores. Sparse updates (top-k, tiles) share few
+//! parameters about 25 s a round on 2 cores over decoded values (`bench/reports/codec.md`). Sparse updates (top-k, tiles) share few
 //! coordinates, so in a block whose values are mostly zero each row's nonzero values are
 //! marked in a bit mask, and a pair that shares few takes only the products of the
 //! coordinates both sent. Both ways add the same nonzero products in the same order to the
 //! same lanes, so they give the same bits (a product with a zero adds nothing: a lane is
 //! never −0), and each pair is taken whichever way costs less.
+//!
+//! Dense int8 updates share every coordinate, so a pair of them (of one chunk size) takes its
+//! products from their codes instead: per chunk, the codes' integer dot product (exact, so its
+//! order does not matter) times the two scales. That is the dot product of the values the
+//! codes stand for, rounded once per chunk, where the decoded values' is of values already
+//! rounded to f32: the two differ in the last bits, and every trainer takes it the same way.
 
 use rayon::prelude::*;
 
 use crate::{
 	aggregate::BLOCK,
-	compress::CompressedUpdate,
+	compress::{int8::Int8Update, CompressedUpdate},
 	error::{Error, Result},
 };
 
@@ -36,10 +42,10 @@ pub struct Gram {
 /// How a block's dot products are taken.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Way {
-	/// A sparse block's pairs over the coordinates both sent where that costs less
-	/// ([`Support`]), else over every coordinate.
+	/// A pair of int8 updates from their codes ([`Codes`]); a sparse block's pairs over the
+	/// coordinates both sent where that costs less ([`Support`]); else over every coordinate.
 	Cheapest,
-	/// Every pair over every coordinate.
+	/// Every pair over every coordinate of its decoded values.
 	EveryCoordinate,
 }
 
@@ -51,8 +57,10 @@ impl Gram {
 		Self::by_blocks(updates, Way::Cheapest)
 	}
 
-	/// The same matrix, every pair's dot product taken over every coordinate (the screens'
-	/// way until sparse pairs took only their shared coordinates: `bench_codec`'s baseline).
+	/// The matrix of the decoded values, every pair's dot product taken over every
+	/// coordinate (the screens' way until sparse pairs took only their shared coordinates
+	/// and int8 pairs their codes: `bench_codec`'s baseline). The same bits as [`Gram::of`]
+	/// for a round without two int8 updates; within rounding of them with.
 	pub fn of_every_coordinate(updates: &[&CompressedUpdate]) -> Result<Gram> {
 		Self::by_blocks(updates, Way::EveryCoordinate)
 	}
@@ -68,20 +76,35 @@ impl Gram {
 		}
 		let group = BLOCK * BLOCKS_PER_GROUP;
 		let groups = len.div_ceil(group);
+		let by_codes = way == Way::Cheapest && updates.iter().any(|u| int8(u).is_some());
 		let partials: Vec<Vec<f64>> = (0..groups)
 			.into_par_iter()
 			.map(|g| {
 				let end = ((g + 1) * group).min(len);
 				let mut dots = vec![0f64; n * n];
-				let (mut matrix, mut support) = (Vec::new(), Support::default());
+				let (mut values, mut support) = (Vec::new(), Support::default());
+				let mut codes = by_codes.then(|| Codes::new(updates));
+				let decoded = codes.as_ref().is_none_or(Codes::leaves_pairs);
 				for start in (g * group..end).step_by(BLOCK) {
 					let width = BLOCK.min(end - start);
-					matrix.resize(n * width, 0f32);
-					for (u, row) in updates.iter().zip(matrix.chunks_mut(width)) {
-						u.write_range(start, row);
+					if decoded {
+						values.resize(n * width, 0f32);
+						for (u, row) in updates.iter().zip(values.chunks_mut(width)) {
+							u.write_range(start, row);
+						}
 					}
-					let sparse = way == Way::Cheapest && support.load(&matrix, width, n);
-					add_block(&matrix, width, n, &mut dots, sparse.then_some(&support));
+					if let Some(codes) = codes.as_mut() {
+						codes.load(start, width);
+					}
+					let sparse = decoded && way == Way::Cheapest && support.load(&values, width, n);
+					let block = Block {
+						n,
+						width,
+						values: &values,
+						support: sparse.then_some(&support),
+						codes: codes.as_ref(),
+					};
+					block.add_to(&mut dots);
 				}
 				dots
 			})
@@ -151,19 +174,169 @@ impl Gram {
 	}
 }
 
-/// Adds the dot products of a block's rows (`n` rows of `width` values in `matrix`) to the
-/// upper triangle of `dots`, each pair over the coordinates both sent where `support`
-/// (the block's) says that costs less.
-fn add_block(matrix: &[f32], width: usize, n: usize, dots: &mut [f64], support: Option<&Support>) {
-	for i in 0..n {
-		let a = &matrix[i * width..(i + 1) * width];
-		for j in i..n {
-			let b = &matrix[j * width..(j + 1) * width];
-			dots[i * n + j] += match support {
-				Some(support) => support.dot(i, j, a, b),
-				None => dot(a, b),
-			};
+/// One block of `width` coordinates of a round's `n` updates, as the pairs read it.
+struct Block<'a> {
+	n: usize,
+	width: usize,
+	/// The decoded values, `n` rows of `width` (empty when every pair is in `codes`).
+	values: &'a [f32],
+	/// The block's nonzero values, when it is sparse.
+	support: Option<&'a Support>,
+	/// The block's int8 codes, when the round has int8 updates and this is [`Way::Cheapest`].
+	codes: Option<&'a Codes<'a>>,
+}
+
+impl Block<'_> {
+	/// Adds the dot product of every pair of rows to the upper triangle of `dots`: the pairs
+	/// of int8 updates of one chunk size from their codes, the others from their values.
+	fn add_to(&self, dots: &mut [f64]) {
+		if let Some(codes) = self.codes {
+			codes.add_pairs(dots);
 		}
+		for i in 0..self.n {
+			for j in i..self.n {
+				if !self.codes.is_some_and(|codes| codes.pairs(i, j)) {
+					dots[i * self.n + j] += self.dot(i, j);
+				}
+			}
+		}
+	}
+
+	/// Rows `i` and `j`'s dot product over the coordinates both sent where `support` says
+	/// that costs less, else over every coordinate.
+	fn dot(&self, i: usize, j: usize) -> f64 {
+		let row = |i: usize| &self.values[i * self.width..(i + 1) * self.width];
+		match self.support {
+			Some(support) => support.dot(i, j, row(i), row(j)),
+			None => dot(row(i), row(j)),
+		}
+	}
+}
+
+// A block's integer dot product cannot overflow.
+const _: () = assert!(BLOCK * 127 * 127 <= i32::MAX as usize);
+
+/// The int8 updates among a round's, and a block of their codes widened to i16 (whose
+/// products the compiler multiplies and adds pairwise in vector registers: several times
+/// the f64 products of the decoded values, `bench/reports/codec.md`).
+struct Codes<'a> {
+	/// Per update: itself when it is int8.
+	rows: Vec<Option<&'a Int8Update>>,
+	/// The block's codes, one row of `width` per update (zeros for one that is not int8).
+	block: Vec<i16>,
+	start: usize,
+	width: usize,
+}
+
+impl<'a> Codes<'a> {
+	fn new(updates: &[&'a CompressedUpdate]) -> Self {
+		let rows = updates.iter().map(|u| int8(u)).collect();
+		Codes { rows, block: Vec::new(), start: 0, width: 0 }
+	}
+
+	/// Whether some pair is not two int8 updates of one chunk size (so the decoded values
+	/// are needed too).
+	fn leaves_pairs(&self) -> bool {
+		let chunk = |r: &Option<&Int8Update>| r.map(Int8Update::chunk);
+		let first = self.rows.first().and_then(chunk);
+		self.rows.iter().any(|r| r.is_none() || chunk(r) != first)
+	}
+
+	/// Widens the codes of coordinates `start..start + width`.
+	fn load(&mut self, start: usize, width: usize) {
+		(self.start, self.width) = (start, width);
+		self.block.clear();
+		for row in &self.rows {
+			match row {
+				Some(u) => {
+					self.block.extend(u.codes()[start..start + width].iter().map(|&q| i16::from(q)))
+				}
+				None => self.block.resize(self.block.len() + width, 0),
+			}
+		}
+	}
+
+	/// Whether rows `i` and `j` are both int8 of one chunk size (their pair is taken here).
+	fn pairs(&self, i: usize, j: usize) -> bool {
+		match (self.rows[i], self.rows[j]) {
+			(Some(a), Some(b)) => a.chunk() == b.chunk(),
+			_ => false,
+		}
+	}
+
+	/// Adds the dot products of the block's pairs it takes ([`Codes::pairs`]) to the upper
+	/// triangle of `dots`, [`TILE`] coordinates of every pair at a time (a tile of every
+	/// row stays in the core's cache while its pairs read it).
+	fn add_pairs(&self, dots: &mut [f64]) {
+		#[cfg(target_arch = "x86_64")]
+		if std::arch::is_x86_feature_detected!("avx2") {
+			// SAFETY: this CPU has AVX2, the one thing `add_pairs_avx2` needs.
+			unsafe { self.add_pairs_avx2(dots) };
+			return;
+		}
+		self.add_pairs_inline(dots);
+	}
+
+	/// [`Codes::add_pairs`] compiled for AVX2: 16 products a vector instead of 8. Integer
+	/// sums are exact, so the bits are the same on every CPU.
+	#[cfg(target_arch = "x86_64")]
+	#[target_feature(enable = "avx2")]
+	unsafe fn add_pairs_avx2(&self, dots: &mut [f64]) {
+		self.add_pairs_inline(dots);
+	}
+
+	#[inline(always)]
+	fn add_pairs_inline(&self, dots: &mut [f64]) {
+		let n = self.rows.len();
+		for lo in (0..self.width).step_by(TILE) {
+			let hi = (lo + TILE).min(self.width);
+			for i in 0..n {
+				for j in i..n {
+					if self.pairs(i, j) {
+						dots[i * n + j] += self.dot(i, j, lo..hi);
+					}
+				}
+			}
+		}
+	}
+
+	/// The dot product of rows `i` and `j` (a pair it takes) over the block's coordinates
+	/// `range`: each chunk's part's integer dot product, exact in i32 (at most `BLOCK`
+	/// products of at most 127²), times its two scales, summed in coordinate order.
+	#[inline(always)]
+	fn dot(&self, i: usize, j: usize, range: std::ops::Range<usize>) -> f64 {
+		let (a, b) = (self.rows[i].expect("an int8 row"), self.rows[j].expect("an int8 row"));
+		let chunk = a.chunk() as usize;
+		let row = |i: usize| &self.block[i * self.width..(i + 1) * self.width];
+		let (qa, qb) = (row(i), row(j));
+		let mut sum = 0f64;
+		let mut at = range.start;
+		while at < range.end {
+			let c = (self.start + at) / chunk;
+			let end = ((c + 1) * chunk - self.start).min(range.end);
+			let ints: i32 = qa[at..end]
+				.iter()
+				.zip(&qb[at..end])
+				.map(|(x, y)| i32::from(*x) * i32::from(*y))
+				.sum();
+			let scales = f64::from(a.scales()[c]) * f64::from(b.scales()[c]);
+			sum += scales * f64::from(ints);
+			at = end;
+		}
+		sum
+	}
+}
+
+/// Coordinates of every int8 row a block's code pairs take at a time: 64 rows' tiles (256
+/// KiB of i16) stay in a core's cache, where a whole block's rows (2 MiB) would be read
+/// from memory again for every row they pair with.
+const TILE: usize = 2048;
+
+/// `update` when it is int8.
+fn int8(update: &CompressedUpdate) -> Option<&Int8Update> {
+	match update {
+		CompressedUpdate::Int8(u) => Some(u),
+		_ => None,
 	}
 }
 
@@ -344,7 +517,8 @@ mod tests {
 		mixed.extend(sent(&int8, &dense[8..9]));
 		mixed.extend(sent(&tiles, &dense[9..]));
 		let rounds = [sent(&topk, &dense), sent(&tiles, &dense), sent(&int8, &dense), mixed];
-		for (r, round) in rounds.iter().enumerate() {
+		// Without two int8 updates (their pairs take their codes: the next test).
+		for (r, round) in rounds[..2].iter().enumerate() {
 			for n in [1, 2, 3, 16] {
 				let refs: Vec<&CompressedUpdate> = round[..n].iter().collect();
 				let (cheapest, every) =
@@ -396,17 +570,94 @@ mod tests {
 		assert_eq!(cheapest.bits(), every.bits());
 	}
 
+	/// The dot products of the values int8 updates stand for, each exact product summed in
+	/// f64 one coordinate at a time.
+	fn exact(updates: &[CompressedUpdate]) -> Vec<Vec<f64>> {
+		let value = |u: &CompressedUpdate, k: usize| match u {
+			CompressedUpdate::Int8(u) => {
+				f64::from(u.codes()[k]) * f64::from(u.scales()[k / u.chunk() as usize])
+			}
+			other => f64::from(other.decompress()[k]),
+		};
+		let pair = |a: &CompressedUpdate, b: &CompressedUpdate| -> f64 {
+			(0..a.len()).map(|k| value(a, k) * value(b, k)).sum()
+		};
+		updates.iter().map(|a| updates.iter().map(|b| pair(a, b)).collect()).collect()
+	}
+
+	#[test]
+	fn int8_pairs_take_their_codes() {
+		// Chunks that straddle blocks (1000 does not divide a block), chunks of two sizes in
+		// one round, and an update of another scheme beside them.
+		let len = BLOCK * 2 + 3001;
+		let dense: Vec<Vec<f32>> = (0..9).map(|s| random(40 + s, len)).collect();
+		let mut round = sent(&Compression::Int8 { chunk: 1000 }, &dense[..6]);
+		round.extend(sent(&Compression::Int8 { chunk: 256 }, &dense[6..8]));
+		round.extend(sent(&Compression::TopK { chunk: 256, k: 32, value_bits: 3 }, &dense[8..]));
+		let want = exact(&round);
+		for n in [2, 6, 9] {
+			let refs: Vec<&CompressedUpdate> = round[..n].iter().collect();
+			let (codes, decoded) =
+				(Gram::of(&refs).unwrap(), Gram::of_every_coordinate(&refs).unwrap());
+			for (i, want) in want.iter().enumerate().take(n) {
+				for (j, want) in want.iter().enumerate().take(n) {
+					let scale = codes.norm(i) * codes.norm(j);
+					let off = |gram: &Gram| (gram.dot(i, j) - want).abs() / scale;
+					assert!(off(&decoded) < 1e-8, "{n}: {i} {j}: {}", off(&decoded));
+					// A pair of one chunk size from its codes: nearer the exact value than
+					// the decoded values (rounded to f32 before their products); any other
+					// pair from its decoded values.
+					let by_codes = (i < 6 && j < 6) || ((6..8).contains(&i) && (6..8).contains(&j));
+					if by_codes {
+						assert!(off(&codes) < 1e-12, "{n}: {i} {j}: {}", off(&codes));
+					} else {
+						assert_eq!(codes.dot(i, j).to_bits(), decoded.dot(i, j).to_bits());
+					}
+				}
+			}
+		}
+		// A round of int8 updates alone reads no decoded values, and gives the same matrix.
+		let refs: Vec<&CompressedUpdate> = round[..6].iter().collect();
+		assert!(!Codes::new(&refs).leaves_pairs() && !Codes::new(&refs[..1]).leaves_pairs());
+		assert!(Codes::new(&round.iter().collect::<Vec<_>>()).leaves_pairs());
+		let alone = Gram::of(&refs).unwrap();
+		let all = Gram::of(&round.iter().collect::<Vec<_>>()).unwrap();
+		for i in 0..6 {
+			for j in 0..6 {
+				assert_eq!(alone.dot(i, j).to_bits(), all.dot(i, j).to_bits(), "{i} {j}");
+			}
+		}
+	}
+
+	#[test]
+	fn int8_pairs_give_the_same_bits_with_vectors_of_any_width() {
+		let dense: Vec<Vec<f32>> = (0..5).map(|s| random(60 + s, BLOCK)).collect();
+		let round = sent(&Compression::Int8 { chunk: 1000 }, &dense);
+		let refs: Vec<&CompressedUpdate> = round.iter().collect();
+		let mut codes = Codes::new(&refs);
+		codes.load(0, BLOCK);
+		let (mut dispatched, mut plain) = (vec![0f64; 25], vec![0f64; 25]);
+		codes.add_pairs(&mut dispatched);
+		codes.add_pairs_inline(&mut plain);
+		let bits = |v: &[f64]| v.iter().map(|d| d.to_bits()).collect::<Vec<_>>();
+		assert_eq!(bits(&dispatched), bits(&plain));
+		assert!(plain[1] != 0.0 && plain[5] == 0.0, "the upper triangle only");
+	}
+
 	#[test]
 	fn the_same_bits_on_any_thread_count() {
 		let len = 3 * BLOCK * BLOCKS_PER_GROUP + 5;
-		let sent: Vec<CompressedUpdate> =
-			(0..3).map(|s| CompressedUpdate::None(random(10 + s, len))).collect();
-		let refs: Vec<&CompressedUpdate> = sent.iter().collect();
-		let on = |threads| {
-			let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-			pool.install(|| Gram::of(&refs).unwrap())
-		};
-		assert_eq!(on(1), on(3));
+		let dense: Vec<Vec<f32>> = (0..3).map(|s| random(10 + s, len)).collect();
+		let plain: Vec<CompressedUpdate> =
+			dense.iter().cloned().map(CompressedUpdate::None).collect();
+		for round in [plain, sent(&Compression::Int8 { chunk: 1000 }, &dense)] {
+			let refs: Vec<&CompressedUpdate> = round.iter().collect();
+			let on = |threads| {
+				let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+				pool.install(|| Gram::of(&refs).unwrap())
+			};
+			assert_eq!(on(1), on(3));
+		}
 	}
 
 	#[test]

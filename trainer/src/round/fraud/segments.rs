@@ -304,8 +304,10 @@ impl FraudDesk {
 	) {
 		self.segments.remove(&(round, peer));
 		match found {
-			Ok(j) if j.verdict == grid_primitives::work::Verdict::Valid => tracing::debug!(
-				"round {round}: a segment of {peer}'s round redoes (gradient cosine {:.4})",
+			// At info, as its failure is at warn: an operator sees that checks run and pass
+			// (a few a round: `SEGMENT_RATE`).
+			Ok(j) if j.verdict == grid_primitives::work::Verdict::Valid => tracing::info!(
+				"round {round}: segment check of {peer}: its steps redo (gradient cosine {:.4})",
 				j.gradient_cosine
 			),
 			Ok(j) => self.segment_suspect(
