@@ -22,11 +22,25 @@ pub struct Scaled<'a> {
 	pub scale: Option<f64>,
 }
 
-/// The result vector of `updates`' common length, each coordinate `combine(column)` of its
-/// values in the updates' order (`column` may be changed), with a thread's [`Scratch`].
-fn by_coordinate<F>(updates: &[Scaled], combine: F) -> Vec<f32>
+/// How a block's coordinates are combined; both give the same bits.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Way {
+	/// Each coordinate's column in turn: every rule (the only way until rows came).
+	Columns,
+	/// The mean and trims of at most one (the chain's rule) row by row over the whole
+	/// block, every coordinate at once: the same operations on each coordinate in the same
+	/// order, in loops the compiler runs in vector registers (`bench/reports/codec.md`).
+	/// Larger trims, and trims of blocks with few values sent ([`rows_pay`]), still take
+	/// columns.
+	Rows,
+}
+
+/// The result vector of `updates`' common length, each block of coordinates decoded into a
+/// matrix of one row per update (`matrix`, `slot.len()` wide) and combined into its `slot`
+/// by `combine(matrix, slot)`.
+fn by_block<F>(updates: &[Scaled], combine: F) -> Vec<f32>
 where
-	F: Fn(&mut Vec<f32>, &mut Scratch) -> f32 + Sync,
+	F: Fn(&[f32], &mut [f32]) + Sync,
 {
 	let n = updates.len();
 	let mut out = vec![0f32; updates.first().map_or(0, |u| u.update.len())];
@@ -41,38 +55,213 @@ where
 				}
 			}
 		}
-		let (mut column, mut scratch) = (Vec::with_capacity(n), Scratch::default());
-		for (j, value) in slot.iter_mut().enumerate() {
-			column.clear();
-			column.extend((0..n).map(|i| matrix[i * width + j]));
-			*value = combine(&mut column, &mut scratch);
-		}
+		combine(&matrix, slot);
 	});
 	out
 }
 
+/// The result vector, each coordinate `combine(column)` of its values in the updates' order
+/// (`column` may be changed), with a thread's [`Scratch`].
+fn by_coordinate<F>(updates: &[Scaled], combine: F) -> Vec<f32>
+where
+	F: Fn(&mut Vec<f32>, &mut Scratch) -> f32 + Sync,
+{
+	let n = updates.len();
+	by_block(updates, |matrix, slot| columns(matrix, n, slot, &combine))
+}
+
+/// Combines `matrix` (`n` rows of `slot.len()` values) into `slot`, each coordinate
+/// `combine(column)`.
+fn columns<F>(matrix: &[f32], n: usize, slot: &mut [f32], combine: &F)
+where
+	F: Fn(&mut Vec<f32>, &mut Scratch) -> f32,
+{
+	let width = slot.len();
+	let (mut column, mut scratch) = (Vec::with_capacity(n), Scratch::default());
+	for (j, value) in slot.iter_mut().enumerate() {
+		column.clear();
+		column.extend((0..n).map(|i| matrix[i * width + j]));
+		*value = combine(&mut column, &mut scratch);
+	}
+}
+
+/// Values a block's density is sampled at: every this many coordinates.
+const SAMPLE_STRIDE: usize = 16;
+
+/// Whether a block (`matrix`, rows of `width` values) has at least one sent (nonzero)
+/// value per coordinate, sampled every [`SAMPLE_STRIDE`]th: below that, its columns hold
+/// so few values that combining each column's sent values costs less than passes over
+/// every row (`bench/codec.sh`: rows took 0.59x of columns' speed for 4 tiled updates and
+/// 0.90x for 4 top-k 32/256 ones, 1.2–1.3x at one or two sent values per coordinate).
+fn rows_pay(matrix: &[f32], width: usize) -> bool {
+	let sampled = width.div_ceil(SAMPLE_STRIDE);
+	let sent: usize = matrix
+		.chunks_exact(width)
+		.map(|row| row.iter().step_by(SAMPLE_STRIDE).filter(|x| **x != 0.0).count())
+		.sum();
+	sent >= sampled
+}
+
 /// The mean weighted by `samples` (one per update).
-pub fn weighted_mean(updates: &[Scaled], samples: &[u64]) -> Result<Vec<f32>> {
+pub fn weighted_mean(updates: &[Scaled], samples: &[u64], way: Way) -> Result<Vec<f32>> {
 	let total: f64 = samples.iter().map(|s| *s as f64).sum();
 	if total <= 0.0 {
 		return Err(Error::Aggregate("accepted updates processed zero samples".into()));
 	}
 	let weights: Vec<f64> = samples.iter().map(|s| *s as f64 / total).collect();
+	if way == Way::Rows {
+		return Ok(by_block(updates, |matrix, slot| {
+			let mut acc = vec![0f64; slot.len()];
+			for (row, w) in matrix.chunks_exact(slot.len()).zip(&weights) {
+				for (a, x) in acc.iter_mut().zip(row) {
+					*a += w * f64::from(*x);
+				}
+			}
+			for (value, a) in slot.iter_mut().zip(&acc) {
+				*value = *a as f32;
+			}
+		}));
+	}
 	Ok(by_coordinate(updates, |column, _| {
 		column.iter().zip(&weights).fold(0f64, |acc, (x, w)| acc + w * f64::from(*x)) as f32
 	}))
 }
 
 /// [`super::Rule::TrimmedMean`] of `updates`.
-pub fn trimmed_mean(updates: &[Scaled], trim: usize) -> Result<Vec<f32>> {
+pub fn trimmed_mean(updates: &[Scaled], trim: usize, way: Way) -> Result<Vec<f32>> {
 	let n = updates.len();
 	if 2 * trim >= n {
 		return Err(Error::Aggregate(format!("cannot trim {trim} from each end of {n} updates")));
 	}
-	Ok(by_coordinate(updates, |column, scratch| {
+	let column = |column: &mut Vec<f32>, scratch: &mut Scratch| {
 		column.retain(|x| *x != 0.0);
 		trimmed_support_mean(column, trim, n, scratch)
+	};
+	Ok(by_block(updates, |matrix, slot| {
+		if way == Way::Rows && trim <= 1 && rows_pay(matrix, slot.len()) {
+			RowTrim::new(slot.len()).combine(matrix, n, trim, slot)
+		} else {
+			columns(matrix, n, slot, &column)
+		}
 	}))
+}
+
+/// The key `f32::total_cmp` orders by: the same order as signed integers.
+fn total_key(x: f32) -> i32 {
+	let bits = x.to_bits() as i32;
+	bits ^ ((((bits >> 31) as u32) >> 1) as i32)
+}
+
+/// `new` where `mask` is all ones, `old` where it is zero (arithmetic, not a branch or a
+/// masked store: the compiler makes conditional stores of selects, slow on some CPUs).
+#[inline(always)]
+fn pick(mask: u32, new: u32, old: u32) -> u32 {
+	(new & mask) | (old & !mask)
+}
+
+/// [`trimmed_support_mean`] with a trim of at most one, for a whole block at once: a pass
+/// over the rows counts each coordinate's sent (nonzero) values and finds its lowest (the
+/// first of equal lowest) and highest (the last of equal highest), a second adds its kept
+/// values in the updates' order. Per coordinate the same comparisons and additions as
+/// [`trimmed_support_mean`]'s, so the same bits.
+struct RowTrim {
+	/// Per coordinate: values sent so far.
+	sent: Vec<u32>,
+	/// Per coordinate: the lowest and highest value's [`total_key`] and row.
+	low: Vec<i32>,
+	low_at: Vec<u32>,
+	high: Vec<i32>,
+	high_at: Vec<u32>,
+	sum: Vec<f64>,
+}
+
+impl RowTrim {
+	fn new(width: usize) -> Self {
+		RowTrim {
+			sent: vec![0; width],
+			low: vec![0; width],
+			low_at: vec![0; width],
+			high: vec![0; width],
+			high_at: vec![0; width],
+			sum: vec![0.0; width],
+		}
+	}
+
+	/// Combines `matrix` (`n` rows of `out.len()` values) into `out`.
+	fn combine(self, matrix: &[f32], n: usize, trim: usize, out: &mut [f32]) {
+		#[cfg(target_arch = "x86_64")]
+		if std::arch::is_x86_feature_detected!("avx2") {
+			// SAFETY: this CPU has AVX2, the one thing `combine_avx2` needs.
+			return unsafe { self.combine_avx2(matrix, n, trim, out) };
+		}
+		self.combine_inline(matrix, n, trim, out);
+	}
+
+	/// [`RowTrim::combine`] compiled for AVX2: twice the coordinates a vector. Every
+	/// coordinate's operations are the same whatever the vectors' width, so the bits are.
+	#[cfg(target_arch = "x86_64")]
+	#[target_feature(enable = "avx2")]
+	unsafe fn combine_avx2(self, matrix: &[f32], n: usize, trim: usize, out: &mut [f32]) {
+		self.combine_inline(matrix, n, trim, out);
+	}
+
+	#[inline(always)]
+	fn combine_inline(mut self, matrix: &[f32], n: usize, trim: usize, out: &mut [f32]) {
+		let width = out.len();
+		for (i, row) in matrix.chunks_exact(width).enumerate() {
+			self.rank_row(row, i as u32);
+		}
+		for (i, row) in matrix.chunks_exact(width).enumerate() {
+			self.add_row(row, i as u32, trim);
+		}
+		for (j, value) in out.iter_mut().enumerate() {
+			let m = self.sent[j] as usize;
+			let t = trim.min(m.saturating_sub(1) / 2);
+			*value = if m == 0 {
+				0.0
+			} else {
+				(self.sum[j] / (m - 2 * t) as f64 * m as f64 / n as f64) as f32
+			};
+		}
+	}
+
+	// Without branches (`&`, `|`, selects) so that the compiler vectorizes it.
+	#[inline(always)]
+	fn rank_row(&mut self, row: &[f32], i: u32) {
+		let width = row.len();
+		let (sent, low, low_at) =
+			(&mut self.sent[..width], &mut self.low[..width], &mut self.low_at[..width]);
+		let (high, high_at) = (&mut self.high[..width], &mut self.high_at[..width]);
+		for j in 0..width {
+			let (x, key) = (row[j], total_key(row[j]));
+			let (is_sent, first) = (x != 0.0, sent[j] == 0);
+			// All ones where the value replaces the lowest (highest) so far, else zero.
+			let lower = 0u32.wrapping_sub(u32::from(is_sent & (first | (key < low[j]))));
+			let higher = 0u32.wrapping_sub(u32::from(is_sent & (first | (key >= high[j]))));
+			low[j] = pick(lower, key as u32, low[j] as u32) as i32;
+			low_at[j] = pick(lower, i, low_at[j]);
+			high[j] = pick(higher, key as u32, high[j] as u32) as i32;
+			high_at[j] = pick(higher, i, high_at[j]);
+			sent[j] += u32::from(is_sent);
+		}
+	}
+
+	/// Adds row `i`'s kept values: sent, and (where a coordinate's trim is one: at least
+	/// three sent) not its lowest or highest.
+	#[inline(always)]
+	fn add_row(&mut self, row: &[f32], i: u32, trim: usize) {
+		let width = row.len();
+		let (sent, sum) = (&self.sent[..width], &mut self.sum[..width]);
+		let (low_at, high_at) = (&self.low_at[..width], &self.high_at[..width]);
+		for j in 0..width {
+			let trimmed = (trim == 1) & (sent[j] >= 3) & ((low_at[j] == i) | (high_at[j] == i));
+			let kept = (row[j] != 0.0) & !trimmed;
+			// The value, or +0.0: a partial sum of nonzero values is never −0.0, so adding
+			// +0.0 leaves it as it is, as not adding does.
+			let mask = 0u64.wrapping_sub(u64::from(kept));
+			sum[j] += f64::from_bits(f64::from(row[j]).to_bits() & mask);
+		}
+	}
 }
 
 /// Per-thread room for a coordinate's trimming.
@@ -133,4 +322,38 @@ fn trimmed_support_mean(sent: &[f32], trim: usize, n: usize, scratch: &mut Scrat
 		.map(|(x, _)| f64::from(*x))
 		.sum();
 	(sum / (m - 2 * trim) as f64 * m as f64 / n as f64) as f32
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	#[test]
+	fn rows_and_columns_trim_any_block_alike() {
+		// Blocks from nearly empty to full, with ties, negative zeros (not sent) and
+		// columns of one, two and three sent values; trims of none and one.
+		let (n, width) = (7, 700);
+		let mut rng = crate::rng::Rng::new(3);
+		for zeros in [0.05, 0.5, 0.9, 0.99] {
+			let matrix: Vec<f32> = (0..n * width)
+				.map(|_| match rng.next_f64() {
+					p if p < zeros => 0.0,
+					p if p < zeros + 0.01 => -0.0,
+					_ => ((rng.normal() * 2.0).round() / 2.0) as f32,
+				})
+				.collect();
+			for trim in [0, 1] {
+				let column = |column: &mut Vec<f32>, scratch: &mut Scratch| {
+					column.retain(|x| *x != 0.0);
+					trimmed_support_mean(column, trim, n, scratch)
+				};
+				let (mut by_columns, mut by_rows) = (vec![0f32; width], vec![0f32; width]);
+				columns(&matrix, n, &mut by_columns, &column);
+				RowTrim::new(width).combine(&matrix, n, trim, &mut by_rows);
+				let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+				assert_eq!(bits(&by_rows), bits(&by_columns), "{zeros} zeros, trim {trim}");
+			}
+			assert_eq!(rows_pay(&matrix, width), zeros < 0.8, "{zeros} zeros");
+		}
+	}
 }

@@ -149,6 +149,26 @@ pub fn aggregate(
 	rule: Rule,
 	screen_ratio: Option<f64>,
 ) -> Result<Aggregate> {
+	aggregate_by(updates, rule, screen_ratio, blocks::Way::Rows)
+}
+
+/// [`aggregate`] with every rule combining one coordinate's column at a time (the way
+/// until the mean and the chain's trim ran row by row over a block): the same bits,
+/// `bench_codec`'s baseline.
+pub fn aggregate_by_columns(
+	updates: &[Contribution],
+	rule: Rule,
+	screen_ratio: Option<f64>,
+) -> Result<Aggregate> {
+	aggregate_by(updates, rule, screen_ratio, blocks::Way::Columns)
+}
+
+fn aggregate_by(
+	updates: &[Contribution],
+	rule: Rule,
+	screen_ratio: Option<f64>,
+	way: blocks::Way,
+) -> Result<Aggregate> {
 	let len = updates
 		.first()
 		.map(|u| u.update.len())
@@ -172,12 +192,12 @@ pub fn aggregate(
 	let delta = match rule {
 		Rule::Mean => {
 			let samples: Vec<u64> = chosen.iter().map(|u| u.samples).collect();
-			blocks::weighted_mean(&unscaled, &samples)?
+			blocks::weighted_mean(&unscaled, &samples, way)?
 		}
-		Rule::TrimmedMean { trim } => blocks::trimmed_mean(&unscaled, trim)?,
+		Rule::TrimmedMean { trim } => blocks::trimmed_mean(&unscaled, trim, way)?,
 		Rule::ClippedTrimmedMean { trim } => {
 			let chosen_norms: Vec<f64> = accepted.iter().map(|&i| norms[i]).collect();
-			blocks::trimmed_mean(&clip_to_median(&chosen, &chosen_norms), trim)?
+			blocks::trimmed_mean(&clip_to_median(&chosen, &chosen_norms), trim, way)?
 		}
 		Rule::CenteredClip { radius_ratio, iters } => centered_clip(&chosen, radius_ratio, iters)?,
 	};

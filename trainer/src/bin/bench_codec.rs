@@ -16,7 +16,7 @@ use std::{fmt::Write as _, path::PathBuf, sync::Arc, time::Instant};
 
 use grid_primitives::job::Compression;
 use grid_trainer::{
-	aggregate::{aggregate, Contribution},
+	aggregate::{aggregate, aggregate_by_columns, Contribution},
 	compress::{
 		adaptive::AdaptiveCompressor,
 		layout::{Layout, Matrix},
@@ -271,6 +271,31 @@ fn time_round(
 	Ok((baseline, block_wise))
 }
 
+/// Seconds to aggregate `updates` block-wise with the chain's rule one coordinate's column
+/// at a time (the way until the chain's trim ran row by row) and as trainers do now, in
+/// that order or (`flip`) the other. Both results must be the same bit for bit.
+fn time_rows(updates: &[Contribution], flip: bool) -> Result<(f64, f64), Error> {
+	let rule = CHAIN_AGGREGATION;
+	let timed = |way: &dyn Fn() -> grid_trainer::error::Result<_>| {
+		let start = Instant::now();
+		way().map(|agg: grid_trainer::aggregate::Aggregate| (start.elapsed().as_secs_f64(), agg))
+	};
+	let columns = || aggregate_by_columns(updates, rule, Some(CHAIN_SCREEN_RATIO));
+	let rows = || aggregate(updates, rule, Some(CHAIN_SCREEN_RATIO));
+	let ((old, was), (new, now)) = if flip {
+		let now = timed(&rows)?;
+		(timed(&columns)?, now)
+	} else {
+		let was = timed(&columns)?;
+		(was, timed(&rows)?)
+	};
+	let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+	if bits(&was.delta) != bits(&now.delta) || was.accepted != now.accepted {
+		return Err("the row-wise aggregate differs from the column-wise one".into());
+	}
+	Ok((old, new))
+}
+
 /// Seconds to take the Gram matrix of `updates` (what the fraud desk's cheap screens read)
 /// the way the desk did first (every update decompressed to a dense vector, every pair
 /// over every coordinate, here on the one thread of `one`) and as it does now, from the
@@ -409,7 +434,7 @@ fn round_section(s: &Settings, md: &mut String) -> Result<Rounds, Error> {
 	let one = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
 	let threads = rayon::current_num_threads();
 	let _ = writeln!(md, "## Aggregating a round\n");
-	let _ = writeln!(md, "A round of N different updates of **{} values** each (Gaussian, compressed as a trainer sends them), aggregated with the chain's rule (`{:?}`, capped to N, after the 4x norm screen) {} times per row, the order of the two ways flipped every repeat: *dense, one thread* is how a trainer aggregated until now (every update decompressed to a dense vector, then each coordinate combined in turn; with today's per-coordinate code, so the ratio is what the blocks and threads bring); *block-wise* decodes {} coordinates of every update at a time straight from the compressed updates and spreads the blocks over rayon's {} threads. Both results are checked to be the same bit for bit. *Held* is what the updates occupy while aggregating: N dense vectors against the compressed updates (plus one block per thread).\n", s.round_values, CHAIN_AGGREGATION, s.repeats, grid_trainer::aggregate::BLOCK, threads);
+	let _ = writeln!(md, "A round of N different updates of **{} values** each (Gaussian, compressed as a trainer sends them), aggregated with the chain's rule (`{:?}`, capped to N, after the 4x norm screen) {} times per row, the order of the two ways flipped every repeat: *dense, one thread* is how a trainer aggregated until now (every update decompressed to a dense vector, then combined; with today's combining code, so the ratio is what the blocks and threads bring); *block-wise* decodes {} coordinates of every update at a time straight from the compressed updates and spreads the blocks over rayon's {} threads. Both results are checked to be the same bit for bit. *Held* is what the updates occupy while aggregating: N dense vectors against the compressed updates (plus one block per thread).\n", s.round_values, CHAIN_AGGREGATION, s.repeats, grid_trainer::aggregate::BLOCK, threads);
 	let _ = writeln!(md, "| scheme | N | held: dense | held: compressed | dense, one thread (s) | block-wise (s) | speedup |");
 	let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|");
 	let mut rows = Vec::new();
@@ -423,8 +448,17 @@ fn round_section(s: &Settings, md: &mut String) -> Result<Rounds, Error> {
 	let _ = writeln!(shared, "The same Gram matrices from the compressed updates on rayon's {threads} threads, {} times per row, the order flipped every repeat: *every coordinate* takes every pair's dot product over every coordinate of a block's decoded values, as the desk did until now; *cheapest* takes a pair of int8 updates from their codes (per chunk, the codes' integer dot product times the two scales: exact, rounded once), marks the nonzero values of a block whose values are mostly zero (sampled) in bit masks, and takes a pair that shares few coordinates over only those (the desk's way now: `verify/gram.rs`). Both matrices are checked to be the same bit for bit, save for int8 pairs: there each dot product within 1e-8 of its two norms' product. The table's *dense, one thread* column is *every coordinate*, on one thread, from decompressed updates.\n", s.repeats);
 	let _ = writeln!(shared, "| scheme | N | held: dense | held: compressed | every coordinate (s) | cheapest (s) | speedup |");
 	let _ = writeln!(shared, "|---|---:|---:|---:|---:|---:|---:|");
+	let mut by_rows = String::new();
+	let _ = writeln!(by_rows, "\n## Aggregating a round: row by row\n");
+	let _ = writeln!(by_rows, "The same rounds aggregated block-wise with the chain's rule on rayon's {threads} threads, {} times per row, the order flipped every repeat: *columns* combines each coordinate's column of values in turn (find its lowest and highest, add the rest), as trainers did until now; *rows* makes two passes over the block's rows for every coordinate at once (the lowest and highest of each, then the kept values added in the updates' order: the same comparisons and additions per coordinate, in loops the compiler keeps in vector registers; `aggregate/blocks.rs`). Both results are checked to be the same bit for bit.\n", s.repeats);
+	let _ = writeln!(
+		by_rows,
+		"| scheme | N | held: dense | held: compressed | columns (s) | rows (s) | speedup |"
+	);
+	let _ = writeln!(by_rows, "|---|---:|---:|---:|---:|---:|---:|");
 	let mut screen_rows = Vec::new();
 	let mut shared_rows = Vec::new();
+	let mut row_rows = Vec::new();
 	for spec in &s.round_schemes {
 		for &peers in &s.peers {
 			let updates = round_updates(*spec, peers, s.round_values)?;
@@ -433,20 +467,25 @@ fn round_section(s: &Settings, md: &mut String) -> Result<Rounds, Error> {
 			let row = Row { spec, peers, dense, encoded };
 			let timed = |flip| time_round(&updates, &one, flip);
 			rows.push(row.side_by_side(s.repeats, timed, "block_wise_s", md)?);
+			let timed = |flip| time_rows(&updates, flip);
+			row_rows.push(row.side_by_side(s.repeats, timed, "rows_s", &mut by_rows)?);
 			let timed = |flip| time_screens(&updates, &one, flip);
 			screen_rows.push(row.side_by_side(s.repeats, timed, "streamed_s", &mut screens)?);
 			let timed = |flip| time_cheapest(&updates, flip);
 			shared_rows.push(row.side_by_side(s.repeats, timed, "cheapest_s", &mut shared)?);
 		}
 	}
+	md.push_str(&by_rows);
 	md.push_str(&screens);
 	md.push_str(&shared);
-	Ok(Rounds { rows, screen_rows, shared_rows })
+	Ok(Rounds { rows, row_rows, screen_rows, shared_rows })
 }
 
-/// The round section's JSON rows: aggregation, screens, and screens each pair the cheapest way.
+/// The round section's JSON rows: aggregation, aggregation row by row, screens, and screens
+/// each pair the cheapest way.
 struct Rounds {
 	rows: Vec<serde_json::Value>,
+	row_rows: Vec<serde_json::Value>,
 	screen_rows: Vec<serde_json::Value>,
 	shared_rows: Vec<serde_json::Value>,
 }
@@ -470,6 +509,7 @@ fn main() -> Result<(), Error> {
 		"schemes": codec,
 		"round_values": s.round_values,
 		"rounds": rounds.rows,
+		"rounds_by_rows": rounds.row_rows,
 		"screens": rounds.screen_rows,
 		"screens_cheapest": rounds.shared_rows,
 	});
