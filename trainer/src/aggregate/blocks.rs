@@ -88,18 +88,26 @@ where
 /// Values a block's density is sampled at: every this many coordinates.
 const SAMPLE_STRIDE: usize = 16;
 
-/// Whether a block (`matrix`, rows of `width` values) has at least one sent (nonzero)
-/// value per coordinate, sampled every [`SAMPLE_STRIDE`]th: below that, its columns hold
-/// so few values that combining each column's sent values costs less than passes over
-/// every row (`bench/codec.sh`: rows took 0.59x of columns' speed for 4 tiled updates and
-/// 0.90x for 4 top-k 32/256 ones, 1.2–1.3x at one or two sent values per coordinate).
-fn rows_pay(matrix: &[f32], width: usize) -> bool {
-	let sampled = width.div_ceil(SAMPLE_STRIDE);
-	let sent: usize = matrix
+/// A block's (`matrix`, rows of `width` values) sent (nonzero) values among those sampled
+/// every [`SAMPLE_STRIDE`]th coordinate of every row, and how many were sampled.
+pub fn sampled_sent(matrix: &[f32], width: usize) -> (usize, usize) {
+	let sampled = width.div_ceil(SAMPLE_STRIDE) * (matrix.len() / width);
+	let sent = matrix
 		.chunks_exact(width)
 		.map(|row| row.iter().step_by(SAMPLE_STRIDE).filter(|x| **x != 0.0).count())
 		.sum();
-	sent >= sampled
+	(sent, sampled)
+}
+
+/// Whether a block (`matrix`, rows of `width` values) has at least one sent value per
+/// coordinate ([`sampled_sent`]): below that, its columns hold so few values that combining
+/// each column's sent values costs less than passes over every row (`bench/codec.sh`: rows
+/// took 0.59x of columns' speed for 4 tiled updates and 0.90x for 4 top-k 32/256 ones,
+/// 1.2–1.3x at one or two sent values per coordinate).
+fn rows_pay(matrix: &[f32], width: usize) -> bool {
+	let (sent, sampled) = sampled_sent(matrix, width);
+	let rows = matrix.len() / width;
+	sent * rows >= sampled
 }
 
 /// The mean weighted by `samples` (one per update).
@@ -150,13 +158,6 @@ pub fn trimmed_mean(updates: &[Scaled], trim: usize, way: Way) -> Result<Vec<f32
 fn total_key(x: f32) -> i32 {
 	let bits = x.to_bits() as i32;
 	bits ^ ((((bits >> 31) as u32) >> 1) as i32)
-}
-
-/// `new` where `mask` is all ones, `old` where it is zero (arithmetic, not a branch or a
-/// masked store: the compiler makes conditional stores of selects, slow on some CPUs).
-#[inline(always)]
-fn pick(mask: u32, new: u32, old: u32) -> u32 {
-	(new & mask) | (old & !mask)
 }
 
 /// [`trimmed_support_mean`] with a trim of at most one, for a whole block at once: a pass
@@ -235,13 +236,12 @@ impl RowTrim {
 		for j in 0..width {
 			let (x, key) = (row[j], total_key(row[j]));
 			let (is_sent, first) = (x != 0.0, sent[j] == 0);
-			// All ones where the value replaces the lowest (highest) so far, else zero.
-			let lower = 0u32.wrapping_sub(u32::from(is_sent & (first | (key < low[j]))));
-			let higher = 0u32.wrapping_sub(u32::from(is_sent & (first | (key >= high[j]))));
-			low[j] = pick(lower, key as u32, low[j] as u32) as i32;
-			low_at[j] = pick(lower, i, low_at[j]);
-			high[j] = pick(higher, key as u32, high[j] as u32) as i32;
-			high_at[j] = pick(higher, i, high_at[j]);
+			let lower = is_sent & (first | (key < low[j]));
+			let higher = is_sent & (first | (key >= high[j]));
+			low[j] = if lower { key } else { low[j] };
+			low_at[j] = if lower { i } else { low_at[j] };
+			high[j] = if higher { key } else { high[j] };
+			high_at[j] = if higher { i } else { high_at[j] };
 			sent[j] += u32::from(is_sent);
 		}
 	}
@@ -256,10 +256,7 @@ impl RowTrim {
 		for j in 0..width {
 			let trimmed = (trim == 1) & (sent[j] >= 3) & ((low_at[j] == i) | (high_at[j] == i));
 			let kept = (row[j] != 0.0) & !trimmed;
-			// The value, or +0.0: a partial sum of nonzero values is never −0.0, so adding
-			// +0.0 leaves it as it is, as not adding does.
-			let mask = 0u64.wrapping_sub(u64::from(kept));
-			sum[j] += f64::from_bits(f64::from(row[j]).to_bits() & mask);
+			sum[j] = if kept { sum[j] + f64::from(row[j]) } else { sum[j] };
 		}
 	}
 }

@@ -13,7 +13,7 @@
 
 mod blocks;
 
-pub use blocks::BLOCK;
+pub use blocks::{sampled_sent, BLOCK};
 #[cfg(test)]
 mod tests;
 

@@ -20,7 +20,7 @@
 use rayon::prelude::*;
 
 use crate::{
-	aggregate::BLOCK,
+	aggregate::{sampled_sent, BLOCK},
 	compress::{int8::Int8Update, CompressedUpdate},
 	error::{Error, Result},
 };
@@ -344,9 +344,6 @@ fn int8(update: &CompressedUpdate) -> Option<&Int8Update> {
 /// registers (one running sum is a chain of dependent additions, several times slower).
 const LANES: usize = 8;
 
-/// Values a block's density is sampled at: every this many coordinates.
-const SAMPLE_STRIDE: usize = 16;
-
 /// Fewest updates whose block is marked: marking costs a pass over every value, which is
 /// more than the few pairs of a small round save (`bench/codec.sh` without this bound:
 /// 0.72–0.79x at N = 4).
@@ -370,17 +367,13 @@ struct Support {
 
 impl Support {
 	/// Marks the block `matrix` (`n` rows of `width` values) when it has at least
-	/// [`MIN_MARKED`] rows and its sampled values (every [`SAMPLE_STRIDE`]th coordinate)
+	/// [`MIN_MARKED`] rows and its sampled values ([`sampled_sent`])
 	/// are mostly zero; false, marking nothing, when not.
 	fn load(&mut self, matrix: &[f32], width: usize, n: usize) -> bool {
 		if n < MIN_MARKED {
 			return false;
 		}
-		let sampled = width.div_ceil(SAMPLE_STRIDE) * n;
-		let nonzero = (0..n)
-			.flat_map(|i| matrix[i * width..(i + 1) * width].iter().step_by(SAMPLE_STRIDE))
-			.filter(|x| **x != 0.0)
-			.count();
+		let (nonzero, sampled) = sampled_sent(&matrix[..n * width], width);
 		// Mostly zero: at most a quarter of the sampled values sent.
 		if nonzero * 4 > sampled {
 			return false;
