@@ -7,6 +7,7 @@
 
 extern crate alloc;
 
+pub mod commitment;
 pub mod datasets;
 pub mod endpoint;
 pub mod job;

@@ -389,6 +389,10 @@ impl pallet_jobs::BenchmarkHelper<AccountId, AuraId> for JobsBenchmarkHelper {
 			.0
 	}
 
+	fn sign_as_peer(who: &AccountId, payload: &[u8]) -> ([u8; 32], [u8; 64]) {
+		pallet_providers::sign_as_peer::<Runtime>(who, payload)
+	}
+
 	/// A fresh Aura key in the benchmark's keystore, made the only authority.
 	fn validator() -> AuraId {
 		use polkadot_sdk::sp_runtime::RuntimeAppPublic;

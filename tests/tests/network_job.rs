@@ -185,11 +185,24 @@ fn providers_ride_out_a_node_restart_without_signing_twice() -> Result<()> {
 	Ok(())
 }
 
+/// Eve signs two commitments a round (its proofs are single): an honest provider that heard
+/// both reports them, and the chain checks them against the libp2p key Eve registered.
 #[test]
-fn an_equivocating_provider_is_reported_and_slashed() -> Result<()> {
-	let mut run = CheatRun::run("equivocate = true", "")?;
-	// An honest provider reports the equivocation once it has heard both proofs; the report
-	// (and Eve's slash with it) may land after the job completed.
+fn a_provider_equivocating_in_its_commitments_is_reported_and_slashed() -> Result<()> {
+	equivocation_is_reported_and_slashed("equivocate = true")
+}
+
+/// Eve signs two proofs a round: an honest provider that heard both on the proofs topic
+/// reports them.
+#[test]
+fn a_provider_equivocating_in_its_proofs_is_reported_and_slashed() -> Result<()> {
+	equivocation_is_reported_and_slashed("equivocate_proofs = true")
+}
+
+fn equivocation_is_reported_and_slashed(misbehave: &str) -> Result<()> {
+	let mut run = CheatRun::run(misbehave, "")?;
+	// An honest provider reports the equivocation once it has heard both commitments or
+	// proofs; the report (and Eve's slash with it) may land after the job completed.
 	let eve = Sr25519Keyring::Eve.to_account_id();
 	run.wait_ledger("the report of eve's equivocation", Duration::from_secs(120), |l| {
 		!l.equivocations.is_empty() && l.slashed.contains_key(&eve)

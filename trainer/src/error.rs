@@ -74,6 +74,13 @@ pub enum Error {
 	/// The network could not be set up (bad address, transport failure).
 	#[error("network: {0}")]
 	Network(String),
+	/// A second, different commitment for a round this trainer signed one for already
+	/// (publishing it would be equivocation).
+	#[error("round {round}: a different commitment was signed for it already")]
+	AlreadySigned {
+		/// The round.
+		round: u32,
+	},
 }
 
 impl Error {

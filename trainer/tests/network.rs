@@ -228,6 +228,11 @@ fn trainers_agree_every_round_survive_a_crash_and_take_in_joiners() {
 	);
 	let status = net.nodes[0].status().unwrap();
 	assert_eq!(status["finished"], Value::Bool(true));
+	// The restarted trainer signed one commitment a round: nobody saw it equivocate.
+	for i in [0, 1, 3] {
+		let seen = &net.nodes[i].status().unwrap()["equivocations_seen"];
+		assert_eq!(seen, &Value::from(0), "trainer {i}:\n{}", net.log(i));
+	}
 	// Steps are capped per round here, so most of the time is idle: just a sane fraction.
 	assert!((0.0..=1.0).contains(&status["utilization"].as_f64().unwrap()), "{status}");
 	assert!(status["peers"].as_array().unwrap().len() >= 3);
@@ -775,6 +780,10 @@ fn overlapped_trainers_agree_every_round_and_a_restarted_one_rejoins() {
 	let rejoined = net.aggregated_rounds(0, 2);
 	assert!(rejoined.iter().any(|&r| r >= 5), "{rejoined:?}\n{}", net.log(2));
 	assert!(overlapped_rounds(&net.nodes[2]).iter().any(|&r| r >= 5), "{}", net.log(2));
+	for i in [0, 1] {
+		let seen = &net.nodes[i].status().unwrap()["equivocations_seen"];
+		assert_eq!(seen, &Value::from(0), "trainer {i}:\n{}", net.log(i));
+	}
 	let losses = eval_losses(&net.nodes[0]);
 	assert!(losses.last().unwrap() < &(0.6 * losses[0]), "held-out loss {losses:?}");
 }

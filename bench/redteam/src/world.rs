@@ -154,6 +154,9 @@ impl FraudPort for Port {
 	fn vote(&self, challenge: u64, verdict: Verdict) {
 		self.votes.lock().unwrap().push((challenge, verdict));
 	}
+	/// Never called: the harness hands updates to the desks without commitment gossip, so
+	/// no book hears two commitments (equivocation is `tests/tests/network_job.rs`'s).
+	fn report_equivocation(&self, _: grid_trainer::round::messages::Equivocation) {}
 }
 
 /// One provider: its trainer, compressor and (if it judges) fraud desk.

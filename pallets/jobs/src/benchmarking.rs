@@ -4,6 +4,7 @@
 use super::*;
 use alloc::{boxed::Box, vec::Vec};
 use grid_primitives::{
+	commitment::{commitment_payload, CommitmentHead, SignedCommitmentBytes},
 	job::{
 		proof_payload, Admission, Compression, ContributionProof, DatasetRef, GptConfig,
 		InnerOptimizer, JobId, JobSpec, MaxAllowlist, MaxUriLen, ModelSpec, Nanos, ProofSignature,
@@ -32,6 +33,9 @@ pub trait BenchmarkHelper<AccountId, AuthorityId> {
 	fn sign(who: &AccountId, payload: &[u8]) -> ProofSignature;
 	/// A current validator (in `Config::Validators`) whose key can sign.
 	fn validator() -> AuthorityId;
+	/// A provider's signature with the libp2p key it registered: the public key and the
+	/// signature over `payload`.
+	fn sign_as_peer(who: &AccountId, payload: &[u8]) -> ([u8; 32], [u8; 64]);
 }
 
 fn max_spec<T: Config>(p: u32) -> JobSpecOf<T> {
@@ -87,6 +91,19 @@ fn max_spec<T: Config>(p: u32) -> JobSpecOf<T> {
 			uri: BoundedBytes::truncate_from(uri),
 		}),
 	}
+}
+
+/// A commitment of the longest length the chain takes, starting with `head` and filled with
+/// `fill`, signed by `who`'s libp2p key.
+fn signed_commitment<T: Config>(
+	who: &T::AccountId,
+	head: CommitmentHead,
+	fill: u8,
+) -> SignedCommitmentBytes {
+	let mut bytes = codec::Encode::encode(&head);
+	bytes.resize(grid_primitives::commitment::MAX_COMMITMENT_BYTES as usize, fill);
+	let (public, signature) = T::BenchmarkHelper::sign_as_peer(who, &commitment_payload(&bytes));
+	SignedCommitmentBytes { commitment: BoundedVec::truncate_from(bytes), public, signature }
 }
 
 fn buyer<T: Config>() -> T::AccountId {
@@ -321,6 +338,22 @@ mod benchmarks {
 		let reporter: T::AccountId = account("reporter", 0, 0);
 		#[extrinsic_call]
 		_(RawOrigin::Signed(reporter), first, second);
+		assert!(Equivocations::<T>::contains_key((id, 0), &providers[0]));
+	}
+
+	#[benchmark]
+	fn report_commitment_equivocation() {
+		let (_, id, providers) = running::<T>(2);
+		let genesis = frame_system::Pallet::<T>::block_hash(BlockNumberFor::<T>::zero());
+		let mut chain = [0u8; 32];
+		chain.copy_from_slice(genesis.as_ref());
+		let first =
+			signed_commitment::<T>(&providers[0], CommitmentHead { job: id, round: 0, chain }, 1);
+		let second =
+			signed_commitment::<T>(&providers[0], CommitmentHead { job: id, round: 0, chain }, 2);
+		let reporter: T::AccountId = account("reporter", 0, 0);
+		#[extrinsic_call]
+		_(RawOrigin::Signed(reporter), providers[0].clone(), Box::new(first), Box::new(second));
 		assert!(Equivocations::<T>::contains_key((id, 0), &providers[0]));
 	}
 

@@ -11,7 +11,8 @@
 //! processed (capped by their declared hardware), and returns the rest to the buyer.
 //!
 //! Misbehaviour is slashed through `pallet-providers`: two different signed proofs for one
-//! (job, round, provider) ([`Pallet::report_equivocation`]), missing `MaxMissedRounds`
+//! (job, round, provider) ([`Pallet::report_equivocation`]) or two different commitments
+//! signed by its libp2p key ([`Pallet::report_commitment_equivocation`]), missing `MaxMissedRounds`
 //! rounds in a row, and an update a verifier committee finds invalid after a fraud challenge
 //! ([`Pallet::challenge`], [`Pallet::commit_vote`], [`Pallet::reveal_vote`]; see
 //! `challenges.rs`) or after a random audit the chain opens by itself (`audits.rs`: each
@@ -61,6 +62,8 @@ mod challenge_tests;
 #[cfg(test)]
 mod economics_tests;
 #[cfg(test)]
+mod equivocation_tests;
+#[cfg(test)]
 mod expiry_tests;
 #[cfg(any(test, feature = "mock-runtime"))]
 pub mod mock;
@@ -88,6 +91,7 @@ pub mod pallet {
 	use super::*;
 	use alloc::{boxed::Box, vec::Vec};
 	use grid_primitives::{
+		commitment::SignedCommitmentBytes,
 		job::{
 			Admission, Deterrence, JobId, JobSpec, RoundIndex, SignedProof, SpecError, SpecLimits,
 		},
@@ -722,8 +726,14 @@ pub mod pallet {
 		BadSignature,
 		/// The two proofs are not for the same job, round and provider.
 		DifferentSlots,
-		/// The two proofs are identical: no equivocation.
+		/// The two proofs (or commitments) are identical: no equivocation.
 		SameProof,
+		/// A commitment's bytes do not start with its head (job, round, chain).
+		MalformedCommitment,
+		/// A commitment was signed for another chain.
+		WrongChain,
+		/// A commitment's key is not the libp2p key the provider bound at registration.
+		NotProvidersKey,
 		/// This equivocation was already punished.
 		AlreadyReported,
 		/// The round is neither open nor settled within its challenge window.
@@ -958,6 +968,22 @@ pub mod pallet {
 		) -> DispatchResult {
 			let reporter = ensure_signed(origin)?;
 			slashing::equivocation::<T>(reporter, *first, *second)
+		}
+
+		/// Punishes `provider` for two different commitments to its update for one (job,
+		/// round), signed by the libp2p key it bound at registration: as for two proofs, its
+		/// stake is slashed (shares to the caller and the buyer) and it leaves the job. One
+		/// punishment a slot, whichever the evidence.
+		#[pallet::call_index(11)]
+		#[pallet::weight(T::WeightInfo::report_commitment_equivocation())]
+		pub fn report_commitment_equivocation(
+			origin: OriginFor<T>,
+			provider: T::AccountId,
+			first: Box<SignedCommitmentBytes>,
+			second: Box<SignedCommitmentBytes>,
+		) -> DispatchResult {
+			let reporter = ensure_signed(origin)?;
+			slashing::commitment_equivocation::<T>(reporter, provider, *first, *second)
 		}
 
 		/// Disputes `provider`'s paid contribution to `round` of `job` during the job's

@@ -251,6 +251,11 @@ impl crate::BenchmarkHelper<AccountId, UintAuthorityId> for TestBenchmarkHelper 
 	fn validator() -> UintAuthorityId {
 		UintAuthorityId(VALIDATOR)
 	}
+
+	fn sign_as_peer(who: &AccountId, payload: &[u8]) -> ([u8; 32], [u8; 64]) {
+		let key = peer_key(*who);
+		(key.public().0, key.sign(payload).0)
+	}
 }
 
 /// Buyers, the reporter, providers 11..=20 and the fee collector funded.
@@ -289,6 +294,11 @@ pub fn hardware(tflops_milli: u32) -> Capabilities {
 	}
 }
 
+/// The libp2p key `who` registers with.
+pub fn peer_key(who: AccountId) -> ed25519::Pair {
+	ed25519::Pair::from_seed(&[who as u8; 32])
+}
+
 /// Registers `who` as a provider with `stake` and the given throughput.
 pub fn register_with(who: AccountId, stake: Balance, tflops_milli: u32) {
 	try_register(who, None, stake, tflops_milli).expect("registers");
@@ -302,7 +312,7 @@ pub fn try_register(
 	stake: Balance,
 	tflops_milli: u32,
 ) -> DispatchResult {
-	let key = ed25519::Pair::from_seed(&[who as u8; 32]);
+	let key = peer_key(who);
 	let genesis = System::block_hash(0);
 	let signature = key.sign(&peer_binding_payload(&genesis, &who));
 	let addr =
@@ -417,6 +427,29 @@ pub fn sign(proof: ContributionProof<AccountId>) -> Box<SignedProof<AccountId>> 
 	let payload = proof_payload(&System::block_hash(0), &proof);
 	let signature = account_key(proof.provider).sign(&payload).0;
 	Box::new(SignedProof { proof, signature })
+}
+
+/// Runs `report`, REPORTER's report of P1's equivocation in round 0 of `job`, and checks
+/// the punishment: half of P1's stake slashed, a quarter of that each to the reporter and
+/// the buyer and the rest burned, P1 removed from the job, the offence recorded.
+pub fn punished_for_equivocation(job: JobId, report: impl FnOnce() -> DispatchResult) {
+	use crate::{Equivocations, Event, Participants, RemovalReason};
+	let (issuance, reporter, buyer) = (Balances::total_issuance(), free(REPORTER), free(BUYER));
+	assert_eq!(report(), Ok(()));
+	let slashed = STAKE / 2;
+	assert_eq!(free(REPORTER) - reporter, slashed / 4);
+	assert_eq!(free(BUYER) - buyer, slashed / 4);
+	assert_eq!(issuance - Balances::total_issuance(), slashed / 2, "the rest is burned");
+	assert_eq!(pallet_providers::Providers::<Test>::get(P1).unwrap().stake, STAKE - slashed);
+	assert!(!Participants::<Test>::contains_key(job, P1));
+	assert!(Equivocations::<Test>::contains_key((job, 0), P1));
+	let events = job_events();
+	let removed = Event::Removed { job, who: P1, reason: RemovalReason::Equivocation };
+	assert!(events.contains(&removed));
+	let (round, provider) = (0, P1);
+	let punished =
+		Event::EquivocationPunished { job, round, provider, reporter: REPORTER, slashed };
+	assert!(events.contains(&punished));
 }
 
 /// Submits an honest proof for every one of `members`, each using all others' updates.

@@ -1,12 +1,20 @@
-//! Punishments with evidence: equivocation (two signed proofs for one slot) and liveness
-//! (missing rounds). The stake is taken through `pallet-providers`.
+//! Punishments with evidence: equivocation (two signed proofs, or two commitments signed by
+//! the provider's libp2p key, for one slot) and liveness (missing rounds). The stake is taken
+//! through `pallet-providers`.
 
-use grid_primitives::job::{JobId, RoundIndex};
+use grid_primitives::{
+	commitment::SignedCommitmentBytes,
+	job::{JobId, RoundIndex},
+	provider::ed25519_peer_id,
+};
 use pallet_providers::{
 	traits::{ProviderRegistry, ProviderSlashing},
 	SlashReason,
 };
-use polkadot_sdk::polkadot_sdk_frame::prelude::*;
+use polkadot_sdk::polkadot_sdk_frame::{
+	deps::{sp_core::ed25519, sp_io},
+	prelude::*,
+};
 
 use crate::{
 	challenges, membership, signature, BalanceOf, Config, Equivocations, Error, Event, JobOf, Jobs,
@@ -34,9 +42,53 @@ pub(crate) fn equivocation<T: Config>(
 		signature::is_valid::<T>(&first) && signature::is_valid::<T>(&second),
 		Error::<T>::BadSignature
 	);
-	let id = a.job;
+	punish::<T>(reporter, slot, a.provider.clone())
+}
+
+/// Checks that `first` and `second` are two different commitments signed by `offender`'s
+/// libp2p key (the one it bound at registration) for one round of one job on this chain,
+/// then punishes it as for two proofs. Commitments name no account: the key does.
+pub(crate) fn commitment_equivocation<T: Config>(
+	reporter: T::AccountId,
+	offender: T::AccountId,
+	first: SignedCommitmentBytes,
+	second: SignedCommitmentBytes,
+) -> DispatchResult {
+	let (Some(a), Some(b)) = (first.head(), second.head()) else {
+		return Err(Error::<T>::MalformedCommitment.into());
+	};
+	ensure!(a.job == b.job && a.round == b.round, Error::<T>::DifferentSlots);
+	let genesis = frame_system::Pallet::<T>::block_hash(BlockNumberFor::<T>::zero());
+	let here = |chain: &[u8; 32]| genesis.as_ref() == &chain[..];
+	ensure!(here(&a.chain) && here(&b.chain), Error::<T>::WrongChain);
+	// ed25519 signatures are deterministic: only different bytes are two commitments.
+	ensure!(first.commitment != second.commitment, Error::<T>::SameProof);
+	ensure!(reportable::<T>(a.job, a.round), Error::<T>::NotReportable);
+	let slot = (a.job, a.round);
+	ensure!(!Equivocations::<T>::contains_key(slot, &offender), Error::<T>::AlreadyReported);
+	let peer = T::Providers::peer_id(&offender).ok_or(Error::<T>::NotProvidersKey)?;
+	let bound = |signed: &SignedCommitmentBytes| ed25519_peer_id(&signed.public) == peer;
+	ensure!(bound(&first) && bound(&second), Error::<T>::NotProvidersKey);
+	ensure!(signed_by_its_key(&first) && signed_by_its_key(&second), Error::<T>::BadSignature);
+	punish::<T>(reporter, slot, offender)
+}
+
+/// Whether `signed`'s signature over its commitment verifies with the key it carries.
+fn signed_by_its_key(signed: &SignedCommitmentBytes) -> bool {
+	let signature = ed25519::Signature::from_raw(signed.signature);
+	let public = ed25519::Public::from_raw(signed.public);
+	sp_io::crypto::ed25519_verify(&signature, &signed.payload(), &public)
+}
+
+/// Slashes `offender` for equivocating in `slot` (shares to `reporter` and the buyer),
+/// removes it from the job and records the offence so it is punished once.
+fn punish<T: Config>(
+	reporter: T::AccountId,
+	slot: (JobId, RoundIndex),
+	offender: T::AccountId,
+) -> DispatchResult {
+	let id = slot.0;
 	let mut job = Jobs::<T>::get(id).ok_or(Error::<T>::UnknownJob)?;
-	let offender = a.provider.clone();
 	let amount = T::EquivocationSlash::get().mul_floor(slash_base::<T>(&job, &offender));
 	let mut recipients = alloc::vec![(job.buyer.clone(), T::BuyerShare::get())];
 	// A provider reporting itself gets no reporter's share.

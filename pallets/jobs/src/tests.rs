@@ -1,8 +1,8 @@
 //! Unit tests: every call, every error, settlement, slashing and the escrow invariant.
 
 use crate::{
-	mock::*, Agenda, AgendaItem, Equivocations, Error, Event, JobStatus, Jobs as JobsMap,
-	Participants, RemovalReason, RoundResults, Rounds,
+	mock::*, Agenda, AgendaItem, Error, Event, JobStatus, Jobs as JobsMap, Participants,
+	RemovalReason, RoundResults, Rounds,
 };
 use grid_primitives::job::{
 	max_claim, Compression, ExchangeWindow, GptConfig, ModelSpec, Nanos, TransformerConfig,
@@ -726,28 +726,7 @@ fn equivocation_is_slashed_rewarded_and_removed_once() {
 		forged.signature = account_key(P2).sign(b"x").0;
 		assert_noop!(report(first.clone(), forged), Error::<Test>::BadSignature);
 
-		let (issuance, reporter, buyer) = (Balances::total_issuance(), free(REPORTER), free(BUYER));
-		assert_ok!(report(first.clone(), second.clone()));
-		let slashed = STAKE / 2;
-		assert_eq!(free(REPORTER) - reporter, slashed / 4);
-		assert_eq!(free(BUYER) - buyer, slashed / 4);
-		assert_eq!(issuance - Balances::total_issuance(), slashed / 2, "the rest is burned");
-		assert_eq!(pallet_providers::Providers::<Test>::get(P1).unwrap().stake, STAKE - slashed);
-		assert!(!Participants::<Test>::contains_key(id, P1));
-		assert!(Equivocations::<Test>::contains_key((id, 0), P1));
-		let events = job_events();
-		assert!(events.contains(&Event::Removed {
-			job: id,
-			who: P1,
-			reason: RemovalReason::Equivocation
-		}));
-		assert!(events.contains(&Event::EquivocationPunished {
-			job: id,
-			round: 0,
-			provider: P1,
-			reporter: REPORTER,
-			slashed
-		}));
+		punished_for_equivocation(id, || report(first.clone(), second.clone()));
 		assert_noop!(report(first, second), Error::<Test>::AlreadyReported);
 		check_invariants();
 	});

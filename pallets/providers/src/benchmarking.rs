@@ -9,7 +9,10 @@ use grid_primitives::provider::{
 };
 use polkadot_sdk::polkadot_sdk_frame::{
 	benchmarking::prelude::*,
-	deps::{sp_core::crypto::KeyTypeId, sp_io},
+	deps::{
+		sp_core::{crypto::KeyTypeId, ed25519},
+		sp_io,
+	},
 	traits::fungible::Mutate,
 };
 
@@ -71,6 +74,19 @@ fn peer_proof<T: Config>(who: &T::AccountId) -> ([u8; 32], [u8; 64]) {
 	let signature =
 		sp_io::crypto::ed25519_sign(KEY_TYPE, &public, &peer_binding_payload(&genesis, who))
 			.expect("the key was just generated in the keystore");
+	(public.0, signature.0)
+}
+
+/// `who`'s signature with the libp2p key it registered by [`register_for_benchmarks`] (in the
+/// keystore): the key's public half and the signature over `payload`. For other pallets'
+/// benchmarks of what providers sign with that key.
+pub fn sign_as_peer<T: Config>(who: &T::AccountId, payload: &[u8]) -> ([u8; 32], [u8; 64]) {
+	let peer = Providers::<T>::get(who).expect("registered").peer_id;
+	let mut public = [0u8; 32];
+	public.copy_from_slice(&peer[peer.len() - 32..]);
+	let public = ed25519::Public::from_raw(public);
+	let signature = sp_io::crypto::ed25519_sign(KEY_TYPE, &public, payload)
+		.expect("the key was generated in the keystore at registration");
 	(public.0, signature.0)
 }
 

@@ -33,7 +33,7 @@ mod mock;
 mod tests;
 
 #[cfg(feature = "runtime-benchmarks")]
-pub use benchmarking::register_for_benchmarks;
+pub use benchmarking::{register_for_benchmarks, sign_as_peer};
 pub use types::*;
 pub use weights::WeightInfo;
 

@@ -3,7 +3,7 @@
 //! `tests/tests/metadata.rs`), the provider's keys, and the coordinator that drives a
 //! trainer's rounds from the chain and submits its proofs.
 //!
-//! Grid's own SCALE types (job specs, proofs, capabilities, verdicts) are used as they are, wrapped in
+//! Grid's own SCALE types (job specs, proofs, commitments, capabilities, verdicts) are used as they are, wrapped in
 //! subxt's `Static`, so what the trainer signs is exactly what the pallet decodes. They are
 //! substituted with the runtime's concrete parameters (u128 balances, u32 block numbers,
 //! 32-byte accounts): generic substitutes would need codec bounds the generated code lacks.
@@ -28,6 +28,10 @@ pub use client::{Chain, JobView, ProviderView};
 	substitute_type(
 		path = "grid_primitives::job::SignedProof<A>",
 		with = "::subxt::utils::Static<::grid_primitives::job::SignedProof<::subxt::utils::AccountId32>>"
+	),
+	substitute_type(
+		path = "grid_primitives::commitment::SignedCommitmentBytes",
+		with = "::subxt::utils::Static<::grid_primitives::commitment::SignedCommitmentBytes>"
 	),
 	substitute_type(
 		path = "grid_primitives::provider::Capabilities",

@@ -14,6 +14,7 @@ pub mod provider;
 pub mod reference;
 pub mod reports;
 pub mod shared_values;
+pub mod signed_rounds;
 pub mod state_fetch;
 pub mod status_server;
 pub mod trainer;

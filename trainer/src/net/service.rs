@@ -52,12 +52,20 @@ pub struct NetConfig {
 	pub proof_genesis: Option<Digest>,
 }
 
+impl NetConfig {
+	/// The chain commitments must name ([`crate::round::messages::Commitment::chain`]): the
+	/// genesis hash, zero for a job off chain.
+	pub fn chain(&self) -> Digest {
+		self.proof_genesis.unwrap_or_default()
+	}
+}
+
 /// What the network task is told to do.
 #[derive(Debug)]
 pub enum Command {
 	/// Announce a signed commitment, with its update when small, on the job's topic
 	/// (retried until a peer hears it).
-	Publish(Announcement),
+	Publish(Box<Announcement>),
 	/// Send `request` to `peer`; the answer comes back as [`Event::Fetched`] with `id`.
 	Fetch {
 		/// Caller's tag.

@@ -354,7 +354,8 @@ impl Task {
 	}
 
 	fn check_commitment(&mut self, source: &PeerId, data: &[u8]) -> MessageAcceptance {
-		match Announcement::decode_verified(data, self.config.job, &self.config.manifest_hash) {
+		let (job, chain) = (self.config.job, self.config.chain());
+		match Announcement::decode_verified(data, job, &chain, &self.config.manifest_hash) {
 			Ok((Announcement { signed, update }, signer)) => {
 				self.remember(signed.clone());
 				let inline = update.as_ref().map_or(0, Vec::len) as u64;

@@ -42,15 +42,16 @@ impl Announcement {
 		Announcement { signed, update }
 	}
 
-	/// Decodes gossip bytes and checks the commitment (signature, job, layout) and the
+	/// Decodes gossip bytes and checks the commitment (signature, job, chain, layout) and the
 	/// update sent with it (its length and content address are the committed ones).
 	pub fn decode_verified(
 		bytes: &[u8],
 		job: JobId,
+		chain: &Digest,
 		manifest_hash: &Digest,
 	) -> Result<(Self, PeerId), MessageError> {
 		let announcement = decode_bounded::<Announcement>(bytes, MAX_ANNOUNCEMENT_BYTES)?;
-		let peer = announcement.signed.check(job, manifest_hash)?;
+		let peer = announcement.signed.check(job, chain, manifest_hash)?;
 		if let Some(update) = &announcement.update {
 			check_inline(&announcement.signed, update)?;
 		}
@@ -80,7 +81,10 @@ mod tests {
 	use libp2p::identity::Keypair;
 
 	use super::*;
-	use crate::round::messages::{tests::commitment, update_hash};
+	use crate::round::messages::{
+		tests::{commitment, CHAIN},
+		update_hash,
+	};
 
 	/// A commitment of `key` to `update` in round 3 of job 7.
 	fn signed(key: &Keypair, update: &[u8]) -> SignedCommitment {
@@ -95,7 +99,8 @@ mod tests {
 		let key = Keypair::generate_ed25519();
 		let small = vec![7u8; 1000];
 		let sent = Announcement::new(signed(&key, &small), &small, true);
-		let (back, peer) = Announcement::decode_verified(&sent.encode(), 7, &[1; 32]).unwrap();
+		let (back, peer) =
+			Announcement::decode_verified(&sent.encode(), 7, &CHAIN, &[1; 32]).unwrap();
 		assert_eq!(back.update.as_deref(), Some(&small[..]));
 		assert_eq!(peer, key.public().to_peer_id());
 		let not_inline = Announcement::new(signed(&key, &small), &small, false);
@@ -103,7 +108,7 @@ mod tests {
 		let large = vec![7u8; MAX_INLINE_UPDATE + 1];
 		let sent = Announcement::new(signed(&key, &large), &large, true);
 		assert_eq!(sent.update, None);
-		let (back, _) = Announcement::decode_verified(&sent.encode(), 7, &[1; 32]).unwrap();
+		let (back, _) = Announcement::decode_verified(&sent.encode(), 7, &CHAIN, &[1; 32]).unwrap();
 		assert_eq!(back.update, None);
 	}
 
@@ -112,7 +117,8 @@ mod tests {
 		let key = Keypair::generate_ed25519();
 		let update = vec![7u8; 1000];
 		let honest = Announcement::new(signed(&key, &update), &update, true);
-		let decode = |a: &Announcement| Announcement::decode_verified(&a.encode(), 7, &[1; 32]);
+		let decode =
+			|a: &Announcement| Announcement::decode_verified(&a.encode(), 7, &CHAIN, &[1; 32]);
 		// A relayer swaps the bytes: same length, other content.
 		let mut swapped = honest.clone();
 		swapped.update = Some(vec![8u8; 1000]);
@@ -132,7 +138,7 @@ mod tests {
 		tampered.signed.commitment.samples += 1;
 		assert!(matches!(decode(&tampered), Err(MessageError::BadSignature(_))));
 		assert!(matches!(
-			Announcement::decode_verified(&honest.encode(), 8, &[1; 32]),
+			Announcement::decode_verified(&honest.encode(), 8, &CHAIN, &[1; 32]),
 			Err(MessageError::WrongJob { .. })
 		));
 		assert!(decode(&honest).is_ok());
@@ -143,7 +149,7 @@ mod tests {
 		let key = Keypair::generate_ed25519();
 		let update = vec![7u8; MAX_INLINE_UPDATE + 1];
 		let sent = Announcement { signed: signed(&key, &update), update: Some(update) };
-		let err = Announcement::decode_verified(&sent.encode(), 7, &[1; 32]).unwrap_err();
+		let err = Announcement::decode_verified(&sent.encode(), 7, &CHAIN, &[1; 32]).unwrap_err();
 		assert!(err.to_string().contains("more than"), "{err}");
 	}
 }

@@ -414,6 +414,7 @@ pub(crate) mod tests {
 		Commitment {
 			job: 1,
 			round,
+			chain: [0; 32],
 			manifest_hash: [0; 32],
 			base_state: [base; 32],
 			base_model_hash: [base; 32],

@@ -60,6 +60,8 @@ pub fn transfer_budget(mbit: f64, budget_ms: u64) -> usize {
 pub struct Context<'a> {
 	/// The job.
 	pub job: JobId,
+	/// Genesis hash of the chain the job runs on (zero off chain).
+	pub chain: Digest,
 	/// The round.
 	pub round: RoundIndex,
 	/// The round's compression (`TrainingParams::compression_in`: the job's, or in one of
@@ -94,6 +96,7 @@ pub fn seal(
 	let commitment = Commitment {
 		job: context.job,
 		round: context.round,
+		chain: context.chain,
 		manifest_hash: context.manifest.hash(),
 		base_state: context.base.state_hash,
 		base_model_hash: context.base.model_hash,

@@ -8,7 +8,10 @@
 
 use blake2::Digest as _;
 use codec::{Decode, Encode};
-use grid_primitives::job::{JobId, RoundIndex};
+use grid_primitives::{
+	commitment::{commitment_payload, CommitmentHead, SignedCommitmentBytes},
+	job::{JobId, RoundIndex},
+};
 use libp2p::{
 	identity::{Keypair, PublicKey},
 	PeerId,
@@ -19,8 +22,6 @@ pub use crate::params::Digest;
 use crate::params::{hash_f32s, Blake2b256};
 use crate::work_state::WorkDigests;
 
-/// Domain separation for commitment signatures.
-const COMMITMENT_DOMAIN: &[u8] = b"grid/commitment/v2";
 /// Domain of the state hash (model + outer optimizer state at a round).
 const STATE_DOMAIN: &[u8] = b"grid/state/v1";
 
@@ -44,6 +45,14 @@ pub enum MessageError {
 	/// The signature does not verify.
 	#[error("signature does not verify for peer {0}")]
 	BadSignature(PeerId),
+	/// The commitment was signed for another chain.
+	#[error("commitment signed for chain 0x{got}, this job runs on 0x{expected}")]
+	WrongChain {
+		/// Hex of the chain (genesis hash) in the commitment.
+		got: String,
+		/// Hex of this job's chain.
+		expected: String,
+	},
 	/// The message belongs to another job.
 	#[error("message for job {got}, this trainer runs job {expected}")]
 	WrongJob {
@@ -81,6 +90,9 @@ pub struct Commitment {
 	pub job: JobId,
 	/// The round the update belongs to.
 	pub round: RoundIndex,
+	/// Genesis hash of the chain the job runs on (zero off chain). With `job` and `round`
+	/// this is the [`CommitmentHead`] the chain reads from the front of the encoding.
+	pub chain: Digest,
 	/// Hash of the parameter layout (must equal the job's).
 	pub manifest_hash: Digest,
 	/// [`state_hash`] of the global state the update was computed from.
@@ -117,10 +129,13 @@ impl Commitment {
 		f32::from_bits(self.train_loss_bits)
 	}
 
+	/// The slot and chain it is for: what the chain reads of it.
+	pub fn head(&self) -> CommitmentHead {
+		CommitmentHead { job: self.job, round: self.round, chain: self.chain }
+	}
+
 	fn signing_payload(&self) -> Vec<u8> {
-		let mut payload = COMMITMENT_DOMAIN.to_vec();
-		self.encode_to(&mut payload);
-		payload
+		commitment_payload(&self.encode())
 	}
 
 	/// Signs the commitment with the trainer's libp2p key.
@@ -145,28 +160,57 @@ pub struct SignedCommitment {
 pub const MAX_COMMITMENT_BYTES: usize = 1024;
 
 impl SignedCommitment {
+	/// The commitment's bytes, raw public key and signature, as the chain checks them.
+	pub fn for_chain(&self) -> Result<SignedCommitmentBytes, MessageError> {
+		let key = PublicKey::try_decode_protobuf(&self.public_key)
+			.ok()
+			.and_then(|key| key.try_into_ed25519().ok())
+			.ok_or_else(|| MessageError::BadKey("not an ed25519 key".into()))?;
+		let signature = <[u8; 64]>::try_from(self.signature.as_slice())
+			.map_err(|_| MessageError::Malformed("signature is not 64 bytes".into()))?;
+		let encoded = self.commitment.encode();
+		let size = encoded.len() as u64;
+		let commitment = encoded.try_into().map_err(|_| MessageError::Oversized {
+			size,
+			limit: u64::from(grid_primitives::commitment::MAX_COMMITMENT_BYTES),
+		})?;
+		Ok(SignedCommitmentBytes { commitment, public: key.to_bytes(), signature })
+	}
+
 	/// Checks the signature and returns the signer.
 	pub fn verify(&self) -> Result<PeerId, MessageError> {
 		signer_of(&self.public_key, &self.commitment.signing_payload(), &self.signature)
 	}
 
-	/// Decodes gossip bytes, verifies the signature and checks the job and layout.
+	/// Decodes gossip bytes, verifies the signature and checks the job, chain and layout.
 	pub fn decode_verified(
 		bytes: &[u8],
 		job: JobId,
+		chain: &Digest,
 		manifest_hash: &Digest,
 	) -> Result<(Self, PeerId), MessageError> {
 		let signed = decode_bounded::<SignedCommitment>(bytes, MAX_COMMITMENT_BYTES)?;
-		let peer = signed.check(job, manifest_hash)?;
+		let peer = signed.check(job, chain, manifest_hash)?;
 		Ok((signed, peer))
 	}
 
-	/// Checks the signature, the job and the layout; returns the signer.
-	pub fn check(&self, job: JobId, manifest_hash: &Digest) -> Result<PeerId, MessageError> {
+	/// Checks the signature, the job, the chain and the layout; returns the signer.
+	pub fn check(
+		&self,
+		job: JobId,
+		chain: &Digest,
+		manifest_hash: &Digest,
+	) -> Result<PeerId, MessageError> {
 		let peer = self.verify()?;
 		let c = &self.commitment;
 		if c.job != job {
 			return Err(MessageError::WrongJob { got: c.job, expected: job });
+		}
+		if &c.chain != chain {
+			return Err(MessageError::WrongChain {
+				got: hex::encode(c.chain),
+				expected: hex::encode(chain),
+			});
 		}
 		if &c.manifest_hash != manifest_hash {
 			return Err(MessageError::WrongManifest {
@@ -218,10 +262,15 @@ impl Equivocation {
 		let a = self.first.verify()?;
 		let b = self.second.verify()?;
 		let (x, y) = (&self.first.commitment, &self.second.commitment);
-		if a != b || x.job != y.job || x.round != y.round || x == y {
+		if a != b || x.head() != y.head() || x == y {
 			return Err(MessageError::Malformed("not conflicting commitments of one peer".into()));
 		}
 		Ok(a)
+	}
+
+	/// The evidence in the form the chain's `report_commitment_equivocation` takes.
+	pub fn for_chain(&self) -> Result<[SignedCommitmentBytes; 2], MessageError> {
+		Ok([self.first.for_chain()?, self.second.for_chain()?])
 	}
 }
 
@@ -414,11 +463,15 @@ pub(crate) mod tests {
 	use super::*;
 	use sp_crypto_hashing::blake2_256;
 
+	/// The chain the tests' commitments are signed for.
+	pub(crate) const CHAIN: Digest = [8; 32];
+
 	/// A commitment of job 7 to update `[update; 32]` in `round`, for tests.
 	pub(crate) fn commitment(round: RoundIndex, update: u8) -> Commitment {
 		Commitment {
 			job: 7,
 			round,
+			chain: CHAIN,
 			manifest_hash: [1; 32],
 			base_state: [2; 32],
 			base_model_hash: [3; 32],
@@ -438,7 +491,7 @@ pub(crate) mod tests {
 		let key = Keypair::generate_ed25519();
 		let signed = commitment(3, 9).sign(&key).unwrap();
 		let bytes = signed.encode();
-		let (back, peer) = SignedCommitment::decode_verified(&bytes, 7, &[1; 32]).unwrap();
+		let (back, peer) = SignedCommitment::decode_verified(&bytes, 7, &CHAIN, &[1; 32]).unwrap();
 		assert_eq!(back, signed);
 		assert_eq!(peer, key.public().to_peer_id());
 		assert_eq!(back.commitment.train_loss(), 1.5);
@@ -451,30 +504,34 @@ pub(crate) mod tests {
 		let mut tampered = signed.clone();
 		tampered.commitment.samples = 1_000_000;
 		assert!(matches!(
-			SignedCommitment::decode_verified(&tampered.encode(), 7, &[1; 32]),
+			SignedCommitment::decode_verified(&tampered.encode(), 7, &CHAIN, &[1; 32]),
 			Err(MessageError::BadSignature(_))
 		));
 		assert!(matches!(
-			SignedCommitment::decode_verified(&signed.encode(), 8, &[1; 32]),
+			SignedCommitment::decode_verified(&signed.encode(), 8, &CHAIN, &[1; 32]),
 			Err(MessageError::WrongJob { got: 7, expected: 8 })
 		));
 		assert!(matches!(
-			SignedCommitment::decode_verified(&signed.encode(), 7, &[9; 32]),
+			SignedCommitment::decode_verified(&signed.encode(), 7, &CHAIN, &[9; 32]),
 			Err(MessageError::WrongManifest { .. })
+		));
+		assert!(matches!(
+			SignedCommitment::decode_verified(&signed.encode(), 7, &[0; 32], &[1; 32]),
+			Err(MessageError::WrongChain { .. })
 		));
 		let bytes = signed.encode();
 		assert!(matches!(
-			SignedCommitment::decode_verified(&bytes[..bytes.len() - 3], 7, &[1; 32]),
+			SignedCommitment::decode_verified(&bytes[..bytes.len() - 3], 7, &CHAIN, &[1; 32]),
 			Err(MessageError::Malformed(_))
 		));
 		let mut long = bytes.clone();
 		long.push(0);
 		assert!(matches!(
-			SignedCommitment::decode_verified(&long, 7, &[1; 32]),
+			SignedCommitment::decode_verified(&long, 7, &CHAIN, &[1; 32]),
 			Err(MessageError::Malformed(_))
 		));
 		assert!(matches!(
-			SignedCommitment::decode_verified(&[0u8; 5000], 7, &[1; 32]),
+			SignedCommitment::decode_verified(&[0u8; 5000], 7, &CHAIN, &[1; 32]),
 			Err(MessageError::Oversized { size: 5000, .. })
 		));
 		let mut other_key = signed.clone();
@@ -494,7 +551,27 @@ pub(crate) mod tests {
 		let later = commitment(4, 10).sign(&key).unwrap();
 		assert!(Equivocation { first: first.clone(), second: later }.verify().is_err());
 		let other = commitment(3, 10).sign(&Keypair::generate_ed25519()).unwrap();
-		assert!(Equivocation { first, second: other }.verify().is_err());
+		assert!(Equivocation { first: first.clone(), second: other }.verify().is_err());
+		// One commitment for the slot on each of two chains is not equivocation.
+		let elsewhere = Commitment { chain: [0; 32], ..commitment(3, 10) }.sign(&key).unwrap();
+		assert!(Equivocation { first, second: elsewhere }.verify().is_err());
+	}
+
+	/// The chain reads the head from the front of the bytes signed, and checks the signature
+	/// over them with the raw key: what `for_chain` gives is what it verifies.
+	#[test]
+	fn the_chain_form_carries_what_was_signed() {
+		use libp2p::identity::ed25519;
+		let key = ed25519::Keypair::generate();
+		let signed = commitment(3, 9).sign(&Keypair::from(key.clone())).unwrap();
+		let chain_form = signed.for_chain().unwrap();
+		assert_eq!(chain_form.head(), Some(signed.commitment.head()));
+		assert_eq!(chain_form.public, key.public().to_bytes());
+		assert!(key.public().verify(&chain_form.payload(), &chain_form.signature));
+		assert_eq!(
+			grid_primitives::provider::ed25519_peer_id(&chain_form.public).to_vec(),
+			signed.verify().unwrap().to_bytes()
+		);
 	}
 
 	/// The hash fed in place is the one of the bytes joined: peers of either agree.

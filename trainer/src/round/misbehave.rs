@@ -13,7 +13,7 @@ use sp_crypto_hashing::blake2_256;
 
 use super::{
 	fraud::{CheckRequest, FraudPort},
-	messages::Commitment,
+	messages::{Commitment, Equivocation},
 };
 use crate::{diloco::LocalRound, rng::Rng};
 
@@ -23,9 +23,13 @@ use crate::{diloco::LocalRound, rng::Rng};
 pub struct Misbehaviour {
 	/// Send a poisoned update.
 	pub poison: Option<Poison>,
-	/// Sign two different commitments each round.
+	/// Sign two different commitments each round (to the job's peers; the chain slashes it
+	/// once a peer reports both).
 	#[serde(default)]
 	pub equivocate: bool,
+	/// Sign two different proofs each round and announce both (a chain job).
+	#[serde(default)]
+	pub equivocate_proofs: bool,
 	/// Skip training: send noise and claim the work (a lazy trainer).
 	#[serde(default)]
 	pub lazy: bool,
@@ -232,6 +236,10 @@ impl<P: FraudPort> FraudPort for AgainstTruth<P> {
 		tracing::warn!("challenge {challenge}: voting {lie:?} where the replay says {verdict:?}");
 		self.0.vote(challenge, lie)
 	}
+	fn report_equivocation(&self, evidence: Equivocation) {
+		let round = evidence.first.commitment.round;
+		tracing::warn!("round {round}: not reporting an equivocation (voting against the truth)");
+	}
 }
 
 /// The participant of `accepted` (its round's aggregated senders, in canonical order) a
@@ -304,7 +312,7 @@ mod tests {
 	}
 
 	#[test]
-	fn a_sybil_port_lies_in_votes_and_never_accuses() {
+	fn a_sybil_port_lies_in_votes_and_never_accuses_or_reports() {
 		use std::sync::Mutex;
 		#[derive(Default)]
 		struct Seen(Mutex<(Vec<Verdict>, usize)>);
@@ -321,11 +329,17 @@ mod tests {
 			fn vote(&self, _: u64, verdict: Verdict) {
 				self.0.lock().unwrap().0.push(verdict);
 			}
+			fn report_equivocation(&self, _: Equivocation) {
+				self.0.lock().unwrap().1 += 1;
+			}
 		}
 		let port = AgainstTruth(Seen::default());
 		port.vote(0, Verdict::Invalid);
 		port.vote(1, Verdict::Valid);
 		port.accuse(0, PeerId::random());
+		let key = libp2p::identity::Keypair::generate_ed25519();
+		let signed = |u| crate::round::messages::tests::commitment(3, u).sign(&key).unwrap();
+		port.report_equivocation(Equivocation { first: signed(1), second: signed(2) });
 		let seen = port.0 .0.lock().unwrap();
 		assert_eq!(seen.0, vec![Verdict::Valid, Verdict::Invalid]);
 		assert_eq!(seen.1, 0);

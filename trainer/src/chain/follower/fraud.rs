@@ -66,7 +66,7 @@ pub(super) struct Accusation {
 }
 
 impl Follower {
-	/// The trainer's accusations and verdicts.
+	/// The trainer's accusations, verdicts and reports of equivocation.
 	pub(super) async fn on_action(&mut self, action: Action) -> Result<()> {
 		match action {
 			Action::Accuse(round, peer) => {
@@ -82,6 +82,7 @@ impl Follower {
 			Action::Vote(challenge, verdict) => {
 				self.votes.entry(challenge).or_insert((verdict, 0));
 			}
+			Action::ReportCommitments(evidence) => self.report_commitments(*evidence).await?,
 		}
 		Ok(())
 	}

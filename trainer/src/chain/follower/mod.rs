@@ -45,6 +45,7 @@ use super::{
 use crate::round::{
 	coordinator::{Clock, Coordinator, RoundReport},
 	fraud::{CheckRequest, FraudPort},
+	messages::Equivocation,
 };
 use fraud::Accusation;
 
@@ -124,6 +125,8 @@ enum Action {
 	Accuse(RoundIndex, PeerId),
 	/// Vote on a challenge.
 	Vote(u64, Verdict),
+	/// Report a peer's two commitments for one round.
+	ReportCommitments(Box<Equivocation>),
 }
 
 /// The trainer's side: reads what the chain task last saw, hands finished rounds over.
@@ -239,6 +242,10 @@ impl FraudPort for ChainCoordinator {
 
 	fn vote(&self, challenge: u64, verdict: Verdict) {
 		let _ = self.actions.send(Action::Vote(challenge, verdict));
+	}
+
+	fn report_equivocation(&self, evidence: Equivocation) {
+		let _ = self.actions.send(Action::ReportCommitments(Box::new(evidence)));
 	}
 }
 

@@ -1,6 +1,7 @@
 //! The proofs of this trainer's rounds: signed once and stored before they are first sent
 //! (a restarted trainer resends the same proof rather than equivocating), resent until the
-//! chain has them; and peers' gossiped proofs, checked for equivocation.
+//! chain has them; peers' gossiped proofs, checked for equivocation; and peers' equivocating
+//! commitments the trainer heard, reported once.
 
 use std::path::Path;
 
@@ -14,7 +15,7 @@ use polkadot_sdk::sp_runtime::BoundedVec;
 use super::{Follower, Pending};
 use crate::{
 	chain::{api, client::Block, AccountId, ChainError, Result, SignedProof},
-	round::coordinator::RoundReport,
+	round::{coordinator::RoundReport, messages::Equivocation},
 };
 
 impl Follower {
@@ -86,6 +87,34 @@ impl Follower {
 		// Another trainer may report it first; the chain then refuses this report.
 		match self.chain.send("report_equivocation", &call, &self.account).await {
 			Ok(()) => tracing::info!("reported {} for equivocating in round {}", key.1, key.0),
+			Err(e) => tracing::info!("equivocation report not taken: {e}"),
+		}
+		Ok(())
+	}
+
+	/// Reports a peer that signed two commitments for one round (evidence the trainer heard
+	/// and checked), once a round and provider whichever the evidence: the chain punishes
+	/// a slot once.
+	pub(super) async fn report_commitments(&mut self, evidence: Equivocation) -> Result<()> {
+		let bad = |why: String| ChainError::Missing(format!("equivocation evidence: {why}"));
+		let peer = evidence.verify().map_err(|e| bad(e.to_string()))?;
+		let round = evidence.first.commitment.round;
+		let Some(offender) = self.accounts_of(&[peer]).await?.pop() else {
+			tracing::warn!("round {round}: {peer} equivocated but is not a registered provider");
+			return Ok(());
+		};
+		if !self.reported.insert((round, offender)) {
+			return Ok(());
+		}
+		let [first, second] = evidence.for_chain().map_err(|e| bad(e.to_string()))?;
+		tracing::warn!("{offender} signed two commitments for round {round}: reporting");
+		let call = api::tx().jobs().report_commitment_equivocation(
+			offender,
+			subxt::utils::Static(first),
+			subxt::utils::Static(second),
+		);
+		match self.chain.send("report_commitment_equivocation", &call, &self.account).await {
+			Ok(()) => tracing::info!("reported {offender} for equivocating in round {round}"),
 			Err(e) => tracing::info!("equivocation report not taken: {e}"),
 		}
 		Ok(())

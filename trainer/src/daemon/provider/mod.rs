@@ -320,7 +320,7 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		proof_dir: job_dir.join("proofs"),
 		vote_secret: job_dir.join("vote-secret"),
 		exchange_ms: spec.training.exchange.allowance_ms(),
-		equivocate: config.misbehave.equivocate,
+		equivocate: config.misbehave.equivocate_proofs,
 	};
 	let coordinator = follower::start(runtime.handle(), chain, account, follow)?;
 	let handle = std::sync::Arc::new(coordinator);

@@ -92,6 +92,14 @@ impl Trainer {
 		round: RoundIndex,
 		end: Option<Instant>,
 	) -> Result<Option<Computed>> {
+		if let Some(signed) = self.signed_rounds.signed(round)? {
+			// Committed before a restart: a second commitment would be equivocation.
+			tracing::warn!(
+				"round {round}: committed to update {} before this start; sitting it out",
+				hex::encode(signed.update_hash)
+			);
+			return Ok(None);
+		}
 		if self.config.misbehave.skips_training() {
 			let own = self.untrained(round, end)?;
 			return Ok(Some(Computed { own, overlap_wait: None }));
@@ -264,6 +272,7 @@ impl Trainer {
 		let budget = self.transfer_budget();
 		let context = Context {
 			job: self.config.job.id,
+			chain: self.config.proof_genesis.unwrap_or_default(),
 			round,
 			compression: self.config.job.training.compression_in(round),
 			manifest: &self.manifest,
@@ -273,6 +282,7 @@ impl Trainer {
 		};
 		let own =
 			contribute::seal(local, context, &mut self.compressor, budget, &self.key, trained)?;
+		self.signed_rounds.record(&own.signed.commitment)?;
 		self.net.send(Command::ServeUpdate {
 			hash: own.signed.commitment.update_hash,
 			round,
@@ -314,7 +324,7 @@ impl Trainer {
 		let inline =
 			self.config.inline_updates && own.level == 0 && !self.config.misbehave.corrupt_serving;
 		let announcement = Announcement::new(own.signed.clone(), &own.bytes, inline);
-		self.net.send(Command::Publish(announcement));
+		self.net.send(Command::Publish(Box::new(announcement)));
 		let offer = self.books.heard(self.me, own.signed.clone(), Arrival::Heard(Instant::now()));
 		if let Some(offer) = offer {
 			self.on_offer(self.me, offer, None);
@@ -322,7 +332,8 @@ impl Trainer {
 		if self.config.misbehave.equivocate {
 			let twin = misbehave::equivocation_twin(&own.signed.commitment);
 			let twin = contribute::sign(twin, &self.key)?;
-			self.net.send(Command::Publish(Announcement { signed: twin, update: None }));
+			let twin = Announcement { signed: twin, update: None };
+			self.net.send(Command::Publish(Box::new(twin)));
 		}
 		Ok(())
 	}

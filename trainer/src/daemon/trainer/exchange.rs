@@ -219,6 +219,9 @@ impl Trainer {
 					tracing::error!("saving equivocation evidence: {e}");
 				}
 				self.evidence_seen += 1;
+				if let Some(fraud) = &self.fraud {
+					fraud.port.report_equivocation(*evidence);
+				}
 			}
 			Offer::Late if signer == self.me => tracing::warn!(
 				"round {round}: own commitment made after the collection deadline: in the set \

@@ -149,6 +149,8 @@ pub struct Trainer {
 	fraud: Option<Fraud>,
 	/// Writes what this trainer's commitments promise to show verifiers.
 	keeper: keeper::Keeper,
+	/// The rounds it signed a commitment for (one a round, even across a restart).
+	signed_rounds: crate::daemon::signed_rounds::SignedRounds,
 	linger: Duration,
 	status_sink: Option<StatusSink>,
 	/// Norm of the last aggregated update (what a lazy trainer's noise imitates).

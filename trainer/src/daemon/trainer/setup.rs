@@ -15,7 +15,10 @@ use crate::{
 	compress::{compress_values, Layout},
 	compute_gate::ComputeGate,
 	daemon::{config::TrainerConfig, datasets},
-	daemon::{evidence::EvidenceFiles, reports::Totals, work_states::WorkStates},
+	daemon::{
+		evidence::EvidenceFiles, reports::Totals, signed_rounds::SignedRounds,
+		work_states::WorkStates,
+	},
 	data::Dataset,
 	error::{Error, Result},
 	net::{behaviour::BehaviourConfig, scenario::Scenario, service, Command, NetConfig, Shaper},
@@ -210,6 +213,7 @@ impl Trainer {
 			net.send(Command::ServeWorkState { id, round, bytes });
 		}
 		let keeper = super::keeper::Keeper::start(work_states, net.commander())?;
+		let signed_rounds = SignedRounds::open(&config.data_dir, job.id, job.evidence_rounds)?;
 		let saver = Saver::start(config.data_dir.join("checkpoint.safetensors"), net.commander())?;
 		let first_round = state.as_ref().map_or(0, |s| s.round);
 		let books = Books::new(job.id, first_round, job.claim_rule());
@@ -253,6 +257,7 @@ impl Trainer {
 			coordinator,
 			fraud,
 			keeper,
+			signed_rounds,
 			linger: Duration::from_secs(3),
 			status_sink: None,
 			last_update_norm: None,

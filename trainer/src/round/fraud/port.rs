@@ -5,10 +5,10 @@ use std::sync::Arc;
 use grid_primitives::{job::RoundIndex, work::Verdict, Hash};
 use libp2p::PeerId;
 
-use crate::round::messages::Digest;
+use crate::round::messages::{Digest, Equivocation};
 
-/// What the fraud desk needs from the chain: peers' data seeds, and where its accusations
-/// and votes go.
+/// What the fraud desk needs from the chain: peers' data seeds, and where its accusations,
+/// votes and reports of equivocation go.
 pub trait FraudPort: Send {
 	/// The data seed `peer` was given for `round`, when known (a replay of its update
 	/// draws its batches from it).
@@ -19,6 +19,8 @@ pub trait FraudPort: Send {
 	fn assigned_checks(&self) -> Vec<CheckRequest>;
 	/// This trainer's verdict on a challenge.
 	fn vote(&self, challenge: u64, verdict: Verdict);
+	/// A peer signed two commitments for one round (checked evidence): report it.
+	fn report_equivocation(&self, evidence: Equivocation);
 }
 
 /// A port shared with whoever started the trainer.
@@ -34,6 +36,9 @@ impl<P: FraudPort + Sync> FraudPort for Arc<P> {
 	}
 	fn vote(&self, challenge: u64, verdict: Verdict) {
 		P::vote(self, challenge, verdict)
+	}
+	fn report_equivocation(&self, evidence: Equivocation) {
+		P::report_equivocation(self, evidence)
 	}
 }
 

@@ -49,6 +49,7 @@ impl FraudPort for Recorder {
 	fn vote(&self, challenge: u64, verdict: Verdict) {
 		self.votes.lock().unwrap().push((challenge, verdict));
 	}
+	fn report_equivocation(&self, _: crate::round::messages::Equivocation) {}
 }
 
 impl Recorder {
