@@ -733,6 +733,43 @@ fn overlapped_rounds(node: &LocalNode) -> Vec<u64> {
 		.collect()
 }
 
+/// A trainer restarted inside a round it had committed does not commit to it again (two
+/// commitments for one round are equivocation, which a chain slashes): it sits the round
+/// out, and the peer that heard its first commitment never hears a second.
+#[test]
+fn a_trainer_restarted_inside_a_round_it_committed_does_not_commit_again() {
+	// Rounds long enough that the restart lands inside the first one: the 25 steps take a
+	// second and a restart a few more.
+	let mut net = TestNet::new(2, 2, 30_000, INT8, &[]);
+	net.log_filter =
+		"info,libp2p_gossipsub=warn,grid_trainer::daemon::trainer::exchange=debug".into();
+	net.start(0);
+	net.start(1);
+	let signed = net.nodes[0].dir.join("signed-commitments/job-7-round-0.scale");
+	let heard = format!("commitment of {} for round 0", net.nodes[0].peer_id());
+	let deadline = std::time::Instant::now() + Duration::from_secs(60);
+	while !(signed.exists() && net.nodes[1].log_tail(usize::MAX).contains(&heard)) {
+		assert!(std::time::Instant::now() < deadline, "no commitment heard:\n{}", net.log(1));
+		std::thread::sleep(Duration::from_millis(100));
+	}
+	let first = std::fs::read(&signed).unwrap();
+	net.kill(0);
+	net.start(0);
+	net.wait_all(Duration::from_secs(120));
+
+	// Without the record, the restarted trainer trained round 0 again and both trainers
+	// (it heard its first commitment relayed back) saw it equivocate (tried 2026-12-05).
+	for i in [0, 1] {
+		let seen = &net.nodes[i].status().unwrap()["equivocations_seen"];
+		assert_eq!(seen, &Value::from(0), "trainer {i}:\n{}", net.log(i));
+	}
+	let log = net.nodes[0].log_tail(usize::MAX);
+	assert!(log.contains("round 0: committed to update"), "{log}");
+	assert_eq!(std::fs::read(&signed).unwrap(), first, "round 0's record was replaced");
+	// It contributes again in the next round.
+	assert!(net.aggregated_rounds(1, 0).contains(&1), "{}", net.log(0));
+}
+
 /// Overlapped rounds: each round's first 5 of 25 steps train from where the trainer's last
 /// round ended while that round is exchanged, then catch up with its decided state. The
 /// trainers still reach the same state (model and optimizer) every round, a trainer that

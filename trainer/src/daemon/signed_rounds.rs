@@ -16,6 +16,10 @@ use crate::{
 	round::messages::Commitment,
 };
 
+/// Rounds kept at least: the checkpoint a restart resumes from is written in the background
+/// after each decision, so it may trail the rounds committed by a round or two.
+pub const MIN_KEPT: RoundIndex = 4;
+
 /// The commitments signed, one file a round.
 pub struct SignedRounds {
 	dir: PathBuf,
@@ -27,11 +31,11 @@ pub struct SignedRounds {
 
 impl SignedRounds {
 	/// The record of `job`'s commitments under `data_dir`, keeping `keep` rounds behind the
-	/// latest.
+	/// latest, and at least [`MIN_KEPT`].
 	pub fn open(data_dir: &Path, job: JobId, keep: RoundIndex) -> Result<Self> {
 		let dir = data_dir.join("signed-commitments");
 		std::fs::create_dir_all(&dir).map_err(|e| Error::io("creating", &dir, e))?;
-		Ok(SignedRounds { dir, job, keep })
+		Ok(SignedRounds { dir, job, keep: keep.max(MIN_KEPT) })
 	}
 
 	fn path(&self, round: RoundIndex) -> PathBuf {
@@ -116,12 +120,19 @@ mod tests {
 	#[test]
 	fn rounds_out_of_the_window_are_forgotten() {
 		let dir = tempfile::tempdir().unwrap();
-		let signed = SignedRounds::open(dir.path(), 7, 2).unwrap();
-		for round in 0..6 {
+		let signed = SignedRounds::open(dir.path(), 7, 6).unwrap();
+		for round in 0..10 {
 			signed.record(&commitment(round, 1)).unwrap();
 		}
-		let kept: Vec<_> = (0..6).filter(|r| signed.signed(*r).unwrap().is_some()).collect();
-		assert_eq!(kept, [3, 4, 5]);
+		let kept: Vec<_> = (0..10).filter(|r| signed.signed(*r).unwrap().is_some()).collect();
+		assert_eq!(kept, [3, 4, 5, 6, 7, 8, 9]);
+		// A job that keeps nothing behind still keeps the rounds a restart may resume at.
+		let short = SignedRounds::open(dir.path(), 8, 0).unwrap();
+		for round in 0..10 {
+			short.record(&commitment(round, 1)).unwrap();
+		}
+		let kept: Vec<_> = (0..10).filter(|r| short.signed(*r).unwrap().is_some()).collect();
+		assert_eq!(kept, [5, 6, 7, 8, 9]);
 	}
 
 	#[test]
