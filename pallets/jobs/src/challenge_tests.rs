@@ -526,6 +526,57 @@ fn fraud_after_the_job_completed_is_still_punished() {
 	});
 }
 
+/// A provider convicted after its job ended keeps its registration and most of its stake, but
+/// no part in judging the job's other work: committees are drawn from the job's members.
+#[test]
+fn a_provider_convicted_after_its_job_ended_is_not_drawn_to_judge_it() {
+	new_test_ext().execute_with(|| {
+		let members = [P1, P2, P3, P4, P5];
+		let id = running_job(&members);
+		for round in 0..3 {
+			deliver(id, round, &members);
+		}
+		assert!(!JobsMap::<Test>::get(id).unwrap().status.is_live());
+		assert_ok!(Jobs::challenge(RuntimeOrigin::signed(P1), id, 2, P2));
+		advance(COMMITTEE_DELAY);
+		let first = crate::NextChallengeId::<Test>::get() - 1;
+		let ballots: Vec<_> = committee(first).into_iter().map(|w| (w, Verdict::Invalid)).collect();
+		job_events();
+		vote(first, &ballots);
+		let events = job_events();
+		fraud_proven_in(&events);
+		assert!(events.contains(&Event::Removed {
+			job: id,
+			who: P2,
+			reason: RemovalReason::Fraud
+		}));
+		assert!(!Participants::<Test>::contains_key(id, P2));
+		assert!(
+			stake(P2) >= MIN_STAKE,
+			"still eligible by stake: only the conviction keeps it out"
+		);
+
+		// P3's round-1 update was held by P2, P4 and P5 (P1 challenges).
+		assert_ok!(Jobs::challenge(RuntimeOrigin::signed(P1), id, 1, P3));
+		advance(COMMITTEE_DELAY);
+		let second = crate::NextChallengeId::<Test>::get() - 1;
+		let mut drawn = committee(second);
+		drawn.sort();
+		assert_eq!(drawn, vec![P4, P5]);
+		check_invariants();
+	});
+}
+
+fn fraud_proven_in(events: &[Event<Test>]) {
+	assert!(
+		matches!(
+			resolved(events),
+			Some(Event::ChallengeResolved { outcome: ChallengeOutcome::FraudProven, .. })
+		),
+		"{events:?}"
+	);
+}
+
 #[test]
 fn hooks_decide_due_challenges_within_the_block_budget() {
 	new_test_ext().execute_with(|| {

@@ -517,6 +517,12 @@ pub mod pallet {
 	pub type LastWorkerReport<T: Config> =
 		StorageMap<_, Blake2_128Concat, T::AuthorityId, BlockNumberFor<T>>;
 
+	/// The latest block in which a worker report settled agenda work. One report a block may
+	/// settle: every validator asks while work is overdue, and free reports at their priority
+	/// would otherwise take a block's room from users' transactions while a backlog lasts.
+	#[pallet::storage]
+	pub type ReportSettledIn<T: Config> = StorageValue<_, BlockNumberFor<T>>;
+
 	/// (job, round, provider) equivocations already punished.
 	#[pallet::storage]
 	pub type Equivocations<T: Config> =
@@ -1037,8 +1043,10 @@ pub mod pallet {
 
 		/// A validator's off-chain worker report: probe results for the provider registry's
 		/// health records, and a request to settle rounds and challenges the hooks could not
-		/// reach. Sent without a signed origin: the validator's signature over the report is
-		/// checked when the transaction is authorized (see `worker.rs`).
+		/// reach (one report a block settles; the others are refused unless they carry
+		/// probes). Sent without a signed origin: the validator's signature over the report is
+		/// checked when the transaction is authorized (see `worker.rs`). Charged up front for
+		/// a bounded settlement pass, refunded to what the pass worked.
 		#[pallet::call_index(8)]
 		#[pallet::weight(Pallet::<T>::worker_report_weight(report))]
 		#[pallet::weight_of_authorize(T::WeightInfo::authorize_worker_report())]
@@ -1048,10 +1056,9 @@ pub mod pallet {
 			report: WorkerReportOf<T>,
 			// Checked by the authorization above.
 			_signature: AuthoritySignatureOf<T>,
-		) -> DispatchResult {
+		) -> DispatchResultWithPostInfo {
 			frame_system::ensure_authorized(origin)?;
-			worker::apply::<T>(report);
-			Ok(())
+			Ok(Some(worker::apply::<T>(report)).into())
 		}
 	}
 

@@ -73,22 +73,32 @@ pub(crate) fn leave<T: Config>(id: JobId, who: T::AccountId) -> DispatchResult {
 	Ok(())
 }
 
-/// The chain removes `who` from a live job (equivocation, liveness). No-op otherwise.
-/// The caller stores `job`.
+/// The chain removes `who` from a job (fraud, equivocation, liveness). No-op when it is not a
+/// member. The caller stores `job`.
+///
+/// In an ended job the record goes too, though its stake lock was released as the job ended:
+/// committees for the job's other rounds are drawn from its members, and a provider convicted
+/// there must not judge its fellow members' work.
 pub(crate) fn remove<T: Config>(
 	id: JobId,
 	job: &mut JobOf<T>,
 	who: &T::AccountId,
 	reason: RemovalReason,
 ) {
-	if job.status.is_live() && Participants::<T>::contains_key(id, who) {
-		drop_participant::<T>(id, job, who);
-		Pallet::<T>::deposit_event(Event::Removed { job: id, who: who.clone(), reason });
+	if !Participants::<T>::contains_key(id, who) {
+		return;
 	}
+	if job.status.is_live() {
+		drop_participant::<T>(id, job, who);
+	} else {
+		Participants::<T>::remove(id, who);
+		job.participants = job.participants.saturating_sub(1);
+	}
+	Pallet::<T>::deposit_event(Event::Removed { job: id, who: who.clone(), reason });
 }
 
 /// Ends every membership of a job that completed or was cancelled; the records stay as the
-/// job's final participants.
+/// job's final participants (less any convicted later, [`remove`]).
 pub(crate) fn release_all<T: Config>(id: JobId, job: &JobOf<T>) {
 	for (who, participant) in Participants::<T>::iter_prefix(id) {
 		T::Providers::release_job(&who, id, lock_until::<T>(job, &participant));

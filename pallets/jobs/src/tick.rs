@@ -42,10 +42,10 @@ pub(crate) fn on_idle<T: Config>(now: BlockNumberFor<T>, remaining: Weight) -> W
 	work_due::<T>(now, u32::MAX, remaining).weight
 }
 
-/// The pass a worker report asks for; returns how many items it worked. Its weight is
-/// charged up front by [`worst_case`].
-pub(crate) fn on_worker_report<T: Config>(now: BlockNumberFor<T>) -> u32 {
-	work_due::<T>(now, T::MaxSettlementsPerBlock::get(), Weight::MAX).items
+/// The pass a worker report asks for: at most `MaxSettlementsPerBlock` items, whose
+/// [`worst_case`] the report is charged up front and refunded down to what this returns.
+pub(crate) fn on_worker_report<T: Config>(now: BlockNumberFor<T>) -> Worked {
+	work_due::<T>(now, T::MaxSettlementsPerBlock::get(), Weight::MAX)
 }
 
 /// The most a pass of `items` items can weigh, whichever kind they are.
@@ -254,7 +254,7 @@ mod tests {
 			assert_eq!(settled(), 2);
 			assert_eq!(weight, base() + per_block() + per_round() * 2u64);
 			assert_eq!(AgendaCursor::<Test>::get(), due, "work is left at the due block");
-			assert_eq!(on_worker_report::<Test>(due), 1);
+			assert_eq!(on_worker_report::<Test>(due).items, 1);
 			assert_eq!(settled(), 3);
 			assert_eq!(AgendaCursor::<Test>::get(), due + 1);
 			check_invariants();

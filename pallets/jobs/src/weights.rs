@@ -1,5 +1,5 @@
 //! Weights of `pallet_jobs`, measured by `bench/weights.sh` (`grid-node benchmark pallet`,
-//! frame-benchmarking-cli 64.0.0) on 2026-11-26: 20 steps, 10 repeats,
+//! frame-benchmarking-cli 64.0.0) on 2026-12-05: 20 steps, 10 repeats,
 //! wasm runtime built with `runtime-benchmarks`, on `vm` (AMD EPYC).
 //! Regenerate with `bash bench/weights.sh`; do not edit by hand.
 //!
@@ -52,22 +52,22 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::Agenda` (r:1 w:1)
 	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Jobs` (r:0 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(951), added: 3426, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Admissions` (r:0 w:1)
 	/// Proof: `Jobs::Admissions` (`max_values`: None, `max_size`: Some(2074), added: 4549, mode: `MaxEncodedLen`)
 	fn create_job() -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `146`
 		//  Estimated: `3894`
-		// Minimum execution time: 119_226_000 picoseconds.
-		Weight::from_parts(123_343_000, 3894)
+		// Minimum execution time: 120_991_000 picoseconds.
+		Weight::from_parts(125_346_000, 3894)
 			.saturating_add(T::DbWeight::get().reads(5_u64))
 			.saturating_add(T::DbWeight::get().writes(6_u64))
 	}
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(951), added: 3426, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Rounds` (r:1 w:0)
-	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4485), added: 6960, mode: `MaxEncodedLen`)
 	/// Storage: `System::Account` (r:1 w:1)
 	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
 	/// Storage: `Balances::Holds` (r:1 w:1)
@@ -83,12 +83,12 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[3, 64]`.
 	fn cancel_job(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `0 + p * (1524 ±0)`
+		//  Measured:  `4 + p * (1524 ±0)`
 		//  Estimated: `10548 + p * (4448 ±0)`
-		// Minimum execution time: 138_726_000 picoseconds.
-		Weight::from_parts(103_673_065, 10548)
-			// Standard Error: 191_156
-			.saturating_add(Weight::from_parts(17_131_570, 0).saturating_mul(p.into()))
+		// Minimum execution time: 136_804_000 picoseconds.
+		Weight::from_parts(125_646_946, 10548)
+			// Standard Error: 172_108
+			.saturating_add(Weight::from_parts(16_732_277, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(5_u64))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(3_u64))
@@ -96,9 +96,9 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 			.saturating_add(Weight::from_parts(0, 4448).saturating_mul(p.into()))
 	}
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(951), added: 3426, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Rounds` (r:1 w:1)
-	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4485), added: 6960, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Agenda` (r:4 w:4)
 	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Proofs` (r:44 w:43)
@@ -128,10 +128,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `0 + p * (3343 ±0)`
 		//  Estimated: `12038 + p * (4779 ±0)`
-		// Minimum execution time: 562_743_000 picoseconds.
-		Weight::from_parts(230_883_554, 12038)
-			// Standard Error: 429_191
-			.saturating_add(Weight::from_parts(99_474_416, 0).saturating_mul(p.into()))
+		// Minimum execution time: 556_509_000 picoseconds.
+		Weight::from_parts(223_007_720, 12038)
+			// Standard Error: 312_775
+			.saturating_add(Weight::from_parts(95_511_978, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(13_u64))
 			.saturating_add(T::DbWeight::get().reads((4_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(11_u64))
@@ -139,7 +139,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
 	}
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(951), added: 3426, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Participants` (r:65 w:1)
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:1 w:1)
@@ -155,40 +155,40 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `System::ParentHash` (r:1 w:0)
 	/// Proof: `System::ParentHash` (`max_values`: Some(1), `max_size`: Some(32), added: 527, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Rounds` (r:0 w:1)
-	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4485), added: 6960, mode: `MaxEncodedLen`)
 	/// The range of component `p` is `[1, 64]`.
 	fn join_job(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `4897 + p * (98 ±0)`
+		//  Measured:  `4919 + p * (98 ±0)`
 		//  Estimated: `5769 + p * (2567 ±0)`
-		// Minimum execution time: 113_047_000 picoseconds.
-		Weight::from_parts(132_613_073, 5769)
-			// Standard Error: 40_990
-			.saturating_add(Weight::from_parts(4_763_543, 0).saturating_mul(p.into()))
+		// Minimum execution time: 117_645_000 picoseconds.
+		Weight::from_parts(147_785_860, 5769)
+			// Standard Error: 60_615
+			.saturating_add(Weight::from_parts(4_741_940, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(8_u64))
 			.saturating_add(T::DbWeight::get().reads((1_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(5_u64))
 			.saturating_add(Weight::from_parts(0, 2567).saturating_mul(p.into()))
 	}
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(951), added: 3426, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Participants` (r:1 w:1)
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:1 w:1)
 	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	fn leave_job() -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `2705`
+		//  Measured:  `2727`
 		//  Estimated: `5769`
-		// Minimum execution time: 46_940_000 picoseconds.
-		Weight::from_parts(50_384_000, 5769)
+		// Minimum execution time: 47_390_000 picoseconds.
+		Weight::from_parts(53_960_000, 5769)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 			.saturating_add(T::DbWeight::get().writes(3_u64))
 	}
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(951), added: 3426, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Rounds` (r:1 w:1)
-	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4485), added: 6960, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Proofs` (r:65 w:64)
 	/// Proof: `Jobs::Proofs` (`max_values`: None, `max_size`: Some(2366), added: 4841, mode: `MaxEncodedLen`)
 	/// Storage: `System::BlockHash` (r:1 w:0)
@@ -220,10 +220,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `0 + p * (4039 ±0)`
 		//  Estimated: `12606 + p * (4841 ±0)`
-		// Minimum execution time: 326_463_000 picoseconds.
-		Weight::from_parts(86_979_446, 12606)
-			// Standard Error: 516_029
-			.saturating_add(Weight::from_parts(118_759_346, 0).saturating_mul(p.into()))
+		// Minimum execution time: 346_476_000 picoseconds.
+		Weight::from_parts(113_369_253, 12606)
+			// Standard Error: 588_295
+			.saturating_add(Weight::from_parts(115_123_717, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(14_u64))
 			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(11_u64))
@@ -231,9 +231,9 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 			.saturating_add(Weight::from_parts(0, 4841).saturating_mul(p.into()))
 	}
 	/// Storage: `Jobs::Jobs` (r:1 w:0)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(951), added: 3426, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Rounds` (r:1 w:1)
-	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4485), added: 6960, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Proofs` (r:1 w:1)
 	/// Proof: `Jobs::Proofs` (`max_values`: None, `max_size`: Some(2366), added: 4841, mode: `MaxEncodedLen`)
 	/// Storage: `System::BlockHash` (r:1 w:0)
@@ -245,23 +245,23 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[3, 64]`.
 	fn record_proof(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `1397 + p * (38 ±0)`
-		//  Estimated: `7918`
-		// Minimum execution time: 117_023_000 picoseconds.
-		Weight::from_parts(123_998_585, 7918)
-			// Standard Error: 36_609
-			.saturating_add(Weight::from_parts(546_199, 0).saturating_mul(p.into()))
+		//  Measured:  `1451 + p * (38 ±0)`
+		//  Estimated: `7950`
+		// Minimum execution time: 116_193_000 picoseconds.
+		Weight::from_parts(125_433_815, 7950)
+			// Standard Error: 21_793
+			.saturating_add(Weight::from_parts(474_222, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(7_u64))
 			.saturating_add(T::DbWeight::get().writes(4_u64))
 	}
 	/// Storage: `Jobs::Rounds` (r:1 w:0)
-	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4485), added: 6960, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Equivocations` (r:1 w:1)
 	/// Proof: `Jobs::Equivocations` (`max_values`: None, `max_size`: Some(68), added: 2543, mode: `MaxEncodedLen`)
 	/// Storage: `System::BlockHash` (r:1 w:0)
 	/// Proof: `System::BlockHash` (`max_values`: None, `max_size`: Some(44), added: 2519, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(951), added: 3426, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:1 w:1)
 	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	/// Storage: `Balances::Holds` (r:1 w:1)
@@ -272,28 +272,44 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	fn report_equivocation() -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `3301`
+		//  Measured:  `3355`
 		//  Estimated: `8799`
-		// Minimum execution time: 329_057_000 picoseconds.
-		Weight::from_parts(361_055_000, 8799)
+		// Minimum execution time: 324_854_000 picoseconds.
+		Weight::from_parts(339_375_000, 8799)
 			.saturating_add(T::DbWeight::get().reads(10_u64))
 			.saturating_add(T::DbWeight::get().writes(8_u64))
 	}
-	/// Not measured yet (`bench/weights.sh` has its benchmark; its next run replaces this):
-	/// `report_equivocation`'s measured weight, whose two sr25519 checks cost more than these
-	/// two ed25519 ones over a commitment of at most 1 KiB, plus a read of the provider's
-	/// record for its bound key (`Providers::Providers`, 4779 bytes of proof).
+	/// Storage: `System::BlockHash` (r:1 w:0)
+	/// Proof: `System::BlockHash` (`max_values`: None, `max_size`: Some(44), added: 2519, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Rounds` (r:1 w:0)
+	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4485), added: 6960, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Equivocations` (r:1 w:1)
+	/// Proof: `Jobs::Equivocations` (`max_values`: None, `max_size`: Some(68), added: 2543, mode: `MaxEncodedLen`)
+	/// Storage: `Providers::Providers` (r:1 w:1)
+	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Jobs` (r:1 w:1)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(951), added: 3426, mode: `MaxEncodedLen`)
+	/// Storage: `Balances::Holds` (r:1 w:1)
+	/// Proof: `Balances::Holds` (`max_values`: None, `max_size`: Some(121), added: 2596, mode: `MaxEncodedLen`)
+	/// Storage: `System::Account` (r:3 w:3)
+	/// Proof: `System::Account` (`max_values`: None, `max_size`: Some(128), added: 2603, mode: `MaxEncodedLen`)
+	/// Storage: `Jobs::Participants` (r:1 w:1)
+	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	fn report_commitment_equivocation() -> Weight {
-		Weight::from_parts(361_055_000, 8799 + 4779)
-			.saturating_add(T::DbWeight::get().reads(11_u64))
+		// Proof Size summary in bytes:
+		//  Measured:  `3355`
+		//  Estimated: `8799`
+		// Minimum execution time: 325_064_000 picoseconds.
+		Weight::from_parts(345_635_000, 8799)
+			.saturating_add(T::DbWeight::get().reads(10_u64))
 			.saturating_add(T::DbWeight::get().writes(8_u64))
 	}
 	/// Storage: `Jobs::Agenda` (r:4 w:4)
 	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(951), added: 3426, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Rounds` (r:1 w:1)
-	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4485), added: 6960, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Proofs` (r:64 w:63)
 	/// Proof: `Jobs::Proofs` (`max_values`: None, `max_size`: Some(2366), added: 4841, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Participants` (r:65 w:64)
@@ -320,11 +336,11 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	fn settle_round(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
 		//  Measured:  `0 + p * (4103 ±0)`
-		//  Estimated: `12038 + p * (4841 ±7)`
-		// Minimum execution time: 399_752_000 picoseconds.
-		Weight::from_parts(407_233_000, 12038)
-			// Standard Error: 621_964
-			.saturating_add(Weight::from_parts(103_095_083, 0).saturating_mul(p.into()))
+		//  Estimated: `12038 + p * (4841 ±0)`
+		// Minimum execution time: 414_908_000 picoseconds.
+		Weight::from_parts(12_369_331, 12038)
+			// Standard Error: 487_592
+			.saturating_add(Weight::from_parts(110_797_882, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(11_u64))
 			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(8_u64))
@@ -334,9 +350,9 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::Agenda` (r:2 w:2)
 	/// Proof: `Jobs::Agenda` (`max_values`: None, `max_size`: Some(429), added: 2904, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(951), added: 3426, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Rounds` (r:1 w:1)
-	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4453), added: 6928, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Rounds` (`max_values`: None, `max_size`: Some(4485), added: 6960, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Proofs` (r:1 w:0)
 	/// Proof: `Jobs::Proofs` (`max_values`: None, `max_size`: Some(2366), added: 4841, mode: `MaxEncodedLen`)
 	/// Storage: `System::Account` (r:65 w:65)
@@ -356,12 +372,12 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[3, 64]`.
 	fn settle_round_slashing(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `1444 + p * (1779 ±0)`
-		//  Estimated: `7918 + p * (4779 ±0)`
-		// Minimum execution time: 405_611_000 picoseconds.
-		Weight::from_parts(128_093_761, 7918)
-			// Standard Error: 244_719
-			.saturating_add(Weight::from_parts(94_629_520, 0).saturating_mul(p.into()))
+		//  Measured:  `1498 + p * (1779 ±0)`
+		//  Estimated: `7950 + p * (4779 ±0)`
+		// Minimum execution time: 398_343_000 picoseconds.
+		Weight::from_parts(154_410_610, 7950)
+			// Standard Error: 179_014
+			.saturating_add(Weight::from_parts(92_946_287, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(9_u64))
 			.saturating_add(T::DbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(7_u64))
@@ -371,7 +387,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Providers::Providers` (r:4 w:1)
 	/// Proof: `Providers::Providers` (`max_values`: None, `max_size`: Some(2304), added: 4779, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Jobs` (r:1 w:0)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(951), added: 3426, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::RoundResults` (r:1 w:0)
 	/// Proof: `Jobs::RoundResults` (`max_values`: None, `max_size`: Some(157), added: 2632, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Contributions` (r:1 w:0)
@@ -401,12 +417,12 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[4, 64]`.
 	fn challenge(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `8399 + p * (71 ±0)`
+		//  Measured:  `8421 + p * (71 ±0)`
 		//  Estimated: `20106`
-		// Minimum execution time: 237_581_000 picoseconds.
-		Weight::from_parts(261_156_826, 20106)
-			// Standard Error: 60_587
-			.saturating_add(Weight::from_parts(346_809, 0).saturating_mul(p.into()))
+		// Minimum execution time: 251_915_000 picoseconds.
+		Weight::from_parts(266_594_485, 20106)
+			// Standard Error: 36_321
+			.saturating_add(Weight::from_parts(335_479, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(20_u64))
 			.saturating_add(T::DbWeight::get().writes(11_u64))
 	}
@@ -429,10 +445,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `0 + p * (1556 ±0)`
 		//  Estimated: `10548 + p * (4338 ±29)`
-		// Minimum execution time: 79_568_000 picoseconds.
-		Weight::from_parts(20_659_544, 10548)
-			// Standard Error: 75_835
-			.saturating_add(Weight::from_parts(14_424_806, 0).saturating_mul(p.into()))
+		// Minimum execution time: 81_321_000 picoseconds.
+		Weight::from_parts(29_871_971, 10548)
+			// Standard Error: 71_504
+			.saturating_add(Weight::from_parts(14_273_249, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(1_u64))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(2_u64))
@@ -444,8 +460,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `532`
 		//  Estimated: `3916`
-		// Minimum execution time: 22_092_000 picoseconds.
-		Weight::from_parts(27_180_000, 3916)
+		// Minimum execution time: 24_597_000 picoseconds.
+		Weight::from_parts(28_212_000, 3916)
 			.saturating_add(T::DbWeight::get().reads(1_u64))
 			.saturating_add(T::DbWeight::get().writes(1_u64))
 	}
@@ -455,8 +471,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `564`
 		//  Estimated: `3916`
-		// Minimum execution time: 21_792_000 picoseconds.
-		Weight::from_parts(25_648_000, 3916)
+		// Minimum execution time: 24_186_000 picoseconds.
+		Weight::from_parts(28_563_000, 3916)
 			.saturating_add(T::DbWeight::get().reads(1_u64))
 			.saturating_add(T::DbWeight::get().writes(1_u64))
 	}
@@ -469,7 +485,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::OpenChallengesOn` (r:1 w:1)
 	/// Proof: `Jobs::OpenChallengesOn` (`max_values`: None, `max_size`: Some(20), added: 2495, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(951), added: 3426, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Contributions` (r:1 w:0)
 	/// Proof: `Jobs::Contributions` (`max_values`: None, `max_size`: Some(200), added: 2675, mode: `MaxEncodedLen`)
 	/// Storage: `Providers::Providers` (r:3 w:3)
@@ -485,12 +501,12 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `k` is `[2, 5]`.
 	fn resolve_challenge(k: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `2782 + k * (988 ±0)`
+		//  Measured:  `2804 + k * (988 ±0)`
 		//  Estimated: `8799 + k * (2748 ±0)`
-		// Minimum execution time: 449_755_000 picoseconds.
-		Weight::from_parts(345_819_122, 8799)
-			// Standard Error: 478_892
-			.saturating_add(Weight::from_parts(57_973_913, 0).saturating_mul(k.into()))
+		// Minimum execution time: 460_114_000 picoseconds.
+		Weight::from_parts(365_385_594, 8799)
+			// Standard Error: 605_414
+			.saturating_add(Weight::from_parts(56_010_400, 0).saturating_mul(k.into()))
 			.saturating_add(T::DbWeight::get().reads(12_u64))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(k.into())))
 			.saturating_add(T::DbWeight::get().writes(11_u64))
@@ -508,10 +524,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `264 + p * (117 ±0)`
 		//  Estimated: `5543 + p * (2675 ±0)`
-		// Minimum execution time: 36_193_000 picoseconds.
-		Weight::from_parts(16_892_618, 5543)
-			// Standard Error: 34_116
-			.saturating_add(Weight::from_parts(5_393_363, 0).saturating_mul(p.into()))
+		// Minimum execution time: 38_137_000 picoseconds.
+		Weight::from_parts(20_484_689, 5543)
+			// Standard Error: 13_012
+			.saturating_add(Weight::from_parts(5_230_431, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(2_u64))
 			.saturating_add(T::DbWeight::get().reads((1_u64).saturating_mul(p.into())))
 			.saturating_add(Weight::from_parts(0, 2675).saturating_mul(p.into()))
@@ -543,10 +559,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `812 + p * (1556 ±0)`
 		//  Estimated: `8691 + p * (4779 ±0)`
-		// Minimum execution time: 114_980_000 picoseconds.
-		Weight::from_parts(59_366_531, 8691)
-			// Standard Error: 62_405
-			.saturating_add(Weight::from_parts(14_151_803, 0).saturating_mul(p.into()))
+		// Minimum execution time: 117_294_000 picoseconds.
+		Weight::from_parts(61_989_655, 8691)
+			// Standard Error: 56_205
+			.saturating_add(Weight::from_parts(14_280_617, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(7_u64))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(6_u64))
@@ -563,7 +579,7 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// Storage: `Jobs::Equivocations` (r:64 w:64)
 	/// Proof: `Jobs::Equivocations` (`max_values`: None, `max_size`: Some(68), added: 2543, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Jobs` (r:1 w:1)
-	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(923), added: 3398, mode: `MaxEncodedLen`)
+	/// Proof: `Jobs::Jobs` (`max_values`: None, `max_size`: Some(951), added: 3426, mode: `MaxEncodedLen`)
 	/// Storage: `Jobs::Participants` (r:64 w:64)
 	/// Proof: `Jobs::Participants` (`max_values`: None, `max_size`: Some(92), added: 2567, mode: `MaxEncodedLen`)
 	/// Storage: `System::Account` (r:1 w:1)
@@ -579,12 +595,12 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 	/// The range of component `p` is `[3, 64]`.
 	fn expire(p: u32, ) -> Weight {
 		// Proof Size summary in bytes:
-		//  Measured:  `1667 + p * (291 ±0)`
-		//  Estimated: `4388 + p * (2675 ±0)`
-		// Minimum execution time: 106_678_000 picoseconds.
-		Weight::from_parts(93_798_874, 4388)
-			// Standard Error: 50_850
-			.saturating_add(Weight::from_parts(5_066_148, 0).saturating_mul(p.into()))
+		//  Measured:  `1689 + p * (291 ±0)`
+		//  Estimated: `4416 + p * (2675 ±0)`
+		// Minimum execution time: 116_263_000 picoseconds.
+		Weight::from_parts(110_141_096, 4416)
+			// Standard Error: 27_788
+			.saturating_add(Weight::from_parts(4_566_801, 0).saturating_mul(p.into()))
 			.saturating_add(T::DbWeight::get().reads(5_u64))
 			.saturating_add(T::DbWeight::get().reads((4_u64).saturating_mul(p.into())))
 			.saturating_add(T::DbWeight::get().writes(6_u64))
@@ -601,8 +617,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `195`
 		//  Estimated: `3517`
-		// Minimum execution time: 73_509_000 picoseconds.
-		Weight::from_parts(79_868_000, 3517)
+		// Minimum execution time: 71_907_000 picoseconds.
+		Weight::from_parts(74_801_000, 3517)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 	}
 	/// Storage: `Providers::Providers` (r:32 w:0)
@@ -616,10 +632,10 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `126 + n * (161 ±0)`
 		//  Estimated: `990 + n * (4779 ±0)`
-		// Minimum execution time: 29_945_000 picoseconds.
-		Weight::from_parts(52_011_205, 990)
-			// Standard Error: 238_071
-			.saturating_add(Weight::from_parts(11_585_931, 0).saturating_mul(n.into()))
+		// Minimum execution time: 27_411_000 picoseconds.
+		Weight::from_parts(22_245_875, 990)
+			// Standard Error: 43_271
+			.saturating_add(Weight::from_parts(12_247_810, 0).saturating_mul(n.into()))
 			.saturating_add(T::DbWeight::get().reads((2_u64).saturating_mul(n.into())))
 			.saturating_add(T::DbWeight::get().writes(1_u64))
 			.saturating_add(T::DbWeight::get().writes((1_u64).saturating_mul(n.into())))
@@ -630,13 +646,13 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 /// The same weights at ParityDB's costs, for tests and mocks.
 impl WeightInfo for () {
 	fn create_job() -> Weight {
-		Weight::from_parts(123_343_000, 3894)
+		Weight::from_parts(125_346_000, 3894)
 			.saturating_add(ParityDbWeight::get().reads(5_u64))
 			.saturating_add(ParityDbWeight::get().writes(6_u64))
 	}
 	fn cancel_job(p: u32, ) -> Weight {
-		Weight::from_parts(103_673_065, 10548)
-			.saturating_add(Weight::from_parts(17_131_570, 0).saturating_mul(p.into()))
+		Weight::from_parts(125_646_946, 10548)
+			.saturating_add(Weight::from_parts(16_732_277, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(5_u64))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(3_u64))
@@ -644,8 +660,8 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4448).saturating_mul(p.into()))
 	}
 	fn force_cancel_job(p: u32, ) -> Weight {
-		Weight::from_parts(230_883_554, 12038)
-			.saturating_add(Weight::from_parts(99_474_416, 0).saturating_mul(p.into()))
+		Weight::from_parts(223_007_720, 12038)
+			.saturating_add(Weight::from_parts(95_511_978, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(13_u64))
 			.saturating_add(ParityDbWeight::get().reads((4_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(11_u64))
@@ -653,21 +669,21 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
 	}
 	fn join_job(p: u32, ) -> Weight {
-		Weight::from_parts(132_613_073, 5769)
-			.saturating_add(Weight::from_parts(4_763_543, 0).saturating_mul(p.into()))
+		Weight::from_parts(147_785_860, 5769)
+			.saturating_add(Weight::from_parts(4_741_940, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(8_u64))
 			.saturating_add(ParityDbWeight::get().reads((1_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(5_u64))
 			.saturating_add(Weight::from_parts(0, 2567).saturating_mul(p.into()))
 	}
 	fn leave_job() -> Weight {
-		Weight::from_parts(50_384_000, 5769)
+		Weight::from_parts(53_960_000, 5769)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 			.saturating_add(ParityDbWeight::get().writes(3_u64))
 	}
 	fn submit_proof(p: u32, ) -> Weight {
-		Weight::from_parts(86_979_446, 12606)
-			.saturating_add(Weight::from_parts(118_759_346, 0).saturating_mul(p.into()))
+		Weight::from_parts(113_369_253, 12606)
+			.saturating_add(Weight::from_parts(115_123_717, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(14_u64))
 			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(11_u64))
@@ -675,28 +691,24 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4841).saturating_mul(p.into()))
 	}
 	fn record_proof(p: u32, ) -> Weight {
-		Weight::from_parts(123_998_585, 7918)
-			.saturating_add(Weight::from_parts(546_199, 0).saturating_mul(p.into()))
+		Weight::from_parts(125_433_815, 7950)
+			.saturating_add(Weight::from_parts(474_222, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(7_u64))
 			.saturating_add(ParityDbWeight::get().writes(4_u64))
 	}
 	fn report_equivocation() -> Weight {
-		Weight::from_parts(361_055_000, 8799)
+		Weight::from_parts(339_375_000, 8799)
 			.saturating_add(ParityDbWeight::get().reads(10_u64))
 			.saturating_add(ParityDbWeight::get().writes(8_u64))
 	}
-	/// Not measured yet (`bench/weights.sh` has its benchmark; its next run replaces this):
-	/// `report_equivocation`'s measured weight, whose two sr25519 checks cost more than these
-	/// two ed25519 ones over a commitment of at most 1 KiB, plus a read of the provider's
-	/// record for its bound key (`Providers::Providers`, 4779 bytes of proof).
 	fn report_commitment_equivocation() -> Weight {
-		Weight::from_parts(361_055_000, 8799 + 4779)
-			.saturating_add(ParityDbWeight::get().reads(11_u64))
+		Weight::from_parts(345_635_000, 8799)
+			.saturating_add(ParityDbWeight::get().reads(10_u64))
 			.saturating_add(ParityDbWeight::get().writes(8_u64))
 	}
 	fn settle_round(p: u32, ) -> Weight {
-		Weight::from_parts(407_233_000, 12038)
-			.saturating_add(Weight::from_parts(103_095_083, 0).saturating_mul(p.into()))
+		Weight::from_parts(12_369_331, 12038)
+			.saturating_add(Weight::from_parts(110_797_882, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(11_u64))
 			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(8_u64))
@@ -704,8 +716,8 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4841).saturating_mul(p.into()))
 	}
 	fn settle_round_slashing(p: u32, ) -> Weight {
-		Weight::from_parts(128_093_761, 7918)
-			.saturating_add(Weight::from_parts(94_629_520, 0).saturating_mul(p.into()))
+		Weight::from_parts(154_410_610, 7950)
+			.saturating_add(Weight::from_parts(92_946_287, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(9_u64))
 			.saturating_add(ParityDbWeight::get().reads((5_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(7_u64))
@@ -713,32 +725,32 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
 	}
 	fn challenge(p: u32, ) -> Weight {
-		Weight::from_parts(261_156_826, 20106)
-			.saturating_add(Weight::from_parts(346_809, 0).saturating_mul(p.into()))
+		Weight::from_parts(266_594_485, 20106)
+			.saturating_add(Weight::from_parts(335_479, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(20_u64))
 			.saturating_add(ParityDbWeight::get().writes(11_u64))
 	}
 	fn draw_committee(p: u32, ) -> Weight {
-		Weight::from_parts(20_659_544, 10548)
-			.saturating_add(Weight::from_parts(14_424_806, 0).saturating_mul(p.into()))
+		Weight::from_parts(29_871_971, 10548)
+			.saturating_add(Weight::from_parts(14_273_249, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(1_u64))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(2_u64))
 			.saturating_add(Weight::from_parts(0, 4338).saturating_mul(p.into()))
 	}
 	fn commit_vote() -> Weight {
-		Weight::from_parts(27_180_000, 3916)
+		Weight::from_parts(28_212_000, 3916)
 			.saturating_add(ParityDbWeight::get().reads(1_u64))
 			.saturating_add(ParityDbWeight::get().writes(1_u64))
 	}
 	fn reveal_vote() -> Weight {
-		Weight::from_parts(25_648_000, 3916)
+		Weight::from_parts(28_563_000, 3916)
 			.saturating_add(ParityDbWeight::get().reads(1_u64))
 			.saturating_add(ParityDbWeight::get().writes(1_u64))
 	}
 	fn resolve_challenge(k: u32, ) -> Weight {
-		Weight::from_parts(345_819_122, 8799)
-			.saturating_add(Weight::from_parts(57_973_913, 0).saturating_mul(k.into()))
+		Weight::from_parts(365_385_594, 8799)
+			.saturating_add(Weight::from_parts(56_010_400, 0).saturating_mul(k.into()))
 			.saturating_add(ParityDbWeight::get().reads(12_u64))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(k.into())))
 			.saturating_add(ParityDbWeight::get().writes(11_u64))
@@ -746,23 +758,23 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 2748).saturating_mul(k.into()))
 	}
 	fn audit_round(p: u32, ) -> Weight {
-		Weight::from_parts(16_892_618, 5543)
-			.saturating_add(Weight::from_parts(5_393_363, 0).saturating_mul(p.into()))
+		Weight::from_parts(20_484_689, 5543)
+			.saturating_add(Weight::from_parts(5_230_431, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(2_u64))
 			.saturating_add(ParityDbWeight::get().reads((1_u64).saturating_mul(p.into())))
 			.saturating_add(Weight::from_parts(0, 2675).saturating_mul(p.into()))
 	}
 	fn open_audit(p: u32, ) -> Weight {
-		Weight::from_parts(59_366_531, 8691)
-			.saturating_add(Weight::from_parts(14_151_803, 0).saturating_mul(p.into()))
+		Weight::from_parts(61_989_655, 8691)
+			.saturating_add(Weight::from_parts(14_280_617, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(7_u64))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(6_u64))
 			.saturating_add(Weight::from_parts(0, 4779).saturating_mul(p.into()))
 	}
 	fn expire(p: u32, ) -> Weight {
-		Weight::from_parts(93_798_874, 4388)
-			.saturating_add(Weight::from_parts(5_066_148, 0).saturating_mul(p.into()))
+		Weight::from_parts(110_141_096, 4416)
+			.saturating_add(Weight::from_parts(4_566_801, 0).saturating_mul(p.into()))
 			.saturating_add(ParityDbWeight::get().reads(5_u64))
 			.saturating_add(ParityDbWeight::get().reads((4_u64).saturating_mul(p.into())))
 			.saturating_add(ParityDbWeight::get().writes(6_u64))
@@ -770,12 +782,12 @@ impl WeightInfo for () {
 			.saturating_add(Weight::from_parts(0, 2675).saturating_mul(p.into()))
 	}
 	fn authorize_worker_report() -> Weight {
-		Weight::from_parts(79_868_000, 3517)
+		Weight::from_parts(74_801_000, 3517)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 	}
 	fn apply_worker_report(n: u32, ) -> Weight {
-		Weight::from_parts(52_011_205, 990)
-			.saturating_add(Weight::from_parts(11_585_931, 0).saturating_mul(n.into()))
+		Weight::from_parts(22_245_875, 990)
+			.saturating_add(Weight::from_parts(12_247_810, 0).saturating_mul(n.into()))
 			.saturating_add(ParityDbWeight::get().reads((2_u64).saturating_mul(n.into())))
 			.saturating_add(ParityDbWeight::get().writes(1_u64))
 			.saturating_add(ParityDbWeight::get().writes((1_u64).saturating_mul(n.into())))

@@ -12,8 +12,8 @@ use polkadot_sdk::polkadot_sdk_frame::{
 };
 
 use crate::{
-	tick, AuthoritySignatureOf, Call, Config, Event, LastWorkerReport, Pallet, WeightInfo,
-	WorkerReportOf,
+	tick, AuthoritySignatureOf, Call, Config, Event, LastWorkerReport, Pallet, ReportSettledIn,
+	WeightInfo, WorkerReportOf,
 };
 
 /// `InvalidTransaction::Custom` code: a report with no probes and nothing overdue.
@@ -90,7 +90,7 @@ impl<T: Config> Pallet<T> {
 		if age > T::ReportLongevity::get() || !newer {
 			return Err(InvalidTransaction::Stale.into());
 		}
-		if report.probes.is_empty() && !(report.settle && overdue::<T>(now)) {
+		if report.probes.is_empty() && !(report.settle && may_settle::<T>(now)) {
 			return Err(InvalidTransaction::Custom(NOTHING_TO_REPORT).into());
 		}
 		let payload = worker_report_payload(&genesis::<T>(), report);
@@ -107,27 +107,49 @@ impl<T: Config> Pallet<T> {
 			.map(|valid| (valid, Weight::zero()))
 	}
 
-	/// The most a report can cost: its probes, and settling a block's worth of overdue items.
+	/// The most a report can cost: its probes, and settling a block's worth of overdue items
+	/// (with the read and write of [`ReportSettledIn`]).
 	pub(crate) fn worker_report_weight(report: &WorkerReportOf<T>) -> Weight {
 		let probes = T::WeightInfo::apply_worker_report(report.probes.len() as u32);
 		if !report.settle {
 			return probes;
 		}
-		probes.saturating_add(tick::worst_case::<T>(T::MaxSettlementsPerBlock::get()))
+		probes.saturating_add(settle_weight::<T>(tick::worst_case::<T>(
+			T::MaxSettlementsPerBlock::get(),
+		)))
 	}
 }
 
-/// Records the probes in the providers' health and settles overdue work.
-pub(crate) fn apply<T: Config>(report: WorkerReportOf<T>) {
+/// Whether a report may still settle at `now`: work is overdue and no report settled in this
+/// block yet.
+fn may_settle<T: Config>(now: BlockNumberFor<T>) -> bool {
+	ReportSettledIn::<T>::get() != Some(now) && overdue::<T>(now)
+}
+
+/// A settling report's share of the weight: its pass and the [`ReportSettledIn`] flag.
+fn settle_weight<T: Config>(pass: Weight) -> Weight {
+	pass.saturating_add(T::DbWeight::get().reads_writes(1, 1))
+}
+
+/// Records the probes in the providers' health and, if the report asks and no report settled
+/// in this block yet, settles overdue work. Returns the weight it used: the call charged the
+/// worst case up front and is refunded the rest.
+pub(crate) fn apply<T: Config>(report: WorkerReportOf<T>) -> Weight {
 	LastWorkerReport::<T>::insert(&report.validator, report.at);
 	for probe in &report.probes {
 		T::Providers::probed(&probe.provider, probe.ok, probe.latency_ms);
 	}
-	let settled = if report.settle {
-		let now = frame_system::Pallet::<T>::block_number();
-		// Weight was charged for `MaxSettlementsPerBlock` items.
-		tick::on_worker_report::<T>(now)
+	let mut used = T::WeightInfo::apply_worker_report(report.probes.len() as u32);
+	let now = frame_system::Pallet::<T>::block_number();
+	let settled = if report.settle && ReportSettledIn::<T>::get() != Some(now) {
+		ReportSettledIn::<T>::put(now);
+		let worked = tick::on_worker_report::<T>(now);
+		used = used.saturating_add(settle_weight::<T>(worked.weight));
+		worked.items
 	} else {
+		if report.settle {
+			used = used.saturating_add(T::DbWeight::get().reads(1));
+		}
 		0
 	};
 	Pallet::<T>::deposit_event(Event::WorkerReported {
@@ -136,4 +158,5 @@ pub(crate) fn apply<T: Config>(report: WorkerReportOf<T>) {
 		probes: report.probes.len() as u32,
 		settled,
 	});
+	used
 }

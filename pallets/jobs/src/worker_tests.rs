@@ -198,6 +198,64 @@ fn a_report_settles_rounds_the_hooks_could_not_reach() {
 	});
 }
 
+/// A backlog makes every validator ask to settle every block, and reports are free and rank
+/// above users' transactions: a second settling report in a block is refused (unless it
+/// carries probes, which are recorded while it settles nothing), and a report pays only what
+/// its pass worked, so validators' reports cannot crowd users out of the block.
+#[test]
+fn validators_cannot_fill_a_block_with_settling_reports() {
+	new_test_ext().execute_with(|| {
+		// Three rounds due in a block that had no room for them: all three are overdue next
+		// block, and a pass works at most MaxSettlementsPerBlock (2).
+		let due = three_rounds_due_together();
+		run_to_block(due - 1);
+		let now = due + 1;
+		System::set_block_number(now);
+		let first = report(VALIDATOR, now, &[], true);
+		let second = report(VALIDATOR + 1, now, &[], true);
+		assert_ok!(authorize(&first, &signed(&first)));
+		// Before the first lands, both may.
+		assert_ok!(authorize(&second, &signed(&second)));
+		let charged = {
+			let signature = signed(&first);
+			RuntimeCall::Jobs(Call::submit_worker_report { report: first.clone(), signature })
+				.get_dispatch_info()
+				.call_weight
+		};
+		job_events();
+		let post = dispatch(first).expect("the first report settles");
+		let used = post.actual_weight.expect("refunded to what it worked");
+		assert!(used.all_lte(charged));
+		assert!(job_events().iter().any(|e| matches!(e, Event::WorkerReported { settled: 2, .. })));
+		assert!(crate::worker::overdue::<Test>(now), "one round is still overdue");
+
+		assert_eq!(
+			authorize(&second, &signed(&second)),
+			Err(TransactionValidityError::Invalid(InvalidTransaction::Custom(NOTHING_TO_REPORT))),
+			"a second settling report in the block is refused"
+		);
+		// One that carries probes is still taken for them, and settles nothing.
+		let with_probe = report(VALIDATOR + 1, now, &[(P1, true, 5)], true);
+		assert_ok!(authorize(&with_probe, &signed(&with_probe)));
+		let post = dispatch(with_probe).expect("its probe is recorded");
+		assert!(job_events()
+			.iter()
+			.any(|e| matches!(e, Event::WorkerReported { probes: 1, settled: 0, .. })));
+		assert!(post.actual_weight.expect("refunded").ref_time() < used.ref_time());
+		assert!(crate::worker::overdue::<Test>(now));
+
+		// The next block takes one settling report again; it works one item of the two it
+		// was charged for, and pays for one.
+		System::set_block_number(now + 1);
+		let next = report(VALIDATOR + 1, now + 1, &[], true);
+		assert_ok!(authorize(&next, &signed(&next)));
+		let post = dispatch(next).expect("settles the last round");
+		assert!(post.actual_weight.expect("refunded").ref_time() < charged.ref_time());
+		assert!(!crate::worker::overdue::<Test>(now + 1));
+		check_invariants();
+	});
+}
+
 #[test]
 fn the_report_weight_covers_overdue_settlement() {
 	new_test_ext().execute_with(|| {

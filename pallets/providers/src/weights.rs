@@ -1,5 +1,5 @@
 //! Weights of `pallet_providers`, measured by `bench/weights.sh` (`grid-node benchmark pallet`,
-//! frame-benchmarking-cli 64.0.0) on 2026-11-26: 20 steps, 10 repeats,
+//! frame-benchmarking-cli 64.0.0) on 2026-12-05: 20 steps, 10 repeats,
 //! wasm runtime built with `runtime-benchmarks`, on `vm` (AMD EPYC).
 //! Regenerate with `bash bench/weights.sh`; do not edit by hand.
 //!
@@ -46,8 +46,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `257`
 		//  Estimated: `5769`
-		// Minimum execution time: 137_253_000 picoseconds.
-		Weight::from_parts(147_248_000, 5769)
+		// Minimum execution time: 134_180_000 picoseconds.
+		Weight::from_parts(141_901_000, 5769)
 			.saturating_add(T::DbWeight::get().reads(7_u64))
 			.saturating_add(T::DbWeight::get().writes(6_u64))
 	}
@@ -61,8 +61,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `1503`
 		//  Estimated: `5769`
-		// Minimum execution time: 31_257_000 picoseconds.
-		Weight::from_parts(36_264_000, 5769)
+		// Minimum execution time: 30_625_000 picoseconds.
+		Weight::from_parts(34_481_000, 5769)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 			.saturating_add(T::DbWeight::get().writes(2_u64))
 	}
@@ -76,8 +76,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `1732`
 		//  Estimated: `5769`
-		// Minimum execution time: 78_546_000 picoseconds.
-		Weight::from_parts(82_983_000, 5769)
+		// Minimum execution time: 77_125_000 picoseconds.
+		Weight::from_parts(81_561_000, 5769)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 			.saturating_add(T::DbWeight::get().writes(3_u64))
 	}
@@ -87,8 +87,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `1503`
 		//  Estimated: `5769`
-		// Minimum execution time: 22_013_000 picoseconds.
-		Weight::from_parts(25_518_000, 5769)
+		// Minimum execution time: 21_652_000 picoseconds.
+		Weight::from_parts(24_406_000, 5769)
 			.saturating_add(T::DbWeight::get().reads(1_u64))
 			.saturating_add(T::DbWeight::get().writes(1_u64))
 	}
@@ -103,8 +103,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `1732 + c * (20 ±0)`
 		//  Estimated: `5769`
-		// Minimum execution time: 67_500_000 picoseconds.
-		Weight::from_parts(71_884_112, 5769)
+		// Minimum execution time: 66_159_000 picoseconds.
+		Weight::from_parts(70_111_682, 5769)
 			.saturating_add(T::DbWeight::get().reads(3_u64))
 			.saturating_add(T::DbWeight::get().writes(3_u64))
 	}
@@ -122,8 +122,8 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 		// Proof Size summary in bytes:
 		//  Measured:  `1503`
 		//  Estimated: `5769`
-		// Minimum execution time: 28_342_000 picoseconds.
-		Weight::from_parts(30_395_000, 5769)
+		// Minimum execution time: 28_473_000 picoseconds.
+		Weight::from_parts(30_566_000, 5769)
 			.saturating_add(T::DbWeight::get().reads(2_u64))
 			.saturating_add(T::DbWeight::get().writes(5_u64))
 	}
@@ -132,32 +132,32 @@ impl<T: frame_system::Config> WeightInfo for SubstrateWeight<T> {
 /// The same weights at ParityDB's costs, for tests and mocks.
 impl WeightInfo for () {
 	fn register() -> Weight {
-		Weight::from_parts(147_248_000, 5769)
+		Weight::from_parts(141_901_000, 5769)
 			.saturating_add(ParityDbWeight::get().reads(7_u64))
 			.saturating_add(ParityDbWeight::get().writes(6_u64))
 	}
 	fn update() -> Weight {
-		Weight::from_parts(36_264_000, 5769)
+		Weight::from_parts(34_481_000, 5769)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 			.saturating_add(ParityDbWeight::get().writes(2_u64))
 	}
 	fn bond_more() -> Weight {
-		Weight::from_parts(82_983_000, 5769)
+		Weight::from_parts(81_561_000, 5769)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 			.saturating_add(ParityDbWeight::get().writes(3_u64))
 	}
 	fn unbond() -> Weight {
-		Weight::from_parts(25_518_000, 5769)
+		Weight::from_parts(24_406_000, 5769)
 			.saturating_add(ParityDbWeight::get().reads(1_u64))
 			.saturating_add(ParityDbWeight::get().writes(1_u64))
 	}
 	fn withdraw_unbonded(_c: u32, ) -> Weight {
-		Weight::from_parts(71_884_112, 5769)
+		Weight::from_parts(70_111_682, 5769)
 			.saturating_add(ParityDbWeight::get().reads(3_u64))
 			.saturating_add(ParityDbWeight::get().writes(3_u64))
 	}
 	fn deregister() -> Weight {
-		Weight::from_parts(30_395_000, 5769)
+		Weight::from_parts(30_566_000, 5769)
 			.saturating_add(ParityDbWeight::get().reads(2_u64))
 			.saturating_add(ParityDbWeight::get().writes(5_u64))
 	}
