@@ -8,7 +8,9 @@
 //!    not reach within their weight budget.
 //!
 //! It sends both in one validator-signed [`WorkerReport`], which the chain authorizes with
-//! `#[pallet::authorize]` (no `ValidateUnsigned`) and dispatches.
+//! `#[pallet::authorize]` (no `ValidateUnsigned`) and dispatches. Every validator asks to
+//! settle while work is overdue; the chain lets one report a block settle and refuses the
+//! rest unless they carry probes, so free reports cannot take a block from users.
 //!
 //! The chain side (which providers, what is overdue, signing and submitting) is behind the
 //! [`Chain`] trait, which `pallet-jobs` implements; this crate holds the orchestration and
