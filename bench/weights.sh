@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Measures the pallets' weights on this machine and writes them: builds the runtime's wasm
-# with `runtime-benchmarks` (in its own target directory, so the node's embedded runtime never
-# carries benchmark code), runs `grid-node benchmark pallet` on it for pallet-providers and
-# pallet-jobs, and generates pallets/<pallet>/src/weights.rs from bench/weights/template.hbs.
+# with `runtime-benchmarks` and a node with the `benchmark-cli` feature (in their own target
+# directory, so neither the node everyone runs nor its embedded runtime carries benchmark
+# code), runs `grid-node benchmark pallet` on that wasm for pallet-providers and pallet-jobs,
+# and generates pallets/<pallet>/src/weights.rs from bench/weights/template.hbs. The first
+# run builds the node's dependencies there from nothing (about half an hour on 2 cores).
 # Also writes bench/reports/weights.md and weights.json: each call's measured time and
 # storage accesses at its largest component, and its share of a block's compute.
 # STEPS (default 20) and REPEAT (default 10) set the sampling.
@@ -14,14 +16,12 @@ bench_target="${GRID_BENCH_TARGET_DIR:-$HOME/.cache/grid-bench-target}"
 STEPS="${STEPS:-20}"
 REPEAT="${REPEAT:-10}"
 
-# The whole workspace, as the tests build it: the same features, so nothing is rebuilt.
-cargo build --release --locked --workspace --all-targets
-CARGO_TARGET_DIR="$bench_target" cargo build --release --locked -p grid-runtime \
-	--features runtime-benchmarks
+CARGO_TARGET_DIR="$bench_target" cargo build --release --locked -p grid-runtime -p grid-node \
+	--features grid-runtime/runtime-benchmarks,grid-node/benchmark-cli
 wasm="$bench_target/release/wbuild/grid-runtime/grid_runtime.compact.compressed.wasm"
 raw=$(mktemp -d)
 for pallet in providers jobs; do
-	"$CARGO_TARGET_DIR/release/grid-node" benchmark pallet --runtime "$wasm" \
+	"$bench_target/release/grid-node" benchmark pallet --runtime "$wasm" \
 		--genesis-builder runtime --genesis-builder-preset development \
 		--pallet "pallet_$pallet" --extrinsic '*' --steps "$STEPS" --repeat "$REPEAT" \
 		--template bench/weights/template.hbs --output "pallets/$pallet/src/weights.rs" \

@@ -1,6 +1,8 @@
 //! Command-line interface: the standard Substrate node commands.
 
-use polkadot_sdk::{frame_benchmarking_cli::BenchmarkCmd, sc_cli};
+#[cfg(feature = "benchmark-cli")]
+use polkadot_sdk::frame_benchmarking_cli::BenchmarkCmd;
+use polkadot_sdk::sc_cli;
 
 /// Subcommands besides running the node.
 #[derive(Debug, clap::Subcommand)]
@@ -39,7 +41,9 @@ pub enum Subcommand {
 
 	/// Benchmarks. Only `benchmark pallet` is wired: it runs the pallets' benchmarks in a
 	/// runtime built with `--features runtime-benchmarks` (`--runtime <wasm>`), which is how
-	/// `bench/weights.sh` measures each pallet's `weights.rs`.
+	/// `bench/weights.sh` measures each pallet's `weights.rs`. Only in a node built with the
+	/// `benchmark-cli` feature.
+	#[cfg(feature = "benchmark-cli")]
 	#[command(subcommand)]
 	Benchmark(BenchmarkCmd),
 }

@@ -1,12 +1,12 @@
 //! Dispatch of the command line to the node service or a subcommand.
 
 use grid_primitives::{Hash, OpaqueBlock as Block};
+#[cfg(feature = "benchmark-cli")]
+use polkadot_sdk::{frame_benchmarking_cli::BenchmarkCmd, sp_runtime::traits::HashingFor};
 use polkadot_sdk::{
-	frame_benchmarking_cli::BenchmarkCmd,
 	sc_cli::{self, SubstrateCli},
 	sc_network::{config::NetworkBackendType, Litep2pNetworkBackend, NetworkWorker},
 	sc_service::{self, PartialComponents},
-	sp_runtime::traits::HashingFor,
 };
 
 use crate::{
@@ -110,13 +110,13 @@ pub fn run() -> sc_cli::Result<()> {
 			let runner = cli.create_runner(cmd)?;
 			runner.sync_run(|config| cmd.run::<Block>(&config))
 		}
+		#[cfg(feature = "benchmark-cli")]
 		Some(Subcommand::Benchmark(BenchmarkCmd::Pallet(cmd))) => {
 			// The runtime comes from `--runtime` (a wasm built with benchmarks) or `--chain`.
 			cmd.run_with_spec::<HashingFor<Block>, ()>(None)
 		}
-		Some(Subcommand::Benchmark(_)) => {
-			Err("only `grid-node benchmark pallet` is supported".into())
-		}
+		#[cfg(feature = "benchmark-cli")]
+		Some(Subcommand::Benchmark(_)) => Err("only `grid-node benchmark pallet` is supported".into()),
 		None => {
 			let runner = cli.create_runner(&cli.run)?;
 			runner.run_node_until_exit(|config| async move {
