@@ -73,8 +73,8 @@ pub(crate) fn leave<T: Config>(id: JobId, who: T::AccountId) -> DispatchResult {
 	Ok(())
 }
 
-/// The chain removes `who` from a job (fraud, equivocation, liveness). No-op when it is not a
-/// member. The caller stores `job`.
+/// The chain removes `who` from a job (fraud, equivocation, liveness, stake shortfall). No-op
+/// when it is not a member. The caller stores `job`.
 ///
 /// In an ended job the record goes too, though its stake lock was released as the job ended:
 /// committees for the job's other rounds are drawn from its members, and a provider convicted
@@ -85,16 +85,9 @@ pub(crate) fn remove<T: Config>(
 	who: &T::AccountId,
 	reason: RemovalReason,
 ) {
-	if !Participants::<T>::contains_key(id, who) {
-		return;
+	if drop_participant::<T>(id, job, who) {
+		Pallet::<T>::deposit_event(Event::Removed { job: id, who: who.clone(), reason });
 	}
-	if job.status.is_live() {
-		drop_participant::<T>(id, job, who);
-	} else {
-		Participants::<T>::remove(id, who);
-		job.participants = job.participants.saturating_sub(1);
-	}
-	Pallet::<T>::deposit_event(Event::Removed { job: id, who: who.clone(), reason });
 }
 
 /// Ends every membership of a job that completed or was cancelled; the records stay as the
@@ -155,10 +148,15 @@ pub(crate) fn round_millis<T: Config>(job: &JobOf<T>) -> u64 {
 	blocks.saturating_mul(T::MillisPerBlock::get())
 }
 
-fn drop_participant<T: Config>(id: JobId, job: &mut JobOf<T>, who: &T::AccountId) {
-	let Some(participant) = Participants::<T>::take(id, who) else { return };
+/// Takes `who`'s record out of `job`; whether it was a member. A live job's membership
+/// releases its stake lock here; an ended job's were all released as it ended.
+fn drop_participant<T: Config>(id: JobId, job: &mut JobOf<T>, who: &T::AccountId) -> bool {
+	let Some(participant) = Participants::<T>::take(id, who) else { return false };
 	job.participants = job.participants.saturating_sub(1);
 	// A leaver stays a member of the open round (its slot is refunded as it is not paid), so
 	// the quorum threshold of a round never moves after it opened.
-	T::Providers::release_job(who, id, lock_until::<T>(job, &participant));
+	if job.status.is_live() {
+		T::Providers::release_job(who, id, lock_until::<T>(job, &participant));
+	}
+	true
 }

@@ -123,7 +123,12 @@ impl<T: Config> Pallet<T> {
 /// Whether a report may still settle at `now`: work is overdue and no report settled in this
 /// block yet.
 fn may_settle<T: Config>(now: BlockNumberFor<T>) -> bool {
-	ReportSettledIn::<T>::get() != Some(now) && overdue::<T>(now)
+	!report_settled_in::<T>(now) && overdue::<T>(now)
+}
+
+/// Whether a report settled agenda work in block `now` already (one a block may).
+fn report_settled_in<T: Config>(now: BlockNumberFor<T>) -> bool {
+	ReportSettledIn::<T>::get() == Some(now)
 }
 
 /// A settling report's share of the weight: its pass and the [`ReportSettledIn`] flag.
@@ -141,7 +146,7 @@ pub(crate) fn apply<T: Config>(report: WorkerReportOf<T>) -> Weight {
 	}
 	let mut used = T::WeightInfo::apply_worker_report(report.probes.len() as u32);
 	let now = frame_system::Pallet::<T>::block_number();
-	let settled = if report.settle && ReportSettledIn::<T>::get() != Some(now) {
+	let settled = if report.settle && !report_settled_in::<T>(now) {
 		ReportSettledIn::<T>::put(now);
 		let worked = tick::on_worker_report::<T>(now);
 		used = used.saturating_add(settle_weight::<T>(worked.weight));
