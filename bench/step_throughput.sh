@@ -5,6 +5,8 @@
 # Installs PyTorch (CPU use; the PyPI wheel brings CUDA libraries, several GB) into bench/.venv
 # on first use. Writes bench/reports/step_throughput.md. Extra arguments go to both programs
 # (e.g. --width 384 --layers 6 --heads 6).
+# BASELINE_STEP=<a bench_step binary built before a change> runs it too, alternately with this
+# tree's, so the report gives the change as a ratio measured side by side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/grid-target}"
@@ -27,11 +29,17 @@ for r in $(seq "$REPEATS"); do
 			# has t threads.
 			echo "$t|candle-barrier-off|$(RAYON_NUM_THREADS=$t CANDLE_NUM_THREADS=1 "$CARGO_TARGET_DIR/release/bench_step" "$@")" | tee -a "$runs"
 		fi
+		if [ -n "${BASELINE_STEP:-}" ]; then
+			echo "$t|baseline|$(RAYON_NUM_THREADS=$t "$BASELINE_STEP" "$@")" | tee -a "$runs"
+			if [ "$t" -gt 1 ]; then
+				echo "$t|baseline-barrier-off|$(RAYON_NUM_THREADS=$t CANDLE_NUM_THREADS=1 "$BASELINE_STEP" "$@")" | tee -a "$runs"
+			fi
+		fi
 		echo "$t|pytorch|$(OMP_NUM_THREADS=$t bench/.venv/bin/python bench/torch_ref/gpt.py --threads "$t" "$@" 2>/dev/null)" | tee -a "$runs"
 	done
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 bench/step_report.py "$runs" bench/reports/step_throughput.md "bench/step_throughput.sh $*" \
-	"$load_before" "$load_after"
+	"$load_before" "$load_after" "${BASELINE_STEP:-}"
 rm -f "$runs"
 echo "wrote bench/reports/step_throughput.md"

@@ -216,3 +216,60 @@ impl Optimizer {
 		}
 	}
 }
+
+#[cfg(test)]
+mod tests {
+	use candle_core::{DType, Device, Tensor, Var};
+
+	/// A loss in which `x` reaches the output along many paths (fan-in), through rules that
+	/// add, subtract and negate, views (transpose, narrow, broadcast) and a concatenation.
+	fn loss(x: &Tensor) -> Tensor {
+		let w = |n: f64| (x.ones_like().unwrap() * n).unwrap();
+		let gram = x.t().unwrap().matmul(x).unwrap().tanh().unwrap();
+		let column_sums = x.sum_keepdim(0).unwrap().broadcast_as(x.shape()).unwrap();
+		let difference = (w(0.3) - &column_sums).unwrap();
+		let halves = [x.narrow(1, 2, 2).unwrap(), x.narrow(1, 0, 2).unwrap()];
+		let swapped = Tensor::cat(&halves, 1).unwrap().exp().unwrap();
+		let reciprocal = (x.sqr().unwrap() + 1.0).unwrap().recip().unwrap();
+		let terms = [
+			gram.sum_all().unwrap(),
+			(difference * x).unwrap().sum_all().unwrap(),
+			(swapped * 0.1).unwrap().sum_all().unwrap(),
+			reciprocal.sum_all().unwrap(),
+			x.cos().unwrap().neg().unwrap().sum_all().unwrap(),
+		];
+		terms.iter().skip(1).fold(terms[0].clone(), |sum, t| (sum + t).unwrap())
+	}
+
+	/// The backward pass (candle-core with Grid's patch, `vendor/README.md`: the first gradient
+	/// reaching a tensor is stored, not added to zeros) sums every path: its gradient matches
+	/// central finite differences of the loss.
+	#[test]
+	fn backward_gradients_match_finite_differences_through_every_kind_of_rule() {
+		let dev = Device::Cpu;
+		let start: Vec<f64> = (0..12).map(|i| ((i * 7 % 12) as f64 - 5.5) / 6.0).collect();
+		let x = Var::from_vec(start.clone(), (3, 4), &dev).unwrap();
+		let grads = loss(x.as_tensor()).backward().unwrap();
+		let analytic = grads.get(x.as_tensor()).unwrap().flatten_all().unwrap();
+		let analytic = analytic.to_vec1::<f64>().unwrap();
+		let at = |values: Vec<f64>| {
+			let t = Tensor::from_vec(values, (3, 4), &dev).unwrap();
+			loss(&t).to_dtype(DType::F64).unwrap().to_scalar::<f64>().unwrap()
+		};
+		let h = 1e-6;
+		for i in 0..start.len() {
+			let shifted = |d: f64| {
+				let mut v = start.clone();
+				v[i] += d;
+				at(v)
+			};
+			let numeric = (shifted(h) - shifted(-h)) / (2.0 * h);
+			let tolerance = 1e-6 * numeric.abs().max(1.0);
+			assert!(
+				(analytic[i] - numeric).abs() < tolerance,
+				"element {i}: backward {} against finite differences {numeric}",
+				analytic[i]
+			);
+		}
+	}
+}
