@@ -50,20 +50,24 @@ def main():
     headline = {"params": candle["params"], "batch": candle["batch"],
                 "context": candle["context"], "pytorch": torch["version"],
                 "baseline": baseline_path or None, "threads": []}
+    def best_of(t, label):
+        """Median ms of LABEL and of LABEL with the barrier pool off (None where not run), and
+        the faster of the two."""
+        on = best[(t, label)]["median_ms"]
+        off = best.get((t, f"{label}-barrier-off"))
+        off = off and off["median_ms"]
+        return on, off, min(on, off) if off else on
+
     for t in sorted({t for t, _, _ in runs}):
-        c = best[(t, "candle")]["median_ms"]
-        off = best.get((t, "candle-barrier-off"))
+        c, off_ms, best_c = best_of(t, "candle")
         p = best[(t, "pytorch")]["median_ms"]
-        best_c = min(c, off["median_ms"]) if off else c
-        off_cell = f"{off['median_ms']}" if off else "(same as default)"
+        off_cell = f"{off_ms}" if off_ms else "(same as default)"
         lines.append(f"| {t} | {c} | {off_cell} | {p} | {c / p:.2f}x | **{best_c / p:.2f}x** |")
-        row = {"threads": t, "candle_ms": c, "candle_barrier_off_ms": off and off["median_ms"],
+        row = {"threads": t, "candle_ms": c, "candle_barrier_off_ms": off_ms,
                "pytorch_ms": p, "best_candle_over_pytorch": round(best_c / p, 3)}
         if (t, "baseline") in best:
-            b = best[(t, "baseline")]["median_ms"]
-            b_off = best.get((t, "baseline-barrier-off"))
-            best_b = min(b, b_off["median_ms"]) if b_off else b
-            row.update(baseline_ms=b, baseline_barrier_off_ms=b_off and b_off["median_ms"],
+            b, b_off, best_b = best_of(t, "baseline")
+            row.update(baseline_ms=b, baseline_barrier_off_ms=b_off,
                        best_over_best_baseline=round(best_c / best_b, 3),
                        best_baseline_over_pytorch=round(best_b / p, 3))
         headline["threads"].append(row)

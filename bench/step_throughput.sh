@@ -18,22 +18,24 @@ if [ ! -x bench/.venv/bin/python ] || ! bench/.venv/bin/python -c "import torch"
 fi
 cargo build --release --locked --workspace --bin bench_step
 runs=$(mktemp)
+# candle_runs LABEL BINARY THREADS ARGS...: the Candle step as configured by default (rayon,
+# for matmuls and fused kernels, and candle's own spin-barrier pool, for element-wise binary
+# ops, both with THREADS threads) and, with several threads, the same binary with the barrier
+# pool off (CANDLE_NUM_THREADS=1; rayon still has THREADS).
+candle_runs() {
+	local label=$1 binary=$2 t=$3
+	shift 3
+	echo "$t|$label|$(RAYON_NUM_THREADS=$t "$binary" "$@")" | tee -a "$runs"
+	if [ "$t" -gt 1 ]; then
+		echo "$t|$label-barrier-off|$(RAYON_NUM_THREADS=$t CANDLE_NUM_THREADS=1 "$binary" "$@")" | tee -a "$runs"
+	fi
+}
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for r in $(seq "$REPEATS"); do
 	for t in $THREADS; do
-		# Candle as configured by default: rayon (matmuls, fused kernels) and candle's own
-		# spin-barrier pool (element-wise binary ops) both with t threads.
-		echo "$t|candle|$(RAYON_NUM_THREADS=$t "$CARGO_TARGET_DIR/release/bench_step" "$@")" | tee -a "$runs"
-		if [ "$t" -gt 1 ]; then
-			# The same binary with candle's barrier pool off (CANDLE_NUM_THREADS=1): rayon still
-			# has t threads.
-			echo "$t|candle-barrier-off|$(RAYON_NUM_THREADS=$t CANDLE_NUM_THREADS=1 "$CARGO_TARGET_DIR/release/bench_step" "$@")" | tee -a "$runs"
-		fi
+		candle_runs candle "$CARGO_TARGET_DIR/release/bench_step" "$t" "$@"
 		if [ -n "${BASELINE_STEP:-}" ]; then
-			echo "$t|baseline|$(RAYON_NUM_THREADS=$t "$BASELINE_STEP" "$@")" | tee -a "$runs"
-			if [ "$t" -gt 1 ]; then
-				echo "$t|baseline-barrier-off|$(RAYON_NUM_THREADS=$t CANDLE_NUM_THREADS=1 "$BASELINE_STEP" "$@")" | tee -a "$runs"
-			fi
+			candle_runs baseline "$BASELINE_STEP" "$t" "$@"
 		fi
 		echo "$t|pytorch|$(OMP_NUM_THREADS=$t bench/.venv/bin/python bench/torch_ref/gpt.py --threads "$t" "$@" 2>/dev/null)" | tee -a "$runs"
 	done
