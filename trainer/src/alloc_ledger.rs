@@ -64,6 +64,30 @@ pub fn tag_thread(role: &str) {
 	SLOT.with(|s| s.set(slot));
 }
 
+/// The role a thread's blocks are charged to ([`tag_thread`]), to hand to another thread
+/// that works for it ([`charged_to`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Role(usize);
+
+/// The calling thread's role.
+pub fn this_thread_role() -> Role {
+	Role(SLOT.with(Cell::get))
+}
+
+/// Runs `f` with the calling thread's blocks charged to `role`, then gives the thread its
+/// own role back (also when `f` panics): a pool thread that runs a step for the training
+/// thread charges what it allocates to training.
+pub fn charged_to<R>(role: Role, f: impl FnOnce() -> R) -> R {
+	struct Restore(usize);
+	impl Drop for Restore {
+		fn drop(&mut self) {
+			SLOT.with(|s| s.set(self.0));
+		}
+	}
+	let _own = Restore(SLOT.with(|s| s.replace(role.0)));
+	f()
+}
+
 /// A slot's name.
 fn slot_name(slot: usize, names: &[String]) -> String {
 	match slot {
@@ -356,6 +380,35 @@ mod tests {
 		assert_eq!(writer(&ledger.peak()), None);
 		assert_eq!(writer(&highs), Some(2 << 20), "{highs}");
 		assert!(highs.roles_mib().contains("ledger test writer 2"), "{highs}");
+	}
+
+	#[test]
+	fn a_thread_working_for_another_charges_its_role_and_gets_its_own_back() {
+		let ledger: &'static Ledger = Box::leak(Box::new(Ledger::new()));
+		tag_thread("ledger test owner");
+		let owner = this_thread_role();
+		let role_of = |b: &Breakdown, name: &str| b.roles.iter().find(|r| r.0 == name).map(|r| r.1);
+		let (during, after) = std::thread::spawn(move || {
+			tag_thread("ledger test helper");
+			// SAFETY: the block is freed once, with its layout.
+			let during = charged_to(owner, || unsafe { ledger.alloc(block(2 << 20)) });
+			let charged = ledger.now();
+			unsafe { ledger.dealloc(during, block(2 << 20)) };
+			// A panic inside still gives the thread its role back.
+			let caught = std::panic::catch_unwind(|| charged_to(owner, || panic!("inside")));
+			assert!(caught.is_err());
+			// SAFETY: as above.
+			let after = unsafe { ledger.alloc(block(1 << 20)) };
+			let own = ledger.now();
+			unsafe { ledger.dealloc(after, block(1 << 20)) };
+			(charged, own)
+		})
+		.join()
+		.unwrap();
+		assert_eq!(role_of(&during, "ledger test owner"), Some(2 << 20), "{during}");
+		assert_eq!(role_of(&during, "ledger test helper"), None, "{during}");
+		assert_eq!(role_of(&after, "ledger test helper"), Some(1 << 20), "{after}");
+		assert_eq!(role_of(&after, "ledger test owner"), None, "{after}");
 	}
 
 	#[test]

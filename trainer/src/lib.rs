@@ -34,6 +34,7 @@ pub mod optim;
 pub mod params;
 pub mod parity;
 pub mod plot;
+pub mod pool;
 pub mod priority;
 pub mod rng;
 pub mod round;

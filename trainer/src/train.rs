@@ -153,6 +153,12 @@ impl InnerTrainer {
 
 	/// One step: loss, backward, clip, update.
 	pub fn step(&mut self, batch: &Batch) -> Result<StepStats> {
+		// On rayon's pool for a CPU step (`pool`: its ops' work is then split without a hand-off).
+		let device = batch.inputs.device().clone();
+		crate::pool::run(&device, || self.step_on_this_thread(batch))
+	}
+
+	fn step_on_this_thread(&mut self, batch: &Batch) -> Result<StepStats> {
 		let loss = self.model.loss(batch)?;
 		let lr = self.schedule.lr(self.step);
 		let grads = loss.backward()?;
@@ -166,8 +172,17 @@ impl InnerTrainer {
 	}
 }
 
-/// Mean loss of `model` over `batches`, weighted by rows.
+/// Mean loss of `model` over `batches`, weighted by rows (on rayon's pool on a CPU, as a step).
 pub fn evaluate(model: &Model, batches: &[Batch]) -> Result<f64> {
+	match batches.first() {
+		Some(first) => {
+			crate::pool::run(&first.inputs.device().clone(), || mean_loss(model, batches))
+		}
+		None => Ok(0.0),
+	}
+}
+
+fn mean_loss(model: &Model, batches: &[Batch]) -> Result<f64> {
 	let (mut sum, mut rows) = (0f64, 0usize);
 	for b in batches {
 		let n = b.targets.elem_count();

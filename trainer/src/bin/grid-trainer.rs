@@ -351,6 +351,13 @@ fn set_threads(threads: usize) {
 		// Candle's CPU kernels use rayon's global pool, sized from this variable.
 		std::env::set_var("RAYON_NUM_THREADS", threads.to_string());
 	}
+	// Candle's own pool for element-wise binary ops spin-waits beside rayon's threads for
+	// the same cores: a two-thread step took 1.2-1.5x as long with it as with those ops on
+	// the calling thread (`bench/reports/step_throughput.md`, "barrier pool off"). Kept off
+	// unless the operator sets it.
+	if std::env::var_os("CANDLE_NUM_THREADS").is_none() {
+		std::env::set_var("CANDLE_NUM_THREADS", "1");
+	}
 	if !grid_trainer::priority::start_compute_pools() {
 		tracing::warn!(
 			"the compute thread pools could not be lowered: they run at this process's priority"

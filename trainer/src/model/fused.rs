@@ -9,6 +9,8 @@
 //! elsewhere the composed, differentiable versions are used, so the fused kernels never change
 //! what is computed, only how fast (tests compare both, values and gradients).
 
+use std::mem::MaybeUninit;
+
 use rayon::prelude::*;
 
 #[cfg(feature = "cuda")]
@@ -28,13 +30,40 @@ const GELU_C: f32 = 0.044_715;
 /// results do not depend on the thread count.
 const MIN_ROWS: usize = 64;
 
-/// Fills `out` row by row (rows of `width` values) with `f(row_index, out_row)`, in parallel.
-fn rows_mut(out: &mut [f32], width: usize, f: impl Fn(usize, &mut [f32]) + Sync) {
+/// A new vector of `len` values filled row by row (rows of `width` values) with
+/// `f(row_index, row)`, in parallel ([`filled`]).
+fn new_rows(len: usize, width: usize, f: impl Fn(usize, &mut [f32]) + Sync) -> Vec<f32> {
+	filled(len, width, MIN_ROWS, f)
+}
+
+/// A new vector of `len` values filled by chunks of `chunk` values with `f(chunk_index,
+/// chunk)`, in parallel (`min_chunks` or more a task). Each chunk starts zeroed, by the task
+/// that fills it: zeroing the whole vector first on the calling thread (`vec![0.0; len]` on
+/// reused heap memory is a `memset`) ran while the pool waited, a few percent of a two-thread
+/// step with the matrix products' outputs (`bench/README.md`, trainer throughput).
+fn filled(
+	len: usize,
+	chunk: usize,
+	min_chunks: usize,
+	f: impl Fn(usize, &mut [f32]) + Sync,
+) -> Vec<f32> {
+	let chunk = chunk.max(1);
+	let mut out: Vec<f32> = Vec::with_capacity(len);
+	let fill = |(i, values): (usize, &mut [MaybeUninit<f32>])| {
+		values.fill(MaybeUninit::new(0.0));
+		// SAFETY: every value of the chunk was initialized on the line above, and
+		// `MaybeUninit<f32>` has `f32`'s layout.
+		f(i, unsafe { &mut *(values as *mut [MaybeUninit<f32>] as *mut [f32]) });
+	};
+	let spare = &mut out.spare_capacity_mut()[..len];
 	if parallel() {
-		out.par_chunks_mut(width).with_min_len(MIN_ROWS).enumerate().for_each(|(r, o)| f(r, o));
+		spare.par_chunks_mut(chunk).with_min_len(min_chunks).enumerate().for_each(fill);
 	} else {
-		out.chunks_mut(width).enumerate().for_each(|(r, o)| f(r, o));
+		spare.chunks_mut(chunk).enumerate().for_each(fill);
 	}
+	// SAFETY: the chunks cover the first `len` values, and each was initialized.
+	unsafe { out.set_len(len) };
+	out
 }
 
 /// Whether the fused ops handle `x`: f32 on the CPU; on a GPU (with the `cuda` feature) f32,
@@ -63,30 +92,22 @@ pub fn parallel() -> bool {
 	rayon::current_num_threads() > 1
 }
 
+/// Values per task of an element-wise map.
+const MAP_BLOCK: usize = 4096;
+
 /// Element-wise map of `x` into a new vector, in parallel over blocks.
 fn map(x: &[f32], f: impl Fn(f32) -> f32 + Sync) -> Vec<f32> {
-	let block = |(o, x): (&mut [f32], &[f32])| o.iter_mut().zip(x).for_each(|(o, x)| *o = f(*x));
-	let mut out = vec![0f32; x.len()];
-	if parallel() {
-		out.par_chunks_mut(4096).zip(x.par_chunks(4096)).for_each(block);
-	} else {
-		block((&mut out, x));
-	}
-	out
+	filled(x.len(), MAP_BLOCK, 1, |i, o| {
+		o.iter_mut().zip(&x[i * MAP_BLOCK..]).for_each(|(o, x)| *o = f(*x));
+	})
 }
 
 /// Element-wise map of two equally long slices into a new vector, in parallel over blocks.
 fn map2(x: &[f32], y: &[f32], f: impl Fn(f32, f32) -> f32 + Sync) -> Vec<f32> {
-	let block = |(o, (x, y)): (&mut [f32], (&[f32], &[f32]))| {
+	filled(x.len(), MAP_BLOCK, 1, |i, o| {
+		let (x, y) = (&x[i * MAP_BLOCK..], &y[i * MAP_BLOCK..]);
 		o.iter_mut().zip(x.iter().zip(y)).for_each(|(o, (x, y))| *o = f(*x, *y));
-	};
-	let mut out = vec![0f32; x.len()];
-	if parallel() {
-		out.par_chunks_mut(4096).zip(x.par_chunks(4096).zip(y.par_chunks(4096))).for_each(block);
-	} else {
-		block((&mut out, (x, y)));
-	}
-	out
+	})
 }
 
 /// The contiguous f32 values behind a storage and layout.
@@ -195,8 +216,7 @@ impl CustomOp1 for Normalize {
 	fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> CResult<(CpuStorage, Shape)> {
 		let x = f32_slice(s, l, self.name())?;
 		let width = l.dims().last().copied().unwrap_or(1).max(1);
-		let mut y = vec![0f32; x.len()];
-		rows_mut(&mut y, width, |r, out| {
+		let y = new_rows(x.len(), width, |r, out| {
 			let row = &x[r * width..(r + 1) * width];
 			let (mean, rstd) = row_stats(row, self.eps);
 			out.iter_mut().zip(row).for_each(|(o, v)| *o = (v - mean) * rstd);
@@ -231,8 +251,7 @@ impl CustomOp2 for NormalizeGrad {
 		let (x, g) = (f32_slice(s1, l1, self.name())?, f32_slice(s2, l2, self.name())?);
 		let width = l1.dims().last().copied().unwrap_or(1).max(1);
 		let n = width as f32;
-		let mut dx = vec![0f32; x.len()];
-		rows_mut(&mut dx, width, |r, out| {
+		let dx = new_rows(x.len(), width, |r, out| {
 			let (row, grow) = (&x[r * width..(r + 1) * width], &g[r * width..(r + 1) * width]);
 			let (mean, rstd) = row_stats(row, self.eps);
 			let (mut g_mean, mut gx_mean) = (0f32, 0f32);
@@ -288,8 +307,7 @@ impl CustomOp1 for CausalSoftmax {
 	fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> CResult<(CpuStorage, Shape)> {
 		let x = f32_slice(s, l, self.name())?;
 		let t = l.dims().last().copied().unwrap_or(1).max(1);
-		let mut y = vec![0f32; x.len()];
-		rows_mut(&mut y, t, |r, out| {
+		let y = new_rows(x.len(), t, |r, out| {
 			let row = &x[r * t..(r + 1) * t];
 			// Row i of each [t, t] matrix attends to positions 0..=i.
 			let visible = r % t + 1;
@@ -331,8 +349,7 @@ impl CustomOp2 for CausalSoftmaxGrad {
 	) -> CResult<(CpuStorage, Shape)> {
 		let (y, g) = (f32_slice(s1, l1, self.name())?, f32_slice(s2, l2, self.name())?);
 		let t = l1.dims().last().copied().unwrap_or(1).max(1);
-		let mut dx = vec![0f32; y.len()];
-		rows_mut(&mut dx, t, |r, out| {
+		let dx = new_rows(y.len(), t, |r, out| {
 			let (yr, gr) = (&y[r * t..(r + 1) * t], &g[r * t..(r + 1) * t]);
 			let dot: f32 = yr.iter().zip(gr).map(|(a, b)| a * b).sum();
 			for ((o, a), b) in out.iter_mut().zip(yr).zip(gr) {
@@ -721,8 +738,7 @@ impl CustomOp2 for AddBias {
 	) -> CResult<(CpuStorage, Shape)> {
 		let (x, b) = (f32_slice(s1, l1, self.name())?, f32_slice(s2, l2, self.name())?);
 		let w = b.len().max(1);
-		let mut y = vec![0f32; x.len()];
-		rows_mut(&mut y, w, |r, out| {
+		let y = new_rows(x.len(), w, |r, out| {
 			let row = &x[r * w..(r + 1) * w];
 			out.iter_mut().zip(row.iter().zip(b)).for_each(|(o, (v, b))| *o = v + b);
 		});
@@ -781,8 +797,7 @@ impl CustomOp3 for ScaleShift {
 		let x = f32_slice(s1, l1, self.name())?;
 		let (w, b) = (f32_slice(s2, l2, self.name())?, f32_slice(s3, l3, self.name())?);
 		let c = w.len().max(1);
-		let mut y = vec![0f32; x.len()];
-		rows_mut(&mut y, c, |r, out| {
+		let y = new_rows(x.len(), c, |r, out| {
 			let row = &x[r * c..(r + 1) * c];
 			for (((o, v), w), b) in out.iter_mut().zip(row).zip(w).zip(b) {
 				*o = v * w + b;
@@ -942,6 +957,42 @@ mod tests {
 		let bad = Tensor::new(&[1u32, 3], &dev).unwrap();
 		let err = table.apply_op2(&bad, Embedding).unwrap_err().to_string();
 		assert!(err.contains("token id 3 is outside the vocabulary of 3"), "{err}");
+	}
+
+	/// A batch of small products (the attention's per-head ones, which Grid's candle-core patch
+	/// runs one per thread, `vendor/README.md`) equals each product computed alone as a batch
+	/// of one (the loop that runs them in turn), bit for bit, whatever the pool's size, and a
+	/// plain f64 sum within rounding. (On a machine of one core candle runs every batch in
+	/// turn, and the check still holds.)
+	#[test]
+	fn batched_small_products_match_each_product_alone_on_any_pool() {
+		let dev = Device::Cpu;
+		let (b, m, k, n) = (9, 5, 7, 6);
+		let mut rng = crate::rng::Rng::new(11);
+		let mut random =
+			|len: usize| -> Vec<f32> { (0..len).map(|_| rng.normal() as f32).collect() };
+		let lhs = Tensor::from_vec(random(b * m * k), (b, m, k), &dev).unwrap();
+		// Stored [b, n, k] and transposed, as keys are in q·kᵀ: a strided right-hand side.
+		let rhs = Tensor::from_vec(random(b * n * k), (b, n, k), &dev).unwrap().t().unwrap();
+		let on_pool = |threads: usize| {
+			let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+			pool.install(|| lhs.matmul(&rhs).unwrap().to_vec3::<f32>().unwrap())
+		};
+		let batched = on_pool(1);
+		assert_eq!(batched, on_pool(3), "the pool's size changed the products");
+		let (l, r) = (lhs.to_vec3::<f32>().unwrap(), rhs.to_vec3::<f32>().unwrap());
+		for (i, product) in batched.iter().enumerate() {
+			// A batch of one takes the loop that runs one product after another.
+			let one = |t: &Tensor| t.narrow(0, i, 1).unwrap();
+			let alone = one(&lhs).matmul(&one(&rhs)).unwrap().get(0).unwrap();
+			assert_eq!(product, &alone.to_vec2::<f32>().unwrap(), "product {i} differs alone");
+			for (row, col) in (0..m).flat_map(|row| (0..n).map(move |col| (row, col))) {
+				let exact: f64 =
+					(0..k).map(|j| f64::from(l[i][row][j]) * f64::from(r[i][j][col])).sum();
+				let got = f64::from(product[row][col]);
+				assert!((got - exact).abs() < 1e-5, "product {i} [{row}, {col}]: {got} vs {exact}");
+			}
+		}
 	}
 
 	#[test]

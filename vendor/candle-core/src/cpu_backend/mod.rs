@@ -1478,7 +1478,16 @@ impl Map2 for MatMul {
         let dst_rs = dst_strides[0];
         let dst_cs = dst_strides[1];
 
-        let mut dst = vec![T::zero(); b * m * n];
+        // gemm writes every value of dst (read_dst is false: dst = lhs × rhs, zeros when k is
+        // 0), so it is not zeroed first: that memset ran on the calling thread alone, a few
+        // percent of a two-thread training step. (`Tensor`s are made the same way by
+        // `alloc_uninit`.)
+        #[allow(clippy::uninit_vec)]
+        let mut dst = {
+            let mut dst = Vec::with_capacity(b * m * n);
+            unsafe { dst.set_len(b * m * n) };
+            dst
+        };
         let num_threads = crate::utils::get_num_threads();
         let parallelism = if num_threads > 1 {
             Parallelism::Rayon(num_threads)
@@ -1499,10 +1508,10 @@ impl Map2 for MatMul {
             // over itself, so a stride-zero batch on lhs goes through the loop below.
             (b, m, n, k)
         };
-        for step in 0..b {
+        // One product of the batch into its slice of dst.
+        let product = |step: usize, dst_p: &mut [T], parallelism: Parallelism| {
             let lhs_p = &lhs[step * a_skip..];
             let rhs_p = &rhs[step * b_skip..];
-            let dst_p = &mut dst[step * c_skip..];
             unsafe {
                 gemm(
                     /* m: usize = */ m,
@@ -1525,6 +1534,22 @@ impl Map2 for MatMul {
                     /* conj_rhs: bool = */ false,
                     parallelism,
                 )
+            }
+        };
+        // Products below gemm's threading threshold (the attention's per-head ones) run on one
+        // thread each, so a batch of them runs one product per thread at a time instead of
+        // all on one thread. gemm splits work over output tiles only, never over k, so every
+        // element is summed in the same order either way: the result does not depend on the
+        // thread count.
+        let small = m * n * k < gemm::get_threading_threshold();
+        if num_threads > 1 && b > 1 && small && c_skip > 0 {
+            use rayon::prelude::*;
+            dst.par_chunks_mut(c_skip)
+                .enumerate()
+                .for_each(|(step, dst_p)| product(step, dst_p, Parallelism::None));
+        } else {
+            for step in 0..b {
+                product(step, &mut dst[step * c_skip..], parallelism);
             }
         }
         Ok(dst)
