@@ -45,7 +45,8 @@ pub struct TrainerConfig {
 	pub bootstrap: Vec<String>,
 	/// A link-shaping scenario file.
 	pub scenario: Option<PathBuf>,
-	/// Compute threads (0: Candle's default).
+	/// Compute threads: rayon's pool, which runs the CPU steps and Candle's kernels (0: one
+	/// per core, the libraries' defaults).
 	#[serde(default)]
 	pub threads: usize,
 	/// Where to train: "auto" (a GPU when there is one), "cpu", "cuda" or "cuda:N".

@@ -26,7 +26,8 @@ pub struct ProviderConfig {
 	pub listen: String,
 	/// The address peers dial, when it differs from `listen` (behind NAT).
 	pub advertise: Option<String>,
-	/// Compute threads (0: Candle's default).
+	/// Compute threads: rayon's pool, which runs the CPU steps and Candle's kernels (0: one
+	/// per core, the libraries' defaults).
 	#[serde(default)]
 	pub threads: usize,
 	/// Where to train: "auto" (a GPU when there is one), "cpu", "cuda" or "cuda:N".
