@@ -393,6 +393,7 @@ mod tests {
 			// SAFETY: the block is freed once, with its layout.
 			let during = charged_to(owner, || unsafe { ledger.alloc(block(2 << 20)) });
 			let charged = ledger.now();
+			// SAFETY: as above.
 			unsafe { ledger.dealloc(during, block(2 << 20)) };
 			// A panic inside still gives the thread its role back.
 			let caught = std::panic::catch_unwind(|| charged_to(owner, || panic!("inside")));
@@ -400,6 +401,7 @@ mod tests {
 			// SAFETY: as above.
 			let after = unsafe { ledger.alloc(block(1 << 20)) };
 			let own = ledger.now();
+			// SAFETY: as above.
 			unsafe { ledger.dealloc(after, block(1 << 20)) };
 			(charged, own)
 		})

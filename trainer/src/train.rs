@@ -154,8 +154,7 @@ impl InnerTrainer {
 	/// One step: loss, backward, clip, update.
 	pub fn step(&mut self, batch: &Batch) -> Result<StepStats> {
 		// On rayon's pool for a CPU step (`pool`: its ops' work is then split without a hand-off).
-		let device = batch.inputs.device().clone();
-		crate::pool::run(&device, || self.step_on_this_thread(batch))
+		crate::pool::run(batch.inputs.device(), || self.step_on_this_thread(batch))
 	}
 
 	fn step_on_this_thread(&mut self, batch: &Batch) -> Result<StepStats> {
@@ -175,10 +174,8 @@ impl InnerTrainer {
 /// Mean loss of `model` over `batches`, weighted by rows (on rayon's pool on a CPU, as a step).
 pub fn evaluate(model: &Model, batches: &[Batch]) -> Result<f64> {
 	match batches.first() {
-		Some(first) => {
-			crate::pool::run(&first.inputs.device().clone(), || mean_loss(model, batches))
-		}
-		None => Ok(0.0),
+		Some(first) => crate::pool::run(first.inputs.device(), || mean_loss(model, batches)),
+		None => mean_loss(model, batches),
 	}
 }
 
