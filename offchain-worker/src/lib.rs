@@ -40,7 +40,9 @@ pub trait Chain {
 	/// A key of a current validator that this node's keystore holds, if any.
 	fn local_validator() -> Option<Self::Authority>;
 	/// Providers to probe at block `now`, with their endpoint URLs: none between probe
-	/// intervals, otherwise at most `MaxProbesPerReport`, least recently probed first.
+	/// intervals, otherwise the providers the chain's rotation names for this probe round
+	/// (the only ones a report may name), at most `MaxProbesPerReport`, least recently
+	/// probed first.
 	fn probe_targets(now: Self::BlockNumber) -> Vec<(Self::AccountId, Vec<u8>)>;
 	/// Whether some round or challenge is past its deadline at `now` and still unsettled.
 	fn overdue(now: Self::BlockNumber) -> bool;

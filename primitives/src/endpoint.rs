@@ -98,11 +98,25 @@ fn classify_v6(ip: Ipv6Addr) -> EndpointHost {
 	if let Some(v4) = ip.to_ipv4_mapped() {
 		return classify_v4(v4);
 	}
-	let first = ip.segments()[0];
-	// Only global unicast (2000::/3) is public, less documentation (2001:db8::/32).
+	let [first, second, third, ..] = ip.segments();
+	// 6to4 (2002::/16) carries an IPv4 address in its next 32 bits, and a host with a 6to4
+	// relay reaches that address through it: it is what that address is (a public-looking
+	// 2002:7f00:1:: is 127.0.0.1, and never loopback for the chain's allowance).
+	if first == 0x2002 {
+		let [a, b] = second.to_be_bytes();
+		let [c, d] = third.to_be_bytes();
+		return match classify_v4(Ipv4Addr::new(a, b, c, d)) {
+			EndpointHost::Public => EndpointHost::Public,
+			_ => EndpointHost::Internal,
+		};
+	}
+	// Only global unicast (2000::/3) is public, less documentation (2001:db8::/32) and the
+	// IETF protocol assignments (2001::/23: Teredo's 2001::/32, whose client address is
+	// hidden in the rest, benchmarking and ORCHID ranges), which are not hosts to probe.
 	let global_unicast = first & 0xe000 == 0x2000;
-	let documentation = first == 0x2001 && ip.segments()[1] == 0x0db8;
-	if global_unicast && !documentation {
+	let documentation = first == 0x2001 && second == 0x0db8;
+	let protocol_assignments = first == 0x2001 && second < 0x0200;
+	if global_unicast && !documentation && !protocol_assignments {
 		EndpointHost::Public
 	} else {
 		EndpointHost::Internal
@@ -123,6 +137,8 @@ mod tests {
 			"http://8.8.8.8/health",
 			"https://1.1.1.1:8443/health",
 			"http://[2606:4700:4700::1111]:9000/health",
+			"http://[2002:808:808::1]/", // 6to4 of 8.8.8.8
+			"http://[2001:4860:4860::8888]/",
 			"http://93.184.216.34",
 		] {
 			assert_eq!(host(url), Some(EndpointHost::Public), "{url}");
@@ -147,6 +163,12 @@ mod tests {
 			"http://[::]/",
 			"http://[::ffff:10.0.0.1]/", // IPv4-mapped private
 			"http://[2001:db8::1]/",
+			"http://[2002:7f00:1::]:9944/", // 6to4 of 127.0.0.1
+			"http://[2002:a9fe:a9fe::1]/",  // 6to4 of the metadata address
+			"http://[2002:c0a8:101::]/",    // 6to4 of 192.168.1.1
+			"http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", // Teredo
+			"http://[2001:2::1]/",          // benchmarking
+			"http://[64:ff9b::a00:1]/",     // NAT64 of 10.0.0.1
 		] {
 			assert_eq!(host(url), Some(EndpointHost::Internal), "{url}");
 		}

@@ -288,6 +288,22 @@ fn a_cancelled_job_refunds_the_buyer() -> Result<()> {
 	let url = url(&node);
 	let start = node.best_number()?;
 	post_job(&url, dir.path(), MNIST_JOB, 0)?;
+	// The buyer may challenge its job's work without being a provider (here nothing is
+	// settled yet to challenge); a stranger may not; a malformed account is refused here.
+	let bob = Sr25519Keyring::Bob.to_account_id().to_string();
+	let challenge = |who: &str, provider: &str| {
+		let args = ["challenge", "--account", who, "--job", "0", "--round", "0", "--provider"];
+		job_cli(&url, &[&args[..], &[provider]].concat())
+	};
+	for (who, provider, expected) in [
+		("//Alice", bob.as_str(), "RoundNotSettled"),
+		("//Charlie", bob.as_str(), "NotEligible"),
+		("//Alice", "not-an-account", "no SS58 account"),
+	] {
+		let out = challenge(who, provider)?;
+		let err = String::from_utf8_lossy(&out.stderr);
+		ensure!(!out.status.success() && err.contains(expected), "{who}: {err}");
+	}
 	// Only the buyer may cancel.
 	let stranger = job_cli(&url, &["cancel", "--account", "//Bob", "--job", "0"])?;
 	let err = String::from_utf8_lossy(&stranger.stderr);

@@ -1,8 +1,9 @@
 import { render, screen, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import { DATASETS } from "../lib/spec";
 import { UNIT } from "../lib/units";
-import { ALICE, BOB, CHARLIE, completedDetail, HASH, job, RESNET_SPEC, runningDetail, SPEC, TRANSFORMER_SPEC } from "../test/fixtures";
+import { ALICE, BOB, CHARLIE, challengeDetail, completedDetail, HASH, job, RESNET_SPEC, runningDetail, SPEC, TRANSFORMER_SPEC } from "../test/fixtures";
 import { JobDetailView } from "./JobDetailView";
 
 const PEER = "12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN";
@@ -86,6 +87,54 @@ describe("JobDetailView", () => {
     render(<JobDetailView detail={{ job: running, participants: [], rounds: [] }} rpcUrl="ws://x" canCancel onCancel={vi.fn()} />);
     expect(screen.queryByRole("button", { name: "Cancel job" })).not.toBeInTheDocument();
     expect(screen.getByRole("status")).toHaveTextContent("the job ends when round 2 settles");
+  });
+
+  it("offers the buyer a challenge of each contribution still in its window, not yet challenged and not its own, with the cost", async () => {
+    const onChallenge = vi.fn();
+    const cost = { deposit: 100n * UNIT, fee: 10n * UNIT };
+    render(<JobDetailView detail={challengeDetail()} rpcUrl="ws://x" now={40} canChallenge onChallenge={onChallenge} challengeCost={cost} />);
+    const section = screen.getByRole("region", { name: "Challenge a contribution" });
+    const buttons = within(section).getAllByRole("button", { name: /^Challenge round/ });
+    expect(buttons.map((b) => b.getAttribute("aria-label"))).toEqual([
+      `Challenge round 1 by ${CHARLIE}`,
+      `Challenge round 2 by ${BOB}`,
+      `Challenge round 2 by ${CHARLIE}`,
+    ]);
+    // Round 0's window closed at #36: not even listed.
+    expect(within(section).queryByTestId(`contribution-0-${BOB}`)).not.toBeInTheDocument();
+    expect(within(section).getByTestId(`contribution-1-${BOB}`)).toHaveTextContent("challenged (#7)");
+    expect(within(section).getByTestId(`contribution-2-${ALICE}`)).toHaveTextContent("your own");
+    expect(within(section).getByTestId(`contribution-2-${CHARLIE}`)).toHaveTextContent("unpaid (claims another member's update)");
+    expect(within(section).getByTestId(`contribution-1-${CHARLIE}`)).toHaveTextContent("#46 (6 blocks left)");
+    expect(within(section).getByTestId("challenge-cost")).toHaveTextContent(
+      "A challenge puts a deposit of 100 GRID on hold until the committee decides, and pays a fee of 10 GRID that is not refunded.",
+    );
+    expect(within(section).getByTestId("challenge-cost")).toHaveTextContent("challenging valid work costs the deposit as well as the fee");
+    await userEvent.click(within(section).getByRole("button", { name: `Challenge round 2 by ${BOB}` }));
+    expect(onChallenge).toHaveBeenCalledExactlyOnceWith(2, BOB);
+  });
+
+  it("offers no challenge once a round's window closes: a transaction sent at its last block would land after it", () => {
+    const { rerender } = render(<JobDetailView detail={challengeDetail()} rpcUrl="ws://x" now={53} canChallenge onChallenge={vi.fn()} />);
+    const names = () => screen.queryAllByRole("button", { name: /^Challenge round/ }).map((b) => b.getAttribute("aria-label"));
+    expect(names()).toEqual([`Challenge round 2 by ${BOB}`, `Challenge round 2 by ${CHARLIE}`]);
+    rerender(<JobDetailView detail={challengeDetail()} rpcUrl="ws://x" now={54} canChallenge onChallenge={vi.fn()} />);
+    expect(names()).toEqual([]);
+    expect(screen.getByRole("region", { name: "Challenge a contribution" })).toHaveTextContent("No contribution is open to a challenge");
+  });
+
+  it("shows no challenge section to anyone but the buyer", () => {
+    render(<JobDetailView detail={challengeDetail()} rpcUrl="ws://x" now={40} onChallenge={vi.fn()} />);
+    expect(screen.queryByRole("region", { name: "Challenge a contribution" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: /^Challenge/ })).not.toBeInTheDocument();
+  });
+
+  it("follows the buyer's challenge transaction and disables the buttons while it is pending", () => {
+    const challengeTx = { state: { phase: "pending" as const, txHash: "0x99" }, round: 1, provider: CHARLIE };
+    render(<JobDetailView detail={challengeDetail()} rpcUrl="ws://x" now={40} canChallenge onChallenge={vi.fn()} challengeTx={challengeTx} />);
+    const section = screen.getByRole("region", { name: "Challenge a contribution" });
+    expect(within(section).getByRole("status")).toHaveTextContent("Challenge of round 1 by 5FLSigC9…1hXcS59Y: Pending");
+    for (const b of within(section).getAllByRole("button", { name: /^Challenge round/ })) expect(b).toBeDisabled();
   });
 
   it("states the job's exchange and what it takes from each round", () => {

@@ -15,6 +15,7 @@ import { lockBinds } from "../lib/locks";
 import { describeCompression, describeDataset, describeInitialWeights, describeModel, exchangeAllowanceMs, type JobSpec } from "../lib/spec";
 import type { TxState } from "../lib/tx";
 import { formatGrid, fromNanos } from "../lib/units";
+import { ChallengeContributions, type ChallengeTx } from "./ChallengeContributions";
 import { DatasetSource } from "./DatasetSource";
 import { RoundStrip } from "./RoundStrip";
 import { StatusBadge } from "./StatusBadge";
@@ -29,6 +30,15 @@ export interface JobDetailViewProps {
   canCancel?: boolean;
   onCancel?: () => void;
   cancelTx?: TxState;
+  /**
+   * The selected account is the buyer: it may challenge the contributions of rounds still in
+   * their challenge window (those `detail.rounds` carry).
+   */
+  canChallenge?: boolean;
+  onChallenge?: (round: number, provider: string) => void;
+  challengeTx?: ChallengeTx;
+  /** `ChallengeDeposit` and `ChallengeFee`, when read. */
+  challengeCost?: { deposit: bigint; fee: bigint };
   /** Best block number (the open round's time left). */
   now?: number;
   /** Shown after the spec and escrow (the loss curve). */
@@ -173,7 +183,21 @@ function Participants({ job, participants, now }: { job: JobRow; participants: J
   );
 }
 
-export function JobDetailView({ detail, liveRounds = [], rpcUrl, canCancel, onCancel, cancelTx, now, progress, children }: JobDetailViewProps) {
+export function JobDetailView({
+  detail,
+  liveRounds = [],
+  rpcUrl,
+  canCancel,
+  onCancel,
+  cancelTx,
+  canChallenge,
+  onChallenge,
+  challengeTx,
+  challengeCost,
+  now,
+  progress,
+  children,
+}: JobDetailViewProps) {
   const { job, participants } = detail;
   const { spec } = job;
   const t = spec.training;
@@ -369,6 +393,9 @@ export function JobDetailView({ detail, liveRounds = [], rpcUrl, canCancel, onCa
           </ol>
         )}
       </section>
+      {canChallenge && onChallenge && (
+        <ChallengeContributions job={job} rounds={detail.rounds} now={now} cost={challengeCost} onChallenge={onChallenge} tx={challengeTx} />
+      )}
       {children}
     </article>
   );

@@ -80,11 +80,17 @@ export function isDevChain(info: Pick<ChainInfo, "name" | "chainType">): boolean
   return /dev|local/i.test(info.name);
 }
 
-/** The pallet's limits, protocol fee (Perbill parts) and per-job storage deposit, from its constants. */
+/**
+ * The pallet's limits, protocol fee (Perbill parts), per-job storage deposit, and what a
+ * challenge costs (`ChallengeDeposit`, held until the committee decides; `ChallengeFee`, never
+ * refunded), from its constants.
+ */
 export interface JobConstants {
   limits: SpecLimits;
   protocolFee: number;
   jobDeposit: bigint;
+  challengeDeposit: bigint;
+  challengeFee: bigint;
 }
 
 export async function jobConstants(api: GridApi): Promise<JobConstants> {
@@ -101,6 +107,8 @@ export async function jobConstants(api: GridApi): Promise<JobConstants> {
     fraudSlash,
     protocolFee,
     jobDeposit,
+    challengeDeposit,
+    challengeFee,
   ] = await Promise.all([
     c.MaxRounds(),
     c.MaxParticipants(),
@@ -113,6 +121,8 @@ export async function jobConstants(api: GridApi): Promise<JobConstants> {
     c.FraudSlash(),
     c.ProtocolFee(),
     c.JobDeposit(),
+    c.ChallengeDeposit(),
+    c.ChallengeFee(),
   ]);
   return {
     limits: {
@@ -128,5 +138,7 @@ export async function jobConstants(api: GridApi): Promise<JobConstants> {
     },
     protocolFee,
     jobDeposit,
+    challengeDeposit,
+    challengeFee,
   };
 }

@@ -50,7 +50,7 @@ describe("chain events", () => {
       "job #5 cancelled by its buyer: it ends when round 2 settles",
     );
     expect(describeEvent(ev("Jobs", "JobAbandoned", { job: 6n, refunded: 90n * UNIT }))).toBe(
-      "job #6 abandoned (too few providers), 90 GRID refunded",
+      "job #6 abandoned (too few providers, or no quorum), 90 GRID refunded",
     );
     expect(describeEvent(ev("Jobs", "JobUnfilled", { job: 7n, refunded: 33n * UNIT }))).toBe(
       "job #7 never filled, 33 GRID refunded",

@@ -127,7 +127,7 @@ const DESCRIBE: Record<string, (f: Fields) => string> = {
     `job ${id(f.job)} completed${f.final_model_hash === undefined ? "" : ` (model ${hash(f.final_model_hash)})`}`,
   "Jobs.CancelScheduled": (f) => `job ${id(f.job)} cancelled by its buyer: it ends when round ${f.round} settles`,
   "Jobs.JobCancelled": (f) => `job ${id(f.job)} cancelled, ${grid(f.refunded)} refunded`,
-  "Jobs.JobAbandoned": (f) => `job ${id(f.job)} abandoned (too few providers), ${grid(f.refunded)} refunded`,
+  "Jobs.JobAbandoned": (f) => `job ${id(f.job)} abandoned (too few providers, or no quorum), ${grid(f.refunded)} refunded`,
   "Jobs.JobUnfilled": (f) => `job ${id(f.job)} never filled, ${grid(f.refunded)} refunded`,
   "Jobs.EquivocationPunished": (f) =>
     `job ${id(f.job)} round ${formatValue(f.round)}: ${who(f.provider)} slashed ${grid(f.slashed)} for equivocation, reported by ${who(f.reporter)}`,

@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { ALICE, BOB, CHARLIE, job, memberLock, SPEC } from "../test/fixtures";
 import { OPEN_ADMISSION } from "./admission";
 import type { GridApi } from "./chain";
-import { loadJobDetail, lockProblem, stakeLocked, type JobParticipantRow } from "./jobs";
+import { canChallenge, contributionsInWindow, loadJobDetail, lockProblem, stakeLocked, type JobParticipantRow, type RoundRow } from "./jobs";
 import { UNIT } from "./units";
 
 const MIN = SPEC.min_provider_stake;
@@ -12,8 +12,15 @@ const member = { type: "Member", value: undefined };
 /** A provider record as `Providers.provider` returns it; only its locks matter here. */
 const providerView = (jobs: unknown[]) => ({ provider: { jobs }, health: {}, locked: 0n, score: 0 });
 
-/** An api whose job, participants, round and provider views answer from plain data. */
-function fakeApi(providers: Record<string, unknown>) {
+/** Contributions (`Contributions`) and the challenges of them (`Challenged`) by round, as storage entries. */
+type RoundEntries = Record<number, { paid: [string, bigint][]; challenged?: [string, bigint][] }>;
+
+/**
+ * An api whose job, participants, round and provider views answer from plain data, at block
+ * `number` (`System.Number`), with `settled` rounds (round r settled at block 20 + r) and the
+ * `entries` of each.
+ */
+function fakeApi(providers: Record<string, unknown>, { number = 30, settled = 1, entries = {} as RoundEntries } = {}) {
   const view = {
     Jobs: {
       job: vi.fn(async (id: bigint) =>
@@ -25,7 +32,7 @@ function fakeApi(providers: Record<string, unknown>) {
                 spec: SPEC,
                 created_at: 10,
                 participants: 3,
-                rounds_settled: 1,
+                rounds_settled: settled,
                 funded: 150n * UNIT,
                 paid: 30n * UNIT,
                 fees: 0n,
@@ -54,7 +61,18 @@ function fakeApi(providers: Record<string, unknown>) {
     },
     Providers: { provider: vi.fn(async (who: string) => providers[who]) },
   };
-  return { api: { view } as unknown as GridApi, view };
+  const entriesOf = (pick: (r: RoundEntries[number]) => [string, bigint][], value: (v: bigint) => unknown) =>
+    vi.fn(async ([job, round]: [bigint, number]) =>
+      (entries[round] ? pick(entries[round]) : []).map(([who, v]) => ({ keyArgs: [[job, round], who], value: value(v) })),
+    );
+  const query = {
+    System: { Number: { getValue: vi.fn(async () => number) } },
+    Jobs: {
+      Contributions: { getEntries: entriesOf((r) => r.paid, (reward) => ({ reward })) },
+      Challenged: { getEntries: entriesOf((r) => r.challenged ?? [], (id) => id) },
+    },
+  };
+  return { api: { view, query } as unknown as GridApi, view, query };
 }
 
 describe("loadJobDetail", () => {
@@ -83,6 +101,32 @@ describe("loadJobDetail", () => {
     expect(detail?.rounds).toMatchObject([{ round: 0, paid: 30n * UNIT, settledAt: 20 }]);
     expect(detail && detail.participants.map((p) => lockProblem(detail.job, p.lock))).toEqual([undefined, "short", "missing"]);
     expect(stakeLocked(detail!.participants)).toBe(2n * MIN - 1_000n * UNIT);
+  });
+
+  it("reads the contributions of the rounds still in their challenge window, each with its challenge, at the same block", async () => {
+    // Rounds 0–3 settled at 20–23; the window is 16 blocks: at #37 round 0 (closed at #36) is out.
+    const { api, query } = fakeApi(
+      {},
+      {
+        number: 37,
+        settled: 4,
+        entries: {
+          0: { paid: [[BOB, 10n * UNIT]] },
+          2: { paid: [[CHARLIE, 0n], [BOB, 10n * UNIT]], challenged: [[BOB, 7n]] },
+        },
+      },
+    );
+    const detail = await loadJobDetail(api, 4n, "0xabc");
+    expect(query.System.Number.getValue).toHaveBeenCalledWith({ at: "0xabc" });
+    expect(detail?.rounds.map((r) => [r.round, r.settledAt, r.contributions])).toEqual([
+      [0, 20, undefined],
+      [1, 21, []],
+      [2, 22, [{ who: BOB, reward: 10n * UNIT, challenged: 7n }, { who: CHARLIE, reward: 0n }]],
+      [3, 23, []],
+    ]);
+    expect(query.Jobs.Contributions.getEntries.mock.calls.map(([key]) => key[1]).sort()).toEqual([1, 2, 3]);
+    expect(query.Jobs.Contributions.getEntries).toHaveBeenCalledWith([4n, 2], { at: "0xabc" });
+    expect(query.Jobs.Challenged.getEntries).toHaveBeenCalledWith([4n, 2], { at: "0xabc" });
   });
 
   it("reads no provider for a job that does not exist", async () => {
@@ -119,5 +163,33 @@ describe("participants' locks", () => {
     expect(stakeLocked(rows, 89)).toBe(3n * MIN);
     expect(stakeLocked(rows, 90)).toBe(2n * MIN);
     expect(stakeLocked([])).toBe(0n);
+  });
+});
+
+describe("contributions in their challenge window", () => {
+  const rounds: RoundRow[] = [
+    { round: 1, paid: 0n, fee: 0n, refunded: 0n, settledAt: 30, contributions: [{ who: BOB, reward: UNIT }] },
+    { round: 0, paid: 0n, fee: 0n, refunded: 0n, settledAt: 20, contributions: [{ who: CHARLIE, reward: UNIT, challenged: 3n }] },
+    // Settled but its contributions were not read: nothing to offer.
+    { round: 2, paid: 0n, fee: 0n, refunded: 0n, settledAt: 40 },
+  ];
+
+  it("are those of rounds a transaction sent at the best block still lands in time for, oldest first", () => {
+    // Round 0 closes at #36, round 1 at #46; a transaction sent at #35 lands at #36 at the earliest.
+    expect(contributionsInWindow(rounds, 16, 35).map((c) => [c.round, c.who, c.closes])).toEqual([
+      [0, CHARLIE, 36],
+      [1, BOB, 46],
+    ]);
+    expect(contributionsInWindow(rounds, 16, 36).map((c) => c.round)).toEqual([1]);
+    expect(contributionsInWindow(rounds, 16, 46)).toEqual([]);
+    expect(contributionsInWindow(rounds, 0, 30)).toEqual([]);
+    expect(contributionsInWindow(rounds, 16, undefined)).toEqual([]);
+  });
+
+  it("may be challenged unless already disputed or the challenger's own", () => {
+    expect(canChallenge({ who: BOB, reward: UNIT }, ALICE)).toBe(true);
+    expect(canChallenge({ who: BOB, reward: 0n }, ALICE)).toBe(true);
+    expect(canChallenge({ who: BOB, reward: UNIT, challenged: 0n }, ALICE)).toBe(false);
+    expect(canChallenge({ who: ALICE, reward: UNIT }, ALICE)).toBe(false);
   });
 });

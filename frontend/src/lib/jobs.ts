@@ -63,6 +63,18 @@ export interface JobParticipantRow extends ParticipantRow {
   lock: JobLockRow | undefined;
 }
 
+/**
+ * A provider's contribution to a settled round (`Jobs.Contributions`), the evidence a challenge
+ * disputes, with the challenge or audit already disputing it (`Jobs.Challenged`), if any.
+ */
+export interface ContributionRow {
+  who: string;
+  /** Zero: a claim of another member's update (a copy), kept to be disputed but not paid. */
+  reward: bigint;
+  /** The id of the challenge or audit of it: a contribution is disputed once at most. */
+  challenged?: bigint;
+}
+
 /** A settled round (`RoundSummary`), or one seen settling in an event. */
 export interface RoundRow {
   round: number;
@@ -76,6 +88,11 @@ export interface RoundRow {
   settledAt?: number;
   /** Rewards seen in `RewardPaid` events while the page was open. */
   rewards?: { who: string; amount: bigint }[];
+  /**
+   * The round's contributions, read from state only for rounds whose challenge window was
+   * still open at the block read (undefined for the others).
+   */
+  contributions?: ContributionRow[];
 }
 
 export interface JobDetail {
@@ -179,16 +196,71 @@ export async function loadJobDetail(api: GridApi, id: bigint, at: At = "best"): 
   const job = jobRowOf(id, view);
   const first = Math.max(0, job.roundsSettled - MAX_ROUNDS_SHOWN);
   const indices = Array.from({ length: job.roundsSettled - first }, (_, i) => first + i);
-  const [participants, summaries] = await Promise.all([
+  const window = job.spec.challenge_window;
+  const [participants, summaries, number] = await Promise.all([
     loadParticipants(api, id, at),
     Promise.all(indices.map((r) => api.view.Jobs.round_result(id, r, { at }))),
+    window > 0 && indices.length > 0 ? api.query.System.Number.getValue({ at }) : undefined,
   ]);
   const rounds: RoundRow[] = [];
   summaries.forEach((s, i) => {
     if (s) rounds.push(roundRowOf(indices[i]!, s));
   });
+  if (number !== undefined) {
+    const open = rounds.filter((r) => r.settledAt !== undefined && number <= challengeWindowCloses(r.settledAt, window));
+    await Promise.all(open.map(async (r) => (r.contributions = await loadContributions(api, id, r.round, at))));
+  }
   return { job, participants, rounds };
 }
+
+/** A settled round's contributions (`Contributions`), each with its challenge (`Challenged`), by address. */
+async function loadContributions(api: GridApi, id: bigint, round: number, at: At): Promise<ContributionRow[]> {
+  const [paid, challenged] = await Promise.all([
+    api.query.Jobs.Contributions.getEntries([id, round], { at }),
+    api.query.Jobs.Challenged.getEntries([id, round], { at }),
+  ]);
+  const ids = new Map(challenged.map(({ keyArgs: [, who], value }) => [who, value]));
+  return paid
+    .map(({ keyArgs: [, who], value }): ContributionRow => {
+      const challenge = ids.get(who);
+      return challenge === undefined ? { who, reward: value.reward } : { who, reward: value.reward, challenged: challenge };
+    })
+    .sort((a, b) => (a.who < b.who ? -1 : a.who > b.who ? 1 : 0));
+}
+
+/** The last block a challenge of a round settled at `settledAt` is taken in (`settled_at + challenge_window`). */
+export function challengeWindowCloses(settledAt: number, window: number): number {
+  return settledAt + window;
+}
+
+/** A contribution of a round whose challenge window is still open, with the block it closes at. */
+export interface OpenContributionRow extends ContributionRow {
+  round: number;
+  closes: number;
+}
+
+/**
+ * The contributions of the rounds whose challenge window is open for a transaction sent at best
+ * block `now`: it lands in block `now + 1` at the earliest, and the chain takes it up to
+ * `closes` (`ChallengeWindowClosed` after). Oldest round first; none while `now` is unknown.
+ */
+export function contributionsInWindow(rounds: readonly RoundRow[], window: number, now: number | undefined): OpenContributionRow[] {
+  if (now === undefined) return [];
+  const out: OpenContributionRow[] = [];
+  for (const r of [...rounds].sort((a, b) => a.round - b.round)) {
+    if (r.settledAt === undefined || !r.contributions) continue;
+    const closes = challengeWindowCloses(r.settledAt, window);
+    if (now + 1 > closes) continue;
+    for (const c of r.contributions) out.push({ ...c, round: r.round, closes });
+  }
+  return out;
+}
+
+/**
+ * Whether `challenger` may dispute it: not yet challenged or audited (`AlreadyChallenged`), and
+ * not its own (`CannotChallengeSelf`).
+ */
+export const canChallenge = (c: ContributionRow, challenger: string) => c.challenged === undefined && c.who !== challenger;
 
 /** Why a participant's lock is wrong: none (or no member's), or less than the spec's minimum. */
 export type LockProblem = "missing" | "short";

@@ -45,6 +45,12 @@ export interface GridSource {
   /** `Jobs.create_job` with the buyer's admission rules (`OPEN_ADMISSION`: anyone with the stake). */
   createJob(spec: JobSpec, admission: Admission, signer: PolkadotSigner): Observable<TxEvent>;
   cancelJob(id: bigint, signer: PolkadotSigner): Observable<TxEvent>;
+  /**
+   * `Jobs.challenge`: disputes `provider`'s contribution to settled `round` of `job` within the
+   * job's challenge window (the buyer or a registered provider; holds `ChallengeDeposit`, pays
+   * `ChallengeFee`).
+   */
+  challenge(job: bigint, round: number, provider: string, signer: PolkadotSigner): Observable<TxEvent>;
 }
 
 export function chainSource(api: GridApi): GridSource {
@@ -90,6 +96,7 @@ export function chainSource(api: GridApi): GridSource {
       ).pipe(mergeMap((batch) => batch)),
     createJob: (spec, admission, signer) => api.tx.Jobs.create_job({ spec, admission }).signSubmitAndWatch(signer),
     cancelJob: (id, signer) => api.tx.Jobs.cancel_job({ job: id }).signSubmitAndWatch(signer),
+    challenge: (job, round, provider, signer) => api.tx.Jobs.challenge({ job, round, provider }).signSubmitAndWatch(signer),
   };
 }
 

@@ -42,7 +42,9 @@ describe("transaction states", () => {
   it("fail with the decoded dispatch error", () => {
     const [, s] = fold([{ type: "signed", txHash: "0xt" }, found(false)]);
     expect(s).toMatchObject({ phase: "failed", block: { number: 7 } });
-    expect(s?.phase === "failed" && s.error).toBe("Jobs.InsufficientBalance: the buyer cannot put the budget on hold");
+    expect(s?.phase === "failed" && s.error).toBe(
+      "Jobs.InsufficientBalance: the account cannot put that much on hold (the buyer its job's budget, a challenger the challenge's deposit and fee)",
+    );
   });
 
   it("go back to pending after a re-org and fail when no longer valid", () => {
@@ -83,6 +85,17 @@ describe("dispatch errors", () => {
       "Jobs.BadInitialWeights: the initial weights' URI is empty or not text, or their content hash is zero",
     );
     expect(jobs("StakeTooLowToDeter")).toMatch(/^Jobs.StakeTooLowToDeter: the job has a challenge window but its min provider stake is too low .*\(AuditRate, FraudSlash\)$/);
+  });
+
+  it("explain why a challenge is refused", () => {
+    const jobs = (type: string) => formatDispatchError({ type: "Module", value: { type: "Jobs", value: { type } } });
+    expect(jobs("NotEligible")).toMatch(/^Jobs.NotEligible: the caller is not a registered provider .*nor, to challenge, the job's buyer/);
+    expect(jobs("ChallengeWindowClosed")).toBe("Jobs.ChallengeWindowClosed: the job's challenge window for that round has passed");
+    expect(jobs("AlreadyChallenged")).toBe("Jobs.AlreadyChallenged: that contribution was already challenged");
+    expect(jobs("NoSuchContribution")).toMatch(/^Jobs.NoSuchContribution: the provider was not paid for that round/);
+    expect(jobs("RoundNotSettled")).toMatch(/^Jobs.RoundNotSettled: /);
+    expect(jobs("NoVerifiers")).toMatch(/^Jobs.NoVerifiers: .*nobody could decide the challenge$/);
+    expect(jobs("CannotChallengeSelf")).toBe("Jobs.CannotChallengeSelf: a provider cannot challenge its own contribution");
   });
 });
 

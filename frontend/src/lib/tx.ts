@@ -52,13 +52,22 @@ const JOB_ERRORS: Record<string, string> = {
   HealthTooLow: "the provider's health score is below the job's minimum",
   RegisteredTooRecently: "the provider registered more recently than the job's minimum age allows",
   BudgetOverflow: "rounds × (reward + fee) overflows",
-  InsufficientBalance: "the buyer cannot put the budget on hold",
+  InsufficientBalance:
+    "the account cannot put that much on hold (the buyer its job's budget, a challenger the challenge's deposit and fee)",
   UnknownJob: "no such job",
   NotBuyer: "only the job's buyer may do that",
   JobEnded: "the job is completed or cancelled",
   CancelPending: "the buyer cancelled the job: it ends when its open round settles",
   TooManyJobs: "the provider takes part in (or recently left) as many jobs as it may",
   AgendaFull: "the blocks this would be due in are fully booked: try again a little later",
+  NotEligible:
+    "the caller is not a registered provider with the job's minimum stake (nor, to challenge, the job's buyer)",
+  CannotChallengeSelf: "a provider cannot challenge its own contribution",
+  RoundNotSettled: "the round has not been settled (or does not exist)",
+  NoSuchContribution: "the provider was not paid for that round: there is nothing to challenge",
+  ChallengeWindowClosed: "the job's challenge window for that round has passed",
+  AlreadyChallenged: "that contribution was already challenged",
+  NoVerifiers: "too few other registered participants of the job hold the update to form a committee: nobody could decide the challenge",
   TooManyChallengesByChallenger: "the challenger has as many challenges open as it may",
   TooManyChallengesOnJob: "the job has as many challenges open as it may",
 };

@@ -125,3 +125,44 @@ export function provider(who: string, patch: Partial<ProviderRow> = {}): Provide
     ...patch,
   };
 }
+
+/**
+ * A running job of Alice's (challenge window 16 blocks, `SPEC`'s) with the contributions the
+ * page reads for its rounds: round 0 settled at 20 (window closed at 36), round 1 at 30 (closes
+ * at 46; Bob's contribution already challenged, as #7), round 2 at 38 (closes at 54; Charlie's
+ * a claim of another's update, Alice's own as a member of her job). At best block 40.
+ */
+export function challengeDetail(): JobDetail {
+  const base = runningDetail();
+  const round = (r: number, settledAt: number, contributions: NonNullable<JobDetail["rounds"][number]["contributions"]>) => ({
+    round: r,
+    resultModelHash: HASH,
+    members: 3,
+    proofs: 3,
+    paidParticipants: 3,
+    paid: 30n * UNIT,
+    fee: 0n,
+    refunded: 0n,
+    settledAt,
+    contributions,
+  });
+  return {
+    ...base,
+    job: job(5, { status: "Running", participants: 3, roundsSettled: 3, paid: 90n * UNIT }),
+    rounds: [
+      round(0, 20, [
+        { who: BOB, reward: 10n * UNIT },
+        { who: CHARLIE, reward: 10n * UNIT },
+      ]),
+      round(1, 30, [
+        { who: BOB, reward: 10n * UNIT, challenged: 7n },
+        { who: CHARLIE, reward: 10n * UNIT },
+      ]),
+      round(2, 38, [
+        { who: ALICE, reward: 10n * UNIT },
+        { who: BOB, reward: 10n * UNIT },
+        { who: CHARLIE, reward: 0n },
+      ]),
+    ],
+  };
+}

@@ -16,6 +16,7 @@ use grid_primitives::{
 		WorkerReport,
 	},
 };
+use pallet_providers::traits::ProviderHealth;
 use polkadot_sdk::polkadot_sdk_frame::{
 	benchmarking::prelude::*,
 	deps::{sp_core::H256, sp_io::hashing::blake2_256, sp_runtime::RuntimeAppPublic},
@@ -216,16 +217,43 @@ fn worker_report<T: Config>(n: u32) -> (WorkerReportOf<T>, AuthoritySignatureOf<
 		.collect::<Vec<_>>();
 	let now = frame_system::Pallet::<T>::block_number().max(One::one());
 	frame_system::Pallet::<T>::set_block_number(now);
-	let report = WorkerReport {
+	sign_report::<T>(WorkerReport {
 		validator: T::BenchmarkHelper::validator(),
 		at: now,
 		probes: BoundedVec::truncate_from(probes),
 		settle: false,
-	};
+	})
+}
+
+/// `report` with its validator's signature.
+fn sign_report<T: Config>(
+	report: WorkerReportOf<T>,
+) -> (WorkerReportOf<T>, AuthoritySignatureOf<T>) {
 	let genesis = frame_system::Pallet::<T>::block_hash(BlockNumberFor::<T>::zero());
 	let signature =
 		report.validator.sign(&worker_report_payload(&genesis, &report)).expect("can sign");
 	(report, signature)
+}
+
+/// A signed worker report made at the first probe block, of those of `n` registered
+/// providers that its probe round covers (as a validator's worker would report them).
+fn probe_round_report<T: Config>(n: u32) -> (WorkerReportOf<T>, AuthoritySignatureOf<T>) {
+	let providers: Vec<T::AccountId> = (0..n).map(T::BenchmarkHelper::provider).collect();
+	let at = T::ProbeInterval::get().max(One::one());
+	frame_system::Pallet::<T>::set_block_number(at);
+	let round = (at / T::ProbeInterval::get().max(One::one())).saturated_into::<u64>();
+	let probes = providers
+		.into_iter()
+		.filter(|who| T::Providers::is_probe_target(who, round))
+		.map(|provider| ProbeResult { provider, ok: true, latency_ms: 80 })
+		.collect::<Vec<_>>();
+	assert!(!probes.is_empty(), "the round covers some of the providers");
+	sign_report::<T>(WorkerReport {
+		validator: T::BenchmarkHelper::validator(),
+		at,
+		probes: BoundedVec::truncate_from(probes),
+		settle: false,
+	})
 }
 
 #[benchmarks]
@@ -533,11 +561,12 @@ mod benchmarks {
 		assert!(!RoundMembers::<T>::contains_key(id, last));
 	}
 
-	/// Authorizing a worker report with the most probes: the validator check, the
-	/// signature over the largest payload.
+	/// Authorizing a worker report of a probe round: the validator check, each probe's
+	/// target check (of the round's share of `MaxProbesPerReport` registered providers; the
+	/// call adds the reads of a full report's checks), the signature.
 	#[benchmark]
 	fn authorize_worker_report() {
-		let (report, signature) = worker_report::<T>(<MaxProbesPerReport as Get<u32>>::get());
+		let (report, signature) = probe_round_report::<T>(<MaxProbesPerReport as Get<u32>>::get());
 		#[block]
 		{
 			Pallet::<T>::authorize_worker_report(TransactionSource::External, &report, &signature)

@@ -347,6 +347,57 @@ fn a_rejected_challenge_pays_the_deposit_to_the_verifiers() {
 }
 
 #[test]
+fn the_buyer_challenges_without_stake_and_a_proven_fraud_pays_it_back() {
+	new_test_ext().execute_with(|| {
+		let id = delivered_job();
+		assert!(ProviderRecords::<Test>::get(BUYER).is_none(), "the buyer is no provider");
+		// Another job's buyer, no provider either, may not question this job's work.
+		assert_noop!(challenge(OTHER_BUYER, id, P2), Error::<Test>::NotEligible);
+		let before = free(BUYER);
+		let challenge = open(BUYER, id, P2);
+		assert_eq!(deposit_held(BUYER), DEPOSIT);
+		let members = committee(challenge);
+		assert!(!members.contains(&P2) && !members.is_empty());
+		let ballots: Vec<_> = members.iter().map(|m| (*m, Verdict::Invalid)).collect();
+		vote(challenge, &ballots);
+		let Some(Event::ChallengeResolved { outcome, slashed, clawed_back, .. }) =
+			resolved(&job_events())
+		else {
+			panic!("not resolved")
+		};
+		assert_eq!(outcome, ChallengeOutcome::FraudProven);
+		assert_eq!(clawed_back, SHARE);
+		// The reward back, the buyer's and the reporter's shares of the slash, the deposit
+		// back; only the fee spent.
+		let (to_buyer, to_reporter) = (slashed / 4, slashed / 4);
+		assert_eq!(free(BUYER), before + SHARE + to_buyer + to_reporter - CHALLENGE_FEE);
+		assert_eq!(deposit_held(BUYER), 0);
+		assert!(!Participants::<Test>::contains_key(id, P2));
+		check_invariants();
+	});
+}
+
+/// A hostile buyer challenges honest work to claw its payment back: the committee finds it
+/// valid, the buyer loses its deposit to the voters and the fee, the provider loses nothing.
+#[test]
+fn a_buyer_challenging_honest_work_pays_for_it() {
+	new_test_ext().execute_with(|| {
+		let id = delivered_job();
+		let (buyer_before, honest_before) = (free(BUYER), free(P2));
+		let challenge = open(BUYER, id, P2);
+		let members = committee(challenge);
+		let ballots: Vec<_> = members.iter().map(|m| (*m, Verdict::Valid)).collect();
+		vote(challenge, &ballots);
+		assert_eq!(free(BUYER), buyer_before - DEPOSIT - CHALLENGE_FEE);
+		assert_eq!(deposit_held(BUYER), 0);
+		assert_eq!((stake(P2), free(P2)), (STAKE, honest_before), "the accused keeps everything");
+		assert_eq!(JobsMap::<Test>::get(id).unwrap().clawed_back, 0);
+		assert!(Participants::<Test>::contains_key(id, P2));
+		check_invariants();
+	});
+}
+
+#[test]
 fn a_tie_at_the_deadline_is_undecided_and_returns_the_deposit() {
 	new_test_ext().execute_with(|| {
 		let id = delivered_job();

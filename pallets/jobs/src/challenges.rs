@@ -68,7 +68,8 @@ use crate::{
 /// Domain separator of the randomness that draws a committee.
 const COMMITTEE_DOMAIN: &[u8] = b"grid/committee/v1";
 
-/// Opens a challenge of `accused`'s contribution to `round` of `job` by `challenger`.
+/// Opens a challenge of `accused`'s contribution to `round` of `job` by `challenger` (a
+/// registered provider or the job's buyer).
 pub(crate) fn open<T: Config>(
 	challenger: T::AccountId,
 	job: JobId,
@@ -76,8 +77,13 @@ pub(crate) fn open<T: Config>(
 	accused: T::AccountId,
 ) -> DispatchResult {
 	ensure!(challenger != accused, Error::<T>::CannotChallengeSelf);
-	ensure!(T::Providers::is_eligible(&challenger, Zero::zero()), Error::<T>::NotEligible);
 	let record = Jobs::<T>::get(job).ok_or(Error::<T>::UnknownJob)?;
+	// A provider with stake, or the buyer: both pay the fee and risk the deposit, and the
+	// buyer, who pays for the work, needs no stake to question it.
+	ensure!(
+		challenger == record.buyer || T::Providers::is_eligible(&challenger, Zero::zero()),
+		Error::<T>::NotEligible
+	);
 	let summary = RoundResults::<T>::get(job, round).ok_or(Error::<T>::RoundNotSettled)?;
 	let contribution =
 		Contributions::<T>::get((job, round), &accused).ok_or(Error::<T>::NoSuchContribution)?;

@@ -5,7 +5,7 @@
 
 use crate::{
 	mock::*, Agenda, AgendaItem, Contributions, Error, Event, JobStatus, Jobs as JobsMap,
-	Participants, RemovalReason, Rounds,
+	Participants, RemovalReason, RoundResults, Rounds,
 };
 use grid_primitives::job::{max_claim, GptConfig, ModelSpec};
 use polkadot_sdk::polkadot_sdk_frame::{
@@ -282,6 +282,53 @@ fn a_running_job_whose_next_round_finds_no_room_ends_and_refunds() {
 			.iter()
 			.any(|e| matches!(e, Event::JobCancelled { job, .. } if *job == id)));
 		assert!(!Rounds::<Test>::contains_key(id));
+	});
+}
+
+/// The attack: a buyer whose own accounts hold a third of a job's seats has them attest
+/// another result (or none), so no round reaches a quorum: nobody is paid, each round's
+/// reward is refunded, and its accounts still receive the honest members' updates. The job
+/// ends after `MAX_UNDERSTAFFED` such rounds in a row, so the free work is bounded; a round
+/// with a quorum in between starts the count again.
+#[test]
+fn a_buyer_blocking_the_quorum_gets_few_rounds_of_unpaid_work() {
+	new_test_ext().execute_with(|| {
+		let mut s = spec();
+		s.rounds = 10;
+		// P3 is the buyer's own account; P1 and P2 are honest.
+		let id = running_job_of(s, &[P1, P2, P3]);
+		// A fourth member joins for round 1 on, the buyer's too.
+		register(P4);
+		assert_ok!(join(id, P4));
+		// Round 0: two honest attestations of three members are a quorum, paid.
+		deliver(id, 0, &[P1, P2]);
+		let wrong = proof(id, 0, P3, 7, 100, &[P1, P2, P3]);
+		assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(P3), wrong));
+		assert!(RoundResults::<Test>::get(id, 0).unwrap().result_model_hash.is_some());
+		assert_eq!(JobsMap::<Test>::get(id).unwrap().understaffed_rounds, 0);
+		// From round 1 two of four members attest another result: no quorum.
+		let mut unpaid = 0;
+		for round in 1..10 {
+			if status(id) != JobStatus::Running {
+				break;
+			}
+			deliver(id, round, &[P1, P2]);
+			for sybil in [P3, P4] {
+				let wrong = proof(id, round, sybil, 7, 100, &[P1, P2, P3, P4]);
+				assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(sybil), wrong));
+			}
+			// Every member's proof is in: the round settled.
+			let summary = RoundResults::<Test>::get(id, round).unwrap();
+			assert_eq!((summary.result_model_hash, summary.paid), (None, 0));
+			unpaid += 1;
+		}
+		assert_eq!(unpaid, MAX_UNDERSTAFFED, "the job ended after that many unpaid rounds");
+		assert_eq!(status(id), JobStatus::Cancelled);
+		assert_eq!(JobsMap::<Test>::get(id).unwrap().held(), 0);
+		assert!(job_events()
+			.iter()
+			.any(|e| matches!(e, Event::JobAbandoned { job, .. } if *job == id)));
+		check_invariants();
 	});
 }
 

@@ -264,8 +264,9 @@ pub mod pallet {
 		#[pallet::constant]
 		type MaxMissedRounds: Get<u32>;
 
-		/// Consecutive settlements after which fewer than `min_providers` take part that end a
-		/// running job (the rest of its escrow goes back to the buyer).
+		/// Consecutive settlements after which fewer than `min_providers` take part, or of
+		/// rounds without a quorum, that end a running job (the rest of its escrow goes back
+		/// to the buyer).
 		#[pallet::constant]
 		type MaxUnderstaffedRounds: Get<u32>;
 
@@ -570,8 +571,9 @@ pub mod pallet {
 		CancelScheduled { job: JobId, round: RoundIndex },
 		/// The buyer (or root) cancelled; `refunded` went back.
 		JobCancelled { job: JobId, refunded: BalanceOf<T> },
-		/// Fewer than `min_providers` took part for `MaxUnderstaffedRounds` settlements in a
-		/// row: the job ended and `refunded` went back to the buyer.
+		/// Fewer than `min_providers` took part, or no quorum was reached, for
+		/// `MaxUnderstaffedRounds` settlements in a row: the job ended and `refunded` went back
+		/// to the buyer.
 		JobAbandoned { job: JobId, refunded: BalanceOf<T> },
 		/// The job never reached `min_providers` within `MaxOpenBlocks` of its creation: it
 		/// ended and `refunded` went back to the buyer.
@@ -691,7 +693,8 @@ pub mod pallet {
 		JobEnded,
 		/// The buyer cancelled the job: it ends when its open round settles.
 		CancelPending,
-		/// The caller is not a registered provider with the job's minimum stake.
+		/// The caller is not a registered provider with the job's minimum stake (nor, to
+		/// challenge, the job's buyer).
 		NotEligible,
 		/// The job's buyer admits only the accounts on its allowlist.
 		NotOnAllowlist,
@@ -993,9 +996,10 @@ pub mod pallet {
 		}
 
 		/// Disputes `provider`'s paid contribution to `round` of `job` during the job's
-		/// challenge window. The caller must be a registered provider; `ChallengeDeposit` goes
-		/// on hold and a committee of the job's other participants is drawn to re-execute the
-		/// update and vote.
+		/// challenge window. The caller must be a registered provider or the job's buyer (who
+		/// pays for the work, and needs no stake to question it); `ChallengeDeposit` goes on
+		/// hold, `ChallengeFee` is paid, and a committee of the job's other participants is
+		/// drawn to re-execute the update and vote.
 		#[pallet::call_index(6)]
 		#[pallet::weight(T::WeightInfo::challenge(T::MaxParticipants::get()))]
 		pub fn challenge(
@@ -1049,7 +1053,7 @@ pub mod pallet {
 		/// a bounded settlement pass, refunded to what the pass worked.
 		#[pallet::call_index(8)]
 		#[pallet::weight(Pallet::<T>::worker_report_weight(report))]
-		#[pallet::weight_of_authorize(T::WeightInfo::authorize_worker_report())]
+		#[pallet::weight_of_authorize(worker::authorize_weight::<T>())]
 		#[pallet::authorize(Pallet::<T>::authorize_worker_report)]
 		pub fn submit_worker_report(
 			origin: OriginFor<T>,

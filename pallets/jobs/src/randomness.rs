@@ -11,9 +11,13 @@ use polkadot_sdk::polkadot_sdk_frame::{
 };
 
 /// `blake2_256(subject, parent hash)`. Aura has no VRF, so this is the best the chain has:
-/// unpredictable before the parent block exists, but the parent's author could withhold its
-/// block to re-draw once. Committees are drawn from a job's participants, so an author gains
-/// at most one alternative draw among the same set.
+/// unpredictable to anyone but the parent block's author before that block exists. That
+/// author can grind: every choice of the block's transactions, their order or its timestamp
+/// is another parent hash, so it can try as many draws as it can build blocks in its slot
+/// and publish the one it likes (or withhold the block). Committees are drawn from a job's
+/// participants that hold the update, so a grinding author picks among those members only;
+/// mixing more block hashes would not help (the last author still grinds its own); a VRF
+/// (BABE) or a commit-reveal beacon would.
 pub struct ParentHashRandomness<T>(PhantomData<T>);
 
 impl<T: frame_system::Config> Randomness<H256, BlockNumberFor<T>> for ParentHashRandomness<T> {

@@ -293,7 +293,7 @@ pub(crate) fn settle<T: Config>(id: JobId) {
 	} else if job.cancel_requested {
 		let refunded = end_unfinished::<T>(id, &mut job);
 		Pallet::<T>::deposit_event(Event::JobCancelled { job: id, refunded });
-	} else if understaffed_too_long::<T>(&mut job) {
+	} else if understaffed_too_long::<T>(&mut job, round.quorum.is_some()) {
 		let refunded = end_unfinished::<T>(id, &mut job);
 		Pallet::<T>::deposit_event(Event::JobAbandoned { job: id, refunded });
 	} else if open::<T>(
@@ -413,11 +413,15 @@ fn record_members<T: Config>(
 	}
 }
 
-/// Counts a settlement after which fewer than `min_providers` take part; whether that has
+/// Counts a settlement after which fewer than `min_providers` take part, or of a round
+/// without a quorum (fewer than two thirds of its members worked together); whether that has
 /// now lasted `MaxUnderstaffedRounds` settlements in a row. A job nobody works on must not
-/// hold agenda slots (and the buyer's escrow) for the rest of its rounds.
-fn understaffed_too_long<T: Config>(job: &mut JobOf<T>) -> bool {
-	job.understaffed_rounds = if job.participants < job.spec.min_providers {
+/// hold agenda slots (and the buyer's escrow) for the rest of its rounds; and a round without
+/// a quorum pays nobody and refunds its reward, so a buyer whose own accounts hold a third of
+/// a job's seats, withholding or splitting their attestations, would otherwise have honest
+/// members train for it unpaid round after round (its accounts receive their updates).
+fn understaffed_too_long<T: Config>(job: &mut JobOf<T>, quorum: bool) -> bool {
+	job.understaffed_rounds = if job.participants < job.spec.min_providers || !quorum {
 		job.understaffed_rounds.saturating_add(1)
 	} else {
 		0

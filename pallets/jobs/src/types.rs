@@ -92,8 +92,8 @@ pub struct Job<AccountId, Balance, BlockNumber> {
 	pub participants: u32,
 	/// Rounds settled so far (paid or refunded); the open round has this index.
 	pub rounds_settled: RoundIndex,
-	/// Settlements in a row after which fewer than `min_providers` took part: the job ends
-	/// after `MaxUnderstaffedRounds` of them.
+	/// Settlements in a row after which fewer than `min_providers` took part, or of rounds
+	/// without a quorum: the job ends after `MaxUnderstaffedRounds` of them.
 	pub understaffed_rounds: u32,
 	/// The buyer cancelled while a round was open: the job ends when that round settles
 	/// (paying its members as usual), so a cancel cannot take a round's work unpaid.

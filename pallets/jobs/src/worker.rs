@@ -18,6 +18,15 @@ use crate::{
 
 /// `InvalidTransaction::Custom` code: a report with no probes and nothing overdue.
 pub const NOTHING_TO_REPORT: u8 = 1;
+/// `InvalidTransaction::Custom` code: probes in a report made at a block that is not a probe
+/// block (a multiple of `ProbeInterval`).
+pub const NOT_A_PROBE_BLOCK: u8 = 2;
+/// `InvalidTransaction::Custom` code: a provider probed twice in one report.
+pub const PROBED_TWICE: u8 = 3;
+/// `InvalidTransaction::Custom` code: a probe of a provider that the report's probe round
+/// does not cover (validators probe the providers the chain's rotation names, not their
+/// own choice: see `pallet_providers`' health module).
+pub const NOT_A_PROBE_TARGET: u8 = 4;
 
 /// [`Chain`] for the worker, backed by this pallet's storage and the node's keystore.
 pub struct Host<T>(core::marker::PhantomData<T>);
@@ -33,11 +42,8 @@ impl<T: Config> Chain for Host<T> {
 	}
 
 	fn probe_targets(now: BlockNumberFor<T>) -> Vec<(T::AccountId, Vec<u8>)> {
-		let interval = T::ProbeInterval::get();
-		if interval.is_zero() || !(now % interval).is_zero() {
-			return Vec::new();
-		}
-		T::Providers::probe_targets(<MaxProbesPerReport as Get<u32>>::get())
+		let Some(round) = probe_round::<T>(now) else { return Vec::new() };
+		T::Providers::probe_targets(round, <MaxProbesPerReport as Get<u32>>::get())
 			.into_iter()
 			.map(|(who, endpoint)| (who, endpoint.into_inner()))
 			.collect()
@@ -64,6 +70,35 @@ pub(crate) fn offchain_worker<T: Config>(now: BlockNumberFor<T>) {
 
 pub(crate) use tick::overdue;
 
+/// The probe round block `at` starts: `at / ProbeInterval` where `at` is a multiple of it;
+/// `None` between probe blocks (or where probing is off).
+fn probe_round<T: Config>(at: BlockNumberFor<T>) -> Option<u64> {
+	let interval = T::ProbeInterval::get();
+	if interval.is_zero() || !(at % interval).is_zero() {
+		return None;
+	}
+	Some((at / interval).saturated_into::<u64>())
+}
+
+/// Why `report`'s probes cannot count, if they cannot: made between probe blocks, a provider
+/// twice, or a provider its round does not cover. So each validator speaks for a provider at
+/// most once a round, in the rounds every validator does.
+fn probes_refused<T: Config>(report: &WorkerReportOf<T>) -> Option<u8> {
+	if report.probes.is_empty() {
+		return None;
+	}
+	let Some(round) = probe_round::<T>(report.at) else { return Some(NOT_A_PROBE_BLOCK) };
+	for (i, probe) in report.probes.iter().enumerate() {
+		if report.probes[..i].iter().any(|earlier| earlier.provider == probe.provider) {
+			return Some(PROBED_TWICE);
+		}
+		if !T::Providers::is_probe_target(&probe.provider, round) {
+			return Some(NOT_A_PROBE_TARGET);
+		}
+	}
+	None
+}
+
 fn genesis<T: Config>() -> T::Hash {
 	frame_system::Pallet::<T>::block_hash(BlockNumberFor::<T>::zero())
 }
@@ -71,7 +106,8 @@ fn genesis<T: Config>() -> T::Hash {
 impl<T: Config> Pallet<T> {
 	/// Accepts a worker report only from a current validator, signed by its key, recent (at
 	/// most `ReportLongevity` blocks old, not from the future), newer than that validator's
-	/// last report, and with something in it. Cheap checks first, the signature last.
+	/// last report, with something in it, and probes only of its probe round's providers,
+	/// each once. Cheap checks first, the signature last.
 	pub(crate) fn authorize_worker_report(
 		_source: TransactionSource,
 		report: &WorkerReportOf<T>,
@@ -92,6 +128,9 @@ impl<T: Config> Pallet<T> {
 		}
 		if report.probes.is_empty() && !(report.settle && may_settle::<T>(now)) {
 			return Err(InvalidTransaction::Custom(NOTHING_TO_REPORT).into());
+		}
+		if let Some(code) = probes_refused::<T>(report) {
+			return Err(InvalidTransaction::Custom(code).into());
 		}
 		let payload = worker_report_payload(&genesis::<T>(), report);
 		if !report.validator.verify(&payload, signature) {
@@ -118,6 +157,14 @@ impl<T: Config> Pallet<T> {
 			T::MaxSettlementsPerBlock::get(),
 		)))
 	}
+}
+
+/// What authorizing a report may cost: the measured authorization (whose report probes
+/// about half of `MaxProbesPerReport`, a probe round's share of them) and the target checks'
+/// reads for a full report (two each: the provider and the registry's count).
+pub(crate) fn authorize_weight<T: Config>() -> Weight {
+	let probes = u64::from(<MaxProbesPerReport as Get<u32>>::get());
+	T::WeightInfo::authorize_worker_report().saturating_add(T::DbWeight::get().reads(2 * probes))
 }
 
 /// Whether a report may still settle at `now`: work is overdue and no report settled in this

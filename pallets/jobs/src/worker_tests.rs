@@ -3,7 +3,9 @@
 //! externalities with a mocked HTTP probe and a transaction pool.
 
 use crate::{
-	mock::*, Agenda, Call, Event, LastWorkerReport, Pallet, WorkerReportOf, NOTHING_TO_REPORT,
+	mock::*,
+	worker::{NOT_A_PROBE_BLOCK, NOT_A_PROBE_TARGET, PROBED_TWICE},
+	Agenda, Call, Event, LastWorkerReport, Pallet, WorkerReportOf, NOTHING_TO_REPORT,
 };
 use codec::Decode;
 use grid_primitives::work::{worker_report_payload, ProbeResult};
@@ -19,6 +21,7 @@ use polkadot_sdk::polkadot_sdk_frame::{
 		},
 	},
 	prelude::*,
+	traits::fungible::Mutate,
 };
 
 fn report(
@@ -62,10 +65,12 @@ fn dispatch(report: WorkerReportOf<Test>) -> DispatchResultWithPostInfo {
 fn a_signed_recent_report_from_a_validator_is_authorized() {
 	new_test_ext().execute_with(|| {
 		register(P1);
-		run_to_block(5);
-		let good = report(VALIDATOR, 5, &[(P1, true, 12)], false);
+		run_to_block(7);
+		// Made at probe blocks (multiples of PROBE_INTERVAL), the newest and the oldest
+		// still recent.
+		let good = report(VALIDATOR, 6, &[(P1, true, 12)], false);
 		assert_ok!(authorize(&good, &signed(&good)));
-		let older = report(VALIDATOR + 1, 5 - REPORT_LONGEVITY, &[(P1, true, 12)], false);
+		let older = report(VALIDATOR + 1, 7 - REPORT_LONGEVITY, &[(P1, true, 12)], false);
 		assert_ok!(authorize(&older, &signed(&older)));
 	});
 }
@@ -74,30 +79,47 @@ fn a_signed_recent_report_from_a_validator_is_authorized() {
 fn bad_reports_are_refused_with_a_reason() {
 	new_test_ext().execute_with(|| {
 		register(P1);
-		run_to_block(10);
+		run_to_block(13);
 		let probes = [(P1, true, 12)];
 		let invalid = |e| TransactionValidityError::Invalid(e);
 
-		let stranger = report(7, 10, &probes, false);
+		let stranger = report(7, 12, &probes, false);
 		assert_eq!(
 			authorize(&stranger, &signed(&stranger)),
 			Err(invalid(InvalidTransaction::BadSigner))
 		);
 
-		let future = report(VALIDATOR, 11, &probes, false);
+		let future = report(VALIDATOR, 15, &probes, false);
 		assert_eq!(authorize(&future, &signed(&future)), Err(invalid(InvalidTransaction::Future)));
 
-		let stale = report(VALIDATOR, 10 - REPORT_LONGEVITY - 1, &probes, false);
+		let stale = report(VALIDATOR, 13 - REPORT_LONGEVITY - 1, &probes, false);
 		assert_eq!(authorize(&stale, &signed(&stale)), Err(invalid(InvalidTransaction::Stale)));
 
-		let good = report(VALIDATOR, 10, &probes, false);
-		let forged = report(VALIDATOR + 1, 10, &probes, false);
+		// Probes only at probe blocks, each provider once, only providers the round covers.
+		let between = report(VALIDATOR, 13, &probes, false);
+		assert_eq!(
+			authorize(&between, &signed(&between)),
+			Err(invalid(InvalidTransaction::Custom(NOT_A_PROBE_BLOCK)))
+		);
+		let twice = report(VALIDATOR, 12, &[(P1, false, 0), (P1, false, 0)], false);
+		assert_eq!(
+			authorize(&twice, &signed(&twice)),
+			Err(invalid(InvalidTransaction::Custom(PROBED_TWICE)))
+		);
+		let unknown = report(VALIDATOR, 12, &[(P1, true, 12), (99, false, 0)], false);
+		assert_eq!(
+			authorize(&unknown, &signed(&unknown)),
+			Err(invalid(InvalidTransaction::Custom(NOT_A_PROBE_TARGET)))
+		);
+
+		let good = report(VALIDATOR, 12, &probes, false);
+		let forged = report(VALIDATOR + 1, 12, &probes, false);
 		assert_eq!(authorize(&good, &signed(&forged)), Err(invalid(InvalidTransaction::BadProof)));
 		let mut altered = good.clone();
 		altered.probes[0].ok = false;
 		assert_eq!(authorize(&altered, &signed(&good)), Err(invalid(InvalidTransaction::BadProof)));
 
-		let empty = report(VALIDATOR, 10, &[], true);
+		let empty = report(VALIDATOR, 12, &[], true);
 		assert_eq!(
 			authorize(&empty, &signed(&empty)),
 			Err(invalid(InvalidTransaction::Custom(NOTHING_TO_REPORT))),
@@ -109,6 +131,49 @@ fn bad_reports_are_refused_with_a_reason() {
 		assert_eq!(authorize(&good, &signed(&good)), Err(invalid(InvalidTransaction::Stale)));
 		let earlier = report(VALIDATOR, 9, &probes, false);
 		assert_eq!(authorize(&earlier, &signed(&earlier)), Err(invalid(InvalidTransaction::Stale)));
+	});
+}
+
+/// A hostile validator reports a competitor down in every block it can, to shut it out of
+/// jobs that ask for health. It gets its reports in only at probe blocks, only for the rounds
+/// that cover the provider and once each: exactly as often as an honest validator reporting
+/// the provider up, so the provider keeps half the say over its uptime with two validators.
+#[test]
+fn a_validator_cannot_flood_a_providers_health_with_failed_probes() {
+	new_test_ext().execute_with(|| {
+		// 32 providers: a rotation of two probe rounds, so the victim is covered every other.
+		for who in 200..232 {
+			Balances::set_balance(&who, ENDOWMENT);
+			register(who);
+		}
+		let victim = 200;
+		let (mut covered, mut accepted) = (0, 0);
+		for at in 1..=60u64 {
+			run_to_block(at);
+			let hostile = report(VALIDATOR + 1, at, &[(victim, false, 0)], false);
+			if authorize(&hostile, &signed(&hostile)).is_ok() {
+				accepted += 1;
+				assert_ok!(dispatch(hostile));
+			}
+			// Doubling up inside one report never gets in.
+			let doubled =
+				report(VALIDATOR + 1, at, &[(victim, false, 0), (victim, false, 0)], false);
+			assert!(authorize(&doubled, &signed(&doubled)).is_err());
+			// The honest validator reports what its worker finds: the round's targets.
+			let targets =
+				<crate::WorkerHost<Test> as grid_offchain_worker::Chain>::probe_targets(at);
+			if targets.iter().any(|(who, _)| *who == victim) {
+				covered += 1;
+				let honest = report(VALIDATOR, at, &[(victim, true, 20)], false);
+				assert_ok!(authorize(&honest, &signed(&honest)));
+				assert_ok!(dispatch(honest));
+			}
+		}
+		// 20 probe blocks in 60, half of them the victim's rounds.
+		assert_eq!(covered, 10, "the victim is covered every other probe round");
+		assert_eq!(accepted, covered, "the hostile validator got in only where the honest one did");
+		let health = HealthRecords::<Test>::get(victim);
+		assert_eq!((health.probes_ok, health.probes_failed), (10, 10));
 	});
 }
 
@@ -234,8 +299,10 @@ fn validators_cannot_fill_a_block_with_settling_reports() {
 			Err(TransactionValidityError::Invalid(InvalidTransaction::Custom(NOTHING_TO_REPORT))),
 			"a second settling report in the block is refused"
 		);
-		// One that carries probes is still taken for them, and settles nothing.
-		let with_probe = report(VALIDATOR + 1, now, &[(P1, true, 5)], true);
+		// One that carries probes (made at the last probe block) is still taken for them,
+		// and settles nothing.
+		let probe_block = now - now % PROBE_INTERVAL;
+		let with_probe = report(VALIDATOR + 1, probe_block, &[(P1, true, 5)], true);
 		assert_ok!(authorize(&with_probe, &signed(&with_probe)));
 		let post = dispatch(with_probe).expect("its probe is recorded");
 		assert!(job_events()

@@ -559,7 +559,7 @@ fn unsigned_origin_is_rejected() {
 #[test]
 fn probe_targets_put_the_never_and_least_recently_probed_first() {
 	new_test_ext().execute_with(|| {
-		assert!(<Providers as ProviderHealth<_>>::probe_targets(10).is_empty());
+		assert!(<Providers as ProviderHealth<_>>::probe_targets(7, 10).is_empty());
 		for who in [ALICE, BOB, CHARLIE] {
 			assert_ok!(register(who, 500));
 		}
@@ -567,13 +567,20 @@ fn probe_targets_put_the_never_and_least_recently_probed_first() {
 		Providers::probed(&ALICE, true, 1);
 		run_to_block(5);
 		Providers::probed(&BOB, true, 1);
-		let order: Vec<AccountId> = <Providers as ProviderHealth<_>>::probe_targets(10)
+		let order: Vec<AccountId> = <Providers as ProviderHealth<_>>::probe_targets(7, 10)
 			.into_iter()
 			.map(|(w, _)| w)
 			.collect();
 		assert_eq!(order, vec![CHARLIE, ALICE, BOB]);
-		let first = <Providers as ProviderHealth<_>>::probe_targets(2);
+		let first = <Providers as ProviderHealth<_>>::probe_targets(7, 2);
 		assert_eq!(first, vec![(CHARLIE, endpoint()), (ALICE, endpoint())]);
+		// A registry this small is covered by every probe round; nobody else is a target.
+		for round in 0..3 {
+			for who in [ALICE, BOB, CHARLIE] {
+				assert!(<Providers as ProviderHealth<_>>::is_probe_target(&who, round));
+			}
+			assert!(!<Providers as ProviderHealth<_>>::is_probe_target(&POOR, round));
+		}
 	});
 }
 
@@ -760,7 +767,7 @@ fn probes_skip_endpoints_the_rule_no_longer_allows() {
 		assert_ok!(register_at(ALICE, "http://127.0.0.1:9000/health"));
 		assert_ok!(register_at(BOB, "http://8.8.8.8/health"));
 		let targets = || -> Vec<AccountId> {
-			<Providers as ProviderHealth<_>>::probe_targets(10)
+			<Providers as ProviderHealth<_>>::probe_targets(7, 10)
 				.into_iter()
 				.map(|(w, _)| w)
 				.collect()

@@ -7,9 +7,7 @@ use grid_primitives::{
 };
 use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
-use crate::{
-	health, identity, stake, BalanceOf, Config, HealthRecords, Pallet, Providers, SlashReason,
-};
+use crate::{health, stake, BalanceOf, Config, Pallet, Providers, SlashReason};
 
 /// Why a provider cannot take part in a job.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -70,11 +68,15 @@ pub trait ProviderHealth<AccountId> {
 	fn challenge_lost(who: &AccountId);
 	/// A validator probed `who`'s endpoint.
 	fn probed(who: &AccountId, ok: bool, latency_ms: u32);
-	/// Up to `max` providers with their probe endpoints, never probed first, then least
-	/// recently probed; only endpoints validators may probe under today's rule (a public IP
-	/// address, loopback on development chains). For off-chain workers: it reads every
-	/// provider.
-	fn probe_targets(max: u32) -> Vec<(AccountId, Endpoint)>;
+	/// Up to `max` of the providers probe round `round` covers, with their probe endpoints,
+	/// never probed first, then least recently probed; only endpoints validators may probe
+	/// under today's rule (a public IP address, loopback on development chains). Every
+	/// provider is covered once in a rotation of rounds that grows with the registry. For
+	/// off-chain workers: it reads every provider.
+	fn probe_targets(round: u64, max: u32) -> Vec<(AccountId, Endpoint)>;
+	/// Whether a validator may report `who` in probe round `round` (registered, its endpoint
+	/// probeable, and covered by that round): two reads.
+	fn is_probe_target(who: &AccountId, round: u64) -> bool;
 }
 
 /// Slashing with evidence checked by the caller.
@@ -176,17 +178,12 @@ impl<T: Config> ProviderHealth<T::AccountId> for Pallet<T> {
 		health::record_probe::<T>(who, ok, latency_ms);
 	}
 
-	fn probe_targets(max: u32) -> Vec<(T::AccountId, Endpoint)> {
-		let mut all: Vec<_> = Providers::<T>::iter()
-			.filter(|(_, provider)| identity::probe_allowed::<T>(&provider.endpoint))
-			.map(|(who, provider)| {
-				let last = HealthRecords::<T>::get(&who).last_probe.map(|probe| probe.at);
-				(last, who, provider.endpoint)
-			})
-			.collect();
-		// `None` (never probed) sorts before any block.
-		all.sort_by_key(|entry| entry.0);
-		all.into_iter().take(max as usize).map(|(_, who, endpoint)| (who, endpoint)).collect()
+	fn probe_targets(round: u64, max: u32) -> Vec<(T::AccountId, Endpoint)> {
+		health::probe_targets::<T>(round, max)
+	}
+
+	fn is_probe_target(who: &T::AccountId, round: u64) -> bool {
+		health::is_probe_target::<T>(who, round)
 	}
 }
 

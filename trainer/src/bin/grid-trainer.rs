@@ -140,6 +140,23 @@ enum JobCmd {
 		#[arg(long)]
 		job: JobId,
 	},
+	/// Dispute a provider's paid contribution to a round of a job (its buyer, or a
+	/// registered provider): the chain's challenge deposit is held until a committee of the
+	/// job's members decides, and its fee is paid. Proven fraud returns the round's payment
+	/// and a share of the provider's slash; valid work costs the deposit.
+	Challenge {
+		#[command(flatten)]
+		chain: ChainArgs,
+		/// The job.
+		#[arg(long)]
+		job: JobId,
+		/// The round.
+		#[arg(long)]
+		round: grid_primitives::job::RoundIndex,
+		/// The provider's account (SS58).
+		#[arg(long)]
+		provider: String,
+	},
 	/// Download a completed job's model from a participant, checked against the chain.
 	Fetch {
 		#[command(flatten)]
@@ -386,6 +403,11 @@ fn job_command(command: JobCmd) -> anyhow::Result<()> {
 			let signer = chain.signer()?;
 			let node = connect(&chain.url)?;
 			rt.block_on(buyer::cancel(&node, &signer, job))
+		}
+		JobCmd::Challenge { chain, job, round, provider } => {
+			let signer = chain.signer()?;
+			let node = connect(&chain.url)?;
+			rt.block_on(buyer::challenge(&node, &signer, job, round, &provider))
 		}
 		JobCmd::Fetch { chain, job, out, hf, store, timeout } => {
 			let node = connect(&chain.url)?;

@@ -1,6 +1,6 @@
 //! The buyer's commands (`grid-trainer job …`): post a job from a TOML file with its budget in
-//! escrow, follow its rounds, cancel it, and download the final model from a participant,
-//! checked against the hash the chain recorded.
+//! escrow, follow its rounds, cancel it, challenge a provider's paid round, and download the
+//! final model from a participant, checked against the hash the chain recorded.
 
 use std::{
 	io::Write,
@@ -88,6 +88,31 @@ pub async fn cancel(chain: &Chain, buyer: &Keypair, job: JobId) -> anyhow::Resul
 	println!(
 		"job {job} ends when its open round {} settles; the rest of its escrow is refunded then",
 		scheduled.round
+	);
+	Ok(())
+}
+
+/// Challenges `provider`'s (SS58) contribution to `round` of `job` and prints when the
+/// committee is drawn and the vote ends.
+pub async fn challenge(
+	chain: &Chain,
+	challenger: &Keypair,
+	job: JobId,
+	round: grid_primitives::job::RoundIndex,
+	provider: &str,
+) -> anyhow::Result<()> {
+	let accused: crate::chain::AccountId =
+		provider.parse().map_err(|e| anyhow!("--provider {provider:?} is no SS58 account: {e}"))?;
+	let call = api::tx().jobs().challenge(job, round, accused);
+	let events = chain.submit("challenge", &call, challenger).await?;
+	let opened = events
+		.find_first::<api::jobs::events::ChallengeOpened>()
+		.ok_or_else(|| anyhow!("challenge succeeded without a ChallengeOpened event"))?
+		.context("decoding ChallengeOpened")?;
+	println!(
+		"challenge {} of {provider}'s round {round} in job {job}: committee drawn at block {}, \
+		 decided by block {}",
+		opened.id, opened.draw_at, opened.deadline
 	);
 	Ok(())
 }
