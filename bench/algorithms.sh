@@ -15,6 +15,14 @@ set -euo pipefail
 # GRID_BENCH_NO_BUILD=1 uses the binary already in $CARGO_TARGET_DIR; BENCH_ALGO names another.
 cd "$(dirname "$0")/.."
 export BENCH_COMMAND="${BENCH_COMMAND:-bench/algorithms.sh $*}"
+# The code measured, in the report: the checkout's commit (+dirty with changes), or on the
+# GPU machine, which has no git, the one `scripts/gpu.sh build` recorded beside the binaries.
+if commit=$(git rev-parse --short HEAD 2>/dev/null); then
+	git diff --quiet HEAD -- 2>/dev/null || commit+="+dirty"
+elif [ -f .gpu/COMMIT ]; then
+	commit=$(cat .gpu/COMMIT)
+fi
+export BENCH_COMMIT="${BENCH_COMMIT:-${commit:-an unrecorded commit}}"
 gpu=0
 if [ "${1:-}" = "--gpu" ]; then
 	gpu=1

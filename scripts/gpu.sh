@@ -64,6 +64,8 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
         print(m["target"]["name"], m["executable"])')
     rm -rf .gpu && mkdir -p .gpu
+    # The commit built (+dirty with changes), for reports made where there is no git.
+    { git rev-parse --short HEAD && git diff --quiet HEAD -- || echo +dirty; } | tr -d '\n' >.gpu/COMMIT
     cp "$CARGO_TARGET_DIR"/release/{grid-trainer,bench_step,gpt_parity,segment_devices,bench_algo} .gpu/
     while read -r name exe; do
         cp "$exe" ".gpu/test-$name"
@@ -90,7 +92,7 @@ for line in sys.stdin:
     du -sh .gpu/*
     rm -rf .gpu-carry && mkdir -p .gpu-carry
     strip --strip-all .gpu/*
-    pack cuda grid-trainer segment_devices bench_algo
+    pack cuda grid-trainer segment_devices bench_algo COMMIT
     pack bench bench_step gpt_parity
     pack tests test-gpu
     pack chain grid-node gpu_job

@@ -111,7 +111,13 @@ pub struct Ledger {
 	/// (accused, outcome) of each audit decided.
 	pub audit_outcomes: Vec<(AccountId32, pallet_jobs::ChallengeOutcome)>,
 	pub settled_with_result: u32,
+	/// Rounds settled without a quorum's result.
+	pub settled_without_result: u32,
+	/// (who, round open when it left) of each `leave_job`.
+	pub left: Vec<(AccountId32, u32)>,
 	pub completed: bool,
+	/// The job ended early (`JobAbandoned`: understaffed, or no quorum, too long).
+	pub abandoned: bool,
 }
 
 impl Ledger {
@@ -135,7 +141,15 @@ impl Ledger {
 					RuntimeEvent::Jobs(Jobs::RoundSettled {
 						result_model_hash: Some(_), ..
 					}) => l.settled_with_result += 1,
+					RuntimeEvent::Jobs(Jobs::RoundSettled { result_model_hash: None, .. }) => {
+						l.settled_without_result += 1
+					}
+					RuntimeEvent::Jobs(Jobs::Left { who, .. }) => {
+						let rounds = l.settled_with_result + l.settled_without_result;
+						l.left.push((who, rounds))
+					}
 					RuntimeEvent::Jobs(Jobs::JobCompleted { .. }) => l.completed = true,
+					RuntimeEvent::Jobs(Jobs::JobAbandoned { .. }) => l.abandoned = true,
 					RuntimeEvent::Jobs(Jobs::EquivocationPunished {
 						provider, reporter, ..
 					}) => l.equivocations.push((provider, reporter)),

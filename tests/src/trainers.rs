@@ -78,6 +78,8 @@ pub struct ProviderSpec<'a> {
 	pub eval_samples: usize,
 	/// The largest model it takes (the daemon's default, 50M parameters, unless given).
 	pub max_parameters: Option<u64>,
+	/// Its `leave_without_quorum` (the daemon's default, 2, unless given).
+	pub leave_without_quorum: Option<usize>,
 }
 
 impl<'a> ProviderSpec<'a> {
@@ -92,6 +94,7 @@ impl<'a> ProviderSpec<'a> {
 			threads: 1,
 			eval_samples: 500,
 			max_parameters: None,
+			leave_without_quorum: None,
 		}
 	}
 }
@@ -127,6 +130,7 @@ stake = {stake}
 endpoint = "http://127.0.0.1:{status}/health"
 serve_final_secs = 60
 {max_parameters}
+{leave_without_quorum}
 
 [training]
 eval_samples = {eval_samples}
@@ -140,6 +144,9 @@ max_steps = 100
 			eval_samples = spec.eval_samples,
 			max_parameters =
 				spec.max_parameters.map_or(String::new(), |p| format!("max_parameters = {p}")),
+			leave_without_quorum = spec
+				.leave_without_quorum
+				.map_or(String::new(), |n| format!("leave_without_quorum = {n}")),
 			account = spec.account,
 			stake = spec.stake,
 			status = free_port(),

@@ -3,7 +3,8 @@
 //! dev node, run until the chain has caught it. Honest providers must be paid for every
 //! round settled meanwhile and never slashed.
 //!
-//! These take minutes each, so all but the Sybil voter's are ignored by default (the lazy
+//! These take minutes each, so all but the Sybil voter's and the quorum blockers' are ignored
+//! by default (the lazy
 //! and equivocating providers' tests, in `network_job.rs`, run in CI too): `bench/redteam.sh`
 //! runs them all (`cargo test --release --workspace --test attackers -- --include-ignored`)
 //! and, with `GRID_REDTEAM_E2E` naming a directory, each writes its
@@ -15,7 +16,7 @@ use anyhow::{ensure, Result};
 use grid_e2e_tests::network::{logs, CheatRun, Ledger, HONEST};
 use pallet_jobs::ChallengeOutcome;
 use pallet_providers::SlashReason;
-use polkadot_sdk::sp_keyring::Sr25519Keyring::{self, Eve, Ferdie};
+use polkadot_sdk::sp_keyring::Sr25519Keyring::{self, Bob, Charlie, Eve, Ferdie};
 
 /// Jobs here are open to challenges for 20 blocks after each round (the chain's audits and
 /// the honest providers' loss screens run only on such jobs).
@@ -170,4 +171,45 @@ fn a_sybil_voter_is_outvoted_and_slashed() -> Result<()> {
 #[ignore = "minutes: bench/redteam.sh runs it"]
 fn a_griefing_challenger_loses_its_deposit() -> Result<()> {
 	attack("griefing challenger", "grief = true", &[], 4, Caught::Rejected)
+}
+
+/// In CI too: a buyer's own accounts (Eve and Ferdie, two of four seats) attest other
+/// results, so no round reaches a quorum: nobody is paid, the rounds' rewards go back to the
+/// buyer, and its accounts still receive the honest members' updates. The honest daemons
+/// leave after two such rounds (before the chain's own limit of three in a row ends the
+/// job), are slashed for nothing, and the job ends with its escrow refunded.
+#[test]
+fn honest_providers_leave_a_job_whose_quorum_a_buyers_accounts_block() -> Result<()> {
+	let sybil = "attest_other = true";
+	let cast = [(Bob, ""), (Charlie, ""), (Eve, sybil), (Ferdie, sybil)];
+	let mut run = CheatRun::start(&cast, 6, "")?;
+	let honest = [Bob.to_account_id(), Charlie.to_account_id()];
+	let all_left = |l: &Ledger| honest.iter().all(|h| l.left.iter().any(|(who, _)| who == h));
+	run.wait_ledger("the honest to leave and the job to end", Duration::from_secs(300), |l| {
+		l.abandoned && all_left(l)
+	})?;
+	let l = &run.ledger;
+	ensure!(
+		l.settled_with_result == 0 && l.abandoned && !l.completed,
+		"no round with a quorum and the job abandoned: {} with, {} without, abandoned {}\n{}",
+		l.settled_with_result,
+		l.settled_without_result,
+		l.abandoned,
+		logs(&run.providers)
+	);
+	for who in &honest {
+		let after = l.left.iter().find(|(w, _)| w == who).map(|(_, settled)| *settled);
+		ensure!(
+			after == Some(2),
+			"{who} left after {after:?} settled rounds, not 2\n{}",
+			logs(&run.providers)
+		);
+		ensure!(!l.slashed.contains_key(who), "honest {who} slashed");
+	}
+	let sybils = [Eve.to_account_id(), Ferdie.to_account_id()];
+	ensure!(!l.left.iter().any(|(who, _)| sybils.contains(who)), "a Sybil left: {:?}", l.left);
+	for p in &run.providers[..2] {
+		ensure!(p.log().contains("reached no quorum"), "{} logged no reason\n{}", p.name, p.log());
+	}
+	Ok(())
 }

@@ -382,7 +382,13 @@ fn run(n: usize, fan_in: Option<u16>, args: &Args, root: &Path) -> Result<Run> {
 		.iter()
 		.map(|name| {
 			let account = format!("//{name}");
-			let spec = ProviderSpec::new(name, &account, STAKE, "");
+			// The run measures the exchange of N trainers on one overloaded machine, where
+			// rounds can miss their quorum; a trainer leaving the job over that (the daemon's
+			// policy against buyers who block quorums) would end the run, not measure it.
+			let spec = ProviderSpec {
+				leave_without_quorum: Some(0),
+				..ProviderSpec::new(name, &account, STAKE, "")
+			};
 			Provider::start(&dir, &url, &spec)
 		})
 		.collect::<Result<_>>()?;

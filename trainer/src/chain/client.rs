@@ -409,6 +409,19 @@ impl Block {
 		Ok(summary.map(|s| s.seed))
 	}
 
+	/// Whether round `round` of `job` settled with a quorum (`None`: not settled, or no
+	/// longer kept).
+	pub async fn round_reached_quorum(
+		&self,
+		job: JobId,
+		round: grid_primitives::job::RoundIndex,
+	) -> Result<Option<bool>> {
+		let summary = self
+			.view("reading a round", api::view_functions().jobs().round_result(job, round))
+			.await?;
+		Ok(summary.map(|s| s.result_model_hash.is_some()))
+	}
+
 	/// A provider's record, if it is registered.
 	pub async fn provider(&self, who: &AccountId) -> Result<Option<ProviderView>> {
 		self.view("reading a provider", api::view_functions().providers().provider(*who)).await

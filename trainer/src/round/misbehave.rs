@@ -1,8 +1,9 @@
 //! The attacker behaviours a trainer can be told to show, for tests and benchmarks of the
 //! defences: poisoned updates, equivocation, lazy (untrained) work, copies of another
 //! participant's update, the previous round's direction sent again, training on the wrong
-//! data, claims of more steps than were run, committee votes against the truth and
-//! challenges of honest work. All of them live here so the honest path never branches on
+//! data, claims of more steps than were run, committee votes against the truth,
+//! challenges of honest work and attestations of another result (a buyer's accounts
+//! blocking the quorum). All of them live here so the honest path never branches on
 //! them except through this module. `bench/redteam.sh` runs each of them in real trainer
 //! processes next to honest ones (`tests/tests/attackers.rs`).
 
@@ -59,6 +60,11 @@ pub struct Misbehaviour {
 	/// stalls the members who ask it).
 	#[serde(default)]
 	pub withhold_pieces: bool,
+	/// Attest another result than the model it computed, every round (one of a buyer's own
+	/// accounts in its job: with a third of the seats they keep any round from a quorum, so
+	/// nobody is paid, while they receive the honest members' updates).
+	#[serde(default)]
+	pub attest_other: bool,
 }
 
 /// How a copier changes the update it copies.
@@ -114,6 +120,12 @@ impl Misbehaviour {
 	pub fn skips_training(&self) -> bool {
 		self.lazy || self.copy.is_some() || self.stale
 	}
+}
+
+/// The result an `attest_other` trainer attests instead of `computed`: a hash of it, so it
+/// matches nobody's.
+pub fn other_result(computed: Hash) -> Hash {
+	Hash::from(blake2_256(computed.as_bytes()))
 }
 
 /// Bytes as a hostile keeper serves them: one flipped (caught by the piece's hash).

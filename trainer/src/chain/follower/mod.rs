@@ -20,6 +20,7 @@
 mod accounts;
 mod fraud;
 mod proofs;
+mod quorum;
 
 use std::{
 	collections::{BTreeMap, BTreeSet, HashMap},
@@ -264,6 +265,12 @@ pub struct FollowConfig {
 	/// Sign a second, different proof each round and announce both (tests of the
 	/// equivocation path only).
 	pub equivocate: bool,
+	/// Attest another result than the round's (tests of a buyer's accounts blocking the
+	/// quorum only).
+	pub attest_other: bool,
+	/// Rounds without a quorum among the last [`quorum::WINDOW`] it worked that make it
+	/// leave the job (0: never).
+	pub leave_without_quorum: usize,
 }
 
 /// Starts following the chain for `config.job` as `account`; the returned coordinator is
@@ -284,6 +291,7 @@ pub fn start(
 	let (reports, inbox) = mpsc::unbounded_channel();
 	let (heard, heard_inbox) = mpsc::unbounded_channel();
 	let (actions, actions_inbox) = mpsc::unbounded_channel();
+	let quorums = quorum::QuorumWatch::new(config.leave_without_quorum);
 	let follower = Follower {
 		chain,
 		account,
@@ -301,6 +309,8 @@ pub fn start(
 		vote_secret,
 		requested: BTreeSet::new(),
 		unanswered: 0,
+		quorums,
+		leaving: None,
 	};
 	runtime.spawn(follower.run(inbox, heard_inbox, actions_inbox));
 	Ok(ChainCoordinator { job, me, shared, reports, heard, actions })
@@ -343,6 +353,10 @@ struct Follower {
 	requested: BTreeSet<u64>,
 	/// Polls in a row the node left unanswered.
 	unanswered: u32,
+	/// Whether the rounds this trainer delivered reached a quorum.
+	quorums: quorum::QuorumWatch,
+	/// Block at which `leave_job` was last sent (0: never): set once the job is one to leave.
+	leaving: Option<u32>,
 }
 
 impl Follower {
@@ -454,11 +468,37 @@ impl Follower {
 		}
 		self.last_hash = Some(best);
 		let me_in = self.refresh_membership(&block).await?;
+		if me_in && matches!(view.status, JobStatus::Running) {
+			self.leave_if_unpaid(number).await;
+		}
 		if self.refresh_round(&view, number, now_ms, me_in) {
 			self.refresh_peers(&block).await?;
 		}
 		self.pursue_accusations(&block, &view).await?;
 		self.follow_assignments(&block).await
+	}
+
+	/// Sends `leave_job` (again every [`RESEND_BLOCKS`] until the chain has removed this
+	/// trainer, which then ends it) once its rounds keep reaching no quorum
+	/// ([`quorum::QuorumWatch`]).
+	async fn leave_if_unpaid(&mut self, number: u32) {
+		let Some(sent) = self.leaving else { return };
+		if sent != 0 && number < sent + RESEND_BLOCKS {
+			return;
+		}
+		let job = self.config.job;
+		tracing::warn!(
+			"job {job}: {} of the last {} rounds this trainer delivered reached no quorum \
+			 (nobody was paid for them; a third of the members may be attesting other results): \
+			 leaving the job",
+			self.quorums.without_quorum(),
+			quorum::WINDOW
+		);
+		let call = super::api::tx().jobs().leave_job(job);
+		if let Err(e) = self.chain.send("leave_job", &call, &self.account).await {
+			tracing::warn!("job {job}: leaving failed: {e}");
+		}
+		self.leaving = Some(number);
 	}
 
 	/// Logs and counts the slashes of this account in block `number`.

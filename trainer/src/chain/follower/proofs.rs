@@ -7,7 +7,7 @@ use std::path::Path;
 
 use codec::{Decode, Encode};
 use grid_primitives::{
-	job::{proof_payload, ContributionProof},
+	job::{proof_payload, ContributionProof, RoundIndex},
 	Hash,
 };
 use polkadot_sdk::sp_runtime::BoundedVec;
@@ -15,7 +15,7 @@ use polkadot_sdk::sp_runtime::BoundedVec;
 use super::{Follower, Pending};
 use crate::{
 	chain::{api, client::Block, AccountId, ChainError, Result, SignedProof},
-	round::{coordinator::RoundReport, messages::Equivocation},
+	round::{coordinator::RoundReport, messages::Equivocation, misbehave},
 };
 
 impl Follower {
@@ -120,6 +120,24 @@ impl Follower {
 		Ok(())
 	}
 
+	/// Counts whether `round`, which this trainer worked and sent a proof for, reached a
+	/// quorum (a paid round did); decides to leave the job when too many did not.
+	async fn note_quorum(&mut self, block: &Block, round: RoundIndex, paid: bool) -> Result<()> {
+		let quorum = match paid {
+			true => Some(true),
+			false => block.round_reached_quorum(self.config.job, round).await?,
+		};
+		let Some(quorum) = quorum else { return Ok(()) };
+		if !quorum {
+			tracing::warn!("round {round}: settled without a quorum");
+		}
+		// A trainer attesting other results on purpose (a buyer's account) stays.
+		if self.quorums.settled(quorum) && self.leaving.is_none() && !self.config.attest_other {
+			self.leaving = Some(0);
+		}
+		Ok(())
+	}
+
 	pub(super) fn sign(&self, report: &RoundReport, received: Vec<AccountId>) -> SignedProof {
 		let own = report.own_update.unwrap_or_default();
 		let loss = report.train_loss.filter(|l| l.is_finite() && *l >= 0.0).unwrap_or(0.0);
@@ -131,7 +149,10 @@ impl Follower {
 			own_update_commitment: Hash::from(own.update),
 			start_state: Hash::from(own.start_state),
 			inner_steps: own.steps,
-			result_model_hash: Hash::from(report.result_model_hash),
+			result_model_hash: match self.config.attest_other {
+				true => misbehave::other_result(Hash::from(report.result_model_hash)),
+				false => Hash::from(report.result_model_hash),
+			},
 			samples_processed: own.samples,
 			train_loss_micros: (f64::from(loss) * 1e6).min(f64::from(u32::MAX)) as u32,
 			received: BoundedVec::truncate_from(received),
@@ -170,6 +191,11 @@ impl Follower {
 				// not yet a payment, and a copy's claim is kept at zero).
 				let contribution = block.contribution(self.config.job, round, &self.me).await?;
 				let paid = contribution.is_some_and(|c| c.reward > 0);
+				// A round it worked and sent a proof for (a proof that completed the round
+				// settled it in its own block, unseen among the open round's).
+				if p.seen || p.sent_at != 0 {
+					self.note_quorum(block, round, paid).await?;
+				}
 				if !paid {
 					let why = if p.seen {
 						"too few of the others used this trainer's update, or it attested \

@@ -87,10 +87,19 @@ pub struct ChainSection {
 	/// How long to keep serving the final model after the job, for the buyer (s).
 	#[serde(default = "serve_final_secs")]
 	pub serve_final_secs: u64,
+	/// Leave a job when this many of the last four rounds this provider worked settled
+	/// without a quorum (nobody paid for them; a third of the members may be attesting other
+	/// results); 0: never.
+	#[serde(default = "leave_without_quorum")]
+	pub leave_without_quorum: usize,
 }
 
 fn serve_final_secs() -> u64 {
 	120
+}
+
+fn leave_without_quorum() -> usize {
+	2
 }
 
 fn max_parameters() -> u64 {

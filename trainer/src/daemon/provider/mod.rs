@@ -321,6 +321,8 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		vote_secret: job_dir.join("vote-secret"),
 		exchange_ms: spec.training.exchange.allowance_ms(),
 		equivocate: config.misbehave.equivocate_proofs,
+		attest_other: config.misbehave.attest_other,
+		leave_without_quorum: config.chain.leave_without_quorum,
 	};
 	let coordinator = follower::start(runtime.handle(), chain, account, follow)?;
 	let handle = std::sync::Arc::new(coordinator);
