@@ -241,7 +241,7 @@ fn probe_round_report<T: Config>(n: u32) -> (WorkerReportOf<T>, AuthoritySignatu
 	let providers: Vec<T::AccountId> = (0..n).map(T::BenchmarkHelper::provider).collect();
 	let at = T::ProbeInterval::get().max(One::one());
 	frame_system::Pallet::<T>::set_block_number(at);
-	let round = (at / T::ProbeInterval::get().max(One::one())).saturated_into::<u64>();
+	let round = crate::worker::probe_round::<T>(at).expect("a runtime that probes");
 	let probes = providers
 		.into_iter()
 		.filter(|who| T::Providers::is_probe_target(who, round))

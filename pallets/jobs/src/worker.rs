@@ -72,7 +72,7 @@ pub(crate) use tick::overdue;
 
 /// The probe round block `at` starts: `at / ProbeInterval` where `at` is a multiple of it;
 /// `None` between probe blocks (or where probing is off).
-fn probe_round<T: Config>(at: BlockNumberFor<T>) -> Option<u64> {
+pub(crate) fn probe_round<T: Config>(at: BlockNumberFor<T>) -> Option<u64> {
 	let interval = T::ProbeInterval::get();
 	if interval.is_zero() || !(at % interval).is_zero() {
 		return None;

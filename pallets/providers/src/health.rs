@@ -12,7 +12,7 @@ use codec::Encode;
 use grid_primitives::{provider::Endpoint, work::MaxProbesPerReport};
 use polkadot_sdk::polkadot_sdk_frame::{deps::sp_io::hashing::blake2_256, prelude::*};
 
-use crate::{identity, Config, Event, Health, HealthRecords, Pallet, Probe, Providers};
+use crate::{identity, Config, Event, Health, HealthRecords, Pallet, Probe, ProviderOf, Providers};
 
 /// Domain separator of a provider's probe slot.
 const PROBE_SLOT_DOMAIN: &[u8] = b"grid/probe-slot/v1";
@@ -40,12 +40,22 @@ fn covers<T: Config>(who: &T::AccountId, round: u64, rotation: u64) -> bool {
 	slot % rotation == round % rotation
 }
 
-/// Whether validators may report `who` in probe round `round`: registered, with an endpoint
-/// they may probe, and in the round's slot.
+/// Whether probe round `round` (of a rotation of `rotation`) names `who`, registered as
+/// `provider`: its endpoint is one validators may probe, and the round covers its slot.
+fn names<T: Config>(
+	who: &T::AccountId,
+	provider: &ProviderOf<T>,
+	round: u64,
+	rotation: u64,
+) -> bool {
+	identity::probe_allowed::<T>(&provider.endpoint) && covers::<T>(who, round, rotation)
+}
+
+/// Whether validators may report `who` in probe round `round`: registered, and named by the
+/// round.
 pub(crate) fn is_probe_target<T: Config>(who: &T::AccountId, round: u64) -> bool {
-	Providers::<T>::get(who).is_some_and(|provider| {
-		identity::probe_allowed::<T>(&provider.endpoint) && covers::<T>(who, round, rotation::<T>())
-	})
+	Providers::<T>::get(who)
+		.is_some_and(|provider| names::<T>(who, &provider, round, rotation::<T>()))
 }
 
 /// Probe round `round`'s providers with their endpoints, never probed first, then least
@@ -53,9 +63,7 @@ pub(crate) fn is_probe_target<T: Config>(who: &T::AccountId, round: u64) -> bool
 pub(crate) fn probe_targets<T: Config>(round: u64, max: u32) -> Vec<(T::AccountId, Endpoint)> {
 	let rotation = rotation::<T>();
 	let mut due: Vec<_> = Providers::<T>::iter()
-		.filter(|(who, provider)| {
-			identity::probe_allowed::<T>(&provider.endpoint) && covers::<T>(who, round, rotation)
-		})
+		.filter(|(who, provider)| names::<T>(who, provider, round, rotation))
 		.map(|(who, provider)| {
 			let last = HealthRecords::<T>::get(&who).last_probe.map(|probe| probe.at);
 			(last, who, provider.endpoint)

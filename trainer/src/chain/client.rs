@@ -397,16 +397,22 @@ impl Block {
 		self.view("listing jobs", api::view_functions().jobs().jobs(0, u32::MAX)).await
 	}
 
+	/// What round `round` of `job` settled to, while the chain keeps it.
+	async fn round_summary(
+		&self,
+		job: JobId,
+		round: grid_primitives::job::RoundIndex,
+	) -> Result<Option<runtime_types::pallet_jobs::types::RoundSummary<u128, u32>>> {
+		self.view("reading a round", api::view_functions().jobs().round_result(job, round)).await
+	}
+
 	/// The data seed round `round` of `job` was settled with, while the chain keeps it.
 	pub async fn round_seed(
 		&self,
 		job: JobId,
 		round: grid_primitives::job::RoundIndex,
 	) -> Result<Option<grid_primitives::Hash>> {
-		let summary = self
-			.view("reading a round", api::view_functions().jobs().round_result(job, round))
-			.await?;
-		Ok(summary.map(|s| s.seed))
+		Ok(self.round_summary(job, round).await?.map(|s| s.seed))
 	}
 
 	/// Whether round `round` of `job` settled with a quorum (`None`: not settled, or no
@@ -416,10 +422,7 @@ impl Block {
 		job: JobId,
 		round: grid_primitives::job::RoundIndex,
 	) -> Result<Option<bool>> {
-		let summary = self
-			.view("reading a round", api::view_functions().jobs().round_result(job, round))
-			.await?;
-		Ok(summary.map(|s| s.result_model_hash.is_some()))
+		Ok(self.round_summary(job, round).await?.map(|s| s.result_model_hash.is_some()))
 	}
 
 	/// A provider's record, if it is registered.
