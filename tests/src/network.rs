@@ -13,7 +13,10 @@ use polkadot_sdk::{
 };
 
 use crate::{
-	chain::{account, block_hash, events_at, next_nonce, sign, submit, transfer, ChainContext},
+	chain::{
+		account, block_hash, events_at, next_nonce, sign, submit, transfer, wait_included,
+		ChainContext,
+	},
 	trainers::{job_cli, Provider, ProviderSpec},
 	wait_for, Node,
 };
@@ -74,6 +77,17 @@ pub fn fund_providers(node: &Node, accounts: &[AccountId32]) -> Result<()> {
 		let at = account(node, &alice.to_account_id(), None).ok()?;
 		(at.nonce >= nonce).then_some(())
 	})
+}
+
+/// The provider `who` bonds `grid` GRID more stake; waits until that is in a block.
+pub fn bond_more(node: &Node, who: Sr25519Keyring, grid: u32) -> Result<()> {
+	let ctx = ChainContext::fetch(node)?;
+	let account = who.to_account_id();
+	let nonce = next_nonce(node, &account)?;
+	let amount = u128::from(grid) * UNIT;
+	let call = grid_runtime::RuntimeCall::Providers(pallet_providers::Call::bond_more { amount });
+	submit(node, &sign(&ctx, who, nonce, call))?;
+	wait_included(node, &account, nonce, Duration::from_secs(60))
 }
 
 /// Total (free + held) balance of `who` at block `number`.
@@ -270,10 +284,22 @@ pub fn post_job(url: &str, dir: &Path, spec: &str, id: u64) -> Result<()> {
 
 /// [`post_job`] with more arguments to `grid-trainer job create`.
 pub fn post_job_with(url: &str, dir: &Path, spec: &str, id: u64, args: &[&str]) -> Result<()> {
+	post_job_as(url, dir, spec, id, "//Alice", args)
+}
+
+/// [`post_job_with`] as the buyer `account` (a dev account's secret URI, `//Dave`).
+pub fn post_job_as(
+	url: &str,
+	dir: &Path,
+	spec: &str,
+	id: u64,
+	account: &str,
+	args: &[&str],
+) -> Result<()> {
 	let path = dir.join(format!("job-{id}.toml"));
 	std::fs::write(&path, spec)?;
 	let path = path.to_str().ok_or_else(|| anyhow!("non-UTF-8 path"))?;
-	let mut all = vec!["create", "--account", "//Alice", "--spec", path];
+	let mut all = vec!["create", "--account", account, "--spec", path];
 	all.extend_from_slice(args);
 	let created = job_cli(url, &all)?;
 	let stdout = String::from_utf8_lossy(&created.stdout);

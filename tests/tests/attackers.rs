@@ -12,8 +12,11 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::{ensure, Result};
-use grid_e2e_tests::network::{logs, CheatRun, Ledger, HONEST};
+use anyhow::{anyhow, ensure, Result};
+use grid_e2e_tests::{
+	network::{bond_more, logs, post_job_as, CheatRun, Ledger, HONEST, MNIST_JOB},
+	wait_for,
+};
 use pallet_jobs::ChallengeOutcome;
 use pallet_providers::SlashReason;
 use polkadot_sdk::sp_keyring::Sr25519Keyring::{self, Bob, Charlie, Eve, Ferdie};
@@ -177,7 +180,8 @@ fn a_griefing_challenger_loses_its_deposit() -> Result<()> {
 /// results, so no round reaches a quorum: nobody is paid, the rounds' rewards go back to the
 /// buyer, and its accounts still receive the honest members' updates. The honest daemons
 /// leave after two such rounds (before the chain's own limit of three in a row ends the
-/// job), are slashed for nothing, and the job ends with its escrow refunded.
+/// job), are slashed for nothing, and the job ends with its escrow refunded. Started again,
+/// they pass over that buyer's next job and take another buyer's.
 #[test]
 fn honest_providers_leave_a_job_whose_quorum_a_buyers_accounts_block() -> Result<()> {
 	let sybil = "attest_other = true";
@@ -210,6 +214,33 @@ fn honest_providers_leave_a_job_whose_quorum_a_buyers_accounts_block() -> Result
 	ensure!(!l.left.iter().any(|(who, _)| sybils.contains(who)), "a Sybil left: {:?}", l.left);
 	for p in &run.providers[..2] {
 		ensure!(p.log().contains("reached no quorum"), "{} logged no reason\n{}", p.name, p.log());
+	}
+	// The daemon ends with its job. Started again, the honest providers pass over the same
+	// buyer's next job and take another buyer's. (Job 0 locks their whole stake for its
+	// voting period: they bond a little more for the next job, as an operator would.)
+	for p in &mut run.providers[..2] {
+		p.kill();
+	}
+	for key in [Bob, Charlie] {
+		bond_more(&run.node, key, 200)?;
+	}
+	let url = run.url();
+	let root = run.providers[0].dir.parent().expect("a provider's directory is in the run's");
+	post_job_as(&url, root, MNIST_JOB, 1, "//Alice", &[])?;
+	post_job_as(&url, root, MNIST_JOB, 2, "//Dave", &[])?;
+	for p in &mut run.providers[..2] {
+		p.restart()?;
+	}
+	for p in &run.providers[..2] {
+		let joined = || p.log().contains("joined job 2").then_some(());
+		wait_for(&format!("{} to join job 2", p.name), Duration::from_secs(120), joined)
+			.map_err(|e| anyhow!("{e}\n{}", p.log_tail()))?;
+		ensure!(
+			p.log().contains("job 1 skipped: its buyer") && !p.log().contains("joined job 1"),
+			"{} did not pass over the blocking buyer's next job\n{}",
+			p.name,
+			p.log()
+		);
 	}
 	Ok(())
 }

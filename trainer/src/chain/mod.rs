@@ -11,6 +11,7 @@
 pub mod client;
 pub mod follower;
 pub mod keys;
+pub mod left_buyers;
 
 pub use client::{Chain, JobView, ProviderView};
 

@@ -41,6 +41,7 @@ use tokio::sync::mpsc;
 
 use super::{
 	client::{Block, Chain, JobStatus, RoundState},
+	left_buyers::{LeftBuyers, LeftJob},
 	AccountId, ChainError, Result, SignedProof,
 };
 use crate::round::{
@@ -85,6 +86,7 @@ struct OpenRound {
 struct JobNow {
 	status: JobStatus,
 	round: Option<RoundState>,
+	buyer: AccountId,
 }
 
 impl JobNow {
@@ -93,7 +95,7 @@ impl JobNow {
 			.job_record(job)
 			.await?
 			.ok_or_else(|| ChainError::Missing(format!("job {job} is not on chain")))?;
-		Ok(JobNow { status: record.status, round: block.round(job).await? })
+		Ok(JobNow { status: record.status, round: block.round(job).await?, buyer: record.buyer })
 	}
 }
 
@@ -271,6 +273,9 @@ pub struct FollowConfig {
 	/// Rounds without a quorum among the last [`quorum::WINDOW`] it worked that make it
 	/// leave the job (0: never).
 	pub leave_without_quorum: usize,
+	/// The provider's file of buyers whose jobs it left ([`LeftBuyers`]), where leaving this
+	/// one is recorded.
+	pub left_buyers: PathBuf,
 }
 
 /// Starts following the chain for `config.job` as `account`; the returned coordinator is
@@ -469,7 +474,7 @@ impl Follower {
 		self.last_hash = Some(best);
 		let me_in = self.refresh_membership(&block).await?;
 		if me_in && matches!(view.status, JobStatus::Running) {
-			self.leave_if_unpaid(number).await;
+			self.leave_if_unpaid(number, &view.buyer).await;
 		}
 		if self.refresh_round(&view, number, now_ms, me_in) {
 			self.refresh_peers(&block).await?;
@@ -480,13 +485,21 @@ impl Follower {
 
 	/// Sends `leave_job` (again every [`RESEND_BLOCKS`] until the chain has removed this
 	/// trainer, which then ends it) once its rounds keep reaching no quorum
-	/// ([`quorum::QuorumWatch`]).
-	async fn leave_if_unpaid(&mut self, number: u32) {
+	/// ([`quorum::QuorumWatch`]); the first time, records the job's buyer in the provider's
+	/// [`LeftBuyers`], so that its next start avoids the buyer's jobs.
+	async fn leave_if_unpaid(&mut self, number: u32, buyer: &AccountId) {
 		let Some(sent) = self.leaving else { return };
 		if sent != 0 && number < sent + RESEND_BLOCKS {
 			return;
 		}
 		let job = self.config.job;
+		if sent == 0 {
+			let left = LeftJob { buyer: *buyer, job, block: number };
+			let path = &self.config.left_buyers;
+			if let Err(e) = LeftBuyers::load(path).and_then(|mut all| all.record(left)) {
+				tracing::warn!("job {job}: not remembering its buyer {buyer}: {e}");
+			}
+		}
 		tracing::warn!(
 			"job {job}: {} of the last {} rounds this trainer delivered reached no quorum \
 			 (nobody was paid for them; a third of the members may be attesting other results): \

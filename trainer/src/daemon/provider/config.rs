@@ -92,6 +92,13 @@ pub struct ChainSection {
 	/// results); 0: never.
 	#[serde(default = "leave_without_quorum")]
 	pub leave_without_quorum: usize,
+	/// Pass over the jobs of a buyer for this many blocks after leaving one of its jobs for
+	/// lack of quorum (the daemon remembers the leave in `<data_dir>/left-buyers.json`); 0:
+	/// never.
+	#[serde(default = "avoid_buyer_blocks")]
+	pub avoid_buyer_blocks: u32,
+	/// Take jobs only from these buyers (SS58 addresses); from any buyer when absent.
+	pub buyers: Option<Vec<crate::chain::AccountId>>,
 }
 
 fn serve_final_secs() -> u64 {
@@ -100,6 +107,11 @@ fn serve_final_secs() -> u64 {
 
 fn leave_without_quorum() -> usize {
 	2
+}
+
+/// A week of 6 s blocks.
+fn avoid_buyer_blocks() -> u32 {
+	7 * 24 * 600
 }
 
 fn max_parameters() -> u64 {
@@ -128,6 +140,11 @@ impl Default for LocalTraining {
 }
 
 impl ProviderConfig {
+	/// The buyers whose jobs this provider left for lack of quorum.
+	pub fn left_buyers_file(&self) -> PathBuf {
+		self.data_dir.join(crate::chain::left_buyers::LeftBuyers::FILE)
+	}
+
 	/// The dataset store, shared by every job this provider takes.
 	pub fn store(&self) -> crate::data::DataStore {
 		crate::data::DataStore::new(self.data_dir.join("datasets"))

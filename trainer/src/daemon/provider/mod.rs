@@ -21,7 +21,9 @@ use crate::{
 		api,
 		client::JobStatus,
 		follower::{self, FollowConfig},
-		keys, AccountId, Chain, ChainError,
+		keys,
+		left_buyers::LeftBuyers,
+		AccountId, Chain, ChainError,
 	},
 	daemon::{
 		config::TrainerConfig,
@@ -35,36 +37,54 @@ use crate::{
 	round::{coordinator::Schedule, fraud::FraudPort, misbehave::AgainstTruth},
 };
 
-/// This provider's throughput as the chain sees it: declared TFLOP/s (thousandths) and the
-/// jobs it takes part in, which share it.
+/// This provider's standing as the chain sees it: declared TFLOP/s (thousandths), the jobs
+/// it takes part in, which share them, and its stake not locked by jobs.
 #[derive(Clone, Copy, Debug)]
-struct Throughput {
+struct Standing {
 	tflops_milli: u32,
 	jobs: u32,
+	/// Active stake less what jobs lock, taken part in or left recently (a job left for lack
+	/// of quorum locks its stake for the voting period after it); `None`: left to the chain.
+	free_stake: Option<u128>,
 }
 
-impl Throughput {
-	/// What the chain has on record for `me` (nothing before it registers).
-	async fn of(chain: &Chain, me: &AccountId) -> Result<Self, ChainError> {
+impl Standing {
+	/// What the chain has on record for `me` (nothing before it registers), and the jobs
+	/// whose locks it holds.
+	async fn of(chain: &Chain, me: &AccountId) -> Result<(Self, Vec<JobId>), ChainError> {
 		use api::runtime_types::pallet_providers::types::LockState;
 		let Some(view) = chain.best().await?.provider(me).await? else {
-			return Ok(Throughput { tflops_milli: 0, jobs: 0 });
+			return Ok((Standing { tflops_milli: 0, jobs: 0, free_stake: Some(0) }, Vec::new()));
 		};
-		let member = |lock: &&api::runtime_types::pallet_providers::types::JobLock<u128, u32>| {
-			matches!(lock.state, LockState::Member)
+		let locks = &view.provider.jobs.0;
+		let jobs = locks.iter().filter(|l| matches!(l.state, LockState::Member)).count() as u32;
+		let standing = Standing {
+			tflops_milli: view.provider.capabilities.tflops_milli,
+			jobs,
+			free_stake: Some(view.provider.stake.saturating_sub(view.locked)),
 		};
-		let jobs = view.provider.jobs.0.iter().filter(member).count() as u32;
-		Ok(Throughput { tflops_milli: view.provider.capabilities.tflops_milli, jobs })
+		Ok((standing, locks.iter().map(|l| l.job).collect()))
+	}
+
+	/// As it stands for joining job `id`: a job whose lock it holds already (it left or was
+	/// removed, and comes back) is the chain's to judge, since that lock is replaced, not
+	/// added to.
+	fn for_job(self, id: JobId, locked: &[JobId]) -> Self {
+		match locked.contains(&id) {
+			true => Standing { free_stake: None, ..self },
+			false => self,
+		}
 	}
 }
 
 /// Whether this provider takes a job: a live job with room, a spec it can run within its
-/// policy, a stake requirement it meets, and room in its throughput for a batch per round
-/// (the chain refuses the join otherwise: `Underpowered`).
+/// policy, a stake requirement its stake free of other jobs' locks meets, and room in its
+/// throughput for a batch per round (the chain refuses the join otherwise: `NotEligible`,
+/// `Underpowered`).
 fn fits(
 	spec: &JobSpec<u128, u32>,
 	config: &ProviderConfig,
-	throughput: Throughput,
+	standing: Standing,
 ) -> Result<(), String> {
 	// Checks the model against the spec rules too, so its size is known.
 	job_spec::chain_job(0, spec, 0, None).map_err(|e| e.to_string())?;
@@ -84,10 +104,19 @@ fn fits(
 	if config.chain.stake < spec.min_provider_stake {
 		return Err("the job needs more stake".into());
 	}
+	if let Some(free) = standing.free_stake.filter(|free| *free < spec.min_provider_stake) {
+		let grid = |units: u128| units as f64 / grid_primitives::currency::UNIT as f64;
+		return Err(format!(
+			"the job needs {} GRID of stake and {} GRID of this provider's is free of other \
+			 jobs' locks (taken part in or left recently)",
+			grid(spec.min_provider_stake),
+			grid(free)
+		));
+	}
 	let millis =
 		u64::from(spec.training.round_blocks) * grid_primitives::time::MILLI_SECS_PER_BLOCK;
 	let batch = spec.training.batch_size;
-	let Throughput { tflops_milli, jobs } = throughput;
+	let Standing { tflops_milli, jobs, .. } = standing;
 	if max_claim(&spec.model, batch, tflops_milli, millis, jobs.saturating_add(1)) == 0 {
 		return Err("this GPU, shared with its other jobs, cannot train a batch in a round".into());
 	}
@@ -117,20 +146,55 @@ async fn admitted(
 	}))
 }
 
+/// Whether this provider works for `buyer`: any buyer, or one its `buyers` list names.
+fn works_for(buyer: &AccountId, config: &ProviderConfig) -> Result<(), String> {
+	match &config.chain.buyers {
+		Some(listed) if !listed.contains(buyer) => {
+			Err(format!("its buyer {buyer} is not among this provider's buyers"))
+		}
+		_ => Ok(()),
+	}
+}
+
+/// Whether this provider passes over a job of `buyer` at block `now`: it left one of the
+/// buyer's jobs for lack of quorum within the last `avoid_buyer_blocks`.
+fn avoided(
+	left: &LeftBuyers,
+	buyer: &AccountId,
+	now: u32,
+	config: &ProviderConfig,
+) -> Result<(), String> {
+	let window = config.chain.avoid_buyer_blocks;
+	match left.avoids(buyer, now, window) {
+		None => Ok(()),
+		Some(j) => Err(format!(
+			"its buyer {buyer} posted job {}, which this provider left at block {} because its \
+			 rounds reached no quorum (its jobs are passed over until block {}; forgive it by \
+			 deleting that entry of {})",
+			j.job,
+			j.block,
+			j.block.saturating_add(window),
+			config.left_buyers_file().display()
+		)),
+	}
+}
+
 /// The job to work on: one this account is in already (a restart), the configured one, or
-/// the lowest-numbered live job that fits and has room. Waits until there is one.
+/// the lowest-numbered live job that fits, has room and is not from a buyer it avoids. Waits
+/// until there is one.
 async fn choose_job(
 	chain: &Chain,
 	me: &AccountId,
 	config: &ProviderConfig,
 ) -> Result<(JobId, JobSpec<u128, u32>), ChainError> {
+	let left = LeftBuyers::load(&config.left_buyers_file())?;
 	// Jobs whose data could not be had or does not fit the model: not tried again.
 	let mut refused = std::collections::HashSet::new();
 	// Why each job was last passed over: said once at info (a provider that never joins
 	// should say why), again only when the reason changes.
 	let mut passed_over: std::collections::HashMap<JobId, String> = Default::default();
 	loop {
-		let throughput = Throughput::of(chain, me).await?;
+		let (standing, locked) = Standing::of(chain, me).await?;
 		let block = chain.best().await?;
 		for (id, status) in block.jobs().await? {
 			if config.chain.job.is_some_and(|j| j != id)
@@ -142,12 +206,24 @@ async fn choose_job(
 			let Some(view) = block.job(id).await? else { continue };
 			let spec = view.job.spec.0.clone();
 			let member = block.participant(id, me).await?.is_some();
-			// A member (after a restart) takes its job up again whatever it would decide now.
+			// A member (after a restart) takes its job up again whatever it would decide now;
+			// a job named in the file is taken from a buyer it would otherwise avoid.
 			let verdict = match member {
 				true => Ok(()),
 				false => {
 					let admitted = admitted(chain, me, &view.admission.0).await?;
-					fits(&spec, config, throughput).and(admitted)
+					let avoided = match avoided(&left, &view.job.buyer, block.number(), config) {
+						Err(why) if config.chain.job.is_some() => {
+							if passed_over.insert(id, why.clone()).as_ref() != Some(&why) {
+								tracing::warn!("job {id} is taken as configured, though {why}");
+							}
+							Ok(())
+						}
+						verdict => verdict,
+					};
+					let buyer = works_for(&view.job.buyer, config);
+					let standing = standing.for_job(id, &locked);
+					fits(&spec, config, standing).and(buyer).and(admitted).and(avoided)
 				}
 			};
 			match verdict {
@@ -323,6 +399,7 @@ pub fn run(config: ProviderConfig, runtime: &tokio::runtime::Runtime) -> anyhow:
 		equivocate: config.misbehave.equivocate_proofs,
 		attest_other: config.misbehave.attest_other,
 		leave_without_quorum: config.chain.leave_without_quorum,
+		left_buyers: config.left_buyers_file(),
 	};
 	let coordinator = follower::start(runtime.handle(), chain, account, follow)?;
 	let handle = std::sync::Arc::new(coordinator);
@@ -480,10 +557,17 @@ mod tests {
 			"#,
 		)
 		.unwrap();
-		let gpu = Throughput { tflops_milli: 400_000, jobs: 0 };
+		let gpu = Standing { tflops_milli: 400_000, jobs: 0, free_stake: Some(200 * UNIT) };
 		assert_eq!(fits(&spec, &config, gpu), Ok(()));
-		// The chain would refuse the join: no batch fits this provider's share of a round.
-		let busy = Throughput { tflops_milli: 1, jobs: 3 };
+		// The chain would refuse the join: a job left recently still locks most of the stake.
+		let locked = Standing { free_stake: Some(99 * UNIT), ..gpu };
+		let err = fits(&spec, &config, locked).unwrap_err();
+		assert!(err.contains("100 GRID") && err.contains("99 GRID"), "{err}");
+		// Unless that lock is this job's own: coming back replaces it.
+		assert_eq!(fits(&spec, &config, locked.for_job(7, &[7])), Ok(()));
+		assert!(fits(&spec, &config, locked.for_job(7, &[6])).is_err());
+		// No batch fits this provider's share of a round.
+		let busy = Standing { tflops_milli: 1, jobs: 3, free_stake: Some(200 * UNIT) };
 		let slow = ModelSpec::MnistMlp(MlpConfig { hidden: 4096, layers: 4 });
 		let heavy = JobSpec { model: slow, ..spec.clone() };
 		config.chain.max_parameters = u64::MAX;
@@ -506,5 +590,50 @@ mod tests {
 		wrapping.model = ModelSpec::MnistMlp(MlpConfig { hidden: 1_920_767_687, layers: 6 });
 		let err = fits(&wrapping, &config, gpu).unwrap_err();
 		assert!(err.contains("ModelTooLarge"), "{err}");
+	}
+
+	#[test]
+	fn a_buyer_whose_job_was_left_for_lack_of_quorum_is_passed_over_for_a_while() {
+		use crate::chain::left_buyers::LeftJob;
+		let dir = tempfile::tempdir().unwrap();
+		let path = dir.path().join("p.toml");
+		std::fs::write(&path, GOOD).unwrap();
+		let mut config = ProviderConfig::load(&path).unwrap();
+		assert_eq!(config.chain.avoid_buyer_blocks, 100_800, "a week of 6 s blocks by default");
+		std::fs::create_dir_all(&config.data_dir).unwrap();
+		let (blocker, other) = (AccountId::from([1; 32]), AccountId::from([2; 32]));
+		let mut left = LeftBuyers::load(&config.left_buyers_file()).unwrap();
+		assert_eq!(avoided(&left, &blocker, 10, &config), Ok(()));
+		left.record(LeftJob { buyer: blocker, job: 4, block: 100 }).unwrap();
+		// What the next start of the daemon reads.
+		let left = LeftBuyers::load(&config.left_buyers_file()).unwrap();
+		let why = avoided(&left, &blocker, 101, &config).unwrap_err();
+		assert!(why.contains("job 4") && why.contains("no quorum"), "{why}");
+		assert!(why.contains("block 100900") && why.contains("left-buyers.json"), "{why}");
+		assert_eq!(avoided(&left, &other, 101, &config), Ok(()), "only that buyer");
+		assert_eq!(avoided(&left, &blocker, 100_900, &config), Ok(()), "forgiven in time");
+		config.chain.avoid_buyer_blocks = 0;
+		assert_eq!(avoided(&left, &blocker, 101, &config), Ok(()), "0: never avoided");
+	}
+
+	#[test]
+	fn a_provider_with_a_list_of_buyers_takes_only_their_jobs() {
+		let dir = tempfile::tempdir().unwrap();
+		let path = dir.path().join("p.toml");
+		let (listed, other) = (AccountId::from([1; 32]), AccountId::from([2; 32]));
+		let file = GOOD.replace("[chain]\n", &format!("[chain]\nbuyers = [\"{listed}\"]\n"));
+		std::fs::write(&path, &file).unwrap();
+		let config = ProviderConfig::load(&path).unwrap();
+		assert_eq!(works_for(&listed, &config), Ok(()));
+		let why = works_for(&other, &config).unwrap_err();
+		assert!(why.contains(&other.to_string()) && why.contains("not among"), "{why}");
+		// No list: any buyer.
+		std::fs::write(&path, GOOD).unwrap();
+		assert_eq!(works_for(&other, &ProviderConfig::load(&path).unwrap()), Ok(()));
+		// A mistyped address is refused when the file is read, with its place.
+		std::fs::write(&path, GOOD.replace("[chain]\n", "[chain]\nbuyers = [\"5Fxyz\"]\n"))
+			.unwrap();
+		let e = ProviderConfig::load(&path).unwrap_err().to_string();
+		assert!(e.contains("p.toml") && e.contains("buyers"), "{e}");
 	}
 }
