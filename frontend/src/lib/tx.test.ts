@@ -90,7 +90,7 @@ describe("dispatch errors", () => {
   it("explain why a challenge is refused", () => {
     const jobs = (type: string) => formatDispatchError({ type: "Module", value: { type: "Jobs", value: { type } } });
     expect(jobs("NotEligible")).toMatch(/^Jobs.NotEligible: the caller is not a registered provider .*nor, to challenge, the job's buyer/);
-    expect(jobs("ChallengeWindowClosed")).toBe("Jobs.ChallengeWindowClosed: the job's challenge window for that round has passed");
+    expect(jobs("ChallengeWindowClosed")).toBe("Jobs.ChallengeWindowClosed: the job's challenge window for that round has passed (or the job has none)");
     expect(jobs("AlreadyChallenged")).toBe("Jobs.AlreadyChallenged: that contribution was already challenged");
     expect(jobs("NoSuchContribution")).toMatch(/^Jobs.NoSuchContribution: the provider was not paid for that round/);
     expect(jobs("RoundNotSettled")).toMatch(/^Jobs.RoundNotSettled: /);

@@ -6,6 +6,12 @@
 //! next block with room, at most `reach` blocks later (it is then worked a little late, which
 //! only delays a settlement or a decision). So no single bounded list caps how many jobs run or
 //! challenges are open chain-wide: filling the agenda means filling every block of a window.
+//!
+//! Housekeeping (ending a job nobody filled, pruning what a job left) takes at most half of a
+//! block: anyone books both for a fee by posting a job and cancelling it (its `Unfilled` entry
+//! stays a day ahead, its `Expire` entry a window ahead, and its deposit comes back at once
+//! when no block has room for the `Expire`), so a flood of them once filled whole blocks and
+//! ended running jobs whose next round found no room, refused challenges and skipped audits.
 
 use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
@@ -23,16 +29,37 @@ pub(crate) fn next_round_reach<T: Config>() -> u32 {
 	T::MaxAgendaReach::get().saturating_mul(4)
 }
 
+/// How many entries a block may hold for `item` to join them: all of its room for the work
+/// that moves money and decides disputes (settlements, draws, decisions, audits), half of it
+/// for housekeeping (see the module's docs).
+fn room_for<T: Config>(item: AgendaItem) -> usize {
+	let all = T::MaxAgendaPerBlock::get() as usize;
+	match item {
+		AgendaItem::Unfilled(_) | AgendaItem::Expire(..) => (all / 2).max(1),
+		AgendaItem::Settle(_)
+		| AgendaItem::Draw(_)
+		| AgendaItem::Decide(_)
+		| AgendaItem::Audit(..) => all,
+	}
+}
+
 /// Puts `item` on the agenda of the first block from `due` on (never before the cursor) with
-/// room, at most `reach` blocks later; returns that block.
+/// room for it ([`room_for`]), at most `reach` blocks later; returns that block.
 pub(crate) fn schedule<T: Config>(
 	item: AgendaItem,
 	due: BlockNumberFor<T>,
 	reach: u32,
 ) -> Result<BlockNumberFor<T>, Error<T>> {
 	let mut at = due.max(AgendaCursor::<T>::get());
+	let room = room_for::<T>(item);
+	let push = |items: &mut BoundedVec<AgendaItem, T::MaxAgendaPerBlock>| {
+		if items.len() >= room {
+			return Err(());
+		}
+		items.try_push(item).map_err(|_| ())
+	};
 	for _ in 0..=reach {
-		if Agenda::<T>::try_mutate(at, |items| items.try_push(item)).is_ok() {
+		if Agenda::<T>::try_mutate(at, push).is_ok() {
 			return Ok(at);
 		}
 		at = at.saturating_add(One::one());

@@ -7,7 +7,10 @@ use crate::{
 	Error, Event, HoldReason, Jobs as JobsMap, Participants, RemovalReason, RoundMembers,
 	RoundResults, Rounds,
 };
-use grid_primitives::work::{vote_commitment, Verdict};
+use grid_primitives::{
+	job::JobSpec,
+	work::{vote_commitment, Verdict},
+};
 use pallet_providers::{HealthRecords, Providers as ProviderRecords, SlashReason};
 use polkadot_sdk::polkadot_sdk_frame::{
 	deps::frame_support::{assert_noop, assert_ok},
@@ -218,6 +221,20 @@ fn challenge_rejects_each_bad_case() {
 		let settled_at = RoundResults::<Test>::get(id, 0).unwrap().settled_at;
 		System::set_block_number(settled_at + spec().challenge_window + 1);
 		assert_noop!(challenge(P4, id, P1), Error::<Test>::ChallengeWindowClosed);
+	});
+}
+
+#[test]
+fn a_job_posted_without_a_challenge_window_cannot_be_challenged_in_its_settling_block() {
+	new_test_ext().execute_with(|| {
+		// The settling block's number is public: a challenge sent for it once passed
+		// `now <= settled_at + 0`, against a job its buyer posted as unchallengeable.
+		let members = [P1, P2, P3, P4];
+		let id = running_job_of(JobSpec { challenge_window: 0, ..spec() }, &members);
+		deliver(id, 0, &members);
+		let settled_at = RoundResults::<Test>::get(id, 0).unwrap().settled_at;
+		assert_eq!(System::block_number(), settled_at, "still the settling block");
+		assert_noop!(challenge(P1, id, P2), Error::<Test>::ChallengeWindowClosed);
 	});
 }
 

@@ -88,8 +88,11 @@ pub(crate) fn open<T: Config>(
 	let contribution =
 		Contributions::<T>::get((job, round), &accused).ok_or(Error::<T>::NoSuchContribution)?;
 	let now = frame_system::Pallet::<T>::block_number();
+	// A job posted without a window has none, not one of the block its round settles in
+	// (whose number is known in advance).
 	ensure!(
-		now <= window_closes::<T>(&record, summary.settled_at),
+		!record.spec.challenge_window.is_zero()
+			&& now <= window_closes::<T>(&record, summary.settled_at),
 		Error::<T>::ChallengeWindowClosed
 	);
 	ensure!(!Challenged::<T>::contains_key((job, round), &accused), Error::<T>::AlreadyChallenged);

@@ -128,7 +128,13 @@ fn one_stake_cannot_back_two_jobs_beyond_its_size() {
 fn jobs_per_provider_are_capped() {
 	new_test_ext().execute_with(|| {
 		register(P1);
-		let ids: Vec<u64> = (0..=MAX_JOBS_PER_PROVIDER).map(|_| job_requiring(0, 2)).collect();
+		// Posted a block apart: a block has room for few jobs' `Unfilled` entries in the mock.
+		let ids: Vec<u64> = (0..=MAX_JOBS_PER_PROVIDER)
+			.map(|_| {
+				advance(1);
+				job_requiring(0, 2)
+			})
+			.collect();
 		for id in &ids[..MAX_JOBS_PER_PROVIDER as usize] {
 			assert_ok!(join(*id, P1));
 		}
@@ -252,6 +258,51 @@ fn filling_the_agenda_within_reach_only_delays_a_start_by_a_block() {
 	});
 }
 
+/// The attack: post jobs and cancel them at once, every block. Each once left its `Unfilled`
+/// entry a day ahead and an `Expire` entry a window ahead, and got its deposit back at once
+/// when no block had room for the `Expire`: for fees alone the attacker filled whole blocks a
+/// day ahead, and a job starting (or a running job's next round) then found no room, a
+/// challenge none for its decision, an audit none for its draw.
+#[test]
+fn posting_and_cancelling_jobs_cannot_fill_the_agenda() {
+	new_test_ext().execute_with(|| {
+		let attack = |blocks: u64| {
+			for _ in 0..blocks {
+				for _ in 0..AGENDA_PER_BLOCK {
+					let id = crate::NextJobId::<Test>::get();
+					let posted = Jobs::create_job(
+						RuntimeOrigin::signed(OTHER_BUYER),
+						Box::new(spec()),
+						Default::default(),
+					);
+					if posted.is_ok() {
+						assert_ok!(Jobs::cancel_job(RuntimeOrigin::signed(OTHER_BUYER), id));
+					}
+				}
+				advance(1);
+			}
+		};
+		attack(MAX_OPEN_BLOCKS + 1);
+		// A cancelled job's day-ahead slot is free again; their pruning takes at most half
+		// of any block.
+		let unfilled = Agenda::<Test>::iter_values()
+			.flatten()
+			.filter(|i| matches!(i, AgendaItem::Unfilled(_)))
+			.count();
+		assert_eq!(unfilled, 0);
+		check_invariants();
+		// A job posted now starts, runs and is paid for every round while the attack goes on.
+		let id = running_job(&[P1, P2]);
+		for round in 0..spec().rounds {
+			deliver(id, round, &[P1, P2]);
+			attack(1);
+		}
+		assert!(matches!(status(id), JobStatus::Completed { .. }), "{:?}", status(id));
+		assert_eq!(JobsMap::<Test>::get(id).unwrap().paid, REWARD * u128::from(spec().rounds));
+		check_invariants();
+	});
+}
+
 #[test]
 fn a_running_job_whose_next_round_finds_no_room_ends_and_refunds() {
 	new_test_ext().execute_with(|| {
@@ -260,7 +311,8 @@ fn a_running_job_whose_next_round_finds_no_room_ends_and_refunds() {
 		System::set_block_number(2);
 		let next_deadline = 2 + ROUND_BLOCKS;
 		// Book every block its next round could be due in (directly: no attacker can reach
-		// this far, since callers' entries go at most `AGENDA_REACH` blocks past their due).
+		// this far, since callers' entries go at most `AGENDA_REACH` blocks past their due,
+		// and housekeeping, which goes further, takes at most half of a block).
 		let reach = u64::from(crate::agenda::next_round_reach::<Test>());
 		for block in next_deadline..=next_deadline + reach {
 			for n in 0..AGENDA_PER_BLOCK {

@@ -165,3 +165,44 @@ fn a_settled_round_within_its_window_is_reportable() {
 		check_invariants();
 	});
 }
+
+#[test]
+fn a_key_outside_the_round_cannot_write_an_equivocation_record() {
+	new_test_ext().execute_with(|| {
+		// P4 is registered but not in the job; P5 is any key at all. Each signs two proofs
+		// for the open round (and P4 two commitments), which once wrote a record of an
+		// "offence" each, never pruned past a round's members, for a fee.
+		let id = running_job(&[P1, P2]);
+		register(P4);
+		for outsider in [P4, P5] {
+			let (first, second) =
+				(proof(id, 0, outsider, 1, 100, &[P1]), proof(id, 0, outsider, 2, 100, &[P1]));
+			let report = Jobs::report_equivocation(RuntimeOrigin::signed(REPORTER), first, second);
+			assert_noop!(report, Error::<Test>::NotParticipant);
+			assert!(!Equivocations::<Test>::contains_key((id, 0), outsider));
+		}
+		let (first, second) = (commitment(P4, id, 0, 1), commitment(P4, id, 0, 2));
+		assert_noop!(report(P4, first, second), Error::<Test>::NotParticipant);
+		// A member's two proofs are still an offence.
+		let (first, second) = (proof(id, 0, P1, 1, 100, &[P2]), proof(id, 0, P1, 2, 100, &[P2]));
+		assert_ok!(Jobs::report_equivocation(RuntimeOrigin::signed(REPORTER), first, second));
+	});
+}
+
+#[test]
+fn a_provider_punished_for_equivocation_cannot_join_the_job_again() {
+	new_test_ext().execute_with(|| {
+		// Convicted, it would otherwise come back (its stake still covers the job) and sit on
+		// the committees of the job's other rounds.
+		let id = running_job(&[P1, P2, P3]);
+		let (first, second) = (commitment(P1, id, 0, 1), commitment(P1, id, 0, 2));
+		punished_for_equivocation(id, || report(P1, first, second));
+		assert!(pallet_providers::Providers::<Test>::get(P1).unwrap().stake >= MIN_STAKE);
+		assert_noop!(join(id, P1), Error::<Test>::ConvictedInJob);
+		assert!(!Participants::<Test>::contains_key(id, P1));
+		// Another job takes it.
+		let other = create(spec());
+		assert_ok!(join(other, P1));
+		check_invariants();
+	});
+}

@@ -8,8 +8,8 @@ use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
 use crate::{
 	agenda, challenges, escrow, Admissions, AgendaItem, Challenged, Config, Contributions,
-	Equivocations, Error, Event, JobOf, Jobs, OpenAuditsOn, OpenChallengesOn, Pallet, Participants,
-	RoundMembers, RoundResults,
+	Convicted, Equivocations, Error, Event, JobOf, Jobs, OpenAuditsOn, OpenChallengesOn, Pallet,
+	Participants, RoundMembers, RoundResults,
 };
 
 /// Puts `Expire(id, round)` on the agenda at `at` or as soon after as there is room.
@@ -65,6 +65,9 @@ pub(crate) fn expire<T: Config>(id: JobId, round: RoundIndex) {
 		return;
 	}
 	let _ = Participants::<T>::clear_prefix(id, members, None);
+	// Each conviction cost its provider a slash; a job with more than a round's worth keeps
+	// the rest, paid for by those slashes.
+	let _ = Convicted::<T>::clear_prefix(id, members, None);
 	Jobs::<T>::remove(id);
 	Admissions::<T>::remove(id);
 	escrow::release_deposit::<T>(&job);

@@ -529,6 +529,17 @@ pub mod pallet {
 	pub type Equivocations<T: Config> =
 		StorageDoubleMap<_, Twox64Concat, (JobId, RoundIndex), Blake2_128Concat, T::AccountId, ()>;
 
+	/// Where an open job's `Unfilled` entry is on the agenda: taken off when the job starts or
+	/// ends before it is due, so that a job posted and cancelled frees its slot at once.
+	#[pallet::storage]
+	pub type UnfilledAt<T: Config> = StorageMap<_, Twox64Concat, JobId, BlockNumberFor<T>>;
+
+	/// (job, provider) convicted of fraud or equivocation in the job: it may not join the job
+	/// again, where committees for its other rounds are drawn. Pruned with the job.
+	#[pallet::storage]
+	pub type Convicted<T: Config> =
+		StorageDoubleMap<_, Twox64Concat, JobId, Blake2_128Concat, T::AccountId, ()>;
+
 	#[pallet::event]
 	#[pallet::generate_deposit(pub(super) fn deposit_event)]
 	pub enum Event<T: Config> {
@@ -801,6 +812,9 @@ pub mod pallet {
 		/// The job's exchange allowance (twice the grace and half the fetch wait) is more
 		/// than half its round.
 		ExchangeOverHalfTheRound,
+		/// The caller was convicted of fraud or equivocation in this job: it may not join it
+		/// again (its members judge the job's other rounds).
+		ConvictedInJob,
 	}
 
 	impl<T> From<SpecError> for Error<T> {
@@ -843,7 +857,9 @@ pub mod pallet {
 		/// admits every eligible provider). The spec is boxed: it is most of the call's size,
 		/// and every other call would otherwise be as large.
 		#[pallet::call_index(0)]
-		#[pallet::weight(T::WeightInfo::create_job())]
+		#[pallet::weight(
+			T::WeightInfo::create_job().saturating_add(T::DbWeight::get().writes(1))
+		)]
 		pub fn create_job(
 			origin: OriginFor<T>,
 			spec: Box<JobSpecOf<T>>,
@@ -865,7 +881,8 @@ pub mod pallet {
 			// A day's wait need not end on the block: the longest reach leaves room for many
 			// jobs posted in one block.
 			let reach = agenda::next_round_reach::<T>();
-			agenda::schedule::<T>(AgendaItem::Unfilled(id), unfilled_at, reach)?;
+			let unfilled_at = agenda::schedule::<T>(AgendaItem::Unfilled(id), unfilled_at, reach)?;
+			UnfilledAt::<T>::insert(id, unfilled_at);
 			let job = Job {
 				buyer: buyer.clone(),
 				spec: *spec,
@@ -896,7 +913,10 @@ pub mod pallet {
 		/// members that are working on it cannot be left unpaid. The rest of the escrow goes
 		/// back to the buyer.
 		#[pallet::call_index(1)]
-		#[pallet::weight(T::WeightInfo::cancel_job(T::MaxParticipants::get()))]
+		#[pallet::weight(
+			T::WeightInfo::cancel_job(T::MaxParticipants::get())
+				.saturating_add(rounds::unfilled_weight::<T>())
+		)]
 		pub fn cancel_job(origin: OriginFor<T>, job: JobId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
 			let record = Jobs::<T>::get(job).ok_or(Error::<T>::UnknownJob)?;
@@ -905,30 +925,42 @@ pub mod pallet {
 			ensure!(!record.cancel_requested, Error::<T>::CancelPending);
 			let members = record.spec.max_providers;
 			rounds::cancel_after_round::<T>(job, record);
-			Ok(Some(T::WeightInfo::cancel_job(members)).into())
+			let unfilled = rounds::unfilled_weight::<T>();
+			Ok(Some(T::WeightInfo::cancel_job(members).saturating_add(unfilled)).into())
 		}
 
 		/// Cancels any live job at once (root only): the way out of a job that harms the
 		/// chain, without a runtime upgrade. An open round with a quorum is settled (paid)
 		/// first; one without is dropped.
 		#[pallet::call_index(9)]
-		#[pallet::weight(T::WeightInfo::force_cancel_job(T::MaxParticipants::get()))]
+		#[pallet::weight(
+			T::WeightInfo::force_cancel_job(T::MaxParticipants::get())
+				.saturating_add(rounds::unfilled_weight::<T>())
+		)]
 		pub fn force_cancel_job(origin: OriginFor<T>, job: JobId) -> DispatchResultWithPostInfo {
 			ensure_root(origin)?;
 			let record = Jobs::<T>::get(job).ok_or(Error::<T>::UnknownJob)?;
 			ensure!(record.status.is_live(), Error::<T>::JobEnded);
 			rounds::cancel_now::<T>(job);
-			Ok(Some(T::WeightInfo::force_cancel_job(record.spec.max_providers)).into())
+			let unfilled = rounds::unfilled_weight::<T>();
+			Ok(Some(
+				T::WeightInfo::force_cancel_job(record.spec.max_providers).saturating_add(unfilled),
+			)
+			.into())
 		}
 
 		/// Joins a job as a participant. A running job admits the caller from its next round;
 		/// an open job starts when this join brings it to `min_providers`.
 		#[pallet::call_index(2)]
-		#[pallet::weight(T::WeightInfo::join_job(T::MaxParticipants::get()))]
+		#[pallet::weight(
+			T::WeightInfo::join_job(T::MaxParticipants::get())
+				.saturating_add(membership::join_extra_weight::<T>())
+		)]
 		pub fn join_job(origin: OriginFor<T>, job: JobId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
 			membership::join::<T>(job, who)?;
-			Ok(Some(T::WeightInfo::join_job(Self::members_bound(job))).into())
+			let extra = membership::join_extra_weight::<T>();
+			Ok(Some(T::WeightInfo::join_job(Self::members_bound(job)).saturating_add(extra)).into())
 		}
 
 		/// Leaves a job. Rounds already delivered stay paid; the open round's share of a
@@ -969,7 +1001,9 @@ pub mod pallet {
 		/// Punishes a provider that signed two different proofs for one (job, round): its
 		/// stake is slashed (shares to the caller and the buyer), and it leaves the job.
 		#[pallet::call_index(5)]
-		#[pallet::weight(T::WeightInfo::report_equivocation())]
+		#[pallet::weight(
+			T::WeightInfo::report_equivocation().saturating_add(membership::conviction_weight::<T>())
+		)]
 		pub fn report_equivocation(
 			origin: OriginFor<T>,
 			first: Box<SignedProofOf<T>>,
@@ -984,7 +1018,10 @@ pub mod pallet {
 		/// stake is slashed (shares to the caller and the buyer) and it leaves the job. One
 		/// punishment a slot, whichever the evidence.
 		#[pallet::call_index(11)]
-		#[pallet::weight(T::WeightInfo::report_commitment_equivocation())]
+		#[pallet::weight(
+			T::WeightInfo::report_commitment_equivocation()
+				.saturating_add(membership::conviction_weight::<T>())
+		)]
 		pub fn report_commitment_equivocation(
 			origin: OriginFor<T>,
 			provider: T::AccountId,
@@ -1031,9 +1068,9 @@ pub mod pallet {
 		/// of the committee has revealed the same verdict.
 		#[pallet::call_index(10)]
 		#[pallet::weight(
-			T::WeightInfo::reveal_vote().saturating_add(
-				T::WeightInfo::resolve_challenge(T::MaxCommittee::get())
-			)
+			T::WeightInfo::reveal_vote()
+				.saturating_add(T::WeightInfo::resolve_challenge(T::MaxCommittee::get()))
+				.saturating_add(membership::conviction_weight::<T>())
 		)]
 		pub fn reveal_vote(
 			origin: OriginFor<T>,

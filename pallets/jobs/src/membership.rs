@@ -5,8 +5,8 @@ use pallet_providers::traits::{LockRefusal, ProviderRegistry};
 use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
 use crate::{
-	agenda, challenges, rounds, Admissions, BalanceOf, Config, Error, Event, JobOf, JobStatus,
-	Jobs, Pallet, Participant, Participants, RemovalReason,
+	agenda, challenges, rounds, Admissions, BalanceOf, Config, Convicted, Error, Event, JobOf,
+	JobStatus, Jobs, Pallet, Participant, Participants, RemovalReason,
 };
 
 /// Adds `who` to `job`; starts the job when it reaches `min_providers`.
@@ -15,6 +15,7 @@ pub(crate) fn join<T: Config>(id: JobId, who: T::AccountId) -> DispatchResult {
 	ensure!(job.status.is_live(), Error::<T>::JobEnded);
 	ensure!(!job.cancel_requested, Error::<T>::CancelPending);
 	ensure!(!Participants::<T>::contains_key(id, &who), Error::<T>::AlreadyJoined);
+	ensure!(!Convicted::<T>::contains_key(id, &who), Error::<T>::ConvictedInJob);
 	ensure!(job.participants < job.spec.max_providers, Error::<T>::JobFull);
 	ensure!(T::Providers::is_eligible(&who, job.spec.min_provider_stake), Error::<T>::NotEligible);
 	admit::<T>(id, &who)?;
@@ -40,6 +41,7 @@ pub(crate) fn join<T: Config>(id: JobId, who: T::AccountId) -> DispatchResult {
 
 	if job.status == JobStatus::Open && job.participants >= job.spec.min_providers {
 		job.status = JobStatus::Running;
+		rounds::drop_unfilled::<T>(id);
 		rounds::open::<T>(id, &job, 0, agenda::caller_reach::<T>(), None)?;
 		Pallet::<T>::deposit_event(Event::JobStarted { job: id });
 	}
@@ -74,20 +76,37 @@ pub(crate) fn leave<T: Config>(id: JobId, who: T::AccountId) -> DispatchResult {
 }
 
 /// The chain removes `who` from a job (fraud, equivocation, liveness, stake shortfall). No-op
-/// when it is not a member. The caller stores `job`.
+/// when it is not a member, but for a conviction, which is recorded either way. The caller
+/// stores `job`.
 ///
 /// In an ended job the record goes too, though its stake lock was released as the job ended:
 /// committees for the job's other rounds are drawn from its members, and a provider convicted
-/// there must not judge its fellow members' work.
+/// there must not judge its fellow members' work. For the same reason a convicted provider
+/// may not join the job again, even one that left it before its conviction.
 pub(crate) fn remove<T: Config>(
 	id: JobId,
 	job: &mut JobOf<T>,
 	who: &T::AccountId,
 	reason: RemovalReason,
 ) {
+	if matches!(reason, RemovalReason::Fraud | RemovalReason::Equivocation) {
+		Convicted::<T>::insert(id, who, ());
+	}
 	if drop_participant::<T>(id, job, who) {
 		Pallet::<T>::deposit_event(Event::Removed { job: id, who: who.clone(), reason });
 	}
+}
+
+/// What a join does beyond its benchmark (which predates both): reading the job's
+/// convictions, and taking a starting job's `Unfilled` entry off the agenda.
+pub(crate) fn join_extra_weight<T: Config>() -> Weight {
+	T::DbWeight::get().reads(1).saturating_add(rounds::unfilled_weight::<T>())
+}
+
+/// What recording a conviction costs beyond the benchmarked calls and agenda work that may
+/// make one (their benchmarks predate it): one write.
+pub(crate) fn conviction_weight<T: Config>() -> Weight {
+	T::DbWeight::get().writes(1)
 }
 
 /// Ends every membership of a job that completed or was cancelled; the records stay as the

@@ -201,6 +201,9 @@ fn step(rng: &mut Rng) {
 		4 => dispatch(provider, crate::Call::leave_job { job }),
 		// Equivocations halve a stake: rarely enough that providers stay around.
 		9 if rng.below(3) == 0 => {
+			// Mostly a member of an open round (only members can equivocate), sometimes
+			// anyone for any job.
+			let (job, provider) = round_member(rng).unwrap_or((job, provider));
 			let first = random_proof(rng, job, provider);
 			let second = random_proof(rng, job, provider);
 			dispatch(REPORTER, crate::Call::report_equivocation { first, second });

@@ -11,7 +11,7 @@ use crate::{
 	agenda, audits, escrow, expiry, membership, payout, quorum_threshold, signature, slashing,
 	AgendaItem, BalanceOf, Config, Contribution, Contributions, Error, Event, JobOf, JobStatus,
 	Jobs, Pallet, Participants, Proofs, RoundMembers, RoundResults, RoundState, RoundStateOf,
-	RoundSummary, Rounds, SignedProofOf,
+	RoundSummary, Rounds, SignedProofOf, UnfilledAt,
 };
 
 /// Domain separator of the randomness behind round seeds.
@@ -476,9 +476,24 @@ pub(crate) fn end_if_unfilled<T: Config>(id: JobId) {
 	Pallet::<T>::deposit_event(Event::JobUnfilled { job: id, refunded });
 }
 
+/// Takes an open job's `Unfilled` entry off the agenda (it started or ended): a job posted
+/// and cancelled holds no slot a day ahead (see `agenda`'s docs).
+pub(crate) fn drop_unfilled<T: Config>(id: JobId) {
+	if let Some(at) = UnfilledAt::<T>::take(id) {
+		agenda::unschedule::<T>(AgendaItem::Unfilled(id), at);
+	}
+}
+
+/// What [`drop_unfilled`] costs (the calls that make it were benchmarked before it): its
+/// entry's read and removal, and the block's agenda read and rewritten.
+pub(crate) fn unfilled_weight<T: Config>() -> Weight {
+	T::DbWeight::get().reads_writes(2, 2)
+}
+
 /// Ends a live job before its last round (its open round, if any, is already dropped): the
 /// rest of the escrow goes back and the providers are released. Returns the refund.
 fn end_unfinished<T: Config>(id: JobId, job: &mut JobOf<T>) -> BalanceOf<T> {
+	drop_unfilled::<T>(id);
 	let held = job.held();
 	let refunded = escrow::refund::<T>(job, held);
 	job.status = JobStatus::Cancelled;

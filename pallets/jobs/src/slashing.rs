@@ -18,7 +18,7 @@ use polkadot_sdk::polkadot_sdk_frame::{
 
 use crate::{
 	challenges, membership, signature, BalanceOf, Config, Equivocations, Error, Event, JobOf, Jobs,
-	Pallet, RemovalReason, RoundResults, Rounds, SignedProofOf,
+	Pallet, RemovalReason, RoundMembers, RoundResults, Rounds, SignedProofOf,
 };
 
 /// Checks the evidence, slashes the provider (shares to `reporter` and the buyer), removes it
@@ -89,6 +89,9 @@ fn punish<T: Config>(
 ) -> DispatchResult {
 	let id = slot.0;
 	let mut job = Jobs::<T>::get(id).ok_or(Error::<T>::UnknownJob)?;
+	// Anyone can sign two proofs with a fresh key: only a member's are an offence (and only
+	// they are worth a record).
+	ensure!(member_of::<T>(slot, &offender), Error::<T>::NotParticipant);
 	let amount = T::EquivocationSlash::get().mul_floor(slash_base::<T>(&job, &offender));
 	let mut recipients = alloc::vec![(job.buyer.clone(), T::BuyerShare::get())];
 	// A provider reporting itself gets no reporter's share.
@@ -108,6 +111,14 @@ fn punish<T: Config>(
 		slashed,
 	});
 	Ok(())
+}
+
+/// Whether `who` is a member of `round` of `job`: the open round's, or a settled one's.
+fn member_of<T: Config>((job, round): (JobId, RoundIndex), who: &T::AccountId) -> bool {
+	match Rounds::<T>::get(job).filter(|open| open.index == round) {
+		Some(open) => open.members.contains(who),
+		None => RoundMembers::<T>::get(job, round).is_some_and(|members| members.contains(who)),
+	}
 }
 
 /// Whether an equivocation in `round` of `job` can still be punished: the round is open, or

@@ -11,7 +11,8 @@
 use polkadot_sdk::polkadot_sdk_frame::prelude::*;
 
 use crate::{
-	agenda, audits, challenges, expiry, rounds, AgendaCursor, AgendaItem, Config, WeightInfo,
+	agenda, audits, challenges, expiry, membership, rounds, AgendaCursor, AgendaItem, Config,
+	WeightInfo,
 };
 
 /// Most agenda blocks one pass looks at. The cursor trails the chain only by blocks whose work
@@ -82,16 +83,20 @@ fn per_round<T: Config>() -> Weight {
 fn per_draw<T: Config>() -> Weight {
 	T::WeightInfo::draw_committee(T::MaxParticipants::get())
 		.saturating_add(T::WeightInfo::resolve_challenge(0))
+		.saturating_add(membership::conviction_weight::<T>())
 }
 
 /// Deciding one challenge of the largest committee.
 fn per_challenge<T: Config>() -> Weight {
 	T::WeightInfo::resolve_challenge(T::MaxCommittee::get())
+		.saturating_add(membership::conviction_weight::<T>())
 }
 
-/// Pruning a round of the largest job together with the job itself.
+/// Pruning a round of the largest job together with the job itself, and the job's
+/// convictions (its benchmark predates them): at most one write per member.
 fn per_expire<T: Config>() -> Weight {
-	T::WeightInfo::expire(T::MaxParticipants::get())
+	let members = T::MaxParticipants::get();
+	T::WeightInfo::expire(members).saturating_add(T::DbWeight::get().writes(members.into()))
 }
 
 /// Ending an unfilled job of the most members: bounded by a force cancel, which also

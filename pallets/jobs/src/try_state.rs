@@ -14,7 +14,7 @@ use polkadot_sdk::polkadot_sdk_frame::{
 use crate::{
 	Accuser, Admissions, Agenda, AgendaCursor, AgendaItem, BalanceOf, Challenges, Config,
 	Contributions, HoldReason, JobStatus, Jobs, OpenAuditsOn, OpenChallengesBy, OpenChallengesOn,
-	Pallet, Participants, Proofs, RoundMembers, Rounds,
+	Pallet, Participants, Proofs, RoundMembers, Rounds, UnfilledAt,
 };
 
 /// Each agenda entry with its block.
@@ -59,6 +59,15 @@ impl<T: Config> Pallet<T> {
 				!running || job.understaffed_rounds < T::MaxUnderstaffedRounds::get(),
 				"job runs understaffed past the limit"
 			);
+			// An open job's `Unfilled` entry is where it says; only open jobs keep one.
+			let unfilled = UnfilledAt::<T>::get(id);
+			ensure!(unfilled.is_some() == (job.status == JobStatus::Open), "stray Unfilled slot");
+			if let Some(at) = unfilled {
+				ensure!(
+					scheduled.get(&AgendaItem::Unfilled(id)) == Some(&at),
+					"open job's Unfilled entry is not where its slot says"
+				);
+			}
 			if job.status.is_live() {
 				let mut count = 0u32;
 				for who in Participants::<T>::iter_key_prefix(id) {
@@ -88,6 +97,19 @@ impl<T: Config> Pallet<T> {
 		)?;
 		let settles = scheduled.keys().filter(|i| matches!(i, AgendaItem::Settle(_))).count();
 		ensure!(settles == running_jobs, "agenda settles a job that is not running");
+		ensure!(
+			UnfilledAt::<T>::iter_keys().all(Jobs::<T>::contains_key),
+			"Unfilled slot of a pruned job"
+		);
+		let housekeeping =
+			|i: &&AgendaItem| matches!(i, AgendaItem::Unfilled(_) | AgendaItem::Expire(..));
+		for items in Agenda::<T>::iter_values() {
+			let n = items.iter().filter(housekeeping).count() as u32;
+			ensure!(
+				n <= (T::MaxAgendaPerBlock::get() / 2).max(1),
+				"housekeeping takes more than half a block's agenda"
+			);
+		}
 		Self::try_state_proofs()?;
 		Self::try_state_contributions()?;
 		Self::try_state_challenges(&scheduled)

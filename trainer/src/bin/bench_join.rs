@@ -80,7 +80,7 @@ fn joined_then_decoded(bytes: &[u8], len: usize) -> (f64, StepState) {
 		secs += start.elapsed().as_secs_f64();
 	}
 	let start = Instant::now();
-	let whole = join_pieces(held, bytes.len() as u64);
+	let whole = join_pieces(held);
 	let state = StepState::decode(&whole, len).expect("a valid state");
 	drop(whole);
 	(secs + start.elapsed().as_secs_f64(), state)
@@ -148,7 +148,7 @@ fn compare_join(params: &[f64], repeats: usize) -> (String, Vec<Value>) {
 			let (secs, cap) = time(|p| p.into_values().flatten().collect(), len);
 			before.push(secs);
 			room_before = cap - len;
-			let (secs, cap) = time(|p| join_pieces(p, len as u64), len);
+			let (secs, cap) = time(join_pieces, len);
 			now.push(secs);
 			room_now = cap - len;
 		}

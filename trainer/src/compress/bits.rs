@@ -101,7 +101,10 @@ impl<'a> BitReader<'a> {
 		r: u32,
 		place: impl Fn() -> String,
 	) -> Result<Vec<u32>> {
-		let mut out = Vec::with_capacity(n.min(size as usize));
+		// Each position takes at least a bit: a count the stream cannot hold reserves nothing
+		// past it (a 32 KiB update claiming 2^32 positions asked for 16 GiB).
+		let room = (self.bytes.len() * 8).saturating_sub(self.pos);
+		let mut out = Vec::with_capacity(n.min(size as usize).min(room));
 		let mut next = 0u32;
 		for _ in 0..n {
 			let p = next.saturating_add(self.rice(r, size)?);

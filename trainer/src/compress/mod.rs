@@ -30,6 +30,16 @@ pub const MAGIC: &[u8; 4] = b"GDU2";
 /// Longest update accepted by `decode` (values), as a guard against absurd allocations.
 pub const MAX_VALUES: u64 = 1 << 34;
 
+/// The longest encoding of an update laid out as `layout` under any scheme and parameters
+/// (a bound, not the size): what a commitment may claim before anyone fetches it. Headers
+/// take under 64 bytes; tiles add 8 bytes of shape and at most 16 of centroids per tensor;
+/// no scheme spends 8 bytes on a value (raw f32 4; int8 at chunk 1 a code and its 4-byte
+/// scale; top-k at k = chunk = 1 the same and an index bit).
+pub fn max_encoded_len(layout: &Layout) -> u64 {
+	let (values, tensors) = (layout.len() as u64, layout.tensors().len() as u64);
+	values.saturating_mul(8).saturating_add(tensors.saturating_mul(24)).saturating_add(64)
+}
+
 /// A compressed pseudo-gradient.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CompressedUpdate {
@@ -493,6 +503,31 @@ mod tests {
 				.to_string()
 				.contains("scheme 9"));
 		}
+	}
+
+	#[test]
+	fn no_scheme_encodes_past_the_bound_a_commitment_may_claim() {
+		// Tensors of one value, a partial tile and a vector: every scheme's worst case.
+		let layout = Layout::new(vec![
+			layout::Matrix { rows: 1, cols: 1 },
+			layout::Matrix { rows: 65, cols: 70 },
+			layout::Matrix { rows: 1, cols: 33 },
+		]);
+		let worst = [
+			Compression::None,
+			Compression::Int8 { chunk: 1 },
+			Compression::TopK { chunk: 1, k: 1, value_bits: 8 },
+			Compression::TopK { chunk: 2, k: 1, value_bits: 8 },
+			Compression::Tiles { k: 1 },
+			Compression::Tiles { k: 4_096 },
+		];
+		let bound = max_encoded_len(&layout);
+		for spec in worst {
+			let x = vector(layout.len(), 4);
+			let bytes = compress_values(&spec, &layout, &x).unwrap().encode();
+			assert!(bytes.len() as u64 <= bound, "{spec:?}: {} bytes > {bound}", bytes.len());
+		}
+		assert_eq!(max_encoded_len(&Layout::flat(0)), 64);
 	}
 
 	#[test]

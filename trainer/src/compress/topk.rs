@@ -243,6 +243,21 @@ mod tests {
 	}
 
 	#[test]
+	fn a_header_claiming_more_positions_than_its_stream_holds_is_truncated() {
+		// 2^32 - 1 values in one chunk keeping them all, one scale, 4 KiB of stream.
+		let mut bytes = crate::compress::MAGIC.to_vec();
+		bytes.push(2);
+		bytes.extend_from_slice(&u64::from(u32::MAX).to_le_bytes());
+		bytes.extend_from_slice(&u32::MAX.to_le_bytes());
+		bytes.extend_from_slice(&u32::MAX.to_le_bytes());
+		bytes.push(8);
+		bytes.extend_from_slice(&1.0f32.to_le_bytes());
+		bytes.extend_from_slice(&[0u8; 4_096]);
+		let err = CompressedUpdate::decode(&bytes).unwrap_err().to_string();
+		assert!(err.contains("truncated"), "{err}");
+	}
+
+	#[test]
 	fn keeps_the_largest_values_with_exact_low_bit_levels() {
 		let x = [0.1f32, -0.9, 0.0, 0.4, 0.05, -0.2, 0.3, 0.8];
 		let mut c = topk(4, 2, 2, x.len());

@@ -272,7 +272,9 @@ pub fn fetch(
 	};
 	let net = service::start(runtime.handle(), key, Shaper::default(), config)
 		.map_err(|e| anyhow!("starting the network: {e}"))?;
-	let (peer, ck) = fetch_state(&net, job, &peers, patience, |peer, bytes| {
+	let params = view.job.spec.model.parameters().unwrap_or(u64::MAX);
+	let limits = (patience, crate::round::state_transfer::max_state_len(params));
+	let (peer, ck) = fetch_state(&net, job, &peers, limits, |peer, bytes| {
 		Ok((peer, verified(&bytes, &peer, &expected)?))
 	})
 	.map_err(|e| anyhow!("job {job}'s final model: {e}"))?;

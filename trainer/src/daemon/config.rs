@@ -261,8 +261,13 @@ impl TrainerConfig {
 impl JobConfig {
 	/// What a round of this job may claim: the same for every trainer of it, whatever each
 	/// trains itself ([`Self::train_cap`]); commitments and replays are judged by it.
-	pub fn claim_rule(&self) -> ClaimRule {
-		ClaimRule { batch: u64::from(self.training.batch_size), max_steps: self.training.max_steps }
+	/// `layout` is the job's model's.
+	pub fn claim_rule(&self, layout: &Layout) -> ClaimRule {
+		ClaimRule {
+			batch: u64::from(self.training.batch_size),
+			max_steps: self.training.max_steps,
+			max_update_len: crate::compress::max_encoded_len(layout),
+		}
 	}
 
 	/// Most inner steps this trainer trains a round: the job's cap, or its own if lower.

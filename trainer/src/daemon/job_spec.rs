@@ -136,6 +136,7 @@ mod tests {
 	};
 
 	use super::*;
+	use crate::compress::Layout;
 
 	const JOB: &str = include_str!("../../../examples/shakespeare-job.toml");
 
@@ -157,14 +158,14 @@ mod tests {
 		// Uncapped job, provider capped at 10: it trains 10 steps, and accepts a peer's 50.
 		let job = chain_job(0, &spec, 0, Some(10)).unwrap();
 		assert_eq!(job.train_cap(), Some(10));
-		assert!(job.claim_rule().allows(50 * batch, 50));
+		assert!(job.claim_rule(&Layout::flat(1)).allows_work(50 * batch, 50));
 		// A job capped at 40: claims of 40 pass and of 41 do not, for a provider capped at
 		// 10 and one capped above the job alike.
 		spec.training.max_steps = Some(40);
 		for own in [Some(10), Some(100), None] {
 			let job = chain_job(0, &spec, 0, own).unwrap();
-			assert!(job.claim_rule().allows(40 * batch, 40), "{own:?}");
-			assert!(!job.claim_rule().allows(41 * batch, 41), "{own:?}");
+			assert!(job.claim_rule(&Layout::flat(1)).allows_work(40 * batch, 40), "{own:?}");
+			assert!(!job.claim_rule(&Layout::flat(1)).allows_work(41 * batch, 41), "{own:?}");
 			assert_eq!(job.train_cap(), Some(own.unwrap_or(40).min(40)));
 		}
 	}

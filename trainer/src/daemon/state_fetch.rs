@@ -23,12 +23,14 @@ use crate::{
 /// Fetches the state that one of `peers` serves for `job` over `net` and hands each
 /// assembled state (its peer and bytes) to `accept`, until `accept` takes one (its value is
 /// returned) or `patience` runs out. A state `accept` refuses (its reason is logged), a bad
-/// piece or a failed request drops that peer's download; the others go on.
+/// piece or a failed request drops that peer's download; the others go on. A header that
+/// announces more than `max_len` bytes ([`max_state_len`](crate::round::state_transfer::max_state_len)
+/// of the job's model) is refused.
 pub fn fetch_state<T>(
 	net: &NetworkHandle,
 	job: JobId,
 	peers: &[PeerId],
-	patience: Duration,
+	(patience, max_len): (Duration, u64),
 	mut accept: impl FnMut(PeerId, Vec<u8>) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
 	let start = Instant::now();
@@ -56,13 +58,15 @@ pub fn fetch_state<T>(
 			_ => continue,
 		};
 		match result {
-			Ok(header @ Response::State { .. }) => match StateDownload::from_header(peer, header) {
-				Ok(mut download) => {
-					ask_pieces(&mut download);
-					downloads.insert(peer, download);
+			Ok(header @ Response::State { .. }) => {
+				match StateDownload::from_header(peer, header, max_len) {
+					Ok(mut download) => {
+						ask_pieces(&mut download);
+						downloads.insert(peer, download);
+					}
+					Err(e) => tracing::warn!("{e}"),
 				}
-				Err(e) => tracing::warn!("{e}"),
-			},
+			}
 			Ok(Response::StatePiece(bytes)) => {
 				let Some(download) = downloads.get_mut(&peer) else { continue };
 				let index = u32::try_from(id).unwrap_or(u32::MAX);

@@ -95,6 +95,9 @@ pub fn hash_files(path: &Path) -> Result<(Vec<ManifestFile>, PathBuf)> {
 			names.push(name);
 		}
 		(path.to_path_buf(), names)
+	} else if !meta.is_file() {
+		// A device, pipe or socket: `/dev/zero` in a buyer's `file://` URI never ends.
+		return Err(refuse("neither a plain file nor a directory of them".into()));
 	} else {
 		let name = path.file_name().and_then(|n| n.to_str()).map(str::to_owned);
 		let name = name.ok_or_else(|| refuse("not a UTF-8 file name".into()))?;
@@ -422,6 +425,23 @@ mod tests {
 		fs::write(dir.join("b.txt"), b"hello world").unwrap();
 		fs::write(dir.join(".hidden"), b"left out").unwrap();
 		build_manifest(dir, DatasetFormat::Text).unwrap().0
+	}
+
+	#[test]
+	fn a_device_or_a_link_to_one_is_refused_before_it_is_read() {
+		// A buyer's `file:///dev/zero` once hashed forever, with the provider's loop stuck.
+		for path in ["/dev/zero", "/dev/urandom"] {
+			let err = hash_files(Path::new(path)).unwrap_err().to_string();
+			assert!(err.contains("neither a plain file"), "{path}: {err}");
+		}
+		let dir = tempfile::tempdir().unwrap();
+		let link = dir.path().join("zero");
+		std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+		let err = hash_files(&link).unwrap_err().to_string();
+		assert!(err.contains("neither a plain file"), "{err}");
+		// Inside a directory, a link is not a plain file either.
+		let err = hash_files(dir.path()).unwrap_err().to_string();
+		assert!(err.contains("zero is not a plain file"), "{err}");
 	}
 
 	#[test]

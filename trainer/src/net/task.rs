@@ -32,6 +32,7 @@ use crate::round::{
 	announcement::Announcement,
 	messages::{decode_proof, verify_proof, Digest, Request, Response, SignedCommitment},
 	state_transfer::ServedState,
+	update_pieces::names_piece,
 	witness::SignedAttestation,
 };
 
@@ -477,10 +478,12 @@ impl Task {
 			return Err(channel);
 		};
 		let whole = self.updates.get(&hash).map(|(_, b)| b.as_slice());
+		// A piece of an update the round committed to, within its pieces: requests for
+		// others would take hold slots from honest fetchers for nothing.
 		let committed = self
 			.recent
 			.get(&round)
-			.is_some_and(|list| list.iter().any(|c| c.commitment.update_hash == hash));
+			.is_some_and(|list| list.iter().any(|c| names_piece(&c.commitment, &hash, index)));
 		if job != self.config.job
 			|| !committed
 			|| whole.is_some()

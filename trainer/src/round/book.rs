@@ -22,7 +22,7 @@ use std::{
 use grid_primitives::job::{JobId, RoundIndex};
 use libp2p::PeerId;
 
-use super::messages::{Digest, Equivocation, SignedCommitment};
+use super::messages::{Commitment, Digest, Equivocation, SignedCommitment};
 
 /// How a commitment reached this node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,12 +52,16 @@ pub enum Offer {
 	/// The round already has [`MAX_SIGNERS`] signers.
 	Full,
 	/// Claims work the job does not allow: samples other than steps x the job's batch, or
-	/// more steps than its cap (the samples weight the update in the aggregate).
+	/// more steps than its cap (the samples weight the update in the aggregate), or an
+	/// update longer than any the job's model encodes to (fetchers would size their
+	/// downloads by it).
 	BadClaim {
 		/// Samples claimed.
 		samples: u64,
 		/// Steps claimed.
 		steps: u32,
+		/// Update bytes claimed.
+		update_len: u64,
 	},
 	/// The update another signer (the peer given) committed first: a copy, left out so that
 	/// one update is neither aggregated nor attested twice (the chain pays only the one more
@@ -77,13 +81,21 @@ pub struct ClaimRule {
 	pub batch: u64,
 	/// Most inner steps per round (`None`: no cap).
 	pub max_steps: Option<u32>,
+	/// Longest update an encoding of the job's model can have
+	/// ([`crate::compress::max_encoded_len`]).
+	pub max_update_len: u64,
 }
 
 impl ClaimRule {
 	/// Whether `samples` over `steps` is work the job allows.
-	pub fn allows(&self, samples: u64, steps: u32) -> bool {
+	pub fn allows_work(&self, samples: u64, steps: u32) -> bool {
 		let capped = self.max_steps.is_some_and(|cap| steps > cap);
 		!capped && u64::from(steps).checked_mul(self.batch) == Some(samples)
+	}
+
+	/// Whether `c` claims work the job allows and an update its model can encode to.
+	pub fn allows(&self, c: &Commitment) -> bool {
+		self.allows_work(c.samples, c.steps) && c.update_len <= self.max_update_len
 	}
 }
 
@@ -164,7 +176,7 @@ impl RoundBook {
 		if self.is_late(arrival) {
 			let room = self.commitments.len() + self.late.len() < MAX_SIGNERS;
 			let keep = room
-				&& self.claims.allows(c.samples, c.steps)
+				&& self.claims.allows(c)
 				&& !self.commitments.values().any(same)
 				&& !self.late.values().any(same);
 			if keep {
@@ -181,11 +193,11 @@ impl RoundBook {
 			return Offer::Copied(original);
 		}
 		// Kept even when refused: a second, different commitment of the signer is evidence.
-		let offer = if self.claims.allows(c.samples, c.steps) {
+		let offer = if self.claims.allows(c) {
 			Offer::Accepted
 		} else {
 			self.bad_claims.insert(signer);
-			Offer::BadClaim { samples: c.samples, steps: c.steps }
+			Offer::BadClaim { samples: c.samples, steps: c.steps, update_len: c.update_len }
 		};
 		self.commitments.insert(signer, signed);
 		offer
@@ -408,7 +420,8 @@ pub(crate) mod tests {
 	use libp2p::identity::Keypair;
 
 	/// The tests' job: batches of 32, no step cap.
-	pub(crate) const RULE: ClaimRule = ClaimRule { batch: 32, max_steps: None };
+	pub(crate) const RULE: ClaimRule =
+		ClaimRule { batch: 32, max_steps: None, max_update_len: 1 << 20 };
 
 	fn signed(key: &Keypair, round: RoundIndex, base: u8, update: u8) -> SignedCommitment {
 		Commitment {
@@ -590,29 +603,34 @@ pub(crate) mod tests {
 	#[test]
 	fn claims_the_job_does_not_allow_are_left_out_of_the_set_and_still_bind_their_signer() {
 		let keys: Vec<Keypair> = (0..4).map(|_| Keypair::generate_ed25519()).collect();
-		let rule = ClaimRule { batch: 32, max_steps: Some(4) };
+		let rule = ClaimRule { batch: 32, max_steps: Some(4), max_update_len: 1_000 };
 		let mut book = RoundBook::new(1, 5, rule);
-		let claim = |key: &Keypair, samples, steps| {
+		let claim = |key: &Keypair, samples, steps, update_len| {
 			let mut signed = signed(key, 5, 1, steps as u8);
 			signed.commitment.samples = samples;
 			signed.commitment.steps = steps;
+			signed.commitment.update_len = update_len;
 			signed.commitment.sign(key).unwrap()
 		};
 		// More samples than its steps train on (they would weigh its update up), more steps
-		// than the job allows.
-		for (key, (samples, steps)) in keys.iter().zip([(33, 1), (1_000_000, 2), (5 * 32, 5)]) {
-			let got = book.offer(key.public().to_peer_id(), claim(key, samples, steps));
-			assert_eq!(got, Offer::BadClaim { samples, steps }, "{samples} samples, {steps} steps");
+		// than the job allows, an update longer than the model's longest encoding (each
+		// fetcher would reserve its length: 2^62 bytes aborted them).
+		let bad = [(33, 1, 10), (1_000_000, 2, 10), (5 * 32, 5, 10), (96, 3, 1 << 62)];
+		for (key, (samples, steps, update_len)) in keys.iter().zip(bad) {
+			let got = book.offer(key.public().to_peer_id(), claim(key, samples, steps, update_len));
+			assert_eq!(got, Offer::BadClaim { samples, steps, update_len }, "{samples}, {steps}");
 		}
-		let honest = keys[3].public().to_peer_id();
-		assert_eq!(book.offer(honest, claim(&keys[3], 4 * 32, 4)), Offer::Accepted);
+		let keys: Vec<Keypair> =
+			keys.into_iter().chain(std::iter::once(Keypair::generate_ed25519())).collect();
+		let honest = keys[4].public().to_peer_id();
+		assert_eq!(book.offer(honest, claim(&keys[4], 4 * 32, 4, 1_000)), Offer::Accepted);
 		let set: Vec<PeerId> = book.set(&[1; 32]).into_iter().map(|(p, _)| p).collect();
 		assert_eq!(set, vec![honest], "only the allowed claim is aggregated");
 		assert_eq!(book.majority_base(), Some(([1; 32], 1)));
 		// A refused signer that signs another commitment has equivocated.
 		let cheat = keys[0].public().to_peer_id();
-		assert!(matches!(book.offer(cheat, claim(&keys[0], 32, 1)), Offer::Equivocation(_)));
-		let overflow = ClaimRule { batch: u64::MAX, max_steps: None };
-		assert!(!overflow.allows(u64::MAX, 2));
+		assert!(matches!(book.offer(cheat, claim(&keys[0], 32, 1, 10)), Offer::Equivocation(_)));
+		let overflow = ClaimRule { batch: u64::MAX, max_steps: None, max_update_len: 1 };
+		assert!(!overflow.allows_work(u64::MAX, 2));
 	}
 }

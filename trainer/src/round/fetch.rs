@@ -265,7 +265,7 @@ impl Download {
 		}
 		let received = std::mem::replace(&mut self.received, Received::Pieces(BTreeMap::new()));
 		Ok(Some(match received {
-			Received::Pieces(pieces) => Fetched::Bytes(join_pieces(pieces, total)),
+			Received::Pieces(pieces) => Fetched::Bytes(join_pieces(pieces)),
 			Received::Assembling { assembly, .. } => {
 				Fetched::State(assembly.finish().map_err(|e| e.to_string())?)
 			}

@@ -14,6 +14,7 @@ use grid_primitives::job::RoundIndex;
 use libp2p::PeerId;
 
 use super::{
+	book::MAX_SIGNERS,
 	checkpoint_view::CheckpointView,
 	messages::{Digest, Response, SignedCommitment},
 };
@@ -28,6 +29,16 @@ pub const MAX_STATE_PIECE_BYTES: u32 = 64 << 20;
 pub const MAX_STATE_PIECES: usize = 1 << 16;
 /// Pieces a fetcher asks for at once.
 pub const PIECES_IN_FLIGHT: usize = 8;
+/// Room for a checkpoint's safetensors header beyond its values (names, shapes and offsets
+/// of every tensor twice, and the metadata): a few hundred bytes a tensor.
+const CHECKPOINT_HEADER_ROOM: u64 = 16 << 20;
+
+/// The longest checkpoint of a model of `params` parameters: its weights and outer momentum
+/// in f32, and its header. What a state header may announce: a peer that announces more
+/// would have its fetcher hold pieces until the claim ran out.
+pub fn max_state_len(params: u64) -> u64 {
+	params.saturating_mul(8).saturating_add(CHECKPOINT_HEADER_ROOM)
+}
 
 /// Why a state header or piece was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -162,8 +173,13 @@ pub struct StateDownload {
 
 impl StateDownload {
 	/// A download of the state `header` describes, after checking that its size, piece
-	/// length and piece count fit together.
-	pub fn from_header(peer: PeerId, header: Response) -> Result<Self, StateTransferError> {
+	/// length and piece count fit together, that it is at most `max_len` bytes
+	/// ([`max_state_len`]) and that it brings at most a round's commitments.
+	pub fn from_header(
+		peer: PeerId,
+		header: Response,
+		max_len: u64,
+	) -> Result<Self, StateTransferError> {
 		let Response::State { round, state_hash, len, piece_bytes, pieces, commitments } = header
 		else {
 			let what = format!("{header:?}").chars().take(60).collect();
@@ -184,6 +200,17 @@ impl StateDownload {
 				"{} piece hashes for {len} bytes in pieces of {piece_bytes} (expected {expected}, \
 				 and at least one byte)",
 				pieces.len()
+			)));
+		}
+		if len > max_len {
+			return Err(bad(format!(
+				"{len} bytes, where this model's state has at most {max_len}"
+			)));
+		}
+		if commitments.len() > MAX_SIGNERS {
+			return Err(bad(format!(
+				"{} commitments, where a round has at most {MAX_SIGNERS}",
+				commitments.len()
 			)));
 		}
 		Ok(StateDownload {
@@ -265,6 +292,7 @@ impl StateDownload {
 #[cfg(test)]
 mod tests {
 	use super::*;
+	use libp2p::identity::Keypair;
 
 	fn served(len: usize, piece_bytes: u32) -> (ServedState, Vec<u8>) {
 		let bytes: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
@@ -293,13 +321,27 @@ mod tests {
 			let of_bytes = ServedState::new(4, [2; 32], &bytes, piece_bytes);
 			assert_eq!(of_view.header(vec![]), of_bytes.header(vec![]), "pieces of {piece_bytes}");
 		}
+		// Within what a fetcher of this model accepts, at the longest round number too; the
+		// header of its two tensors takes under a thousandth of the room left for headers.
+		assert!(bytes.len() as u64 <= max_state_len(127));
+		let last =
+			CheckpointView::new(u32::MAX, &manifest, view_weights(), view_weights()).unwrap();
+		let mut longest = Vec::new();
+		last.write_to(&mut longest).unwrap();
+		assert!(longest.len() as u64 <= max_state_len(127));
+		assert!(longest.len() as u64 - 127 * 8 < CHECKPOINT_HEADER_ROOM / 1_000);
+	}
+
+	fn view_weights() -> std::sync::Arc<Vec<f32>> {
+		std::sync::Arc::new(vec![0.5; 127])
 	}
 
 	#[test]
 	fn a_state_arrives_piece_by_piece_in_any_order_and_reassembles() {
 		let (served, bytes) = served(1000, 64);
 		let peer = PeerId::random();
-		let mut download = StateDownload::from_header(peer, served.header(vec![])).unwrap();
+		let mut download =
+			StateDownload::from_header(peer, served.header(vec![]), u64::MAX).unwrap();
 		assert_eq!((download.round, download.state_hash), (3, [5; 32]));
 		assert_eq!(download.progress(), (0, 16));
 		let mut asked = Vec::new();
@@ -327,7 +369,8 @@ mod tests {
 	fn a_bad_or_short_piece_is_refused_and_asked_again() {
 		let (served, bytes) = served(300, 128);
 		let peer = PeerId::random();
-		let mut download = StateDownload::from_header(peer, served.header(vec![])).unwrap();
+		let mut download =
+			StateDownload::from_header(peer, served.header(vec![]), u64::MAX).unwrap();
 		assert_eq!(download.next_pieces(8), vec![0, 1, 2]);
 		let mut flipped = cut(&served, &bytes, 0);
 		flipped[5] ^= 1;
@@ -365,20 +408,36 @@ mod tests {
 			(header(0, 10, 0), "at least one byte"),
 			(header(u64::MAX, 1, 1), "expected"),
 			(header(1 << 40, 1, MAX_STATE_PIECES + 1), "at most"),
+			// Longer than the model's state can be: a fetcher would take pieces until the
+			// claim (up to 4 TiB) ran out.
+			(header(101, 10, 11), "101 bytes, where this model's state has at most 100"),
 		] {
-			let err = StateDownload::from_header(peer, h).unwrap_err();
+			let err = StateDownload::from_header(peer, h, 100).unwrap_err();
 			assert!(err.to_string().contains(why), "{err} lacks {why}");
 		}
-		let err = StateDownload::from_header(peer, Response::Unavailable("no".into())).unwrap_err();
+		// More commitments than a round has signers: each would be decoded and verified.
+		let Response::State { round, state_hash, len, piece_bytes, pieces, .. } =
+			header(100, 10, 10)
+		else {
+			unreachable!()
+		};
+		let one =
+			crate::round::messages::tests::commitment(3, 1).sign(&Keypair::generate_ed25519());
+		let commitments = vec![one.unwrap(); MAX_SIGNERS + 1];
+		let crowded = Response::State { round, state_hash, len, piece_bytes, pieces, commitments };
+		let err = StateDownload::from_header(peer, crowded, 100).unwrap_err().to_string();
+		assert!(err.contains("commitments, where a round has at most"), "{err}");
+		let err =
+			StateDownload::from_header(peer, Response::Unavailable("no".into()), 100).unwrap_err();
 		assert!(matches!(err, StateTransferError::NotAHeader { .. }), "{err}");
-		assert!(StateDownload::from_header(peer, header(100, 10, 10)).is_ok());
+		assert!(StateDownload::from_header(peer, header(100, 10, 10), 100).is_ok());
 	}
 
 	#[test]
 	fn pieces_past_a_missing_one_are_asked_only_within_a_window() {
 		let (served, bytes) = served(100, 1);
 		let mut download =
-			StateDownload::from_header(PeerId::random(), served.header(vec![])).unwrap();
+			StateDownload::from_header(PeerId::random(), served.header(vec![]), u64::MAX).unwrap();
 		assert_eq!(download.next_pieces(2), vec![0, 1]);
 		// Piece 0 is slow; the others come and wait, but no more than the window ahead.
 		let mut asked = vec![1];
@@ -404,7 +463,7 @@ mod tests {
 	fn an_incomplete_download_gives_no_bytes() {
 		let (served, bytes) = served(200, 100);
 		let mut download =
-			StateDownload::from_header(PeerId::random(), served.header(vec![])).unwrap();
+			StateDownload::from_header(PeerId::random(), served.header(vec![]), u64::MAX).unwrap();
 		download.arrived(1, cut(&served, &bytes, 1)).unwrap();
 		assert_eq!(download.progress(), (1, 2));
 		assert!(download.into_bytes().is_none());

@@ -23,7 +23,7 @@ use grid_primitives::job::RoundIndex;
 use libp2p::PeerId;
 use sp_crypto_hashing::blake2_256;
 
-use super::messages::Digest;
+use super::messages::{Commitment, Digest};
 
 /// Domain of an update's content address.
 const UPDATE_DOMAIN: &[u8] = b"grid/update/v2";
@@ -112,16 +112,21 @@ pub fn piece_size(len: u64, index: u32) -> u64 {
 	piece_range(len, index).map_or(0, |r| r.end - r.start)
 }
 
-/// The whole of `len` bytes from its `pieces` in order, each piece freed once copied; called
-/// once every piece is here and checked, so what it reserves the pieces hold already. A
-/// collect of the pieces pushed byte by byte into a vector grown by doubling, on the round
-/// loop: ten times as long, with room for up to twice the state (`bench/join.sh`).
-pub fn join_pieces(pieces: BTreeMap<u32, Vec<u8>>, len: u64) -> Vec<u8> {
-	let mut whole = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+/// The whole from its `pieces` in order, each piece freed once copied; called once every
+/// piece is here and checked. It reserves what the pieces hold, never a length a peer
+/// claimed. A collect of the pieces pushed byte by byte into a vector grown by doubling, on
+/// the round loop: ten times as long, with room for up to twice the state (`bench/join.sh`).
+pub fn join_pieces(pieces: BTreeMap<u32, Vec<u8>>) -> Vec<u8> {
+	let mut whole = Vec::with_capacity(pieces.values().map(Vec::len).sum());
 	for piece in pieces.into_values() {
 		whole.extend_from_slice(&piece);
 	}
 	whole
+}
+
+/// Whether `c` commits to the update `hash` and that update has a piece `index`.
+pub fn names_piece(c: &Commitment, hash: &Digest, index: u32) -> bool {
+	c.update_hash == *hash && index < piece_count(c.update_len)
 }
 
 /// The hash of one piece.
@@ -342,6 +347,13 @@ impl PieceDownload {
 		let Some(expected) = self.hashes.as_ref().and_then(|h| h.get(index as usize)) else {
 			return Err(format!("piece {index} came without the pieces' hashes"));
 		};
+		// Checked as well as its hash: the hashes are the committer's, and pieces of its
+		// choosing need not cut the committed length (one-byte pieces of a claimed 2^62 bytes
+		// once made every fetcher reserve the claim, and abort).
+		if piece.len() as u64 != self.piece_len(index) {
+			let expected = self.piece_len(index);
+			return Err(format!("piece {index} has {} bytes, not {expected}", piece.len()));
+		}
 		if piece_hash(&piece) != *expected {
 			return Err(format!("piece {index} does not match its hash"));
 		}
@@ -349,7 +361,7 @@ impl PieceDownload {
 		if self.pieces.len() < piece_count(self.len) as usize {
 			return Ok(None);
 		}
-		Ok(Some(join_pieces(std::mem::take(&mut self.pieces), self.len)))
+		Ok(Some(join_pieces(std::mem::take(&mut self.pieces))))
 	}
 
 	/// Whether piece `index` is here.
@@ -425,10 +437,10 @@ mod tests {
 			let r = piece_range(len as u64, i).unwrap();
 			pieces.insert(i, whole[r.start as usize..r.end as usize].to_vec());
 		}
-		let joined = join_pieces(pieces, len as u64);
+		let joined = join_pieces(pieces);
 		assert_eq!(joined, whole);
 		assert_eq!(joined.capacity(), len, "no room grown past the whole");
-		assert!(join_pieces(BTreeMap::new(), 0).is_empty());
+		assert!(join_pieces(BTreeMap::new()).is_empty());
 	}
 
 	#[test]
@@ -445,6 +457,49 @@ mod tests {
 			assert!(plan.iter().filter(|(_, p)| p == m).count() >= 4, "{m} keeps its share");
 		}
 		assert_eq!(plan.iter().filter(|(_, p)| *p == committer).count(), 5);
+	}
+
+	#[test]
+	fn only_pieces_a_commitment_names_are_held_for() {
+		let mut c = crate::round::messages::tests::commitment(0, 2);
+		c.update_len = 3 * (64 << 10);
+		let hash = c.update_hash;
+		assert!(names_piece(&c, &hash, 0) && names_piece(&c, &hash, 2));
+		assert!(!names_piece(&c, &hash, 3), "past its last piece");
+		assert!(!names_piece(&c, &hash, u32::MAX));
+		assert!(!names_piece(&c, &[0xee; 32], 0), "another update");
+	}
+
+	#[test]
+	fn pieces_must_cut_the_committed_length_whatever_their_hashes_say() {
+		// A committer claims 2^62 bytes and hashes 64 one-byte pieces of its own into the
+		// commitment's root: every piece is refused for its length.
+		let len = 1u64 << 62;
+		let pieces: Vec<Vec<u8>> = (0..MAX_UPDATE_PIECES).map(|i| vec![i as u8]).collect();
+		let hashes: Vec<Digest> = pieces.iter().map(|p| piece_hash(p)).collect();
+		let hash = update_root(len, &hashes);
+		let mut download = PieceDownload::new(0, PeerId::random(), hash, len);
+		for (i, piece) in pieces.into_iter().enumerate() {
+			let why = download.accept(i as u32, hashes.clone(), piece).unwrap_err();
+			assert!(why.contains("has 1 bytes, not"), "{why}");
+		}
+		assert!(!download.has(0));
+		// An honest update's pieces pass, and a piece one byte short is refused.
+		let bytes = update(3 * (64 << 10));
+		let hashes = piece_hashes(&bytes);
+		let len = bytes.len() as u64;
+		let mut download = PieceDownload::new(0, PeerId::random(), update_root(len, &hashes), len);
+		let short = bytes[..(64 << 10) - 1].to_vec();
+		assert!(download.accept(0, hashes.clone(), short).unwrap_err().contains("bytes, not"));
+		for i in 0..3u32 {
+			let r = piece_range(len, i).unwrap();
+			let got = download.accept(
+				i,
+				hashes.clone(),
+				bytes[r.start as usize..r.end as usize].to_vec(),
+			);
+			assert_eq!(got.unwrap().is_some(), i == 2);
+		}
 	}
 
 	#[test]

@@ -230,9 +230,9 @@ impl Trainer {
 			Offer::Late => tracing::info!(
 				"late commitment from {signer}: in the set only if most witnesses hold its update"
 			),
-			Offer::BadClaim { samples, steps } => tracing::warn!(
-				"{signer} claims {samples} samples in {steps} steps in round {round}, which the \
-				 job does not allow: left out"
+			Offer::BadClaim { samples, steps, update_len } => tracing::warn!(
+				"{signer} claims {samples} samples in {steps} steps and an update of \
+				 {update_len} bytes in round {round}, which the job does not allow: left out"
 			),
 			Offer::Full => tracing::warn!("round full: commitment from {signer} left out"),
 			Offer::Copied(original) => {

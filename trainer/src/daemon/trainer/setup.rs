@@ -161,7 +161,7 @@ impl Trainer {
 				config: inner_config,
 				batch_size: u64::from(job.training.batch_size),
 				error_decay: job.training.error_decay.to_f64() as f32,
-				max_steps: job.claim_rule().max_steps,
+				max_steps: job.training.max_steps,
 				catch_up,
 				dataset: dataset.clone(),
 				device: device.clone(),
@@ -216,7 +216,7 @@ impl Trainer {
 		let signed_rounds = SignedRounds::open(&config.data_dir, job.id, job.evidence_rounds)?;
 		let saver = Saver::start(config.data_dir.join("checkpoint.safetensors"), net.commander())?;
 		let first_round = state.as_ref().map_or(0, |s| s.round);
-		let books = Books::new(job.id, first_round, job.claim_rule());
+		let books = Books::new(job.id, first_round, job.claim_rule(&Layout::of(&manifest)));
 		let witnesses = Witnesses::new(job.id, first_round);
 		let fetches = Fetches::new(job.id, Layout::of(&manifest)).fetch_whole(config.whole_updates);
 		tracing::info!(

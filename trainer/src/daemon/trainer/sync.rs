@@ -8,9 +8,10 @@ use libp2p::PeerId;
 use super::{Trainer, STATE_TIMEOUT};
 use crate::round::{
 	book::Arrival,
+	coordinator::Clock,
 	messages::{Digest, Response, SignedCommitment},
 	state::GlobalState,
-	state_transfer::{StateDownload, PIECES_IN_FLIGHT},
+	state_transfer::{max_state_len, StateDownload, PIECES_IN_FLIGHT},
 };
 
 /// Which state a re-sync is after: the one most of a round's committers trained from, when
@@ -32,6 +33,23 @@ impl SyncHint {
 	fn accepts(&self, round: RoundIndex, hash: &Digest) -> bool {
 		round > self.round || (round == self.round && hash == &self.state_hash)
 	}
+}
+
+/// Why a peer's state of `round` cannot be this job's latest (`None`: it may be): a round at
+/// or past the job's last (adopting it would end the job here), or, where rounds open on a
+/// clock, past the one after the round open now (a state is the base of the round after the
+/// one its holder decided last; adopting a later one would sit out every round until then).
+/// Its bytes are checked against its hash, but the hash is the sender's own.
+fn implausible(round: RoundIndex, clock: Clock, rounds: RoundIndex) -> Option<String> {
+	if round >= rounds {
+		return Some(format!("it claims round {round} of a job of {rounds} rounds"));
+	}
+	let latest = match clock {
+		Clock::Open(open) => open.saturating_add(1),
+		Clock::NotStarted => 0,
+		Clock::SelfPaced => return None,
+	};
+	(round > latest).then(|| format!("it claims round {round}, where the latest is {latest}"))
 }
 
 /// The peers to ask, in order: the hint's holders that are connected, then the rest.
@@ -92,10 +110,15 @@ impl Trainer {
 		until: Instant,
 	) -> Option<RoundIndex> {
 		let header = answer.map_err(|why| tracing::debug!("no state from {peer}: {why}")).ok()?;
-		let download = StateDownload::from_header(peer, header)
+		let max_len = max_state_len(self.manifest.numel() as u64);
+		let download = StateDownload::from_header(peer, header, max_len)
 			.map_err(|e| tracing::debug!("no state from {peer}: {e}"))
 			.ok()?;
 		let (round, state_hash) = (download.round, download.state_hash);
+		if let Some(why) = implausible(round, self.clock(), self.config.job.rounds) {
+			tracing::warn!("state from {peer} refused: {why}");
+			return None;
+		}
 		if hint.is_some_and(|h| !h.accepts(round, &state_hash)) {
 			tracing::info!(
 				"{peer} holds state {} of round {round}, not the one most trained from; \
@@ -203,6 +226,23 @@ mod tests {
 		let hint = SyncHint { round: 3, state_hash: [7; 32], holders: vec![c, gone, a] };
 		assert_eq!(ask_order(vec![a, b, c, d], Some(&hint)), vec![c, a, b, d]);
 		assert_eq!(ask_order(vec![a, b, c, d], None), vec![a, b, c, d]);
+	}
+
+	#[test]
+	fn a_state_past_the_job_or_the_clock_is_refused_whatever_its_hash() {
+		// A peer serving a "last" state of its own making would end the job for a joiner,
+		// one of a later round would make it sit out the rounds until then.
+		assert!(implausible(10, Clock::SelfPaced, 10).unwrap().contains("of a job of 10"));
+		assert!(implausible(u32::MAX, Clock::Open(3), 10).is_some());
+		assert!(implausible(6, Clock::Open(3), 10).unwrap().contains("the latest is 4"));
+		assert!(implausible(1, Clock::NotStarted, 10).is_some());
+		// The round open now, the one after it (its holder decided the open round) and
+		// earlier ones are taken; self-paced rounds have no clock to bound them.
+		for round in [0, 3, 4] {
+			assert_eq!(implausible(round, Clock::Open(3), 10), None, "round {round}");
+		}
+		assert_eq!(implausible(0, Clock::NotStarted, 10), None);
+		assert_eq!(implausible(9, Clock::SelfPaced, 10), None);
 	}
 
 	#[test]
