@@ -11,8 +11,9 @@
 //! fades). It is per account: a buyer that funds a fresh account for every job is not
 //! recognised (the trust model in `docs/architecture.md` says what that costs it).
 //!
-//! The file is JSON, one entry per job left, buyers written in SS58: an operator may read it
-//! and delete an entry to forgive a buyer.
+//! The file is JSON, one entry per buyer (the latest job left of it: only that one decides
+//! how long the buyer is avoided, so the file grows with the buyers left, not the jobs),
+//! buyers written in SS58: an operator may read it and delete an entry to forgive a buyer.
 
 use std::path::{Path, PathBuf};
 
@@ -60,13 +61,16 @@ impl LeftBuyers {
 		Ok(LeftBuyers { path: path.to_path_buf(), jobs })
 	}
 
-	/// Adds `left` (once per job) and writes the file, whole or not at all: a crash while
-	/// writing leaves the previous file.
+	/// Records `left` as its buyer's latest (an earlier leave of the same buyer is replaced,
+	/// a later one kept) and writes the file, whole or not at all: a crash while writing
+	/// leaves the previous file.
 	pub fn record(&mut self, left: LeftJob) -> Result<(), ChainError> {
-		if self.jobs.iter().any(|j| j.job == left.job) {
-			return Ok(());
+		match self.jobs.iter_mut().find(|j| j.buyer == left.buyer) {
+			// A resent leave of the same job keeps the block it was first decided at.
+			Some(known) if known.job == left.job || known.block >= left.block => return Ok(()),
+			Some(known) => *known = left,
+			None => self.jobs.push(left),
 		}
-		self.jobs.push(left);
 		let failed =
 			|e: std::io::Error| ChainError::Config(format!("writing {}: {e}", self.path.display()));
 		let text = serde_json::to_vec_pretty(&self.jobs).expect("plain data serializes");
@@ -101,11 +105,14 @@ mod tests {
 		assert_eq!(left.avoids(&account(1), 0, 100), None, "no file: nobody avoided");
 		left.record(LeftJob { buyer: account(1), job: 3, block: 50 }).unwrap();
 		left.record(LeftJob { buyer: account(1), job: 7, block: 80 }).unwrap();
-		// The same job again (a resent leave) is one entry.
+		// The same job again (a resent leave), or an older one, changes nothing.
 		left.record(LeftJob { buyer: account(1), job: 7, block: 90 }).unwrap();
-		// A new process reads what the last one wrote.
+		left.record(LeftJob { buyer: account(1), job: 3, block: 50 }).unwrap();
+		left.record(LeftJob { buyer: account(3), job: 9, block: 10 }).unwrap();
+		// A new process reads what the last one wrote: one entry per buyer, its latest.
 		let left = LeftBuyers::load(&path).unwrap();
 		assert_eq!(left.jobs.len(), 2);
+		assert_eq!(left.jobs[0], LeftJob { buyer: account(1), job: 7, block: 80 });
 		assert_eq!(left.avoids(&account(1), 100, 100).map(|j| j.job), Some(7), "the latest");
 		assert_eq!(left.avoids(&account(1), 179, 100).map(|j| j.job), Some(7));
 		assert_eq!(left.avoids(&account(1), 180, 100), None, "forgiven after its window");

@@ -517,6 +517,16 @@ mod tests {
 		job::{MlpConfig, ModelSpec},
 	};
 
+	/// `text` written as a provider file in a fresh directory, and loaded (the directory
+	/// lives as long as the returned guard).
+	fn config_of(text: &str) -> (tempfile::TempDir, std::path::PathBuf, ProviderConfig) {
+		let dir = tempfile::tempdir().unwrap();
+		let path = dir.path().join("p.toml");
+		std::fs::write(&path, text).unwrap();
+		let config = ProviderConfig::load(&path).unwrap();
+		(dir, path, config)
+	}
+
 	#[test]
 	fn only_a_join_lost_to_the_job_filling_or_ending_chooses_again() {
 		let join = |error: &str| ChainError::Dispatch { call: "join_job", error: error.into() };
@@ -535,10 +545,7 @@ mod tests {
 
 	#[test]
 	fn jobs_outside_the_policy_are_not_taken() {
-		let dir = tempfile::tempdir().unwrap();
-		let path = dir.path().join("p.toml");
-		std::fs::write(&path, GOOD).unwrap();
-		let mut config = ProviderConfig::load(&path).unwrap();
+		let (_dir, _, mut config) = config_of(GOOD);
 		let spec: JobSpec<u128, u32> = toml::from_str(
 			r#"
 			dataset = "mnist"
@@ -595,10 +602,7 @@ mod tests {
 	#[test]
 	fn a_buyer_whose_job_was_left_for_lack_of_quorum_is_passed_over_for_a_while() {
 		use crate::chain::left_buyers::LeftJob;
-		let dir = tempfile::tempdir().unwrap();
-		let path = dir.path().join("p.toml");
-		std::fs::write(&path, GOOD).unwrap();
-		let mut config = ProviderConfig::load(&path).unwrap();
+		let (_dir, _, mut config) = config_of(GOOD);
 		assert_eq!(config.chain.avoid_buyer_blocks, 100_800, "a week of 6 s blocks by default");
 		std::fs::create_dir_all(&config.data_dir).unwrap();
 		let (blocker, other) = (AccountId::from([1; 32]), AccountId::from([2; 32]));
@@ -618,12 +622,9 @@ mod tests {
 
 	#[test]
 	fn a_provider_with_a_list_of_buyers_takes_only_their_jobs() {
-		let dir = tempfile::tempdir().unwrap();
-		let path = dir.path().join("p.toml");
 		let (listed, other) = (AccountId::from([1; 32]), AccountId::from([2; 32]));
 		let file = GOOD.replace("[chain]\n", &format!("[chain]\nbuyers = [\"{listed}\"]\n"));
-		std::fs::write(&path, &file).unwrap();
-		let config = ProviderConfig::load(&path).unwrap();
+		let (_dir, path, config) = config_of(&file);
 		assert_eq!(works_for(&listed, &config), Ok(()));
 		let why = works_for(&other, &config).unwrap_err();
 		assert!(why.contains(&other.to_string()) && why.contains("not among"), "{why}");
