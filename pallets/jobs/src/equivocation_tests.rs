@@ -190,6 +190,27 @@ fn a_key_outside_the_round_cannot_write_an_equivocation_record() {
 }
 
 #[test]
+fn a_member_equivocating_in_a_round_that_paid_nobody_is_punished_after_it_settled() {
+	new_test_ext().execute_with(|| {
+		// Two members attest different results: no quorum, nobody paid, no members kept for
+		// the round; P1 signed a second proof, reported only once the round settled.
+		let id = running_job(&[P1, P2, P3]);
+		let honest = proof(id, 0, P1, 1, 100, &[P2, P3]);
+		assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(P1), honest.clone()));
+		let other = proof(id, 0, P2, 2, 100, &[P1, P3]);
+		assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(P2), other));
+		let due = crate::Rounds::<Test>::get(id).unwrap().due;
+		run_to_block(due);
+		assert!(crate::RoundResults::<Test>::contains_key(id, 0), "settled");
+		assert!(!crate::RoundMembers::<Test>::contains_key(id, 0), "paid nobody");
+		let second = proof(id, 0, P1, 3, 100, &[P2, P3]);
+		punished_for_equivocation(id, || {
+			Jobs::report_equivocation(RuntimeOrigin::signed(REPORTER), honest, second)
+		});
+	});
+}
+
+#[test]
 fn a_provider_punished_for_equivocation_cannot_join_the_job_again() {
 	new_test_ext().execute_with(|| {
 		// Convicted, it would otherwise come back (its stake still covers the job) and sit on

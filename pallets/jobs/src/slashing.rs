@@ -113,12 +113,16 @@ fn punish<T: Config>(
 	Ok(())
 }
 
-/// Whether `who` is a member of `round` of `job`: the open round's, or a settled one's.
+/// Whether `who` may have equivocated in `round` of `job`: a member of the open round, of a
+/// settled round whose members are kept (one that paid someone), or of the job (a settled
+/// round that paid nobody keeps no members; one who joined later signing proofs for a round
+/// before it only punishes itself).
 fn member_of<T: Config>((job, round): (JobId, RoundIndex), who: &T::AccountId) -> bool {
-	match Rounds::<T>::get(job).filter(|open| open.index == round) {
+	let of_round = match Rounds::<T>::get(job).filter(|open| open.index == round) {
 		Some(open) => open.members.contains(who),
 		None => RoundMembers::<T>::get(job, round).is_some_and(|members| members.contains(who)),
-	}
+	};
+	of_round || membership::is_participant::<T>(job, who)
 }
 
 /// Whether an equivocation in `round` of `job` can still be punished: the round is open, or
