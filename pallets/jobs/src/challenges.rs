@@ -177,6 +177,12 @@ pub(crate) fn store_open<T: Config>(id: ChallengeId, challenge: ChallengeOf<T>) 
 	Challenges::<T>::insert(id, challenge);
 }
 
+/// What opening a challenge searches of the agenda beyond its benchmark: blocks for its draw
+/// and its decision, each within a caller's reach.
+pub(crate) fn open_search_weight<T: Config>() -> Weight {
+	agenda::search_weight::<T>(agenda::caller_reach::<T>()).saturating_mul(2)
+}
+
 /// Draws challenge `id`'s committee (its agenda entry came due). Fewer than `MinCommittee`
 /// left to draw (the holders left the job or lost their stake since) decides it at once,
 /// undecided, with nobody on the committee (so nobody slashed for not voting).
@@ -251,6 +257,9 @@ pub(crate) fn candidates<'a, T: Config>(
 		.filter(move |who| Some(who) != challenger && who != accused)
 		.filter(move |who| membership::is_participant::<T>(job, who))
 		.filter(|who| T::Providers::is_eligible(who, Zero::zero()))
+		// Slashed since below what its jobs lock: it leaves them as they settle, and judges
+		// nothing meanwhile.
+		.filter(T::Providers::covers_jobs)
 }
 
 /// A drawn committee: each member with its ballot.
@@ -404,7 +413,6 @@ fn punish_fraud<T: Config>(challenge: &ChallengeOf<T>) -> (BalanceOf<T>, Balance
 	T::Providers::challenge_lost(accused);
 	membership::remove::<T>(challenge.job, &mut job, accused, RemovalReason::Fraud);
 	Jobs::<T>::insert(challenge.job, job);
-	membership::drop_if_uncovered::<T>(accused);
 	(slashed, clawed_back)
 }
 
@@ -476,7 +484,6 @@ fn slash_outvoted<T: Config>(challenge: &ChallengeOf<T>, wrong: Verdict) -> u32 
 		if *ballot == Ballot::Revealed(wrong) {
 			let amount = T::AbsentVoterSlash::get().mul_floor(T::Providers::active_stake(who));
 			T::Providers::slash(who, amount, SlashReason::Outvoted, &[]);
-			membership::drop_if_uncovered::<T>(who);
 			outvoted += 1;
 		}
 	}
@@ -491,7 +498,6 @@ fn slash_absent<T: Config>(challenge: &ChallengeOf<T>) -> u32 {
 		if !matches!(ballot, Ballot::Revealed(_)) {
 			let amount = T::AbsentVoterSlash::get().mul_floor(T::Providers::active_stake(who));
 			T::Providers::slash(who, amount, SlashReason::CommitteeAbsence, &[]);
-			membership::drop_if_uncovered::<T>(who);
 			absent += 1;
 		}
 	}

@@ -143,31 +143,74 @@ fn jobs_per_provider_are_capped() {
 	});
 }
 
-#[test]
-fn a_provider_slashed_below_what_its_jobs_lock_leaves_them() {
-	new_test_ext().execute_with(|| {
-		// P1 backs two jobs: 100 for `cheap`, 800 for `dear` (900 of its 1,000 locked).
-		let cheap = running_job(&[P1, P2, P3]);
-		register(P4);
-		let dear = job_requiring(800, 2);
-		assert_ok!(join(dear, P1));
-		assert_ok!(join(dear, P4));
-		assert_eq!(status(dear), JobStatus::Running);
-		job_events();
+/// P1, in `cheap` (100 locked) and `dear` (`dear_lock`) besides the jobs it is in already,
+/// equivocates in `cheap`: the report slashes half its stake, and what is left no longer
+/// backs `dear`. Returns (cheap, dear).
+fn slashed_below_its_locks(dear_lock: Balance) -> (u64, u64) {
+	for who in [P1, P2, P4] {
+		if pallet_providers::Providers::<Test>::get(who).is_none() {
+			register(who);
+		}
+	}
+	let cheap = job_requiring(MIN_STAKE, 2);
+	assert_ok!(join(cheap, P1));
+	assert_ok!(join(cheap, P2));
+	let dear = job_requiring(dear_lock, 2);
+	assert_ok!(join(dear, P1));
+	assert_ok!(join(dear, P4));
+	assert_eq!((status(cheap), status(dear)), (JobStatus::Running, JobStatus::Running));
+	job_events();
+	let first = proof(cheap, 0, P1, 42, 100, &[]);
+	let second = proof(cheap, 0, P1, 43, 100, &[]);
+	assert_ok!(Jobs::report_equivocation(RuntimeOrigin::signed(REPORTER), first, second));
+	assert_eq!(pallet_providers::Providers::<Test>::get(P1).unwrap().stake, STAKE / 2);
+	assert!(!Participants::<Test>::contains_key(cheap, P1));
+	(cheap, dear)
+}
 
-		// It equivocates in `cheap`: half its stake goes, and what is left no longer backs
-		// `dear`.
-		let first = proof(cheap, 0, P1, 42, 100, &[]);
-		let second = proof(cheap, 0, P1, 43, 100, &[]);
-		assert_ok!(Jobs::report_equivocation(RuntimeOrigin::signed(REPORTER), first, second));
-		assert_eq!(pallet_providers::Providers::<Test>::get(P1).unwrap().stake, STAKE / 2);
+#[test]
+fn a_provider_slashed_below_what_its_jobs_lock_is_unpaid_there_and_leaves_as_they_settle() {
+	new_test_ext().execute_with(|| {
+		let (_, dear) = slashed_below_its_locks(800);
+		// The report's work is the job it names: P1 leaves its other jobs as they settle
+		// (one settlement liveness-slashing many members once removed each from all of
+		// theirs, work nothing charged).
+		assert!(Participants::<Test>::contains_key(dear, P1));
+		check_invariants();
+
+		// It works `dear`'s round to the end with P4: P4 is paid, P1 is not, and leaves.
+		let (p1, p4) = (free(P1), free(P4));
+		deliver(dear, 0, &[P1, P4]);
+		assert!(RoundResults::<Test>::contains_key(dear, 0), "settled");
+		assert_eq!(free(P1), p1, "unpaid: its stake no longer backs its work");
+		assert!(free(P4) > p4);
 		assert!(!Participants::<Test>::contains_key(dear, P1));
-		assert_eq!(JobsMap::<Test>::get(dear).unwrap().participants, 1);
+		assert!(!Rounds::<Test>::get(dear).is_some_and(|r| r.members.contains(&P1)));
 		assert!(job_events().contains(&Event::Removed {
 			job: dear,
 			who: P1,
 			reason: RemovalReason::StakeShortfall
 		}));
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_provider_slashed_below_what_its_jobs_lock_judges_nothing_meanwhile() {
+	new_test_ext().execute_with(|| {
+		// P1 delivered round 0 of `judged` with the others, each holding all updates.
+		let members = [P1, P2, P3, P5];
+		let judged = running_job(&members);
+		deliver(judged, 0, &members);
+		slashed_below_its_locks(700);
+		assert!(Participants::<Test>::contains_key(judged, P1));
+		// P5 challenges P2's update: its other holders are P1 and P3, but P1's stake no
+		// longer backs its jobs.
+		assert_ok!(Jobs::challenge(RuntimeOrigin::signed(P5), judged, 0, P2));
+		let id = crate::NextChallengeId::<Test>::get() - 1;
+		run_to_block(crate::Challenges::<Test>::get(id).unwrap().draw_at);
+		let drawn = crate::Challenges::<Test>::get(id).unwrap().committee;
+		assert_eq!(drawn.into_iter().map(|(who, _)| who).collect::<Vec<_>>(), vec![P3]);
 		check_invariants();
 	});
 }
@@ -299,6 +342,36 @@ fn posting_and_cancelling_jobs_cannot_fill_the_agenda() {
 		}
 		assert!(matches!(status(id), JobStatus::Completed { .. }), "{:?}", status(id));
 		assert_eq!(JobsMap::<Test>::get(id).unwrap().paid, REWARD * u128::from(spec().rounds));
+		check_invariants();
+	});
+}
+
+#[test]
+fn a_search_of_a_loaded_agenda_is_charged_to_the_call_that_makes_it() {
+	use crate::weights::WeightInfo;
+	use polkadot_sdk::polkadot_sdk_frame::deps::frame_support::{
+		dispatch::GetDispatchInfo, weights::constants::ParityDbWeight,
+	};
+	new_test_ext().execute_with(|| {
+		let call = crate::Call::<Test>::create_job {
+			spec: Box::new(spec()),
+			admission: Default::default(),
+		};
+		let charged = call.get_dispatch_info().call_weight;
+		// Jobs posted in one block book their `Unfilled` entries a day ahead, one a block
+		// (housekeeping's half of a block's room): each searches one block further.
+		let (due, reach) = (System::block_number() + MAX_OPEN_BLOCKS, u64::from(4 * AGENDA_REACH));
+		for past in 0..=reach {
+			let id = create(spec());
+			assert_eq!(crate::UnfilledAt::<Test>::get(id), Some(due + past));
+		}
+		let post =
+			|| Jobs::create_job(RuntimeOrigin::signed(BUYER), Box::new(spec()), Default::default());
+		assert_noop!(post(), Error::<Test>::AgendaFull);
+		// The last read `reach` blocks past its first, which its benchmark (on an empty agenda)
+		// did not: each caller is charged that much more.
+		let benchmarked = <() as WeightInfo>::create_job() + ParityDbWeight::get().writes(1);
+		assert!(charged.all_gte(benchmarked + ParityDbWeight::get().reads(reach)));
 		check_invariants();
 	});
 }

@@ -858,7 +858,9 @@ pub mod pallet {
 		/// and every other call would otherwise be as large.
 		#[pallet::call_index(0)]
 		#[pallet::weight(
-			T::WeightInfo::create_job().saturating_add(T::DbWeight::get().writes(1))
+			T::WeightInfo::create_job()
+				.saturating_add(T::DbWeight::get().writes(1))
+				.saturating_add(agenda::search_weight::<T>(agenda::next_round_reach::<T>()))
 		)]
 		pub fn create_job(
 			origin: OriginFor<T>,
@@ -915,7 +917,7 @@ pub mod pallet {
 		#[pallet::call_index(1)]
 		#[pallet::weight(
 			T::WeightInfo::cancel_job(T::MaxParticipants::get())
-				.saturating_add(rounds::unfilled_weight::<T>())
+				.saturating_add(rounds::cancel_extra_weight::<T>())
 		)]
 		pub fn cancel_job(origin: OriginFor<T>, job: JobId) -> DispatchResultWithPostInfo {
 			let who = ensure_signed(origin)?;
@@ -925,8 +927,8 @@ pub mod pallet {
 			ensure!(!record.cancel_requested, Error::<T>::CancelPending);
 			let members = record.spec.max_providers;
 			rounds::cancel_after_round::<T>(job, record);
-			let unfilled = rounds::unfilled_weight::<T>();
-			Ok(Some(T::WeightInfo::cancel_job(members).saturating_add(unfilled)).into())
+			let extra = rounds::cancel_extra_weight::<T>();
+			Ok(Some(T::WeightInfo::cancel_job(members).saturating_add(extra)).into())
 		}
 
 		/// Cancels any live job at once (root only): the way out of a job that harms the
@@ -935,16 +937,16 @@ pub mod pallet {
 		#[pallet::call_index(9)]
 		#[pallet::weight(
 			T::WeightInfo::force_cancel_job(T::MaxParticipants::get())
-				.saturating_add(rounds::unfilled_weight::<T>())
+				.saturating_add(rounds::force_cancel_extra_weight::<T>())
 		)]
 		pub fn force_cancel_job(origin: OriginFor<T>, job: JobId) -> DispatchResultWithPostInfo {
 			ensure_root(origin)?;
 			let record = Jobs::<T>::get(job).ok_or(Error::<T>::UnknownJob)?;
 			ensure!(record.status.is_live(), Error::<T>::JobEnded);
 			rounds::cancel_now::<T>(job);
-			let unfilled = rounds::unfilled_weight::<T>();
+			let extra = rounds::force_cancel_extra_weight::<T>();
 			Ok(Some(
-				T::WeightInfo::force_cancel_job(record.spec.max_providers).saturating_add(unfilled),
+				T::WeightInfo::force_cancel_job(record.spec.max_providers).saturating_add(extra),
 			)
 			.into())
 		}
@@ -981,7 +983,7 @@ pub mod pallet {
 		/// than as many settlements.
 		#[pallet::call_index(4)]
 		#[pallet::weight((
-			T::WeightInfo::submit_proof(T::MaxParticipants::get()),
+			rounds::proof_weight::<T>(T::MaxParticipants::get(), rounds::Submitted::Settled),
 			DispatchClass::Operational
 		))]
 		pub fn submit_proof(
@@ -991,10 +993,7 @@ pub mod pallet {
 			ensure_signed(origin)?;
 			let job = proof.proof.job;
 			let members = Self::members_bound(job);
-			let actual = match rounds::submit::<T>(*proof)? {
-				rounds::Submitted::Settled => T::WeightInfo::submit_proof(members),
-				rounds::Submitted::Recorded => T::WeightInfo::record_proof(members),
-			};
+			let actual = rounds::proof_weight::<T>(members, rounds::submit::<T>(*proof)?);
 			Ok(PostDispatchInfo { actual_weight: Some(actual), pays_fee: Pays::No })
 		}
 
@@ -1038,7 +1037,10 @@ pub mod pallet {
 		/// hold, `ChallengeFee` is paid, and a committee of the job's other participants is
 		/// drawn to re-execute the update and vote.
 		#[pallet::call_index(6)]
-		#[pallet::weight(T::WeightInfo::challenge(T::MaxParticipants::get()))]
+		#[pallet::weight(
+			T::WeightInfo::challenge(T::MaxParticipants::get())
+				.saturating_add(challenges::open_search_weight::<T>())
+		)]
 		pub fn challenge(
 			origin: OriginFor<T>,
 			job: JobId,
@@ -1047,7 +1049,9 @@ pub mod pallet {
 		) -> DispatchResultWithPostInfo {
 			let challenger = ensure_signed(origin)?;
 			challenges::open::<T>(challenger, job, round, provider)?;
-			Ok(Some(T::WeightInfo::challenge(Self::members_bound(job))).into())
+			let search = challenges::open_search_weight::<T>();
+			Ok(Some(T::WeightInfo::challenge(Self::members_bound(job)).saturating_add(search))
+				.into())
 		}
 
 		/// A committee member's commitment to its verdict on a challenged contribution:

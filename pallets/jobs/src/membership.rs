@@ -97,10 +97,14 @@ pub(crate) fn remove<T: Config>(
 	}
 }
 
-/// What a join does beyond its benchmark (which predates both): reading the job's
-/// convictions, and taking a starting job's `Unfilled` entry off the agenda.
+/// What a join does beyond its benchmark (which predates all three): reading the job's
+/// convictions, and, for a join that starts the job, taking its `Unfilled` entry off the
+/// agenda and searching for its first round's settlement block.
 pub(crate) fn join_extra_weight<T: Config>() -> Weight {
-	T::DbWeight::get().reads(1).saturating_add(rounds::unfilled_weight::<T>())
+	T::DbWeight::get()
+		.reads(1)
+		.saturating_add(rounds::unfilled_weight::<T>())
+		.saturating_add(agenda::search_weight::<T>(agenda::caller_reach::<T>()))
 }
 
 /// What recording a conviction costs beyond the benchmarked calls and agenda work that may
@@ -117,17 +121,19 @@ pub(crate) fn release_all<T: Config>(id: JobId, job: &JobOf<T>) {
 	}
 }
 
-/// After a slash: a provider whose active stake no longer covers what its jobs lock (and the
-/// registry minimum) leaves every job it is still in. Jobs the caller holds in memory must
-/// have been dealt with (the provider removed) before.
-pub(crate) fn drop_if_uncovered<T: Config>(who: &T::AccountId) {
-	if T::Providers::covers_jobs(who) {
-		return;
-	}
-	for id in T::Providers::jobs_of(who) {
-		let Some(mut job) = Jobs::<T>::get(id) else { continue };
-		remove::<T>(id, &mut job, who, RemovalReason::StakeShortfall);
-		Jobs::<T>::insert(id, job);
+/// Removes the participants of `job` whose active stake no longer covers what their jobs
+/// lock (and the registry minimum): they were slashed, in this job or another, since they
+/// joined. Called as its round settles, before anyone is paid: such a member is not paid for
+/// the round and leaves. One job at a time: removing a slashed provider from all of its jobs
+/// at once made one settlement that liveness-slashed many members remove each from up to
+/// `MaxJobsPerProvider` others, work no benchmark bounds; here each job does its own, within
+/// its settlement's weight (whose worst case removes every member).
+pub(crate) fn drop_uncovered<T: Config>(id: JobId, job: &mut JobOf<T>) {
+	let uncovered: alloc::vec::Vec<T::AccountId> = Participants::<T>::iter_key_prefix(id)
+		.filter(|who| !T::Providers::covers_jobs(who))
+		.collect();
+	for who in uncovered {
+		remove::<T>(id, job, &who, RemovalReason::StakeShortfall);
 	}
 }
 

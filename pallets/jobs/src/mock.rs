@@ -17,6 +17,7 @@ use polkadot_sdk::{
 			frame_support::{
 				self, derive_impl, parameter_types,
 				traits::{ConstU64, VariantCountOf},
+				weights::constants::ParityDbWeight,
 			},
 			sp_core::{ed25519, sr25519, Pair, H256},
 			sp_io,
@@ -83,6 +84,9 @@ frame_support::construct_runtime!(
 impl frame_system::Config for Test {
 	type Block = Block;
 	type AccountData = pallet_balances::AccountData<Balance>;
+	// The runtime's database weights, so that what calls charge for storage beyond their
+	// benchmarks (agenda searches, storage added since) counts in tests.
+	type DbWeight = ParityDbWeight;
 }
 
 #[derive_impl(pallet_balances::config_preludes::TestDefaultConfig)]

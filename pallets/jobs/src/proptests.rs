@@ -7,7 +7,8 @@
 //! take seats with `register_in_place_of`), checking after every step and every block that
 //! - every job's escrow adds up (paid + fees + refunded + held == funded) and matches the
 //!   buyers' holds, and the registry's held stake matches its records (`do_try_state`);
-//! - every participant's stake is locked for its job and covers its locks; no job runs
+//! - every participant's stake is locked for its job (below its locks only from a slash until
+//!   the job's round settles and removes it, `StakeShortfall`); no job runs
 //!   understaffed past `MaxUnderstaffedRounds`; the queues stay sorted and bounded;
 //! - total issuance changes only by what slashes burned (after every step);
 //! - in the end every job, filled or not, has ended with nothing held.

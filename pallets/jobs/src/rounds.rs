@@ -11,7 +11,7 @@ use crate::{
 	agenda, audits, escrow, expiry, membership, payout, quorum_threshold, signature, slashing,
 	AgendaItem, BalanceOf, Config, Contribution, Contributions, Error, Event, JobOf, JobStatus,
 	Jobs, Pallet, Participants, Proofs, RoundMembers, RoundResults, RoundState, RoundStateOf,
-	RoundSummary, Rounds, SignedProofOf, UnfilledAt,
+	RoundSummary, Rounds, SignedProofOf, UnfilledAt, WeightInfo,
 };
 
 /// Domain separator of the randomness behind round seeds.
@@ -97,8 +97,11 @@ pub(crate) fn check<T: Config>(signed: &SignedProofOf<T>) -> Result<RoundStateOf
 /// What a proof's submission did (its weight differs by far).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Submitted {
-	/// Recorded it (and perhaps completed the quorum, bringing the settlement forward).
+	/// Recorded it.
 	Recorded,
+	/// Recorded it, completing the quorum: the settlement was brought forward (a search of
+	/// the agenda).
+	Quorum,
 	/// Recorded it as the round's last and settled the round.
 	Settled,
 }
@@ -119,7 +122,8 @@ pub(crate) fn submit<T: Config>(signed: SignedProofOf<T>) -> Result<Submitted, D
 		provider,
 		result_model_hash: hash,
 	});
-	if round.quorum.is_none() && votes >= quorum_threshold(round.members.len() as u32) {
+	let reached = round.quorum.is_none() && votes >= quorum_threshold(round.members.len() as u32);
+	if reached {
 		round.quorum = Some(hash);
 		Pallet::<T>::deposit_event(Event::QuorumReached {
 			job: id,
@@ -135,7 +139,7 @@ pub(crate) fn submit<T: Config>(signed: SignedProofOf<T>) -> Result<Submitted, D
 	let due = round.due;
 	Rounds::<T>::insert(id, round);
 	if !all_in {
-		return Ok(Submitted::Recorded);
+		return Ok(if reached { Submitted::Quorum } else { Submitted::Recorded });
 	}
 	agenda::unschedule::<T>(AgendaItem::Settle(id), due);
 	settle::<T>(id);
@@ -224,11 +228,13 @@ fn tally<T: Config>(round: &mut RoundStateOf<T>, hash: H256) -> u32 {
 	1
 }
 
-/// Settles the open round of `id` (already off the agenda): pays, refunds, records health and
-/// liveness, then opens the next round or completes the job.
+/// Settles the open round of `id` (already off the agenda): removes members slashed below
+/// their locks, pays, refunds, records health and liveness, then opens the next round or
+/// completes the job.
 pub(crate) fn settle<T: Config>(id: JobId) {
 	let (Some(mut job), Some(round)) = (Jobs::<T>::get(id), Rounds::<T>::take(id)) else { return };
 	let proofs: Vec<_> = Proofs::<T>::drain_prefix(id).map(|(_, proof)| proof).collect();
+	membership::drop_uncovered::<T>(id, &mut job);
 	let payouts = payouts::<T>(id, &job, &round, &proofs);
 
 	let mut paid = BalanceOf::<T>::zero();
@@ -488,6 +494,33 @@ pub(crate) fn drop_unfilled<T: Config>(id: JobId) {
 /// entry's read and removal, and the block's agenda read and rewritten.
 pub(crate) fn unfilled_weight<T: Config>() -> Weight {
 	T::DbWeight::get().reads_writes(2, 2)
+}
+
+/// What a buyer's cancel does beyond its benchmark (which predates both): an open job's
+/// `Unfilled` entry taken off the agenda, and the search for its `Expire`'s block.
+pub(crate) fn cancel_extra_weight<T: Config>() -> Weight {
+	unfilled_weight::<T>()
+		.saturating_add(agenda::search_weight::<T>(agenda::next_round_reach::<T>()))
+}
+
+/// What root's cancel does beyond its benchmark: a buyer's cancel's, after a settlement's
+/// searches (a round with a quorum is settled first).
+pub(crate) fn force_cancel_extra_weight<T: Config>() -> Weight {
+	cancel_extra_weight::<T>().saturating_add(agenda::settle_search_weight::<T>())
+}
+
+/// What a proof of a round of `members` members costs as it turned out: recording it, and
+/// bringing its settlement forward when it completed the quorum, or settling the round when
+/// it was the last (which may also have completed the quorum).
+pub(crate) fn proof_weight<T: Config>(members: u32, submitted: Submitted) -> Weight {
+	let reschedule = agenda::search_weight::<T>(agenda::caller_reach::<T>());
+	match submitted {
+		Submitted::Recorded => T::WeightInfo::record_proof(members),
+		Submitted::Quorum => T::WeightInfo::record_proof(members).saturating_add(reschedule),
+		Submitted::Settled => T::WeightInfo::submit_proof(members)
+			.saturating_add(reschedule)
+			.saturating_add(agenda::settle_search_weight::<T>()),
+	}
 }
 
 /// Ends a live job before its last round (its open round, if any, is already dropped): the

@@ -101,7 +101,6 @@ fn punish<T: Config>(
 	let slashed = T::Providers::slash(&offender, amount, SlashReason::Equivocation, &recipients);
 	membership::remove::<T>(id, &mut job, &offender, RemovalReason::Equivocation);
 	Jobs::<T>::insert(id, job);
-	membership::drop_if_uncovered::<T>(&offender);
 	Equivocations::<T>::insert(slot, &offender, ());
 	Pallet::<T>::deposit_event(Event::EquivocationPunished {
 		job: id,
@@ -147,7 +146,6 @@ pub(crate) fn liveness<T: Config>(id: JobId, job: &mut JobOf<T>, who: &T::Accoun
 	let amount = T::LivenessSlash::get().mul_floor(slash_base::<T>(job, who));
 	T::Providers::slash(who, amount, SlashReason::Liveness, &[]);
 	membership::remove::<T>(id, job, who, RemovalReason::Liveness);
-	membership::drop_if_uncovered::<T>(who);
 }
 
 /// The stake a slash percentage applies to: the provider's active stake, or the job's minimum

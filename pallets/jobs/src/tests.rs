@@ -849,13 +849,15 @@ fn calls_whose_cost_grows_with_members_charge_what_the_job_allows() {
 		// spec() allows 4 providers; the chain's bound is MAX_PARTICIPANTS (8).
 		let id = create(spec());
 		register(P1);
+		let join_extra = crate::membership::join_extra_weight::<Test>();
 		let declared = crate::Call::<Test>::join_job { job: id }.get_dispatch_info().call_weight;
-		assert_eq!(declared, <() as WeightInfo>::join_job(MAX_PARTICIPANTS));
+		assert_eq!(declared, <() as WeightInfo>::join_job(MAX_PARTICIPANTS) + join_extra);
 		let post = Jobs::join_job(RuntimeOrigin::signed(P1), id).unwrap();
-		assert_eq!(post.actual_weight, Some(<() as WeightInfo>::join_job(4)));
+		assert_eq!(post.actual_weight, Some(<() as WeightInfo>::join_job(4) + join_extra));
 		assert!(post.actual_weight.unwrap().all_lte(declared));
 		let post = Jobs::cancel_job(RuntimeOrigin::signed(BUYER), id).unwrap();
-		assert_eq!(post.actual_weight, Some(<() as WeightInfo>::cancel_job(4)));
+		let cancel_extra = crate::rounds::cancel_extra_weight::<Test>();
+		assert_eq!(post.actual_weight, Some(<() as WeightInfo>::cancel_job(4) + cancel_extra));
 	});
 }
 
@@ -871,16 +873,23 @@ fn a_proof_that_settles_nothing_is_charged_its_recording_only() {
 		let all = [P1, P2, P3];
 		let call = crate::Call::<Test>::submit_proof { proof: proof(id, 0, P1, 42, 100, &all) };
 		let declared = call.get_dispatch_info().call_weight;
-		assert_eq!(declared, <() as WeightInfo>::submit_proof(MAX_PARTICIPANTS));
+		let reschedule = crate::agenda::search_weight::<Test>(AGENDA_REACH);
+		let settling = <() as WeightInfo>::submit_proof(MAX_PARTICIPANTS)
+			+ reschedule
+			+ crate::agenda::settle_search_weight::<Test>();
+		assert_eq!(declared, settling);
 		let recorded = <() as WeightInfo>::record_proof(bound);
-		let settled = <() as WeightInfo>::submit_proof(bound);
+		let settled = <() as WeightInfo>::submit_proof(bound)
+			+ reschedule
+			+ crate::agenda::settle_search_weight::<Test>();
 		assert!(recorded.all_lt(settled), "recording {recorded:?}, settling {settled:?}");
-		// The first proof, then the one completing the quorum: recorded only.
-		for who in [P1, P2] {
+		// The first proof is recorded only; the one completing the quorum also searches for
+		// the earlier block its settlement moves to.
+		for (who, charged) in [(P1, recorded), (P2, recorded + reschedule)] {
 			let post =
 				Jobs::submit_proof(RuntimeOrigin::signed(who), proof(id, 0, who, 42, 100, &all))
 					.unwrap();
-			assert_eq!(post.actual_weight, Some(recorded));
+			assert_eq!(post.actual_weight, Some(charged));
 		}
 		assert!(crate::Rounds::<Test>::get(id).unwrap().quorum.is_some());
 		assert!(!RoundResults::<Test>::contains_key(id, 0));

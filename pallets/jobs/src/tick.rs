@@ -38,8 +38,12 @@ pub(crate) fn on_initialize<T: Config>(now: BlockNumberFor<T>) -> Weight {
 	work_due::<T>(now, T::MaxSettlementsPerBlock::get(), Weight::MAX).weight
 }
 
-/// The `on_idle` pass: as many items as fit in `remaining`.
+/// The `on_idle` pass: as many items as fit in `remaining`; nothing, not even a look at the
+/// cursor, when that does not fit (what `on_idle` returns is added to a full block).
 pub(crate) fn on_idle<T: Config>(now: BlockNumberFor<T>, remaining: Weight) -> Weight {
+	if !base::<T>().all_lte(remaining) {
+		return Weight::zero();
+	}
 	work_due::<T>(now, u32::MAX, remaining).weight
 }
 
@@ -72,10 +76,17 @@ fn per_block<T: Config>() -> Weight {
 }
 
 /// Settling one round of the largest job: paying its members and opening the next round, or
-/// slashing them all and completing it, whichever costs more.
+/// slashing them all and completing it, whichever costs more; with its agenda searches.
 fn per_round<T: Config>() -> Weight {
 	let p = T::MaxParticipants::get();
-	T::WeightInfo::settle_round(p).max(T::WeightInfo::settle_round_slashing(p))
+	T::WeightInfo::settle_round(p)
+		.max(T::WeightInfo::settle_round_slashing(p))
+		.saturating_add(agenda::settle_search_weight::<T>())
+}
+
+/// Searching for a block for an ended job's or a waiting round's `Expire`.
+fn expire_search<T: Config>() -> Weight {
+	agenda::search_weight::<T>(agenda::next_round_reach::<T>())
 }
 
 /// Drawing the committee of one challenge among the most members a round can have; a draw
@@ -93,16 +104,21 @@ fn per_challenge<T: Config>() -> Weight {
 }
 
 /// Pruning a round of the largest job together with the job itself, and the job's
-/// convictions (its benchmark predates them): at most one write per member.
+/// convictions (its benchmark predates them): at most one write per member; or, while a
+/// challenge on the job is open, searching for a later block.
 fn per_expire<T: Config>() -> Weight {
 	let members = T::MaxParticipants::get();
-	T::WeightInfo::expire(members).saturating_add(T::DbWeight::get().writes(members.into()))
+	let prune =
+		T::WeightInfo::expire(members).saturating_add(T::DbWeight::get().writes(members.into()));
+	prune.max(expire_search::<T>())
 }
 
 /// Ending an unfilled job of the most members: bounded by a force cancel, which also
 /// releases every member and refunds (and may settle a round besides).
 fn per_unfilled<T: Config>() -> Weight {
 	T::WeightInfo::force_cancel_job(T::MaxParticipants::get())
+		.saturating_add(rounds::unfilled_weight::<T>())
+		.saturating_add(expire_search::<T>())
 }
 
 /// Drawing the audits of a round of the most members: the draw over all of them, and the
@@ -110,8 +126,9 @@ fn per_unfilled<T: Config>() -> Weight {
 fn per_audit<T: Config>() -> Weight {
 	let p = T::MaxParticipants::get();
 	let audits = u64::from(T::MaxAuditsPerRound::get());
-	T::WeightInfo::audit_round(p)
-		.saturating_add(T::WeightInfo::open_audit(p).saturating_mul(audits))
+	let open = T::WeightInfo::open_audit(p)
+		.saturating_add(agenda::search_weight::<T>(agenda::caller_reach::<T>()));
+	T::WeightInfo::audit_round(p).saturating_add(open.saturating_mul(audits))
 }
 
 /// The worst case of one item.
@@ -165,7 +182,7 @@ fn work_due<T: Config>(now: BlockNumberFor<T>, max: u32, limit: Weight) -> Worke
 	let mut items = 0u32;
 	let mut block = AgendaCursor::<T>::get();
 	for _ in 0..MAX_BLOCKS_PER_PASS {
-		if block > now {
+		if block > now || !meter.fits(per_block::<T>()) {
 			break;
 		}
 		meter.charge(per_block::<T>());

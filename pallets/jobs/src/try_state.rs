@@ -12,7 +12,7 @@ use polkadot_sdk::polkadot_sdk_frame::{
 };
 
 use crate::{
-	Accuser, Admissions, Agenda, AgendaCursor, AgendaItem, BalanceOf, Challenges, Config,
+	agenda, Accuser, Admissions, Agenda, AgendaCursor, AgendaItem, BalanceOf, Challenges, Config,
 	Contributions, HoldReason, JobStatus, Jobs, OpenAuditsOn, OpenChallengesBy, OpenChallengesOn,
 	Pallet, Participants, Proofs, RoundMembers, Rounds, UnfilledAt,
 };
@@ -23,7 +23,8 @@ type Scheduled<T> = BTreeMap<AgendaItem, BlockNumberFor<T>>;
 impl<T: Config> Pallet<T> {
 	/// Invariants: every job's escrow adds up and matches its buyer's hold; running jobs
 	/// (and only they) have an open round and one agenda entry; participant counts match, and
-	/// every participant's stake is locked for the job and covers its locks.
+	/// every participant's stake is locked for the job (a slash may leave it below its locks
+	/// until the job's round settles and removes it).
 	pub fn do_try_state() -> Result<(), TryRuntimeError> {
 		let mut held_by_buyer: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
 		let mut deposits: BTreeMap<T::AccountId, BalanceOf<T>> = BTreeMap::new();
@@ -76,7 +77,9 @@ impl<T: Config> Pallet<T> {
 						T::Providers::member_lock(&who, id) == Some(job.spec.min_provider_stake),
 						"participant's stake lock for its job is missing or not the job's minimum"
 					);
-					ensure!(T::Providers::covers_jobs(&who), "participant's stake below its locks");
+					// Its stake may have fallen below its locks since (a slash here or in
+					// another job): it leaves as the job's round settles
+					// (`membership::drop_uncovered`).
 				}
 				ensure!(count == job.participants, "participant count is wrong");
 				ensure!(
@@ -101,12 +104,10 @@ impl<T: Config> Pallet<T> {
 			UnfilledAt::<T>::iter_keys().all(Jobs::<T>::contains_key),
 			"Unfilled slot of a pruned job"
 		);
-		let housekeeping =
-			|i: &&AgendaItem| matches!(i, AgendaItem::Unfilled(_) | AgendaItem::Expire(..));
 		for items in Agenda::<T>::iter_values() {
-			let n = items.iter().filter(housekeeping).count() as u32;
+			let n = items.iter().filter(|i| agenda::is_housekeeping(i)).count();
 			ensure!(
-				n <= (T::MaxAgendaPerBlock::get() / 2).max(1),
+				n <= agenda::housekeeping_room::<T>(),
 				"housekeeping takes more than half a block's agenda"
 			);
 		}

@@ -54,7 +54,7 @@ pub trait ProviderRegistry<AccountId, Balance, BlockNumber> {
 	fn member_lock(who: &AccountId, job: JobId) -> Option<Balance>;
 	/// Whether `who`'s active stake still covers the registry minimum and its job locks
 	/// (true when it takes part in no job). A slash can break it; the jobs pallet then
-	/// removes the provider from its jobs.
+	/// removes the provider from each of its jobs as that job's round settles.
 	fn covers_jobs(who: &AccountId) -> bool;
 }
 
