@@ -21,6 +21,11 @@ use crate::{
 
 /// Identifies a job; assigned by the chain in creation order.
 pub type JobId = u64;
+
+/// Most jobs one answer of the jobs pallet's `jobs` view lists: a reader wanting them all reads
+/// page after page (a first page alone once hid every job after an attacker's thousand cheap
+/// ones from providers).
+pub const MAX_JOBS_LISTED: u32 = 1_000;
 /// Index of a round (one outer synchronization) within a job, from zero.
 pub type RoundIndex = u32;
 /// Longest dataset URI, in bytes.

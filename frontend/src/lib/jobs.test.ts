@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { ALICE, BOB, CHARLIE, job, memberLock, SPEC } from "../test/fixtures";
 import { OPEN_ADMISSION } from "./admission";
 import type { GridApi } from "./chain";
-import { canChallenge, contributionsInWindow, loadJobDetail, lockProblem, stakeLocked, type JobParticipantRow, type RoundRow } from "./jobs";
+import { canChallenge, contributionsInWindow, loadJobDetail, loadJobs, lockProblem, stakeLocked, type JobParticipantRow, type RoundRow } from "./jobs";
 import { UNIT } from "./units";
 
 const MIN = SPEC.min_provider_stake;
@@ -191,5 +191,26 @@ describe("contributions in their challenge window", () => {
     expect(canChallenge({ who: BOB, reward: 0n }, ALICE)).toBe(true);
     expect(canChallenge({ who: BOB, reward: UNIT, challenged: 0n }, ALICE)).toBe(false);
     expect(canChallenge({ who: ALICE, reward: UNIT }, ALICE)).toBe(false);
+  });
+});
+
+describe("loadJobs", () => {
+  it("lists the newest jobs, however many older ones are still kept", async () => {
+    // An attacker's 1,200 cheap jobs came first; the buyer's is job 1,200 (the one the fake knows as 4).
+    const jobs = vi.fn(async (start: bigint, limit: number) => {
+      const ids: [bigint, unknown][] = [];
+      for (let id = start; id < 1201n && ids.length < limit; id++) ids.push([id, { type: "Open", value: undefined }]);
+      return ids;
+    });
+    const { view } = fakeApi({});
+    // Only the buyer's job has a record here; the others' do not matter.
+    const job = vi.fn(async (id: bigint) => (id === 1200n ? view.Jobs.job(4n) : undefined));
+    const api = {
+      view: { Jobs: { jobs, job } },
+      query: { Jobs: { NextJobId: { getValue: vi.fn(async () => 1201n) } } },
+    } as unknown as GridApi;
+    const rows = await loadJobs(api, "0xabc", 10);
+    expect(jobs).toHaveBeenCalledWith(1191n, 10, { at: "0xabc" });
+    expect(rows.map((r) => r.id)).toEqual([1200n]);
   });
 });

@@ -165,9 +165,15 @@ export function roundRowOf(round: number, s: RoundSummary): RoundRow {
 /** Where to read from: a block hash, or the best / finalized block. */
 export type At = string | "best" | "finalized";
 
-/** Every job (up to `limit`), newest first. */
+/**
+ * The newest jobs (those of the last `limit` ids, pruned ones left out), newest first. The
+ * listing starts `limit` ids before the next id: from id 0, the oldest jobs still kept filled
+ * the list and a buyer's new job was not on it.
+ */
 export async function loadJobs(api: GridApi, at: At = "best", limit = 500): Promise<JobRow[]> {
-  const ids = await api.view.Jobs.jobs(0n, limit, { at });
+  const next = await api.query.Jobs.NextJobId.getValue({ at });
+  const span = BigInt(limit);
+  const ids = await api.view.Jobs.jobs(next > span ? next - span : 0n, limit, { at });
   const views = await Promise.all(ids.map(([id]) => api.view.Jobs.job(id, { at })));
   const rows: JobRow[] = [];
   views.forEach((view, i) => {

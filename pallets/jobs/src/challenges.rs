@@ -404,7 +404,7 @@ fn punish_fraud<T: Config>(challenge: &ChallengeOf<T>) -> (BalanceOf<T>, Balance
 
 	let penalty = T::FraudSlash::get().mul_floor(slashing::slash_base::<T>(&job, accused));
 	// An audit's reporter share is burned: the chain reported it.
-	let mut recipients = alloc::vec![(job.buyer.clone(), T::BuyerShare::get())];
+	let mut recipients: Vec<_> = slashing::buyer_share::<T>(&job, accused).into_iter().collect();
 	if let Some(challenger) = challenge.accuser.challenger() {
 		recipients.push((challenger.clone(), T::ReporterShare::get()));
 	}

@@ -216,6 +216,25 @@ fn a_provider_slashed_below_what_its_jobs_lock_judges_nothing_meanwhile() {
 }
 
 #[test]
+fn a_buyer_punished_in_its_own_job_gets_none_of_its_slash_back() {
+	new_test_ext().execute_with(|| {
+		// The buyer takes a seat in its own job as a provider, and equivocates there.
+		let id = running_job(&[BUYER, P2]);
+		let issuance = Balances::total_issuance();
+		let (buyer, reporter) = (free(BUYER), free(REPORTER));
+		let first = proof(id, 0, BUYER, 42, 100, &[]);
+		let second = proof(id, 0, BUYER, 43, 100, &[]);
+		assert_ok!(Jobs::report_equivocation(RuntimeOrigin::signed(REPORTER), first, second));
+		let slashed = STAKE / 2;
+		assert_eq!(pallet_providers::Providers::<Test>::get(BUYER).unwrap().stake, STAKE - slashed);
+		assert_eq!(free(REPORTER) - reporter, slashed / 4);
+		assert_eq!(free(BUYER), buyer, "none of its own slash comes back to it as the buyer");
+		assert_eq!(issuance - Balances::total_issuance(), slashed - slashed / 4, "burned instead");
+		check_invariants();
+	});
+}
+
+#[test]
 fn capabilities_cannot_be_raised_after_joining() {
 	new_test_ext().execute_with(|| {
 		let _ = running_job(&[P1, P2]);

@@ -1174,12 +1174,15 @@ pub mod pallet {
 			})
 		}
 
-		/// Ids and states of up to `limit` jobs from `start` on (ids are sequential).
+		/// Ids and states of up to `limit` (at most
+		/// [`MAX_JOBS_LISTED`](grid_primitives::job::MAX_JOBS_LISTED)) jobs from `start` on
+		/// (ids are sequential; pruned ones are skipped): the next page starts after the last.
 		pub fn jobs(start: JobId, limit: u32) -> Vec<(JobId, JobStatus)> {
 			let end = NextJobId::<T>::get();
+			let limit = limit.min(grid_primitives::job::MAX_JOBS_LISTED);
 			(start..end)
 				.filter_map(|id| Jobs::<T>::get(id).map(|job| (id, job.status)))
-				.take(limit.min(1_000) as usize)
+				.take(limit as usize)
 				.collect()
 		}
 

@@ -2,6 +2,7 @@
 //! the provider's libp2p key, for one slot) and liveness (missing rounds). The stake is taken
 //! through `pallet-providers`.
 
+use alloc::vec::Vec;
 use grid_primitives::{
 	commitment::SignedCommitmentBytes,
 	job::{JobId, RoundIndex},
@@ -93,7 +94,7 @@ fn punish<T: Config>(
 	// they are worth a record).
 	ensure!(member_of::<T>(slot, &offender), Error::<T>::NotParticipant);
 	let amount = T::EquivocationSlash::get().mul_floor(slash_base::<T>(&job, &offender));
-	let mut recipients = alloc::vec![(job.buyer.clone(), T::BuyerShare::get())];
+	let mut recipients: Vec<_> = buyer_share::<T>(&job, &offender).into_iter().collect();
 	// A provider reporting itself gets no reporter's share.
 	if reporter != offender {
 		recipients.push((reporter.clone(), T::ReporterShare::get()));
@@ -146,6 +147,15 @@ pub(crate) fn liveness<T: Config>(id: JobId, job: &mut JobOf<T>, who: &T::Accoun
 	let amount = T::LivenessSlash::get().mul_floor(slash_base::<T>(job, who));
 	T::Providers::slash(who, amount, SlashReason::Liveness, &[]);
 	membership::remove::<T>(id, job, who, RemovalReason::Liveness);
+}
+
+/// The buyer's share of a slash of `offender` in `job`: none when the buyer is the offender
+/// (a buyer training its own job as a provider would get part of its own slash back).
+pub(crate) fn buyer_share<T: Config>(
+	job: &JobOf<T>,
+	offender: &T::AccountId,
+) -> Option<(T::AccountId, Perbill)> {
+	(job.buyer != *offender).then(|| (job.buyer.clone(), T::BuyerShare::get()))
 }
 
 /// The stake a slash percentage applies to: the provider's active stake, or the job's minimum

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use grid_primitives::job::JobId;
+use grid_primitives::job::{JobId, MAX_JOBS_LISTED};
 // subxt's errors, not the engine's `crate::error` (which chain/ must not name).
 use subxt::error::{BackendError, ExtrinsicError, RpcError};
 use subxt::{
@@ -308,6 +308,27 @@ fn pool_reason(e: &ExtrinsicError) -> Option<String> {
 	Some(serde_json::from_str::<String>(data).unwrap_or_else(|_| data.to_string()))
 }
 
+/// Every job from `start` on, from `page` (the ids and states of up to [`MAX_JOBS_LISTED`]
+/// jobs from an id on): pages follow each other until one is not full.
+async fn every_page<T, F, Fut>(start: JobId, mut page: F) -> Result<Vec<(JobId, T)>>
+where
+	F: FnMut(JobId) -> Fut,
+	Fut: std::future::Future<Output = Result<Vec<(JobId, T)>>>,
+{
+	let (mut all, mut from) = (Vec::new(), start);
+	loop {
+		let listed = page(from).await?;
+		let full = listed.len() >= MAX_JOBS_LISTED as usize;
+		if let Some((last, _)) = listed.last() {
+			from = last.saturating_add(1);
+		}
+		all.extend(listed);
+		if !full {
+			return Ok(all);
+		}
+	}
+}
+
 /// The `Jobs` error a pool's "Custom error: N" stands for.
 fn jobs_error(why: &str, metadata: &subxt::Metadata) -> Option<String> {
 	let index = why.strip_prefix("Custom error: ")?.parse::<u8>().ok()?;
@@ -392,9 +413,13 @@ impl Block {
 		self.view("reading a job", api::view_functions().jobs().job(id)).await
 	}
 
-	/// Ids and states of every job.
-	pub async fn jobs(&self) -> Result<Vec<(JobId, JobStatus)>> {
-		self.view("listing jobs", api::view_functions().jobs().jobs(0, u32::MAX)).await
+	/// Ids and states of every job from `start` on, read a page at a time (see
+	/// [`MAX_JOBS_LISTED`]).
+	pub async fn jobs_from(&self, start: JobId) -> Result<Vec<(JobId, JobStatus)>> {
+		every_page(start, |from| {
+			self.view("listing jobs", api::view_functions().jobs().jobs(from, MAX_JOBS_LISTED))
+		})
+		.await
 	}
 
 	/// What round `round` of `job` settled to, while the chain keeps it.
@@ -622,6 +647,33 @@ mod tests {
 		let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../metadata/grid.scale");
 		let bytes = std::fs::read(path).unwrap();
 		<subxt::Metadata as codec::Decode>::decode(&mut &bytes[..]).unwrap()
+	}
+
+	/// An attacker's 2,500 cheap live jobs come first, pruned ids between them; an honest
+	/// buyer's job comes after: a listing reaches it (one page of the view's 1,000 did not).
+	#[test]
+	fn every_job_is_listed_however_many_come_before() {
+		let honest = 4_000;
+		let chain: Vec<JobId> = (0..3_000).filter(|id| id % 6 != 5).chain([honest]).collect();
+		let pages = std::cell::Cell::new(0);
+		let page = |from: JobId| {
+			pages.set(pages.get() + 1);
+			let listed: Vec<(JobId, ())> = chain
+				.iter()
+				.filter(|id| **id >= from)
+				.take(MAX_JOBS_LISTED as usize)
+				.map(|id| (*id, ()))
+				.collect();
+			std::future::ready(Ok(listed))
+		};
+		let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+		let listed = runtime.block_on(every_page(0, page)).unwrap();
+		assert_eq!(listed.iter().map(|(id, _)| *id).collect::<Vec<_>>(), chain);
+		assert_eq!(pages.get(), 3, "2,501 jobs: two full pages and one not");
+		let later = runtime.block_on(every_page(2_990, page)).unwrap();
+		let expected: Vec<JobId> = chain.iter().copied().filter(|id| *id >= 2_990).collect();
+		assert_eq!(later.iter().map(|(id, _)| *id).collect::<Vec<_>>(), expected);
+		assert_eq!(expected.last(), Some(&honest));
 	}
 
 	/// What a node's author RPC answers when its pool refuses a transaction.

@@ -1,12 +1,13 @@
 //! The trainer's libp2p behaviour, composed of small standard ones: identify (addresses and
 //! protocol version), ping (liveness and round-trip time), Kademlia (finding the job's
 //! peers), gossipsub (update commitments, availability attestations, proofs) and
-//! request-response (fetching updates and state; serving datasets).
+//! request-response (fetching updates and state; serving datasets); and a bound on each
+//! peer's connections.
 
 use std::time::Duration;
 
 use libp2p::{
-	gossipsub, identify,
+	connection_limits, gossipsub, identify,
 	identity::Keypair,
 	kad::{self, store::MemoryStore},
 	ping, request_response,
@@ -38,9 +39,17 @@ fn content_id(message: &gossipsub::Message) -> gossipsub::MessageId {
 	gossipsub::MessageId::from(hasher.finalize().as_bytes().to_vec())
 }
 
+/// Connections one peer may hold with this trainer at once: two, so that peers dialing each
+/// other at the same moment keep both. Unbounded, one peer could open connections without
+/// end, each with its own streams ([`FETCH_STREAMS`], [`DATA_STREAMS`]) and buffers, and
+/// hold more of this trainer's held piece requests than one connection carries.
+pub const MAX_CONNECTIONS_PER_PEER: u32 = 2;
+
 /// Every sub-behaviour of a trainer.
 #[derive(NetworkBehaviour)]
 pub struct Behaviour {
+	/// Refuses a peer's connections past [`MAX_CONNECTIONS_PER_PEER`].
+	pub limits: connection_limits::Behaviour,
 	/// Exchanges listen addresses and agent names.
 	pub identify: identify::Behaviour,
 	/// Measures round-trip times and detects dead connections.
@@ -134,6 +143,10 @@ impl Behaviour {
 				.with_max_concurrent_streams(FETCH_STREAMS),
 		);
 		let data = data_behaviour(config.request_timeout);
-		Ok(Behaviour { identify, ping, kad, gossipsub, fetch, data })
+		let limits = connection_limits::Behaviour::new(
+			connection_limits::ConnectionLimits::default()
+				.with_max_established_per_peer(Some(MAX_CONNECTIONS_PER_PEER)),
+		);
+		Ok(Behaviour { limits, identify, ping, kad, gossipsub, fetch, data })
 	}
 }

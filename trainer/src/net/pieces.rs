@@ -11,19 +11,25 @@ use std::{
 };
 
 use grid_primitives::job::RoundIndex;
+use libp2p::PeerId;
 
 use crate::round::{
 	messages::{Digest, Response},
-	update_pieces::{piece_count, piece_range, PieceHashes},
+	update_pieces::{piece_count, piece_range, PieceHashes, MAX_UPDATE_PIECES},
 };
 
 /// Longest a piece request waits here for its piece.
 pub(super) const HOLD: Duration = Duration::from_secs(10);
 /// Most requests held at once (beyond, a request for a piece not here is refused at once).
 pub(super) const MAX_HELD: usize = 4096;
+/// Most requests one peer may have held at once: what one connection's fetch streams carry
+/// (`behaviour::FETCH_STREAMS`), twice what an honest member asks of a keeper at once. Without
+/// it one peer could take every slot, and honest fetchers' requests were refused at once.
+pub(super) const MAX_HELD_PER_PEER: usize = 4 * MAX_UPDATE_PIECES as usize;
 
 /// A request waiting for its piece.
 struct Held<C> {
+	peer: PeerId,
 	hash: Digest,
 	index: u32,
 	round: RoundIndex,
@@ -119,18 +125,21 @@ impl<C> ServedPieces<C> {
 		self.kept.contains_key(&(*hash, index))
 	}
 
-	/// Holds a request for a piece not here until it comes; gives the channel back when
-	/// [`MAX_HELD`] wait already.
+	/// Holds `peer`'s request for a piece not here until it comes; gives the channel back
+	/// when [`MAX_HELD`] wait already, or [`MAX_HELD_PER_PEER`] of `peer`'s.
 	pub(super) fn hold(
 		&mut self,
+		peer: PeerId,
 		(hash, index, round, with_hashes): (Digest, u32, RoundIndex, bool),
 		channel: C,
 		now: Instant,
 	) -> Result<(), C> {
-		if self.held.len() >= MAX_HELD {
+		let peers = self.held.iter().filter(|held| held.peer == peer).count();
+		if self.held.len() >= MAX_HELD || peers >= MAX_HELD_PER_PEER {
 			return Err(channel);
 		}
-		self.held.push(Held { hash, index, round, with_hashes, channel, until: now + HOLD });
+		let until = now + HOLD;
+		self.held.push(Held { peer, hash, index, round, with_hashes, channel, until });
 		Ok(())
 	}
 
@@ -221,8 +230,8 @@ mod tests {
 		let mut served = ServedPieces::new();
 		let now = Instant::now();
 		assert!(served.answer(&hash, 1, true, None).is_none());
-		served.hold((hash, 1, 4, true), "a", now).unwrap();
-		served.hold((hash, 2, 4, false), "b", now).unwrap();
+		served.hold(PeerId::random(), (hash, 1, 4, true), "a", now).unwrap();
+		served.hold(PeerId::random(), (hash, 2, 4, false), "b", now).unwrap();
 		let replies = served.piece(hash, 4, 1, hashes(&bytes), piece_of(&bytes, 1));
 		assert_eq!(replies.len(), 1);
 		let (channel, response) = &replies[0];
@@ -258,9 +267,10 @@ mod tests {
 	fn a_request_that_waits_too_long_or_past_its_round_is_refused_and_the_wait_is_bounded() {
 		let mut served = ServedPieces::new();
 		let now = Instant::now();
-		served.hold(([1; 32], 0, 2, true), 1, now).unwrap();
-		served.hold(([1; 32], 0, 5, true), 2, now + HOLD / 2).unwrap();
-		served.hold(([3; 32], 1, 5, true), 3, now).unwrap();
+		let peer = PeerId::random();
+		served.hold(peer, ([1; 32], 0, 2, true), 1, now).unwrap();
+		served.hold(peer, ([1; 32], 0, 5, true), 2, now + HOLD / 2).unwrap();
+		served.hold(peer, ([3; 32], 1, 5, true), 3, now).unwrap();
 		let refused = served.refuse([3; 32], 1);
 		assert_eq!(refused.len(), 1);
 		assert!(matches!(refused[0].1, Response::Unavailable(_)));
@@ -270,9 +280,32 @@ mod tests {
 		assert!(matches!(expired[0].1, Response::Unavailable(_)));
 		let forgotten = served.forget(6);
 		assert_eq!(forgotten.iter().map(|(c, _)| *c).collect::<Vec<_>>(), vec![2]);
+		let peers: Vec<PeerId> =
+			(0..MAX_HELD / MAX_HELD_PER_PEER).map(|_| PeerId::random()).collect();
 		for i in 0..MAX_HELD {
-			served.hold(([2; 32], 0, 9, true), i, now).unwrap();
+			served.hold(peers[i / MAX_HELD_PER_PEER], ([2; 32], 0, 9, true), i, now).unwrap();
 		}
-		assert_eq!(served.hold(([2; 32], 0, 9, true), MAX_HELD, now), Err(MAX_HELD));
+		let stranger = PeerId::random();
+		assert_eq!(served.hold(stranger, ([2; 32], 0, 9, true), MAX_HELD, now), Err(MAX_HELD));
+	}
+
+	/// A hostile peer asks for pieces that are not here, as many as its connections carry:
+	/// it gets its share of the hold slots and no more, and an honest fetcher still waits.
+	#[test]
+	fn one_peer_cannot_take_every_hold_slot() {
+		let mut served = ServedPieces::new();
+		let (now, hostile, honest) = (Instant::now(), PeerId::random(), PeerId::random());
+		let mut refused = 0;
+		for i in 0..MAX_HELD {
+			let key = ([7; 32], (i % 64) as u32, 3, false);
+			refused += usize::from(served.hold(hostile, key, i, now).is_err());
+		}
+		assert_eq!(served.waiting(), MAX_HELD_PER_PEER);
+		assert_eq!(refused, MAX_HELD - MAX_HELD_PER_PEER);
+		assert_eq!(served.hold(honest, ([8; 32], 0, 3, false), MAX_HELD, now), Ok(()));
+		// Its slots come back as its requests are answered.
+		let replies = served.refuse([7; 32], 0);
+		assert_eq!(replies.len(), MAX_HELD_PER_PEER / 64);
+		assert_eq!(served.hold(hostile, ([7; 32], 0, 3, false), 0, now), Ok(()));
 	}
 }

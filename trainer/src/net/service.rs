@@ -356,11 +356,12 @@ mod tests {
 	use std::time::{Duration, Instant};
 
 	use codec::{Decode, Encode};
+	use futures::StreamExt;
 	use grid_primitives::job::{proof_payload, SignedProof};
 	use subxt_signer::sr25519::{dev, Keypair};
 
 	use super::*;
-	use crate::net::test_service;
+	use crate::net::{behaviour::MAX_CONNECTIONS_PER_PEER, test_service};
 
 	const GENESIS: Digest = [6; 32];
 
@@ -405,5 +406,59 @@ mod tests {
 			std::thread::sleep(Duration::from_millis(50));
 		}
 		assert!(heard.try_recv().is_err(), "nothing else was heard");
+	}
+
+	/// A stranger dials a trainer four times at once, keeping every connection it gets: it
+	/// keeps two, and the trainer refuses the rest (one peer opening connections without end
+	/// took streams and buffers with each).
+	#[test]
+	fn a_peer_keeps_at_most_two_connections_with_a_trainer() {
+		use libp2p::swarm::{
+			dial_opts::{DialOpts, PeerCondition},
+			dummy, SwarmEvent,
+		};
+		let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+		let deadline = Instant::now() + Duration::from_secs(90);
+		let left = || deadline.saturating_duration_since(Instant::now());
+		let trainer = test_service(&runtime, Vec::new(), 1 << 20, None);
+		let addr = loop {
+			if let Ok(Event::Listening(addr)) = trainer.events.recv_timeout(left()) {
+				break addr;
+			}
+			assert!(!left().is_zero(), "the trainer never listened");
+		};
+		let target = trainer.local_peer_id;
+		let key = libp2p::identity::Keypair::generate_ed25519();
+		let (resolved, open) = runtime.block_on(async move {
+			let transport = transport(&key, Shaper::default()).unwrap();
+			let config = libp2p::swarm::Config::with_tokio_executor()
+				.with_idle_connection_timeout(Duration::from_secs(300));
+			let peer = key.public().to_peer_id();
+			let mut stranger = Swarm::new(transport, dummy::Behaviour, peer, config);
+			for _ in 0..4 {
+				let dial = DialOpts::peer_id(target)
+					.addresses(vec![addr.clone()])
+					.condition(PeerCondition::Always)
+					.build();
+				stranger.dial(dial).unwrap();
+			}
+			// Each dial ends established or refused; a connection the trainer refused after
+			// the handshake closes.
+			let (mut resolved, mut open) = (0, 0i32);
+			while !(resolved == 4 && open == MAX_CONNECTIONS_PER_PEER as i32) {
+				let next = tokio::time::timeout(left(), stranger.select_next_some()).await;
+				match next {
+					Err(_) => break,
+					Ok(SwarmEvent::ConnectionEstablished { .. }) => {
+						(resolved, open) = (resolved + 1, open + 1)
+					}
+					Ok(SwarmEvent::OutgoingConnectionError { .. }) => resolved += 1,
+					Ok(SwarmEvent::ConnectionClosed { .. }) => open -= 1,
+					Ok(_) => {}
+				}
+			}
+			(resolved, open)
+		});
+		assert_eq!((resolved, open), (4, MAX_CONNECTIONS_PER_PEER as i32));
 	}
 }

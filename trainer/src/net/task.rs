@@ -410,7 +410,7 @@ impl Task {
 		match event {
 			request_response::Event::Message { peer, message } => match message {
 				request_response::Message::Request { request, channel, .. } => {
-					let channel = match self.hold_piece(&request, channel) {
+					let channel = match self.hold_piece(peer, &request, channel) {
 						Ok(()) => return,
 						Err(channel) => channel,
 					};
@@ -471,6 +471,7 @@ impl Task {
 	/// channel back to be answered now.
 	fn hold_piece(
 		&mut self,
+		peer: PeerId,
 		request: &Request,
 		channel: request_response::ResponseChannel<Response>,
 	) -> Result<(), request_response::ResponseChannel<Response>> {
@@ -491,7 +492,7 @@ impl Task {
 		{
 			return Err(channel);
 		}
-		self.pieces.hold((hash, index, round, with_hashes), channel, Instant::now())
+		self.pieces.hold(peer, (hash, index, round, with_hashes), channel, Instant::now())
 	}
 
 	fn answer(&self, peer: &PeerId, request: Request) -> Response {

@@ -80,12 +80,20 @@ impl Standing {
 /// Whether this provider takes a job: a live job with room, a spec it can run within its
 /// policy, a stake requirement its stake free of other jobs' locks meets, and room in its
 /// throughput for a batch per round (the chain refuses the join otherwise: `NotEligible`,
-/// `Underpowered`).
+/// `Underpowered`). (The search reads the two halves apart: a job outside the policy is not
+/// read again.)
+#[cfg(test)]
 fn fits(
 	spec: &JobSpec<u128, u32>,
 	config: &ProviderConfig,
 	standing: Standing,
 ) -> Result<(), String> {
+	fits_policy(spec, config).and_then(|()| fits_standing(spec, standing))
+}
+
+/// Whether a job's spec (which never changes) is within this provider's policy: a model it
+/// may run, the reward it asks, a stake requirement its configured stake meets.
+fn fits_policy(spec: &JobSpec<u128, u32>, config: &ProviderConfig) -> Result<(), String> {
 	// Checks the model against the spec rules too, so its size is known.
 	job_spec::chain_job(0, spec, 0, None).map_err(|e| e.to_string())?;
 	let parameters = spec.model.parameters().unwrap_or(u64::MAX);
@@ -104,6 +112,12 @@ fn fits(
 	if config.chain.stake < spec.min_provider_stake {
 		return Err("the job needs more stake".into());
 	}
+	Ok(())
+}
+
+/// Whether this provider's standing now (its stake free of other jobs' locks, its throughput
+/// shared with its other jobs) takes a job of `spec`.
+fn fits_standing(spec: &JobSpec<u128, u32>, standing: Standing) -> Result<(), String> {
 	if let Some(free) = standing.free_stake.filter(|free| *free < spec.min_provider_stake) {
 		let grid = |units: u128| units as f64 / grid_primitives::currency::UNIT as f64;
 		return Err(format!(
@@ -188,15 +202,21 @@ async fn choose_job(
 	config: &ProviderConfig,
 ) -> Result<(JobId, JobSpec<u128, u32>), ChainError> {
 	let left = LeftBuyers::load(&config.left_buyers_file())?;
-	// Jobs whose data could not be had or does not fit the model: not tried again.
+	// Jobs whose data could not be had or does not fit the model, or whose spec or buyer
+	// this provider's policy refuses (neither changes): not read or tried again (an
+	// attacker's thousand cheap jobs cost each provider three reads apiece every pass).
 	let mut refused = std::collections::HashSet::new();
 	// Why each job was last passed over: said once at info (a provider that never joins
 	// should say why), again only when the reason changes.
 	let mut passed_over: std::collections::HashMap<JobId, String> = Default::default();
+	// Jobs before this one have ended: they are not listed again.
+	let mut from: JobId = 0;
 	loop {
 		let (standing, locked) = Standing::of(chain, me).await?;
 		let block = chain.best().await?;
-		for (id, status) in block.jobs().await? {
+		let listed = block.jobs_from(from).await?;
+		from = first_live(&listed, from);
+		for (id, status) in listed {
 			if config.chain.job.is_some_and(|j| j != id)
 				|| !matches!(status, JobStatus::Open | JobStatus::Running)
 				|| refused.contains(&id)
@@ -221,9 +241,12 @@ async fn choose_job(
 						}
 						verdict => verdict,
 					};
-					let buyer = works_for(&view.job.buyer, config);
+					let policy = fits_policy(&spec, config).and(works_for(&view.job.buyer, config));
+					if policy.is_err() {
+						refused.insert(id);
+					}
 					let standing = standing.for_job(id, &locked);
-					fits(&spec, config, standing).and(buyer).and(admitted).and(avoided)
+					policy.and(fits_standing(&spec, standing)).and(admitted).and(avoided)
 				}
 			};
 			match verdict {
@@ -253,6 +276,19 @@ async fn choose_job(
 			}
 		}
 		tokio::time::sleep(Duration::from_secs(2)).await;
+	}
+}
+
+/// Where the next listing of jobs may start: the lowest id of `listed` still open or running,
+/// else past the last listed (ids are sequential, and an ended job never runs again); `from`
+/// when nothing was listed.
+fn first_live(listed: &[(JobId, JobStatus)], from: JobId) -> JobId {
+	let live =
+		listed.iter().find(|(_, status)| matches!(status, JobStatus::Open | JobStatus::Running));
+	match (live, listed.last()) {
+		(Some((id, _)), _) => *id,
+		(None, Some((last, _))) => last.saturating_add(1),
+		(None, None) => from,
 	}
 }
 
@@ -541,6 +577,19 @@ mod tests {
 		assert!(!lost_the_join(&other_call));
 		let rpc = ChainError::Rpc { what: "join_job", reason: "JobFull".into() };
 		assert!(!lost_the_join(&rpc), "only a decided dispatch error, not a dropped connection");
+	}
+
+	/// A listing starts at the oldest job still live: ended jobs before it are not read
+	/// again, and nothing live is skipped.
+	#[test]
+	fn the_next_listing_starts_at_the_oldest_live_job() {
+		let done = || JobStatus::Completed { final_model_hash: None };
+		let listed =
+			[(3, done()), (5, JobStatus::Cancelled), (8, JobStatus::Running), (9, JobStatus::Open)];
+		assert_eq!(first_live(&listed, 0), 8);
+		assert_eq!(first_live(&listed[..2], 0), 6, "all ended: past the last");
+		assert_eq!(first_live(&[], 6), 6, "nothing new");
+		assert_eq!(first_live(&[(12, JobStatus::Open), (13, done())], 6), 12);
 	}
 
 	#[test]
