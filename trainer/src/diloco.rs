@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use grid_primitives::job::{Nanos, TrainingParams};
+use rayon::prelude::*;
 
 use crate::{
 	compress::{CompressedUpdate, Compressor},
@@ -92,6 +93,25 @@ impl OuterOptimizer {
 			*theta -= d;
 		}
 		Ok(())
+	}
+
+	/// Whether [`step`](Self::step) with `delta` leaves every weight and momentum finite: the
+	/// same arithmetic, read only. Finite updates can still sum past f32's range (a peer's
+	/// huge values, where no norm screen bounds them).
+	pub fn step_stays_finite(&self, global: &[f32], delta: &[f32]) -> Result<bool> {
+		self.check(global, delta)?;
+		let (lr, mu) = (self.lr, self.momentum);
+		let moves = global.par_iter().zip(self.velocity.par_iter()).zip(delta);
+		Ok(moves.all(|((theta, v), d)| {
+			let v = mu * *v + d;
+			v.is_finite() && (theta - lr * (d + mu * v)).is_finite()
+		}))
+	}
+
+	/// Whether [`average`](Self::average) with `delta` leaves every weight finite.
+	pub fn average_stays_finite(&self, global: &[f32], delta: &[f32]) -> Result<bool> {
+		self.check(global, delta)?;
+		Ok(global.par_iter().zip(delta).all(|(theta, d)| (theta - d).is_finite()))
 	}
 
 	/// The weights [`step`](Self::step) would give, leaving this optimizer as it is: the same

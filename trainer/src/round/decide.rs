@@ -164,14 +164,25 @@ pub fn step(
 	let (mut accepted, mut rejected, mut update_norm) = (Vec::new(), Vec::new(), None);
 	if !contributions.is_empty() {
 		let agg = aggregate(contributions, rule, screen_ratio)?;
-		accepted = agg.accepted.iter().map(|&i| members[i]).collect();
-		rejected = agg.rejected.iter().map(|&i| members[i]).collect();
-		update_norm = Some(norm(&agg.delta));
-		// A copy only while another holder still reads this round's base.
-		let weights: &mut Vec<f32> = Arc::make_mut(&mut state.weights);
-		match outer {
-			OuterMove::Step => state.outer.step(weights, &agg.delta)?,
-			OuterMove::Average => state.outer.average(weights, &agg.delta)?,
+		let stays_finite = match outer {
+			OuterMove::Step => state.outer.step_stays_finite(&state.weights, &agg.delta)?,
+			OuterMove::Average => state.outer.average_stays_finite(&state.weights, &agg.delta)?,
+		};
+		if stays_finite {
+			accepted = agg.accepted.iter().map(|&i| members[i]).collect();
+			rejected = agg.rejected.iter().map(|&i| members[i]).collect();
+			update_norm = Some(norm(&agg.delta));
+			// A copy only while another holder still reads this round's base.
+			let weights: &mut Vec<f32> = Arc::make_mut(&mut state.weights);
+			match outer {
+				OuterMove::Step => state.outer.step(weights, &agg.delta)?,
+				OuterMove::Average => state.outer.average(weights, &agg.delta)?,
+			}
+		} else {
+			// Every node sees the same and leaves the model where it is, every update out
+			// (their senders' values go back into their error feedback), rather than go on
+			// from infinities: training from them failed, and ended every trainer's job.
+			rejected = members.to_vec();
 		}
 	}
 	let mut next = GlobalState::shared(state.round + 1, manifest, state.weights, state.outer)?;
@@ -243,6 +254,38 @@ mod tests {
 		assert_eq!(decided.next.weights, weights);
 		assert_eq!(decided.next.model_hash, hash);
 		assert!(decided.accepted.is_empty() && decided.update_norm.is_none());
+	}
+
+	/// Two peers send huge finite values to a job that aggregates by an unscreened mean: the
+	/// outer step would overflow f32, so the round leaves the model and momentum as they were
+	/// and every update out (training from infinities ended every trainer's job).
+	#[test]
+	fn a_round_whose_aggregate_would_overflow_the_model_leaves_it_as_it_was() {
+		let peers: Vec<PeerId> = (0..3).map(|_| PeerId::random()).collect();
+		let (manifest, state) = initial();
+		let (weights, hash) = (state.weights.clone(), state.model_hash);
+		let n = weights.len();
+		let contributions = vec![
+			Contribution::dense(vec![0.01; n], 10),
+			Contribution::dense(vec![f32::MAX; n], 1_000),
+			Contribution::dense(vec![f32::MAX; n], 1_000),
+		];
+		let mean = Rule::Mean;
+		let decided =
+			step(state, &manifest, &contributions, &peers, mean, None, OuterMove::Step).unwrap();
+		assert_eq!(decided.next.round, 1);
+		assert_eq!(decided.next.weights, weights);
+		assert_eq!(decided.next.model_hash, hash);
+		assert!(decided.next.outer.velocity().iter().all(|v| *v == 0.0));
+		assert!(decided.accepted.is_empty() && decided.update_norm.is_none());
+		assert_eq!(decided.rejected, peers);
+		// Ordinary updates still move it.
+		let (manifest, state) = initial();
+		let ordinary = vec![Contribution::dense(vec![0.01; n], 10)];
+		let decided =
+			step(state, &manifest, &ordinary, &peers[..1], mean, None, OuterMove::Step).unwrap();
+		assert_ne!(decided.next.weights, weights);
+		assert_eq!(decided.accepted, peers[..1]);
 	}
 
 	/// A dense round moves the model to the trainers' mean and leaves the momentum alone;
