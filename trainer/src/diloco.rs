@@ -27,6 +27,15 @@ pub fn pseudo_gradient(global: &[f32], local: &[f32]) -> Result<Vec<f32>> {
 	Ok(global.iter().zip(local).map(|(g, l)| g - l).collect())
 }
 
+/// One coordinate's outer step: `v ← μv + Δ; θ ← θ − lr·(Δ + μv)`, giving (θ, v). One
+/// definition for the step, its lookahead and its finiteness check, so that all three do the
+/// same arithmetic bit for bit.
+#[inline]
+fn nesterov(lr: f32, mu: f32, theta: f32, v: f32, d: f32) -> (f32, f32) {
+	let v = mu * v + d;
+	(theta - lr * (d + mu * v), v)
+}
+
 /// SGD with Nesterov momentum on the pseudo-gradient (the DiLoCo outer optimizer).
 #[derive(Clone, Debug, PartialEq)]
 pub struct OuterOptimizer {
@@ -79,8 +88,7 @@ impl OuterOptimizer {
 		let (lr, mu) = (self.lr, self.momentum);
 		let velocity = Arc::make_mut(&mut self.velocity);
 		for ((theta, v), d) in global.iter_mut().zip(velocity.iter_mut()).zip(delta) {
-			*v = mu * *v + d;
-			*theta -= lr * (d + mu * *v);
+			(*theta, *v) = nesterov(lr, mu, *theta, *v, *d);
 		}
 		Ok(())
 	}
@@ -103,8 +111,8 @@ impl OuterOptimizer {
 		let (lr, mu) = (self.lr, self.momentum);
 		let moves = global.par_iter().zip(self.velocity.par_iter()).zip(delta);
 		Ok(moves.all(|((theta, v), d)| {
-			let v = mu * *v + d;
-			v.is_finite() && (theta - lr * (d + mu * v)).is_finite()
+			let (theta, v) = nesterov(lr, mu, *theta, *v, *d);
+			theta.is_finite() && v.is_finite()
 		}))
 	}
 
@@ -119,10 +127,11 @@ impl OuterOptimizer {
 	pub fn lookahead(&self, global: &[f32], delta: &[f32]) -> Result<Vec<f32>> {
 		self.check(global, delta)?;
 		let (lr, mu) = (self.lr, self.momentum);
-		let ahead = global.iter().zip(self.velocity.iter()).zip(delta).map(|((theta, v), d)| {
-			let v = mu * *v + d;
-			theta - lr * (d + mu * v)
-		});
+		let ahead = global
+			.iter()
+			.zip(self.velocity.iter())
+			.zip(delta)
+			.map(|((theta, v), d)| nesterov(lr, mu, *theta, *v, *d).0);
 		Ok(ahead.collect())
 	}
 
