@@ -165,6 +165,18 @@ pub fn wait_included(
 	})
 }
 
+/// Waits until the node has built on its best block. The RPC reports a block before the
+/// transaction pool has rebuilt its view of it, and the pool checks a new transaction's fee
+/// against that view: a transaction that spends funds included a moment ago (a new account's
+/// first call) can be refused as unable to pay. The node authors the next block from the
+/// pool's view of this one, so once that block exists the pool has caught up.
+pub fn wait_pool_caught_up(node: &Node, timeout: Duration) -> Result<()> {
+	let best = node.best_number()?;
+	crate::wait_for("the pool to catch up with the best block", timeout, || {
+		(node.best_number().ok()? > best).then_some(())
+	})
+}
+
 /// Calls a pallet view function through the `RuntimeViewFunction` runtime API and decodes
 /// its result.
 pub fn view<V>(node: &Node, call: V) -> Result<V::ReturnType>

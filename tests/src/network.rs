@@ -15,7 +15,7 @@ use polkadot_sdk::{
 use crate::{
 	chain::{
 		account, block_hash, events_at, next_nonce, sign, submit, transfer, wait_included,
-		ChainContext,
+		wait_pool_caught_up, ChainContext,
 	},
 	trainers::{job_cli, Provider, ProviderSpec},
 	wait_for, Node,
@@ -76,7 +76,8 @@ pub fn fund_providers(node: &Node, accounts: &[AccountId32]) -> Result<()> {
 	wait_for("the funding transfers", Duration::from_secs(120), || {
 		let at = account(node, &alice.to_account_id(), None).ok()?;
 		(at.nonce >= nonce).then_some(())
-	})
+	})?;
+	wait_pool_caught_up(node, Duration::from_secs(60))
 }
 
 /// The provider `who` bonds `grid` GRID more stake; waits until that is in a block.

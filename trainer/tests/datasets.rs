@@ -24,6 +24,7 @@ use grid_trainer::{
 		self,
 		store::{build_manifest, ChunkId},
 		DataStore,
+		LocalFiles::{self, Any},
 	},
 	net::data::{data_behaviour, peer_of, DataRequest, DataResponse, Ticket},
 };
@@ -302,13 +303,14 @@ async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 	// A holder serving bad chunks next to the buyer: the fetch takes only what checks out.
 	let liar = hostile(manifest.clone(), Lie::Chunks).await;
 	let store = DataStore::new(tmp.path().join("provider-store"));
-	let located = ensure(&store, &reference(hash, &[&liar, &buyer]), &[], false).await.unwrap();
+	let located =
+		ensure(&store, &reference(hash, &[&liar, &buyer]), &[], &Any, false).await.unwrap();
 	assert_same_files(&located, &manifest, &dir);
 	// A holder whose bulk lane serves bad chunks is refused like a liar on the stream.
 	let lane_liar = hostile(manifest.clone(), Lie::Lane).await;
 	let store2 = DataStore::new(tmp.path().join("lane-store"));
 	let located =
-		ensure(&store2, &reference(hash, &[&lane_liar, &buyer]), &[], false).await.unwrap();
+		ensure(&store2, &reference(hash, &[&lane_liar, &buyer]), &[], &Any, false).await.unwrap();
 	assert_same_files(&located, &manifest, &dir);
 
 	// A publisher that serves only over the encrypted stream gives no ticket, and serves.
@@ -317,7 +319,7 @@ async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 	assert_eq!(same, hash);
 	assert_eq!(ask_ticket(&private, hash).await, DataResponse::Missing);
 	let store3 = DataStore::new(tmp.path().join("from-private-store"));
-	let located = ensure(&store3, &reference(hash, &[&private]), &[], false).await.unwrap();
+	let located = ensure(&store3, &reference(hash, &[&private]), &[], &Any, false).await.unwrap();
 	assert_same_files(&located, &manifest, &dir);
 
 	// Held whole now: opened for a model with the vocabulary, refused for one without.
@@ -392,7 +394,7 @@ async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 	// a little later, and the fetch completes from it alone.
 	let late = hostile(manifest.clone(), Lie::Late(dir.clone())).await;
 	let patient = DataStore::new(tmp.path().join("patient-store"));
-	let located = ensure(&patient, &reference(hash, &[&late]), &[], false).await.unwrap();
+	let located = ensure(&patient, &reference(hash, &[&late]), &[], &Any, false).await.unwrap();
 	assert_same_files(&located, &manifest, &dir);
 
 	// A holder whose node is not up yet when the fetch starts (its first dials are refused at
@@ -413,22 +415,27 @@ async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 	});
 	let waiting = DataStore::new(tmp.path().join("waiting-store"));
 	let located =
-		ensure(&waiting, &reference(hash, &[&empty, &starting]), &[], false).await.unwrap();
+		ensure(&waiting, &reference(hash, &[&empty, &starting]), &[], &Any, false).await.unwrap();
 	assert_same_files(&located, &manifest, &dir);
 	assert!(started.elapsed() >= Duration::from_secs(3), "fetched before the holder was up");
 
 	// Only liars: nothing is accepted, and the error says why.
 	let alone = DataStore::new(tmp.path().join("fooled-store"));
-	let err = ensure(&alone, &reference(hash, &[&liar]), &[], false).await.unwrap_err().to_string();
+	let err =
+		ensure(&alone, &reference(hash, &[&liar]), &[], &Any, false).await.unwrap_err().to_string();
 	assert!(err.contains("every holder failed or served bad data"), "{err}");
 	assert!(alone.locate(&hash).unwrap().is_none());
-	let err =
-		ensure(&alone, &reference(hash, &[&lane_liar]), &[], false).await.unwrap_err().to_string();
+	let err = ensure(&alone, &reference(hash, &[&lane_liar]), &[], &Any, false)
+		.await
+		.unwrap_err()
+		.to_string();
 	assert!(err.contains("every holder failed or served bad data"), "{err}");
 	assert!(alone.locate(&hash).unwrap().is_none());
 	let forger = hostile(manifest.clone(), Lie::Manifest).await;
-	let err =
-		ensure(&alone, &reference(hash, &[&forger]), &[], false).await.unwrap_err().to_string();
+	let err = ensure(&alone, &reference(hash, &[&forger]), &[], &Any, false)
+		.await
+		.unwrap_err()
+		.to_string();
 	assert!(err.contains("no holder served its manifest") && err.contains("hashes to"), "{err}");
 	assert!(alone.locate(&hash).unwrap().is_none());
 	let out = info(forger.to_string()).await;
@@ -484,7 +491,7 @@ async fn http_and_file_sources_are_checked_against_the_reference() {
 	// Over HTTP: downloaded, then recognised by its manifest's hash.
 	let store = DataStore::new(tmp.path().join("http-store"));
 	let located =
-		ensure(&store, &at(format!("http://127.0.0.1:{port}/corpus.bin"), hash), &[], false)
+		ensure(&store, &at(format!("http://127.0.0.1:{port}/corpus.bin"), hash), &[], &Any, false)
 			.await
 			.unwrap();
 	assert_eq!(located.manifest, manifest);
@@ -495,6 +502,7 @@ async fn http_and_file_sources_are_checked_against_the_reference() {
 		&other,
 		&at(format!("http://127.0.0.1:{port}/corpus.bin"), H256::repeat_byte(5)),
 		&[],
+		&Any,
 		false,
 	)
 	.await
@@ -507,13 +515,63 @@ async fn http_and_file_sources_are_checked_against_the_reference() {
 	let local = DataStore::new(tmp.path().join("file-store"));
 	let uri = format!("file://{}", dir.display());
 	assert_eq!(
-		ensure(&local, &at(uri.clone(), hash), &[], false).await.unwrap().manifest,
+		ensure(&local, &at(uri.clone(), hash), &[], &Any, false).await.unwrap().manifest,
 		manifest
 	);
 	std::fs::write(dir.join("corpus.bin"), &body[..body.len() - 2]).unwrap();
 	let fresh = DataStore::new(tmp.path().join("file-store-2"));
-	let err = ensure(&fresh, &at(uri, hash), &[], false).await.unwrap_err().to_string();
+	let err = ensure(&fresh, &at(uri, hash), &[], &Any, false).await.unwrap_err().to_string();
 	assert!(err.contains("not this dataset"), "{err}");
+}
+
+/// A provider reads a job's `file://` source only inside the directories it lists: a
+/// hostile buyer's job naming a path of its choosing on the provider's machine (a file that
+/// never ends, the provider's keys, a way out by `..` or a link) is refused before anything
+/// is read, and nothing lands in the store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jobs_file_source_is_read_only_inside_the_providers_directories() {
+	let tmp = tempfile::tempdir().unwrap();
+	let allowed = tmp.path().join("corpora");
+	let secret = tmp.path().join("keys");
+	std::fs::create_dir_all(allowed.join("shakespeare")).unwrap();
+	std::fs::create_dir_all(&secret).unwrap();
+	let body: Vec<u8> =
+		(0..20_000u32).flat_map(|i| ((i * 7 % 3000) as u16).to_le_bytes()).collect();
+	std::fs::write(allowed.join("shakespeare/corpus.bin"), &body).unwrap();
+	std::fs::write(secret.join("corpus.bin"), &body).unwrap();
+	std::os::unix::fs::symlink(&secret, allowed.join("link-out")).unwrap();
+	let hash =
+		build_manifest(&secret.join("corpus.bin"), DatasetFormat::TokensU16).unwrap().0.hash();
+	let at = |path: &Path| DatasetRef {
+		content_hash: hash,
+		uri: BoundedBytes::truncate_from(format!("file://{}", path.display()).into_bytes()),
+	};
+	let store = DataStore::new(tmp.path().join("store"));
+	let provider = LocalFiles::Under(vec![allowed.canonicalize().unwrap()]);
+	let refused = [
+		// A regular file by its metadata, hundreds of gigabytes long when read.
+		(Path::new("/proc/self/pagemap").to_path_buf(), "outside this provider's"),
+		(secret.join("corpus.bin"), "outside this provider's"),
+		(allowed.join("../keys/corpus.bin"), "outside this provider's"),
+		(allowed.join("link-out/corpus.bin"), "outside this provider's"),
+		(allowed.join("missing.bin"), "cannot be resolved"),
+	];
+	for (path, expected) in refused {
+		let err = ensure(&store, &at(&path), &[], &provider, false).await.unwrap_err().to_string();
+		assert!(err.contains(expected), "{}: {err}", path.display());
+	}
+	assert!(store.locate(&hash).unwrap().is_none(), "nothing was recorded");
+	// A provider that lists no directories reads no path at all.
+	let none = LocalFiles::Under(vec![]);
+	let err = ensure(&store, &at(&allowed.join("shakespeare")), &[], &none, false)
+		.await
+		.unwrap_err()
+		.to_string();
+	assert!(err.contains("this provider reads none"), "{err}");
+	// Inside a listed directory, the dataset is read and checked as any other.
+	let located =
+		ensure(&store, &at(&allowed.join("shakespeare")), &[], &provider, false).await.unwrap();
+	assert_eq!(std::fs::read(located.dir.join("corpus.bin")).unwrap(), body);
 }
 
 /// A loopback TCP port free a moment ago.

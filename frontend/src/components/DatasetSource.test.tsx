@@ -56,6 +56,7 @@ describe("DatasetSource", () => {
     render(<DatasetSource dataset={{ hash: REF, uri: "file:///srv/data/corpus.txt" }} />);
     const source = screen.getByTestId("dataset-source");
     expect(source).toHaveTextContent("Files on each provider's machine: /srv/data/corpus.txt");
+    expect(source).toHaveTextContent("only inside the directories its local_datasets lists");
     expect(source).toHaveTextContent("on a machine that holds the files at this path");
     expect(screen.getByLabelText("Data info command")).toHaveTextContent(
       `grid-trainer data info --reference ${REF} --uri "file:///srv/data/corpus.txt"`,

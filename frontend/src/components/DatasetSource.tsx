@@ -75,7 +75,8 @@ export function DatasetSource({ dataset, weights = false }: DatasetSourceProps) 
       )}
       {origin.kind === "file" && (
         <p>
-          Files on each provider&apos;s machine: <code className="mono break">{origin.path}</code>
+          Files on each provider&apos;s machine: <code className="mono break">{origin.path}</code>. A provider reads
+          them only inside the directories its <code>local_datasets</code> lists, and passes the job over otherwise.
         </p>
       )}
       {origin.kind === "http" && (

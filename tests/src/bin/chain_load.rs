@@ -25,7 +25,7 @@ use grid_e2e_tests::{
 	calls::{mnist_job, register_call_by, signed_proof_by},
 	chain::{
 		block_hash, events_at, next_nonce, sign, sign_by, storage_value, submit, transfer, view,
-		wait_included,
+		wait_included, wait_pool_caught_up,
 	},
 	Node,
 };
@@ -156,6 +156,7 @@ fn main() -> Result<()> {
 		nonce += 1;
 	}
 	wait_nonces(&node, &[alice.to_account_id()], nonce, "funding")?;
+	wait_pool_caught_up(&node, PHASE)?;
 	eprintln!("funded {p} providers");
 	for (i, pair) in providers.iter().enumerate() {
 		let key = ed25519::Pair::from_seed(&[i as u8 + 1; 32]);

@@ -16,7 +16,7 @@ use polkadot_sdk::sp_core::H256;
 use crate::{
 	chain::keys,
 	daemon::data_node::{DataNode, UploadLimit},
-	data::{self, source, store, store::Located, DataStore, Source},
+	data::{self, source, store, store::Located, DataStore, LocalFiles, Source},
 	error::{Error, Result},
 };
 
@@ -86,12 +86,13 @@ async fn remote_manifest(dataset: &DatasetRef) -> Result<Option<DatasetManifest>
 const MAX_HTTP_BYTES: u64 = 64 << 30;
 
 /// The dataset `dataset` names, from the store or brought into it from its source (and from
-/// `peers`, other holders such as a job's participants) and checked. `progress` draws a bar on
-/// a terminal.
+/// `peers`, other holders such as a job's participants) and checked. A `file://` source is
+/// read only where `local` allows. `progress` draws a bar on a terminal.
 pub async fn ensure(
 	store: &DataStore,
 	dataset: &DatasetRef,
 	peers: &[Multiaddr],
+	local: &LocalFiles,
 	progress: bool,
 ) -> Result<Located> {
 	let hash = dataset.content_hash;
@@ -100,13 +101,13 @@ pub async fn ensure(
 	}
 	match source(dataset)? {
 		Source::Shipped(_) => Err(source::refuse(dataset, "shipped, but its files are missing")),
-		Source::File(path) => source::import(store, &path, &hash),
+		Source::File(path) => import(store, local.admit(dataset, &path)?, hash).await,
 		Source::Http(url) => {
 			let dir = store.root().join("downloads").join(hex::encode(hash.0));
 			let path = tokio::task::spawn_blocking(move || download(&url, &dir))
 				.await
 				.map_err(|e| Error::Network(format!("download task: {e}")))??;
-			source::import(store, &path, &hash)
+			import(store, path, hash).await
 		}
 		Source::Peers(mut holders) => {
 			holders.extend(peers.iter().cloned());
@@ -115,6 +116,14 @@ pub async fn ensure(
 			node.fetch(hash, &holders, progress).await
 		}
 	}
+}
+
+/// [`source::import`] on a blocking thread: hashing a large dataset takes a while.
+async fn import(store: &DataStore, path: PathBuf, hash: H256) -> Result<Located> {
+	let store = store.clone();
+	tokio::task::spawn_blocking(move || source::import(&store, &path, &hash))
+		.await
+		.map_err(|e| Error::dataset(&hash, format!("the hashing task failed: {e}")))?
 }
 
 /// Downloads `url` into `dir` (named for the URL's last segment); the file's path.
@@ -268,7 +277,7 @@ pub async fn fetch(
 ) -> anyhow::Result<()> {
 	let reference = reference(hash, uri)?;
 	let Some(serving) = serving else {
-		print_fetched(&ensure(store, &reference, holders, true).await?);
+		print_fetched(&ensure(store, &reference, holders, &LocalFiles::Any, true).await?);
 		return Ok(());
 	};
 	let (mut node, _) = serving.start(store).await?;
@@ -277,7 +286,7 @@ pub async fn fetch(
 			peers.extend(holders.iter().cloned());
 			node.fetch(hash, &peers, true).await?
 		}
-		_ => ensure(store, &reference, holders, true).await?,
+		_ => ensure(store, &reference, holders, &LocalFiles::Any, true).await?,
 	};
 	print_fetched(&located);
 	println!("serving until stopped");

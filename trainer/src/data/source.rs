@@ -91,6 +91,53 @@ pub fn source(dataset: &DatasetRef) -> Result<Source> {
 	))
 }
 
+/// Which paths on this machine a `file://` source may name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LocalFiles {
+	/// Any: whoever named the source runs this command on their own machine.
+	Any,
+	/// Only paths that resolve (links and `..` followed) inside these directories, themselves
+	/// resolved: a stranger's job names a provider's sources, and a path of its choosing on
+	/// the provider's machine could be a file that never ends (`/proc/self/pagemap` is
+	/// "regular" and hundreds of gigabytes long) or the provider's own secrets.
+	Under(Vec<PathBuf>),
+}
+
+impl LocalFiles {
+	/// `path` resolved, if this allows reading it; why not otherwise (nothing read but
+	/// the path's links).
+	pub fn admit(&self, dataset: &DatasetRef, path: &Path) -> Result<PathBuf> {
+		let roots = match self {
+			LocalFiles::Any => return Ok(path.to_path_buf()),
+			LocalFiles::Under(roots) if roots.is_empty() => {
+				return Err(refuse(
+					dataset,
+					format!(
+						"file://{} names a path on this machine, and this provider reads none \
+						 (list directories in its `local_datasets` to allow them)",
+						path.display()
+					),
+				))
+			}
+			LocalFiles::Under(roots) => roots,
+		};
+		let resolved = path.canonicalize().map_err(|e| {
+			refuse(dataset, format!("file://{} cannot be resolved: {e}", path.display()))
+		})?;
+		match roots.iter().any(|root| resolved.starts_with(root)) {
+			true => Ok(resolved),
+			false => Err(refuse(
+				dataset,
+				format!(
+					"file://{} is {}, outside this provider's `local_datasets`",
+					path.display(),
+					resolved.display()
+				),
+			)),
+		}
+	}
+}
+
 /// Records the files at `path` as the dataset `hash` if, read in some format, they hash to
 /// it; otherwise says so.
 pub fn import(store: &DataStore, path: &Path, hash: &H256) -> Result<Located> {

@@ -22,6 +22,11 @@ pub struct ProviderConfig {
 	pub name: String,
 	/// Keys, checkpoints, proofs and logs (one sub-directory per job).
 	pub data_dir: PathBuf,
+	/// Directories whose files a job's `file://` dataset or weights may name (each must
+	/// exist). None by default: a job's `file://` source is a path on this machine chosen by
+	/// its buyer, and such jobs are passed over.
+	#[serde(default)]
+	pub local_datasets: Vec<PathBuf>,
 	/// The libp2p listen address, with a fixed port: it is registered on chain.
 	pub listen: String,
 	/// The address peers dial, when it differs from `listen` (behind NAT).
@@ -150,6 +155,11 @@ impl ProviderConfig {
 		crate::data::DataStore::new(self.data_dir.join("datasets"))
 	}
 
+	/// Which paths a job's `file://` source may name.
+	pub fn local_files(&self) -> crate::data::LocalFiles {
+		crate::data::LocalFiles::Under(self.local_datasets.clone())
+	}
+
 	/// Reads and checks a provider file.
 	pub fn load(path: &Path) -> Result<Self, ChainError> {
 		let bad = |m: String| ChainError::Config(format!("{}: {m}", path.display()));
@@ -158,6 +168,11 @@ impl ProviderConfig {
 		let base = path.parent().unwrap_or(Path::new("."));
 		config.data_dir = base.join(&config.data_dir);
 		config.chain.account_file = config.chain.account_file.map(|f| base.join(f));
+		for dir in &mut config.local_datasets {
+			let resolved = base.join(&*dir).canonicalize().ok().filter(|d| d.is_dir());
+			let why = format!("local_datasets: {} is not a directory", dir.display());
+			*dir = resolved.ok_or_else(|| bad(why))?;
+		}
 		if config.chain.account.is_some() == config.chain.account_file.is_some() {
 			return Err(bad("give exactly one of chain.account and chain.account_file".into()));
 		}
@@ -206,7 +221,17 @@ mod tests {
 		let by_turns = GOOD.replacen("[chain]", "checks_beside_training = false\n[chain]", 1);
 		std::fs::write(&path, by_turns).unwrap();
 		assert!(!ProviderConfig::load(&path).unwrap().checks_beside_training);
+		assert_eq!(config.local_files(), crate::data::LocalFiles::Under(vec![]));
+		std::fs::create_dir(dir.path().join("corpora")).unwrap();
+		let local = GOOD.replacen("[chain]", "local_datasets = [\"corpora\"]\n[chain]", 1);
+		std::fs::write(&path, local).unwrap();
+		let resolved = dir.path().join("corpora").canonicalize().unwrap();
+		assert_eq!(ProviderConfig::load(&path).unwrap().local_datasets, vec![resolved]);
 		let cases = [
+			(
+				GOOD.replacen("[chain]", "local_datasets = [\"missing\"]\n[chain]", 1),
+				"local_datasets: missing is not a directory",
+			),
 			(GOOD.replace("account = \"//Bob\"", ""), "exactly one of"),
 			(
 				GOOD.replace("account = \"//Bob\"", "account = \"//Bob\"\naccount_file = \"k\""),
