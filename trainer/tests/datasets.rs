@@ -23,8 +23,7 @@ use grid_trainer::{
 	data::{
 		self,
 		store::{build_manifest, ChunkId},
-		DataStore,
-		LocalFiles::{self, Any},
+		DataStore, LocalFiles, SourcePolicy,
 	},
 	net::data::{data_behaviour, peer_of, DataRequest, DataResponse, Ticket},
 };
@@ -304,13 +303,27 @@ async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 	let liar = hostile(manifest.clone(), Lie::Chunks).await;
 	let store = DataStore::new(tmp.path().join("provider-store"));
 	let located =
-		ensure(&store, &reference(hash, &[&liar, &buyer]), &[], &Any, false).await.unwrap();
+		ensure(&store, &reference(hash, &[&liar, &buyer]), &[], &SourcePolicy::ANY, false)
+			.await
+			.unwrap();
 	assert_same_files(&located, &manifest, &dir);
+	// A provider that takes datasets of fewer bytes than the manifest lists refuses it by
+	// its manifest.
+	let small = SourcePolicy { max_bytes: manifest.size() - 1, ..SourcePolicy::ANY };
+	let capped = DataStore::new(tmp.path().join("capped-store"));
+	let err = ensure(&capped, &reference(hash, &[&buyer]), &[], &small, false)
+		.await
+		.unwrap_err()
+		.to_string();
+	assert!(err.contains(&format!("{} bytes or more, over the", manifest.size())), "{err}");
+	assert!(capped.locate(&hash).unwrap().is_none());
 	// A holder whose bulk lane serves bad chunks is refused like a liar on the stream.
 	let lane_liar = hostile(manifest.clone(), Lie::Lane).await;
 	let store2 = DataStore::new(tmp.path().join("lane-store"));
 	let located =
-		ensure(&store2, &reference(hash, &[&lane_liar, &buyer]), &[], &Any, false).await.unwrap();
+		ensure(&store2, &reference(hash, &[&lane_liar, &buyer]), &[], &SourcePolicy::ANY, false)
+			.await
+			.unwrap();
 	assert_same_files(&located, &manifest, &dir);
 
 	// A publisher that serves only over the encrypted stream gives no ticket, and serves.
@@ -319,7 +332,9 @@ async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 	assert_eq!(same, hash);
 	assert_eq!(ask_ticket(&private, hash).await, DataResponse::Missing);
 	let store3 = DataStore::new(tmp.path().join("from-private-store"));
-	let located = ensure(&store3, &reference(hash, &[&private]), &[], &Any, false).await.unwrap();
+	let located = ensure(&store3, &reference(hash, &[&private]), &[], &SourcePolicy::ANY, false)
+		.await
+		.unwrap();
 	assert_same_files(&located, &manifest, &dir);
 
 	// Held whole now: opened for a model with the vocabulary, refused for one without.
@@ -394,7 +409,8 @@ async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 	// a little later, and the fetch completes from it alone.
 	let late = hostile(manifest.clone(), Lie::Late(dir.clone())).await;
 	let patient = DataStore::new(tmp.path().join("patient-store"));
-	let located = ensure(&patient, &reference(hash, &[&late]), &[], &Any, false).await.unwrap();
+	let located =
+		ensure(&patient, &reference(hash, &[&late]), &[], &SourcePolicy::ANY, false).await.unwrap();
 	assert_same_files(&located, &manifest, &dir);
 
 	// A holder whose node is not up yet when the fetch starts (its first dials are refused at
@@ -415,24 +431,28 @@ async fn a_published_dataset_is_fetched_whole_and_liars_are_refused() {
 	});
 	let waiting = DataStore::new(tmp.path().join("waiting-store"));
 	let located =
-		ensure(&waiting, &reference(hash, &[&empty, &starting]), &[], &Any, false).await.unwrap();
+		ensure(&waiting, &reference(hash, &[&empty, &starting]), &[], &SourcePolicy::ANY, false)
+			.await
+			.unwrap();
 	assert_same_files(&located, &manifest, &dir);
 	assert!(started.elapsed() >= Duration::from_secs(3), "fetched before the holder was up");
 
 	// Only liars: nothing is accepted, and the error says why.
 	let alone = DataStore::new(tmp.path().join("fooled-store"));
-	let err =
-		ensure(&alone, &reference(hash, &[&liar]), &[], &Any, false).await.unwrap_err().to_string();
+	let err = ensure(&alone, &reference(hash, &[&liar]), &[], &SourcePolicy::ANY, false)
+		.await
+		.unwrap_err()
+		.to_string();
 	assert!(err.contains("every holder failed or served bad data"), "{err}");
 	assert!(alone.locate(&hash).unwrap().is_none());
-	let err = ensure(&alone, &reference(hash, &[&lane_liar]), &[], &Any, false)
+	let err = ensure(&alone, &reference(hash, &[&lane_liar]), &[], &SourcePolicy::ANY, false)
 		.await
 		.unwrap_err()
 		.to_string();
 	assert!(err.contains("every holder failed or served bad data"), "{err}");
 	assert!(alone.locate(&hash).unwrap().is_none());
 	let forger = hostile(manifest.clone(), Lie::Manifest).await;
-	let err = ensure(&alone, &reference(hash, &[&forger]), &[], &Any, false)
+	let err = ensure(&alone, &reference(hash, &[&forger]), &[], &SourcePolicy::ANY, false)
 		.await
 		.unwrap_err()
 		.to_string();
@@ -457,6 +477,23 @@ fn serve_http(body: Vec<u8>, tls: Option<Arc<rustls::ServerConfig>>) -> u16 {
 					reply(rustls::StreamOwned::new(tls, stream), &body)
 				}
 			}
+		}
+	});
+	port
+}
+
+/// Serves `body` to every HTTP GET on a loopback port without announcing its length (it ends
+/// when the connection closes); the port.
+fn serve_http_unannounced(body: Vec<u8>) -> u16 {
+	let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+	let port = listener.local_addr().unwrap().port();
+	std::thread::spawn(move || {
+		for mut stream in listener.incoming().flatten() {
+			let mut request = [0u8; 4096];
+			let _ = std::io::Read::read(&mut stream, &mut request);
+			let head = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n";
+			let _ = std::io::Write::write_all(&mut stream, head)
+				.and_then(|_| std::io::Write::write_all(&mut stream, &body));
 		}
 	});
 	port
@@ -490,10 +527,15 @@ async fn http_and_file_sources_are_checked_against_the_reference() {
 
 	// Over HTTP: downloaded, then recognised by its manifest's hash.
 	let store = DataStore::new(tmp.path().join("http-store"));
-	let located =
-		ensure(&store, &at(format!("http://127.0.0.1:{port}/corpus.bin"), hash), &[], &Any, false)
-			.await
-			.unwrap();
+	let located = ensure(
+		&store,
+		&at(format!("http://127.0.0.1:{port}/corpus.bin"), hash),
+		&[],
+		&SourcePolicy::ANY,
+		false,
+	)
+	.await
+	.unwrap();
 	assert_eq!(located.manifest, manifest);
 	assert_eq!(std::fs::read(located.dir.join("corpus.bin")).unwrap(), body);
 	// The same bytes under another reference are not that dataset.
@@ -502,7 +544,7 @@ async fn http_and_file_sources_are_checked_against_the_reference() {
 		&other,
 		&at(format!("http://127.0.0.1:{port}/corpus.bin"), H256::repeat_byte(5)),
 		&[],
-		&Any,
+		&SourcePolicy::ANY,
 		false,
 	)
 	.await
@@ -510,17 +552,41 @@ async fn http_and_file_sources_are_checked_against_the_reference() {
 	.to_string();
 	assert!(err.contains("not this dataset"), "{err}");
 	assert!(other.locate(&H256::repeat_byte(5)).unwrap().is_none());
+	// More bytes than a provider takes, by the announced length or, unannounced, as they
+	// come: refused, and nothing kept.
+	let small = SourcePolicy { max_bytes: body.len() as u64 - 1, ..SourcePolicy::ANY };
+	let unannounced = serve_http_unannounced(body.clone());
+	for port in [port, unannounced] {
+		let capped = DataStore::new(tmp.path().join(format!("capped-{port}")));
+		let uri = format!("http://127.0.0.1:{port}/corpus.bin");
+		let err =
+			ensure(&capped, &at(uri, hash), &[], &small, false).await.unwrap_err().to_string();
+		assert!(err.contains("bytes or more, over the"), "{err}");
+		assert!(capped.locate(&hash).unwrap().is_none());
+		let downloads = capped.root().join("downloads").join(hex::encode(hash.0));
+		assert!(!downloads.join("corpus.bin").exists(), "the partial download is removed");
+	}
+	let whole = DataStore::new(tmp.path().join("unannounced"));
+	let uri = format!("http://127.0.0.1:{unannounced}/corpus.bin");
+	let located = ensure(&whole, &at(uri, hash), &[], &SourcePolicy::ANY, false).await.unwrap();
+	assert_eq!(located.manifest, manifest);
 
 	// From a path on this machine: the same check.
 	let local = DataStore::new(tmp.path().join("file-store"));
 	let uri = format!("file://{}", dir.display());
 	assert_eq!(
-		ensure(&local, &at(uri.clone(), hash), &[], &Any, false).await.unwrap().manifest,
+		ensure(&local, &at(uri.clone(), hash), &[], &SourcePolicy::ANY, false)
+			.await
+			.unwrap()
+			.manifest,
 		manifest
 	);
 	std::fs::write(dir.join("corpus.bin"), &body[..body.len() - 2]).unwrap();
 	let fresh = DataStore::new(tmp.path().join("file-store-2"));
-	let err = ensure(&fresh, &at(uri, hash), &[], &Any, false).await.unwrap_err().to_string();
+	let err = ensure(&fresh, &at(uri, hash), &[], &SourcePolicy::ANY, false)
+		.await
+		.unwrap_err()
+		.to_string();
 	assert!(err.contains("not this dataset"), "{err}");
 }
 
@@ -547,7 +613,8 @@ async fn a_jobs_file_source_is_read_only_inside_the_providers_directories() {
 		uri: BoundedBytes::truncate_from(format!("file://{}", path.display()).into_bytes()),
 	};
 	let store = DataStore::new(tmp.path().join("store"));
-	let provider = LocalFiles::Under(vec![allowed.canonicalize().unwrap()]);
+	let local = LocalFiles::Under(vec![allowed.canonicalize().unwrap()]);
+	let provider = SourcePolicy { local: local.clone(), max_bytes: body.len() as u64 };
 	let refused = [
 		// A regular file by its metadata, hundreds of gigabytes long when read.
 		(Path::new("/proc/self/pagemap").to_path_buf(), "outside this provider's"),
@@ -561,8 +628,15 @@ async fn a_jobs_file_source_is_read_only_inside_the_providers_directories() {
 		assert!(err.contains(expected), "{}: {err}", path.display());
 	}
 	assert!(store.locate(&hash).unwrap().is_none(), "nothing was recorded");
+	// Inside, but more than it takes.
+	let smaller = SourcePolicy { local, max_bytes: body.len() as u64 - 1 };
+	let err = ensure(&store, &at(&allowed.join("shakespeare")), &[], &smaller, false)
+		.await
+		.unwrap_err()
+		.to_string();
+	assert!(err.contains("over the"), "{err}");
 	// A provider that lists no directories reads no path at all.
-	let none = LocalFiles::Under(vec![]);
+	let none = SourcePolicy { local: LocalFiles::Under(vec![]), ..SourcePolicy::ANY };
 	let err = ensure(&store, &at(&allowed.join("shakespeare")), &[], &none, false)
 		.await
 		.unwrap_err()

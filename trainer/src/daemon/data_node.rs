@@ -38,7 +38,10 @@ use tokio::{sync::mpsc, task::JoinSet};
 
 use super::bulk::{BulkAsk, BulkLane, BulkServer, LaneEvent};
 use crate::{
-	data::store::{ChunkId, DataStore, Located},
+	data::{
+		source,
+		store::{ChunkId, DataStore, Located},
+	},
 	error::{Error, Result},
 	net::{
 		data::{
@@ -195,6 +198,8 @@ pub struct DataNode {
 	answers: JoinSet<(PeerId, Answer)>,
 	/// Answers read and waiting for the link, per asking peer.
 	ready: Turns<PeerId, Answer>,
+	/// The most bytes a dataset it fetches may have (by its manifest, before any chunk).
+	max_fetch_bytes: u64,
 	/// The upload cap in bytes per second, if any, and when the link is free again.
 	upload: Option<f64>,
 	link_free: tokio::time::Instant,
@@ -228,6 +233,7 @@ impl DataNode {
 			store,
 			answers: JoinSet::new(),
 			ready: Turns::new(),
+			max_fetch_bytes: u64::MAX,
 			upload: None,
 			link_free: tokio::time::Instant::now(),
 			bulk: None,
@@ -251,6 +257,11 @@ impl DataNode {
 	/// Sends chunks at no more than `mbit` Mbit/s in all (from now on).
 	pub fn limit_upload(&mut self, mbit: UploadLimit) {
 		self.upload = Some(mbit.0 * 1e6 / 8.0);
+	}
+
+	/// Refuses to fetch a dataset whose manifest lists more than `max` bytes.
+	pub fn limit_size(&mut self, max: u64) {
+		self.max_fetch_bytes = max;
 	}
 
 	/// This node's peer id.
@@ -412,6 +423,9 @@ impl DataNode {
 		}
 		let mut peers = self.holders(hash, holders)?;
 		let manifest = self.fetch_manifest(hash, &mut peers).await?;
+		if manifest.size() > self.max_fetch_bytes {
+			return Err(source::too_large(&hash, manifest.size(), self.max_fetch_bytes));
+		}
 		let (lane_events, mut lanes) = mpsc::unbounded_channel();
 		self.open_lanes(hash, &mut peers, lane_events).await?;
 		let mut missing = self.store.begin_fetch(&manifest)?;

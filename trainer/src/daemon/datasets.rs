@@ -16,7 +16,7 @@ use polkadot_sdk::sp_core::H256;
 use crate::{
 	chain::keys,
 	daemon::data_node::{DataNode, UploadLimit},
-	data::{self, source, store, store::Located, DataStore, LocalFiles, Source},
+	data::{self, source, store, store::Located, DataStore, Source, SourcePolicy},
 	error::{Error, Result},
 };
 
@@ -82,17 +82,19 @@ async fn remote_manifest(dataset: &DatasetRef) -> Result<Option<DatasetManifest>
 	Ok(Some(manifest))
 }
 
-/// Largest file an `http(s)://` source may be (a guard against an endless body).
+/// Largest file an `http(s)://` source may be, whatever the policy (a guard against an
+/// endless body).
 const MAX_HTTP_BYTES: u64 = 64 << 30;
 
 /// The dataset `dataset` names, from the store or brought into it from its source (and from
-/// `peers`, other holders such as a job's participants) and checked. A `file://` source is
-/// read only where `local` allows. `progress` draws a bar on a terminal.
+/// `peers`, other holders such as a job's participants) and checked, within `policy`: a
+/// `file://` path it does not allow, or more bytes than it allows, are refused before they
+/// are read or fetched. `progress` draws a bar on a terminal.
 pub async fn ensure(
 	store: &DataStore,
 	dataset: &DatasetRef,
 	peers: &[Multiaddr],
-	local: &LocalFiles,
+	policy: &SourcePolicy,
 	progress: bool,
 ) -> Result<Located> {
 	let hash = dataset.content_hash;
@@ -101,10 +103,15 @@ pub async fn ensure(
 	}
 	match source(dataset)? {
 		Source::Shipped(_) => Err(source::refuse(dataset, "shipped, but its files are missing")),
-		Source::File(path) => import(store, local.admit(dataset, &path)?, hash).await,
+		Source::File(path) => {
+			let path = policy.local.admit(dataset, &path)?;
+			policy.check_size(dataset, source::local_size(&path)?)?;
+			import(store, path, hash).await
+		}
 		Source::Http(url) => {
 			let dir = store.root().join("downloads").join(hex::encode(hash.0));
-			let path = tokio::task::spawn_blocking(move || download(&url, &dir))
+			let max = policy.max_bytes.min(MAX_HTTP_BYTES);
+			let path = tokio::task::spawn_blocking(move || download(&url, &dir, &hash, max))
 				.await
 				.map_err(|e| Error::Network(format!("download task: {e}")))??;
 			import(store, path, hash).await
@@ -113,6 +120,7 @@ pub async fn ensure(
 			holders.extend(peers.iter().cloned());
 			let key = libp2p::identity::Keypair::generate_ed25519();
 			let mut node = DataNode::new(key, store.clone(), &[])?;
+			node.limit_size(policy.max_bytes);
 			node.fetch(hash, &holders, progress).await
 		}
 	}
@@ -126,8 +134,9 @@ async fn import(store: &DataStore, path: PathBuf, hash: H256) -> Result<Located>
 		.map_err(|e| Error::dataset(&hash, format!("the hashing task failed: {e}")))?
 }
 
-/// Downloads `url` into `dir` (named for the URL's last segment); the file's path.
-fn download(url: &str, dir: &Path) -> Result<PathBuf> {
+/// Downloads `url` into `dir` (named for the URL's last segment); the file's path. A body
+/// longer than `max` bytes (by its announced length, or as it comes) is refused and removed.
+fn download(url: &str, dir: &Path, hash: &H256, max: u64) -> Result<PathBuf> {
 	let name: String = url
 		.rsplit('/')
 		.next()
@@ -142,9 +151,19 @@ fn download(url: &str, dir: &Path) -> Result<PathBuf> {
 		.timeout(std::time::Duration::from_secs(600))
 		.call()
 		.map_err(|e| Error::Network(format!("GET {url}: {e}")))?;
-	let mut reader = std::io::Read::take(response.into_reader(), MAX_HTTP_BYTES);
+	let announced = response.header("Content-Length").and_then(|n| n.parse::<u64>().ok());
+	if let Some(size) = announced.filter(|&size| size > max) {
+		return Err(source::too_large(hash, size, max));
+	}
+	let mut reader = std::io::Read::take(response.into_reader(), max.saturating_add(1));
 	let mut file = std::fs::File::create(&path).map_err(|e| Error::io("creating", &path, e))?;
-	std::io::copy(&mut reader, &mut file).map_err(|e| Error::io("downloading to", &path, e))?;
+	let read =
+		std::io::copy(&mut reader, &mut file).map_err(|e| Error::io("downloading to", &path, e))?;
+	if read > max {
+		drop(file);
+		let _ = std::fs::remove_file(&path);
+		return Err(source::too_large(hash, read, max));
+	}
 	Ok(path)
 }
 
@@ -277,7 +296,7 @@ pub async fn fetch(
 ) -> anyhow::Result<()> {
 	let reference = reference(hash, uri)?;
 	let Some(serving) = serving else {
-		print_fetched(&ensure(store, &reference, holders, &LocalFiles::Any, true).await?);
+		print_fetched(&ensure(store, &reference, holders, &SourcePolicy::ANY, true).await?);
 		return Ok(());
 	};
 	let (mut node, _) = serving.start(store).await?;
@@ -286,7 +305,7 @@ pub async fn fetch(
 			peers.extend(holders.iter().cloned());
 			node.fetch(hash, &peers, true).await?
 		}
-		_ => ensure(store, &reference, holders, &LocalFiles::Any, true).await?,
+		_ => ensure(store, &reference, holders, &SourcePolicy::ANY, true).await?,
 	};
 	print_fetched(&located);
 	println!("serving until stopped");

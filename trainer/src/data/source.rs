@@ -91,6 +91,58 @@ pub fn source(dataset: &DatasetRef) -> Result<Source> {
 	))
 }
 
+/// What a dataset's source may make this trainer read: which paths on this machine, and how
+/// many bytes in all.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourcePolicy {
+	/// The paths a `file://` source may name.
+	pub local: LocalFiles,
+	/// The most bytes a dataset may have: a stranger's job could name hundreds of gigabytes
+	/// (a manifest may list half a terabyte) served slowly enough to hold a provider and fill
+	/// its disk; refused before they are fetched or read.
+	pub max_bytes: u64,
+}
+
+impl SourcePolicy {
+	/// Anything: whoever named the source asked for it on their own machine.
+	pub const ANY: SourcePolicy = SourcePolicy { local: LocalFiles::Any, max_bytes: u64::MAX };
+
+	/// Why a dataset of `size` bytes is refused, if it is.
+	pub fn check_size(&self, dataset: &DatasetRef, size: u64) -> Result<()> {
+		match size <= self.max_bytes {
+			true => Ok(()),
+			false => Err(too_large(&dataset.content_hash, size, self.max_bytes)),
+		}
+	}
+}
+
+/// Dataset `hash`'s refusal for its `size` bytes (at least), over `max`.
+pub(crate) fn too_large(hash: &H256, size: u64, max: u64) -> Error {
+	Error::dataset(
+		hash,
+		format!("{size} bytes or more, over the {max} allowed (a provider's max_dataset_bytes)"),
+	)
+}
+
+/// Total bytes of the files at `path` (a file, or a flat directory of them), by their
+/// metadata: nothing is read.
+pub fn local_size(path: &Path) -> Result<u64> {
+	let meta = std::fs::metadata(path).map_err(|e| Error::io("reading", path, e))?;
+	if !meta.is_dir() {
+		return Ok(meta.len());
+	}
+	let mut total = 0u64;
+	for entry in std::fs::read_dir(path).map_err(|e| Error::io("listing", path, e))? {
+		let entry = entry.map_err(|e| Error::io("listing", path, e))?;
+		if entry.file_name().to_string_lossy().starts_with('.') {
+			continue; // left out of a dataset, as `store::hash_files` leaves it
+		}
+		let len = entry.metadata().map_err(|e| Error::io("reading", entry.path(), e))?.len();
+		total = total.saturating_add(len);
+	}
+	Ok(total)
+}
+
 /// Which paths on this machine a `file://` source may name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LocalFiles {

@@ -10,6 +10,7 @@ use subxt_signer::sr25519::Keypair;
 use crate::{
 	chain::{keys, ChainError},
 	daemon::status_server,
+	data::{LocalFiles, SourcePolicy},
 	device::DeviceChoice,
 	round::misbehave::Misbehaviour,
 };
@@ -84,6 +85,10 @@ pub struct ChainSection {
 	/// Largest model (parameters) it takes.
 	#[serde(default = "max_parameters")]
 	pub max_parameters: u64,
+	/// Largest dataset (or initial weights) it fetches, in bytes: refused by its manifest
+	/// (or announced length) before anything is fetched.
+	#[serde(default = "max_dataset_bytes")]
+	pub max_dataset_bytes: u64,
 	/// Smallest reward per round it works for: written in GRID, held in units.
 	#[serde(default, deserialize_with = "grid_primitives::spec_file::grid")]
 	pub min_reward_per_round: u128,
@@ -117,6 +122,11 @@ fn leave_without_quorum() -> usize {
 /// A week of 6 s blocks.
 fn avoid_buyer_blocks() -> u32 {
 	7 * 24 * 600
+}
+
+/// 64 GiB.
+fn max_dataset_bytes() -> u64 {
+	64 << 30
 }
 
 fn max_parameters() -> u64 {
@@ -155,9 +165,12 @@ impl ProviderConfig {
 		crate::data::DataStore::new(self.data_dir.join("datasets"))
 	}
 
-	/// Which paths a job's `file://` source may name.
-	pub fn local_files(&self) -> crate::data::LocalFiles {
-		crate::data::LocalFiles::Under(self.local_datasets.clone())
+	/// What a job's dataset source may make this provider read.
+	pub fn source_policy(&self) -> SourcePolicy {
+		SourcePolicy {
+			local: LocalFiles::Under(self.local_datasets.clone()),
+			max_bytes: self.chain.max_dataset_bytes,
+		}
 	}
 
 	/// Reads and checks a provider file.
@@ -221,7 +234,8 @@ mod tests {
 		let by_turns = GOOD.replacen("[chain]", "checks_beside_training = false\n[chain]", 1);
 		std::fs::write(&path, by_turns).unwrap();
 		assert!(!ProviderConfig::load(&path).unwrap().checks_beside_training);
-		assert_eq!(config.local_files(), crate::data::LocalFiles::Under(vec![]));
+		let policy = SourcePolicy { local: LocalFiles::Under(vec![]), max_bytes: 64 << 30 };
+		assert_eq!(config.source_policy(), policy);
 		std::fs::create_dir(dir.path().join("corpora")).unwrap();
 		let local = GOOD.replacen("[chain]", "local_datasets = [\"corpora\"]\n[chain]", 1);
 		std::fs::write(&path, local).unwrap();

@@ -306,13 +306,13 @@ async fn prepare_data(
 	let store = config.store();
 	let block = chain.best().await.map_err(|e| e.to_string())?;
 	let holders = block.participant_addresses(id, Some(me)).await.map_err(|e| e.to_string())?;
-	let local = config.local_files();
-	let located = datasets::ensure(&store, &spec.dataset, &holders, &local, false)
+	let policy = config.source_policy();
+	let located = datasets::ensure(&store, &spec.dataset, &holders, &policy, false)
 		.await
 		.map_err(|e| format!("its dataset: {e}"))?;
 	data::open(&located, &spec.model).map_err(|e| format!("its dataset: {e}"))?;
 	let Some(weights) = &spec.initial_weights else { return Ok(()) };
-	let located = datasets::ensure(&store, weights, &holders, &local, false)
+	let located = datasets::ensure(&store, weights, &holders, &policy, false)
 		.await
 		.map_err(|e| format!("its initial weights: {e}"))?;
 	// The weights must fit the job's model: build it (on the CPU) for its layout.
