@@ -23,7 +23,7 @@ use grid_trainer::{
 	data::{
 		self,
 		store::{build_manifest, ChunkId},
-		DataStore, LocalFiles, SourcePolicy,
+		DataStore, HttpHosts, LocalFiles, SourcePolicy,
 	},
 	net::data::{data_behaviour, peer_of, DataRequest, DataResponse, Ticket},
 };
@@ -566,6 +566,23 @@ async fn http_and_file_sources_are_checked_against_the_reference() {
 		let downloads = capped.root().join("downloads").join(hex::encode(hash.0));
 		assert!(!downloads.join("corpus.bin").exists(), "the partial download is removed");
 	}
+	// A provider fetches from public hosts only (unless told otherwise): a stranger's job
+	// naming its own machine, its network or a cloud's metadata service is refused.
+	let public_only = SourcePolicy { http: HttpHosts::Public, ..SourcePolicy::ANY };
+	for uri in [
+		format!("http://127.0.0.1:{port}/corpus.bin"),
+		format!("http://localhost:{port}/corpus.bin"),
+		"http://169.254.169.254/latest/meta-data/corpus.bin".to_owned(),
+		"http://[::1]:9/corpus.bin".to_owned(),
+	] {
+		let store = DataStore::new(tmp.path().join("public-only"));
+		let err = ensure(&store, &at(uri.clone(), hash), &[], &public_only, false)
+			.await
+			.unwrap_err()
+			.to_string();
+		assert!(err.contains("which this provider does not fetch from"), "{uri}: {err}");
+		assert!(store.locate(&hash).unwrap().is_none());
+	}
 	let whole = DataStore::new(tmp.path().join("unannounced"));
 	let uri = format!("http://127.0.0.1:{unannounced}/corpus.bin");
 	let located = ensure(&whole, &at(uri, hash), &[], &SourcePolicy::ANY, false).await.unwrap();
@@ -614,7 +631,8 @@ async fn a_jobs_file_source_is_read_only_inside_the_providers_directories() {
 	};
 	let store = DataStore::new(tmp.path().join("store"));
 	let local = LocalFiles::Under(vec![allowed.canonicalize().unwrap()]);
-	let provider = SourcePolicy { local: local.clone(), max_bytes: body.len() as u64 };
+	let provider =
+		SourcePolicy { local: local.clone(), max_bytes: body.len() as u64, ..SourcePolicy::ANY };
 	let refused = [
 		// A regular file by its metadata, hundreds of gigabytes long when read.
 		(Path::new("/proc/self/pagemap").to_path_buf(), "outside this provider's"),
@@ -629,7 +647,7 @@ async fn a_jobs_file_source_is_read_only_inside_the_providers_directories() {
 	}
 	assert!(store.locate(&hash).unwrap().is_none(), "nothing was recorded");
 	// Inside, but more than it takes.
-	let smaller = SourcePolicy { local, max_bytes: body.len() as u64 - 1 };
+	let smaller = SourcePolicy { local, max_bytes: body.len() as u64 - 1, ..SourcePolicy::ANY };
 	let err = ensure(&store, &at(&allowed.join("shakespeare")), &[], &smaller, false)
 		.await
 		.unwrap_err()

@@ -82,7 +82,8 @@ export function DatasetSource({ dataset, weights = false }: DatasetSourceProps) 
       {origin.kind === "http" && (
         <p>
           One file over HTTP: <code className="mono break">{origin.url}</code>. Its format and size are known only once it
-          is downloaded.
+          is downloaded. Providers fetch it only from a public address, unless one allows its own network&apos;s
+          (<code>private_http_sources</code>).
         </p>
       )}
       {origin.kind !== "http" &&

@@ -110,8 +110,8 @@ pub async fn ensure(
 		}
 		Source::Http(url) => {
 			let dir = store.root().join("downloads").join(hex::encode(hash.0));
-			let max = policy.max_bytes.min(MAX_HTTP_BYTES);
-			let path = tokio::task::spawn_blocking(move || download(&url, &dir, &hash, max))
+			let policy = policy.clone();
+			let path = tokio::task::spawn_blocking(move || download(&url, &dir, &hash, &policy))
 				.await
 				.map_err(|e| Error::Network(format!("download task: {e}")))??;
 			import(store, path, hash).await
@@ -134,9 +134,11 @@ async fn import(store: &DataStore, path: PathBuf, hash: H256) -> Result<Located>
 		.map_err(|e| Error::dataset(&hash, format!("the hashing task failed: {e}")))?
 }
 
-/// Downloads `url` into `dir` (named for the URL's last segment); the file's path. A body
-/// longer than `max` bytes (by its announced length, or as it comes) is refused and removed.
-fn download(url: &str, dir: &Path, hash: &H256, max: u64) -> Result<PathBuf> {
+/// Downloads `url` into `dir` (named for the URL's last segment) from the hosts `policy`
+/// allows; the file's path. A body longer than it allows (by its announced length, or as
+/// it comes) is refused and removed.
+fn download(url: &str, dir: &Path, hash: &H256, policy: &SourcePolicy) -> Result<PathBuf> {
+	let max = policy.max_bytes.min(MAX_HTTP_BYTES);
 	let name: String = url
 		.rsplit('/')
 		.next()
@@ -147,8 +149,12 @@ fn download(url: &str, dir: &Path, hash: &H256, max: u64) -> Result<PathBuf> {
 	let name = if name.is_empty() || name.starts_with('.') { "data".to_owned() } else { name };
 	std::fs::create_dir_all(dir).map_err(|e| Error::io("creating", dir, e))?;
 	let path = dir.join(name);
-	let response = ureq::get(url)
+	let hosts = policy.http;
+	let response = ureq::AgentBuilder::new()
 		.timeout(std::time::Duration::from_secs(600))
+		.resolver(move |netloc: &str| hosts.resolve(netloc))
+		.build()
+		.get(url)
 		.call()
 		.map_err(|e| Error::Network(format!("GET {url}: {e}")))?;
 	let announced = response.header("Content-Length").and_then(|n| n.parse::<u64>().ok());

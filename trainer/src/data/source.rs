@@ -97,6 +97,8 @@ pub fn source(dataset: &DatasetRef) -> Result<Source> {
 pub struct SourcePolicy {
 	/// The paths a `file://` source may name.
 	pub local: LocalFiles,
+	/// The hosts an `http(s)://` source may be fetched from.
+	pub http: HttpHosts,
 	/// The most bytes a dataset may have: a stranger's job could name hundreds of gigabytes
 	/// (a manifest may list half a terabyte) served slowly enough to hold a provider and fill
 	/// its disk; refused before they are fetched or read.
@@ -105,7 +107,8 @@ pub struct SourcePolicy {
 
 impl SourcePolicy {
 	/// Anything: whoever named the source asked for it on their own machine.
-	pub const ANY: SourcePolicy = SourcePolicy { local: LocalFiles::Any, max_bytes: u64::MAX };
+	pub const ANY: SourcePolicy =
+		SourcePolicy { local: LocalFiles::Any, http: HttpHosts::Any, max_bytes: u64::MAX };
 
 	/// Why a dataset of `size` bytes is refused, if it is.
 	pub fn check_size(&self, dataset: &DatasetRef, size: u64) -> Result<()> {
@@ -141,6 +144,73 @@ pub fn local_size(path: &Path) -> Result<u64> {
 		total = total.saturating_add(len);
 	}
 	Ok(total)
+}
+
+/// Which hosts an `http(s)://` source may be fetched from, by the addresses their names
+/// resolve to (each connection's, redirects' included).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HttpHosts {
+	/// Any host.
+	Any,
+	/// Only public addresses: a stranger's job naming `http://169.254.169.254/…` (a cloud's
+	/// metadata service), `http://127.0.0.1:9944/…` or a host on the provider's own network
+	/// would make every provider that looks at it send a request there.
+	Public,
+}
+
+impl HttpHosts {
+	/// The addresses of `netloc` (`host:port`) that may be connected to; an error naming
+	/// it when none may.
+	pub fn resolve(self, netloc: &str) -> std::io::Result<Vec<std::net::SocketAddr>> {
+		let all: Vec<_> = std::net::ToSocketAddrs::to_socket_addrs(netloc)?.collect();
+		if self == HttpHosts::Any {
+			return Ok(all);
+		}
+		let public: Vec<_> = all.into_iter().filter(|a| is_public(a.ip())).collect();
+		match public.is_empty() {
+			false => Ok(public),
+			true => Err(std::io::Error::new(
+				std::io::ErrorKind::PermissionDenied,
+				format!(
+					"{netloc} is a loopback, private or link-local address, which this \
+					 provider does not fetch from (its private_http_sources allows them)"
+				),
+			)),
+		}
+	}
+}
+
+/// Whether `ip` is an address on the public internet (not loopback, private, link-local,
+/// shared, unspecified, broadcast, multicast or documentation space).
+pub fn is_public(ip: std::net::IpAddr) -> bool {
+	use std::net::IpAddr;
+	match ip {
+		IpAddr::V4(v4) => {
+			let [a, b, ..] = v4.octets();
+			let shared = a == 100 && (64..128).contains(&b); // 100.64.0.0/10 (carrier NAT)
+			!(v4.is_loopback()
+				|| v4.is_private()
+				|| v4.is_link_local()
+				|| v4.is_unspecified()
+				|| v4.is_broadcast()
+				|| v4.is_multicast()
+				|| v4.is_documentation()
+				|| a == 0 || shared)
+		}
+		IpAddr::V6(v6) => {
+			if let Some(v4) = v6.to_ipv4_mapped() {
+				return is_public(IpAddr::V4(v4));
+			}
+			let first = v6.segments()[0];
+			let unique_local = first & 0xfe00 == 0xfc00; // fc00::/7
+			let link_local = first & 0xffc0 == 0xfe80; // fe80::/10
+			!(v6.is_loopback()
+				|| v6.is_unspecified()
+				|| v6.is_multicast()
+				|| unique_local
+				|| link_local)
+		}
+	}
 }
 
 /// Which paths on this machine a `file://` source may name.
@@ -217,6 +287,42 @@ mod tests {
 			content_hash: H256::repeat_byte(1),
 			uri: BoundedBytes::truncate_from(uri.as_bytes().to_vec()),
 		}
+	}
+
+	#[test]
+	fn only_public_addresses_are_public() {
+		let public = ["93.184.216.34", "8.8.8.8", "2606:4700::1111", "::ffff:8.8.8.8"];
+		for ip in public {
+			assert!(is_public(ip.parse().unwrap()), "{ip}");
+		}
+		let private = [
+			"127.0.0.1",
+			"10.1.2.3",
+			"172.16.0.1",
+			"192.168.1.1",
+			"169.254.169.254",
+			"100.64.0.1",
+			"0.0.0.0",
+			"255.255.255.255",
+			"224.0.0.1",
+			"192.0.2.1",
+			"::1",
+			"::",
+			"fc00::1",
+			"fd12:3456::1",
+			"fe80::1",
+			"ff02::1",
+			"::ffff:127.0.0.1",
+			"::ffff:169.254.169.254",
+		];
+		for ip in private {
+			assert!(!is_public(ip.parse().unwrap()), "{ip}");
+		}
+		let err = HttpHosts::Public.resolve("169.254.169.254:80").unwrap_err().to_string();
+		assert!(err.contains("private_http_sources"), "{err}");
+		assert!(HttpHosts::Public.resolve("localhost:80").is_err());
+		assert_eq!(HttpHosts::Any.resolve("127.0.0.1:80").unwrap().len(), 1);
+		assert_eq!(HttpHosts::Public.resolve("8.8.8.8:80").unwrap().len(), 1);
 	}
 
 	#[test]

@@ -10,7 +10,7 @@ use subxt_signer::sr25519::Keypair;
 use crate::{
 	chain::{keys, ChainError},
 	daemon::status_server,
-	data::{LocalFiles, SourcePolicy},
+	data::{HttpHosts, LocalFiles, SourcePolicy},
 	device::DeviceChoice,
 	round::misbehave::Misbehaviour,
 };
@@ -28,6 +28,12 @@ pub struct ProviderConfig {
 	/// its buyer, and such jobs are passed over.
 	#[serde(default)]
 	pub local_datasets: Vec<PathBuf>,
+	/// Whether a job's `http(s)://` source may be on a loopback, private or link-local
+	/// address (a server on this provider's own network). False by default: a stranger's
+	/// job would have the provider send requests to its own machine's or network's
+	/// services (a cloud's metadata service at 169.254.169.254).
+	#[serde(default)]
+	pub private_http_sources: bool,
 	/// The libp2p listen address, with a fixed port: it is registered on chain.
 	pub listen: String,
 	/// The address peers dial, when it differs from `listen` (behind NAT).
@@ -167,8 +173,13 @@ impl ProviderConfig {
 
 	/// What a job's dataset source may make this provider read.
 	pub fn source_policy(&self) -> SourcePolicy {
+		let http = match self.private_http_sources {
+			true => HttpHosts::Any,
+			false => HttpHosts::Public,
+		};
 		SourcePolicy {
 			local: LocalFiles::Under(self.local_datasets.clone()),
+			http,
 			max_bytes: self.chain.max_dataset_bytes,
 		}
 	}
@@ -234,7 +245,8 @@ mod tests {
 		let by_turns = GOOD.replacen("[chain]", "checks_beside_training = false\n[chain]", 1);
 		std::fs::write(&path, by_turns).unwrap();
 		assert!(!ProviderConfig::load(&path).unwrap().checks_beside_training);
-		let policy = SourcePolicy { local: LocalFiles::Under(vec![]), max_bytes: 64 << 30 };
+		let local = LocalFiles::Under(vec![]);
+		let policy = SourcePolicy { local, http: HttpHosts::Public, max_bytes: 64 << 30 };
 		assert_eq!(config.source_policy(), policy);
 		std::fs::create_dir(dir.path().join("corpora")).unwrap();
 		let local = GOOD.replacen("[chain]", "local_datasets = [\"corpora\"]\n[chain]", 1);
