@@ -423,9 +423,7 @@ impl DataNode {
 		}
 		let mut peers = self.holders(hash, holders)?;
 		let manifest = self.fetch_manifest(hash, &mut peers).await?;
-		if manifest.size() > self.max_fetch_bytes {
-			return Err(source::too_large(&hash, manifest.size(), self.max_fetch_bytes));
-		}
+		source::check_size(&hash, manifest.size(), self.max_fetch_bytes)?;
 		let (lane_events, mut lanes) = mpsc::unbounded_channel();
 		self.open_lanes(hash, &mut peers, lane_events).await?;
 		let mut missing = self.store.begin_fetch(&manifest)?;

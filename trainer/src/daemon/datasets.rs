@@ -105,7 +105,7 @@ pub async fn ensure(
 		Source::Shipped(_) => Err(source::refuse(dataset, "shipped, but its files are missing")),
 		Source::File(path) => {
 			let path = policy.local.admit(dataset, &path)?;
-			policy.check_size(dataset, source::local_size(&path)?)?;
+			source::check_size(&hash, source::local_size(&path)?, policy.max_bytes)?;
 			import(store, path, hash).await
 		}
 		Source::Http(url) => {
@@ -158,17 +158,17 @@ fn download(url: &str, dir: &Path, hash: &H256, policy: &SourcePolicy) -> Result
 		.call()
 		.map_err(|e| Error::Network(format!("GET {url}: {e}")))?;
 	let announced = response.header("Content-Length").and_then(|n| n.parse::<u64>().ok());
-	if let Some(size) = announced.filter(|&size| size > max) {
-		return Err(source::too_large(hash, size, max));
+	if let Some(size) = announced {
+		source::check_size(hash, size, max)?;
 	}
 	let mut reader = std::io::Read::take(response.into_reader(), max.saturating_add(1));
 	let mut file = std::fs::File::create(&path).map_err(|e| Error::io("creating", &path, e))?;
 	let read =
 		std::io::copy(&mut reader, &mut file).map_err(|e| Error::io("downloading to", &path, e))?;
-	if read > max {
+	if let Err(refused) = source::check_size(hash, read, max) {
 		drop(file);
 		let _ = std::fs::remove_file(&path);
-		return Err(source::too_large(hash, read, max));
+		return Err(refused);
 	}
 	Ok(path)
 }

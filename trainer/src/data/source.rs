@@ -16,7 +16,7 @@ use grid_primitives::{
 use libp2p::Multiaddr;
 use polkadot_sdk::sp_core::H256;
 
-use super::store::{hash_files, DataStore, Located};
+use super::store::{dataset_files, hash_files, DataStore, Located};
 use crate::error::{Error, Result};
 
 /// A dataset's source.
@@ -109,41 +109,30 @@ impl SourcePolicy {
 	/// Anything: whoever named the source asked for it on their own machine.
 	pub const ANY: SourcePolicy =
 		SourcePolicy { local: LocalFiles::Any, http: HttpHosts::Any, max_bytes: u64::MAX };
+}
 
-	/// Why a dataset of `size` bytes is refused, if it is.
-	pub fn check_size(&self, dataset: &DatasetRef, size: u64) -> Result<()> {
-		match size <= self.max_bytes {
-			true => Ok(()),
-			false => Err(too_large(&dataset.content_hash, size, self.max_bytes)),
-		}
+/// Refuses dataset `hash` for `size` bytes (or more: what came so far) over `max`.
+pub(crate) fn check_size(hash: &H256, size: u64, max: u64) -> Result<()> {
+	match size <= max {
+		true => Ok(()),
+		false => Err(Error::dataset(
+			hash,
+			format!(
+				"{size} bytes or more, over the {max} allowed (a provider's max_dataset_bytes)"
+			),
+		)),
 	}
 }
 
-/// Dataset `hash`'s refusal for its `size` bytes (at least), over `max`.
-pub(crate) fn too_large(hash: &H256, size: u64, max: u64) -> Error {
-	Error::dataset(
-		hash,
-		format!("{size} bytes or more, over the {max} allowed (a provider's max_dataset_bytes)"),
-	)
-}
-
-/// Total bytes of the files at `path` (a file, or a flat directory of them), by their
-/// metadata: nothing is read.
+/// Total bytes of the files at `path` that [`hash_files`] would take, by their metadata:
+/// nothing is read.
 pub fn local_size(path: &Path) -> Result<u64> {
-	let meta = std::fs::metadata(path).map_err(|e| Error::io("reading", path, e))?;
-	if !meta.is_dir() {
-		return Ok(meta.len());
-	}
-	let mut total = 0u64;
-	for entry in std::fs::read_dir(path).map_err(|e| Error::io("listing", path, e))? {
-		let entry = entry.map_err(|e| Error::io("listing", path, e))?;
-		if entry.file_name().to_string_lossy().starts_with('.') {
-			continue; // left out of a dataset, as `store::hash_files` leaves it
-		}
-		let len = entry.metadata().map_err(|e| Error::io("reading", entry.path(), e))?.len();
-		total = total.saturating_add(len);
-	}
-	Ok(total)
+	let (dir, names) = dataset_files(path)?;
+	names.iter().try_fold(0u64, |total, name| {
+		let file = dir.join(name);
+		let len = std::fs::metadata(&file).map_err(|e| Error::io("reading", &file, e))?.len();
+		Ok(total.saturating_add(len))
+	})
 }
 
 /// Which hosts an `http(s)://` source may be fetched from, by the addresses their names

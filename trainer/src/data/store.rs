@@ -76,6 +76,19 @@ pub fn build_manifest(path: &Path, format: DatasetFormat) -> Result<(DatasetMani
 /// name, and the directory they are in. Directories are flat: a sub-directory is an error,
 /// and hidden files (`.name`) are left out.
 pub fn hash_files(path: &Path) -> Result<(Vec<ManifestFile>, PathBuf)> {
+	let (dir, names) = dataset_files(path)?;
+	let files = names
+		.into_iter()
+		.map(|name| {
+			hash_file(&dir.join(&name)).map(|(size, chunks)| ManifestFile { name, size, chunks })
+		})
+		.collect::<Result<Vec<_>>>()?;
+	Ok((files, dir))
+}
+
+/// The directory of the dataset at `path` and its files' names, sorted, as [`hash_files`]
+/// takes them; nothing is read.
+pub fn dataset_files(path: &Path) -> Result<(PathBuf, Vec<String>)> {
 	let refuse = |reason: String| Error::Dataset { dataset: path.display().to_string(), reason };
 	let meta = fs::metadata(path).map_err(|e| Error::io("reading", path, e))?;
 	let (dir, names) = if meta.is_dir() {
@@ -105,13 +118,7 @@ pub fn hash_files(path: &Path) -> Result<(Vec<ManifestFile>, PathBuf)> {
 	};
 	let mut names = names;
 	names.sort();
-	let files = names
-		.into_iter()
-		.map(|name| {
-			hash_file(&dir.join(&name)).map(|(size, chunks)| ManifestFile { name, size, chunks })
-		})
-		.collect::<Result<Vec<_>>>()?;
-	Ok((files, dir))
+	Ok((dir, names))
 }
 
 /// A file's size and its chunks' hashes, read a chunk at a time.
