@@ -3,20 +3,22 @@
 //! decoder-only transformer described by its knobs. The first names a dataset nobody serves
 //! (its reference differs from the published one by a byte): the buyer's CLI refuses to post
 //! it unless told `--unchecked`, and then every provider refuses it before joining, so nobody
-//! stakes into it. The second is fetched by every provider from the buyer,
+//! stakes into it. The second names an HTTP source that trickles (a kilobyte a second, for
+//! ever): the providers fetch its data beside their search, so it holds back nobody. The third
+//! is fetched by every provider from the buyer,
 //! checked, and trained to completion, every provider paid for every round and agreeing on
 //! the model. The buyer then fetches the model in the Hugging Face layout, which Python
 //! `transformers` loads as a Llama that predicts the text, and fine-tunes it: the export,
-//! published as initial weights, starts a third job whose new providers begin from exactly
-//! the second job's final model.
+//! published as initial weights, starts a fourth job whose new providers begin from exactly
+//! the third job's final model.
 
 use std::time::Duration;
 
 use anyhow::{anyhow, ensure, Result};
 use grid_e2e_tests::{
 	network::{
-		agreed_and_learned, dev_node, logs, post_job, post_job_with, providers, url, wait_status,
-		Ledger,
+		agreed_and_learned, dev_node, keyed_provider, logs, post_job, post_job_with, providers,
+		url, wait_status, Ledger,
 	},
 	trainers::{hf_logits, job_cli, publish},
 };
@@ -92,23 +94,46 @@ fn providers_fetch_a_buyers_dataset_before_joining_and_train_a_transformer_on_it
 	let spec = job(&format!("{dataset}\n{as_weights}"), 3, 3);
 	let refused = post_job(&url, dir.path(), &spec, 1).unwrap_err().to_string();
 	ensure!(refused.contains("named as initial weights, but it is tokens-u16 data"), "{refused}");
-	post_job(&url, dir.path(), &job(&dataset, 3, 3), 1)?;
+	// Job 1's source sends a kilobyte a second of a 10 MB body, for as long as it is read
+	// (the checked CLI posts it: an HTTP source is for the providers to fetch).
+	let trickle = format!(
+		"dataset = {{ uri = \"http://127.0.0.1:{}/corpus.bin\", content_hash = \"0x{}\" }}",
+		serve_trickle(),
+		"ab".repeat(32)
+	);
+	post_job(&url, dir.path(), &job(&trickle, 3, 3), 1)?;
+	post_job(&url, dir.path(), &job(&dataset, 3, 3), 2)?;
 
 	let keys = [Sr25519Keyring::Bob, Sr25519Keyring::Charlie, Sr25519Keyring::Dave];
-	let providers = providers(dir.path(), &url, &keys)?;
+	// Loopback sources allowed, so that job 1's is fetched, not refused for its address.
+	let providers = keys
+		.iter()
+		.map(|key| keyed_provider(dir.path(), &url, *key, "private_http_sources = true"))
+		.collect::<Result<Vec<_>>>()?;
 	let status =
-		wait_status(&url, 1, Duration::from_secs(400), &providers, |s| s.contains("completed"))?;
+		wait_status(&url, 2, Duration::from_secs(400), &providers, |s| s.contains("completed"))?;
 	ensure!(status.contains("round 3/3") && status.contains("final model 0x"), "{status}");
 
-	// Nobody joined the job whose data could not be had, and each said why.
-	let out = job_cli(&url, &["status", "--job", "0"])?;
-	let job0 = String::from_utf8_lossy(&out.stdout);
-	ensure!(job0.contains("0 participants"), "{job0}\n{}", logs(&providers));
+	// Nobody joined the job whose data could not be had, and each said why; nobody joined the
+	// trickling one, and it held nobody back: each joined job 2 while job 1's data was still
+	// coming (had the search waited on it, job 1 would have been refused first, for its pace).
+	for (id, which) in [(0, "no data"), (1, "a trickling source")] {
+		let out = job_cli(&url, &["status", "--job", &id.to_string()])?;
+		let job = String::from_utf8_lossy(&out.stdout);
+		ensure!(job.contains("0 participants"), "job {id} ({which}): {job}\n{}", logs(&providers));
+	}
 	for p in &providers {
 		let log = p.log();
 		ensure!(
 			log.contains("job 0 skipped: its dataset")
 				&& log.contains("no holder served its manifest"),
+			"{}",
+			p.log_tail()
+		);
+		let joined = log.find("joined job 2").ok_or_else(|| anyhow!("{}", p.log_tail()))?;
+		ensure!(
+			log.contains("job 1: fetching its data")
+				&& log.find("job 1 skipped").is_none_or(|refused| refused > joined),
 			"{}",
 			p.log_tail()
 		);
@@ -125,7 +150,7 @@ fn providers_fetch_a_buyers_dataset_before_joining_and_train_a_transformer_on_it
 		);
 	}
 	// Everyone trained the same transformer on the fetched data, and it learned.
-	agreed_and_learned(&providers, 1, 3)?;
+	agreed_and_learned(&providers, 2, 3)?;
 	exported_model_predicts_in_transformers(&url, dir.path(), &tokens)?;
 	let final_model = hash_after(&status, "final model 0x")?;
 	fine_tuning_starts_from_the_published_weights(
@@ -135,6 +160,28 @@ fn providers_fetch_a_buyers_dataset_before_joining_and_train_a_transformer_on_it
 		&final_model,
 		&providers,
 	)
+}
+
+/// Serves every HTTP GET on a loopback port, on a thread, a 10 MB body that comes a kilobyte a
+/// second; the port.
+fn serve_trickle() -> u16 {
+	use std::io::{Read, Write};
+	let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+	let port = listener.local_addr().expect("its address").port();
+	std::thread::spawn(move || {
+		for mut stream in listener.incoming().flatten() {
+			std::thread::spawn(move || {
+				let _ = stream.read(&mut [0u8; 4096]);
+				let head = "HTTP/1.1 200 OK\r\nContent-Length: 10000000\r\n\r\n";
+				let mut sent = stream.write_all(head.as_bytes());
+				while sent.is_ok() {
+					std::thread::sleep(Duration::from_secs(1));
+					sent = stream.write_all(&[b'a'; 1000]);
+				}
+			});
+		}
+	});
+	port
 }
 
 /// The 64 hex digits after `marker` in `text`.
@@ -159,19 +206,19 @@ fn fine_tuning_starts_from_the_published_weights(
 	let (_publisher, weights_line) = publish(&weights, "weights", &dir.join("weights-store"))?;
 	ensure!(weights_line.starts_with("initial_weights = {"), "{weights_line}");
 	let weights_hash = hash_after(&weights_line, "content_hash = \"0x")?;
-	post_job(url, dir, &job(&format!("{dataset}\n{weights_line}"), 2, 2), 2)?;
+	post_job(url, dir, &job(&format!("{dataset}\n{weights_line}"), 2, 2), 3)?;
 	let keys = [Sr25519Keyring::Eve, Sr25519Keyring::Ferdie];
 	let tuners = providers(dir, url, &keys)?;
 	let status =
-		wait_status(url, 2, Duration::from_secs(400), &tuners, |s| s.contains("completed"))?;
+		wait_status(url, 3, Duration::from_secs(400), &tuners, |s| s.contains("completed"))?;
 	ensure!(status.contains("round 2/2"), "{status}");
 	for p in &tuners {
 		let started = format!("starting from weights 0x{weights_hash} (model 0x{final_model})");
 		ensure!(p.log().contains(&started), "{started}?\n{}", p.log_tail());
 	}
-	agreed_and_learned(&tuners, 2, 2)?;
-	let first_loss = first[0].rounds(1)[0]["eval_loss"].as_f64();
-	let tuned_loss = tuners[0].rounds(2)[0]["eval_loss"].as_f64();
+	agreed_and_learned(&tuners, 3, 2)?;
+	let first_loss = first[0].rounds(2)[0]["eval_loss"].as_f64();
+	let tuned_loss = tuners[0].rounds(3)[0]["eval_loss"].as_f64();
 	ensure!(
 		matches!((first_loss, tuned_loss), (Some(a), Some(b)) if b < a),
 		"fine-tuning's first held-out loss {tuned_loss:?} is not below training's {first_loss:?}"
@@ -188,7 +235,7 @@ fn exported_model_predicts_in_transformers(
 ) -> Result<()> {
 	let hf = dir.join("hf");
 	let out = dir.join("model.safetensors");
-	let args = ["fetch", "--job", "1", "--out", path(&out)?, "--hf", path(&hf)?];
+	let args = ["fetch", "--job", "2", "--out", path(&out)?, "--hf", path(&hf)?];
 	let fetched =
 		job_cli(url, &[&args[..], &["--store", path(&dir.join("buyer-store"))?]].concat())?;
 	let stdout = String::from_utf8_lossy(&fetched.stdout);

@@ -23,7 +23,7 @@ use grid_trainer::{
 	data::{
 		self,
 		store::{build_manifest, ChunkId},
-		DataStore, HttpHosts, LocalFiles, SourcePolicy,
+		DataStore, HttpHosts, LocalFiles, MinRate, SourcePolicy,
 	},
 	net::data::{data_behaviour, peer_of, DataRequest, DataResponse, Ticket},
 };
@@ -605,6 +605,91 @@ async fn http_and_file_sources_are_checked_against_the_reference() {
 		.unwrap_err()
 		.to_string();
 	assert!(err.contains("not this dataset"), "{err}");
+}
+
+/// Serves every HTTP GET on a loopback port, on a thread per request, a `len`-byte body
+/// announced whole that comes 100 bytes every 100 ms (a kilobyte a second); each request's
+/// end (the reader gone) is sent on the channel. The port.
+fn serve_http_trickle(len: usize) -> (u16, mpsc::Receiver<()>) {
+	use std::io::{Read, Write};
+	let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+	let port = listener.local_addr().unwrap().port();
+	let (ended, ends) = mpsc::channel();
+	std::thread::spawn(move || {
+		for mut stream in listener.incoming().flatten() {
+			let ended = ended.clone();
+			std::thread::spawn(move || {
+				let _ = stream.read(&mut [0u8; 4096]);
+				let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\n\r\n");
+				let mut sent = stream.write_all(head.as_bytes());
+				while sent.is_ok() {
+					std::thread::sleep(Duration::from_millis(100));
+					sent = stream.write_all(&[b'a'; 100]).and_then(|()| stream.flush());
+				}
+				let _ = ended.send(());
+			});
+		}
+	});
+	(port, ends)
+}
+
+/// A provider's floor under a fetch's rate: 1 MB/s after a second's grace.
+fn floor() -> SourcePolicy {
+	let bytes_per_sec = std::num::NonZeroU64::new(1_000_000).unwrap();
+	let min_rate = Some(MinRate { bytes_per_sec, grace: Duration::from_secs(1) });
+	SourcePolicy { min_rate, ..SourcePolicy::ANY }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sources_that_trickle_are_given_up_at_the_providers_floor() {
+	let tmp = tempfile::tempdir().unwrap();
+	let hash = H256::repeat_byte(3);
+	let at = |uri: String| DatasetRef {
+		content_hash: hash,
+		uri: BoundedBytes::truncate_from(uri.into_bytes()),
+	};
+	// An HTTP server that sends a kilobyte a second: refused once the grace is over, the
+	// partial download removed.
+	let (port, ends) = serve_http_trickle(10_000_000);
+	let uri = format!("http://127.0.0.1:{port}/corpus.bin");
+	let store = DataStore::new(tmp.path().join("http"));
+	let err = ensure(&store, &at(uri.clone()), &[], &floor(), false).await.unwrap_err().to_string();
+	assert!(err.contains("slower than the 1000000 bytes/s allowed after 1s"), "{err}");
+	assert!(store.locate(&hash).unwrap().is_none());
+	let partial = store.root().join("downloads").join(hex::encode(hash.0)).join("corpus.bin");
+	assert!(!partial.exists(), "the partial download is removed");
+	ends.recv_timeout(Duration::from_secs(30)).expect("the server sees the reader go");
+	// Without a floor it would go on for hours; a fetch whose waiter gives up on it (a
+	// provider's search that joined another job) stops reading at once, not at the end.
+	let unhurried = DataStore::new(tmp.path().join("unhurried"));
+	let waited = tokio::time::timeout(
+		Duration::from_secs(2),
+		ensure(&unhurried, &at(uri), &[], &SourcePolicy::ANY, false),
+	)
+	.await;
+	assert!(waited.is_err(), "a 10 MB trickle finished in 2 s: {waited:?}");
+	ends.recv_timeout(Duration::from_secs(30)).expect("the abandoned download stops reading");
+
+	// Holders that serve a chunk every few seconds (a publisher capped at 2 Mbit/s, three
+	// chunks of 1 MiB): under the floor, refused; without one, fetched whole, so it is the
+	// floor that refused it.
+	let dir = tmp.path().join("corpus");
+	std::fs::create_dir_all(&dir).unwrap();
+	std::fs::write(dir.join("train-0.bin"), tokens(1_500_000, 5)).unwrap();
+	let slow = ["--max-upload-mbit", "2"];
+	let (_publisher, hash, buyer) = publish(&dir, &tmp.path().join("buyer-store"), &slow);
+	let fetcher = DataStore::new(tmp.path().join("p2p"));
+	let err = ensure(&fetcher, &reference(hash, &[&buyer]), &[], &floor(), false)
+		.await
+		.unwrap_err()
+		.to_string();
+	assert!(err.contains("slower than the 1000000 bytes/s allowed after 1s"), "{err}");
+	assert!(fetcher.locate(&hash).unwrap().is_none());
+	let patient = DataStore::new(tmp.path().join("p2p-patient"));
+	let located = ensure(&patient, &reference(hash, &[&buyer]), &[], &SourcePolicy::ANY, false)
+		.await
+		.unwrap();
+	assert_same_files(&located, &located.manifest, &dir);
 }
 
 /// A provider reads a job's `file://` source only inside the directories it lists: a

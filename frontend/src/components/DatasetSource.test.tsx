@@ -67,7 +67,7 @@ describe("DatasetSource", () => {
     render(<DatasetSource dataset={{ hash: REF, uri: "http://holder.example:8080/corpus.bin" }} />);
     const source = screen.getByTestId("dataset-source");
     expect(source).toHaveTextContent("One file over HTTP: http://holder.example:8080/corpus.bin. Its format and size are known only once it is downloaded.");
-    expect(source).toHaveTextContent("Providers fetch it only from a public address, unless one allows its own network's (private_http_sources).");
+    expect(source).toHaveTextContent("Providers fetch it only from a public address, unless one allows its own network's (private_http_sources), and give up on it if it comes slower than their floor (min_fetch_bytes_per_sec, 1 MB/s on average after a minute, by default).");
     expect(screen.queryByLabelText("Data info command")).not.toBeInTheDocument();
   });
 

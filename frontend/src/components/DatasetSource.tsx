@@ -83,7 +83,8 @@ export function DatasetSource({ dataset, weights = false }: DatasetSourceProps) 
         <p>
           One file over HTTP: <code className="mono break">{origin.url}</code>. Its format and size are known only once it
           is downloaded. Providers fetch it only from a public address, unless one allows its own network&apos;s
-          (<code>private_http_sources</code>).
+          (<code>private_http_sources</code>), and give up on it if it comes slower than their floor
+          (<code>min_fetch_bytes_per_sec</code>, 1 MB/s on average after a minute, by default).
         </p>
       )}
       {origin.kind !== "http" &&

@@ -41,6 +41,7 @@ use crate::{
 	data::{
 		source,
 		store::{ChunkId, DataStore, Located},
+		MinRate, Pace,
 	},
 	error::{Error, Result},
 	net::{
@@ -200,6 +201,8 @@ pub struct DataNode {
 	ready: Turns<PeerId, Answer>,
 	/// The most bytes a dataset it fetches may have (by its manifest, before any chunk).
 	max_fetch_bytes: u64,
+	/// The slowest a fetch may go.
+	min_fetch_rate: Option<MinRate>,
 	/// The upload cap in bytes per second, if any, and when the link is free again.
 	upload: Option<f64>,
 	link_free: tokio::time::Instant,
@@ -234,6 +237,7 @@ impl DataNode {
 			answers: JoinSet::new(),
 			ready: Turns::new(),
 			max_fetch_bytes: u64::MAX,
+			min_fetch_rate: None,
 			upload: None,
 			link_free: tokio::time::Instant::now(),
 			bulk: None,
@@ -262,6 +266,12 @@ impl DataNode {
 	/// Refuses to fetch a dataset whose manifest lists more than `max` bytes.
 	pub fn limit_size(&mut self, max: u64) {
 		self.max_fetch_bytes = max;
+	}
+
+	/// Gives up on a fetch that brings in checked chunks slower than `floor` (holders that
+	/// each answer just before their request times out would hold it for ever).
+	pub fn require_rate(&mut self, floor: Option<MinRate>) {
+		self.min_fetch_rate = floor;
 	}
 
 	/// This node's peer id.
@@ -426,6 +436,7 @@ impl DataNode {
 		source::check_size(&hash, manifest.size(), self.max_fetch_bytes)?;
 		let (lane_events, mut lanes) = mpsc::unbounded_channel();
 		self.open_lanes(hash, &mut peers, lane_events).await?;
+		let pace = Pace::start(self.min_fetch_rate);
 		let mut missing = self.store.begin_fetch(&manifest)?;
 		shuffle(&mut missing, &mut Rng::from_bytes(&self.peer_id().to_bytes()));
 		tracing::info!(
@@ -435,7 +446,7 @@ impl DataNode {
 			missing.len(),
 			manifest.files.iter().map(|f| f.chunks.len()).sum::<usize>()
 		);
-		self.fetch_chunks(&manifest, missing, &mut peers, &mut lanes, progress).await?;
+		self.fetch_chunks(&manifest, missing, &mut peers, &mut lanes, pace, progress).await?;
 		let located = self.store.finish_fetch(&manifest)?;
 		tracing::info!("dataset {hash:?} fetched and checked");
 		Ok(located)
@@ -608,6 +619,7 @@ impl DataNode {
 		missing: Vec<ChunkId>,
 		holders: &mut [Holder],
 		lanes: &mut mpsc::UnboundedReceiver<LaneEvent>,
+		pace: Pace,
 		progress: bool,
 	) -> Result<()> {
 		let hash = manifest.hash();
@@ -621,16 +633,19 @@ impl DataNode {
 		let mut lacking: HashMap<ChunkId, HashSet<usize>> = HashMap::new();
 		let mut parked: VecDeque<(Instant, ChunkId)> = VecDeque::new();
 		let mut last_progress = Instant::now();
+		// Bytes of the chunks checked and written so far, held to `pace`.
+		let mut fetched = 0u64;
 		let mut next = 0usize;
 		// Chunks are checked and written on blocking threads, so hashing one overlaps
 		// receiving (and decrypting) the next instead of stalling the swarm.
 		let shared = Arc::new(manifest.clone());
-		let mut writes: JoinSet<(ChunkId, usize, Result<()>)> = JoinSet::new();
+		let mut writes: JoinSet<(ChunkId, usize, u64, Result<()>)> = JoinSet::new();
 		let write_done = |done: std::result::Result<_, tokio::task::JoinError>| {
 			done.map_err(|e| Error::Network(format!("writing a chunk: {e}")))
 		};
 		while !queue.is_empty() || !in_flight.is_empty() || !writes.is_empty() || !parked.is_empty()
 		{
+			pace.check(&hash, fetched)?;
 			while parked.front().is_some_and(|(at, _)| *at <= Instant::now()) {
 				queue.extend(parked.pop_front().map(|(_, id)| id));
 			}
@@ -698,9 +713,10 @@ impl DataNode {
 					}
 					continue;
 				};
-				let (id, h, written) = write_done(done)?;
+				let (id, h, len, written) = write_done(done)?;
 				if written_or_refused(&mut holders[h], id, written, &mut queue, &bar) {
 					last_progress = Instant::now();
+					fetched += len;
 				}
 				continue;
 			}
@@ -719,9 +735,10 @@ impl DataNode {
 					}
 				},
 				Some(done) = writes.join_next(), if !writes.is_empty() => {
-					let (id, h, written) = write_done(done)?;
+					let (id, h, len, written) = write_done(done)?;
 					if written_or_refused(&mut holders[h], id, written, &mut queue, &bar) {
 						last_progress = Instant::now();
+						fetched += len;
 					}
 					continue;
 				}
@@ -731,8 +748,10 @@ impl DataNode {
 			match outcome {
 				Ok(DataResponse::Chunk(bytes)) => {
 					let (store, manifest) = (self.store.clone(), shared.clone());
-					writes
-						.spawn_blocking(move || (id, h, store.write_chunk(&manifest, id, &bytes)));
+					let len = bytes.len() as u64;
+					writes.spawn_blocking(move || {
+						(id, h, len, store.write_chunk(&manifest, id, &bytes))
+					});
 				}
 				Ok(DataResponse::Missing) => {
 					holder.answered();

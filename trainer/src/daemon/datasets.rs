@@ -2,7 +2,14 @@
 //! as a content-addressed dataset, print the reference a job names it by, and serve it over
 //! libp2p until stopped) and `grid-trainer data fetch` (bring a dataset into a store, checked).
 
-use std::path::{Path, PathBuf};
+use std::{
+	path::{Path, PathBuf},
+	sync::{
+		atomic::{AtomicBool, Ordering},
+		Arc,
+	},
+	time::Duration,
+};
 
 use anyhow::Context;
 use grid_primitives::{
@@ -16,7 +23,7 @@ use polkadot_sdk::sp_core::H256;
 use crate::{
 	chain::keys,
 	daemon::data_node::{DataNode, UploadLimit},
-	data::{self, source, store, store::Located, DataStore, Source, SourcePolicy},
+	data::{self, source, store, store::Located, DataStore, Pace, Source, SourcePolicy},
 	error::{Error, Result},
 };
 
@@ -111,9 +118,13 @@ pub async fn ensure(
 		Source::Http(url) => {
 			let dir = store.root().join("downloads").join(hex::encode(hash.0));
 			let policy = policy.clone();
-			let path = tokio::task::spawn_blocking(move || download(&url, &dir, &hash, &policy))
-				.await
-				.map_err(|e| Error::Network(format!("download task: {e}")))??;
+			let abandoned = Abandoned::default();
+			let flag = abandoned.0.clone();
+			let path =
+				tokio::task::spawn_blocking(move || download(&url, &dir, &hash, &policy, &flag))
+					.await
+					.map_err(|e| Error::Network(format!("download task: {e}")))??;
+			drop(abandoned);
 			import(store, path, hash).await
 		}
 		Source::Peers(mut holders) => {
@@ -121,6 +132,7 @@ pub async fn ensure(
 			let key = libp2p::identity::Keypair::generate_ed25519();
 			let mut node = DataNode::new(key, store.clone(), &[])?;
 			node.limit_size(policy.max_bytes);
+			node.require_rate(policy.min_rate);
 			node.fetch(hash, &holders, progress).await
 		}
 	}
@@ -134,10 +146,33 @@ async fn import(store: &DataStore, path: PathBuf, hash: H256) -> Result<Located>
 		.map_err(|e| Error::dataset(&hash, format!("the hashing task failed: {e}")))?
 }
 
+/// Set when the future waiting on a blocking download is dropped (a provider's search for a
+/// job moved on without it), so that the download stops at its next read instead of going on
+/// alone.
+#[derive(Default)]
+struct Abandoned(Arc<AtomicBool>);
+
+impl Drop for Abandoned {
+	fn drop(&mut self) {
+		self.0.store(true, Ordering::Relaxed);
+	}
+}
+
+/// How long an HTTP source may take to accept a connection, and to send anything at all.
+const HTTP_CONNECT: Duration = Duration::from_secs(30);
+const HTTP_SILENCE: Duration = Duration::from_secs(60);
+
 /// Downloads `url` into `dir` (named for the URL's last segment) from the hosts `policy`
 /// allows; the file's path. A body longer than it allows (by its announced length, or as
-/// it comes) is refused and removed.
-fn download(url: &str, dir: &Path, hash: &H256, policy: &SourcePolicy) -> Result<PathBuf> {
+/// it comes), one slower than its rate floor, or one `abandoned` is refused and removed.
+/// (No overall deadline: an honest large file on a slow link takes as long as it takes.)
+fn download(
+	url: &str,
+	dir: &Path,
+	hash: &H256,
+	policy: &SourcePolicy,
+	abandoned: &AtomicBool,
+) -> Result<PathBuf> {
 	let max = policy.max_bytes.min(MAX_HTTP_BYTES);
 	let name: String = url
 		.rsplit('/')
@@ -150,8 +185,10 @@ fn download(url: &str, dir: &Path, hash: &H256, policy: &SourcePolicy) -> Result
 	std::fs::create_dir_all(dir).map_err(|e| Error::io("creating", dir, e))?;
 	let path = dir.join(name);
 	let hosts = policy.http;
+	let pace = Pace::start(policy.min_rate);
 	let response = ureq::AgentBuilder::new()
-		.timeout(std::time::Duration::from_secs(600))
+		.timeout_connect(HTTP_CONNECT)
+		.timeout_read(HTTP_SILENCE)
 		.resolver(move |netloc: &str| hosts.resolve(netloc))
 		.build()
 		.get(url)
@@ -163,14 +200,42 @@ fn download(url: &str, dir: &Path, hash: &H256, policy: &SourcePolicy) -> Result
 	}
 	let mut reader = std::io::Read::take(response.into_reader(), max.saturating_add(1));
 	let mut file = std::fs::File::create(&path).map_err(|e| Error::io("creating", &path, e))?;
-	let read =
-		std::io::copy(&mut reader, &mut file).map_err(|e| Error::io("downloading to", &path, e))?;
-	if let Err(refused) = source::check_size(hash, read, max) {
-		drop(file);
+	let copied = copy_paced(&mut reader, &mut file, &path, |read| {
+		if abandoned.load(Ordering::Relaxed) {
+			return Err(Error::dataset(hash, format!("the download from {url} was abandoned")));
+		}
+		pace.check(hash, read)?;
+		source::check_size(hash, read, max)
+	});
+	drop(file);
+	if copied.is_err() {
 		let _ = std::fs::remove_file(&path);
-		return Err(refused);
 	}
-	Ok(path)
+	copied.map(|_| path)
+}
+
+/// Copies `reader` into `file` (at `path`), asking `go_on` with the bytes copied so far
+/// after every read; the bytes copied.
+fn copy_paced(
+	reader: &mut impl std::io::Read,
+	file: &mut std::fs::File,
+	path: &Path,
+	mut go_on: impl FnMut(u64) -> Result<()>,
+) -> Result<u64> {
+	let mut buffer = vec![0u8; 1 << 16];
+	let mut copied = 0u64;
+	loop {
+		let read = match reader.read(&mut buffer) {
+			Ok(0) => return Ok(copied),
+			Ok(read) => read,
+			Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+			Err(e) => return Err(Error::io("downloading to", path, e)),
+		};
+		std::io::Write::write_all(file, &buffer[..read])
+			.map_err(|e| Error::io("writing", path, e))?;
+		copied += read as u64;
+		go_on(copied)?;
+	}
 }
 
 /// How a dataset is described to its buyer.

@@ -38,7 +38,7 @@ pub use cifar::CifarDataset;
 pub use images::ImageDataset;
 pub use mnist::MnistDataset;
 pub use shard::{batch_indices, shard};
-pub use source::{source, HttpHosts, LocalFiles, Source, SourcePolicy};
+pub use source::{source, HttpHosts, LocalFiles, MinRate, Pace, Source, SourcePolicy};
 pub use store::{DataStore, Located};
 pub use tokens::TokenDataset;
 

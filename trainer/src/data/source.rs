@@ -6,7 +6,10 @@
 //! the store is checked against the reference: the manifest's hash for peers; for files and
 //! URLs, the manifest built from the bytes must hash to it.
 
-use std::path::{Path, PathBuf};
+use std::{
+	path::{Path, PathBuf},
+	time::{Duration, Instant},
+};
 
 use grid_primitives::{
 	datasets::ShippedDataset,
@@ -103,12 +106,65 @@ pub struct SourcePolicy {
 	/// (a manifest may list half a terabyte) served slowly enough to hold a provider and fill
 	/// its disk; refused before they are fetched or read.
 	pub max_bytes: u64,
+	/// The slowest a fetch may go: a source that trickles (an HTTP server sending a byte
+	/// now and then, a holder answering each chunk just before its timeout) would otherwise
+	/// hold a provider's download for as long as it likes. `None`: as slow as it comes.
+	pub min_rate: Option<MinRate>,
 }
 
 impl SourcePolicy {
 	/// Anything: whoever named the source asked for it on their own machine.
-	pub const ANY: SourcePolicy =
-		SourcePolicy { local: LocalFiles::Any, http: HttpHosts::Any, max_bytes: u64::MAX };
+	pub const ANY: SourcePolicy = SourcePolicy {
+		local: LocalFiles::Any,
+		http: HttpHosts::Any,
+		max_bytes: u64::MAX,
+		min_rate: None,
+	};
+}
+
+/// A floor under a fetch's mean rate: after `grace` (connecting, the manifest, a slow
+/// start), at least `bytes_per_sec` on average since it started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MinRate {
+	pub bytes_per_sec: std::num::NonZeroU64,
+	pub grace: Duration,
+}
+
+/// One fetch's progress held to its [`MinRate`], if it has one.
+#[derive(Clone, Copy, Debug)]
+pub struct Pace {
+	floor: Option<MinRate>,
+	start: Instant,
+}
+
+impl Pace {
+	/// A fetch starting now.
+	pub fn start(floor: Option<MinRate>) -> Self {
+		Pace { floor, start: Instant::now() }
+	}
+
+	/// Refuses dataset `hash` if `bytes` in so far are fewer than its floor asks by now.
+	pub fn check(&self, hash: &H256, bytes: u64) -> Result<()> {
+		self.check_at(hash, bytes, Instant::now())
+	}
+
+	fn check_at(&self, hash: &H256, bytes: u64, now: Instant) -> Result<()> {
+		let Some(MinRate { bytes_per_sec, grace }) = self.floor else { return Ok(()) };
+		let elapsed = now.saturating_duration_since(self.start);
+		let owed = elapsed.saturating_sub(grace).as_secs_f64() * bytes_per_sec.get() as f64;
+		match bytes as f64 >= owed {
+			true => Ok(()),
+			false => Err(Error::dataset(
+				hash,
+				format!(
+					"{bytes} bytes in {:.0}s, slower than the {bytes_per_sec} bytes/s allowed \
+					 after {}s (a provider's min_fetch_bytes_per_sec)",
+					elapsed.as_secs_f64(),
+					grace.as_secs()
+				),
+			)),
+		}
+	}
 }
 
 /// Refuses dataset `hash` for `size` bytes (or more: what came so far) over `max`.
@@ -270,6 +326,28 @@ pub fn import(store: &DataStore, path: &Path, hash: &H256) -> Result<Located> {
 mod tests {
 	use super::*;
 	use grid_primitives::{datasets::SHAKESPEARE, provider::BoundedBytes};
+
+	#[test]
+	fn a_fetch_slower_than_its_floor_after_the_grace_is_refused() {
+		let hash = H256::repeat_byte(7);
+		let floor = MinRate {
+			bytes_per_sec: std::num::NonZeroU64::new(1_000).unwrap(),
+			grace: Duration::from_secs(10),
+		};
+		let pace = Pace::start(Some(floor));
+		let at = |secs| pace.start + Duration::from_secs(secs);
+		// Nothing is owed during the grace, 1,000 bytes a second of what follows it after.
+		assert!(pace.check_at(&hash, 0, at(10)).is_ok());
+		assert!(pace.check_at(&hash, 5_000, at(15)).is_ok());
+		let err = pace.check_at(&hash, 4_999, at(15)).unwrap_err().to_string();
+		assert!(err.contains("4999 bytes in 15s, slower than the 1000 bytes/s"), "{err}");
+		// A fast start banks time: 30,000 bytes by second 12 hold until second 40.
+		assert!(pace.check_at(&hash, 30_000, at(40)).is_ok());
+		assert!(pace.check_at(&hash, 30_000, at(41)).is_err());
+		// No floor: however slow.
+		let free = Pace::start(None);
+		assert!(free.check_at(&hash, 0, free.start + Duration::from_secs(1 << 20)).is_ok());
+	}
 
 	fn reference(uri: &str) -> DatasetRef {
 		DatasetRef {

@@ -10,7 +10,7 @@ use subxt_signer::sr25519::Keypair;
 use crate::{
 	chain::{keys, ChainError},
 	daemon::status_server,
-	data::{HttpHosts, LocalFiles, SourcePolicy},
+	data::{HttpHosts, LocalFiles, MinRate, SourcePolicy},
 	device::DeviceChoice,
 	round::misbehave::Misbehaviour,
 };
@@ -34,6 +34,11 @@ pub struct ProviderConfig {
 	/// services (a cloud's metadata service at 169.254.169.254).
 	#[serde(default)]
 	pub private_http_sources: bool,
+	/// The slowest mean rate (bytes/s, after a minute's grace) at which it goes on fetching
+	/// a job's dataset or weights; 0: however slow. A stranger's source that trickles would
+	/// otherwise hold a share of its download slots for as long as the stranger likes.
+	#[serde(default = "min_fetch_bytes_per_sec")]
+	pub min_fetch_bytes_per_sec: u64,
 	/// The libp2p listen address, with a fixed port: it is registered on chain.
 	pub listen: String,
 	/// The address peers dial, when it differs from `listen` (behind NAT).
@@ -130,6 +135,14 @@ fn avoid_buyer_blocks() -> u32 {
 	7 * 24 * 600
 }
 
+/// 1 MB/s (8 Mbit/s): a 10 GB dataset within three hours.
+fn min_fetch_bytes_per_sec() -> u64 {
+	1_000_000
+}
+
+/// How long a fetch may go before its mean rate is held to `min_fetch_bytes_per_sec`.
+const FETCH_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// 64 GiB.
 fn max_dataset_bytes() -> u64 {
 	64 << 30
@@ -181,6 +194,8 @@ impl ProviderConfig {
 			local: LocalFiles::Under(self.local_datasets.clone()),
 			http,
 			max_bytes: self.chain.max_dataset_bytes,
+			min_rate: std::num::NonZeroU64::new(self.min_fetch_bytes_per_sec)
+				.map(|bytes_per_sec| MinRate { bytes_per_sec, grace: FETCH_GRACE }),
 		}
 	}
 
@@ -246,8 +261,19 @@ mod tests {
 		std::fs::write(&path, by_turns).unwrap();
 		assert!(!ProviderConfig::load(&path).unwrap().checks_beside_training);
 		let local = LocalFiles::Under(vec![]);
-		let policy = SourcePolicy { local, http: HttpHosts::Public, max_bytes: 64 << 30 };
+		let bytes_per_sec = std::num::NonZeroU64::new(1_000_000).unwrap();
+		let min_rate = Some(MinRate { bytes_per_sec, grace: FETCH_GRACE });
+		let policy = SourcePolicy { local, http: HttpHosts::Public, max_bytes: 64 << 30, min_rate };
 		assert_eq!(config.source_policy(), policy);
+		let unhurried = GOOD.replacen(
+			"[chain]",
+			"min_fetch_bytes_per_sec = 0
+[chain]",
+			1,
+		);
+		std::fs::write(&path, unhurried).unwrap();
+		assert_eq!(ProviderConfig::load(&path).unwrap().source_policy().min_rate, None);
+		std::fs::write(&path, GOOD).unwrap();
 		std::fs::create_dir(dir.path().join("corpora")).unwrap();
 		let local = GOOD.replacen("[chain]", "local_datasets = [\"corpora\"]\n[chain]", 1);
 		std::fs::write(&path, local).unwrap();

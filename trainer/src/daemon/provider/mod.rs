@@ -4,6 +4,7 @@
 //! by the chain — and attests every round on chain, where it is paid.
 
 mod config;
+mod preparing;
 mod registration;
 
 use std::time::Duration;
@@ -194,8 +195,10 @@ fn avoided(
 }
 
 /// The job to work on: one this account is in already (a restart), the configured one, or
-/// the lowest-numbered live job that fits, has room and is not from a buyer it avoids. Waits
-/// until there is one.
+/// a live job that fits, has room and is not from a buyer it avoids: the lowest-numbered one
+/// whose data this provider holds, else the first whose data it has fetched and checked
+/// (up to [`preparing::AT_ONCE`] fetched at once, beside the search). Waits until there is
+/// one.
 async fn choose_job(
 	chain: &Chain,
 	me: &AccountId,
@@ -211,7 +214,10 @@ async fn choose_job(
 	let mut passed_over: std::collections::HashMap<JobId, String> = Default::default();
 	// Jobs before this one have ended: they are not listed again.
 	let mut from: JobId = 0;
+	let mut preparing = preparing::Preparing::default();
 	loop {
+		// The jobs whose data is being fetched that are still worth fetching it for.
+		let mut wanted = std::collections::HashSet::new();
 		let (standing, locked) = Standing::of(chain, me).await?;
 		let block = chain.best().await?;
 		let listed = block.jobs_from(from).await?;
@@ -251,13 +257,29 @@ async fn choose_job(
 			};
 			match verdict {
 				Ok(()) if member || view.job.participants < spec.max_providers => {
-					// The data is fetched and checked before the join, never after.
-					match prepare_data(chain, config, id, &spec, me).await {
-						Ok(()) => return Ok((id, spec)),
-						Err(why) if member || config.chain.job == Some(id) => {
+					// The data is fetched and checked before the join, never after: here
+					// when there is no other job to search for or nothing to wait for,
+					// otherwise beside the search.
+					let only = member || config.chain.job == Some(id);
+					let prepared = match only || holds_data(config, &spec) {
+						true => Some(prepare_data(chain, config, id, &spec, me).await),
+						false => {
+							wanted.insert(id);
+							let job = (chain.clone(), config.clone(), spec.clone(), *me);
+							let start = move || async move {
+								let (chain, config, spec, me) = job;
+								prepare_data(&chain, &config, id, &spec, &me).await
+							};
+							preparing.poll(id, start).await
+						}
+					};
+					match prepared {
+						None => {}
+						Some(Ok(())) => return Ok((id, spec)),
+						Some(Err(why)) if only => {
 							return Err(ChainError::Spec(format!("job {id}: {why}")))
 						}
-						Err(why) => {
+						Some(Err(why)) => {
 							tracing::warn!("job {id} skipped: {why}");
 							refused.insert(id);
 						}
@@ -275,8 +297,18 @@ async fn choose_job(
 				}
 			}
 		}
+		preparing.keep(&wanted);
 		tokio::time::sleep(Duration::from_secs(2)).await;
 	}
+}
+
+/// Whether this provider's store holds the job's dataset and initial weights already
+/// (shipped, or fetched for an earlier job): preparing it reads nothing from elsewhere.
+fn holds_data(config: &ProviderConfig, spec: &JobSpec<u128, u32>) -> bool {
+	let store = config.store();
+	std::iter::once(&spec.dataset)
+		.chain(&spec.initial_weights)
+		.all(|data| matches!(store.locate(&data.content_hash), Ok(Some(_))))
 }
 
 /// Where the next listing of jobs may start: the lowest id of `listed` still open or running,
