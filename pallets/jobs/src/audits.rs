@@ -31,7 +31,7 @@ use polkadot_sdk::polkadot_sdk_frame::{
 
 use crate::{
 	agenda, challenges, Accuser, AgendaItem, Challenge, ChallengeId, Challenged, Config,
-	Contributions, Event, JobOf, NextChallengeId, Pallet, RoundMembers,
+	Contributions, Event, JobOf, Jobs, NextChallengeId, Pallet, RoundMembers,
 };
 
 /// Domain separator of the randomness that picks audited contributions.
@@ -83,8 +83,9 @@ pub(crate) fn open<T: Config>(
 		return None;
 	}
 	let contribution = Contributions::<T>::get((job, round), &accused)?;
+	let record = Jobs::<T>::get(job)?;
 	let id = NextChallengeId::<T>::get();
-	let holders = challenges::candidates::<T>(job, round, &contribution, None, &accused);
+	let holders = challenges::candidates::<T>(job, round, &record, &contribution, None, &accused);
 	let committee = challenges::draw_committee::<T>(id, job, holders, T::AuditCommittee::get())?;
 	let now = frame_system::Pallet::<T>::block_number();
 	let deadline = now.saturating_add(T::VotingPeriod::get());

@@ -1017,3 +1017,85 @@ fn a_member_that_commits_and_withholds_its_verdict_holds_the_decision_and_is_sla
 		check_invariants();
 	});
 }
+
+/// The attack: a cheat's Sybil, drawn beside one honest holder, votes `Valid` against the
+/// honest `Invalid`. The tie decides nothing; had it marked the contribution for good, no
+/// challenger (nor audit) could ever reach the fraud again. Another challenger's committee
+/// judges it, convicts the cheat and slashes its Sybil as outvoted.
+#[test]
+fn a_tied_committee_does_not_clear_a_fraud() {
+	new_test_ext().execute_with(|| {
+		let id = delivered_job();
+		// P2 cheated; P4 is its Sybil. P1's challenge draws P3 and P4 (the others are the
+		// parties).
+		let first = open(P1, id, P2);
+		assert_eq!(committee(first).len(), 2);
+		vote(first, &[(P3, Verdict::Invalid), (P4, Verdict::Valid)]);
+		run_to_block(Challenges::<Test>::get(first).unwrap().deadline);
+		assert!(matches!(
+			resolved(&job_events()),
+			Some(Event::ChallengeResolved { outcome: ChallengeOutcome::Undecided, .. })
+		));
+		assert!(!Challenged::<Test>::contains_key((id, 0), P2), "open to another challenge");
+		// The buyer challenges again: P1, P3 and P4 hold the update, a committee of three.
+		let second = open(BUYER, id, P2);
+		let mut drawn = committee(second);
+		drawn.sort();
+		assert_eq!(drawn, vec![P1, P3, P4]);
+		assert_noop!(challenge(P3, id, P2), Error::<Test>::AlreadyChallenged);
+		vote(second, &[(P1, Verdict::Invalid), (P3, Verdict::Invalid), (P4, Verdict::Valid)]);
+		match resolved(&job_events()) {
+			Some(Event::ChallengeResolved { outcome, outvoted, .. }) => {
+				assert_eq!(outcome, ChallengeOutcome::FraudProven);
+				assert_eq!(outvoted, 1, "the Sybil that voted against the truth");
+			}
+			other => panic!("not resolved: {other:?}"),
+		}
+		assert!(stake(P2) < STAKE && !Participants::<Test>::contains_key(id, P2));
+		assert!(stake(P4) < STAKE);
+		// Judged now: not again.
+		assert_noop!(challenge(P3, id, P2), Error::<Test>::AlreadyChallenged);
+		check_invariants();
+	});
+}
+
+#[test]
+fn committees_of_four_or_more_are_drawn_odd() {
+	use crate::challenges::odd;
+	// (most seats, candidates) → seats taken.
+	for (size, available, taken) in
+		[(5, 2, 2), (5, 3, 3), (5, 4, 3), (5, 5, 5), (5, 9, 5), (4, 9, 3), (6, 6, 5), (1, 4, 1)]
+	{
+		assert_eq!(odd(size, available), taken, "{size} seats, {available} candidates");
+	}
+}
+
+/// In a job whose rounds overlap, a round's first steps trained from the round before's base,
+/// which a member that joined at the round never held: it cannot replay the round, and had
+/// been drawn, and slashed as absent, all the same. It is not drawn; in a job whose rounds do
+/// not overlap it is.
+#[test]
+fn a_member_that_joined_at_an_overlapped_round_is_not_drawn_to_judge_it() {
+	for overlap_steps in [0, 2] {
+		new_test_ext().execute_with(|| {
+			let mut s = spec();
+			s.max_providers = 5;
+			s.training.overlap_steps = overlap_steps;
+			let id = running_job_of(s, &[P1, P2, P3, P4]);
+			register(P5);
+			assert_ok!(join(id, P5));
+			assert_eq!(Participants::<Test>::get(id, P5).unwrap().from_round, 1);
+			deliver(id, 0, &[P1, P2, P3, P4]);
+			deliver(id, 1, &[P1, P2, P3, P4, P5]);
+			assert_ok!(Jobs::challenge(RuntimeOrigin::signed(P1), id, 1, P2));
+			run_to_block(Challenges::<Test>::get(0).unwrap().draw_at);
+			let mut drawn = committee(0);
+			drawn.sort();
+			let expected = match overlap_steps {
+				0 => vec![P3, P4, P5],
+				_ => vec![P3, P4],
+			};
+			assert_eq!(drawn, expected, "overlap {overlap_steps}");
+		});
+	}
+}

@@ -19,8 +19,10 @@
 //!   deposit returns.
 //! - Rejected (a majority revealed `Valid`): the challenger's deposit goes to the verifiers
 //!   that voted `Valid`.
-//! - Undecided (no majority by the deadline, or nobody left to draw): the deposit returns and
-//!   nobody is punished for the update.
+//! - Undecided (no majority by the deadline, or nobody left to draw): the deposit returns,
+//!   nobody is punished for the update, and it may be challenged again within its window.
+//!
+//! A committee of four or more is drawn odd (four as three), so that its votes cannot tie.
 //!
 //! A challenge is decided as soon as a strict majority of the committee agrees and every
 //! member that committed to a verdict has revealed it, or at its deadline. Members that never
@@ -62,7 +64,8 @@ use crate::{
 	agenda, escrow, membership, slashing, Accuser, AgendaItem, BalanceOf, Ballot, Challenge,
 	ChallengeId, ChallengeOf, ChallengeOutcome, Challenged, Challenges, Config, Contribution,
 	Contributions, Error, Event, HoldReason, JobOf, Jobs, NextChallengeId, OpenAuditsOn,
-	OpenChallengesBy, OpenChallengesOn, Pallet, RemovalReason, RoundMembers, RoundResults,
+	OpenChallengesBy, OpenChallengesOn, Pallet, Participants, RemovalReason, RoundMembers,
+	RoundResults,
 };
 
 /// Domain separator of the randomness that draws a committee.
@@ -109,7 +112,7 @@ pub(crate) fn open<T: Config>(
 	// Drawn later, with randomness from after this block; checked now so that nobody pays for
 	// a challenge nobody could judge.
 	ensure!(
-		candidates::<T>(job, round, &contribution, Some(&challenger), &accused)
+		candidates::<T>(job, round, &record, &contribution, Some(&challenger), &accused)
 			.take(T::MinCommittee::get() as usize)
 			.count() as u32
 			>= T::MinCommittee::get(),
@@ -196,9 +199,11 @@ pub(crate) fn draw<T: Config>(id: ChallengeId) {
 	else {
 		return;
 	};
+	let Some(record) = Jobs::<T>::get(challenge.job) else { return };
 	let holders = candidates::<T>(
 		challenge.job,
 		challenge.round,
+		&record,
 		&contribution,
 		challenge.accuser.challenger(),
 		&challenge.accused,
@@ -235,27 +240,35 @@ pub(crate) fn last_vote<T: Config>(
 	window_closes::<T>(job, settled_at).saturating_add(T::VotingPeriod::get())
 }
 
-/// The members of `round` that may judge `contribution`: those whose signed proofs say they
-/// used its update, other than the two parties (an audit has one), still in the job and
-/// registered. A holder
-/// signed that it used the update, and as a participant it has the job's base model and
-/// dataset: it can re-execute the update, so its absence is its own fault (members that never
-/// had the update are never drawn, so never slashed for not voting).
+/// The members of `round` of `job` (`record`) that may judge `contribution`: those whose
+/// signed proofs say they used its update, other than the two parties (an audit has one),
+/// still in the job, able to re-execute the round, and registered. A holder signed that it
+/// used the update, and as a participant it has the job's base model and dataset: it can
+/// re-execute the update, so its absence is its own fault (members that never had the update
+/// are never drawn, so never slashed for not voting). In a job whose rounds overlap, a round's
+/// first steps trained from the round before's base, which a member that joined at this round
+/// never held: it cannot judge the round, and is not drawn (it had been, and was slashed for
+/// the vote it could not cast).
 pub(crate) fn candidates<'a, T: Config>(
 	job: JobId,
 	round: RoundIndex,
+	record: &JobOf<T>,
 	contribution: &'a Contribution<BalanceOf<T>>,
 	challenger: Option<&'a T::AccountId>,
 	accused: &'a T::AccountId,
 ) -> impl Iterator<Item = T::AccountId> + 'a {
 	let members = RoundMembers::<T>::get(job, round).unwrap_or_default();
+	let overlapping = record.spec.training.overlap_steps > 0 && round > 0;
 	members
 		.into_iter()
 		.enumerate()
 		.filter(|(index, _)| contribution.held_by(*index))
 		.map(|(_, who)| who)
 		.filter(move |who| Some(who) != challenger && who != accused)
-		.filter(move |who| membership::is_participant::<T>(job, who))
+		.filter(move |who| match Participants::<T>::get(job, who) {
+			Some(member) => !(overlapping && member.from_round >= round),
+			None => false,
+		})
 		.filter(|who| T::Providers::is_eligible(who, Zero::zero()))
 		// Slashed since below what its jobs lock: it leaves them as they settle, and judges
 		// nothing meanwhile.
@@ -277,10 +290,23 @@ pub(crate) fn draw_committee<T: Config>(
 	let (seed, _) = T::Randomness::random(&(COMMITTEE_DOMAIN, job, id).encode());
 	let mut ranked: Vec<(H256, T::AccountId)> =
 		candidates.map(|who| (BlakeTwo256::hash_of(&(seed, &who)), who)).collect();
+	let ranked_len = ranked.len() as u32;
 	ranked.sort_by_key(|candidate| candidate.0);
 	let chosen = ranked.into_iter().map(|(_, who)| (who, Ballot::Pending));
-	let committee = BoundedVec::truncate_from(chosen.take(size as usize).collect());
+	let committee =
+		BoundedVec::truncate_from(chosen.take(odd(size, ranked_len) as usize).collect());
 	(committee.len() as u32 >= T::MinCommittee::get()).then_some(committee)
+}
+
+/// How many of `available` candidates a committee of at most `size` takes: an even number of
+/// four or more is drawn one smaller, so that its votes cannot tie (a tie decides nothing,
+/// and one Sybil beside one honest member would leave a fraud undecided). Two stay two: one
+/// member alone would decide.
+pub(crate) fn odd(size: u32, available: u32) -> u32 {
+	match size.min(available) {
+		n if n >= 4 && n % 2 == 0 => n - 1,
+		n => n,
+	}
 }
 
 /// Records `who`'s commitment to a hidden verdict.
@@ -359,8 +385,15 @@ pub(crate) fn resolve<T: Config>(id: ChallengeId) {
 		None => ChallengeOutcome::Undecided,
 	};
 	let (mut slashed, mut clawed_back) = (Zero::zero(), Zero::zero());
-	if outcome == ChallengeOutcome::FraudProven {
-		(slashed, clawed_back) = punish_fraud::<T>(&challenge);
+	match outcome {
+		ChallengeOutcome::FraudProven => (slashed, clawed_back) = punish_fraud::<T>(&challenge),
+		// Judged neither way: the contribution may be challenged again within its window.
+		// Marked for good, a tie (one Sybil holder against one honest one) or a committee
+		// whose holders left before the draw had cleared a fraud as surely as a verdict.
+		ChallengeOutcome::Undecided => {
+			Challenged::<T>::remove((challenge.job, challenge.round), &challenge.accused)
+		}
+		ChallengeOutcome::Rejected => {}
 	}
 	if let Accuser::Challenger { who, deposit } = &challenge.accuser {
 		match outcome {

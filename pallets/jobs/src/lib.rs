@@ -488,7 +488,8 @@ pub mod pallet {
 	pub type Challenges<T: Config> = StorageMap<_, Twox64Concat, ChallengeId, ChallengeOf<T>>;
 
 	/// Every contribution challenged, with its challenge, by (job, round) then provider: each
-	/// is challenged once (pruned with the round).
+	/// is judged once (pruned with the round); one whose challenge ended undecided is unmarked
+	/// and may be challenged again.
 	#[pallet::storage]
 	pub type Challenged<T: Config> = StorageDoubleMap<
 		_,
@@ -766,7 +767,7 @@ pub mod pallet {
 		NoSuchContribution,
 		/// The job's challenge window for that round has passed.
 		ChallengeWindowClosed,
-		/// That contribution was already challenged.
+		/// That contribution is being challenged, or a committee judged it already.
 		AlreadyChallenged,
 		/// Fewer than `MinCommittee` other registered participants of the job hold the
 		/// update: nobody could decide the challenge.

@@ -93,6 +93,8 @@ fn expire_search<T: Config>() -> Weight {
 /// that finds nobody decides the challenge at once.
 fn per_draw<T: Config>() -> Weight {
 	T::WeightInfo::draw_committee(T::MaxParticipants::get())
+		// The job's record, whose rounds may overlap (read since the benchmark).
+		.saturating_add(T::DbWeight::get().reads(1))
 		.saturating_add(T::WeightInfo::resolve_challenge(0))
 		.saturating_add(membership::conviction_weight::<T>())
 }
@@ -127,6 +129,8 @@ fn per_audit<T: Config>() -> Weight {
 	let p = T::MaxParticipants::get();
 	let audits = u64::from(T::MaxAuditsPerRound::get());
 	let open = T::WeightInfo::open_audit(p)
+		// The job's record, whose rounds may overlap (read since the benchmark).
+		.saturating_add(T::DbWeight::get().reads(1))
 		.saturating_add(agenda::search_weight::<T>(agenda::caller_reach::<T>()));
 	T::WeightInfo::audit_round(p).saturating_add(open.saturating_mul(audits))
 }
