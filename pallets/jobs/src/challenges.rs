@@ -265,9 +265,9 @@ pub(crate) fn candidates<'a, T: Config>(
 		.filter(|(index, _)| contribution.held_by(*index))
 		.map(|(_, who)| who)
 		.filter(move |who| Some(who) != challenger && who != accused)
-		.filter(move |who| match Participants::<T>::get(job, who) {
-			Some(member) => !(overlapping && member.from_round >= round),
-			None => false,
+		.filter(move |who| {
+			Participants::<T>::get(job, who)
+				.is_some_and(|member| !(overlapping && member.from_round >= round))
 		})
 		.filter(|who| T::Providers::is_eligible(who, Zero::zero()))
 		// Slashed since below what its jobs lock: it leaves them as they settle, and judges

@@ -265,12 +265,7 @@ mod tests {
 		let min_rate = Some(MinRate { bytes_per_sec, grace: FETCH_GRACE });
 		let policy = SourcePolicy { local, http: HttpHosts::Public, max_bytes: 64 << 30, min_rate };
 		assert_eq!(config.source_policy(), policy);
-		let unhurried = GOOD.replacen(
-			"[chain]",
-			"min_fetch_bytes_per_sec = 0
-[chain]",
-			1,
-		);
+		let unhurried = GOOD.replacen("[chain]", "min_fetch_bytes_per_sec = 0\n[chain]", 1);
 		std::fs::write(&path, unhurried).unwrap();
 		assert_eq!(ProviderConfig::load(&path).unwrap().source_policy().min_rate, None);
 		std::fs::write(&path, GOOD).unwrap();
