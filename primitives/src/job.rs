@@ -755,7 +755,9 @@ pub struct TrainingParams<BlockNumber> {
 	/// bound for everyone in the job: trainers refuse a commitment that claims more, and
 	/// verifiers judge such a claim invalid without redoing any of it, so a liar cannot buy
 	/// unbounded replay time; the chain pays at most this many batches a round. A provider
-	/// may train fewer (its own `max_steps`), never judge others by that.
+	/// may train fewer (its own `max_steps`), never judge others by that. It also sets the
+	/// inner learning rate's cosine decay: over `rounds × max_steps` steps, the whole job (over
+	/// 10,000 steps without it, a round's steps being unknown in advance).
 	pub max_steps: Option<u32>,
 	/// How long each round's exchange takes (commitments taken for 1.5 s past the commit
 	/// deadline, updates waited for at most 4 s, unless given).

@@ -830,6 +830,9 @@ fn overlapped_trainers_agree_every_round_and_a_restarted_one_rejoins() {
 /// 1 bit with error feedback decayed by 0.9, the plain mean, outer lr 3, its first round
 /// dense) compute, round by round and to the bit, the model the in-process reference
 /// (`daemon::reference`, the job's rounds with the same members in one process) computes.
+/// A fourth trainer, a stranger to the job's members (`[job] members`, what a chain job's
+/// round members are), trains the same job beside them and gossips its commitments and
+/// updates: to the bit, it changes nothing.
 #[test]
 fn the_daemon_trains_the_model_the_in_process_reference_computes() {
 	use grid_trainer::daemon::{config::JobConfig, reference::Reference};
@@ -863,8 +866,11 @@ fn the_daemon_trains_the_model_the_in_process_reference_computes() {
 		"[schedule]\nmode = \"fixed-steps\"\nstart_unix_ms = {start}\nsteps = {steps}\nwait_ms = 60000\n"
 	);
 	let binary = std::path::Path::new(env!("CARGO_BIN_EXE_grid-trainer"));
-	let mut net = LocalNet::new(binary, tmp.path(), "reference", 3, job.clone(), schedule).unwrap();
-	for i in 0..3 {
+	let mut net = LocalNet::new(binary, tmp.path(), "reference", 4, job.clone(), schedule).unwrap();
+	let members: Vec<String> = net.nodes[..3].iter().map(|n| n.peer_id()).collect();
+	net.nodes[3].job = Some(job.clone());
+	net.job = job.replace("[job.training]", &format!("members = {members:?}\n\n[job.training]"));
+	for i in 0..4 {
 		net.start(i).unwrap();
 	}
 
@@ -875,17 +881,21 @@ fn the_daemon_trains_the_model_the_in_process_reference_computes() {
 	let config = toml::from_str::<File>(&job).unwrap().job;
 	let data_dir = tmp.path().join("reference-datasets");
 	let dataset = config.dataset(&grid_trainer::data::DataStore::new(&data_dir)).unwrap();
-	let members: Vec<libp2p::PeerId> =
-		net.nodes.iter().map(|n| n.peer_id().parse().unwrap()).collect();
+	let members: Vec<libp2p::PeerId> = members.iter().map(|id| id.parse().unwrap()).collect();
 	let mut reference =
 		Reference::new(&config, std::sync::Arc::new(dataset), &members, &candle_core::Device::Cpu)
 			.unwrap();
 	let expected: Vec<String> =
 		(0..rounds).map(|_| hex::encode(reference.round(steps).unwrap().model_hash)).collect();
-	net.wait_all(Duration::from_secs(180)).unwrap();
+	for i in 0..3 {
+		net.wait_rounds(i, rounds as usize, Duration::from_secs(180)).unwrap();
+	}
+	// The stranger's own rounds are its business (it aggregates the members' updates).
+	net.kill(3);
+	net.wait_all(Duration::from_secs(60)).unwrap();
 
 	let everyone: Vec<String> = {
-		let mut ids: Vec<String> = net.nodes.iter().map(|n| n.peer_id()).collect();
+		let mut ids: Vec<String> = net.nodes[..3].iter().map(|n| n.peer_id()).collect();
 		ids.sort();
 		ids
 	};
@@ -902,4 +912,8 @@ fn the_daemon_trains_the_model_the_in_process_reference_computes() {
 			);
 		}
 	}
+	// Its gossip came, and was refused where it came in (not only left out of the set).
+	let status = net.nodes[0].status().unwrap();
+	let refused = status["network"]["rejected"]["signer is not a member"].as_u64();
+	assert!(refused.is_some_and(|n| n > 0), "the stranger's gossip was not refused: {status}");
 }

@@ -375,7 +375,7 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
           {field("errorDecay", "Error-feedback decay", "0 to 1: the share of what earlier updates left out that each round sends again")}
           {field("denseRounds", "Dense rounds", "0: none; else the first rounds send dense int8 updates and move the model to the trainers' mean")}
           {field("overlapSteps", "Overlapped steps", "0: none; else each round's first steps train while the round before is exchanged")}
-          {field("maxSteps", "Most inner steps per round", "empty: as many as fit; a claim of more is refused and never replayed")}
+          {field("maxSteps", "Most inner steps per round", "empty: as many as fit; a claim of more is refused and never replayed; set, the learning rate decays over rounds × this")}
           {field("graceMs", "Exchange: commitments taken for (ms)", "past the commit deadline; the same for every member")}
           {field("fetchMs", "Exchange: longest wait for updates (ms)", "2 × grace + fetch / 2 comes out of each round's training, at most half of it")}
           {field("fanIn", "Exchange: most updates aggregated a round", "empty: every member's; else drawn each round (at least 3), each trainer fetching about that many")}

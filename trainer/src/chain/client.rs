@@ -575,6 +575,11 @@ impl Block {
 		self.entry("a challenge", api::storage().jobs().challenged(), ((job, round), *who)).await
 	}
 
+	/// Whether challenge `id` is still open (it leaves storage when it is decided).
+	pub async fn challenge_open(&self, id: u64) -> Result<bool> {
+		Ok(self.entry("a challenge", api::storage().jobs().challenges(), (id,)).await?.is_some())
+	}
+
 	/// Open challenges whose committee includes `who`.
 	pub async fn assigned_challenges(&self, who: &AccountId) -> Result<Vec<(u64, Challenge)>> {
 		self.view(

@@ -2,12 +2,16 @@
 //! whom it dials, the job it trains (until the chain link hands jobs out) and how rounds are
 //! scheduled. Relative paths are relative to the file.
 
-use std::path::{Path, PathBuf};
+use std::{
+	collections::BTreeSet,
+	path::{Path, PathBuf},
+};
 
 use candle_core::Device;
 use grid_primitives::job::{
 	DatasetRef, ExchangeWindow, JobId, ModelSpec, RoundIndex, TrainingParams, MIN_FAN_IN,
 };
+use libp2p::PeerId;
 use serde::Deserialize;
 
 use crate::{
@@ -18,7 +22,11 @@ use crate::{
 	diloco::CatchUp,
 	error::{Error, Result},
 	round::{
-		book::ClaimRule, coordinator::Schedule, misbehave::Misbehaviour, state::OuterSettings,
+		book::ClaimRule,
+		coordinator::{LocalSchedule, Schedule},
+		misbehave::Misbehaviour,
+		roster::Roster,
+		state::OuterSettings,
 	},
 	train::{InnerConfig, InnerTrainer},
 };
@@ -146,6 +154,23 @@ pub struct JobConfig {
 	/// dataset in the store.
 	#[serde(default)]
 	pub initial_weights: Option<DatasetRef>,
+	/// Off chain, the peer ids of the only trainers whose commitments, attestations and
+	/// piece requests count (left out: anyone's). A chain job's come from the chain: each
+	/// round's members ([`crate::round::roster`]).
+	#[serde(default, deserialize_with = "peer_ids")]
+	pub members: Option<BTreeSet<PeerId>>,
+}
+
+/// Reads a list of base58 peer ids, naming any that does not parse.
+fn peer_ids<'de, D: serde::Deserializer<'de>>(
+	d: D,
+) -> std::result::Result<Option<BTreeSet<PeerId>>, D::Error> {
+	let ids = Vec::<String>::deserialize(d)?;
+	let parse = |id: &String| {
+		id.parse::<PeerId>()
+			.map_err(|e| serde::de::Error::custom(format!("member {id:?} is not a peer id: {e}")))
+	};
+	ids.iter().map(parse).collect::<std::result::Result<_, _>>().map(Some)
 }
 
 /// The learning-rate decay's length when a job does not say (the chain's jobs do not).
@@ -166,6 +191,12 @@ fn yes() -> bool {
 }
 
 impl TrainerConfig {
+	/// The rounds of an off-chain run: its schedule, and the job's members if it lists them.
+	pub fn local_schedule(&self) -> LocalSchedule {
+		let roster = self.job.members.clone().map_or(Roster::Open, Roster::Members);
+		LocalSchedule { schedule: self.schedule, job: self.job.id, roster }
+	}
+
 	/// The dataset store.
 	pub fn store(&self) -> DataStore {
 		DataStore::new(self.datasets.clone().unwrap_or_else(|| self.data_dir.join("datasets")))

@@ -110,7 +110,7 @@ pub fn chain_job(
 		dataset: spec.dataset.clone(),
 		model: spec.model,
 		training: spec.training,
-		total_steps: DEFAULT_TOTAL_STEPS,
+		total_steps: schedule_steps(spec),
 		adaptive_compression: true,
 		aggregation: CHAIN_AGGREGATION,
 		screen_ratio: Some(CHAIN_SCREEN_RATIO),
@@ -122,7 +122,21 @@ pub fn chain_job(
 			spec.training.round_blocks,
 		),
 		initial_weights: spec.initial_weights.clone(),
+		// Each round's members come from the chain (`ChainCoordinator::roster`).
+		members: None,
 	})
+}
+
+/// Inner steps over which a chain job's learning rate decays: the job's whole length when its
+/// rounds are capped (`rounds × max_steps`, so a short job ends at its floor rate as the
+/// benchmarks' runs do), otherwise [`DEFAULT_TOTAL_STEPS`] (a round's steps then depend on each
+/// provider's speed, so no length is known in advance). Every member and verifier of the job
+/// derives it from the spec alone: replays recompute each step's rate from it.
+pub fn schedule_steps(spec: &JobSpec<u128, u32>) -> u64 {
+	match spec.training.max_steps {
+		Some(most) => u64::from(spec.rounds) * u64::from(most),
+		None => DEFAULT_TOTAL_STEPS,
+	}
 }
 
 #[cfg(test)]
@@ -130,7 +144,7 @@ mod tests {
 	use grid_primitives::{
 		currency::UNIT,
 		datasets::{ShippedDataset, MNIST, SHIPPED},
-		job::{CnnConfig, DatasetRef, GptConfig, MlpConfig, ModelSpec, Nanos},
+		job::{CnnConfig, DatasetRef, GptConfig, InnerOptimizer, MlpConfig, ModelSpec, Nanos},
 		provider::BoundedBytes,
 		Hash,
 	};
@@ -204,6 +218,26 @@ mod tests {
 		assert_eq!(config.training, spec.training);
 		assert!((config.training.inner.lr().to_f64() - 0.003).abs() < 1e-12);
 		assert_eq!(config.aggregation, CHAIN_AGGREGATION);
+		assert_eq!(config.total_steps, DEFAULT_TOTAL_STEPS, "uncapped: no length known");
+	}
+
+	#[test]
+	fn a_capped_jobs_learning_rate_decays_over_the_whole_job() {
+		let mut spec = job_file(JOB).unwrap();
+		spec.training.max_steps = Some(200);
+		let config = chain_job(0, &spec, 0, Some(50)).unwrap();
+		assert_eq!(config.total_steps, u64::from(spec.rounds) * 200, "the job's, not the own cap");
+		let inner = config.inner_config();
+		let InnerOptimizer::AdamW { warmup_steps, .. } = spec.training.inner else { panic!() };
+		let schedule = crate::optim::Schedule {
+			peak: spec.training.inner.lr().to_f64(),
+			warmup: u64::from(warmup_steps),
+			total: inner.total_steps,
+			min_ratio: inner.min_lr_ratio,
+		};
+		// The last step of the last round trains at (about) the floor, not near the peak.
+		let last = schedule.lr(config.total_steps - 1) / schedule.peak;
+		assert!((last - inner.min_lr_ratio).abs() < 1e-3, "{last}");
 	}
 
 	#[test]

@@ -20,6 +20,7 @@ use tokio::sync::mpsc as tokio_mpsc;
 use crate::round::{
 	announcement::Announcement,
 	messages::{Digest, Request, Response, SignedCommitment},
+	roster::Roster,
 	state_transfer::ServedState,
 	update_pieces::PieceHashes,
 	witness::SignedAttestation,
@@ -145,6 +146,9 @@ pub enum Command {
 	PublishProof(Vec<u8>),
 	/// Announce which of a round's updates this trainer holds, on the attestations topic.
 	Attest(SignedAttestation),
+	/// Take commitments, attestations and piece requests only from these signers (the open
+	/// round's members and the round before's); what was remembered of others goes.
+	Roster(Roster),
 }
 
 /// What the network task reports.

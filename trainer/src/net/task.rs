@@ -31,6 +31,7 @@ use super::{
 use crate::round::{
 	announcement::Announcement,
 	messages::{decode_proof, verify_proof, Digest, Request, Response, SignedCommitment},
+	roster::Roster,
 	state_transfer::ServedState,
 	update_pieces::names_piece,
 	witness::SignedAttestation,
@@ -65,6 +66,10 @@ pub(super) struct Task {
 	/// Commitments seen, by round (the served state's and the one before), handed to
 	/// joiners with the state and to peers whose gossip lost one.
 	recent: BTreeMap<RoundIndex, Vec<SignedCommitment>>,
+	/// Whose gossip and piece requests are taken ([`crate::round::roster`]): strangers'
+	/// commitments would take the bounded places of members' (remembered ones, held piece
+	/// requests) for free.
+	roster: Roster,
 }
 
 /// Most commitments remembered per round (a bound on what a flood of valid signers costs).
@@ -99,6 +104,7 @@ impl Task {
 			unpublished: Vec::new(),
 			connected: HashSet::new(),
 			recent: BTreeMap::new(),
+			roster: Roster::Open,
 		}
 	}
 
@@ -240,6 +246,12 @@ impl Task {
 				self.work_states.insert(id, (round, bytes));
 			}
 			Command::ForgetWorkStates(before) => self.work_states.retain(|_, (r, _)| *r >= before),
+			Command::Roster(roster) => {
+				for list in self.recent.values_mut() {
+					list.retain(|signed| signer(signed).is_some_and(|p| roster.admits(&p)));
+				}
+				self.roster = roster;
+			}
 			Command::Disconnect(peer) => {
 				let _ = self.swarm.disconnect_peer_id(peer);
 			}
@@ -357,6 +369,7 @@ impl Task {
 	fn check_commitment(&mut self, source: &PeerId, data: &[u8]) -> MessageAcceptance {
 		let (job, chain) = (self.config.job, self.config.chain());
 		match Announcement::decode_verified(data, job, &chain, &self.config.manifest_hash) {
+			Ok((_, signer)) if !self.roster.admits(&signer) => self.stranger(source, &signer),
 			Ok((Announcement { signed, update }, signer)) => {
 				self.remember(signed.clone());
 				let inline = update.as_ref().map_or(0, Vec::len) as u64;
@@ -375,6 +388,7 @@ impl Task {
 
 	fn check_attestation(&mut self, source: &PeerId, data: &[u8]) -> MessageAcceptance {
 		match SignedAttestation::decode_verified(data, self.config.job) {
+			Ok((_, signer)) if !self.roster.admits(&signer) => self.stranger(source, &signer),
 			Ok((signed, signer)) => {
 				self.emit(Event::Attestation { signer, signed });
 				MessageAcceptance::Accept
@@ -385,6 +399,15 @@ impl Task {
 				MessageAcceptance::Reject
 			}
 		}
+	}
+
+	/// A message signed by a peer the roster does not admit: neither taken nor passed on
+	/// (ignored, not rejected: a member's message relayed before this task learned its round's
+	/// roster must not cost the relayer its gossip score).
+	fn stranger(&mut self, source: &PeerId, signer: &PeerId) -> MessageAcceptance {
+		tracing::debug!("gossip signed by {signer}, not a member, relayed by {source}: ignored");
+		self.count("signer is not a member");
+		MessageAcceptance::Ignore
 	}
 
 	fn check_proof(&mut self, source: &PeerId, data: Vec<u8>) -> MessageAcceptance {
@@ -486,6 +509,7 @@ impl Task {
 			.get(&round)
 			.is_some_and(|list| list.iter().any(|c| names_piece(&c.commitment, &hash, index)));
 		if job != self.config.job
+			|| !self.roster.admits(&peer)
 			|| !committed
 			|| whole.is_some()
 			|| self.pieces.keeps(&hash, index)
@@ -566,4 +590,11 @@ impl Task {
 /// A short counter key from an error message (its text up to the first colon).
 fn reason_key(message: &str) -> String {
 	message.split(':').next().unwrap_or(message).trim().to_string()
+}
+
+/// The signer of a commitment remembered here (its signature was checked when it came).
+fn signer(signed: &SignedCommitment) -> Option<PeerId> {
+	libp2p::identity::PublicKey::try_decode_protobuf(&signed.public_key)
+		.ok()
+		.map(|k| k.to_peer_id())
 }

@@ -22,7 +22,10 @@ use std::{
 use grid_primitives::job::{JobId, RoundIndex};
 use libp2p::PeerId;
 
-use super::messages::{Commitment, Digest, Equivocation, SignedCommitment};
+use super::{
+	messages::{Commitment, Digest, Equivocation, SignedCommitment},
+	roster::Roster,
+};
 
 /// How a commitment reached this node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,6 +70,9 @@ pub enum Offer {
 	/// one update is neither aggregated nor attested twice (the chain pays only the one more
 	/// attesters used).
 	Copied(PeerId),
+	/// The signer is not on the round's [`Roster`]: not kept, not even as evidence (a
+	/// stranger's key binds nobody's stake).
+	Stranger,
 }
 
 /// Most signers a round takes (the chain takes at most 64 peers per proof; keys are free,
@@ -121,6 +127,8 @@ pub struct RoundBook {
 	closes_at: Option<Instant>,
 	/// Closed explicitly (the collection ended): whatever comes now is late.
 	closed: bool,
+	/// Who may commit.
+	roster: Roster,
 }
 
 impl RoundBook {
@@ -137,7 +145,33 @@ impl RoundBook {
 			late: BTreeMap::new(),
 			closes_at: None,
 			closed: false,
+			roster: Roster::Open,
 		}
+	}
+
+	/// Takes commitments only from `roster`'s signers from now on, and forgets those taken
+	/// from others (a book opened before its round's members were known).
+	pub fn admit_only(&mut self, roster: Roster) {
+		let admitted = |peer: &PeerId| roster.admits(peer);
+		self.commitments.retain(|p, _| admitted(p));
+		self.equivocators.retain(admitted);
+		self.bad_claims.retain(admitted);
+		self.late.retain(|p, _| admitted(p));
+		// A member whose update a stranger committed first was taken for its copy: offered
+		// again, it is the original (or, where several were, the others are its copies).
+		let copies = std::mem::take(&mut self.copies);
+		let (kept, orphans): (BTreeMap<_, _>, BTreeMap<_, _>) =
+			copies.into_iter().filter(|(p, _)| admitted(p)).partition(|(_, (o, _))| admitted(o));
+		self.copies = kept;
+		self.roster = roster;
+		for (peer, (_, signed)) in orphans {
+			self.offer_as(peer, signed, Arrival::Relayed);
+		}
+	}
+
+	/// Who may commit.
+	pub fn roster(&self) -> &Roster {
+		&self.roster
 	}
 
 	/// The round.
@@ -160,6 +194,9 @@ impl RoundBook {
 		let c = &signed.commitment;
 		if c.round != self.round || c.job != self.job {
 			return Offer::OtherRound;
+		}
+		if !self.roster.admits(&signer) {
+			return Offer::Stranger;
 		}
 		if let Some(first) = self.commitments.get(&signer) {
 			if first == &signed || first.commitment == signed.commitment {
@@ -369,11 +406,23 @@ impl Books {
 		self.current.close_at(at);
 	}
 
-	/// A fresh book for `round`, closing at `closes_at` when known, offered the
-	/// commitments kept for it as of how each came; returns what became of each
-	/// (equivocations among them are evidence).
-	pub fn open(&mut self, round: RoundIndex, closes_at: Option<Instant>) -> Vec<(PeerId, Offer)> {
+	/// Takes the open round's commitments only from `roster`'s signers
+	/// ([`RoundBook::admit_only`]).
+	pub fn admit_only(&mut self, roster: Roster) {
+		self.current.admit_only(roster);
+	}
+
+	/// A fresh book for `round`, taking commitments from `roster`'s signers, closing at
+	/// `closes_at` when known, offered the commitments kept for it as of how each came;
+	/// returns what became of each (equivocations among them are evidence).
+	pub fn open(
+		&mut self,
+		round: RoundIndex,
+		roster: Roster,
+		closes_at: Option<Instant>,
+	) -> Vec<(PeerId, Offer)> {
 		self.current = RoundBook::new(self.current.job, round, self.current.claims);
+		self.current.roster = roster;
 		if let Some(at) = closes_at {
 			self.current.close_at(at);
 		}
@@ -541,13 +590,13 @@ pub(crate) mod tests {
 		assert_eq!(heard(peers[2], signed(&keys[2], 9, 1, 2)), None, "too far ahead");
 		assert_eq!(heard(peers[2], signed(&keys[2], 4, 1, 2)), None, "past");
 		// Round 6 opens with the early commitment, and an equivocation of it is caught.
-		let offers = books.open(6, None);
+		let offers = books.open(6, Roster::Open, None);
 		assert_eq!(offers, vec![(peers[1], Offer::Accepted)]);
 		assert!(books.current().has(&peers[1]) && !books.current().has(&peers[0]));
 		let twin = books.heard(peers[1], signed(&keys[1], 6, 1, 7), Arrival::Heard(Instant::now()));
 		assert!(matches!(twin, Some(Offer::Equivocation(_))), "{twin:?}");
 		// Round 9's commitment was dropped, not kept.
-		assert!(books.open(9, None).is_empty());
+		assert!(books.open(9, Roster::Open, None).is_empty());
 		// A closed book takes no new signers.
 		books.close();
 		let late = books.heard(peers[0], signed(&keys[0], 9, 1, 0), Arrival::Heard(Instant::now()));
@@ -586,7 +635,7 @@ pub(crate) mod tests {
 		// is late.
 		assert_eq!(books.heard(peers[2], signed(&keys[2], 6, 1, 2), before), None);
 		assert_eq!(books.heard(peers[3], signed(&keys[3], 6, 1, 3), after), None);
-		let mut offers = books.open(6, Some(deadline));
+		let mut offers = books.open(6, Roster::Open, Some(deadline));
 		offers.sort_by_key(|(p, _)| *p);
 		let mut expected = vec![(peers[2], Offer::Accepted), (peers[3], Offer::Late)];
 		expected.sort_by_key(|(p, _)| *p);
@@ -632,5 +681,44 @@ pub(crate) mod tests {
 		assert!(matches!(book.offer(cheat, claim(&keys[0], 32, 1, 10)), Offer::Equivocation(_)));
 		let overflow = ClaimRule { batch: u64::MAX, max_steps: None, max_update_len: 1 };
 		assert!(!overflow.allows_work(u64::MAX, 2));
+	}
+
+	/// Keys are free: strangers that commit first must neither fill the round nor get into
+	/// its set, and a book opened before its members were known forgets what they sent.
+	#[test]
+	fn strangers_neither_fill_a_rounds_book_nor_enter_its_set() {
+		let members: Vec<Keypair> = (0..3).map(|_| Keypair::generate_ed25519()).collect();
+		let ids: Vec<PeerId> = members.iter().map(|k| k.public().to_peer_id()).collect();
+		let roster = Roster::Members(ids.iter().copied().collect());
+		let mut books = Books::new(1, 4, RULE);
+		assert!(books.open(5, roster.clone(), None).is_empty());
+		let strangers: Vec<Keypair> =
+			(0..MAX_SIGNERS + 1).map(|_| Keypair::generate_ed25519()).collect();
+		let mut book = books.current().clone();
+		for (i, key) in strangers.iter().enumerate() {
+			// A stranger that copies a member's update cannot make the member a copier.
+			let update = if i == 0 { 0 } else { (i % 200 + 10) as u8 };
+			let got = book.offer(key.public().to_peer_id(), signed(key, 5, 1, update));
+			assert_eq!(got, Offer::Stranger);
+		}
+		for (i, key) in members.iter().enumerate() {
+			assert_eq!(book.offer(ids[i], signed(key, 5, 1, i as u8)), Offer::Accepted);
+		}
+		let set: Vec<PeerId> = book.set(&[1; 32]).into_iter().map(|(p, _)| p).collect();
+		let mut sorted = ids.clone();
+		sorted.sort();
+		assert_eq!(set, sorted);
+		// Taken before the roster was known (an open book), then forgotten once it is.
+		let mut early = RoundBook::new(1, 5, RULE);
+		let stranger = &strangers[0];
+		let stranger_id = stranger.public().to_peer_id();
+		assert_eq!(early.offer(stranger_id, signed(stranger, 5, 1, 0)), Offer::Accepted);
+		assert_eq!(early.offer(ids[0], signed(&members[0], 5, 1, 0)), Offer::Copied(stranger_id));
+		early.admit_only(roster);
+		assert!(!early.has(&stranger_id));
+		let set: Vec<PeerId> = early.set(&[1; 32]).into_iter().map(|(p, _)| p).collect();
+		assert_eq!(set, vec![ids[0]], "the member the stranger front-ran is the original again");
+		assert_eq!(early.offer(stranger_id, signed(stranger, 5, 1, 7)), Offer::Stranger);
+		assert_eq!(early.offer(ids[1], signed(&members[1], 5, 1, 1)), Offer::Accepted);
 	}
 }

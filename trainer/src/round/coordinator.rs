@@ -13,7 +13,7 @@ use libp2p::PeerId;
 use serde::Deserialize;
 use sp_crypto_hashing::blake2_256;
 
-use super::messages::Digest;
+use super::{messages::Digest, roster::Roster};
 
 /// Where the job's rounds stand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,6 +96,9 @@ pub trait Coordinator: Send {
 	fn round_seed(&self, round: RoundIndex) -> Option<Hash>;
 	/// A round finished here.
 	fn round_done(&self, report: RoundReport);
+	/// Who may contribute to `round` ([`Roster`]): on chain the round's members, once it
+	/// opened (a round not known here gets the latest roster known).
+	fn roster(&self, round: RoundIndex) -> Roster;
 }
 
 /// A coordinator shared with whoever started the trainer.
@@ -117,6 +120,9 @@ impl<C: Coordinator + Sync> Coordinator for std::sync::Arc<C> {
 	}
 	fn round_done(&self, report: RoundReport) {
 		C::round_done(self, report)
+	}
+	fn roster(&self, round: RoundIndex) -> Roster {
+		C::roster(self, round)
 	}
 }
 
@@ -184,12 +190,19 @@ impl Schedule {
 
 /// Rounds set by a trainer's own [`Schedule`] (no chain): nothing deals seeds or takes
 /// reports, and the job never ends early. The job's id gives its rounds' seeds.
-#[derive(Clone, Copy, Debug)]
-pub struct LocalSchedule(pub Schedule, pub JobId);
+#[derive(Clone, Debug)]
+pub struct LocalSchedule {
+	/// When rounds run.
+	pub schedule: Schedule,
+	/// The job.
+	pub job: JobId,
+	/// Who may contribute (the same for every round).
+	pub roster: Roster,
+}
 
 impl Coordinator for LocalSchedule {
 	fn clock(&self, now_ms: u64) -> Clock {
-		match self.0 {
+		match self.schedule {
 			Schedule::Deadline { start_unix_ms, period_ms, .. } => {
 				Clock::Open((now_ms.saturating_sub(start_unix_ms) / period_ms) as RoundIndex)
 			}
@@ -202,7 +215,7 @@ impl Coordinator for LocalSchedule {
 	}
 
 	fn deadline(&self, round: RoundIndex) -> Option<u64> {
-		match self.0 {
+		match self.schedule {
 			Schedule::Deadline { start_unix_ms, period_ms, .. } => {
 				Some(start_unix_ms + (u64::from(round) + 1) * period_ms)
 			}
@@ -215,10 +228,14 @@ impl Coordinator for LocalSchedule {
 	}
 
 	fn round_seed(&self, round: RoundIndex) -> Option<Hash> {
-		Some(offline_round_seed(self.1, round))
+		Some(offline_round_seed(self.job, round))
 	}
 
 	fn round_done(&self, _report: RoundReport) {}
+
+	fn roster(&self, _round: RoundIndex) -> Roster {
+		self.roster.clone()
+	}
 }
 
 /// The seed of a round's data when no chain provides one: a hash of the job and round.
@@ -242,16 +259,17 @@ mod tests {
 
 	#[test]
 	fn a_deadline_schedule_opens_rounds_by_the_clock() {
-		let schedule = LocalSchedule(
-			Schedule::Deadline {
+		let schedule = LocalSchedule {
+			schedule: Schedule::Deadline {
 				start_unix_ms: 10_000,
 				period_ms: 1_000,
 				grace_ms: 100,
 				fetch_timeout_ms: 100,
 				transfer_budget_ms: 100,
 			},
-			3,
-		);
+			job: 3,
+			roster: Roster::Open,
+		};
 		assert_eq!(schedule.clock(0), Clock::Open(0), "before the start, round 0 is next");
 		assert_eq!(schedule.clock(12_500), Clock::Open(2));
 		assert!(schedule.clock(12_500).has_opened(2) && !schedule.clock(12_500).has_opened(3));
@@ -262,8 +280,11 @@ mod tests {
 
 	#[test]
 	fn fixed_steps_are_self_paced_without_deadlines() {
-		let schedule =
-			LocalSchedule(Schedule::FixedSteps { start_unix_ms: 0, steps: 5, wait_ms: 100 }, 3);
+		let schedule = LocalSchedule {
+			schedule: Schedule::FixedSteps { start_unix_ms: 0, steps: 5, wait_ms: 100 },
+			job: 3,
+			roster: Roster::Open,
+		};
 		let clock = schedule.clock(123_456);
 		assert_eq!(clock, Clock::SelfPaced);
 		assert_eq!(clock.round(), 0);

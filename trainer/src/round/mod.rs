@@ -7,6 +7,7 @@
 //!   schedule) and takes each finished round's report.
 //! - [`messages`]: commitments, requests and answers, state and update hashes.
 //! - [`announcement`]: a commitment as gossiped, with its update when that is small.
+//! - [`roster`]: who may contribute to a round (the chain's round members).
 //! - [`book`]: the commitments of a round, equivocations, the majority base and the set.
 //! - [`state`]: the canonical state, from the initial model, a checkpoint or a peer.
 //! - [`contribute`]: seed, transfer budget, and the sealed (compressed, signed) update.
@@ -32,6 +33,7 @@ pub mod fraud;
 pub mod messages;
 pub mod misbehave;
 pub mod peers;
+pub mod roster;
 pub mod state;
 pub mod state_transfer;
 pub mod update_pieces;

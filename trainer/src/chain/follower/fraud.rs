@@ -63,7 +63,95 @@ pub(super) struct Accusation {
 	/// Block at which the challenge was last sent (0: never).
 	sent_at: u32,
 	tries: u32,
+	/// The open challenge of it (this trainer's or another's), watched to its end.
+	open: Option<u64>,
+	/// Challenges of it seen opened: one that ends undecided is sent again, at most
+	/// [`MOST_CHALLENGES`] in all.
+	challenges: u32,
 }
+
+/// What the chain shows of an accused contribution at a block.
+#[derive(Clone, Copy, Debug)]
+enum Seen {
+	/// Marked challenged by challenge `id`, still `open` or decided for good (a challenge
+	/// that ends undecided unmarks it).
+	Challenged { id: u64, open: bool },
+	/// Kept and not (or no longer) under challenge.
+	Kept,
+	/// Not kept: not yet, or (its round `settled`) never, or pruned with its round.
+	Missing { settled: bool },
+}
+
+/// What to do with an accusation after a look at the chain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Next {
+	/// Nothing left to do: judged, never kept, or given up.
+	Drop,
+	/// Keep watching.
+	Wait,
+	/// Send the challenge (again).
+	Send,
+}
+
+impl Accusation {
+	fn new(round: RoundIndex, accused: AccountId) -> Self {
+		Accusation { round, accused, sent_at: 0, tries: 0, open: None, challenges: 0 }
+	}
+
+	/// The accusation's next step at block `number`, given what the chain shows. A
+	/// challenge decided (fraud proven or rejected) judged the contribution for good; one
+	/// that ended undecided is sent again, so a committee that could not reach a majority
+	/// (its members absent, or a Sybil among too few honest holders) does not clear a fraud.
+	fn next(&mut self, seen: Seen, number: u32) -> Next {
+		let (round, accused) = (self.round, &self.accused);
+		match seen {
+			Seen::Challenged { id, open: false } => {
+				tracing::info!("round {round}: challenge {id} of {accused} decided");
+				return Next::Drop;
+			}
+			Seen::Challenged { id, open: true } => {
+				if self.open != Some(id) {
+					tracing::info!("round {round}: {accused} is under challenge {id}");
+					self.open = Some(id);
+					self.challenges += 1;
+				}
+				return Next::Wait;
+			}
+			Seen::Missing { settled: true } => {
+				tracing::info!("round {round}: nothing of {accused} kept; no challenge");
+				return Next::Drop;
+			}
+			Seen::Missing { settled: false } => return Next::Wait,
+			Seen::Kept => {}
+		}
+		if let Some(id) = self.open.take() {
+			if self.challenges >= MOST_CHALLENGES {
+				tracing::warn!(
+					"round {round}: challenge {id} of {accused} ended undecided, {} in all; \
+					 giving up",
+					self.challenges
+				);
+				return Next::Drop;
+			}
+			tracing::info!("round {round}: challenge {id} of {accused} ended undecided; again");
+			(self.sent_at, self.tries) = (0, 0);
+		}
+		if self.sent_at != 0 && number < self.sent_at + RESEND_BLOCKS {
+			return Next::Wait;
+		}
+		if self.tries == CHALLENGE_TRIES {
+			tracing::warn!("round {round}: the challenge of {accused} was not taken");
+			return Next::Drop;
+		}
+		(self.sent_at, self.tries) = (number, self.tries + 1);
+		Next::Send
+	}
+}
+
+/// Challenges of one contribution a trainer sees through: each costs its challenger a fee, and
+/// one ends undecided only when its committee could not (or would not) reach a majority, so a
+/// fresh draw is worth a few tries, not an unbounded number.
+const MOST_CHALLENGES: u32 = 3;
 
 impl Follower {
 	/// The trainer's accusations, verdicts and reports of equivocation.
@@ -76,7 +164,7 @@ impl Follower {
 				};
 				if !self.accusations.iter().any(|a| a.round == round && a.accused == accused) {
 					tracing::info!("round {round}: will challenge the contribution of {accused}");
-					self.accusations.push(Accusation { round, accused, sent_at: 0, tries: 0 });
+					self.accusations.push(Accusation::new(round, accused));
 				}
 			}
 			Action::Vote(challenge, verdict) => {
@@ -88,8 +176,8 @@ impl Follower {
 	}
 
 	/// Challenges accused contributions the chain has kept, paid or (a copy's claim) not (a
-	/// contribution is challengeable once its round settled); drops those challenged
-	/// already, or never kept.
+	/// contribution is challengeable once its round settled), and watches each challenge to
+	/// its end ([`Accusation::next`]).
 	pub(super) async fn pursue_accusations(
 		&mut self,
 		block: &Block,
@@ -99,40 +187,28 @@ impl Follower {
 		let number = block.number();
 		let mut keep = Vec::new();
 		for mut a in std::mem::take(&mut self.accusations) {
-			if let Some(id) = block.challenged(job, a.round, &a.accused).await? {
-				tracing::info!("round {}: {} is under challenge {id}", a.round, a.accused);
-				continue;
-			}
-			if block.contribution(job, a.round, &a.accused).await?.is_none() {
-				let settled = view.round.as_ref().is_none_or(|r| r.index > a.round);
-				if settled {
-					tracing::info!(
-						"round {}: nothing of {} kept; no challenge",
-						a.round,
-						a.accused
-					);
-				} else {
-					keep.push(a);
+			let seen = match block.challenged(job, a.round, &a.accused).await? {
+				Some(id) => Seen::Challenged { id, open: block.challenge_open(id).await? },
+				None if block.contribution(job, a.round, &a.accused).await?.is_some() => Seen::Kept,
+				None => {
+					Seen::Missing { settled: view.round.as_ref().is_none_or(|r| r.index > a.round) }
 				}
-				continue;
-			}
-			if a.sent_at != 0 && number < a.sent_at + RESEND_BLOCKS {
-				keep.push(a);
-				continue;
-			}
-			if a.tries == CHALLENGE_TRIES {
-				tracing::warn!("round {}: the challenge of {} was not taken", a.round, a.accused);
-				continue;
-			}
-			let call = api::tx().jobs().challenge(job, a.round, a.accused);
-			match self.chain.send("challenge", &call, &self.account).await {
-				Ok(()) => tracing::info!("round {}: challenged {}", a.round, a.accused),
-				Err(e) => {
-					tracing::warn!("round {}: challenging {} failed: {e}", a.round, a.accused)
+			};
+			match a.next(seen, number) {
+				Next::Drop => continue,
+				Next::Wait => {}
+				Next::Send => {
+					let call = api::tx().jobs().challenge(job, a.round, a.accused);
+					match self.chain.send("challenge", &call, &self.account).await {
+						Ok(()) => tracing::info!("round {}: challenged {}", a.round, a.accused),
+						Err(e) => tracing::warn!(
+							"round {}: challenging {} failed: {e}",
+							a.round,
+							a.accused
+						),
+					}
 				}
 			}
-			a.sent_at = number;
-			a.tries += 1;
 			keep.push(a);
 		}
 		self.accusations = keep;
@@ -259,5 +335,72 @@ impl Follower {
 			draw,
 		});
 		Ok(())
+	}
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	fn accusation() -> Accusation {
+		Accusation::new(3, AccountId::from([7; 32]))
+	}
+
+	/// Feeds `steps` (block, what the chain shows) and returns the accusation's answers.
+	fn run(a: &mut Accusation, steps: &[(u32, Seen)]) -> Vec<Next> {
+		steps.iter().map(|&(number, seen)| a.next(seen, number)).collect()
+	}
+
+	#[test]
+	fn a_challenge_that_ends_undecided_is_sent_again_and_a_decided_one_never() {
+		let mut a = accusation();
+		let open = |id| Seen::Challenged { id, open: true };
+		let steps = [
+			(9, Seen::Missing { settled: false }), // the round not settled yet
+			(10, Seen::Kept),                      // paid: challenge it
+			(11, Seen::Kept),                      // not in a block yet: wait
+			(12, open(1)),
+			(20, open(1)),
+			(30, Seen::Kept), // unmarked: it ended undecided
+			(31, open(2)),
+			(40, Seen::Challenged { id: 2, open: false }), // decided for good
+		];
+		use Next::*;
+		assert_eq!(run(&mut a, &steps), [Wait, Send, Wait, Wait, Wait, Send, Wait, Drop]);
+	}
+
+	#[test]
+	fn a_fraud_no_committee_decides_is_given_up_after_a_few_challenges() {
+		let mut a = accusation();
+		for id in 1..=MOST_CHALLENGES {
+			let number = 10 * id;
+			assert_eq!(a.next(Seen::Kept, number), Next::Send, "challenge {id}");
+			assert_eq!(
+				a.next(Seen::Challenged { id: id.into(), open: true }, number + 1),
+				Next::Wait
+			);
+		}
+		assert_eq!(a.next(Seen::Kept, 100), Next::Drop, "every challenge ended undecided");
+	}
+
+	#[test]
+	fn another_trainers_challenge_is_watched_not_duplicated_and_a_pruned_round_ends_it() {
+		// Another trainer's challenge is open when this one first looks: nothing is sent.
+		let mut a = accusation();
+		let open = Seen::Challenged { id: 5, open: true };
+		assert_eq!(run(&mut a, &[(10, open), (11, open)]), [Next::Wait, Next::Wait]);
+		// It ended undecided and the round was pruned at once: nothing left to challenge.
+		assert_eq!(a.next(Seen::Missing { settled: true }, 12), Next::Drop);
+	}
+
+	#[test]
+	fn a_challenge_the_chain_does_not_take_is_resent_a_few_times() {
+		let mut a = accusation();
+		let answers: Vec<Next> = (10..=20).map(|n| a.next(Seen::Kept, n)).collect();
+		let sends: Vec<u32> =
+			(10..=20).zip(&answers).filter(|(_, n)| **n == Next::Send).map(|(b, _)| b).collect();
+		assert_eq!(sends.len() as u32, CHALLENGE_TRIES);
+		assert!(sends.windows(2).all(|w| w[1] - w[0] >= RESEND_BLOCKS), "{sends:?}");
+		assert_eq!(answers.last(), Some(&Next::Drop));
 	}
 }

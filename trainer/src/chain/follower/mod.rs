@@ -48,6 +48,7 @@ use crate::round::{
 	coordinator::{Clock, Coordinator, RoundReport},
 	fraud::{CheckRequest, FraudPort},
 	messages::Equivocation,
+	roster::Roster,
 };
 use fraud::Accusation;
 
@@ -118,6 +119,8 @@ struct Shared {
 	check_seeds: BTreeMap<RoundIndex, Hash>,
 	/// libp2p peer ids (bytes) of registered providers → their accounts.
 	accounts: HashMap<Vec<u8>, AccountId>,
+	/// The recent rounds' members' peer ids, each round's taken when it opened.
+	rosters: BTreeMap<RoundIndex, BTreeSet<PeerId>>,
 	/// Challenges this trainer was drawn to judge, not yet taken by the trainer.
 	checks: Vec<CheckRequest>,
 }
@@ -225,6 +228,24 @@ impl Coordinator for ChainCoordinator {
 			tracing::warn!("the chain task has stopped: a round's proof will not be sent");
 		}
 	}
+
+	fn roster(&self, round: RoundIndex) -> Roster {
+		let s = self.shared();
+		// Before any round opened here the trainer's book is open to all; the round's book
+		// is narrowed to its members once it opens (`Books::admit_only`).
+		let known = s.rosters.get(&round).or_else(|| s.rosters.values().next_back());
+		known.map_or(Roster::Open, |members| Roster::Members(members.clone()))
+	}
+}
+
+/// The peer ids of a round's `members`, from the provider registry's `accounts` (peer id
+/// bytes → account): every member registered its libp2p key, bound to its account.
+fn round_roster(members: &[AccountId], accounts: &HashMap<Vec<u8>, AccountId>) -> BTreeSet<PeerId> {
+	accounts
+		.iter()
+		.filter(|(_, who)| members.contains(who))
+		.filter_map(|(peer, _)| PeerId::from_bytes(peer).ok())
+		.collect()
 }
 
 impl FraudPort for ChainCoordinator {
@@ -476,9 +497,13 @@ impl Follower {
 		if me_in && matches!(view.status, JobStatus::Running) {
 			self.leave_if_unpaid(number, &view.buyer).await;
 		}
-		if self.refresh_round(&view, number, now_ms, me_in) {
+		// A round opening: the registry first, so its members' peer ids are known when the
+		// trainer sees it open (its book takes commitments from them only).
+		let open_index = self.shared().open.as_ref().map(|r| r.index);
+		if view.round.as_ref().is_some_and(|r| Some(r.index) != open_index) {
 			self.refresh_peers(&block).await?;
 		}
+		self.refresh_round(&view, number, now_ms, me_in);
 		self.pursue_accusations(&block, &view).await?;
 		self.follow_assignments(&block).await
 	}
@@ -541,8 +566,8 @@ impl Follower {
 		Ok(mine.is_some())
 	}
 
-	/// Refreshes the open round; true when a new round opened.
-	fn refresh_round(&mut self, view: &JobNow, number: u32, now_ms: u64, me_in: bool) -> bool {
+	/// Refreshes the open round (with its members' peer ids when it is new).
+	fn refresh_round(&mut self, view: &JobNow, number: u32, now_ms: u64, me_in: bool) {
 		let live = matches!(view.status, JobStatus::Open | JobStatus::Running);
 		let open = view.round.as_ref().map(|r| OpenRound {
 			index: r.index,
@@ -552,13 +577,22 @@ impl Follower {
 			members: r.members.0.clone(),
 		});
 		let mut s = self.shared();
-		let mut opened = false;
 		if s.open.as_ref().map(|r| r.index) != open.as_ref().map(|r| r.index) {
 			if let Some(r) = &open {
 				tracing::info!("job {}: round {} open", self.config.job, r.index);
 				s.seeds.insert(r.index, r.seed);
 				s.seeds.retain(|round, _| round + SEED_ROUNDS > r.index);
-				opened = true;
+				let roster = round_roster(&r.members, &s.accounts);
+				if roster.len() < r.members.len() {
+					tracing::warn!(
+						"round {}: {} of {} members have no registered peer id",
+						r.index,
+						r.members.len() - roster.len(),
+						r.members.len()
+					);
+				}
+				s.rosters.insert(r.index, roster);
+				s.rosters.retain(|round, _| round + SEED_ROUNDS > r.index);
 			}
 		}
 		// A removed participant, or a job that ended, stops the trainer.
@@ -570,7 +604,6 @@ impl Follower {
 		if open.is_some() || !live {
 			s.open = open;
 		}
-		opened
 	}
 }
 
@@ -635,5 +668,40 @@ mod tests {
 		assert_eq!(coordinator.round_seed(7), None);
 		// Not the data seed: that one is this member's own.
 		assert_ne!(coordinator.data_seed(5), Some(seed(5)));
+	}
+
+	/// A round's roster is its members' registered peer ids: a registered provider that is
+	/// not a member, or a key nobody registered, is a stranger to it.
+	#[test]
+	fn a_rounds_roster_is_its_members_registered_keys() {
+		let (a, b, outsider) =
+			(AccountId::from([1; 32]), AccountId::from([2; 32]), AccountId::from([3; 32]));
+		let peers: Vec<PeerId> = (0..3).map(|_| PeerId::random()).collect();
+		let accounts: HashMap<Vec<u8>, AccountId> =
+			peers.iter().map(|p| p.to_bytes()).zip([a, b, outsider]).collect();
+		let roster = round_roster(&[a, b], &accounts);
+		assert_eq!(roster, [peers[0], peers[1]].into());
+
+		let (reports, _) = mpsc::unbounded_channel();
+		let (heard, _) = mpsc::unbounded_channel();
+		let (actions, _) = mpsc::unbounded_channel();
+		let mut shared = Shared::default();
+		shared.rosters.insert(4, [peers[0]].into());
+		shared.rosters.insert(5, roster.clone());
+		let coordinator = ChainCoordinator {
+			job: 1,
+			me: a,
+			shared: Arc::new(Mutex::new(shared)),
+			reports,
+			heard,
+			actions,
+		};
+		assert_eq!(coordinator.roster(4), Roster::Members([peers[0]].into()));
+		assert_eq!(coordinator.roster(5), Roster::Members(roster.clone()));
+		assert_eq!(coordinator.roster(6), Roster::Members(roster), "not known yet: the latest");
+		assert!(
+			!coordinator.roster(5).admits(&peers[2])
+				&& !coordinator.roster(5).admits(&PeerId::random())
+		);
 	}
 }

@@ -40,7 +40,7 @@ impl Trainer {
 			Schedule::FixedSteps { wait_ms, .. } => {
 				let mut expected = self.last_set.clone();
 				if expected.is_empty() || round == 0 {
-					expected = self.health.connected();
+					expected = self.connected_members();
 				}
 				expected.retain(|p| *p != self.me);
 				let until = Instant::now() + Duration::from_millis(wait_ms);
@@ -239,6 +239,11 @@ impl Trainer {
 				tracing::warn!("{signer} committed {original}'s update in round {round}: left out")
 			}
 			Offer::Accepted => self.fetch_early(signer, update),
+			// The network task refuses strangers' gossip: these came relayed, or before it
+			// knew the round's members.
+			Offer::Stranger => {
+				tracing::debug!("round {round}: {signer} is not a member; its commitment ignored")
+			}
 			Offer::Duplicate | Offer::OtherRound => {}
 		}
 	}
@@ -268,7 +273,7 @@ impl Trainer {
 		}
 		// A bounded fan-in: only what the draw likely aggregates (the rest at the decision).
 		if let Some(draw) = self.draw(signed.commitment.round) {
-			let members = self.health.connected().len() + 1;
+			let members = self.connected_members().len() + 1;
 			if !draw.likely_fetched(&committer, members) {
 				return;
 			}
@@ -284,10 +289,16 @@ impl Trainer {
 	/// The members among whom an update's pieces are kept: the connected peers and this
 	/// trainer, sorted (every member with the same view draws the same keepers).
 	pub(super) fn members(&self) -> Vec<PeerId> {
-		let mut members = self.health.connected();
+		let mut members = self.connected_members();
 		members.push(self.me);
 		members.sort();
 		members
+	}
+
+	/// The connected peers the open round's roster admits (strangers are never waited
+	/// for, drawn as keepers or asked for a state).
+	pub(super) fn connected_members(&self) -> Vec<PeerId> {
+		self.books.current().roster().filter(self.health.connected())
 	}
 
 	pub(super) fn on_fetched(

@@ -35,7 +35,7 @@ use crate::{
 	round::{
 		book::Books,
 		contribute::OwnUpdate,
-		coordinator::{ClaimedWork, Clock, Coordinator, LocalSchedule, RoundReport},
+		coordinator::{ClaimedWork, Clock, Coordinator, RoundReport},
 		decide,
 		fetch::Fetches,
 		fraud::{FraudDesk, FraudPort, Received},
@@ -171,7 +171,7 @@ impl Trainer {
 	/// derived from the configured seed.
 	pub fn new(config: TrainerConfig, runtime: &tokio::runtime::Handle) -> Result<Self> {
 		let key = keypair_from_seed(&config.key_seed);
-		let schedule = Box::new(LocalSchedule(config.schedule, config.job.id));
+		let schedule = Box::new(config.local_schedule());
 		Self::with_key(Prepared::new(&config)?, config, key, schedule, None, runtime)
 	}
 
@@ -399,8 +399,13 @@ impl Trainer {
 		let book = self.books.current();
 		if book.round() != round || book.is_closed() {
 			self.open_book(round);
-		} else if let Some(at) = self.collection_deadline(round) {
-			// A book a sync opened before the round did had no deadline to close at yet.
+			return;
+		}
+		// A book opened before the round did (at setup, or by a sync) knew neither its
+		// members nor its deadline yet.
+		let roster = self.roster(round);
+		self.books.admit_only(roster);
+		if let Some(at) = self.collection_deadline(round) {
 			self.books.close_at(at);
 		}
 	}
@@ -410,9 +415,21 @@ impl Trainer {
 		self.fetches.new_round();
 		self.fetches.set_patience(self.keeper_patience());
 		self.witnesses.open(round);
-		for (peer, offer) in self.books.open(round, self.collection_deadline(round)) {
+		let roster = self.roster(round);
+		for (peer, offer) in self.books.open(round, roster, self.collection_deadline(round)) {
 			self.on_offer(peer, offer, None);
 		}
+	}
+
+	/// Who may contribute to `round`, as the coordinator says; the network task is told to
+	/// take gossip and piece requests only from them and the round before's members (whose
+	/// late messages still count).
+	fn roster(&mut self, round: RoundIndex) -> crate::round::roster::Roster {
+		let roster = self.coordinator.roster(round);
+		let before = round.checked_sub(1).map(|r| self.coordinator.roster(r));
+		let network = before.map_or(roster.clone(), |b| b.union(&roster));
+		self.net.send(Command::Roster(network));
+		roster
 	}
 
 	/// How long this round's keepers are waited on: from the links measured so far, at

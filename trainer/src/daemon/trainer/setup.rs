@@ -304,7 +304,7 @@ const ESTIMATE_VALUES: usize = 1 << 22;
 #[cfg(test)]
 mod tests {
 	use super::*;
-	use crate::{daemon::config::tests::GOOD, round::coordinator::LocalSchedule};
+	use crate::daemon::config::tests::GOOD;
 
 	fn config(dir: &std::path::Path) -> TrainerConfig {
 		let path = dir.join("t.toml");
@@ -317,7 +317,7 @@ mod tests {
 		let dir = tempfile::tempdir().unwrap();
 		let runtime = tokio::runtime::Runtime::new().unwrap();
 		let build = |prepared: Prepared, config: TrainerConfig| {
-			let schedule = Box::new(LocalSchedule(config.schedule, config.job.id));
+			let schedule = Box::new(config.local_schedule());
 			let key = Keypair::generate_ed25519();
 			Trainer::with_key(prepared, config, key, schedule, None, runtime.handle())
 		};

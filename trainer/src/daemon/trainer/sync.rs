@@ -72,7 +72,7 @@ impl Trainer {
 		let hint = self.sync_hint.take();
 		let mut turn = 0usize;
 		while Instant::now() < until {
-			let peers = ask_order(self.health.connected(), hint.as_ref());
+			let peers = ask_order(self.connected_members(), hint.as_ref());
 			if peers.is_empty() {
 				self.pump_until((Instant::now() + Duration::from_millis(200)).min(until), |_| {
 					false
