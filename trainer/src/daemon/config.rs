@@ -229,6 +229,13 @@ impl TrainerConfig {
 			return bad("compute_slowdown must be >= 1");
 		}
 		self.misbehave.check().map_err(Error::Config)?;
+		let me = crate::net::keypair_from_seed(&self.key_seed).public().to_peer_id();
+		if j.members.as_ref().is_some_and(|members| !members.contains(&me)) {
+			return Err(Error::Config(format!(
+				"job.members does not list this trainer's own peer id {me}: its own commitments \
+				 would not count"
+			)));
+		}
 		if j.training.dense_rounds > j.rounds {
 			return Err(Error::Config(format!(
 				"job.training.dense_rounds ({}) must be at most job.rounds ({})",
@@ -437,6 +444,17 @@ pub(crate) mod tests {
 			// The job's cap is in [job.training] (one definition with the chain's spec).
 			(GOOD.replace("id = 1", "id = 1\nmax_steps = 5"), "unknown field"),
 			(GOOD.replace("batch_size = 32", "batch_size = 32\nmax_steps = 0"), "positive"),
+			(
+				GOOD.replace("id = 1", "id = 1\nmembers = [\"nope\"]"),
+				"member \"nope\" is not a peer id",
+			),
+			(
+				GOOD.replace(
+					"id = 1",
+					"id = 1\nmembers = [\"12D3KooWRn7631sbaAbbnj18JWZYC7jBny5QHovn3N1RhW6pYwVi\"]",
+				),
+				"does not list this trainer's own peer id",
+			),
 			(
 				GOOD.replace(
 					"batch_size = 32",
