@@ -11,6 +11,7 @@ pub mod scenario;
 pub mod service;
 pub mod shaper;
 pub mod stored;
+mod strangers;
 mod task;
 
 pub use service::{Command, Commander, Event, NetConfig, NetStats, NetworkHandle, ProofLink};

@@ -16,7 +16,7 @@ use grid_primitives::job::RoundIndex;
 use libp2p::{
 	gossipsub::{self, IdentTopic, MessageAcceptance},
 	identify, kad, ping,
-	request_response::{self, OutboundRequestId},
+	request_response::{self, InboundRequestId, OutboundRequestId},
 	swarm::SwarmEvent,
 	Multiaddr, PeerId, Swarm,
 };
@@ -27,6 +27,7 @@ use super::{
 	pieces::ServedPieces,
 	service::{Command, Event, NetConfig, NetStats},
 	stored::StoredBytes,
+	strangers::StrangerAnswers,
 };
 use crate::round::{
 	announcement::Announcement,
@@ -70,6 +71,8 @@ pub(super) struct Task {
 	/// commitments would take the bounded places of members' (remembered ones, held piece
 	/// requests) for free.
 	roster: Roster,
+	/// The answers in flight to peers the roster does not admit.
+	stranger_answers: StrangerAnswers<InboundRequestId>,
 }
 
 /// Most commitments remembered per round (a bound on what a flood of valid signers costs).
@@ -105,6 +108,7 @@ impl Task {
 			connected: HashSet::new(),
 			recent: BTreeMap::new(),
 			roster: Roster::Open,
+			stranger_answers: StrangerAnswers::new(),
 		}
 	}
 
@@ -432,7 +436,13 @@ impl Task {
 	fn fetch_event(&mut self, event: request_response::Event<Request, Response>) {
 		match event {
 			request_response::Event::Message { peer, message } => match message {
-				request_response::Message::Request { request, channel, .. } => {
+				request_response::Message::Request { request, channel, request_id } => {
+					if !self.roster.admits(&peer) && !self.stranger_answers.admit(request_id) {
+						self.count("request from outside the roster: busy");
+						let busy = "busy: too many requests from peers outside the round's members";
+						self.respond(channel, Response::Unavailable(busy.into()));
+						return;
+					}
 					let channel = match self.hold_piece(peer, &request, channel) {
 						Ok(()) => return,
 						Err(channel) => channel,
@@ -462,11 +472,14 @@ impl Task {
 					});
 				}
 			}
-			request_response::Event::InboundFailure { peer, error, .. } => {
+			request_response::Event::InboundFailure { peer, error, request_id, .. } => {
+				self.stranger_answers.done(&request_id);
 				tracing::debug!("request from {peer} failed: {error}");
 				self.count(&reason_key(&error.to_string()));
 			}
-			request_response::Event::ResponseSent { .. } => {}
+			request_response::Event::ResponseSent { request_id, .. } => {
+				self.stranger_answers.done(&request_id)
+			}
 		}
 	}
 
