@@ -252,7 +252,7 @@ impl Task {
 			Command::ForgetWorkStates(before) => self.work_states.retain(|_, (r, _)| *r >= before),
 			Command::Roster(roster) => {
 				for list in self.recent.values_mut() {
-					list.retain(|signed| signer(signed).is_some_and(|p| roster.admits(&p)));
+					list.retain(|signed| signed.verify().is_ok_and(|p| roster.admits(&p)));
 				}
 				self.roster = roster;
 			}
@@ -603,11 +603,4 @@ impl Task {
 /// A short counter key from an error message (its text up to the first colon).
 fn reason_key(message: &str) -> String {
 	message.split(':').next().unwrap_or(message).trim().to_string()
-}
-
-/// The signer of a commitment remembered here (its signature was checked when it came).
-fn signer(signed: &SignedCommitment) -> Option<PeerId> {
-	libp2p::identity::PublicKey::try_decode_protobuf(&signed.public_key)
-		.ok()
-		.map(|k| k.to_peer_id())
 }
