@@ -1,8 +1,8 @@
 //! The trainer's libp2p behaviour, composed of small standard ones: identify (addresses and
 //! protocol version), ping (liveness and round-trip time), Kademlia (finding the job's
 //! peers), gossipsub (update commitments, availability attestations, proofs) and
-//! request-response (fetching updates and state; serving datasets); and a bound on each
-//! peer's connections.
+//! request-response (fetching updates and state; serving datasets); and bounds on each
+//! peer's connections, on handshakes under way and on strangers' connections.
 
 use std::time::Duration;
 
@@ -17,6 +17,7 @@ use libp2p::{
 
 use super::codec::{FetchCodec, PROTOCOL};
 use super::data::{data_behaviour, DataCodec, DATA_STREAMS};
+use super::strangers::StrangerGate;
 use crate::round::{announcement::MAX_ANNOUNCEMENT_BYTES, update_pieces::MAX_UPDATE_PIECES};
 
 /// Protocol version announced by identify (2: gossip without gossipsub's own signatures;
@@ -45,11 +46,21 @@ fn content_id(message: &gossipsub::Message) -> gossipsub::MessageId {
 /// hold more of this trainer's held piece requests than one connection carries.
 pub const MAX_CONNECTIONS_PER_PEER: u32 = 2;
 
+/// Inbound connections in their handshake at once, from anyone (the peer is not known before
+/// it ends): room for a job's largest roster (64 members, `MaxProofPeers`) dialing at once,
+/// twice. Unbounded, anyone could open TCP connections without end and never finish them,
+/// each holding a socket and a handshake's buffers until its 20 s upgrade timeout.
+pub const MAX_PENDING_INCOMING: u32 = 128;
+
 /// Every sub-behaviour of a trainer.
 #[derive(NetworkBehaviour)]
 pub struct Behaviour {
-	/// Refuses a peer's connections past [`MAX_CONNECTIONS_PER_PEER`].
+	/// Refuses a peer's connections past [`MAX_CONNECTIONS_PER_PEER`], and handshakes past
+	/// [`MAX_PENDING_INCOMING`].
 	pub limits: connection_limits::Behaviour,
+	/// Holds the roster, and refuses strangers' connections past a bound
+	/// ([`super::strangers`]).
+	pub gate: StrangerGate,
 	/// Exchanges listen addresses and agent names.
 	pub identify: identify::Behaviour,
 	/// Measures round-trip times and detects dead connections.
@@ -145,8 +156,10 @@ impl Behaviour {
 		let data = data_behaviour(config.request_timeout);
 		let limits = connection_limits::Behaviour::new(
 			connection_limits::ConnectionLimits::default()
-				.with_max_established_per_peer(Some(MAX_CONNECTIONS_PER_PEER)),
+				.with_max_established_per_peer(Some(MAX_CONNECTIONS_PER_PEER))
+				.with_max_pending_incoming(Some(MAX_PENDING_INCOMING)),
 		);
-		Ok(Behaviour { limits, identify, ping, kad, gossipsub, fetch, data })
+		let gate = StrangerGate::default();
+		Ok(Behaviour { limits, gate, identify, ping, kad, gossipsub, fetch, data })
 	}
 }

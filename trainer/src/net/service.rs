@@ -3,7 +3,7 @@
 //! builds the transport and swarm and spawns the network task (`task.rs`).
 
 use std::{
-	collections::BTreeMap,
+	collections::{BTreeMap, BTreeSet},
 	sync::{mpsc, Arc, Mutex},
 	time::{Duration, Instant},
 };
@@ -149,6 +149,9 @@ pub enum Command {
 	/// Take commitments, attestations and piece requests only from these signers (the open
 	/// round's members and the round before's); what was remembered of others goes.
 	Roster(Roster),
+	/// Peers that are no strangers though in no roster: providers registered on chain
+	/// ([`crate::round::coordinator::Coordinator::registered`]).
+	Registered(BTreeSet<PeerId>),
 }
 
 /// What the network task reports.
@@ -365,7 +368,9 @@ mod tests {
 	use subxt_signer::sr25519::{dev, Keypair};
 
 	use super::*;
-	use crate::net::{behaviour::MAX_CONNECTIONS_PER_PEER, test_service};
+	use crate::net::{
+		behaviour::MAX_CONNECTIONS_PER_PEER, strangers::MAX_STRANGER_CONNECTIONS, test_service,
+	};
 
 	const GENESIS: Digest = [6; 32];
 
@@ -412,6 +417,27 @@ mod tests {
 		assert!(heard.try_recv().is_err(), "nothing else was heard");
 	}
 
+	/// A swarm of its own key that keeps whatever connections it gets (a stranger's, or a
+	/// member's without the trainer's protocols).
+	fn bare_swarm(key: &libp2p::identity::Keypair) -> Swarm<libp2p::swarm::dummy::Behaviour> {
+		let transport = transport(key, Shaper::default()).unwrap();
+		let config = libp2p::swarm::Config::with_tokio_executor()
+			.with_idle_connection_timeout(Duration::from_secs(300));
+		let peer = key.public().to_peer_id();
+		Swarm::new(transport, libp2p::swarm::dummy::Behaviour, peer, config)
+	}
+
+	/// The address `trainer` listens on.
+	fn listening(trainer: &NetworkHandle, deadline: Instant) -> Multiaddr {
+		loop {
+			let left = deadline.saturating_duration_since(Instant::now());
+			if let Ok(Event::Listening(addr)) = trainer.events.recv_timeout(left) {
+				return addr;
+			}
+			assert!(Instant::now() < deadline, "the trainer never listened");
+		}
+	}
+
 	/// A stranger dials a trainer four times at once, keeping every connection it gets: it
 	/// keeps two, and the trainer refuses the rest (one peer opening connections without end
 	/// took streams and buffers with each).
@@ -419,26 +445,17 @@ mod tests {
 	fn a_peer_keeps_at_most_two_connections_with_a_trainer() {
 		use libp2p::swarm::{
 			dial_opts::{DialOpts, PeerCondition},
-			dummy, SwarmEvent,
+			SwarmEvent,
 		};
 		let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
 		let deadline = Instant::now() + Duration::from_secs(90);
 		let left = || deadline.saturating_duration_since(Instant::now());
 		let trainer = test_service(&runtime, Vec::new(), 1 << 20, None);
-		let addr = loop {
-			if let Ok(Event::Listening(addr)) = trainer.events.recv_timeout(left()) {
-				break addr;
-			}
-			assert!(!left().is_zero(), "the trainer never listened");
-		};
+		let addr = listening(&trainer, deadline);
 		let target = trainer.local_peer_id;
 		let key = libp2p::identity::Keypair::generate_ed25519();
 		let (resolved, open) = runtime.block_on(async move {
-			let transport = transport(&key, Shaper::default()).unwrap();
-			let config = libp2p::swarm::Config::with_tokio_executor()
-				.with_idle_connection_timeout(Duration::from_secs(300));
-			let peer = key.public().to_peer_id();
-			let mut stranger = Swarm::new(transport, dummy::Behaviour, peer, config);
+			let mut stranger = bare_swarm(&key);
 			for _ in 0..4 {
 				let dial = DialOpts::peer_id(target)
 					.addresses(vec![addr.clone()])
@@ -464,5 +481,72 @@ mod tests {
 			(resolved, open)
 		});
 		assert_eq!((resolved, open), (4, MAX_CONNECTIONS_PER_PEER as i32));
+	}
+
+	/// Keys are free: many of them connect to a trainer whose round has a roster. Strangers
+	/// hold at most [`MAX_STRANGER_CONNECTIONS`] connections with it, the rest are refused
+	/// after their handshake (and counted), and a member still gets in, and so does a
+	/// registered provider outside the roster (a joiner).
+	#[test]
+	fn many_keys_hold_a_bounded_number_of_connections_and_a_member_still_gets_in() {
+		use std::collections::HashSet;
+
+		let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+		let deadline = Instant::now() + Duration::from_secs(90);
+		let left = || deadline.saturating_duration_since(Instant::now());
+		let trainer = test_service(&runtime, Vec::new(), 1 << 20, None);
+		let addr = listening(&trainer, deadline);
+		let address = addr.with(libp2p::multiaddr::Protocol::P2p(trainer.local_peer_id));
+		let member_key = libp2p::identity::Keypair::generate_ed25519();
+		let member = member_key.public().to_peer_id();
+		trainer.send(Command::Roster(Roster::Members([member].into())));
+		// Each key dials once and keeps what it gets for the rest of the test.
+		let hold = |key: libp2p::identity::Keypair| {
+			let address = address.clone();
+			runtime.spawn(async move {
+				let mut swarm = bare_swarm(&key);
+				swarm.dial(address).unwrap();
+				loop {
+					swarm.select_next_some().await;
+				}
+			})
+		};
+		let extra = 3;
+		let strangers = MAX_STRANGER_CONNECTIONS + extra;
+		let _held: Vec<_> =
+			(0..strangers).map(|_| hold(libp2p::identity::Keypair::generate_ed25519())).collect();
+		let refused = || {
+			let key = "connection from outside the roster: too many strangers";
+			trainer.stats().rejected.get(key).copied().unwrap_or(0) as usize
+		};
+		let (mut live, mut most) = (HashSet::new(), 0);
+		while !(live.len() == MAX_STRANGER_CONNECTIONS && refused() == extra) {
+			assert!(!left().is_zero(), "{} strangers held, {} refused", live.len(), refused());
+			match trainer.events.recv_timeout(Duration::from_millis(100)) {
+				Ok(Event::Connected(peer)) => {
+					live.insert(peer);
+				}
+				Ok(Event::Disconnected(peer)) => {
+					live.remove(&peer);
+				}
+				_ => {}
+			}
+			most = most.max(live.len());
+		}
+		assert_eq!(most, MAX_STRANGER_CONNECTIONS, "strangers never held more");
+		let joiner_key = libp2p::identity::Keypair::generate_ed25519();
+		let joiner = joiner_key.public().to_peer_id();
+		trainer.send(Command::Registered([joiner].into()));
+		let _member = hold(member_key);
+		let _joiner = hold(joiner_key);
+		let mut welcome = HashSet::new();
+		while welcome.len() < 2 {
+			assert!(!left().is_zero(), "only {welcome:?} got in of the member and the joiner");
+			if let Ok(Event::Connected(peer)) = trainer.events.recv_timeout(left()) {
+				welcome.insert(peer);
+			}
+		}
+		assert_eq!(welcome, [member, joiner].into(), "only they got in");
+		assert_eq!(refused(), extra, "neither was refused");
 	}
 }

@@ -17,7 +17,7 @@ use libp2p::{
 	gossipsub::{self, IdentTopic, MessageAcceptance},
 	identify, kad, ping,
 	request_response::{self, InboundRequestId, OutboundRequestId},
-	swarm::SwarmEvent,
+	swarm::{ListenError, SwarmEvent},
 	Multiaddr, PeerId, Swarm,
 };
 use tokio::sync::mpsc as tokio_mpsc;
@@ -27,12 +27,11 @@ use super::{
 	pieces::ServedPieces,
 	service::{Command, Event, NetConfig, NetStats},
 	stored::StoredBytes,
-	strangers::StrangerAnswers,
+	strangers::{StrangerAnswers, TooManyStrangers},
 };
 use crate::round::{
 	announcement::Announcement,
 	messages::{decode_proof, verify_proof, Digest, Request, Response, SignedCommitment},
-	roster::Roster,
 	state_transfer::ServedState,
 	update_pieces::names_piece,
 	witness::SignedAttestation,
@@ -67,10 +66,6 @@ pub(super) struct Task {
 	/// Commitments seen, by round (the served state's and the one before), handed to
 	/// joiners with the state and to peers whose gossip lost one.
 	recent: BTreeMap<RoundIndex, Vec<SignedCommitment>>,
-	/// Whose gossip and piece requests are taken ([`crate::round::roster`]): strangers'
-	/// commitments would take the bounded places of members' (remembered ones, held piece
-	/// requests) for free.
-	roster: Roster,
 	/// The answers in flight to peers the roster does not admit.
 	stranger_answers: StrangerAnswers<InboundRequestId>,
 }
@@ -107,7 +102,6 @@ impl Task {
 			unpublished: Vec::new(),
 			connected: HashSet::new(),
 			recent: BTreeMap::new(),
-			roster: Roster::Open,
 			stranger_answers: StrangerAnswers::new(),
 		}
 	}
@@ -158,6 +152,13 @@ impl Task {
 	fn count(&self, reason: &str) {
 		let mut stats = self.stats.lock().unwrap_or_else(|p| p.into_inner());
 		*stats.rejected.entry(reason.to_string()).or_default() += 1;
+	}
+
+	/// Whether the roster takes `peer`'s gossip and piece requests ([`crate::round::roster`]):
+	/// strangers' commitments would take the bounded places of members' (remembered ones,
+	/// held piece requests) for free.
+	fn admits(&self, peer: &PeerId) -> bool {
+		self.swarm.behaviour().gate.roster().admits(peer)
 	}
 
 	fn stats(&self) -> std::sync::MutexGuard<'_, NetStats> {
@@ -254,8 +255,9 @@ impl Task {
 				for list in self.recent.values_mut() {
 					list.retain(|signed| signed.verify().is_ok_and(|p| roster.admits(&p)));
 				}
-				self.roster = roster;
+				self.swarm.behaviour_mut().gate.set_roster(roster);
 			}
+			Command::Registered(peers) => self.swarm.behaviour_mut().gate.set_registered(peers),
 			Command::Disconnect(peer) => {
 				let _ = self.swarm.disconnect_peer_id(peer);
 			}
@@ -310,6 +312,13 @@ impl Task {
 			}
 			SwarmEvent::IncomingConnectionError { error, .. } => {
 				tracing::debug!("incoming connection failed: {error}");
+				let refused = match &error {
+					ListenError::Denied { cause } => cause.downcast_ref::<TooManyStrangers>(),
+					_ => None,
+				};
+				if refused.is_some() {
+					self.count("connection from outside the roster: too many strangers");
+				}
 			}
 			SwarmEvent::Behaviour(event) => self.behaviour_event(event),
 			_ => {}
@@ -373,7 +382,7 @@ impl Task {
 	fn check_commitment(&mut self, source: &PeerId, data: &[u8]) -> MessageAcceptance {
 		let (job, chain) = (self.config.job, self.config.chain());
 		match Announcement::decode_verified(data, job, &chain, &self.config.manifest_hash) {
-			Ok((_, signer)) if !self.roster.admits(&signer) => self.stranger(source, &signer),
+			Ok((_, signer)) if !self.admits(&signer) => self.stranger(source, &signer),
 			Ok((Announcement { signed, update }, signer)) => {
 				self.remember(signed.clone());
 				let inline = update.as_ref().map_or(0, Vec::len) as u64;
@@ -392,7 +401,7 @@ impl Task {
 
 	fn check_attestation(&mut self, source: &PeerId, data: &[u8]) -> MessageAcceptance {
 		match SignedAttestation::decode_verified(data, self.config.job) {
-			Ok((_, signer)) if !self.roster.admits(&signer) => self.stranger(source, &signer),
+			Ok((_, signer)) if !self.admits(&signer) => self.stranger(source, &signer),
 			Ok((signed, signer)) => {
 				self.emit(Event::Attestation { signer, signed });
 				MessageAcceptance::Accept
@@ -437,7 +446,8 @@ impl Task {
 		match event {
 			request_response::Event::Message { peer, message } => match message {
 				request_response::Message::Request { request, channel, request_id } => {
-					if !self.roster.admits(&peer) && !self.stranger_answers.admit(request_id) {
+					let stranger = self.swarm.behaviour().gate.is_stranger(&peer);
+					if stranger && !self.stranger_answers.admit(request_id) {
 						self.count("request from outside the roster: busy");
 						let busy = "busy: too many requests from peers outside the round's members";
 						self.respond(channel, Response::Unavailable(busy.into()));
@@ -522,7 +532,7 @@ impl Task {
 			.get(&round)
 			.is_some_and(|list| list.iter().any(|c| names_piece(&c.commitment, &hash, index)));
 		if job != self.config.job
-			|| !self.roster.admits(&peer)
+			|| !self.admits(&peer)
 			|| !committed
 			|| whole.is_some()
 			|| self.pieces.keeps(&hash, index)

@@ -3,7 +3,7 @@
 //! On a Grid network the chain implements it; [`LocalSchedule`] implements it from a
 //! trainer's own configured schedule, so the round loop has one path for both.
 
-use std::time::Duration;
+use std::{collections::BTreeSet, time::Duration};
 
 use grid_primitives::{
 	job::{JobId, RoundIndex},
@@ -99,6 +99,11 @@ pub trait Coordinator: Send {
 	/// Who may contribute to `round` ([`Roster`]): on chain the round's members, once it
 	/// opened (a round not known here gets the latest roster known).
 	fn roster(&self, round: RoundIndex) -> Roster;
+	/// Peers that are no strangers though they may be in no round's roster: on chain every
+	/// provider registered with stake (a joiner syncing before its first round, a verifier
+	/// fetching evidence); off chain none. The network bounds what the rest, whose keys cost
+	/// nothing, take of a trainer (`net/strangers.rs`).
+	fn registered(&self) -> BTreeSet<PeerId>;
 }
 
 /// A coordinator shared with whoever started the trainer.
@@ -123,6 +128,9 @@ impl<C: Coordinator + Sync> Coordinator for std::sync::Arc<C> {
 	}
 	fn roster(&self, round: RoundIndex) -> Roster {
 		C::roster(self, round)
+	}
+	fn registered(&self) -> BTreeSet<PeerId> {
+		C::registered(self)
 	}
 }
 
@@ -235,6 +243,10 @@ impl Coordinator for LocalSchedule {
 
 	fn roster(&self, _round: RoundIndex) -> Roster {
 		self.roster.clone()
+	}
+
+	fn registered(&self) -> BTreeSet<PeerId> {
+		BTreeSet::new()
 	}
 }
 

@@ -236,6 +236,10 @@ impl Coordinator for ChainCoordinator {
 		let known = s.rosters.get(&round).or_else(|| s.rosters.values().next_back());
 		known.map_or(Roster::Open, |members| Roster::Members(members.clone()))
 	}
+
+	fn registered(&self) -> BTreeSet<PeerId> {
+		self.shared().accounts.keys().filter_map(|peer| PeerId::from_bytes(peer).ok()).collect()
+	}
 }
 
 /// The peer ids of a round's `members`, from the provider registry's `accounts` (peer id
@@ -698,6 +702,9 @@ mod tests {
 		};
 		assert_eq!(coordinator.roster(4), Roster::Members([peers[0]].into()));
 		assert_eq!(coordinator.roster(5), Roster::Members(roster.clone()));
+		// Every registered provider is no stranger to the network, member or not.
+		coordinator.shared().accounts = accounts;
+		assert_eq!(coordinator.registered(), peers.iter().copied().collect());
 		assert_eq!(coordinator.roster(6), Roster::Members(roster), "not known yet: the latest");
 		assert!(
 			!coordinator.roster(5).admits(&peers[2])

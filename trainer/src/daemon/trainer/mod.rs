@@ -423,12 +423,14 @@ impl Trainer {
 
 	/// Who may contribute to `round`, as the coordinator says; the network task is told to
 	/// take gossip and piece requests only from them and the round before's members (whose
-	/// late messages still count).
+	/// late messages still count), and whom else not to count as a stranger (registered
+	/// providers, read again as each round opens).
 	fn roster(&mut self, round: RoundIndex) -> crate::round::roster::Roster {
 		let roster = self.coordinator.roster(round);
 		let before = round.checked_sub(1).map(|r| self.coordinator.roster(r));
 		let network = before.map_or(roster.clone(), |b| b.union(&roster));
 		self.net.send(Command::Roster(network));
+		self.net.send(Command::Registered(self.coordinator.registered()));
 		roster
 	}
 
