@@ -117,11 +117,13 @@ impl Behaviour {
 				.with_agent_version(config.agent.clone()),
 		);
 		let ping = ping::Behaviour::new(ping::Config::new().with_interval(config.ping_interval));
-		let mut kad = kad::Behaviour::with_config(
-			peer,
-			MemoryStore::new(peer),
-			kad::Config::new(KAD_PROTOCOL),
-		);
+		let mut kad_config = kad::Config::new(KAD_PROTOCOL);
+		// The DHT is for finding peers only: records and provider records anyone puts are
+		// handed over as events (and dropped by the network task), not stored. Unfiltered,
+		// any key could have each trainer keep 1,024 records of up to 16 KiB (kad's largest
+		// message) and provider records for 1,024 keys, each for a day and more.
+		kad_config.set_record_filtering(kad::StoreInserts::FilterBoth);
+		let mut kad = kad::Behaviour::with_config(peer, MemoryStore::new(peer), kad_config);
 		// Trainers on private or loopback addresses never get confirmed external addresses,
 		// so serve the DHT regardless.
 		kad.set_mode(Some(kad::Mode::Server));

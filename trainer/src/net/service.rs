@@ -417,22 +417,30 @@ mod tests {
 		assert!(heard.try_recv().is_err(), "nothing else was heard");
 	}
 
-	/// A swarm of its own key that keeps whatever connections it gets (a stranger's, or a
-	/// member's without the trainer's protocols).
-	fn bare_swarm(key: &libp2p::identity::Keypair) -> Swarm<libp2p::swarm::dummy::Behaviour> {
+	/// A swarm of `key` with `behaviour` that keeps whatever connections it gets (a
+	/// stranger's, or a member's without the trainer's protocols).
+	fn swarm_of<B: libp2p::swarm::NetworkBehaviour>(
+		key: &libp2p::identity::Keypair,
+		behaviour: B,
+	) -> Swarm<B> {
 		let transport = transport(key, Shaper::default()).unwrap();
 		let config = libp2p::swarm::Config::with_tokio_executor()
 			.with_idle_connection_timeout(Duration::from_secs(300));
-		let peer = key.public().to_peer_id();
-		Swarm::new(transport, libp2p::swarm::dummy::Behaviour, peer, config)
+		Swarm::new(transport, behaviour, key.public().to_peer_id(), config)
 	}
 
-	/// The address `trainer` listens on.
-	fn listening(trainer: &NetworkHandle, deadline: Instant) -> Multiaddr {
+	fn bare_swarm(key: &libp2p::identity::Keypair) -> Swarm<libp2p::swarm::dummy::Behaviour> {
+		swarm_of(key, libp2p::swarm::dummy::Behaviour)
+	}
+
+	/// A runtime and a trainer on it, with the address it listens on.
+	fn listening_trainer(deadline: Instant) -> (tokio::runtime::Runtime, NetworkHandle, Multiaddr) {
+		let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+		let trainer = test_service(&runtime, Vec::new(), 1 << 20, None);
 		loop {
 			let left = deadline.saturating_duration_since(Instant::now());
 			if let Ok(Event::Listening(addr)) = trainer.events.recv_timeout(left) {
-				return addr;
+				return (runtime, trainer, addr);
 			}
 			assert!(Instant::now() < deadline, "the trainer never listened");
 		}
@@ -447,11 +455,9 @@ mod tests {
 			dial_opts::{DialOpts, PeerCondition},
 			SwarmEvent,
 		};
-		let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
 		let deadline = Instant::now() + Duration::from_secs(90);
 		let left = || deadline.saturating_duration_since(Instant::now());
-		let trainer = test_service(&runtime, Vec::new(), 1 << 20, None);
-		let addr = listening(&trainer, deadline);
+		let (runtime, trainer, addr) = listening_trainer(deadline);
 		let target = trainer.local_peer_id;
 		let key = libp2p::identity::Keypair::generate_ed25519();
 		let (resolved, open) = runtime.block_on(async move {
@@ -491,11 +497,9 @@ mod tests {
 	fn many_keys_hold_a_bounded_number_of_connections_and_a_member_still_gets_in() {
 		use std::collections::HashSet;
 
-		let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
 		let deadline = Instant::now() + Duration::from_secs(90);
 		let left = || deadline.saturating_duration_since(Instant::now());
-		let trainer = test_service(&runtime, Vec::new(), 1 << 20, None);
-		let addr = listening(&trainer, deadline);
+		let (runtime, trainer, addr) = listening_trainer(deadline);
 		let address = addr.with(libp2p::multiaddr::Protocol::P2p(trainer.local_peer_id));
 		let member_key = libp2p::identity::Keypair::generate_ed25519();
 		let member = member_key.public().to_peer_id();
@@ -548,5 +552,66 @@ mod tests {
 		}
 		assert_eq!(welcome, [member, joiner].into(), "only they got in");
 		assert_eq!(refused(), extra, "neither was refused");
+	}
+
+	/// Grid's DHT finds peers only: a record a stranger puts on a trainer is dropped (and
+	/// counted), not kept, so free keys cannot fill a trainer's memory with records (before,
+	/// up to 1,024 of up to 16 KiB each were stored as they came).
+	#[test]
+	fn a_record_a_stranger_puts_in_the_dht_is_not_kept() {
+		use libp2p::{
+			kad::{self, store::MemoryStore},
+			swarm::SwarmEvent,
+		};
+
+		use crate::net::{behaviour::KAD_PROTOCOL, task::DHT_RECORD_DROPPED};
+		let deadline = Instant::now() + Duration::from_secs(90);
+		let left = || deadline.saturating_duration_since(Instant::now());
+		let (runtime, trainer, addr) = listening_trainer(deadline);
+		let target = trainer.local_peer_id;
+		let key = libp2p::identity::Keypair::generate_ed25519();
+		let found = runtime.block_on(async move {
+			let peer = key.public().to_peer_id();
+			let config = kad::Config::new(KAD_PROTOCOL);
+			let mut kad = kad::Behaviour::with_config(peer, MemoryStore::new(peer), config);
+			kad.set_mode(Some(kad::Mode::Server));
+			kad.add_address(&target, addr);
+			let mut stranger = swarm_of(&key, kad);
+			let name = kad::RecordKey::new(&"junk");
+			// Under kad's largest message (16 KiB): a larger one never leaves the stranger.
+			let record = kad::Record::new(name.clone(), vec![7; 8_000]);
+			stranger.behaviour_mut().put_record_to(
+				record,
+				std::iter::once(target),
+				kad::Quorum::One,
+			);
+			// Once the put ends (the trainer answers it as the protocol asks), ask for it back.
+			let mut found = false;
+			loop {
+				let next = tokio::time::timeout(left(), stranger.select_next_some()).await;
+				let SwarmEvent::Behaviour(kad::Event::OutboundQueryProgressed {
+					result, step, ..
+				}) = next.expect("the stranger's DHT queries end")
+				else {
+					continue;
+				};
+				match result {
+					kad::QueryResult::PutRecord(put) => {
+						put.expect("the trainer answers a put as kad asks (and keeps nothing)");
+						stranger.behaviour_mut().get_record(name.clone());
+					}
+					kad::QueryResult::GetRecord(got) => {
+						found |= matches!(got, Ok(kad::GetRecordOk::FoundRecord(_)));
+						if step.last {
+							return found;
+						}
+					}
+					_ => {}
+				}
+			}
+		});
+		assert!(!found, "the trainer gave the stranger's record back");
+		let dropped = trainer.stats().rejected.get(DHT_RECORD_DROPPED).copied();
+		assert_eq!(dropped, Some(1), "the put was counted once");
 	}
 }

@@ -70,6 +70,8 @@ pub(super) struct Task {
 	stranger_answers: StrangerAnswers<InboundRequestId>,
 }
 
+/// What a record put in this trainer's DHT is counted as: dropped (the DHT is for routing).
+pub(super) const DHT_RECORD_DROPPED: &str = "dht record: not kept (the DHT finds peers only)";
 /// Most commitments remembered per round (a bound on what a flood of valid signers costs).
 const MAX_REMEMBERED: usize = 256;
 /// How long an unheard commitment is retried.
@@ -355,6 +357,11 @@ impl Task {
 					self.swarm.behaviour_mut().kad.add_address(&peer_id, addr);
 				}
 			}
+			BehaviourEvent::Kad(kad::Event::InboundRequest {
+				request:
+					kad::InboundRequest::PutRecord { record: Some(_), .. }
+					| kad::InboundRequest::AddProvider { record: Some(_) },
+			}) => self.count(DHT_RECORD_DROPPED),
 			BehaviourEvent::Kad(kad::Event::RoutingUpdated { peer, .. })
 				if !self.connected.contains(&peer) && peer != *self.swarm.local_peer_id() =>
 			{
