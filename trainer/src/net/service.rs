@@ -385,16 +385,9 @@ mod tests {
 
 	#[test]
 	fn a_forged_proof_is_refused_and_not_passed_on_while_a_signed_one_is() {
-		let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
 		let deadline = Instant::now() + Duration::from_secs(90);
 		let left = || deadline.saturating_duration_since(Instant::now());
-		let mut forger = test_service(&runtime, Vec::new(), 1 << 20, None);
-		let addr = loop {
-			if let Ok(Event::Listening(addr)) = forger.events.recv_timeout(left()) {
-				break addr;
-			}
-			assert!(!left().is_zero(), "the forger never listened");
-		};
+		let (runtime, mut forger, addr) = listening_trainer(deadline);
 		let address = addr.with(libp2p::multiaddr::Protocol::P2p(forger.local_peer_id));
 		let mut honest = test_service(&runtime, vec![address], 1 << 20, Some(GENESIS));
 		let forger_link = forger.take_proof_link().unwrap();
@@ -520,7 +513,7 @@ mod tests {
 		let _held: Vec<_> =
 			(0..strangers).map(|_| hold(libp2p::identity::Keypair::generate_ed25519())).collect();
 		let refused = || {
-			let key = "connection from outside the roster: too many strangers";
+			let key = crate::net::task::STRANGER_REFUSED;
 			trainer.stats().rejected.get(key).copied().unwrap_or(0) as usize
 		};
 		let (mut live, mut most) = (HashSet::new(), 0);

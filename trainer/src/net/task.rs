@@ -70,6 +70,8 @@ pub(super) struct Task {
 	stranger_answers: StrangerAnswers<InboundRequestId>,
 }
 
+/// What a stranger's connection refused past the bound is counted as (`net/strangers.rs`).
+pub(super) const STRANGER_REFUSED: &str = "connection from outside the roster: too many strangers";
 /// What a record put in this trainer's DHT is counted as: dropped (the DHT is for routing).
 pub(super) const DHT_RECORD_DROPPED: &str = "dht record: not kept (the DHT finds peers only)";
 /// Most commitments remembered per round (a bound on what a flood of valid signers costs).
@@ -314,12 +316,10 @@ impl Task {
 			}
 			SwarmEvent::IncomingConnectionError { error, .. } => {
 				tracing::debug!("incoming connection failed: {error}");
-				let refused = match &error {
-					ListenError::Denied { cause } => cause.downcast_ref::<TooManyStrangers>(),
-					_ => None,
-				};
-				if refused.is_some() {
-					self.count("connection from outside the roster: too many strangers");
+				if matches!(&error, ListenError::Denied { cause }
+					if cause.downcast_ref::<TooManyStrangers>().is_some())
+				{
+					self.count(STRANGER_REFUSED);
 				}
 			}
 			SwarmEvent::Behaviour(event) => self.behaviour_event(event),
