@@ -17,7 +17,9 @@
 #
 # Last, each attacker as a real `grid-trainer provide` process next to honest ones on a dev
 # node (tests/tests/attackers.rs, minutes each; E2E=0 skips them), until the chain caught it;
-# their outcomes go to the report and to redteam.json's "end_to_end".
+# their outcomes go to the report, to redteam.json's "end_to_end" and, as they came, to
+# bench/reports/redteam-e2e/; E2E=reuse takes those instead of running them again (when only
+# the in-process figures are measured again), and the report says so.
 #
 # Usage: bash bench/redteam.sh [ATTEMPTS]
 set -euo pipefail
@@ -44,12 +46,22 @@ replays=$!
 wait "$replays"
 e2e="$out.tmp-redteam/e2e"
 mkdir -p "$e2e"
-if [ "${E2E:-1}" != 0 ]; then
+kept="$out/redteam-e2e"
+if [ "${E2E:-1}" = reuse ]; then
+	cp "$kept"/*.json "$e2e"/
+elif [ "${E2E:-1}" != 0 ]; then
 	# A failed test still leaves its outcome (not caught) unless it could not run at all.
 	GRID_REDTEAM_E2E="$PWD/$e2e" cargo test --release --locked --workspace --test attackers \
 		-- --include-ignored --test-threads 1 > "$out/redteam-e2e.log" 2>&1 || true
+	rm -rf "$kept"
+	mkdir -p "$kept"
+	cp "$e2e"/*.json "$kept"/ 2> /dev/null || true
 fi
 python3 bench/redteam_e2e.py "$e2e" "$out.tmp-redteam/redteam.json" > "$out.tmp-redteam/e2e.md"
+if [ "${E2E:-1}" = reuse ]; then
+	echo "The end-to-end outcomes above are those an earlier run kept in \`redteam-e2e/\` (\`E2E=reuse\`), not measured again." \
+		>> "$out.tmp-redteam/e2e.md"
+fi
 # The report: the measured table and figures, then how they were made.
 {
 	echo "# Red-team suite"

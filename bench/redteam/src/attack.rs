@@ -2,6 +2,12 @@
 
 use std::fmt;
 
+/// How many times an honest update's norm the forged-residual attacker sends: below the
+/// chain jobs' norm screen (4 times the median, `CHAIN_SCREEN_RATIO`), and enough that its
+/// forged residual outweighs a round's training in an int8 replay (a replay that compared
+/// only compressed updates took such noise at 3.6 times for honest work: cosine 0.96).
+pub const FORGED_NORM: f32 = 3.5;
+
 /// One kind of attacker, placed next to honest providers in a job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Attacker {
@@ -21,6 +27,11 @@ pub enum Attacker {
 	WrongData,
 	/// Runs three quarters of the steps and claims them all (samples processed included).
 	InflatedClaim,
+	/// Trains nothing; sends noise of [`FORGED_NORM`] times an honest update's norm, and
+	/// states as its start state's error-feedback residual that noise over the decay, so
+	/// that a replay of any training from that state compresses to about the noise; its
+	/// trajectory never leaves the base.
+	ForgedResidual,
 	/// Trains honestly, but votes against the truth on every committee it is drawn onto
 	/// (a lazy provider trains next to it, so that there are challenges to vote on).
 	SybilVoter,
@@ -30,7 +41,7 @@ pub enum Attacker {
 
 impl Attacker {
 	/// Every attacker, in report order.
-	pub const ALL: [Attacker; 10] = [
+	pub const ALL: [Attacker; 11] = [
 		Attacker::Nobody,
 		Attacker::Lazy,
 		Attacker::ExactCopy,
@@ -39,6 +50,7 @@ impl Attacker {
 		Attacker::PreviousAggregate,
 		Attacker::WrongData,
 		Attacker::InflatedClaim,
+		Attacker::ForgedResidual,
 		Attacker::SybilVoter,
 		Attacker::GriefingChallenger,
 	];
@@ -59,6 +71,7 @@ impl Attacker {
 			Attacker::PreviousAggregate => "previous aggregate",
 			Attacker::WrongData => "wrong data",
 			Attacker::InflatedClaim => "inflated claim",
+			Attacker::ForgedResidual => "forged residual",
 			Attacker::SybilVoter => "Sybil voter",
 			Attacker::GriefingChallenger => "griefing challenger",
 		}

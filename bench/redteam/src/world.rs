@@ -55,7 +55,7 @@ use polkadot_sdk::{
 	frame_system::RunToBlockHooks, sp_core::H256, sp_io::hashing::blake2_256, sp_runtime::Perbill,
 };
 
-use crate::attack::Attacker;
+use crate::attack::{Attacker, FORGED_NORM};
 
 /// The honest providers.
 pub const HONEST: [AccountId; 4] = [11, 12, 13, 14];
@@ -493,6 +493,21 @@ impl<'a> World<'a> {
 				let start = m.trainer.snapshot(m.compressor.residual().to_vec())?;
 				let (trajectory, recorded) = recorded(&[(0, m.trainer.state()?)]);
 				let update = victim_sent.clone();
+				return Ok(Sent { start, update, claimed_steps: steps, trajectory, recorded });
+			}
+			Attacker::ForgedResidual => {
+				// Its update is the noise; its stated residual, the noise over the decay, which
+				// is all a replay from its start state would send were no step trained.
+				let values: Vec<f32> = noise.iter().map(|z| z * FORGED_NORM).collect();
+				let decay = self.setup.error_decay;
+				let m = &self.members[i];
+				let start = m.trainer.snapshot(values.iter().map(|v| v / decay).collect())?;
+				let update = Arc::new(compress_once(&scheme, m.compressor.layout(), &values)?);
+				// Its trajectory: from its start to the same weights `steps` steps on, whose
+				// end (the base) gives the update sent with that residual.
+				let at_start = StepState::at_start(base, &start);
+				let end = StepState { step: start.step + u64::from(steps), ..at_start.clone() };
+				let (trajectory, recorded) = recorded(&[(0, at_start), (steps, end)]);
 				return Ok(Sent { start, update, claimed_steps: steps, trajectory, recorded });
 			}
 			Attacker::ScaledCopy => victim.iter().map(|x| x * 1.5).collect(),

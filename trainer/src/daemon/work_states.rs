@@ -2,8 +2,9 @@
 //! encoded [`WorkState`] whose digests its commitment of a round carries, and the round's
 //! [`Trajectory`] and its [`StepState`]s (under their root and digests). A verifier may ask
 //! for any of them while the round can still be challenged, and one the trainer cannot show
-//! makes its update a suspect (a start state: invalid), so they outlive a restart: the
-//! trainer serves again what it finds here when it starts.
+//! makes its update invalid (a start state at once; a trajectory or its end once a full
+//! replay, which is held to that end, needs it), so they outlive a restart: the trainer
+//! serves again what it finds here when it starts.
 //!
 //! A state with AdamW's moments is kept in parts ([`Split`]), because its moments are
 //! mostly another kept state's too: a round's first recorded state has its start state's

@@ -15,7 +15,9 @@
 //! updates cheaply ([`suspects`]: agreement with the others' mean) and replays only the
 //! suspects before putting a deposit on a challenge; committee members check the challenged
 //! claim by its trajectory ([`Replayer::judge_trace`]), replay it in full where that does not
-//! hold, and vote.
+//! hold, and vote. A full replay of a claim whose trajectory root is known is held to the
+//! trajectory's recorded end ([`Replayer::judge_recorded`]): the update sent says little of
+//! the training behind it when its sender may state any error-feedback residual.
 //!
 //! - [`gram`]: every pair of a round's updates' dot product, from the updates as sent.
 //! - [`screens`]: the cheap screens of a round's updates (agreement, copies, short norms).

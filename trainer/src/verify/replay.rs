@@ -101,7 +101,7 @@ pub struct Judgement {
 
 impl Judgement {
 	/// An update refused without a replay.
-	fn refused() -> Self {
+	pub(super) fn refused() -> Self {
 		Judgement { verdict: Verdict::Invalid, cosine: 0.0, norm_ratio: 0.0 }
 	}
 

@@ -22,7 +22,8 @@
 //! fraud desk checks peers' with these functions (`round/fraud/segments.rs`), and committee
 //! members judge a challenged claim by its trajectory ([`Replayer::judge_trace`]: that it
 //! starts from the committed start state, that its end gives the update sent, and one drawn
-//! segment) before, only if that fails, they replay it in full (`round/fraud/committee.rs`).
+//! segment) before, only if that fails, they replay it in full, held to the trajectory's
+//! end ([`Replayer::judge_recorded`], `round/fraud/committee.rs`).
 
 use std::{borrow::Cow, collections::HashMap};
 
@@ -230,8 +231,9 @@ fn as_recorded(claim: &Claim, first: &Digest) -> Option<Claim> {
 		.find(|claim| StepView::at_start(claim.start_weights(), &claim.start).digest() == *first)
 }
 
-/// A committee member's check of a challenged claim by the trajectory its sender committed
-/// to ([`Replayer::judge_trace`]).
+/// A check of a claim by the trajectory its sender committed to ([`Replayer::judge_trace`]):
+/// a committee member's (one drawn gap first), or a full replay held to the trajectory's
+/// recorded end (a desk's suspect, or a claim whose gap did not settle it).
 pub struct TraceRequest {
 	/// The claim: the round's base, the sender's committed start state (checked against its
 	/// digests), the update it sent, its data seed and the steps it claimed.
@@ -239,11 +241,11 @@ pub struct TraceRequest {
 	/// The trajectory it committed to (checked against its root).
 	pub trajectory: Trajectory,
 	/// The gap drawn from the challenge's randomness: the steps between marks `gap` and
-	/// `gap + 1` are redone.
-	pub gap: usize,
-	/// The states fetched, by digest (each checked against it): the gap's ends and the
-	/// trajectory's end, but for the first mark, which the verifier rebuilds from the base
-	/// and the start state.
+	/// `gap + 1` are redone first (`None`: straight to the full replay).
+	pub gap: Option<usize>,
+	/// The states fetched, by digest (each checked against it): the trajectory's end and
+	/// the drawn gap's ends, but for the first mark, which the verifier rebuilds from the
+	/// base and the start state.
 	pub states: HashMap<Digest, StepState>,
 }
 
@@ -251,22 +253,52 @@ pub struct TraceRequest {
 #[derive(Clone, Debug, PartialEq)]
 pub enum TraceFinding {
 	/// The trajectory starts where the claim did, its end gives the update sent, and its
-	/// drawn segment redoes.
+	/// drawn segment redoes: valid for a gap's steps.
 	Holds,
-	/// What does not hold (a full replay decides).
-	Fails(String),
+	/// The drawn gap did not settle the claim (`why`, or no gap was drawn), and a full
+	/// replay held to the trajectory's end decided ([`Replayer::judge_recorded`]).
+	Replayed {
+		/// What did not hold.
+		why: String,
+		/// The full replay's judgement.
+		judgement: Judgement,
+		/// Inner steps it redid (none for a claim refused on its face: a trajectory short
+		/// of it, or from another start).
+		steps: u32,
+	},
 }
 
 impl Replayer {
-	/// Checks `request`'s claim by its trajectory: the first state is the round's base with
-	/// the committed start state's position and moments; every state used counts the steps
-	/// of its place; the last state's parameters, as a pseudo-gradient with the start
-	/// state's residual, compress to the update sent (as a replay's would, [`Judgement`]);
-	/// and the drawn segment's steps redo ([`judge_segment`]). Costs the segment's steps
-	/// and one compression instead of the round's every step.
-	pub fn judge_trace(&self, request: &TraceRequest) -> Result<TraceFinding> {
-		let TraceRequest { claim, trajectory, gap, states } = request;
-		let fails = |why: String| Ok(TraceFinding::Fails(why));
+	/// Checks `request`'s claim by its trajectory and, where its drawn gap does not settle
+	/// it (or none was drawn), by a full replay held to the trajectory's end
+	/// ([`Replayer::judge_recorded`]). The gap's check costs the gap's steps and one
+	/// compression instead of the round's every step: the first state is the round's base
+	/// with the committed start state's position and moments; every state used counts the
+	/// steps of its place; the last state's parameters, as a pseudo-gradient with the
+	/// start state's residual, compress to the update sent (as a replay's would,
+	/// [`Judgement`]); and the drawn segment's steps redo ([`judge_segment`]).
+	///
+	/// The request is consumed: the gap's states go before the full replay, which reads only
+	/// the trajectory's end (two states fewer at the replay's peak).
+	pub fn judge_trace(&self, mut request: TraceRequest) -> Result<TraceFinding> {
+		let why = match request.gap {
+			Some(gap) => match self.gap_fails(&request, gap)? {
+				None => return Ok(TraceFinding::Holds),
+				Some(why) => why,
+			},
+			None => "no gap was drawn".to_string(),
+		};
+		if let Some(&(_, end)) = request.trajectory.marks().last() {
+			request.states.retain(|digest, _| *digest == end);
+		}
+		let (judgement, steps) = self.replay_recorded(&request)?;
+		Ok(TraceFinding::Replayed { why, judgement, steps })
+	}
+
+	/// What of `request`'s trajectory does not hold with `gap` drawn (`None`: it all holds).
+	fn gap_fails(&self, request: &TraceRequest, gap: usize) -> Result<Option<String>> {
+		let TraceRequest { claim, trajectory, states, .. } = request;
+		let fails = |why: String| Ok(Some(why));
 		let marks = trajectory.marks();
 		if self.refuses(claim) {
 			return fails(format!(
@@ -304,7 +336,7 @@ impl Replayer {
 				stored(mark).map(StepState::view)
 			}
 		};
-		let (before, after, last) = (marks[*gap], marks[gap + 1], marks[marks.len() - 1]);
+		let (before, after, last) = (marks[gap], marks[gap + 1], marks[marks.len() - 1]);
 		for mark in [before, after, last] {
 			let counted = state(mark)?.step;
 			if counted != claim.start.step + u64::from(mark.0) {
@@ -314,13 +346,7 @@ impl Replayer {
 				));
 			}
 		}
-		// A round no longer than its catch-up step caught up after its last state.
-		let mut end = Cow::Borrowed(state(last)?.params);
-		if let Some(shift) = shift.filter(|s| claim.steps <= s.at) {
-			shift.apply(end.to_mut())?;
-		}
-		let again = self.sent_from(claim, &pseudo_gradient(&claim.base, &end)?)?;
-		let link = Judgement::of(&claim.sent.decompress(), &again.decompress());
+		let link = self.end_gives_sent(claim, state(last)?.params)?;
 		if link.verdict == Verdict::Invalid {
 			return fails(format!(
 				"its trajectory's end does not give the update it sent (cosine {:.3}, norm \
@@ -346,6 +372,65 @@ impl Replayer {
 				before.0, after.0, segment.gradient_cosine, segment.param_cosine
 			));
 		}
-		Ok(TraceFinding::Holds)
+		Ok(None)
+	}
+
+	/// Whether the end `params` of `claim`'s round, as a pseudo-gradient with its start
+	/// state's residual, compress to the update it sent (a round no longer than its
+	/// catch-up step caught up after its last state).
+	fn end_gives_sent(&self, claim: &Claim, params: &[f32]) -> Result<Judgement> {
+		let mut end = Cow::Borrowed(params);
+		if let Some(shift) = self.shift(claim).filter(|s| claim.steps <= s.at) {
+			shift.apply(end.to_mut())?;
+		}
+		let again = self.sent_from(claim, &pseudo_gradient(&claim.base, &end)?)?;
+		Ok(Judgement::of(&claim.sent.decompress(), &again.decompress()))
+	}
+
+	/// A full replay of `request`'s claim held to the trajectory its sender committed to:
+	/// every step redone from the committed start must reach the trajectory's recorded end
+	/// ([`judge_segment`] over the whole round: the gradients it added to the first moment
+	/// and the parameters' change), and that end, as a pseudo-gradient with the start
+	/// state's residual, must compress to the update sent. Valid only when both hold.
+	///
+	/// A replay that only compared its own compressed result with the update sent let the
+	/// residual decide: the residual is the sender's to state (nothing before the round
+	/// fixes it), and one a few times an update's size outweighs the round's training in the
+	/// compression, so an update of noise with a residual forged to give it replayed as
+	/// valid without a step trained (`verify/tests.rs`, `a_forged_residual_does_not_pass_for_training`).
+	/// The recorded end is fixed by the commitment's trajectory root, and the round's
+	/// training is compared with it directly, where no residual enters.
+	pub fn judge_recorded(&self, request: &TraceRequest) -> Result<Judgement> {
+		Ok(self.replay_recorded(request)?.0)
+	}
+
+	/// [`Replayer::judge_recorded`], and the inner steps it redid.
+	fn replay_recorded(&self, request: &TraceRequest) -> Result<(Judgement, u32)> {
+		let refused = Ok((Judgement::refused(), 0));
+		let TraceRequest { claim, trajectory, states, .. } = request;
+		let marks = trajectory.marks();
+		if self.refuses(claim) || marks.len() < 2 || trajectory.steps() != claim.steps {
+			return refused;
+		}
+		let Some(claim) = as_recorded(claim, &marks[0].1) else { return refused };
+		let (at, digest) = marks[marks.len() - 1];
+		let end = states
+			.get(&digest)
+			.ok_or_else(|| Error::Config(format!("no state at step {at} to check")))?;
+		if end.step != claim.start.step + u64::from(claim.steps) {
+			return refused;
+		}
+		let link = self.end_gives_sent(&claim, &end.params)?;
+		let first = StepView::at_start(claim.start_weights(), &claim.start);
+		let shift = self.shift(&claim);
+		let moments = first.moments.cloned();
+		let whole = self.redo_segment(first, moments, end, &claim.seed, 0, claim.steps, shift)?;
+		let valid = link.verdict == Verdict::Valid && whole.verdict == Verdict::Valid;
+		let judgement = Judgement {
+			verdict: if valid { Verdict::Valid } else { Verdict::Invalid },
+			cosine: link.cosine.min(whole.gradient_cosine).min(whole.param_cosine),
+			norm_ratio: link.norm_ratio,
+		};
+		Ok((judgement, claim.steps))
 	}
 }

@@ -604,13 +604,17 @@ fn a_claim_holds_by_its_trajectory_only_from_its_start_to_the_update_it_sent() {
 		let request = TraceRequest {
 			claim: claim.clone(),
 			trajectory: trajectory.clone(),
-			gap,
+			gap: Some(gap),
 			states: states.clone(),
 		};
-		rep.judge_trace(&request).unwrap()
+		rep.judge_trace(request).unwrap()
 	};
-	let fails_with = |finding: TraceFinding, words: &str| match finding {
-		TraceFinding::Fails(why) => assert!(why.contains(words), "{why}"),
+	// What did not hold, and what the full replay held to the trajectory's end then found.
+	let fails_with = |finding: TraceFinding, words: &str, verdict: Verdict| match finding {
+		TraceFinding::Replayed { why, judgement, .. } => {
+			assert!(why.contains(words), "{why}");
+			assert_eq!(judgement.verdict, verdict, "{words}: {judgement:?}");
+		}
 		TraceFinding::Holds => panic!("held; expected: {words}"),
 	};
 	// Honest: whichever gap is drawn, its start, its end and the gap hold.
@@ -620,7 +624,7 @@ fn a_claim_holds_by_its_trajectory_only_from_its_start_to_the_update_it_sent() {
 	// The same trajectory for a claim from another start state: not where it starts.
 	let moved = WorkState { step: claim.start.step + 1, ..(*claim.start).clone() };
 	let other_start = Claim { start: Arc::new(moved), ..claim.clone() };
-	fails_with(check(&other_start, &trajectory, 3), "does not start from");
+	fails_with(check(&other_start, &trajectory, 3), "does not start from", Verdict::Invalid);
 	// Honest steps, but another update sent (its trajectory's end does not give it).
 	let noise: Vec<f32> = delta.iter().enumerate().map(|(i, d)| d * (i % 3) as f32).collect();
 	let scheme = Compression::Int8 { chunk: 256 };
@@ -628,10 +632,12 @@ fn a_claim_holds_by_its_trajectory_only_from_its_start_to_the_update_it_sent() {
 		sent: Arc::new(compress_once(&scheme, &rep.layout, &noise).unwrap()),
 		..claim.clone()
 	};
-	fails_with(check(&other_sent, &trajectory, 3), "does not give the update");
+	fails_with(check(&other_sent, &trajectory, 3), "does not give the update", Verdict::Invalid);
 	// More steps claimed than recorded, or past the job's cap.
-	fails_with(check(&Claim { steps: 13, ..claim.clone() }, &trajectory, 3), "for a claim of 13");
-	fails_with(check(&Claim { steps: 101, ..claim.clone() }, &trajectory, 3), "a claim of 101");
+	let more = Claim { steps: 13, ..claim.clone() };
+	fails_with(check(&more, &trajectory, 3), "for a claim of 13", Verdict::Invalid);
+	let over = Claim { steps: 101, ..claim.clone() };
+	fails_with(check(&over, &trajectory, 3), "a claim of 101", Verdict::Invalid);
 	// A state counting other steps than its place (its digest is the trajectory's, so it
 	// was committed to as it is).
 	let mut shifted = kept.clone();
@@ -640,10 +646,10 @@ fn a_claim_holds_by_its_trajectory_only_from_its_start_to_the_update_it_sent() {
 	let request = TraceRequest {
 		claim: claim.clone(),
 		trajectory: Trajectory::of(&shifted),
-		gap: 2,
+		gap: Some(2),
 		states: shifted_states,
 	};
-	fails_with(rep.judge_trace(&request).unwrap(), "counts");
+	fails_with(rep.judge_trace(request).unwrap(), "counts", Verdict::Invalid);
 }
 
 /// The tiny model's replayer in a job whose rounds catch up after 4 steps, and a base for
@@ -715,12 +721,20 @@ fn an_overlapped_claim_holds_only_as_the_round_it_was() {
 	};
 	let check = |claim: &Claim, kept: &[(u32, StepState)], gap: usize| {
 		let states = kept.iter().skip(1).map(|(_, s)| (s.digest(), s.clone())).collect();
-		let request =
-			TraceRequest { claim: claim.clone(), trajectory: Trajectory::of(kept), gap, states };
-		rep.judge_trace(&request).unwrap()
+		let request = TraceRequest {
+			claim: claim.clone(),
+			trajectory: Trajectory::of(kept),
+			gap: Some(gap),
+			states,
+		};
+		rep.judge_trace(request).unwrap()
 	};
-	let fails_with = |finding: TraceFinding, words: &str| match finding {
-		TraceFinding::Fails(why) => assert!(why.contains(words), "{why}"),
+	// What did not hold, and what the full replay held to the trajectory's end then found.
+	let fails_with = |finding: TraceFinding, words: &str, verdict: Verdict| match finding {
+		TraceFinding::Replayed { why, judgement, .. } => {
+			assert!(why.contains(words), "{why}");
+			assert_eq!(judgement.verdict, verdict, "{words}: {judgement:?}");
+		}
 		TraceFinding::Holds => panic!("held; expected: {words}"),
 	};
 	// Honest: the full replay, and every gap (before, across and after the catch-up).
@@ -733,28 +747,30 @@ fn an_overlapped_claim_holds_only_as_the_round_it_was() {
 	// replay from S_r comes out close: the same work but for four steps' gradients taken
 	// at the previous base, so mislabelling the round buys nothing.)
 	let blocking = Claim { from: None, ..claim.clone() };
-	fails_with(check(&blocking, &kept, 5), "does not start from");
+	fails_with(check(&blocking, &kept, 5), "does not start from", Verdict::Invalid);
 	// Moved onto S_r at the catch-up but skipped the step after it: that gap does not redo.
 	let mut skipped = kept.clone();
 	let mut moved = skipped[4].1.clone();
 	rep.shift(&claim).unwrap().apply(&mut moved.params).unwrap();
 	moved.step += 1;
 	skipped[5].1 = moved;
-	fails_with(check(&claim, &skipped, 4), "do not redo");
+	// Its end is the honest one, so the full replay held to it clears the update sent.
+	fails_with(check(&claim, &skipped, 4), "do not redo", Verdict::Valid);
 	// A job whose rounds do not overlap refuses an overlapped claim without replaying it.
 	let plain = Replayer { catch_up: None, ..rep.clone() };
 	let j = plain.judge(&claim).unwrap();
 	assert_eq!((j.verdict, j.cosine), (Verdict::Invalid, 0.0));
 	fails_with(
 		plain
-			.judge_trace(&TraceRequest {
+			.judge_trace(TraceRequest {
 				claim: claim.clone(),
 				trajectory: Trajectory::of(&kept),
-				gap: 0,
+				gap: Some(0),
 				states: Default::default(),
 			})
 			.unwrap(),
 		"overlapped",
+		Verdict::Invalid,
 	);
 }
 
@@ -797,8 +813,11 @@ fn an_overlapping_jobs_round_passes_as_it_ran_and_from_no_other_start() {
 		assert_eq!(replay.verdict, expected, "{name}: full replay {replay:?}");
 		// Gap 4 is the step after the catch-up, which moved the weights before it.
 		let states = kept.iter().skip(1).map(|(_, s)| (s.digest(), s.clone())).collect();
-		let request = TraceRequest { claim, trajectory: Trajectory::of(&kept), gap: 4, states };
-		let trace = rep.judge_trace(&request).unwrap();
+		let request =
+			TraceRequest { claim, trajectory: Trajectory::of(&kept), gap: Some(4), states };
+		let recorded = rep.judge_recorded(&request).unwrap();
+		assert_eq!(recorded.verdict, expected, "{name}: held to its end {recorded:?}");
+		let trace = rep.judge_trace(request).unwrap();
 		assert_eq!(trace == TraceFinding::Holds, expected == Verdict::Valid, "{name}: {trace:?}");
 		let segment = SegmentRequest {
 			start: kept[4].1.clone().into(),
@@ -810,5 +829,90 @@ fn an_overlapping_jobs_round_passes_as_it_ran_and_from_no_other_start() {
 		};
 		let segment = rep.check_segment(segment).unwrap();
 		assert_eq!(segment.verdict, expected, "{name}: segment {segment:?}");
+	}
+}
+
+/// A lazy sender forges its residual: it trains nothing and sends noise, stating as its
+/// start state's residual that noise (over the decay), a few times an honest update's size,
+/// so that the compression of any round's training with it gives back about the noise. A
+/// replay that only compares its compressed result with the update sent is fooled (the
+/// residual outweighs the round's training); held to the trajectory the sender committed
+/// to, the same replay refuses it: an end that gives the update sent without training (the
+/// base) is not where the steps lead, and the end they lead to is known only by training
+/// them, which is what the sender is paid for. Honest work passes both.
+#[test]
+fn a_forged_residual_does_not_pass_for_training() {
+	let seed = Hash::repeat_byte(0x55);
+	let (rep, _) = tiny();
+	let base =
+		Arc::new(Model::new(rep.spec, b"job", &Device::Cpu).unwrap().params().flatten().unwrap());
+	let n = base.len();
+	let scheme = Compression::Int8 { chunk: 256 };
+	let (start, sent, kept) =
+		round_from(&rep, seed, &base, None, crate::diloco::CatchUp::new(4).unwrap());
+	let honest = Claim {
+		base: base.clone(),
+		start: Arc::new(start.clone()),
+		sent: Arc::new(sent.clone()),
+		seed,
+		steps: 12,
+		from: None,
+	};
+	let states = |kept: &[(u32, StepState)]| -> std::collections::HashMap<_, _> {
+		kept.iter().skip(1).map(|(_, s)| (s.digest(), s.clone())).collect()
+	};
+	let recorded = |claim: &Claim, kept: &[(u32, StepState)]| {
+		let request = TraceRequest {
+			claim: claim.clone(),
+			trajectory: Trajectory::of(kept),
+			gap: None,
+			states: states(kept),
+		};
+		rep.judge_recorded(&request).unwrap()
+	};
+	assert_eq!(rep.judge(&honest).unwrap().verdict, Verdict::Valid);
+	assert_eq!(recorded(&honest, &kept).verdict, Verdict::Valid);
+	// The forger's residual: noise ten times the honest update's norm, over the decay.
+	let honest_norm = crate::aggregate::norm(&sent.decompress()) as f32;
+	let mut rng = Rng::new(11);
+	let noise: Vec<f32> = (0..n).map(|_| rng.normal() as f32).collect();
+	let scale = 10.0 * honest_norm / crate::aggregate::norm(&noise) as f32 / rep.error_decay;
+	let residual: Vec<f32> = noise.iter().map(|z| z * scale).collect();
+	let forged_sent =
+		compress_once(&scheme, &rep.layout, &corrected(&vec![0.0; n], &residual, rep.error_decay))
+			.unwrap();
+	let forged = Claim {
+		start: Arc::new(WorkState { residual, ..start.clone() }),
+		sent: Arc::new(forged_sent),
+		..honest.clone()
+	};
+	let fooled = rep.judge(&forged).unwrap();
+	assert_eq!(
+		fooled.verdict,
+		Verdict::Valid,
+		"the forgery is strong enough to matter: {fooled:?}"
+	);
+	// Its trajectory never leaves the base (the step counts go on): the end gives the
+	// noise sent, but twelve steps from the base do not end at the base.
+	let idle_states: Vec<(u32, StepState)> = (0..=12u32)
+		.map(|at| {
+			let state = StepState::at_start(&base, &start);
+			(at, StepState { step: start.step + u64::from(at), ..state })
+		})
+		.collect();
+	let j = recorded(&forged, &idle_states);
+	assert_eq!(j.verdict, Verdict::Invalid, "an idle trajectory: {j:?}");
+	// By its trajectory, a committee member replays it in full and refuses it.
+	let request = TraceRequest {
+		claim: forged.clone(),
+		trajectory: Trajectory::of(&idle_states),
+		gap: Some(5),
+		states: states(&idle_states),
+	};
+	match rep.judge_trace(request).unwrap() {
+		TraceFinding::Replayed { judgement, .. } => {
+			assert_eq!(judgement.verdict, Verdict::Invalid, "{judgement:?}")
+		}
+		TraceFinding::Holds => panic!("a forged residual held"),
 	}
 }

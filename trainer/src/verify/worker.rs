@@ -159,7 +159,7 @@ impl Replayer {
 				Finding::Screen(self.loss_screen(&s.base, &update, &other, &s.seed, s.steps))
 			}
 			Check::Segment(s) => Finding::Segment(self.check_segment(s)),
-			Check::Trace(t) => Finding::Trace(self.judge_trace(&t)),
+			Check::Trace(t) => Finding::Trace(self.judge_trace(*t)),
 		}
 	}
 }

@@ -38,10 +38,10 @@ impl FraudDesk {
 		match (self.segment_wants(round, peer, &id), self.trace_wants(round, peer, &id)) {
 			(true, true) => {
 				self.segment_arrived(round, peer, &id, answer.clone(), port);
-				return self.trace_arrived(round, peer, &id, answer);
+				return self.trace_arrived(round, peer, &id, answer, port);
 			}
 			(true, false) => return self.segment_arrived(round, peer, &id, answer, port),
-			(false, true) => return self.trace_arrived(round, peer, &id, answer),
+			(false, true) => return self.trace_arrived(round, peer, &id, answer, port),
 			(false, false) => {}
 		}
 		let key = (round, peer);
@@ -97,7 +97,7 @@ impl FraudDesk {
 					from,
 				};
 				if let Some(CheckState::Fetching { purpose, .. }) = self.states.remove(&key) {
-					self.check_claim(key, purpose, claim, target.trace);
+					self.check_claim(key, purpose, claim, target.trajectory, target.draw);
 				}
 			}
 			Err(e) => {
@@ -270,8 +270,8 @@ impl FraudDesk {
 			.chain(evidence.updates.values())
 			.map(|kept| &kept.update)
 			.find(|update| update_hash(&update.encode()) == request.update)?;
-		let trace = own.and_then(|kept| kept.trajectory).map(|root| (root, request.draw));
+		let trajectory = own.and_then(|kept| kept.trajectory);
 		let (steps, start, update) = (request.steps, request.start_state, update.clone());
-		Some(Target { steps, start, update, trace })
+		Some(Target { steps, start, update, trajectory, draw: Some(request.draw) })
 	}
 }

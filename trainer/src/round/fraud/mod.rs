@@ -108,16 +108,20 @@ struct Target {
 	start: Digest,
 	/// The update.
 	update: Arc<CompressedUpdate>,
-	/// For a committee's check: the trajectory root its sender committed to and the
-	/// challenge's randomness, to check the claim by its trajectory before any full replay.
-	trace: Option<(Digest, Hash)>,
+	/// The trajectory root its sender committed to, where this trainer heard it: a full
+	/// replay is held to the trajectory's end.
+	trajectory: Option<Digest>,
+	/// For a committee's check: the challenge's randomness, which draws the gap of the
+	/// trajectory checked before any full replay.
+	draw: Option<Hash>,
 }
 
 impl Target {
 	/// What `kept`'s sender claimed.
 	fn of(kept: &Kept) -> Self {
 		let update = kept.update.clone();
-		Target { steps: kept.steps, start: kept.start.id(), update, trace: None }
+		let (steps, start, trajectory) = (kept.steps, kept.start.id(), kept.trajectory);
+		Target { steps, start, update, trajectory, draw: None }
 	}
 }
 
@@ -139,7 +143,7 @@ pub struct DeskCosts {
 enum CheckState {
 	/// Waiting for the sender's start state (asked `tries` times).
 	Fetching { purpose: Purpose, tries: u32, target: Target },
-	/// A committee's check by the claim's trajectory (start state in hand).
+	/// A check by the claim's trajectory (start state in hand).
 	Tracing { purpose: Purpose, trace: Box<Tracing> },
 	/// Replaying.
 	Replaying { purpose: Purpose },

@@ -16,7 +16,6 @@ use crate::{
 	model::Model,
 	round::{evidence::MemoryArchive, fetch::Fetched, messages::update_hash},
 	train::InnerConfig,
-	verify::Claim,
 	work_state::WorkState,
 };
 
@@ -96,10 +95,10 @@ fn test_replayer() -> Replayer {
 	}
 }
 
-/// How each peer answers requests for its start state.
+/// How each peer answers requests for its start state (and its trajectory).
 #[derive(Clone, Copy, PartialEq)]
 enum Serves {
-	/// The state it committed to.
+	/// What it committed to (what the test holds under the address asked for).
 	Committed,
 	/// Another state.
 	Other,
@@ -118,6 +117,7 @@ fn poll_until(
 	desk: &mut FraudDesk,
 	chain: &Recorder,
 	serves: &HashMap<PeerId, Serves>,
+	objects: &HashMap<Digest, Vec<u8>>,
 	n: usize,
 	done: impl Fn(&Recorder) -> bool,
 ) {
@@ -126,8 +126,9 @@ fn poll_until(
 		assert!(start.elapsed() < Duration::from_secs(60), "no finding in time");
 		desk.poll(chain);
 		for (round, peer, id) in desk.state_requests() {
+			let committed = || objects.get(&id).cloned().ok_or_else(|| "not kept".to_string());
 			let answer = match serves[&peer] {
-				Serves::Committed => Ok(WorkState::fresh(n, true).encode()),
+				Serves::Committed => committed(),
 				Serves::Other => Ok(WorkState { step: 1, ..WorkState::fresh(n, true) }.encode()),
 				Serves::Nothing => Err("no work state".to_string()),
 			};
@@ -168,28 +169,28 @@ fn noise_is_accused_and_voted_invalid_honest_work_voted_valid() {
 		.collect();
 	let mut chain = Recorder { committed: fresh.digests().id(), ..Recorder::default() };
 	let mut received = Vec::new();
+	// What honest senders serve by content address: the start state and their recorded
+	// trajectories (the lazy one recorded none).
+	let mut objects: HashMap<Digest, Vec<u8>> = HashMap::new();
+	objects.insert(fresh.digests().id(), fresh.encode());
 	for (i, peer) in peers.iter().enumerate() {
 		let seed = Hash::repeat_byte(i as u8 + 1);
 		chain.seeds.insert(*peer, seed);
-		// Honest updates are what an exact replay from the committed (fresh) state gives;
-		// the lazy one is noise. The liar and the mute send honest-looking work but will
-		// not show the state behind it.
-		let claim = Claim {
-			base: base.clone(),
-			start: fresh.clone(),
-			sent: Arc::new(CompressedUpdate::None(vec![0.0; n])),
-			seed,
-			steps: 20,
-			from: None,
-		};
-		let update = if *peer == lazy {
-			CompressedUpdate::None((0..n).map(|j| if j % 2 == 0 { 0.01 } else { -0.01 }).collect())
+		// Honest updates are what training from the committed (fresh) state gives; the lazy
+		// one is noise. The liar and the mute send honest work but will not show the state
+		// behind it.
+		let (update, root) = if *peer == lazy {
+			let noise = (0..n).map(|j| if j % 2 == 0 { 0.01 } else { -0.01 }).collect();
+			(CompressedUpdate::None(noise), [0; 32])
 		} else {
-			replayer().replay(&claim).unwrap()
+			let (kept, delta) = train_recorded(&replayer(), &base, &fresh, &seed, 20);
+			let (trajectory, served) = crate::trajectory::Trajectory::served(&kept);
+			objects.extend(served);
+			(CompressedUpdate::None(delta), trajectory.root())
 		};
 		let start = fresh.digests();
 		let update = Arc::new(update);
-		received.push(Received { peer: *peer, steps: 20, start, trajectory: [0; 32], update });
+		received.push(Received { peer: *peer, steps: 20, start, trajectory: root, update });
 	}
 	chain.seeds.insert(copier, Hash::repeat_byte(0x70));
 	chain.seeds.insert(unheard_copier, Hash::repeat_byte(0x80));
@@ -203,11 +204,11 @@ fn noise_is_accused_and_voted_invalid_honest_work_voted_valid() {
 		chain.proved.insert(peer, update_hash(&r.update.encode()));
 	}
 	let archive = MemoryArchive::default();
-	// No segment checks here (these peers record no trajectories): `segment_checks`' test.
+	// No segment checks here: `segment_checks`' test.
 	let mut desk = FraudDesk::new(me, [7; 32], replayer(), Box::new(archive.clone()), KEEP_ROUNDS)
 		.with_segment_rate(0.0);
 	desk.keep_round(0, base.clone(), received, copies, &chain);
-	poll_until(&mut desk, &chain, &serves, n, |c| c.accused.lock().unwrap().len() >= 2);
+	poll_until(&mut desk, &chain, &serves, &objects, n, |c| c.accused.lock().unwrap().len() >= 2);
 	let mut accused = chain.accused.lock().unwrap().clone();
 	accused.sort();
 	let mut expected = vec![(0, lazy), (0, copier)];
@@ -216,7 +217,7 @@ fn noise_is_accused_and_voted_invalid_honest_work_voted_valid() {
 	// A challenge of a copy this desk never heard of: it holds the update the chain names
 	// (the original's), and the copier's own state and data do not give it.
 	chain.request(30, 0, unheard_copier);
-	poll_until(&mut desk, &chain, &serves, n, |c| !c.votes.lock().unwrap().is_empty());
+	poll_until(&mut desk, &chain, &serves, &objects, n, |c| !c.votes.lock().unwrap().is_empty());
 	assert_eq!(chain.votes.lock().unwrap().pop(), Some((30, Verdict::Invalid)));
 
 	// Drawn for a challenge of the update it already judged: the vote is immediate.
@@ -225,7 +226,7 @@ fn noise_is_accused_and_voted_invalid_honest_work_voted_valid() {
 	assert_eq!(*chain.votes.lock().unwrap(), vec![(7, Verdict::Invalid)]);
 	// A challenge of honest work is replayed and voted valid.
 	chain.request(8, 0, peers[1]);
-	poll_until(&mut desk, &chain, &serves, n, |c| c.votes.lock().unwrap().len() == 2);
+	poll_until(&mut desk, &chain, &serves, &objects, n, |c| c.votes.lock().unwrap().len() == 2);
 	assert_eq!(chain.votes.lock().unwrap()[1], (8, Verdict::Valid));
 	// The same honest work is invalid where its proof on chain names another start state
 	// or other steps than its commitment did: what was paid is not what replays.
@@ -237,7 +238,7 @@ fn noise_is_accused_and_voted_invalid_honest_work_voted_valid() {
 	// invalid whatever it looks like.
 	chain.request(11, 0, liar);
 	chain.request(12, 0, mute);
-	poll_until(&mut desk, &chain, &serves, n, |c| c.votes.lock().unwrap().len() == 6);
+	poll_until(&mut desk, &chain, &serves, &objects, n, |c| c.votes.lock().unwrap().len() == 6);
 	let votes = chain.votes.lock().unwrap().clone();
 	assert!(votes.contains(&(11, Verdict::Invalid)) && votes.contains(&(12, Verdict::Invalid)));
 	// Without the round's evidence there is no vote.
@@ -249,14 +250,16 @@ fn noise_is_accused_and_voted_invalid_honest_work_voted_valid() {
 		desk.keep_round(round, base.clone(), Vec::new(), Vec::new(), &chain);
 	}
 	chain.request(10, 0, peers[2]);
-	poll_until(&mut desk, &chain, &serves, n, |c| c.votes.lock().unwrap().len() == 7);
+	poll_until(&mut desk, &chain, &serves, &objects, n, |c| c.votes.lock().unwrap().len() == 7);
 	assert_eq!(chain.votes.lock().unwrap()[6], (10, Verdict::Valid));
 	// A restarted trainer (nothing in memory, the same archive) judges it too.
 	let mut restarted =
 		FraudDesk::new(me, [7; 32], replayer(), Box::new(archive.clone()), KEEP_ROUNDS)
 			.with_segment_rate(0.0);
 	chain.request(14, 0, lazy);
-	poll_until(&mut restarted, &chain, &serves, n, |c| c.votes.lock().unwrap().len() == 8);
+	poll_until(&mut restarted, &chain, &serves, &objects, n, |c| {
+		c.votes.lock().unwrap().len() == 8
+	});
 	assert_eq!(chain.votes.lock().unwrap()[7], (14, Verdict::Invalid));
 	// Once round 0 can no longer be challenged, its evidence is gone.
 	for round in MEMORY_ROUNDS as RoundIndex + 1..=KEEP_ROUNDS {
@@ -493,15 +496,18 @@ fn segment_checks_clear_honest_rounds_and_accuse_training_on_other_data() {
 	};
 	assert!(unserved(&desk) && !desk.states.contains_key(&(0, unrecorded)));
 	// Still nothing a round later; once it served nothing for the patience's rounds its
-	// update is replayed in full from its start state, which it serves: cleared.
+	// update is replayed in full, held to the end its trajectory root names, which it does
+	// not show: without it the update sent says nothing of its training (a forged residual
+	// replays as valid), so the update is invalid and accused.
 	for round in 1..=SEGMENT_PATIENCE {
 		assert!(unserved(&desk), "round {round}");
 		desk.keep_round(round, Arc::new(base.clone()), Vec::new(), Vec::new(), &chain);
 		serve_until_idle(&mut desk, &chain, &objects, n);
 	}
 	let replayed = desk.states.get(&(0, unrecorded));
-	assert!(matches!(replayed, Some(CheckState::Done(Verdict::Valid))), "replayed and cleared");
-	assert_eq!(chain.accused.lock().unwrap().len(), 1, "nobody else accused");
+	assert!(matches!(replayed, Some(CheckState::Done(Verdict::Invalid))), "{unrecorded}");
+	assert_eq!(*chain.accused.lock().unwrap(), vec![(0, other_data), (0, unrecorded)]);
+	assert_eq!(desk.costs().replay_steps, 12, "other data's, replayed before it was accused");
 }
 
 #[test]
@@ -574,8 +580,9 @@ fn committees_clear_honest_claims_by_a_segment_and_replay_the_rest_in_full() {
 	// claim to a full replay, which refutes it.
 	assert_eq!(judge(2, swapped), (Verdict::Invalid, 1 + 12));
 	assert_eq!(judge(3, forged), (Verdict::Invalid, 1 + 12));
-	// A sender serving no trajectory is replayed in full, and honest work is still cleared.
-	assert_eq!(judge(4, unrecorded), (Verdict::Valid, 12));
+	// A sender serving no trajectory cannot show the end a full replay is held to: invalid,
+	// with no step redone.
+	assert_eq!(judge(4, unrecorded), (Verdict::Invalid, 0));
 	assert_eq!(desk.costs().replay_steps, 0, "the member's own replays are counted apart");
 }
 
