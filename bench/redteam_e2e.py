@@ -5,7 +5,7 @@ import pathlib
 import sys
 
 ORDER = ["exact copy", "scaled copy", "noised copy", "previous aggregate", "wrong data",
-         "inflated claim", "Sybil voter", "griefing challenger"]
+         "inflated claim", "forged residual", "Sybil voter", "griefing challenger"]
 
 directory, report_path = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 found = {}

@@ -155,6 +155,12 @@ fn an_inflated_claim_is_caught() -> Result<()> {
 	attack("inflated claim", "inflate = 0.75", &[], 4, Caught::Fraud)
 }
 
+#[test]
+#[ignore = "minutes: bench/redteam.sh runs it"]
+fn a_provider_forging_its_residual_is_caught() -> Result<()> {
+	attack("forged residual", "forge_residual = true", &[], 4, Caught::Fraud)
+}
+
 /// In CI too: it covers a committee's vote against the truth and a lazy provider's
 /// conviction by a committee of real daemons (about a minute and a half).
 #[test]

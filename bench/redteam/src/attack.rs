@@ -2,12 +2,6 @@
 
 use std::fmt;
 
-/// How many times an honest update's norm the forged-residual attacker sends: below the
-/// chain jobs' norm screen (4 times the median, `CHAIN_SCREEN_RATIO`), and enough that its
-/// forged residual outweighs a round's training in an int8 replay (a replay that compared
-/// only compressed updates took such noise at 3.6 times for honest work: cosine 0.96).
-pub const FORGED_NORM: f32 = 3.5;
-
 /// One kind of attacker, placed next to honest providers in a job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Attacker {
@@ -27,7 +21,8 @@ pub enum Attacker {
 	WrongData,
 	/// Runs three quarters of the steps and claims them all (samples processed included).
 	InflatedClaim,
-	/// Trains nothing; sends noise of [`FORGED_NORM`] times an honest update's norm, and
+	/// Trains nothing; sends noise of `FORGED_NORM` times an honest update's norm (the
+	/// daemon's, `grid_trainer::round::misbehave`), and
 	/// states as its start state's error-feedback residual that noise over the decay, so
 	/// that a replay of any training from that state compresses to about the noise; its
 	/// trajectory never leaves the base.

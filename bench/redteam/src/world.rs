@@ -38,6 +38,7 @@ use grid_trainer::{
 		fetch::Fetched,
 		fraud::{CheckRequest, FraudDesk, FraudPort, Received, GAUNTLET_PEERS, SEGMENT_RATE},
 		messages::{update_hash, Digest},
+		misbehave::FORGED_NORM,
 	},
 	train::{InnerConfig, InnerTrainer},
 	trajectory::{Recorder, StepState, Trajectory},
@@ -55,7 +56,7 @@ use polkadot_sdk::{
 	frame_system::RunToBlockHooks, sp_core::H256, sp_io::hashing::blake2_256, sp_runtime::Perbill,
 };
 
-use crate::attack::{Attacker, FORGED_NORM};
+use crate::attack::Attacker;
 
 /// The honest providers.
 pub const HONEST: [AccountId; 4] = [11, 12, 13, 14];
@@ -498,7 +499,7 @@ impl<'a> World<'a> {
 			Attacker::ForgedResidual => {
 				// Its update is the noise; its stated residual, the noise over the decay, which
 				// is all a replay from its start state would send were no step trained.
-				let values: Vec<f32> = noise.iter().map(|z| z * FORGED_NORM).collect();
+				let values: Vec<f32> = noise.iter().map(|z| z * FORGED_NORM as f32).collect();
 				let decay = self.setup.error_decay;
 				let m = &self.members[i];
 				let start = m.trainer.snapshot(values.iter().map(|v| v / decay).collect())?;

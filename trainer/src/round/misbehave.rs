@@ -34,6 +34,13 @@ pub struct Misbehaviour {
 	/// Skip training: send noise and claim the work (a lazy trainer).
 	#[serde(default)]
 	pub lazy: bool,
+	/// Skip training: send noise at [`FORGED_NORM`] times an honest update's norm, committing
+	/// a start state whose error-feedback residual is that noise over the job's decay (a
+	/// replay from it compresses any round's training to about the noise) and a trajectory
+	/// from its start to the same weights the claimed steps on (whose end, with that
+	/// residual, gives the noise sent).
+	#[serde(default)]
+	pub forge_residual: bool,
 	/// Skip training: send another participant's update of the round as its own.
 	pub copy: Option<CopyKind>,
 	/// Skip training: send the direction the previous round's aggregate moved the model,
@@ -90,6 +97,7 @@ impl Misbehaviour {
 	pub fn check(&self) -> Result<(), String> {
 		let replacing = [
 			self.lazy,
+			self.forge_residual,
 			self.copy.is_some(),
 			self.stale,
 			self.wrong_data,
@@ -97,8 +105,8 @@ impl Misbehaviour {
 			self.poison.is_some(),
 		];
 		if replacing.iter().filter(|on| **on).count() > 1 {
-			return Err("misbehave: choose one of lazy, copy, stale, wrong_data, inflate and \
-			            poison"
+			return Err("misbehave: choose one of lazy, forge_residual, copy, stale, wrong_data, \
+			            inflate and poison"
 				.into());
 		}
 		if let Some(share) = self.inflate {
@@ -118,7 +126,7 @@ impl Misbehaviour {
 
 	/// Whether it sends something other than its own training (so it need not train).
 	pub fn skips_training(&self) -> bool {
-		self.lazy || self.copy.is_some() || self.stale
+		self.lazy || self.forge_residual || self.copy.is_some() || self.stale
 	}
 }
 
@@ -182,6 +190,12 @@ pub fn noise(len: usize, norm: f64, seed: u64) -> Vec<f32> {
 pub const LAZY_STEPS: u32 = 100;
 /// Norm of a lazy trainer's noise before it has seen an aggregate.
 pub const LAZY_FIRST_NORM: f64 = 0.1;
+
+/// How many times an honest update's norm a trainer forging its residual sends: below the
+/// chain jobs' norm screen (4 times the median, `CHAIN_SCREEN_RATIO`), and enough that the
+/// forged residual outweighs a round's training in an int8 replay that compared only
+/// compressed updates (cosine 0.96 in `bench/redteam`'s job).
+pub const FORGED_NORM: f64 = 3.5;
 
 /// The round a trainer that did not train claims: `delta` (noise, a copy or a stale
 /// direction) for `steps` full batches of `batch`.
@@ -312,6 +326,10 @@ mod tests {
 	fn contradictory_or_senseless_settings_are_refused() {
 		let both = Misbehaviour { lazy: true, stale: true, ..Default::default() };
 		assert!(both.check().unwrap_err().contains("choose one"));
+		let forging = Misbehaviour { forge_residual: true, ..Default::default() };
+		assert!(forging.check().is_ok() && forging.skips_training());
+		let twice = Misbehaviour { forge_residual: true, wrong_data: true, ..Default::default() };
+		assert!(twice.check().unwrap_err().contains("forge_residual"));
 		let none = Misbehaviour { inflate: Some(1.0), ..Default::default() };
 		assert!(none.check().unwrap_err().contains("(0, 1)"));
 		let nan = Misbehaviour {

@@ -11,9 +11,10 @@ use libp2p::PeerId;
 use super::Trainer;
 use crate::{
 	diloco::LocalRound,
+	error::Result,
 	round::{
 		coordinator::Schedule,
-		misbehave::{self, LAZY_FIRST_NORM},
+		misbehave::{self, FORGED_NORM, LAZY_FIRST_NORM},
 	},
 };
 
@@ -51,6 +52,27 @@ impl Trainer {
 			misbehave::noise(len, norm, u64::from(round) ^ 0x1a2e)
 		});
 		misbehave::untrained_round(delta, steps, batch)
+	}
+
+	/// A trainer forging its residual: the noise `local` carries goes, [`FORGED_NORM`] times
+	/// as large and over the job's decay, into the error feedback, and nothing into the
+	/// update, so the update it compresses is that noise and the start state it commits to
+	/// holds the forgery. Where the job keeps no error (decay 0) there is nothing to forge:
+	/// it stays a lazy trainer.
+	pub(super) fn forge_residual(
+		&mut self,
+		round: RoundIndex,
+		local: &mut LocalRound,
+	) -> Result<()> {
+		let decay = self.config.job.training.error_decay.to_f64() as f32;
+		if decay <= 0.0 {
+			return Ok(());
+		}
+		tracing::warn!("round {round}: stating a residual that outweighs any training");
+		let scale = FORGED_NORM as f32 / decay;
+		self.compressor.set_residual(local.delta.iter().map(|z| z * scale).collect())?;
+		local.delta.iter_mut().for_each(|d| *d = 0.0);
+		Ok(())
 	}
 
 	/// The first update of the round a peer commits to (from the majority's base), fetched

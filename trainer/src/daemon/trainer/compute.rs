@@ -27,7 +27,7 @@ use crate::{
 		coordinator::Schedule,
 		misbehave::{self, LAZY_STEPS},
 	},
-	trajectory::{Recorded, StepView, Trajectory},
+	trajectory::{Recorded, StepState, StepView, Trajectory},
 	work_state::{WorkDigests, WorkState},
 };
 
@@ -240,11 +240,26 @@ impl Trainer {
 		let stop_at = self.pacing(end).1;
 		let steps = self.claimable_steps().unwrap_or(LAZY_STEPS);
 		let batch = u64::from(self.config.job.training.batch_size);
-		let local = self.untrained_round(round, stop_at, steps, batch);
+		let mut local = self.untrained_round(round, stop_at, steps, batch);
+		let forge = self.config.misbehave.forge_residual;
+		if forge {
+			self.forge_residual(round, &mut local)?;
+		}
 		let inner = self.inner.get()?;
 		let start = inner.snapshot(self.compressor.residual().to_vec())?;
-		let weights = Arc::new(inner.model().params().flatten()?);
-		let kept = vec![(0, Recorded::Start)];
+		let mut weights = Arc::new(inner.model().params().flatten()?);
+		let mut kept = vec![(0, Recorded::Start)];
+		if forge {
+			// From the round's base to the same weights the claimed steps on: its end, with
+			// the forged residual, gives the update sent.
+			weights = self.state.as_ref().expect("compute runs with a state").weights.clone();
+			let end = StepState {
+				params: weights.to_vec(),
+				step: start.step + u64::from(steps),
+				moments: start.moments.clone(),
+			};
+			kept.push((steps, Recorded::Step(end)));
+		}
 		let (unserved, digests, trajectory) = Unserved::new(round, start, weights, kept);
 		self.unserved = Some(unserved);
 		self.commit(round, local, digests, trajectory, started.elapsed())
