@@ -437,7 +437,10 @@ fn a_cut_link_between_two_trainers_does_not_split_the_agreed_set() {
 /// round's 128 pieces), never every piece twice.
 #[test]
 fn updates_of_the_most_pieces_over_slow_links_are_fetched_without_dropped_requests() {
-	let rounds = 4;
+	// Six rounds: what is tested needs one round all three train in, and a trainer whose
+	// first steps the other CI lanes starved may sit rounds out while its step estimate
+	// comes back down (`StepTime::relaxed`).
+	let rounds = 6;
 	// A 1.1M-parameter MLP: f32 updates of 4.5 MB, 64 pieces each.
 	// Adaptive compression off: a trainer that measured a slow link chose int8 (four pieces)
 	// for its very first update, and CI failed with at most 66 pieces fetched in a round.
@@ -489,10 +492,14 @@ fn updates_of_the_most_pieces_over_slow_links_are_fetched_without_dropped_reques
 			sent.filter_map(|r| r["round"].as_u64()).collect()
 		})
 		.collect();
+	// A trainer that sent nothing says why in its log (late, out of time, re-synced).
+	let idle = contributed.iter().position(Vec::is_empty);
+	let why = idle.map(|i| format!("trainer {i}'s log:\n{}", net.nodes[i].log_tail(80)));
 	assert!(
 		most_pieces >= 128,
 		"at most {most_pieces} pieces fetched in a round; rounds each trainer sent to: \
-		 {contributed:?}"
+		 {contributed:?}\n{}",
+		why.unwrap_or_default()
 	);
 }
 
@@ -647,6 +654,52 @@ fn a_round_every_committer_is_late_for_is_decided_alike() {
 	// The rounds after it went on: the model moved again.
 	let moved = [2, 3].iter().any(|&round| !aggregated_set(&net, 0, round).is_empty());
 	assert!(moved, "nothing aggregated after round 1\n{}", net.log(0));
+}
+
+/// A trainer whose loop is held past the collection deadline once it committed (in a
+/// loaded run a starved trainer sealed its round 6 s after its last step) finds its peers'
+/// commitments, heard in time by its network task, still queued. It takes them as heard
+/// when they were: it used to close its book first, aggregate none of them where its peers
+/// aggregated theirs, and re-sync two rounds later. Here trainer 2's loop stalls in rounds
+/// 1 and 2 until 2.5 s past the deadline (the grace is 1 s); every trainer decides the same
+/// set and model in every round, without re-syncing.
+#[test]
+fn a_trainer_whose_loop_is_held_past_the_deadline_takes_the_commitments_heard_in_time() {
+	let rounds = 4;
+	let mut net = TestNet::new(3, rounds, PERIOD_MS, INT8, &[]);
+	let two = net.nodes[2].peer_id();
+	let mut scenario = String::new();
+	for round in [1, 2] {
+		scenario += &format!(
+			"[[stalled_loop]]\npeer = \"{two}\"\nround = {round}\nafter_deadline_ms = 2500\n\n"
+		);
+	}
+	net.start_all_with_scenario(&scenario);
+	net.wait_all(Duration::from_secs(90));
+
+	assert_eq!(assert_agreement(&net, &[0, 1, 2], 3), rounds as usize, "rounds decided by all");
+	// A trainer the shared cores held past a deadline before the scenario did commits
+	// nothing to stall after; one of the two rounds must have stalled.
+	let log = net.nodes[2].log_tail(usize::MAX);
+	let stalled: Vec<u64> = [1, 2]
+		.into_iter()
+		.filter(|r| log.contains(&format!("after round {r}'s deadline")))
+		.collect();
+	assert!(!stalled.is_empty(), "trainer 2's loop never stalled\n{}", net.log(2));
+	for &round in &stalled {
+		// Its peers' updates of the round, when they committed it, are in its set.
+		let set = aggregated_set(&net, 2, round);
+		for peer in [0, 1] {
+			if net.aggregated_rounds(peer, peer).contains(&round) {
+				let id = net.nodes[peer].peer_id();
+				assert!(set.contains(&id), "round {round}: 2 aggregated {set:?}, not {peer}'s");
+			}
+		}
+	}
+	for (i, node) in net.nodes.iter().enumerate() {
+		let resyncs = node.log_tail(usize::MAX).matches("re-syncing").count();
+		assert_eq!(resyncs, 0, "trainer {i} re-synced\n{}", net.log(i));
+	}
 }
 
 /// Issue 26's bounded fan-in: six trainers on a job that aggregates at most three updates a

@@ -38,7 +38,7 @@ use grid_trainer::{
 		fetch::Fetched,
 		fraud::{CheckRequest, FraudDesk, FraudPort, Received, GAUNTLET_PEERS, SEGMENT_RATE},
 		messages::{update_hash, Digest},
-		misbehave::FORGED_NORM,
+		misbehave::{self, FORGED_NORM},
 	},
 	train::{InnerConfig, InnerTrainer},
 	trajectory::{Recorder, StepState, Trajectory},
@@ -506,8 +506,8 @@ impl<'a> World<'a> {
 				let update = Arc::new(compress_once(&scheme, m.compressor.layout(), &values)?);
 				// Its trajectory: from its start to the same weights `steps` steps on, whose
 				// end (the base) gives the update sent with that residual.
+				let end = misbehave::idle_end(base, &start, steps);
 				let at_start = StepState::at_start(base, &start);
-				let end = StepState { step: start.step + u64::from(steps), ..at_start.clone() };
 				let (trajectory, recorded) = recorded(&[(0, at_start), (steps, end)]);
 				return Ok(Sent { start, update, claimed_steps: steps, trajectory, recorded });
 			}

@@ -38,6 +38,11 @@
 //! peer = "12D3KooW..."       # round's commit deadline (a starved machine whose steps ran
 //! round = 2                  # over); deadline schedules only
 //! after_deadline_ms = 2000
+//!
+//! [[stalled_loop]]           # a peer's round loop handles no network event from its
+//! peer = "12D3KooW..."       # commitment of a round until this long after the round's
+//! round = 2                  # commit deadline (a machine starved of CPU while it
+//! after_deadline_ms = 2000   # collects); deadline schedules only
 //! ```
 //!
 //! Every trainer of a run reads the same file and applies the rules that involve it: the
@@ -146,14 +151,15 @@ pub struct LateAttestation {
 	pub delay_ms: u64,
 }
 
-/// A trainer that commits its update of a round late.
+/// A trainer that does something of a round late: commits its update (`late_commit`) or
+/// handles the network's events again (`stalled_loop`).
 #[derive(Clone, Debug, PartialEq)]
-pub struct LateCommit {
+pub struct PastDeadline {
 	/// The trainer.
 	pub peer: PeerId,
 	/// The round.
 	pub round: RoundIndex,
-	/// How long after the round's commit deadline it commits.
+	/// How long after the round's commit deadline.
 	pub after_deadline_ms: u64,
 }
 
@@ -173,7 +179,9 @@ pub struct Scenario {
 	/// Attestations gossip brings late.
 	pub late_attestations: Vec<LateAttestation>,
 	/// Trainers that commit late.
-	pub late_commits: Vec<LateCommit>,
+	pub late_commits: Vec<PastDeadline>,
+	/// Trainers whose loops stall past the deadline after committing.
+	pub stalled_loops: Vec<PastDeadline>,
 }
 
 #[derive(Deserialize)]
@@ -221,7 +229,7 @@ struct RawLateAttestation {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawLateCommit {
+struct RawPastDeadline {
 	peer: String,
 	round: RoundIndex,
 	after_deadline_ms: u64,
@@ -242,7 +250,9 @@ struct RawScenario {
 	#[serde(default)]
 	late_attestation: Vec<RawLateAttestation>,
 	#[serde(default)]
-	late_commit: Vec<RawLateCommit>,
+	late_commit: Vec<RawPastDeadline>,
+	#[serde(default)]
+	stalled_loop: Vec<RawPastDeadline>,
 }
 
 fn peer(what: &str, s: &str) -> Result<PeerId, ScenarioError> {
@@ -324,10 +334,12 @@ impl FromStr for Scenario {
 			let message = gossip_message(what, &l.of, &l.at, l.round)?;
 			Ok(LateAttestation { message, delay_ms: l.delay_ms })
 		})?;
-		let late_commits = entries("late_commit", raw.late_commit, |what, l| {
+		let past_deadline = |what: &str, l: RawPastDeadline| {
 			let (round, after_deadline_ms) = (l.round, l.after_deadline_ms);
-			Ok(LateCommit { peer: peer(what, &l.peer)?, round, after_deadline_ms })
-		})?;
+			Ok(PastDeadline { peer: peer(what, &l.peer)?, round, after_deadline_ms })
+		};
+		let late_commits = entries("late_commit", raw.late_commit, past_deadline)?;
+		let stalled_loops = entries("stalled_loop", raw.stalled_loop, past_deadline)?;
 		Ok(Scenario {
 			uplink_mbit: raw.uplink_mbit,
 			default: raw.default,
@@ -336,6 +348,7 @@ impl FromStr for Scenario {
 			lost_commitments,
 			late_attestations,
 			late_commits,
+			stalled_loops,
 		})
 	}
 }
@@ -396,11 +409,21 @@ impl Scenario {
 
 	/// How long after `round`'s commit deadline `me` commits (`None`: as soon as it can).
 	pub fn commit_lateness(&self, me: &PeerId, round: RoundIndex) -> Option<Duration> {
-		self.late_commits
-			.iter()
-			.find(|l| &l.peer == me && l.round == round)
-			.map(|l| Duration::from_millis(l.after_deadline_ms))
+		past_deadline(&self.late_commits, me, round)
 	}
+
+	/// Until how long after `round`'s commit deadline `me`'s loop, once it committed,
+	/// handles no network event (`None`: it does not stall).
+	pub fn loop_stall(&self, me: &PeerId, round: RoundIndex) -> Option<Duration> {
+		past_deadline(&self.stalled_loops, me, round)
+	}
+}
+
+fn past_deadline(entries: &[PastDeadline], me: &PeerId, round: RoundIndex) -> Option<Duration> {
+	entries
+		.iter()
+		.find(|l| &l.peer == me && l.round == round)
+		.map(|l| Duration::from_millis(l.after_deadline_ms))
 }
 
 #[cfg(test)]
@@ -447,6 +470,11 @@ mod tests {
 			peer = "{b}"
 			round = 3
 			after_deadline_ms = 1500
+
+			[[stalled_loop]]
+			peer = "{c}"
+			round = 2
+			after_deadline_ms = 2500
 			"#
 		);
 		let s: Scenario = text.parse().unwrap();
@@ -468,6 +496,9 @@ mod tests {
 		assert_eq!(s.commit_lateness(&b, 3), Some(Duration::from_millis(1500)));
 		assert_eq!(s.commit_lateness(&b, 2), None);
 		assert_eq!(s.commit_lateness(&a, 3), None);
+		assert_eq!(s.loop_stall(&c, 2), Some(Duration::from_millis(2500)));
+		assert_eq!(s.loop_stall(&c, 3), None);
+		assert_eq!(s.loop_stall(&b, 3), None);
 	}
 
 	#[test]

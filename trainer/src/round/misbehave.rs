@@ -16,7 +16,7 @@ use super::{
 	fraud::{CheckRequest, FraudPort},
 	messages::{Commitment, Equivocation},
 };
-use crate::{diloco::LocalRound, rng::Rng};
+use crate::{diloco::LocalRound, rng::Rng, trajectory::StepState, work_state::WorkState};
 
 /// Ways a Byzantine trainer can misbehave.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq)]
@@ -201,6 +201,13 @@ pub const FORGED_NORM: f64 = 3.5;
 /// direction) for `steps` full batches of `batch`.
 pub fn untrained_round(delta: Vec<f32>, steps: u32, batch: u64) -> LocalRound {
 	LocalRound { delta, samples: u64::from(steps) * batch, steps, mean_loss: 1.0 }
+}
+
+/// The end a residual forger's trajectory states `steps` steps after its `start`: the
+/// round's `base` unchanged, with the start's moments (with the forged residual, that end
+/// gives the update sent).
+pub fn idle_end(base: &[f32], start: &WorkState, steps: u32) -> StepState {
+	StepState { step: start.step + u64::from(steps), ..StepState::at_start(base, start) }
 }
 
 /// What a copier sends for `victim`, another participant's (decompressed) update.

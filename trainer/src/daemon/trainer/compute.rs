@@ -27,7 +27,7 @@ use crate::{
 		coordinator::Schedule,
 		misbehave::{self, LAZY_STEPS},
 	},
-	trajectory::{Recorded, StepState, StepView, Trajectory},
+	trajectory::{Recorded, StepView, Trajectory},
 	work_state::{WorkDigests, WorkState},
 };
 
@@ -193,8 +193,9 @@ impl Trainer {
 		let (fixed, margin) = match self.config.schedule {
 			Schedule::FixedSteps { steps, .. } => (Some(steps), Duration::ZERO),
 			Schedule::Deadline { .. } => {
-				let sealing = Duration::from_secs_f64(self.seal_secs.unwrap_or(0.0));
-				(None, Duration::from_millis(50) + sealing)
+				let left =
+					end.map_or(Duration::MAX, |e| e.saturating_duration_since(Instant::now()));
+				(None, seal_margin(self.seal_secs, left))
 			}
 		};
 		(fixed, end.map(|e| e.checked_sub(margin).unwrap_or(e)))
@@ -247,19 +248,14 @@ impl Trainer {
 		}
 		let inner = self.inner.get()?;
 		let start = inner.snapshot(self.compressor.residual().to_vec())?;
-		let mut weights = Arc::new(inner.model().params().flatten()?);
-		let mut kept = vec![(0, Recorded::Start)];
-		if forge {
-			// From the round's base to the same weights the claimed steps on: its end, with
-			// the forged residual, gives the update sent.
-			weights = self.state.as_ref().expect("compute runs with a state").weights.clone();
-			let end = StepState {
-				params: weights.to_vec(),
-				step: start.step + u64::from(steps),
-				moments: start.moments.clone(),
-			};
-			kept.push((steps, Recorded::Step(end)));
-		}
+		let (weights, kept) = if forge {
+			// From the round's base to the same weights the claimed steps on.
+			let base = self.state.as_ref().expect("compute runs with a state").weights.clone();
+			let end = misbehave::idle_end(&base, &start, steps);
+			(base, vec![(0, Recorded::Start), (steps, Recorded::Step(end))])
+		} else {
+			(Arc::new(inner.model().params().flatten()?), vec![(0, Recorded::Start)])
+		};
 		let (unserved, digests, trajectory) = Unserved::new(round, start, weights, kept);
 		self.unserved = Some(unserved);
 		self.commit(round, local, digests, trajectory, started.elapsed())
@@ -332,6 +328,19 @@ impl Trainer {
 		self.pump_until(end + lateness, |_| false);
 	}
 
+	/// A scenario's starved trainer, once it committed `round`, handles no network event
+	/// until the time the scenario names past the round's commit deadline `end` (its loop
+	/// held as a machine short of CPU holds it), while its peers' commitments queue up.
+	pub(super) fn stall_loop(&self, round: RoundIndex, end: Option<Instant>) {
+		let stall = self.scenario.as_ref().and_then(|s| s.loop_stall(&self.me, round));
+		let (Some(stall), Some(end)) = (stall, end) else { return };
+		tracing::info!(
+			"scenario: loop stalled until {} ms after round {round}'s deadline",
+			stall.as_millis()
+		);
+		std::thread::sleep((end + stall).saturating_duration_since(Instant::now()));
+	}
+
 	pub(super) fn publish(&mut self, own: &OwnUpdate) -> Result<()> {
 		// Only at the job's own level: a stronger level means a slow link, and the ladder
 		// follows the throughput measured on fetches. A hostile holder's (`corrupt_serving`)
@@ -352,6 +361,18 @@ impl Trainer {
 		}
 		Ok(())
 	}
+}
+
+/// How long before a deadline round's end its steps stop so that the update is sealed by
+/// then: the sealing estimate and 50 ms, but at most half of what is `left` of the round.
+/// The first estimate is timed once at set-up and scaled up fourfold, so a machine busy
+/// elsewhere for that moment can make it longer than a round; uncapped, every stop would
+/// fall before its round's start, no round would take a step, and nothing sealed would
+/// correct the estimate. Capped, half the round trains and the sealing measured then
+/// corrects it.
+fn seal_margin(seal_secs: Option<f64>, left: Duration) -> Duration {
+	let sealing = Duration::from_secs_f64(seal_secs.unwrap_or(0.0).max(0.0));
+	Duration::from_millis(50) + sealing.min(left / 2)
 }
 
 /// Warns when the update was committed after the round's commit deadline `end`: peers close
@@ -377,4 +398,20 @@ fn report_late(
 		past(ended),
 		sealed.duration_since(ended).as_millis()
 	);
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	#[test]
+	fn a_sealing_estimate_longer_than_the_round_leaves_half_of_it_to_train() {
+		let left = Duration::from_secs(12);
+		// A fair estimate is kept whole.
+		assert_eq!(seal_margin(Some(0.3), left), Duration::from_millis(350));
+		assert_eq!(seal_margin(None, left), Duration::from_millis(50));
+		// One timed on a busy machine (20 s for a 12 s round) stops half-way, not before the
+		// round starts.
+		assert_eq!(seal_margin(Some(20.0), left), Duration::from_millis(6_050));
+	}
 }

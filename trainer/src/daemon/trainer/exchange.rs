@@ -28,6 +28,9 @@ use crate::{
 /// How often the event loop looks for pieces whose keepers are slow.
 const PIECE_CHECK: Duration = Duration::from_millis(250);
 
+/// The most queued events the loop handles at once when it is past waiting.
+const QUEUED_EVENTS: usize = 100_000;
+
 impl Trainer {
 	/// Waits for the round's commitments: until the grace period after the deadline, or
 	/// (fixed steps) until every expected peer committed.
@@ -36,6 +39,11 @@ impl Trainer {
 			Schedule::Deadline { grace_ms, .. } => {
 				let until = end.unwrap_or_else(Instant::now) + Duration::from_millis(grace_ms);
 				self.pump_until(until, |_| false);
+				// A loop held past the collection deadline (sealing on a starved machine
+				// took 6 s) has the commitments the network heard in time still queued:
+				// taken now, they count as heard when they were. Closing the book before
+				// left this trainer's set empty where its peers aggregated two updates.
+				self.handle_queued_events();
 			}
 			Schedule::FixedSteps { wait_ms, .. } => {
 				let mut expected = self.last_set.clone();
@@ -80,6 +88,15 @@ impl Trainer {
 		}
 		let until = Instant::now() + self.config.schedule.fetch_wait();
 		self.pump_until(until, |s| s.fetches.settled(&wanted));
+	}
+
+	/// Handles the network events already queued, without waiting for more (at most
+	/// [`QUEUED_EVENTS`], so that a flood cannot hold the loop).
+	fn handle_queued_events(&mut self) {
+		for _ in 0..QUEUED_EVENTS {
+			let Ok(event) = self.net.events.try_recv() else { return };
+			self.on_event(event);
+		}
 	}
 
 	/// Handles network events until `until` or until `done` holds.

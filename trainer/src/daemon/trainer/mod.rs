@@ -315,11 +315,16 @@ impl Trainer {
 		}
 		let overlap_wait = computed.as_ref().and_then(|c| c.overlap_wait);
 		let own = computed.map(|c| c.own);
+		// A round meant to be trained that took no step taught the estimate nothing.
+		if !observe && own.is_none() {
+			self.step_time = self.step_time.map(step_time::StepTime::relaxed);
+		}
 		let compute = own.as_ref().map_or(Duration::ZERO, |o| o.compute);
 		let exchange_start = Instant::now();
 		if let Some(own) = &own {
 			self.hold_commitment(round, end);
 			self.publish(own)?;
+			self.stall_loop(round, end);
 			self.train_ahead(round)?;
 			self.serve_unserved();
 		}

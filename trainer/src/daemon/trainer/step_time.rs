@@ -3,7 +3,8 @@
 //! round trip (RFC 6298), and a step starts only while the mean plus four deviations fit
 //! before the stop; a round's first step only while the mean does (`training::allowed`:
 //! the estimate learns only from steps taken, so a bound that never fits would stop a slow
-//! provider training for good).
+//! provider training for good), and a round the estimate kept from training halves it
+//! ([`StepTime::relaxed`]), or a mean that never fits would.
 //!
 //! The mean alone let the last step overrun whenever steps varied: compute runs at the
 //! lowest priority (`crate::priority`), so on a shared machine a step takes as long as other
@@ -45,6 +46,16 @@ impl StepTime {
 		}
 	}
 
+	/// The estimate after a round it kept from training (no step fit before the stop, or
+	/// the round was judged out of reach): half of it. It learns only from steps taken, so
+	/// one stalled step (a machine busy elsewhere for a while) that took longer than a
+	/// round leaves would otherwise keep its provider out of every later round: two of three
+	/// CI trainers contributed to none of four 12 s rounds. A provider whose steps really
+	/// are that slow tries one step every few rounds, left out of its round as it was.
+	pub fn relaxed(self) -> Self {
+		StepTime { mean: self.mean / 2.0, deviation: self.deviation / 2.0 }
+	}
+
 	/// The mean step, in seconds.
 	pub fn mean(&self) -> f64 {
 		self.mean
@@ -83,6 +94,22 @@ mod tests {
 		let quiet = [5.0, 15.0].repeat(15).into_iter().chain([0.4; 40]);
 		let calmed = quiet.fold(None, |e, s| Some(StepTime::observe(e, s))).unwrap();
 		assert!(calmed.bound() < Duration::from_millis(500), "{:?}", calmed.bound());
+	}
+
+	#[test]
+	fn a_stalled_step_does_not_keep_its_provider_out_for_good() {
+		// One 30 s step (a stall), then rounds that leave 2 s to train: the round's first
+		// step may start only while the mean fits.
+		let mut estimate = StepTime::first(30.0);
+		let mut skipped = 0;
+		while estimate.mean() > 2.0 {
+			estimate = estimate.relaxed();
+			skipped += 1;
+		}
+		assert_eq!(skipped, 4, "rounds sat out after the stall");
+		// The steps taken then teach the estimate what steps take now (50 ms).
+		let taught = (0..40).fold(estimate, |e, _| StepTime::observe(Some(e), 0.05));
+		assert!(taught.bound() < Duration::from_millis(60), "{:?}", taught.bound());
 	}
 
 	#[test]
