@@ -39,11 +39,6 @@ impl Trainer {
 			Schedule::Deadline { grace_ms, .. } => {
 				let until = end.unwrap_or_else(Instant::now) + Duration::from_millis(grace_ms);
 				self.pump_until(until, |_| false);
-				// A loop held past the collection deadline (sealing on a starved machine
-				// took 6 s) has the commitments the network heard in time still queued:
-				// taken now, they count as heard when they were. Closing the book before
-				// left this trainer's set empty where its peers aggregated two updates.
-				self.handle_queued_events();
 			}
 			Schedule::FixedSteps { wait_ms, .. } => {
 				let mut expected = self.last_set.clone();
@@ -92,6 +87,13 @@ impl Trainer {
 
 	/// Handles the network events already queued, without waiting for more (at most
 	/// [`QUEUED_EVENTS`], so that a flood cannot hold the loop).
+	///
+	/// A wait whose end has passed when it starts still takes these: a loop held past the
+	/// collection deadline (sealing on a starved machine took 6 s) has the commitments the
+	/// network heard in time still queued, and taken now they count as heard when they
+	/// were. Returning at once closed the book without them, and that trainer aggregated
+	/// nothing where its peers aggregated two updates; attestations and pieces queued past
+	/// their waits are the same.
 	fn handle_queued_events(&mut self) {
 		for _ in 0..QUEUED_EVENTS {
 			let Ok(event) = self.net.events.try_recv() else { return };
@@ -99,7 +101,8 @@ impl Trainer {
 		}
 	}
 
-	/// Handles network events until `until` or until `done` holds.
+	/// Handles network events until `until` or until `done` holds, and once `until` has
+	/// passed, those already queued ([`Trainer::handle_queued_events`]).
 	pub(super) fn pump_until(&mut self, until: Instant, done: impl Fn(&Self) -> bool) {
 		loop {
 			if let Some(fraud) = &mut self.fraud {
@@ -118,6 +121,7 @@ impl Trainer {
 				self.send_request(request);
 			}
 			if now >= until {
+				self.handle_queued_events();
 				return;
 			}
 			// Woken at least this often to ask committers for pieces their keepers are slow on.

@@ -49,8 +49,9 @@ impl StepTime {
 	/// The estimate after a round it kept from training (no step fit before the stop, or
 	/// the round was judged out of reach): half of it. It learns only from steps taken, so
 	/// one stalled step (a machine busy elsewhere for a while) that took longer than a
-	/// round leaves would otherwise keep its provider out of every later round: two of three
-	/// CI trainers contributed to none of four 12 s rounds. A provider whose steps really
+	/// round leaves would otherwise keep its provider out of every later round (one way to
+	/// the CI run, its logs lost, in which two of three trainers contributed to none of four
+	/// 12 s rounds). A provider whose steps really
 	/// are that slow tries one step every few rounds, left out of its round as it was.
 	pub fn relaxed(self) -> Self {
 		StepTime { mean: self.mean / 2.0, deviation: self.deviation / 2.0 }
