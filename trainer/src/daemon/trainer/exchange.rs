@@ -105,6 +105,7 @@ impl Trainer {
 	/// passed, those already queued ([`Trainer::handle_queued_events`]).
 	pub(super) fn pump_until(&mut self, until: Instant, done: impl Fn(&Self) -> bool) {
 		loop {
+			self.release_reports();
 			if let Some(fraud) = &mut self.fraud {
 				fraud.desk.poll(fraud.port.as_ref());
 				for (round, peer, id) in fraud.desk.state_requests() {

@@ -11,6 +11,15 @@
 //! three trainers on one disk, time in which the loop heard no commitment: every trainer
 //! closed its book with only its own.
 //!
+//! A round's report (on chain, its proof) waits until the writer is done with the round's
+//! objects ([`Keeper::kept`]), or until waiting longer would make the proof late
+//! ([`report_now`]): the chain challenges and audits only contributions whose proofs it
+//! holds, so a trainer that crashes before its round's states are on disk (served from
+//! memory alone, they are gone after a restart, and a check of that round would convict
+//! it) loses the round's reward, not its stake, as long as the writer is done by the
+//! proof's deadline. The writing starts when the commitment is out, usually long before
+//! the round is decided; a large model's states can take longer.
+//!
 //! An object larger than [`MEMORY_SERVE_BYTES`] is not encoded into memory: the writer
 //! streams it into its files and serves it from there once written. Encoded in memory beside
 //! the states themselves, a round's objects took a second copy of the start state and of
@@ -18,8 +27,13 @@
 //! is answered on its next try.
 
 use std::{
+	collections::BTreeSet,
 	io::Write,
-	sync::{mpsc::Receiver, Arc},
+	sync::{
+		atomic::{AtomicU64, Ordering},
+		mpsc::Receiver,
+		Arc,
+	},
 };
 
 use grid_primitives::job::RoundIndex;
@@ -144,12 +158,59 @@ struct Encoded {
 	forget_before: RoundIndex,
 }
 
+/// Which queued rounds the writer is done with: their objects are on disk (or could not be
+/// written, which it logged, and are served from memory).
+#[derive(Default)]
+pub(super) struct KeptRounds {
+	/// Rounds queued and not yet seen done.
+	queued: BTreeSet<RoundIndex>,
+	/// One more than the last round the writer finished (0: none); rounds are written in the
+	/// order they are queued.
+	written: Arc<AtomicU64>,
+}
+
+impl KeptRounds {
+	fn queue(&mut self, round: RoundIndex) {
+		self.queued.insert(round);
+	}
+
+	/// What the writer marks its rounds done with.
+	fn marker(&self) -> Written {
+		Written(self.written.clone())
+	}
+
+	/// Whether nothing of `round` is waiting to be written (a round never queued has
+	/// nothing to write).
+	pub fn kept(&mut self, round: RoundIndex) -> bool {
+		let written = self.written.load(Ordering::Acquire);
+		self.queued.retain(|r| u64::from(*r) >= written);
+		!self.queued.contains(&round)
+	}
+}
+
+/// The writer's side of [`KeptRounds`].
+struct Written(Arc<AtomicU64>);
+
+impl Written {
+	fn done(&self, round: RoundIndex) {
+		self.0.fetch_max(u64::from(round) + 1, Ordering::Release);
+	}
+}
+
+/// Whether a contributed round's report goes out at `now_ms` (Unix ms): once its states are
+/// kept, or once it is `due_ms`, when its proof must go out to reach the round (a late proof
+/// costs the round's reward for certain, a crash before the writing ends only perhaps).
+pub(super) fn report_now(kept: bool, now_ms: u64, due_ms: u64) -> bool {
+	kept || now_ms >= due_ms
+}
+
 /// Encodes and serves kept objects, then writes them in order and serves them from their
 /// files.
 pub(super) struct Keeper {
 	// Declared (so dropped) first: the writer runs until the encoder has handed it all.
 	encoder: Worker<Keep>,
 	writer: Worker<Encoded>,
+	rounds: KeptRounds,
 }
 
 impl Keeper {
@@ -162,9 +223,13 @@ impl Keeper {
 	/// they are written.
 	fn with_memory_limit(store: WorkStates, net: Commander, memory_limit: usize) -> Result<Self> {
 		let serve = net.clone();
+		let rounds = KeptRounds::default();
+		let written = rounds.marker();
 		let writer = Worker::spawn("work-state writer", move |inbox: Receiver<Encoded>| {
 			while let Ok(encoded) = inbox.recv() {
+				let round = encoded.round;
 				write(&store, &net, encoded);
+				written.done(round);
 			}
 		})?;
 		let to_writer = writer.sender().expect("a new worker's queue is open");
@@ -175,14 +240,23 @@ impl Keeper {
 				}
 			}
 		})?;
-		Ok(Keeper { encoder, writer })
+		Ok(Keeper { encoder, writer, rounds })
 	}
 
 	/// Queues `keep`, whose commitment is out.
-	pub fn keep(&self, keep: Keep) {
-		if !self.encoder.send(keep) {
+	pub fn keep(&mut self, keep: Keep) {
+		let round = keep.round;
+		if self.encoder.send(keep) {
+			self.rounds.queue(round);
+		} else {
 			tracing::error!("the work-state encoder is gone; a round's states are not served");
 		}
+	}
+
+	/// Whether the writer is done with `round`'s objects (on disk, or logged as not
+	/// written); true for a round never queued.
+	pub fn kept(&mut self, round: RoundIndex) -> bool {
+		self.rounds.kept(round)
 	}
 
 	/// Waits until everything queued is written.
@@ -324,6 +398,7 @@ mod tests {
 		];
 		keeper.keep(Keep { round: 4, objects, forget_before: 0 });
 		keeper.flush();
+		assert!(keeper.kept(4), "written, or logged as not, once flushed");
 		let mut served = Vec::new();
 		while let Ok(command) = commands.try_recv() {
 			let Command::ServeWorkState { id, round, bytes } = command else { continue };
@@ -353,6 +428,30 @@ mod tests {
 		for (id, _, bytes) in &served {
 			assert_eq!(bytes, &encodings[usize::from(id - 1)], "object {id}: its canonical bytes");
 		}
+	}
+
+	#[test]
+	fn a_round_is_kept_once_the_writer_is_done_with_it_not_when_queued() {
+		let mut rounds = KeptRounds::default();
+		let written = rounds.marker();
+		assert!(rounds.kept(2), "a round never queued has nothing to wait for");
+		rounds.queue(3);
+		rounds.queue(4);
+		assert!(!rounds.kept(3) && !rounds.kept(4), "queued, not written");
+		written.done(3);
+		assert!(rounds.kept(3), "written");
+		assert!(!rounds.kept(4), "round 4 is still being written");
+		written.done(4);
+		assert!(rounds.kept(4) && rounds.kept(3));
+	}
+
+	#[test]
+	fn a_report_waits_for_its_states_until_its_proof_would_be_late() {
+		let due = 10_000;
+		assert!(!report_now(false, due - 1, due), "not kept, still time: it waits");
+		assert!(report_now(true, due - 1, due), "kept: at once");
+		assert!(report_now(false, due, due), "due: it goes, kept or not");
+		assert!(report_now(false, 5, 0), "no deadline known (or past): at once");
 	}
 
 	#[test]

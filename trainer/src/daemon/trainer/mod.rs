@@ -146,6 +146,8 @@ pub struct Trainer {
 	totals: Totals,
 	last_set: Vec<PeerId>,
 	coordinator: Box<dyn Coordinator>,
+	/// Decided rounds' reports held until their states are on disk (`report_round`).
+	reports: VecDeque<RoundReport>,
 	fraud: Option<Fraud>,
 	/// Writes what this trainer's commitments promise to show verifiers.
 	keeper: keeper::Keeper,
@@ -270,6 +272,7 @@ impl Trainer {
 		self.write_records(Instant::now() + LAST_EVAL_WAIT)?;
 		self.saver.flush();
 		self.keeper.flush();
+		self.release_reports();
 		self.write_status(true)?;
 		// Stay a while so peers can fetch the last update and state (and buyers the model).
 		let linger = Instant::now() + self.linger;
@@ -363,7 +366,7 @@ impl Trainer {
 				wall_ms: round_start.elapsed().as_millis() as u64,
 				..round_end.record
 			};
-			self.coordinator.round_done(RoundReport {
+			self.report_round(RoundReport {
 				round,
 				base_model_hash: round_end.base_model_hash,
 				result_model_hash: round_end.result_model_hash,
@@ -389,8 +392,46 @@ impl Trainer {
 		self.write_status(false)
 	}
 
+	/// Hands `report` to the coordinator (on chain, the follower that signs and sends the
+	/// round's proof) once the states its commitment promises are on disk
+	/// ([`keeper::Keeper::kept`]) or its proof is due; reports go in round order.
+	fn report_round(&mut self, report: RoundReport) {
+		self.reports.push_back(report);
+		self.release_reports();
+	}
+
+	/// Hands over the held reports whose rounds' states are kept, or whose proofs would be
+	/// late if they waited longer ([`keeper::report_now`]).
+	pub(super) fn release_reports(&mut self) {
+		while let Some(report) = self.reports.front() {
+			let round = report.round;
+			if report.own_update.is_some() && !self.keeper.kept(round) {
+				if !keeper::report_now(false, unix_ms(), self.proof_due(round)) {
+					return;
+				}
+				tracing::warn!(
+					"round {round}: its proof goes out before its states are on disk (the \
+					 writer is behind): a crash before they are would leave them unshowable"
+				);
+			}
+			let report = self.reports.pop_front().expect("just seen");
+			self.coordinator.round_done(report);
+		}
+	}
+
+	/// Unix ms by which `round`'s proof must go out to reach the round: its commit deadline
+	/// plus the exchange the deadline leaves room for (0: no deadline, or past).
+	fn proof_due(&self, round: RoundIndex) -> u64 {
+		match self.coordinator.deadline(round) {
+			Some(commit_by) if commit_by > 0 => {
+				commit_by + self.config.job.training.exchange.allowance_ms()
+			}
+			_ => 0,
+		}
+	}
+
 	/// Hands the round just decided to the fraud desk (its evidence kept, its updates
-	/// screened), once its proof is out.
+	/// screened), once its report is out.
 	fn keep_evidence(&mut self) {
 		let Some(fraud) = &mut self.fraud else { return };
 		if let Some(Unkept { round, base, received, copies }) = fraud.unkept.take() {

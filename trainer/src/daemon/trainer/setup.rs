@@ -208,7 +208,14 @@ impl Trainer {
 		let net = service::start(runtime, key.clone(), shaper.clone(), net_config)
 			.map_err(Error::Network)?;
 		let work_states = WorkStates::open(&config.data_dir)?;
-		for stored in work_states.load(manifest.numel())? {
+		let stored = work_states.load(manifest.numel())?;
+		if let (Some(first), Some(last)) = (stored.first(), stored.last()) {
+			let (n, from, to) = (stored.len(), first.round, last.round);
+			tracing::info!(
+				"serving {n} kept states of rounds {from}..={to} from the data directory"
+			);
+		}
+		for stored in stored {
 			let (id, round, bytes) = (stored.id, stored.round, stored.bytes);
 			net.send(Command::ServeWorkState { id, round, bytes });
 		}
@@ -255,6 +262,7 @@ impl Trainer {
 			totals: Totals::default(),
 			last_set: Vec::new(),
 			coordinator,
+			reports: VecDeque::new(),
 			fraud,
 			keeper,
 			signed_rounds,
