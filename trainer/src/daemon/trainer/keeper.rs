@@ -291,6 +291,7 @@ fn serve_memory(net: &Commander, round: RoundIndex, id: Digest, bytes: Arc<Vec<u
 
 fn write(store: &WorkStates, net: &Commander, encoded: Encoded) {
 	let Encoded { round, objects, forget_before } = encoded;
+	let started = std::time::Instant::now();
 	if let Err(e) = store.prune(forget_before) {
 		tracing::error!("round {round}: pruning kept states: {e}");
 	}
@@ -336,10 +337,12 @@ fn write(store: &WorkStates, net: &Commander, encoded: Encoded) {
 			}
 		}
 	}
+	// How long a round's writing takes is what decides whether its proof waits for it.
 	tracing::info!(
-		"round {round}: kept states of {:.1} MB in {:.1} MB written to disk",
+		"round {round}: kept states of {:.1} MB in {:.1} MB written to disk in {:.1} s",
 		encoded_bytes as f64 / 1e6,
-		written as f64 / 1e6
+		written as f64 / 1e6,
+		started.elapsed().as_secs_f64()
 	);
 }
 
