@@ -405,10 +405,12 @@ impl Trainer {
 	pub(super) fn release_reports(&mut self) {
 		while let Some(report) = self.reports.front() {
 			let round = report.round;
-			if report.own_update.is_some() && !self.keeper.kept(round) {
-				if !keeper::report_now(false, unix_ms(), self.proof_due(round)) {
-					return;
-				}
+			// A round it sent nothing in has nothing to keep.
+			let kept = report.own_update.is_none() || self.keeper.kept(round);
+			if !keeper::report_now(kept, unix_ms(), self.proof_due(round)) {
+				return;
+			}
+			if !kept {
 				tracing::warn!(
 					"round {round}: its proof goes out before its states are on disk (the \
 					 writer is behind): a crash before they are would leave them unshowable"
