@@ -433,7 +433,8 @@ impl Trainer {
 	}
 
 	/// Hands the round just decided to the fraud desk (its evidence kept, its updates
-	/// screened), once its report is out.
+	/// screened), once its report is made (the proof it becomes may still wait for the
+	/// round's states: `report_round`).
 	fn keep_evidence(&mut self) {
 		let Some(fraud) = &mut self.fraud else { return };
 		if let Some(Unkept { round, base, received, copies }) = fraud.unkept.take() {
