@@ -1162,7 +1162,8 @@ pub struct ContributionProof<AccountId> {
 	pub provider: AccountId,
 	/// Hash of the model the round started from.
 	pub base_model_hash: H256,
-	/// Content address of the participant's compressed update (what peers fetched).
+	/// Content address of the participant's compressed update (what peers fetched); zero
+	/// when it sent none, and then it claims no steps, samples or start state.
 	pub own_update_commitment: H256,
 	/// Content address of the participant's private state at the round's start (inner step
 	/// counter and learning-rate position, optimizer moments, error-feedback residual), which
@@ -1189,6 +1190,17 @@ impl<AccountId> ContributionProof<AccountId> {
 	/// never trained).
 	pub fn samples_fit_steps(&self, batch_size: u32) -> bool {
 		self.samples_processed <= u64::from(self.inner_steps) * u64::from(batch_size)
+	}
+
+	/// Whether the proof claims work (inner steps, samples or a start state to replay from)
+	/// but names no update of its provider's (a zero commitment, what a member that trained
+	/// nothing or sat the round out signs). Nobody can fetch or replay such work, and a paid
+	/// claim with a zero commitment would stand as the original of every member that sat the
+	/// round out: their zero commitments would read as copies of it, kept and challengeable,
+	/// and a claim of no steps is refused by any replay.
+	pub fn claims_work_without_update(&self) -> bool {
+		self.own_update_commitment.is_zero()
+			&& (self.inner_steps > 0 || self.samples_processed > 0 || !self.start_state.is_zero())
 	}
 }
 
@@ -1756,5 +1768,23 @@ mod tests {
 		assert!(!proof.samples_fit_steps(u32::MAX), "no overflow lets a claim through");
 		proof.samples_processed = 0;
 		assert!(proof.samples_fit_steps(0));
+	}
+
+	#[test]
+	fn a_proof_without_an_update_claims_no_work() {
+		let mut proof = sample_proof();
+		assert!(!proof.claims_work_without_update(), "an update, its steps and its start");
+		proof.own_update_commitment = H256::zero();
+		assert!(proof.claims_work_without_update());
+		let mut nothing = ContributionProof { inner_steps: 0, samples_processed: 0, ..proof };
+		nothing.start_state = H256::zero();
+		assert!(!nothing.claims_work_without_update(), "what a member that sat out signs");
+		for claim in [
+			ContributionProof { inner_steps: 1, ..nothing.clone() },
+			ContributionProof { samples_processed: 1, ..nothing.clone() },
+			ContributionProof { start_state: H256::repeat_byte(1), ..nothing.clone() },
+		] {
+			assert!(claim.claims_work_without_update(), "{claim:?}");
+		}
 	}
 }

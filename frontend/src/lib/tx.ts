@@ -35,6 +35,7 @@ const JOB_ERRORS: Record<string, string> = {
   BadExchange: "the exchange's grace or fetch wait is zero, or its fan-in is under 3",
   ExchangeOverHalfTheRound: "the exchange (twice the grace and half the fetch wait) takes more than half the round",
   StepsOverCap: "the proof claims more inner steps than the job lets a round take",
+  WorkWithoutUpdate: "the proof claims inner steps, samples or a start state but names no update",
   ZeroRounds: "zero rounds",
   TooManyRounds: "more rounds than the chain allows",
   ZeroReward: "the reward per round is zero",

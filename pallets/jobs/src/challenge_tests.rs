@@ -8,7 +8,7 @@ use crate::{
 	RoundResults, Rounds,
 };
 use grid_primitives::{
-	job::JobSpec,
+	job::{ContributionProof, JobSpec, SignedProof},
 	work::{vote_commitment, Verdict},
 };
 use pallet_providers::{HealthRecords, Providers as ProviderRecords, SlashReason};
@@ -724,6 +724,73 @@ fn a_copier_is_unpaid_and_convicted_by_the_holders_of_the_update_it_claimed() {
 			})
 		));
 		assert_eq!(stake(P1), STAKE, "the author loses nothing");
+		check_invariants();
+	});
+}
+
+/// `who`'s proof for round 0 of `id` naming no update, listing `received`: what a member
+/// that trained nothing or sat the round out signs (no commitment, start state, steps or
+/// samples).
+fn sat_out(id: u64, who: AccountId, received: &[AccountId]) -> Box<SignedProof<AccountId>> {
+	let mut nothing = proof(id, 0, who, 42, 0, received).proof;
+	(nothing.own_update_commitment, nothing.start_state) = (H256::zero(), H256::zero());
+	sign(nothing)
+}
+
+#[test]
+fn a_member_that_sat_a_round_out_cannot_be_made_the_copy_of_work_claimed_without_an_update() {
+	new_test_ext().execute_with(|| {
+		let members = [P1, P2, P3, P4, P5];
+		let id = running_job(&members);
+		AuditRate::set(Perbill::one());
+		// P4 restarted inside round 0 after committing to its update and sending it: it sits
+		// the round out (a second commitment would be equivocation), and the others, which
+		// aggregated what it sent, list it as used. P3 claims paid work under the zero
+		// commitment P4's proof names, so that P4's claim of nothing would read as a copy of
+		// P3's, be kept, and fall to the first challenge or audit (a claim of no steps fails
+		// any replay). However validly signed, such a claim is refused, in every form.
+		let mut forged = proof(id, 0, P3, 42, 100, &members).proof;
+		forged.own_update_commitment = H256::zero();
+		let refused = |claim: &ContributionProof<AccountId>| {
+			assert_noop!(
+				Jobs::submit_proof(RuntimeOrigin::signed(P3), sign(claim.clone())),
+				Error::<Test>::WorkWithoutUpdate
+			);
+		};
+		refused(&forged);
+		forged.samples_processed = 0;
+		refused(&forged);
+		(forged.inner_steps, forged.start_state) = (0, H256::repeat_byte(7));
+		refused(&forged);
+
+		let (p4_free, p4_stake) = (free(P4), stake(P4));
+		assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(P4), sat_out(id, P4, &members)));
+		for who in [P1, P2, P3, P5] {
+			assert_ok!(Jobs::submit_proof(
+				RuntimeOrigin::signed(who),
+				proof(id, 0, who, 42, 100, &members)
+			));
+		}
+		let settled_at = RoundResults::<Test>::get(id, 0).expect("every proof is in").settled_at;
+		// Nothing claimed: nothing paid and nothing kept to dispute, by a challenger...
+		assert_eq!(free(P4), p4_free);
+		assert!(Contributions::<Test>::get((id, 0), P4).is_none());
+		assert_noop!(
+			Jobs::challenge(RuntimeOrigin::signed(P3), id, 0, P4),
+			Error::<Test>::NoSuchContribution
+		);
+		// ...or by an audit: every paid claim is audited, P4's nothing is not.
+		run_to_block(settled_at + COMMITTEE_DELAY);
+		let audited: Vec<AccountId> = job_events()
+			.into_iter()
+			.filter_map(|e| match e {
+				Event::AuditOpened { accused, .. } => Some(accused),
+				_ => None,
+			})
+			.collect();
+		assert!(!audited.is_empty() && !audited.contains(&P4), "audited {audited:?}");
+		assert_eq!(stake(P4), p4_stake);
+		assert!(Participants::<Test>::contains_key(id, P4), "it stays in the job");
 		check_invariants();
 	});
 }

@@ -816,6 +816,9 @@ pub mod pallet {
 		/// The caller was convicted of fraud or equivocation in this job: it may not join it
 		/// again (its members judge the job's other rounds).
 		ConvictedInJob,
+		/// The proof claims inner steps, samples or a start state but names no update (its
+		/// update commitment is zero): work nobody can fetch or replay.
+		WorkWithoutUpdate,
 	}
 
 	impl<T> From<SpecError> for Error<T> {

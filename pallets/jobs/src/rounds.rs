@@ -86,6 +86,7 @@ pub(crate) fn check<T: Config>(signed: &SignedProofOf<T>) -> Result<RoundStateOf
 		signed.proof.samples_fit_steps(job.spec.training.batch_size),
 		Error::<T>::SamplesExceedSteps
 	);
+	ensure!(!signed.proof.claims_work_without_update(), Error::<T>::WorkWithoutUpdate);
 	ensure!(
 		job.spec.training.max_steps.is_none_or(|cap| signed.proof.inner_steps <= cap),
 		Error::<T>::StepsOverCap
