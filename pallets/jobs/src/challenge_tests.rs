@@ -743,13 +743,14 @@ fn a_member_that_sat_a_round_out_cannot_be_made_the_copy_of_work_claimed_without
 		let members = [P1, P2, P3, P4, P5];
 		let id = running_job(&members);
 		AuditRate::set(Perbill::one());
-		// P4 restarted inside round 0 after committing to its update and sending it: it sits
-		// the round out (a second commitment would be equivocation), and the others, which
-		// aggregated what it sent, list it as used. P3 claims paid work under the zero
-		// commitment P4's proof names, so that P4's claim of nothing would read as a copy of
-		// P3's, be kept, and fall to the first challenge or audit (a claim of no steps fails
-		// any replay). However validly signed, such a claim is refused, in every form.
-		let mut forged = proof(id, 0, P3, 42, 100, &members).proof;
+		// P4 restarted inside round 0 after committing to its update, before it went out: it
+		// sits the round out (a second commitment would be equivocation), names no update,
+		// and nobody lists it as used. P3 claims paid work under that zero commitment: as its
+		// only holder-backed claimant P3 would be paid, and P4's claim of nothing would be
+		// kept as a copy of P3's, open to the first challenge or audit (a claim of no steps
+		// fails any replay). However validly signed, such a claim is refused, in every form.
+		let used = [P1, P2, P3, P5];
+		let mut forged = proof(id, 0, P3, 42, 100, &used).proof;
 		forged.own_update_commitment = H256::zero();
 		let refused = |claim: &ContributionProof<AccountId>| {
 			assert_noop!(
@@ -764,11 +765,11 @@ fn a_member_that_sat_a_round_out_cannot_be_made_the_copy_of_work_claimed_without
 		refused(&forged);
 
 		let (p4_free, p4_stake) = (free(P4), stake(P4));
-		assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(P4), sat_out(id, P4, &members)));
-		for who in [P1, P2, P3, P5] {
+		assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(P4), sat_out(id, P4, &used)));
+		for who in used {
 			assert_ok!(Jobs::submit_proof(
 				RuntimeOrigin::signed(who),
-				proof(id, 0, who, 42, 100, &members)
+				proof(id, 0, who, 42, 100, &used)
 			));
 		}
 		let settled_at = RoundResults::<Test>::get(id, 0).expect("every proof is in").settled_at;

@@ -186,7 +186,10 @@ fn keep_evidence<T: Config>(
 /// says it computed that update from its own start state on its own data, which a replay
 /// refutes, so the claim can be challenged and audited like a paid contribution and costs the
 /// copier its stake. Judged by those who hold the update: the paid author and its holders.
-/// `paid` holds each paid member's position among the round's members and its record.
+/// A proof naming no update (a zero commitment) never matches: paid work always names one
+/// (`check` refuses `WorkWithoutUpdate`), or every member that sat the round out would be
+/// kept as a copy of it. `paid` holds each paid member's position among the round's members
+/// and its record.
 fn keep_copies<T: Config>(
 	id: JobId,
 	round: &RoundStateOf<T>,
