@@ -7,7 +7,7 @@ use std::path::Path;
 
 use codec::{Decode, Encode};
 use grid_primitives::{
-	job::{proof_payload, ContributionProof, RoundIndex},
+	job::{proof_payload, ContributionProof, JobId, RoundIndex},
 	Hash,
 };
 use polkadot_sdk::sp_runtime::BoundedVec;
@@ -139,24 +139,10 @@ impl Follower {
 	}
 
 	pub(super) fn sign(&self, report: &RoundReport, received: Vec<AccountId>) -> SignedProof {
-		let own = report.own_update.unwrap_or_default();
-		let loss = report.train_loss.filter(|l| l.is_finite() && *l >= 0.0).unwrap_or(0.0);
-		let proof = ContributionProof {
-			job: self.config.job,
-			round: report.round,
-			provider: self.me,
-			base_model_hash: Hash::from(report.base_model_hash),
-			own_update_commitment: Hash::from(own.update),
-			start_state: Hash::from(own.start_state),
-			inner_steps: own.steps,
-			result_model_hash: match self.config.attest_other {
-				true => misbehave::other_result(Hash::from(report.result_model_hash)),
-				false => Hash::from(report.result_model_hash),
-			},
-			samples_processed: own.samples,
-			train_loss_micros: (f64::from(loss) * 1e6).min(f64::from(u32::MAX)) as u32,
-			received: BoundedVec::truncate_from(received),
-		};
+		let mut proof = proof_of(self.config.job, self.me, report, received);
+		if self.config.attest_other {
+			proof.result_model_hash = misbehave::other_result(proof.result_model_hash);
+		}
 		self.sign_proof(proof)
 	}
 
@@ -230,6 +216,32 @@ impl Follower {
 	}
 }
 
+/// What `me` attests of `report`, a round of `job` in which it used the updates of
+/// `received`. A round it sent nothing in claims nothing: a zero update, start state, steps
+/// and samples, which the chain takes (`ContributionProof::claims_work_without_update`).
+fn proof_of(
+	job: JobId,
+	me: AccountId,
+	report: &RoundReport,
+	received: Vec<AccountId>,
+) -> ContributionProof<AccountId> {
+	let own = report.own_update.unwrap_or_default();
+	let loss = report.train_loss.filter(|l| l.is_finite() && *l >= 0.0).unwrap_or(0.0);
+	ContributionProof {
+		job,
+		round: report.round,
+		provider: me,
+		base_model_hash: Hash::from(report.base_model_hash),
+		own_update_commitment: Hash::from(own.update),
+		start_state: Hash::from(own.start_state),
+		inner_steps: own.steps,
+		result_model_hash: Hash::from(report.result_model_hash),
+		samples_processed: own.samples,
+		train_loss_micros: (f64::from(loss) * 1e6).min(f64::from(u32::MAX)) as u32,
+		received: BoundedVec::truncate_from(received),
+	}
+}
+
 fn load_proof(path: &Path) -> Result<Option<SignedProof>> {
 	if !path.exists() {
 		return Ok(None);
@@ -278,5 +290,32 @@ mod tests {
 		std::fs::write(&path, b"junk").unwrap();
 		let err = load_proof(&path).unwrap_err().to_string();
 		assert!(err.contains("round-3.scale") && err.contains("not a signed proof"), "{err}");
+	}
+
+	#[test]
+	fn a_round_sent_nothing_in_is_proved_as_no_work_and_a_contributed_one_as_committed() {
+		use crate::round::coordinator::ClaimedWork;
+		let me = subxt_signer::sr25519::dev::bob().public_key().to_account_id();
+		let mut report = RoundReport {
+			round: 4,
+			base_model_hash: [1; 32],
+			result_model_hash: [3; 32],
+			own_update: None,
+			train_loss: None,
+			received: Vec::new(),
+		};
+		// Sat out (restarted inside a round it had committed to, or trained no step): the
+		// chain refuses work claimed under a zero update, so none may be.
+		let nothing = proof_of(7, me, &report, Vec::new());
+		assert!(nothing.own_update_commitment.is_zero() && !nothing.claims_work_without_update());
+		assert_eq!((nothing.inner_steps, nothing.samples_processed), (0, 0));
+		let work = ClaimedWork { update: [2; 32], start_state: [4; 32], steps: 20, samples: 640 };
+		(report.own_update, report.train_loss) = (Some(work), Some(f32::NAN));
+		let claimed = proof_of(7, me, &report, Vec::new());
+		assert!(!claimed.claims_work_without_update());
+		assert_eq!(claimed.own_update_commitment, Hash::repeat_byte(2));
+		assert_eq!(claimed.start_state, Hash::repeat_byte(4));
+		assert_eq!((claimed.inner_steps, claimed.samples_processed), (20, 640));
+		assert_eq!(claimed.train_loss_micros, 0, "a loss that is no number is not stated");
 	}
 }
