@@ -829,7 +829,11 @@ fn a_trainer_restarted_inside_a_round_it_committed_does_not_commit_again() {
 /// crashes mid-overlap drops the round it trained ahead and rejoins, and the model learns.
 #[test]
 fn overlapped_trainers_agree_every_round_and_a_restarted_one_rejoins() {
-	let rounds = 8;
+	// Ten rounds, so that the trainer restarted after round 4 has rounds to spare: its first
+	// round after syncing trains blocking and only the next overlaps. With eight, a loaded
+	// machine (CI's three lanes, 2026-12-07) let it sync only in time for the last round,
+	// which it contributed to but could not overlap.
+	let rounds = 10;
 	let mut net = TestNet::new(3, rounds, PERIOD_MS, INT8, &[]);
 	let overlapped =
 		job(rounds, INT8).replace("batch_size = 32", "batch_size = 32\noverlap_steps = 5");
