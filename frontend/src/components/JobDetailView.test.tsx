@@ -74,6 +74,15 @@ describe("JobDetailView", () => {
     expect(screen.queryByRole("region", { name: "Final model" })).not.toBeInTheDocument();
   });
 
+  it("says how many members of the open round joined for it, which count towards its quorum once they deliver", () => {
+    const detail = runningDetail();
+    const round = { index: 1, openedAt: 30, deadline: 40, members: [BOB, CHARLIE, ALICE], attested: 2, joiners: 1 };
+    render(<JobDetailView detail={{ ...detail, job: { ...detail.job, round } }} rpcUrl="ws://x" />);
+    expect(screen.getByText(/joined for this round/)).toHaveTextContent(
+      "2 of 3 members attested (1 joined for this round: they count towards its quorum once they deliver).",
+    );
+  });
+
   it("offers the buyer a cancel button", () => {
     const onCancel = vi.fn();
     render(<JobDetailView detail={{ job: job(1), participants: [], rounds: [] }} rpcUrl="ws://x" canCancel onCancel={onCancel} />);

@@ -339,6 +339,9 @@ export function JobDetailView({
             <p>
               Round {job.round.index} open since block #{job.round.openedAt}, deadline #{job.round.deadline};{" "}
               {job.round.attested} of {job.round.members.length} members attested
+              {job.round.joiners > 0
+                ? ` (${job.round.joiners} joined for this round: they count towards its quorum once they deliver)`
+                : ""}
               {job.round.quorum ? `, quorum on ${shortHash(job.round.quorum)}` : ""}.
             </p>
           )}

@@ -98,7 +98,7 @@ describe("RoundStrip", () => {
     const { container } = render(
       <RoundStrip
         rounds={[round(0, true), round(1, false)]}
-        open={{ index: 2, openedAt: 40, deadline: 48, members: [BOB, CHARLIE, ALICE], attested: 1 }}
+        open={{ index: 2, openedAt: 40, deadline: 48, members: [BOB, CHARLIE, ALICE], attested: 1, joiners: 0 }}
         now={45}
       />,
     );

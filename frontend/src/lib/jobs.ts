@@ -17,6 +17,8 @@ export interface OpenRound {
   members: string[];
   /** Attestations so far (all result hashes together). */
   attested: number;
+  /** Members admitted from this round: they count towards its quorum once they deliver. */
+  joiners: number;
   quorum?: string;
 }
 
@@ -131,6 +133,7 @@ export function jobRowOf(id: bigint, view: JobView): JobRow {
       deadline: round.deadline,
       members: round.members,
       attested: round.tally.reduce((n, [, count]) => n + count, 0),
+      joiners: round.members.length - round.established,
       quorum: round.quorum,
     },
     admission,

@@ -22,7 +22,7 @@ function gridSource(status: "Running" | "Completed" = "Running") {
               createdAt: 40,
               participants: 2,
               roundsSettled: 1,
-              round: { index: 1, openedAt: 60, deadline: 68, members: [BOB, CHARLIE], attested: 1 },
+              round: { index: 1, openedAt: 60, deadline: 68, members: [BOB, CHARLIE], attested: 1, joiners: 0 },
             }),
             participants: [
               { who: BOB, fromRound: 0, missedInRow: 0, roundsPaid: 1, earned: 30n * UNIT, lock: memberLock(1) },

@@ -36,10 +36,13 @@ pub(crate) fn open<T: Config>(
 ) -> DispatchResult {
 	let now = frame_system::Pallet::<T>::block_number();
 	let deadline = now.saturating_add(job.spec.training.round_blocks);
-	let members: Vec<T::AccountId> = Participants::<T>::iter_prefix(id)
+	// Established members first, then those admitted from this round (`RoundState::counted`).
+	let (established, joiners): (Vec<_>, Vec<_>) = Participants::<T>::iter_prefix(id)
 		.filter(|(_, p)| p.from_round <= index)
-		.map(|(who, _)| who)
-		.collect();
+		.partition(|(_, p)| p.from_round < index);
+	let established_count = established.len() as u32;
+	let members: Vec<T::AccountId> =
+		established.into_iter().chain(joiners).map(|(who, _)| who).collect();
 	// At most `max_providers <= MaxParticipants` participants exist.
 	let members = BoundedVec::truncate_from(members);
 	let due = agenda::schedule::<T>(AgendaItem::Settle(id), deadline, reach)?;
@@ -55,6 +58,8 @@ pub(crate) fn open<T: Config>(
 			deadline,
 			due,
 			members,
+			established: established_count,
+			joiners_in: 0,
 			tally: BoundedVec::new(),
 			quorum: None,
 		},
@@ -116,6 +121,9 @@ pub(crate) fn submit<T: Config>(signed: SignedProofOf<T>) -> Result<Submitted, D
 
 	let hash = signed.proof.result_model_hash;
 	let votes = tally::<T>(&mut round, hash);
+	if round.is_joiner(&provider) {
+		round.joiners_in += 1;
+	}
 	Proofs::<T>::insert(id, &provider, signed);
 	Pallet::<T>::deposit_event(Event::ProofAccepted {
 		job: id,
@@ -123,6 +131,9 @@ pub(crate) fn submit<T: Config>(signed: SignedProofOf<T>) -> Result<Submitted, D
 		provider,
 		result_model_hash: hash,
 	});
+	// Settled early only on two thirds of all members: later proofs of joiners could still
+	// raise the members counted (`RoundState::counted`), and a quorum once reached stands.
+	// Two thirds of those counted is decided when the round settles (`settled_quorum`).
 	let reached = round.quorum.is_none() && votes >= quorum_threshold(round.members.len() as u32);
 	if reached {
 		round.quorum = Some(hash);
@@ -221,6 +232,25 @@ fn keep_copies<T: Config>(
 	}
 }
 
+/// Decides the quorum of a round that is settling without one reached early: a result at
+/// least two thirds of the members counted attest (joiners count once they deliver, and every
+/// proof that will come is in).
+fn settled_quorum<T: Config>(id: JobId, round: &mut RoundStateOf<T>) {
+	if round.quorum.is_some() {
+		return;
+	}
+	let needed = quorum_threshold(round.counted());
+	let Some((hash, _)) = round.tally.iter().find(|(_, votes)| *votes >= needed.max(1)) else {
+		return;
+	};
+	round.quorum = Some(*hash);
+	Pallet::<T>::deposit_event(Event::QuorumReached {
+		job: id,
+		round: round.index,
+		result_model_hash: *hash,
+	});
+}
+
 /// Counts a vote for `hash`; returns its votes so far.
 fn tally<T: Config>(round: &mut RoundStateOf<T>, hash: H256) -> u32 {
 	if let Some((_, votes)) = round.tally.iter_mut().find(|(h, _)| *h == hash) {
@@ -236,7 +266,10 @@ fn tally<T: Config>(round: &mut RoundStateOf<T>, hash: H256) -> u32 {
 /// their locks, pays, refunds, records health and liveness, then opens the next round or
 /// completes the job.
 pub(crate) fn settle<T: Config>(id: JobId) {
-	let (Some(mut job), Some(round)) = (Jobs::<T>::get(id), Rounds::<T>::take(id)) else { return };
+	let (Some(mut job), Some(mut round)) = (Jobs::<T>::get(id), Rounds::<T>::take(id)) else {
+		return;
+	};
+	settled_quorum::<T>(id, &mut round);
 	let proofs: Vec<_> = Proofs::<T>::drain_prefix(id).map(|(_, proof)| proof).collect();
 	membership::drop_uncovered::<T>(id, &mut job);
 	let payouts = payouts::<T>(id, &job, &round, &proofs);

@@ -5,7 +5,7 @@ use crate::{
 	RemovalReason, RoundResults, Rounds,
 };
 use grid_primitives::job::{
-	max_claim, Compression, ExchangeWindow, GptConfig, ModelSpec, Nanos, TransformerConfig,
+	max_claim, Compression, ExchangeWindow, GptConfig, JobId, ModelSpec, Nanos, TransformerConfig,
 };
 use pallet_providers::{traits::ProviderRegistry, SlashReason};
 use polkadot_sdk::polkadot_sdk_frame::{
@@ -512,6 +512,77 @@ fn a_round_without_quorum_pays_no_one() {
 		// Those that submitted are not counted as absent.
 		assert_eq!(Participants::<Test>::get(id, P1).unwrap().missed_in_row, 0);
 		assert_eq!(Participants::<Test>::get(id, P3).unwrap().missed_in_row, 1);
+		check_invariants();
+	});
+}
+
+/// A running job of P1, P2 and P3 whose round 0 settled, with P4 and P5 admitted from round 1.
+fn job_with_two_joiners() -> JobId {
+	let mut s = spec();
+	s.max_providers = 5;
+	let id = running_job_of(s, &[P1, P2, P3]);
+	for joiner in [P4, P5] {
+		register(joiner);
+		assert_ok!(join(id, joiner));
+	}
+	deliver(id, 0, &[P1, P2, P3]);
+	id
+}
+
+/// Two Sybils join a running job of three honest members and sit their first round out:
+/// counted among the round's members they would raise its quorum to four of five, more than
+/// the three honest members are, and the round would pay no one; leaving after it costs them
+/// nothing (none of their rounds settled, so no lock outlives them). Absent joiners do not
+/// count: the honest three settle the round and are paid as if the Sybils had never joined.
+#[test]
+fn joiners_that_sit_their_first_round_out_cannot_deny_the_others_their_quorum() {
+	new_test_ext().execute_with(|| {
+		let id = job_with_two_joiners();
+		let round = Rounds::<Test>::get(id).unwrap();
+		assert_eq!((round.index, round.members.len(), round.established), (1, 5, 3));
+		let before = [P1, P2, P3].map(free);
+		// P3 is slow (or crashed): two established members of three attest.
+		for who in [P1, P2] {
+			let signed = proof(id, 1, who, 42, 100, &[P1, P2]);
+			assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(who), signed));
+		}
+		// Not two thirds of all five: no early settlement, the round waits for its deadline.
+		assert_eq!(Rounds::<Test>::get(id).unwrap().quorum, None);
+		advance(ROUND_BLOCKS);
+		let summary = RoundResults::<Test>::get(id, 1).unwrap();
+		assert_eq!(summary.result_model_hash, Some(H256::repeat_byte(42)));
+		assert_eq!(summary.paid_participants, 2);
+		assert!(free(P1) > before[0] && free(P2) > before[1], "the attesters are paid");
+		assert_eq!(free(P3), before[2]);
+		for sybil in [P4, P5] {
+			assert_eq!(Participants::<Test>::get(id, sybil).unwrap().missed_in_row, 1);
+			assert_ok!(Jobs::leave_job(RuntimeOrigin::signed(sybil), id));
+		}
+		check_invariants();
+	});
+}
+
+/// A joiner that delivers in its first round counts like any member: Sybil joiners attesting
+/// a result of their own add to the members a quorum is two thirds of, so they cannot carry
+/// one with fewer votes than the established members would need.
+#[test]
+fn joiners_that_deliver_count_and_cannot_carry_a_result_of_their_own() {
+	new_test_ext().execute_with(|| {
+		let id = job_with_two_joiners();
+		// The Sybils attest 9 with one established member of theirs.
+		for who in [P4, P5, P3] {
+			let signed = proof(id, 1, who, 9, 100, &[P3, P4, P5]);
+			assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(who), signed));
+		}
+		let round = Rounds::<Test>::get(id).unwrap();
+		assert_eq!((round.joiners_in, round.counted(), round.quorum), (2, 5, None));
+		for who in [P1, P2] {
+			let signed = proof(id, 1, who, 42, 100, &[P1, P2]);
+			assert_ok!(Jobs::submit_proof(RuntimeOrigin::signed(who), signed));
+		}
+		// All five in: settled at once, without a quorum.
+		let summary = RoundResults::<Test>::get(id, 1).unwrap();
+		assert_eq!((summary.result_model_hash, summary.paid), (None, 0));
 		check_invariants();
 	});
 }

@@ -120,6 +120,7 @@ impl<T: Config> Pallet<T> {
 	/// round, and the round's tally counts each once.
 	fn try_state_proofs() -> Result<(), TryRuntimeError> {
 		let mut counted: BTreeMap<grid_primitives::job::JobId, u32> = BTreeMap::new();
+		let mut joined: BTreeMap<grid_primitives::job::JobId, u32> = BTreeMap::new();
 		for (id, who, signed) in Proofs::<T>::iter() {
 			let round = Rounds::<T>::get(id).ok_or("proof kept for a job with no open round")?;
 			let proof = &signed.proof;
@@ -133,11 +134,18 @@ impl<T: Config> Pallet<T> {
 				"proof's result missing from its round's tally"
 			);
 			*counted.entry(id).or_default() += 1;
+			*joined.entry(id).or_default() += u32::from(round.is_joiner(&who));
 		}
 		for (id, round) in Rounds::<T>::iter() {
 			let tallied = round.tally.iter().map(|(_, n)| *n).sum::<u32>();
 			let kept = counted.get(&id).copied().unwrap_or_default();
 			ensure!(tallied == kept, "round's tally differs from its kept proofs");
+			ensure!(
+				round.established as usize <= round.members.len(),
+				"round counts more established members than it has"
+			);
+			let joiners = joined.get(&id).copied().unwrap_or_default();
+			ensure!(round.joiners_in == joiners, "round's joiners' proofs differ from those kept");
 		}
 		Ok(())
 	}

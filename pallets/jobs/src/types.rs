@@ -160,12 +160,41 @@ pub struct RoundState<AccountId, BlockNumber, MaxMembers: Get<u32>> {
 	pub deadline: BlockNumber,
 	/// Block at which it will be settled: the deadline, or earlier once a quorum is reached.
 	pub due: BlockNumber,
-	/// Participants expected to contribute (a snapshot taken when it opened).
+	/// Participants expected to contribute (a snapshot taken when it opened): first those
+	/// that were members of the round before, then those admitted from this one.
 	pub members: BoundedVec<AccountId, MaxMembers>,
+	/// How many of `members`, from the front, were members before this round.
+	pub established: u32,
+	/// Proofs received from members admitted from this round (behind `established`).
+	pub joiners_in: u32,
 	/// Attestations per result hash.
 	pub tally: BoundedVec<(H256, u32), MaxMembers>,
 	/// The result hash that reached a quorum, if any.
 	pub quorum: Option<H256>,
+}
+
+impl<AccountId: PartialEq, BlockNumber, MaxMembers: Get<u32>>
+	RoundState<AccountId, BlockNumber, MaxMembers>
+{
+	/// Whether `who` was admitted from this round (a joiner of a running job).
+	pub fn is_joiner(&self, who: &AccountId) -> bool {
+		self.members.iter().position(|m| m == who).is_some_and(|i| i >= self.established as usize)
+	}
+
+	/// The members a settling round's quorum is two thirds of: the established ones and the
+	/// joiners that delivered (one reached earlier is two thirds of all members). A joiner may still be fetching the model in its first round, so one that
+	/// has not delivered does not count: otherwise every admission raised the bar the others
+	/// must clear, and joiners that never deliver (Sybils that join, sit the round out and
+	/// leave, at no cost) could deny the established members their quorum, and their pay,
+	/// round after round. Counted so, a round needs what it would have needed without its
+	/// absent joiners. A round of joiners only (a job's first, or one whose members all left)
+	/// counts all of them.
+	pub fn counted(&self) -> u32 {
+		match self.established {
+			0 => self.members.len() as u32,
+			established => established.saturating_add(self.joiners_in),
+		}
+	}
 }
 
 /// Smallest number of attestations that is at least two thirds of `members`.
