@@ -109,13 +109,11 @@ impl WorkState {
 
 	/// Its digests (what commitments carry).
 	pub fn digests(&self) -> WorkDigests {
-		let mut h = bulk_hasher(OPTIMIZER_DOMAIN);
-		h.update(&self.step.to_le_bytes());
-		hash_moments(&mut h, self.moments.as_ref());
-		let optimizer = h.finalize().into();
-		let mut h = bulk_hasher(RESIDUAL_DOMAIN);
-		hash_values(&mut h, &self.residual);
-		WorkDigests { step: self.step, optimizer, residual: h.finalize().into() }
+		WorkDigests {
+			step: self.step,
+			optimizer: optimizer_digest(self.step, self.moments.as_ref()),
+			residual: residual_digest(&self.residual),
+		}
 	}
 
 	/// The most bytes the encoding of a state of a model of `len` values takes (with
@@ -171,6 +169,21 @@ impl WorkState {
 		}
 		Ok(state)
 	}
+}
+
+/// [`WorkDigests::optimizer`] of an optimizer at step `step` with `moments`.
+pub fn optimizer_digest(step: u64, moments: Option<&Moments>) -> Digest {
+	let mut h = bulk_hasher(OPTIMIZER_DOMAIN);
+	h.update(&step.to_le_bytes());
+	hash_moments(&mut h, moments);
+	h.finalize().into()
+}
+
+/// [`WorkDigests::residual`] of an error-feedback residual.
+pub fn residual_digest(residual: &[f32]) -> Digest {
+	let mut h = bulk_hasher(RESIDUAL_DOMAIN);
+	hash_values(&mut h, residual);
+	h.finalize().into()
 }
 
 /// Errors unless a state of `kind` has the `len` values of its model.

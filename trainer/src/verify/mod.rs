@@ -19,6 +19,8 @@
 //! trajectory's recorded end ([`Replayer::judge_recorded`]): the update sent says little of
 //! the training behind it when its sender may state any error-feedback residual.
 //!
+//! - [`carry`]: what a round hands on to its sender's next (the rule a start state would be
+//!   held to; not yet checked).
 //! - [`gram`]: every pair of a round's updates' dot product, from the updates as sent.
 //! - [`screens`]: the cheap screens of a round's updates (agreement, copies, short norms).
 //! - [`loss_screen`]: the paired loss screen (does an update owe its gain to its own data).
@@ -27,6 +29,7 @@
 //!   committee's check of a claim by its trajectory.
 //! - [`worker`]: replays and loss screens on their own thread.
 
+mod carry;
 mod gram;
 mod loss_screen;
 mod replay;
@@ -34,6 +37,7 @@ mod screens;
 mod segment;
 mod worker;
 
+pub use carry::Carry;
 pub use gram::Gram;
 pub use loss_screen::{
 	LossScreen, GAUNTLET_BATCHES, GAUNTLET_CLEAR_FACTOR, GAUNTLET_CONFIRM_BATCHES,

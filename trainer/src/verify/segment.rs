@@ -379,12 +379,18 @@ impl Replayer {
 	/// state's residual, compress to the update it sent (a round no longer than its
 	/// catch-up step caught up after its last state).
 	fn end_gives_sent(&self, claim: &Claim, params: &[f32]) -> Result<Judgement> {
+		let again = self.sent_from(claim, &self.end_delta(claim, params)?)?;
+		Ok(Judgement::of(&claim.sent.decompress(), &again.decompress()))
+	}
+
+	/// The pseudo-gradient of `claim`'s round whose last parameters are `params` (a round no
+	/// longer than its catch-up step caught up after its last state).
+	pub(super) fn end_delta(&self, claim: &Claim, params: &[f32]) -> Result<Vec<f32>> {
 		let mut end = Cow::Borrowed(params);
 		if let Some(shift) = self.shift(claim).filter(|s| claim.steps <= s.at) {
 			shift.apply(end.to_mut())?;
 		}
-		let again = self.sent_from(claim, &pseudo_gradient(&claim.base, &end)?)?;
-		Ok(Judgement::of(&claim.sent.decompress(), &again.decompress()))
+		pseudo_gradient(&claim.base, &end)
 	}
 
 	/// A full replay of `request`'s claim held to the trajectory its sender committed to:

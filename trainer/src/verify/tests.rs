@@ -916,3 +916,53 @@ fn a_forged_residual_does_not_pass_for_training() {
 		TraceFinding::Holds => panic!("a forged residual held"),
 	}
 }
+
+/// Three rounds as the daemon runs them, the second's update left out of its aggregate and
+/// given back: each round starts from exactly what the round before handed on, computed from
+/// its committed start, its trajectory's end and the update sent ([`Replayer::carry`]). A
+/// start with its residual or moments touched, its step moved, or a fresh one does not go on
+/// from it.
+#[test]
+fn each_round_starts_from_what_the_round_before_handed_on() {
+	let spec = ModelSpec::MnistMlp(MlpConfig { hidden: 32, layers: 1 });
+	let inner =
+		InnerOptimizer::AdamW { lr: Nanos(2_000_000), weight_decay: Nanos(0), warmup_steps: 5 };
+	let data = Arc::new(Dataset::Mnist(MnistDataset::shipped().unwrap()));
+	let rep = replayer(&data, spec, inner);
+	let mut global = Model::new(spec, b"job", &Device::Cpu).unwrap().params().flatten().unwrap();
+	let mut w = worker(&rep, Compression::TopK { chunk: 64, k: 8, value_bits: 2 });
+	let mut outer = OuterOptimizer::new(0.7, 0.0, global.len());
+	let mut handed_on: Option<Carry> = None;
+	for round in 0..3u8 {
+		let start = Arc::new(w.start_state());
+		if let Some(carry) = handed_on {
+			assert!(carry.continued_by(&start.digests()), "round {round}");
+		}
+		let base = Arc::new(global.clone());
+		let seed = Hash::repeat_byte(round + 1);
+		let delta = w.round(&rep, &base, seed, 20);
+		let end = w.trainer.state().unwrap();
+		let (sent, _, _) = w.compressor.compress(&delta, None).unwrap();
+		if round == 1 {
+			w.compressor.give_back(&sent).unwrap();
+		} else {
+			outer.step(&mut global, &sent.decompress()).unwrap();
+		}
+		let claim = Claim { base, start, sent: Arc::new(sent), seed, steps: 20, from: None };
+		handed_on = Some(rep.carry(&claim, &end).unwrap());
+	}
+	let carry = handed_on.unwrap();
+	let next = w.start_state();
+	assert!(carry.continued_by(&next.digests()));
+	let mut residual = next.clone();
+	residual.residual[3] += 1e-3;
+	let mut moments = next.clone();
+	moments.moments.as_mut().unwrap().m[3] *= 2.0;
+	let moved = WorkState { step: next.step + 1, ..next.clone() };
+	let fresh = WorkState::fresh(next.len(), true);
+	for (what, forged) in
+		[("residual", residual), ("moments", moments), ("step", moved), ("fresh", fresh)]
+	{
+		assert!(!carry.continued_by(&forged.digests()), "a start with another {what} went on");
+	}
+}

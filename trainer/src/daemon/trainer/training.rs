@@ -218,16 +218,25 @@ impl Inner {
 		}
 	}
 
-	/// Ends any running round at its next step, dropping its work.
+	/// Ends any running round at its next step, dropping its work: the optimizer goes back
+	/// to where the round started (a failed round's does in [`train`]), so the next round
+	/// starts from the state the last committed round ended in.
 	pub fn abandon(&mut self) {
 		if let Some(running) = &self.running {
 			running.stop.set(Instant::now());
 		}
-		if let Some((round, result)) = self.finish() {
-			match result {
-				Ok(_) => tracing::info!("round {round}: training abandoned"),
-				Err(e) => tracing::info!("round {round}: training abandoned: {e}"),
+		let Some((round, result)) = self.finish() else { return };
+		match result {
+			Ok(trained) => {
+				tracing::info!("round {round}: training abandoned");
+				let start = trained.start;
+				if let Some(trainer) = self.idle.as_mut() {
+					if let Err(e) = trainer.restore_owned_at(start.step, start.moments) {
+						tracing::warn!("round {round}: the optimizer was not put back: {e}");
+					}
+				}
 			}
+			Err(e) => tracing::info!("round {round}: training abandoned: {e}"),
 		}
 	}
 
@@ -257,15 +266,33 @@ impl Drop for Inner {
 }
 
 /// Trains one round: as many steps as `pace` allows, recording the trajectory. `current`
-/// gives an overlapped round its base at the catch-up step.
+/// gives an overlapped round its base at the catch-up step. A round that fails part-way
+/// leaves the optimizer where it started: its steps went into no commitment, and the next
+/// round's start state must go on from the last one that did (`verify::Carry`).
 fn train(
 	trainer: &mut InnerTrainer,
 	start: Start,
 	pace: Pace,
 	current: impl FnOnce() -> Result<Vec<f32>> + Send + 'static,
 ) -> Result<Trained> {
-	let began = Instant::now();
 	let first = trainer.snapshot(Vec::new())?;
+	match train_steps(trainer, start, pace, current) {
+		Ok(steps) => Ok(Trained { start: first, ..steps }),
+		Err(e) => {
+			trainer.restore_owned_at(first.step, first.moments)?;
+			Err(e)
+		}
+	}
+}
+
+/// [`train`]'s steps; the result's `start` is left empty for [`train`] to fill.
+fn train_steps(
+	trainer: &mut InnerTrainer,
+	start: Start,
+	pace: Pace,
+	current: impl FnOnce() -> Result<Vec<f32>> + Send + 'static,
+) -> Result<Trained> {
+	let began = Instant::now();
 	let numel = trainer.model().params().manifest().numel();
 	// Nanoseconds spent waiting for S_r: not training, so neither compute time nor a step.
 	let waited = Arc::new(AtomicU64::new(0));
@@ -300,7 +327,7 @@ fn train(
 	let waited = Duration::from_nanos(waited.load(Ordering::Relaxed));
 	Ok(Trained {
 		local,
-		start: first,
+		start: WorkState { step: 0, moments: None, residual: Vec::new() },
 		base: from,
 		overlapped: catch_up.is_some(),
 		kept,
@@ -503,15 +530,29 @@ mod tests {
 		assert_eq!(replayed.delta, ahead.local.delta, "the thread's round is not the replay's");
 		assert_eq!(&replay.state().unwrap(), ahead.kept.last().unwrap().1.step().unwrap());
 
-		// No state comes: the round ends in error and the trainer is idle again.
+		// No state comes: the round ends in error and the trainer is idle again, its
+		// optimizer where round 1 left it (the two steps before the catch-up undone).
+		let end_1 = ahead.kept.last().unwrap().1.step().unwrap().clone();
+		let at_end_1 = |inner: &mut Inner| {
+			let now = inner.get().unwrap().snapshot(Vec::new()).unwrap();
+			assert_eq!((now.step, now.moments), (end_1.step, end_1.moments.clone()));
+		};
 		inner.start(2, Start::Overlapped { catch_up, from: None }, pace(&dataset, 2, 5)).unwrap();
 		inner.no_current();
 		let (_, result) = inner.finish().unwrap();
 		assert!(matches!(result, Err(Error::Training(_))), "{:?}", result.err());
-		// Abandoned while it waits: the trainer comes back.
+		at_end_1(&mut inner);
+		// Abandoned while it waits: the trainer comes back, and so does its optimizer.
 		inner.start(3, Start::Overlapped { catch_up, from: None }, pace(&dataset, 3, 5)).unwrap();
 		assert!(inner.running().is_some());
 		assert!(inner.get().is_ok() && inner.running().is_none());
+		at_end_1(&mut inner);
+		// Abandoned part-way through its steps (it ends without error): the same.
+		let long = pace(&dataset, 4, 1_000_000);
+		inner.start(4, Start::Base(Arc::new(base.clone())), long).unwrap();
+		std::thread::sleep(Duration::from_millis(300));
+		inner.abandon();
+		at_end_1(&mut inner);
 	}
 
 	/// Behind a closed gate a round trains only once the check holding the turn lets it
