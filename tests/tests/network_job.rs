@@ -128,7 +128,7 @@ fn a_killed_provider_is_paid_for_what_it_delivered_and_a_joiner_from_its_first_r
 		"bob unpaid for {unpaid:?}; {} rounds settled without a result; eve a member from round \
 		 {:?}\n{}",
 		l.settled_without_result,
-		l.joined_from.get(&Sr25519Keyring::Eve.to_account_id()),
+		l.joined_from.get(&eve),
 		round_lines(&providers, &unpaid)
 	);
 	ensure!(l.paid(&dave) == [0, 1], "dave paid for {:?}, not rounds 0 and 1", l.paid(&dave));

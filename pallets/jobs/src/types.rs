@@ -182,8 +182,9 @@ impl<AccountId: PartialEq, BlockNumber, MaxMembers: Get<u32>>
 	}
 
 	/// The members a settling round's quorum is two thirds of: the established ones and the
-	/// joiners that delivered (one reached earlier is two thirds of all members). A joiner may still be fetching the model in its first round, so one that
-	/// has not delivered does not count: otherwise every admission raised the bar the others
+	/// joiners that delivered (one reached earlier is two thirds of all members). A joiner may
+	/// still be fetching the model in its first round, so one that has not delivered does
+	/// not count: otherwise every admission raised the bar the others
 	/// must clear, and joiners that never deliver (Sybils that join, sit the round out and
 	/// leave, at no cost) could deny the established members their quorum, and their pay,
 	/// round after round. Counted so, a round needs what it would have needed without its

@@ -15,17 +15,15 @@
 //! tie is [`Carry`]: a start state must continue its sender's last round
 //! ([`Carry::continued_by`]), or be a fresh one (after a restart). Commitments do not carry
 //! it yet and no desk checks it; what is here is the rule, tested against the trainer's own
-//! round-to-round moves (`verify/tests.rs`). Before a desk may hold anyone to it, the daemon
-//! must keep to it in every case: a round it abandons part-way (`Inner::abandon`: a
-//! re-sync, a round trained ahead that never opened) leaves its steps in the optimizer
-//! today, so the next start goes on from no committed round and an honest sender would
-//! fail the tie; such a round must leave the optimizer where it started. And a commitment
-//! must name the round it goes on from, which the checker must be able to trust: one that
-//! never reached the others (late, or made up) was never checked itself.
+//! round-to-round moves (`verify/tests.rs`). The daemon keeps to it where a round fails or
+//! is abandoned part-way (`daemon/trainer/training.rs` puts the optimizer back where the
+//! round started). Before a desk may hold anyone to it, a commitment must name the round it
+//! goes on from, which the checker must be able to trust: one that never reached the others
+//! (late, or made up) was never checked itself.
 
 use super::{Claim, Replayer};
 use crate::{
-	compress::adaptive::corrected,
+	compress::Feedback,
 	error::{Error, Result},
 	params::Digest,
 	trajectory::StepState,
@@ -68,18 +66,18 @@ impl Replayer {
 				end.params.len(),
 			)));
 		}
-		let delta = self.end_delta(claim, &end.params)?;
-		let sent = claim.sent.decompress();
-		// `Feedback::keep_update`'s and `Feedback::take_back`'s arithmetic, in their order.
-		let mut residual = corrected(&delta, &claim.start.residual, self.error_decay);
-		residual.iter_mut().zip(&sent).for_each(|(r, s)| *r -= *s);
-		let kept = residual_digest(&residual);
-		residual.iter_mut().zip(&sent).for_each(|(r, s)| *r += *s);
+		// The trainer's own error feedback, from the committed residual: the same arithmetic.
+		let mut feedback = Feedback::new(n).with_decay(self.error_decay)?;
+		feedback.restore(claim.start.residual.clone())?;
+		let corrected = feedback.correct(&self.end_delta(claim, &end.params)?, "carry")?;
+		feedback.keep_update(corrected, &claim.sent);
+		let kept = residual_digest(feedback.error());
+		feedback.take_back(&claim.sent.decompress())?;
 		Ok(Carry {
 			step: end.step,
 			optimizer: optimizer_digest(end.step, end.moments.as_ref()),
 			kept,
-			returned: residual_digest(&residual),
+			returned: residual_digest(feedback.error()),
 		})
 	}
 }
