@@ -563,18 +563,20 @@ fn a_commitment_gossip_lost_on_its_way_is_asked_of_the_witnesses() {
 /// two commit graces: one of those two held no copy of the third's update and had said so,
 /// so the third's update, and its own, fell out of their set and not of the slow pair's
 /// (a 2-2 split). Here trainer 1 never hears trainer 2's commitment (so it attests without
-/// 2's update) and trainer 0's attestation reaches 1 and 2 six seconds late, past two
-/// graces but within the fetch window, in rounds 1 and 2. Trainers 1 and 2 wait for it, so
-/// all three aggregate 2's update and decide the same model, without re-syncing.
+/// 2's update) and trainer 0's attestation reaches 1 and 2 five seconds late, past two
+/// graces but within the fetch window and before the proofs' deadline (9 s after the
+/// commit deadline), in rounds 1 and 2. Trainers 1 and 2 wait for it, so all three
+/// aggregate 2's update and decide the same model, without re-syncing.
 #[test]
 fn an_attestation_late_from_a_slow_fetcher_is_waited_for() {
 	let rounds = 4;
 	let mut net = TestNet::new(3, rounds, PERIOD_MS, INT8, &[]);
 	// Grace 1 s, so two graces (the old bound) end well before the late attestation; the
-	// fetch window, which bounds the wait now, is 10 s.
+	// fetch window, which bounds the wait with the proofs' deadline, is 14 s (the proofs are
+	// due 9 s after the commit deadline).
 	let start = unix_ms() + 4000;
 	net.schedule = format!(
-		"[schedule]\nmode = \"deadline\"\nstart_unix_ms = {start}\nperiod_ms = 10000\ngrace_ms = 1000\nfetch_timeout_ms = 10000\n"
+		"[schedule]\nmode = \"deadline\"\nstart_unix_ms = {start}\nperiod_ms = 10000\ngrace_ms = 1000\nfetch_timeout_ms = 14000\n"
 	);
 	let [zero, one, two] = [0, 1, 2].map(|i| net.nodes[i].peer_id());
 	let mut scenario = String::new();
@@ -583,7 +585,7 @@ fn an_attestation_late_from_a_slow_fetcher_is_waited_for() {
 			&format!("[[lost_commitment]]\nof = \"{two}\"\nat = \"{one}\"\nround = {round}\n\n");
 		for at in [&one, &two] {
 			scenario += &format!(
-				"[[late_attestation]]\nof = \"{zero}\"\nat = \"{at}\"\nround = {round}\ndelay_ms = 6000\n\n"
+				"[[late_attestation]]\nof = \"{zero}\"\nat = \"{at}\"\nround = {round}\ndelay_ms = 5000\n\n"
 			);
 		}
 	}
@@ -603,7 +605,71 @@ fn an_attestation_late_from_a_slow_fetcher_is_waited_for() {
 	for i in [1, 2] {
 		let log = net.nodes[i].log_tail(usize::MAX);
 		assert!(log.contains(&format!("gossip brings {zero}'s attestation")), "{log}");
-		assert!(log.contains("waiting on for 1 unheard attestations"), "trainer {i}:\n{log}");
+		assert!(log.contains("waiting for 1 unheard attestations"), "trainer {i}:\n{log}");
+		assert!(!log.contains("by the proof's deadline"), "trainer {i} cut the wait:\n{log}");
+	}
+	for (i, node) in net.nodes.iter().enumerate() {
+		let resyncs = node.log_tail(usize::MAX).matches("re-syncing").count();
+		assert_eq!(resyncs, 0, "trainer {i} re-synced\n{}", net.log(i));
+	}
+}
+
+/// A committer whose attestation never comes (it crashed once its update was out, or it
+/// withholds it so that the others' proofs are late) is waited for only until the proofs'
+/// deadline: the commit deadline plus the exchange allowance, less the outer step. The
+/// wait used to run to the fetch window's end plus a grace, past that deadline: in a CI
+/// run of `tests/tests/network_job.rs` Dave was killed between committing round 2 and
+/// attesting it, and every proof of round 2 missed the round, which settled unpaid.
+///
+/// Here, in rounds 1 and 2, trainer 1 never hears trainer 2's commitment (so it attests
+/// without 2's update, which then stands at half of its witnesses, where one more
+/// attestation could tip it) and trainer 3's attestations reach the others ten minutes
+/// late, with a fetch window (10 s) whose end falls 5 s past the proofs' deadline (grace
+/// 1 s: 7 s after the commit deadline). Trainers 0, 1 and 2 decide by that deadline, on
+/// the attestations they heard, and all four agree on every round's set and model,
+/// without re-syncing.
+#[test]
+fn a_committer_whose_attestation_never_comes_is_waited_for_until_the_proofs_deadline() {
+	let rounds = 4;
+	let mut net = TestNet::new(4, rounds, PERIOD_MS, INT8, &[]);
+	let start = unix_ms() + 4000;
+	net.schedule = format!(
+		"[schedule]\nmode = \"deadline\"\nstart_unix_ms = {start}\nperiod_ms = 10000\ngrace_ms = 1000\nfetch_timeout_ms = 10000\n"
+	);
+	let peers = [0, 1, 2, 3].map(|i| net.nodes[i].peer_id());
+	let [_, one, two, three] = &peers;
+	let mut scenario = String::new();
+	for round in [1, 2] {
+		scenario +=
+			&format!("[[lost_commitment]]\nof = \"{two}\"\nat = \"{one}\"\nround = {round}\n\n");
+		for at in &peers[..3] {
+			scenario += &format!(
+				"[[late_attestation]]\nof = \"{three}\"\nat = \"{at}\"\nround = {round}\ndelay_ms = 600000\n\n"
+			);
+		}
+	}
+	net.start_all_with_scenario(&scenario);
+	net.wait_all(Duration::from_secs(150));
+
+	assert_eq!(assert_agreement(&net, &[0, 1, 2, 3], 4), rounds as usize, "rounds decided by all");
+	for round in 0..u64::from(rounds) {
+		let sets: Vec<Vec<String>> = (0..4).map(|i| aggregated_set(&net, i, round)).collect();
+		assert!(sets.windows(2).all(|w| w[0] == w[1]), "round {round}: sets {sets:?}");
+	}
+	// A trainer the shared cores held past a deadline commits nothing (and is no candidate
+	// whose attestation is waited for, or whose update could tip): at least one of the two
+	// rounds must have cut the wait.
+	for i in 0..3 {
+		let log = net.nodes[i].log_tail(usize::MAX);
+		assert!(log.contains(&format!("gossip brings {three}'s attestation")), "{log}");
+		let cut = log.matches("1 attestations not heard by the proof's deadline").count();
+		assert!(cut >= 1, "trainer {i} never cut its wait:\n{}", net.log(i));
+		// The wait used to end about 11 s after it began (the fetch window's end and a grace
+		// after the collection's); the proofs' deadline ends it by 6 s.
+		for record in net.nodes[i].rounds() {
+			let attest = record["decision_ms"]["attest"].as_u64().unwrap_or(0);
+			assert!(attest < 10_000, "trainer {i} waited {attest} ms: {record}");
+		}
 	}
 	for (i, node) in net.nodes.iter().enumerate() {
 		let resyncs = node.log_tail(usize::MAX).matches("re-syncing").count();

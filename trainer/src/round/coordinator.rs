@@ -6,7 +6,7 @@
 use std::{collections::BTreeSet, time::Duration};
 
 use grid_primitives::{
-	job::{JobId, RoundIndex},
+	job::{ExchangeWindow, JobId, RoundIndex},
 	Hash,
 };
 use libp2p::PeerId;
@@ -187,6 +187,24 @@ impl Schedule {
 		})
 	}
 
+	/// Time between a round's commit deadline and its proof's deadline (ms; 0 for fixed
+	/// steps): the job's exchange allowance ([`ExchangeWindow::allowance_ms`]) over this
+	/// schedule's waits, which a provider takes from its job's exchange window.
+	pub fn allowance_ms(&self) -> u64 {
+		match *self {
+			Schedule::Deadline { grace_ms, fetch_timeout_ms, .. } => {
+				let ms = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+				let window = ExchangeWindow {
+					grace_ms: ms(grace_ms),
+					fetch_ms: ms(fetch_timeout_ms),
+					fan_in: None,
+				};
+				window.allowance_ms()
+			}
+			Schedule::FixedSteps { .. } => 0,
+		}
+	}
+
 	/// When round 0 starts.
 	pub fn start_unix_ms(&self) -> u64 {
 		match *self {
@@ -303,5 +321,22 @@ mod tests {
 		assert!(clock.has_opened(1_000));
 		assert_eq!(schedule.deadline(3), None);
 		assert!(!Clock::NotStarted.has_opened(0));
+		assert_eq!(schedule.schedule.allowance_ms(), 0, "no proof deadline to keep");
+	}
+
+	/// A provider's schedule takes its job's exchange window, and its proofs' deadline (how
+	/// long a round's decision may wait) is the one the chain's commit deadline leaves.
+	#[test]
+	fn a_deadline_schedules_allowance_is_its_exchange_windows() {
+		let window = ExchangeWindow { grace_ms: 1_500, fetch_ms: 4_000, fan_in: None };
+		let schedule = Schedule::Deadline {
+			start_unix_ms: 0,
+			period_ms: 30_000,
+			grace_ms: u64::from(window.grace_ms),
+			fetch_timeout_ms: u64::from(window.fetch_ms),
+			transfer_budget_ms: 500,
+		};
+		assert_eq!(schedule.allowance_ms(), window.allowance_ms());
+		assert_eq!(schedule.allowance_ms(), 5_000);
 	}
 }

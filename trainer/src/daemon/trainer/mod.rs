@@ -161,6 +161,8 @@ pub struct Trainer {
 	stale_base: Option<Arc<Vec<f32>>>,
 	/// When the last round was decided here.
 	last_decided: Option<Instant>,
+	/// How long the last round's aggregation and outer step took.
+	last_step: Duration,
 	/// The last sealed round's start state and recorded states, served once it is out.
 	unserved: Option<compute::Unserved>,
 	/// The state the last round's majority trained from, when this trainer's was another:
@@ -425,11 +427,17 @@ impl Trainer {
 	/// plus the exchange the deadline leaves room for (0: no deadline, or past).
 	fn proof_due(&self, round: RoundIndex) -> u64 {
 		match self.coordinator.deadline(round) {
-			Some(commit_by) if commit_by > 0 => {
-				commit_by + self.config.job.training.exchange.allowance_ms()
-			}
+			Some(commit_by) if commit_by > 0 => commit_by + self.config.schedule.allowance_ms(),
 			_ => 0,
 		}
+	}
+
+	/// When `round` must be decided for its proof to go out by its deadline: that deadline
+	/// less what the last round's outer step took. None without a deadline.
+	pub(super) fn decide_by(&self, round: RoundIndex) -> Option<Instant> {
+		let due = self.proof_due(round);
+		let step = u64::try_from(self.last_step.as_millis()).unwrap_or(u64::MAX);
+		(due > 0).then(|| instant_of(due.saturating_sub(step)))
 	}
 
 	/// Hands the round just decided to the fraud desk (its evidence kept, its updates
@@ -560,6 +568,7 @@ impl Trainer {
 			OuterMove::in_round(&job.training, round),
 		)?;
 		let step = stepping.elapsed();
+		self.last_step = step;
 		let drawn_out = draw.is_some() && !own_in_set;
 		if drawn_out && own.is_some() {
 			// Not drawn: dropped, not carried. Carried, it would come back the next round at

@@ -255,6 +255,7 @@ impl Trainer {
 			step_time: None,
 			seal_secs: Some(seal_secs),
 			last_decided: None,
+			last_step: Duration::ZERO,
 			unserved: None,
 			sync_hint: None,
 			listen: Vec::new(),
