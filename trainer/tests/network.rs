@@ -71,9 +71,15 @@ fn job(rounds: u32, compression: &str) -> String {
 const PERIOD_MS: u64 = 4000;
 
 fn schedule(period_ms: u64) -> String {
+	schedule_fetching(period_ms, 4000)
+}
+
+/// Deadline rounds of `period_ms` from 4 s on, a grace of 1 s and a fetch window of
+/// `fetch_ms` (the proofs' deadline falls 2 s plus half of it after each commit deadline).
+fn schedule_fetching(period_ms: u64, fetch_ms: u64) -> String {
 	let start = unix_ms() + 4000;
 	format!(
-		"[schedule]\nmode = \"deadline\"\nstart_unix_ms = {start}\nperiod_ms = {period_ms}\ngrace_ms = 1000\nfetch_timeout_ms = 4000\n"
+		"[schedule]\nmode = \"deadline\"\nstart_unix_ms = {start}\nperiod_ms = {period_ms}\ngrace_ms = 1000\nfetch_timeout_ms = {fetch_ms}\n"
 	)
 }
 
@@ -574,10 +580,7 @@ fn an_attestation_late_from_a_slow_fetcher_is_waited_for() {
 	// Grace 1 s, so two graces (the old bound) end well before the late attestation; the
 	// fetch window, which bounds the wait with the proofs' deadline, is 14 s (the proofs are
 	// due 9 s after the commit deadline).
-	let start = unix_ms() + 4000;
-	net.schedule = format!(
-		"[schedule]\nmode = \"deadline\"\nstart_unix_ms = {start}\nperiod_ms = 10000\ngrace_ms = 1000\nfetch_timeout_ms = 14000\n"
-	);
+	net.schedule = schedule_fetching(10_000, 14_000);
 	let [zero, one, two] = [0, 1, 2].map(|i| net.nodes[i].peer_id());
 	let mut scenario = String::new();
 	for round in [1, 2] {
@@ -632,10 +635,7 @@ fn an_attestation_late_from_a_slow_fetcher_is_waited_for() {
 fn a_committer_whose_attestation_never_comes_is_waited_for_until_the_proofs_deadline() {
 	let rounds = 4;
 	let mut net = TestNet::new(4, rounds, PERIOD_MS, INT8, &[]);
-	let start = unix_ms() + 4000;
-	net.schedule = format!(
-		"[schedule]\nmode = \"deadline\"\nstart_unix_ms = {start}\nperiod_ms = 10000\ngrace_ms = 1000\nfetch_timeout_ms = 10000\n"
-	);
+	net.schedule = schedule_fetching(10_000, 1_0000);
 	let peers = [0, 1, 2, 3].map(|i| net.nodes[i].peer_id());
 	let [_, one, two, three] = &peers;
 	let mut scenario = String::new();
