@@ -163,6 +163,22 @@ fn assert_agreement(net: &TestNet, honest: &[usize], min: usize) -> usize {
 	checked
 }
 
+/// Asserts that no trainer re-synced: none lacked an agreed update or computed another model.
+fn assert_no_resyncs(net: &TestNet) {
+	for (i, node) in net.nodes.iter().enumerate() {
+		let resyncs = node.log_tail(usize::MAX).matches("re-syncing").count();
+		assert_eq!(resyncs, 0, "trainer {i} re-synced\n{}", net.log(i));
+	}
+}
+
+/// Asserts that trainers `0..n` aggregated the same set in each of `rounds` rounds.
+fn assert_same_sets(net: &LocalNet, n: usize, rounds: u32) {
+	for round in 0..u64::from(rounds) {
+		let sets: Vec<Vec<String>> = (0..n).map(|i| aggregated_set(net, i, round)).collect();
+		assert!(sets.windows(2).all(|w| w[0] == w[1]), "round {round}: sets {sets:?}");
+	}
+}
+
 /// The peers whose updates trainer `by` aggregated in `round`, sorted.
 fn aggregated_set(net: &LocalNet, by: usize, round: u64) -> Vec<String> {
 	let record = net.nodes[by].rounds().into_iter().find(|r| r["round"].as_u64() == Some(round));
@@ -421,10 +437,7 @@ fn a_cut_link_between_two_trainers_does_not_split_the_agreed_set() {
 	);
 	// No re-sync storm: nobody had to fetch the state because it lacked an agreed update or
 	// had computed another model.
-	for (i, node) in net.nodes.iter().enumerate() {
-		let resyncs = node.log_tail(usize::MAX).matches("re-syncing").count();
-		assert_eq!(resyncs, 0, "trainer {i} re-synced\n{}", net.log(i));
-	}
+	assert_no_resyncs(&net);
 	let (keepers, committers) = pieces_fetched(&net);
 	assert!(
 		keepers > 0 && committers > 0,
@@ -554,14 +567,8 @@ fn a_commitment_gossip_lost_on_its_way_is_asked_of_the_witnesses() {
 		let heard = network["inline_bytes_heard"].as_u64().unwrap_or(0);
 		assert!(heard > 0, "trainer {i} heard no update with a commitment: {network}");
 	}
-	for round in 0..u64::from(rounds) {
-		let sets: Vec<Vec<String>> = (0..3).map(|i| aggregated_set(&net, i, round)).collect();
-		assert!(sets.windows(2).all(|w| w[0] == w[1]), "round {round}: sets {sets:?}");
-	}
-	for (i, node) in net.nodes.iter().enumerate() {
-		let resyncs = node.log_tail(usize::MAX).matches("re-syncing").count();
-		assert_eq!(resyncs, 0, "trainer {i} re-synced\n{}", net.log(i));
-	}
+	assert_same_sets(&net, 3, rounds);
+	assert_no_resyncs(&net);
 }
 
 /// A witness still fetching is waited for. In `bench/network.sh` two trainers whose fetches
@@ -596,10 +603,7 @@ fn an_attestation_late_from_a_slow_fetcher_is_waited_for() {
 	net.wait_all(Duration::from_secs(120));
 
 	assert_eq!(assert_agreement(&net, &[0, 1, 2], 3), rounds as usize, "rounds decided by all");
-	for round in 0..u64::from(rounds) {
-		let sets: Vec<Vec<String>> = (0..3).map(|i| aggregated_set(&net, i, round)).collect();
-		assert!(sets.windows(2).all(|w| w[0] == w[1]), "round {round}: sets {sets:?}");
-	}
+	assert_same_sets(&net, 3, rounds);
 	// A trainer the shared cores held past a deadline commits nothing to lose: at least one
 	// of the two rounds must have had 2's update, lost at 1 and aggregated by all.
 	let tested: Vec<u64> =
@@ -611,10 +615,7 @@ fn an_attestation_late_from_a_slow_fetcher_is_waited_for() {
 		assert!(log.contains("waiting for 1 unheard attestations"), "trainer {i}:\n{log}");
 		assert!(!log.contains("by the proof's deadline"), "trainer {i} cut the wait:\n{log}");
 	}
-	for (i, node) in net.nodes.iter().enumerate() {
-		let resyncs = node.log_tail(usize::MAX).matches("re-syncing").count();
-		assert_eq!(resyncs, 0, "trainer {i} re-synced\n{}", net.log(i));
-	}
+	assert_no_resyncs(&net);
 }
 
 /// A committer whose attestation never comes (it crashed once its update was out, or it
@@ -652,10 +653,7 @@ fn a_committer_whose_attestation_never_comes_is_waited_for_until_the_proofs_dead
 	net.wait_all(Duration::from_secs(150));
 
 	assert_eq!(assert_agreement(&net, &[0, 1, 2, 3], 4), rounds as usize, "rounds decided by all");
-	for round in 0..u64::from(rounds) {
-		let sets: Vec<Vec<String>> = (0..4).map(|i| aggregated_set(&net, i, round)).collect();
-		assert!(sets.windows(2).all(|w| w[0] == w[1]), "round {round}: sets {sets:?}");
-	}
+	assert_same_sets(&net, 4, rounds);
 	// A trainer the shared cores held past a deadline commits nothing (and is no candidate
 	// whose attestation is waited for, or whose update could tip): at least one of the two
 	// rounds must have cut the wait.
@@ -671,10 +669,7 @@ fn a_committer_whose_attestation_never_comes_is_waited_for_until_the_proofs_dead
 			assert!(attest < 10_000, "trainer {i} waited {attest} ms: {record}");
 		}
 	}
-	for (i, node) in net.nodes.iter().enumerate() {
-		let resyncs = node.log_tail(usize::MAX).matches("re-syncing").count();
-		assert_eq!(resyncs, 0, "trainer {i} re-synced\n{}", net.log(i));
-	}
+	assert_no_resyncs(&net);
 }
 
 /// A round every committer is late for. In a CI run the three providers, starved by other
@@ -762,10 +757,7 @@ fn a_trainer_whose_loop_is_held_past_the_deadline_takes_the_commitments_heard_in
 			}
 		}
 	}
-	for (i, node) in net.nodes.iter().enumerate() {
-		let resyncs = node.log_tail(usize::MAX).matches("re-syncing").count();
-		assert_eq!(resyncs, 0, "trainer {i} re-synced\n{}", net.log(i));
-	}
+	assert_no_resyncs(&net);
 }
 
 /// Issue 26's bounded fan-in: six trainers on a job that aggregates at most three updates a
@@ -831,10 +823,7 @@ fn a_bounded_fan_in_aggregates_the_same_drawn_updates_everywhere() {
 		draws.insert(drawn);
 	}
 	assert!(draws.len() >= 2, "the same members drawn every round: {draws:?}");
-	for (i, node) in net.nodes.iter().enumerate() {
-		let resyncs = node.log_tail(usize::MAX).matches("re-syncing").count();
-		assert_eq!(resyncs, 0, "trainer {i} re-synced\n{}", net.log(i));
-	}
+	assert_no_resyncs(&net);
 	let losses = eval_losses(&net.nodes[0]);
 	assert!(losses.last().unwrap() < &losses[0], "held-out loss {losses:?}");
 	// Each drawn update's pieces come from the five members that keep them: a fetcher gets
