@@ -9,7 +9,9 @@
 # compute with a free link, time to a held-out loss; about an hour on 2 cores, 40 minutes without the reference) and writes
 # network_speed.md, .json and .svg (`--job-id N`: another seed; 12 unless given; `--lr`,
 # `--outer-lr`: Grid's inner and outer learning rates, 0.005 and 3 unless given;
-# `--outer-momentum M`: the outer step's Nesterov momentum, 0 unless given; an
+# `--outer-momentum M`: the outer step's Nesterov momentum, 0 unless given; `--outer-anneal
+# R:LR`: the outer lr falling to LR over the job's last R rounds, 16:1 unless given (`off`:
+# none); an
 # in-process reference of the same job runs beside them, and the report says in how many
 # rounds the daemon's model was the reference's to the bit; `--reference off` skips it;
 # `--h N`: N inner steps a round, 100 unless given; `--k K`, `--bits B`, `--error-decay D`:

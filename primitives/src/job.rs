@@ -680,6 +680,24 @@ impl<BlockNumber> TrainingParams<BlockNumber> {
 		round < self.dense_rounds
 	}
 
+	/// The outer learning rate of `round` in a job of `job_rounds` rounds: `outer_lr`, or in
+	/// the anneal's rounds ([`TrainingParams::outer_anneal`]) a straight line from it down
+	/// to `to_lr` at the job's last round (the anneal's first round one step below
+	/// `outer_lr`). Whole billionths, so every trainer computes the same rate.
+	pub fn outer_lr_in(&self, round: RoundIndex, job_rounds: RoundIndex) -> Nanos {
+		let Some(anneal) = self.outer_anneal.filter(|a| a.rounds > 0) else {
+			return self.outer_lr;
+		};
+		let first = job_rounds.saturating_sub(anneal.rounds);
+		if round < first {
+			return self.outer_lr;
+		}
+		let done = u64::from((round - first + 1).min(anneal.rounds));
+		let (from, to) = (u64::from(self.outer_lr.0), u64::from(anneal.to_lr.0));
+		let fall = from.saturating_sub(to) * done / u64::from(anneal.rounds);
+		Nanos((from - fall) as u32)
+	}
+
 	/// The compression trainers use in `round`: the job's, or in a dense round
 	/// [`DENSE_ROUND_COMPRESSION`].
 	pub fn compression_in(&self, round: RoundIndex) -> Compression {
@@ -745,6 +763,14 @@ pub struct TrainingParams<BlockNumber> {
 	/// whole system against DDP*). Part of the job because replays and the outer step
 	/// follow it.
 	pub dense_rounds: u32,
+	/// The outer learning rate's anneal at the job's end (none by default): over its last
+	/// rounds the outer step's rate falls linearly from `outer_lr` to a lower one, as the
+	/// inner rate's cosine decay does within rounds. A sparse code's outer rate of 3 keeps
+	/// amplifying the compression's noise after the inner rate has decayed; annealing it
+	/// lowered the speed job's final loss on every seed measured (`bench/README.md`, *The
+	/// whole system against DDP*). Part of the job because every trainer's outer step
+	/// follows it.
+	pub outer_anneal: Option<OuterAnneal>,
 	/// Overlapped rounds (0, the default: none): each round's first `overlap_steps` inner
 	/// steps train from the round before's base while that round's updates are exchanged,
 	/// then catch up with the round's own base and go on from there. The chain deals each
@@ -764,6 +790,28 @@ pub struct TrainingParams<BlockNumber> {
 	pub exchange: ExchangeWindow,
 	/// Pseudo-gradient compression.
 	pub compression: Compression,
+}
+
+/// How a job's outer learning rate falls over its last rounds
+/// ([`TrainingParams::outer_anneal`]).
+#[cfg_attr(feature = "serde", derive(serde::Deserialize), serde(deny_unknown_fields))]
+#[derive(
+	Clone,
+	Copy,
+	PartialEq,
+	Eq,
+	Debug,
+	Encode,
+	Decode,
+	DecodeWithMemTracking,
+	MaxEncodedLen,
+	TypeInfo,
+)]
+pub struct OuterAnneal {
+	/// The job's last rounds it spans (at least one, at most the job's rounds).
+	pub rounds: u32,
+	/// The outer learning rate of the job's last round (above zero, at most `outer_lr`).
+	pub to_lr: Nanos,
 }
 
 /// The exchange at the end of each round, one for the whole job: every trainer commits at
@@ -1053,6 +1101,9 @@ pub enum SpecError {
 	OverlapOverStepCap,
 	/// More dense rounds than the job has rounds.
 	DenseRoundsOverRounds,
+	/// The outer learning rate's anneal spans no round or more than the job has, or ends
+	/// at zero or above the job's outer learning rate.
+	BadOuterAnneal,
 	/// The exchange's grace or fetch wait is zero, or its fan-in is under [`MIN_FAN_IN`].
 	BadExchange,
 	/// The exchange's allowance ([`ExchangeWindow::allowance_ms`]) is more than half the
@@ -1102,6 +1153,14 @@ impl<
 			(self.rounds == 0, SpecError::ZeroRounds),
 			(self.rounds > limits.max_rounds, SpecError::TooManyRounds),
 			(t.dense_rounds > self.rounds, SpecError::DenseRoundsOverRounds),
+			(
+				t.outer_anneal.is_some_and(|a| {
+					a.rounds == 0
+						|| a.rounds > self.rounds
+						|| a.to_lr.0 == 0 || a.to_lr > t.outer_lr
+				}),
+				SpecError::BadOuterAnneal,
+			),
 			(self.reward_per_round == Balance::default(), SpecError::ZeroReward),
 			(
 				self.min_providers == 0 || self.min_providers > self.max_providers,
@@ -1255,6 +1314,7 @@ mod tests {
 				outer_momentum: Nanos(900_000_000),
 				error_decay: Nanos(900_000_000),
 				dense_rounds: 0,
+				outer_anneal: None,
 				overlap_steps: 0,
 				max_steps: None,
 				exchange: Default::default(),
@@ -1424,6 +1484,28 @@ mod tests {
 			(|s| s.training.error_decay = Nanos(1_000_000_001), SpecError::BadErrorDecay),
 			(|s| s.training.max_steps = Some(0), SpecError::ZeroStepCap),
 			(|s| s.training.dense_rounds = s.rounds + 1, SpecError::DenseRoundsOverRounds),
+			(
+				|s| s.training.outer_anneal = Some(OuterAnneal { rounds: 0, to_lr: Nanos::ONE }),
+				SpecError::BadOuterAnneal,
+			),
+			(
+				|s| {
+					s.training.outer_anneal =
+						Some(OuterAnneal { rounds: s.rounds + 1, to_lr: Nanos(1) })
+				},
+				SpecError::BadOuterAnneal,
+			),
+			(
+				|s| s.training.outer_anneal = Some(OuterAnneal { rounds: 1, to_lr: Nanos(0) }),
+				SpecError::BadOuterAnneal,
+			),
+			(
+				|s| {
+					s.training.outer_anneal =
+						Some(OuterAnneal { rounds: 1, to_lr: Nanos(s.training.outer_lr.0 + 1) })
+				},
+				SpecError::BadOuterAnneal,
+			),
 			(
 				|s| {
 					s.training.max_steps = Some(5);
@@ -1786,5 +1868,25 @@ mod tests {
 		] {
 			assert!(claim.claims_work_without_update(), "{claim:?}");
 		}
+	}
+
+	#[test]
+	fn the_outer_anneal_falls_in_a_straight_line_to_the_last_round() {
+		let mut t = spec().training;
+		t.outer_lr = Nanos(3 * Nanos::ONE.0);
+		let rates =
+			|t: &TrainingParams<u32>| (0..10).map(|r| t.outer_lr_in(r, 10).0).collect::<Vec<_>>();
+		assert!(rates(&t).iter().all(|&lr| lr == t.outer_lr.0), "no anneal: the job's rate");
+		t.outer_anneal = Some(OuterAnneal { rounds: 4, to_lr: Nanos::ONE });
+		let b = 1_000_000_000;
+		assert_eq!(
+			rates(&t),
+			[3 * b, 3 * b, 3 * b, 3 * b, 3 * b, 3 * b, 2_500_000_000, 2 * b, 1_500_000_000, b]
+		);
+		// Past the job's rounds (a trainer never asks) the rate stays at its end.
+		assert_eq!(t.outer_lr_in(12, 10), Nanos::ONE);
+		// An anneal over every round starts one step down from the first round.
+		t.outer_anneal = Some(OuterAnneal { rounds: 10, to_lr: Nanos(1_000_000_000) });
+		assert_eq!(t.outer_lr_in(0, 10), Nanos(2_800_000_000));
 	}
 }

@@ -11,7 +11,9 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use crate::{
 	currency::UNIT,
 	datasets::{parse_hex32, ShippedDataset, SHIPPED},
-	job::{Compression, DatasetRef, ExchangeWindow, InnerOptimizer, Nanos, TrainingParams},
+	job::{
+		Compression, DatasetRef, ExchangeWindow, InnerOptimizer, Nanos, OuterAnneal, TrainingParams,
+	},
 	provider::BoundedBytes,
 };
 
@@ -62,6 +64,8 @@ pub struct TrainingFile<BlockNumber> {
 	#[serde(default)]
 	dense_rounds: u32,
 	#[serde(default)]
+	outer_anneal: Option<OuterAnneal>,
+	#[serde(default)]
 	overlap_steps: u32,
 	#[serde(default)]
 	max_steps: Option<u32>,
@@ -81,6 +85,7 @@ impl<BlockNumber> From<TrainingFile<BlockNumber>> for TrainingParams<BlockNumber
 			outer_momentum: f.outer_momentum.unwrap_or(outer.momentum),
 			error_decay: f.error_decay,
 			dense_rounds: f.dense_rounds,
+			outer_anneal: f.outer_anneal,
 			overlap_steps: f.overlap_steps,
 			max_steps: f.max_steps,
 			exchange: f.exchange,
@@ -185,6 +190,7 @@ mod tests {
 				outer_momentum: Nanos(500_000_000),
 				error_decay: Nanos(900_000_000),
 				dense_rounds: 0,
+				outer_anneal: None,
 				overlap_steps: 0,
 				max_steps: None,
 				exchange: Default::default(),

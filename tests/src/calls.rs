@@ -152,6 +152,7 @@ pub fn mnist_job(reward: u128, min_providers: u32, challenge_window: u32) -> Job
 			outer_momentum: Nanos(900_000_000),
 			error_decay: Nanos(900_000_000),
 			dense_rounds: 0,
+			outer_anneal: None,
 			overlap_steps: 0,
 			max_steps: None,
 			exchange: Default::default(),

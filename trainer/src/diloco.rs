@@ -59,6 +59,11 @@ impl OuterOptimizer {
 		Self::new(f(params.outer_lr), f(params.outer_momentum), len)
 	}
 
+	/// The job's outer learning rate.
+	pub fn lr(&self) -> f32 {
+		self.lr
+	}
+
 	/// The momentum buffer (saved in checkpoints).
 	pub fn velocity(&self) -> &[f32] {
 		&self.velocity
@@ -84,8 +89,14 @@ impl OuterOptimizer {
 
 	/// `v ← μv + Δ; θ ← θ − lr·(Δ + μv)` (PyTorch's Nesterov SGD).
 	pub fn step(&mut self, global: &mut [f32], delta: &[f32]) -> Result<()> {
+		self.step_at(self.lr, global, delta)
+	}
+
+	/// [`step`](Self::step) at learning rate `lr` instead of its own (a round in the job's
+	/// outer anneal, `TrainingParams::outer_anneal`).
+	pub fn step_at(&mut self, lr: f32, global: &mut [f32], delta: &[f32]) -> Result<()> {
 		self.check(global, delta)?;
-		let (lr, mu) = (self.lr, self.momentum);
+		let mu = self.momentum;
 		let velocity = Arc::make_mut(&mut self.velocity);
 		for ((theta, v), d) in global.iter_mut().zip(velocity.iter_mut()).zip(delta) {
 			(*theta, *v) = nesterov(lr, mu, *theta, *v, *d);
@@ -107,8 +118,14 @@ impl OuterOptimizer {
 	/// same arithmetic, read only. Finite updates can still sum past f32's range (a peer's
 	/// huge values, where no norm screen bounds them).
 	pub fn step_stays_finite(&self, global: &[f32], delta: &[f32]) -> Result<bool> {
+		self.step_at_stays_finite(self.lr, global, delta)
+	}
+
+	/// Whether [`step_at`](Self::step_at) with `lr` and `delta` leaves every weight and
+	/// momentum finite.
+	pub fn step_at_stays_finite(&self, lr: f32, global: &[f32], delta: &[f32]) -> Result<bool> {
 		self.check(global, delta)?;
-		let (lr, mu) = (self.lr, self.momentum);
+		let mu = self.momentum;
 		let moves = global.par_iter().zip(self.velocity.par_iter()).zip(delta);
 		Ok(moves.all(|((theta, v), d)| {
 			let (theta, v) = nesterov(lr, mu, *theta, *v, *d);

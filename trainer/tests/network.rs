@@ -939,8 +939,8 @@ fn overlapped_trainers_agree_every_round_and_a_restarted_one_rejoins() {
 
 /// What the benchmarks measure in process is what the network trains: three trainers on
 /// fixed-step rounds of the speed run's configuration (a byte-level GPT, top-k 32 of 256 at
-/// 1 bit with error feedback decayed by 0.9, the plain mean, outer lr 3, its first round
-/// dense) compute, round by round and to the bit, the model the in-process reference
+/// 1 bit with error feedback decayed by 0.9, the plain mean, outer lr 3 annealed to 1 over
+/// the last two rounds, its first round dense) compute, round by round and to the bit, the model the in-process reference
 /// (`daemon::reference`, the job's rounds with the same members in one process) computes.
 /// A fourth trainer, a stranger to the job's members (`[job] members`, what a chain job's
 /// round members are), trains the same job beside them and gossips its commitments and
@@ -969,6 +969,7 @@ fn the_daemon_trains_the_model_the_in_process_reference_computes() {
 		outer_momentum = 0.0
 		error_decay = 0.9
 		dense_rounds = 1
+		outer_anneal = {{ rounds = 2, to_lr = 1.0 }}
 		"#,
 		total = rounds * steps,
 	);

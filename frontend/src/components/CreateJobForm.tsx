@@ -373,6 +373,8 @@ export function CreateJobForm({ limits, protocolFee, jobDeposit, cannotSign, onS
           {field("outerLr", "Outer learning rate", "above 0, at most 4")}
           {field("outerMomentum", "Outer momentum", "below 1")}
           {field("errorDecay", "Error-feedback decay", "0 to 1: the share of what earlier updates left out that each round sends again")}
+          {field("annealRounds", "Outer anneal: last rounds", "empty or 0: none; else the outer learning rate falls in a straight line over the job's last rounds")}
+          {field("annealToLr", "Outer anneal: last round's rate", "above 0, at most the outer learning rate (used with an anneal)")}
           {field("denseRounds", "Dense rounds", "0: none; else the first rounds send dense int8 updates and move the model to the trainers' mean")}
           {field("overlapSteps", "Overlapped steps", "0: none; else each round's first steps train while the round before is exchanged")}
           {field("maxSteps", "Most inner steps per round", "empty: as many as fit; a claim of more is refused and never replayed; set, the learning rate decays over rounds × this")}

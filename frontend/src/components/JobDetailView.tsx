@@ -279,6 +279,12 @@ export function JobDetailView({
               lr {fromNanos(t.outer_lr)}, momentum {fromNanos(t.outer_momentum)}, error-feedback decay{" "}
               {fromNanos(t.error_decay)}
             </dd>
+            <dt>Outer anneal</dt>
+            <dd>
+              {t.outer_anneal === undefined
+                ? "none"
+                : `to lr ${fromNanos(t.outer_anneal.to_lr)} over the last ${t.outer_anneal.rounds} rounds`}
+            </dd>
             <dt>Dense rounds</dt>
             <dd>{t.dense_rounds === 0 ? "none" : `the first ${t.dense_rounds} (int8, models averaged)`}</dd>
             <dt>Overlapped steps</dt>

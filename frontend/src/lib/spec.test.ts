@@ -64,6 +64,7 @@ describe("job form → JobSpec", () => {
         outer_momentum: 500_000_000,
         error_decay: 900_000_000,
         dense_rounds: 0,
+        outer_anneal: undefined,
         overlap_steps: 0,
         max_steps: undefined,
         exchange: { grace_ms: 1500, fetch_ms: 4000, fan_in: undefined },
@@ -137,6 +138,17 @@ describe("job form → JobSpec", () => {
     expect(errorsOf({ rounds: "5", denseRounds: "6" }).denseRounds).toMatch(/at most the rounds/);
     expect(errorsOf({ rounds: "5", denseRounds: "5" }).denseRounds).toBeUndefined();
     expect(buildJobSpec(form({ denseRounds: "2" }), LIMITS).spec?.training.dense_rounds).toBe(2);
+  });
+
+  it("anneals the outer learning rate only as the chain allows (BadOuterAnneal)", () => {
+    expect(errorsOf({ rounds: "5", annealRounds: "6" }).annealRounds).toMatch(/at most the rounds/);
+    expect(errorsOf({ annealRounds: "-1" }).annealRounds).toBeDefined();
+    expect(errorsOf({ annealRounds: "2", annealToLr: "0" }).annealToLr).toMatch(/above 0/);
+    expect(errorsOf({ outerLr: "0.7", annealRounds: "2", annealToLr: "1" }).annealToLr).toMatch(/at most the outer/);
+    const spec = (patch: Partial<JobForm>) => buildJobSpec(form(patch), LIMITS).spec?.training.outer_anneal;
+    expect(spec({ annealRounds: "" })).toBeUndefined();
+    expect(spec({ annealRounds: "0" })).toBeUndefined();
+    expect(spec({ outerLr: "3", annealRounds: "2", annealToLr: "1" })).toEqual({ rounds: 2, to_lr: 1_000_000_000 });
     expect(errorsOf({ overlapSteps: "-1" }).overlapSteps).toBeDefined();
     expect(errorsOf({ overlapSteps: "4294967296" }).overlapSteps).toBeDefined();
     expect(errorsOf({ overlapSteps: "5" }).overlapSteps).toBeUndefined();

@@ -123,6 +123,10 @@ export interface JobForm {
   errorDecay: string;
   /** Rounds at the start that exchange dense (int8) updates and average the models. */
   denseRounds: string;
+  /** The outer lr's anneal: the job's last rounds it spans (empty or 0: none). */
+  annealRounds: string;
+  /** The outer lr of the job's last round when annealed. */
+  annealToLr: string;
   overlapSteps: string;
   /** Empty: no cap. */
   maxSteps: string;
@@ -212,6 +216,8 @@ export const DEFAULT_FORM: JobForm = {
   outerMomentum: "0.5",
   errorDecay: "0.9",
   denseRounds: "0",
+  annealRounds: "",
+  annealToLr: "1",
   overlapSteps: "0",
   maxSteps: "",
   // ExchangeWindow's default in grid-primitives.
@@ -823,6 +829,15 @@ export function buildJobSpec(
   // Pallet error DenseRoundsOverRounds.
   const denseRounds = int("denseRounds");
   rule(denseRounds > rounds, "denseRounds", "must be at most the rounds");
+  // Pallet error BadOuterAnneal.
+  const annealRounds = String(form.annealRounds).trim() === "" ? 0 : int("annealRounds");
+  rule(annealRounds > rounds, "annealRounds", "must be at most the rounds");
+  let outerAnneal: JobSpec["training"]["outer_anneal"];
+  if (annealRounds > 0) {
+    const toLr = frac("annealToLr");
+    rule(toLr === 0 || toLr > outerLr, "annealToLr", "must be above 0 and at most the outer learning rate");
+    outerAnneal = { rounds: annealRounds, to_lr: toLr };
+  }
   const rewardPerRound = grid("rewardPerRound");
   rule(rewardPerRound === 0n, "rewardPerRound", "must be above 0");
   const minProviders = int("minProviders", U32_MAX, 1);
@@ -882,6 +897,7 @@ export function buildJobSpec(
         outer_momentum: outerMomentum,
         error_decay: errorDecay,
         dense_rounds: denseRounds,
+        outer_anneal: outerAnneal,
         overlap_steps: overlapSteps,
         max_steps: maxSteps,
         exchange,

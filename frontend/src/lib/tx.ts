@@ -32,6 +32,7 @@ const JOB_ERRORS: Record<string, string> = {
   ZeroStepCap: "the cap on inner steps per round is zero",
   OverlapOverStepCap: "the overlapped steps are not below the cap on inner steps per round",
   DenseRoundsOverRounds: "more dense rounds than rounds",
+  BadOuterAnneal: "the outer anneal spans no round or more than the job has, or ends at zero or above the outer learning rate",
   BadExchange: "the exchange's grace or fetch wait is zero, or its fan-in is under 3",
   ExchangeOverHalfTheRound: "the exchange (twice the grace and half the fetch wait) takes more than half the round",
   StepsOverCap: "the proof claims more inner steps than the job lets a round take",

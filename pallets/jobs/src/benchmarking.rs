@@ -66,6 +66,7 @@ fn max_spec<T: Config>(p: u32) -> JobSpecOf<T> {
 			outer_momentum: Nanos(900_000_000),
 			error_decay: Nanos(900_000_000),
 			dense_rounds: 0,
+			outer_anneal: None,
 			overlap_steps: 0,
 			max_steps: None,
 			exchange: Default::default(),

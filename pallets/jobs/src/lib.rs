@@ -819,6 +819,9 @@ pub mod pallet {
 		/// The proof claims inner steps, samples or a start state but names no update (its
 		/// update commitment is zero): work nobody can fetch or replay.
 		WorkWithoutUpdate,
+		/// The job's outer learning-rate anneal spans no round or more than the job has, or
+		/// ends at zero or above its outer learning rate.
+		BadOuterAnneal,
 	}
 
 	impl<T> From<SpecError> for Error<T> {
@@ -848,6 +851,7 @@ pub mod pallet {
 				SpecError::ZeroStepCap => Error::ZeroStepCap,
 				SpecError::OverlapOverStepCap => Error::OverlapOverStepCap,
 				SpecError::DenseRoundsOverRounds => Error::DenseRoundsOverRounds,
+				SpecError::BadOuterAnneal => Error::BadOuterAnneal,
 				SpecError::BadExchange => Error::BadExchange,
 				SpecError::ExchangeOverHalfTheRound => Error::ExchangeOverHalfTheRound,
 			}

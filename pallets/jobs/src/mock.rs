@@ -373,6 +373,7 @@ pub fn spec() -> JobSpec<Balance, u64> {
 			outer_momentum: Nanos(900_000_000),
 			error_decay: Nanos(900_000_000),
 			dense_rounds: 0,
+			outer_anneal: None,
 			overlap_steps: 0,
 			max_steps: None,
 			exchange: Default::default(),

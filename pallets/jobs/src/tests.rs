@@ -5,7 +5,8 @@ use crate::{
 	RemovalReason, RoundResults, Rounds,
 };
 use grid_primitives::job::{
-	max_claim, Compression, ExchangeWindow, GptConfig, JobId, ModelSpec, Nanos, TransformerConfig,
+	max_claim, Compression, ExchangeWindow, GptConfig, JobId, ModelSpec, Nanos, OuterAnneal,
+	TransformerConfig,
 };
 use pallet_providers::{traits::ProviderRegistry, SlashReason};
 use polkadot_sdk::polkadot_sdk_frame::{
@@ -202,6 +203,13 @@ fn create_job_rejects_every_bad_field() {
 				Error::OverlapOverStepCap,
 			),
 			(|s| s.training.dense_rounds = s.rounds + 1, Error::DenseRoundsOverRounds),
+			(
+				|s| {
+					s.training.outer_anneal =
+						Some(OuterAnneal { rounds: s.rounds + 1, to_lr: Nanos(1) })
+				},
+				Error::BadOuterAnneal,
+			),
 			(|s| s.training.exchange.grace_ms = 0, Error::BadExchange),
 			(|s| s.training.exchange.fetch_ms = 0, Error::BadExchange),
 			(

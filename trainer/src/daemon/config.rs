@@ -242,6 +242,22 @@ impl TrainerConfig {
 				j.training.dense_rounds, j.rounds
 			)));
 		}
+		if let Some(a) = j.training.outer_anneal {
+			if a.rounds == 0
+				|| a.rounds > j.rounds
+				|| a.to_lr.0 == 0
+				|| a.to_lr > j.training.outer_lr
+			{
+				return Err(Error::Config(format!(
+					"job.training.outer_anneal must span 1 to job.rounds ({}) rounds (it spans \
+					 {}) and end above 0, at most outer_lr ({}; it ends at {})",
+					j.rounds,
+					a.rounds,
+					j.training.outer_lr.to_f64(),
+					a.to_lr.to_f64()
+				)));
+			}
+		}
 		let overlap = j.training.overlap_steps;
 		if let Some(max) = j.training.max_steps.filter(|m| overlap > 0 && overlap >= *m) {
 			return Err(Error::Config(format!(
@@ -440,6 +456,20 @@ pub(crate) mod tests {
 			(
 				GOOD.replace("batch_size = 32", "batch_size = 32\ndense_rounds = 6"),
 				"dense_rounds (6) must be at most job.rounds (5)",
+			),
+			(
+				GOOD.replace(
+					"batch_size = 32",
+					"batch_size = 32\nouter_anneal = { rounds = 6, to_lr = 0.1 }",
+				),
+				"outer_anneal must span 1 to job.rounds (5) rounds (it spans 6)",
+			),
+			(
+				GOOD.replace(
+					"batch_size = 32",
+					"batch_size = 32\nouter_lr = 0.5\nouter_anneal = { rounds = 2, to_lr = 0.7 }",
+				),
+				"at most outer_lr (0.5; it ends at 0.7)",
 			),
 			// The job's cap is in [job.training] (one definition with the chain's spec).
 			(GOOD.replace("id = 1", "id = 1\nmax_steps = 5"), "unknown field"),

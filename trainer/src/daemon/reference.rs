@@ -138,7 +138,7 @@ impl Reference {
 			&peers,
 			rule,
 			self.job.screen_ratio,
-			OuterMove::in_round(&self.job.training, round),
+			OuterMove::in_round(&self.job.training, round, self.job.rounds),
 		)?;
 		for (m, (update, _)) in self.members.iter_mut().zip(&sent) {
 			if !decided.accepted.contains(&m.peer) {
@@ -190,6 +190,28 @@ mod tests {
 
 	/// Members given in any order train the same rounds (the set is aggregated in peer-id
 	/// order), and each round moves the model and advances the state's round.
+	/// The outer anneal changes the rounds it spans and no other: the last of two rounds
+	/// steps at outer lr 1 instead of the job's 3.
+	#[test]
+	fn an_outer_anneal_changes_only_its_rounds() {
+		let members = peers(2);
+		let mut plain = Reference::new(&job(""), mnist(), &members, &Device::Cpu).unwrap();
+		let anneal = "outer_anneal = { rounds = 1, to_lr = 1.0 }";
+		let mut annealed = Reference::new(&job(anneal), mnist(), &members, &Device::Cpu).unwrap();
+		let first = plain.round(3).unwrap().model_hash;
+		assert_eq!(annealed.round(3).unwrap().model_hash, first, "round 0 is not annealed");
+		let base = plain.state().weights.clone();
+		let (p, a) =
+			(plain.round(3).unwrap().weights.to_vec(), annealed.round(3).unwrap().weights.to_vec());
+		assert_ne!(a, p, "round 1 steps at lr 1");
+		// The same aggregate (momentum 0): at a third of the rate the model moves a third as far.
+		let moved = |w: &[f32]| -> f64 {
+			w.iter().zip(base.iter()).map(|(x, b)| f64::from(x - b).powi(2)).sum::<f64>().sqrt()
+		};
+		let ratio = moved(&a) / moved(&p);
+		assert!((ratio - 1.0 / 3.0).abs() < 1e-3, "{ratio}");
+	}
+
 	#[test]
 	fn rounds_do_not_depend_on_the_members_order() {
 		let members = peers(3);

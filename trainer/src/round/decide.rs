@@ -165,7 +165,9 @@ pub fn step(
 	if !contributions.is_empty() {
 		let agg = aggregate(contributions, rule, screen_ratio)?;
 		let stays_finite = match outer {
-			OuterMove::Step => state.outer.step_stays_finite(&state.weights, &agg.delta)?,
+			OuterMove::Step { lr } => {
+				state.outer.step_at_stays_finite(lr, &state.weights, &agg.delta)?
+			}
 			OuterMove::Average => state.outer.average_stays_finite(&state.weights, &agg.delta)?,
 		};
 		if stays_finite {
@@ -175,7 +177,7 @@ pub fn step(
 			// A copy only while another holder still reads this round's base.
 			let weights: &mut Vec<f32> = Arc::make_mut(&mut state.weights);
 			match outer {
-				OuterMove::Step => state.outer.step(weights, &agg.delta)?,
+				OuterMove::Step { lr } => state.outer.step_at(lr, weights, &agg.delta)?,
 				OuterMove::Average => state.outer.average(weights, &agg.delta)?,
 			}
 		} else {
@@ -206,6 +208,9 @@ mod tests {
 	};
 
 	const OUTER: OuterSettings = OuterSettings { lr: 0.7, momentum: 0.9 };
+
+	/// The job's own outer step ([`OUTER`]'s rate).
+	const JOB_STEP: OuterMove = OuterMove::Step { lr: OUTER.lr };
 
 	fn initial() -> (Manifest, GlobalState) {
 		let spec = ModelSpec::MnistMlp(MlpConfig { hidden: 4, layers: 1 });
@@ -248,7 +253,7 @@ mod tests {
 	fn a_round_without_updates_keeps_the_weights_and_moves_on() {
 		let (manifest, state) = initial();
 		let (weights, hash) = (state.weights.clone(), state.model_hash);
-		let decided = step(state, &manifest, &[], &[], Rule::Mean, None, OuterMove::Step).unwrap();
+		let decided = step(state, &manifest, &[], &[], Rule::Mean, None, JOB_STEP).unwrap();
 		assert_eq!(decided.next.round, 1);
 		assert!(decided.next.verified);
 		assert_eq!(decided.next.weights, weights);
@@ -271,8 +276,7 @@ mod tests {
 			Contribution::dense(vec![f32::MAX; n], 1_000),
 		];
 		let mean = Rule::Mean;
-		let decided =
-			step(state, &manifest, &contributions, &peers, mean, None, OuterMove::Step).unwrap();
+		let decided = step(state, &manifest, &contributions, &peers, mean, None, JOB_STEP).unwrap();
 		assert_eq!(decided.next.round, 1);
 		assert_eq!(decided.next.weights, weights);
 		assert_eq!(decided.next.model_hash, hash);
@@ -282,8 +286,7 @@ mod tests {
 		// Ordinary updates still move it.
 		let (manifest, state) = initial();
 		let ordinary = vec![Contribution::dense(vec![0.01; n], 10)];
-		let decided =
-			step(state, &manifest, &ordinary, &peers[..1], mean, None, OuterMove::Step).unwrap();
+		let decided = step(state, &manifest, &ordinary, &peers[..1], mean, None, JOB_STEP).unwrap();
 		assert_ne!(decided.next.weights, weights);
 		assert_eq!(decided.accepted, peers[..1]);
 	}
@@ -308,9 +311,38 @@ mod tests {
 			assert!((b - a - 0.02).abs() < 1e-6, "{b} - {a}");
 		}
 		assert!(averaged.outer.velocity().iter().all(|v| *v == 0.0), "momentum untouched");
-		let (_, stepped) = run(OuterMove::Step);
+		let (_, stepped) = run(JOB_STEP);
 		assert_ne!(stepped.model_hash, averaged.model_hash);
 		assert_ne!(stepped.state_hash, averaged.state_hash);
+	}
+
+	/// A round in the job's outer anneal steps at its own rate: half the job's rate moves the
+	/// model half as far (the first step's momentum is Δ itself), the momentum alike.
+	#[test]
+	fn an_annealed_round_steps_at_its_own_rate() {
+		let peers: Vec<PeerId> = (0..2).map(|_| PeerId::random()).collect();
+		let run = |outer: OuterMove| {
+			let (manifest, state) = initial();
+			let before = state.weights.clone();
+			let n = before.len();
+			let contributions = vec![
+				Contribution::dense(vec![0.01; n], 10),
+				Contribution::dense(vec![0.03; n], 10),
+			];
+			let decided =
+				step(state, &manifest, &contributions, &peers, Rule::Mean, None, outer).unwrap();
+			let moved: Vec<f32> =
+				before.iter().zip(decided.next.weights.iter()).map(|(b, a)| b - a).collect();
+			(moved, decided.next)
+		};
+		let (full, job) = run(JOB_STEP);
+		let (half, annealed) = run(OuterMove::Step { lr: OUTER.lr / 2.0 });
+		for (f, h) in full.iter().zip(&half) {
+			// 0.7 × 0.02 × (1 + 0.9) at the job's rate.
+			assert!((f - 0.0266).abs() < 1e-6 && (f - 2.0 * h).abs() < 1e-6, "{f} {h}");
+		}
+		assert_eq!(job.outer.velocity(), annealed.outer.velocity(), "momentum is Δ either way");
+		assert_ne!(job.model_hash, annealed.model_hash);
 	}
 
 	#[test]
@@ -323,7 +355,7 @@ mod tests {
 		contributions.push(Contribution::dense(vec![100.0; n], 10));
 		let before = state.weights.clone();
 		let decided =
-			step(state, &manifest, &contributions, &peers, Rule::Mean, Some(3.0), OuterMove::Step)
+			step(state, &manifest, &contributions, &peers, Rule::Mean, Some(3.0), JOB_STEP)
 				.unwrap();
 		assert_eq!(decided.accepted, peers[..3].to_vec());
 		assert_eq!(decided.rejected, vec![peers[3]]);

@@ -35,22 +35,32 @@ impl OuterSettings {
 }
 
 /// How a round's aggregate moves the model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum OuterMove {
-	/// The job's outer step (its learning rate and momentum).
-	Step,
+	/// The job's outer step (its momentum) at the round's learning rate: the job's, or
+	/// lower in its anneal (`TrainingParams::outer_lr_in`).
+	Step {
+		/// The outer learning rate.
+		lr: f32,
+	},
 	/// To the mean of the trainers' models, the momentum left alone: a job's dense rounds
 	/// (`TrainingParams::dense_rounds`).
 	Average,
 }
 
 impl OuterMove {
-	/// The move of the job's `round`.
-	pub fn in_round<B>(training: &TrainingParams<B>, round: RoundIndex) -> Self {
+	/// The move of `round` in a job of `job_rounds` rounds.
+	pub fn in_round<B>(
+		training: &TrainingParams<B>,
+		round: RoundIndex,
+		job_rounds: RoundIndex,
+	) -> Self {
 		if training.is_dense_round(round) {
 			OuterMove::Average
 		} else {
-			OuterMove::Step
+			// As `OuterOptimizer::from_params` converts the job's rate, so a job without an
+			// anneal steps exactly as before it existed.
+			OuterMove::Step { lr: training.outer_lr_in(round, job_rounds).to_f64() as f32 }
 		}
 	}
 }

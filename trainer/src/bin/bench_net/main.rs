@@ -759,6 +759,11 @@ fn speed_options(setup: &BenchSetup) -> Result<speed::Options> {
 			outer_lr: parsed(setup, "--outer-lr", "a learning rate")?.unwrap_or(r.outer_lr),
 			outer_momentum: parsed(setup, "--outer-momentum", "a momentum")?
 				.unwrap_or(r.outer_momentum),
+			outer_anneal: match setup.arg("--outer-anneal").as_deref() {
+				None => r.outer_anneal,
+				Some("off") => None,
+				Some(a) => Some(a.parse().context("--outer-anneal (ROUNDS:LR or off)")?),
+			},
 		},
 		codec: speed::Codec {
 			k: parsed(setup, "--k", "a count")?.unwrap_or(c.k),

@@ -565,7 +565,7 @@ impl Trainer {
 			&gathered.members,
 			rule,
 			job.screen_ratio,
-			OuterMove::in_round(&job.training, round),
+			OuterMove::in_round(&job.training, round, job.rounds),
 		)?;
 		let step = stepping.elapsed();
 		self.last_step = step;
