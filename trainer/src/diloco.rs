@@ -59,11 +59,6 @@ impl OuterOptimizer {
 		Self::new(f(params.outer_lr), f(params.outer_momentum), len)
 	}
 
-	/// The job's outer learning rate.
-	pub fn lr(&self) -> f32 {
-		self.lr
-	}
-
 	/// The momentum buffer (saved in checkpoints).
 	pub fn velocity(&self) -> &[f32] {
 		&self.velocity

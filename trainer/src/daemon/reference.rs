@@ -188,8 +188,6 @@ mod tests {
 		Arc::new(Dataset::Mnist(MnistDataset::shipped().unwrap()))
 	}
 
-	/// Members given in any order train the same rounds (the set is aggregated in peer-id
-	/// order), and each round moves the model and advances the state's round.
 	/// The outer anneal changes the rounds it spans and no other: the last of two rounds
 	/// steps at outer lr 1 instead of the job's 3.
 	#[test]
@@ -212,6 +210,8 @@ mod tests {
 		assert!((ratio - 1.0 / 3.0).abs() < 1e-3, "{ratio}");
 	}
 
+	/// Members given in any order train the same rounds (the set is aggregated in peer-id
+	/// order), and each round moves the model and advances the state's round.
 	#[test]
 	fn rounds_do_not_depend_on_the_members_order() {
 		let members = peers(3);
