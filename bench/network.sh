@@ -6,8 +6,9 @@
 # network_kill.svg. `--quick` runs a few rounds of each (a smoke test of the script, not a
 # measurement); `--only utilization|aware|kill` runs one part. `--only speed [--overlap 0,8]`
 # runs the whole system's bar instead (4 trainers on the WAN profile against DDP on the same
-# compute with a free link, time to a held-out loss; about an hour on 2 cores, 40 minutes without the reference) and writes
-# network_speed.md, .json and .svg (`--job-id N`: another seed; 12 unless given; `--lr`,
+# compute with a free link, time to a held-out loss; about an hour on 2 cores, 40 minutes
+# without the reference, 6 minutes blocking only with `--ddp FILE --reference off`) and
+# writes network_speed.md, .json and .svg (`--job-id N`: another seed; 12 unless given; `--lr`,
 # `--outer-lr`: Grid's inner and outer learning rates, 0.005 and 3 unless given;
 # `--outer-momentum M`: the outer step's Nesterov momentum, 0 unless given; `--outer-anneal
 # R:LR`: the outer lr falling to LR over the job's last R rounds, 16:1 unless given (`off`:

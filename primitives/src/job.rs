@@ -680,22 +680,28 @@ impl<BlockNumber> TrainingParams<BlockNumber> {
 		round < self.dense_rounds
 	}
 
+	/// Whether the dense rounds fit a job of `job_rounds` rounds (the spec's
+	/// [`SpecError::DenseRoundsOverRounds`]; the daemon's config check asks the same).
+	pub fn dense_rounds_fit(&self, job_rounds: RoundIndex) -> bool {
+		self.dense_rounds <= job_rounds
+	}
+
+	/// Whether the outer anneal, if any, fits a job of `job_rounds` rounds: it spans 1 to
+	/// `job_rounds` rounds and ends above 0, at most `outer_lr` (the spec's
+	/// [`SpecError::BadOuterAnneal`]; the daemon's config check asks the same).
+	pub fn outer_anneal_fits(&self, job_rounds: RoundIndex) -> bool {
+		self.outer_anneal.is_none_or(|a| a.fits(self.outer_lr, job_rounds))
+	}
+
 	/// The outer learning rate of `round` in a job of `job_rounds` rounds: `outer_lr`, or in
 	/// the anneal's rounds ([`TrainingParams::outer_anneal`]) a straight line from it down
 	/// to `to_lr` at the job's last round (the anneal's first round one step below
 	/// `outer_lr`). Whole billionths, so every trainer computes the same rate.
 	pub fn outer_lr_in(&self, round: RoundIndex, job_rounds: RoundIndex) -> Nanos {
-		let Some(anneal) = self.outer_anneal.filter(|a| a.rounds > 0) else {
-			return self.outer_lr;
-		};
-		let first = job_rounds.saturating_sub(anneal.rounds);
-		if round < first {
-			return self.outer_lr;
+		match self.outer_anneal {
+			Some(anneal) => anneal.lr_in(self.outer_lr, round, job_rounds),
+			None => self.outer_lr,
 		}
-		let done = u64::from((round - first + 1).min(anneal.rounds));
-		let (from, to) = (u64::from(self.outer_lr.0), u64::from(anneal.to_lr.0));
-		let fall = from.saturating_sub(to) * done / u64::from(anneal.rounds);
-		Nanos((from - fall) as u32)
 	}
 
 	/// The compression trainers use in `round`: the job's, or in a dense round
@@ -812,6 +818,28 @@ pub struct OuterAnneal {
 	pub rounds: u32,
 	/// The outer learning rate of the job's last round (above zero, at most `outer_lr`).
 	pub to_lr: Nanos,
+}
+
+impl OuterAnneal {
+	/// Whether it fits a job of `job_rounds` rounds whose outer rate is `from`: it spans 1
+	/// to `job_rounds` rounds and ends above 0, at most `from`.
+	pub fn fits(&self, from: Nanos, job_rounds: RoundIndex) -> bool {
+		(1..=job_rounds).contains(&self.rounds) && self.to_lr.0 > 0 && self.to_lr <= from
+	}
+
+	/// The outer learning rate of `round` in a job of `job_rounds` rounds whose rate is
+	/// `from` ([`TrainingParams::outer_lr_in`]; `bench_algo` steps by it too): `from` before
+	/// the anneal's rounds, then a straight line down to `to_lr` at the job's last round.
+	pub fn lr_in(&self, from: Nanos, round: RoundIndex, job_rounds: RoundIndex) -> Nanos {
+		let first = job_rounds.saturating_sub(self.rounds);
+		if self.rounds == 0 || round < first {
+			return from;
+		}
+		let done = u64::from((round - first + 1).min(self.rounds));
+		let (from, to) = (u64::from(from.0), u64::from(self.to_lr.0));
+		let fall = from.saturating_sub(to) * done / u64::from(self.rounds);
+		Nanos((from - fall) as u32)
+	}
 }
 
 /// The exchange at the end of each round, one for the whole job: every trainer commits at
@@ -1152,15 +1180,8 @@ impl<
 		let checks = [
 			(self.rounds == 0, SpecError::ZeroRounds),
 			(self.rounds > limits.max_rounds, SpecError::TooManyRounds),
-			(t.dense_rounds > self.rounds, SpecError::DenseRoundsOverRounds),
-			(
-				t.outer_anneal.is_some_and(|a| {
-					a.rounds == 0
-						|| a.rounds > self.rounds
-						|| a.to_lr.0 == 0 || a.to_lr > t.outer_lr
-				}),
-				SpecError::BadOuterAnneal,
-			),
+			(!t.dense_rounds_fit(self.rounds), SpecError::DenseRoundsOverRounds),
+			(!t.outer_anneal_fits(self.rounds), SpecError::BadOuterAnneal),
 			(self.reward_per_round == Balance::default(), SpecError::ZeroReward),
 			(
 				self.min_providers == 0 || self.min_providers > self.max_providers,

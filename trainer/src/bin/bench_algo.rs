@@ -25,7 +25,7 @@ use std::{
 
 use candle_core::Device;
 use grid_primitives::{
-	job::{Compression, GptConfig, InnerOptimizer, ModelSpec, Nanos},
+	job::{Compression, GptConfig, InnerOptimizer, ModelSpec, Nanos, OuterAnneal},
 	Hash,
 };
 use grid_trainer::{
@@ -76,9 +76,9 @@ struct Settings {
 	report: String,
 }
 
-impl Settings {
-	fn parse() -> std::result::Result<Self, String> {
-		let mut s = Settings {
+impl Default for Settings {
+	fn default() -> Self {
+		Settings {
 			participants: 4,
 			steps: 1200,
 			inner: 50,
@@ -101,7 +101,13 @@ impl Settings {
 			methods: "ddp,none,int8,topk,topk16".into(),
 			out: PathBuf::from("bench/reports"),
 			report: "algorithms".into(),
-		};
+		}
+	}
+}
+
+impl Settings {
+	fn parse() -> std::result::Result<Self, String> {
+		let mut s = Settings::default();
 		let args: Vec<String> = std::env::args().skip(1).collect();
 		for pair in args.chunks(2) {
 			let (key, value) = match pair {
@@ -188,6 +194,8 @@ struct Method {
 	error_decay: f32,
 	/// Rounds at the start sent dense, the model moved to the mean (`TrainingParams::dense_rounds`).
 	dense_rounds: u32,
+	/// The outer lr's fall over the last rounds (`TrainingParams::outer_anneal`).
+	anneal: Option<OuterAnneal>,
 	overlap: Overlap,
 	catch_up: Option<CatchUp>,
 }
@@ -198,7 +206,9 @@ impl Method {
 	/// momentum), `decay` (top-k error-feedback decay), `overlap` (`delayed`, `stale`, `own`,
 	/// `eager` or `local`: each round trains while the last is exchanged, see [`Overlap`]), `catchup`
 	/// (steps after which an overlapped round moves to the state it is applied to, see
-	/// [`CatchUp`]), `dense` (the first rounds dense, see `TrainingParams::dense_rounds`).
+	/// [`CatchUp`]), `dense` (the first rounds dense, see `TrainingParams::dense_rounds`),
+	/// `anneal` and `annealto` (the outer lr falling to `annealto` over the last `anneal`
+	/// rounds, see `TrainingParams::outer_anneal`).
 	fn parse(key: &str, s: &Settings) -> std::result::Result<Method, String> {
 		let (family_name, overrides) = key.split_once('@').unwrap_or((key, ""));
 		let (label, kind) =
@@ -225,9 +235,11 @@ impl Method {
 			outer_momentum,
 			error_decay: s.error_decay,
 			dense_rounds: 0,
+			anneal: None,
 			overlap: Overlap::Blocking,
 			catch_up: None,
 		};
+		let (mut anneal_rounds, mut anneal_to) = (None, None);
 		for pair in overrides.split('/').filter(|p| !p.is_empty()) {
 			let (name, value) =
 				pair.split_once('=').ok_or_else(|| format!("{key}: {pair} is not name=value"))?;
@@ -254,6 +266,8 @@ impl Method {
 				"mom" => m.outer_momentum = v as f32,
 				"decay" => m.error_decay = v as f32,
 				"dense" => m.dense_rounds = v as u32,
+				"anneal" => anneal_rounds = Some(v as u32),
+				"annealto" => anneal_to = Some(v),
 				"catchup" => {
 					m.catch_up = Some(CatchUp::new(v as u32).map_err(|e| format!("{key}: {e}"))?)
 				}
@@ -263,6 +277,7 @@ impl Method {
 		if m.inner == 0 || !s.steps.is_multiple_of(m.inner) {
 			return Err(format!("{key}: steps {} are not a multiple of H {}", s.steps, m.inner));
 		}
+		m.anneal = Method::anneal(key, &m, s, anneal_rounds, anneal_to)?;
 		// Another H is another method, not a tuning of this one: it changes the bytes. So is
 		// another overlap: it changes the wall time.
 		if m.inner != s.inner && !m.is_ddp() {
@@ -309,6 +324,45 @@ impl Method {
 		Ok(m)
 	}
 
+	/// The anneal `anneal=R/annealto=LR` asks for, held to the job spec's rule.
+	fn anneal(
+		key: &str,
+		m: &Method,
+		s: &Settings,
+		rounds: Option<u32>,
+		to: Option<f64>,
+	) -> std::result::Result<Option<OuterAnneal>, String> {
+		let (rounds, to) = match (rounds, to) {
+			(None, None) => return Ok(None),
+			(Some(rounds), Some(to)) => (rounds, to),
+			_ => return Err(format!("{key}: anneal and annealto go together")),
+		};
+		if m.is_ddp() || m.overlap != Overlap::Blocking {
+			// The overlap's stand-ins step at the optimizer's own rate.
+			return Err(format!("{key}: an anneal needs blocking DiLoCo rounds"));
+		}
+		let nanos = |x: f64| Nanos::from_f64(x).ok_or(format!("{key}: lr {x} out of range"));
+		let anneal = OuterAnneal { rounds, to_lr: nanos(to)? };
+		let job_rounds = (s.steps / m.inner) as u32;
+		if !anneal.fits(nanos(f64::from(m.outer_lr))?, job_rounds) {
+			return Err(format!(
+				"{key}: an anneal spans 1 to {job_rounds} rounds and ends above 0, at most outer \
+				 lr {}",
+				m.outer_lr
+			));
+		}
+		Ok(Some(anneal))
+	}
+
+	/// The outer lr of `round` (of `rounds`): the anneal's where it has one, as the daemon's
+	/// `OuterMove::in_round` computes it.
+	fn outer_lr_in(&self, round: usize, rounds: usize) -> Result<f32> {
+		let Some(anneal) = self.anneal else { return Ok(self.outer_lr) };
+		let from = Nanos::from_f64(f64::from(self.outer_lr))
+			.ok_or_else(|| grid_trainer::Error::Config(format!("outer lr {}", self.outer_lr)))?;
+		Ok(anneal.lr_in(from, round as u32, rounds as u32).to_f64() as f32)
+	}
+
 	fn is_ddp(&self) -> bool {
 		matches!(self.kind, Kind::Ddp)
 	}
@@ -324,8 +378,16 @@ impl Method {
 					}
 					_ => String::new(),
 				};
+				let anneal = match self.anneal {
+					Some(a) => format!(
+						" falling to {} over the last {} rounds",
+						a.to_lr.to_f64(),
+						a.rounds
+					),
+					None => String::new(),
+				};
 				format!(
-					"lr {}, H {}, outer lr {}, momentum {}{decay}",
+					"lr {}, H {}, outer lr {}{anneal}, momentum {}{decay}",
 					self.lr, self.inner, self.outer_lr, self.outer_momentum
 				)
 			}
@@ -540,7 +602,8 @@ impl Bench {
 		// state before its aggregate, the aggregate before that (newest first here) and each
 		// participant's own last two updates as sent.
 		let mut history = OverlapHistory::new(people.len());
-		for round in 0..s.steps / m.inner {
+		let rounds = s.steps / m.inner;
+		for round in 0..rounds {
 			let mut updates = Vec::new();
 			for (p, person) in people.iter_mut().enumerate() {
 				let idx = self.shard(seed, m.inner, round, p);
@@ -577,7 +640,7 @@ impl Bench {
 			if round < m.dense_rounds as usize {
 				outer.average(&mut global, &agg.delta)?;
 			} else {
-				outer.step(&mut global, &agg.delta)?;
+				outer.step_at(m.outer_lr_in(round, rounds)?, &mut global, &agg.delta)?;
 			}
 			global_model.params().load_flat(&global)?;
 			curve.push(self.point(&global_model, (round + 1) * m.inner, bytes)?);
@@ -717,6 +780,7 @@ fn setup(md: &mut String, s: &Settings, params: usize, hardware: &str) {
 	let _ = writeln!(md, "- DDP: one global batch of {} × {} per step ({} steps), i.e. the participants' gradients averaged every step.", s.participants, s.batch, s.steps);
 	let _ = writeln!(md, "- DiLoCo: rounds of H inner steps; Δ averaged (the mean; \"trimmed mean\": the chain jobs' rule, norms clipped to the median, then per coordinate over the updates that sent it, one value off each end, weighted by their share), then the outer Nesterov step. Top-k and tiles keep an error-feedback memory that decays by a factor each round (`with_error_decay`); as in SparseLoCo it acts as the outer momentum.");
 	let _ = writeln!(md, "- Overlapped DiLoCo (`overlap=...`): round r trains while round r − 1's updates are exchanged, so it starts from S(r−1), the state r − 1's aggregate is applied to, not from S(r); its own update is still applied to S(r) (a one-round-delayed outer step). `delayed` trains from S(r−1) itself; the other modes start from S(r−1) advanced by the outer step with a stand-in for round r − 1's aggregate, not yet known: `stale`, round r − 2's aggregate (one start for everyone); `own`, the participant's own round r − 1 update as sent; `eager` (Kale et al. 2025), round r − 2's aggregate with the participant's share replaced by its round r − 1 update, A(r−2) + (own(r−1) − own(r−2)) / N (`diloco::Overlap::start`); `local` goes on from the participant's own weights at the end of round r − 1. With `catchup=τ` (`diloco::CatchUp`) the overlap lasts τ inner steps only: then the weights move by S(r) − start, keeping what those steps learnt, and Δ is measured from S(r), so the outer step is not delayed. Same samples and bytes as blocking rounds; what it buys is wall time (the exchange hides behind training), which this simulation does not charge.\n");
+	let _ = writeln!(md, "- An outer anneal (`anneal=R/annealto=LR`, the job option `outer_anneal`): over the last R rounds the outer lr falls in a straight line to LR at the last round, in whole billionths as the daemon computes it (`OuterAnneal::lr_in`); the momentum is the method's.");
 	let _ = writeln!(md, "- **DDP's steps to its loss**: per seed, the inner steps DDP took to reach a test loss over the steps the method took to reach it, each at its first evaluation at or below the loss (DDP is evaluated every {} steps, a method at each synchronization), the loss being the higher of DDP's final one and the method's best: the per-step half of the whole system's speed against DDP (`bench/network.sh --only speed` multiplies it by the daemon's utilization; 100% = as much progress per inner step as DDP).\n", s.inner);
 	let _ = writeln!(md, "## Byte accounting\n");
 	let _ = writeln!(
@@ -980,4 +1044,35 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
 		);
 	}
 	Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+	use super::*;
+
+	#[test]
+	fn an_anneal_steps_as_the_job_would_and_bad_ones_say_why() {
+		// 1,200 steps of H 50: 24 rounds; top-k's outer lr 2.
+		let s = Settings::default();
+		let m = Method::parse("topk@anneal=4/annealto=1", &s).unwrap();
+		let lrs: Vec<f32> = (0..24).map(|r| m.outer_lr_in(r, 24).unwrap()).collect();
+		assert_eq!(lrs[..20], [2.0; 20]);
+		assert_eq!(lrs[20..], [1.75, 1.5, 1.25, 1.0]);
+		assert!(m.settings().contains("outer lr 2 falling to 1 over the last 4 rounds"));
+		let plain = Method::parse("topk", &s).unwrap();
+		assert_eq!(plain.outer_lr_in(23, 24).unwrap(), 2.0);
+		for (key, why) in [
+			("topk@anneal=4", "go together"),
+			("topk@annealto=1", "go together"),
+			("topk@anneal=25/annealto=1", "1 to 24 rounds"),
+			("topk@anneal=0/annealto=1", "1 to 24 rounds"),
+			("topk@anneal=4/annealto=3", "at most outer lr 2"),
+			("topk@anneal=4/annealto=0", "ends above 0"),
+			("ddp@anneal=4/annealto=1", "blocking DiLoCo"),
+			("topk@anneal=4/annealto=1/overlap=local", "blocking DiLoCo"),
+		] {
+			let err = Method::parse(key, &s).err().unwrap_or_else(|| panic!("{key} parsed"));
+			assert!(err.contains(why), "{key}: {err}");
+		}
+	}
 }

@@ -236,18 +236,14 @@ impl TrainerConfig {
 				 would not count"
 			)));
 		}
-		if j.training.dense_rounds > j.rounds {
+		if !j.training.dense_rounds_fit(j.rounds) {
 			return Err(Error::Config(format!(
 				"job.training.dense_rounds ({}) must be at most job.rounds ({})",
 				j.training.dense_rounds, j.rounds
 			)));
 		}
 		if let Some(a) = j.training.outer_anneal {
-			if a.rounds == 0
-				|| a.rounds > j.rounds
-				|| a.to_lr.0 == 0
-				|| a.to_lr > j.training.outer_lr
-			{
+			if !j.training.outer_anneal_fits(j.rounds) {
 				return Err(Error::Config(format!(
 					"job.training.outer_anneal must span 1 to job.rounds ({}) rounds (it spans \
 					 {}) and end above 0, at most outer_lr ({}; it ends at {})",
