@@ -7,7 +7,8 @@ usage: bench/speed_seeds.py OUT_STEM REPORT.json...
 Reads each run's JSON (`network_speed.json` or a copy of it; one job id each), takes its
 first run (blocking unless the run said otherwise), and writes OUT_STEM.md and OUT_STEM.json:
 per seed the speed against DDP, progress per step, utilization, rounds agreed and the target
-loss, and over the seeds the mean and sample standard deviation of the first three.
+loss, and over the seeds the mean and sample standard deviation of speed, progress per step
+and utilization.
 """
 
 import json
