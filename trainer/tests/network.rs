@@ -179,6 +179,37 @@ fn assert_same_sets(net: &LocalNet, n: usize, rounds: u32) {
 	}
 }
 
+/// A `[schedule]` table's value of `key` (a number).
+fn schedule_value(schedule: &str, key: &str) -> u64 {
+	let line = schedule.lines().find(|l| l.starts_with(&format!("{key} = "))).unwrap();
+	line.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+/// Asserts that in every deadline round in which all `n` trainers' commitments were in
+/// time at a trainer, that trainer's collection ended as the last came, before the grace
+/// after the deadline was out: none waits out a grace nothing more can come in (and at
+/// least one such round was seen, or this asserts nothing).
+fn assert_collection_ends_once_all_committed(net: &LocalNet, n: usize) {
+	let start = schedule_value(&net.schedule, "start_unix_ms");
+	let period = schedule_value(&net.schedule, "period_ms");
+	let grace = schedule_value(&net.schedule, "grace_ms");
+	let mut seen = 0;
+	for (i, node) in net.nodes.iter().enumerate() {
+		for r in node.rounds().iter().filter(|r| r["committed"].as_u64() == Some(n as u64)) {
+			let round = r["round"].as_u64().unwrap();
+			let closes = start + (round + 1) * period + grace;
+			let collected = r["collected_unix_ms"].as_u64().unwrap();
+			assert!(
+				collected < closes,
+				"trainer {i}, round {round}: every commitment in, yet the collection ran to \
+				 {collected} (the grace ends at {closes})"
+			);
+			seen += 1;
+		}
+	}
+	assert!(seen > 0, "no round in which all {n} trainers' commitments were in time");
+}
+
 /// The peers whose updates trainer `by` aggregated in `round`, sorted.
 fn aggregated_set(net: &LocalNet, by: usize, round: u64) -> Vec<String> {
 	let record = net.nodes[by].rounds().into_iter().find(|r| r["round"].as_u64() == Some(round));
@@ -824,6 +855,7 @@ fn a_bounded_fan_in_aggregates_the_same_drawn_updates_everywhere() {
 	}
 	assert!(draws.len() >= 2, "the same members drawn every round: {draws:?}");
 	assert_no_resyncs(&net);
+	assert_collection_ends_once_all_committed(&net, n);
 	let losses = eval_losses(&net.nodes[0]);
 	assert!(losses.last().unwrap() < &losses[0], "held-out loss {losses:?}");
 	// Each drawn update's pieces come from the five members that keep them: a fetcher gets

@@ -53,6 +53,9 @@ pub struct RoundRecord {
 	pub overlap_wait_ms: Option<u64>,
 	pub compute_ms: u64,
 	pub exchange_ms: u64,
+	/// When the commitments' collection ended (Unix ms): before the round's collection
+	/// deadline when every member expected had committed.
+	pub collected_unix_ms: u64,
 	/// Where the decision spent its time once the commitments' collection ended.
 	pub decision_ms: DecisionMs,
 	/// Pieces of updates fetched this round, by who sent them.

@@ -82,6 +82,7 @@ pub fn bench_bandwidth(b: &mut Bench, quick: bool) -> Result<(String, Value, Str
 		length: Length::Steps(STEPS),
 		rounds,
 		overlap_steps,
+		baseline: false,
 	};
 	let profiles = [profile("loopback", 0), profile("WAN", 0), profile("WAN", OVERLAP_STEPS)];
 	let (results, lanes) = utilization_runs(b, profiles, job)?;

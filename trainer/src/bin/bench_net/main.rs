@@ -2,7 +2,9 @@
 //!
 //! 1. Compute utilization (time computing / wall time) under a simulated WAN (50 Mbit/s,
 //!    100 ms RTT, 1% loss), against the same run on unshaped loopback, blocking and
-//!    overlapped rounds side by side at 20 s and 6 s rounds.
+//!    overlapped rounds side by side at 20 s and 6 s rounds; with `--baseline-trainer PATH`
+//!    each run also with that `grid-trainer` binary, one after the other, and a table of the
+//!    ratios (what a change to the daemon buys, measured in one invocation).
 //! 2. Network-aware rounds (deadline-bounded, samples-weighted, adaptive compression;
 //!    blocking and overlapped) against naive fixed-step rounds that wait for everyone, with
 //!    one slow, high-latency trainer: wall time to the held-out loss the naive run ends at.
@@ -15,7 +17,7 @@
 //!    100M-parameter model's over the WAN, blocking and overlapped (`network_bandwidth.md`,
 //!    `.json`, `.svg`).
 //!
-//! `bench_net --out bench/reports [--quick] [--only utilization|aware|kill]` (run by
+//! `bench_net --out bench/reports [--quick] [--only utilization|aware|kill] [--baseline-trainer PATH]` (run by
 //! `bench/network.sh`). Writes `network.md`, its headline figures in `network.json`,
 //! `network_timeline.svg`, `network_aware.svg` and `network_kill.svg`. `--only speed
 //! [--overlap 0,5] [--updates fetched,inline] [--job-id 12] [--lr 0.005] [--outer-lr 3]
@@ -86,15 +88,34 @@ fn fixed(start: u64, steps: u32) -> String {
 
 struct Bench {
 	binary: PathBuf,
+	/// `--baseline-trainer PATH`: another `grid-trainer` every utilization run also runs,
+	/// side by side (what a change to the daemon buys, in one invocation).
+	baseline: Option<PathBuf>,
 	dir: tempfile::TempDir,
 	runs: usize,
 }
 
 impl Bench {
 	fn net(&mut self, n: usize, job: String, schedule: String) -> Result<LocalNet> {
+		self.net_of(false, n, job, schedule)
+	}
+
+	/// [`Bench::net`] of this tree's trainer, or of the baseline's.
+	fn net_of(
+		&mut self,
+		baseline: bool,
+		n: usize,
+		job: String,
+		schedule: String,
+	) -> Result<LocalNet> {
+		let binary = match (baseline, &self.baseline) {
+			(false, _) => &self.binary,
+			(true, Some(binary)) => binary,
+			(true, None) => bail!("a baseline run without --baseline-trainer"),
+		};
 		self.runs += 1;
 		let dir = self.dir.path().join(format!("run{}", self.runs));
-		let mut net = LocalNet::new(&self.binary, &dir, "bench", n, job, schedule)?;
+		let mut net = LocalNet::new(binary, &dir, "bench", n, job, schedule)?;
 		if let Ok(filter) = std::env::var("GRID_TEST_LOG") {
 			net.log_filter = filter;
 		}
@@ -222,12 +243,15 @@ impl std::fmt::Display for Length {
 	}
 }
 
-/// One utilization run: its links, round length and overlap.
+/// One utilization run: its links, round length and overlap, and whose trainer runs it.
+#[derive(Clone, Copy)]
 struct Profile {
 	links: &'static str,
 	length: Length,
 	rounds: u32,
 	overlap_steps: u32,
+	/// Run by `--baseline-trainer`'s binary.
+	baseline: bool,
 }
 
 struct Utilization {
@@ -250,9 +274,14 @@ impl Utilization {
 	}
 
 	fn mode(&self) -> String {
-		match self.profile.overlap_steps {
+		let mode = match self.profile.overlap_steps {
 			0 => "blocking".into(),
 			t => format!("overlapped (τ = {t})"),
+		};
+		if self.profile.baseline {
+			format!("{mode}, baseline trainer")
+		} else {
+			mode
 		}
 	}
 
@@ -263,6 +292,7 @@ impl Utilization {
 			"period_s": self.profile.length.period_s(),
 			"round": self.profile.length.to_string(),
 			"overlap_steps": self.profile.overlap_steps,
+			"baseline_trainer": self.profile.baseline,
 			"utilization_per_trainer": self.per_trainer,
 			"utilization_mean": self.mean(),
 			"round_wall_ms_mean": self.wall_ms,
@@ -297,7 +327,8 @@ fn utilization_runs(
 	for profile in profiles {
 		let scenario = if profile.links == "WAN" { wan.clone() } else { String::new() };
 		let start = unix_ms() + 5000;
-		let mut net = b.net(3, job(&profile), profile.length.schedule(start))?;
+		let schedule = profile.length.schedule(start);
+		let mut net = b.net_of(profile.baseline, 3, job(&profile), schedule)?;
 		for node in &mut net.nodes {
 			node.extra = scenario.clone();
 		}
@@ -367,6 +398,7 @@ fn bench_utilization(b: &mut Bench, md: &mut String, quick: bool) -> Result<Valu
 		length: Length::Deadline { period_ms },
 		rounds: if quick { 3 } else { (100_000 / period_ms).clamp(5, 12) as u32 },
 		overlap_steps,
+		baseline: false,
 	};
 	let long = if quick { 6000 } else { 20_000 };
 	let profiles = [
@@ -376,6 +408,11 @@ fn bench_utilization(b: &mut Bench, md: &mut String, quick: bool) -> Result<Valu
 		profile("WAN", 6000, 0),
 		profile("WAN", 6000, OVERLAP_STEPS),
 	];
+	// With a baseline, each profile runs with this tree's trainer, then the baseline's.
+	let whose: &[bool] = if b.baseline.is_some() { &[false, true] } else { &[false] };
+	let profiles = profiles
+		.into_iter()
+		.flat_map(|p| whose.iter().map(move |&baseline| Profile { baseline, ..p }));
 	let job = |p: &Profile| gpt_job(p.rounds, "{ rule = \"mean\" }", p.overlap_steps);
 	let (results, lanes) = utilization_runs(b, profiles, job)?;
 	let _ = writeln!(
@@ -393,6 +430,7 @@ fn bench_utilization(b: &mut Bench, md: &mut String, quick: bool) -> Result<Valu
 				r.profile.links == "WAN"
 					&& r.profile.length == Length::Deadline { period_ms: period }
 					&& (r.profile.overlap_steps > 0) == overlap
+					&& !r.profile.baseline
 			})
 		};
 		let (Some(blocking), Some(overlapped)) = (find(false), find(true)) else { continue };
@@ -407,13 +445,56 @@ fn bench_utilization(b: &mut Bench, md: &mut String, quick: bool) -> Result<Valu
 			"met": overlapped.mean() >= target,
 		}));
 	}
+	let baseline = baseline_table(md, &results);
 	let _ = writeln!(md, "Trainer 0's rounds in each run as it recorded them (time from round 0's start): training and compression, the exchange (commitments until the grace period ends, fetches, aggregation, outer step), and the evaluation of the new state on its own thread. In overlapped runs a round's training overlaps the exchange of the round before.\n");
 	let _ = writeln!(md, "![compute and exchange timeline](network_timeline.svg)\n");
 	let kinds = ["training + compression", "exchange + outer step", "evaluation (own thread)"];
 	let svg = timeline_plot(&lanes, &kinds, "seconds since round 0 opened");
 	std::fs::write(b.dir.path().join("network_timeline.svg"), svg)?;
 	let runs: Vec<Value> = results.iter().map(Utilization::json).collect();
-	Ok(serde_json::json!({ "runs": runs, "targets": targets }))
+	Ok(serde_json::json!({ "runs": runs, "targets": targets, "against_baseline": baseline }))
+}
+
+/// With a baseline trainer, each profile's utilization with this tree's trainer against the
+/// baseline's, run one after the other in this invocation (JSON `against_baseline`).
+fn baseline_table(md: &mut String, results: &[Utilization]) -> Value {
+	let pairs: Vec<(&Utilization, &Utilization)> = results
+		.windows(2)
+		.filter(|w| !w[0].profile.baseline && w[1].profile.baseline)
+		.map(|w| (&w[0], &w[1]))
+		.collect();
+	if pairs.is_empty() {
+		return Value::Null;
+	}
+	let _ = writeln!(md, "This tree's trainer against the baseline trainer (`--baseline-trainer`), each profile run with one, then the other:\n");
+	let _ = writeln!(md, "| links | round | mode | this tree | baseline | ratio | collecting commitments (ms): this tree / baseline |");
+	let _ = writeln!(md, "|---|---|---|---|---|---|---|");
+	let mut rows = Vec::new();
+	for (now, base) in pairs {
+		let collecting = |u: &Utilization| u.split.part("collecting commitments");
+		let ratio = now.mean() / base.mean();
+		let _ = writeln!(
+			md,
+			"| {} | {} | {} | {:.1}% | {:.1}% | **{ratio:.3}** | {:.0} / {:.0} |",
+			now.profile.links,
+			now.profile.length,
+			now.mode(),
+			now.mean() * 100.0,
+			base.mean() * 100.0,
+			collecting(now),
+			collecting(base)
+		);
+		rows.push(serde_json::json!({
+			"links": now.profile.links,
+			"round": now.profile.length.to_string(),
+			"overlap_steps": now.profile.overlap_steps,
+			"utilization": now.mean(),
+			"baseline_utilization": base.mean(),
+			"ratio": ratio,
+		}));
+	}
+	let _ = writeln!(md);
+	Value::Array(rows)
 }
 
 /// Issue 25's target: a network-aware run reaches the naive run's loss in this fraction of
@@ -681,7 +762,11 @@ fn main() -> Result<()> {
 	let (quick, out, only) = (setup.quick, setup.out.clone(), setup.arg("--only"));
 	let variants = speed_variants(setup.arg("--overlap"), setup.arg("--updates"))?;
 	let speed_options = speed_options(&setup)?;
-	let mut b = Bench { binary: setup.binary, dir: setup.dir, runs: 0 };
+	let baseline = setup.arg("--baseline-trainer").map(PathBuf::from);
+	if let Some(path) = baseline.as_ref().filter(|p| !p.is_file()) {
+		bail!("--baseline-trainer: {} is not a file", path.display());
+	}
+	let mut b = Bench { binary: setup.binary, baseline, dir: setup.dir, runs: 0 };
 	if only.as_deref() == Some("speed") {
 		return write_speed(&mut b, &variants, &speed_options, quick, &out);
 	}

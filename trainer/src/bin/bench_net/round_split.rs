@@ -54,6 +54,11 @@ impl RoundSplit {
 		)
 	}
 
+	/// The part named `name` (ms; 0 for a name it has not).
+	pub fn part(&self, name: &str) -> f64 {
+		self.0.iter().find(|(n, _)| *n == name).map_or(0.0, |(_, v)| *v)
+	}
+
 	/// The parts by name (spaces as underscores), for a report's JSON (`round_ms`).
 	pub fn json(&self) -> Value {
 		let parts = self.0.iter().map(|(k, v)| (k.replace(' ', "_"), Value::from(*v)));

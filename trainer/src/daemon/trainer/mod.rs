@@ -334,6 +334,7 @@ impl Trainer {
 			self.serve_unserved();
 		}
 		self.collect(round, end);
+		let collected_unix_ms = unix_ms();
 		self.books.close();
 		let decided = self.finish_round(round, own.as_ref())?;
 		// The round training ahead catches up with the state just decided, or ends.
@@ -365,6 +366,7 @@ impl Trainer {
 				overlap_wait_ms: overlap_wait.map(|w| w.as_millis() as u64),
 				compute_ms: compute.as_millis() as u64,
 				exchange_ms: exchange.as_millis() as u64,
+				collected_unix_ms,
 				wall_ms: round_start.elapsed().as_millis() as u64,
 				..round_end.record
 			};
@@ -618,6 +620,7 @@ impl Trainer {
 			overlap_wait_ms: None,
 			compute_ms: 0,
 			exchange_ms: 0,
+			collected_unix_ms: 0,
 			decision_ms: DecisionMs {
 				fetch: fetch.as_millis() as u64,
 				attest: agreement.attest_wait.as_millis() as u64,
