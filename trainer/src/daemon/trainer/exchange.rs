@@ -32,22 +32,26 @@ const PIECE_CHECK: Duration = Duration::from_millis(250);
 const QUEUED_EVENTS: usize = 100_000;
 
 impl Trainer {
-	/// Waits for the round's commitments until every peer expected committed, or until the
-	/// grace period after the deadline (deadline rounds) or the whole wait (fixed steps).
+	/// Waits for the round's commitments: deadline rounds until the deadline, then until
+	/// every connected member of the round's roster committed or the grace after the
+	/// deadline is out; fixed-step rounds until every peer expected committed (the last
+	/// round's set, every connected member in round 0) or the whole wait is out.
 	///
-	/// Deadline rounds expect every connected member of the round's roster: once all of
-	/// them committed no commitment can still come but a second one (an equivocation, still
-	/// heard while the round is decided) or a disconnected member's, which the round's
-	/// witnesses let in if its peers hold it. Waiting out the grace instead left every
-	/// blocking round idle for it (400 ms of 6 s rounds in `bench/network.sh`, 1.5 s of a
-	/// chain job's rounds by default) while the commitments had come within a round trip.
-	/// Fixed-step rounds expect the last round's set (every connected member in round 0).
+	/// Commitments are due by the deadline, so until then any member may still commit (a
+	/// joiner not connected yet, a slower provider): a book closed earlier, once the members
+	/// connected had committed (capped rounds commit long before it), left such a commitment
+	/// late. The grace after it is for commitments on their way: once every connected member's
+	/// is here, what can still come is a second one (an equivocation, still heard while the
+	/// round is decided) or a disconnected member's, relayed, which the round's witnesses let
+	/// in if its peers hold it. Waiting out the grace instead left every blocking round idle
+	/// for it (400 ms of 6 s rounds in `bench/network.sh`, 1.5 s of a chain job's rounds by
+	/// default) though the commitments had come within a round trip.
 	pub(super) fn collect(&mut self, round: RoundIndex, end: Option<Instant>) {
-		let me = self.me;
 		match self.config.schedule {
 			Schedule::Deadline { grace_ms, .. } => {
-				let until = end.unwrap_or_else(Instant::now) + Duration::from_millis(grace_ms);
-				self.pump_until(until, |s| {
+				let end = end.unwrap_or_else(Instant::now);
+				self.pump_until(end, |_| false);
+				self.pump_until(end + Duration::from_millis(grace_ms), |s| {
 					let book = s.books.current();
 					s.connected_members().iter().all(|p| book.has(p))
 				});
@@ -57,7 +61,7 @@ impl Trainer {
 				if expected.is_empty() || round == 0 {
 					expected = self.connected_members();
 				}
-				expected.retain(|p| *p != me);
+				expected.retain(|p| *p != self.me);
 				let until = Instant::now() + Duration::from_millis(wait_ms);
 				self.pump_until(until, |s| expected.iter().all(|p| s.books.current().has(p)));
 			}
