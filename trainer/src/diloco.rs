@@ -190,6 +190,10 @@ pub enum Overlap {
 	/// The trainer's own weights at the end of round r − 1, uncompressed: it goes on
 	/// training its local model (committed as the last state of round r − 1's trajectory).
 	Local,
+	/// The trainer's own share of round r − 1's aggregate, own_(r−1) / M: the part of it
+	/// the trainer knows, nothing standing in for the others' (the eager mixture without
+	/// its stale part; [`Overlap::Own`] takes the whole of its update, M times its share).
+	Share,
 }
 
 /// What a trainer knows when round r opens.
@@ -222,6 +226,10 @@ impl Overlap {
 			Overlap::Local => return Ok(known.local.unwrap_or(weights).to_vec()),
 			Overlap::Stale => known.last_aggregate.map_or_else(zero, <[f32]>::to_vec),
 			Overlap::Own => known.own[0].map_or_else(zero, <[f32]>::to_vec),
+			Overlap::Share => {
+				let share = 1.0 / known.members.max(1) as f32;
+				known.own[0].map_or_else(zero, |own| own.iter().map(|o| share * o).collect())
+			}
 			Overlap::Eager => {
 				let mut mix = known.last_aggregate.map_or_else(zero, <[f32]>::to_vec);
 				let share = 1.0 / known.members.max(1) as f32;
@@ -586,11 +594,20 @@ mod tests {
 		let eager = start(Overlap::Eager, &first);
 		assert!((eager[0] - 0.875).abs() < 1e-6 && (eager[1] - 2.125).abs() < 1e-6, "{eager:?}");
 		assert_eq!(start(Overlap::Own, &Known { own: [None, None], ..known }), previous);
+		// S_(r−1) − own / 4 = [1 − 0.125, 2 + 0.125]: the eager mixture's first round.
+		assert_eq!(start(Overlap::Share, &known), [0.875, 2.125]);
+		assert_eq!(start(Overlap::Share, &Known { own: [None, None], ..known }), previous);
 		assert_eq!(start(Overlap::Local, &known), own_before, "its own weights as they are");
 		assert_eq!(start(Overlap::Local, &Known { local: None, ..known }), previous);
 		let round0 = Known { previous: None, ..known };
-		for mode in [Overlap::Delayed, Overlap::Stale, Overlap::Own, Overlap::Eager, Overlap::Local]
-		{
+		for mode in [
+			Overlap::Delayed,
+			Overlap::Stale,
+			Overlap::Own,
+			Overlap::Eager,
+			Overlap::Local,
+			Overlap::Share,
+		] {
 			assert_eq!(start(mode, &round0), current, "round 0 starts from S_0");
 		}
 		let short = [1.0f32];

@@ -204,7 +204,7 @@ impl Method {
 	/// A method by name (see [`family`]) with `@key=value/...` overrides: `lr` (inner peak
 	/// learning rate), `h` (inner steps per round), `olr`/`mom` (outer learning rate and
 	/// momentum), `decay` (top-k error-feedback decay), `overlap` (`delayed`, `stale`, `own`,
-	/// `eager` or `local`: each round trains while the last is exchanged, see [`Overlap`]), `catchup`
+	/// `eager`, `local` or `share`: each round trains while the last is exchanged, see [`Overlap`]), `catchup`
 	/// (steps after which an overlapped round moves to the state it is applied to, see
 	/// [`CatchUp`]), `dense` (the first rounds dense, see `TrainingParams::dense_rounds`),
 	/// `anneal` and `annealto` (the outer lr falling to `annealto` over the last `anneal`
@@ -250,9 +250,11 @@ impl Method {
 					"own" => Overlap::Own,
 					"eager" => Overlap::Eager,
 					"local" => Overlap::Local,
+					"share" => Overlap::Share,
 					_ => {
 						return Err(format!(
-							"{key}: overlap is delayed, stale, own, eager or local, not {value}"
+							"{key}: overlap is delayed, stale, own, eager, local or share, not \
+							 {value}"
 						))
 					}
 				};
@@ -628,7 +630,7 @@ impl Bench {
 				let wire = out.update.encode();
 				bytes += 2.0 * peers * wire.len() as f64 / s.participants as f64;
 				let decoded = CompressedUpdate::decode(&wire)?;
-				if matches!(m.overlap, Overlap::Own | Overlap::Eager) {
+				if matches!(m.overlap, Overlap::Own | Overlap::Eager | Overlap::Share) {
 					history.sent(p, decoded.decompress());
 				}
 				updates.push(Contribution { update: decoded.into(), samples: out.samples });
@@ -779,7 +781,7 @@ fn setup(md: &mut String, s: &Settings, params: usize, hardware: &str) {
 	let _ = writeln!(md, "- Inner optimizer: AdamW (β 0.9/0.95, weight decay 0.1), {} warm-up steps, cosine to 10% of the peak learning rate, gradient clip 1.0.", s.steps / 20);
 	let _ = writeln!(md, "- DDP: one global batch of {} × {} per step ({} steps), i.e. the participants' gradients averaged every step.", s.participants, s.batch, s.steps);
 	let _ = writeln!(md, "- DiLoCo: rounds of H inner steps; Δ averaged (the mean; \"trimmed mean\": the chain jobs' rule, norms clipped to the median, then per coordinate over the updates that sent it, one value off each end, weighted by their share), then the outer Nesterov step. Top-k and tiles keep an error-feedback memory that decays by a factor each round (`with_error_decay`); as in SparseLoCo it acts as the outer momentum.");
-	let _ = writeln!(md, "- Overlapped DiLoCo (`overlap=...`): round r trains while round r − 1's updates are exchanged, so it starts from S(r−1), the state r − 1's aggregate is applied to, not from S(r); its own update is still applied to S(r) (a one-round-delayed outer step). `delayed` trains from S(r−1) itself; the other modes start from S(r−1) advanced by the outer step with a stand-in for round r − 1's aggregate, not yet known: `stale`, round r − 2's aggregate (one start for everyone); `own`, the participant's own round r − 1 update as sent; `eager` (Kale et al. 2025), round r − 2's aggregate with the participant's share replaced by its round r − 1 update, A(r−2) + (own(r−1) − own(r−2)) / N (`diloco::Overlap::start`); `local` goes on from the participant's own weights at the end of round r − 1. With `catchup=τ` (`diloco::CatchUp`) the overlap lasts τ inner steps only: then the weights move by S(r) − start, keeping what those steps learnt, and Δ is measured from S(r), so the outer step is not delayed. Same samples and bytes as blocking rounds; what it buys is wall time (the exchange hides behind training), which this simulation does not charge.\n");
+	let _ = writeln!(md, "- Overlapped DiLoCo (`overlap=...`): round r trains while round r − 1's updates are exchanged, so it starts from S(r−1), the state r − 1's aggregate is applied to, not from S(r); its own update is still applied to S(r) (a one-round-delayed outer step). `delayed` trains from S(r−1) itself; the other modes start from S(r−1) advanced by the outer step with a stand-in for round r − 1's aggregate, not yet known: `stale`, round r − 2's aggregate (one start for everyone); `own`, the participant's own round r − 1 update as sent; `eager` (Kale et al. 2025), round r − 2's aggregate with the participant's share replaced by its round r − 1 update, A(r−2) + (own(r−1) − own(r−2)) / N (`diloco::Overlap::start`); `share`, the participant's own share of the aggregate, own(r−1) / N, the part of it it knows (the eager mixture without the stale part); `local` goes on from the participant's own weights at the end of round r − 1. With `catchup=τ` (`diloco::CatchUp`) the overlap lasts τ inner steps only: then the weights move by S(r) − start, keeping what those steps learnt, and Δ is measured from S(r), so the outer step is not delayed. Same samples and bytes as blocking rounds; what it buys is wall time (the exchange hides behind training), which this simulation does not charge.\n");
 	let _ = writeln!(md, "- An outer anneal (`anneal=R/annealto=LR`, the job option `outer_anneal`): over the last R rounds the outer lr falls in a straight line to LR at the last round, in whole billionths as the daemon computes it (`OuterAnneal::lr_in`); the momentum is the method's.");
 	let _ = writeln!(md, "- **DDP's steps to its loss**: per seed, the inner steps DDP took to reach a test loss over the steps the method took to reach it, each at its first evaluation at or below the loss (DDP is evaluated every {} steps, a method at each synchronization), the loss being the higher of DDP's final one and the method's best: the per-step half of the whole system's speed against DDP (`bench/network.sh --only speed` multiplies it by the daemon's utilization; 100% = as much progress per inner step as DDP).\n", s.inner);
 	let _ = writeln!(md, "## Byte accounting\n");
