@@ -214,6 +214,13 @@ pub struct Known<'a> {
 	pub local: Option<&'a [f32]>,
 }
 
+impl Known<'_> {
+	/// One update's weight in an aggregate of M: 1 / M.
+	fn share(&self) -> f32 {
+		1.0 / self.members.max(1) as f32
+	}
+}
+
 impl Overlap {
 	/// Where a trainer starts round r: S_r (`current`) when blocking, otherwise from what
 	/// it `known`s.
@@ -227,12 +234,12 @@ impl Overlap {
 			Overlap::Stale => known.last_aggregate.map_or_else(zero, <[f32]>::to_vec),
 			Overlap::Own => known.own[0].map_or_else(zero, <[f32]>::to_vec),
 			Overlap::Share => {
-				let share = 1.0 / known.members.max(1) as f32;
+				let share = known.share();
 				known.own[0].map_or_else(zero, |own| own.iter().map(|o| share * o).collect())
 			}
 			Overlap::Eager => {
 				let mut mix = known.last_aggregate.map_or_else(zero, <[f32]>::to_vec);
-				let share = 1.0 / known.members.max(1) as f32;
+				let share = known.share();
 				for (sign, own) in [(1.0, known.own[0]), (-1.0, known.own[1])] {
 					let Some(own) = own else { continue };
 					if own.len() != mix.len() {
